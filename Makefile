@@ -1,0 +1,131 @@
+# gearc - ahead-of-time compiler for ONNX models with dynamic input shapes.
+#
+#   make            build build/gearc
+#   make demo       install missing packages, build, compile and dump an example
+#   make check      install missing packages, build, run every test
+#   make SANITIZE=1 ...   the same, built with ASan+UBSan
+#   make install    PREFIX=/usr/local DESTDIR= : binary and man page
+#   make bench      benchmarks (figures as medians and ratios)
+#   make clean
+#
+# Generated sources (protobuf-c for onnx.proto and proto/gearom.proto) go
+# to build/gen.  Objects are rebuilt whenever the compile flags change.
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man/man1
+BUILD := build
+CC ?= cc
+CFLAGS ?= -O2 -g
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+TESTDATA ?= /usr/share/libonnx-testdata/data
+
+ifeq ($(SANITIZE),1)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+            -fno-omit-frame-pointer
+endif
+
+WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wvla
+DEFS := -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DGEARC_VERSION='"$(VERSION)"'
+ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) $(SANFLAGS) -I. -I$(BUILD)/gen -MMD -MP
+GEN_CFLAGS = -std=c11 -w $(DEFS) $(CFLAGS) $(SANFLAGS) -I$(BUILD)/gen
+LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
+LDLIBS := -lprotobuf-c -ljson-c -lpthread -lm
+
+GEN_C := $(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/proto/gearom.pb-c.c
+GEN_H := $(GEN_C:.c=.h)
+LIB_SRC := $(sort $(wildcard compiler/*.c compiler/ops/*.c passes/*.c \
+                             serializer/*.c)) \
+           $(filter-out cli/main.c,$(sort $(wildcard cli/*.c)))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_C:.c=.o)
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+# Debian packages and a file each provides, to tell which are missing.
+DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
+        protobuf-c-compiler:/usr/bin/protoc-c \
+        libjson-c-dev:/usr/include/json-c/json.h \
+        libonnx-dev:$(ONNX_PROTO) \
+        libcriterion-dev:/usr/include/criterion/criterion.h \
+        libonnx-testdata:$(TESTDATA) \
+        gcc:/usr/bin/gcc make:/usr/bin/make
+
+.PHONY: all deps demo check unit cli-check install uninstall clean bench FORCE
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/gearc
+
+# Installs what is missing with apt-get when run as root; otherwise prints
+# the exact command and stops.
+deps:
+	@missing=""; for d in $(DEPS); do \
+	    [ -e "$${d#*:}" ] || missing="$$missing $${d%%:*}"; done; \
+	if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ]; then \
+	        echo "gearc: installing$$missing"; \
+	        apt-get update -qq && \
+	        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing \
+	            >/dev/null || exit 1; \
+	    else \
+	        echo "gearc: missing packages; run:"; \
+	        echo "  sudo apt-get install -y$$missing"; exit 1; \
+	    fi; \
+	fi
+
+# Rebuild everything when the flags change (SANITIZE=1 and back).
+$(BUILD)/.flags: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL)' | cmp -s - $@ || \
+	    echo '$(CC) $(ALL_CFLAGS) $(LDFLAGS_ALL)' > $@
+
+$(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/onnx/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p $(BUILD)/gen/onnx
+	cp $(ONNX_PROTO) $(BUILD)/gen/onnx/onnx.proto
+	protoc-c --c_out=$(BUILD)/gen -I$(BUILD)/gen $(BUILD)/gen/onnx/onnx.proto
+
+$(BUILD)/gen/proto/gearom.pb-c.c $(BUILD)/gen/proto/gearom.pb-c.h: proto/gearom.proto
+	@mkdir -p $(BUILD)/gen/proto
+	protoc-c --c_out=$(BUILD)/gen -I. proto/gearom.proto
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/.flags
+	$(CC) $(GEN_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.c $(BUILD)/.flags | $(GEN_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libgearc.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/gearc: $(BUILD)/cli/main.o $(BUILD)/libgearc.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
+
+# One Criterion binary for all unit and CLI tests: one summary line.
+$(BUILD)/tests/unit: $(TEST_OBJ) $(BUILD)/libgearc.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS) -lcriterion
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/gearc --model=tests/fixtures/demo_cnn.onnx --output=$(BUILD)/demo
+	$(BUILD)/gearc dump $(BUILD)/demo.om
+
+check: deps
+	@$(MAKE) --no-print-directory unit
+
+unit: $(BUILD)/gearc $(BUILD)/tests/unit
+	GEARC=$(BUILD)/gearc TESTDATA=$(TESTDATA) $(BUILD)/tests/unit -j2
+
+install: $(BUILD)/gearc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
+	install -m 755 $(BUILD)/gearc $(DESTDIR)$(BINDIR)/gearc
+	install -m 644 man/gearc.1 $(DESTDIR)$(MANDIR)/gearc.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gearc $(DESTDIR)$(MANDIR)/gearc.1
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,302 @@
+/*
+ * compiler/ir.h - gearc's graph IR.
+ *
+ * A Model owns one Arena; its graphs, values, nodes, names, attributes and
+ * any tensor data copied out of the ONNX file live there and are freed at
+ * once by model_free().  Weight bytes that come from the ONNX file or an
+ * external data file are not copied: Tensor.data points into the FileMaps
+ * the Model keeps open.
+ *
+ * Values by index (QBE's Ref): a Node names its tensors by ValId, an index
+ * into its Graph's vals[].  -1 stands for an omitted optional input or
+ * output (ONNX's "").  Every value has at most one producer; graph inputs,
+ * weights and outer-scope references have none.
+ *
+ * Subgraphs (the bodies of If/Loop/Scan, and later the gear branches of a
+ * Case) are Graphs hung off node attributes of type ATTR_GRAPH(S).  A name
+ * a subgraph uses but does not define is a VAL_OUTER value whose .outer is
+ * the ValId of the same tensor in the parent graph.
+ *
+ * Shapes: rank -1 means unknown rank; a dim of -1 means unknown.  Ranks
+ * above MAX_RANK are rejected at import.
+ */
+#ifndef GEARC_IR_H
+#define GEARC_IR_H
+
+#include "util.h"
+#include "ops.h"
+
+#define MAX_RANK 8
+#define DIM_UNKNOWN (-1)
+
+typedef int32_t ValId;
+
+/* ONNX TensorProto.DataType numbering. */
+typedef enum {
+	DT_UNDEFINED = 0,
+	DT_FLOAT = 1,
+	DT_UINT8 = 2,
+	DT_INT8 = 3,
+	DT_UINT16 = 4,
+	DT_INT16 = 5,
+	DT_INT32 = 6,
+	DT_INT64 = 7,
+	DT_STRING = 8,
+	DT_BOOL = 9,
+	DT_FLOAT16 = 10,
+	DT_DOUBLE = 11,
+	DT_UINT32 = 12,
+	DT_UINT64 = 13,
+	DT_COMPLEX64 = 14,
+	DT_COMPLEX128 = 15,
+	DT_BFLOAT16 = 16,
+	DT_COUNT
+} DType;
+
+/* "float32", "int64", "bool", ...; NULL for an out-of-range value. */
+const char *dtype_name(int dt);
+/* Bytes per element; 0 for DT_UNDEFINED, DT_STRING and unknown values. */
+size_t dtype_size(int dt);
+bool dtype_valid(int dt); /* 1..16 */
+
+typedef struct Shape {
+	int32_t rank; /* -1: unknown rank */
+	int64_t dims[MAX_RANK];
+} Shape;
+
+Shape shape_unknown(void);
+Shape shape_of(int32_t rank, const int64_t *dims);
+bool shape_is_static(const Shape *s);
+bool shape_equal(const Shape *a, const Shape *b);
+/* Element count of a static shape; -1 if not static or it overflows. */
+int64_t shape_numel(const Shape *s);
+/* Bytes of a static shape of dtype dt; -1 if unknown or overflowing. */
+int64_t shape_bytes(const Shape *s, int dt);
+/* "[2,3,-1]" into buf (always terminated). */
+const char *shape_str(const Shape *s, char *buf, size_t n);
+
+typedef struct Bytes {
+	size_t len;
+	const uint8_t *data;
+} Bytes;
+
+/* A tensor with known contents: a weight, a Constant, a folded value.
+ * data is little-endian, densely packed; for DT_STRING it is an array of
+ * numel Bytes and nbytes = numel * sizeof(Bytes).  Tensors are immutable
+ * once made, so graphs cloned per gear share them. */
+typedef struct Tensor {
+	const char *name; /* initializer name, or NULL */
+	int32_t dtype;
+	Shape shape; /* always static */
+	const void *data;
+	size_t nbytes;
+} Tensor;
+
+/* Builds a tensor in the arena; data is copied (NULL: zero-filled).
+ * Returns NULL with an error set if the shape is not static or its byte
+ * size overflows. */
+Tensor *tensor_new(Arena *a, const char *name, int dt, const Shape *s,
+		   const void *data);
+/* Element i of an integer or bool tensor as int64 (no bounds check). */
+int64_t tensor_get_i64(const Tensor *t, int64_t i);
+/* Element i of a numeric tensor as double (no bounds check). */
+double tensor_get_f64(const Tensor *t, int64_t i);
+
+typedef enum {
+	VAL_NODE = 0, /* produced by a node */
+	VAL_INPUT,    /* graph input, bound by the caller */
+	VAL_WEIGHT,   /* initializer: .konst holds its data */
+	VAL_OUTER,    /* outer-scope reference from a subgraph */
+} ValKind;
+
+typedef enum {
+	TK_TENSOR = 0,
+	TK_SEQUENCE, /* dtype/shape describe the element */
+	TK_OPTIONAL, /* dtype/shape describe the contained tensor */
+	TK_OTHER,    /* maps, sparse tensors, nested types: opaque */
+} TypeKind;
+
+enum {
+	VF_DATA_DEP = 1 << 0,  /* some dim depends on data values */
+	VF_GRAPH_OUT = 1 << 1, /* listed in its graph's outputs */
+};
+
+typedef struct Value {
+	const char *name;
+	int32_t dtype; /* DType; DT_UNDEFINED while unknown */
+	uint8_t kind;  /* ValKind */
+	uint8_t tkind; /* TypeKind */
+	uint16_t flags;
+	Shape shape;
+	const char **dim_params; /* NULL, or rank entries (NULL = none) */
+	int32_t producer;        /* node index, -1 if none */
+	ValId outer;             /* VAL_OUTER: ValId in parent graph */
+	const Tensor *konst;     /* known contents, or NULL */
+} Value;
+
+/* ONNX AttributeProto.AttributeType numbering. */
+typedef enum {
+	ATTR_UNDEFINED = 0,
+	ATTR_FLOAT = 1,
+	ATTR_INT = 2,
+	ATTR_STRING = 3,
+	ATTR_TENSOR = 4,
+	ATTR_GRAPH = 5,
+	ATTR_FLOATS = 6,
+	ATTR_INTS = 7,
+	ATTR_STRINGS = 8,
+	ATTR_TENSORS = 9,
+	ATTR_GRAPHS = 10,
+	ATTR_SPARSE_TENSOR = 11,
+	ATTR_SPARSE_TENSORS = 12,
+	ATTR_TYPE_PROTO = 13,
+	ATTR_TYPE_PROTOS = 14,
+} AttrType;
+
+struct Graph;
+
+typedef struct Attr {
+	const char *name;
+	int32_t type; /* AttrType */
+	int32_t n;    /* element count of the list types */
+	float f;
+	int64_t i;
+	Bytes s;
+	const Tensor *t;
+	struct Graph *g;
+	const float *floats;
+	const int64_t *ints;
+	const Bytes *strings;
+	const Tensor **tensors;
+	struct Graph **graphs;
+} Attr;
+
+typedef struct Node {
+	const char *name;
+	const char *op_type;
+	const char *domain; /* "" for the default ONNX domain */
+	uint16_t op;        /* Op, OP_UNKNOWN if not in the op table */
+	uint16_t flags;
+	int32_t ninputs, noutputs, nattrs;
+	ValId *inputs;  /* -1: omitted optional input */
+	ValId *outputs; /* -1: omitted optional output */
+	Attr *attrs;
+	const char *label; /* gear branch label ("Batch_3"), or NULL */
+} Node;
+
+typedef struct Graph {
+	const char *name;
+	struct Graph *parent; /* enclosing graph of a subgraph, or NULL */
+	Arena *arena;
+	Value *vals;
+	int32_t nvals, capvals;
+	Node *nodes; /* in topological order after graph_toposort() */
+	int32_t nnodes, capnodes;
+	ValId *inputs;
+	int32_t ninputs;
+	ValId *outputs;
+	int32_t noutputs;
+} Graph;
+
+typedef struct Opset {
+	const char *domain;
+	int64_t version;
+} Opset;
+
+typedef enum {
+	MODE_STATIC = 0,
+	MODE_BATCH,
+	MODE_IMAGE_SIZE,
+	MODE_DIMS,
+} GearMode;
+
+const char *gear_mode_name(int mode); /* "static", "batch", ... */
+
+/* One input of the gear spec: a graph input with at least one -1 in
+ * --input_shape. */
+typedef struct GearInput {
+	const char *name;
+	ValId val;   /* in the model's main graph */
+	Shape shape; /* as given by --input_shape, -1 at gear dims */
+	int32_t ndyn;
+	int32_t dyn_axes[MAX_RANK];
+	int32_t first; /* index of its first value within a gear row */
+} GearInput;
+
+/* The validated gear options: ngears rows of nvals values each; row g
+ * gives the values of every -1, inputs in order, axes in order. */
+typedef struct GearSpec {
+	int32_t mode; /* GearMode */
+	int32_t ninputs;
+	GearInput *inputs;
+	int32_t ngears, nvals;
+	int64_t *table; /* ngears * nvals, row-major */
+} GearSpec;
+
+typedef struct KeyVal {
+	const char *key, *val;
+} KeyVal;
+
+typedef struct Model {
+	Arena arena;
+	Graph *graph; /* the main (root) graph */
+	const char *path; /* the ONNX file as the user named it */
+	int64_t ir_version, model_version;
+	const char *producer_name, *producer_version, *domain;
+	int32_t nopsets;
+	Opset *opsets;
+	/* Files whose bytes tensors point into; unmapped by model_free. */
+	int32_t nmaps, capmaps;
+	FileMap *maps;
+	/* Filled in by the compiler for the serializer. */
+	int32_t mode; /* GearMode */
+	GearSpec *gears; /* NULL for a static compile */
+	int32_t noptions, capoptions;
+	KeyVal *options; /* the options used, in the order given */
+} Model;
+
+/* ---- building ---------------------------------------------------------- */
+
+Model *model_new(void);
+void model_free(Model *m);
+/* Version of the default ONNX domain ("" or "ai.onnx"); 0 if absent. */
+int64_t model_opset(const Model *m);
+void model_add_option(Model *m, const char *key, const char *val);
+
+Graph *graph_new(Arena *a, const char *name, Graph *parent);
+/* Appends a value (name copied); returns its id.  The Value* of earlier
+ * ids may move: re-fetch after adding. */
+ValId graph_add_value(Graph *g, const char *name, ValKind kind);
+/* Appends a node with room for nin inputs and nout outputs (all -1). */
+Node *graph_add_node(Graph *g, const char *name, const char *op_type,
+		     const char *domain, int32_t nin, int32_t nout);
+/* Appends an attribute slot to n (name copied) and returns it. */
+Attr *node_add_attr(Graph *g, Node *n, const char *name, AttrType type);
+
+/* ---- reading ----------------------------------------------------------- */
+
+const Attr *node_attr(const Node *n, const char *name);
+int64_t attr_int(const Node *n, const char *name, int64_t dflt);
+float attr_float(const Node *n, const char *name, float dflt);
+/* The string attribute as a NUL-terminated arena string, or dflt. */
+const char *attr_str(const Node *n, const char *name, const char *dflt);
+/* Ints attribute: returns its count and sets *v, or -1 if absent. */
+int32_t attr_ints(const Node *n, const char *name, const int64_t **v);
+
+/* ---- order and checks -------------------------------------------------- */
+
+/* Sorts g->nodes topologically (stable: keeps the file order where it is
+ * already valid), fixes Value.producer, and recurses into subgraphs.  A
+ * cycle is a user error naming a node on it. */
+int graph_toposort(Graph *g);
+/* Checks the structural invariants of g and its subgraphs: indices in
+ * range, one producer per value and producer fields consistent, inputs
+ * defined before use, outer references resolvable, ranks <= MAX_RANK.
+ * Returns 0, or -1 with an error naming the graph and node at fault. */
+int graph_verify(const Graph *g);
+
+/* Visits g and every subgraph below it, depth first, g first. */
+typedef int (*GraphVisitor)(Graph *g, void *ctx);
+int graph_walk(Graph *g, GraphVisitor fn, void *ctx);
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * compiler/ops.h - the one op table (QBE's ops.h, ggml's op-name table).
+ *
+ * GEARC_OPS lists every ONNX operator of the default domain gearc knows,
+ * one line each: X(Name, infer, fold, view).
+ *   infer  shape/dtype inference hook (compiler/ops/<family>.c), or 0;
+ *   fold   constant-folding hook, or 0;
+ *   view   VIEW_ALIAS if the op's output is a pure view of input 0
+ *          (shares its buffer in the memory plan), else VIEW_NONE.
+ * GEARC_OWN_OPS lists gearc's own ops (domain "ai.gearc"): the gear
+ * selector and the Case that the gear compile puts in the root graph.
+ *
+ * Adding an op: one line here, one hook function in the family's file,
+ * its prototype in compiler/ops/opimpl.h.
+ */
+#ifndef GEARC_OPS_H
+#define GEARC_OPS_H
+
+struct OpCtx;
+typedef int (*OpFn)(struct OpCtx *c);
+
+typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
+
+#define GEARC_DOMAIN "ai.gearc"
+
+#define GEARC_OPS(X) \
+	X(Abs,                       0, 0, VIEW_NONE) \
+	X(Acos,                      0, 0, VIEW_NONE) \
+	X(Acosh,                     0, 0, VIEW_NONE) \
+	X(Add,                       0, 0, VIEW_NONE) \
+	X(And,                       0, 0, VIEW_NONE) \
+	X(ArgMax,                    0, 0, VIEW_NONE) \
+	X(ArgMin,                    0, 0, VIEW_NONE) \
+	X(Asin,                      0, 0, VIEW_NONE) \
+	X(Asinh,                     0, 0, VIEW_NONE) \
+	X(Atan,                      0, 0, VIEW_NONE) \
+	X(Atanh,                     0, 0, VIEW_NONE) \
+	X(AveragePool,               0, 0, VIEW_NONE) \
+	X(BatchNormalization,        0, 0, VIEW_NONE) \
+	X(Bernoulli,                 0, 0, VIEW_NONE) \
+	X(BitShift,                  0, 0, VIEW_NONE) \
+	X(BlackmanWindow,            0, 0, VIEW_NONE) \
+	X(Cast,                      0, 0, VIEW_NONE) \
+	X(CastLike,                  0, 0, VIEW_NONE) \
+	X(Ceil,                      0, 0, VIEW_NONE) \
+	X(Celu,                      0, 0, VIEW_NONE) \
+	X(Clip,                      0, 0, VIEW_NONE) \
+	X(Compress,                  0, 0, VIEW_NONE) \
+	X(Concat,                    0, 0, VIEW_NONE) \
+	X(ConcatFromSequence,        0, 0, VIEW_NONE) \
+	X(Constant,                  0, 0, VIEW_NONE) \
+	X(ConstantOfShape,           0, 0, VIEW_NONE) \
+	X(Conv,                      0, 0, VIEW_NONE) \
+	X(ConvInteger,               0, 0, VIEW_NONE) \
+	X(ConvTranspose,             0, 0, VIEW_NONE) \
+	X(Cos,                       0, 0, VIEW_NONE) \
+	X(Cosh,                      0, 0, VIEW_NONE) \
+	X(CumSum,                    0, 0, VIEW_NONE) \
+	X(DFT,                       0, 0, VIEW_NONE) \
+	X(DepthToSpace,              0, 0, VIEW_NONE) \
+	X(DequantizeLinear,          0, 0, VIEW_NONE) \
+	X(Det,                       0, 0, VIEW_NONE) \
+	X(Div,                       0, 0, VIEW_NONE) \
+	X(Dropout,                   0, 0, VIEW_NONE) \
+	X(DynamicQuantizeLinear,     0, 0, VIEW_NONE) \
+	X(Einsum,                    0, 0, VIEW_NONE) \
+	X(Elu,                       0, 0, VIEW_NONE) \
+	X(Equal,                     0, 0, VIEW_NONE) \
+	X(Erf,                       0, 0, VIEW_NONE) \
+	X(Exp,                       0, 0, VIEW_NONE) \
+	X(Expand,                    0, 0, VIEW_NONE) \
+	X(EyeLike,                   0, 0, VIEW_NONE) \
+	X(Flatten,                   0, 0, VIEW_ALIAS) \
+	X(Floor,                     0, 0, VIEW_NONE) \
+	X(GRU,                       0, 0, VIEW_NONE) \
+	X(Gather,                    0, 0, VIEW_NONE) \
+	X(GatherElements,            0, 0, VIEW_NONE) \
+	X(GatherND,                  0, 0, VIEW_NONE) \
+	X(Gemm,                      0, 0, VIEW_NONE) \
+	X(GlobalAveragePool,         0, 0, VIEW_NONE) \
+	X(GlobalLpPool,              0, 0, VIEW_NONE) \
+	X(GlobalMaxPool,             0, 0, VIEW_NONE) \
+	X(Greater,                   0, 0, VIEW_NONE) \
+	X(GreaterOrEqual,            0, 0, VIEW_NONE) \
+	X(GridSample,                0, 0, VIEW_NONE) \
+	X(HammingWindow,             0, 0, VIEW_NONE) \
+	X(HannWindow,                0, 0, VIEW_NONE) \
+	X(HardSigmoid,               0, 0, VIEW_NONE) \
+	X(HardSwish,                 0, 0, VIEW_NONE) \
+	X(Hardmax,                   0, 0, VIEW_NONE) \
+	X(Identity,                  0, 0, VIEW_ALIAS) \
+	X(If,                        0, 0, VIEW_NONE) \
+	X(InstanceNormalization,     0, 0, VIEW_NONE) \
+	X(IsInf,                     0, 0, VIEW_NONE) \
+	X(IsNaN,                     0, 0, VIEW_NONE) \
+	X(LRN,                       0, 0, VIEW_NONE) \
+	X(LSTM,                      0, 0, VIEW_NONE) \
+	X(LayerNormalization,        0, 0, VIEW_NONE) \
+	X(LeakyRelu,                 0, 0, VIEW_NONE) \
+	X(Less,                      0, 0, VIEW_NONE) \
+	X(LessOrEqual,               0, 0, VIEW_NONE) \
+	X(Log,                       0, 0, VIEW_NONE) \
+	X(LogSoftmax,                0, 0, VIEW_NONE) \
+	X(Loop,                      0, 0, VIEW_NONE) \
+	X(LpNormalization,           0, 0, VIEW_NONE) \
+	X(LpPool,                    0, 0, VIEW_NONE) \
+	X(MatMul,                    0, 0, VIEW_NONE) \
+	X(MatMulInteger,             0, 0, VIEW_NONE) \
+	X(Max,                       0, 0, VIEW_NONE) \
+	X(MaxPool,                   0, 0, VIEW_NONE) \
+	X(MaxRoiPool,                0, 0, VIEW_NONE) \
+	X(MaxUnpool,                 0, 0, VIEW_NONE) \
+	X(Mean,                      0, 0, VIEW_NONE) \
+	X(MeanVarianceNormalization, 0, 0, VIEW_NONE) \
+	X(MelWeightMatrix,           0, 0, VIEW_NONE) \
+	X(Min,                       0, 0, VIEW_NONE) \
+	X(Mish,                      0, 0, VIEW_NONE) \
+	X(Mod,                       0, 0, VIEW_NONE) \
+	X(Mul,                       0, 0, VIEW_NONE) \
+	X(Multinomial,               0, 0, VIEW_NONE) \
+	X(Neg,                       0, 0, VIEW_NONE) \
+	X(NegativeLogLikelihoodLoss, 0, 0, VIEW_NONE) \
+	X(NonMaxSuppression,         0, 0, VIEW_NONE) \
+	X(NonZero,                   0, 0, VIEW_NONE) \
+	X(Not,                       0, 0, VIEW_NONE) \
+	X(OneHot,                    0, 0, VIEW_NONE) \
+	X(Optional,                  0, 0, VIEW_NONE) \
+	X(OptionalGetElement,        0, 0, VIEW_NONE) \
+	X(OptionalHasElement,        0, 0, VIEW_NONE) \
+	X(Or,                        0, 0, VIEW_NONE) \
+	X(PRelu,                     0, 0, VIEW_NONE) \
+	X(Pad,                       0, 0, VIEW_NONE) \
+	X(Pow,                       0, 0, VIEW_NONE) \
+	X(QLinearConv,               0, 0, VIEW_NONE) \
+	X(QLinearMatMul,             0, 0, VIEW_NONE) \
+	X(QuantizeLinear,            0, 0, VIEW_NONE) \
+	X(RNN,                       0, 0, VIEW_NONE) \
+	X(RandomNormal,              0, 0, VIEW_NONE) \
+	X(RandomNormalLike,          0, 0, VIEW_NONE) \
+	X(RandomUniform,             0, 0, VIEW_NONE) \
+	X(RandomUniformLike,         0, 0, VIEW_NONE) \
+	X(Range,                     0, 0, VIEW_NONE) \
+	X(Reciprocal,                0, 0, VIEW_NONE) \
+	X(ReduceL1,                  0, 0, VIEW_NONE) \
+	X(ReduceL2,                  0, 0, VIEW_NONE) \
+	X(ReduceLogSum,              0, 0, VIEW_NONE) \
+	X(ReduceLogSumExp,           0, 0, VIEW_NONE) \
+	X(ReduceMax,                 0, 0, VIEW_NONE) \
+	X(ReduceMean,                0, 0, VIEW_NONE) \
+	X(ReduceMin,                 0, 0, VIEW_NONE) \
+	X(ReduceProd,                0, 0, VIEW_NONE) \
+	X(ReduceSum,                 0, 0, VIEW_NONE) \
+	X(ReduceSumSquare,           0, 0, VIEW_NONE) \
+	X(Relu,                      0, 0, VIEW_NONE) \
+	X(Reshape,                   0, 0, VIEW_ALIAS) \
+	X(Resize,                    0, 0, VIEW_NONE) \
+	X(ReverseSequence,           0, 0, VIEW_NONE) \
+	X(RoiAlign,                  0, 0, VIEW_NONE) \
+	X(Round,                     0, 0, VIEW_NONE) \
+	X(STFT,                      0, 0, VIEW_NONE) \
+	X(Scan,                      0, 0, VIEW_NONE) \
+	X(Scatter,                   0, 0, VIEW_NONE) \
+	X(ScatterElements,           0, 0, VIEW_NONE) \
+	X(ScatterND,                 0, 0, VIEW_NONE) \
+	X(Selu,                      0, 0, VIEW_NONE) \
+	X(SequenceAt,                0, 0, VIEW_NONE) \
+	X(SequenceConstruct,         0, 0, VIEW_NONE) \
+	X(SequenceEmpty,             0, 0, VIEW_NONE) \
+	X(SequenceErase,             0, 0, VIEW_NONE) \
+	X(SequenceInsert,            0, 0, VIEW_NONE) \
+	X(SequenceLength,            0, 0, VIEW_NONE) \
+	X(SequenceMap,               0, 0, VIEW_NONE) \
+	X(Shape,                     0, 0, VIEW_NONE) \
+	X(Shrink,                    0, 0, VIEW_NONE) \
+	X(Sigmoid,                   0, 0, VIEW_NONE) \
+	X(Sign,                      0, 0, VIEW_NONE) \
+	X(Sin,                       0, 0, VIEW_NONE) \
+	X(Sinh,                      0, 0, VIEW_NONE) \
+	X(Size,                      0, 0, VIEW_NONE) \
+	X(Slice,                     0, 0, VIEW_NONE) \
+	X(Softmax,                   0, 0, VIEW_NONE) \
+	X(SoftmaxCrossEntropyLoss,   0, 0, VIEW_NONE) \
+	X(Softplus,                  0, 0, VIEW_NONE) \
+	X(Softsign,                  0, 0, VIEW_NONE) \
+	X(SpaceToDepth,              0, 0, VIEW_NONE) \
+	X(Split,                     0, 0, VIEW_NONE) \
+	X(SplitToSequence,           0, 0, VIEW_NONE) \
+	X(Sqrt,                      0, 0, VIEW_NONE) \
+	X(Squeeze,                   0, 0, VIEW_ALIAS) \
+	X(StringNormalizer,          0, 0, VIEW_NONE) \
+	X(Sub,                       0, 0, VIEW_NONE) \
+	X(Sum,                       0, 0, VIEW_NONE) \
+	X(Tan,                       0, 0, VIEW_NONE) \
+	X(Tanh,                      0, 0, VIEW_NONE) \
+	X(TfIdfVectorizer,           0, 0, VIEW_NONE) \
+	X(ThresholdedRelu,           0, 0, VIEW_NONE) \
+	X(Tile,                      0, 0, VIEW_NONE) \
+	X(TopK,                      0, 0, VIEW_NONE) \
+	X(Transpose,                 0, 0, VIEW_NONE) \
+	X(Trilu,                     0, 0, VIEW_NONE) \
+	X(Unique,                    0, 0, VIEW_NONE) \
+	X(Unsqueeze,                 0, 0, VIEW_ALIAS) \
+	X(Upsample,                  0, 0, VIEW_NONE) \
+	X(Where,                     0, 0, VIEW_NONE) \
+	X(Xor,                       0, 0, VIEW_NONE)
+
+#define GEARC_OWN_OPS(X) \
+	X(MapIndex,        0, 0, VIEW_NONE) \
+	X(Case,            0, 0, VIEW_NONE) \
+	X(PartitionedCall, 0, 0, VIEW_NONE)
+
+typedef enum {
+	OP_UNKNOWN = 0,
+#define X(name, infer, fold, view) OP_##name,
+	GEARC_OPS(X)
+	GEARC_OWN_OPS(X)
+#undef X
+	OP_COUNT
+} Op;
+
+typedef struct OpInfo {
+	const char *name;
+	const char *domain; /* "" or GEARC_DOMAIN */
+	OpFn infer, fold;
+	ViewKind view;
+} OpInfo;
+
+extern const OpInfo op_info[OP_COUNT];
+
+/* The Op for (domain, op_type); "" and "ai.onnx" are the default domain.
+ * OP_UNKNOWN if gearc does not know it. */
+int op_lookup(const char *domain, const char *op_type);
+
+#endif

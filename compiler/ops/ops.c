@@ -1,0 +1,91 @@
+/* compiler/ops/ops.c - the op table built from GEARC_OPS, and lookups. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "opimpl.h"
+
+const OpInfo op_info[OP_COUNT] = {
+	[OP_UNKNOWN] = { "?", "", 0, 0, VIEW_NONE },
+#define X(nm, inf, fld, vw) [OP_##nm] = { #nm, "", inf, fld, vw },
+	GEARC_OPS(X)
+#undef X
+#define X(nm, inf, fld, vw) [OP_##nm] = { #nm, GEARC_DOMAIN, inf, fld, vw },
+	GEARC_OWN_OPS(X)
+#undef X
+};
+
+static bool default_domain(const char *d)
+{
+	return !d || !*d || !strcmp(d, "ai.onnx");
+}
+
+static NameMap byname[2]; /* [0] default domain, [1] GEARC_DOMAIN */
+static pthread_once_t byname_once = PTHREAD_ONCE_INIT;
+
+static void byname_init(void)
+{
+	for (int i = 1; i < OP_COUNT; i++)
+		namemap_put(&byname[op_info[i].domain[0] != 0], op_info[i].name,
+			    i);
+}
+
+int op_lookup(const char *domain, const char *op_type)
+{
+	bool own = domain && !strcmp(domain, GEARC_DOMAIN);
+	if (!own && !default_domain(domain))
+		return OP_UNKNOWN;
+	pthread_once(&byname_once, byname_init);
+	int op = namemap_get(&byname[own], op_type);
+	return op < 0 ? OP_UNKNOWN : op;
+}
+
+Value *op_in(OpCtx *c, int i)
+{
+	if (i < 0 || i >= c->n->ninputs || c->n->inputs[i] < 0)
+		return NULL;
+	return &c->g->vals[c->n->inputs[i]];
+}
+
+const Tensor *op_const_in(OpCtx *c, int i)
+{
+	Value *v = op_in(c, i);
+	return v ? v->konst : NULL;
+}
+
+Value *op_out(OpCtx *c, int i)
+{
+	if (i < 0 || i >= c->n->noutputs || c->n->outputs[i] < 0)
+		return NULL;
+	return &c->g->vals[c->n->outputs[i]];
+}
+
+void op_set_out(OpCtx *c, int i, int dtype, const Shape *s)
+{
+	Value *v = op_out(c, i);
+	if (!v)
+		return;
+	v->dtype = dtype;
+	v->shape = *s;
+}
+
+void op_set_const(OpCtx *c, int i, const Tensor *t)
+{
+	Value *v = op_out(c, i);
+	if (!v)
+		return;
+	v->dtype = t->dtype;
+	v->shape = t->shape;
+	v->konst = t;
+}
+
+int op_error(OpCtx *c, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return error("node '%s' (%s): %s", c->n->name, c->n->op_type, msg);
+}

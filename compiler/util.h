@@ -1,0 +1,122 @@
+/*
+ * compiler/util.h - the small things every part of gearc uses.
+ *
+ * Errors.  There are two classes (as in git and ggml):
+ *   - user errors (bad flag, malformed model, corrupt .om): a function
+ *     formats a one-line message with error(), which stores it in a
+ *     thread-local buffer and returns -1; callers pass the -1 up; cli/
+ *     prints "gearc: error: <message>" and picks the exit status.
+ *   - internal bugs: BUG() prints file:line and aborts.
+ * Nothing below cli/ calls exit().
+ *
+ * Arenas.  A compile allocates its IR from one Arena and frees it at once
+ * (ggml context, git mem-pool).  Allocation never fails silently: on OOM
+ * we abort with a message, since no caller could do better.
+ */
+#ifndef GEARC_UTIL_H
+#define GEARC_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#define NORETURN __attribute__((noreturn))
+#else
+#define PRINTF_LIKE(f, a)
+#define NORETURN
+#endif
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* Format a user error into the thread's error buffer; returns -1. */
+int error(const char *fmt, ...) PRINTF_LIKE(1, 2);
+/* Prepend "prefix: " to the current error message; returns -1. */
+int error_prefix(const char *fmt, ...) PRINTF_LIKE(1, 2);
+/* The last message set by error() on this thread ("" if none). */
+const char *last_error(void);
+void clear_error(void);
+
+NORETURN void bug_at(const char *file, int line, const char *fmt, ...)
+	PRINTF_LIKE(3, 4);
+#define BUG(...) bug_at(__FILE__, __LINE__, __VA_ARGS__)
+#define ASSERT(c) ((c) ? (void)0 : BUG("assertion failed: %s", #c))
+
+/* ---- memory ---------------------------------------------------------- */
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+	ArenaChunk *head;
+	size_t used; /* bytes handed out, for statistics */
+} Arena;
+
+void arena_init(Arena *a);
+void arena_release(Arena *a); /* frees everything; a may be reused */
+void *arena_alloc(Arena *a, size_t n);  /* zeroed, 16-byte aligned */
+void *arena_array(Arena *a, size_t n, size_t size); /* overflow-checked */
+void *arena_grow(Arena *a, void *old, size_t oldn, size_t newn, size_t size);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void *arena_memdup(Arena *a, const void *p, size_t n);
+
+/* Append one element to an arena-backed growable array.  Returns the
+ * index of the new, zeroed element.  *cap is the capacity. */
+#define ARENA_PUSH(arena, arr, n, cap)                                      \
+	((n) == (cap) ? ((arr) = arena_grow((arena), (arr), (cap),          \
+					    (cap) ? 2 * (cap) : 8,          \
+					    sizeof(*(arr))),                \
+			 (cap) = (cap) ? 2 * (cap) : 8, (n)++)              \
+		      : (n)++)
+
+/* ---- checked arithmetic ---------------------------------------------- */
+
+/* *r = a * b; false on overflow or if either is negative. */
+bool mul_nonneg_i64(int64_t a, int64_t b, int64_t *r);
+bool add_nonneg_i64(int64_t a, int64_t b, int64_t *r);
+bool mul_size(size_t a, size_t b, size_t *r);
+
+/* ---- strings --------------------------------------------------------- */
+
+/* Parse a whole string as a decimal int64 (optional leading '-').
+ * No spaces, no '+', no trailing characters.  false on any error. */
+bool parse_i64(const char *s, size_t n, int64_t *out);
+uint64_t hash_bytes(const void *p, size_t n, uint64_t seed); /* FNV-1a 64 */
+uint32_t crc32_update(uint32_t crc, const void *p, size_t n);
+
+/* Name -> int32 map with open addressing; keys are not copied. */
+typedef struct NameMap {
+	const char **keys;
+	int32_t *vals;
+	uint32_t cap, len;
+} NameMap;
+
+void namemap_init(NameMap *m);
+void namemap_release(NameMap *m);
+/* Returns the value for key, or -1. */
+int32_t namemap_get(const NameMap *m, const char *key);
+/* Sets key -> val; returns the previous value or -1 if it was new. */
+int32_t namemap_put(NameMap *m, const char *key, int32_t val);
+
+/* ---- files ----------------------------------------------------------- */
+
+/* A read-only view of a whole file, mmapped when possible. */
+typedef struct FileMap {
+	const uint8_t *data;
+	size_t size;
+	bool mapped;
+} FileMap;
+
+/* Maps path; on failure sets an error naming what/path and returns -1. */
+int filemap_open(FileMap *f, const char *path, const char *what);
+void filemap_release(FileMap *f);
+
+#endif

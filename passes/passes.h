@@ -1,0 +1,39 @@
+/*
+ * passes/passes.h - the compile pipeline.
+ *
+ * Every pass has one signature and is listed once, in order, in passes.c
+ * (QBE's main.c).  A pass returns 0, or -1 with an error set.  In debug
+ * builds graph_verify() runs after every pass; --dump-after=PASS prints
+ * the graph after the named pass.
+ */
+#ifndef GEARC_PASSES_H
+#define GEARC_PASSES_H
+
+#include "compiler/gearspec.h"
+#include "compiler/ir.h"
+
+typedef struct CompileOptions {
+	const char *model;  /* --model */
+	const char *output; /* --output, ".om" appended if missing */
+	GearOptions gear;
+	const char *dump_after; /* --dump-after=PASS, or NULL */
+	int jobs;		/* -j N; 0: number of cores */
+	int quiet;		/* --quiet */
+	int64_t fold_limit;	/* max bytes of a folded constant */
+} CompileOptions;
+
+typedef int (*PassFn)(Model *m, const CompileOptions *o);
+
+typedef struct Pass {
+	const char *name;
+	PassFn run;
+	const char *what; /* one line for --help */
+} Pass;
+
+/* Shape and dtype inference over g and its subgraphs, in topological
+ * order, with the op table's infer hooks.  An op with no hook, or one
+ * whose inputs it cannot handle, is an error naming the node and op. */
+int infer_graph(Model *m, Graph *g);
+int pass_infer(Model *m, const CompileOptions *o);
+
+#endif
