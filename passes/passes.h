@@ -12,6 +12,10 @@
 #include "compiler/gearspec.h"
 #include "compiler/ir.h"
 
+#include <stdio.h>
+
+typedef void (*ProgressFn)(const char *what, int step, int nsteps);
+
 typedef struct CompileOptions {
 	const char *model;  /* --model */
 	const char *output; /* --output, ".om" appended if missing */
@@ -20,6 +24,7 @@ typedef struct CompileOptions {
 	int jobs;		/* -j N; 0: number of cores */
 	int quiet;		/* --quiet */
 	int64_t fold_limit;	/* max bytes of a folded constant */
+	ProgressFn progress;	/* NULL: silent */
 } CompileOptions;
 
 typedef int (*PassFn)(Model *m, const CompileOptions *o);
@@ -29,6 +34,19 @@ typedef struct Pass {
 	PassFn run;
 	const char *what; /* one line for --help */
 } Pass;
+
+/* Runs every pass in order on m: verifies the IR after each one (unless
+ * built with NDEBUG), prints the graph after o->dump_after, reports
+ * progress.  Errors name the model file. */
+int run_passes(Model *m, const CompileOptions *o);
+/* The pass called name, or NULL. */
+const Pass *pass_find(const char *name);
+/* "infer, ..." for help texts. */
+const char *pass_names(void);
+
+/* Prints g (and its subgraphs, indented) as text: one line per node with
+ * its inputs, outputs, dtypes and shapes. */
+void graph_print(FILE *f, const Graph *g, int indent);
 
 /* Shape and dtype inference over g and its subgraphs, in topological
  * order, with the op table's infer hooks.  An op with no hook, or one

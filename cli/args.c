@@ -1,0 +1,115 @@
+/* cli/args.c - flag parsing shared by every subcommand. */
+#include <string.h>
+
+#include "cli.h"
+
+/* Flag names compare with '-' and '_' as the same character, so atc's
+ * --input_shape and the GNU-style --input-shape both work. */
+static bool name_eq(const char *a, size_t alen, const char *b)
+{
+	size_t i = 0;
+	for (; i < alen && b[i]; i++) {
+		char x = a[i] == '-' ? '_' : a[i];
+		char y = b[i] == '-' ? '_' : b[i];
+		if (x != y)
+			return false;
+	}
+	return i == alen && !b[i];
+}
+
+static const ArgSpec *find_long(const ArgSpec *spec, const char *name,
+				size_t len)
+{
+	for (; spec->name; spec++)
+		if (name_eq(name, len, spec->name))
+			return spec;
+	return NULL;
+}
+
+static const ArgSpec *find_short(const ArgSpec *spec, char c)
+{
+	for (; spec->name; spec++)
+		if (spec->short_name && spec->short_name == c)
+			return spec;
+	return NULL;
+}
+
+static int set_value(const ArgSpec *s, const char *v, const char *cmd)
+{
+	if (*s->value)
+		return error("--%s given twice (gearc %s takes it once)",
+			     s->name, cmd);
+	*s->value = v;
+	return 0;
+}
+
+static int parse_long(int argc, char **argv, int *i, const ArgSpec *spec,
+		      const char *cmd)
+{
+	const char *arg = argv[*i] + 2, *eq = strchr(arg, '=');
+	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+	const ArgSpec *s = find_long(spec, arg, len);
+	if (!s)
+		return error("unknown option '--%.*s' for 'gearc %s' (see "
+			     "'gearc help %s')",
+			     (int)len, arg, cmd, cmd);
+	if (!s->takes_value) {
+		if (eq)
+			return error("--%s takes no value (got '%s')", s->name,
+				     eq + 1);
+		return set_value(s, "1", cmd);
+	}
+	if (eq)
+		return set_value(s, eq + 1, cmd);
+	if (*i + 1 >= argc)
+		return error("--%s needs a value (--%s=VALUE)", s->name,
+			     s->name);
+	return set_value(s, argv[++*i], cmd);
+}
+
+static int parse_short(int argc, char **argv, int *i, const ArgSpec *spec,
+		       const char *cmd)
+{
+	const char *arg = argv[*i];
+	const ArgSpec *s = find_short(spec, arg[1]);
+	if (!s)
+		return error("unknown option '%s' for 'gearc %s' (see 'gearc "
+			     "help %s')",
+			     arg, cmd, cmd);
+	if (!s->takes_value) {
+		if (arg[2])
+			return error("unknown option '%s' for 'gearc %s'", arg,
+				     cmd);
+		return set_value(s, "1", cmd);
+	}
+	if (arg[2])
+		return set_value(s, arg + 2, cmd);
+	if (*i + 1 >= argc)
+		return error("-%c needs a value", arg[1]);
+	return set_value(s, argv[++*i], cmd);
+}
+
+int args_parse(int argc, char **argv, const ArgSpec *spec, const char *cmd,
+	       const char **pos, int maxpos, int *npos)
+{
+	bool flags = true;
+	*npos = 0;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		int rc = 0;
+		if (flags && !strcmp(a, "--"))
+			flags = false;
+		else if (flags && a[0] == '-' && a[1] == '-')
+			rc = parse_long(argc, argv, &i, spec, cmd);
+		else if (flags && a[0] == '-' && a[1])
+			rc = parse_short(argc, argv, &i, spec, cmd);
+		else if (*npos < maxpos)
+			pos[(*npos)++] = a;
+		else
+			rc = error("unexpected argument '%s' for 'gearc %s'", a,
+				   cmd);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * cli/cli.h - the command-line layer: flag parsing, subcommands, help.
+ *
+ * cli/ is the only place that prints to stdout/stderr for the user and the
+ * only place that decides exit statuses (main.c alone calls exit):
+ *   0 success, 1 failure (model, file, I/O), 2 usage (bad or conflicting
+ *   flags).  Errors print as one line "gearc: error: <message>".
+ */
+#ifndef GEARC_CLI_H
+#define GEARC_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "passes/passes.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* One flag of a subcommand.  Names are written with '_' (atc's spelling);
+ * on the command line '-' and '_' are interchangeable. */
+typedef struct ArgSpec {
+	const char *name;   /* without dashes, e.g. "input_shape" */
+	char short_name;    /* e.g. 'j', or 0 */
+	bool takes_value;   /* else a switch: value set to "1" */
+	const char **value; /* where the value goes; NULL until given */
+} ArgSpec;
+
+/* Parses argv[0..argc) against spec: "--name=value", "--name value",
+ * "-j N", "-jN", switches, "--" ends flags.  The rest go to pos[] (at most
+ * maxpos).  A flag given twice, an unknown flag, a missing value or too
+ * many positional arguments is a usage error (-1 with the message set;
+ * cmd names the command in it). */
+int args_parse(int argc, char **argv, const ArgSpec *spec, const char *cmd,
+	       const char **pos, int maxpos, int *npos);
+
+/* Subcommands: return an exit status. */
+int cmd_compile(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+/* Prints help for a command ("" or NULL: the overview) to f; -1 if there
+ * is no such command. */
+int print_help(FILE *f, const char *cmd);
+
+/* Compiles as the options say and writes the .om.  Returns 0, or -1 with
+ * an error set (exit status 1: the options were already parsed). */
+int compile_model(const CompileOptions *o, const ParsedGears *pg);
+
+/* "NAME" -> "NAME.om" unless it already ends in ".om"; malloc'd. */
+char *om_output_path(const char *output);
+
+/* The JSON document of 'gearc dump --format=json' for a validated file. */
+struct json_object;
+struct OmFile;
+struct json_object *om_json(const struct OmFile *f, const char *path);
+
+/* Prints "gearc: error: <last_error()>" to stderr and returns status. */
+int fail(int status);
+
+#endif

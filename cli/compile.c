@@ -1,0 +1,150 @@
+/* cli/compile.c - 'gearc compile': flags -> gear spec -> passes -> .om. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "compiler/onnx.h"
+#include "serializer/om.h"
+
+int fail(int status)
+{
+	fprintf(stderr, "gearc: error: %s\n", last_error());
+	return status;
+}
+
+char *om_output_path(const char *output)
+{
+	size_t n = strlen(output);
+	if (n >= 3 && !strcmp(output + n - 3, ".om"))
+		return xstrdup(output);
+	char *p = xmalloc(n + 4);
+	memcpy(p, output, n);
+	memcpy(p + n, ".om", 4);
+	return p;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+int compile_model(const CompileOptions *o, const ParsedGears *pg)
+{
+	Model *m = onnx_load(o->model);
+	if (!m)
+		return -1;
+	/* Only the file name: the .om must not depend on where it was
+	 * built from. */
+	m->path = base_name(o->model);
+	int rc = gear_apply(m, pg);
+	if (!rc && m->mode != MODE_STATIC)
+		rc = error("--%s: gear compilation is not implemented yet; "
+			   "compile one shape at a time with a static "
+			   "--input_shape",
+			   m->mode == MODE_BATCH	  ? "dynamic_batch_size"
+			   : m->mode == MODE_IMAGE_SIZE ? "dynamic_image_size"
+							: "dynamic_dims");
+	if (!rc)
+		rc = run_passes(m, o);
+	if (!rc) {
+		char *path = om_output_path(o->output);
+		if (o->progress)
+			o->progress("writing the .om file", 0, 0);
+		rc = om_write(m, path);
+		free(path);
+	}
+	model_free(m);
+	return rc;
+}
+
+static void progress_tty(const char *what, int step, int nsteps)
+{
+	if (nsteps)
+		fprintf(stderr, "\rgearc: [%d/%d] %-40s", step, nsteps, what);
+	else
+		fprintf(stderr, "\rgearc: %-46s", what);
+	fflush(stderr);
+}
+
+static int parse_jobs(const char *s, int *jobs)
+{
+	int64_t v;
+	if (!parse_i64(s, strlen(s), &v) || v < 1 || v > 1024)
+		return error("-j/--jobs: '%s' is not a thread count (expected "
+			     "an integer from 1 to 1024)",
+			     s);
+	*jobs = (int)v;
+	return 0;
+}
+
+/* What can be told from the flags alone, before reading the model. */
+static int check_flags(CompileOptions *o, const char *framework,
+		       const char *jobs)
+{
+	if (!o->model)
+		return error("--model is required: the ONNX file to compile");
+	if (!*o->model)
+		return error("--model is empty: expected the ONNX file to "
+			     "compile");
+	if (!o->output)
+		return error("--output is required: the name of the .om file "
+			     "to write");
+	if (!*o->output)
+		return error("--output is empty: expected the name of the .om "
+			     "file");
+	if (framework && strcmp(framework, "5") != 0)
+		return error("--framework: '%s' is not supported (gearc reads "
+			     "ONNX models: --framework=5)",
+			     framework);
+	if (jobs && parse_jobs(jobs, &o->jobs) < 0)
+		return -1;
+	if (o->dump_after && !pass_find(o->dump_after))
+		return error("--dump-after: no pass named '%s' (passes: %s)",
+			     o->dump_after, pass_names());
+	return 0;
+}
+
+int cmd_compile(int argc, char **argv)
+{
+	CompileOptions o = { .fold_limit = 64 * 1024 };
+	const char *framework = NULL, *jobs = NULL, *quiet = NULL, *help = NULL;
+	const ArgSpec spec[] = {
+		{ "model", 0, true, &o.model },
+		{ "output", 0, true, &o.output },
+		{ "input_shape", 0, true, &o.gear.input_shape },
+		{ "dynamic_batch_size", 0, true, &o.gear.dynamic_batch_size },
+		{ "dynamic_image_size", 0, true, &o.gear.dynamic_image_size },
+		{ "dynamic_dims", 0, true, &o.gear.dynamic_dims },
+		{ "input_format", 0, true, &o.gear.input_format },
+		{ "framework", 0, true, &framework },
+		{ "jobs", 'j', true, &jobs },
+		{ "dump_after", 0, true, &o.dump_after },
+		{ "quiet", 'q', false, &quiet },
+		{ "help", 'h', false, &help },
+		{ 0 },
+	};
+	const char *pos[1];
+	int npos;
+	if (args_parse(argc, argv, spec, "compile", pos, 0, &npos) < 0)
+		return fail(EXIT_USAGE);
+	if (help) {
+		print_help(stdout, "compile");
+		return EXIT_OK;
+	}
+	if (check_flags(&o, framework, jobs) < 0)
+		return fail(EXIT_USAGE);
+	o.quiet = quiet != NULL;
+	if (!o.quiet && isatty(STDERR_FILENO))
+		o.progress = progress_tty;
+
+	ParsedGears pg;
+	if (gear_parse(&pg, &o.gear) < 0)
+		return fail(EXIT_USAGE);
+	int rc = compile_model(&o, &pg);
+	gear_parsed_release(&pg);
+	if (o.progress)
+		fputs("\r\033[K", stderr);
+	return rc < 0 ? fail(EXIT_FAIL) : EXIT_OK;
+}

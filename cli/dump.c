@@ -1,0 +1,515 @@
+/*
+ * cli/dump.c - 'gearc dump': a .om file as text, JSON or Graphviz DOT.
+ *
+ * Everything here reads a Gearom__Model that om_open() has validated, so
+ * indices are in range; absent optional parts (no plan yet, no gears) are
+ * shown as null / omitted, never invented.
+ */
+#include <json-c/json.h>
+#include <string.h>
+
+#include "cli.h"
+#include "serializer/om.h"
+
+/* ---- shared helpers ------------------------------------------------------ */
+
+static const char *dt_name(bool has, int32_t dt)
+{
+	const char *n = has ? dtype_name(dt) : NULL;
+	return n ? n : "undefined";
+}
+
+static const char *mode_name(const Gearom__Model *m)
+{
+	return gear_mode_name(m->has_mode ? (int)m->mode : MODE_STATIC);
+}
+
+static uint64_t weights_bytes(const Gearom__Model *m)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < m->n_weights; i++)
+		sum += m->weights[i]->size;
+	return sum;
+}
+
+/* Nodes of graph gi and of every graph below it. */
+static size_t nodes_below(const Gearom__Model *m, size_t gi)
+{
+	size_t n = m->graphs[gi]->n_nodes;
+	for (size_t j = gi + 1; j < m->n_graphs; j++)
+		if (m->graphs[j]->has_parent && m->graphs[j]->parent == (int)gi)
+			n += nodes_below(m, j);
+	return n;
+}
+
+static const Gearom__MemoryPlan *gear_plan(const Gearom__Model *m,
+					   const Gearom__Gear *g)
+{
+	if (!g->has_graph || g->graph < 0)
+		return NULL;
+	return m->graphs[g->graph]->plan;
+}
+
+/* The model's arena: the max over gears (branches never run together),
+ * else the root's plan.  Returns false when no plan is recorded. */
+static bool model_arena(const Gearom__Model *m, uint64_t *bytes)
+{
+	bool any = false;
+	*bytes = 0;
+	for (size_t i = 0; i < m->n_gears; i++) {
+		const Gearom__MemoryPlan *p = gear_plan(m, m->gears[i]);
+		if (p && p->arena_bytes >= *bytes) {
+			*bytes = p->arena_bytes;
+			any = true;
+		}
+	}
+	const Gearom__Graph *root = m->graphs[m->has_root ? m->root : 0];
+	if (root->plan) {
+		*bytes += root->plan->arena_bytes;
+		any = true;
+	}
+	return any;
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static json_object *jdims(const int64_t *d, size_t n)
+{
+	json_object *a = json_object_new_array_ext((int)n);
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_int64(d[i]));
+	return a;
+}
+
+/* A shape, or null when the rank is unknown. */
+static json_object *jshape(bool has_rank, int32_t rank, const int64_t *d,
+			   size_t n)
+{
+	if (has_rank && rank < 0)
+		return NULL;
+	return jdims(d, n);
+}
+
+static void jadd(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+static json_object *jstr(const char *s) { return json_object_new_string(s ? s : ""); }
+static json_object *jint(int64_t v) { return json_object_new_int64(v); }
+static json_object *juint(uint64_t v) { return json_object_new_uint64(v); }
+
+static json_object *json_io(const Gearom__IoInfo *io, bool input)
+{
+	json_object *o = json_object_new_object();
+	jadd(o, "name", jstr(io->name));
+	jadd(o, "dtype", jstr(dt_name(io->has_dtype, io->dtype)));
+	jadd(o, "shape", jshape(io->has_rank, io->rank, io->shape, io->n_shape));
+	if (input)
+		jadd(o, "max_shape",
+		     io->n_max_shape ? jdims(io->max_shape, io->n_max_shape)
+				     : jshape(io->has_rank, io->rank, io->shape,
+					      io->n_shape));
+	return o;
+}
+
+static json_object *json_shapes(Gearom__ShapeInfo **s, size_t n, bool bytes)
+{
+	json_object *a = json_object_new_array_ext((int)n);
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_new_object();
+		jadd(o, "name", jstr(s[i]->name));
+		jadd(o, "shape", jshape(s[i]->has_rank, s[i]->rank, s[i]->dims,
+					s[i]->n_dims));
+		if (bytes)
+			jadd(o, "bytes", s[i]->has_bytes ? juint(s[i]->bytes)
+							 : NULL);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static json_object *json_plan(const Gearom__MemoryPlan *p)
+{
+	json_object *o = json_object_new_object();
+	jadd(o, "arena_bytes", p ? juint(p->arena_bytes) : NULL);
+	jadd(o, "lower_bound_bytes", p ? juint(p->lower_bound_bytes) : NULL);
+	jadd(o, "naive_bytes", p ? juint(p->naive_bytes) : NULL);
+	jadd(o, "tensors", p ? jint((int64_t)p->n_blocks) : NULL);
+	return o;
+}
+
+static json_object *json_gear(const Gearom__Model *m, const Gearom__Gear *g)
+{
+	json_object *o = json_object_new_object();
+	jadd(o, "index", jint(g->index));
+	jadd(o, "label", jstr(g->label));
+	jadd(o, "dims", jdims(g->dims, g->n_dims));
+	jadd(o, "inputs", json_shapes(g->inputs, g->n_inputs, false));
+	jadd(o, "outputs", json_shapes(g->outputs, g->n_outputs, true));
+	jadd(o, "memory", json_plan(gear_plan(m, g)));
+	bool has = g->has_graph && g->graph >= 0;
+	jadd(o, "nodes", has ? jint((int64_t)nodes_below(m, (size_t)g->graph))
+			     : NULL);
+	return o;
+}
+
+static json_object *json_source(const Gearom__Source *s)
+{
+	json_object *o = json_object_new_object(), *ops = json_object_new_object();
+	jadd(o, "file", jstr(s ? s->file : ""));
+	jadd(o, "ir_version", jint(s ? s->ir_version : 0));
+	for (size_t i = 0; s && i < s->n_opsets; i++)
+		jadd(ops, s->opsets[i]->domain ? s->opsets[i]->domain : "",
+		     jint(s->opsets[i]->version));
+	jadd(o, "opsets", ops);
+	jadd(o, "producer_name", jstr(s ? s->producer_name : ""));
+	jadd(o, "producer_version", jstr(s ? s->producer_version : ""));
+	return o;
+}
+
+static json_object *json_graphs(const Gearom__Model *m)
+{
+	json_object *a = json_object_new_array_ext((int)m->n_graphs);
+	for (size_t i = 0; i < m->n_graphs; i++) {
+		const Gearom__Graph *g = m->graphs[i];
+		json_object *o = json_object_new_object(),
+			    *subs = json_object_new_array();
+		for (size_t j = i + 1; j < m->n_graphs; j++)
+			if (m->graphs[j]->has_parent &&
+			    m->graphs[j]->parent == (int)i)
+				json_object_array_add(subs,
+						      jstr(m->graphs[j]->name));
+		jadd(o, "name", jstr(g->name));
+		jadd(o, "nodes", jint((int64_t)g->n_nodes));
+		jadd(o, "tensors", jint((int64_t)g->n_tensors));
+		jadd(o, "parent", g->has_parent && g->parent >= 0
+					  ? jstr(m->graphs[g->parent]->name)
+					  : NULL);
+		jadd(o, "subgraphs", subs);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+json_object *om_json(const OmFile *f, const char *path)
+{
+	const Gearom__Model *m = f->model;
+	json_object *o = json_object_new_object(), *a, *p;
+	uint64_t arena;
+
+	jadd(o, "format", jstr("gearom"));
+	jadd(o, "format_version", jint(OM_VERSION));
+	p = json_object_new_object();
+	jadd(p, "name", jstr(m->producer ? m->producer->name : ""));
+	jadd(p, "version", jstr(m->producer ? m->producer->version : ""));
+	jadd(o, "producer", p);
+	jadd(o, "source", json_source(m->source));
+	jadd(o, "mode", jstr(mode_name(m)));
+	jadd(o, "gear_count", jint((int64_t)m->n_gears));
+
+	a = json_object_new_array();
+	for (size_t i = 0; i < m->n_inputs; i++)
+		json_object_array_add(a, json_io(m->inputs[i], true));
+	jadd(o, "inputs", a);
+	a = json_object_new_array();
+	for (size_t i = 0; i < m->n_outputs; i++)
+		json_object_array_add(a, json_io(m->outputs[i], false));
+	jadd(o, "outputs", a);
+	a = json_object_new_array();
+	for (size_t i = 0; i < m->n_gears; i++)
+		json_object_array_add(a, json_gear(m, m->gears[i]));
+	jadd(o, "gears", a);
+
+	p = json_object_new_object();
+	jadd(p, "arena_bytes", model_arena(m, &arena) ? juint(arena) : NULL);
+	jadd(o, "memory", p);
+	p = json_object_new_object();
+	jadd(p, "count", jint((int64_t)m->n_weights));
+	jadd(p, "bytes", juint(weights_bytes(m)));
+	jadd(o, "weights", p);
+	jadd(o, "graphs", json_graphs(m));
+
+	/* Extras beyond the contract. */
+	p = json_object_new_object();
+	for (size_t i = 0; i < m->n_options; i++)
+		jadd(p, m->options[i]->key ? m->options[i]->key : "",
+		     jstr(m->options[i]->value));
+	jadd(o, "options", p);
+	p = json_object_new_object();
+	jadd(p, "path", jstr(path));
+	jadd(p, "bytes", juint(f->size));
+	jadd(o, "file", p);
+	return o;
+}
+
+static int dump_json(const OmFile *f, const char *path)
+{
+	json_object *o = om_json(f, path);
+	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							JSON_C_TO_STRING_SPACED |
+							JSON_C_TO_STRING_NOSLASHESCAPE),
+	      stdout);
+	fputc('\n', stdout);
+	json_object_put(o);
+	return 0;
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+static void print_dims(const int64_t *d, size_t n, bool known)
+{
+	if (!known) {
+		fputs("[?]", stdout);
+		return;
+	}
+	fputc('[', stdout);
+	for (size_t i = 0; i < n; i++)
+		printf("%s%lld", i ? "," : "", (long long)d[i]);
+	fputc(']', stdout);
+}
+
+static void print_tensor_ref(const Gearom__Graph *g, int32_t t)
+{
+	if (t < 0) {
+		fputs("-", stdout);
+		return;
+	}
+	const Gearom__Tensor *x = g->tensors[t];
+	printf("%s", x->name);
+}
+
+static void print_io(const char *title, Gearom__IoInfo **io, size_t n)
+{
+	printf("%s:\n", title);
+	for (size_t i = 0; i < n; i++) {
+		printf("  %-24s %-8s ", io[i]->name,
+		       dt_name(io[i]->has_dtype, io[i]->dtype));
+		print_dims(io[i]->shape, io[i]->n_shape,
+			   !io[i]->has_rank || io[i]->rank >= 0);
+		if (io[i]->n_max_shape) {
+			fputs("  max ", stdout);
+			print_dims(io[i]->max_shape, io[i]->n_max_shape, true);
+		}
+		fputc('\n', stdout);
+	}
+}
+
+static void print_gear(const Gearom__Model *m, const Gearom__Gear *g)
+{
+	printf("  %-10s dims ", g->label);
+	print_dims(g->dims, g->n_dims, true);
+	const Gearom__MemoryPlan *p = gear_plan(m, g);
+	if (p)
+		printf("  arena %llu bytes",
+		       (unsigned long long)p->arena_bytes);
+	fputc('\n', stdout);
+	for (size_t i = 0; i < g->n_inputs; i++) {
+		printf("    in  %-20s ", g->inputs[i]->name);
+		print_dims(g->inputs[i]->dims, g->inputs[i]->n_dims, true);
+		fputc('\n', stdout);
+	}
+	for (size_t i = 0; i < g->n_outputs; i++) {
+		const Gearom__ShapeInfo *s = g->outputs[i];
+		printf("    out %-20s ", s->name);
+		print_dims(s->dims, s->n_dims, !s->has_rank || s->rank >= 0);
+		if (s->has_bytes)
+			printf("  %llu bytes", (unsigned long long)s->bytes);
+		fputc('\n', stdout);
+	}
+}
+
+static void print_graph(const Gearom__Model *m, size_t gi)
+{
+	const Gearom__Graph *g = m->graphs[gi];
+	printf("\ngraph %s: %zu nodes, %zu tensors", g->name, g->n_nodes,
+	       g->n_tensors);
+	if (g->has_parent && g->parent >= 0)
+		printf(", inside %s", m->graphs[g->parent]->name);
+	fputs("\n", stdout);
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const Gearom__Node *n = g->nodes[i];
+		printf("  %4zu  %-20s %-24s ", i, n->op_type, n->name);
+		for (size_t k = 0; k < n->n_inputs; k++) {
+			fputs(k ? ", " : "", stdout);
+			print_tensor_ref(g, n->inputs[k]);
+		}
+		fputs(" -> ", stdout);
+		for (size_t k = 0; k < n->n_outputs; k++) {
+			fputs(k ? ", " : "", stdout);
+			print_tensor_ref(g, n->outputs[k]);
+			if (n->outputs[k] >= 0) {
+				const Gearom__Tensor *t = g->tensors[n->outputs[k]];
+				fputc(' ', stdout);
+				print_dims(t->dims, t->n_dims,
+					   !t->has_rank || t->rank >= 0);
+			}
+		}
+		fputc('\n', stdout);
+	}
+}
+
+static int dump_text(const OmFile *f, const char *path)
+{
+	const Gearom__Model *m = f->model;
+	const Gearom__Source *s = m->source;
+	uint64_t arena;
+	printf("file:      %s (%zu bytes, gearom format %d)\n", path, f->size,
+	       OM_VERSION);
+	printf("producer:  %s %s\n", m->producer ? m->producer->name : "?",
+	       m->producer ? m->producer->version : "?");
+	if (s) {
+		printf("source:    %s (ir_version %lld", s->file,
+		       (long long)s->ir_version);
+		for (size_t i = 0; i < s->n_opsets; i++)
+			printf(", opset %s%s%lld",
+			       s->opsets[i]->domain && *s->opsets[i]->domain
+				       ? s->opsets[i]->domain
+				       : "ai.onnx",
+			       " ", (long long)s->opsets[i]->version);
+		printf(")\n");
+	}
+	printf("mode:      %s, %zu gears\n", mode_name(m), m->n_gears);
+	for (size_t i = 0; i < m->n_options; i++)
+		printf("option:    --%s=%s\n", m->options[i]->key,
+		       m->options[i]->value);
+	printf("weights:   %zu tensors, %llu bytes\n", m->n_weights,
+	       (unsigned long long)weights_bytes(m));
+	if (model_arena(m, &arena))
+		printf("arena:     %llu bytes\n", (unsigned long long)arena);
+	print_io("inputs", m->inputs, m->n_inputs);
+	print_io("outputs", m->outputs, m->n_outputs);
+	if (m->n_gears)
+		printf("gears:\n");
+	for (size_t i = 0; i < m->n_gears; i++)
+		print_gear(m, m->gears[i]);
+	for (size_t i = 0; i < m->n_graphs; i++)
+		print_graph(m, i);
+	return 0;
+}
+
+/* ---- DOT ----------------------------------------------------------------- */
+
+/* Prints s as the inside of a DOT string literal. */
+static void dot_str(const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', stdout);
+		if (*s == '\n')
+			fputs("\\n", stdout);
+		else
+			fputc(*s, stdout);
+	}
+}
+
+static void dot_graph(const Gearom__Model *m, size_t gi)
+{
+	const Gearom__Graph *g = m->graphs[gi];
+	printf("  subgraph cluster_%zu {\n    label=\"", gi);
+	dot_str(g->name);
+	printf("\";\n");
+	for (size_t k = 0; k < g->n_inputs; k++) {
+		printf("    g%zu_t%d [shape=ellipse, label=\"", gi, g->inputs[k]);
+		dot_str(g->tensors[g->inputs[k]]->name);
+		printf("\"];\n");
+	}
+	for (size_t k = 0; k < g->n_outputs; k++) {
+		printf("    g%zu_o%zu [shape=ellipse, style=bold, label=\"", gi,
+		       k);
+		dot_str(g->tensors[g->outputs[k]]->name);
+		printf("\"];\n");
+	}
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		printf("    g%zu_n%zu [shape=box, label=\"", gi, i);
+		dot_str(g->nodes[i]->op_type);
+		printf("\\n");
+		dot_str(g->nodes[i]->name);
+		printf("\"];\n");
+	}
+	/* Edges: producer (node or graph input) -> consumer node. */
+	int32_t *prod = xmalloc((g->n_tensors + 1) * sizeof(int32_t));
+	for (size_t t = 0; t < g->n_tensors; t++)
+		prod[t] = -1;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; k < g->nodes[i]->n_outputs; k++)
+			if (g->nodes[i]->outputs[k] >= 0)
+				prod[g->nodes[i]->outputs[k]] = (int32_t)i;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) {
+			int32_t t = g->nodes[i]->inputs[k];
+			if (t < 0)
+				continue;
+			const Gearom__Tensor *x = g->tensors[t];
+			if (prod[t] >= 0)
+				printf("    g%zu_n%d", gi, prod[t]);
+			else if (!x->has_kind || x->kind == GEAROM__TENSOR_KIND__TK_INPUT)
+				printf("    g%zu_t%d", gi, t);
+			else
+				continue; /* weights and outer refs: omitted */
+			printf(" -> g%zu_n%zu [label=\"", gi, i);
+			print_dims(x->dims, x->n_dims,
+				   !x->has_rank || x->rank >= 0);
+			printf("\"];\n");
+		}
+	for (size_t k = 0; k < g->n_outputs; k++)
+		if (prod[g->outputs[k]] >= 0)
+			printf("    g%zu_n%d -> g%zu_o%zu;\n", gi,
+			       prod[g->outputs[k]], gi, k);
+	free(prod);
+	printf("  }\n");
+}
+
+static int dump_dot(const OmFile *f)
+{
+	printf("digraph gearom {\n  rankdir=TB;\n  node [fontsize=10];\n"
+	       "  edge [fontsize=8];\n");
+	for (size_t i = 0; i < f->model->n_graphs; i++)
+		dot_graph(f->model, i);
+	printf("}\n");
+	return 0;
+}
+
+/* ---- command ------------------------------------------------------------- */
+
+int cmd_dump(int argc, char **argv)
+{
+	const char *format = NULL, *help = NULL, *pos[1];
+	const ArgSpec spec[] = {
+		{ "format", 'f', true, &format },
+		{ "help", 'h', false, &help },
+		{ 0 },
+	};
+	int npos;
+	if (args_parse(argc, argv, spec, "dump", pos, 1, &npos) < 0)
+		return fail(EXIT_USAGE);
+	if (help) {
+		print_help(stdout, "dump");
+		return EXIT_OK;
+	}
+	if (!format)
+		format = "text";
+	if (strcmp(format, "text") && strcmp(format, "json") &&
+	    strcmp(format, "dot")) {
+		error("--format: '%s' is not a dump format (expected text, "
+		      "json or dot)",
+		      format);
+		return fail(EXIT_USAGE);
+	}
+	if (npos != 1) {
+		error("dump needs the .om file to show (gearc dump "
+		      "[--format=text|json|dot] FILE.om)");
+		return fail(EXIT_USAGE);
+	}
+	OmFile f;
+	if (om_open(&f, pos[0]) < 0)
+		return fail(EXIT_FAIL);
+	if (!strcmp(format, "json"))
+		dump_json(&f, pos[0]);
+	else if (!strcmp(format, "dot"))
+		dump_dot(&f);
+	else
+		dump_text(&f, pos[0]);
+	om_close(&f);
+	return EXIT_OK;
+}

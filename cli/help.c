@@ -1,0 +1,111 @@
+/* cli/help.c - help texts; man/gearc.1 says the same at length. */
+#include <string.h>
+
+#include "cli.h"
+
+static const char overview[] =
+"usage: gearc [compile] --model=FILE.onnx --output=NAME [options]\n"
+"       gearc dump [--format=text|json|dot] FILE.om\n"
+"       gearc help [COMMAND] | --help | --version\n"
+"\n"
+"gearc compiles an ONNX model whose inputs have dynamic dimensions into one\n"
+".om file: a fully static, specialised graph per input shape (\"gear\") plus\n"
+"a root graph that picks the gear at run time.  With no gear option and\n"
+"static input shapes it is a static compile: one static graph.\n"
+"\n"
+"commands:\n"
+"  compile   compile an ONNX model to NAME.om (the default command)\n"
+"  dump      show what a .om file holds, as text, JSON or Graphviz DOT\n"
+"  help      show help for a command\n"
+"\n"
+"exit status: 0 success, 1 failure (model, file, I/O), 2 usage error.\n"
+"See 'gearc help compile', 'gearc help dump' and gearc(1).\n";
+
+static const char compile_help[] =
+"usage: gearc [compile] --model=FILE.onnx --output=NAME [options]\n"
+"\n"
+"Compiles FILE.onnx to NAME.om (\".om\" is appended unless NAME ends in it).\n"
+"Flags take their value as --flag=VALUE or --flag VALUE; '-' and '_' in\n"
+"flag names are interchangeable.\n"
+"\n"
+"  --model=FILE            the ONNX model to compile (required)\n"
+"  --output=NAME           where to write NAME.om (required); written\n"
+"                          atomically: on failure nothing is left behind\n"
+"                          and an existing file is untouched\n"
+"  --input_shape=SPEC      input shapes, \"name:d0,d1,...;name2:...\"; a dim\n"
+"                          is a positive integer or -1 (a gear dimension).\n"
+"                          Inputs not listed keep the model's shape; every\n"
+"                          input with unknown dims must be listed\n"
+"  --dynamic_batch_size=L  gears of the batch dim (-1 only in dim 0):\n"
+"                          \"1,8,16\"\n"
+"  --dynamic_image_size=L  gears of H,W (two -1 at H and W of a 4-D input):\n"
+"                          \"224,224;448,448\"\n"
+"  --dynamic_dims=L        one value per -1 over all inputs in --input_shape\n"
+"                          order, gears separated by ';': \"1,32;1,64\"\n"
+"  --input_format=F        NCHW (default), NHWC or ND: where H and W are\n"
+"                          for --dynamic_image_size\n"
+"  --framework=5           the source framework; only 5 (ONNX) is supported\n"
+"  -j N, --jobs=N          threads for compiling gears (default: cores)\n"
+"  --dump-after=PASS       print the graph after PASS to stdout (passes:\n"
+"                          %s)\n"
+"  --quiet                 no progress output on a terminal\n"
+"\n"
+"The gear options are mutually exclusive, need --input_shape, and take 2 to\n"
+"100 distinct gears of positive integers.\n"
+"\n"
+"examples:\n"
+"  gearc --model=cnn.onnx --input_shape=\"x:1,3,224,224\" --output=cnn\n"
+"  gearc --model=cnn.onnx --input_shape=\"x:-1,3,224,224\" \\\n"
+"        --dynamic_batch_size=\"1,8,16\" --output=cnn\n"
+"  gearc --model=det.onnx --input_shape=\"img:1,3,-1,-1\" \\\n"
+"        --dynamic_image_size=\"640,640;960,960\" --output=det\n"
+"  gearc --model=bert.onnx \\\n"
+"        --input_shape=\"tokens:-1,-1;mask:-1,-1;image:1,3,224,224\" \\\n"
+"        --dynamic_dims=\"1,32,1,32;4,64,4,64\" --output=bert\n";
+
+static const char dump_help[] =
+"usage: gearc dump [--format=text|json|dot] FILE.om\n"
+"\n"
+"Shows what FILE.om holds: the source model, the mode and gears, inputs and\n"
+"outputs with their shapes (per gear, with byte sizes), weights and graphs.\n"
+"The file is fully checked first; a corrupt file is an error (exit 1).\n"
+"\n"
+"  --format=text   readable summary and node listing (default)\n"
+"  --format=json   the stable JSON document scripts read (see gearc(1))\n"
+"  --format=dot    Graphviz DOT of every graph (gearc dump --format=dot\n"
+"                  x.om | dot -Tsvg > x.svg)\n";
+
+static const char help_help[] =
+"usage: gearc help [COMMAND]\n"
+"\n"
+"Shows help for COMMAND (compile, dump, help), or the overview.\n";
+
+int print_help(FILE *f, const char *cmd)
+{
+	if (!cmd || !*cmd)
+		fputs(overview, f);
+	else if (!strcmp(cmd, "compile"))
+		fprintf(f, compile_help, pass_names());
+	else if (!strcmp(cmd, "dump"))
+		fputs(dump_help, f);
+	else if (!strcmp(cmd, "help"))
+		fputs(help_help, f);
+	else
+		return -1;
+	return 0;
+}
+
+int cmd_help(int argc, char **argv)
+{
+	if (argc > 1) {
+		error("help takes one command name, got %d arguments", argc);
+		return fail(EXIT_USAGE);
+	}
+	if (print_help(stdout, argc ? argv[0] : NULL) < 0) {
+		error("no help for '%s': it is not a gearc command (commands: "
+		      "compile, dump, help)",
+		      argv[0]);
+		return fail(EXIT_USAGE);
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,57 @@
+/* passes/print.c - the IR as text, for --dump-after and debugging. */
+#include "passes.h"
+
+static void print_value(FILE *f, const Graph *g, ValId id)
+{
+	char sh[128];
+	if (id < 0) {
+		fputs("-", f);
+		return;
+	}
+	const Value *v = &g->vals[id];
+	const char *dt = dtype_name(v->dtype);
+	fprintf(f, "%s:%s%s", v->name, dt ? dt : "?",
+		shape_str(&v->shape, sh, sizeof(sh)));
+	if (v->konst)
+		fputs("=const", f);
+}
+
+void graph_print(FILE *f, const Graph *g, int indent)
+{
+	fprintf(f, "%*sgraph %s (%d nodes)\n", indent, "", g->name, g->nnodes);
+	fprintf(f, "%*s  inputs:", indent, "");
+	for (int32_t k = 0; k < g->ninputs; k++) {
+		fputc(' ', f);
+		print_value(f, g, g->inputs[k]);
+	}
+	fputc('\n', f);
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		fprintf(f, "%*s  %%%d %s '%s' (", indent, "", i, n->op_type,
+			n->name);
+		for (int32_t k = 0; k < n->ninputs; k++) {
+			fputs(k ? ", " : "", f);
+			print_value(f, g, n->inputs[k]);
+		}
+		fputs(") -> ", f);
+		for (int32_t k = 0; k < n->noutputs; k++) {
+			fputs(k ? ", " : "", f);
+			print_value(f, g, n->outputs[k]);
+		}
+		fputc('\n', f);
+		for (int32_t k = 0; k < n->nattrs; k++) {
+			const Attr *a = &n->attrs[k];
+			if (a->type == ATTR_GRAPH)
+				graph_print(f, a->g, indent + 4);
+			for (int32_t j = 0; a->type == ATTR_GRAPHS && j < a->n;
+			     j++)
+				graph_print(f, a->graphs[j], indent + 4);
+		}
+	}
+	fprintf(f, "%*s  outputs:", indent, "");
+	for (int32_t k = 0; k < g->noutputs; k++) {
+		fputc(' ', f);
+		print_value(f, g, g->outputs[k]);
+	}
+	fputc('\n', f);
+}

@@ -1,0 +1,95 @@
+/* tests/test_util.c - arenas, checked arithmetic, parsing, maps, CRC. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler/util.h"
+
+Test(util, parse_i64)
+{
+	int64_t v;
+	cr_expect(parse_i64("42", 2, &v) && v == 42);
+	cr_expect(parse_i64("-1", 2, &v) && v == -1);
+	cr_expect(parse_i64("9223372036854775807", 19, &v) && v == INT64_MAX);
+	cr_expect(parse_i64("-9223372036854775808", 20, &v) && v == INT64_MIN);
+	cr_expect(!parse_i64("9223372036854775808", 19, &v));
+	cr_expect(!parse_i64("", 0, &v));
+	cr_expect(!parse_i64("-", 1, &v));
+	cr_expect(!parse_i64("1.5", 3, &v));
+	cr_expect(!parse_i64(" 1", 2, &v));
+	cr_expect(!parse_i64("+1", 2, &v));
+	cr_expect(!parse_i64("12abc", 5, &v));
+	cr_expect(parse_i64("12abc", 2, &v) && v == 12);
+}
+
+Test(util, checked_arithmetic)
+{
+	int64_t r;
+	size_t z;
+	cr_expect(mul_nonneg_i64(1LL << 31, 1LL << 31, &r) && r == 1LL << 62);
+	cr_expect(!mul_nonneg_i64(1LL << 32, 1LL << 31, &r));
+	cr_expect(!mul_nonneg_i64(-1, 2, &r));
+	cr_expect(!add_nonneg_i64(INT64_MAX, 1, &r));
+	cr_expect(!mul_size(SIZE_MAX / 2 + 1, 2, &z));
+}
+
+Test(util, crc32_check_value)
+{
+	/* the standard CRC-32 check value */
+	cr_expect_eq(crc32_update(0, "123456789", 9), 0xCBF43926u);
+	/* incremental equals one-shot */
+	uint32_t c = crc32_update(0, "12345", 5);
+	cr_expect_eq(crc32_update(c, "6789", 4), 0xCBF43926u);
+}
+
+Test(util, namemap)
+{
+	NameMap m;
+	char keys[1000][16];
+	namemap_init(&m);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%d", i);
+		cr_assert_eq(namemap_put(&m, keys[i], i), -1);
+	}
+	for (int i = 0; i < 1000; i++)
+		cr_expect_eq(namemap_get(&m, keys[i]), i);
+	cr_expect_eq(namemap_get(&m, "nope"), -1);
+	cr_expect_eq(namemap_put(&m, "k5", 77), 5);
+	cr_expect_eq(namemap_get(&m, "k5"), 77);
+	namemap_release(&m);
+}
+
+Test(util, arena)
+{
+	Arena a;
+	arena_init(&a);
+	char *s = arena_strdup(&a, "hello");
+	int *big = arena_array(&a, 1 << 20, sizeof(int)); /* own chunk */
+	char *t = arena_printf(&a, "%s-%d", s, 7);
+	big[(1 << 20) - 1] = 3;
+	cr_expect_str_eq(t, "hello-7");
+	cr_expect_eq((uintptr_t)arena_alloc(&a, 3) % 16, 0);
+	int *arr = NULL;
+	int32_t n = 0, cap = 0;
+	for (int i = 0; i < 100; i++) {
+		int32_t k = ARENA_PUSH(&a, arr, n, cap);
+		arr[k] = i;
+	}
+	cr_expect_eq(n, 100);
+	cr_expect_eq(arr[99], 99);
+	arena_release(&a);
+}
+
+Test(util, error_prefix_and_truncation)
+{
+	error("inner %d", 1);
+	error_prefix("outer");
+	cr_expect_str_eq(last_error(), "outer: inner 1");
+	char longmsg[3000];
+	memset(longmsg, 'x', sizeof(longmsg) - 1);
+	longmsg[sizeof(longmsg) - 1] = 0;
+	error("%s", longmsg);
+	error_prefix("p");
+	cr_expect(!strncmp(last_error(), "p: xxx", 6));
+	cr_expect_lt(strlen(last_error()), 1024);
+}
