@@ -273,6 +273,14 @@ Node *graph_add_node(Graph *g, const char *name, const char *op_type,
 /* Appends an attribute slot to n (name copied) and returns it. */
 Attr *node_add_attr(Graph *g, Node *n, const char *name, AttrType type);
 
+/* Deep-copies src (values, nodes, attributes, subgraphs) into a, as a
+ * child of parent.  Tensors (weights, constants), names of values and
+ * dim_params are shared, not copied: they are immutable.  When suffix is
+ * given, every node name gets it appended; when label is given, every
+ * node (subgraphs included) gets it as its label. */
+Graph *graph_clone(Arena *a, const Graph *src, Graph *parent,
+		   const char *suffix, const char *label);
+
 /* ---- reading ----------------------------------------------------------- */
 
 const Attr *node_attr(const Node *n, const char *name);

@@ -277,3 +277,49 @@ Test(ir, op_table_lookup)
 	cr_expect_eq(op_info[OP_Reshape].view, VIEW_ALIAS);
 	cr_expect_eq(op_info[OP_Conv].view, VIEW_NONE);
 }
+
+/* ---- cloning -------------------------------------------------------------- */
+
+Test(ir, clone_shares_tensors_and_renames_nodes)
+{
+	ValId x = input("x");
+	Shape s = shape_of(1, (int64_t[]){ 4 });
+	ValId w = graph_add_value(g, "w", VAL_WEIGHT);
+	g->vals[w].konst = tensor_new(&m->arena, "w", DT_FLOAT, &s, NULL);
+	g->vals[w].dtype = DT_FLOAT;
+	g->vals[w].shape = s;
+	ValId sum = graph_add_value(g, "sum", VAL_NODE);
+	Node *n = graph_add_node(g, "add", "Add", "", 2, 1);
+	n->inputs[0] = x;
+	n->inputs[1] = w;
+	n->outputs[0] = sum;
+	/* an If whose branch reads 'sum' from outside */
+	ValId out = graph_add_value(g, "out", VAL_NODE);
+	n = graph_add_node(g, "if", "If", "", 1, 1);
+	n->inputs[0] = x;
+	n->outputs[0] = out;
+	Graph *then = graph_new(&m->arena, "then", g);
+	ValId ref = graph_add_value(then, "sum", VAL_OUTER);
+	then->vals[ref].outer = sum;
+	unary_in(then, "t", "Relu", ref);
+	node_add_attr(g, &g->nodes[1], "then_branch", ATTR_GRAPH)->g = then;
+	cr_assert_eq(graph_toposort(g), 0, "%s", last_error());
+
+	Graph *c = graph_clone(&m->arena, g, NULL, "_batch_3", "Batch_3");
+	cr_assert_eq(graph_verify(c), 0, "%s", last_error());
+	cr_expect_str_eq(c->nodes[0].name, "add_batch_3");
+	cr_expect_str_eq(c->nodes[0].label, "Batch_3");
+	cr_expect_eq(c->vals[w].konst, g->vals[w].konst, "weight copied");
+	Graph *cthen = c->nodes[1].attrs[0].g;
+	cr_expect_neq(cthen, then);
+	cr_expect_eq(cthen->parent, c);
+	cr_expect_str_eq(cthen->nodes[0].name, "t_batch_3");
+	cr_expect_str_eq(cthen->nodes[0].label, "Batch_3");
+	/* the clone is independent */
+	c->nodes[0].inputs[1] = x;
+	c->vals[x].shape = s;
+	cr_expect_eq(g->nodes[0].inputs[1], w);
+	cr_expect_eq(g->vals[x].shape.rank, -1);
+	cr_expect_str_eq(g->nodes[0].name, "add");
+	cr_expect_null(g->nodes[0].label);
+}
