@@ -562,7 +562,6 @@ static int check_duplicates(const GearList *l)
 /* Splits and counts the gears of s into l->text. */
 static int split_gears(GearList *l, const char *s)
 {
-	Quote q;
 	char gsep = l->mode == MODE_BATCH ? ',' : ';';
 	Span t = trim(span_of(s));
 	if (t.n && t.p[t.n - 1] == gsep) /* atc ignores one */
@@ -575,9 +574,6 @@ static int split_gears(GearList *l, const char *s)
 			     "',' with one value per gear, e.g. %s", l->flag,
 			     gear_example(l->mode));
 	size_t n = count_char(t, gsep) + 1;
-	if (n < GEAR_MIN)
-		return error("%s: 1 gear given (\"%s\"), but at least %d are "
-			     "needed", l->flag, quote(&q, trim(t)), GEAR_MIN);
 	if (n > GEAR_MAX)
 		return error("%s: %zu gears given, but at most %d are allowed",
 			     l->flag, n, GEAR_MAX);
@@ -626,6 +622,12 @@ static int parse_gears(ParsedGears *p, const char *s)
 				 sizeof(int64_t));
 		for (int32_t g = 0; rc == 0 && g < l.ngears; g++)
 			rc = parse_gear(&l, g);
+	}
+	if (rc == 0 && l.ngears < GEAR_MIN) {
+		Quote q;
+		rc = error("%s: 1 gear given (\"%s\"), but at least %d are "
+			   "needed", l.flag, quote(&q, trim(l.text[0])),
+			   GEAR_MIN);
 	}
 	if (rc == 0)
 		rc = check_duplicates(&l);
@@ -767,9 +769,9 @@ static int check_against_model(const ShapeEntry *e, const Shape *ms)
 		return 0;
 	shape_str(ms, buf, sizeof(buf));
 	if (ms->rank != e->rank)
-		return error("--input_shape: '%s' has %d dims, but the model "
-			     "declares rank %d (%s)", name, e->rank, ms->rank,
-			     buf);
+		return error("--input_shape: '%s' has %d %s, but the model "
+			     "declares rank %d (%s)", name, e->rank,
+			     e->rank == 1 ? "dim" : "dims", ms->rank, buf);
 	for (int32_t d = 0; d < e->rank; d++) {
 		int64_t md = ms->dims[d];
 		if (md < 0 || e->dims[d] == md)

@@ -729,6 +729,10 @@ Test(gearspec, dims_bad_gears)
 		       "1,32;1,18446744073709551616", NULL),
 		  "--dynamic_dims: gear 2 (\"1,18446744073709551616\"): value 2 "
 		  "(\"18446744073709551616\") is too large for int64");
+	/* a bad value is reported before the gear count */
+	parse_err(opts("x:-1,-1", NULL, NULL, "1,x", NULL),
+		  "--dynamic_dims: gear 1 (\"1,x\"): value 2 (\"x\") must be a "
+		  "positive integer");
 	parse_err(opts("x:-1,-1", NULL, NULL, "1,32;1,,64", NULL),
 		  "--dynamic_dims: gear 2 (\"1,,64\"): value 2 is empty (stray "
 		  "',')");
@@ -979,6 +983,10 @@ Test(gearspec, apply_rank_mismatch)
 	apply_err(model1(), opts("x:-1,3,224", "1,2", NULL, NULL, NULL),
 		  "--input_shape: 'x' has 3 dims, but the model declares rank 4 "
 		  "([-1,3,-1,-1])");
+	apply_err(model3(), opts("tokens:-1;mask:-1,4;image:1,3,224,224", "1,2",
+				 NULL, NULL, NULL),
+		  "--input_shape: 'tokens' has 1 dim, but the model declares "
+		  "rank 2 ([-1,-1])");
 }
 
 Test(gearspec, apply_static_dim_mismatch)
