@@ -99,7 +99,8 @@ static int32_t *ids_dup(Arena *a, const int32_t *v, int32_t n, size_t *out)
 int om_tensor_size(const Tensor *t, uint64_t *size)
 {
 	const char *name = t->name ? t->name : "(unnamed)";
-	int64_t numel = shape_numel(&t->shape);
+	bool rank_ok = t->shape.rank >= 0 && t->shape.rank <= MAX_RANK;
+	int64_t numel = rank_ok ? shape_numel(&t->shape) : -1;
 	size_t es = t->dtype == DT_STRING ? sizeof(Bytes) : dtype_size(t->dtype);
 	size_t want;
 	if (numel < 0 || !es || !mul_size((size_t)numel, es, &want))
@@ -115,9 +116,14 @@ int om_tensor_size(const Tensor *t, uint64_t *size)
 	}
 	const Bytes *b = t->data;
 	uint64_t n = 0;
-	for (int64_t i = 0; i < numel; i++)
-		if (__builtin_add_overflow(n, 8 + (uint64_t)b[i].len, &n))
+	for (int64_t i = 0; i < numel; i++) {
+		if (b[i].len && !b[i].data)
+			return error("weight '%s': string %lld has no data",
+				     name, (long long)i);
+		if (__builtin_add_overflow(n, (uint64_t)b[i].len, &n) ||
+		    __builtin_add_overflow(n, 8, &n))
 			return error("weight '%s': too large", name);
+	}
 	*size = n;
 	return 0;
 }
@@ -158,6 +164,8 @@ static int lower_graph(Lower *L, const Graph *g, int32_t parent,
 
 static int lower_value(Lower *L, const Value *v, Gearom__Tensor **out)
 {
+	if (v->shape.rank < -1 || v->shape.rank > MAX_RANK)
+		return error("tensor '%s' has rank %d", v->name, v->shape.rank);
 	Gearom__Tensor *t = NEW(L->a, Gearom__Tensor, GEAROM__TENSOR__INIT);
 	t->name = str(v->name);
 	t->has_dtype = t->has_rank = t->has_kind = 1;

@@ -1217,6 +1217,121 @@ Test(om, bad_gear_table)
 	free(d);
 }
 
+/* Follows every index a consumer would, relying only on what om.h
+ * promises after a successful parse (ASan catches a broken promise). */
+static uint64_t touch_model(const OmFile *f)
+{
+	const Gearom__Model *m = f->model;
+	uint64_t h = strlen(m->producer->name) + strlen(m->source->file) +
+		     strlen(m->graphs[m->root]->name);
+	for (size_t i = 0; i < m->n_weights; i++) {
+		const Gearom__Weight *w = m->weights[i];
+		h += strlen(w->name) + (uint64_t)w->n_dims;
+		if (w->size)
+			h += f->weights[w->offset] +
+			     f->weights[w->offset + w->size - 1];
+	}
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		const Gearom__Graph *g = m->graphs[gi];
+		const Gearom__Graph *parent = g->parent >= 0
+						      ? m->graphs[g->parent]
+						      : NULL;
+		for (size_t k = 0; k < g->n_tensors; k++) {
+			const Gearom__Tensor *t = g->tensors[k];
+			h += strlen(t->name) + (uint64_t)dtype_size(t->dtype);
+			for (int32_t r = 0; r < t->rank; r++)
+				h += (uint64_t)t->dims[r];
+			if (t->weight >= 0)
+				h += m->weights[t->weight]->size;
+			if (t->kind == GEAROM__TENSOR_KIND__TK_OUTER)
+				h += strlen(parent->tensors[t->outer]->name);
+			for (size_t j = 0; j < t->n_dim_params; j++)
+				h += strlen(t->dim_params[j]);
+		}
+		for (size_t k = 0; k < g->n_nodes; k++) {
+			const Gearom__Node *n = g->nodes[k];
+			h += strlen(n->name) + strlen(n->op_type) +
+			     strlen(n->domain);
+			for (size_t j = 0; j < n->n_inputs; j++)
+				if (n->inputs[j] >= 0)
+					h += strlen(g->tensors[n->inputs[j]]->name);
+			for (size_t j = 0; j < n->n_outputs; j++)
+				if (n->outputs[j] >= 0)
+					h += strlen(g->tensors[n->outputs[j]]->name);
+			for (size_t j = 0; j < n->n_attrs; j++) {
+				const Gearom__Attribute *a = n->attrs[j];
+				h += strlen(a->name);
+				if (a->type == ATTR_TENSOR)
+					h += m->weights[a->t]->size;
+				if (a->type == ATTR_GRAPH)
+					h += strlen(m->graphs[a->g]->name);
+				for (size_t q = 0; q < a->n_tensors; q++)
+					h += m->weights[a->tensors[q]]->size;
+				for (size_t q = 0; q < a->n_graphs; q++)
+					h += m->graphs[a->graphs[q]]->n_nodes;
+			}
+		}
+		for (size_t k = 0; k < g->n_inputs; k++)
+			h += g->tensors[g->inputs[k]]->n_dims;
+		for (size_t k = 0; k < g->n_outputs; k++)
+			h += g->tensors[g->outputs[k]]->n_dims;
+	}
+	for (size_t k = 0; k < m->n_inputs; k++)
+		for (int32_t r = 0; r < m->inputs[k]->rank; r++)
+			h += (uint64_t)m->inputs[k]->shape[r];
+	for (size_t k = 0; k < m->n_gears; k++)
+		if (m->gears[k]->graph >= 0)
+			h += strlen(m->graphs[m->gears[k]->graph]->name);
+	return h;
+}
+
+static int try_parse(const uint8_t *d, size_t n)
+{
+	OmFile f;
+	clear_error();
+	if (om_parse(&f, d, n, "t.om") < 0) {
+		cr_assert(last_error()[0]);
+		return 0;
+	}
+	touch_model(&f);
+	om_close(&f);
+	return 1;
+}
+
+/* Damage inside a correctly checksummed file: every byte flipped, then
+ * random multi-byte damage to MODEL_DEF.  Each is an error or a model
+ * that keeps om.h's promises; never a crash. */
+Test(om, damaged_but_checksummed)
+{
+	uint8_t *d;
+	size_t n;
+	small_file(&d, &n);
+	uint8_t *c = xmalloc(n);
+	size_t defsz = om_get_u64(d + 80);
+	int accepted = 0;
+	for (size_t i = 64 + 48; i < n; i++)
+		for (int mask = 1; mask < 256; mask <<= 1) {
+			memcpy(c, d, n);
+			c[i] ^= (uint8_t)mask;
+			fix_crc(c, n);
+			accepted += try_parse(c, n);
+		}
+	uint64_t x = 88172645463325252ull;
+	for (int iter = 0; iter < 20000; iter++) {
+		memcpy(c, d, n);
+		int k = 1 + iter % 6;
+		for (int j = 0; j < k; j++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			c[128 + (x >> 8) % defsz] = (uint8_t)x;
+		}
+		fix_crc(c, n);
+		accepted += try_parse(c, n);
+	}
+	cr_log_info("%d damaged files still valid", accepted);
+	free(c);
+	free(d);
+}
+
 /* ---- om_write and om_open ---------------------------------------------- */
 
 static char *tmpdir(void)
@@ -1469,6 +1584,29 @@ Test(om, write_rejects_malformed)
 		  last_error());
 	fx.g->vals[5].tkind = TK_TENSOR;
 	cr_assert_eq(om_encode(fx.m, &d, &n), 0, "%s", last_error());
+	free(d);
+	model_free(fx.m);
+}
+
+/* A bare file name: the temporary file goes in the current directory. */
+Test(om, write_relative_path)
+{
+	Fixture fx = build();
+	char *dir = tmpdir(), names[256];
+	uint8_t *d;
+	size_t n;
+	encode(fx.m, &d, &n);
+	cr_assert_eq(chdir(dir), 0);
+	cr_assert_eq(om_write(fx.m, "rel.om"), 0, "%s", last_error());
+	assert_file("rel.om", d, n);
+	cr_assert_eq(om_write(fx.m, "rel.om"), 0, "%s", last_error());
+	list_dir(".", names, sizeof(names));
+	cr_assert_str_eq(names, "rel.om");
+	cr_assert_eq(om_write(fx.m, "sub/"), -1);
+	cr_assert_str_eq(last_error(), "--output 'sub/': not a file name");
+	cr_assert_eq(chdir("/"), 0);
+	rm_rf(dir);
+	free(dir);
 	free(d);
 	model_free(fx.m);
 }
