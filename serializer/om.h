@@ -21,11 +21,46 @@
  * every weight's bytes once, each at a 64-byte aligned offset within the
  * partition (so a loader can mmap the file and use them in place).  A
  * string tensor's bytes are, per element, a u64 length then the bytes.
+ * The writer emits MODEL_DEF, then WEIGHTS only if there are weights; the
+ * file ends where the last partition ends.
+ *
+ * The writer numbers graphs depth first in node order from the root
+ * (graphs[0]); weights in the order the same walk first meets them (per
+ * graph: tensors, then node attributes), once per distinct Tensor.  The
+ * same Model always gives the same bytes.
  *
  * The reader trusts nothing: the magic, version, sizes, checksum, every
  * partition bound, and then every index, enum, rank and dim in the model
  * message are checked before om_open() returns; a bad file is an error
- * naming the file and what is wrong, never a crash.
+ * naming the file and what is wrong, never a crash.  After a successful
+ * open a consumer may rely on:
+ *   - producer and source are set; every string field is non-NULL except
+ *     Node.label (NULL outside gear branches);  an empty bytes field may
+ *     have data NULL;
+ *   - graphs[root] is the root, with parent -1; every other graph has
+ *     0 <= parent < its own index (so the tree has no cycle), and is named
+ *     by at most one ATTR_GRAPH(S) attribute, which is in its parent;
+ *   - tensors: dtype 0..16, rank -1..8 with exactly rank dims (none for
+ *     -1), dims >= -1, kind and type in their enums, weight -1 or a valid
+ *     index (valid for TK_WEIGHT), outer a valid index into the parent's
+ *     tensors for TK_OUTER (never in the root) and -1 otherwise,
+ *     dim_params empty or rank entries;
+ *   - nodes: inputs/outputs -1 or valid tensor indices; attributes: type
+ *     0..14, t/tensors valid weight indices (t set for ATTR_TENSOR), g /
+ *     graphs valid subgraphs (g set for ATTR_GRAPH);
+ *   - graph inputs/outputs valid tensor indices; memory plans: order valid
+ *     node indices, blocks valid tensor (and alias_of -1 or valid) indices,
+ *     offset + size does not overflow (the rest is `gearc verify`'s job);
+ *   - weights: dtype 1..16, at most 8 dims >= 0, 64-aligned and inside
+ *     WEIGHTS, size = numel * dtype size (strings: the u64-length layout
+ *     exactly fills size);
+ *   - inputs/outputs as tensors' shapes, max_shape empty or as many dims
+ *     (the writer gives every input a max_shape: the shape at the gear
+ *     with the largest product of its gear values, or its shape if it
+ *     has none);
+ *     gear inputs: rank <= 8, dyn_axes index -1 dims; gears: index = their
+ *     position, the same number of dims each, graph -1 or valid, input and
+ *     output shapes as tensors' shapes.
  */
 #ifndef GEARC_OM_H
 #define GEARC_OM_H
@@ -42,9 +77,13 @@
 enum { OM_PART_MODEL_DEF = 1, OM_PART_WEIGHTS = 2 };
 
 /* Writes m (its root graph m->graph and everything below it, the gear spec
- * and options) to path atomically: a temporary file in the same directory,
- * fsync, rename.  On failure nothing is left and an existing file at path
- * is untouched. */
+ * and options) to path atomically: a temporary file ".NAME.tmp.PID.N" in
+ * the same directory, fsync, rename, fsync of the directory (best effort).
+ * Weights are streamed from their Tensors.  On failure nothing is left and
+ * an existing file at path is untouched; the error reads
+ * "--output 'PATH': cannot create file: REASON" (or "cannot write",
+ * "cannot replace it").  A Model the reader would reject is refused
+ * before any file is created. */
 int om_write(const Model *m, const char *path);
 
 /* The same bytes in memory (malloc'd; free with free()). */
@@ -55,13 +94,15 @@ typedef struct OmFile {
 	const uint8_t *data; /* whole file */
 	size_t size;
 	Gearom__Model *model; /* validated */
-	const uint8_t *weights; /* WEIGHTS partition (may be empty) */
+	const uint8_t *weights; /* WEIGHTS partition; NULL if none */
 	uint64_t weights_size;
 } OmFile;
 
-/* Opens and fully validates path; -1 with an error naming path. */
+/* Opens and fully validates path; -1 with an error "PATH: what is wrong"
+ * (f is then zeroed; om_close on it is harmless). */
 int om_open(OmFile *f, const char *path);
-/* The same on bytes in memory (kept by reference; name for messages). */
+/* The same on bytes in memory (kept by reference; name, non-NULL, for
+ * messages).  om_close() frees the message. */
 int om_parse(OmFile *f, const uint8_t *data, size_t size, const char *name);
 void om_close(OmFile *f);
 

@@ -1,0 +1,419 @@
+/*
+ * serializer/check.c - trust nothing in an unpacked gearom.Model.
+ *
+ * protobuf-c guarantees the wire format is well formed; everything it
+ * means is checked here: every index is in range, every enum known, every
+ * shape consistent, and every weight lies inside WEIGHTS with the size
+ * its dtype and dims need.  Each check reports the innermost problem and
+ * the callers prefix where it is ("graph 2: node 5: input 1 ...").
+ */
+#include "omimpl.h"
+
+#include <stdlib.h>
+
+typedef struct Check {
+	const Gearom__Model *m;
+	const uint8_t *w; /* NULL: the bytes are not at hand */
+	uint64_t wsize;
+	uint8_t *refs; /* per graph: attributes naming it as a subgraph */
+} Check;
+
+#define IN_RANGE(i, n) ((i) >= 0 && (uint64_t)(i) < (uint64_t)(n))
+#define MAX_COUNT ((size_t)INT32_MAX)
+
+static int check_dtype(int32_t dt)
+{
+	if (dt < 0 || dt >= DT_COUNT)
+		return error("dtype %d is not an ONNX data type", dt);
+	return 0;
+}
+
+/* rank -1..MAX_RANK, n dims exactly rank (none if rank is -1), each
+ * dim >= min. */
+static int check_shape(int32_t rank, size_t n, const int64_t *dims,
+		       int64_t min)
+{
+	if (rank < -1 || rank > MAX_RANK)
+		return error("rank %d is out of range (-1..%d)", rank,
+			     MAX_RANK);
+	if (n != (size_t)(rank < 0 ? 0 : rank))
+		return error("rank %d but %zu dims", rank, n);
+	for (size_t k = 0; k < n; k++)
+		if (dims[k] < min)
+			return error("dim %zu is %lld", k, (long long)dims[k]);
+	return 0;
+}
+
+/* ---- weights ----------------------------------------------------------- */
+
+static int check_strings(const uint8_t *p, uint64_t size, int64_t numel)
+{
+	uint64_t at = 0;
+	for (int64_t i = 0; i < numel; i++) {
+		if (size - at < 8)
+			return error("string %lld runs past its %llu bytes",
+				     (long long)i, (unsigned long long)size);
+		uint64_t len = om_get_u64(p + at);
+		at += 8;
+		if (len > size - at)
+			return error("string %lld runs past its %llu bytes",
+				     (long long)i, (unsigned long long)size);
+		at += len;
+	}
+	if (at != size)
+		return error("%llu bytes of strings, size says %llu",
+			     (unsigned long long)at, (unsigned long long)size);
+	return 0;
+}
+
+static int check_weight(const Check *c, const Gearom__Weight *w)
+{
+	int64_t numel = 1, bytes;
+	uint64_t end;
+	if (!w->name)
+		return error("no name");
+	if (check_dtype(w->dtype) < 0)
+		return -1;
+	if (w->dtype == DT_UNDEFINED)
+		return error("dtype is undefined");
+	if (w->n_dims > MAX_RANK)
+		return error("rank %zu is out of range (max %d)", w->n_dims,
+			     MAX_RANK);
+	if (check_shape((int32_t)w->n_dims, w->n_dims, w->dims, 0) < 0)
+		return -1;
+	if (w->offset % OM_ALIGN)
+		return error("offset %llu is not %d-byte aligned",
+			     (unsigned long long)w->offset, OM_ALIGN);
+	if (__builtin_add_overflow(w->offset, w->size, &end) || end > c->wsize)
+		return error("bytes [%llu, +%llu) lie outside the %llu-byte "
+			     "WEIGHTS partition",
+			     (unsigned long long)w->offset,
+			     (unsigned long long)w->size,
+			     (unsigned long long)c->wsize);
+	for (size_t k = 0; k < w->n_dims; k++)
+		if (!mul_nonneg_i64(numel, w->dims[k], &numel))
+			return error("element count overflows");
+	if (w->dtype == DT_STRING)
+		return c->w ? check_strings(c->w + w->offset, w->size, numel)
+			    : 0;
+	if (!mul_nonneg_i64(numel, (int64_t)dtype_size(w->dtype), &bytes))
+		return error("byte size overflows");
+	if ((uint64_t)bytes != w->size)
+		return error("size is %llu bytes, its dtype and dims need %lld",
+			     (unsigned long long)w->size, (long long)bytes);
+	return 0;
+}
+
+/* ---- graphs ------------------------------------------------------------ */
+
+static int check_tensor(const Check *c, const Gearom__Graph *g,
+			const Gearom__Tensor *t)
+{
+	int kind = (int)t->kind, type = (int)t->type;
+	if (!t->name)
+		return error("no name");
+	if (check_dtype(t->dtype) < 0 ||
+	    check_shape(t->rank, t->n_dims, t->dims, -1) < 0)
+		return -1;
+	if (kind < GEAROM__TENSOR_KIND__TK_NODE ||
+	    kind > GEAROM__TENSOR_KIND__TK_OUTER)
+		return error("kind %d is not a tensor kind", kind);
+	if (type < GEAROM__TYPE_KIND__TYPE_TENSOR ||
+	    type > GEAROM__TYPE_KIND__TYPE_OTHER)
+		return error("type %d is not a type kind", type);
+	if (t->weight != -1 && !IN_RANGE(t->weight, c->m->n_weights))
+		return error("weight %d is out of range (%zu weights)",
+			     t->weight, c->m->n_weights);
+	if (kind == GEAROM__TENSOR_KIND__TK_WEIGHT && t->weight < 0)
+		return error("is a weight but names none");
+	if (kind != GEAROM__TENSOR_KIND__TK_OUTER) {
+		if (t->outer != -1)
+			return error("outer is %d but it is not an outer "
+				     "reference",
+				     t->outer);
+	} else if (g->parent < 0) {
+		return error("outer reference in the root graph");
+	} else {
+		size_t n = c->m->graphs[g->parent]->n_tensors;
+		if (!IN_RANGE(t->outer, n))
+			return error("outer %d is out of range (graph %d has "
+				     "%zu tensors)",
+				     t->outer, g->parent, n);
+	}
+	if (t->n_dim_params &&
+	    (t->rank < 0 || t->n_dim_params != (size_t)t->rank))
+		return error("%zu dim_params for rank %d", t->n_dim_params,
+			     t->rank);
+	for (size_t k = 0; k < t->n_dim_params; k++)
+		if (!t->dim_params[k])
+			return error("dim_param %zu is missing", k);
+	return 0;
+}
+
+/* gi's attribute names graph sub as its subgraph. */
+static int check_subgraph(const Check *c, int32_t gi, int32_t sub)
+{
+	if (!IN_RANGE(sub, c->m->n_graphs) || sub == c->m->root)
+		return error("subgraph %d is out of range (%zu graphs)", sub,
+			     c->m->n_graphs);
+	if (c->m->graphs[sub]->parent != gi)
+		return error("subgraph %d has parent %d, not %d", sub,
+			     c->m->graphs[sub]->parent, gi);
+	if (c->refs[sub]++)
+		return error("subgraph %d is used by two attributes", sub);
+	return 0;
+}
+
+static int check_weight_ref(const Check *c, int32_t w)
+{
+	if (!IN_RANGE(w, c->m->n_weights))
+		return error("tensor %d is out of range (%zu weights)", w,
+			     c->m->n_weights);
+	return 0;
+}
+
+static int check_attr(const Check *c, int32_t gi, const Gearom__Attribute *a)
+{
+	if (!a->name)
+		return error("no name");
+	if (a->type < ATTR_UNDEFINED || a->type > ATTR_TYPE_PROTOS)
+		return error("type %d is not an attribute type", a->type);
+	if ((a->t != -1 || a->type == ATTR_TENSOR) &&
+	    check_weight_ref(c, a->t) < 0)
+		return -1;
+	if ((a->g != -1 || a->type == ATTR_GRAPH) &&
+	    check_subgraph(c, gi, a->g) < 0)
+		return -1;
+	for (size_t j = 0; j < a->n_tensors; j++)
+		if (check_weight_ref(c, a->tensors[j]) < 0)
+			return -1;
+	for (size_t j = 0; j < a->n_graphs; j++)
+		if (check_subgraph(c, gi, a->graphs[j]) < 0)
+			return -1;
+	if (a->n_floats > MAX_COUNT || a->n_ints > MAX_COUNT ||
+	    a->n_strings > MAX_COUNT || a->n_tensors > MAX_COUNT ||
+	    a->n_graphs > MAX_COUNT)
+		return error("too many elements");
+	return 0;
+}
+
+static int check_refs(const char *what, const int32_t *v, size_t n,
+		      size_t ntensors, bool optional)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!(optional && v[k] == -1) && !IN_RANGE(v[k], ntensors))
+			return error("%s %zu refers to tensor %d of %zu", what,
+				     k, v[k], ntensors);
+	return 0;
+}
+
+static int check_node(const Check *c, int32_t gi, const Gearom__Node *n)
+{
+	size_t nt = c->m->graphs[gi]->n_tensors;
+	if (!n->name || !n->op_type || !n->domain)
+		return error("name, op_type or domain missing");
+	if (n->n_inputs > MAX_COUNT || n->n_outputs > MAX_COUNT ||
+	    n->n_attrs > MAX_COUNT)
+		return error("too many inputs, outputs or attributes");
+	if (check_refs("input", n->inputs, n->n_inputs, nt, true) < 0 ||
+	    check_refs("output", n->outputs, n->n_outputs, nt, true) < 0)
+		return -1;
+	for (size_t k = 0; k < n->n_attrs; k++)
+		if (check_attr(c, gi, n->attrs[k]) < 0)
+			return error_prefix("attribute %zu", k);
+	return 0;
+}
+
+static int check_plan(const Gearom__Graph *g, const Gearom__MemoryPlan *p)
+{
+	uint64_t end;
+	for (size_t k = 0; k < p->n_order; k++)
+		if (!IN_RANGE(p->order[k], g->n_nodes))
+			return error("order %zu names node %d of %zu", k,
+				     p->order[k], g->n_nodes);
+	for (size_t k = 0; k < p->n_blocks; k++) {
+		const Gearom__MemBlock *b = p->blocks[k];
+		if (!IN_RANGE(b->tensor, g->n_tensors))
+			return error("block %zu names tensor %d of %zu", k,
+				     b->tensor, g->n_tensors);
+		if (b->alias_of != -1 && !IN_RANGE(b->alias_of, g->n_tensors))
+			return error("block %zu aliases tensor %d of %zu", k,
+				     b->alias_of, g->n_tensors);
+		if (__builtin_add_overflow(b->offset, b->size, &end))
+			return error("block %zu: offset + size overflows", k);
+	}
+	return 0;
+}
+
+/* The tree of graphs: parents come first, so it has no cycle. */
+static int check_parent(const Check *c, int32_t gi)
+{
+	const Gearom__Graph *g = c->m->graphs[gi];
+	if (!g->name)
+		return error("no name");
+	if (gi == c->m->root ? g->parent != -1
+			     : g->parent < 0 || g->parent >= gi)
+		return error("parent %d is not valid for graph %d%s",
+			     g->parent, gi, gi == c->m->root ? " (root)" : "");
+	return 0;
+}
+
+static int check_graph(const Check *c, int32_t gi)
+{
+	const Gearom__Graph *g = c->m->graphs[gi];
+	if (g->n_tensors > MAX_COUNT || g->n_nodes > MAX_COUNT)
+		return error("too many tensors or nodes");
+	for (size_t k = 0; k < g->n_tensors; k++)
+		if (check_tensor(c, g, g->tensors[k]) < 0)
+			return error_prefix("tensor %zu", k);
+	for (size_t k = 0; k < g->n_nodes; k++)
+		if (check_node(c, gi, g->nodes[k]) < 0)
+			return error_prefix("node %zu", k);
+	if (check_refs("input", g->inputs, g->n_inputs, g->n_tensors, false) <
+		    0 ||
+	    check_refs("output", g->outputs, g->n_outputs, g->n_tensors,
+		       false) < 0)
+		return -1;
+	if (g->plan && check_plan(g, g->plan) < 0)
+		return error_prefix("memory plan");
+	return 0;
+}
+
+/* ---- inputs, outputs and gears ----------------------------------------- */
+
+static int check_io(const Gearom__IoInfo *io)
+{
+	if (!io->name)
+		return error("no name");
+	if (check_dtype(io->dtype) < 0 ||
+	    check_shape(io->rank, io->n_shape, io->shape, -1) < 0)
+		return -1;
+	if (io->n_max_shape && io->n_max_shape != io->n_shape)
+		return error("max_shape has %zu dims, shape %zu",
+			     io->n_max_shape, io->n_shape);
+	for (size_t k = 0; k < io->n_max_shape; k++)
+		if (io->max_shape[k] < -1)
+			return error("max_shape dim %zu is %lld", k,
+				     (long long)io->max_shape[k]);
+	return 0;
+}
+
+static int check_gear_input(const Gearom__GearInput *in)
+{
+	if (!in->name)
+		return error("no name");
+	if (in->n_shape > MAX_RANK)
+		return error("rank %zu is out of range (max %d)", in->n_shape,
+			     MAX_RANK);
+	if (check_shape((int32_t)in->n_shape, in->n_shape, in->shape, -1) < 0)
+		return -1;
+	for (size_t k = 0; k < in->n_dyn_axes; k++) {
+		int32_t ax = in->dyn_axes[k];
+		if (!IN_RANGE(ax, in->n_shape) || in->shape[ax] != -1)
+			return error("dynamic axis %d is not a -1 of its "
+				     "shape",
+				     ax);
+	}
+	return 0;
+}
+
+static int check_shape_info(const Gearom__ShapeInfo *s)
+{
+	if (!s->name)
+		return error("no name");
+	return check_shape(s->rank, s->n_dims, s->dims, -1);
+}
+
+static int check_gear(const Check *c, size_t i)
+{
+	const Gearom__Gear *g = c->m->gears[i];
+	if (!g->label)
+		return error("no label");
+	if (g->index < 0 || (size_t)g->index != i)
+		return error("index is %d", g->index);
+	if (g->n_dims != c->m->gears[0]->n_dims)
+		return error("%zu dims, gear 0 has %zu", g->n_dims,
+			     c->m->gears[0]->n_dims);
+	if (g->graph != -1 && !IN_RANGE(g->graph, c->m->n_graphs))
+		return error("graph %d is out of range (%zu graphs)", g->graph,
+			     c->m->n_graphs);
+	for (size_t k = 0; k < g->n_inputs; k++)
+		if (check_shape_info(g->inputs[k]) < 0)
+			return error_prefix("input %zu", k);
+	for (size_t k = 0; k < g->n_outputs; k++)
+		if (check_shape_info(g->outputs[k]) < 0)
+			return error_prefix("output %zu", k);
+	return 0;
+}
+
+/* ---- the model --------------------------------------------------------- */
+
+static int check_header(const Gearom__Model *m)
+{
+	const Gearom__Source *s = m->source;
+	if (!m->producer || !m->producer->name || !m->producer->version)
+		return error("producer is missing");
+	if (!s || !s->file || !s->producer_name || !s->producer_version ||
+	    !s->domain)
+		return error("source is missing");
+	for (size_t k = 0; k < s->n_opsets; k++)
+		if (!s->opsets[k]->domain)
+			return error("source opset %zu has no domain", k);
+	for (size_t k = 0; k < m->n_options; k++)
+		if (!m->options[k]->key || !m->options[k]->value)
+			return error("option %zu is incomplete", k);
+	if ((int)m->mode < GEAROM__MODE__MODE_STATIC ||
+	    (int)m->mode > GEAROM__MODE__MODE_DIMS)
+		return error("mode %d is not a gear mode", (int)m->mode);
+	if (m->n_graphs > MAX_COUNT || m->n_weights > MAX_COUNT ||
+	    m->n_gears > MAX_COUNT)
+		return error("too many graphs, weights or gears");
+	if (!IN_RANGE(m->root, m->n_graphs))
+		return error("root graph %d is out of range (%zu graphs)",
+			     m->root, m->n_graphs);
+	return 0;
+}
+
+static int check_all(Check *c)
+{
+	const Gearom__Model *m = c->m;
+	if (check_header(m) < 0)
+		return -1;
+	for (size_t k = 0; k < m->n_weights; k++)
+		if (check_weight(c, m->weights[k]) < 0)
+			return error_prefix("weight %zu", k);
+	c->refs = xcalloc(m->n_graphs, 1);
+	for (size_t k = 0; k < m->n_graphs; k++)
+		if (check_parent(c, (int32_t)k) < 0)
+			return error_prefix("graph %zu", k);
+	for (size_t k = 0; k < m->n_graphs; k++)
+		if (check_graph(c, (int32_t)k) < 0)
+			return error_prefix("graph %zu", k);
+	for (size_t k = 0; k < m->n_inputs; k++)
+		if (check_io(m->inputs[k]) < 0)
+			return error_prefix("input %zu", k);
+	for (size_t k = 0; k < m->n_outputs; k++)
+		if (check_io(m->outputs[k]) < 0)
+			return error_prefix("output %zu", k);
+	for (size_t k = 0; k < m->n_gear_inputs; k++)
+		if (check_gear_input(m->gear_inputs[k]) < 0)
+			return error_prefix("gear input %zu", k);
+	for (size_t k = 0; k < m->n_gears; k++)
+		if (check_gear(c, k) < 0)
+			return error_prefix("gear %zu", k);
+	return 0;
+}
+
+int om_check_model(const Gearom__Model *m, const uint8_t *weights,
+		   uint64_t weights_size, bool have_bytes)
+{
+	static const uint8_t none[1];
+	Check c = { .m = m, .w = weights, .wsize = weights_size };
+	if (!have_bytes)
+		c.w = NULL;
+	else if (!c.w)
+		c.w = none; /* no WEIGHTS partition: weights_size is 0 */
+	int rc = check_all(&c);
+	free(c.refs);
+	return rc;
+}

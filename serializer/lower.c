@@ -1,0 +1,632 @@
+/*
+ * serializer/lower.c - a Model as a gearom.Model message.
+ *
+ * Graphs are numbered depth first in node order, the root first, so a
+ * parent always has a smaller index than its subgraphs.  Weights are
+ * numbered the first time the walk meets them (graph by graph: values,
+ * then node attributes) and stored once per distinct Tensor pointer.
+ * Both orders depend only on the Model, never on addresses.
+ */
+#include "omimpl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NEW(a, T, INIT) ((T *)arena_memdup((a), &(T)INIT, sizeof(T)))
+#define UNCONST(p) ((void *)(uintptr_t)(p))
+
+/* ---- pointer -> weight index ------------------------------------------ */
+
+typedef struct WeightMap {
+	const Tensor **keys;
+	int32_t *vals;
+	uint32_t cap, len;
+} WeightMap;
+
+static uint32_t ptr_slot(const WeightMap *w, const Tensor *t)
+{
+	uint64_t h = (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull;
+	uint32_t mask = w->cap - 1, i = (uint32_t)(h >> 32) & mask;
+	while (w->keys[i] && w->keys[i] != t)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int32_t wmap_get(const WeightMap *w, const Tensor *t)
+{
+	if (!w->cap)
+		return -1;
+	uint32_t i = ptr_slot(w, t);
+	return w->keys[i] ? w->vals[i] : -1;
+}
+
+static void wmap_put(WeightMap *w, const Tensor *t, int32_t val)
+{
+	if (2 * (w->len + 1) > w->cap) {
+		WeightMap n = { 0 };
+		n.cap = w->cap ? 2 * w->cap : 64;
+		n.keys = xcalloc(n.cap, sizeof(*n.keys));
+		n.vals = xcalloc(n.cap, sizeof(*n.vals));
+		for (uint32_t i = 0; i < w->cap; i++) {
+			if (!w->keys[i])
+				continue;
+			uint32_t j = ptr_slot(&n, w->keys[i]);
+			n.keys[j] = w->keys[i];
+			n.vals[j] = w->vals[i];
+			n.len++;
+		}
+		free(w->keys);
+		free(w->vals);
+		*w = n;
+	}
+	uint32_t i = ptr_slot(w, t);
+	ASSERT(!w->keys[i]);
+	w->keys[i] = t;
+	w->vals[i] = val;
+	w->len++;
+}
+
+/* ---- the walk ---------------------------------------------------------- */
+
+typedef struct Lower {
+	Arena *a;
+	const Model *m;
+	Gearom__Graph **graphs;
+	int32_t ngraphs, capgraphs;
+	struct {
+		const Tensor *t;
+		Gearom__Weight *w;
+	} *wt; /* in Model.weights order */
+	int32_t nw, capw;
+	WeightMap map;
+	uint64_t wsize;
+} Lower;
+
+static char *str(const char *s) { return UNCONST(s ? s : ""); }
+
+static int64_t *dims_dup(Arena *a, const Shape *s, size_t *n)
+{
+	*n = s->rank > 0 ? (size_t)s->rank : 0;
+	return *n ? arena_memdup(a, s->dims, *n * sizeof(int64_t)) : NULL;
+}
+
+static int32_t *ids_dup(Arena *a, const int32_t *v, int32_t n, size_t *out)
+{
+	*out = n > 0 ? (size_t)n : 0;
+	return *out ? arena_memdup(a, v, *out * sizeof(int32_t)) : NULL;
+}
+
+int om_tensor_size(const Tensor *t, uint64_t *size)
+{
+	const char *name = t->name ? t->name : "(unnamed)";
+	bool rank_ok = t->shape.rank >= 0 && t->shape.rank <= MAX_RANK;
+	int64_t numel = rank_ok ? shape_numel(&t->shape) : -1;
+	size_t es = t->dtype == DT_STRING ? sizeof(Bytes) : dtype_size(t->dtype);
+	size_t want;
+	if (numel < 0 || !es || !mul_size((size_t)numel, es, &want))
+		return error("weight '%s': bad dtype %d or shape", name,
+			     t->dtype);
+	if (t->nbytes != want || (want && !t->data))
+		return error("weight '%s': has %zu bytes of data, its dtype "
+			     "and shape need %zu",
+			     name, t->nbytes, want);
+	if (t->dtype != DT_STRING) {
+		*size = want;
+		return 0;
+	}
+	const Bytes *b = t->data;
+	uint64_t n = 0;
+	for (int64_t i = 0; i < numel; i++) {
+		if (b[i].len && !b[i].data)
+			return error("weight '%s': string %lld has no data",
+				     name, (long long)i);
+		if (__builtin_add_overflow(n, (uint64_t)b[i].len, &n) ||
+		    __builtin_add_overflow(n, 8, &n))
+			return error("weight '%s': too large", name);
+	}
+	*size = n;
+	return 0;
+}
+
+/* Model.weights index of t, adding it the first time. */
+static int weight_of(Lower *L, const Tensor *t, int32_t *out)
+{
+	uint64_t size, off;
+	int32_t i = wmap_get(&L->map, t);
+	if (i >= 0) {
+		*out = i;
+		return 0;
+	}
+	if (om_tensor_size(t, &size) < 0)
+		return -1;
+	off = om_align(L->wsize);
+	if (off < L->wsize || __builtin_add_overflow(off, size, &L->wsize) ||
+	    L->nw == INT32_MAX)
+		return error("weights: too large to write");
+	Gearom__Weight *w = NEW(L->a, Gearom__Weight, GEAROM__WEIGHT__INIT);
+	w->name = str(t->name);
+	w->has_dtype = 1;
+	w->dtype = t->dtype;
+	w->dims = dims_dup(L->a, &t->shape, &w->n_dims);
+	w->has_offset = w->has_size = 1;
+	w->offset = off;
+	w->size = size;
+	i = ARENA_PUSH(L->a, L->wt, L->nw, L->capw);
+	L->wt[i].t = t;
+	L->wt[i].w = w;
+	wmap_put(&L->map, t, i);
+	*out = i;
+	return 0;
+}
+
+static int lower_graph(Lower *L, const Graph *g, int32_t parent,
+		       int32_t *index);
+
+static int lower_value(Lower *L, const Value *v, Gearom__Tensor **out)
+{
+	if (v->shape.rank < -1 || v->shape.rank > MAX_RANK)
+		return error("tensor '%s' has rank %d", v->name, v->shape.rank);
+	Gearom__Tensor *t = NEW(L->a, Gearom__Tensor, GEAROM__TENSOR__INIT);
+	t->name = str(v->name);
+	t->has_dtype = t->has_rank = t->has_kind = 1;
+	t->dtype = v->dtype;
+	t->rank = v->shape.rank;
+	t->dims = dims_dup(L->a, &v->shape, &t->n_dims);
+	switch (v->kind) {
+	case VAL_NODE: t->kind = GEAROM__TENSOR_KIND__TK_NODE; break;
+	case VAL_INPUT: t->kind = GEAROM__TENSOR_KIND__TK_INPUT; break;
+	case VAL_WEIGHT: t->kind = GEAROM__TENSOR_KIND__TK_WEIGHT; break;
+	case VAL_OUTER: t->kind = GEAROM__TENSOR_KIND__TK_OUTER; break;
+	default: BUG("value '%s' has kind %d", v->name, v->kind);
+	}
+	if (v->kind == VAL_WEIGHT && !v->konst)
+		return error("weight '%s' has no data", v->name);
+	if (v->konst) {
+		t->has_weight = 1;
+		if (weight_of(L, v->konst, &t->weight) < 0)
+			return -1;
+	}
+	if (v->kind == VAL_OUTER) {
+		t->has_outer = 1;
+		t->outer = v->outer;
+	}
+	if (v->flags) {
+		t->has_flags = 1;
+		t->flags = v->flags;
+	}
+	if (v->tkind) {
+		t->has_type = 1;
+		t->type = (Gearom__TypeKind)v->tkind;
+	}
+	bool any = false;
+	for (int32_t k = 0; v->dim_params && k < v->shape.rank; k++)
+		any |= v->dim_params[k] != NULL;
+	if (any) {
+		t->n_dim_params = (size_t)v->shape.rank;
+		t->dim_params = arena_array(L->a, t->n_dim_params, sizeof(char *));
+		for (int32_t k = 0; k < v->shape.rank; k++)
+			t->dim_params[k] = str(v->dim_params[k]);
+	}
+	*out = t;
+	return 0;
+}
+
+static int lower_tensor_list(Lower *L, const Attr *at, Gearom__Attribute *o)
+{
+	o->n_tensors = (size_t)at->n;
+	o->tensors = arena_array(L->a, o->n_tensors, sizeof(int32_t));
+	for (int32_t j = 0; j < at->n; j++)
+		if (!at->tensors[j])
+			return error("attribute '%s': tensor %d is missing",
+				     at->name, j);
+		else if (weight_of(L, at->tensors[j], &o->tensors[j]) < 0)
+			return -1;
+	return 0;
+}
+
+static int lower_graph_list(Lower *L, const Attr *at, int32_t gi,
+			    Gearom__Attribute *o)
+{
+	o->n_graphs = (size_t)at->n;
+	o->graphs = arena_array(L->a, o->n_graphs, sizeof(int32_t));
+	for (int32_t j = 0; j < at->n; j++)
+		if (!at->graphs[j])
+			return error("attribute '%s': subgraph %d is missing",
+				     at->name, j);
+		else if (lower_graph(L, at->graphs[j], gi, &o->graphs[j]) < 0)
+			return -1;
+	return 0;
+}
+
+/* The pointers the attribute's type needs are set. */
+static bool attr_data_ok(const Attr *at)
+{
+	const void *p;
+	switch (at->type) {
+	case ATTR_STRING: return !at->s.len || at->s.data;
+	case ATTR_FLOATS: p = at->floats; break;
+	case ATTR_INTS: p = at->ints; break;
+	case ATTR_STRINGS: p = at->strings; break;
+	case ATTR_TENSORS: p = at->tensors; break;
+	case ATTR_GRAPHS: p = at->graphs; break;
+	default: return true;
+	}
+	return at->n == 0 || (at->n > 0 && p);
+}
+
+static int lower_attr(Lower *L, const Attr *at, int32_t gi,
+		      Gearom__Attribute **out)
+{
+	Gearom__Attribute *o = NEW(L->a, Gearom__Attribute,
+				   GEAROM__ATTRIBUTE__INIT);
+	o->name = str(at->name);
+	o->has_type = 1;
+	o->type = at->type;
+	*out = o;
+	if (!attr_data_ok(at))
+		return error("attribute '%s' (type %d) has no data", at->name,
+			     at->type);
+	switch (at->type) {
+	case ATTR_FLOAT:
+		o->has_f = 1;
+		o->f = at->f;
+		break;
+	case ATTR_INT:
+		o->has_i = 1;
+		o->i = at->i;
+		break;
+	case ATTR_STRING:
+		o->has_s = 1;
+		o->s.len = at->s.len;
+		o->s.data = UNCONST(at->s.data);
+		break;
+	case ATTR_TENSOR:
+		if (!at->t)
+			return error("attribute '%s' has no tensor", at->name);
+		o->has_t = 1;
+		return weight_of(L, at->t, &o->t);
+	case ATTR_GRAPH:
+		if (!at->g)
+			return error("attribute '%s' has no subgraph", at->name);
+		o->has_g = 1;
+		return lower_graph(L, at->g, gi, &o->g);
+	case ATTR_FLOATS:
+		o->n_floats = (size_t)at->n;
+		o->floats = UNCONST(at->floats);
+		break;
+	case ATTR_INTS:
+		o->n_ints = (size_t)at->n;
+		o->ints = UNCONST(at->ints);
+		break;
+	case ATTR_STRINGS:
+		o->n_strings = (size_t)at->n;
+		o->strings = arena_array(L->a, o->n_strings,
+					 sizeof(*o->strings));
+		for (int32_t j = 0; j < at->n; j++) {
+			if (at->strings[j].len && !at->strings[j].data)
+				return error("attribute '%s': string %d has "
+					     "no data",
+					     at->name, j);
+			o->strings[j].len = at->strings[j].len;
+			o->strings[j].data = UNCONST(at->strings[j].data);
+		}
+		break;
+	case ATTR_TENSORS: return lower_tensor_list(L, at, o);
+	case ATTR_GRAPHS: return lower_graph_list(L, at, gi, o);
+	default: break; /* sparse tensors and type protos: name and type */
+	}
+	return 0;
+}
+
+static int lower_node(Lower *L, const Graph *g, int32_t gi, int32_t ni,
+		      Gearom__Node **out)
+{
+	const Node *n = &g->nodes[ni];
+	Gearom__Node *o = NEW(L->a, Gearom__Node, GEAROM__NODE__INIT);
+	o->name = str(n->name);
+	o->op_type = str(n->op_type);
+	o->domain = str(n->domain);
+	o->inputs = ids_dup(L->a, n->inputs, n->ninputs, &o->n_inputs);
+	o->outputs = ids_dup(L->a, n->outputs, n->noutputs, &o->n_outputs);
+	o->label = n->label ? str(n->label) : NULL;
+	o->n_attrs = n->nattrs > 0 ? (size_t)n->nattrs : 0;
+	o->attrs = arena_array(L->a, o->n_attrs, sizeof(*o->attrs));
+	*out = o;
+	for (int32_t k = 0; k < n->nattrs; k++)
+		if (lower_attr(L, &n->attrs[k], gi, &o->attrs[k]) < 0)
+			return error_prefix("graph '%s': node '%s'", g->name,
+					    n->name);
+	return 0;
+}
+
+/* Appends g and (depth first, in node order) its subgraphs. */
+static int lower_graph(Lower *L, const Graph *g, int32_t parent,
+		       int32_t *index)
+{
+	if (L->ngraphs == INT32_MAX)
+		return error("too many graphs");
+	int32_t gi = ARENA_PUSH(L->a, L->graphs, L->ngraphs, L->capgraphs);
+	Gearom__Graph *o = NEW(L->a, Gearom__Graph, GEAROM__GRAPH__INIT);
+	L->graphs[gi] = o;
+	*index = gi;
+	o->name = str(g->name);
+	o->has_parent = parent >= 0;
+	o->parent = parent;
+	o->n_tensors = g->nvals > 0 ? (size_t)g->nvals : 0;
+	o->tensors = arena_array(L->a, o->n_tensors, sizeof(*o->tensors));
+	for (int32_t i = 0; i < g->nvals; i++)
+		if (lower_value(L, &g->vals[i], &o->tensors[i]) < 0)
+			return error_prefix("graph '%s'", g->name);
+	o->n_nodes = g->nnodes > 0 ? (size_t)g->nnodes : 0;
+	o->nodes = arena_array(L->a, o->n_nodes, sizeof(*o->nodes));
+	for (int32_t i = 0; i < g->nnodes; i++)
+		if (lower_node(L, g, gi, i, &o->nodes[i]) < 0)
+			return -1;
+	o->inputs = ids_dup(L->a, g->inputs, g->ninputs, &o->n_inputs);
+	o->outputs = ids_dup(L->a, g->outputs, g->noutputs, &o->n_outputs);
+	return 0;
+}
+
+/* ---- source, options, gears, inputs and outputs ----------------------- */
+
+static void lower_source(Lower *L, Gearom__Model *msg)
+{
+	const Model *m = L->m;
+	Gearom__Producer *p = NEW(L->a, Gearom__Producer,
+				  GEAROM__PRODUCER__INIT);
+	p->name = "gearc";
+	p->version = GEARC_VERSION;
+	msg->producer = p;
+
+	Gearom__Source *s = NEW(L->a, Gearom__Source, GEAROM__SOURCE__INIT);
+	s->file = str(m->path);
+	s->has_ir_version = s->has_model_version = 1;
+	s->ir_version = m->ir_version;
+	s->model_version = m->model_version;
+	s->producer_name = str(m->producer_name);
+	s->producer_version = str(m->producer_version);
+	s->domain = str(m->domain);
+	s->n_opsets = m->nopsets > 0 ? (size_t)m->nopsets : 0;
+	s->opsets = arena_array(L->a, s->n_opsets, sizeof(*s->opsets));
+	for (int32_t i = 0; i < m->nopsets; i++) {
+		Gearom__Opset *o = NEW(L->a, Gearom__Opset,
+				       GEAROM__OPSET__INIT);
+		o->domain = str(m->opsets[i].domain);
+		o->has_version = 1;
+		o->version = m->opsets[i].version;
+		s->opsets[i] = o;
+	}
+	msg->source = s;
+
+	msg->n_options = m->noptions > 0 ? (size_t)m->noptions : 0;
+	msg->options = arena_array(L->a, msg->n_options, sizeof(*msg->options));
+	for (int32_t i = 0; i < m->noptions; i++) {
+		Gearom__Option *o = NEW(L->a, Gearom__Option,
+					GEAROM__OPTION__INIT);
+		o->key = str(m->options[i].key);
+		o->value = str(m->options[i].val);
+		msg->options[i] = o;
+	}
+}
+
+static void check_gearspec(const GearSpec *gs)
+{
+	if (gs->ngears < 0 || gs->nvals < 0 || gs->ninputs < 0 ||
+	    (gs->ngears && gs->nvals && !gs->table))
+		BUG("malformed gear spec");
+	for (int32_t i = 0; i < gs->ninputs; i++) {
+		const GearInput *in = &gs->inputs[i];
+		if (in->shape.rank < 0 || in->shape.rank > MAX_RANK ||
+		    in->ndyn < 0 || in->ndyn > in->shape.rank ||
+		    in->first < 0 || in->first > gs->nvals - in->ndyn)
+			BUG("malformed gear input %d", i);
+		for (int32_t k = 0; k < in->ndyn; k++)
+			if (in->dyn_axes[k] < 0 ||
+			    in->dyn_axes[k] >= in->shape.rank ||
+			    in->shape.dims[in->dyn_axes[k]] != -1)
+				BUG("gear input %d: bad axis %d", i, k);
+	}
+}
+
+/* in's exact shape at gear g. */
+static Shape gear_shape(const GearSpec *gs, const GearInput *in, int32_t g)
+{
+	Shape s = in->shape;
+	const int64_t *row = gs->table + (size_t)g * (size_t)gs->nvals;
+	for (int32_t k = 0; k < in->ndyn; k++)
+		s.dims[in->dyn_axes[k]] = row[in->first + k];
+	return s;
+}
+
+/* The gear with the largest product of in's values (the first on ties);
+ * products saturate at INT64_MAX. */
+static int32_t max_gear(const GearSpec *gs, const GearInput *in)
+{
+	int32_t best = 0;
+	int64_t bestp = -1;
+	for (int32_t g = 0; g < gs->ngears; g++) {
+		const int64_t *row = gs->table + (size_t)g * (size_t)gs->nvals;
+		int64_t p = 1;
+		for (int32_t k = 0; k < in->ndyn; k++)
+			if (!mul_nonneg_i64(p, row[in->first + k], &p))
+				p = INT64_MAX;
+		if (p > bestp) {
+			best = g;
+			bestp = p;
+		}
+	}
+	return best;
+}
+
+static Gearom__ShapeInfo *shape_info(Lower *L, const char *name,
+				     const Shape *s, int dtype)
+{
+	Gearom__ShapeInfo *o = NEW(L->a, Gearom__ShapeInfo,
+				   GEAROM__SHAPE_INFO__INIT);
+	o->name = str(name);
+	o->has_rank = 1;
+	o->rank = s->rank;
+	o->dims = dims_dup(L->a, s, &o->n_dims);
+	int64_t b = dtype == DT_STRING ? -1 : shape_bytes(s, dtype);
+	if (b >= 0) {
+		o->has_bytes = 1;
+		o->bytes = (uint64_t)b;
+	}
+	return o;
+}
+
+/* The root graph input named name, or NULL. */
+static const Value *root_input(const Graph *g, const char *name)
+{
+	for (int32_t k = 0; k < g->ninputs; k++) {
+		ValId v = g->inputs[k];
+		if (v >= 0 && v < g->nvals && !strcmp(g->vals[v].name, name))
+			return &g->vals[v];
+	}
+	return NULL;
+}
+
+static void lower_gears(Lower *L, Gearom__Model *msg)
+{
+	const GearSpec *gs = L->m->gears;
+	if (!gs)
+		return;
+	check_gearspec(gs);
+	msg->n_gear_inputs = (size_t)gs->ninputs;
+	msg->gear_inputs = arena_array(L->a, msg->n_gear_inputs,
+				       sizeof(*msg->gear_inputs));
+	for (int32_t i = 0; i < gs->ninputs; i++) {
+		const GearInput *in = &gs->inputs[i];
+		Gearom__GearInput *o = NEW(L->a, Gearom__GearInput,
+					   GEAROM__GEAR_INPUT__INIT);
+		o->name = str(in->name);
+		o->shape = dims_dup(L->a, &in->shape, &o->n_shape);
+		o->dyn_axes = ids_dup(L->a, in->dyn_axes, in->ndyn,
+				      &o->n_dyn_axes);
+		msg->gear_inputs[i] = o;
+	}
+	msg->n_gears = (size_t)gs->ngears;
+	msg->gears = arena_array(L->a, msg->n_gears, sizeof(*msg->gears));
+	for (int32_t g = 0; g < gs->ngears; g++) {
+		Gearom__Gear *o = NEW(L->a, Gearom__Gear, GEAROM__GEAR__INIT);
+		o->has_index = o->has_graph = 1;
+		o->index = g;
+		o->graph = -1;
+		o->label = arena_printf(L->a, "Batch_%d", g);
+		o->n_dims = (size_t)gs->nvals;
+		o->dims = arena_memdup(L->a,
+				       gs->table + (size_t)g * (size_t)gs->nvals,
+				       o->n_dims * sizeof(int64_t));
+		o->n_inputs = (size_t)gs->ninputs;
+		o->inputs = arena_array(L->a, o->n_inputs, sizeof(*o->inputs));
+		for (int32_t i = 0; i < gs->ninputs; i++) {
+			const GearInput *in = &gs->inputs[i];
+			const Value *v = root_input(L->m->graph, str(in->name));
+			Shape s = gear_shape(gs, in, g);
+			o->inputs[i] = shape_info(L, in->name, &s,
+						  v ? v->dtype : DT_UNDEFINED);
+		}
+		msg->gears[g] = o;
+	}
+}
+
+static const GearInput *gear_input(const GearSpec *gs, const char *name)
+{
+	for (int32_t i = 0; gs && i < gs->ninputs; i++)
+		if (!strcmp(str(gs->inputs[i].name), name))
+			return &gs->inputs[i];
+	return NULL;
+}
+
+static Gearom__IoInfo *io_info(Lower *L, const Value *v, bool input)
+{
+	const GearSpec *gs = L->m->gears;
+	const GearInput *in = input ? gear_input(gs, v->name) : NULL;
+	Gearom__IoInfo *o = NEW(L->a, Gearom__IoInfo, GEAROM__IO_INFO__INIT);
+	Shape s = in ? in->shape : v->shape, max = s;
+	if (in && gs->ngears > 0)
+		max = gear_shape(gs, in, max_gear(gs, in));
+	o->name = str(v->name);
+	o->has_dtype = o->has_rank = 1;
+	o->dtype = v->dtype;
+	o->rank = s.rank;
+	o->shape = dims_dup(L->a, &s, &o->n_shape);
+	if (input)
+		o->max_shape = dims_dup(L->a, &max, &o->n_max_shape);
+	return o;
+}
+
+static void lower_io(Lower *L, Gearom__Model *msg)
+{
+	const Graph *g = L->m->graph;
+	msg->n_inputs = g->ninputs > 0 ? (size_t)g->ninputs : 0;
+	msg->inputs = arena_array(L->a, msg->n_inputs, sizeof(*msg->inputs));
+	for (int32_t k = 0; k < g->ninputs; k++)
+		msg->inputs[k] = io_info(L, &g->vals[g->inputs[k]], true);
+	msg->n_outputs = g->noutputs > 0 ? (size_t)g->noutputs : 0;
+	msg->outputs = arena_array(L->a, msg->n_outputs, sizeof(*msg->outputs));
+	for (int32_t k = 0; k < g->noutputs; k++)
+		msg->outputs[k] = io_info(L, &g->vals[g->outputs[k]], false);
+}
+
+static int check_root_io(const Graph *g)
+{
+	for (int32_t k = 0; k < g->ninputs; k++)
+		if (g->inputs[k] < 0 || g->inputs[k] >= g->nvals)
+			return error("graph '%s': input %d out of range",
+				     g->name, k);
+	for (int32_t k = 0; k < g->noutputs; k++)
+		if (g->outputs[k] < 0 || g->outputs[k] >= g->nvals)
+			return error("graph '%s': output %d out of range",
+				     g->name, k);
+	return 0;
+}
+
+int om_lower(OmLowered *l, const Model *m)
+{
+	Lower L = { .m = m };
+	int32_t root;
+	memset(l, 0, sizeof(*l));
+	arena_init(&l->arena);
+	L.a = &l->arena;
+	if (!m->graph)
+		return error("the model has no graph");
+	if (m->mode < MODE_STATIC || m->mode > MODE_DIMS)
+		BUG("bad gear mode %d", m->mode);
+	if (check_root_io(m->graph) < 0)
+		return -1;
+
+	Gearom__Model *msg = NEW(L.a, Gearom__Model, GEAROM__MODEL__INIT);
+	lower_source(&L, msg);
+	msg->has_mode = 1;
+	msg->mode = (Gearom__Mode)m->mode;
+	lower_gears(&L, msg);
+	int rc = lower_graph(&L, m->graph, -1, &root);
+	free(L.map.keys);
+	free(L.map.vals);
+	if (rc < 0)
+		return -1;
+	msg->has_root = 1;
+	msg->root = root;
+	msg->n_graphs = (size_t)L.ngraphs;
+	msg->graphs = L.graphs;
+	msg->n_weights = (size_t)L.nw;
+	msg->weights = arena_array(L.a, msg->n_weights, sizeof(*msg->weights));
+	l->weights = arena_array(L.a, msg->n_weights, sizeof(*l->weights));
+	for (int32_t i = 0; i < L.nw; i++) {
+		msg->weights[i] = L.wt[i].w;
+		l->weights[i] = L.wt[i].t;
+	}
+	lower_io(&L, msg);
+
+	l->msg = msg;
+	l->nweights = L.nw;
+	l->weights_size = L.wsize;
+	return 0;
+}
+
+void om_lowered_release(OmLowered *l)
+{
+	arena_release(&l->arena);
+	memset(l, 0, sizeof(*l));
+}

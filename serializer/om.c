@@ -1,0 +1,482 @@
+/*
+ * serializer/om.c - the .om container (layout in om.h): a streaming
+ * writer and a reader that checks every byte it relies on.
+ *
+ * The writer lowers the Model, packs MODEL_DEF in memory and then streams
+ * the file: a zeroed header, the partition table, MODEL_DEF and the
+ * weights straight from their Tensors (never one copy of all weights),
+ * computing the CRC on the way; the header is written last.  om_encode
+ * streams the same bytes into memory.
+ */
+#include "omimpl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- layout ------------------------------------------------------------ */
+
+typedef struct Layout {
+	OmLowered low;
+	uint8_t *def; /* packed MODEL_DEF */
+	size_t def_size;
+	uint32_t nparts;
+	uint64_t def_off, w_off, total;
+} Layout;
+
+static void layout_release(Layout *l)
+{
+	om_lowered_release(&l->low);
+	free(l->def);
+	memset(l, 0, sizeof(*l));
+}
+
+static int layout_init(Layout *l, const Model *m)
+{
+	memset(l, 0, sizeof(*l));
+	if (om_lower(&l->low, m) < 0) {
+		layout_release(l);
+		return -1;
+	}
+	/* Never write what the reader would reject. */
+	if (om_check_model(l->low.msg, NULL, l->low.weights_size, false) < 0) {
+		layout_release(l);
+		return error_prefix("cannot write a valid .om file");
+	}
+	ProtobufCMessage *msg = &l->low.msg->base;
+	l->def_size = protobuf_c_message_get_packed_size(msg);
+	l->def = xmalloc(l->def_size);
+	if (protobuf_c_message_pack(msg, l->def) != l->def_size)
+		BUG("MODEL_DEF packed to an unexpected size");
+	l->nparts = l->low.nweights ? 2 : 1;
+	l->def_off = om_align(OM_HEADER_SIZE + OM_PART_SIZE * l->nparts);
+	l->w_off = om_align(l->def_off + l->def_size);
+	l->total = l->def_off + l->def_size;
+	if (l->nparts == 2 &&
+	    __builtin_add_overflow(l->w_off, l->low.weights_size, &l->total)) {
+		layout_release(l);
+		return error("the weights are too large to write");
+	}
+	return 0;
+}
+
+static void put_header(uint8_t h[OM_HEADER_SIZE], const Layout *l,
+		       uint32_t crc)
+{
+	memset(h, 0, OM_HEADER_SIZE);
+	memcpy(h, OM_MAGIC, 8);
+	om_put_u32(h + 8, OM_VERSION);
+	om_put_u32(h + 12, OM_HEADER_SIZE);
+	om_put_u64(h + 16, l->total);
+	om_put_u32(h + 24, crc);
+	om_put_u32(h + 28, l->nparts);
+}
+
+/* ---- sinks: memory or file --------------------------------------------- */
+
+#define SINK_BUF (1 << 16)
+
+typedef struct Sink {
+	int fd;       /* the file, or -1 for memory */
+	uint8_t *mem; /* memory: the whole file */
+	uint64_t pos;
+	uint32_t crc;
+	int err; /* errno of the first failed write; later writes skipped */
+	size_t nbuf;
+	uint8_t *buf;
+} Sink;
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno;
+		if (k == 0)
+			return EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static void sink_flush(Sink *s)
+{
+	if (s->fd >= 0 && s->nbuf && !s->err)
+		s->err = write_all(s->fd, s->buf, s->nbuf);
+	s->nbuf = 0;
+}
+
+/* Appends n bytes, without the checksum. */
+static void sink_raw(Sink *s, const void *p, size_t n)
+{
+	if (!n)
+		return;
+	if (s->fd < 0) {
+		memcpy(s->mem + s->pos, p, n);
+	} else if (n <= SINK_BUF - s->nbuf) {
+		memcpy(s->buf + s->nbuf, p, n);
+		s->nbuf += n;
+	} else {
+		sink_flush(s);
+		if (n < SINK_BUF) {
+			memcpy(s->buf, p, n);
+			s->nbuf = n;
+		} else if (!s->err) {
+			s->err = write_all(s->fd, p, n);
+		}
+	}
+	s->pos += n;
+}
+
+static void sink_put(Sink *s, const void *p, size_t n)
+{
+	if (!n)
+		return;
+	s->crc = crc32_update(s->crc, p, n);
+	sink_raw(s, p, n);
+}
+
+static void sink_pad_to(Sink *s, uint64_t off)
+{
+	static const uint8_t zeros[OM_ALIGN];
+	ASSERT(off >= s->pos);
+	while (s->pos < off) {
+		uint64_t n = off - s->pos;
+		sink_put(s, zeros, n < sizeof(zeros) ? (size_t)n : sizeof(zeros));
+	}
+}
+
+static void put_tensor(Sink *s, const Tensor *t)
+{
+	if (t->dtype != DT_STRING) {
+		sink_put(s, t->data, t->nbytes);
+		return;
+	}
+	const Bytes *b = t->data;
+	for (size_t i = 0; i < t->nbytes / sizeof(Bytes); i++) {
+		uint8_t len[8];
+		om_put_u64(len, b[i].len);
+		sink_put(s, len, sizeof(len));
+		sink_put(s, b[i].data, b[i].len);
+	}
+}
+
+/* Everything after the header; s->crc is then the file's checksum. */
+static void put_body(Sink *s, const Layout *l)
+{
+	uint8_t table[OM_PART_SIZE * 2] = { 0 };
+	om_put_u32(table, OM_PART_MODEL_DEF);
+	om_put_u64(table + 8, l->def_off);
+	om_put_u64(table + 16, l->def_size);
+	if (l->nparts == 2) {
+		om_put_u32(table + OM_PART_SIZE, OM_PART_WEIGHTS);
+		om_put_u64(table + OM_PART_SIZE + 8, l->w_off);
+		om_put_u64(table + OM_PART_SIZE + 16, l->low.weights_size);
+	}
+	sink_put(s, table, OM_PART_SIZE * l->nparts);
+	sink_pad_to(s, l->def_off);
+	sink_put(s, l->def, l->def_size);
+	for (int32_t i = 0; i < l->low.nweights; i++) {
+		sink_pad_to(s, l->w_off + l->low.msg->weights[i]->offset);
+		put_tensor(s, l->low.weights[i]);
+	}
+	if (s->pos != l->total)
+		BUG("wrote %llu bytes, layout says %llu",
+		    (unsigned long long)s->pos, (unsigned long long)l->total);
+}
+
+int om_encode(const Model *m, uint8_t **out, size_t *len)
+{
+	Layout l;
+	uint8_t zeros[OM_HEADER_SIZE] = { 0 };
+	*out = NULL;
+	*len = 0;
+	if (layout_init(&l, m) < 0)
+		return -1;
+	if (l.total > SIZE_MAX) {
+		layout_release(&l);
+		return error("the model is too large to encode in memory");
+	}
+	Sink s = { .fd = -1, .mem = xmalloc((size_t)l.total) };
+	sink_raw(&s, zeros, sizeof(zeros));
+	put_body(&s, &l);
+	put_header(s.mem, &l, s.crc);
+	*out = s.mem;
+	*len = (size_t)l.total;
+	layout_release(&l);
+	return 0;
+}
+
+/* ---- om_write: temporary file, fsync, rename --------------------------- */
+
+/* Creates "DIR/.BASE.tmp.PID.N" next to path (mode 0666 less umask). */
+static int create_temp(const char *path, char **tmp)
+{
+	static unsigned counter;
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int dirlen = slash ? (int)(slash - path) + 1 : 0;
+	if (!*base)
+		return error("--output '%s': not a file name", path);
+	for (int tries = 0; tries < 100; tries++) {
+		size_t n = strlen(path) + 64;
+		*tmp = xmalloc(n);
+		snprintf(*tmp, n, "%.*s.%s.tmp.%ld.%u", dirlen, path, base,
+			 (long)getpid(), counter++);
+		int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			      0666);
+		if (fd >= 0)
+			return fd;
+		int e = errno;
+		free(*tmp);
+		*tmp = NULL;
+		if (e != EEXIST)
+			return error("--output '%s': cannot create file: %s",
+				     path, strerror(e));
+	}
+	return error("--output '%s': cannot create a temporary file", path);
+}
+
+static int write_header_at_start(int fd, const uint8_t *h)
+{
+	size_t done = 0;
+	while (done < OM_HEADER_SIZE) {
+		ssize_t k = pwrite(fd, h + done, OM_HEADER_SIZE - done,
+				   (off_t)done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? errno : EIO;
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+/* Best effort: makes the rename durable where directories can be synced. */
+static void sync_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xstrdup(path) : xstrdup(".");
+	if (slash)
+		dir[slash == path ? 1 : slash - path] = 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+static int write_file(int fd, const Layout *l)
+{
+	uint8_t h[OM_HEADER_SIZE] = { 0 };
+	Sink s = { .fd = fd, .buf = xmalloc(SINK_BUF) };
+	sink_raw(&s, h, sizeof(h));
+	put_body(&s, l);
+	sink_flush(&s);
+	free(s.buf);
+	put_header(h, l, s.crc);
+	if (!s.err)
+		s.err = write_header_at_start(fd, h);
+	if (!s.err && fsync(fd) < 0)
+		s.err = errno;
+	return s.err;
+}
+
+int om_write(const Model *m, const char *path)
+{
+	Layout l;
+	char *tmp = NULL;
+	if (layout_init(&l, m) < 0)
+		return -1;
+	int fd = create_temp(path, &tmp);
+	if (fd < 0) {
+		layout_release(&l);
+		return -1;
+	}
+	int e = write_file(fd, &l);
+	layout_release(&l);
+	if (close(fd) < 0 && !e)
+		e = errno;
+	int rc = 0;
+	if (e)
+		rc = error("--output '%s': cannot write: %s", path, strerror(e));
+	else if (rename(tmp, path) < 0)
+		rc = error("--output '%s': cannot replace it: %s", path,
+			   strerror(errno));
+	if (rc < 0)
+		unlink(tmp);
+	else
+		sync_dir_of(path);
+	free(tmp);
+	return rc;
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+static int check_header(const uint8_t *d, size_t size)
+{
+	if (size < OM_HEADER_SIZE) {
+		if (size == 0)
+			return error("file is empty");
+		if (memcmp(d, OM_MAGIC, size < 8 ? size : 8))
+			return error("not a gearc .om file (bad magic)");
+		return error("file is truncated: %zu bytes, shorter than the "
+			     "%d-byte header",
+			     size, OM_HEADER_SIZE);
+	}
+	if (memcmp(d, OM_MAGIC, 8))
+		return error("not a gearc .om file (bad magic)");
+	uint32_t version = om_get_u32(d + 8), hsize = om_get_u32(d + 12);
+	uint64_t flen = om_get_u64(d + 16);
+	if (version != OM_VERSION)
+		return error("unsupported .om format version %u (this gearc "
+			     "reads %d)",
+			     version, OM_VERSION);
+	if (hsize != OM_HEADER_SIZE)
+		return error("header size is %u, expected %d", hsize,
+			     OM_HEADER_SIZE);
+	for (int i = 32; i < OM_HEADER_SIZE; i++)
+		if (d[i])
+			return error("reserved header bytes are not zero");
+	if (flen > size)
+		return error("file is truncated: header says %llu bytes, file "
+			     "has %zu",
+			     (unsigned long long)flen, size);
+	if (flen < size)
+		return error("file has %zu bytes, header says %llu: trailing "
+			     "data",
+			     size, (unsigned long long)flen);
+	if (crc32_update(0, d + OM_HEADER_SIZE, size - OM_HEADER_SIZE) !=
+	    om_get_u32(d + 24))
+		return error("checksum mismatch: file is corrupt");
+	return 0;
+}
+
+typedef struct Part {
+	uint32_t type;
+	uint64_t off, size;
+} Part;
+
+static int read_part(const uint8_t *d, size_t size, uint32_t i,
+		     uint64_t table_end, Part *p)
+{
+	const uint8_t *e = d + OM_HEADER_SIZE + (size_t)i * OM_PART_SIZE;
+	uint64_t end;
+	p->type = om_get_u32(e);
+	p->off = om_get_u64(e + 8);
+	p->size = om_get_u64(e + 16);
+	if (p->type != OM_PART_MODEL_DEF && p->type != OM_PART_WEIGHTS)
+		return error("partition %u has unknown type %u", i, p->type);
+	if (p->off % OM_ALIGN)
+		return error("partition %u at offset %llu is not %d-byte "
+			     "aligned",
+			     i, (unsigned long long)p->off, OM_ALIGN);
+	if (p->off < table_end)
+		return error("partition %u at offset %llu overlaps the "
+			     "partition table",
+			     i, (unsigned long long)p->off);
+	if (__builtin_add_overflow(p->off, p->size, &end) || end > size)
+		return error("partition %u (offset %llu, size %llu) runs past "
+			     "the end of the file (%zu bytes)",
+			     i, (unsigned long long)p->off,
+			     (unsigned long long)p->size, size);
+	return 0;
+}
+
+/* Finds MODEL_DEF and WEIGHTS in the partition table. */
+static int read_parts(const uint8_t *d, size_t size, Part *def, Part *w)
+{
+	Part parts[OM_MAX_PARTS];
+	uint32_t n = om_get_u32(d + 28), ndef = 0, nw = 0;
+	uint64_t table_end = OM_HEADER_SIZE + (uint64_t)n * OM_PART_SIZE;
+	if (n < 1 || n > OM_MAX_PARTS)
+		return error("partition count %u is out of range (1..%d)", n,
+			     OM_MAX_PARTS);
+	if (table_end > size)
+		return error("partition table runs past the end of the file");
+	memset(w, 0, sizeof(*w));
+	for (uint32_t i = 0; i < n; i++) {
+		Part *p = &parts[i];
+		if (read_part(d, size, i, table_end, p) < 0)
+			return -1;
+		for (uint32_t j = 0; j < i; j++)
+			if (p->size && parts[j].size &&
+			    p->off < parts[j].off + parts[j].size &&
+			    parts[j].off < p->off + p->size)
+				return error("partitions %u and %u overlap", j,
+					     i);
+		if (p->type == OM_PART_MODEL_DEF && !ndef++)
+			*def = *p;
+		if (p->type == OM_PART_WEIGHTS && !nw++)
+			*w = *p;
+	}
+	if (ndef != 1)
+		return error("%u MODEL_DEF partitions, expected one", ndef);
+	if (nw > 1)
+		return error("%u WEIGHTS partitions, expected at most one", nw);
+	return 0;
+}
+
+static int parse(OmFile *f)
+{
+	Part def = { 0 }, w = { 0 };
+	if (check_header(f->data, f->size) < 0 ||
+	    read_parts(f->data, f->size, &def, &w) < 0)
+		return -1;
+	f->model = gearom__model__unpack(NULL, (size_t)def.size,
+					 f->data + def.off);
+	if (!f->model)
+		return error("MODEL_DEF does not decode as a gearom.Model");
+	f->weights = w.size ? f->data + w.off : NULL;
+	f->weights_size = w.size;
+	return om_check_model(f->model, f->weights, f->weights_size, true);
+}
+
+static void om_free_model(OmFile *f)
+{
+	if (f->model)
+		gearom__model__free_unpacked(f->model, NULL);
+	f->model = NULL;
+}
+
+int om_parse(OmFile *f, const uint8_t *data, size_t size, const char *name)
+{
+	memset(f, 0, sizeof(*f));
+	f->data = data;
+	f->size = size;
+	if (parse(f) < 0) {
+		om_free_model(f);
+		memset(f, 0, sizeof(*f));
+		return error_prefix("%s", name);
+	}
+	return 0;
+}
+
+int om_open(OmFile *f, const char *path)
+{
+	FileMap map;
+	if (filemap_open(&map, path, "file") < 0) {
+		memset(f, 0, sizeof(*f));
+		return -1;
+	}
+	if (om_parse(f, map.data, map.size, path) < 0) {
+		filemap_release(&map);
+		return -1;
+	}
+	f->map = map;
+	return 0;
+}
+
+void om_close(OmFile *f)
+{
+	om_free_model(f);
+	filemap_release(&f->map);
+	memset(f, 0, sizeof(*f));
+}
