@@ -87,4 +87,11 @@ int op_broadcast_to(OpCtx *c, int i, const Shape *to);
 
 /* ---- hooks (one line per hook, grouped by family file) ---------------- */
 
+/* ---- subgraphs (passes/infer.c) ---------------------------------------- */
+
+/* Infers subgraph sub of c's node with c's settings (for If, Loop, Scan
+ * hooks): the hook first sets the dtypes and shapes of sub's inputs;
+ * outer references take their values from the parent graph. */
+int op_infer_subgraph(OpCtx *c, Graph *sub);
+
 #endif
