@@ -87,6 +87,19 @@ int op_broadcast_to(OpCtx *c, int i, const Shape *to);
 
 /* ---- hooks (one line per hook, grouped by family file) ---------------- */
 
+/* elementwise.c */
+int infer_unary_float(OpCtx *c);   /* T in float types */
+int infer_unary_signed(OpCtx *c);  /* T in float and signed int types */
+int infer_unary_numeric(OpCtx *c); /* T in every numeric type */
+int infer_identity(OpCtx *c);
+int fold_identity(OpCtx *c);
+int infer_clip(OpCtx *c);
+int infer_dropout(OpCtx *c);
+int infer_softmax(OpCtx *c); /* Softmax, LogSoftmax */
+int infer_arith(OpCtx *c);   /* Add, Sub, Mul, Div */
+int infer_pow(OpCtx *c);
+int infer_prelu(OpCtx *c);
+
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
 
 /* Infers subgraph sub of c's node with c's settings (for If, Loop, Scan
