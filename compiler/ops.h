@@ -35,8 +35,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Asinh,                     0, 0, VIEW_NONE) \
 	X(Atan,                      0, 0, VIEW_NONE) \
 	X(Atanh,                     0, 0, VIEW_NONE) \
-	X(AveragePool,               0, 0, VIEW_NONE) \
-	X(BatchNormalization,        0, 0, VIEW_NONE) \
+	X(AveragePool,               infer_avgpool, 0, VIEW_NONE) \
+	X(BatchNormalization,        infer_batchnorm, 0, VIEW_NONE) \
 	X(Bernoulli,                 0, 0, VIEW_NONE) \
 	X(BitShift,                  0, 0, VIEW_NONE) \
 	X(BlackmanWindow,            0, 0, VIEW_NONE) \
@@ -50,7 +50,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ConcatFromSequence,        0, 0, VIEW_NONE) \
 	X(Constant,                  0, 0, VIEW_NONE) \
 	X(ConstantOfShape,           0, 0, VIEW_NONE) \
-	X(Conv,                      0, 0, VIEW_NONE) \
+	X(Conv,                      infer_conv, 0, VIEW_NONE) \
 	X(ConvInteger,               0, 0, VIEW_NONE) \
 	X(ConvTranspose,             0, 0, VIEW_NONE) \
 	X(Cos,                       0, 0, VIEW_NONE) \
@@ -77,9 +77,9 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(GatherElements,            0, 0, VIEW_NONE) \
 	X(GatherND,                  0, 0, VIEW_NONE) \
 	X(Gemm,                      0, 0, VIEW_NONE) \
-	X(GlobalAveragePool,         0, 0, VIEW_NONE) \
+	X(GlobalAveragePool,         infer_global_pool, 0, VIEW_NONE) \
 	X(GlobalLpPool,              0, 0, VIEW_NONE) \
-	X(GlobalMaxPool,             0, 0, VIEW_NONE) \
+	X(GlobalMaxPool,             infer_global_pool, 0, VIEW_NONE) \
 	X(Greater,                   0, 0, VIEW_NONE) \
 	X(GreaterOrEqual,            0, 0, VIEW_NONE) \
 	X(GridSample,                0, 0, VIEW_NONE) \
@@ -107,7 +107,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(MatMul,                    0, 0, VIEW_NONE) \
 	X(MatMulInteger,             0, 0, VIEW_NONE) \
 	X(Max,                       0, 0, VIEW_NONE) \
-	X(MaxPool,                   0, 0, VIEW_NONE) \
+	X(MaxPool,                   infer_maxpool, 0, VIEW_NONE) \
 	X(MaxRoiPool,                0, 0, VIEW_NONE) \
 	X(MaxUnpool,                 0, 0, VIEW_NONE) \
 	X(Mean,                      0, 0, VIEW_NONE) \

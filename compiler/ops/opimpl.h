@@ -100,6 +100,13 @@ int infer_arith(OpCtx *c);   /* Add, Sub, Mul, Div */
 int infer_pow(OpCtx *c);
 int infer_prelu(OpCtx *c);
 
+/* nn.c */
+int infer_conv(OpCtx *c);
+int infer_maxpool(OpCtx *c);
+int infer_avgpool(OpCtx *c);
+int infer_global_pool(OpCtx *c); /* GlobalAveragePool, GlobalMaxPool */
+int infer_batchnorm(OpCtx *c);
+
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
 
 /* Infers subgraph sub of c's node with c's settings (for If, Loop, Scan
