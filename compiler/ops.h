@@ -46,9 +46,9 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Celu,                      0, 0, VIEW_NONE) \
 	X(Clip,                      infer_clip, 0, VIEW_NONE) \
 	X(Compress,                  0, 0, VIEW_NONE) \
-	X(Concat,                    0, 0, VIEW_NONE) \
+	X(Concat,                    infer_concat, 0, VIEW_NONE) \
 	X(ConcatFromSequence,        0, 0, VIEW_NONE) \
-	X(Constant,                  0, 0, VIEW_NONE) \
+	X(Constant,                  infer_constant, 0, VIEW_NONE) \
 	X(ConstantOfShape,           0, 0, VIEW_NONE) \
 	X(Conv,                      infer_conv, 0, VIEW_NONE) \
 	X(ConvInteger,               0, 0, VIEW_NONE) \
@@ -70,7 +70,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Exp,                       infer_unary_float, 0, VIEW_NONE) \
 	X(Expand,                    0, 0, VIEW_NONE) \
 	X(EyeLike,                   0, 0, VIEW_NONE) \
-	X(Flatten,                   0, 0, VIEW_ALIAS) \
+	X(Flatten,                   infer_flatten, 0, VIEW_ALIAS) \
 	X(Floor,                     infer_unary_float, 0, VIEW_NONE) \
 	X(GRU,                       0, 0, VIEW_NONE) \
 	X(Gather,                    0, 0, VIEW_NONE) \
@@ -152,7 +152,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ReduceSum,                 0, 0, VIEW_NONE) \
 	X(ReduceSumSquare,           0, 0, VIEW_NONE) \
 	X(Relu,                      infer_unary_signed, 0, VIEW_NONE) \
-	X(Reshape,                   0, 0, VIEW_ALIAS) \
+	X(Reshape,                   infer_reshape, 0, VIEW_ALIAS) \
 	X(Resize,                    0, 0, VIEW_NONE) \
 	X(ReverseSequence,           0, 0, VIEW_NONE) \
 	X(RoiAlign,                  0, 0, VIEW_NONE) \
@@ -170,13 +170,13 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(SequenceInsert,            0, 0, VIEW_NONE) \
 	X(SequenceLength,            0, 0, VIEW_NONE) \
 	X(SequenceMap,               0, 0, VIEW_NONE) \
-	X(Shape,                     0, 0, VIEW_NONE) \
+	X(Shape,                     infer_shape, fold_shape, VIEW_NONE) \
 	X(Shrink,                    0, 0, VIEW_NONE) \
 	X(Sigmoid,                   infer_unary_float, 0, VIEW_NONE) \
 	X(Sign,                      0, 0, VIEW_NONE) \
 	X(Sin,                       0, 0, VIEW_NONE) \
 	X(Sinh,                      0, 0, VIEW_NONE) \
-	X(Size,                      0, 0, VIEW_NONE) \
+	X(Size,                      infer_size, fold_size, VIEW_NONE) \
 	X(Slice,                     0, 0, VIEW_NONE) \
 	X(Softmax,                   infer_softmax, 0, VIEW_NONE) \
 	X(SoftmaxCrossEntropyLoss,   0, 0, VIEW_NONE) \
@@ -196,7 +196,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ThresholdedRelu,           0, 0, VIEW_NONE) \
 	X(Tile,                      0, 0, VIEW_NONE) \
 	X(TopK,                      0, 0, VIEW_NONE) \
-	X(Transpose,                 0, 0, VIEW_NONE) \
+	X(Transpose,                 infer_transpose, 0, VIEW_NONE) \
 	X(Trilu,                     0, 0, VIEW_NONE) \
 	X(Unique,                    0, 0, VIEW_NONE) \
 	X(Unsqueeze,                 0, 0, VIEW_ALIAS) \

@@ -107,6 +107,17 @@ int infer_avgpool(OpCtx *c);
 int infer_global_pool(OpCtx *c); /* GlobalAveragePool, GlobalMaxPool */
 int infer_batchnorm(OpCtx *c);
 
+/* tensor.c */
+int infer_constant(OpCtx *c);
+int infer_reshape(OpCtx *c);
+int infer_flatten(OpCtx *c);
+int infer_transpose(OpCtx *c);
+int infer_concat(OpCtx *c);
+int infer_shape(OpCtx *c);
+int fold_shape(OpCtx *c);
+int infer_size(OpCtx *c);
+int fold_size(OpCtx *c);
+
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
 
 /* Infers subgraph sub of c's node with c's settings (for If, Loop, Scan
