@@ -76,7 +76,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Gather,                    0, 0, VIEW_NONE) \
 	X(GatherElements,            0, 0, VIEW_NONE) \
 	X(GatherND,                  0, 0, VIEW_NONE) \
-	X(Gemm,                      0, 0, VIEW_NONE) \
+	X(Gemm,                      infer_gemm, 0, VIEW_NONE) \
 	X(GlobalAveragePool,         infer_global_pool, 0, VIEW_NONE) \
 	X(GlobalLpPool,              0, 0, VIEW_NONE) \
 	X(GlobalMaxPool,             infer_global_pool, 0, VIEW_NONE) \
@@ -104,7 +104,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Loop,                      0, 0, VIEW_NONE) \
 	X(LpNormalization,           0, 0, VIEW_NONE) \
 	X(LpPool,                    0, 0, VIEW_NONE) \
-	X(MatMul,                    0, 0, VIEW_NONE) \
+	X(MatMul,                    infer_matmul, 0, VIEW_NONE) \
 	X(MatMulInteger,             0, 0, VIEW_NONE) \
 	X(Max,                       0, 0, VIEW_NONE) \
 	X(MaxPool,                   infer_maxpool, 0, VIEW_NONE) \

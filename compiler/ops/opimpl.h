@@ -118,6 +118,10 @@ int fold_shape(OpCtx *c);
 int infer_size(OpCtx *c);
 int fold_size(OpCtx *c);
 
+/* math.c */
+int infer_gemm(OpCtx *c);
+int infer_matmul(OpCtx *c);
+
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
 
 /* Infers subgraph sub of c's node with c's settings (for If, Loop, Scan
