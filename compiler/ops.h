@@ -24,10 +24,10 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 #define GEARC_DOMAIN "ai.gearc"
 
 #define GEARC_OPS(X) \
-	X(Abs,                       0, 0, VIEW_NONE) \
+	X(Abs,                       infer_unary_numeric, 0, VIEW_NONE) \
 	X(Acos,                      0, 0, VIEW_NONE) \
 	X(Acosh,                     0, 0, VIEW_NONE) \
-	X(Add,                       0, 0, VIEW_NONE) \
+	X(Add,                       infer_arith, 0, VIEW_NONE) \
 	X(And,                       0, 0, VIEW_NONE) \
 	X(ArgMax,                    0, 0, VIEW_NONE) \
 	X(ArgMin,                    0, 0, VIEW_NONE) \
@@ -35,22 +35,22 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Asinh,                     0, 0, VIEW_NONE) \
 	X(Atan,                      0, 0, VIEW_NONE) \
 	X(Atanh,                     0, 0, VIEW_NONE) \
-	X(AveragePool,               0, 0, VIEW_NONE) \
-	X(BatchNormalization,        0, 0, VIEW_NONE) \
+	X(AveragePool,               infer_avgpool, 0, VIEW_NONE) \
+	X(BatchNormalization,        infer_batchnorm, 0, VIEW_NONE) \
 	X(Bernoulli,                 0, 0, VIEW_NONE) \
 	X(BitShift,                  0, 0, VIEW_NONE) \
 	X(BlackmanWindow,            0, 0, VIEW_NONE) \
 	X(Cast,                      0, 0, VIEW_NONE) \
 	X(CastLike,                  0, 0, VIEW_NONE) \
-	X(Ceil,                      0, 0, VIEW_NONE) \
+	X(Ceil,                      infer_unary_float, 0, VIEW_NONE) \
 	X(Celu,                      0, 0, VIEW_NONE) \
-	X(Clip,                      0, 0, VIEW_NONE) \
+	X(Clip,                      infer_clip, 0, VIEW_NONE) \
 	X(Compress,                  0, 0, VIEW_NONE) \
-	X(Concat,                    0, 0, VIEW_NONE) \
+	X(Concat,                    infer_concat, 0, VIEW_NONE) \
 	X(ConcatFromSequence,        0, 0, VIEW_NONE) \
-	X(Constant,                  0, 0, VIEW_NONE) \
+	X(Constant,                  infer_constant, 0, VIEW_NONE) \
 	X(ConstantOfShape,           0, 0, VIEW_NONE) \
-	X(Conv,                      0, 0, VIEW_NONE) \
+	X(Conv,                      infer_conv, 0, VIEW_NONE) \
 	X(ConvInteger,               0, 0, VIEW_NONE) \
 	X(ConvTranspose,             0, 0, VIEW_NONE) \
 	X(Cos,                       0, 0, VIEW_NONE) \
@@ -60,26 +60,26 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(DepthToSpace,              0, 0, VIEW_NONE) \
 	X(DequantizeLinear,          0, 0, VIEW_NONE) \
 	X(Det,                       0, 0, VIEW_NONE) \
-	X(Div,                       0, 0, VIEW_NONE) \
-	X(Dropout,                   0, 0, VIEW_NONE) \
+	X(Div,                       infer_arith, 0, VIEW_NONE) \
+	X(Dropout,                   infer_dropout, 0, VIEW_NONE) \
 	X(DynamicQuantizeLinear,     0, 0, VIEW_NONE) \
 	X(Einsum,                    0, 0, VIEW_NONE) \
-	X(Elu,                       0, 0, VIEW_NONE) \
+	X(Elu,                       infer_unary_float, 0, VIEW_NONE) \
 	X(Equal,                     0, 0, VIEW_NONE) \
 	X(Erf,                       0, 0, VIEW_NONE) \
-	X(Exp,                       0, 0, VIEW_NONE) \
+	X(Exp,                       infer_unary_float, 0, VIEW_NONE) \
 	X(Expand,                    0, 0, VIEW_NONE) \
 	X(EyeLike,                   0, 0, VIEW_NONE) \
-	X(Flatten,                   0, 0, VIEW_ALIAS) \
-	X(Floor,                     0, 0, VIEW_NONE) \
+	X(Flatten,                   infer_flatten, 0, VIEW_ALIAS) \
+	X(Floor,                     infer_unary_float, 0, VIEW_NONE) \
 	X(GRU,                       0, 0, VIEW_NONE) \
 	X(Gather,                    0, 0, VIEW_NONE) \
 	X(GatherElements,            0, 0, VIEW_NONE) \
 	X(GatherND,                  0, 0, VIEW_NONE) \
-	X(Gemm,                      0, 0, VIEW_NONE) \
-	X(GlobalAveragePool,         0, 0, VIEW_NONE) \
+	X(Gemm,                      infer_gemm, 0, VIEW_NONE) \
+	X(GlobalAveragePool,         infer_global_pool, 0, VIEW_NONE) \
 	X(GlobalLpPool,              0, 0, VIEW_NONE) \
-	X(GlobalMaxPool,             0, 0, VIEW_NONE) \
+	X(GlobalMaxPool,             infer_global_pool, 0, VIEW_NONE) \
 	X(Greater,                   0, 0, VIEW_NONE) \
 	X(GreaterOrEqual,            0, 0, VIEW_NONE) \
 	X(GridSample,                0, 0, VIEW_NONE) \
@@ -88,7 +88,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(HardSigmoid,               0, 0, VIEW_NONE) \
 	X(HardSwish,                 0, 0, VIEW_NONE) \
 	X(Hardmax,                   0, 0, VIEW_NONE) \
-	X(Identity,                  0, 0, VIEW_ALIAS) \
+	X(Identity,                  infer_identity, fold_identity, VIEW_ALIAS) \
 	X(If,                        0, 0, VIEW_NONE) \
 	X(InstanceNormalization,     0, 0, VIEW_NONE) \
 	X(IsInf,                     0, 0, VIEW_NONE) \
@@ -96,18 +96,18 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(LRN,                       0, 0, VIEW_NONE) \
 	X(LSTM,                      0, 0, VIEW_NONE) \
 	X(LayerNormalization,        0, 0, VIEW_NONE) \
-	X(LeakyRelu,                 0, 0, VIEW_NONE) \
+	X(LeakyRelu,                 infer_unary_float, 0, VIEW_NONE) \
 	X(Less,                      0, 0, VIEW_NONE) \
 	X(LessOrEqual,               0, 0, VIEW_NONE) \
-	X(Log,                       0, 0, VIEW_NONE) \
-	X(LogSoftmax,                0, 0, VIEW_NONE) \
+	X(Log,                       infer_unary_float, 0, VIEW_NONE) \
+	X(LogSoftmax,                infer_softmax, 0, VIEW_NONE) \
 	X(Loop,                      0, 0, VIEW_NONE) \
 	X(LpNormalization,           0, 0, VIEW_NONE) \
 	X(LpPool,                    0, 0, VIEW_NONE) \
-	X(MatMul,                    0, 0, VIEW_NONE) \
+	X(MatMul,                    infer_matmul, 0, VIEW_NONE) \
 	X(MatMulInteger,             0, 0, VIEW_NONE) \
 	X(Max,                       0, 0, VIEW_NONE) \
-	X(MaxPool,                   0, 0, VIEW_NONE) \
+	X(MaxPool,                   infer_maxpool, 0, VIEW_NONE) \
 	X(MaxRoiPool,                0, 0, VIEW_NONE) \
 	X(MaxUnpool,                 0, 0, VIEW_NONE) \
 	X(Mean,                      0, 0, VIEW_NONE) \
@@ -116,9 +116,9 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Min,                       0, 0, VIEW_NONE) \
 	X(Mish,                      0, 0, VIEW_NONE) \
 	X(Mod,                       0, 0, VIEW_NONE) \
-	X(Mul,                       0, 0, VIEW_NONE) \
+	X(Mul,                       infer_arith, 0, VIEW_NONE) \
 	X(Multinomial,               0, 0, VIEW_NONE) \
-	X(Neg,                       0, 0, VIEW_NONE) \
+	X(Neg,                       infer_unary_signed, 0, VIEW_NONE) \
 	X(NegativeLogLikelihoodLoss, 0, 0, VIEW_NONE) \
 	X(NonMaxSuppression,         0, 0, VIEW_NONE) \
 	X(NonZero,                   0, 0, VIEW_NONE) \
@@ -128,9 +128,9 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(OptionalGetElement,        0, 0, VIEW_NONE) \
 	X(OptionalHasElement,        0, 0, VIEW_NONE) \
 	X(Or,                        0, 0, VIEW_NONE) \
-	X(PRelu,                     0, 0, VIEW_NONE) \
+	X(PRelu,                     infer_prelu, 0, VIEW_NONE) \
 	X(Pad,                       0, 0, VIEW_NONE) \
-	X(Pow,                       0, 0, VIEW_NONE) \
+	X(Pow,                       infer_pow, 0, VIEW_NONE) \
 	X(QLinearConv,               0, 0, VIEW_NONE) \
 	X(QLinearMatMul,             0, 0, VIEW_NONE) \
 	X(QuantizeLinear,            0, 0, VIEW_NONE) \
@@ -151,8 +151,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ReduceProd,                0, 0, VIEW_NONE) \
 	X(ReduceSum,                 0, 0, VIEW_NONE) \
 	X(ReduceSumSquare,           0, 0, VIEW_NONE) \
-	X(Relu,                      0, 0, VIEW_NONE) \
-	X(Reshape,                   0, 0, VIEW_ALIAS) \
+	X(Relu,                      infer_unary_signed, 0, VIEW_NONE) \
+	X(Reshape,                   infer_reshape, 0, VIEW_ALIAS) \
 	X(Resize,                    0, 0, VIEW_NONE) \
 	X(ReverseSequence,           0, 0, VIEW_NONE) \
 	X(RoiAlign,                  0, 0, VIEW_NONE) \
@@ -162,7 +162,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Scatter,                   0, 0, VIEW_NONE) \
 	X(ScatterElements,           0, 0, VIEW_NONE) \
 	X(ScatterND,                 0, 0, VIEW_NONE) \
-	X(Selu,                      0, 0, VIEW_NONE) \
+	X(Selu,                      infer_unary_float, 0, VIEW_NONE) \
 	X(SequenceAt,                0, 0, VIEW_NONE) \
 	X(SequenceConstruct,         0, 0, VIEW_NONE) \
 	X(SequenceEmpty,             0, 0, VIEW_NONE) \
@@ -170,33 +170,33 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(SequenceInsert,            0, 0, VIEW_NONE) \
 	X(SequenceLength,            0, 0, VIEW_NONE) \
 	X(SequenceMap,               0, 0, VIEW_NONE) \
-	X(Shape,                     0, 0, VIEW_NONE) \
+	X(Shape,                     infer_shape, fold_shape, VIEW_NONE) \
 	X(Shrink,                    0, 0, VIEW_NONE) \
-	X(Sigmoid,                   0, 0, VIEW_NONE) \
+	X(Sigmoid,                   infer_unary_float, 0, VIEW_NONE) \
 	X(Sign,                      0, 0, VIEW_NONE) \
 	X(Sin,                       0, 0, VIEW_NONE) \
 	X(Sinh,                      0, 0, VIEW_NONE) \
-	X(Size,                      0, 0, VIEW_NONE) \
+	X(Size,                      infer_size, fold_size, VIEW_NONE) \
 	X(Slice,                     0, 0, VIEW_NONE) \
-	X(Softmax,                   0, 0, VIEW_NONE) \
+	X(Softmax,                   infer_softmax, 0, VIEW_NONE) \
 	X(SoftmaxCrossEntropyLoss,   0, 0, VIEW_NONE) \
-	X(Softplus,                  0, 0, VIEW_NONE) \
-	X(Softsign,                  0, 0, VIEW_NONE) \
+	X(Softplus,                  infer_unary_float, 0, VIEW_NONE) \
+	X(Softsign,                  infer_unary_float, 0, VIEW_NONE) \
 	X(SpaceToDepth,              0, 0, VIEW_NONE) \
 	X(Split,                     0, 0, VIEW_NONE) \
 	X(SplitToSequence,           0, 0, VIEW_NONE) \
-	X(Sqrt,                      0, 0, VIEW_NONE) \
+	X(Sqrt,                      infer_unary_float, 0, VIEW_NONE) \
 	X(Squeeze,                   0, 0, VIEW_ALIAS) \
 	X(StringNormalizer,          0, 0, VIEW_NONE) \
-	X(Sub,                       0, 0, VIEW_NONE) \
+	X(Sub,                       infer_arith, 0, VIEW_NONE) \
 	X(Sum,                       0, 0, VIEW_NONE) \
 	X(Tan,                       0, 0, VIEW_NONE) \
-	X(Tanh,                      0, 0, VIEW_NONE) \
+	X(Tanh,                      infer_unary_float, 0, VIEW_NONE) \
 	X(TfIdfVectorizer,           0, 0, VIEW_NONE) \
 	X(ThresholdedRelu,           0, 0, VIEW_NONE) \
 	X(Tile,                      0, 0, VIEW_NONE) \
 	X(TopK,                      0, 0, VIEW_NONE) \
-	X(Transpose,                 0, 0, VIEW_NONE) \
+	X(Transpose,                 infer_transpose, 0, VIEW_NONE) \
 	X(Trilu,                     0, 0, VIEW_NONE) \
 	X(Unique,                    0, 0, VIEW_NONE) \
 	X(Unsqueeze,                 0, 0, VIEW_ALIAS) \

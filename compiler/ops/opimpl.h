@@ -7,6 +7,12 @@
  * the outputs' contents from constant inputs with op_set_const().  On a
  * user-visible problem a hook returns op_error(c, ...), which names the
  * node and op.
+ *
+ * The infer pass (passes/infer.c) resets a node's outputs, calls its infer
+ * hook and then, if every output is static and at most fold_limit bytes,
+ * its fold hook; a fold hook that cannot fold (an input not constant)
+ * returns 0 and sets nothing.  Hooks see inputs of unknown rank (-1) and
+ * unknown dims (-1) and must pass them on as unknown, never guess.
  */
 #ifndef GEARC_OPIMPL_H
 #define GEARC_OPIMPL_H
@@ -34,6 +40,93 @@ void op_set_const(OpCtx *c, int i, const Tensor *t);
 /* Formats "node 'NAME' (OP): <message>" as the error; returns -1. */
 int op_error(OpCtx *c, const char *fmt, ...) PRINTF_LIKE(2, 3);
 
+/* ---- helpers shared by hooks (common.c) ------------------------------- */
+
+/* Sets of dtypes as bit masks, for op_check_dtype(). */
+#define DTS(t) (1u << (t))
+#define DTS_FLOAT \
+	(DTS(DT_FLOAT16) | DTS(DT_FLOAT) | DTS(DT_DOUBLE) | DTS(DT_BFLOAT16))
+#define DTS_SINT (DTS(DT_INT8) | DTS(DT_INT16) | DTS(DT_INT32) | DTS(DT_INT64))
+#define DTS_UINT \
+	(DTS(DT_UINT8) | DTS(DT_UINT16) | DTS(DT_UINT32) | DTS(DT_UINT64))
+#define DTS_INT (DTS_SINT | DTS_UINT)
+#define DTS_NUMERIC (DTS_FLOAT | DTS_INT)
+
+/* Dim i of s, or -1 if the rank is unknown or too small. */
+static inline int64_t shape_dim(const Shape *s, int32_t i)
+{
+	return i >= 0 && i < s->rank ? s->dims[i] : DIM_UNKNOWN;
+}
+
+/* Input i, which the op requires: NULL with an error if omitted. */
+Value *op_need_in(OpCtx *c, int i);
+/* Input i (if present) has a dtype in the set; else an error listing it. */
+int op_check_dtype(OpCtx *c, int i, uint32_t allowed);
+/* Input i (if present) has the dtype of input j. */
+int op_check_same_dtype(OpCtx *c, int i, int j);
+/* Input i (if present and of known rank) has rank lo..hi. */
+int op_check_rank(OpCtx *c, int i, int32_t lo, int32_t hi);
+/* Input i (if present and of known shape) holds one element. */
+int op_check_scalar(OpCtx *c, int i);
+/* Normalizes axis (what: the attribute's name) into 0..rank-1. */
+int op_axis(OpCtx *c, const char *what, int64_t axis, int32_t rank,
+	    int32_t *out);
+/* *r = a * b for dims: 0 if either is 0, else -1 if either is unknown;
+ * an error if the product overflows int64. */
+int op_dim_mul(OpCtx *c, int64_t a, int64_t b, int64_t *r);
+/* *r = a + b for dims: -1 if either is unknown; errors on overflow. */
+int op_dim_add(OpCtx *c, int64_t a, int64_t b, int64_t *r);
+/* *r = the product of s->dims[from..to) by op_dim_mul (s of known rank). */
+int op_dims_prod(OpCtx *c, const Shape *s, int32_t from, int32_t to,
+		 int64_t *r);
+/* Multidirectional (numpy) broadcast of a and b into *out; unknown rank
+ * if either rank is unknown; an error naming both shapes if they clash. */
+int op_broadcast(OpCtx *c, const Shape *a, const Shape *b, Shape *out);
+/* Unidirectional broadcast: input i must broadcast to shape *to. */
+int op_broadcast_to(OpCtx *c, int i, const Shape *to);
+
 /* ---- hooks (one line per hook, grouped by family file) ---------------- */
+
+/* elementwise.c */
+int infer_unary_float(OpCtx *c);   /* T in float types */
+int infer_unary_signed(OpCtx *c);  /* T in float and signed int types */
+int infer_unary_numeric(OpCtx *c); /* T in every numeric type */
+int infer_identity(OpCtx *c);
+int fold_identity(OpCtx *c);
+int infer_clip(OpCtx *c);
+int infer_dropout(OpCtx *c);
+int infer_softmax(OpCtx *c); /* Softmax, LogSoftmax */
+int infer_arith(OpCtx *c);   /* Add, Sub, Mul, Div */
+int infer_pow(OpCtx *c);
+int infer_prelu(OpCtx *c);
+
+/* nn.c */
+int infer_conv(OpCtx *c);
+int infer_maxpool(OpCtx *c);
+int infer_avgpool(OpCtx *c);
+int infer_global_pool(OpCtx *c); /* GlobalAveragePool, GlobalMaxPool */
+int infer_batchnorm(OpCtx *c);
+
+/* tensor.c */
+int infer_constant(OpCtx *c);
+int infer_reshape(OpCtx *c);
+int infer_flatten(OpCtx *c);
+int infer_transpose(OpCtx *c);
+int infer_concat(OpCtx *c);
+int infer_shape(OpCtx *c);
+int fold_shape(OpCtx *c);
+int infer_size(OpCtx *c);
+int fold_size(OpCtx *c);
+
+/* math.c */
+int infer_gemm(OpCtx *c);
+int infer_matmul(OpCtx *c);
+
+/* ---- subgraphs (passes/infer.c) ---------------------------------------- */
+
+/* Infers subgraph sub of c's node with c's settings (for If, Loop, Scan
+ * hooks): the hook first sets the dtypes and shapes of sub's inputs;
+ * outer references take their values from the parent graph. */
+int op_infer_subgraph(OpCtx *c, Graph *sub);
 
 #endif
