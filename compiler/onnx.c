@@ -31,7 +31,7 @@
 #include "onnx/onnx.pb-c.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "gearc keeps tensor data little-endian in memory: big-endian hosts are not supported"
+#error "tensor data is kept little-endian: big-endian hosts are not supported"
 #endif
 
 enum {
@@ -65,7 +65,7 @@ typedef struct TypeInfo {
 
 static const char *str_or_empty(const char *s) { return s ? s : ""; }
 
-/* ---- the wire format ----------------------------------------------------- */
+/* ---- the wire format ---------------------------------------------------- */
 
 static bool read_varint(const uint8_t *p, size_t end, size_t *pos,
 			uint64_t *v)
@@ -149,7 +149,7 @@ static void pb_free(void *arena, void *p)
 	(void)p;
 }
 
-/* ---- types and shapes ---------------------------------------------------- */
+/* ---- types and shapes --------------------------------------------------- */
 
 static int check_dtype(int dt, const char *name)
 {
@@ -171,20 +171,24 @@ static int decode_shape(Importer *im, const Onnx__TensorShapeProto *sp,
 	for (size_t k = 0; k < sp->n_dim; k++) {
 		const Onnx__TensorShapeProto__Dimension *d = sp->dim[k];
 		ti->shape.dims[k] = DIM_UNKNOWN;
-		if (d->value_case ==
-		    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+		switch (d->value_case) {
+		case ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE:
 			if (d->dim_value < 0)
 				return error("tensor '%s': dim %zu is %lld, "
 					     "expected >= 0",
 					     name, k, (long long)d->dim_value);
 			ti->shape.dims[k] = d->dim_value;
-		} else if (d->value_case ==
-				   ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
-			   d->dim_param && *d->dim_param) {
+			break;
+		case ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM:
+			if (!d->dim_param || !*d->dim_param)
+				break;
 			if (!ti->dim_params)
 				ti->dim_params = arena_array(
 					im->a, sp->n_dim, sizeof(char *));
 			ti->dim_params[k] = d->dim_param;
+			break;
+		default: /* neither: unknown */
+			break;
 		}
 	}
 	return 0;
@@ -222,6 +226,8 @@ static int decode_type(Importer *im, const Onnx__TypeProto *tp,
 	if (!tp)
 		return 0;
 	switch (tp->value_case) {
+	case ONNX__TYPE_PROTO__VALUE__NOT_SET:
+		return 0; /* says nothing */
 	case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE:
 		tt = tp->tensor_type;
 		break;
@@ -254,7 +260,7 @@ static void apply_type(Value *v, const TypeInfo *ti)
 	v->dim_params = ti->dim_params;
 }
 
-/* ---- tensor data --------------------------------------------------------- */
+/* ---- tensor data -------------------------------------------------------- */
 
 static const char *tensor_label(const Onnx__TensorProto *tp)
 {
@@ -355,7 +361,9 @@ static int string_data(Importer *im, Tensor *t, const Onnx__TensorProto *tp,
 	Bytes *b = arena_array(im->a, tp->n_string_data, sizeof(Bytes));
 	for (size_t i = 0; i < tp->n_string_data; i++) {
 		b[i].len = tp->string_data[i].len;
-		b[i].data = tp->string_data[i].data;
+		b[i].data = tp->string_data[i].data
+				    ? tp->string_data[i].data
+				    : (const uint8_t *)"";
 	}
 	t->data = b;
 	t->nbytes = tp->n_string_data * sizeof(Bytes);
@@ -463,7 +471,9 @@ static int external_data(Importer *im, Tensor *t, const Onnx__TensorProto *tp,
 	size_t align = dtype_size(t->dtype) < 8 ? dtype_size(t->dtype) : 8;
 	/* Elements are read in place: data at an offset that is not a
 	 * multiple of their alignment is the one case we copy. */
-	t->data = (uintptr_t)p % align ? arena_memdup(im->a, p, (size_t)len) : p;
+	if ((uintptr_t)p % align)
+		p = arena_memdup(im->a, p, (size_t)len);
+	t->data = p;
 	return 0;
 }
 
@@ -485,7 +495,8 @@ static int decode_dims(const Onnx__TensorProto *tp, Tensor *t, int64_t *numel)
 		if (!mul_nonneg_i64(*numel, tp->dims[k], numel)) {
 			char buf[128];
 			shape_str(&t->shape, buf, sizeof(buf));
-			return error("tensor '%s': dims %s overflow", name, buf);
+			return error("tensor '%s': dims %s overflow", name,
+				     buf);
 		}
 	}
 	return 0;
@@ -550,7 +561,7 @@ static const Tensor *decode_tensor(Importer *im, const Onnx__TensorProto *tp)
 	return rc < 0 ? NULL : t;
 }
 
-/* ---- graphs ---------------------------------------------------------------- */
+/* ---- graphs ------------------------------------------------------------- */
 
 static int build_graph(Importer *im, Scope *s, const Onnx__GraphProto *gp);
 
@@ -926,7 +937,8 @@ static int add_outputs(Importer *im, Scope *s, const Onnx__GraphProto *gp)
 				     name);
 		Value *val = &g->vals[v];
 		val->flags |= VF_GRAPH_OUT;
-		if (vi->type && (val->kind == VAL_NODE || val->kind == VAL_OUTER))
+		if (vi->type &&
+		    (val->kind == VAL_NODE || val->kind == VAL_OUTER))
 			apply_type(val, &ti);
 		g->outputs[g->noutputs++] = v;
 	}
@@ -939,14 +951,15 @@ static int build_graph(Importer *im, Scope *s, const Onnx__GraphProto *gp)
 	    add_nodes(im, s, gp) < 0)
 		return -1;
 	for (size_t i = 0; i < gp->n_node; i++)
-		if (node_inputs_attrs(im, s, &s->g->nodes[i], gp->node[i], i) < 0)
+		if (node_inputs_attrs(im, s, &s->g->nodes[i], gp->node[i],
+				      i) < 0)
 			return -1;
 	if (add_value_info(im, s, gp) < 0 || add_outputs(im, s, gp) < 0)
 		return -1;
 	return 0;
 }
 
-/* ---- the model --------------------------------------------------------------- */
+/* ---- the model ---------------------------------------------------------- */
 
 static void set_dir(Importer *im, const char *path)
 {

@@ -14,7 +14,7 @@
 
 #define FIXTURES "tests/fixtures/"
 
-/* ---- helpers ------------------------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------ */
 
 static Model *load(const char *name)
 {
@@ -70,8 +70,9 @@ static void assert_shape(const Shape *s, int32_t rank, const int64_t *dims)
 	cr_assert_eq(s->rank, rank, "rank %d, expected %d (%s)", s->rank, rank,
 		     shape_str(s, buf, sizeof(buf)));
 	for (int32_t i = 0; i < rank; i++)
-		cr_assert_eq(s->dims[i], dims[i], "dim %d is %lld, expected %lld",
-			     i, (long long)s->dims[i], (long long)dims[i]);
+		cr_assert_eq(s->dims[i], dims[i],
+			     "dim %d is %lld, expected %lld", i,
+			     (long long)s->dims[i], (long long)dims[i]);
 }
 
 static void assert_dim_param(const Value *v, int k, const char *name)
@@ -97,9 +98,11 @@ static const Tensor *weight(const Graph *g, const char *name)
 static bool points_into(const Model *m, const void *p)
 {
 	const uint8_t *q = p;
-	for (int32_t i = 0; i < m->nmaps; i++)
-		if (q >= m->maps[i].data && q < m->maps[i].data + m->maps[i].size)
+	for (int32_t i = 0; i < m->nmaps; i++) {
+		const FileMap *f = &m->maps[i];
+		if (q >= f->data && q < f->data + f->size)
 			return true;
+	}
 	return false;
 }
 
@@ -117,15 +120,15 @@ static void expect_error(const char *name, const char *const *words)
 	cr_assert(!strncmp(msg, prefix, strlen(prefix)),
 		  "message does not start with %s: %s", prefix, msg);
 	for (; *words; words++)
-		cr_assert(strstr(msg, *words), "message lacks \"%s\": %s", *words,
-			  msg);
+		cr_assert(strstr(msg, *words), "message lacks \"%s\": %s",
+			  *words, msg);
 	cr_assert_null(strchr(msg, '\n'), "message is not one line: %s", msg);
 }
 
 #define EXPECT_ERROR(name, ...) \
 	expect_error(name, (const char *const[]){ __VA_ARGS__, NULL })
 
-/* ---- valid models ------------------------------------------------------------ */
+/* ---- valid models ------------------------------------------------------- */
 
 Test(import, demo_cnn_structure)
 {
@@ -188,7 +191,8 @@ Test(import, demo_cnn_structure)
 	cr_assert_eq(v[1], 3);
 	cr_assert_eq(attr_int(node(g, "fc"), "transB", 0), 1);
 	cr_assert_eq(attr_int(node(g, "softmax"), "axis", -1), 1);
-	cr_assert_float_eq(attr_float(node(g, "bn1"), "epsilon", 0), 1e-5, 1e-9);
+	cr_assert_float_eq(attr_float(node(g, "bn1"), "epsilon", 0), 1e-5,
+			   1e-9);
 	model_free(m);
 }
 
@@ -220,7 +224,8 @@ Test(import, backend_test_conv2d)
 {
 	const char *dir = getenv("TESTDATA");
 	char path[512];
-	snprintf(path, sizeof(path), "%s/pytorch-converted/test_Conv2d/model.onnx",
+	snprintf(path, sizeof(path),
+		 "%s/pytorch-converted/test_Conv2d/model.onnx",
 		 dir && *dir ? dir : "/usr/share/libonnx-testdata/data");
 	Model *m = onnx_load(path);
 	cr_assert_not_null(m, "%s", last_error());
@@ -602,7 +607,7 @@ Test(import, load_bytes_from_memory)
 	free(data);
 }
 
-/* ---- malformed models ------------------------------------------------------ */
+/* ---- malformed models --------------------------------------------------- */
 
 Test(import, bad_dangling_input)
 {
@@ -784,7 +789,8 @@ Test(import, corrupt_models_do_not_crash)
 	for (size_t n = 0; n < size; n++) {
 		clear_error();
 		Model *m = onnx_load_bytes(data, n, "cut.onnx");
-		cr_assert(m || *last_error(), "no message for a prefix of %zu", n);
+		cr_assert(m || *last_error(), "no message for a prefix of %zu",
+			  n);
 		model_free(m);
 	}
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -799,7 +805,8 @@ Test(import, corrupt_models_do_not_crash)
 		}
 		clear_error();
 		Model *m = onnx_load_bytes(copy, size, "fuzz.onnx");
-		cr_assert(m || *last_error(), "no message at iteration %d", iter);
+		cr_assert(m || *last_error(), "no message at iteration %d",
+			  iter);
 		ok += m != NULL;
 		model_free(m);
 	}
