@@ -109,7 +109,8 @@ $(BUILD)/tests/unit: $(TEST_OBJ) $(BUILD)/libgearc.a
 
 demo: deps
 	@$(MAKE) --no-print-directory all
-	$(BUILD)/gearc --model=tests/fixtures/demo_cnn.onnx --output=$(BUILD)/demo
+	$(BUILD)/gearc --model=tests/fixtures/demo_cnn.onnx \
+	    --input_shape="x:1,3,32,32" --output=$(BUILD)/demo
 	$(BUILD)/gearc dump $(BUILD)/demo.om
 
 check: deps

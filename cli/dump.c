@@ -243,13 +243,57 @@ json_object *om_json(const OmFile *f, const char *path)
 	return o;
 }
 
+static bool is_container(json_object *v)
+{
+	return json_object_is_type(v, json_type_object) ||
+	       json_object_is_type(v, json_type_array);
+}
+
+/* Pretty JSON with two-space indents, but an array holding no objects or
+ * arrays (a shape, a gear's dims) stays on one line: [2, 4, 5, 4]. */
+static void json_print(FILE *f, json_object *v, int indent)
+{
+	if (json_object_is_type(v, json_type_object)) {
+		int n = 0;
+		fputc('{', f);
+		json_object_object_foreach(v, key, val)
+		{
+			json_object *k = json_object_new_string(key);
+			fprintf(f, "%s\n%*s%s: ", n++ ? "," : "", indent + 2, "",
+				json_object_to_json_string_ext(
+					k, JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(k);
+			json_print(f, val, indent + 2);
+		}
+		fprintf(f, n ? "\n%*s}" : "}", indent, "");
+		return;
+	}
+	if (json_object_is_type(v, json_type_array)) {
+		size_t n = json_object_array_length(v);
+		bool flat = true;
+		for (size_t i = 0; i < n && flat; i++)
+			flat = !is_container(json_object_array_get_idx(v, i));
+		fputc('[', f);
+		for (size_t i = 0; i < n; i++) {
+			if (flat)
+				fputs(i ? ", " : "", f);
+			else
+				fprintf(f, "%s\n%*s", i ? "," : "", indent + 2, "");
+			json_print(f, json_object_array_get_idx(v, i), indent + 2);
+		}
+		if (!flat && n)
+			fprintf(f, "\n%*s", indent, "");
+		fputc(']', f);
+		return;
+	}
+	fputs(json_object_to_json_string_ext(v, JSON_C_TO_STRING_NOSLASHESCAPE),
+	      f);
+}
+
 static int dump_json(const OmFile *f, const char *path)
 {
 	json_object *o = om_json(f, path);
-	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							JSON_C_TO_STRING_SPACED |
-							JSON_C_TO_STRING_NOSLASHESCAPE),
-	      stdout);
+	json_print(stdout, o, 0);
 	fputc('\n', stdout);
 	json_object_put(o);
 	return 0;
@@ -287,7 +331,10 @@ static void print_io(const char *title, Gearom__IoInfo **io, size_t n)
 		       dt_name(io[i]->has_dtype, io[i]->dtype));
 		print_dims(io[i]->shape, io[i]->n_shape,
 			   !io[i]->has_rank || io[i]->rank >= 0);
-		if (io[i]->n_max_shape) {
+		if (io[i]->n_max_shape &&
+		    (io[i]->n_max_shape != io[i]->n_shape ||
+		     memcmp(io[i]->max_shape, io[i]->shape,
+			    io[i]->n_shape * sizeof(int64_t)))) {
 			fputs("  max ", stdout);
 			print_dims(io[i]->max_shape, io[i]->n_max_shape, true);
 		}

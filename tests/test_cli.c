@@ -192,7 +192,7 @@ Test(cli, flag_value_forms_and_spellings)
 Test(cli, compile_is_deterministic)
 {
 	char *d = temp_dir(), *om = compile_test(d, CONV2D);
-	size_t n1, n2;
+	size_t n1 = 0, n2 = 0;
 	char *a = read_file(om, &n1);
 	free(compile_test(d, CONV2D));
 	char *b = read_file(om, &n2);
@@ -253,7 +253,7 @@ Test(cli, dump_reports_stdout_write_errors)
 Test(cli, dump_rejects_truncated_and_flipped_files)
 {
 	char *d = temp_dir(), *om = compile_test(d, CONV2D);
-	size_t n;
+	size_t n = 0;
 	char *bytes = read_file(om, &n);
 	char *bad = path_in(d, "bad.om");
 	size_t cuts[] = { 0, 7, 63, 64, n / 2, n - 1 };
@@ -291,7 +291,7 @@ Test(cli, failed_compile_keeps_existing_output)
 	Run r = run_gearc("--model=tests/fixtures/bad_cycle.onnx", arg);
 	expect_error(&r, 1, "cycle");
 	run_free(&r);
-	size_t n;
+	size_t n = 0;
 	char *s = read_file(om, &n);
 	cr_expect(s && n == 8 && !memcmp(s, "precious", 8));
 	free(s);
@@ -322,7 +322,7 @@ Test(cli, output_into_missing_directory)
 /* The dims of a TensorProto file, or -1 rank on failure. */
 static int pb_dims(const char *path, int64_t *dims)
 {
-	size_t n;
+	size_t n = 0;
 	char *bytes = read_file(path, &n);
 	if (!bytes)
 		return -1;
