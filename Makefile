@@ -52,7 +52,7 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         libonnx-testdata:$(TESTDATA) \
         gcc:/usr/bin/gcc make:/usr/bin/make
 
-.PHONY: all deps demo check unit cli-check install uninstall clean bench FORCE
+.PHONY: all deps demo check unit conformance cli-check install uninstall clean bench FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/gearc
@@ -106,6 +106,14 @@ $(BUILD)/gearc: $(BUILD)/cli/main.o $(BUILD)/libgearc.a
 # One Criterion binary for all unit and CLI tests: one summary line.
 $(BUILD)/tests/unit: $(TEST_OBJ) $(BUILD)/libgearc.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS) -lcriterion
+
+$(BUILD)/conformance: $(BUILD)/tests/conformance.o $(BUILD)/libgearc.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
+
+# Output shapes against ONNX's backend tests: prints each failure and
+# "conformance: P/N".
+conformance: $(BUILD)/conformance
+	$(BUILD)/conformance $(TESTDATA)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

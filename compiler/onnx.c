@@ -84,7 +84,8 @@ static bool read_varint(const uint8_t *p, size_t end, size_t *pos,
 
 /* Returns 0 if the nesting of the messages in p is at most MAX_WIRE_DEPTH
  * deep, -2 if it is deeper, -1 if the wire format is broken. */
-static int wire_check(const uint8_t *p, size_t n)
+static int wire_check(const uint8_t *p, size_t n,
+		      const ProtobufCMessageDescriptor *desc)
 {
 	struct {
 		size_t end;
@@ -93,7 +94,7 @@ static int wire_check(const uint8_t *p, size_t n)
 	int top = 0;
 	size_t pos = 0;
 	st[0].end = n;
-	st[0].desc = &onnx__model_proto__descriptor;
+	st[0].desc = desc;
 	for (;;) {
 		while (pos == st[top].end) {
 			if (top == 0)
@@ -992,7 +993,7 @@ static int import_model(Importer *im, const uint8_t *data, size_t size)
 	Model *m = im->m;
 	if (size == 0)
 		return error("the file is empty, expected an ONNX model");
-	int rc = wire_check(data, size);
+	int rc = wire_check(data, size, &onnx__model_proto__descriptor);
 	if (rc == -2)
 		return error("not a valid ONNX model (protobuf messages are "
 			     "nested more than %d levels deep)",
@@ -1046,4 +1047,29 @@ Model *onnx_load(const char *path)
 	Model *m = onnx_load_bytes(f.data, f.size, path);
 	filemap_release(&f);
 	return m;
+}
+
+const Tensor *onnx_load_tensor(Model *m, const char *path)
+{
+	FileMap f;
+	if (filemap_open(&f, path, "tensor") < 0)
+		return NULL;
+	Importer im = { .m = m, .a = &m->arena };
+	ProtobufCAllocator alloc = { pb_alloc, pb_free, &m->arena };
+	const Tensor *t = NULL;
+	set_dir(&im, path);
+	namemap_init(&im.files);
+	Onnx__TensorProto *tp = NULL;
+	if (wire_check(f.data, f.size, &onnx__tensor_proto__descriptor) == 0)
+		tp = onnx__tensor_proto__unpack(&alloc, f.size, f.data);
+	if (!tp)
+		error("not a TensorProto (protobuf parse failed or nested too "
+		      "deep)");
+	else
+		t = decode_tensor(&im, tp);
+	namemap_release(&im.files);
+	filemap_release(&f);
+	if (!t)
+		error_prefix("tensor '%s'", path);
+	return t;
 }

@@ -42,4 +42,8 @@ Model *onnx_load(const char *path);
  * Model (tensors may point into them). */
 Model *onnx_load_bytes(const uint8_t *data, size_t size, const char *path);
 
+/* Reads a serialized TensorProto (an ONNX test's input_N.pb) into m's
+ * arena.  NULL with an error naming path. */
+const Tensor *onnx_load_tensor(Model *m, const char *path);
+
 #endif

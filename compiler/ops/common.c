@@ -197,3 +197,121 @@ int op_broadcast_to(OpCtx *c, int i, const Shape *to)
 			i, v->name, shape_str(s, sa, sizeof(sa)),
 			shape_str(to, sb, sizeof(sb)));
 }
+
+/* ---- folding helpers ---------------------------------------------------- */
+
+Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s)
+{
+	Tensor *t = tensor_new(c->g->arena, NULL, dt, s, NULL);
+	if (!t)
+		op_error(c, "%s", last_error());
+	return t;
+}
+
+static uint16_t f32_to_half(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, sizeof(x));
+	uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7fffff;
+	int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+	if (((x >> 23) & 0xff) == 0xff) /* inf or nan */
+		return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 : 0));
+	if (exp >= 31)
+		return (uint16_t)(sign | 0x7c00);
+	if (exp <= 0) { /* subnormal or zero */
+		if (exp < -10)
+			return (uint16_t)sign;
+		mant |= 0x800000;
+		uint32_t shift = (uint32_t)(14 - exp);
+		uint32_t h = mant >> shift;
+		if ((mant >> (shift - 1)) & 1) /* round half up */
+			h++;
+		return (uint16_t)(sign | h);
+	}
+	uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13);
+	if (mant & 0x1000) /* round half up (may carry into exp: correct) */
+		h++;
+	return (uint16_t)h;
+}
+
+void tensor_set_f64(Tensor *t, int64_t i, double v)
+{
+	void *p = tensor_mut(t);
+	switch (t->dtype) {
+	case DT_FLOAT: ((float *)p)[i] = (float)v; break;
+	case DT_DOUBLE: ((double *)p)[i] = v; break;
+	case DT_FLOAT16: ((uint16_t *)p)[i] = f32_to_half((float)v); break;
+	case DT_BFLOAT16: {
+		float f = (float)v;
+		uint32_t u;
+		memcpy(&u, &f, sizeof(u));
+		((uint16_t *)p)[i] = (uint16_t)(u >> 16);
+		break;
+	}
+	case DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+	default:
+		/* out-of-range float to int is UB in C: saturate first */
+		if (v != v)
+			v = 0;
+		if (v > 9.2e18)
+			v = 9.2e18;
+		if (v < -9.2e18)
+			v = -9.2e18;
+		tensor_set_i64(t, i, (int64_t)v);
+	}
+}
+
+void tensor_set_i64(Tensor *t, int64_t i, int64_t v)
+{
+	void *p = tensor_mut(t);
+	switch (t->dtype) {
+	case DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+	case DT_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+	case DT_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+	case DT_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+	case DT_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+	case DT_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+	case DT_INT64: ((int64_t *)p)[i] = v; break;
+	case DT_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+	case DT_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+	case DT_FLOAT:
+	case DT_DOUBLE:
+	case DT_FLOAT16:
+	case DT_BFLOAT16: tensor_set_f64(t, i, (double)v); break;
+	default: BUG("tensor_set_i64 on %s", dtype_name(t->dtype));
+	}
+}
+
+bool op_all_const(OpCtx *c)
+{
+	for (int i = 0; i < c->n->ninputs; i++) {
+		const Value *v = op_in(c, i);
+		if (v && !v->konst)
+			return false;
+	}
+	return true;
+}
+
+static bool is_int_dtype(int dt)
+{
+	return dt != DT_BOOL && (DTS_INT & DTS(dt));
+}
+
+int op_const_ints(OpCtx *c, int i, int64_t *v, int32_t *n, int32_t max)
+{
+	const Value *in = op_in(c, i);
+	const Tensor *t = in ? in->konst : NULL;
+	if (!t)
+		return 0;
+	if (!is_int_dtype(t->dtype))
+		return op_error(c, "input %d ('%s') must be an integer tensor, "
+				"not %s", i, in->name, dtype_name(t->dtype));
+	int64_t numel = shape_numel(&t->shape);
+	if (t->shape.rank > 1 || numel > max)
+		return op_error(c, "input %d ('%s') must be a 1-D tensor of at "
+				"most %d values", i, in->name, max);
+	for (int64_t k = 0; k < numel; k++)
+		v[k] = tensor_get_i64(t, k);
+	*n = (int32_t)numel;
+	return 1;
+}

@@ -85,6 +85,27 @@ int op_broadcast(OpCtx *c, const Shape *a, const Shape *b, Shape *out);
 /* Unidirectional broadcast: input i must broadcast to shape *to. */
 int op_broadcast_to(OpCtx *c, int i, const Shape *to);
 
+/* ---- folding helpers (common.c) ---------------------------------------- */
+
+/* A new zero-filled tensor of dtype dt and static shape s for a fold hook
+ * to fill and pass to op_set_const().  It is allocated from the graph's
+ * arena (c->g->arena): gear branches are specialised on several threads,
+ * each with its own arena, so hooks must never allocate elsewhere.  NULL
+ * with an error (naming the node) if the size overflows. */
+Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s);
+/* Writable data of a tensor made by op_new_tensor. */
+static inline void *tensor_mut(Tensor *t) { return (void *)t->data; }
+/* Stores v at element i, converted to t's dtype (numeric or bool). */
+void tensor_set_i64(Tensor *t, int64_t i, int64_t v);
+void tensor_set_f64(Tensor *t, int64_t i, double v);
+/* True if every present input of the node has known contents. */
+bool op_all_const(OpCtx *c);
+/* Reads a constant 1-D (or scalar) integer input i into v[0..*n) (at most
+ * max values): for Reshape/Slice/Pad/Resize/... parameters.  Returns 1 if
+ * the input is present and constant, 0 if absent or not constant, -1 with
+ * an error if it is not an integer tensor or holds more than max values. */
+int op_const_ints(OpCtx *c, int i, int64_t *v, int32_t *n, int32_t max);
+
 /* ---- hooks (one line per hook, grouped by family file) ---------------- */
 
 /* elementwise.c */
@@ -121,6 +142,14 @@ int fold_size(OpCtx *c);
 /* math.c */
 int infer_gemm(OpCtx *c);
 int infer_matmul(OpCtx *c);
+
+/* -- elementwise family: elementwise.c, logic.c --------------------------- */
+
+/* -- tensor family: tensor.c, gather.c ------------------------------------ */
+
+/* -- nn family: nn.c, norm.c, reduce.c, resize.c, rnn.c, misc.c ---------- */
+
+/* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
 

@@ -1,0 +1,277 @@
+/*
+ * tests/conformance.c - gearc's output shapes against ONNX's backend tests.
+ *
+ * usage: conformance [-v] [-k SUBSTRING] TESTDATA_DIR
+ *
+ * For every test under TESTDATA_DIR/{node,pytorch-converted,
+ * pytorch-operator,simple}/ whose graph inputs and outputs are plain
+ * tensors and whose nodes are all in the default domain (the "plain"
+ * tests), compile model.onnx statically: integer and bool inputs become
+ * constants from test_data_set_0/input_N.pb (as shape parameters are in
+ * real models), every other input gets its shape from the .pb's dims.
+ * Then write the .om in memory, read it back, and compare the output
+ * shapes of 'gearc dump --format=json' with the dims of output_N.pb.
+ * Prints each failure and the line "conformance: P/N".
+ */
+#include <dirent.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "compiler/onnx.h"
+#include "serializer/om.h"
+
+static const char *suites[] = { "node", "pytorch-converted",
+				 "pytorch-operator", "simple" };
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sorted subdirectory names of dir (malloc'd, NULL-terminated). */
+static char **list_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0, cap = 64;
+	char **names = xmalloc(cap * sizeof(char *));
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n + 1 >= cap)
+			names = xrealloc(names, (cap *= 2) * sizeof(char *));
+		names[n++] = xstrdup(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(char *), by_name);
+	names[n] = NULL;
+	return names;
+}
+
+/* printf into a malloc'd string. */
+static char *strf(const char *fmt, ...) PRINTF_LIKE(1, 2);
+static char *strf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *p = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+static int plain_nodes(Graph *g, void *ctx)
+{
+	(void)ctx;
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const char *d = g->nodes[i].domain;
+		if (*d && strcmp(d, "ai.onnx") != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Tensor inputs and outputs, default domain only. */
+static bool is_plain(Model *m)
+{
+	Graph *g = m->graph;
+	for (int32_t k = 0; k < g->ninputs; k++)
+		if (g->vals[g->inputs[k]].tkind != TK_TENSOR)
+			return false;
+	for (int32_t k = 0; k < g->noutputs; k++)
+		if (g->vals[g->outputs[k]].tkind != TK_TENSOR)
+			return false;
+	return graph_walk(g, plain_nodes, NULL) == 0;
+}
+
+static bool is_integral(int dt)
+{
+	return dt == DT_BOOL || dt == DT_INT8 || dt == DT_INT16 ||
+	       dt == DT_INT32 || dt == DT_INT64 || dt == DT_UINT8 ||
+	       dt == DT_UINT16 || dt == DT_UINT32 || dt == DT_UINT64;
+}
+
+/* Binds the graph inputs to test_data_set_0/input_N.pb: integer and bool
+ * inputs become weights, the others get the .pb's shape. */
+static int bind_inputs(Model *m, const char *dir)
+{
+	Graph *g = m->graph;
+	int32_t kept = 0;
+	for (int32_t k = 0; k < g->ninputs; k++) {
+		ValId id = g->inputs[k];
+		char *path = strf("%s/test_data_set_0/input_%d.pb", dir, k);
+		const Tensor *t = onnx_load_tensor(m, path);
+		free(path);
+		if (!t)
+			return -1;
+		Value *v = &g->vals[id];
+		if (v->dtype != DT_UNDEFINED && v->dtype != t->dtype)
+			return error("input %d '%s' is %s, but its test data "
+				     "holds %s",
+				     k, v->name, dtype_name(v->dtype),
+				     dtype_name(t->dtype));
+		v->dtype = t->dtype;
+		v->shape = t->shape;
+		v->dim_params = NULL;
+		if (is_integral(t->dtype)) {
+			v->kind = VAL_WEIGHT;
+			v->konst = t;
+		} else {
+			g->inputs[kept++] = id;
+		}
+	}
+	g->ninputs = kept;
+	return 0;
+}
+
+static json_object *jkey(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+	json_object_object_get_ex(o, k, &v);
+	return v;
+}
+
+static void shape_text(json_object *shape, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s",
+		 shape ? json_object_to_json_string_ext(shape,
+							JSON_C_TO_STRING_PLAIN)
+		       : "null");
+}
+
+/* Compares outputs[] of the dump with output_N.pb; a mismatch is an error
+ * naming the output. */
+static int check_outputs(Model *m, const char *dir, json_object *outs)
+{
+	char got[256], want[256];
+	size_t n = json_object_array_length(outs);
+	for (size_t k = 0; k < n; k++) {
+		char *path = strf("%s/test_data_set_0/output_%zu.pb", dir, k);
+		const Tensor *t = exists(path) ? onnx_load_tensor(m, path) : NULL;
+		if (!t && !*last_error())
+			error("no test data for output %zu", k);
+		free(path);
+		if (!t)
+			return -1;
+		json_object *o = json_object_array_get_idx(outs, k);
+		json_object *shape = jkey(o, "shape");
+		bool same = shape && json_object_array_length(shape) ==
+					     (size_t)t->shape.rank;
+		for (int32_t i = 0; same && i < t->shape.rank; i++)
+			same = json_object_get_int64(json_object_array_get_idx(
+				       shape, (size_t)i)) == t->shape.dims[i];
+		if (!same) {
+			shape_text(shape, got, sizeof(got));
+			shape_str(&t->shape, want, sizeof(want));
+			return error("output %zu '%s': shape %s, expected %s", k,
+				     json_object_get_string(jkey(o, "name")),
+				     got, want);
+		}
+	}
+	return 0;
+}
+
+/* Compiles one test; 1 if not a plain test, 0 if it passes, -1 with an
+ * error saying why it fails. */
+static int run_test(const char *dir)
+{
+	char *path = strf("%s/model.onnx", dir);
+	char *data = strf("%s/test_data_set_0", dir);
+	Model *m = exists(path) && exists(data) ? onnx_load(path) : NULL;
+	bool found = exists(path) && exists(data);
+	free(path);
+	free(data);
+	if (!found)
+		return 1;
+	if (!m)
+		return error_prefix("import");
+	int rc = 0;
+	if (!is_plain(m)) {
+		model_free(m);
+		return 1;
+	}
+	CompileOptions o = { .model = dir, .fold_limit = 64 * 1024 };
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	OmFile f;
+	rc = bind_inputs(m, dir);
+	if (!rc && (rc = run_passes(m, &o)) < 0)
+		error_prefix("compile");
+	if (!rc && (rc = om_encode(m, &bytes, &len)) < 0)
+		error_prefix("write");
+	if (!rc && (rc = om_parse(&f, bytes, len, "memory.om")) < 0)
+		error_prefix("read");
+	if (!rc) {
+		json_object *j = om_json(&f, "memory.om");
+		rc = check_outputs(m, dir, jkey(j, "outputs"));
+		json_object_put(j);
+		om_close(&f);
+	}
+	free(bytes);
+	model_free(m);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *root = NULL, *filter = NULL;
+	bool verbose = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-v"))
+			verbose = true;
+		else if (!strcmp(argv[i], "-k") && i + 1 < argc)
+			filter = argv[++i];
+		else
+			root = argv[i];
+	}
+	if (!root) {
+		fprintf(stderr, "usage: conformance [-v] [-k SUBSTRING] "
+				"TESTDATA_DIR\n");
+		return 2;
+	}
+	int pass = 0, total = 0;
+	for (size_t s = 0; s < ARRAY_SIZE(suites); s++) {
+		char *dir = strf("%s/%s", root, suites[s]);
+		char **tests = list_dir(dir);
+		for (char **t = tests; *t; t++) {
+			char *test = strf("%s/%s", dir, *t);
+			if (filter && !strstr(test, filter)) {
+				free(test);
+				free(*t);
+				continue;
+			}
+			clear_error();
+			int rc = run_test(test);
+			free(test);
+			if (rc == 0) {
+				pass++;
+				if (verbose)
+					printf("ok   %s/%s\n", suites[s], *t);
+			} else if (rc < 0) {
+				printf("FAIL %s/%s: %s\n", suites[s], *t,
+				       last_error());
+			}
+			total += rc <= 0;
+			free(*t);
+		}
+		free(tests);
+		free(dir);
+	}
+	printf("conformance: %d/%d\n", pass, total);
+	return 0;
+}
