@@ -39,13 +39,6 @@ int compile_model(const CompileOptions *o, const ParsedGears *pg)
 	 * built from. */
 	m->path = base_name(o->model);
 	int rc = gear_apply(m, pg);
-	if (!rc && m->mode != MODE_STATIC)
-		rc = error("--%s: gear compilation is not implemented yet; "
-			   "compile one shape at a time with a static "
-			   "--input_shape",
-			   m->mode == MODE_BATCH	  ? "dynamic_batch_size"
-			   : m->mode == MODE_IMAGE_SIZE ? "dynamic_image_size"
-							: "dynamic_dims");
 	if (!rc)
 		rc = run_passes(m, o);
 	if (!rc) {

@@ -24,11 +24,18 @@ static const char *mode_name(const Gearom__Model *m)
 	return gear_mode_name(m->has_mode ? (int)m->mode : MODE_STATIC);
 }
 
-static uint64_t weights_bytes(const Gearom__Model *m)
+/* Count and bytes of the model's weights (inline == false: in the
+ * WEIGHTS partition) or of the constants gearc computed (inline). */
+static uint64_t weights_sum(const Gearom__Model *m, bool in_line,
+			    size_t *count)
 {
 	uint64_t sum = 0;
+	*count = 0;
 	for (size_t i = 0; i < m->n_weights; i++)
-		sum += m->weights[i]->size;
+		if ((bool)m->weights[i]->has_data == in_line) {
+			sum += m->weights[i]->size;
+			++*count;
+		}
 	return sum;
 }
 
@@ -224,13 +231,18 @@ json_object *om_json(const OmFile *f, const char *path)
 	p = json_object_new_object();
 	jadd(p, "arena_bytes", model_arena(m, &arena) ? juint(arena) : NULL);
 	jadd(o, "memory", p);
+	size_t count;
 	p = json_object_new_object();
-	jadd(p, "count", jint((int64_t)m->n_weights));
-	jadd(p, "bytes", juint(weights_bytes(m)));
+	jadd(p, "bytes", juint(weights_sum(m, false, &count)));
+	jadd(p, "count", jint((int64_t)count));
 	jadd(o, "weights", p);
 	jadd(o, "graphs", json_graphs(m));
 
 	/* Extras beyond the contract. */
+	p = json_object_new_object();
+	jadd(p, "bytes", juint(weights_sum(m, true, &count)));
+	jadd(p, "count", jint((int64_t)count));
+	jadd(o, "constants", p);
 	p = json_object_new_object();
 	for (size_t i = 0; i < m->n_options; i++)
 		jadd(p, m->options[i]->key ? m->options[i]->key : "",
@@ -420,8 +432,13 @@ static int dump_text(const OmFile *f, const char *path)
 	for (size_t i = 0; i < m->n_options; i++)
 		printf("option:    --%s=%s\n", m->options[i]->key,
 		       m->options[i]->value);
-	printf("weights:   %zu tensors, %llu bytes\n", m->n_weights,
-	       (unsigned long long)weights_bytes(m));
+	size_t nw, nc;
+	uint64_t bw = weights_sum(m, false, &nw), bc = weights_sum(m, true, &nc);
+	printf("weights:   %zu tensors, %llu bytes\n", nw,
+	       (unsigned long long)bw);
+	if (nc)
+		printf("constants: %zu computed by gearc, %llu bytes\n", nc,
+		       (unsigned long long)bc);
 	if (model_arena(m, &arena))
 		printf("arena:     %llu bytes\n", (unsigned long long)arena);
 	print_io("inputs", m->inputs, m->n_inputs);

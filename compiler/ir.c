@@ -189,6 +189,7 @@ Model *model_new(void)
 	arena_init(&m->arena);
 	m->producer_name = m->producer_version = m->domain = "";
 	m->path = "";
+	m->gear_info = -1;
 	return m;
 }
 
@@ -198,6 +199,11 @@ void model_free(Model *m)
 		return;
 	for (int32_t i = 0; i < m->nmaps; i++)
 		filemap_release(&m->maps[i]);
+	for (int32_t i = 0; m->arenas && m->gears && i < m->gears->ngears; i++)
+		if (m->arenas[i]) {
+			arena_release(m->arenas[i]);
+			free(m->arenas[i]);
+		}
 	arena_release(&m->arena);
 	free(m);
 }

@@ -87,6 +87,7 @@ typedef struct Bytes {
 typedef struct Tensor {
 	const char *name; /* initializer name, or NULL */
 	int32_t dtype;
+	bool folded; /* computed by gearc (folding), not read from the model */
 	Shape shape; /* always static */
 	const void *data;
 	size_t nbytes;
@@ -253,6 +254,12 @@ typedef struct Model {
 	GearSpec *gears; /* NULL for a static compile */
 	int32_t noptions, capoptions;
 	KeyVal *options; /* the options used, in the order given */
+	/* Gear compile (passes/gear.c); NULL/-1 for a static compile.  The
+	 * root graph's Case node holds the branches; branches[i] is gear i's,
+	 * allocated from arenas[i] so gears can be specialised in parallel. */
+	Graph **branches;
+	Arena **arenas;
+	ValId gear_info; /* root input with the gear's dim values, or -1 */
 } Model;
 
 /* ---- building ---------------------------------------------------------- */

@@ -205,8 +205,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Xor,                       0, 0, VIEW_NONE)
 
 #define GEARC_OWN_OPS(X) \
-	X(MapIndex,        0, 0, VIEW_NONE) \
-	X(Case,            0, 0, VIEW_NONE) \
+	X(MapIndex,        infer_mapindex, fold_mapindex, VIEW_NONE) \
+	X(Case,            infer_case,     0,             VIEW_NONE) \
 	X(PartitionedCall, 0, 0, VIEW_NONE)
 
 typedef enum {

@@ -152,6 +152,24 @@ static int fold_node(OpCtx *c)
 	return any ? fold(c) : 0;
 }
 
+/* Outputs whose contents the node computed (not passed on from an input,
+ * as Identity does, nor taken from an attribute, as Constant does) are
+ * marked folded: the serializer keeps the model's own weights apart from
+ * what gearc computed per gear. */
+static void mark_folded(OpCtx *c)
+{
+	for (int i = 0; i < c->n->noutputs; i++) {
+		Value *v = op_out(c, i);
+		bool own = v && v->konst;
+		for (int k = 0; own && k < c->n->ninputs; k++)
+			own = op_const_in(c, k) != v->konst;
+		for (int k = 0; own && k < c->n->nattrs; k++)
+			own = c->n->attrs[k].t != v->konst;
+		if (own)
+			((Tensor *)(uintptr_t)v->konst)->folded = true;
+	}
+}
+
 static int infer_node(OpCtx *c)
 {
 	OpFn infer = op_info[c->n->op].infer;
@@ -162,6 +180,7 @@ static int infer_node(OpCtx *c)
 		return no_hook(c);
 	if (infer(c) < 0 || fold_node(c) < 0)
 		return -1;
+	mark_folded(c);
 	return check_outputs(c);
 }
 

@@ -3,8 +3,16 @@
 
 #include "passes.h"
 
+static int infer_one(Model *m, Graph *g, const CompileOptions *o)
+{
+	(void)o;
+	return infer_graph(m, g);
+}
+
 static const Pass passes[] = {
-	{ "infer", pass_infer, "shape and dtype inference" },
+	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
+	{ "infer", 0, infer_one, "shape inference and folding" },
+	{ "gear-root", pass_gear_root, 0, "merging the gears' outputs" },
 };
 
 const Pass *pass_find(const char *name)
@@ -34,7 +42,9 @@ int run_passes(Model *m, const CompileOptions *o)
 		const Pass *p = &passes[i];
 		if (o->progress)
 			o->progress(p->what, i + 1, n);
-		if (p->run(m, o) < 0)
+		int rc = p->run ? p->run(m, o)
+				: for_each_static_graph(m, p->run_graph, o);
+		if (rc < 0)
 			return error_prefix("model '%s'", o->model);
 #ifndef NDEBUG
 		if (graph_verify(m->graph) < 0)

@@ -28,10 +28,16 @@ typedef struct CompileOptions {
 } CompileOptions;
 
 typedef int (*PassFn)(Model *m, const CompileOptions *o);
+/* A pass over one static graph (the main graph of a static compile, or
+ * one gear branch); it may run on any thread and must touch nothing but g
+ * and g->arena. */
+typedef int (*GraphPassFn)(Model *m, Graph *g, const CompileOptions *o);
 
+/* A pass is either model-wide (run) or per static graph (run_graph). */
 typedef struct Pass {
 	const char *name;
 	PassFn run;
+	GraphPassFn run_graph;
 	const char *what; /* one line for --help */
 } Pass;
 
@@ -43,6 +49,21 @@ int run_passes(Model *m, const CompileOptions *o);
 const Pass *pass_find(const char *name);
 /* "infer, ..." for help texts. */
 const char *pass_names(void);
+
+/* ---- gear compilation (passes/gear.c) ------------------------------------ */
+
+/* Root multi-batch clone: m->graph becomes the root (gear inputs at their
+ * max shape, gear_dims, gear table, MapIndex, Case) with one branch per
+ * gear, each with its inputs at the gear's exact shapes.  No-op for a
+ * static compile. */
+int pass_gear_clone(Model *m, const CompileOptions *o);
+/* Runs fn on every static graph: each gear branch, on o->jobs threads
+ * (0: the number of cores), or the main graph of a static compile.  On
+ * failure the error names the first failing gear. */
+int for_each_static_graph(Model *m, GraphPassFn fn, const CompileOptions *o);
+/* Infers the root graph once the branches are specialised: the Case's
+ * outputs take the branches' shapes, -1 where gears differ. */
+int pass_gear_root(Model *m, const CompileOptions *o);
 
 /* Prints g (and its subgraphs, indented) as text: one line per node with
  * its inputs, outputs, dtypes and shapes. */

@@ -81,15 +81,24 @@ static int check_weight(const Check *c, const Gearom__Weight *w)
 			     MAX_RANK);
 	if (check_shape((int32_t)w->n_dims, w->n_dims, w->dims, 0) < 0)
 		return -1;
-	if (w->offset % OM_ALIGN)
-		return error("offset %llu is not %d-byte aligned",
-			     (unsigned long long)w->offset, OM_ALIGN);
-	if (__builtin_add_overflow(w->offset, w->size, &end) || end > c->wsize)
-		return error("bytes [%llu, +%llu) lie outside the %llu-byte "
-			     "WEIGHTS partition",
-			     (unsigned long long)w->offset,
-			     (unsigned long long)w->size,
-			     (unsigned long long)c->wsize);
+	if (w->has_data) { /* inline: no place in WEIGHTS */
+		if (w->dtype == DT_STRING)
+			return error("a string constant cannot be inline");
+		if (w->data.len != w->size || w->has_offset)
+			return error("inline data of %zu bytes, size says %llu",
+				     w->data.len, (unsigned long long)w->size);
+	} else {
+		if (w->offset % OM_ALIGN)
+			return error("offset %llu is not %d-byte aligned",
+				     (unsigned long long)w->offset, OM_ALIGN);
+		if (__builtin_add_overflow(w->offset, w->size, &end) ||
+		    end > c->wsize)
+			return error("bytes [%llu, +%llu) lie outside the "
+				     "%llu-byte WEIGHTS partition",
+				     (unsigned long long)w->offset,
+				     (unsigned long long)w->size,
+				     (unsigned long long)c->wsize);
+	}
 	for (size_t k = 0; k < w->n_dims; k++)
 		if (!mul_nonneg_i64(numel, w->dims[k], &numel))
 			return error("element count overflows");

@@ -71,6 +71,7 @@ static void wmap_put(WeightMap *w, const Tensor *t, int32_t val)
 typedef struct Lower {
 	Arena *a;
 	const Model *m;
+	const Graph **src; /* src[i] was lowered to graphs[i] */
 	Gearom__Graph **graphs;
 	int32_t ngraphs, capgraphs;
 	struct {
@@ -80,6 +81,10 @@ typedef struct Lower {
 	int32_t nw, capw;
 	WeightMap map;
 	uint64_t wsize;
+	/* folded constants by content: hash -> weight index, open addressing */
+	uint64_t *chash;
+	int32_t *cidx;
+	uint32_t ccap, clen;
 } Lower;
 
 static char *str(const char *s) { return UNCONST(s ? s : ""); }
@@ -128,6 +133,86 @@ int om_tensor_size(const Tensor *t, uint64_t *size)
 	return 0;
 }
 
+static uint64_t content_hash(const Tensor *t)
+{
+	uint64_t h = hash_bytes(&t->dtype, sizeof(t->dtype), 0);
+	h = hash_bytes(t->shape.dims, (size_t)t->shape.rank * sizeof(int64_t),
+		       h ^ (uint64_t)t->shape.rank);
+	return hash_bytes(t->data, t->nbytes, h) | 1; /* 0 marks empty */
+}
+
+static bool same_content(const Tensor *a, const Tensor *b)
+{
+	return a->dtype == b->dtype && shape_equal(&a->shape, &b->shape) &&
+	       a->nbytes == b->nbytes &&
+	       (!a->nbytes || !memcmp(a->data, b->data, a->nbytes));
+}
+
+/* The slot of a folded constant equal to t, or the empty slot for it. */
+static uint32_t const_slot(const Lower *L, const Tensor *t, uint64_t h)
+{
+	uint32_t mask = L->ccap - 1, i = (uint32_t)h & mask;
+	while (L->chash[i] &&
+	       (L->chash[i] != h || !same_content(L->wt[L->cidx[i]].t, t)))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void const_put(Lower *L, const Tensor *t, uint64_t h, int32_t idx)
+{
+	if (2 * (L->clen + 1) > L->ccap) {
+		uint64_t *oh = L->chash;
+		int32_t *oi = L->cidx;
+		uint32_t ocap = L->ccap;
+		L->ccap = ocap ? 2 * ocap : 64;
+		L->chash = xcalloc(L->ccap, sizeof(uint64_t));
+		L->cidx = xcalloc(L->ccap, sizeof(int32_t));
+		for (uint32_t i = 0; i < ocap; i++)
+			if (oh[i]) {
+				uint32_t j = const_slot(L, L->wt[oi[i]].t, oh[i]);
+				L->chash[j] = oh[i];
+				L->cidx[j] = oi[i];
+			}
+		free(oh);
+		free(oi);
+	}
+	uint32_t i = const_slot(L, t, h);
+	L->chash[i] = h;
+	L->cidx[i] = idx;
+	L->clen++;
+}
+
+/* A constant gearc computed: kept inline in MODEL_DEF, once per distinct
+ * content, so equal shape constants of many gears cost their bytes once
+ * and the WEIGHTS partition does not grow with the gears. */
+static int folded_weight_of(Lower *L, const Tensor *t, int32_t *out)
+{
+	uint64_t h = content_hash(t);
+	if (L->ccap) {
+		uint32_t i = const_slot(L, t, h);
+		if (L->chash[i]) {
+			*out = L->cidx[i];
+			wmap_put(&L->map, t, *out);
+			return 0;
+		}
+	}
+	Gearom__Weight *w = NEW(L->a, Gearom__Weight, GEAROM__WEIGHT__INIT);
+	w->name = str(t->name);
+	w->has_dtype = w->has_size = w->has_data = 1;
+	w->dtype = t->dtype;
+	w->dims = dims_dup(L->a, &t->shape, &w->n_dims);
+	w->size = t->nbytes;
+	w->data.len = t->nbytes;
+	w->data.data = UNCONST(t->data);
+	int32_t i = ARENA_PUSH(L->a, L->wt, L->nw, L->capw);
+	L->wt[i].t = t;
+	L->wt[i].w = w;
+	wmap_put(&L->map, t, i);
+	const_put(L, t, h, i);
+	*out = i;
+	return 0;
+}
+
 /* Model.weights index of t, adding it the first time. */
 static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 {
@@ -139,6 +224,8 @@ static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 	}
 	if (om_tensor_size(t, &size) < 0)
 		return -1;
+	if (t->folded && t->dtype != DT_STRING)
+		return folded_weight_of(L, t, out);
 	off = om_align(L->wsize);
 	if (off < L->wsize || __builtin_add_overflow(off, size, &L->wsize) ||
 	    L->nw == INT32_MAX)
@@ -345,7 +432,12 @@ static int lower_graph(Lower *L, const Graph *g, int32_t parent,
 {
 	if (L->ngraphs == INT32_MAX)
 		return error("too many graphs");
+	int32_t cap = L->capgraphs;
 	int32_t gi = ARENA_PUSH(L->a, L->graphs, L->ngraphs, L->capgraphs);
+	if (cap != L->capgraphs) /* grow src alongside */
+		L->src = arena_grow(L->a, L->src, (size_t)cap,
+				    (size_t)L->capgraphs, sizeof(*L->src));
+	L->src[gi] = g;
 	Gearom__Graph *o = NEW(L->a, Gearom__Graph, GEAROM__GRAPH__INIT);
 	L->graphs[gi] = o;
 	*index = gi;
@@ -530,6 +622,29 @@ static void lower_gears(Lower *L, Gearom__Model *msg)
 	}
 }
 
+/* Gear g's branch graph and its output table, once graphs are lowered. */
+static void lower_gear_outputs(Lower *L, Gearom__Model *msg)
+{
+	const Model *m = L->m;
+	for (size_t g = 0; m->branches && g < msg->n_gears; g++) {
+		const Graph *b = m->branches[g];
+		Gearom__Gear *o = msg->gears[g];
+		for (int32_t i = 0; i < L->ngraphs; i++)
+			if (L->src[i] == b)
+				o->graph = i;
+		if (o->graph < 0)
+			BUG("gear %zu's branch is not in the model", g);
+		o->n_outputs = b->noutputs > 0 ? (size_t)b->noutputs : 0;
+		o->outputs = arena_array(L->a, o->n_outputs,
+					 sizeof(*o->outputs));
+		for (int32_t k = 0; k < b->noutputs; k++) {
+			const Value *v = &b->vals[b->outputs[k]];
+			o->outputs[k] = shape_info(L, v->name, &v->shape,
+						   v->dtype);
+		}
+	}
+}
+
 static const GearInput *gear_input(const GearSpec *gs, const char *name)
 {
 	for (int32_t i = 0; gs && i < gs->ninputs; i++)
@@ -559,10 +674,12 @@ static Gearom__IoInfo *io_info(Lower *L, const Value *v, bool input)
 static void lower_io(Lower *L, Gearom__Model *msg)
 {
 	const Graph *g = L->m->graph;
-	msg->n_inputs = g->ninputs > 0 ? (size_t)g->ninputs : 0;
-	msg->inputs = arena_array(L->a, msg->n_inputs, sizeof(*msg->inputs));
-	for (int32_t k = 0; k < g->ninputs; k++)
-		msg->inputs[k] = io_info(L, &g->vals[g->inputs[k]], true);
+	msg->inputs = arena_array(L->a, g->ninputs > 0 ? (size_t)g->ninputs : 0,
+				  sizeof(*msg->inputs));
+	for (int32_t k = 0; k < g->ninputs; k++) /* gear_dims is gearc's own */
+		if (g->inputs[k] != L->m->gear_info)
+			msg->inputs[msg->n_inputs++] =
+				io_info(L, &g->vals[g->inputs[k]], true);
 	msg->n_outputs = g->noutputs > 0 ? (size_t)g->noutputs : 0;
 	msg->outputs = arena_array(L->a, msg->n_outputs, sizeof(*msg->outputs));
 	for (int32_t k = 0; k < g->noutputs; k++)
@@ -604,6 +721,8 @@ int om_lower(OmLowered *l, const Model *m)
 	int rc = lower_graph(&L, m->graph, -1, &root);
 	free(L.map.keys);
 	free(L.map.vals);
+	free(L.chash);
+	free(L.cidx);
 	if (rc < 0)
 		return -1;
 	msg->has_root = 1;
@@ -615,9 +734,10 @@ int om_lower(OmLowered *l, const Model *m)
 	l->weights = arena_array(L.a, msg->n_weights, sizeof(*l->weights));
 	for (int32_t i = 0; i < L.nw; i++) {
 		msg->weights[i] = L.wt[i].w;
-		l->weights[i] = L.wt[i].t;
+		l->weights[i] = L.wt[i].w->has_data ? NULL : L.wt[i].t;
 	}
 	lower_io(&L, msg);
+	lower_gear_outputs(&L, msg);
 
 	l->msg = msg;
 	l->nweights = L.nw;

@@ -205,6 +205,8 @@ Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s)
 	Tensor *t = tensor_new(c->g->arena, NULL, dt, s, NULL);
 	if (!t)
 		op_error(c, "%s", last_error());
+	else
+		t->folded = true;
 	return t;
 }
 

@@ -143,6 +143,11 @@ int fold_size(OpCtx *c);
 int infer_gemm(OpCtx *c);
 int infer_matmul(OpCtx *c);
 
+/* gear.c: gearc's own ops */
+int infer_mapindex(OpCtx *c);
+int fold_mapindex(OpCtx *c);
+int infer_case(OpCtx *c);
+
 /* -- elementwise family: elementwise.c, logic.c --------------------------- */
 
 /* -- tensor family: tensor.c, gather.c ------------------------------------ */

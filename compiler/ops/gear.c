@@ -1,0 +1,102 @@
+/*
+ * compiler/ops/gear.c - gearc's own ops in the root graph of a gear
+ * compile (domain ai.gearc):
+ *
+ *   MapIndex(gear_dims int64[V], table int64[G*V]) -> branch int32 scalar
+ *     the index of the table row equal to gear_dims (the gear to run).
+ *   Case(branch, inputs...) -> outputs...
+ *     runs subgraph branches[branch] on the inputs; attribute "branches"
+ *     holds one already specialised graph per gear.  Its outputs have the
+ *     branches' dtypes and shapes, with -1 where the gears differ.
+ */
+#include "opimpl.h"
+
+int infer_mapindex(OpCtx *c)
+{
+	const Value *dims = op_need_in(c, 0), *table = op_need_in(c, 1);
+	if (!dims || !table || op_check_dtype(c, 0, DTS(DT_INT64)) < 0 ||
+	    op_check_dtype(c, 1, DTS(DT_INT64)) < 0 ||
+	    op_check_rank(c, 0, 1, 1) < 0 || op_check_rank(c, 1, 1, 1) < 0)
+		return -1;
+	Shape scalar = { .rank = 0 };
+	op_set_out(c, 0, DT_INT32, &scalar);
+	return 0;
+}
+
+int fold_mapindex(OpCtx *c)
+{
+	const Tensor *dims = op_const_in(c, 0), *table = op_const_in(c, 1);
+	if (!dims || !table)
+		return 0;
+	int64_t nv = shape_numel(&dims->shape), nt = shape_numel(&table->shape);
+	if (nv <= 0 || nt % nv)
+		return op_error(c, "the gear table holds %lld values, not a "
+				"multiple of %lld gear dims",
+				(long long)nt, (long long)nv);
+	for (int64_t g = 0; g < nt / nv; g++) {
+		int64_t k = 0;
+		while (k < nv && tensor_get_i64(table, g * nv + k) ==
+					 tensor_get_i64(dims, k))
+			k++;
+		if (k == nv) {
+			Shape scalar = { .rank = 0 };
+			Tensor *t = op_new_tensor(c, DT_INT32, &scalar);
+			if (!t)
+				return -1;
+			tensor_set_i64(t, 0, g);
+			op_set_const(c, 0, t);
+			return 0;
+		}
+	}
+	return op_error(c, "the gear dims match no gear of the table");
+}
+
+/* Merges shape b into a: ranks must agree, differing dims become -1. */
+static void merge_shape(Shape *a, const Shape *b)
+{
+	if (a->rank != b->rank) {
+		*a = shape_unknown();
+		return;
+	}
+	for (int32_t k = 0; k < a->rank; k++)
+		if (a->dims[k] != b->dims[k])
+			a->dims[k] = DIM_UNKNOWN;
+}
+
+int infer_case(OpCtx *c)
+{
+	const Attr *br = node_attr(c->n, "branches");
+	if (!br || br->type != ATTR_GRAPHS || br->n < 1)
+		return op_error(c, "needs attribute 'branches' with at least "
+				"one graph");
+	for (int i = 0; i < c->n->noutputs; i++) {
+		Value *out = op_out(c, i);
+		if (!out)
+			continue;
+		uint16_t dep = 0;
+		for (int32_t b = 0; b < br->n; b++) {
+			const Graph *g = br->graphs[b];
+			if (g->noutputs != c->n->noutputs)
+				return op_error(c, "branch '%s' has %d outputs, "
+						"the node %d", g->name,
+						g->noutputs, c->n->noutputs);
+			const Value *v = &g->vals[g->outputs[i]];
+			if (b == 0) {
+				out->dtype = v->dtype;
+				out->tkind = v->tkind;
+				out->shape = v->shape;
+			} else if (v->dtype != out->dtype) {
+				return op_error(c, "output %d is %s in branch "
+						"'%s' but %s in branch '%s'",
+						i, dtype_name(v->dtype), g->name,
+						dtype_name(out->dtype),
+						br->graphs[0]->name);
+			} else {
+				merge_shape(&out->shape, &v->shape);
+			}
+			dep |= v->flags & VF_DATA_DEP;
+		}
+		out->flags |= dep;
+	}
+	return 0;
+}

@@ -1,0 +1,263 @@
+/*
+ * passes/gear.c - gear compilation (GE's MultiBatchClonePass, seed 000
+ * section 3.3; DESIGN section 3).
+ *
+ * pass_gear_clone turns the model's graph into a root graph:
+ *
+ *   inputs:  the model's inputs, gear inputs at their max-gear shape,
+ *            and gear_dims (int64[V]): the running gear's dim values
+ *   weight:  gear_table (int64[G*V]): every gear's values, row-major
+ *   nodes:   MapIndex(gear_dims, gear_table) -> branch
+ *            Case(branch, inputs...) -> the model's outputs
+ *   Case.branches: G graphs Batch_0 .. Batch_{G-1}, each the model's graph
+ *            with its inputs at that gear's exact shapes
+ *
+ * Branch i is cloned into its own arena (m->arenas[i]) so the per-graph
+ * passes can then specialise the branches on several threads
+ * (for_each_static_graph), with byte-identical results whatever the
+ * thread count: every branch is computed alone, from the same inputs.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compiler/gearspec.h"
+#include "passes.h"
+
+/* A name not yet used by any value of g: base, or base_2, base_3 ... */
+static const char *fresh_name(Graph *g, const char *base)
+{
+	const char *name = base;
+	for (int n = 2;; n++) {
+		bool used = false;
+		for (ValId i = 0; i < g->nvals && !used; i++)
+			used = !strcmp(g->vals[i].name, name);
+		if (!used)
+			return name;
+		name = arena_printf(g->arena, "%s_%d", base, n);
+	}
+}
+
+static ValId add_input(Graph *g, const char *name, int dtype, const Shape *s)
+{
+	ValId v = graph_add_value(g, name, VAL_INPUT);
+	g->vals[v].dtype = dtype;
+	g->vals[v].shape = *s;
+	g->inputs = arena_grow(g->arena, g->inputs, (size_t)g->ninputs,
+			       (size_t)g->ninputs + 1, sizeof(ValId));
+	g->inputs[g->ninputs++] = v;
+	return v;
+}
+
+/* The gear table as a constant: folded (gearc's, not the model's), so it
+ * is kept with the graphs, not in the WEIGHTS partition. */
+static ValId add_table(Graph *g, const GearSpec *gs, const char *name)
+{
+	int64_t n = (int64_t)gs->ngears * gs->nvals;
+	Shape s = shape_of(1, &n);
+	Tensor *t = tensor_new(g->arena, name, DT_INT64, &s, gs->table);
+	t->folded = true;
+	ValId v = graph_add_value(g, name, VAL_WEIGHT);
+	g->vals[v].dtype = DT_INT64;
+	g->vals[v].shape = s;
+	g->vals[v].konst = t;
+	return v;
+}
+
+static Graph *clone_branch(Model *m, const Graph *src, Graph *root,
+			   int32_t gear)
+{
+	const GearSpec *gs = m->gears;
+	Arena *a = m->arenas[gear] = xmalloc(sizeof(Arena));
+	arena_init(a);
+	const char *label = arena_printf(a, "Batch_%d", gear);
+	Graph *b = graph_clone(a, src, root, arena_printf(a, "_batch_%d", gear),
+			       label);
+	b->name = label;
+	for (int32_t k = 0; k < gs->ninputs; k++) {
+		Value *v = &b->vals[gs->inputs[k].val];
+		v->shape = gear_input_shape(gs, k, gear);
+		v->dim_params = NULL;
+	}
+	return b;
+}
+
+static void set_attr_ints(Graph *g, Node *n, const char *name,
+			  const int64_t *v, int32_t count)
+{
+	Attr *a = node_add_attr(g, n, name, ATTR_INTS);
+	a->n = count;
+	a->ints = arena_memdup(g->arena, v, (size_t)count * sizeof(int64_t));
+}
+
+static void set_attr_str(Graph *g, Node *n, const char *name, const char *s)
+{
+	Attr *a = node_add_attr(g, n, name, ATTR_STRING);
+	a->s.len = strlen(s);
+	a->s.data = (const uint8_t *)arena_strdup(g->arena, s);
+}
+
+/* Case attributes: the branches, and what the runtime needs to pick one
+ * (GE's batch_num, per-gear values, input order, dynamic type). */
+static void case_attrs(Model *m, Graph *root, Node *cs)
+{
+	const GearSpec *gs = m->gears;
+	Attr *a = node_add_attr(root, cs, "branches", ATTR_GRAPHS);
+	a->n = gs->ngears;
+	a->graphs = m->branches;
+	node_add_attr(root, cs, "gear_count", ATTR_INT)->i = gs->ngears;
+	set_attr_ints(root, cs, "gear_dims", gs->table, gs->ngears * gs->nvals);
+	a = node_add_attr(root, cs, "input_order", ATTR_STRINGS);
+	a->n = gs->ninputs;
+	Bytes *names = arena_array(root->arena, (size_t)gs->ninputs,
+				   sizeof(Bytes));
+	for (int32_t k = 0; k < gs->ninputs; k++) {
+		names[k].len = strlen(gs->inputs[k].name);
+		names[k].data = (const uint8_t *)gs->inputs[k].name;
+	}
+	a->strings = names;
+	set_attr_str(root, cs, "dynamic_type", gear_mode_name(gs->mode));
+}
+
+int pass_gear_clone(Model *m, const CompileOptions *o)
+{
+	(void)o;
+	const GearSpec *gs = m->gears;
+	if (!gs)
+		return 0;
+	Graph *src = m->graph, *root = graph_new(&m->arena, src->name, NULL);
+	int32_t ngears = gs->ngears;
+
+	/* Inputs: the model's (gear inputs at the max gear), gear_dims. */
+	for (int32_t k = 0; k < src->ninputs; k++) {
+		const Value *v = &src->vals[src->inputs[k]];
+		int32_t gk = gear_input_index(gs, src->inputs[k]);
+		Shape s = gk < 0 ? v->shape : gear_max_shape(gs, gk);
+		ValId r = add_input(root, v->name, v->dtype, &s);
+		root->vals[r].tkind = v->tkind;
+	}
+	int64_t nv = gs->nvals;
+	Shape dims_shape = shape_of(1, &nv);
+	m->gear_info = add_input(root, fresh_name(root, "gear_dims"), DT_INT64,
+				 &dims_shape);
+	ValId table = add_table(root, gs, fresh_name(root, "gear_table"));
+	ValId branch = graph_add_value(root, fresh_name(root, "gear_branch"),
+				       VAL_NODE);
+
+	Node *mi = graph_add_node(root, "gear_mapindex", "MapIndex",
+				  GEARC_DOMAIN, 2, 1);
+	mi->inputs[0] = m->gear_info;
+	mi->inputs[1] = table;
+	mi->outputs[0] = branch;
+
+	m->arenas = arena_array(&m->arena, (size_t)ngears, sizeof(Arena *));
+	m->branches = arena_array(&m->arena, (size_t)ngears, sizeof(Graph *));
+	for (int32_t g = 0; g < ngears; g++)
+		m->branches[g] = clone_branch(m, src, root, g);
+
+	Node *cs = graph_add_node(root, "gear_case", "Case", GEARC_DOMAIN,
+				  1 + src->ninputs, src->noutputs);
+	cs->inputs[0] = branch;
+	for (int32_t k = 0; k < src->ninputs; k++)
+		cs->inputs[1 + k] = root->inputs[k];
+	root->outputs = arena_array(&m->arena, (size_t)src->noutputs,
+				    sizeof(ValId));
+	root->noutputs = src->noutputs;
+	for (int32_t k = 0; k < src->noutputs; k++) {
+		const Value *v = &src->vals[src->outputs[k]];
+		ValId r = graph_add_value(root, v->name, VAL_NODE);
+		root->vals[r].flags = VF_GRAPH_OUT;
+		cs->outputs[k] = r; /* adding values never moves nodes */
+		root->outputs[k] = r;
+	}
+	case_attrs(m, root, cs);
+	m->graph = root;
+	return graph_toposort(root);
+}
+
+/* ---- running a per-graph pass over every gear ---------------------------- */
+
+typedef struct Job {
+	Model *m;
+	const CompileOptions *o;
+	GraphPassFn fn;
+	pthread_mutex_t lock;
+	int32_t next, ngraphs;
+	char **errors; /* per gear, NULL if it went well */
+} Job;
+
+static void *worker(void *arg)
+{
+	Job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->lock);
+		int32_t g = j->next < j->ngraphs ? j->next++ : -1;
+		pthread_mutex_unlock(&j->lock);
+		if (g < 0)
+			return NULL;
+		clear_error();
+		if (j->fn(j->m, j->m->branches[g], j->o) < 0)
+			j->errors[g] = xstrdup(last_error());
+	}
+}
+
+static int jobs_for(const CompileOptions *o, int32_t ngraphs)
+{
+	long n = o && o->jobs > 0 ? o->jobs : sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	return n > ngraphs ? ngraphs : (int)n;
+}
+
+/* "gear 3 (dims 8,640): " before msg, into the error buffer. */
+static int gear_error(const GearSpec *gs, int32_t g, const char *msg)
+{
+	char dims[256];
+	size_t k = 0;
+	dims[0] = 0;
+	for (int32_t i = 0; i < gs->nvals && k < sizeof(dims); i++)
+		k += (size_t)snprintf(dims + k, sizeof(dims) - k, "%s%lld",
+				      i ? "," : "",
+				      (long long)gs->table[(size_t)g * gs->nvals + i]);
+	return error("gear %d (Batch_%d, dims %s): %s", g, g, dims, msg);
+}
+
+int for_each_static_graph(Model *m, GraphPassFn fn, const CompileOptions *o)
+{
+	if (!m->gears || !m->branches)
+		return fn(m, m->graph, o);
+	Job j = { .m = m, .o = o, .fn = fn, .ngraphs = m->gears->ngears };
+	j.errors = xcalloc((size_t)j.ngraphs, sizeof(char *));
+	pthread_mutex_init(&j.lock, NULL);
+	int nthreads = jobs_for(o, j.ngraphs);
+	pthread_t *t = xcalloc((size_t)nthreads, sizeof(pthread_t));
+	int started = 0;
+	for (int i = 1; i < nthreads; i++)
+		if (pthread_create(&t[i], NULL, worker, &j) == 0)
+			started = i;
+		else
+			break;
+	worker(&j); /* this thread works too */
+	for (int i = 1; i <= started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&j.lock);
+	free(t);
+	/* The first failing gear in gear order, whatever thread saw it. */
+	int rc = 0;
+	for (int32_t g = 0; g < j.ngraphs; g++) {
+		if (j.errors[g] && !rc)
+			rc = gear_error(m->gears, g, j.errors[g]);
+		free(j.errors[g]);
+	}
+	free(j.errors);
+	return rc;
+}
+
+int pass_gear_root(Model *m, const CompileOptions *o)
+{
+	(void)o;
+	if (!m->gears)
+		return 0;
+	return infer_graph(m, m->graph);
+}
