@@ -51,7 +51,7 @@ static int layout_init(Layout *l, const Model *m)
 	l->def = xmalloc(l->def_size);
 	if (protobuf_c_message_pack(msg, l->def) != l->def_size)
 		BUG("MODEL_DEF packed to an unexpected size");
-	l->nparts = l->low.nweights ? 2 : 1;
+	l->nparts = l->low.weights_size ? 2 : 1; /* inline constants only: none */
 	l->def_off = om_align(OM_HEADER_SIZE + OM_PART_SIZE * l->nparts);
 	l->w_off = om_align(l->def_off + l->def_size);
 	l->total = l->def_off + l->def_size;
