@@ -10,8 +10,10 @@
  */
 #include "omimpl.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +293,47 @@ static int write_file(int fd, const Layout *l)
 	return s.err;
 }
 
+/* The PID in a temporary file name ".BASE.tmp.PID.N" for base, or -1. */
+static long temp_pid(const char *name, const char *base)
+{
+	size_t bl = strlen(base);
+	if (name[0] != '.' || strncmp(name + 1, base, bl) ||
+	    strncmp(name + 1 + bl, ".tmp.", 5))
+		return -1;
+	const char *p = name + bl + 6, *dot = strchr(p, '.');
+	int64_t pid, n;
+	if (!dot || !parse_i64(p, (size_t)(dot - p), &pid) || pid <= 0 ||
+	    !parse_i64(dot + 1, strlen(dot + 1), &n) || n < 0)
+		return -1;
+	return (long)pid;
+}
+
+/* Removes the temporary files a killed gearc left next to path: those
+ * whose writer process no longer exists.  Best effort. */
+static void remove_stale_temps(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *dir = slash ? xstrdup(path) : xstrdup(".");
+	if (slash)
+		dir[slash == path ? 1 : slash - path] = 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		long pid = temp_pid(e->d_name, base);
+		if (pid < 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		size_t n = strlen(dir) + strlen(e->d_name) + 2;
+		char *f = xmalloc(n);
+		snprintf(f, n, "%s/%s", dir, e->d_name);
+		unlink(f);
+		free(f);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+}
+
 int om_write(const Model *m, const char *path)
 {
 	Layout l;
@@ -312,10 +355,12 @@ int om_write(const Model *m, const char *path)
 	else if (rename(tmp, path) < 0)
 		rc = error("--output '%s': cannot replace it: %s", path,
 			   strerror(errno));
-	if (rc < 0)
+	if (rc < 0) {
 		unlink(tmp);
-	else
+	} else {
 		sync_dir_of(path);
+		remove_stale_temps(path);
+	}
 	free(tmp);
 	return rc;
 }

@@ -22,6 +22,8 @@ Valid models (checked with onnx.checker):
   external_data.onnx   x float [N,16] -> MatMul(W 16x8) -> Add(b 8) -> y, with
   external_data.bin    W and b stored externally by onnx.external_data_helper
                        (W at offset 0, 512 bytes; b at offset 512, 32 bytes).
+  big_external.onnx    x + W with W a 256 MiB float weight in big.bin (not
+                       committed: the crash-safety test makes it sparse)
   external_misaligned.onnx / .bin
                        int8 'k' [3] at offset 0 and float 'f' [4] at offset 3
                        (misaligned for float) of the same file.
@@ -239,6 +241,29 @@ def external_misaligned():
                           [vi("y", FLOAT, ["N", 4]), vi("s", FLOAT, [])],
                           [tk, tf])
     save(model(g), "external_misaligned.onnx", check=False)
+
+
+BIG_ELEMS = 64 * 1024 * 1024  # float32: 256 MiB
+
+
+def big_external():
+    """A 256 MiB weight in big.bin, which the crash test creates as a
+    sparse file next to a copy of this model: writing the .om then takes
+    long enough to kill gearc in the middle, with nothing big committed."""
+    w = TensorProto()
+    w.name = "W"
+    w.data_type = FLOAT
+    w.dims.append(BIG_ELEMS)
+    w.raw_data = b"\0"  # set_external_data wants one; cleared below
+    external_data_helper.set_external_data(w, "big.bin", offset=0,
+                                           length=4 * BIG_ELEMS)
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    nodes = [helper.make_node("Add", ["x", "W"], ["y"], name="add")]
+    g = helper.make_graph(nodes, "big_external",
+                          [vi("x", FLOAT, [BIG_ELEMS])],
+                          [vi("y", FLOAT, [BIG_ELEMS])], [w])
+    save(model(g), "big_external.onnx", check=False)
 
 
 def if_subgraph():
@@ -561,6 +586,7 @@ def main():
     mlp()
     external_data()
     external_misaligned()
+    big_external()
     if_subgraph()
     loop_body()
     three_inputs()
