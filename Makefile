@@ -52,7 +52,7 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         libonnx-testdata:$(TESTDATA) \
         gcc:/usr/bin/gcc make:/usr/bin/make
 
-.PHONY: all deps demo check unit conformance cli-check install uninstall clean bench FORCE
+.PHONY: all deps demo check unit conformance fuzz cli-check install uninstall clean bench FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/gearc
@@ -114,6 +114,39 @@ $(BUILD)/conformance: $(BUILD)/tests/conformance.o $(BUILD)/libgearc.a
 # "conformance: P/N".
 conformance: $(BUILD)/conformance
 	$(BUILD)/conformance $(TESTDATA)
+
+# libFuzzer harnesses (clang): the option parser, ONNX import + compile,
+# and the .om reader + dump.  make fuzz FUZZ_SECONDS=N runs each for N
+# seconds from the committed seed corpus; new inputs go to build/fuzz/.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_TARGETS := options onnx om
+FUZZ_CFLAGS = -std=c11 -g -O1 $(DEFS) -I. -I$(BUILD)/gen \
+              -fsanitize=fuzzer-no-link,address,undefined \
+              -fno-sanitize-recover=all
+FUZZ_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzz/%.o) \
+            $(GEN_C:$(BUILD)/gen/%.c=$(BUILD)/fuzz/gen/%.o)
+
+$(BUILD)/fuzz/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -w -c $< -o $@
+
+$(BUILD)/fuzz/%.o: %.c | $(GEN_H)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wall -Wextra -Werror -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(BUILD)/fuzz/corpus_$$t; \
+	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	    $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	        -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+	        -artifact_prefix=$(BUILD)/fuzz/crash_$$t- \
+	        $(BUILD)/fuzz/corpus_$$t tests/fuzz/corpus_$$t || exit 1; \
+	done
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -15,12 +15,41 @@
 
 static _Thread_local char errbuf[1024];
 
+/* Messages quote names from models and flags, which may hold any byte:
+ * control characters are shown as \n, \t or \xNN so that every message
+ * stays one line. */
+static void escape_controls(void)
+{
+	char out[sizeof(errbuf)];
+	size_t k = 0;
+	bool any = false;
+	for (const unsigned char *p = (const unsigned char *)errbuf; *p; p++)
+		any |= *p < 0x20 || *p == 0x7f;
+	if (!any)
+		return;
+	for (const unsigned char *p = (const unsigned char *)errbuf;
+	     *p && k + 5 < sizeof(out); p++) {
+		if (*p == '\n')
+			k += (size_t)snprintf(out + k, sizeof(out) - k, "\\n");
+		else if (*p == '\t')
+			k += (size_t)snprintf(out + k, sizeof(out) - k, "\\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			k += (size_t)snprintf(out + k, sizeof(out) - k, "\\x%02x",
+					      *p);
+		else
+			out[k++] = (char)*p;
+	}
+	out[k] = 0;
+	memcpy(errbuf, out, k + 1);
+}
+
 int error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
 	va_end(ap);
+	escape_controls();
 	return -1;
 }
 
@@ -40,6 +69,7 @@ int error_prefix(const char *fmt, ...)
 	memmove(errbuf + plen, errbuf, old);
 	memcpy(errbuf, prefix, plen);
 	errbuf[plen + old] = 0;
+	escape_controls();
 	return -1;
 }
 

@@ -93,3 +93,12 @@ Test(util, error_prefix_and_truncation)
 	cr_expect(!strncmp(last_error(), "p: xxx", 6));
 	cr_expect_lt(strlen(last_error()), 1024);
 }
+
+Test(util, error_messages_stay_on_one_line)
+{
+	error("tensor '%s' is bad", "a\nb\tc\x01");
+	cr_expect_str_eq(last_error(), "tensor 'a\\nb\\tc\\x01' is bad");
+	error("inner");
+	error_prefix("node '%s'", "x\ry");
+	cr_expect_str_eq(last_error(), "node 'x\\x0dy': inner");
+}

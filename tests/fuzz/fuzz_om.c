@@ -1,0 +1,37 @@
+/*
+ * tests/fuzz/fuzz_om.c - libFuzzer: the .om reader and dump.
+ *
+ * The input is a .om file (checksums are not fixed up, so the fuzzer
+ * mostly exercises the container checks; fuzz with -use_value_profile=1
+ * or from the seed corpus to get deeper).  If it opens, its JSON dump is
+ * built.  A crash, leak or hang is a bug.
+ */
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "serializer/om.h"
+#include "serializer/omimpl.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	OmFile f;
+	uint8_t *copy = malloc(size ? size : 1);
+	memcpy(copy, data, size);
+	/* Half the time, fix the length and checksum, so that what lies
+	 * behind them (partitions, MODEL_DEF) is fuzzed too. */
+	if (size >= OM_HEADER_SIZE && (data[size - 1] & 1)) {
+		om_put_u64(copy + 16, size);
+		om_put_u32(copy + 24, crc32_update(0, copy + OM_HEADER_SIZE,
+						   size - OM_HEADER_SIZE));
+	}
+	if (om_parse(&f, copy, size, "fuzz.om") == 0) {
+		json_object_put(om_json(&f, "fuzz.om"));
+		om_close(&f);
+	} else if (!*last_error() || strchr(last_error(), '\n')) {
+		abort();
+	}
+	free(copy);
+	return 0;
+}
