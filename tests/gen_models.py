@@ -25,10 +25,11 @@ tests/check_models_ort.mjs (optional; needs node and onnxruntime-node):
 
 The models (C = channels, dim_params in quotes):
 
-  det.onnx      DBNet-style text detector, opset 13, as PaddleOCR/mmocr's
-                DBNet exports from PyTorch.  x float [1,3,"H","W"] ->
-                backbone of 3x3 stride-2 Convs (+BatchNormalization, Relu)
-                giving C2..C5 at H/4, H/8, H/16, H/32 -> FPN: 1x1 lateral
+  det.onnx      DBNet-style text detector, opset 13, 54 nodes, as
+                PaddleOCR/mmocr's DBNet exports from PyTorch.  x float
+                [1,3,"H","W"] -> backbone of 3x3 Convs, five of them
+                stride 2 (+BatchNormalization, Relu), giving C2..C5 at
+                H/4, H/8, H/16, H/32 -> FPN: 1x1 lateral
                 Convs (no bias), top-down path adding upsampled levels:
                   in5 -> Resize(scales=[1,1,2,2], nearest)      (+ in4)
                   out4 -> Resize(sizes=Concat(Slice(Shape(out4),0:2),
@@ -45,7 +46,8 @@ The models (C = channels, dim_params in quotes):
                 output_padding 1) -> Sigmoid -> maps float [1,1,"H","W"].
                 Gears: --dynamic_image_size (H,W multiples of 32, as DBNet
                 needs).
-  rec.onnx      SVTR/CRNN-style text recognizer, opset 17.  x float
+  rec.onnx      SVTR/CRNN-style text recognizer, opset 17, 154 nodes.
+                x float
                 [1,3,48,"W"] -> Conv stem (stride 2,2,2 then MaxPool (2,1)
                 and a (3,1) Conv: H 48 -> 1, W -> W/8) -> flatten as torch
                 exports x.view(n, c, h*w): Shape -> Gather(0/1/2/3) ->
@@ -64,9 +66,10 @@ The models (C = channels, dim_params in quotes):
                 GELU as exported (Div, Erf, Add, Mul, Mul); MatMul+Add;
                 residual Add.  Every index, axis and shape piece is a
                 Constant node, as torch.onnx emits them.
-  bench_rec.onnx  the same recognizer with 12 blocks and C=32 for `make
-                bench` (about 750 nodes).
-  vad.onnx      Silero-VAD-like voice activity detector, opset 16, as
+  bench_rec.onnx  the same recognizer with 12 blocks (C=32, 2 heads) for
+                `make bench`: 764 nodes, 61 per block.
+  vad.onnx      Silero-VAD-like voice activity detector, opset 16, 69
+                nodes (36 in the main graph, 33 in If branches), as
                 torch.jit.script + torch.onnx export it (control flow kept
                 as If).  Inputs input float ["batch","samples"], sr int64 []
                 (sample rate; a runtime scalar, static shape, so it is not
