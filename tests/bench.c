@@ -22,9 +22,12 @@
  * it works, then RUNS times; the table shows medians (CLOCK_MONOTONIC):
  *
  *   gears, jobs     gear count; -j1 or the default (0: one thread per core)
- *   total_ms        the whole compile, import to encoded .om
+ *   total_ms        the whole compile, import to encoded .om, and
+ *                   freeing it all
  *   per_gear_ms     total / gears
- *   import/passes/encode_ms   the three phases
+ *   import/passes/encode_ms   the three phases: onnx_load (with
+ *                   gear_parse), gear_apply + run_passes, om_encode
+ *   free_ms         model_free and the rest of the teardown
  *   ns/node         passes / (gears x nodes): inference, folding and
  *                   the rest of the pipeline, per node of every gear
  *   om_KiB          size of the .om
@@ -67,7 +70,7 @@ typedef struct Opts {
 } Opts;
 
 typedef struct Times {
-	double total, import, passes, encode; /* seconds */
+	double total, import, passes, encode, teardown; /* seconds */
 	size_t om_bytes;
 	int64_t nodes;
 } Times;
@@ -297,6 +300,7 @@ static int compile_once(const Opts *o, const GearOptions *go, int jobs,
 	t->import = t1 - t0;
 	t->passes = t2 - t1;
 	t->encode = t3 - t2;
+	t->teardown = t4 - t3;
 	t->total = t4 - t0;
 	t->om_bytes = len;
 	return rc;
@@ -481,7 +485,7 @@ int main(int argc, char **argv)
 				    o.input_shape, (long long)o.step,
 				    (long long)(o.step * k), last_error());
 			}
-			double v[4][MAX_RUNS];
+			double v[5][MAX_RUNS];
 			for (int r = 0; r < o.runs; r++) {
 				if (compile_once(&o, &go, jobs[j], &t) < 0)
 					die(1, "%s", last_error());
@@ -489,18 +493,21 @@ int main(int argc, char **argv)
 				v[1][r] = t.import;
 				v[2][r] = t.passes;
 				v[3][r] = t.encode;
+				v[4][r] = t.teardown;
 			}
 			double total = median(v[0], o.runs);
 			double imp = median(v[1], o.runs);
 			double passes = median(v[2], o.runs);
 			double enc = median(v[3], o.runs);
+			double tear = median(v[4], o.runs);
 			long kib = peak_kib(reset);
 			if (!header) {
-				printf("%6s %5s %10s %12s %10s %10s %10s %8s "
-				       "%8s %9s\n",
+				printf("%6s %5s %9s %11s %9s %9s %9s %9s "
+				       "%8s %8s %8s\n",
 				       "gears", "jobs", "total_ms", "per_gear_ms",
 				       "import_ms", "passes_ms", "encode_ms",
-				       "ns/node", "om_KiB", "peak_MiB");
+				       "free_ms", "ns/node", "om_KiB",
+				       "peak_MiB");
 				header = true;
 			}
 			char jt[16];
@@ -508,10 +515,10 @@ int main(int argc, char **argv)
 				snprintf(jt, sizeof(jt), "%d", jobs[j]);
 			else
 				snprintf(jt, sizeof(jt), "all%ld", cores);
-			printf("%6d %5s %10.2f %12.3f %10.2f %10.2f %10.2f "
-			       "%8.0f %8.1f %9.1f\n",
+			printf("%6d %5s %9.2f %11.3f %9.2f %9.2f %9.2f %9.2f "
+			       "%8.0f %8.1f %8.1f\n",
 			       k, jt, total * 1e3, total * 1e3 / k, imp * 1e3,
-			       passes * 1e3, enc * 1e3,
+			       passes * 1e3, enc * 1e3, tear * 1e3,
 			       t.nodes ? passes * 1e9 / ((double)k *
 							  (double)t.nodes)
 				       : 0.0,
