@@ -177,4 +177,15 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
+$(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/libgearc.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
+
+# Compile time for 1, 10 and 100 gears of tests/fixtures/bench_rec.onnx
+# (medians of 7 runs, -j1 and all cores), then onnx's shape inference for
+# the same gears when /usr/bin/python3 has onnx.  Options for build/bench
+# go in BENCH_ARGS, e.g. BENCH_ARGS="--model=tests/fixtures/demo_cnn.onnx
+# --input_shape=x:-1,3,32,32 --step=1".
+bench: $(BUILD)/bench
+	$(BUILD)/bench $(BENCH_ARGS)
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
