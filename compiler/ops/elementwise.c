@@ -1228,12 +1228,14 @@ int fold_cast(OpCtx *c)
 	const Tensor *x = op_const_in(c, 0);
 	Value *y = op_out(c, 0);
 	EwParams p = { .dtype = y ? y->dtype : 0 };
-	if (!x || !y || x->dtype == DT_STRING || y->dtype == DT_STRING)
+	if (!x || !y)
 		return 0;
-	if (x->dtype == y->dtype) {
+	if (x->dtype == y->dtype) { /* the identity, strings included */
 		op_set_const(c, 0, x);
 		return 0;
 	}
+	if (x->dtype == DT_STRING || y->dtype == DT_STRING)
+		return 0;
 	return ew_fold_unary(c, k_cast, &p);
 }
 
