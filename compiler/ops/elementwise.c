@@ -385,9 +385,11 @@ int ew_infer_binary(OpCtx *c, int out_dt)
 
 /* ---- unary math and activations ----------------------------------------- */
 
-static bool k_math(EwNum x, EwNum *r, const EwParams *p)
+/* Float ops (and Erf, Shrink on integers) via libm or a float kernel. */
+static bool k_float(EwNum x, EwNum *r, const EwParams *p)
 {
-	*r = num_f(p->math(num_to_f(x)));
+	double v = num_to_f(x);
+	*r = num_f(p->math ? p->math(v) : p->fk(v, p));
 	return true;
 }
 
@@ -430,111 +432,32 @@ static bool k_relu(EwNum x, EwNum *r, const EwParams *p)
 	return true;
 }
 
-static bool k_reciprocal(EwNum x, EwNum *r, const EwParams *p)
-{
-	(void)p;
-	*r = num_f(1 / x.f);
-	return true;
-}
-
-static bool k_round(EwNum x, EwNum *r, const EwParams *p)
-{
-	(void)p;
-	*r = num_f(rint(x.f)); /* the default rounding mode: half to even */
-	return true;
-}
-
-static double sigmoid(double x)
-{
-	return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x));
-}
-
-static double softplus(double x)
-{
-	return (x > 0 ? x : 0) + log1p(exp(-fabs(x)));
-}
-
-static bool k_sigmoid(EwNum x, EwNum *r, const EwParams *p)
-{
-	(void)p;
-	*r = num_f(sigmoid(x.f));
-	return true;
-}
-
-static bool k_softplus(EwNum x, EwNum *r, const EwParams *p)
-{
-	(void)p;
-	*r = num_f(softplus(x.f));
-	return true;
-}
-
-static bool k_softsign(EwNum x, EwNum *r, const EwParams *p)
-{
-	(void)p;
-	*r = num_f(x.f / (1 + fabs(x.f)));
-	return true;
-}
+/* Float-only ops compute a double from a double: one line each. */
+#define FLOAT_OP(name, expr)                                          \
+	static double f_##name(double x, const EwParams *p)           \
+	{                                                             \
+		(void)p;                                              \
+		return (expr);                                        \
+	}
 
 /* max(0, min(1, v)), NaN staying NaN */
 static double clamp01(double v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
 
-static bool k_hardsigmoid(EwNum x, EwNum *r, const EwParams *p)
-{
-	*r = num_f(clamp01(p->alpha * x.f + p->beta));
-	return true;
-}
-
-static bool k_hardswish(EwNum x, EwNum *r, const EwParams *p)
-{
-	*r = num_f(x.f * clamp01(p->alpha * x.f + p->beta));
-	return true;
-}
-
-static bool k_mish(EwNum x, EwNum *r, const EwParams *p)
-{
-	(void)p;
-	*r = num_f(x.f * tanh(softplus(x.f)));
-	return true;
-}
-
-static bool k_celu(EwNum x, EwNum *r, const EwParams *p)
-{
-	double a = p->alpha;
-	*r = num_f(x.f > 0 ? x.f : a * expm1(x.f / a));
-	return true;
-}
-
-static bool k_elu(EwNum x, EwNum *r, const EwParams *p)
-{
-	*r = num_f(x.f < 0 ? p->alpha * expm1(x.f) : x.f);
-	return true;
-}
-
-static bool k_selu(EwNum x, EwNum *r, const EwParams *p)
-{
-	*r = num_f(p->gamma * (x.f > 0 ? x.f : p->alpha * expm1(x.f)));
-	return true;
-}
-
-static bool k_leakyrelu(EwNum x, EwNum *r, const EwParams *p)
-{
-	*r = num_f(x.f < 0 ? p->alpha * x.f : x.f);
-	return true;
-}
-
-static bool k_thresholdedrelu(EwNum x, EwNum *r, const EwParams *p)
-{
-	*r = num_f(x.f > p->alpha ? x.f : 0);
-	return true;
-}
-
-/* Integers too: x +- bias computed in double, truncated back. */
-static bool k_shrink(EwNum x, EwNum *r, const EwParams *p)
-{
-	double v = num_to_f(x);
-	*r = num_f(v < -p->lambd ? v + p->bias : v > p->lambd ? v - p->bias : 0);
-	return true;
-}
+FLOAT_OP(reciprocal, 1 / x)
+FLOAT_OP(round, rint(x)) /* the default rounding mode: half to even */
+FLOAT_OP(sigmoid, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
+FLOAT_OP(softplus, (x > 0 ? x : 0) + log1p(exp(-fabs(x))))
+FLOAT_OP(softsign, x / (1 + fabs(x)))
+FLOAT_OP(hardsigmoid, clamp01(p->alpha * x + p->beta))
+FLOAT_OP(hardswish, x * clamp01(p->alpha * x + p->beta))
+FLOAT_OP(mish, x * tanh(f_softplus(x, p)))
+FLOAT_OP(celu, x > 0 ? x : p->alpha * expm1(x / p->alpha))
+FLOAT_OP(elu, x < 0 ? p->alpha * expm1(x) : x)
+FLOAT_OP(selu, p->gamma * (x > 0 ? x : p->alpha * expm1(x)))
+FLOAT_OP(leakyrelu, x < 0 ? p->alpha * x : x)
+FLOAT_OP(thresholdedrelu, x > p->alpha ? x : 0)
+/* on integers too: x +- bias in double, truncated back by ew_put */
+FLOAT_OP(shrink, x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0)
 
 #define F3 (DTS(DT_FLOAT16) | DTS(DT_FLOAT) | DTS(DT_DOUBLE))
 
@@ -543,45 +466,46 @@ static bool k_shrink(EwNum x, EwNum *r, const EwParams *p)
 static const struct UnaryOp {
 	uint16_t op;
 	uint32_t dts;
-	double (*math)(double); /* a libm function computes it, or */
-	EwUnFn fn;		/* this kernel */
+	double (*math)(double); /* libm computes it, or */
+	double (*fk)(double, const EwParams *); /* this float kernel, or */
+	EwUnFn fn; /* this kernel, for ops with integer cases */
 } unary_ops[] = {
-	{ OP_Abs, DTS_NUMERIC, NULL, k_abs },
-	{ OP_Acos, F3, acos, NULL },
-	{ OP_Acosh, F3, acosh, NULL },
-	{ OP_Asin, F3, asin, NULL },
-	{ OP_Asinh, F3, asinh, NULL },
-	{ OP_Atan, F3, atan, NULL },
-	{ OP_Atanh, F3, atanh, NULL },
-	{ OP_Ceil, DTS_FLOAT, ceil, NULL },
-	{ OP_Celu, DTS(DT_FLOAT), NULL, k_celu },
-	{ OP_Cos, F3, cos, NULL },
-	{ OP_Cosh, F3, cosh, NULL },
-	{ OP_Elu, F3, NULL, k_elu },
-	{ OP_Erf, DTS_NUMERIC, erf, NULL },
-	{ OP_Exp, DTS_FLOAT, exp, NULL },
-	{ OP_Floor, DTS_FLOAT, floor, NULL },
-	{ OP_HardSigmoid, F3, NULL, k_hardsigmoid },
-	{ OP_HardSwish, F3, NULL, k_hardswish },
-	{ OP_LeakyRelu, DTS_FLOAT, NULL, k_leakyrelu },
-	{ OP_Log, DTS_FLOAT, log, NULL },
-	{ OP_Mish, F3, NULL, k_mish },
-	{ OP_Neg, DTS_FLOAT | DTS_SINT, NULL, k_neg },
-	{ OP_Reciprocal, DTS_FLOAT, NULL, k_reciprocal },
-	{ OP_Relu, DTS_FLOAT | DTS_SINT, NULL, k_relu },
-	{ OP_Round, F3, NULL, k_round },
-	{ OP_Selu, F3, NULL, k_selu },
-	{ OP_Shrink, F3 | DTS_INT, NULL, k_shrink },
-	{ OP_Sigmoid, DTS_FLOAT, NULL, k_sigmoid },
-	{ OP_Sign, DTS_NUMERIC, NULL, k_sign },
-	{ OP_Sin, F3, sin, NULL },
-	{ OP_Sinh, F3, sinh, NULL },
-	{ OP_Softplus, F3, NULL, k_softplus },
-	{ OP_Softsign, F3, NULL, k_softsign },
-	{ OP_Sqrt, DTS_FLOAT, sqrt, NULL },
-	{ OP_Tan, F3, tan, NULL },
-	{ OP_Tanh, DTS_FLOAT, tanh, NULL },
-	{ OP_ThresholdedRelu, F3, NULL, k_thresholdedrelu },
+	{ OP_Abs, DTS_NUMERIC, NULL, NULL, k_abs },
+	{ OP_Acos, F3, acos, NULL, NULL },
+	{ OP_Acosh, F3, acosh, NULL, NULL },
+	{ OP_Asin, F3, asin, NULL, NULL },
+	{ OP_Asinh, F3, asinh, NULL, NULL },
+	{ OP_Atan, F3, atan, NULL, NULL },
+	{ OP_Atanh, F3, atanh, NULL, NULL },
+	{ OP_Ceil, DTS_FLOAT, ceil, NULL, NULL },
+	{ OP_Celu, DTS(DT_FLOAT), NULL, f_celu, NULL },
+	{ OP_Cos, F3, cos, NULL, NULL },
+	{ OP_Cosh, F3, cosh, NULL, NULL },
+	{ OP_Elu, F3, NULL, f_elu, NULL },
+	{ OP_Erf, DTS_NUMERIC, erf, NULL, NULL },
+	{ OP_Exp, DTS_FLOAT, exp, NULL, NULL },
+	{ OP_Floor, DTS_FLOAT, floor, NULL, NULL },
+	{ OP_HardSigmoid, F3, NULL, f_hardsigmoid, NULL },
+	{ OP_HardSwish, F3, NULL, f_hardswish, NULL },
+	{ OP_LeakyRelu, DTS_FLOAT, NULL, f_leakyrelu, NULL },
+	{ OP_Log, DTS_FLOAT, log, NULL, NULL },
+	{ OP_Mish, F3, NULL, f_mish, NULL },
+	{ OP_Neg, DTS_FLOAT | DTS_SINT, NULL, NULL, k_neg },
+	{ OP_Reciprocal, DTS_FLOAT, NULL, f_reciprocal, NULL },
+	{ OP_Relu, DTS_FLOAT | DTS_SINT, NULL, NULL, k_relu },
+	{ OP_Round, F3, NULL, f_round, NULL },
+	{ OP_Selu, F3, NULL, f_selu, NULL },
+	{ OP_Shrink, F3 | DTS_INT, NULL, f_shrink, NULL },
+	{ OP_Sigmoid, DTS_FLOAT, NULL, f_sigmoid, NULL },
+	{ OP_Sign, DTS_NUMERIC, NULL, NULL, k_sign },
+	{ OP_Sin, F3, sin, NULL, NULL },
+	{ OP_Sinh, F3, sinh, NULL, NULL },
+	{ OP_Softplus, F3, NULL, f_softplus, NULL },
+	{ OP_Softsign, F3, NULL, f_softsign, NULL },
+	{ OP_Sqrt, DTS_FLOAT, sqrt, NULL, NULL },
+	{ OP_Tan, F3, tan, NULL, NULL },
+	{ OP_Tanh, DTS_FLOAT, tanh, NULL, NULL },
+	{ OP_ThresholdedRelu, F3, NULL, f_thresholdedrelu, NULL },
 };
 
 static const struct UnaryOp *unary_op(int op)
@@ -632,9 +556,9 @@ int fold_unary(OpCtx *c)
 {
 	const struct UnaryOp *u = unary_op(c->n->op);
 	Value *y = op_out(c, 0);
-	EwParams p = { .dtype = y ? y->dtype : 0, .math = u->math };
+	EwParams p = { .dtype = y ? y->dtype : 0, .math = u->math, .fk = u->fk };
 	unary_params(c, &p);
-	return ew_fold_unary(c, u->math ? k_math : u->fn, &p);
+	return ew_fold_unary(c, u->fn ? u->fn : k_float, &p);
 }
 
 /* ---- Identity, Clip, Dropout ------------------------------------------- */

@@ -159,12 +159,14 @@ typedef struct EwNum {
 } EwNum;
 
 /* What a kernel may need besides its operands. */
-typedef struct EwParams {
+typedef struct EwParams EwParams;
+struct EwParams {
 	int dtype; /* the output's dtype (precision, bit width) */
 	double alpha, beta, gamma, lambd, bias;
 	int64_t mode; /* Mod: fmod; BitShift: 1 left; IsInf: 1 neg | 2 pos */
-	double (*math)(double); /* unary ops that libm computes */
-} EwParams;
+	double (*math)(double); /* unary ops that libm computes, */
+	double (*fk)(double, const EwParams *); /* or a float kernel */
+};
 
 /* Kernels return false when the result is not exactly defined (integer
  * division by zero, ...): the node is then not folded. */
