@@ -24,27 +24,27 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 #define GEARC_DOMAIN "ai.gearc"
 
 #define GEARC_OPS(X) \
-	X(Abs,                       infer_unary_numeric, 0, VIEW_NONE) \
-	X(Acos,                      0, 0, VIEW_NONE) \
-	X(Acosh,                     0, 0, VIEW_NONE) \
-	X(Add,                       infer_arith, 0, VIEW_NONE) \
-	X(And,                       0, 0, VIEW_NONE) \
+	X(Abs,                       infer_unary, fold_unary, VIEW_NONE) \
+	X(Acos,                      infer_unary, fold_unary, VIEW_NONE) \
+	X(Acosh,                     infer_unary, fold_unary, VIEW_NONE) \
+	X(Add,                       infer_arith, fold_arith, VIEW_NONE) \
+	X(And,                       infer_logical, fold_logic2, VIEW_NONE) \
 	X(ArgMax,                    0, 0, VIEW_NONE) \
 	X(ArgMin,                    0, 0, VIEW_NONE) \
-	X(Asin,                      0, 0, VIEW_NONE) \
-	X(Asinh,                     0, 0, VIEW_NONE) \
-	X(Atan,                      0, 0, VIEW_NONE) \
-	X(Atanh,                     0, 0, VIEW_NONE) \
+	X(Asin,                      infer_unary, fold_unary, VIEW_NONE) \
+	X(Asinh,                     infer_unary, fold_unary, VIEW_NONE) \
+	X(Atan,                      infer_unary, fold_unary, VIEW_NONE) \
+	X(Atanh,                     infer_unary, fold_unary, VIEW_NONE) \
 	X(AveragePool,               infer_avgpool, 0, VIEW_NONE) \
 	X(BatchNormalization,        infer_batchnorm, 0, VIEW_NONE) \
-	X(Bernoulli,                 0, 0, VIEW_NONE) \
-	X(BitShift,                  0, 0, VIEW_NONE) \
+	X(Bernoulli,                 infer_random_like, 0, VIEW_NONE) \
+	X(BitShift,                  infer_bitshift, fold_logic2, VIEW_NONE) \
 	X(BlackmanWindow,            0, 0, VIEW_NONE) \
-	X(Cast,                      0, 0, VIEW_NONE) \
-	X(CastLike,                  0, 0, VIEW_NONE) \
-	X(Ceil,                      infer_unary_float, 0, VIEW_NONE) \
-	X(Celu,                      0, 0, VIEW_NONE) \
-	X(Clip,                      infer_clip, 0, VIEW_NONE) \
+	X(Cast,                      infer_cast, fold_cast, VIEW_NONE) \
+	X(CastLike,                  infer_castlike, fold_cast, VIEW_NONE) \
+	X(Ceil,                      infer_unary, fold_unary, VIEW_NONE) \
+	X(Celu,                      infer_unary, fold_unary, VIEW_NONE) \
+	X(Clip,                      infer_clip, fold_clip, VIEW_NONE) \
 	X(Compress,                  0, 0, VIEW_NONE) \
 	X(Concat,                    infer_concat, 0, VIEW_NONE) \
 	X(ConcatFromSequence,        0, 0, VIEW_NONE) \
@@ -53,25 +53,25 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Conv,                      infer_conv, 0, VIEW_NONE) \
 	X(ConvInteger,               0, 0, VIEW_NONE) \
 	X(ConvTranspose,             0, 0, VIEW_NONE) \
-	X(Cos,                       0, 0, VIEW_NONE) \
-	X(Cosh,                      0, 0, VIEW_NONE) \
+	X(Cos,                       infer_unary, fold_unary, VIEW_NONE) \
+	X(Cosh,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(CumSum,                    0, 0, VIEW_NONE) \
 	X(DFT,                       0, 0, VIEW_NONE) \
 	X(DepthToSpace,              0, 0, VIEW_NONE) \
 	X(DequantizeLinear,          0, 0, VIEW_NONE) \
 	X(Det,                       0, 0, VIEW_NONE) \
-	X(Div,                       infer_arith, 0, VIEW_NONE) \
-	X(Dropout,                   infer_dropout, 0, VIEW_NONE) \
+	X(Div,                       infer_arith, fold_arith, VIEW_NONE) \
+	X(Dropout,                   infer_dropout, fold_dropout, VIEW_NONE) \
 	X(DynamicQuantizeLinear,     0, 0, VIEW_NONE) \
 	X(Einsum,                    0, 0, VIEW_NONE) \
-	X(Elu,                       infer_unary_float, 0, VIEW_NONE) \
-	X(Equal,                     0, 0, VIEW_NONE) \
-	X(Erf,                       0, 0, VIEW_NONE) \
-	X(Exp,                       infer_unary_float, 0, VIEW_NONE) \
+	X(Elu,                       infer_unary, fold_unary, VIEW_NONE) \
+	X(Equal,                     infer_compare, fold_logic2, VIEW_NONE) \
+	X(Erf,                       infer_unary, fold_unary, VIEW_NONE) \
+	X(Exp,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(Expand,                    0, 0, VIEW_NONE) \
 	X(EyeLike,                   0, 0, VIEW_NONE) \
 	X(Flatten,                   infer_flatten, 0, VIEW_ALIAS) \
-	X(Floor,                     infer_unary_float, 0, VIEW_NONE) \
+	X(Floor,                     infer_unary, fold_unary, VIEW_NONE) \
 	X(GRU,                       0, 0, VIEW_NONE) \
 	X(Gather,                    0, 0, VIEW_NONE) \
 	X(GatherElements,            0, 0, VIEW_NONE) \
@@ -80,67 +80,67 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(GlobalAveragePool,         infer_global_pool, 0, VIEW_NONE) \
 	X(GlobalLpPool,              0, 0, VIEW_NONE) \
 	X(GlobalMaxPool,             infer_global_pool, 0, VIEW_NONE) \
-	X(Greater,                   0, 0, VIEW_NONE) \
-	X(GreaterOrEqual,            0, 0, VIEW_NONE) \
+	X(Greater,                   infer_compare, fold_logic2, VIEW_NONE) \
+	X(GreaterOrEqual,            infer_compare, fold_logic2, VIEW_NONE) \
 	X(GridSample,                0, 0, VIEW_NONE) \
 	X(HammingWindow,             0, 0, VIEW_NONE) \
 	X(HannWindow,                0, 0, VIEW_NONE) \
-	X(HardSigmoid,               0, 0, VIEW_NONE) \
-	X(HardSwish,                 0, 0, VIEW_NONE) \
-	X(Hardmax,                   0, 0, VIEW_NONE) \
+	X(HardSigmoid,               infer_unary, fold_unary, VIEW_NONE) \
+	X(HardSwish,                 infer_unary, fold_unary, VIEW_NONE) \
+	X(Hardmax,                   infer_softmax, fold_softmax, VIEW_NONE) \
 	X(Identity,                  infer_identity, fold_identity, VIEW_ALIAS) \
 	X(If,                        0, 0, VIEW_NONE) \
 	X(InstanceNormalization,     0, 0, VIEW_NONE) \
-	X(IsInf,                     0, 0, VIEW_NONE) \
-	X(IsNaN,                     0, 0, VIEW_NONE) \
+	X(IsInf,                     infer_isinf, fold_logic1, VIEW_NONE) \
+	X(IsNaN,                     infer_isnan, fold_logic1, VIEW_NONE) \
 	X(LRN,                       0, 0, VIEW_NONE) \
 	X(LSTM,                      0, 0, VIEW_NONE) \
 	X(LayerNormalization,        0, 0, VIEW_NONE) \
-	X(LeakyRelu,                 infer_unary_float, 0, VIEW_NONE) \
-	X(Less,                      0, 0, VIEW_NONE) \
-	X(LessOrEqual,               0, 0, VIEW_NONE) \
-	X(Log,                       infer_unary_float, 0, VIEW_NONE) \
-	X(LogSoftmax,                infer_softmax, 0, VIEW_NONE) \
+	X(LeakyRelu,                 infer_unary, fold_unary, VIEW_NONE) \
+	X(Less,                      infer_compare, fold_logic2, VIEW_NONE) \
+	X(LessOrEqual,               infer_compare, fold_logic2, VIEW_NONE) \
+	X(Log,                       infer_unary, fold_unary, VIEW_NONE) \
+	X(LogSoftmax,                infer_softmax, fold_softmax, VIEW_NONE) \
 	X(Loop,                      0, 0, VIEW_NONE) \
 	X(LpNormalization,           0, 0, VIEW_NONE) \
 	X(LpPool,                    0, 0, VIEW_NONE) \
 	X(MatMul,                    infer_matmul, 0, VIEW_NONE) \
 	X(MatMulInteger,             0, 0, VIEW_NONE) \
-	X(Max,                       0, 0, VIEW_NONE) \
+	X(Max,                       infer_variadic, fold_variadic, VIEW_NONE) \
 	X(MaxPool,                   infer_maxpool, 0, VIEW_NONE) \
 	X(MaxRoiPool,                0, 0, VIEW_NONE) \
 	X(MaxUnpool,                 0, 0, VIEW_NONE) \
-	X(Mean,                      0, 0, VIEW_NONE) \
+	X(Mean,                      infer_variadic, fold_variadic, VIEW_NONE) \
 	X(MeanVarianceNormalization, 0, 0, VIEW_NONE) \
 	X(MelWeightMatrix,           0, 0, VIEW_NONE) \
-	X(Min,                       0, 0, VIEW_NONE) \
-	X(Mish,                      0, 0, VIEW_NONE) \
-	X(Mod,                       0, 0, VIEW_NONE) \
-	X(Mul,                       infer_arith, 0, VIEW_NONE) \
-	X(Multinomial,               0, 0, VIEW_NONE) \
-	X(Neg,                       infer_unary_signed, 0, VIEW_NONE) \
+	X(Min,                       infer_variadic, fold_variadic, VIEW_NONE) \
+	X(Mish,                      infer_unary, fold_unary, VIEW_NONE) \
+	X(Mod,                       infer_mod, fold_arith, VIEW_NONE) \
+	X(Mul,                       infer_arith, fold_arith, VIEW_NONE) \
+	X(Multinomial,               infer_multinomial, 0, VIEW_NONE) \
+	X(Neg,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(NegativeLogLikelihoodLoss, 0, 0, VIEW_NONE) \
 	X(NonMaxSuppression,         0, 0, VIEW_NONE) \
 	X(NonZero,                   0, 0, VIEW_NONE) \
-	X(Not,                       0, 0, VIEW_NONE) \
+	X(Not,                       infer_not, fold_logic1, VIEW_NONE) \
 	X(OneHot,                    0, 0, VIEW_NONE) \
 	X(Optional,                  0, 0, VIEW_NONE) \
 	X(OptionalGetElement,        0, 0, VIEW_NONE) \
 	X(OptionalHasElement,        0, 0, VIEW_NONE) \
-	X(Or,                        0, 0, VIEW_NONE) \
-	X(PRelu,                     infer_prelu, 0, VIEW_NONE) \
+	X(Or,                        infer_logical, fold_logic2, VIEW_NONE) \
+	X(PRelu,                     infer_prelu, fold_arith, VIEW_NONE) \
 	X(Pad,                       0, 0, VIEW_NONE) \
-	X(Pow,                       infer_pow, 0, VIEW_NONE) \
+	X(Pow,                       infer_pow, fold_arith, VIEW_NONE) \
 	X(QLinearConv,               0, 0, VIEW_NONE) \
 	X(QLinearMatMul,             0, 0, VIEW_NONE) \
 	X(QuantizeLinear,            0, 0, VIEW_NONE) \
 	X(RNN,                       0, 0, VIEW_NONE) \
-	X(RandomNormal,              0, 0, VIEW_NONE) \
-	X(RandomNormalLike,          0, 0, VIEW_NONE) \
-	X(RandomUniform,             0, 0, VIEW_NONE) \
-	X(RandomUniformLike,         0, 0, VIEW_NONE) \
+	X(RandomNormal,              infer_random, 0, VIEW_NONE) \
+	X(RandomNormalLike,          infer_random_like, 0, VIEW_NONE) \
+	X(RandomUniform,             infer_random, 0, VIEW_NONE) \
+	X(RandomUniformLike,         infer_random_like, 0, VIEW_NONE) \
 	X(Range,                     0, 0, VIEW_NONE) \
-	X(Reciprocal,                0, 0, VIEW_NONE) \
+	X(Reciprocal,                infer_unary, fold_unary, VIEW_NONE) \
 	X(ReduceL1,                  0, 0, VIEW_NONE) \
 	X(ReduceL2,                  0, 0, VIEW_NONE) \
 	X(ReduceLogSum,              0, 0, VIEW_NONE) \
@@ -151,18 +151,18 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ReduceProd,                0, 0, VIEW_NONE) \
 	X(ReduceSum,                 0, 0, VIEW_NONE) \
 	X(ReduceSumSquare,           0, 0, VIEW_NONE) \
-	X(Relu,                      infer_unary_signed, 0, VIEW_NONE) \
+	X(Relu,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(Reshape,                   infer_reshape, 0, VIEW_ALIAS) \
 	X(Resize,                    0, 0, VIEW_NONE) \
 	X(ReverseSequence,           0, 0, VIEW_NONE) \
 	X(RoiAlign,                  0, 0, VIEW_NONE) \
-	X(Round,                     0, 0, VIEW_NONE) \
+	X(Round,                     infer_unary, fold_unary, VIEW_NONE) \
 	X(STFT,                      0, 0, VIEW_NONE) \
 	X(Scan,                      0, 0, VIEW_NONE) \
 	X(Scatter,                   0, 0, VIEW_NONE) \
 	X(ScatterElements,           0, 0, VIEW_NONE) \
 	X(ScatterND,                 0, 0, VIEW_NONE) \
-	X(Selu,                      infer_unary_float, 0, VIEW_NONE) \
+	X(Selu,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(SequenceAt,                0, 0, VIEW_NONE) \
 	X(SequenceConstruct,         0, 0, VIEW_NONE) \
 	X(SequenceEmpty,             0, 0, VIEW_NONE) \
@@ -171,29 +171,29 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(SequenceLength,            0, 0, VIEW_NONE) \
 	X(SequenceMap,               0, 0, VIEW_NONE) \
 	X(Shape,                     infer_shape, fold_shape, VIEW_NONE) \
-	X(Shrink,                    0, 0, VIEW_NONE) \
-	X(Sigmoid,                   infer_unary_float, 0, VIEW_NONE) \
-	X(Sign,                      0, 0, VIEW_NONE) \
-	X(Sin,                       0, 0, VIEW_NONE) \
-	X(Sinh,                      0, 0, VIEW_NONE) \
+	X(Shrink,                    infer_unary, fold_unary, VIEW_NONE) \
+	X(Sigmoid,                   infer_unary, fold_unary, VIEW_NONE) \
+	X(Sign,                      infer_unary, fold_unary, VIEW_NONE) \
+	X(Sin,                       infer_unary, fold_unary, VIEW_NONE) \
+	X(Sinh,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(Size,                      infer_size, fold_size, VIEW_NONE) \
 	X(Slice,                     0, 0, VIEW_NONE) \
-	X(Softmax,                   infer_softmax, 0, VIEW_NONE) \
+	X(Softmax,                   infer_softmax, fold_softmax, VIEW_NONE) \
 	X(SoftmaxCrossEntropyLoss,   0, 0, VIEW_NONE) \
-	X(Softplus,                  infer_unary_float, 0, VIEW_NONE) \
-	X(Softsign,                  infer_unary_float, 0, VIEW_NONE) \
+	X(Softplus,                  infer_unary, fold_unary, VIEW_NONE) \
+	X(Softsign,                  infer_unary, fold_unary, VIEW_NONE) \
 	X(SpaceToDepth,              0, 0, VIEW_NONE) \
 	X(Split,                     0, 0, VIEW_NONE) \
 	X(SplitToSequence,           0, 0, VIEW_NONE) \
-	X(Sqrt,                      infer_unary_float, 0, VIEW_NONE) \
+	X(Sqrt,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(Squeeze,                   0, 0, VIEW_ALIAS) \
 	X(StringNormalizer,          0, 0, VIEW_NONE) \
-	X(Sub,                       infer_arith, 0, VIEW_NONE) \
-	X(Sum,                       0, 0, VIEW_NONE) \
-	X(Tan,                       0, 0, VIEW_NONE) \
-	X(Tanh,                      infer_unary_float, 0, VIEW_NONE) \
+	X(Sub,                       infer_arith, fold_arith, VIEW_NONE) \
+	X(Sum,                       infer_variadic, fold_variadic, VIEW_NONE) \
+	X(Tan,                       infer_unary, fold_unary, VIEW_NONE) \
+	X(Tanh,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(TfIdfVectorizer,           0, 0, VIEW_NONE) \
-	X(ThresholdedRelu,           0, 0, VIEW_NONE) \
+	X(ThresholdedRelu,           infer_unary, fold_unary, VIEW_NONE) \
 	X(Tile,                      0, 0, VIEW_NONE) \
 	X(TopK,                      0, 0, VIEW_NONE) \
 	X(Transpose,                 infer_transpose, 0, VIEW_NONE) \
@@ -201,8 +201,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Unique,                    0, 0, VIEW_NONE) \
 	X(Unsqueeze,                 0, 0, VIEW_ALIAS) \
 	X(Upsample,                  0, 0, VIEW_NONE) \
-	X(Where,                     0, 0, VIEW_NONE) \
-	X(Xor,                       0, 0, VIEW_NONE)
+	X(Where,                     infer_where, fold_where, VIEW_NONE) \
+	X(Xor,                       infer_logical, fold_logic2, VIEW_NONE)
 
 #define GEARC_OWN_OPS(X) \
 	X(MapIndex,        infer_mapindex, fold_mapindex, VIEW_NONE) \

@@ -150,6 +150,86 @@ int infer_case(OpCtx *c);
 
 /* -- elementwise family: elementwise.c, logic.c --------------------------- */
 
+/* Folding engine.  A scalar of a fold: float dtypes compute in double
+ * (EW_F), uint64 in uint64 (EW_U), every other integer and bool in int64
+ * (EW_I); integer results wrap to the output dtype as in C and numpy. */
+enum { EW_F, EW_I, EW_U };
+typedef struct EwNum {
+	int kind;
+	union {
+		double f;
+		int64_t i;
+		uint64_t u;
+	};
+} EwNum;
+
+/* What a kernel may need besides its operands. */
+typedef struct EwParams EwParams;
+struct EwParams {
+	int dtype; /* the output's dtype (precision, bit width) */
+	double alpha, beta, gamma, lambd, bias;
+	int64_t mode; /* Mod: fmod; BitShift: 1 left; IsInf: 1 neg | 2 pos */
+	double (*math)(double); /* unary ops that libm computes, */
+	double (*fk)(double, const EwParams *); /* or a float kernel */
+};
+
+/* Kernels return false when the result is not exactly defined (integer
+ * division by zero, ...): the node is then not folded. */
+typedef bool (*EwUnFn)(EwNum x, EwNum *r, const EwParams *p);
+typedef bool (*EwBinFn)(EwNum a, EwNum b, EwNum *r, const EwParams *p);
+
+EwNum ew_get(const Tensor *t, int64_t i);
+/* Stores v rounded to nearest even in t's dtype; false if v is a float
+ * that an integer dtype cannot hold (NaN, out of range). */
+bool ew_put(Tensor *t, int64_t i, EwNum v);
+/* v rounded to the precision of float dtype dt (double: unchanged). */
+double ew_round(int dt, double v);
+/* Calls fn(ctx, o, in) for every element o of static shape out, in[k]
+ * being the element of input k (shape shapes[k], numpy-broadcast to out;
+ * at most 3 inputs); stops with false as soon as fn returns false. */
+typedef bool (*EwElemFn)(void *ctx, int64_t o, const int64_t *in);
+bool ew_each(const Shape *out, int nin, const Shape *const *shapes,
+	     EwElemFn fn, void *ctx);
+/* Output 0 has input 0's shape and dtype out_dt (0: input 0's); input 0's
+ * dtype must be in dts. */
+int ew_infer_unary(OpCtx *c, uint32_t dts, int out_dt);
+/* Output 0 is the broadcast of inputs 0 and 1 (legacy broadcast=1/axis
+ * rules before opset 7), of dtype out_dt (0: input 0's). */
+int ew_infer_binary(OpCtx *c, int out_dt);
+/* Fold output 0 = fn(input 0) elementwise, or fn(input 0, input 1)
+ * broadcast, if the inputs are constant; 0 also when not folded. */
+int ew_fold_unary(OpCtx *c, EwUnFn fn, const EwParams *p);
+int ew_fold_binary(OpCtx *c, EwBinFn fn, const EwParams *p);
+
+/* elementwise.c */
+int infer_unary(OpCtx *c); /* the unary math and activation table */
+int fold_unary(OpCtx *c);
+int fold_clip(OpCtx *c);
+int fold_dropout(OpCtx *c);
+int fold_softmax(OpCtx *c); /* Softmax, LogSoftmax, Hardmax */
+int fold_arith(OpCtx *c);   /* Add, Sub, Mul, Div, Mod, Pow, PRelu */
+int infer_mod(OpCtx *c);
+int infer_variadic(OpCtx *c); /* Max, Min, Mean, Sum */
+int fold_variadic(OpCtx *c);
+int infer_cast(OpCtx *c);
+int infer_castlike(OpCtx *c);
+int fold_cast(OpCtx *c); /* Cast, CastLike */
+int infer_random(OpCtx *c);      /* RandomUniform, RandomNormal */
+int infer_random_like(OpCtx *c); /* Random*Like, Bernoulli */
+int infer_multinomial(OpCtx *c);
+
+/* logic.c */
+int infer_logical(OpCtx *c); /* And, Or, Xor */
+int infer_compare(OpCtx *c); /* Equal, Greater(OrEqual), Less(OrEqual) */
+int fold_logic2(OpCtx *c);   /* those and BitShift */
+int infer_bitshift(OpCtx *c);
+int infer_not(OpCtx *c);
+int infer_isnan(OpCtx *c);
+int infer_isinf(OpCtx *c);
+int fold_logic1(OpCtx *c); /* Not, IsNaN, IsInf */
+int infer_where(OpCtx *c);
+int fold_where(OpCtx *c);
+
 /* -- tensor family: tensor.c, gather.c ------------------------------------ */
 
 /* -- nn family: nn.c, norm.c, reduce.c, resize.c, rnn.c, misc.c ---------- */
