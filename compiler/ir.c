@@ -155,13 +155,46 @@ int64_t tensor_get_i64(const Tensor *t, int64_t i)
 	}
 }
 
-static double half_to_double(uint16_t h)
+/* d rounded to nearest even in a binary format with ebits of exponent and
+ * mbits of stored mantissa (float16: 5, 10; bfloat16: 8, 7). */
+uint16_t minifloat_from(double d, int ebits, int mbits)
 {
-	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-	double v = e == 0    ? ldexp(m, -24)
-		   : e == 31 ? (m ? NAN : INFINITY)
-			     : ldexp(m + 1024, e - 25);
-	return h & 0x8000 ? -v : v;
+	int bias = (1 << (ebits - 1)) - 1, e;
+	uint32_t sign = signbit(d) ? 1u << (ebits + mbits) : 0;
+	uint32_t inf = ((1u << ebits) - 1) << mbits;
+	if (isnan(d))
+		return (uint16_t)(sign | inf | (1u << (mbits - 1)));
+	d = fabs(d);
+	if (isinf(d))
+		return (uint16_t)(sign | inf);
+	if (d == 0)
+		return (uint16_t)sign;
+	frexp(d, &e);
+	e = e - 1 < 1 - bias ? 1 - bias : e - 1; /* subnormals: lowest binade */
+	double n = rint(ldexp(d, mbits - e));    /* in units of the last place */
+	if (n >= ldexp(1, mbits + 1)) {          /* rounding carried */
+		n /= 2;
+		e++;
+	}
+	if (e > bias)
+		return (uint16_t)(sign | inf);
+	uint32_t q = (uint32_t)n;
+	if (q < (1u << mbits)) /* subnormal */
+		return (uint16_t)(sign | q);
+	return (uint16_t)(sign | ((uint32_t)(e + bias) << mbits) |
+			  (q - (1u << mbits)));
+}
+
+double minifloat_to(uint16_t h, int ebits, int mbits)
+{
+	int bias = (1 << (ebits - 1)) - 1;
+	int e = (h >> mbits) & ((1 << ebits) - 1);
+	uint32_t m = h & ((1u << mbits) - 1);
+	double v = e == 0 ? ldexp(m, 1 - bias - mbits)
+		   : e == (1 << ebits) - 1
+			   ? (m ? NAN : INFINITY)
+			   : ldexp(m + (1u << mbits), e - bias - mbits);
+	return (h >> (ebits + mbits)) & 1 ? -v : v;
 }
 
 double tensor_get_f64(const Tensor *t, int64_t i)
@@ -169,13 +202,8 @@ double tensor_get_f64(const Tensor *t, int64_t i)
 	switch (t->dtype) {
 	case DT_FLOAT: return ((const float *)t->data)[i];
 	case DT_DOUBLE: return ((const double *)t->data)[i];
-	case DT_FLOAT16: return half_to_double(((const uint16_t *)t->data)[i]);
-	case DT_BFLOAT16: {
-		uint32_t u = (uint32_t)((const uint16_t *)t->data)[i] << 16;
-		float f;
-		memcpy(&f, &u, sizeof(f));
-		return f;
-	}
+	case DT_FLOAT16: return minifloat_to(((const uint16_t *)t->data)[i], 5, 10);
+	case DT_BFLOAT16: return minifloat_to(((const uint16_t *)t->data)[i], 8, 7);
 	case DT_UINT64: return (double)((const uint64_t *)t->data)[i];
 	default: return (double)tensor_get_i64(t, i);
 	}

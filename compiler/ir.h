@@ -102,6 +102,10 @@ Tensor *tensor_new(Arena *a, const char *name, int dt, const Shape *s,
 int64_t tensor_get_i64(const Tensor *t, int64_t i);
 /* Element i of a numeric tensor as double (no bounds check). */
 double tensor_get_f64(const Tensor *t, int64_t i);
+/* 16-bit floats with ebits of exponent and mbits of stored mantissa
+ * (float16: 5, 10; bfloat16: 8, 7): d rounded to nearest even, and back. */
+uint16_t minifloat_from(double d, int ebits, int mbits);
+double minifloat_to(uint16_t h, int ebits, int mbits);
 
 typedef enum {
 	VAL_NODE = 0, /* produced by a node */

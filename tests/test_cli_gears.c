@@ -155,7 +155,7 @@ Test(cli_gears, image_size_mode_dump)
 	free(d);
 }
 
-Test(cli_gears, dims_mode_three_inputs, .disabled = true) /* needs Cast */
+Test(cli_gears, dims_mode_three_inputs)
 {
 	char *d = temp_dir(), *out = out_arg(d);
 	Run r = run_gearc(THREE, out,

@@ -210,46 +210,14 @@ Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s)
 	return t;
 }
 
-static uint16_t f32_to_half(float f)
-{
-	uint32_t x;
-	memcpy(&x, &f, sizeof(x));
-	uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7fffff;
-	int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-	if (((x >> 23) & 0xff) == 0xff) /* inf or nan */
-		return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 : 0));
-	if (exp >= 31)
-		return (uint16_t)(sign | 0x7c00);
-	if (exp <= 0) { /* subnormal or zero */
-		if (exp < -10)
-			return (uint16_t)sign;
-		mant |= 0x800000;
-		uint32_t shift = (uint32_t)(14 - exp);
-		uint32_t h = mant >> shift;
-		if ((mant >> (shift - 1)) & 1) /* round half up */
-			h++;
-		return (uint16_t)(sign | h);
-	}
-	uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13);
-	if (mant & 0x1000) /* round half up (may carry into exp: correct) */
-		h++;
-	return (uint16_t)h;
-}
-
 void tensor_set_f64(Tensor *t, int64_t i, double v)
 {
 	void *p = tensor_mut(t);
 	switch (t->dtype) {
 	case DT_FLOAT: ((float *)p)[i] = (float)v; break;
 	case DT_DOUBLE: ((double *)p)[i] = v; break;
-	case DT_FLOAT16: ((uint16_t *)p)[i] = f32_to_half((float)v); break;
-	case DT_BFLOAT16: {
-		float f = (float)v;
-		uint32_t u;
-		memcpy(&u, &f, sizeof(u));
-		((uint16_t *)p)[i] = (uint16_t)(u >> 16);
-		break;
-	}
+	case DT_FLOAT16: ((uint16_t *)p)[i] = minifloat_from(v, 5, 10); break;
+	case DT_BFLOAT16: ((uint16_t *)p)[i] = minifloat_from(v, 8, 7); break;
 	case DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
 	default:
 		/* out-of-range float to int is UB in C: saturate first */

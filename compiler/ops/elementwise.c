@@ -64,54 +64,12 @@ static double int_to_f_sticky(EwNum v)
 	return neg ? -d : d;
 }
 
-/* d rounded to nearest even in a binary format with ebits of exponent and
- * mbits of stored mantissa (float16: 5, 10; bfloat16: 8, 7). */
-static uint16_t to_minifloat(double d, int ebits, int mbits)
-{
-	int bias = (1 << (ebits - 1)) - 1, e;
-	uint32_t sign = signbit(d) ? 1u << (ebits + mbits) : 0;
-	uint32_t inf = ((1u << ebits) - 1) << mbits;
-	if (isnan(d))
-		return (uint16_t)(sign | inf | (1u << (mbits - 1)));
-	d = fabs(d);
-	if (isinf(d))
-		return (uint16_t)(sign | inf);
-	if (d == 0)
-		return (uint16_t)sign;
-	frexp(d, &e);
-	e = e - 1 < 1 - bias ? 1 - bias : e - 1; /* subnormals: lowest binade */
-	double n = rint(ldexp(d, mbits - e));    /* in units of the last place */
-	if (n >= ldexp(1, mbits + 1)) {          /* rounding carried */
-		n /= 2;
-		e++;
-	}
-	if (e > bias)
-		return (uint16_t)(sign | inf);
-	uint32_t q = (uint32_t)n;
-	if (q < (1u << mbits)) /* subnormal */
-		return (uint16_t)(sign | q);
-	return (uint16_t)(sign | ((uint32_t)(e + bias) << mbits) |
-			  (q - (1u << mbits)));
-}
-
-static double from_minifloat(uint16_t h, int ebits, int mbits)
-{
-	int bias = (1 << (ebits - 1)) - 1;
-	int e = (h >> mbits) & ((1 << ebits) - 1);
-	uint32_t m = h & ((1u << mbits) - 1);
-	double v = e == 0 ? ldexp(m, 1 - bias - mbits)
-		   : e == (1 << ebits) - 1
-			   ? (m ? NAN : INFINITY)
-			   : ldexp(m + (1u << mbits), e - bias - mbits);
-	return (h >> (ebits + mbits)) & 1 ? -v : v;
-}
-
 double ew_round(int dt, double v)
 {
 	switch (dt) {
 	case DT_FLOAT: return (float)v;
-	case DT_FLOAT16: return from_minifloat(to_minifloat(v, 5, 10), 5, 10);
-	case DT_BFLOAT16: return from_minifloat(to_minifloat(v, 8, 7), 8, 7);
+	case DT_FLOAT16: return minifloat_to(minifloat_from(v, 5, 10), 5, 10);
+	case DT_BFLOAT16: return minifloat_to(minifloat_from(v, 8, 7), 8, 7);
 	default: return v;
 	}
 }
@@ -145,10 +103,10 @@ bool ew_put(Tensor *t, int64_t i, EwNum v)
 						   : (float)v.i;
 		return true;
 	case DT_FLOAT16:
-		((uint16_t *)p)[i] = to_minifloat(int_to_f_sticky(v), 5, 10);
+		((uint16_t *)p)[i] = minifloat_from(int_to_f_sticky(v), 5, 10);
 		return true;
 	case DT_BFLOAT16:
-		((uint16_t *)p)[i] = to_minifloat(int_to_f_sticky(v), 8, 7);
+		((uint16_t *)p)[i] = minifloat_from(int_to_f_sticky(v), 8, 7);
 		return true;
 	case DT_BOOL:
 		((uint8_t *)p)[i] = v.kind == EW_F ? v.f != 0 : v.u != 0;
