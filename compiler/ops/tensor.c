@@ -1370,28 +1370,32 @@ static int range_count(OpCtx *c, const Tensor *s, const Tensor *l,
 		       const Tensor *d, int64_t *count)
 {
 	if (s->dtype == DT_FLOAT || s->dtype == DT_DOUBLE) {
-		double a = tensor_get_f64(s, 0), b = tensor_get_f64(l, 0);
-		double q = ceil((b - a) / tensor_get_f64(d, 0));
-		if (tensor_get_f64(d, 0) == 0 || q != q || q >= 0x1p62)
+		double a = tensor_get_f64(s, 0), b = tensor_get_f64(l, 0),
+		       step = tensor_get_f64(d, 0);
+		double q = step != 0 ? ceil((b - a) / step) : 0;
+		if (step == 0 || q != q || q >= 0x1p62)
 			return op_error(c, "Range(%g, %g, %g) has no finite "
-					"element count", a, b,
-					tensor_get_f64(d, 0));
+					"element count", a, b, step);
 		*count = q > 0 ? (int64_t)q : 0;
 		return 0;
 	}
 	int64_t a = tensor_get_i64(s, 0), b = tensor_get_i64(l, 0);
-	int64_t step = tensor_get_i64(d, 0), diff, q;
+	int64_t step = tensor_get_i64(d, 0);
 	if (step == 0)
 		return op_error(c, "delta is 0");
-	if (__builtin_sub_overflow(b, a, &diff) ||
-	    (diff == INT64_MIN && step == -1))
+	*count = 0;
+	if (a == b || (b > a) != (step > 0))
+		return 0;
+	/* |limit - start| and |delta| are exact in uint64 */
+	uint64_t diff = b > a ? (uint64_t)b - (uint64_t)a
+			      : (uint64_t)a - (uint64_t)b;
+	uint64_t ust = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
+	uint64_t q = (diff - 1) / ust + 1;
+	if (q > INT64_MAX)
 		return op_error(c, "Range(%lld, %lld, %lld) has too many "
 				"elements", (long long)a, (long long)b,
 				(long long)step);
-	q = diff / step;
-	if (diff % step && (diff > 0) == (step > 0))
-		q++;
-	*count = q > 0 ? q : 0;
+	*count = (int64_t)q;
 	return 0;
 }
 
