@@ -730,9 +730,16 @@ Test(ops_tensor, pad_modes_fold)
 	infer_fails_with(m, "node 'pad' (Pad): mode 'wrap' is not one of "
 			    "constant, reflect, edge");
 	model_free(m);
-	m = pad_model("constant", INTS(0, -4, 0, 0), 13, &y);
-	infer_fails_with(m, "node 'pad' (Pad): pads -4 and 0 make axis 1 of "
+	m = pad_model("constant", INTS(0, -2, 0, -2), 13, &y);
+	infer_fails_with(m, "node 'pad' (Pad): pads -2 and -2 make axis 1 of "
 			    "dim 3 negative");
+	model_free(m);
+	m = pad_model("constant", INTS(0, -4, 0, 5), 13, &y);
+	infer_fails_with(m, "node 'pad' (Pad): pads -4 and 5 crop more than "
+			    "axis 1 of dim 3 holds");
+	model_free(m);
+	m = pad_model("constant", INTS(0, 0, 0, INT64_MAX), 13, &y);
+	infer_fails_with(m, "node 'pad' (Pad): pads of axis 1 overflow int64");
 	model_free(m);
 }
 

@@ -1222,6 +1222,11 @@ int infer_pad(OpCtx *c)
 			return op_error(c, "cannot pad axis %d of input '%s' in "
 					"mode %s: it is empty",
 					i, x->name, attr_str(c->n, "mode", ""));
+		if (pb[i] < -d || pe[i] < -d)
+			return op_error(c, "pads %lld and %lld crop more than "
+					"axis %d of dim %lld holds",
+					(long long)pb[i], (long long)pe[i], i,
+					(long long)d);
 		if (__builtin_add_overflow(d, pb[i], &sum) ||
 		    __builtin_add_overflow(sum, pe[i], &sum))
 			return op_error(c, "pads of axis %d overflow int64", i);
