@@ -1259,3 +1259,90 @@ Test(ops_tensor, unique_folds_a_constant)
 	expect_ints(g, inv, "[3]", INTS(1, 0, 0));
 	model_free(m);
 }
+
+/* ---- real-model patterns and limits ------------------------------------- */
+
+/* Position ids and masks as exporters write them: Range(0, Shape(x)[1])
+ * and ConstantOfShape(Shape(x)), Expand to Shape(y): all static. */
+Test(ops_tensor, shape_driven_constants_fold)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(2, 5));
+	ValId shp = tu_out(tu_node(g, "Shape", "shape", IDS(x), 1), 0);
+	ValId len = tu_out(tu_node(g, "Gather", "len",
+				   IDS(shp, si64(g, "one", 1)), 1),
+			   0);
+	ValId pos = tu_out(tu_node(g, "Range", "pos",
+				   IDS(si64(g, "zero", 0), len,
+				       si64(g, "step", 1)),
+				   1),
+			   0);
+	ValId mask = tu_out(tu_node(g, "ConstantOfShape", "mask", IDS(shp), 1),
+			    0);
+	ValId ex = tu_out(tu_node(g, "Expand", "ex", IDS(pos, shp), 1), 0);
+	ValId y = tu_input(g, "y", DT_FLOAT, SHAPE(-1, 5));
+	ValId ys = tu_out(tu_node(g, "Shape", "ys", IDS(y), 1), 0);
+	ValId ey = tu_out(tu_node(g, "Expand", "ey", IDS(pos, ys), 1), 0);
+	infer_ok(m);
+	expect_ints(g, pos, "[5]", INTS(0, 1, 2, 3, 4));
+	expect_floats(g, mask, "[2,5]", DBLS(0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+	expect_ints(g, ex, "[2,5]", INTS(0, 1, 2, 3, 4, 0, 1, 2, 3, 4));
+	/* the batch of y is not known, but its 5 is; as with Reshape, a
+	 * shape input that is not a constant marks the output (in a gear
+	 * branch, where y is static, Shape(y) folds and so does this) */
+	expect_runtime(g, ey, "[-1,5]", true);
+	model_free(m);
+}
+
+Test(ops_tensor, fold_limit_applies_to_data_movement)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	CompileOptions o = { .fold_limit = 64 };
+	ValId k = iota(g, "k", DT_INT64, SHAPE(4));
+	ValId small = tu_out(tu_node(g, "Tile", "small",
+				     IDS(k, tu_weight_ints(g, "r2", INTS(2))),
+				     1),
+			     0);
+	ValId big = tu_out(tu_node(g, "Tile", "big",
+				   IDS(k, tu_weight_ints(g, "r3", INTS(3))), 1),
+			   0);
+	ValId u = tu_out(tu_node(g, "Unique", "u", IDS(big), 1), 0);
+	cr_assert_eq(pass_infer(m, &o), 0, "%s", last_error());
+	expect_ints(g, small, "[8]", INTS(0, 1, 2, 3, 0, 1, 2, 3));
+	expect_runtime(g, big, "[12]", false); /* 96 bytes: not folded */
+	expect_runtime(g, u, "[-1]", true);
+	model_free(m);
+}
+
+Test(ops_tensor, legacy_tile_split_and_slice_forms)
+{
+	Model *m = tu_model(1);
+	Graph *g = m->graph;
+	ValId x = iota(g, "x", DT_INT64, SHAPE(2, 2));
+	ValId t = tu_out(tu_node(g, "Tile", "tile",
+				 IDS(x, si64(g, "tiles", 2), si64(g, "axis", 1)),
+				 1),
+			 0);
+	Node *n = tu_node(g, "Split", "split",
+			  IDS(x, tu_weight_ints(g, "sp", INTS(1, 1))), 2);
+	ValId s1 = tu_out(n, 1);
+	infer_ok(m);
+	expect_ints(g, t, "[2,4]", INTS(0, 1, 0, 1, 2, 3, 2, 3));
+	expect_ints(g, s1, "[1,2]", INTS(2, 3));
+	model_free(m);
+
+	m = tu_model(13); /* int32 starts and ends */
+	g = m->graph;
+	x = iota(g, "x", DT_INT64, SHAPE(6));
+	ValId s = tu_out(tu_node(g, "Slice", "s",
+				 IDS(x, wi(g, "st", DT_INT32, SHAPE(1), INTS(-2)),
+				     wi(g, "en", DT_INT32, SHAPE(1),
+					INTS(INT32_MAX))),
+				 1),
+			 0);
+	infer_ok(m);
+	expect_ints(g, s, "[2]", INTS(4, 5));
+	model_free(m);
+}

@@ -771,8 +771,9 @@ int infer_tile(OpCtx *c)
 			int32_t a;
 			if (op_axis(c, "axis", axis, r, &a) < 0)
 				return -1;
+			int64_t tiles = rep[0];
 			for (int32_t i = 0; i < r; i++)
-				rep[i] = i == a ? rep[0] : 1;
+				rep[i] = i == a ? tiles : 1;
 			n = r;
 		}
 	} else {
