@@ -888,7 +888,16 @@ Test(ops_tensor, eyelike_folds_from_the_shape)
 	n = tu_node(g, "EyeLike", "low", IDS(x), 1);
 	tu_int(g, n, "k", -2);
 	ValId l = tu_out(n, 0);
+	ValId tall = tu_input(g, "tall", DT_INT64, SHAPE(3, 2));
+	n = tu_node(g, "EyeLike", "tl", IDS(tall), 1);
+	tu_int(g, n, "k", -2);
+	ValId tl = tu_out(n, 0);
+	n = tu_node(g, "EyeLike", "far", IDS(tall), 1);
+	tu_int(g, n, "k", INT64_MAX);
+	ValId far = tu_out(n, 0);
 	infer_ok(m);
+	expect_ints(g, tl, "[3,2]", INTS(0, 0, 0, 0, 1, 0));
+	expect_ints(g, far, "[3,2]", INTS(0, 0, 0, 0, 0, 0));
 	expect_ints(g, e, "[3,4]", INTS(0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1));
 	cr_assert_eq(tu_dtype(g, e), DT_INT32);
 	expect_floats(g, l, "[3,4]", DBLS(0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0));

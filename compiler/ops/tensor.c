@@ -1483,8 +1483,8 @@ int fold_eyelike(OpCtx *c)
 	Tensor *t = op_new_tensor(c, y->dtype, &y->shape);
 	if (!t)
 		return -1;
-	for (int64_t i = 0; i < rows; i++)
-		if (k > -cols && k < cols && i + k >= 0 && i + k < cols)
+	for (int64_t i = 0; k > -rows && k < cols && i < rows; i++)
+		if (i + k >= 0 && i + k < cols)
 			tensor_set_i64(t, i * cols + i + k, 1);
 	op_set_const(c, 0, t);
 	return 0;
