@@ -70,7 +70,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Exp,                       infer_unary_float, 0, VIEW_NONE) \
 	X(Expand,                    infer_expand, fold_expand, VIEW_NONE) \
 	X(EyeLike,                   infer_eyelike, fold_eyelike, VIEW_NONE) \
-	X(Flatten,                   infer_flatten, fold_view, VIEW_ALIAS) \
+	X(Flatten,                   infer_flatten, fold_reshape, VIEW_ALIAS) \
 	X(Floor,                     infer_unary_float, 0, VIEW_NONE) \
 	X(GRU,                       0, 0, VIEW_NONE) \
 	X(Gather,                    infer_gather, fold_gather, VIEW_NONE) \
@@ -152,7 +152,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ReduceSum,                 0, 0, VIEW_NONE) \
 	X(ReduceSumSquare,           0, 0, VIEW_NONE) \
 	X(Relu,                      infer_unary_signed, 0, VIEW_NONE) \
-	X(Reshape,                   infer_reshape, fold_view, VIEW_ALIAS) \
+	X(Reshape,                   infer_reshape, fold_reshape, VIEW_ALIAS) \
 	X(Resize,                    0, 0, VIEW_NONE) \
 	X(ReverseSequence,           infer_reversesequence, fold_reversesequence, VIEW_NONE) \
 	X(RoiAlign,                  0, 0, VIEW_NONE) \
@@ -186,7 +186,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Split,                     infer_split, fold_split, VIEW_NONE) \
 	X(SplitToSequence,           0, 0, VIEW_NONE) \
 	X(Sqrt,                      infer_unary_float, 0, VIEW_NONE) \
-	X(Squeeze,                   infer_squeeze, fold_view, VIEW_ALIAS) \
+	X(Squeeze,                   infer_squeeze, fold_reshape, VIEW_ALIAS) \
 	X(StringNormalizer,          0, 0, VIEW_NONE) \
 	X(Sub,                       infer_arith, 0, VIEW_NONE) \
 	X(Sum,                       0, 0, VIEW_NONE) \
@@ -199,7 +199,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Transpose,                 infer_transpose, fold_transpose, VIEW_NONE) \
 	X(Trilu,                     infer_trilu, fold_trilu, VIEW_NONE) \
 	X(Unique,                    infer_unique, 0, VIEW_NONE) \
-	X(Unsqueeze,                 infer_unsqueeze, fold_view, VIEW_ALIAS) \
+	X(Unsqueeze,                 infer_unsqueeze, fold_reshape, VIEW_ALIAS) \
 	X(Upsample,                  0, 0, VIEW_NONE) \
 	X(Where,                     0, 0, VIEW_NONE) \
 	X(Xor,                       0, 0, VIEW_NONE)

@@ -179,7 +179,7 @@ int tn_const_scalar(OpCtx *c, int i, int64_t *v);
 void tn_set_data_dep(OpCtx *c, int i, int dtype, const Shape *s);
 
 /* Hooks (tensor.c). */
-int fold_view(OpCtx *c); /* Reshape, Flatten, Squeeze, Unsqueeze */
+int fold_reshape(OpCtx *c); /* Reshape, Flatten, Squeeze, Unsqueeze */
 int fold_transpose(OpCtx *c);
 int fold_concat(OpCtx *c);
 int infer_unsqueeze(OpCtx *c);

@@ -461,7 +461,7 @@ int infer_concat(OpCtx *c)
 }
 
 /* Reshape, Flatten, Squeeze, Unsqueeze: the same bytes, a new shape. */
-int fold_view(OpCtx *c) { return tn_copy_input(c, 0, 0); }
+int fold_reshape(OpCtx *c) { return tn_copy_input(c, 0, 0); }
 
 int fold_transpose(OpCtx *c)
 {
