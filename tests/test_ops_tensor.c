@@ -321,6 +321,9 @@ Test(ops_tensor, squeeze_axes)
 		cr_assert_str_eq(squeeze(opset, NULL, 0, SHAPE(1, 3, 1, 2)),
 				 "[3,2]");
 		cr_assert_str_eq(squeeze(opset, NULL, 0, SHAPE(1, 1)), "[]");
+		cr_assert_str_eq(squeeze(opset, (const int64_t *)"", 0,
+					 SHAPE(1, 3, 1)),
+				 "[3]");
 		/* an unknown dim might be 1: the rank is unknown */
 		cr_assert_str_eq(squeeze(opset, NULL, 0, SHAPE(1, -1)), "[?]");
 		/* named, an unknown dim must be 1 */

@@ -656,6 +656,8 @@ int infer_squeeze(OpCtx *c)
 	}
 	Shape y = shape_unknown();
 	bool drop[MAX_RANK] = { false };
+	if (n == 0) /* empty axes squeeze every 1, as if absent (ORT, onnx) */
+		n = -1;
 	if (r < 0) {
 		op_set_out(c, 0, x->dtype, &y);
 		return 0;
