@@ -45,19 +45,19 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Ceil,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(Celu,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(Clip,                      infer_clip, fold_clip, VIEW_NONE) \
-	X(Compress,                  0, 0, VIEW_NONE) \
-	X(Concat,                    infer_concat, 0, VIEW_NONE) \
+	X(Compress,                  infer_compress, fold_compress, VIEW_NONE) \
+	X(Concat,                    infer_concat, fold_concat, VIEW_NONE) \
 	X(ConcatFromSequence,        0, 0, VIEW_NONE) \
 	X(Constant,                  infer_constant, 0, VIEW_NONE) \
-	X(ConstantOfShape,           0, 0, VIEW_NONE) \
+	X(ConstantOfShape,           infer_constantofshape, fold_constantofshape, VIEW_NONE) \
 	X(Conv,                      infer_conv, 0, VIEW_NONE) \
 	X(ConvInteger,               0, 0, VIEW_NONE) \
 	X(ConvTranspose,             0, 0, VIEW_NONE) \
 	X(Cos,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(Cosh,                      infer_unary, fold_unary, VIEW_NONE) \
-	X(CumSum,                    0, 0, VIEW_NONE) \
+	X(CumSum,                    infer_cumsum, fold_cumsum, VIEW_NONE) \
 	X(DFT,                       0, 0, VIEW_NONE) \
-	X(DepthToSpace,              0, 0, VIEW_NONE) \
+	X(DepthToSpace,              infer_depthtospace, fold_depthtospace, VIEW_NONE) \
 	X(DequantizeLinear,          0, 0, VIEW_NONE) \
 	X(Det,                       0, 0, VIEW_NONE) \
 	X(Div,                       infer_arith, fold_arith, VIEW_NONE) \
@@ -68,14 +68,14 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Equal,                     infer_compare, fold_logic2, VIEW_NONE) \
 	X(Erf,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(Exp,                       infer_unary, fold_unary, VIEW_NONE) \
-	X(Expand,                    0, 0, VIEW_NONE) \
-	X(EyeLike,                   0, 0, VIEW_NONE) \
-	X(Flatten,                   infer_flatten, 0, VIEW_ALIAS) \
+	X(Expand,                    infer_expand, fold_expand, VIEW_NONE) \
+	X(EyeLike,                   infer_eyelike, fold_eyelike, VIEW_NONE) \
+	X(Flatten,                   infer_flatten, fold_reshape, VIEW_ALIAS) \
 	X(Floor,                     infer_unary, fold_unary, VIEW_NONE) \
 	X(GRU,                       0, 0, VIEW_NONE) \
-	X(Gather,                    0, 0, VIEW_NONE) \
-	X(GatherElements,            0, 0, VIEW_NONE) \
-	X(GatherND,                  0, 0, VIEW_NONE) \
+	X(Gather,                    infer_gather, fold_gather, VIEW_NONE) \
+	X(GatherElements,            infer_gatherelements, fold_gatherelements, VIEW_NONE) \
+	X(GatherND,                  infer_gathernd, fold_gathernd, VIEW_NONE) \
 	X(Gemm,                      infer_gemm, 0, VIEW_NONE) \
 	X(GlobalAveragePool,         infer_global_pool, 0, VIEW_NONE) \
 	X(GlobalLpPool,              0, 0, VIEW_NONE) \
@@ -121,15 +121,15 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Neg,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(NegativeLogLikelihoodLoss, 0, 0, VIEW_NONE) \
 	X(NonMaxSuppression,         0, 0, VIEW_NONE) \
-	X(NonZero,                   0, 0, VIEW_NONE) \
+	X(NonZero,                   infer_nonzero, fold_nonzero, VIEW_NONE) \
 	X(Not,                       infer_not, fold_logic1, VIEW_NONE) \
-	X(OneHot,                    0, 0, VIEW_NONE) \
+	X(OneHot,                    infer_onehot, fold_onehot, VIEW_NONE) \
 	X(Optional,                  0, 0, VIEW_NONE) \
 	X(OptionalGetElement,        0, 0, VIEW_NONE) \
 	X(OptionalHasElement,        0, 0, VIEW_NONE) \
 	X(Or,                        infer_logical, fold_logic2, VIEW_NONE) \
 	X(PRelu,                     infer_prelu, fold_arith, VIEW_NONE) \
-	X(Pad,                       0, 0, VIEW_NONE) \
+	X(Pad,                       infer_pad, fold_pad, VIEW_NONE) \
 	X(Pow,                       infer_pow, fold_arith, VIEW_NONE) \
 	X(QLinearConv,               0, 0, VIEW_NONE) \
 	X(QLinearMatMul,             0, 0, VIEW_NONE) \
@@ -139,7 +139,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(RandomNormalLike,          infer_random_like, 0, VIEW_NONE) \
 	X(RandomUniform,             infer_random, 0, VIEW_NONE) \
 	X(RandomUniformLike,         infer_random_like, 0, VIEW_NONE) \
-	X(Range,                     0, 0, VIEW_NONE) \
+	X(Range,                     infer_range, fold_range, VIEW_NONE) \
 	X(Reciprocal,                infer_unary, fold_unary, VIEW_NONE) \
 	X(ReduceL1,                  0, 0, VIEW_NONE) \
 	X(ReduceL2,                  0, 0, VIEW_NONE) \
@@ -152,16 +152,16 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ReduceSum,                 0, 0, VIEW_NONE) \
 	X(ReduceSumSquare,           0, 0, VIEW_NONE) \
 	X(Relu,                      infer_unary, fold_unary, VIEW_NONE) \
-	X(Reshape,                   infer_reshape, 0, VIEW_ALIAS) \
+	X(Reshape,                   infer_reshape, fold_reshape, VIEW_ALIAS) \
 	X(Resize,                    0, 0, VIEW_NONE) \
-	X(ReverseSequence,           0, 0, VIEW_NONE) \
+	X(ReverseSequence,           infer_reversesequence, fold_reversesequence, VIEW_NONE) \
 	X(RoiAlign,                  0, 0, VIEW_NONE) \
 	X(Round,                     infer_unary, fold_unary, VIEW_NONE) \
 	X(STFT,                      0, 0, VIEW_NONE) \
 	X(Scan,                      0, 0, VIEW_NONE) \
-	X(Scatter,                   0, 0, VIEW_NONE) \
-	X(ScatterElements,           0, 0, VIEW_NONE) \
-	X(ScatterND,                 0, 0, VIEW_NONE) \
+	X(Scatter,                   infer_scatterelements, fold_scatterelements, VIEW_NONE) \
+	X(ScatterElements,           infer_scatterelements, fold_scatterelements, VIEW_NONE) \
+	X(ScatterND,                 infer_scatternd, fold_scatternd, VIEW_NONE) \
 	X(Selu,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(SequenceAt,                0, 0, VIEW_NONE) \
 	X(SequenceConstruct,         0, 0, VIEW_NONE) \
@@ -177,16 +177,16 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Sin,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(Sinh,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(Size,                      infer_size, fold_size, VIEW_NONE) \
-	X(Slice,                     0, 0, VIEW_NONE) \
+	X(Slice,                     infer_slice, fold_slice, VIEW_NONE) \
 	X(Softmax,                   infer_softmax, fold_softmax, VIEW_NONE) \
 	X(SoftmaxCrossEntropyLoss,   0, 0, VIEW_NONE) \
 	X(Softplus,                  infer_unary, fold_unary, VIEW_NONE) \
 	X(Softsign,                  infer_unary, fold_unary, VIEW_NONE) \
-	X(SpaceToDepth,              0, 0, VIEW_NONE) \
-	X(Split,                     0, 0, VIEW_NONE) \
+	X(SpaceToDepth,              infer_spacetodepth, fold_spacetodepth, VIEW_NONE) \
+	X(Split,                     infer_split, fold_split, VIEW_NONE) \
 	X(SplitToSequence,           0, 0, VIEW_NONE) \
 	X(Sqrt,                      infer_unary, fold_unary, VIEW_NONE) \
-	X(Squeeze,                   0, 0, VIEW_ALIAS) \
+	X(Squeeze,                   infer_squeeze, fold_reshape, VIEW_ALIAS) \
 	X(StringNormalizer,          0, 0, VIEW_NONE) \
 	X(Sub,                       infer_arith, fold_arith, VIEW_NONE) \
 	X(Sum,                       infer_variadic, fold_variadic, VIEW_NONE) \
@@ -194,12 +194,12 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Tanh,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(TfIdfVectorizer,           0, 0, VIEW_NONE) \
 	X(ThresholdedRelu,           infer_unary, fold_unary, VIEW_NONE) \
-	X(Tile,                      0, 0, VIEW_NONE) \
+	X(Tile,                      infer_tile, fold_tile, VIEW_NONE) \
 	X(TopK,                      0, 0, VIEW_NONE) \
-	X(Transpose,                 infer_transpose, 0, VIEW_NONE) \
-	X(Trilu,                     0, 0, VIEW_NONE) \
-	X(Unique,                    0, 0, VIEW_NONE) \
-	X(Unsqueeze,                 0, 0, VIEW_ALIAS) \
+	X(Transpose,                 infer_transpose, fold_transpose, VIEW_NONE) \
+	X(Trilu,                     infer_trilu, fold_trilu, VIEW_NONE) \
+	X(Unique,                    infer_unique, 0, VIEW_NONE) \
+	X(Unsqueeze,                 infer_unsqueeze, fold_reshape, VIEW_ALIAS) \
 	X(Upsample,                  0, 0, VIEW_NONE) \
 	X(Where,                     infer_where, fold_where, VIEW_NONE) \
 	X(Xor,                       infer_logical, fold_logic2, VIEW_NONE)

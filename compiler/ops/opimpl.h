@@ -232,6 +232,89 @@ int fold_where(OpCtx *c);
 
 /* -- tensor family: tensor.c, gather.c ------------------------------------ */
 
+/* Helpers the family shares (tensor.c). */
+/* Bytes per element, sizeof(Bytes) for strings: folds move elements. */
+size_t tn_esize(int dt);
+/* Row-major element strides of a static shape. */
+void tn_strides(const Shape *s, int64_t *st);
+/* Advances the row-major multi-index idx over dims; false after the last. */
+static inline bool tn_next(int32_t rank, const int64_t *dims, int64_t *idx)
+{
+	for (int32_t i = rank - 1; i >= 0; i--) {
+		if (++idx[i] < dims[i])
+			return true;
+		idx[i] = 0;
+	}
+	return false;
+}
+/* Fills dst (of src's dtype) in order over the virtual shape dims[0..rank)
+ * (rank <= 2 * MAX_RANK, same element count as dst): the element at
+ * multi-index o is src's element off + sum o[k] * sst[k]. */
+void tn_copy_strided(Tensor *dst, int32_t rank, const int64_t *dims,
+		     const Tensor *src, int64_t off, const int64_t *sst);
+/* Output out gets input i's contents in its own (static) shape. */
+int tn_copy_input(OpCtx *c, int i, int out);
+/* An int list: attribute attr before opset since, else input in (absent:
+ * *n = -1).  1 if known, 0 if the input is not a constant, -1 on error. */
+int tn_int_list(OpCtx *c, const char *attr, int64_t since, int in,
+		int64_t *v, int32_t *n, int32_t max);
+/* A constant integer input of one value: 1, 0 if not constant, -1. */
+int tn_const_scalar(OpCtx *c, int i, int64_t *v);
+/* Sets output i; marks it VF_DATA_DEP if s is not static. */
+void tn_set_data_dep(OpCtx *c, int i, int dtype, const Shape *s);
+
+/* Hooks (tensor.c). */
+int fold_reshape(OpCtx *c); /* Reshape, Flatten, Squeeze, Unsqueeze */
+int fold_transpose(OpCtx *c);
+int fold_concat(OpCtx *c);
+int infer_unsqueeze(OpCtx *c);
+int infer_squeeze(OpCtx *c);
+int infer_expand(OpCtx *c);
+int fold_expand(OpCtx *c);
+int infer_tile(OpCtx *c);
+int fold_tile(OpCtx *c);
+int infer_slice(OpCtx *c);
+int fold_slice(OpCtx *c);
+int infer_split(OpCtx *c);
+int fold_split(OpCtx *c);
+int infer_pad(OpCtx *c);
+int fold_pad(OpCtx *c);
+int infer_constantofshape(OpCtx *c);
+int fold_constantofshape(OpCtx *c);
+int infer_range(OpCtx *c);
+int fold_range(OpCtx *c);
+int infer_eyelike(OpCtx *c);
+int fold_eyelike(OpCtx *c);
+int infer_trilu(OpCtx *c);
+int fold_trilu(OpCtx *c);
+int infer_depthtospace(OpCtx *c);
+int fold_depthtospace(OpCtx *c);
+int infer_spacetodepth(OpCtx *c);
+int fold_spacetodepth(OpCtx *c);
+int infer_reversesequence(OpCtx *c);
+int fold_reversesequence(OpCtx *c);
+int infer_cumsum(OpCtx *c);
+int fold_cumsum(OpCtx *c);
+
+/* Hooks (gather.c). */
+int infer_gather(OpCtx *c);
+int fold_gather(OpCtx *c);
+int infer_gatherelements(OpCtx *c);
+int fold_gatherelements(OpCtx *c);
+int infer_gathernd(OpCtx *c);
+int fold_gathernd(OpCtx *c);
+int infer_scatterelements(OpCtx *c); /* Scatter, ScatterElements */
+int fold_scatterelements(OpCtx *c);
+int infer_scatternd(OpCtx *c);
+int fold_scatternd(OpCtx *c);
+int infer_onehot(OpCtx *c);
+int fold_onehot(OpCtx *c);
+int infer_compress(OpCtx *c);
+int fold_compress(OpCtx *c);
+int infer_nonzero(OpCtx *c);
+int fold_nonzero(OpCtx *c);
+int infer_unique(OpCtx *c); /* folds too: its shapes need the values */
+
 /* -- nn family: nn.c, norm.c, reduce.c, resize.c, rnn.c, misc.c ---------- */
 
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
