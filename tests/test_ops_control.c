@@ -582,14 +582,15 @@ Test(ops_control, loop_zero_trips)
 	model_free(m);
 }
 
-/* A carried value that grows each iteration: [1,2] then [2,2] ... */
-Test(ops_control, loop_carried_shape_changes)
+/* A carried value that doubles each iteration: [1,2], [2,2], [4,2] ...;
+ * k is loop-invariant; the scan output is Shape(y) of each iteration. */
+static Model *growing_loop(ValId (*m_of)(Graph *))
 {
 	Model *m = tu_model(13);
 	Graph *g = m->graph;
 	ValId y0 = tu_input(g, "y0", DT_FLOAT, SHAPE(1, 2));
 	ValId k0 = tu_weight_ints(g, "k0", INTS(7, 8));
-	ValId mm = scalar_i64(g, "M", 3);
+	ValId mm = m_of(g);
 	Node *n = tu_node(g, "Loop", "loop", IDS(mm, -1, y0, k0), 3);
 	add_output(g, tu_out(n, 0));
 	add_output(g, tu_out(n, 1));
@@ -603,17 +604,95 @@ Test(ops_control, loop_carried_shape_changes)
 	Node *cat = tu_node(b, "Concat", "grow", IDS(yi, yi), 1);
 	tu_int(b, cat, "axis", 0);
 	add_output(b, tu_out(cat, 0));
-	/* k is loop-invariant: its contents survive */
 	add_output(b, tu_out(tu_node(b, "Identity", "keep", IDS(ki), 1), 0));
 	add_output(b, tu_out(tu_node(b, "Shape", "shp", IDS(yi), 1), 0));
+	return m;
+}
+
+static ValId m3(Graph *g) { return scalar_i64(g, "M", 3); }
+static ValId m100(Graph *g) { return scalar_i64(g, "M", 100); }
+
+/* Run at compile time: exact shapes, and the scan of constants folds. */
+Test(ops_control, loop_unrolled_exact)
+{
+	Model *m = growing_loop(m3);
+	Graph *g = m->graph;
+	infer_ok(m);
+	cr_assert_str_eq(tu_shape(g, g->outputs[0]), "[8,2]");
+	cr_assert_not(dep(g, g->outputs[0]));
+	cr_assert_eq(tensor_get_i64(g->vals[g->outputs[1]].konst, 1), 8);
+	ValId s = g->outputs[2];
+	cr_assert_str_eq(tu_shape(g, s), "[3,2]");
+	const Tensor *t = g->vals[s].konst;
+	cr_assert_not_null(t);
+	static const int64_t want[] = { 1, 2, 2, 2, 4, 2 };
+	for (int i = 0; i < 6; i++)
+		cr_assert_eq(tensor_get_i64(t, i), want[i], "element %d", i);
+	/* the body itself holds for every iteration */
+	Graph *b = g->nodes[0].attrs[0].g;
+	cr_assert_str_eq(tu_shape(b, b->outputs[1]), "[-1,2]");
+	cr_assert_null(b->vals[b->outputs[3]].konst);
+	/* the Loop stays for y (dce folds only nodes known entirely) */
+	compile_ok(m);
+	cr_assert_eq(g->nnodes, 1);
+	cr_assert_not_null(g->vals[g->outputs[2]].konst);
+	model_free(m);
+}
+
+/* Too many iterations to run: a fixed point of the carried shapes. */
+Test(ops_control, loop_carried_shape_fixed_point)
+{
+	Model *m = growing_loop(m100);
+	Graph *g = m->graph;
 	infer_ok(m);
 	cr_assert_str_eq(tu_shape(g, g->outputs[0]), "[-1,2]");
 	cr_assert(dep(g, g->outputs[0]));
 	cr_assert_str_eq(tu_shape(g, g->outputs[1]), "[2]");
 	cr_assert_not_null(g->vals[g->outputs[1]].konst);
 	cr_assert_eq(tensor_get_i64(g->vals[g->outputs[1]].konst, 1), 8);
-	cr_assert_str_eq(tu_shape(g, g->outputs[2]), "[3,2]");
+	cr_assert_str_eq(tu_shape(g, g->outputs[2]), "[100,2]");
 	cr_assert_null(g->vals[g->outputs[2]].konst);
+	model_free(m);
+	m = growing_loop(m_rt);
+	g = m->graph;
+	infer_ok(m);
+	cr_assert_str_eq(tu_shape(g, g->outputs[0]), "[-1,2]");
+	cr_assert_str_eq(tu_shape(g, g->outputs[2]), "[-1,2]");
+	cr_assert(dep(g, g->outputs[2]));
+	model_free(m);
+}
+
+/* A while loop whose condition is known each iteration: a = true,
+ * z = false; cond_out = a_in, a_out = z_in.  It runs twice. */
+Test(ops_control, loop_unrolled_while_stops)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId a0 = scalar_bool(g, "a0", true), z0 = scalar_bool(g, "z0", false);
+	Node *n = tu_node(g, "Loop", "loop", IDS(-1, -1, a0, z0), 3);
+	add_output(g, tu_out(n, 0));
+	add_output(g, tu_out(n, 2));
+	Graph *b = sub_of(g, 0, "body");
+	tu_input(b, "i", DT_INT64, SCALAR);
+	tu_input(b, "c_in", DT_BOOL, SCALAR);
+	ValId ai = tu_input(b, "a_in", DT_BOOL, SCALAR);
+	ValId zi = tu_input(b, "z_in", DT_BOOL, SCALAR);
+	add_output(b, tu_out(tu_node(b, "Identity", "c_out", IDS(ai), 1), 0));
+	add_output(b, tu_out(tu_node(b, "Identity", "a_out", IDS(zi), 1), 0));
+	add_output(b, zi);
+	add_output(b, tu_out(tu_node(b, "Identity", "seen", IDS(ai), 1), 0));
+	infer_ok(m);
+	const Tensor *a = g->vals[g->outputs[0]].konst;
+	cr_assert_not_null(a);
+	cr_assert_eq(tensor_get_i64(a, 0), 0);
+	ValId s = g->outputs[1];
+	cr_assert_str_eq(tu_shape(g, s), "[2]");
+	cr_assert_eq(tensor_get_i64(g->vals[s].konst, 0), 1);
+	cr_assert_eq(tensor_get_i64(g->vals[s].konst, 1), 0);
+	/* every output known: the loop folds away */
+	compile_ok(m);
+	cr_assert_eq(g->nnodes, 0);
+	cr_assert_eq(g->vals[g->outputs[1]].kind, VAL_WEIGHT);
 	model_free(m);
 }
 

@@ -20,6 +20,16 @@
  * ends; after FIX_ROUNDS rounds a value that still changes is widened at
  * once.  The body's values are then valid for every iteration.
  *
+ * Loop, run at compile time: when the loop starts with a true condition
+ * and runs at most UNROLL_MAX times, the body is first inferred once per
+ * iteration with the exact iteration number and the exact values the
+ * previous iteration gave (unroll_loop).  While the body's condition
+ * output stays known this gives the exact trip count and exact outputs -
+ * shapes that depend on the iteration number, as in Slice(x, i, i + 1),
+ * come out static, and a loop over constants folds.  The body is then
+ * inferred once more for all iterations together, as below, so that its
+ * own values hold for every iteration.
+ *
  * Loop's condition: when the loop starts with a true condition, the body
  * is first inferred with its condition input known to be true.  If the
  * body's condition output then folds to true, by induction it is true in
@@ -33,7 +43,11 @@
 
 #include "opimpl.h"
 
-enum { FIX_ROUNDS = 2 };
+enum {
+	FIX_ROUNDS = 2,		/* rounds before loop-carried values widen */
+	UNROLL_MAX = 64,	/* iterations a Loop is run at compile time */
+	UNROLL_BUDGET = 4096,	/* node inferences for that, per Loop */
+};
 
 /* What a value holds, as a subgraph input or an op output sees it. */
 typedef struct Info {
@@ -339,6 +353,120 @@ static const Tensor *bool_true(OpCtx *c)
 	return tensor_new(c->g->arena, NULL, DT_BOOL, &s, &one);
 }
 
+static int count_nodes(Graph *g, void *ctx)
+{
+	*(int64_t *)ctx += g->nnodes;
+	return 0;
+}
+
+/* The n tensors parts[] stacked along a new axis 0 into shape s, if they
+ * are all known, of one dtype and shape, and s is within the fold limit. */
+static const Tensor *stack_konst(OpCtx *c, const Tensor **parts, int64_t n,
+				 const Shape *s)
+{
+	if (n < 1 || !parts[0] || parts[0]->dtype == DT_STRING)
+		return NULL;
+	for (int64_t i = 1; i < n; i++)
+		if (!parts[i] || parts[i]->dtype != parts[0]->dtype ||
+		    !shape_equal(&parts[i]->shape, &parts[0]->shape))
+			return NULL;
+	int64_t bytes = shape_bytes(s, parts[0]->dtype);
+	if (bytes < 0 || bytes > c->fold_limit ||
+	    (uint64_t)bytes != (uint64_t)n * parts[0]->nbytes)
+		return NULL;
+	Tensor *t = op_new_tensor(c, parts[0]->dtype, s);
+	if (!t)
+		return NULL;
+	for (int64_t i = 0; i < n; i++)
+		memcpy((uint8_t *)tensor_mut(t) + (size_t)i * parts[0]->nbytes,
+		       parts[i]->data, parts[i]->nbytes);
+	return t;
+}
+
+/* Runs a loop that starts with a true condition at compile time, one
+ * body inference per iteration with the iteration number and the exact
+ * values of the previous one (contents included), as long as the body's
+ * condition output is known; it ends when that turns false or after M
+ * iterations.  Bounded by UNROLL_MAX iterations and UNROLL_BUDGET node
+ * inferences.  Returns 1 with the loop's outputs set (exact: shapes that
+ * depend on the iteration number, as in Slice(x, i, i+1), come out static,
+ * and all-constant loops fold), or 0 if it cannot tell (nothing set; a
+ * problem met on the way is left to the general inference to report).
+ * The body is left inferred for the last iteration only: the caller
+ * infers it again for all of them. */
+static int unroll_loop(OpCtx *c, Graph *body, const Info *init, int n, int k,
+		       int has_m, int64_t m)
+{
+	int64_t limit = has_m ? m : UNROLL_MAX, nodes = 0, trips = 0;
+	if (limit < 1 || limit > UNROLL_MAX)
+		return 0;
+	graph_walk(body, count_nodes, &nodes);
+	if (nodes * limit > UNROLL_BUDGET)
+		return 0;
+	Info *cur = xmalloc(((size_t)n + 2) * sizeof(Info));
+	Info *scan = xcalloc((size_t)k + 1, sizeof(Info));
+	const Tensor **parts = xcalloc((size_t)(k * limit) + 1, sizeof(*parts));
+	memcpy(cur, init, ((size_t)n + 2) * sizeof(Info));
+	cur[1].k = bool_true(c);
+	bool ok = true, done = false;
+	for (int64_t i = 0; i < limit && ok && !done; i++) {
+		cur[0].k = tensor_new(c->g->arena, NULL, DT_INT64, &cur[0].s, &i);
+		for (int j = 0; j < body->ninputs; j++)
+			bind_input(body, j, &cur[j]);
+		if (op_infer_subgraph(c, body) < 0) {
+			clear_error();
+			ok = false;
+			break;
+		}
+		const Value *co = sub_out(body, 0);
+		ok = co->konst && co->dtype == DT_BOOL &&
+		     shape_numel(&co->shape) == 1;
+		for (int j = 0; ok && j < n; j++) {
+			const Value *o = sub_out(body, 1 + j);
+			ok = o->tkind == cur[2 + j].tkind && o->tkind != TK_OTHER &&
+			     o->dtype == cur[2 + j].dtype;
+			cur[2 + j] = info_of(o);
+		}
+		for (int j = 0; ok && j < k; j++) {
+			const Value *o = sub_out(body, 1 + n + j);
+			bool changed;
+			ok = o->tkind == TK_TENSOR && (!i || o->dtype == scan[j].dtype);
+			if (!i)
+				scan[j] = info_of(o);
+			else if (merge_shape(&scan[j].s, &o->shape, &changed))
+				scan[j].dep = VF_DATA_DEP;
+			scan[j].dep |= (uint16_t)(o->flags & VF_DATA_DEP);
+			parts[j * limit + i] = o->konst;
+		}
+		trips = i + 1;
+		done = ok && !tensor_get_i64(co->konst, 0);
+	}
+	ok = ok && (done || has_m);
+	for (int i = 0; ok && i < n && i < c->n->noutputs; i++)
+		set_out(c, i, &cur[2 + i]);
+	for (int j = 0; ok && n + j < c->n->noutputs; j++) {
+		Info r = scan[j];
+		if (r.s.rank >= MAX_RANK) {
+			ok = false; /* the general inference reports it */
+			break;
+		}
+		if (r.s.rank >= 0) {
+			memmove(r.s.dims + 1, r.s.dims,
+				(size_t)r.s.rank * sizeof(int64_t));
+			r.s.dims[0] = trips;
+			r.s.rank++;
+		}
+		r.k = shape_is_static(&r.s)
+			      ? stack_konst(c, parts + j * limit, trips, &r.s)
+			      : NULL;
+		set_out(c, n + j, &r);
+	}
+	free(parts);
+	free(scan);
+	free(cur);
+	return ok;
+}
+
 int infer_loop(OpCtx *c)
 {
 	Graph *body = subgraph_attr(c, "body");
@@ -391,6 +519,9 @@ int infer_loop(OpCtx *c)
 	Info *init = xmalloc(((size_t)n + 2) * sizeof(Info));
 	memcpy(init, in, ((size_t)n + 2) * sizeof(Info));
 
+	/* Exact outputs by running the loop at compile time, when it can */
+	int unrolled = trips == 1 ? unroll_loop(c, body, init, n, k, has_m, m)
+				  : 0;
 	/* Hypothesis: the condition stays true (see the top comment). */
 	bool steady = has_cond && cond && trips != 0;
 	int rc = 0;
@@ -413,11 +544,11 @@ int infer_loop(OpCtx *c)
 			      "must be bool, not %s",
 			      sub_out(body, 0)->name,
 			      dtype_name(sub_out(body, 0)->dtype));
-	for (int i = 0; !rc && i < n && i < c->n->noutputs; i++)
+	for (int i = 0; !rc && !unrolled && i < n && i < c->n->noutputs; i++)
 		rc = final_value(c, i, &init[i + 2], sub_out(body, 1 + i),
 				 trips);
 	int64_t len = trips == 0 ? 0 : steady && has_m ? m : DIM_UNKNOWN;
-	for (int j = 0; !rc && n + j < c->n->noutputs; j++)
+	for (int j = 0; !rc && !unrolled && n + j < c->n->noutputs; j++)
 		rc = stacked(c, n + j, sub_out(body, 1 + n + j), 0, len,
 			     len < 0 ? VF_DATA_DEP : 0);
 	free(init);
