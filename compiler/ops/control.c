@@ -94,7 +94,7 @@ static int merge_shape(Shape *a, const Shape *b, bool *changed)
 	if (b->rank != a->rank) {
 		*a = shape_unknown();
 		*changed = true;
-		return 1;
+		return b->rank >= 0; /* an unknown b carries its own flags */
 	}
 	int lost = 0;
 	for (int32_t i = 0; i < a->rank; i++) {

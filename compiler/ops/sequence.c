@@ -136,7 +136,7 @@ static int split_pieces(OpCtx *c, const Graph *g, const Node *n, Elem *out,
 	Elem e = { .dtype = x->dtype, .s = x->shape,
 		   .dep = (uint16_t)(x->flags & VF_DATA_DEP) };
 	int64_t sizes[MAX_ELEMS];
-	int64_t nsz = -1; /* pieces, -1 if not known */
+	int64_t nsz = -1, same = DIM_UNKNOWN; /* pieces; their common size */
 	if (!sp) {
 		/* pieces of 1, without the axis unless keepdims */
 		if (!keep) {
@@ -164,14 +164,12 @@ static int split_pieces(OpCtx *c, const Graph *g, const Node *n, Elem *out,
 			return c ? op_error(c, "split %lld must be positive",
 					    (long long)s)
 				 : 0;
-		if (d < 0) {
-			e.s.dims[ax] = DIM_UNKNOWN;
-			*merged = e.s;
-			return 0;
+		if (d >= 0) {
+			nsz = d / s + (d % s != 0);
+			same = nsz == 1 ? d : d % s == 0 ? s : DIM_UNKNOWN;
+			for (int64_t i = 0; i < nsz && nsz <= MAX_ELEMS; i++)
+				sizes[i] = i < nsz - 1 || d % s == 0 ? s : d % s;
 		}
-		nsz = d / s + (d % s != 0);
-		for (int64_t i = 0; i < nsz && nsz <= MAX_ELEMS; i++)
-			sizes[i] = i < nsz - 1 || d % s == 0 ? s : d % s;
 	} else if (sp->shape.rank == 1 && t) {
 		int64_t sum = 0;
 		nsz = shape_numel(&t->shape);
@@ -184,6 +182,10 @@ static int split_pieces(OpCtx *c, const Graph *g, const Node *n, Elem *out,
 					 : 0;
 			if (i < MAX_ELEMS)
 				sizes[i] = s;
+			if (i == 0)
+				same = s;
+			else if (s != same)
+				same = DIM_UNKNOWN;
 		}
 		if (d >= 0 && sum != d)
 			return c ? op_error(c, "split sums to %lld, but input "
@@ -191,30 +193,25 @@ static int split_pieces(OpCtx *c, const Graph *g, const Node *n, Elem *out,
 					    (long long)sum, x->name,
 					    (long long)d, ax)
 				 : 0;
-	} else { /* not constant: only a 1-D split's length is known */
-		e.s.dims[ax] = DIM_UNKNOWN;
+	} else if (sp->shape.rank == 1 && sp->shape.dims[0] >= 0 &&
+		   sp->shape.dims[0] <= MAX_ELEMS) {
+		/* not constant: only a 1-D split's length is known */
+		nsz = sp->shape.dims[0];
+		for (int64_t i = 0; i < nsz; i++)
+			sizes[i] = DIM_UNKNOWN;
 		e.dep = VF_DATA_DEP;
-		*merged = e.s;
-		if (sp->shape.rank == 1 && sp->shape.dims[0] >= 0 &&
-		    sp->shape.dims[0] <= MAX_ELEMS) {
-			*count = (int)sp->shape.dims[0];
-			for (int i = 0; i < *count; i++)
-				out[i] = e;
-		}
-		return 0;
+	} else {
+		e.dep = VF_DATA_DEP;
 	}
-	for (int64_t i = 0; i < nsz && nsz <= MAX_ELEMS; i++) {
+	e.s.dims[ax] = same;
+	*merged = e.s;
+	if (nsz < 0 || nsz > MAX_ELEMS)
+		return 0;
+	for (int64_t i = 0; i < nsz; i++) {
 		out[i] = e;
 		out[i].s.dims[ax] = sizes[i];
 	}
-	e.s.dims[ax] = nsz > 0 ? sizes[0] : DIM_UNKNOWN;
-	for (int64_t i = 1; i < nsz && nsz <= MAX_ELEMS; i++)
-		if (sizes[i] != e.s.dims[ax])
-			e.s.dims[ax] = DIM_UNKNOWN;
-	if (nsz > MAX_ELEMS)
-		e.s.dims[ax] = DIM_UNKNOWN;
-	*merged = e.s;
-	*count = nsz <= MAX_ELEMS ? (int)nsz : -1;
+	*count = (int)nsz;
 	return 0;
 }
 
