@@ -38,7 +38,6 @@
  * length.  Otherwise the body is inferred again without that knowledge and
  * the scan outputs' length is -1, marked data-dependent.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "opimpl.h"
@@ -403,9 +402,10 @@ static int unroll_loop(OpCtx *c, Graph *body, const Info *init, int n, int k,
 	graph_walk(body, count_nodes, &nodes);
 	if (nodes * limit > UNROLL_BUDGET)
 		return 0;
-	Info *cur = xmalloc(((size_t)n + 2) * sizeof(Info));
-	Info *scan = xcalloc((size_t)k + 1, sizeof(Info));
-	const Tensor **parts = xcalloc((size_t)(k * limit) + 1, sizeof(*parts));
+	Info *cur = arena_array(c->g->arena, (size_t)n + 2, sizeof(Info));
+	Info *scan = arena_array(c->g->arena, (size_t)k + 1, sizeof(Info));
+	const Tensor **parts = arena_array(c->g->arena, (size_t)(k * limit) + 1,
+					   sizeof(*parts));
 	memcpy(cur, init, ((size_t)n + 2) * sizeof(Info));
 	cur[1].k = bool_true(c);
 	bool ok = true, done = false;
@@ -461,9 +461,6 @@ static int unroll_loop(OpCtx *c, Graph *body, const Info *init, int n, int k,
 			      : NULL;
 		set_out(c, n + j, &r);
 	}
-	free(parts);
-	free(scan);
-	free(cur);
 	return ok;
 }
 
@@ -504,19 +501,17 @@ int infer_loop(OpCtx *c)
 	else if (has_cond && (has_m || !op_in(c, 0)))
 		trips = 1;
 
-	Info *in = xcalloc((size_t)n + 2, sizeof(Info));
+	Info *in = arena_array(c->g->arena, (size_t)n + 2, sizeof(Info));
 	Shape scalar = { .rank = 0 };
 	in[0] = (Info){ .dtype = DT_INT64, .s = scalar };
 	in[1] = (Info){ .dtype = DT_BOOL, .s = scalar };
 	for (int i = 0; i < n; i++) {
 		Value *v = op_need_in(c, i + 2);
-		if (!v) {
-			free(in);
+		if (!v)
 			return -1;
-		}
 		in[i + 2] = info_of(v);
 	}
-	Info *init = xmalloc(((size_t)n + 2) * sizeof(Info));
+	Info *init = arena_array(c->g->arena, (size_t)n + 2, sizeof(Info));
 	memcpy(init, in, ((size_t)n + 2) * sizeof(Info));
 
 	/* Exact outputs by running the loop at compile time, when it can */
@@ -551,8 +546,6 @@ int infer_loop(OpCtx *c)
 	for (int j = 0; !rc && !unrolled && n + j < c->n->noutputs; j++)
 		rc = stacked(c, n + j, sub_out(body, 1 + n + j), 0, len,
 			     len < 0 ? VF_DATA_DEP : 0);
-	free(init);
-	free(in);
 	return rc;
 }
 
@@ -680,8 +673,8 @@ int infer_scan(OpCtx *c)
 		   op_check_rank(c, 0, 1, 1) < 0))
 		return -1;
 
-	Info *in = xcalloc((size_t)nin, sizeof(Info));
-	Info *init = xcalloc((size_t)nin, sizeof(Info));
+	Info *in = arena_array(c->g->arena, (size_t)nin, sizeof(Info));
+	Info *init = arena_array(c->g->arena, (size_t)nin, sizeof(Info));
 	int64_t len = DIM_UNKNOWN, batch = DIM_UNKNOWN;
 	int rc = 0;
 	for (int i = 0; !rc && i < nin; i++) {
@@ -714,7 +707,5 @@ int infer_scan(OpCtx *c)
 		if (!rc && v8)
 			rc = add_batch(c, n + j, batch);
 	}
-	free(init);
-	free(in);
 	return rc;
 }
