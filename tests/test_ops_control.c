@@ -1208,3 +1208,38 @@ Test(ops_control, dce_remaps_gear_inputs)
 	m->gears = NULL;
 	model_free(m);
 }
+
+/* ---- overflow ---------------------------------------------------------- */
+
+#define BIG (INT64_C(1) << 62)
+
+Test(ops_control, concat_from_sequence_overflow)
+{
+	Model *m = tu_model(12);
+	Graph *g = m->graph;
+	ValId x = tu_input(g, "X", DT_UINT8, SHAPE(BIG));
+	ValId s = tu_out(tu_node(g, "SequenceConstruct", "sc", IDS(x, x), 1), 0);
+	Node *n = tu_node(g, "ConcatFromSequence", "cat", IDS(s), 1);
+	tu_int(g, n, "axis", 0);
+	infer_fails(m, "node 'cat' (ConcatFromSequence): dims 4611686018427387904 "
+		       "+ 4611686018427387904 overflow int64");
+	model_free(m);
+}
+
+Test(ops_control, loop_scan_output_too_large)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(4));
+	ValId mm = scalar_i64(g, "M", BIG);
+	tu_node(g, "Loop", "loop", IDS(mm, -1), 1);
+	Graph *b = sub_of(g, 0, "body");
+	tu_input(b, "i", DT_INT64, SCALAR);
+	ValId ci = tu_input(b, "c_in", DT_BOOL, SCALAR);
+	add_output(b, ci);
+	add_output(b, outer(b, x));
+	infer_fails(m, "node 'loop' (Loop): output 0 ('loop:0') of shape "
+		       "[4611686018427387904,4] is too large (its size "
+		       "overflows int64)");
+	model_free(m);
+}
