@@ -47,7 +47,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Clip,                      infer_clip, fold_clip, VIEW_NONE) \
 	X(Compress,                  infer_compress, fold_compress, VIEW_NONE) \
 	X(Concat,                    infer_concat, fold_concat, VIEW_NONE) \
-	X(ConcatFromSequence,        0, 0, VIEW_NONE) \
+	X(ConcatFromSequence,        infer_concat_from_sequence, 0, VIEW_NONE) \
 	X(Constant,                  infer_constant, 0, VIEW_NONE) \
 	X(ConstantOfShape,           infer_constantofshape, fold_constantofshape, VIEW_NONE) \
 	X(Conv,                      infer_conv, 0, VIEW_NONE) \
@@ -89,7 +89,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(HardSwish,                 infer_unary, fold_unary, VIEW_NONE) \
 	X(Hardmax,                   infer_softmax, fold_softmax, VIEW_NONE) \
 	X(Identity,                  infer_identity, fold_identity, VIEW_ALIAS) \
-	X(If,                        0, 0, VIEW_NONE) \
+	X(If,                        infer_if, 0, VIEW_NONE) \
 	X(InstanceNormalization,     0, 0, VIEW_NONE) \
 	X(IsInf,                     infer_isinf, fold_logic1, VIEW_NONE) \
 	X(IsNaN,                     infer_isnan, fold_logic1, VIEW_NONE) \
@@ -101,7 +101,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(LessOrEqual,               infer_compare, fold_logic2, VIEW_NONE) \
 	X(Log,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(LogSoftmax,                infer_softmax, fold_softmax, VIEW_NONE) \
-	X(Loop,                      0, 0, VIEW_NONE) \
+	X(Loop,                      infer_loop, 0, VIEW_NONE) \
 	X(LpNormalization,           0, 0, VIEW_NONE) \
 	X(LpPool,                    0, 0, VIEW_NONE) \
 	X(MatMul,                    infer_matmul, 0, VIEW_NONE) \
@@ -124,9 +124,9 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(NonZero,                   infer_nonzero, fold_nonzero, VIEW_NONE) \
 	X(Not,                       infer_not, fold_logic1, VIEW_NONE) \
 	X(OneHot,                    infer_onehot, fold_onehot, VIEW_NONE) \
-	X(Optional,                  0, 0, VIEW_NONE) \
-	X(OptionalGetElement,        0, 0, VIEW_NONE) \
-	X(OptionalHasElement,        0, 0, VIEW_NONE) \
+	X(Optional,                  infer_optional, 0, VIEW_NONE) \
+	X(OptionalGetElement,        infer_optional_get_element, 0, VIEW_NONE) \
+	X(OptionalHasElement,        infer_optional_has_element, fold_optional_has_element, VIEW_NONE) \
 	X(Or,                        infer_logical, fold_logic2, VIEW_NONE) \
 	X(PRelu,                     infer_prelu, fold_arith, VIEW_NONE) \
 	X(Pad,                       infer_pad, fold_pad, VIEW_NONE) \
@@ -158,18 +158,18 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(RoiAlign,                  0, 0, VIEW_NONE) \
 	X(Round,                     infer_unary, fold_unary, VIEW_NONE) \
 	X(STFT,                      0, 0, VIEW_NONE) \
-	X(Scan,                      0, 0, VIEW_NONE) \
+	X(Scan,                      infer_scan, 0, VIEW_NONE) \
 	X(Scatter,                   infer_scatterelements, fold_scatterelements, VIEW_NONE) \
 	X(ScatterElements,           infer_scatterelements, fold_scatterelements, VIEW_NONE) \
 	X(ScatterND,                 infer_scatternd, fold_scatternd, VIEW_NONE) \
 	X(Selu,                      infer_unary, fold_unary, VIEW_NONE) \
-	X(SequenceAt,                0, 0, VIEW_NONE) \
-	X(SequenceConstruct,         0, 0, VIEW_NONE) \
-	X(SequenceEmpty,             0, 0, VIEW_NONE) \
-	X(SequenceErase,             0, 0, VIEW_NONE) \
-	X(SequenceInsert,            0, 0, VIEW_NONE) \
-	X(SequenceLength,            0, 0, VIEW_NONE) \
-	X(SequenceMap,               0, 0, VIEW_NONE) \
+	X(SequenceAt,                infer_sequence_at, fold_sequence_at, VIEW_NONE) \
+	X(SequenceConstruct,         infer_sequence_construct, 0, VIEW_NONE) \
+	X(SequenceEmpty,             infer_sequence_empty, 0, VIEW_NONE) \
+	X(SequenceErase,             infer_sequence_erase, 0, VIEW_NONE) \
+	X(SequenceInsert,            infer_sequence_insert, 0, VIEW_NONE) \
+	X(SequenceLength,            infer_sequence_length, fold_sequence_length, VIEW_NONE) \
+	X(SequenceMap,               infer_sequence_map, 0, VIEW_NONE) \
 	X(Shape,                     infer_shape, fold_shape, VIEW_NONE) \
 	X(Shrink,                    infer_unary, fold_unary, VIEW_NONE) \
 	X(Sigmoid,                   infer_unary, fold_unary, VIEW_NONE) \
@@ -184,15 +184,15 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Softsign,                  infer_unary, fold_unary, VIEW_NONE) \
 	X(SpaceToDepth,              infer_spacetodepth, fold_spacetodepth, VIEW_NONE) \
 	X(Split,                     infer_split, fold_split, VIEW_NONE) \
-	X(SplitToSequence,           0, 0, VIEW_NONE) \
+	X(SplitToSequence,           infer_split_to_sequence, 0, VIEW_NONE) \
 	X(Sqrt,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(Squeeze,                   infer_squeeze, fold_reshape, VIEW_ALIAS) \
-	X(StringNormalizer,          0, 0, VIEW_NONE) \
+	X(StringNormalizer,          infer_string_normalizer, fold_string_normalizer, VIEW_NONE) \
 	X(Sub,                       infer_arith, fold_arith, VIEW_NONE) \
 	X(Sum,                       infer_variadic, fold_variadic, VIEW_NONE) \
 	X(Tan,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(Tanh,                      infer_unary, fold_unary, VIEW_NONE) \
-	X(TfIdfVectorizer,           0, 0, VIEW_NONE) \
+	X(TfIdfVectorizer,           infer_tfidf_vectorizer, 0, VIEW_NONE) \
 	X(ThresholdedRelu,           infer_unary, fold_unary, VIEW_NONE) \
 	X(Tile,                      infer_tile, fold_tile, VIEW_NONE) \
 	X(TopK,                      0, 0, VIEW_NONE) \

@@ -9,9 +9,27 @@ static int infer_one(Model *m, Graph *g, const CompileOptions *o)
 	return infer_graph(m, g);
 }
 
+static int inline_one(Model *m, Graph *g, const CompileOptions *o)
+{
+	(void)m;
+	(void)o;
+	return graph_inline(g);
+}
+
+/* Value ids of a gear branch are its own, so renumbering them is safe;
+ * a static compile has no gear spec naming them. */
+static int dce_one(Model *m, Graph *g, const CompileOptions *o)
+{
+	(void)m;
+	(void)o;
+	return graph_dce(g, NULL);
+}
+
 static const Pass passes[] = {
 	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
 	{ "infer", 0, infer_one, "shape inference and folding" },
+	{ "inline", 0, inline_one, "inlining If nodes with a known condition" },
+	{ "dce", 0, dce_one, "removing dead and constant nodes" },
 	{ "gear-root", pass_gear_root, 0, "merging the gears' outputs" },
 };
 

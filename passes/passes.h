@@ -75,4 +75,18 @@ void graph_print(FILE *f, const Graph *g, int indent);
 int infer_graph(Model *m, Graph *g);
 int pass_infer(Model *m, const CompileOptions *o);
 
+/* Replaces every If whose condition is constant by the nodes of its taken
+ * branch, recursively and in every subgraph (passes/inline.c).  Runs
+ * after infer; the If's output ids stay valid. */
+int pass_inline(Model *m, const CompileOptions *o);
+int graph_inline(Graph *g);
+/* Turns nodes whose outputs are all known into weights, removes nodes
+ * whose outputs nothing uses and drops the values nothing refers to, in
+ * every graph (passes/dce.c).  Runs after inline.  Value ids are
+ * renumbered (consistently, the gear spec's included). */
+int pass_dce(Model *m, const CompileOptions *o);
+/* The same on one graph; *remap (if remap is given) receives the old ->
+ * new value id map (malloc'd). */
+int graph_dce(Graph *g, ValId **remap);
+
 #endif

@@ -319,6 +319,31 @@ int infer_unique(OpCtx *c); /* folds too: its shapes need the values */
 
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
+/* control.c */
+int infer_if(OpCtx *c);
+int infer_loop(OpCtx *c);
+int infer_scan(OpCtx *c);
+
+/* sequence.c */
+int infer_sequence_empty(OpCtx *c);
+int infer_sequence_construct(OpCtx *c);
+int infer_sequence_insert(OpCtx *c);
+int infer_sequence_erase(OpCtx *c);
+int infer_sequence_at(OpCtx *c);
+int fold_sequence_at(OpCtx *c);
+int infer_sequence_length(OpCtx *c);
+int fold_sequence_length(OpCtx *c);
+int infer_sequence_map(OpCtx *c);
+int infer_split_to_sequence(OpCtx *c);
+int infer_concat_from_sequence(OpCtx *c);
+int infer_optional(OpCtx *c);
+int infer_optional_has_element(OpCtx *c);
+int fold_optional_has_element(OpCtx *c);
+int infer_optional_get_element(OpCtx *c);
+int infer_string_normalizer(OpCtx *c);
+int fold_string_normalizer(OpCtx *c);
+int infer_tfidf_vectorizer(OpCtx *c);
+
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
 
 /* Infers subgraph sub of c's node with c's settings (for If, Loop, Scan
