@@ -51,8 +51,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Constant,                  infer_constant, 0, VIEW_NONE) \
 	X(ConstantOfShape,           0, 0, VIEW_NONE) \
 	X(Conv,                      infer_conv, 0, VIEW_NONE) \
-	X(ConvInteger,               0, 0, VIEW_NONE) \
-	X(ConvTranspose,             0, 0, VIEW_NONE) \
+	X(ConvInteger,               infer_conv_integer, 0, VIEW_NONE) \
+	X(ConvTranspose,             infer_conv_transpose, 0, VIEW_NONE) \
 	X(Cos,                       0, 0, VIEW_NONE) \
 	X(Cosh,                      0, 0, VIEW_NONE) \
 	X(CumSum,                    0, 0, VIEW_NONE) \
@@ -78,7 +78,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(GatherND,                  0, 0, VIEW_NONE) \
 	X(Gemm,                      infer_gemm, 0, VIEW_NONE) \
 	X(GlobalAveragePool,         infer_global_pool, 0, VIEW_NONE) \
-	X(GlobalLpPool,              0, 0, VIEW_NONE) \
+	X(GlobalLpPool,              infer_global_pool, 0, VIEW_NONE) \
 	X(GlobalMaxPool,             infer_global_pool, 0, VIEW_NONE) \
 	X(Greater,                   0, 0, VIEW_NONE) \
 	X(GreaterOrEqual,            0, 0, VIEW_NONE) \
@@ -103,13 +103,13 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(LogSoftmax,                infer_softmax, 0, VIEW_NONE) \
 	X(Loop,                      0, 0, VIEW_NONE) \
 	X(LpNormalization,           0, 0, VIEW_NONE) \
-	X(LpPool,                    0, 0, VIEW_NONE) \
+	X(LpPool,                    infer_lppool, 0, VIEW_NONE) \
 	X(MatMul,                    infer_matmul, 0, VIEW_NONE) \
 	X(MatMulInteger,             0, 0, VIEW_NONE) \
 	X(Max,                       0, 0, VIEW_NONE) \
 	X(MaxPool,                   infer_maxpool, 0, VIEW_NONE) \
-	X(MaxRoiPool,                0, 0, VIEW_NONE) \
-	X(MaxUnpool,                 0, 0, VIEW_NONE) \
+	X(MaxRoiPool,                infer_max_roi_pool, 0, VIEW_NONE) \
+	X(MaxUnpool,                 infer_max_unpool, 0, VIEW_NONE) \
 	X(Mean,                      0, 0, VIEW_NONE) \
 	X(MeanVarianceNormalization, 0, 0, VIEW_NONE) \
 	X(MelWeightMatrix,           0, 0, VIEW_NONE) \
@@ -131,7 +131,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(PRelu,                     infer_prelu, 0, VIEW_NONE) \
 	X(Pad,                       0, 0, VIEW_NONE) \
 	X(Pow,                       infer_pow, 0, VIEW_NONE) \
-	X(QLinearConv,               0, 0, VIEW_NONE) \
+	X(QLinearConv,               infer_qlinear_conv, 0, VIEW_NONE) \
 	X(QLinearMatMul,             0, 0, VIEW_NONE) \
 	X(QuantizeLinear,            0, 0, VIEW_NONE) \
 	X(RNN,                       0, 0, VIEW_NONE) \
@@ -155,7 +155,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Reshape,                   infer_reshape, 0, VIEW_ALIAS) \
 	X(Resize,                    0, 0, VIEW_NONE) \
 	X(ReverseSequence,           0, 0, VIEW_NONE) \
-	X(RoiAlign,                  0, 0, VIEW_NONE) \
+	X(RoiAlign,                  infer_roi_align, 0, VIEW_NONE) \
 	X(Round,                     0, 0, VIEW_NONE) \
 	X(STFT,                      0, 0, VIEW_NONE) \
 	X(Scan,                      0, 0, VIEW_NONE) \

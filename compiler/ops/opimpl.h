@@ -149,6 +149,19 @@ int infer_matmul(OpCtx *c);
 
 /* -- nn family: nn.c, norm.c, reduce.c, resize.c, rnn.c, misc.c ---------- */
 
+/* nn.c */
+int infer_conv_integer(OpCtx *c);
+int infer_qlinear_conv(OpCtx *c);
+int infer_conv_transpose(OpCtx *c);
+int infer_lppool(OpCtx *c);
+int infer_max_roi_pool(OpCtx *c);
+int infer_roi_align(OpCtx *c);
+int infer_max_unpool(OpCtx *c);
+/* Marks output i (if present) as data-dependent (VF_DATA_DEP). */
+void nn_mark_dep(OpCtx *c, int i);
+/* Same rank (or either unknown) and equal dims where both are known. */
+bool nn_shape_compatible(const Shape *a, const Shape *b);
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
