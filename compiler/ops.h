@@ -90,19 +90,19 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Hardmax,                   0, 0, VIEW_NONE) \
 	X(Identity,                  infer_identity, fold_identity, VIEW_ALIAS) \
 	X(If,                        0, 0, VIEW_NONE) \
-	X(InstanceNormalization,     0, 0, VIEW_NONE) \
+	X(InstanceNormalization,     infer_instance_norm, 0, VIEW_NONE) \
 	X(IsInf,                     0, 0, VIEW_NONE) \
 	X(IsNaN,                     0, 0, VIEW_NONE) \
-	X(LRN,                       0, 0, VIEW_NONE) \
+	X(LRN,                       infer_lrn, 0, VIEW_NONE) \
 	X(LSTM,                      0, 0, VIEW_NONE) \
-	X(LayerNormalization,        0, 0, VIEW_NONE) \
+	X(LayerNormalization,        infer_layer_norm, 0, VIEW_NONE) \
 	X(LeakyRelu,                 infer_unary_float, 0, VIEW_NONE) \
 	X(Less,                      0, 0, VIEW_NONE) \
 	X(LessOrEqual,               0, 0, VIEW_NONE) \
 	X(Log,                       infer_unary_float, 0, VIEW_NONE) \
 	X(LogSoftmax,                infer_softmax, 0, VIEW_NONE) \
 	X(Loop,                      0, 0, VIEW_NONE) \
-	X(LpNormalization,           0, 0, VIEW_NONE) \
+	X(LpNormalization,           infer_lp_norm, 0, VIEW_NONE) \
 	X(LpPool,                    infer_lppool, 0, VIEW_NONE) \
 	X(MatMul,                    infer_matmul, 0, VIEW_NONE) \
 	X(MatMulInteger,             0, 0, VIEW_NONE) \
@@ -111,7 +111,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(MaxRoiPool,                infer_max_roi_pool, 0, VIEW_NONE) \
 	X(MaxUnpool,                 infer_max_unpool, 0, VIEW_NONE) \
 	X(Mean,                      0, 0, VIEW_NONE) \
-	X(MeanVarianceNormalization, 0, 0, VIEW_NONE) \
+	X(MeanVarianceNormalization, infer_mvn, 0, VIEW_NONE) \
 	X(MelWeightMatrix,           0, 0, VIEW_NONE) \
 	X(Min,                       0, 0, VIEW_NONE) \
 	X(Mish,                      0, 0, VIEW_NONE) \

@@ -162,6 +162,13 @@ void nn_mark_dep(OpCtx *c, int i);
 /* Same rank (or either unknown) and equal dims where both are known. */
 bool nn_shape_compatible(const Shape *a, const Shape *b);
 
+/* norm.c */
+int infer_instance_norm(OpCtx *c);
+int infer_layer_norm(OpCtx *c);
+int infer_lrn(OpCtx *c);
+int infer_mvn(OpCtx *c);
+int infer_lp_norm(OpCtx *c);
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
