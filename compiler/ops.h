@@ -29,8 +29,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Acosh,                     0, 0, VIEW_NONE) \
 	X(Add,                       infer_arith, 0, VIEW_NONE) \
 	X(And,                       0, 0, VIEW_NONE) \
-	X(ArgMax,                    0, 0, VIEW_NONE) \
-	X(ArgMin,                    0, 0, VIEW_NONE) \
+	X(ArgMax,                    infer_argminmax, fold_argminmax, VIEW_NONE) \
+	X(ArgMin,                    infer_argminmax, fold_argminmax, VIEW_NONE) \
 	X(Asin,                      0, 0, VIEW_NONE) \
 	X(Asinh,                     0, 0, VIEW_NONE) \
 	X(Atan,                      0, 0, VIEW_NONE) \
@@ -141,16 +141,16 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(RandomUniformLike,         0, 0, VIEW_NONE) \
 	X(Range,                     0, 0, VIEW_NONE) \
 	X(Reciprocal,                0, 0, VIEW_NONE) \
-	X(ReduceL1,                  0, 0, VIEW_NONE) \
-	X(ReduceL2,                  0, 0, VIEW_NONE) \
-	X(ReduceLogSum,              0, 0, VIEW_NONE) \
-	X(ReduceLogSumExp,           0, 0, VIEW_NONE) \
-	X(ReduceMax,                 0, 0, VIEW_NONE) \
-	X(ReduceMean,                0, 0, VIEW_NONE) \
-	X(ReduceMin,                 0, 0, VIEW_NONE) \
-	X(ReduceProd,                0, 0, VIEW_NONE) \
-	X(ReduceSum,                 0, 0, VIEW_NONE) \
-	X(ReduceSumSquare,           0, 0, VIEW_NONE) \
+	X(ReduceL1,                  infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceL2,                  infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceLogSum,              infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceLogSumExp,           infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceMax,                 infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceMean,                infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceMin,                 infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceProd,                infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceSum,                 infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceSumSquare,           infer_reduce, fold_reduce, VIEW_NONE) \
 	X(Relu,                      infer_unary_signed, 0, VIEW_NONE) \
 	X(Reshape,                   infer_reshape, 0, VIEW_ALIAS) \
 	X(Resize,                    0, 0, VIEW_NONE) \
@@ -195,7 +195,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(TfIdfVectorizer,           0, 0, VIEW_NONE) \
 	X(ThresholdedRelu,           0, 0, VIEW_NONE) \
 	X(Tile,                      0, 0, VIEW_NONE) \
-	X(TopK,                      0, 0, VIEW_NONE) \
+	X(TopK,                      infer_topk, fold_topk, VIEW_NONE) \
 	X(Transpose,                 infer_transpose, 0, VIEW_NONE) \
 	X(Trilu,                     0, 0, VIEW_NONE) \
 	X(Unique,                    0, 0, VIEW_NONE) \

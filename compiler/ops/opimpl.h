@@ -169,6 +169,14 @@ int infer_lrn(OpCtx *c);
 int infer_mvn(OpCtx *c);
 int infer_lp_norm(OpCtx *c);
 
+/* reduce.c */
+int infer_reduce(OpCtx *c); /* ReduceL1 ... ReduceSumSquare */
+int fold_reduce(OpCtx *c);
+int infer_argminmax(OpCtx *c); /* ArgMax, ArgMin */
+int fold_argminmax(OpCtx *c);
+int infer_topk(OpCtx *c);
+int fold_topk(OpCtx *c);
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
