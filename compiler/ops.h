@@ -82,7 +82,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(GlobalMaxPool,             infer_global_pool, 0, VIEW_NONE) \
 	X(Greater,                   0, 0, VIEW_NONE) \
 	X(GreaterOrEqual,            0, 0, VIEW_NONE) \
-	X(GridSample,                0, 0, VIEW_NONE) \
+	X(GridSample,                infer_grid_sample, 0, VIEW_NONE) \
 	X(HammingWindow,             0, 0, VIEW_NONE) \
 	X(HannWindow,                0, 0, VIEW_NONE) \
 	X(HardSigmoid,               0, 0, VIEW_NONE) \
@@ -153,7 +153,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ReduceSumSquare,           infer_reduce, fold_reduce, VIEW_NONE) \
 	X(Relu,                      infer_unary_signed, 0, VIEW_NONE) \
 	X(Reshape,                   infer_reshape, 0, VIEW_ALIAS) \
-	X(Resize,                    0, 0, VIEW_NONE) \
+	X(Resize,                    infer_resize, 0, VIEW_NONE) \
 	X(ReverseSequence,           0, 0, VIEW_NONE) \
 	X(RoiAlign,                  infer_roi_align, 0, VIEW_NONE) \
 	X(Round,                     0, 0, VIEW_NONE) \
@@ -200,7 +200,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Trilu,                     0, 0, VIEW_NONE) \
 	X(Unique,                    0, 0, VIEW_NONE) \
 	X(Unsqueeze,                 0, 0, VIEW_ALIAS) \
-	X(Upsample,                  0, 0, VIEW_NONE) \
+	X(Upsample,                  infer_upsample, 0, VIEW_NONE) \
 	X(Where,                     0, 0, VIEW_NONE) \
 	X(Xor,                       0, 0, VIEW_NONE)
 

@@ -177,6 +177,11 @@ int fold_argminmax(OpCtx *c);
 int infer_topk(OpCtx *c);
 int fold_topk(OpCtx *c);
 
+/* resize.c */
+int infer_resize(OpCtx *c);
+int infer_upsample(OpCtx *c);
+int infer_grid_sample(OpCtx *c);
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
