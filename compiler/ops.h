@@ -72,7 +72,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(EyeLike,                   0, 0, VIEW_NONE) \
 	X(Flatten,                   infer_flatten, 0, VIEW_ALIAS) \
 	X(Floor,                     infer_unary_float, 0, VIEW_NONE) \
-	X(GRU,                       0, 0, VIEW_NONE) \
+	X(GRU,                       infer_rnn, 0, VIEW_NONE) \
 	X(Gather,                    0, 0, VIEW_NONE) \
 	X(GatherElements,            0, 0, VIEW_NONE) \
 	X(GatherND,                  0, 0, VIEW_NONE) \
@@ -94,7 +94,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(IsInf,                     0, 0, VIEW_NONE) \
 	X(IsNaN,                     0, 0, VIEW_NONE) \
 	X(LRN,                       infer_lrn, 0, VIEW_NONE) \
-	X(LSTM,                      0, 0, VIEW_NONE) \
+	X(LSTM,                      infer_rnn, 0, VIEW_NONE) \
 	X(LayerNormalization,        infer_layer_norm, 0, VIEW_NONE) \
 	X(LeakyRelu,                 infer_unary_float, 0, VIEW_NONE) \
 	X(Less,                      0, 0, VIEW_NONE) \
@@ -134,7 +134,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(QLinearConv,               infer_qlinear_conv, 0, VIEW_NONE) \
 	X(QLinearMatMul,             0, 0, VIEW_NONE) \
 	X(QuantizeLinear,            0, 0, VIEW_NONE) \
-	X(RNN,                       0, 0, VIEW_NONE) \
+	X(RNN,                       infer_rnn, 0, VIEW_NONE) \
 	X(RandomNormal,              0, 0, VIEW_NONE) \
 	X(RandomNormalLike,          0, 0, VIEW_NONE) \
 	X(RandomUniform,             0, 0, VIEW_NONE) \

@@ -182,6 +182,9 @@ int infer_resize(OpCtx *c);
 int infer_upsample(OpCtx *c);
 int infer_grid_sample(OpCtx *c);
 
+/* rnn.c */
+int infer_rnn(OpCtx *c); /* RNN, GRU, LSTM */
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
