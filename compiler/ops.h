@@ -39,7 +39,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(BatchNormalization,        infer_batchnorm, 0, VIEW_NONE) \
 	X(Bernoulli,                 0, 0, VIEW_NONE) \
 	X(BitShift,                  0, 0, VIEW_NONE) \
-	X(BlackmanWindow,            0, 0, VIEW_NONE) \
+	X(BlackmanWindow,            infer_window, fold_window, VIEW_NONE) \
 	X(Cast,                      0, 0, VIEW_NONE) \
 	X(CastLike,                  0, 0, VIEW_NONE) \
 	X(Ceil,                      infer_unary_float, 0, VIEW_NONE) \
@@ -56,14 +56,14 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Cos,                       0, 0, VIEW_NONE) \
 	X(Cosh,                      0, 0, VIEW_NONE) \
 	X(CumSum,                    0, 0, VIEW_NONE) \
-	X(DFT,                       0, 0, VIEW_NONE) \
+	X(DFT,                       infer_dft, 0, VIEW_NONE) \
 	X(DepthToSpace,              0, 0, VIEW_NONE) \
-	X(DequantizeLinear,          0, 0, VIEW_NONE) \
-	X(Det,                       0, 0, VIEW_NONE) \
+	X(DequantizeLinear,          infer_dequantize_linear, 0, VIEW_NONE) \
+	X(Det,                       infer_det, 0, VIEW_NONE) \
 	X(Div,                       infer_arith, 0, VIEW_NONE) \
 	X(Dropout,                   infer_dropout, 0, VIEW_NONE) \
-	X(DynamicQuantizeLinear,     0, 0, VIEW_NONE) \
-	X(Einsum,                    0, 0, VIEW_NONE) \
+	X(DynamicQuantizeLinear,     infer_dynamic_quantize_linear, 0, VIEW_NONE) \
+	X(Einsum,                    infer_einsum, 0, VIEW_NONE) \
 	X(Elu,                       infer_unary_float, 0, VIEW_NONE) \
 	X(Equal,                     0, 0, VIEW_NONE) \
 	X(Erf,                       0, 0, VIEW_NONE) \
@@ -83,8 +83,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Greater,                   0, 0, VIEW_NONE) \
 	X(GreaterOrEqual,            0, 0, VIEW_NONE) \
 	X(GridSample,                infer_grid_sample, 0, VIEW_NONE) \
-	X(HammingWindow,             0, 0, VIEW_NONE) \
-	X(HannWindow,                0, 0, VIEW_NONE) \
+	X(HammingWindow,             infer_window, fold_window, VIEW_NONE) \
+	X(HannWindow,                infer_window, fold_window, VIEW_NONE) \
 	X(HardSigmoid,               0, 0, VIEW_NONE) \
 	X(HardSwish,                 0, 0, VIEW_NONE) \
 	X(Hardmax,                   0, 0, VIEW_NONE) \
@@ -105,22 +105,22 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(LpNormalization,           infer_lp_norm, 0, VIEW_NONE) \
 	X(LpPool,                    infer_lppool, 0, VIEW_NONE) \
 	X(MatMul,                    infer_matmul, 0, VIEW_NONE) \
-	X(MatMulInteger,             0, 0, VIEW_NONE) \
+	X(MatMulInteger,             infer_matmul_integer, 0, VIEW_NONE) \
 	X(Max,                       0, 0, VIEW_NONE) \
 	X(MaxPool,                   infer_maxpool, 0, VIEW_NONE) \
 	X(MaxRoiPool,                infer_max_roi_pool, 0, VIEW_NONE) \
 	X(MaxUnpool,                 infer_max_unpool, 0, VIEW_NONE) \
 	X(Mean,                      0, 0, VIEW_NONE) \
 	X(MeanVarianceNormalization, infer_mvn, 0, VIEW_NONE) \
-	X(MelWeightMatrix,           0, 0, VIEW_NONE) \
+	X(MelWeightMatrix,           infer_mel_weight_matrix, 0, VIEW_NONE) \
 	X(Min,                       0, 0, VIEW_NONE) \
 	X(Mish,                      0, 0, VIEW_NONE) \
 	X(Mod,                       0, 0, VIEW_NONE) \
 	X(Mul,                       infer_arith, 0, VIEW_NONE) \
 	X(Multinomial,               0, 0, VIEW_NONE) \
 	X(Neg,                       infer_unary_signed, 0, VIEW_NONE) \
-	X(NegativeLogLikelihoodLoss, 0, 0, VIEW_NONE) \
-	X(NonMaxSuppression,         0, 0, VIEW_NONE) \
+	X(NegativeLogLikelihoodLoss, infer_nll_loss, 0, VIEW_NONE) \
+	X(NonMaxSuppression,         infer_nms, 0, VIEW_NONE) \
 	X(NonZero,                   0, 0, VIEW_NONE) \
 	X(Not,                       0, 0, VIEW_NONE) \
 	X(OneHot,                    0, 0, VIEW_NONE) \
@@ -132,8 +132,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Pad,                       0, 0, VIEW_NONE) \
 	X(Pow,                       infer_pow, 0, VIEW_NONE) \
 	X(QLinearConv,               infer_qlinear_conv, 0, VIEW_NONE) \
-	X(QLinearMatMul,             0, 0, VIEW_NONE) \
-	X(QuantizeLinear,            0, 0, VIEW_NONE) \
+	X(QLinearMatMul,             infer_qlinear_matmul, 0, VIEW_NONE) \
+	X(QuantizeLinear,            infer_quantize_linear, 0, VIEW_NONE) \
 	X(RNN,                       infer_rnn, 0, VIEW_NONE) \
 	X(RandomNormal,              0, 0, VIEW_NONE) \
 	X(RandomNormalLike,          0, 0, VIEW_NONE) \
@@ -157,7 +157,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ReverseSequence,           0, 0, VIEW_NONE) \
 	X(RoiAlign,                  infer_roi_align, 0, VIEW_NONE) \
 	X(Round,                     0, 0, VIEW_NONE) \
-	X(STFT,                      0, 0, VIEW_NONE) \
+	X(STFT,                      infer_stft, 0, VIEW_NONE) \
 	X(Scan,                      0, 0, VIEW_NONE) \
 	X(Scatter,                   0, 0, VIEW_NONE) \
 	X(ScatterElements,           0, 0, VIEW_NONE) \
@@ -179,7 +179,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Size,                      infer_size, fold_size, VIEW_NONE) \
 	X(Slice,                     0, 0, VIEW_NONE) \
 	X(Softmax,                   infer_softmax, 0, VIEW_NONE) \
-	X(SoftmaxCrossEntropyLoss,   0, 0, VIEW_NONE) \
+	X(SoftmaxCrossEntropyLoss,   infer_sce_loss, 0, VIEW_NONE) \
 	X(Softplus,                  infer_unary_float, 0, VIEW_NONE) \
 	X(Softsign,                  infer_unary_float, 0, VIEW_NONE) \
 	X(SpaceToDepth,              0, 0, VIEW_NONE) \

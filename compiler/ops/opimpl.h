@@ -185,6 +185,23 @@ int infer_grid_sample(OpCtx *c);
 /* rnn.c */
 int infer_rnn(OpCtx *c); /* RNN, GRU, LSTM */
 
+/* misc.c */
+int infer_quantize_linear(OpCtx *c);
+int infer_dequantize_linear(OpCtx *c);
+int infer_dynamic_quantize_linear(OpCtx *c);
+int infer_matmul_integer(OpCtx *c);
+int infer_qlinear_matmul(OpCtx *c);
+int infer_einsum(OpCtx *c);
+int infer_det(OpCtx *c);
+int infer_dft(OpCtx *c);
+int infer_stft(OpCtx *c);
+int infer_window(OpCtx *c); /* HannWindow, HammingWindow, BlackmanWindow */
+int fold_window(OpCtx *c);
+int infer_mel_weight_matrix(OpCtx *c);
+int infer_nll_loss(OpCtx *c);
+int infer_sce_loss(OpCtx *c);
+int infer_nms(OpCtx *c);
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
