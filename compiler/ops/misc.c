@@ -99,7 +99,8 @@ int infer_quantize_linear(OpCtx *c)
 int infer_dequantize_linear(OpCtx *c)
 {
 	Value *x = op_need_in(c, 0), *s = x ? op_need_in(c, 1) : NULL;
-	if (!s || op_check_dtype(c, 1, DTS_FLOAT) < 0 ||
+	if (!s || op_check_dtype(c, 0, DTS_INT) < 0 ||
+	    op_check_dtype(c, 1, DTS_FLOAT) < 0 ||
 	    op_check_same_dtype(c, 2, 0) < 0 || check_qparams(c, 1, 2) < 0)
 		return -1;
 	op_set_out(c, 0, s->dtype, &x->shape);
@@ -325,9 +326,14 @@ int infer_einsum(OpCtx *c)
 	} else {
 		out.n = 0;
 		out.ell = 0;
-		for (int l = 0; l < EIN_LABELS; l++)
-			if (count[l] == 1 && out.n < MAX_RANK)
-				out.lab[out.n++] = (char)l;
+		for (int l = 0; l < EIN_LABELS; l++) {
+			if (count[l] != 1)
+				continue;
+			if (out.n == MAX_RANK)
+				return op_error(c, "output rank exceeds %d",
+						MAX_RANK);
+			out.lab[out.n++] = (char)l;
+		}
 	}
 	Shape y = { .rank = 0 };
 	if (out.ell >= 0 && !ell_known) {

@@ -426,7 +426,9 @@ int infer_avgpool(OpCtx *c) { return pool(c, DTS_FLOAT, false); }
 
 int infer_lppool(OpCtx *c)
 {
-	if (attr_int(c->n, "p", 2) < 1 && attr_float(c->n, "p", 2) <= 0)
+	const Attr *pi = nn_attr(c->n, "p", ATTR_INT);
+	const Attr *pf = nn_attr(c->n, "p", ATTR_FLOAT); /* opset 1 */
+	if ((pi && pi->i < 1) || (pf && !(pf->f > 0)))
 		return op_error(c, "p must be positive");
 	return pool(c, DTS_FLOAT, false);
 }
@@ -464,7 +466,7 @@ int infer_max_roi_pool(OpCtx *c)
 	    op_check_same_dtype(c, 1, 0) < 0 || op_check_rank(c, 0, 4, 4) < 0 ||
 	    boxes_in(c, 1, 5, &n) < 0)
 		return -1;
-	if (!node_attr(c->n, "pooled_shape"))
+	if (!nn_attr(c->n, "pooled_shape", ATTR_INTS))
 		return op_error(c, "attribute pooled_shape is required");
 	if (ints_attr(c, "pooled_shape", 2, 1, 1, pooled) < 0)
 		return -1;
@@ -592,6 +594,12 @@ int infer_max_unpool(OpCtx *c)
 }
 
 /* ---- helpers shared by the nn family files ------------------------------ */
+
+const Attr *nn_attr(const Node *n, const char *name, int type)
+{
+	const Attr *a = node_attr(n, name);
+	return a && a->type == type ? a : NULL;
+}
 
 void nn_mark_dep(OpCtx *c, int i)
 {

@@ -77,7 +77,7 @@ int infer_layer_norm(OpCtx *c)
 int infer_lrn(OpCtx *c)
 {
 	Value *x = op_need_in(c, 0);
-	const Attr *size = node_attr(c->n, "size");
+	const Attr *size = nn_attr(c->n, "size", ATTR_INT);
 	if (!x || op_check_dtype(c, 0, DTS_FLOAT) < 0 ||
 	    op_check_rank(c, 0, 2, MAX_RANK) < 0)
 		return -1;

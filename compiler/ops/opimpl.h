@@ -157,6 +157,8 @@ int infer_lppool(OpCtx *c);
 int infer_max_roi_pool(OpCtx *c);
 int infer_roi_align(OpCtx *c);
 int infer_max_unpool(OpCtx *c);
+/* Attribute name if present with type t (an AttrType), else NULL. */
+const Attr *nn_attr(const Node *n, const char *name, int type);
 /* Marks output i (if present) as data-dependent (VF_DATA_DEP). */
 void nn_mark_dep(OpCtx *c, int i);
 /* Same rank (or either unknown) and equal dims where both are known. */

@@ -21,7 +21,7 @@
 
 #include "opimpl.h"
 
-enum { FOLD_MAX_IN = 1 << 22 };
+enum { FOLD_MAX_IN = 1 << 20 };
 
 static bool is_float_dt(int dt) { return (DTS_FLOAT & DTS(dt)) != 0; }
 
@@ -221,7 +221,7 @@ static int fold_reduce_float(OpCtx *c, const Tensor *t, const bool *red,
 		switch (op) {
 		case OP_ReduceL2: v = sqrt(v); break;
 		case OP_ReduceLogSum: v = log(v); break;
-		case OP_ReduceMean: v = v / (double)cnt; break;
+		case OP_ReduceMean: v = cnt ? v / (double)cnt : NAN; break;
 		case OP_ReduceLogSumExp:
 			v = isinf(mx[j]) || mx[j] != mx[j] ? log(v)
 							   : mx[j] + log(v);
@@ -439,7 +439,7 @@ static int topk_k(OpCtx *c, int64_t *k)
 	int64_t v[1];
 	int32_t n = 0;
 	if (c->opset < 10) {
-		const Attr *a = node_attr(c->n, "k");
+		const Attr *a = nn_attr(c->n, "k", ATTR_INT);
 		if (!a)
 			return op_error(c, "attribute k is required");
 		*k = a->i;

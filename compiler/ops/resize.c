@@ -267,8 +267,8 @@ int infer_upsample(OpCtx *c)
 		    (rc = const_floats(c, 1, scales, &n, MAX_RANK)) < 0)
 			return -1;
 	} else if (c->opset >= 7) {
-		const Attr *a = node_attr(c->n, "scales");
-		if (!a || a->type != ATTR_FLOATS)
+		const Attr *a = nn_attr(c->n, "scales", ATTR_FLOATS);
+		if (!a)
 			return op_error(c, "attribute scales is required");
 		if (a->n > MAX_RANK)
 			return op_error(c, "scales has %d values, more than %d",
@@ -276,8 +276,8 @@ int infer_upsample(OpCtx *c)
 		for (n = 0; n < a->n; n++)
 			scales[n] = a->floats[n];
 	} else {
-		const Attr *h = node_attr(c->n, "height_scale");
-		const Attr *w = node_attr(c->n, "width_scale");
+		const Attr *h = nn_attr(c->n, "height_scale", ATTR_FLOAT);
+		const Attr *w = nn_attr(c->n, "width_scale", ATTR_FLOAT);
 		if (!h || !w)
 			return op_error(c, "attributes height_scale and "
 					"width_scale are required");

@@ -58,7 +58,7 @@ int infer_rnn(OpCtx *c)
 	int64_t gates = op == OP_LSTM ? 4 : op == OP_GRU ? 3 : 1;
 	int64_t layout = c->opset >= 14 ? attr_int(c->n, "layout", 0) : 0;
 	const char *dir = attr_str(c->n, "direction", "forward");
-	const Attr *hs = node_attr(c->n, "hidden_size");
+	const Attr *hs = nn_attr(c->n, "hidden_size", ATTR_INT);
 	int nin = op == OP_LSTM ? 8 : 6;
 	Value *x = op_need_in(c, 0);
 	Rnn r = { .hidden = DIM_UNKNOWN, .seq = DIM_UNKNOWN };
