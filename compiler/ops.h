@@ -58,7 +58,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(CumSum,                    0, 0, VIEW_NONE) \
 	X(DFT,                       infer_dft, 0, VIEW_NONE) \
 	X(DepthToSpace,              0, 0, VIEW_NONE) \
-	X(DequantizeLinear,          infer_dequantize_linear, 0, VIEW_NONE) \
+	X(DequantizeLinear,          infer_dequantize_linear, fold_dequantize_linear, VIEW_NONE) \
 	X(Det,                       infer_det, 0, VIEW_NONE) \
 	X(Div,                       infer_arith, 0, VIEW_NONE) \
 	X(Dropout,                   infer_dropout, 0, VIEW_NONE) \
@@ -133,7 +133,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Pow,                       infer_pow, 0, VIEW_NONE) \
 	X(QLinearConv,               infer_qlinear_conv, 0, VIEW_NONE) \
 	X(QLinearMatMul,             infer_qlinear_matmul, 0, VIEW_NONE) \
-	X(QuantizeLinear,            infer_quantize_linear, 0, VIEW_NONE) \
+	X(QuantizeLinear,            infer_quantize_linear, fold_quantize_linear, VIEW_NONE) \
 	X(RNN,                       infer_rnn, 0, VIEW_NONE) \
 	X(RandomNormal,              0, 0, VIEW_NONE) \
 	X(RandomNormalLike,          0, 0, VIEW_NONE) \

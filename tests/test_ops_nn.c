@@ -349,6 +349,71 @@ Test(ops_nn, quantize_dequantize)
 	model_free(m);
 }
 
+/* The backend tests' values (test_quantizelinear*, test_dequantizelinear*)
+ * folded: ties to even, saturation, per-axis parameters. */
+Test(ops_nn, quantize_dequantize_fold)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	static const float xv[] = { 0, 2, 3, 1000, -254, -1000, 5, -5 };
+	static const float two = 2;
+	static const uint8_t z128 = 128;
+	ValId x = tu_weight_data(g, "x", DT_FLOAT, SHAPE(8), xv);
+	ValId s = tu_weight_data(g, "s", DT_FLOAT, SCALAR, &two);
+	ValId z = tu_weight_data(g, "z", DT_UINT8, SCALAR, &z128);
+	ValId q = tu_out(tu_node(g, "QuantizeLinear", "q", IDS(x, s, z), 1), 0);
+	static const uint8_t dv[] = { 0, 3, 128, 255 };
+	ValId dx = tu_weight_data(g, "dx", DT_UINT8, SHAPE(4), dv);
+	ValId d = tu_out(tu_node(g, "DequantizeLinear", "d", IDS(dx, s, z), 1),
+			 0);
+	/* per axis 1 of [1, 3, 3, 2] */
+	static const float ax[] = { -162, 10,  -100, 232,  -20,	 -50,
+				    -76,  0,   0,    252,  32,	 -44,
+				    245,  -485, -960, -270, -375, -470 };
+	static const float sc[] = { 2, 4, 5 };
+	static const uint8_t zp[] = { 84, 24, 196 };
+	ValId axx = tu_weight_data(g, "axx", DT_FLOAT, SHAPE(1, 3, 3, 2), ax);
+	ValId axs = tu_weight_data(g, "axs", DT_FLOAT, SHAPE(3), sc);
+	ValId axz = tu_weight_data(g, "axz", DT_UINT8, SHAPE(3), zp);
+	ValId aq = tu_out(tu_node(g, "QuantizeLinear", "aq", IDS(axx, axs, axz),
+				  1),
+			  0);
+	ValId ad = tu_out(tu_node(g, "DequantizeLinear", "ad",
+				  IDS(aq, axs, axz), 1),
+			  0);
+	/* int8 without a zero point: saturates at 127 / -128 */
+	static const int8_t i8 = 0;
+	ValId z8 = tu_weight_data(g, "z8", DT_INT8, SCALAR, &i8);
+	ValId q8 = tu_out(tu_node(g, "QuantizeLinear", "q8", IDS(x, s, z8), 1),
+			  0);
+	/* an int32 x far from its zero point is left to run time */
+	static const int32_t big[] = { 1 << 25, 1 };
+	ValId bx = tu_weight_data(g, "bx", DT_INT32, SHAPE(2), big);
+	ValId bd = tu_out(tu_node(g, "DequantizeLinear", "bd", IDS(bx, s), 1),
+			  0);
+	infer_ok(m);
+	static const int64_t qx[] = { 128, 129, 130, 255, 1, 0, 130, 126 };
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(ival(g, q, i), qx[i], "q[%d]", i);
+	static const double dxv[] = { -256, -250, 0, 254 };
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(fval(g, d, i), dxv[i], "d[%d]", i);
+	static const int64_t aqx[] = { 3,  89, 34,  200, 74, 59, 5,   24,  24,
+				       87, 32, 13,  245, 99, 4,  142, 121, 102 };
+	for (int i = 0; i < 18; i++) {
+		cr_assert_eq(ival(g, aq, i), aqx[i], "aq[%d]", i);
+		cr_assert_eq(fval(g, ad, i), ax[i], "ad[%d]", i);
+	}
+	cr_assert_eq(ival(g, q8, 3), 127);
+	cr_assert_eq(ival(g, q8, 5), -128);
+	cr_assert_eq(ival(g, q8, 6), 2); /* 2.5 -> 2 */
+	cr_assert_eq(ival(g, q8, 7), -2);
+	cr_assert_eq(g->vals[q8].konst->dtype, DT_INT8);
+	cr_assert_str_eq(tu_shape(g, bd), "[2]");
+	cr_assert_null(g->vals[bd].konst);
+	model_free(m);
+}
+
 /* ---- pools -------------------------------------------------------------- */
 
 Test(ops_nn, lppool_and_global_lppool)

@@ -121,6 +121,112 @@ int infer_dynamic_quantize_linear(OpCtx *c)
 	return 0;
 }
 
+/* For a fold of a linear (de)quantization: the scale (input si) and zero
+ * point (zi, may be absent) as per-element lookups.  *axis_n is 1 for
+ * per-tensor parameters, else the length along the axis with *inner the
+ * elements after it.  0 if the parameters are not foldable (not
+ * constant, a float scale other than float32, blocked). */
+static int qparams(OpCtx *c, int si, int zi, const Tensor **s,
+		   const Tensor **z, int64_t *axis_n, int64_t *inner)
+{
+	const Tensor *x = op_const_in(c, 0);
+	int32_t axis;
+	*s = op_const_in(c, si);
+	*z = op_const_in(c, zi);
+	if (!x || !*s || (op_in(c, zi) && !*z) || (*s)->dtype != DT_FLOAT ||
+	    attr_int(c->n, "block_size", 0) > 0)
+		return 0;
+	*axis_n = shape_numel(&(*s)->shape);
+	*inner = 1;
+	if ((*s)->shape.rank == 0 || *axis_n == 1) {
+		*axis_n = 1;
+		return 1;
+	}
+	if (op_axis(c, "axis", attr_int(c->n, "axis", 1), x->shape.rank,
+		    &axis) < 0)
+		return -1;
+	if (x->shape.dims[axis] != *axis_n)
+		return 0;
+	for (int32_t i = axis + 1; i < x->shape.rank; i++)
+		*inner *= x->shape.dims[i];
+	return 1;
+}
+
+/* y = saturate(round_half_even(x / scale) + zero_point): a float32 x is
+ * divided in float32 (as the reference does), an int32 x in double.
+ * Not folded: NaNs, a zero scale, output types other than (u)int8 and
+ * (u)int16. */
+int fold_quantize_linear(OpCtx *c)
+{
+	const Tensor *x = op_const_in(c, 0), *s, *z;
+	const Value *yv = op_out(c, 0);
+	int64_t an, inner, lo, hi;
+	int rc = qparams(c, 1, 2, &s, &z, &an, &inner);
+	if (rc <= 0 || !yv)
+		return rc;
+	switch (yv->dtype) {
+	case DT_UINT8: lo = 0, hi = UINT8_MAX; break;
+	case DT_INT8: lo = INT8_MIN, hi = INT8_MAX; break;
+	case DT_UINT16: lo = 0, hi = UINT16_MAX; break;
+	case DT_INT16: lo = INT16_MIN, hi = INT16_MAX; break;
+	default: return 0;
+	}
+	if (x->dtype != DT_FLOAT && x->dtype != DT_INT32)
+		return 0;
+	int64_t n = shape_numel(&x->shape);
+	Tensor *y = op_new_tensor(c, yv->dtype, &x->shape);
+	if (!y)
+		return -1;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t j = an == 1 ? 0 : (i / inner) % an;
+		float sc = ((const float *)s->data)[j];
+		double q;
+		if (!(sc != 0) || isinf(sc))
+			return 0;
+		if (x->dtype == DT_FLOAT)
+			q = (float)(((const float *)x->data)[i] / sc);
+		else
+			q = (double)tensor_get_i64(x, i) / sc;
+		if (q != q)
+			return 0;
+		q = rint(q) + (double)(z ? tensor_get_i64(z, j) : 0);
+		tensor_set_i64(y, i, q < (double)lo ? lo
+				     : q > (double)hi ? hi
+						      : (int64_t)q);
+	}
+	op_set_const(c, 0, y);
+	return 0;
+}
+
+/* y = (x - zero_point) * scale, folded when x - zero_point is exact in
+ * float32 (|x - zp| < 2^24), so the one rounding of the product is the
+ * only one, as in float32 arithmetic. */
+int fold_dequantize_linear(OpCtx *c)
+{
+	const Tensor *x = op_const_in(c, 0), *s, *z;
+	const Value *yv = op_out(c, 0);
+	int64_t an, inner;
+	int rc = qparams(c, 1, 2, &s, &z, &an, &inner);
+	if (rc <= 0 || !yv)
+		return rc;
+	if (!(DTS_INT & DTS(x->dtype)) || x->dtype == DT_UINT64 ||
+	    yv->dtype != DT_FLOAT)
+		return 0;
+	int64_t n = shape_numel(&x->shape);
+	Tensor *y = op_new_tensor(c, DT_FLOAT, &x->shape);
+	if (!y)
+		return -1;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t j = an == 1 ? 0 : (i / inner) % an;
+		int64_t d = tensor_get_i64(x, i) - (z ? tensor_get_i64(z, j) : 0);
+		if (d <= -(INT64_C(1) << 24) || d >= INT64_C(1) << 24)
+			return 0;
+		tensor_set_f64(y, i, (double)d * ((const float *)s->data)[j]);
+	}
+	op_set_const(c, 0, y);
+	return 0;
+}
+
 /* numpy.matmul's shape rule for inputs ai and bi (see math.c). */
 static int matmul_shape(OpCtx *c, int ai, int bi, Shape *y)
 {

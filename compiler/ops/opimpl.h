@@ -189,7 +189,9 @@ int infer_rnn(OpCtx *c); /* RNN, GRU, LSTM */
 
 /* misc.c */
 int infer_quantize_linear(OpCtx *c);
+int fold_quantize_linear(OpCtx *c);
 int infer_dequantize_linear(OpCtx *c);
+int fold_dequantize_linear(OpCtx *c);
 int infer_dynamic_quantize_linear(OpCtx *c);
 int infer_matmul_integer(OpCtx *c);
 int infer_qlinear_matmul(OpCtx *c);
