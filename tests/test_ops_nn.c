@@ -676,6 +676,15 @@ Test(ops_nn, reduce_axes_input)
 	infer_fails(m, "node 'mx' (ReduceMax): axes value 2 is out of range "
 		    "for rank 2 (expected -2..1)");
 	model_free(m);
+
+	m = tu_model(13);
+	g = m->graph;
+	x = tu_input(g, "x", DT_FLOAT, SHAPE(2, 3));
+	n = tu_node(g, "ReduceSum", "rs", IDS(x), 1);
+	tu_ints(g, n, "axes", INTS(0));
+	infer_fails(m, "node 'rs' (ReduceSum): axes is an input since opset 13, "
+		       "not an attribute");
+	model_free(m);
 }
 
 Test(ops_nn, reduce_folds)

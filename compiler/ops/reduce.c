@@ -55,6 +55,9 @@ static int reduce_axes(OpCtx *c, Axes *ax)
 		return 0;
 	}
 	Value *in = op_in(c, 1);
+	if (node_attr(c->n, "axes"))
+		return op_error(c, "axes is an input since opset %d, not an "
+				"attribute", c->n->op == OP_ReduceSum ? 13 : 18);
 	if (!in) {
 		ax->known = true;
 		return 0;
