@@ -29,8 +29,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Acosh,                     infer_unary, fold_unary, VIEW_NONE) \
 	X(Add,                       infer_arith, fold_arith, VIEW_NONE) \
 	X(And,                       infer_logical, fold_logic2, VIEW_NONE) \
-	X(ArgMax,                    0, 0, VIEW_NONE) \
-	X(ArgMin,                    0, 0, VIEW_NONE) \
+	X(ArgMax,                    infer_argminmax, fold_argminmax, VIEW_NONE) \
+	X(ArgMin,                    infer_argminmax, fold_argminmax, VIEW_NONE) \
 	X(Asin,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(Asinh,                     infer_unary, fold_unary, VIEW_NONE) \
 	X(Atan,                      infer_unary, fold_unary, VIEW_NONE) \
@@ -39,7 +39,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(BatchNormalization,        infer_batchnorm, 0, VIEW_NONE) \
 	X(Bernoulli,                 infer_random_like, 0, VIEW_NONE) \
 	X(BitShift,                  infer_bitshift, fold_logic2, VIEW_NONE) \
-	X(BlackmanWindow,            0, 0, VIEW_NONE) \
+	X(BlackmanWindow,            infer_window, fold_window, VIEW_NONE) \
 	X(Cast,                      infer_cast, fold_cast, VIEW_NONE) \
 	X(CastLike,                  infer_castlike, fold_cast, VIEW_NONE) \
 	X(Ceil,                      infer_unary, fold_unary, VIEW_NONE) \
@@ -51,19 +51,19 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Constant,                  infer_constant, 0, VIEW_NONE) \
 	X(ConstantOfShape,           infer_constantofshape, fold_constantofshape, VIEW_NONE) \
 	X(Conv,                      infer_conv, 0, VIEW_NONE) \
-	X(ConvInteger,               0, 0, VIEW_NONE) \
-	X(ConvTranspose,             0, 0, VIEW_NONE) \
+	X(ConvInteger,               infer_conv_integer, 0, VIEW_NONE) \
+	X(ConvTranspose,             infer_conv_transpose, 0, VIEW_NONE) \
 	X(Cos,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(Cosh,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(CumSum,                    infer_cumsum, fold_cumsum, VIEW_NONE) \
-	X(DFT,                       0, 0, VIEW_NONE) \
+	X(DFT,                       infer_dft, 0, VIEW_NONE) \
 	X(DepthToSpace,              infer_depthtospace, fold_depthtospace, VIEW_NONE) \
-	X(DequantizeLinear,          0, 0, VIEW_NONE) \
-	X(Det,                       0, 0, VIEW_NONE) \
+	X(DequantizeLinear,          infer_dequantize_linear, fold_dequantize_linear, VIEW_NONE) \
+	X(Det,                       infer_det, 0, VIEW_NONE) \
 	X(Div,                       infer_arith, fold_arith, VIEW_NONE) \
 	X(Dropout,                   infer_dropout, fold_dropout, VIEW_NONE) \
-	X(DynamicQuantizeLinear,     0, 0, VIEW_NONE) \
-	X(Einsum,                    0, 0, VIEW_NONE) \
+	X(DynamicQuantizeLinear,     infer_dynamic_quantize_linear, 0, VIEW_NONE) \
+	X(Einsum,                    infer_einsum, 0, VIEW_NONE) \
 	X(Elu,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(Equal,                     infer_compare, fold_logic2, VIEW_NONE) \
 	X(Erf,                       infer_unary, fold_unary, VIEW_NONE) \
@@ -72,55 +72,55 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(EyeLike,                   infer_eyelike, fold_eyelike, VIEW_NONE) \
 	X(Flatten,                   infer_flatten, fold_reshape, VIEW_ALIAS) \
 	X(Floor,                     infer_unary, fold_unary, VIEW_NONE) \
-	X(GRU,                       0, 0, VIEW_NONE) \
+	X(GRU,                       infer_rnn, 0, VIEW_NONE) \
 	X(Gather,                    infer_gather, fold_gather, VIEW_NONE) \
 	X(GatherElements,            infer_gatherelements, fold_gatherelements, VIEW_NONE) \
 	X(GatherND,                  infer_gathernd, fold_gathernd, VIEW_NONE) \
 	X(Gemm,                      infer_gemm, 0, VIEW_NONE) \
 	X(GlobalAveragePool,         infer_global_pool, 0, VIEW_NONE) \
-	X(GlobalLpPool,              0, 0, VIEW_NONE) \
+	X(GlobalLpPool,              infer_global_pool, 0, VIEW_NONE) \
 	X(GlobalMaxPool,             infer_global_pool, 0, VIEW_NONE) \
 	X(Greater,                   infer_compare, fold_logic2, VIEW_NONE) \
 	X(GreaterOrEqual,            infer_compare, fold_logic2, VIEW_NONE) \
-	X(GridSample,                0, 0, VIEW_NONE) \
-	X(HammingWindow,             0, 0, VIEW_NONE) \
-	X(HannWindow,                0, 0, VIEW_NONE) \
+	X(GridSample,                infer_grid_sample, 0, VIEW_NONE) \
+	X(HammingWindow,             infer_window, fold_window, VIEW_NONE) \
+	X(HannWindow,                infer_window, fold_window, VIEW_NONE) \
 	X(HardSigmoid,               infer_unary, fold_unary, VIEW_NONE) \
 	X(HardSwish,                 infer_unary, fold_unary, VIEW_NONE) \
 	X(Hardmax,                   infer_softmax, fold_softmax, VIEW_NONE) \
 	X(Identity,                  infer_identity, fold_identity, VIEW_ALIAS) \
 	X(If,                        infer_if, 0, VIEW_NONE) \
-	X(InstanceNormalization,     0, 0, VIEW_NONE) \
+	X(InstanceNormalization,     infer_instance_norm, 0, VIEW_NONE) \
 	X(IsInf,                     infer_isinf, fold_logic1, VIEW_NONE) \
 	X(IsNaN,                     infer_isnan, fold_logic1, VIEW_NONE) \
-	X(LRN,                       0, 0, VIEW_NONE) \
-	X(LSTM,                      0, 0, VIEW_NONE) \
-	X(LayerNormalization,        0, 0, VIEW_NONE) \
+	X(LRN,                       infer_lrn, 0, VIEW_NONE) \
+	X(LSTM,                      infer_rnn, 0, VIEW_NONE) \
+	X(LayerNormalization,        infer_layer_norm, 0, VIEW_NONE) \
 	X(LeakyRelu,                 infer_unary, fold_unary, VIEW_NONE) \
 	X(Less,                      infer_compare, fold_logic2, VIEW_NONE) \
 	X(LessOrEqual,               infer_compare, fold_logic2, VIEW_NONE) \
 	X(Log,                       infer_unary, fold_unary, VIEW_NONE) \
 	X(LogSoftmax,                infer_softmax, fold_softmax, VIEW_NONE) \
 	X(Loop,                      infer_loop, 0, VIEW_NONE) \
-	X(LpNormalization,           0, 0, VIEW_NONE) \
-	X(LpPool,                    0, 0, VIEW_NONE) \
+	X(LpNormalization,           infer_lp_norm, 0, VIEW_NONE) \
+	X(LpPool,                    infer_lppool, 0, VIEW_NONE) \
 	X(MatMul,                    infer_matmul, 0, VIEW_NONE) \
-	X(MatMulInteger,             0, 0, VIEW_NONE) \
+	X(MatMulInteger,             infer_matmul_integer, 0, VIEW_NONE) \
 	X(Max,                       infer_variadic, fold_variadic, VIEW_NONE) \
 	X(MaxPool,                   infer_maxpool, 0, VIEW_NONE) \
-	X(MaxRoiPool,                0, 0, VIEW_NONE) \
-	X(MaxUnpool,                 0, 0, VIEW_NONE) \
+	X(MaxRoiPool,                infer_max_roi_pool, 0, VIEW_NONE) \
+	X(MaxUnpool,                 infer_max_unpool, 0, VIEW_NONE) \
 	X(Mean,                      infer_variadic, fold_variadic, VIEW_NONE) \
-	X(MeanVarianceNormalization, 0, 0, VIEW_NONE) \
-	X(MelWeightMatrix,           0, 0, VIEW_NONE) \
+	X(MeanVarianceNormalization, infer_mvn, 0, VIEW_NONE) \
+	X(MelWeightMatrix,           infer_mel_weight_matrix, 0, VIEW_NONE) \
 	X(Min,                       infer_variadic, fold_variadic, VIEW_NONE) \
 	X(Mish,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(Mod,                       infer_mod, fold_arith, VIEW_NONE) \
 	X(Mul,                       infer_arith, fold_arith, VIEW_NONE) \
 	X(Multinomial,               infer_multinomial, 0, VIEW_NONE) \
 	X(Neg,                       infer_unary, fold_unary, VIEW_NONE) \
-	X(NegativeLogLikelihoodLoss, 0, 0, VIEW_NONE) \
-	X(NonMaxSuppression,         0, 0, VIEW_NONE) \
+	X(NegativeLogLikelihoodLoss, infer_nll_loss, 0, VIEW_NONE) \
+	X(NonMaxSuppression,         infer_nms, 0, VIEW_NONE) \
 	X(NonZero,                   infer_nonzero, fold_nonzero, VIEW_NONE) \
 	X(Not,                       infer_not, fold_logic1, VIEW_NONE) \
 	X(OneHot,                    infer_onehot, fold_onehot, VIEW_NONE) \
@@ -131,33 +131,33 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(PRelu,                     infer_prelu, fold_arith, VIEW_NONE) \
 	X(Pad,                       infer_pad, fold_pad, VIEW_NONE) \
 	X(Pow,                       infer_pow, fold_arith, VIEW_NONE) \
-	X(QLinearConv,               0, 0, VIEW_NONE) \
-	X(QLinearMatMul,             0, 0, VIEW_NONE) \
-	X(QuantizeLinear,            0, 0, VIEW_NONE) \
-	X(RNN,                       0, 0, VIEW_NONE) \
+	X(QLinearConv,               infer_qlinear_conv, 0, VIEW_NONE) \
+	X(QLinearMatMul,             infer_qlinear_matmul, 0, VIEW_NONE) \
+	X(QuantizeLinear,            infer_quantize_linear, fold_quantize_linear, VIEW_NONE) \
+	X(RNN,                       infer_rnn, 0, VIEW_NONE) \
 	X(RandomNormal,              infer_random, 0, VIEW_NONE) \
 	X(RandomNormalLike,          infer_random_like, 0, VIEW_NONE) \
 	X(RandomUniform,             infer_random, 0, VIEW_NONE) \
 	X(RandomUniformLike,         infer_random_like, 0, VIEW_NONE) \
 	X(Range,                     infer_range, fold_range, VIEW_NONE) \
 	X(Reciprocal,                infer_unary, fold_unary, VIEW_NONE) \
-	X(ReduceL1,                  0, 0, VIEW_NONE) \
-	X(ReduceL2,                  0, 0, VIEW_NONE) \
-	X(ReduceLogSum,              0, 0, VIEW_NONE) \
-	X(ReduceLogSumExp,           0, 0, VIEW_NONE) \
-	X(ReduceMax,                 0, 0, VIEW_NONE) \
-	X(ReduceMean,                0, 0, VIEW_NONE) \
-	X(ReduceMin,                 0, 0, VIEW_NONE) \
-	X(ReduceProd,                0, 0, VIEW_NONE) \
-	X(ReduceSum,                 0, 0, VIEW_NONE) \
-	X(ReduceSumSquare,           0, 0, VIEW_NONE) \
+	X(ReduceL1,                  infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceL2,                  infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceLogSum,              infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceLogSumExp,           infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceMax,                 infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceMean,                infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceMin,                 infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceProd,                infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceSum,                 infer_reduce, fold_reduce, VIEW_NONE) \
+	X(ReduceSumSquare,           infer_reduce, fold_reduce, VIEW_NONE) \
 	X(Relu,                      infer_unary, fold_unary, VIEW_NONE) \
 	X(Reshape,                   infer_reshape, fold_reshape, VIEW_ALIAS) \
-	X(Resize,                    0, 0, VIEW_NONE) \
+	X(Resize,                    infer_resize, 0, VIEW_NONE) \
 	X(ReverseSequence,           infer_reversesequence, fold_reversesequence, VIEW_NONE) \
-	X(RoiAlign,                  0, 0, VIEW_NONE) \
+	X(RoiAlign,                  infer_roi_align, 0, VIEW_NONE) \
 	X(Round,                     infer_unary, fold_unary, VIEW_NONE) \
-	X(STFT,                      0, 0, VIEW_NONE) \
+	X(STFT,                      infer_stft, 0, VIEW_NONE) \
 	X(Scan,                      infer_scan, 0, VIEW_NONE) \
 	X(Scatter,                   infer_scatterelements, fold_scatterelements, VIEW_NONE) \
 	X(ScatterElements,           infer_scatterelements, fold_scatterelements, VIEW_NONE) \
@@ -179,7 +179,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Size,                      infer_size, fold_size, VIEW_NONE) \
 	X(Slice,                     infer_slice, fold_slice, VIEW_NONE) \
 	X(Softmax,                   infer_softmax, fold_softmax, VIEW_NONE) \
-	X(SoftmaxCrossEntropyLoss,   0, 0, VIEW_NONE) \
+	X(SoftmaxCrossEntropyLoss,   infer_sce_loss, 0, VIEW_NONE) \
 	X(Softplus,                  infer_unary, fold_unary, VIEW_NONE) \
 	X(Softsign,                  infer_unary, fold_unary, VIEW_NONE) \
 	X(SpaceToDepth,              infer_spacetodepth, fold_spacetodepth, VIEW_NONE) \
@@ -195,12 +195,12 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(TfIdfVectorizer,           infer_tfidf_vectorizer, 0, VIEW_NONE) \
 	X(ThresholdedRelu,           infer_unary, fold_unary, VIEW_NONE) \
 	X(Tile,                      infer_tile, fold_tile, VIEW_NONE) \
-	X(TopK,                      0, 0, VIEW_NONE) \
+	X(TopK,                      infer_topk, fold_topk, VIEW_NONE) \
 	X(Transpose,                 infer_transpose, fold_transpose, VIEW_NONE) \
 	X(Trilu,                     infer_trilu, fold_trilu, VIEW_NONE) \
 	X(Unique,                    infer_unique, 0, VIEW_NONE) \
 	X(Unsqueeze,                 infer_unsqueeze, fold_reshape, VIEW_ALIAS) \
-	X(Upsample,                  0, 0, VIEW_NONE) \
+	X(Upsample,                  infer_upsample, 0, VIEW_NONE) \
 	X(Where,                     infer_where, fold_where, VIEW_NONE) \
 	X(Xor,                       infer_logical, fold_logic2, VIEW_NONE)
 

@@ -185,7 +185,9 @@ static void put_body(Sink *s, const Layout *l)
 	sink_pad_to(s, l->def_off);
 	sink_put(s, l->def, l->def_size);
 	for (int32_t i = 0; i < l->low.nweights; i++) {
-		if (!l->low.weights[i]) /* kept inline in MODEL_DEF */
+		/* inline in MODEL_DEF, or no bytes at all (empty tensors
+		 * only: then there is no WEIGHTS partition) */
+		if (!l->low.weights[i] || l->nparts < 2)
 			continue;
 		sink_pad_to(s, l->w_off + l->low.msg->weights[i]->offset);
 		put_tensor(s, l->low.weights[i]);

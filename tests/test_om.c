@@ -1611,3 +1611,29 @@ Test(om, write_relative_path)
 	free(d);
 	model_free(fx.m);
 }
+
+/* A model whose only weights are empty tensors has no WEIGHTS bytes: the
+ * writer once laid out no partition but still padded up to one. */
+Test(om, only_empty_weights)
+{
+	Model *m = model_new();
+	Graph *g = m->graph = graph_new(&m->arena, "g", NULL);
+	Shape s = shape_of(1, (int64_t[]){ 0 });
+	ValId w = graph_add_value(g, "empty", VAL_WEIGHT);
+	g->vals[w].dtype = DT_FLOAT;
+	g->vals[w].shape = s;
+	g->vals[w].konst = tensor_new(&m->arena, "empty", DT_FLOAT, &s, NULL);
+	g->outputs = arena_alloc(&m->arena, sizeof(ValId));
+	g->outputs[0] = w;
+	g->noutputs = 1;
+	uint8_t *bytes;
+	size_t n;
+	cr_assert_eq(om_encode(m, &bytes, &n), 0, "%s", last_error());
+	OmFile f;
+	cr_assert_eq(om_parse(&f, bytes, n, "e.om"), 0, "%s", last_error());
+	cr_expect_eq(f.model->n_weights, 1);
+	cr_expect_eq(f.weights_size, 0);
+	om_close(&f);
+	free(bytes);
+	model_free(m);
+}

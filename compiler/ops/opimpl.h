@@ -317,6 +317,63 @@ int infer_unique(OpCtx *c); /* folds too: its shapes need the values */
 
 /* -- nn family: nn.c, norm.c, reduce.c, resize.c, rnn.c, misc.c ---------- */
 
+/* nn.c */
+int infer_conv_integer(OpCtx *c);
+int infer_qlinear_conv(OpCtx *c);
+int infer_conv_transpose(OpCtx *c);
+int infer_lppool(OpCtx *c);
+int infer_max_roi_pool(OpCtx *c);
+int infer_roi_align(OpCtx *c);
+int infer_max_unpool(OpCtx *c);
+/* Attribute name if present with type t (an AttrType), else NULL. */
+const Attr *nn_attr(const Node *n, const char *name, int type);
+/* Marks output i (if present) as data-dependent (VF_DATA_DEP). */
+void nn_mark_dep(OpCtx *c, int i);
+/* Same rank (or either unknown) and equal dims where both are known. */
+bool nn_shape_compatible(const Shape *a, const Shape *b);
+
+/* norm.c */
+int infer_instance_norm(OpCtx *c);
+int infer_layer_norm(OpCtx *c);
+int infer_lrn(OpCtx *c);
+int infer_mvn(OpCtx *c);
+int infer_lp_norm(OpCtx *c);
+
+/* reduce.c */
+int infer_reduce(OpCtx *c); /* ReduceL1 ... ReduceSumSquare */
+int fold_reduce(OpCtx *c);
+int infer_argminmax(OpCtx *c); /* ArgMax, ArgMin */
+int fold_argminmax(OpCtx *c);
+int infer_topk(OpCtx *c);
+int fold_topk(OpCtx *c);
+
+/* resize.c */
+int infer_resize(OpCtx *c);
+int infer_upsample(OpCtx *c);
+int infer_grid_sample(OpCtx *c);
+
+/* rnn.c */
+int infer_rnn(OpCtx *c); /* RNN, GRU, LSTM */
+
+/* misc.c */
+int infer_quantize_linear(OpCtx *c);
+int fold_quantize_linear(OpCtx *c);
+int infer_dequantize_linear(OpCtx *c);
+int fold_dequantize_linear(OpCtx *c);
+int infer_dynamic_quantize_linear(OpCtx *c);
+int infer_matmul_integer(OpCtx *c);
+int infer_qlinear_matmul(OpCtx *c);
+int infer_einsum(OpCtx *c);
+int infer_det(OpCtx *c);
+int infer_dft(OpCtx *c);
+int infer_stft(OpCtx *c);
+int infer_window(OpCtx *c); /* HannWindow, HammingWindow, BlackmanWindow */
+int fold_window(OpCtx *c);
+int infer_mel_weight_matrix(OpCtx *c);
+int infer_nll_loss(OpCtx *c);
+int infer_sce_loss(OpCtx *c);
+int infer_nms(OpCtx *c);
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* control.c */
