@@ -104,30 +104,27 @@ static void check_model(const char *key)
 	free(dir);
 }
 
-/* All disabled: enable when op set lands (today gearc stops at the first
- * op without shape inference, e.g. "shape inference for Resize is not
- * supported"). */
-Test(models, det, .disabled = true) /* enable when op set lands */
+Test(models, det)
 {
 	check_model("det");
 }
 
-Test(models, rec, .disabled = true) /* enable when op set lands */
+Test(models, rec)
 {
 	check_model("rec");
 }
 
-Test(models, vad, .disabled = true) /* enable when op set lands */
+Test(models, vad)
 {
 	check_model("vad");
 }
 
-Test(models, vad_batch, .disabled = true) /* enable when op set lands */
+Test(models, vad_batch)
 {
 	check_model("vad_batch");
 }
 
-Test(models, bench_rec, .disabled = true) /* enable when op set lands */
+Test(models, bench_rec)
 {
 	check_model("bench_rec");
 }
