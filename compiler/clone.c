@@ -10,7 +10,13 @@ static void *dup_array(Arena *a, const void *p, size_t n, size_t size)
 
 static const char *node_name(Arena *a, const char *name, const char *suffix)
 {
-	return suffix ? arena_printf(a, "%s%s", name, suffix) : name;
+	if (!suffix)
+		return name;
+	size_t n = strlen(name), k = strlen(suffix);
+	char *s = arena_alloc(a, n + k + 1);
+	memcpy(s, name, n);
+	memcpy(s + n, suffix, k + 1);
+	return s;
 }
 
 static void clone_attrs(Arena *a, Node *dst, Graph *owner, const char *suffix,

@@ -172,8 +172,13 @@ int pass_gear_clone(Model *m, const CompileOptions *o)
 		root->outputs[k] = r;
 	}
 	case_attrs(m, root, cs);
+	/* Built in order: MapIndex, then Case.  (graph_toposort would walk
+	 * every branch, which are sorted already.) */
+	root->vals[branch].producer = 0;
+	for (int32_t k = 0; k < cs->noutputs; k++)
+		root->vals[cs->outputs[k]].producer = 1;
 	m->graph = root;
-	return graph_toposort(root);
+	return 0;
 }
 
 /* ---- running a per-graph pass over every gear ---------------------------- */

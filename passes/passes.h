@@ -3,8 +3,9 @@
  *
  * Every pass has one signature and is listed once, in order, in passes.c
  * (QBE's main.c).  A pass returns 0, or -1 with an error set.  In debug
- * builds graph_verify() runs after every pass; --dump-after=PASS prints
- * the graph after the named pass.
+ * and sanitizer builds (make DEBUG=1, make SANITIZE=1: GEARC_VERIFY_PASSES)
+ * graph_verify() runs after every pass; --dump-after=PASS prints the graph
+ * after the named pass.
  */
 #ifndef GEARC_PASSES_H
 #define GEARC_PASSES_H

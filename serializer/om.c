@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,100 @@ static void layout_release(Layout *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* ---- packing MODEL_DEF ------------------------------------------------- */
+
+/* A model of many gears is mostly its graphs, so they are packed on
+ * several threads, each into its own buffer, and appended after the rest
+ * of the message as field-7 entries (a parser takes a repeated field's
+ * entries wherever they stand, in order).  The bytes do not depend on the
+ * thread count. */
+enum { GRAPHS_FIELD_TAG = 7 << 3 | 2 }; /* Model.graphs, length-delimited */
+
+typedef struct PackJob {
+	Gearom__Graph **graphs;
+	uint8_t **bufs;
+	size_t *sizes, n;
+	pthread_mutex_t lock;
+	size_t next;
+} PackJob;
+
+static void *pack_worker(void *arg)
+{
+	PackJob *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->lock);
+		size_t i = j->next < j->n ? j->next++ : j->n;
+		pthread_mutex_unlock(&j->lock);
+		if (i == j->n)
+			return NULL;
+		const ProtobufCMessage *g = &j->graphs[i]->base;
+		j->sizes[i] = protobuf_c_message_get_packed_size(g);
+		j->bufs[i] = xmalloc(j->sizes[i] ? j->sizes[i] : 1);
+		if (protobuf_c_message_pack(g, j->bufs[i]) != j->sizes[i])
+			BUG("graph %zu packed to an unexpected size", i);
+	}
+}
+
+static void pack_graphs(PackJob *j)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int nt = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
+	if ((size_t)nt > j->n)
+		nt = (int)(j->n ? j->n : 1);
+	pthread_t t[16];
+	int started = 0;
+	pthread_mutex_init(&j->lock, NULL);
+	for (int i = 1; i < nt; i++)
+		if (pthread_create(&t[i], NULL, pack_worker, j) == 0)
+			started = i;
+		else
+			break;
+	pack_worker(j);
+	for (int i = 1; i <= started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&j->lock);
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	do {
+		p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+static void pack_model(Layout *l)
+{
+	Gearom__Model *msg = l->low.msg;
+	PackJob j = { .graphs = msg->graphs, .n = msg->n_graphs };
+	j.bufs = xcalloc(j.n + 1, sizeof(uint8_t *));
+	j.sizes = xcalloc(j.n + 1, sizeof(size_t));
+	pack_graphs(&j);
+
+	msg->n_graphs = 0; /* the rest of the model, without its graphs */
+	size_t head = protobuf_c_message_get_packed_size(&msg->base);
+	size_t total = head;
+	for (size_t i = 0; i < j.n; i++)
+		total += 1 + 10 + j.sizes[i];
+	l->def = xmalloc(total);
+	if (protobuf_c_message_pack(&msg->base, l->def) != head)
+		BUG("MODEL_DEF packed to an unexpected size");
+	msg->n_graphs = j.n;
+	size_t k = head;
+	for (size_t i = 0; i < j.n; i++) {
+		l->def[k++] = GRAPHS_FIELD_TAG;
+		k += put_varint(l->def + k, j.sizes[i]);
+		memcpy(l->def + k, j.bufs[i], j.sizes[i]);
+		k += j.sizes[i];
+		free(j.bufs[i]);
+	}
+	l->def_size = k;
+	free(j.bufs);
+	free(j.sizes);
+}
+
 static int layout_init(Layout *l, const Model *m)
 {
 	memset(l, 0, sizeof(*l));
@@ -48,11 +143,7 @@ static int layout_init(Layout *l, const Model *m)
 		layout_release(l);
 		return error_prefix("cannot write a valid .om file");
 	}
-	ProtobufCMessage *msg = &l->low.msg->base;
-	l->def_size = protobuf_c_message_get_packed_size(msg);
-	l->def = xmalloc(l->def_size);
-	if (protobuf_c_message_pack(msg, l->def) != l->def_size)
-		BUG("MODEL_DEF packed to an unexpected size");
+	pack_model(l);
 	l->nparts = l->low.weights_size ? 2 : 1; /* inline constants only: none */
 	l->def_off = om_align(OM_HEADER_SIZE + OM_PART_SIZE * l->nparts);
 	l->w_off = om_align(l->def_off + l->def_size);

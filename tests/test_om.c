@@ -1147,12 +1147,22 @@ Test(om, bad_model_def)
 		expect_error(c, len, model_cases[i].want);
 		free(c);
 	}
-	/* the undo steps restored a valid model */
+	/* the undo steps restored a valid model (the same message: the
+	 * writer packs graphs last, so compare messages, not bytes) */
 	uint8_t *c;
 	size_t len;
 	rebuild(d, m, &c, &len);
-	cr_assert_eq(len, n);
-	cr_assert(!memcmp(c, d, n));
+	OmFile g;
+	parse_ok(&g, c, len);
+	size_t p1 = protobuf_c_message_get_packed_size(&m->base);
+	size_t p2 = protobuf_c_message_get_packed_size(&g.model->base);
+	uint8_t *b1 = malloc(p1), *b2 = malloc(p2);
+	protobuf_c_message_pack(&m->base, b1);
+	protobuf_c_message_pack(&g.model->base, b2);
+	cr_assert(p1 == p2 && !memcmp(b1, b2, p1));
+	free(b1);
+	free(b2);
+	om_close(&g);
 	free(c);
 	om_close(&f);
 	free(d);
