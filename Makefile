@@ -59,7 +59,7 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         libonnx-testdata:$(TESTDATA) \
         gcc:/usr/bin/gcc make:/usr/bin/make
 
-.PHONY: all deps demo check unit conformance fuzz cli-check install uninstall clean bench FORCE
+.PHONY: all deps demo check unit conformance conformance-check valgrind fuzz fuzz-smoke cli-check install uninstall clean bench FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/gearc
@@ -128,7 +128,7 @@ conformance: $(BUILD)/conformance
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_TARGETS := options onnx om
-FUZZ_CFLAGS = -std=c11 -g -O1 $(DEFS) -I. -I$(BUILD)/gen \
+FUZZ_CFLAGS = -std=c11 -g -O1 $(DEFS) -I. -I$(BUILD)/gen -MMD -MP \
               -fsanitize=fuzzer-no-link,address,undefined \
               -fno-sanitize-recover=all
 FUZZ_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzz/%.o) \
@@ -162,7 +162,39 @@ demo: deps
 	$(BUILD)/gearc dump $(BUILD)/demo.om
 
 check: deps
-	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory unit conformance-check
+
+# The conformance figure may not fall below the issue's bar (95%).
+CONFORMANCE_MIN ?= 987
+conformance-check: $(BUILD)/conformance
+	@$(BUILD)/conformance $(TESTDATA) > $(BUILD)/conformance.log
+	@tail -n 1 $(BUILD)/conformance.log
+	@p=$$(tail -n 1 $(BUILD)/conformance.log | sed 's/.*: \([0-9]*\)\/.*/\1/'); \
+	if [ "$$p" -lt $(CONFORMANCE_MIN) ]; then \
+	    grep FAIL $(BUILD)/conformance.log; \
+	    echo "conformance below $(CONFORMANCE_MIN)"; exit 1; fi
+
+# The CLI tests with gearc under valgrind: no invalid access, no leak.
+valgrind: $(BUILD)/gearc $(BUILD)/tests/unit
+	@command -v valgrind >/dev/null || { echo "gearc: valgrind is \
+	    missing: apt-get install -y valgrind"; exit 1; }
+	@printf '#!/bin/sh\nexec valgrind -q --error-exitcode=99 \
+	--leak-check=full --errors-for-leak-kinds=definite,indirect \
+	--show-leak-kinds=definite,indirect "%s" "$$@"\n' \
+	    "$(CURDIR)/$(BUILD)/gearc" > $(BUILD)/valgrind-gearc
+	@chmod +x $(BUILD)/valgrind-gearc
+	GEARC=$(BUILD)/valgrind-gearc TESTDATA=$(TESTDATA) \
+	    $(BUILD)/tests/unit -j2 --filter 'cli*/*'
+
+# A short, deterministic fuzz run for CI (fixed seed and run count).
+fuzz-smoke: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+	    $(BUILD)/fuzz/fuzz_$$t -seed=1 -runs=20000 -timeout=10 \
+	        -rss_limit_mb=4096 -artifact_prefix=$(BUILD)/fuzz/crash_$$t- \
+	        tests/fuzz/corpus_$$t >$(BUILD)/fuzz/smoke_$$t.log 2>&1 || \
+	        { tail -n 30 $(BUILD)/fuzz/smoke_$$t.log; exit 1; }; \
+	    echo "fuzz_$$t: 20000 runs, no crash"; \
+	done
 
 # Criterion records a test's result before LeakSanitizer reports at the
 # worker's exit, so a leak would pass: fail on any sanitizer report.

@@ -434,7 +434,7 @@ static void check_output_shapes(const char *dir, const char *test)
 	free(om);
 }
 
-Test(cli, backend_models_output_shapes, .timeout = 120)
+Test(cli, backend_models_output_shapes, .timeout = 900) /* valgrind */
 {
 	char *d = temp_dir();
 	for (size_t i = 0; i < sizeof(static_models) / sizeof(*static_models);
