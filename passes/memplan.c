@@ -1,0 +1,654 @@
+/*
+ * passes/memplan.c - the memory plan of every static graph (memplan.h
+ * says what it holds and why; this file is how).
+ *
+ * Per graph:
+ *   1. plan the subgraphs of If/Loop/Scan nodes, for their workspaces;
+ *   2. lifetimes: first = producer's step, last = the last use (subgraph
+ *      outer references count as uses by the node owning the subgraph);
+ *   3. which node outputs go in the arena, which are left out;
+ *   4. buffers: walking the nodes in order, a view joins its input's
+ *      buffer and an elementwise output may take over a dying input's;
+ *   5. place the buffers (mem_place), compute the bounds, write g->plan.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "memplan.h"
+
+uint64_t mem_align(uint64_t x)
+{
+	if (x > UINT64_MAX - (MEM_ALIGN - 1))
+		return UINT64_MAX;
+	return (x + (MEM_ALIGN - 1)) & ~(uint64_t)(MEM_ALIGN - 1);
+}
+
+/* ---- placing intervals ---------------------------------------------------- */
+
+/* Sort keys: ascending in (a, b, c, idx); descending fields are stored
+ * complemented. */
+typedef struct SortKey {
+	uint64_t a, b, c;
+	int32_t idx;
+} SortKey;
+
+static int cmp_key(const void *x, const void *y)
+{
+	const SortKey *p = x, *q = y;
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	if (p->b != q->b)
+		return p->b < q->b ? -1 : 1;
+	if (p->c != q->c)
+		return p->c < q->c ? -1 : 1;
+	return (p->idx > q->idx) - (p->idx < q->idx);
+}
+
+enum { ORD_SIZE, ORD_FIRST, ORD_LENGTH, ORD_COUNT };
+
+/* The buffers in ordering kind: by size (largest first), by first use
+ * (lifetime-first, the larger first on ties) or by lifetime length. */
+static void make_order(const MemInterval *iv, int32_t n, int kind,
+		       int32_t *order, SortKey *keys)
+{
+	for (int32_t i = 0; i < n; i++) {
+		uint64_t size = ~iv[i].size;
+		uint64_t len = ~(uint64_t)(iv[i].last - iv[i].first);
+		uint64_t first = (uint64_t)iv[i].first;
+		SortKey k = { size, len, first, i };
+		if (kind == ORD_FIRST)
+			k = (SortKey){ first, size, len, i };
+		else if (kind == ORD_LENGTH)
+			k = (SortKey){ len, size, first, i };
+		keys[i] = k;
+	}
+	qsort(keys, (size_t)n, sizeof(*keys), cmp_key);
+	for (int32_t i = 0; i < n; i++)
+		order[i] = keys[i].idx;
+}
+
+typedef struct Placer {
+	const MemInterval *iv;
+	int32_t n;
+	int32_t *byoff; /* placed buffers, by offset */
+	uint64_t work;	/* inner-loop steps so far: the search budget */
+} Placer;
+
+static bool live_together(const MemInterval *a, const MemInterval *b)
+{
+	return a->first <= b->last && b->first <= a->last;
+}
+
+/* The offset for buffer b among the nplaced buffers placed so far: the
+ * smallest gap between buffers live with it that holds it (best fit) or
+ * the lowest (first fit); above them all if none does. */
+static uint64_t find_offset(Placer *P, int32_t b, int32_t nplaced,
+			    const uint64_t *off, bool best_fit)
+{
+	const MemInterval *iv = P->iv;
+	uint64_t size = iv[b].size, end = 0, best = UINT64_MAX;
+	uint64_t best_gap = UINT64_MAX;
+	P->work += (uint64_t)nplaced;
+	for (int32_t j = 0; j < nplaced; j++) {
+		int32_t p = P->byoff[j];
+		if (!live_together(&iv[p], &iv[b]))
+			continue;
+		if (off[p] > end) {
+			uint64_t gap = off[p] - end;
+			if (gap >= size && gap < best_gap) {
+				best = end;
+				best_gap = gap;
+				if (!best_fit || gap == size)
+					break;
+			}
+		}
+		if (off[p] + iv[p].size > end)
+			end = off[p] + iv[p].size;
+	}
+	return best != UINT64_MAX ? best : end;
+}
+
+static void insert_by_offset(Placer *P, int32_t nplaced, int32_t b,
+			     const uint64_t *off)
+{
+	int32_t lo = 0, hi = nplaced;
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (off[P->byoff[mid]] <= off[b])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(P->byoff + lo + 1, P->byoff + lo,
+		(size_t)(nplaced - lo) * sizeof(int32_t));
+	P->byoff[lo] = b;
+}
+
+/* Places the buffers in order; returns the arena size.  *top is the
+ * position in order of the first buffer reaching the arena's end. */
+static uint64_t place(Placer *P, const int32_t *order, bool best_fit,
+		      uint64_t *off, int32_t *top)
+{
+	uint64_t arena = 0;
+	int32_t nplaced = 0;
+	*top = -1;
+	for (int32_t k = 0; k < P->n; k++) {
+		int32_t b = order[k];
+		if (!P->iv[b].size) {
+			off[b] = 0;
+			continue;
+		}
+		off[b] = find_offset(P, b, nplaced, off, best_fit);
+		insert_by_offset(P, nplaced++, b, off);
+		if (off[b] + P->iv[b].size > arena) {
+			arena = off[b] + P->iv[b].size;
+			*top = k;
+		}
+	}
+	return arena;
+}
+
+/* Work allowed to the local search, in inner-loop steps (about a
+ * millisecond or two), and the most placements it may try. */
+enum { SEARCH_WORK = 1 << 22, SEARCH_TRIES = 256 };
+
+/* Moves order[from] to position to (< from), shifting the rest up. */
+static void move_earlier(int32_t *order, int32_t from, int32_t to)
+{
+	int32_t b = order[from];
+	memmove(order + to + 1, order + to, (size_t)(from - to) * sizeof(int32_t));
+	order[to] = b;
+}
+
+/* Local search from the best ordering: move the buffer that reaches the
+ * arena's end earlier (by 1, 2, 4 ... positions: sequences of neighbour
+ * swaps) and keep the first move that shrinks the arena; stop when no
+ * move does, at the lower bound, or when the work budget is spent.
+ * Deterministic: the budget counts steps, not time. */
+static uint64_t local_search(Placer *P, int32_t *order, bool best_fit,
+			     uint64_t arena, int32_t top, uint64_t lower,
+			     uint64_t *off)
+{
+	int32_t n = P->n;
+	int32_t *cand = xmalloc((size_t)n * sizeof(int32_t));
+	uint64_t *coff = xmalloc((size_t)n * sizeof(uint64_t));
+	uint64_t limit = P->work + SEARCH_WORK;
+	int tries = 0;
+	bool moved = true;
+	while (moved && arena > lower && top > 0) {
+		moved = false;
+		for (int32_t d = 1; !moved; d *= 2) {
+			if (P->work >= limit || tries++ >= SEARCH_TRIES)
+				goto out;
+			int32_t to = d < top ? top - d : 0, ctop;
+			memcpy(cand, order, (size_t)n * sizeof(int32_t));
+			move_earlier(cand, top, to);
+			uint64_t a = place(P, cand, best_fit, coff, &ctop);
+			if (a < arena) {
+				memcpy(order, cand, (size_t)n * sizeof(int32_t));
+				memcpy(off, coff, (size_t)n * sizeof(uint64_t));
+				arena = a;
+				top = ctop;
+				moved = true;
+			}
+			if (to == 0)
+				break;
+		}
+	}
+out:
+	free(cand);
+	free(coff);
+	return arena;
+}
+
+uint64_t mem_lower_bound(const MemInterval *iv, int32_t n)
+{
+	int32_t steps = 0;
+	for (int32_t i = 0; i < n; i++)
+		if (iv[i].last + 2 > steps)
+			steps = iv[i].last + 2;
+	uint64_t *delta = xcalloc((size_t)steps + 1, sizeof(uint64_t));
+	uint64_t *minus = xcalloc((size_t)steps + 1, sizeof(uint64_t));
+	for (int32_t i = 0; i < n; i++) {
+		delta[iv[i].first] += iv[i].size;
+		minus[iv[i].last + 1] += iv[i].size;
+	}
+	uint64_t live = 0, most = 0;
+	for (int32_t s = 0; s < steps; s++) {
+		live = live + delta[s] - minus[s];
+		if (live > most)
+			most = live;
+	}
+	free(delta);
+	free(minus);
+	return most;
+}
+
+uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
+{
+	if (n <= 0)
+		return 0;
+	Placer P = { .iv = iv, .n = n };
+	P.byoff = xmalloc((size_t)n * sizeof(int32_t));
+	int32_t *order = xmalloc((size_t)n * sizeof(int32_t));
+	int32_t *best_order = xmalloc((size_t)n * sizeof(int32_t));
+	uint64_t *off = xmalloc((size_t)n * sizeof(uint64_t));
+	SortKey *keys = xmalloc((size_t)n * sizeof(SortKey));
+	uint64_t lower = mem_lower_bound(iv, n), best = UINT64_MAX;
+	int32_t best_top = -1, top;
+	bool best_fit = true;
+	for (int kind = 0; kind < ORD_COUNT && best > lower; kind++) {
+		make_order(iv, n, kind, order, keys);
+		for (int fit = 1; fit >= 0 && best > lower; fit--) {
+			uint64_t a = place(&P, order, fit, off, &top);
+			if (a < best) {
+				best = a;
+				best_top = top;
+				best_fit = fit;
+				memcpy(best_order, order, (size_t)n * sizeof(int32_t));
+				memcpy(offsets, off, (size_t)n * sizeof(uint64_t));
+			}
+		}
+	}
+	if (best > lower)
+		best = local_search(&P, best_order, best_fit, best, best_top,
+				    lower, offsets);
+	free(keys);
+	free(off);
+	free(best_order);
+	free(order);
+	free(P.byoff);
+	return best;
+}
+
+/* ---- lifetimes and buffers of a graph ------------------------------------ */
+
+bool memplan_inplace_ok(int op, int k)
+{
+	switch (op) {
+	case OP_Abs: case OP_Acos: case OP_Acosh: case OP_Asin: case OP_Asinh:
+	case OP_Atan: case OP_Atanh: case OP_Ceil: case OP_Celu: case OP_Clip:
+	case OP_Cos: case OP_Cosh: case OP_Elu: case OP_Erf: case OP_Exp:
+	case OP_Floor: case OP_HardSigmoid: case OP_HardSwish:
+	case OP_LeakyRelu: case OP_Log: case OP_Mish: case OP_Neg: case OP_Not:
+	case OP_PRelu: case OP_Reciprocal: case OP_Relu: case OP_Round:
+	case OP_Selu: case OP_Shrink: case OP_Sigmoid: case OP_Sign:
+	case OP_Sin: case OP_Sinh: case OP_Softplus: case OP_Softsign:
+	case OP_Sqrt: case OP_Tan: case OP_Tanh: case OP_ThresholdedRelu:
+		return k == 0;
+	case OP_Add: case OP_And: case OP_BitShift: case OP_Div: case OP_Max:
+	case OP_Mean: case OP_Min: case OP_Mod: case OP_Mul: case OP_Or:
+	case OP_Pow: case OP_Sub: case OP_Sum: case OP_Xor:
+		return true;
+	case OP_Where:
+		return k == 1 || k == 2;
+	default:
+		return false;
+	}
+}
+
+enum { ST_NONE, ST_UNPLANNED, ST_ARENA, ST_EXTVIEW };
+enum { SHARE_OWN, SHARE_VIEW, SHARE_INPLACE };
+
+typedef struct Plan {
+	Graph *g;
+	int32_t nn, nv;
+	int32_t *first, *last; /* per value */
+	uint8_t *state;	       /* ST_* per value */
+	uint8_t *share;	       /* SHARE_* per value */
+	ValId *owner;	       /* the value owning its buffer (ST_ARENA) */
+	uint64_t *size;	       /* aligned bytes per value */
+	int32_t *gfirst, *glast; /* per owner: the buffer's lifetime */
+	uint64_t *gsize;	 /* per owner: the buffer's size */
+	uint64_t *ws;		 /* per node: workspace bytes */
+	int32_t unplanned;
+} Plan;
+
+static void plan_free(Plan *p)
+{
+	free(p->first);
+	free(p->last);
+	free(p->state);
+	free(p->share);
+	free(p->owner);
+	free(p->size);
+	free(p->gfirst);
+	free(p->glast);
+	free(p->gsize);
+	free(p->ws);
+}
+
+static void use(Plan *p, ValId v, int32_t step)
+{
+	if (v >= 0 && v < p->nv && step > p->last[v])
+		p->last[v] = step;
+}
+
+/* The subgraphs of node n, through fn. */
+static int each_subgraph(Node *n, int (*fn)(Graph *sub, void *ctx),
+			 void *ctx)
+{
+	for (int32_t k = 0; k < n->nattrs; k++) {
+		Attr *a = &n->attrs[k];
+		if (a->type == ATTR_GRAPH && a->g && fn(a->g, ctx) < 0)
+			return -1;
+		for (int32_t j = 0; a->type == ATTR_GRAPHS && j < a->n; j++)
+			if (a->graphs[j] && fn(a->graphs[j], ctx) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+typedef struct SubUse {
+	Plan *p;
+	int32_t step;
+	Model *m;
+	uint64_t ws;
+} SubUse;
+
+static int outer_uses(Graph *sub, void *ctx)
+{
+	SubUse *u = ctx;
+	for (ValId i = 0; i < sub->nvals; i++)
+		if (sub->vals[i].kind == VAL_OUTER)
+			use(u->p, sub->vals[i].outer, u->step);
+	return 0;
+}
+
+static int plan_graph(Model *m, Graph *g);
+
+static int plan_sub(Graph *sub, void *ctx)
+{
+	SubUse *u = ctx;
+	if (plan_graph(u->m, sub) < 0)
+		return -1;
+	if (sub->plan->arena_bytes > u->ws)
+		u->ws = sub->plan->arena_bytes;
+	return 0;
+}
+
+static void lifetimes(Plan *p)
+{
+	Graph *g = p->g;
+	for (ValId v = 0; v < p->nv; v++)
+		p->first[v] = p->last[v] = -1;
+	for (int32_t i = 0; i < p->nn; i++) {
+		Node *n = &g->nodes[i];
+		for (int32_t k = 0; k < n->noutputs; k++)
+			if (n->outputs[k] >= 0)
+				p->first[n->outputs[k]] = i;
+		for (int32_t k = 0; k < n->ninputs; k++)
+			use(p, n->inputs[k], i);
+		SubUse u = { .p = p, .step = i };
+		each_subgraph(n, outer_uses, &u);
+	}
+	for (ValId v = 0; v < p->nv; v++)
+		if (p->first[v] >= 0 && p->last[v] < p->first[v])
+			p->last[v] = p->first[v];
+}
+
+/* Which node outputs get a place in the arena (ST_ARENA), which are left
+ * out (ST_UNPLANNED); everything else is ST_NONE. */
+static void classify(Plan *p)
+{
+	Graph *g = p->g;
+	bool *is_out = xcalloc((size_t)p->nv + 1, sizeof(bool));
+	for (int32_t k = 0; k < g->noutputs; k++)
+		if (g->outputs[k] >= 0 && g->outputs[k] < p->nv)
+			is_out[g->outputs[k]] = true;
+	for (ValId v = 0; v < p->nv; v++) {
+		const Value *x = &g->vals[v];
+		p->state[v] = ST_NONE;
+		if (x->kind != VAL_NODE || p->first[v] < 0 || is_out[v] ||
+		    x->konst)
+			continue;
+		int64_t bytes = shape_bytes(&x->shape, x->dtype);
+		if (x->tkind != TK_TENSOR || x->dtype == DT_STRING ||
+		    bytes < 0) {
+			p->state[v] = ST_UNPLANNED;
+			p->unplanned++;
+			continue;
+		}
+		p->state[v] = ST_ARENA;
+		p->owner[v] = v;
+		p->size[v] = mem_align((uint64_t)bytes);
+		p->gfirst[v] = p->first[v];
+		p->glast[v] = p->last[v];
+		p->gsize[v] = p->size[v];
+	}
+	free(is_out);
+}
+
+static void join(Plan *p, ValId v, ValId in, int how)
+{
+	ValId o = p->owner[in];
+	p->owner[v] = o;
+	p->share[v] = (uint8_t)how;
+	if (p->glast[v] > p->glast[o])
+		p->glast[o] = p->glast[v];
+	if (p->gsize[v] > p->gsize[o])
+		p->gsize[o] = p->gsize[v];
+}
+
+/* Output 0 of a view op: its input's buffer, or none if the input has
+ * none in the arena. */
+static void share_view(Plan *p, const Node *n)
+{
+	ValId v = n->outputs[0], in = n->ninputs > 0 ? n->inputs[0] : -1;
+	if (v < 0 || p->state[v] != ST_ARENA || in < 0)
+		return;
+	if (p->state[in] == ST_ARENA)
+		join(p, v, in, SHARE_VIEW);
+	else
+		p->state[v] = ST_EXTVIEW;
+}
+
+/* Input k can take the output of elementwise node n (at step i) in
+ * place: same dtype and shape, its buffer dies here, no other input
+ * reads that buffer. */
+static bool can_overwrite(const Plan *p, const Node *n, int32_t k, int32_t i)
+{
+	const Graph *g = p->g;
+	ValId v = n->outputs[0], in = n->inputs[k];
+	if (in < 0 || p->state[in] != ST_ARENA || !memplan_inplace_ok(n->op, k))
+		return false;
+	const Value *a = &g->vals[in], *b = &g->vals[v];
+	if (a->dtype != b->dtype || !shape_equal(&a->shape, &b->shape) ||
+	    p->glast[p->owner[in]] != i)
+		return false;
+	for (int32_t j = 0; j < n->ninputs; j++) {
+		ValId x = n->inputs[j];
+		if (x >= 0 && x != in && p->state[x] == ST_ARENA &&
+		    p->owner[x] == p->owner[in])
+			return false;
+	}
+	return true;
+}
+
+static void share_inplace(Plan *p, const Node *n, int32_t i)
+{
+	ValId v = n->outputs[0];
+	if (v < 0 || p->state[v] != ST_ARENA || n->noutputs != 1)
+		return;
+	for (int32_t k = 0; k < n->ninputs; k++)
+		if (can_overwrite(p, n, k, i)) {
+			join(p, v, n->inputs[k], SHARE_INPLACE);
+			return;
+		}
+}
+
+static void share_buffers(Plan *p)
+{
+	for (int32_t i = 0; i < p->nn; i++) {
+		const Node *n = &p->g->nodes[i];
+		if (n->noutputs < 1)
+			continue;
+		if (op_info[n->op].view == VIEW_ALIAS)
+			share_view(p, n);
+		else
+			share_inplace(p, n, i);
+	}
+}
+
+/* ---- the plan -------------------------------------------------------------- */
+
+/* Buffers to place: each owner, then each workspace; who[b] is the
+ * owner's ValId, or -1 - node for a workspace. */
+static int32_t collect(const Plan *p, MemInterval *iv, int32_t *who)
+{
+	int32_t nb = 0;
+	for (ValId v = 0; v < p->nv; v++)
+		if (p->state[v] == ST_ARENA && p->owner[v] == v) {
+			iv[nb] = (MemInterval){ p->gsize[v], p->gfirst[v],
+						p->glast[v] };
+			who[nb++] = v;
+		}
+	for (int32_t i = 0; i < p->nn; i++)
+		if (p->ws[i]) {
+			iv[nb] = (MemInterval){ p->ws[i], i, i };
+			who[nb++] = -1 - i;
+		}
+	return nb;
+}
+
+/* *sum += x, or an error if the total does not fit in 64 bits. */
+static int add_bytes(const Graph *g, uint64_t *sum, uint64_t x)
+{
+	if (__builtin_add_overflow(*sum, x, sum))
+		return error("graph '%s': its tensors need more than 2^64 "
+			     "bytes", g->name);
+	return 0;
+}
+
+static int write_plan(Plan *p, const MemInterval *iv, const int32_t *who,
+		      int32_t nb, const uint64_t *off, uint64_t arena)
+{
+	Graph *g = p->g;
+	Arena *a = g->arena;
+	MemPlan *mp = arena_alloc(a, sizeof(*mp));
+	uint64_t *at = xcalloc((size_t)p->nv + 1, sizeof(uint64_t));
+	int32_t nblocks = 0;
+	for (int32_t b = 0; b < nb; b++)
+		if (who[b] >= 0)
+			at[who[b]] = off[b];
+	for (ValId v = 0; v < p->nv; v++)
+		nblocks += p->state[v] == ST_ARENA;
+	for (int32_t i = 0; i < p->nn; i++)
+		nblocks += p->ws[i] != 0;
+	mp->norder = p->nn;
+	mp->order = arena_array(a, (size_t)p->nn, sizeof(int32_t));
+	for (int32_t i = 0; i < p->nn; i++)
+		mp->order[i] = i;
+	mp->blocks = arena_array(a, (size_t)nblocks, sizeof(MemBlock));
+	for (ValId v = 0; v < p->nv; v++) {
+		if (p->state[v] != ST_ARENA)
+			continue;
+		MemBlock *k = &mp->blocks[mp->nblocks++];
+		ValId o = p->owner[v];
+		*k = (MemBlock){ .tensor = v, .node = -1, .offset = at[o],
+				 .size = p->size[v], .first = p->first[v],
+				 .last = p->last[v], .alias_of = -1 };
+		if (o == v) {
+			k->size = p->gsize[v];
+			k->last = p->glast[v];
+		} else {
+			k->alias_of = o;
+			k->inplace = p->share[v] == SHARE_INPLACE;
+		}
+		if (add_bytes(g, &mp->naive_bytes, p->size[v]) < 0)
+			goto fail;
+	}
+	for (int32_t b = 0; b < nb; b++) {
+		if (who[b] >= 0)
+			continue;
+		mp->blocks[mp->nblocks++] = (MemBlock){
+			.tensor = -1, .node = -1 - who[b], .offset = off[b],
+			.size = iv[b].size, .first = iv[b].first,
+			.last = iv[b].last, .alias_of = -1 };
+		if (add_bytes(g, &mp->naive_bytes, iv[b].size) < 0)
+			goto fail;
+	}
+	free(at);
+	mp->arena_bytes = arena;
+	mp->lower_bound_bytes = mem_lower_bound(iv, nb);
+	mp->unplanned = p->unplanned;
+	g->plan = mp;
+	return 0;
+fail:
+	free(at);
+	return -1;
+}
+
+static int place_and_write(Plan *p)
+{
+	int32_t cap = p->nv + p->nn + 1;
+	MemInterval *iv = xmalloc((size_t)cap * sizeof(MemInterval));
+	int32_t *who = xmalloc((size_t)cap * sizeof(int32_t));
+	uint64_t *off = xmalloc((size_t)cap * sizeof(uint64_t));
+	int32_t nb = collect(p, iv, who);
+	uint64_t sum = 0;
+	int rc = 0;
+	for (int32_t b = 0; b < nb && !rc; b++)
+		rc = add_bytes(p->g, &sum, iv[b].size);
+	if (!rc)
+		rc = write_plan(p, iv, who, nb, off, mem_place(iv, nb, off));
+	free(iv);
+	free(who);
+	free(off);
+	return rc;
+}
+
+static int plan_subgraphs(Model *m, Plan *p)
+{
+	for (int32_t i = 0; i < p->nn; i++) {
+		Node *n = &p->g->nodes[i];
+		if (n->op == OP_Case) /* gear branches: planned as gears */
+			continue;
+		SubUse u = { .p = p, .step = i, .m = m };
+		if (each_subgraph(n, plan_sub, &u) < 0)
+			return -1;
+		p->ws[i] = u.ws;
+	}
+	return 0;
+}
+
+static int plan_graph(Model *m, Graph *g)
+{
+	Plan p = { .g = g, .nn = g->nnodes, .nv = g->nvals };
+	size_t nv = (size_t)p.nv + 1, nn = (size_t)p.nn + 1;
+	p.first = xmalloc(nv * sizeof(int32_t));
+	p.last = xmalloc(nv * sizeof(int32_t));
+	p.state = xcalloc(nv, 1);
+	p.share = xcalloc(nv, 1);
+	p.owner = xmalloc(nv * sizeof(ValId));
+	p.size = xcalloc(nv, sizeof(uint64_t));
+	p.gfirst = xmalloc(nv * sizeof(int32_t));
+	p.glast = xmalloc(nv * sizeof(int32_t));
+	p.gsize = xcalloc(nv, sizeof(uint64_t));
+	p.ws = xcalloc(nn, sizeof(uint64_t));
+	g->plan = NULL;
+	int rc = plan_subgraphs(m, &p);
+	if (!rc) {
+		lifetimes(&p);
+		classify(&p);
+		share_buffers(&p);
+		rc = place_and_write(&p);
+	}
+	plan_free(&p);
+	return rc;
+}
+
+int memplan_graph(Model *m, Graph *g, const CompileOptions *o)
+{
+	(void)o;
+	return plan_graph(m, g);
+}
+
+int pass_memplan(Model *m, const CompileOptions *o)
+{
+	if (for_each_static_graph(m, memplan_graph, o) < 0)
+		return -1;
+	if (m->gears && m->branches)
+		return plan_graph(m, m->graph);
+	return 0;
+}
