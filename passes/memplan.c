@@ -555,7 +555,7 @@ static int write_plan(Plan *p, const MemInterval *iv, const int32_t *who,
 			k->alias_of = o;
 			k->inplace = p->share[v] == SHARE_INPLACE;
 		}
-		if (add_bytes(g, &mp->naive_bytes, p->size[v]) < 0)
+		if (add_bytes(g, &mp->naive_bytes, k->size) < 0)
 			goto fail;
 	}
 	for (int32_t b = 0; b < nb; b++) {
