@@ -44,10 +44,11 @@ static int cmp_key(const void *x, const void *y)
 	return (p->idx > q->idx) - (p->idx < q->idx);
 }
 
-enum { ORD_SIZE, ORD_FIRST, ORD_LENGTH, ORD_COUNT };
+enum { ORD_SIZE, ORD_FIRST, ORD_LENGTH, ORD_AREA, ORD_COUNT };
 
 /* The buffers in ordering kind: by size (largest first), by first use
- * (lifetime-first, the larger first on ties) or by lifetime length. */
+ * (lifetime-first, the larger first on ties), by lifetime length, or by
+ * size times length. */
 static void make_order(const MemInterval *iv, int32_t n, int kind,
 		       int32_t *order, SortKey *keys)
 {
@@ -56,10 +57,17 @@ static void make_order(const MemInterval *iv, int32_t n, int kind,
 		uint64_t len = ~(uint64_t)(iv[i].last - iv[i].first);
 		uint64_t first = (uint64_t)iv[i].first;
 		SortKey k = { size, len, first, i };
+		uint64_t area;
+		if (__builtin_mul_overflow(iv[i].size,
+					   (uint64_t)(iv[i].last - iv[i].first) + 1,
+					   &area))
+			area = UINT64_MAX;
 		if (kind == ORD_FIRST)
 			k = (SortKey){ first, size, len, i };
 		else if (kind == ORD_LENGTH)
 			k = (SortKey){ len, size, first, i };
+		else if (kind == ORD_AREA)
+			k = (SortKey){ ~area, size, first, i };
 		keys[i] = k;
 	}
 	qsort(keys, (size_t)n, sizeof(*keys), cmp_key);
@@ -67,61 +75,80 @@ static void make_order(const MemInterval *iv, int32_t n, int kind,
 		order[i] = keys[i].idx;
 }
 
+/* The buffers placed so far, in offset order, as parallel arrays so the
+ * scan for a new buffer reads memory in sequence. */
 typedef struct Placer {
 	const MemInterval *iv;
-	int32_t n;
-	int32_t *byoff; /* placed buffers, by offset */
-	uint64_t work;	/* inner-loop steps so far: the search budget */
+	int32_t n, nplaced;
+	uint64_t *off, *end; /* per placed buffer, by offset */
+	int32_t *first, *last;
+	uint64_t work; /* scan steps so far: the search budget */
 } Placer;
 
-static bool live_together(const MemInterval *a, const MemInterval *b)
+static void placer_init(Placer *P, const MemInterval *iv, int32_t n)
 {
-	return a->first <= b->last && b->first <= a->last;
+	*P = (Placer){ .iv = iv, .n = n };
+	P->off = xmalloc((size_t)n * sizeof(uint64_t));
+	P->end = xmalloc((size_t)n * sizeof(uint64_t));
+	P->first = xmalloc((size_t)n * sizeof(int32_t));
+	P->last = xmalloc((size_t)n * sizeof(int32_t));
 }
 
-/* The offset for buffer b among the nplaced buffers placed so far: the
- * smallest gap between buffers live with it that holds it (best fit) or
- * the lowest (first fit); above them all if none does. */
-static uint64_t find_offset(Placer *P, int32_t b, int32_t nplaced,
-			    const uint64_t *off, bool best_fit)
+static void placer_release(Placer *P)
 {
-	const MemInterval *iv = P->iv;
-	uint64_t size = iv[b].size, end = 0, best = UINT64_MAX;
+	free(P->off);
+	free(P->end);
+	free(P->first);
+	free(P->last);
+}
+
+/* The offset for b among the buffers placed so far: the smallest gap
+ * between buffers live with it that holds it (best fit) or the lowest
+ * (first fit); above them all if none does. */
+static uint64_t find_offset(Placer *P, const MemInterval *b, bool best_fit)
+{
+	uint64_t size = b->size, top = 0, best = UINT64_MAX;
 	uint64_t best_gap = UINT64_MAX;
-	P->work += (uint64_t)nplaced;
-	for (int32_t j = 0; j < nplaced; j++) {
-		int32_t p = P->byoff[j];
-		if (!live_together(&iv[p], &iv[b]))
+	int32_t f = b->first, l = b->last;
+	P->work += (uint64_t)P->nplaced;
+	for (int32_t j = 0; j < P->nplaced; j++) {
+		if (P->first[j] > l || P->last[j] < f)
 			continue;
-		if (off[p] > end) {
-			uint64_t gap = off[p] - end;
+		if (P->off[j] > top) {
+			uint64_t gap = P->off[j] - top;
 			if (gap >= size && gap < best_gap) {
-				best = end;
+				best = top;
 				best_gap = gap;
 				if (!best_fit || gap == size)
 					break;
 			}
 		}
-		if (off[p] + iv[p].size > end)
-			end = off[p] + iv[p].size;
+		if (P->end[j] > top)
+			top = P->end[j];
 	}
-	return best != UINT64_MAX ? best : end;
+	return best != UINT64_MAX ? best : top;
 }
 
-static void insert_by_offset(Placer *P, int32_t nplaced, int32_t b,
-			     const uint64_t *off)
+static void insert_placed(Placer *P, const MemInterval *b, uint64_t off)
 {
-	int32_t lo = 0, hi = nplaced;
+	int32_t lo = 0, hi = P->nplaced;
 	while (lo < hi) {
 		int32_t mid = lo + (hi - lo) / 2;
-		if (off[P->byoff[mid]] <= off[b])
+		if (P->off[mid] <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	memmove(P->byoff + lo + 1, P->byoff + lo,
-		(size_t)(nplaced - lo) * sizeof(int32_t));
-	P->byoff[lo] = b;
+	size_t k = (size_t)(P->nplaced - lo);
+	memmove(P->off + lo + 1, P->off + lo, k * sizeof(uint64_t));
+	memmove(P->end + lo + 1, P->end + lo, k * sizeof(uint64_t));
+	memmove(P->first + lo + 1, P->first + lo, k * sizeof(int32_t));
+	memmove(P->last + lo + 1, P->last + lo, k * sizeof(int32_t));
+	P->off[lo] = off;
+	P->end[lo] = off + b->size;
+	P->first[lo] = b->first;
+	P->last[lo] = b->last;
+	P->nplaced++;
 }
 
 /* Places the buffers in order; returns the arena size.  *top is the
@@ -130,27 +157,27 @@ static uint64_t place(Placer *P, const int32_t *order, bool best_fit,
 		      uint64_t *off, int32_t *top)
 {
 	uint64_t arena = 0;
-	int32_t nplaced = 0;
+	P->nplaced = 0;
 	*top = -1;
 	for (int32_t k = 0; k < P->n; k++) {
-		int32_t b = order[k];
-		if (!P->iv[b].size) {
-			off[b] = 0;
+		const MemInterval *b = &P->iv[order[k]];
+		if (!b->size) {
+			off[order[k]] = 0;
 			continue;
 		}
-		off[b] = find_offset(P, b, nplaced, off, best_fit);
-		insert_by_offset(P, nplaced++, b, off);
-		if (off[b] + P->iv[b].size > arena) {
-			arena = off[b] + P->iv[b].size;
+		uint64_t o = off[order[k]] = find_offset(P, b, best_fit);
+		insert_placed(P, b, o);
+		if (o + b->size > arena) {
+			arena = o + b->size;
 			*top = k;
 		}
 	}
 	return arena;
 }
 
-/* Work allowed to the local search, in inner-loop steps (about a
- * millisecond or two), and the most placements it may try. */
-enum { SEARCH_WORK = 1 << 22, SEARCH_TRIES = 256 };
+/* Work allowed to the local search, in scan steps (a few milliseconds at
+ * most), and the most placements it may try. */
+enum { SEARCH_WORK = 1 << 21, SEARCH_TRIES = 256 };
 
 /* Moves order[from] to position to (< from), shifting the rest up. */
 static void move_earlier(int32_t *order, int32_t from, int32_t to)
@@ -160,42 +187,49 @@ static void move_earlier(int32_t *order, int32_t from, int32_t to)
 	order[to] = b;
 }
 
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 /* Local search from the best ordering: move the buffer that reaches the
- * arena's end earlier (by 1, 2, 4 ... positions: sequences of neighbour
- * swaps) and keep the first move that shrinks the arena; stop when no
- * move does, at the lower bound, or when the work budget is spent.
- * Deterministic: the budget counts steps, not time. */
+ * arena's end to an earlier position (a run of neighbour swaps; if it is
+ * first already, swap two neighbours), keep the new ordering if its
+ * arena is no larger (so the search can cross plateaus), until the lower
+ * bound is reached or the budget is spent.  Deterministic: the positions
+ * come from a fixed-seed generator and the budget counts scan steps,
+ * never time. */
 static uint64_t local_search(Placer *P, int32_t *order, bool best_fit,
 			     uint64_t arena, int32_t top, uint64_t lower,
 			     uint64_t *off)
 {
-	int32_t n = P->n;
+	int32_t n = P->n, ctop;
 	int32_t *cand = xmalloc((size_t)n * sizeof(int32_t));
 	uint64_t *coff = xmalloc((size_t)n * sizeof(uint64_t));
-	uint64_t limit = P->work + SEARCH_WORK;
-	int tries = 0;
-	bool moved = true;
-	while (moved && arena > lower && top > 0) {
-		moved = false;
-		for (int32_t d = 1; !moved; d *= 2) {
-			if (P->work >= limit || tries++ >= SEARCH_TRIES)
-				goto out;
-			int32_t to = d < top ? top - d : 0, ctop;
-			memcpy(cand, order, (size_t)n * sizeof(int32_t));
-			move_earlier(cand, top, to);
-			uint64_t a = place(P, cand, best_fit, coff, &ctop);
-			if (a < arena) {
-				memcpy(order, cand, (size_t)n * sizeof(int32_t));
-				memcpy(off, coff, (size_t)n * sizeof(uint64_t));
-				arena = a;
-				top = ctop;
-				moved = true;
-			}
-			if (to == 0)
-				break;
+	uint64_t limit = P->work + SEARCH_WORK, seed = 0x9e3779b97f4a7c15ull;
+	for (int tries = 0; arena > lower && n > 1 && tries < SEARCH_TRIES &&
+			    P->work < limit;
+	     tries++) {
+		uint64_t r = xorshift(&seed);
+		memcpy(cand, order, (size_t)n * sizeof(int32_t));
+		if (top > 0) {
+			move_earlier(cand, top, (int32_t)(r % (uint64_t)top));
+		} else {
+			int32_t i = (int32_t)(r % (uint64_t)(n - 1)), b = cand[i];
+			cand[i] = cand[i + 1];
+			cand[i + 1] = b;
 		}
+		uint64_t a = place(P, cand, best_fit, coff, &ctop);
+		if (a > arena)
+			continue;
+		memcpy(order, cand, (size_t)n * sizeof(int32_t));
+		memcpy(off, coff, (size_t)n * sizeof(uint64_t));
+		arena = a;
+		top = ctop;
 	}
-out:
 	free(cand);
 	free(coff);
 	return arena;
@@ -228,8 +262,8 @@ uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
 {
 	if (n <= 0)
 		return 0;
-	Placer P = { .iv = iv, .n = n };
-	P.byoff = xmalloc((size_t)n * sizeof(int32_t));
+	Placer P;
+	placer_init(&P, iv, n);
 	int32_t *order = xmalloc((size_t)n * sizeof(int32_t));
 	int32_t *best_order = xmalloc((size_t)n * sizeof(int32_t));
 	uint64_t *off = xmalloc((size_t)n * sizeof(uint64_t));
@@ -257,7 +291,7 @@ uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
 	free(off);
 	free(best_order);
 	free(order);
-	free(P.byoff);
+	placer_release(&P);
 	return best;
 }
 
