@@ -44,7 +44,8 @@ static int cmp_key(const void *x, const void *y)
 	return (p->idx > q->idx) - (p->idx < q->idx);
 }
 
-enum { ORD_SIZE, ORD_FIRST, ORD_LENGTH, ORD_AREA, ORD_COUNT };
+enum { ORD_SIZE = MEM_BY_SIZE, ORD_FIRST = MEM_BY_FIRST,
+       ORD_LENGTH = MEM_BY_LENGTH, ORD_AREA = MEM_BY_AREA, ORD_COUNT };
 
 /* The buffers in ordering kind: by size (largest first), by first use
  * (lifetime-first, the larger first on ties), by lifetime length, or by
@@ -256,6 +257,23 @@ uint64_t mem_lower_bound(const MemInterval *iv, int32_t n)
 	free(delta);
 	free(minus);
 	return most;
+}
+
+uint64_t mem_place_greedy(const MemInterval *iv, int32_t n, int ordering,
+			  bool best_fit, uint64_t *offsets)
+{
+	if (n <= 0)
+		return 0;
+	Placer P;
+	placer_init(&P, iv, n);
+	int32_t *order = xmalloc((size_t)n * sizeof(int32_t)), top;
+	SortKey *keys = xmalloc((size_t)n * sizeof(SortKey));
+	make_order(iv, n, ordering, order, keys);
+	uint64_t arena = place(&P, order, best_fit, offsets, &top);
+	free(keys);
+	free(order);
+	placer_release(&P);
+	return arena;
 }
 
 uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
