@@ -55,6 +55,10 @@ struct json_object;
 struct OmFile;
 struct json_object *om_json(const struct OmFile *f, const char *path);
 
+/* The memory-plan checks of 'gearc verify' alone (cli/verify.c) on a
+ * validated file: 0, or -1 with the first violation as the error. */
+int verify_plans(const struct OmFile *f);
+
 /* Prints "gearc: error: <last_error()>" to stderr and returns status. */
 int fail(int status);
 

@@ -714,12 +714,11 @@ static int check_shapes(const OmFile *f, Counts *cnt)
 
 /* ---- command ------------------------------------------------------------- */
 
-static int verify_om(const OmFile *f, bool verbose)
+static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
 {
 	const Gearom__Model *m = f->model;
-	Counts cnt = { .graphs = (int64_t)m->n_graphs };
 	for (size_t gi = 0; gi < m->n_graphs; gi++) {
-		if (check_plan(m, gi, &cnt) < 0)
+		if (check_plan(m, gi, cnt) < 0)
 			return -1;
 		const Gearom__MemoryPlan *p = m->graphs[gi]->plan;
 		if (verbose)
@@ -729,7 +728,20 @@ static int verify_om(const OmFile *f, bool verbose)
 			       (unsigned long long)p->arena_bytes,
 			       (unsigned long long)p->lower_bound_bytes);
 	}
-	if (check_shapes(f, &cnt) < 0)
+	return 0;
+}
+
+int verify_plans(const OmFile *f)
+{
+	Counts cnt = { 0 };
+	return check_plans(f, false, &cnt);
+}
+
+static int verify_om(const OmFile *f, bool verbose)
+{
+	const Gearom__Model *m = f->model;
+	Counts cnt = { .graphs = (int64_t)m->n_graphs };
+	if (check_plans(f, verbose, &cnt) < 0 || check_shapes(f, &cnt) < 0)
 		return -1;
 	printf("verify: %lld graphs, %lld plans (%lld tensors), %lld shapes: "
 	       "ok\n", (long long)cnt.graphs, (long long)cnt.plans,
