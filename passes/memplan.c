@@ -76,47 +76,95 @@ static void make_order(const MemInterval *iv, int32_t n, int kind,
 		order[i] = keys[i].idx;
 }
 
-/* The buffers placed so far, in offset order, as parallel arrays so the
- * scan for a new buffer reads memory in sequence. */
+/* The buffers placed so far, indexed by time: steps are cut into slices
+ * of SLICE steps, and each slice lists the placed buffers live in it.  A
+ * new buffer looks only at the slices of its lifetime, so a placement
+ * costs about the buffers live near it, not all placed so far. */
+enum { SLICE = 16 };
+
+typedef struct Span {
+	uint64_t off, end;
+} Span;
+
 typedef struct Placer {
 	const MemInterval *iv;
-	int32_t n, nplaced;
-	uint64_t *off, *end; /* per placed buffer, by offset */
-	int32_t *first, *last;
-	uint64_t work; /* scan steps so far: the search budget */
+	int32_t n, nslices;
+	const uint64_t *off; /* offsets of the placed buffers */
+	int32_t **slice;     /* per slice: placed buffers live in it */
+	int32_t *len, *cap;
+	uint32_t *seen, stamp; /* per buffer: last query that met it */
+	Span *near;	       /* the buffers live with the new one */
+	uint64_t work;	       /* slice entries read: the search budget */
 } Placer;
 
 static void placer_init(Placer *P, const MemInterval *iv, int32_t n)
 {
-	*P = (Placer){ .iv = iv, .n = n };
-	P->off = xmalloc((size_t)n * sizeof(uint64_t));
-	P->end = xmalloc((size_t)n * sizeof(uint64_t));
-	P->first = xmalloc((size_t)n * sizeof(int32_t));
-	P->last = xmalloc((size_t)n * sizeof(int32_t));
+	int32_t steps = 1;
+	for (int32_t i = 0; i < n; i++)
+		if (iv[i].last + 1 > steps)
+			steps = iv[i].last + 1;
+	*P = (Placer){ .iv = iv, .n = n, .nslices = steps / SLICE + 1 };
+	P->slice = xcalloc((size_t)P->nslices, sizeof(int32_t *));
+	P->len = xcalloc((size_t)P->nslices, sizeof(int32_t));
+	P->cap = xcalloc((size_t)P->nslices, sizeof(int32_t));
+	P->seen = xcalloc((size_t)n, sizeof(uint32_t));
+	P->near = xmalloc((size_t)n * sizeof(Span));
 }
 
 static void placer_release(Placer *P)
 {
-	free(P->off);
-	free(P->end);
-	free(P->first);
-	free(P->last);
+	for (int32_t k = 0; k < P->nslices; k++)
+		free(P->slice[k]);
+	free(P->slice);
+	free(P->len);
+	free(P->cap);
+	free(P->seen);
+	free(P->near);
 }
 
-/* The offset for b among the buffers placed so far: the smallest gap
- * between buffers live with it that holds it (best fit) or the lowest
- * (first fit); above them all if none does. */
+static int cmp_span(const void *x, const void *y)
+{
+	const Span *a = x, *b = y;
+	if (a->off != b->off)
+		return a->off < b->off ? -1 : 1;
+	return (a->end > b->end) - (a->end < b->end);
+}
+
+/* The placed buffers live together with b, by offset; their count. */
+static int32_t gather(Placer *P, const MemInterval *b)
+{
+	int32_t n = 0;
+	if (++P->stamp == 0) { /* wrapped: forget every mark */
+		memset(P->seen, 0, (size_t)P->n * sizeof(uint32_t));
+		P->stamp = 1;
+	}
+	for (int32_t k = b->first / SLICE; k <= b->last / SLICE; k++) {
+		P->work += (uint64_t)P->len[k];
+		for (int32_t j = 0; j < P->len[k]; j++) {
+			int32_t p = P->slice[k][j];
+			const MemInterval *q = &P->iv[p];
+			if (P->seen[p] == P->stamp || q->first > b->last ||
+			    q->last < b->first)
+				continue;
+			P->seen[p] = P->stamp;
+			P->near[n++] = (Span){ P->off[p], P->off[p] + q->size };
+		}
+	}
+	qsort(P->near, (size_t)n, sizeof(Span), cmp_span);
+	return n;
+}
+
+/* The offset for b: the smallest gap between the buffers live with it
+ * that holds it (best fit) or the lowest (first fit); above them all if
+ * none does. */
 static uint64_t find_offset(Placer *P, const MemInterval *b, bool best_fit)
 {
 	uint64_t size = b->size, top = 0, best = UINT64_MAX;
 	uint64_t best_gap = UINT64_MAX;
-	int32_t f = b->first, l = b->last;
-	P->work += (uint64_t)P->nplaced;
-	for (int32_t j = 0; j < P->nplaced; j++) {
-		if (P->first[j] > l || P->last[j] < f)
-			continue;
-		if (P->off[j] > top) {
-			uint64_t gap = P->off[j] - top;
+	int32_t n = gather(P, b);
+	for (int32_t j = 0; j < n; j++) {
+		if (P->near[j].off > top) {
+			uint64_t gap = P->near[j].off - top;
 			if (gap >= size && gap < best_gap) {
 				best = top;
 				best_gap = gap;
@@ -124,32 +172,23 @@ static uint64_t find_offset(Placer *P, const MemInterval *b, bool best_fit)
 					break;
 			}
 		}
-		if (P->end[j] > top)
-			top = P->end[j];
+		if (P->near[j].end > top)
+			top = P->near[j].end;
 	}
 	return best != UINT64_MAX ? best : top;
 }
 
-static void insert_placed(Placer *P, const MemInterval *b, uint64_t off)
+static void insert_placed(Placer *P, int32_t b)
 {
-	int32_t lo = 0, hi = P->nplaced;
-	while (lo < hi) {
-		int32_t mid = lo + (hi - lo) / 2;
-		if (P->off[mid] <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
+	for (int32_t k = P->iv[b].first / SLICE; k <= P->iv[b].last / SLICE;
+	     k++) {
+		if (P->len[k] == P->cap[k]) {
+			P->cap[k] = P->cap[k] ? 2 * P->cap[k] : 16;
+			P->slice[k] = xrealloc(P->slice[k], (size_t)P->cap[k] *
+								sizeof(int32_t));
+		}
+		P->slice[k][P->len[k]++] = b;
 	}
-	size_t k = (size_t)(P->nplaced - lo);
-	memmove(P->off + lo + 1, P->off + lo, k * sizeof(uint64_t));
-	memmove(P->end + lo + 1, P->end + lo, k * sizeof(uint64_t));
-	memmove(P->first + lo + 1, P->first + lo, k * sizeof(int32_t));
-	memmove(P->last + lo + 1, P->last + lo, k * sizeof(int32_t));
-	P->off[lo] = off;
-	P->end[lo] = off + b->size;
-	P->first[lo] = b->first;
-	P->last[lo] = b->last;
-	P->nplaced++;
 }
 
 /* Places the buffers in order; returns the arena size.  *top is the
@@ -158,18 +197,20 @@ static uint64_t place(Placer *P, const int32_t *order, bool best_fit,
 		      uint64_t *off, int32_t *top)
 {
 	uint64_t arena = 0;
-	P->nplaced = 0;
+	P->off = off;
+	memset(P->len, 0, (size_t)P->nslices * sizeof(int32_t));
 	*top = -1;
 	for (int32_t k = 0; k < P->n; k++) {
-		const MemInterval *b = &P->iv[order[k]];
-		if (!b->size) {
-			off[order[k]] = 0;
+		int32_t b = order[k];
+		const MemInterval *x = &P->iv[b];
+		if (!x->size) {
+			off[b] = 0;
 			continue;
 		}
-		uint64_t o = off[order[k]] = find_offset(P, b, best_fit);
-		insert_placed(P, b, o);
-		if (o + b->size > arena) {
-			arena = o + b->size;
+		off[b] = find_offset(P, x, best_fit);
+		insert_placed(P, b);
+		if (off[b] + x->size > arena) {
+			arena = off[b] + x->size;
 			*top = k;
 		}
 	}
