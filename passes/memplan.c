@@ -44,9 +44,6 @@ static int cmp_key(const void *x, const void *y)
 	return (p->idx > q->idx) - (p->idx < q->idx);
 }
 
-enum { ORD_SIZE = MEM_BY_SIZE, ORD_FIRST = MEM_BY_FIRST,
-       ORD_LENGTH = MEM_BY_LENGTH, ORD_AREA = MEM_BY_AREA, ORD_COUNT };
-
 /* The buffers in ordering kind: by size (largest first), by first use
  * (lifetime-first, the larger first on ties), by lifetime length, or by
  * size times length. */
@@ -63,11 +60,11 @@ static void make_order(const MemInterval *iv, int32_t n, int kind,
 					   (uint64_t)(iv[i].last - iv[i].first) + 1,
 					   &area))
 			area = UINT64_MAX;
-		if (kind == ORD_FIRST)
+		if (kind == MEM_BY_FIRST)
 			k = (SortKey){ first, size, len, i };
-		else if (kind == ORD_LENGTH)
+		else if (kind == MEM_BY_LENGTH)
 			k = (SortKey){ len, size, first, i };
-		else if (kind == ORD_AREA)
+		else if (kind == MEM_BY_AREA)
 			k = (SortKey){ ~area, size, first, i };
 		keys[i] = k;
 	}
@@ -303,6 +300,7 @@ uint64_t mem_lower_bound(const MemInterval *iv, int32_t n)
 uint64_t mem_place_greedy(const MemInterval *iv, int32_t n, int ordering,
 			  bool best_fit, uint64_t *offsets)
 {
+	ASSERT(ordering >= 0 && ordering < MEM_ORDERINGS);
 	if (n <= 0)
 		return 0;
 	Placer P;
@@ -330,7 +328,7 @@ uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
 	uint64_t lower = mem_lower_bound(iv, n), best = UINT64_MAX;
 	int32_t best_top = -1, top;
 	bool best_fit = true;
-	for (int kind = 0; kind < ORD_COUNT && best > lower; kind++) {
+	for (int kind = 0; kind < MEM_ORDERINGS && best > lower; kind++) {
 		make_order(iv, n, kind, order, keys);
 		for (int fit = 1; fit >= 0 && best > lower; fit--) {
 			uint64_t a = place(&P, order, fit, off, &top);
@@ -391,6 +389,7 @@ typedef struct Plan {
 	uint8_t *share;	       /* SHARE_* per value */
 	ValId *owner;	       /* the value owning its buffer (ST_ARENA) */
 	uint64_t *size;	       /* aligned bytes per value */
+	uint64_t *offset;      /* per owner: its buffer's offset */
 	int32_t *gfirst, *glast; /* per owner: the buffer's lifetime */
 	uint64_t *gsize;	 /* per owner: the buffer's size */
 	uint64_t *ws;		 /* per node: workspace bytes */
@@ -405,6 +404,7 @@ static void plan_free(Plan *p)
 	free(p->share);
 	free(p->owner);
 	free(p->size);
+	free(p->offset);
 	free(p->gfirst);
 	free(p->glast);
 	free(p->gsize);
@@ -613,63 +613,61 @@ static int add_bytes(const Graph *g, uint64_t *sum, uint64_t x)
 	return 0;
 }
 
+/* The block of arena tensor v, its buffer's owner placed at offset. */
+static MemBlock tensor_block(const Plan *p, ValId v, uint64_t offset)
+{
+	ValId o = p->owner[v];
+	MemBlock k = { .tensor = v, .node = -1, .offset = offset,
+		       .size = p->size[v], .first = p->first[v],
+		       .last = p->last[v], .alias_of = -1 };
+	if (o == v) { /* the owner's block spans the whole buffer */
+		k.size = p->gsize[v];
+		k.last = p->glast[v];
+	} else {
+		k.alias_of = o;
+		k.inplace = p->share[v] == SHARE_INPLACE;
+	}
+	return k;
+}
+
+/* g->plan from the placed buffers: a block per arena tensor (ValId
+ * order), then one per workspace (node order). */
 static int write_plan(Plan *p, const MemInterval *iv, const int32_t *who,
 		      int32_t nb, const uint64_t *off, uint64_t arena)
 {
 	Graph *g = p->g;
-	Arena *a = g->arena;
-	MemPlan *mp = arena_alloc(a, sizeof(*mp));
-	uint64_t *at = xcalloc((size_t)p->nv + 1, sizeof(uint64_t));
-	int32_t nblocks = 0;
+	MemPlan *mp = arena_alloc(g->arena, sizeof(*mp));
+	int32_t nblocks = nb;
 	for (int32_t b = 0; b < nb; b++)
 		if (who[b] >= 0)
-			at[who[b]] = off[b];
+			p->offset[who[b]] = off[b];
 	for (ValId v = 0; v < p->nv; v++)
-		nblocks += p->state[v] == ST_ARENA;
-	for (int32_t i = 0; i < p->nn; i++)
-		nblocks += p->ws[i] != 0;
+		nblocks += p->state[v] == ST_ARENA && p->owner[v] != v;
 	mp->norder = p->nn;
-	mp->order = arena_array(a, (size_t)p->nn, sizeof(int32_t));
+	mp->order = arena_array(g->arena, (size_t)p->nn, sizeof(int32_t));
 	for (int32_t i = 0; i < p->nn; i++)
 		mp->order[i] = i;
-	mp->blocks = arena_array(a, (size_t)nblocks, sizeof(MemBlock));
-	for (ValId v = 0; v < p->nv; v++) {
-		if (p->state[v] != ST_ARENA)
-			continue;
-		MemBlock *k = &mp->blocks[mp->nblocks++];
-		ValId o = p->owner[v];
-		*k = (MemBlock){ .tensor = v, .node = -1, .offset = at[o],
-				 .size = p->size[v], .first = p->first[v],
-				 .last = p->last[v], .alias_of = -1 };
-		if (o == v) {
-			k->size = p->gsize[v];
-			k->last = p->glast[v];
-		} else {
-			k->alias_of = o;
-			k->inplace = p->share[v] == SHARE_INPLACE;
-		}
-		if (add_bytes(g, &mp->naive_bytes, k->size) < 0)
-			goto fail;
-	}
-	for (int32_t b = 0; b < nb; b++) {
-		if (who[b] >= 0)
-			continue;
-		mp->blocks[mp->nblocks++] = (MemBlock){
-			.tensor = -1, .node = -1 - who[b], .offset = off[b],
-			.size = iv[b].size, .first = iv[b].first,
-			.last = iv[b].last, .alias_of = -1 };
-		if (add_bytes(g, &mp->naive_bytes, iv[b].size) < 0)
-			goto fail;
-	}
-	free(at);
+	mp->blocks = arena_array(g->arena, (size_t)nblocks, sizeof(MemBlock));
+	for (ValId v = 0; v < p->nv; v++)
+		if (p->state[v] == ST_ARENA)
+			mp->blocks[mp->nblocks++] =
+				tensor_block(p, v, p->offset[p->owner[v]]);
+	for (int32_t b = 0; b < nb; b++)
+		if (who[b] < 0)
+			mp->blocks[mp->nblocks++] = (MemBlock){
+				.tensor = -1, .node = -1 - who[b],
+				.offset = off[b], .size = iv[b].size,
+				.first = iv[b].first, .last = iv[b].last,
+				.alias_of = -1 };
+	ASSERT(mp->nblocks == nblocks);
+	for (int32_t k = 0; k < nblocks; k++)
+		if (add_bytes(g, &mp->naive_bytes, mp->blocks[k].size) < 0)
+			return -1;
 	mp->arena_bytes = arena;
 	mp->lower_bound_bytes = mem_lower_bound(iv, nb);
 	mp->unplanned = p->unplanned;
 	g->plan = mp;
 	return 0;
-fail:
-	free(at);
-	return -1;
 }
 
 static int place_and_write(Plan *p)
@@ -681,7 +679,7 @@ static int place_and_write(Plan *p)
 	int32_t nb = collect(p, iv, who);
 	uint64_t sum = 0;
 	int rc = 0;
-	for (int32_t b = 0; b < nb && !rc; b++)
+	for (int32_t b = 0; b < nb && !rc; b++) /* offsets cannot overflow */
 		rc = add_bytes(p->g, &sum, iv[b].size);
 	if (!rc)
 		rc = write_plan(p, iv, who, nb, off, mem_place(iv, nb, off));
@@ -715,6 +713,7 @@ static int plan_graph(Model *m, Graph *g)
 	p.share = xcalloc(nv, 1);
 	p.owner = xmalloc(nv * sizeof(ValId));
 	p.size = xcalloc(nv, sizeof(uint64_t));
+	p.offset = xcalloc(nv, sizeof(uint64_t));
 	p.gfirst = xmalloc(nv * sizeof(int32_t));
 	p.glast = xmalloc(nv * sizeof(int32_t));
 	p.gsize = xcalloc(nv, sizeof(uint64_t));

@@ -76,7 +76,7 @@ typedef struct MemInterval {
 uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets);
 /* One greedy pass alone (mem_place tries them all, then searches):
  * ordering MEM_BY_*, best fit or lowest fit. */
-enum { MEM_BY_SIZE, MEM_BY_FIRST, MEM_BY_LENGTH, MEM_BY_AREA };
+enum { MEM_BY_SIZE, MEM_BY_FIRST, MEM_BY_LENGTH, MEM_BY_AREA, MEM_ORDERINGS };
 uint64_t mem_place_greedy(const MemInterval *iv, int32_t n, int ordering,
 			  bool best_fit, uint64_t *offsets);
 /* The largest total size of the buffers live at one step. */
