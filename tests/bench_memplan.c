@@ -215,40 +215,6 @@ static bool run_entry(const Entry *e, Figures *all, bool *time_ok)
 
 /* ---- the pytorch-converted backend tests, static ------------------------- */
 
-static bool is_integral(int dt)
-{
-	return dt == DT_BOOL || (dt >= DT_UINT8 && dt <= DT_INT64) ||
-	       dt == DT_UINT32 || dt == DT_UINT64;
-}
-
-/* The inputs at the shapes of test_data_set_0 (integer ones as
- * constants), as make conformance does. */
-static int bind_inputs(Model *m, const char *dir)
-{
-	Graph *g = m->graph;
-	int32_t kept = 0;
-	for (int32_t k = 0; k < g->ninputs; k++) {
-		char path[2048];
-		snprintf(path, sizeof(path), "%s/test_data_set_0/input_%d.pb",
-			 dir, k);
-		const Tensor *t = onnx_load_tensor(m, path);
-		if (!t)
-			return -1;
-		Value *v = &g->vals[g->inputs[k]];
-		v->dtype = t->dtype;
-		v->shape = t->shape;
-		v->dim_params = NULL;
-		if (is_integral(t->dtype)) {
-			v->kind = VAL_WEIGHT;
-			v->konst = t;
-		} else {
-			g->inputs[kept++] = g->inputs[k];
-		}
-	}
-	g->ninputs = kept;
-	return 0;
-}
-
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -271,13 +237,10 @@ static void run_backend(const char *testdata, Figures *all)
 	Figures f = { 0 };
 	int ok = 0;
 	for (size_t i = 0; i < n; i++) {
-		char test[1400], path[1500];
+		char test[1400];
 		snprintf(test, sizeof(test), "%s/%s", dir, names[i]);
-		snprintf(path, sizeof(path), "%s/model.onnx", test);
-		Model *m = onnx_load(path);
-		CompileOptions o = { .model = path, .jobs = 1,
-				     .fold_limit = 64 * 1024 };
-		if (m && bind_inputs(m, test) == 0 && run_passes(m, &o) == 0) {
+		Model *m = backend_compile(test);
+		if (m) {
 			collect(&f, names[i], m);
 			collect(all, names[i], m);
 			ok++;

@@ -14,6 +14,7 @@
 #ifndef GEARC_SYNTH_H
 #define GEARC_SYNTH_H
 
+#include "compiler/onnx.h"
 #include "testutil.h"
 
 typedef struct Synth {
@@ -262,6 +263,52 @@ static inline Model *synth_compile(Model *m, const char *input_shape,
 		rc = run_passes(m, &o);
 	gear_parsed_release(&pg);
 	if (rc < 0) {
+		model_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static inline bool synth_integral(int dt)
+{
+	return dt == DT_BOOL || (dt >= DT_UINT8 && dt <= DT_INT64) ||
+	       dt == DT_UINT32 || dt == DT_UINT64;
+}
+
+/* Compiles an ONNX backend test (DIR/model.onnx) statically at the shapes
+ * of DIR/test_data_set_0, integer inputs as constants, as make
+ * conformance does; NULL if gearc cannot compile it yet. */
+static inline Model *backend_compile(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	Model *m = onnx_load(path);
+	if (!m)
+		return NULL;
+	Graph *g = m->graph;
+	int32_t kept = 0;
+	for (int32_t k = 0; k < g->ninputs; k++) {
+		snprintf(path, sizeof(path), "%s/test_data_set_0/input_%d.pb",
+			 dir, k);
+		const Tensor *t = onnx_load_tensor(m, path);
+		Value *v = &g->vals[g->inputs[k]];
+		if (!t) {
+			model_free(m);
+			return NULL;
+		}
+		v->dtype = t->dtype;
+		v->shape = t->shape;
+		v->dim_params = NULL;
+		if (synth_integral(t->dtype)) {
+			v->kind = VAL_WEIGHT;
+			v->konst = t;
+		} else {
+			g->inputs[kept++] = g->inputs[k];
+		}
+	}
+	g->ninputs = kept;
+	CompileOptions o = { .model = dir, .jobs = 1, .fold_limit = 64 * 1024 };
+	if (run_passes(m, &o) < 0) {
 		model_free(m);
 		return NULL;
 	}

@@ -530,51 +530,6 @@ Test(memplan, fixtures_ratio)
 	expect_ratio(&r, "fixtures and synthetic models");
 }
 
-static bool integral(int dt)
-{
-	return dt == DT_BOOL || (dt >= DT_UINT8 && dt <= DT_INT64) ||
-	       dt == DT_UINT32 || dt == DT_UINT64;
-}
-
-/* Compiles a backend test statically at its test data's shapes (integer
- * inputs as constants); NULL if gearc cannot compile it yet. */
-static Model *backend_model(const char *dir)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/model.onnx", dir);
-	Model *m = onnx_load(path);
-	Graph *g = m ? m->graph : NULL;
-	int32_t kept = 0;
-	for (int32_t k = 0; g && k < g->ninputs; k++) {
-		snprintf(path, sizeof(path), "%s/test_data_set_0/input_%d.pb",
-			 dir, k);
-		const Tensor *t = onnx_load_tensor(m, path);
-		Value *v = &g->vals[g->inputs[k]];
-		if (!t) {
-			model_free(m);
-			return NULL;
-		}
-		v->dtype = t->dtype;
-		v->shape = t->shape;
-		v->dim_params = NULL;
-		if (integral(t->dtype)) {
-			v->kind = VAL_WEIGHT;
-			v->konst = t;
-		} else {
-			g->inputs[kept++] = g->inputs[k];
-		}
-	}
-	if (!m)
-		return NULL;
-	g->ninputs = kept;
-	CompileOptions o = { .model = dir, .jobs = 1, .fold_limit = 64 * 1024 };
-	if (run_passes(m, &o) < 0) {
-		model_free(m);
-		return NULL;
-	}
-	return m;
-}
-
 Test(memplan, backend_models_ratio)
 {
 	const char *td = getenv("TESTDATA");
@@ -590,7 +545,7 @@ Test(memplan, backend_models_ratio)
 			continue;
 		char test[2048];
 		snprintf(test, sizeof(test), "%s/%s", dir, e->d_name);
-		Model *m = backend_model(test);
+		Model *m = backend_compile(test);
 		if (m)
 			add_model(&r, m);
 	}

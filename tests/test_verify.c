@@ -3,9 +3,11 @@
  * verify can tell) fail with exit 1 and a message naming the culprits. */
 #include "testrun.h"
 
+#include <dirent.h>
+
 #include "cli/cli.h"
 #include "serializer/omimpl.h"
-#include "testutil.h"
+#include "synth.h"
 
 #define DEMO "--model=tests/fixtures/demo_cnn.onnx"
 
@@ -405,4 +407,51 @@ Test(verify, subgraph_workspaces)
 	om_close(&f);
 	free(d);
 	model_free(m);
+}
+
+/* ---- every model gearc compiles verifies ---------------------------------- */
+
+static void expect_verifies(Model *m, const char *dir, const char *name)
+{
+	cr_assert(m, "%s: %s", name, last_error());
+	char *om = path_in(dir, "v.om");
+	cr_assert_eq(om_write(m, om), 0, "%s: %s", name, last_error());
+	model_free(m);
+	Run r = run_gearc("verify", om);
+	cr_expect_eq(r.status, 0, "%s: %s", name, r.err);
+	cr_expect(strstr(r.out, "shapes: ok\n"), "%s: %s", name, r.out);
+	run_free(&r);
+	free(om);
+}
+
+Test(verify, synthetic_and_backend_models, .timeout = 300)
+{
+	char *d = temp_dir();
+	expect_verifies(synth_compile(synth_resnet(8), SYNTH_RESNET_SHAPE,
+				      "1,2,7", 0, 0, 2), d, "resnet");
+	expect_verifies(synth_compile(synth_detector(), SYNTH_DETECTOR_SHAPE, 0,
+				      "320,320;640,480", 0, 2), d, "detector");
+	expect_verifies(synth_compile(synth_recognizer(), SYNTH_RECOGNIZER_SHAPE,
+				      0, 0, "64;320", 2), d, "recognizer");
+	expect_verifies(synth_compile(synth_vad(), SYNTH_VAD_SHAPE, 0, 0,
+				      "100;1000", 2), d, "vad");
+	char dir[1024];
+	snprintf(dir, sizeof(dir), "%s/pytorch-converted", testdata_dir());
+	DIR *dd = opendir(dir);
+	cr_assert(dd, "no %s", dir);
+	struct dirent *e;
+	int n = 0;
+	while ((e = readdir(dd))) {
+		char test[2048];
+		snprintf(test, sizeof(test), "%s/%s", dir, e->d_name);
+		Model *m = e->d_name[0] != '.' ? backend_compile(test) : NULL;
+		if (m) {
+			expect_verifies(m, d, e->d_name);
+			n++;
+		}
+	}
+	closedir(dd);
+	cr_expect_geq(n, 50, "only %d backend models compile", n);
+	remove_tree(d);
+	free(d);
 }
