@@ -6,14 +6,15 @@
  *
  * Compiles the project's fixtures, the synthetic models of tests/synth.h
  * (ResNet-style with 100 batch gears of a ~750-node graph, detector,
- * recognizer, VAD) and every pytorch-converted backend test that gearc
- * compiles, and prints per model: the gears (static graphs) planned,
- * arena / lower bound on average and in the worst graph, naive / arena,
- * and the time planning took against the rest of the compile (one
- * thread, its CPU time, medians of 3 runs).  The last lines sum it up over every graph
- * and check the targets: arena / lower bound <= 1.01 on average and
- * <= 1.05 in the worst graph; planning adds < 20% to the compile of 100
- * gears of the 750-node model.  Exit status 1 if a target is missed.
+ * recognizer, VAD, DenseNet, transformer) and every pytorch-converted
+ * backend test that gearc compiles, and prints per model: the static
+ * graphs planned, arena / lower bound on average and in the worst graph,
+ * naive / arena, and the time planning took against the rest of the
+ * compile, writing the .om included (one thread, its CPU time, the median
+ * of 3 runs for the timed model).  The last lines sum it up over every
+ * graph and check the targets: arena / lower bound <= 1.01 on average
+ * and <= 1.05 in the worst graph; planning adds < 20% to the compile of
+ * 100 gears of the 750-node model.  Exit status 1 if a target is missed.
  *
  * To add a model: one line in the models[] table below.
  */
@@ -67,6 +68,10 @@ static Entry models[] = {
 	  "64;128;256;320;640;1280", false },
 	{ "vad time", 0, synth_vad, SYNTH_VAD_SHAPE, 0, 0,
 	  "100;250;500;1000;3000", false },
+	{ "densenet batch", 0, synth_densenet, SYNTH_DENSENET_SHAPE,
+	  "1,2,4,8,16,32", 0, 0, false },
+	{ "transformer length", 0, synth_transformer, SYNTH_TRANSFORMER_SHAPE, 0,
+	  0, "16;32;64;128;256;512", false },
 };
 
 static double now(void)

@@ -1,8 +1,10 @@
 /*
  * tests/synth.h - synthetic models built in memory, shaped like the models
  * gearc is for: a ResNet-style classifier (batch gears), a multi-scale
- * detector (image-size gears), a CRNN text recognizer (width gears) and a
- * 1-D convolutional voice-activity detector (time gears).  The memory
+ * detector (image-size gears), a CRNN text recognizer (width gears), a
+ * 1-D convolutional voice-activity detector (time gears), and two harder
+ * cases for the planner: a DenseNet (many long, overlapping lifetimes) and
+ * a transformer encoder (sequence-length gears).  The memory
  * plan tests and `make bench` use them; weights are zeros.
  *
  *	Model *m = synth_resnet(106);        // about 750 nodes
@@ -241,6 +243,80 @@ static inline Model *synth_vad(void)
 	y = sy_unary(&s, "Tanh", sy_matmul_add(&s, y, 64, 32));
 	y = sy_matmul_add(&s, y, 32, 1);
 	return sy_end(&s, sy_unary(&s, "Sigmoid", y));
+}
+
+#define SYNTH_DENSENET_SHAPE "x:-1,3,32,32"
+
+/* DenseNet-style: blocks whose layers each read the Concat of every
+ * earlier feature map of the block (long, overlapping lifetimes of many
+ * sizes), with Conv-MaxPool transitions. */
+static inline Model *synth_densenet(void)
+{
+	Synth s = sy_begin("densenet");
+	ValId x = tu_input(s.g, "x", DT_FLOAT, SHAPE(-1, 3, 32, 32));
+	ValId y = sy_unary(&s, "Relu", sy_conv(&s, x, 3, 24, 3, 1, 2));
+	int64_t c = 24;
+	for (int blk = 0; blk < 3; blk++) {
+		ValId feats[8] = { y };
+		int64_t have = c;
+		for (int l = 1; l < 7; l++) {
+			Node *cat = tu_node(s.g, "Concat", sy_name(&s, "cat"),
+					    feats, l, 1);
+			tu_int(s.g, cat, "axis", 1);
+			ValId h = sy_unary(&s, "Relu", sy_bn(&s, tu_out(cat, 0),
+							     have));
+			h = sy_unary(&s, "Relu", sy_conv(&s, h, have, 48, 1, 1, 2));
+			feats[l] = sy_conv(&s, h, 48, 12, 3, 1, 2);
+			have += 12;
+		}
+		Node *cat = tu_node(s.g, "Concat", sy_name(&s, "cat"), feats, 7,
+				    1);
+		tu_int(s.g, cat, "axis", 1);
+		c = have / 2;
+		y = sy_conv(&s, tu_out(cat, 0), have, c, 1, 1, 2);
+		if (blk < 2)
+			y = sy_maxpool(&s, y, 2, 2);
+	}
+	y = sy_unary(&s, "GlobalAveragePool", y);
+	y = tu_out(tu_node(s.g, "Flatten", sy_name(&s, "flat"), IDS(y), 1), 0);
+	return sy_end(&s, sy_unary(&s, "Softmax", y));
+}
+
+#define SYNTH_TRANSFORMER_SHAPE "tokens:1,-1,64"
+
+/* Transformer encoder layers over [1,T,64] embeddings: Q, K, V
+ * projections, heads split by Reshape and Transpose, Softmax(QK^T)V,
+ * heads merged, output projection and residual Add, then a MatMul-Relu-
+ * MatMul feed-forward block with its residual Add. */
+static inline Model *synth_transformer(void)
+{
+	Synth s = sy_begin("transformer");
+	ValId x = tu_input(s.g, "tokens", DT_FLOAT, SHAPE(1, -1, 64));
+	for (int layer = 0; layer < 4; layer++) {
+		ValId qkv[3];
+		for (int k = 0; k < 3; k++) {
+			ValId p = sy_matmul_add(&s, x, 64, 64);
+			p = sy_reshape(&s, p, INTS(1, -1, 4, 16));
+			if (k == 1) /* K transposed for QK^T */
+				qkv[k] = sy_transpose(&s, p, INTS(0, 2, 3, 1));
+			else
+				qkv[k] = sy_transpose(&s, p, INTS(0, 2, 1, 3));
+		}
+		ValId a = sy_binary(&s, "MatMul", qkv[0], qkv[1]);
+		ValId scale = sy_zeros(&s, "scale", SHAPE(1));
+		a = sy_binary(&s, "Mul", a, scale);
+		Node *sm = tu_node(s.g, "Softmax", sy_name(&s, "sm"), IDS(a), 1);
+		tu_int(s.g, sm, "axis", -1);
+		a = sy_binary(&s, "MatMul", tu_out(sm, 0), qkv[2]);
+		a = sy_transpose(&s, a, INTS(0, 2, 1, 3));
+		a = sy_reshape(&s, a, INTS(1, -1, 64));
+		a = sy_matmul_add(&s, a, 64, 64);
+		x = sy_binary(&s, "Add", x, a);
+		ValId f = sy_unary(&s, "Relu", sy_matmul_add(&s, x, 64, 256));
+		f = sy_matmul_add(&s, f, 256, 64);
+		x = sy_binary(&s, "Add", x, f);
+	}
+	return sy_end(&s, sy_unary(&s, "Tanh", x));
 }
 
 /* Applies the gear options (NULL input_shape: none) and runs every pass;

@@ -527,6 +527,10 @@ Test(memplan, fixtures_ratio)
 				    0, 0, "64;320;1280", 2));
 	add_model(&r, synth_compile(synth_vad(), SYNTH_VAD_SHAPE, 0, 0,
 				    "100;1000;3000", 2));
+	add_model(&r, synth_compile(synth_densenet(), SYNTH_DENSENET_SHAPE,
+				    "1,5,32", 0, 0, 2));
+	add_model(&r, synth_compile(synth_transformer(),
+				    SYNTH_TRANSFORMER_SHAPE, 0, 0, "7;64;512", 2));
 	expect_ratio(&r, "fixtures and synthetic models");
 }
 
