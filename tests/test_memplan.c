@@ -3,8 +3,11 @@
  * the arena / lower bound ratio on the fixtures and backend models. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <json-c/json.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "testrun.h"
 
 #include "compiler/onnx.h"
 #include "passes/memplan.h"
@@ -590,4 +593,75 @@ Test(memplan, hundred_gears_of_750_nodes_cost_under_20_percent,
 		     "planning %.1f ms, the rest of the compile %.1f ms",
 		     plan_t * 1e3, (total - plan_t) * 1e3);
 	model_free(m);
+}
+
+/* ---- what dump shows -------------------------------------------------------- */
+
+static int64_t jint_at(json_object *o, const char *path)
+{
+	char buf[256], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *k = strtok_r(buf, ".", &save); k; k = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, (size_t)atoi(k));
+		else if (!json_object_object_get_ex(o, k, &o))
+			o = NULL;
+		cr_assert(o, "no '%s' in the dump", path);
+	}
+	return json_object_get_int64(o);
+}
+
+Test(memplan, dump_shows_the_plans)
+{
+	char *d = temp_dir(), out[600], *om = path_in(d, "m.om");
+	snprintf(out, sizeof(out), "--output=%s", om);
+	Run r = run_gearc("--model=tests/fixtures/demo_cnn.onnx", out,
+			  "--input_shape=x:-1,3,32,32",
+			  "--dynamic_batch_size=1,4,8");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	r = run_gearc("dump", "--format=json", om);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	json_object *j = json_tokener_parse(r.out);
+	cr_assert(j);
+	cr_expect_eq(jint_at(j, "gears.0.memory.arena_bytes"), 65536);
+	cr_expect_eq(jint_at(j, "gears.0.memory.lower_bound_bytes"), 65536);
+	cr_expect_eq(jint_at(j, "gears.0.memory.naive_bytes"), 139456);
+	cr_expect_eq(jint_at(j, "gears.0.memory.tensors"), 9);
+	cr_expect_eq(jint_at(j, "gears.0.memory.views"), 1);
+	cr_expect_eq(jint_at(j, "gears.0.memory.inplace"), 2);
+	cr_expect_eq(jint_at(j, "gears.0.memory.unplanned"), 0);
+	cr_expect_eq(jint_at(j, "gears.2.memory.arena_bytes"), 524288);
+	/* the largest gear's arena plus the root's (MapIndex's output) */
+	cr_expect_eq(jint_at(j, "memory.arena_bytes"), 524288 + 64);
+	cr_expect_eq(jint_at(j, "memory.root_arena_bytes"), 64);
+	json_object_put(j);
+	run_free(&r);
+	r = run_gearc("dump", om);
+	cr_expect(strstr(r.out, "Batch_1    dims [4]  arena 262144 bytes (lower "
+				"bound 262144, x1.000)"), "%s", r.out);
+	cr_expect(strstr(r.out, "r1 [4,8,32,32] @0 (in place of b1)"), "%s",
+		  r.out);
+	cr_expect(strstr(r.out, "(view of g)"), "%s", r.out);
+	cr_expect(strstr(r.out, "memory: arena 262144 bytes, lower bound 262144 "
+				"(x1.000), naive 557760; tensors 9 (1 views, 2 "
+				"in place)"), "%s", r.out);
+	run_free(&r);
+	/* a static compile: the top-level memory is the graph's plan */
+	snprintf(out, sizeof(out), "--output=%s", om);
+	r = run_gearc("--model=tests/fixtures/demo_cnn.onnx", out,
+		      "--input_shape=x:1,3,32,32");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	r = run_gearc("dump", "--format=json", om);
+	j = json_tokener_parse(r.out);
+	cr_assert(j);
+	cr_expect_eq(jint_at(j, "memory.arena_bytes"), 65536);
+	cr_expect_eq(jint_at(j, "memory.lower_bound_bytes"), 65536);
+	cr_expect_eq(jint_at(j, "memory.naive_bytes"), 139456);
+	json_object_put(j);
+	run_free(&r);
+	free(om);
+	remove_tree(d);
+	free(d);
 }
