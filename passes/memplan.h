@@ -5,7 +5,7 @@
  * For a graph g the plan gives an execution order (g's node order, which
  * is topological), and for every intermediate tensor a block of one
  * feature-map arena: offset, size (its bytes rounded up to 64) and
- * lifetime [first, last] in steps of the order, such that no two blocks
+ * lifetime [first, last] in steps of the order, such that no two buffers
  * live at the same step overlap.
  *
  * What is in the arena.  A tensor produced by a node of g whose shape is
@@ -47,12 +47,18 @@
  * own, and the model's arena is the largest branch arena plus the root's.
  *
  * Placement.  Greedy over the buffers in an ordering, each at the offset
- * that fits best among already placed buffers whose lifetimes overlap its
- * own (TFLite's ArenaPlanner, XNNPACK's memory planner); orderings by size,
- * by first use and by lifetime, best fit and lowest fit; the smallest
- * arena wins.  If it is still above the lower bound, a local search swaps
- * neighbours in the winning ordering for a fixed amount of work (never
- * wall-clock), so the plan depends only on the graph.
+ * that fits best among the already placed buffers whose lifetimes overlap
+ * its own (TFLite's ArenaPlanner, XNNPACK's memory planner); orderings by
+ * size, by first use, by lifetime length and by size x length, each with
+ * best fit and lowest fit, stopping at the first that reaches the lower
+ * bound; the smallest arena wins.  If it is still above the bound, a local
+ * search moves the buffer at the arena's top earlier in the winning
+ * ordering (a run of neighbour swaps; positions from a fixed-seed
+ * generator) and keeps every ordering that is no worse, for a fixed
+ * amount of work (never wall-clock), so the plan depends only on the
+ * graph.  Placed buffers are indexed by slices of steps, so placing one
+ * looks only at the buffers live near it: about linear in the graph for
+ * the short lifetimes of real networks, quadratic at worst.
  *
  * lower_bound_bytes is the largest total of block sizes live at one step,
  * after sharing; naive_bytes is the total as if every block had its own
