@@ -32,23 +32,42 @@ typedef struct SortKey {
 	int32_t idx;
 } SortKey;
 
-static int cmp_key(const void *x, const void *y)
+static bool key_less(const SortKey *p, const SortKey *q)
 {
-	const SortKey *p = x, *q = y;
 	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
+		return p->a < q->a;
 	if (p->b != q->b)
-		return p->b < q->b ? -1 : 1;
+		return p->b < q->b;
 	if (p->c != q->c)
-		return p->c < q->c ? -1 : 1;
-	return (p->idx > q->idx) - (p->idx < q->idx);
+		return p->c < q->c;
+	return p->idx < q->idx;
+}
+
+/* Bottom-up merge sort of v[0..n) (tmp as large): the comparison inlined,
+ * as this runs for every graph. */
+static void sort_keys(SortKey *v, SortKey *tmp, int32_t n)
+{
+	for (int32_t w = 1; w < n; w *= 2) {
+		for (int32_t lo = 0; lo < n; lo += 2 * w) {
+			int32_t mid = lo + w < n ? lo + w : n;
+			int32_t hi = lo + 2 * w < n ? lo + 2 * w : n;
+			int32_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				tmp[k++] = key_less(&v[j], &v[i]) ? v[j++] : v[i++];
+			while (i < mid)
+				tmp[k++] = v[i++];
+			while (j < hi)
+				tmp[k++] = v[j++];
+		}
+		memcpy(v, tmp, (size_t)n * sizeof(SortKey));
+	}
 }
 
 /* The buffers in ordering kind: by size (largest first), by first use
  * (lifetime-first, the larger first on ties), by lifetime length, or by
  * size times length. */
 static void make_order(const MemInterval *iv, int32_t n, int kind,
-		       int32_t *order, SortKey *keys)
+		       int32_t *order, SortKey *keys /* 2 * n */)
 {
 	for (int32_t i = 0; i < n; i++) {
 		uint64_t size = ~iv[i].size;
@@ -68,7 +87,7 @@ static void make_order(const MemInterval *iv, int32_t n, int kind,
 			k = (SortKey){ ~area, size, first, i };
 		keys[i] = k;
 	}
-	qsort(keys, (size_t)n, sizeof(*keys), cmp_key);
+	sort_keys(keys, keys + n, n);
 	for (int32_t i = 0; i < n; i++)
 		order[i] = keys[i].idx;
 }
@@ -127,6 +146,23 @@ static int cmp_span(const void *x, const void *y)
 	return (a->end > b->end) - (a->end < b->end);
 }
 
+/* By offset: insertion sort for the few spans a placement usually
+ * meets, qsort beyond. */
+static void sort_spans(Span *v, int32_t n)
+{
+	if (n > 24) {
+		qsort(v, (size_t)n, sizeof(Span), cmp_span);
+		return;
+	}
+	for (int32_t i = 1; i < n; i++) {
+		Span x = v[i];
+		int32_t j = i;
+		for (; j > 0 && cmp_span(&v[j - 1], &x) > 0; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
 /* The placed buffers live together with b, by offset; their count. */
 static int32_t gather(Placer *P, const MemInterval *b)
 {
@@ -147,7 +183,7 @@ static int32_t gather(Placer *P, const MemInterval *b)
 			P->near[n++] = (Span){ P->off[p], P->off[p] + q->size };
 		}
 	}
-	qsort(P->near, (size_t)n, sizeof(Span), cmp_span);
+	sort_spans(P->near, n);
 	return n;
 }
 
@@ -306,7 +342,7 @@ uint64_t mem_place_greedy(const MemInterval *iv, int32_t n, int ordering,
 	Placer P;
 	placer_init(&P, iv, n);
 	int32_t *order = xmalloc((size_t)n * sizeof(int32_t)), top;
-	SortKey *keys = xmalloc((size_t)n * sizeof(SortKey));
+	SortKey *keys = xmalloc(2 * (size_t)n * sizeof(SortKey));
 	make_order(iv, n, ordering, order, keys);
 	uint64_t arena = place(&P, order, best_fit, offsets, &top);
 	free(keys);
@@ -324,7 +360,7 @@ uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
 	int32_t *order = xmalloc((size_t)n * sizeof(int32_t));
 	int32_t *best_order = xmalloc((size_t)n * sizeof(int32_t));
 	uint64_t *off = xmalloc((size_t)n * sizeof(uint64_t));
-	SortKey *keys = xmalloc((size_t)n * sizeof(SortKey));
+	SortKey *keys = xmalloc(2 * (size_t)n * sizeof(SortKey));
 	uint64_t lower = mem_lower_bound(iv, n), best = UINT64_MAX;
 	int32_t best_top = -1, top;
 	bool best_fit = true;
@@ -417,50 +453,52 @@ static void use(Plan *p, ValId v, int32_t step)
 		p->last[v] = step;
 }
 
-/* The subgraphs of node n, through fn. */
-static int each_subgraph(Node *n, int (*fn)(Graph *sub, void *ctx),
-			 void *ctx)
+/* Whether n may run subgraphs: only these ops have graph attributes.
+ * The gear branches of a Case are not its subgraphs here: they take the
+ * Case's inputs as their own (pass_gear_clone) and are planned as gears. */
+static bool runs_subgraphs(const Node *n)
 {
+	switch (n->op) {
+	case OP_If: case OP_Loop: case OP_Scan: case OP_SequenceMap:
+	case OP_PartitionedCall: case OP_UNKNOWN:
+		return n->nattrs > 0;
+	default:
+		return false;
+	}
+}
+
+static int plan_graph(Model *m, Graph *g);
+
+/* Plans subgraph sub of node i: its arena sizes i's workspace, its outer
+ * references are reads by i. */
+static int plan_sub(Model *m, Plan *p, int32_t i, Graph *sub)
+{
+	if (plan_graph(m, sub) < 0)
+		return -1;
+	if (sub->plan->arena_bytes > p->ws[i])
+		p->ws[i] = sub->plan->arena_bytes;
+	for (ValId v = 0; v < sub->nvals; v++)
+		if (sub->vals[v].kind == VAL_OUTER)
+			use(p, sub->vals[v].outer, i);
+	return 0;
+}
+
+static int plan_subgraphs(Model *m, Plan *p, int32_t i)
+{
+	Node *n = &p->g->nodes[i];
 	for (int32_t k = 0; k < n->nattrs; k++) {
 		Attr *a = &n->attrs[k];
-		if (a->type == ATTR_GRAPH && a->g && fn(a->g, ctx) < 0)
+		if (a->type == ATTR_GRAPH && a->g && plan_sub(m, p, i, a->g) < 0)
 			return -1;
 		for (int32_t j = 0; a->type == ATTR_GRAPHS && j < a->n; j++)
-			if (a->graphs[j] && fn(a->graphs[j], ctx) < 0)
+			if (a->graphs[j] && plan_sub(m, p, i, a->graphs[j]) < 0)
 				return -1;
 	}
 	return 0;
 }
 
-typedef struct SubUse {
-	Plan *p;
-	int32_t step;
-	Model *m;
-	uint64_t ws;
-} SubUse;
-
-static int outer_uses(Graph *sub, void *ctx)
-{
-	SubUse *u = ctx;
-	for (ValId i = 0; i < sub->nvals; i++)
-		if (sub->vals[i].kind == VAL_OUTER)
-			use(u->p, sub->vals[i].outer, u->step);
-	return 0;
-}
-
-static int plan_graph(Model *m, Graph *g);
-
-static int plan_sub(Graph *sub, void *ctx)
-{
-	SubUse *u = ctx;
-	if (plan_graph(u->m, sub) < 0)
-		return -1;
-	if (sub->plan->arena_bytes > u->ws)
-		u->ws = sub->plan->arena_bytes;
-	return 0;
-}
-
-static void lifetimes(Plan *p)
+/* Lifetimes, planning the subgraphs on the way. */
+static int lifetimes(Model *m, Plan *p)
 {
 	Graph *g = p->g;
 	for (ValId v = 0; v < p->nv; v++)
@@ -472,12 +510,13 @@ static void lifetimes(Plan *p)
 				p->first[n->outputs[k]] = i;
 		for (int32_t k = 0; k < n->ninputs; k++)
 			use(p, n->inputs[k], i);
-		SubUse u = { .p = p, .step = i };
-		each_subgraph(n, outer_uses, &u);
+		if (runs_subgraphs(n) && plan_subgraphs(m, p, i) < 0)
+			return -1;
 	}
 	for (ValId v = 0; v < p->nv; v++)
 		if (p->first[v] >= 0 && p->last[v] < p->first[v])
 			p->last[v] = p->first[v];
+	return 0;
 }
 
 /* Which node outputs get a place in the arena (ST_ARENA), which are left
@@ -689,20 +728,6 @@ static int place_and_write(Plan *p)
 	return rc;
 }
 
-static int plan_subgraphs(Model *m, Plan *p)
-{
-	for (int32_t i = 0; i < p->nn; i++) {
-		Node *n = &p->g->nodes[i];
-		if (n->op == OP_Case) /* gear branches: planned as gears */
-			continue;
-		SubUse u = { .p = p, .step = i, .m = m };
-		if (each_subgraph(n, plan_sub, &u) < 0)
-			return -1;
-		p->ws[i] = u.ws;
-	}
-	return 0;
-}
-
 static int plan_graph(Model *m, Graph *g)
 {
 	Plan p = { .g = g, .nn = g->nnodes, .nv = g->nvals };
@@ -719,9 +744,8 @@ static int plan_graph(Model *m, Graph *g)
 	p.gsize = xcalloc(nv, sizeof(uint64_t));
 	p.ws = xcalloc(nn, sizeof(uint64_t));
 	g->plan = NULL;
-	int rc = plan_subgraphs(m, &p);
+	int rc = lifetimes(m, &p);
 	if (!rc) {
-		lifetimes(&p);
 		classify(&p);
 		share_buffers(&p);
 		rc = place_and_write(&p);
