@@ -11,6 +11,7 @@
 
 #include "compiler/onnx.h"
 #include "passes/memplan.h"
+#include "serializer/om.h"
 #include "synth.h"
 
 /* ---- placement ------------------------------------------------------------- */
@@ -522,6 +523,18 @@ Test(memplan, fixtures_ratio)
 	add_model(&r, load("tests/fixtures/demo_cnn.onnx", "x:-1,3,32,32",
 			   "1,2,4,8,16,64", 0, 0));
 	add_model(&r, load("tests/fixtures/mlp.onnx", "x:-1,64", "1,8,64", 0, 0));
+	/* the real-export fixtures, with expected.json's gears */
+	add_model(&r, load("tests/fixtures/det.onnx", "x:1,3,-1,-1", 0,
+			   "640,640;960,960;1280,736", 0));
+	add_model(&r, load("tests/fixtures/rec.onnx", "x:1,3,48,-1", 0, 0,
+			   "320;640;1280"));
+	add_model(&r, load("tests/fixtures/vad.onnx",
+			   "input:1,-1;h:2,1,64;c:2,1,64", 0, 0, "512;1024;1536"));
+	add_model(&r, load("tests/fixtures/vad.onnx",
+			   "input:-1,512;h:2,-1,64;c:2,-1,64", 0, 0,
+			   "1,1,1;4,4,4;8,8,8"));
+	add_model(&r, load("tests/fixtures/bench_rec.onnx", "x:1,3,48,-1", 0, 0,
+			   "320;640;1280"));
 	add_model(&r, synth_compile(synth_resnet(12), SYNTH_RESNET_SHAPE,
 				    "1,3,16", 0, 0, 2));
 	add_model(&r, synth_compile(synth_detector(), SYNTH_DETECTOR_SHAPE, 0,
@@ -535,6 +548,7 @@ Test(memplan, fixtures_ratio)
 	add_model(&r, synth_compile(synth_transformer(),
 				    SYNTH_TRANSFORMER_SHAPE, 0, 0, "7;64;512", 2));
 	expect_ratio(&r, "fixtures and synthetic models");
+	cr_expect_geq(r.graphs, 60);
 }
 
 Test(memplan, backend_models_ratio)
@@ -570,28 +584,44 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* 100 gears of the 764-node bench_rec fixture (make bench's model, the
+ * gears it uses), one thread: the planning pass against the rest of the
+ * compile, writing the .om included.  Timing targets are for optimized
+ * builds: skipped under the sanitizers. */
 Test(memplan, hundred_gears_of_750_nodes_cost_under_20_percent,
      .timeout = 300)
 {
-	char gears[400];
+#if defined(__SANITIZE_ADDRESS__)
+	cr_skip_test("timing under the sanitizers means nothing");
+#endif
+	char gears[800];
 	size_t k = 0;
 	for (int i = 1; i <= 100; i++)
 		k += (size_t)snprintf(gears + k, sizeof(gears) - k, "%s%d",
-				      i > 1 ? "," : "", i);
+				      i > 1 ? ";" : "", 16 * i);
 	double t0 = cpu_now();
-	Model *m = synth_compile(synth_resnet(106), SYNTH_RESNET_SHAPE, gears,
-				 0, 0, 1); /* one thread: its CPU time */
-	double total = cpu_now() - t0;
+	Model *m = onnx_load("tests/fixtures/bench_rec.onnx");
 	cr_assert(m, "%s", last_error());
-	cr_assert_geq(m->branches[0]->nnodes, 740);
+	cr_assert_geq(m->graph->nnodes, 750);
+	m = synth_compile(m, "x:1,3,48,-1", 0, 0, gears, 1);
+	cr_assert(m, "%s", last_error());
+	uint8_t *bytes;
+	size_t len;
+	cr_assert_eq(om_encode(m, &bytes, &len), 0, "%s", last_error());
+	free(bytes);
+	double total = cpu_now() - t0;
 	cr_assert_eq(m->gears->ngears, 100);
-	double t1 = cpu_now();
-	cr_assert_eq(pass_memplan(m, &(CompileOptions){ .jobs = 1 }), 0);
-	double plan_t = cpu_now() - t1;
-	/* the compile above included one planning run */
-	cr_expect_lt(plan_t, 0.20 * (total - plan_t),
+	/* the compile above planned once; plan again to time it alone */
+	double best = 1e9;
+	for (int r = 0; r < 3; r++) {
+		double t1 = cpu_now();
+		cr_assert_eq(pass_memplan(m, &(CompileOptions){ .jobs = 1 }), 0);
+		if (cpu_now() - t1 < best)
+			best = cpu_now() - t1;
+	}
+	cr_expect_lt(best, 0.20 * (total - best),
 		     "planning %.1f ms, the rest of the compile %.1f ms",
-		     plan_t * 1e3, (total - plan_t) * 1e3);
+		     best * 1e3, (total - best) * 1e3);
 	model_free(m);
 }
 

@@ -435,6 +435,15 @@ Test(verify, synthetic_and_backend_models, .timeout = 300)
 				      0, 0, "64;320", 2), d, "recognizer");
 	expect_verifies(synth_compile(synth_vad(), SYNTH_VAD_SHAPE, 0, 0,
 				      "100;1000", 2), d, "vad");
+	expect_verifies(synth_compile(onnx_load("tests/fixtures/det.onnx"),
+				      "x:1,3,-1,-1", 0, "640,640;1280,736", 0,
+				      2), d, "det.onnx");
+	expect_verifies(synth_compile(onnx_load("tests/fixtures/rec.onnx"),
+				      "x:1,3,48,-1", 0, 0, "320;1280", 2), d,
+			"rec.onnx");
+	expect_verifies(synth_compile(onnx_load("tests/fixtures/vad.onnx"),
+				      "input:1,-1;h:2,1,64;c:2,1,64", 0, 0,
+				      "512;1536", 2), d, "vad.onnx");
 	char dir[1024];
 	snprintf(dir, sizeof(dir), "%s/pytorch-converted", testdata_dir());
 	DIR *dd = opendir(dir);
