@@ -223,8 +223,14 @@ $(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/libgearc.a
 # (medians of 7 runs, -j1 and all cores), then onnx's shape inference for
 # the same gears when /usr/bin/python3 has onnx.  Options for build/bench
 # go in BENCH_ARGS, e.g. BENCH_ARGS="--model=tests/fixtures/demo_cnn.onnx
-# --input_shape=x:-1,3,32,32 --step=1".
-bench: $(BUILD)/bench
+# --input_shape=x:-1,3,32,32 --step=1".  Then the memory planner's figures
+# (tests/bench_memplan.c): arena / lower bound per model, average and
+# worst, naive / arena, planning time against the rest of the compile.
+bench: $(BUILD)/bench $(BUILD)/bench_memplan
 	$(BUILD)/bench $(BENCH_ARGS)
+	$(BUILD)/bench_memplan $(TESTDATA)
+
+$(BUILD)/bench_memplan: $(BUILD)/tests/bench_memplan.o $(BUILD)/libgearc.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

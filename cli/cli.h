@@ -37,6 +37,7 @@ int args_parse(int argc, char **argv, const ArgSpec *spec, const char *cmd,
 int cmd_compile(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 /* Prints help for a command ("" or NULL: the overview) to f; -1 if there
  * is no such command. */
@@ -53,6 +54,10 @@ char *om_output_path(const char *output);
 struct json_object;
 struct OmFile;
 struct json_object *om_json(const struct OmFile *f, const char *path);
+
+/* The memory-plan checks of 'gearc verify' alone (cli/verify.c) on a
+ * validated file: 0, or -1 with the first violation as the error. */
+int verify_plans(const struct OmFile *f);
 
 /* Prints "gearc: error: <last_error()>" to stderr and returns status. */
 int fail(int status);

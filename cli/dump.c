@@ -57,25 +57,74 @@ static const Gearom__MemoryPlan *gear_plan(const Gearom__Model *m,
 	return m->graphs[g->graph]->plan;
 }
 
-/* The model's arena: the max over gears (branches never run together),
- * else the root's plan.  Returns false when no plan is recorded. */
-static bool model_arena(const Gearom__Model *m, uint64_t *bytes)
+/* What a plan holds, counted. */
+typedef struct PlanStats {
+	int64_t tensors, views, inplace, workspaces;
+} PlanStats;
+
+static PlanStats plan_stats(const Gearom__MemoryPlan *p)
+{
+	PlanStats st = { 0 };
+	for (size_t i = 0; i < p->n_blocks; i++) {
+		const Gearom__MemBlock *b = p->blocks[i];
+		if (b->node >= 0) {
+			st.workspaces++;
+			continue;
+		}
+		st.tensors++;
+		if (b->alias_of >= 0 && b->inplace)
+			st.inplace++;
+		else if (b->alias_of >= 0)
+			st.views++;
+	}
+	return st;
+}
+
+/* The model's memory: per figure (arena, lower bound, naive), the max
+ * over gears (branches never run together) plus the root's plan; for a
+ * static compile, the main graph's plan.  False when no plan is
+ * recorded. */
+typedef struct ModelMemory {
+	uint64_t arena, lower, naive, root;
+	int64_t unplanned;
+} ModelMemory;
+
+static void take_max(uint64_t *a, uint64_t b)
+{
+	if (b > *a)
+		*a = b;
+}
+
+static bool model_memory(const Gearom__Model *m, ModelMemory *mm)
 {
 	bool any = false;
-	*bytes = 0;
+	memset(mm, 0, sizeof(*mm));
 	for (size_t i = 0; i < m->n_gears; i++) {
 		const Gearom__MemoryPlan *p = gear_plan(m, m->gears[i]);
-		if (p && p->arena_bytes >= *bytes) {
-			*bytes = p->arena_bytes;
-			any = true;
-		}
+		if (!p)
+			continue;
+		take_max(&mm->arena, p->arena_bytes);
+		take_max(&mm->lower, p->lower_bound_bytes);
+		take_max(&mm->naive, p->naive_bytes);
+		mm->unplanned += p->unplanned;
+		any = true;
 	}
 	const Gearom__Graph *root = m->graphs[m->has_root ? m->root : 0];
 	if (root->plan) {
-		*bytes += root->plan->arena_bytes;
+		mm->root = root->plan->arena_bytes;
+		mm->arena += root->plan->arena_bytes;
+		mm->lower += root->plan->lower_bound_bytes;
+		mm->naive += root->plan->naive_bytes;
+		mm->unplanned += root->plan->unplanned;
 		any = true;
 	}
 	return any;
+}
+
+/* arena / lower bound, 1 when both are 0. */
+static double plan_ratio(uint64_t arena, uint64_t lower)
+{
+	return lower ? (double)arena / (double)lower : arena ? 0.0 : 1.0;
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -139,10 +188,33 @@ static json_object *json_shapes(Gearom__ShapeInfo **s, size_t n, bool bytes)
 static json_object *json_plan(const Gearom__MemoryPlan *p)
 {
 	json_object *o = json_object_new_object();
+	PlanStats st = { 0 };
+	if (p)
+		st = plan_stats(p);
 	jadd(o, "arena_bytes", p ? juint(p->arena_bytes) : NULL);
 	jadd(o, "lower_bound_bytes", p ? juint(p->lower_bound_bytes) : NULL);
 	jadd(o, "naive_bytes", p ? juint(p->naive_bytes) : NULL);
-	jadd(o, "tensors", p ? jint((int64_t)p->n_blocks) : NULL);
+	jadd(o, "tensors", p ? jint(st.tensors) : NULL);
+	/* Extras beyond the contract. */
+	jadd(o, "views", p ? jint(st.views) : NULL);
+	jadd(o, "inplace", p ? jint(st.inplace) : NULL);
+	jadd(o, "workspaces", p ? jint(st.workspaces) : NULL);
+	jadd(o, "unplanned", p ? jint(p->unplanned) : NULL);
+	return o;
+}
+
+static json_object *json_memory(const Gearom__Model *m)
+{
+	json_object *o = json_object_new_object();
+	ModelMemory mm;
+	bool has = model_memory(m, &mm);
+	jadd(o, "arena_bytes", has ? juint(mm.arena) : NULL);
+	/* Extras: the same sums for the other figures. */
+	jadd(o, "lower_bound_bytes", has ? juint(mm.lower) : NULL);
+	jadd(o, "naive_bytes", has ? juint(mm.naive) : NULL);
+	if (m->n_gears)
+		jadd(o, "root_arena_bytes", has ? juint(mm.root) : NULL);
+	jadd(o, "unplanned", has ? jint(mm.unplanned) : NULL);
 	return o;
 }
 
@@ -203,7 +275,6 @@ json_object *om_json(const OmFile *f, const char *path)
 {
 	const Gearom__Model *m = f->model;
 	json_object *o = json_object_new_object(), *a, *p;
-	uint64_t arena;
 
 	jadd(o, "format", jstr("gearom"));
 	jadd(o, "format_version", jint(OM_VERSION));
@@ -228,9 +299,7 @@ json_object *om_json(const OmFile *f, const char *path)
 		json_object_array_add(a, json_gear(m, m->gears[i]));
 	jadd(o, "gears", a);
 
-	p = json_object_new_object();
-	jadd(p, "arena_bytes", model_arena(m, &arena) ? juint(arena) : NULL);
-	jadd(o, "memory", p);
+	jadd(o, "memory", json_memory(m));
 	size_t count;
 	p = json_object_new_object();
 	jadd(p, "bytes", juint(weights_sum(m, false, &count)));
@@ -360,8 +429,10 @@ static void print_gear(const Gearom__Model *m, const Gearom__Gear *g)
 	print_dims(g->dims, g->n_dims, true);
 	const Gearom__MemoryPlan *p = gear_plan(m, g);
 	if (p)
-		printf("  arena %llu bytes",
-		       (unsigned long long)p->arena_bytes);
+		printf("  arena %llu bytes (lower bound %llu, x%.3f)",
+		       (unsigned long long)p->arena_bytes,
+		       (unsigned long long)p->lower_bound_bytes,
+		       plan_ratio(p->arena_bytes, p->lower_bound_bytes));
 	fputc('\n', stdout);
 	for (size_t i = 0; i < g->n_inputs; i++) {
 		printf("    in  %-20s ", g->inputs[i]->name);
@@ -378,14 +449,57 @@ static void print_gear(const Gearom__Model *m, const Gearom__Gear *g)
 	}
 }
 
+static void print_plan(const Gearom__MemoryPlan *p)
+{
+	PlanStats st = plan_stats(p);
+	printf("  memory: arena %llu bytes, lower bound %llu (x%.3f), naive "
+	       "%llu; tensors %lld (%lld views, %lld in place)",
+	       (unsigned long long)p->arena_bytes,
+	       (unsigned long long)p->lower_bound_bytes,
+	       plan_ratio(p->arena_bytes, p->lower_bound_bytes),
+	       (unsigned long long)p->naive_bytes, (long long)st.tensors,
+	       (long long)st.views, (long long)st.inplace);
+	if (st.workspaces)
+		printf(", %lld subgraph workspaces", (long long)st.workspaces);
+	if (p->unplanned)
+		printf(", %u not planned (shapes not static)", p->unplanned);
+	fputc('\n', stdout);
+}
+
+/* Per tensor of g, its block in g's plan or NULL (malloc'd). */
+static const Gearom__MemBlock **blocks_by_tensor(const Gearom__Graph *g)
+{
+	const Gearom__MemBlock **by = xcalloc(g->n_tensors + 1, sizeof(*by));
+	for (size_t i = 0; g->plan && i < g->plan->n_blocks; i++) {
+		const Gearom__MemBlock *b = g->plan->blocks[i];
+		if (b->node < 0 && b->tensor >= 0)
+			by[b->tensor] = b;
+	}
+	return by;
+}
+
+/* " @offset", and what it shares, after a tensor in the node listing. */
+static void print_place(const Gearom__Graph *g, const Gearom__MemBlock *b)
+{
+	if (!b)
+		return;
+	printf(" @%llu", (unsigned long long)b->offset);
+	if (b->alias_of >= 0)
+		printf(" (%s %s)", b->inplace ? "in place of" : "view of",
+		       g->tensors[b->alias_of]->name);
+}
+
 static void print_graph(const Gearom__Model *m, size_t gi)
 {
 	const Gearom__Graph *g = m->graphs[gi];
+	const Gearom__MemBlock **by = blocks_by_tensor(g);
 	printf("\ngraph %s: %zu nodes, %zu tensors", g->name, g->n_nodes,
 	       g->n_tensors);
 	if (g->has_parent && g->parent >= 0)
 		printf(", inside %s", m->graphs[g->parent]->name);
 	fputs("\n", stdout);
+	if (g->plan)
+		print_plan(g->plan);
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		const Gearom__Node *n = g->nodes[i];
 		printf("  %4zu  %-20s %-24s ", i, n->op_type, n->name);
@@ -402,17 +516,19 @@ static void print_graph(const Gearom__Model *m, size_t gi)
 				fputc(' ', stdout);
 				print_dims(t->dims, t->n_dims,
 					   !t->has_rank || t->rank >= 0);
+				print_place(g, by[n->outputs[k]]);
 			}
 		}
 		fputc('\n', stdout);
 	}
+	free(by);
 }
 
 static int dump_text(const OmFile *f, const char *path)
 {
 	const Gearom__Model *m = f->model;
 	const Gearom__Source *s = m->source;
-	uint64_t arena;
+	ModelMemory mm;
 	printf("file:      %s (%zu bytes, gearom format %d)\n", path, f->size,
 	       OM_VERSION);
 	printf("producer:  %s %s\n", m->producer ? m->producer->name : "?",
@@ -439,8 +555,14 @@ static int dump_text(const OmFile *f, const char *path)
 	if (nc)
 		printf("constants: %zu computed by gearc, %llu bytes\n", nc,
 		       (unsigned long long)bc);
-	if (model_arena(m, &arena))
-		printf("arena:     %llu bytes\n", (unsigned long long)arena);
+	if (model_memory(m, &mm))
+		printf("arena:     %llu bytes (lower bound %llu, x%.3f; "
+		       "naive %llu)%s\n",
+		       (unsigned long long)mm.arena,
+		       (unsigned long long)mm.lower,
+		       plan_ratio(mm.arena, mm.lower),
+		       (unsigned long long)mm.naive,
+		       m->n_gears ? ", the largest gear's plus the root's" : "");
 	print_io("inputs", m->inputs, m->n_inputs);
 	print_io("outputs", m->outputs, m->n_outputs);
 	if (m->n_gears)

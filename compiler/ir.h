@@ -201,6 +201,7 @@ typedef struct Graph {
 	int32_t ninputs;
 	ValId *outputs;
 	int32_t noutputs;
+	struct MemPlan *plan; /* memory plan (passes/memplan.c), or NULL */
 } Graph;
 
 typedef struct Opset {
@@ -317,5 +318,32 @@ int graph_verify(const Graph *g);
 /* Visits g and every subgraph below it, depth first, g first. */
 typedef int (*GraphVisitor)(Graph *g, void *ctx);
 int graph_walk(Graph *g, GraphVisitor fn, void *ctx);
+
+/* ---- memory plans (passes/memplan.c) ---------------------------------- */
+
+/* One block of a graph's feature-map arena: a tensor's buffer, a view or
+ * in-place result sharing another tensor's buffer (alias_of), or the
+ * workspace of a node's subgraphs (tensor -1, node set).  Steps index
+ * MemPlan.order; [first, last] is the block's lifetime, both included. */
+typedef struct MemBlock {
+	ValId tensor;	 /* -1: a workspace */
+	int32_t node;	 /* workspace: the If/Loop/Scan node; else -1 */
+	uint64_t offset; /* from the arena start, a multiple of 64 */
+	uint64_t size;	 /* bytes, a multiple of 64 */
+	int32_t first, last;
+	ValId alias_of; /* the tensor owning the buffer, or -1 */
+	bool inplace;	/* alias_of is an input this elementwise op overwrote */
+} MemBlock;
+
+typedef struct MemPlan {
+	int32_t norder;
+	int32_t *order; /* node indices in execution order */
+	int32_t nblocks;
+	MemBlock *blocks; /* tensors in ValId order, then workspaces */
+	uint64_t arena_bytes;
+	uint64_t lower_bound_bytes; /* most bytes live at one step */
+	uint64_t naive_bytes;	    /* every block its own buffer */
+	int32_t unplanned; /* node outputs left out: shapes not static ... */
+} MemPlan;
 
 #endif

@@ -31,6 +31,7 @@ static const Pass passes[] = {
 	{ "inline", 0, inline_one, "inlining If nodes with a known condition" },
 	{ "dce", 0, dce_one, "removing dead and constant nodes" },
 	{ "gear-root", pass_gear_root, 0, "merging the gears' outputs" },
+	{ "memplan", pass_memplan, 0, "planning memory" },
 };
 
 const Pass *pass_find(const char *name)

@@ -90,4 +90,8 @@ int pass_dce(Model *m, const CompileOptions *o);
  * new value id map (malloc'd). */
 int graph_dce(Graph *g, ValId **remap);
 
+/* The memory plan of every static graph, then of the root of a gear
+ * compile (passes/memplan.h). */
+int pass_memplan(Model *m, const CompileOptions *o);
+
 #endif

@@ -242,7 +242,13 @@ static int check_plan(const Gearom__Graph *g, const Gearom__MemoryPlan *p)
 				     p->order[k], g->n_nodes);
 	for (size_t k = 0; k < p->n_blocks; k++) {
 		const Gearom__MemBlock *b = p->blocks[k];
-		if (!IN_RANGE(b->tensor, g->n_tensors))
+		if (b->node != -1 && !IN_RANGE(b->node, g->n_nodes))
+			return error("block %zu names node %d of %zu", k,
+				     b->node, g->n_nodes);
+		if (b->node != -1 && (b->tensor != -1 || b->alias_of != -1))
+			return error("block %zu is a workspace but names a "
+				     "tensor", k);
+		if (b->node == -1 && !IN_RANGE(b->tensor, g->n_tensors))
 			return error("block %zu names tensor %d of %zu", k,
 				     b->tensor, g->n_tensors);
 		if (b->alias_of != -1 && !IN_RANGE(b->alias_of, g->n_tensors))

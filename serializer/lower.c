@@ -426,6 +426,41 @@ static int lower_node(Lower *L, const Graph *g, int32_t gi, int32_t ni,
 	return 0;
 }
 
+/* g's memory plan (passes/memplan.h), as planned. */
+static Gearom__MemoryPlan *lower_plan(Lower *L, const MemPlan *p)
+{
+	Gearom__MemoryPlan *o = NEW(L->a, Gearom__MemoryPlan,
+				    GEAROM__MEMORY_PLAN__INIT);
+	o->order = ids_dup(L->a, p->order, p->norder, &o->n_order);
+	o->has_arena_bytes = o->has_lower_bound_bytes = 1;
+	o->has_naive_bytes = o->has_unplanned = 1;
+	o->arena_bytes = p->arena_bytes;
+	o->lower_bound_bytes = p->lower_bound_bytes;
+	o->naive_bytes = p->naive_bytes;
+	o->unplanned = p->unplanned > 0 ? (uint32_t)p->unplanned : 0;
+	o->n_blocks = p->nblocks > 0 ? (size_t)p->nblocks : 0;
+	o->blocks = arena_array(L->a, o->n_blocks, sizeof(*o->blocks));
+	for (size_t k = 0; k < o->n_blocks; k++) {
+		const MemBlock *b = &p->blocks[k];
+		Gearom__MemBlock *x = NEW(L->a, Gearom__MemBlock,
+					  GEAROM__MEM_BLOCK__INIT);
+		x->has_tensor = x->has_offset = x->has_size = 1;
+		x->has_first = x->has_last = 1;
+		x->tensor = b->tensor;
+		x->offset = b->offset;
+		x->size = b->size;
+		x->first = b->first;
+		x->last = b->last;
+		x->has_alias_of = b->alias_of >= 0;
+		x->alias_of = b->alias_of;
+		x->has_node = b->node >= 0;
+		x->node = b->node;
+		x->has_inplace = x->inplace = b->inplace;
+		o->blocks[k] = x;
+	}
+	return o;
+}
+
 /* Appends g and (depth first, in node order) its subgraphs. */
 static int lower_graph(Lower *L, const Graph *g, int32_t parent,
 		       int32_t *index)
@@ -456,6 +491,8 @@ static int lower_graph(Lower *L, const Graph *g, int32_t parent,
 			return -1;
 	o->inputs = ids_dup(L->a, g->inputs, g->ninputs, &o->n_inputs);
 	o->outputs = ids_dup(L->a, g->outputs, g->noutputs, &o->n_outputs);
+	if (g->plan)
+		o->plan = lower_plan(L, g->plan);
 	return 0;
 }
 

@@ -50,7 +50,8 @@
  *     graphs valid subgraphs (g set for ATTR_GRAPH);
  *   - graph inputs/outputs valid tensor indices; memory plans: order valid
  *     node indices, blocks valid tensor (and alias_of -1 or valid) indices,
- *     offset + size does not overflow (the rest is `gearc verify`'s job);
+ *     or tensor and alias_of -1 with a valid node (a workspace), offset +
+ *     size does not overflow (the rest is `gearc verify`'s job);
  *   - weights: dtype 1..16, at most 8 dims >= 0, 64-aligned and inside
  *     WEIGHTS, size = numel * dtype size (strings: the u64-length layout
  *     exactly fills size);

@@ -1,0 +1,780 @@
+/*
+ * cli/verify.c - 'gearc verify FILE.om': re-checks what a compile
+ * promises, with code of its own rather than the planner's.
+ *
+ * Plans, for every graph of the file (each must have one):
+ *   order     every node exactly once, each after the producers of what it
+ *             reads (subgraph outer references included);
+ *   blocks    one per tensor at most, only for node outputs that are not
+ *             graph outputs or constants and have a static plain-tensor
+ *             shape; offset and size multiples of 64, inside arena_bytes,
+ *             size >= the tensor's bytes; first = its producer's step,
+ *             last >= the step of every use (uses by subgraphs count at
+ *             the node owning them);
+ *   complete  every such tensor has a block, unless it is a view of
+ *             something outside the arena; the count of tensors left out
+ *             matches the plan's;
+ *   sharing   a block with alias_of has the owner's offset, fits in its
+ *             size and lifetime; a view is made by a view op from a
+ *             tensor of the same buffer; an in-place result is made by an
+ *             elementwise op from one input of the buffer with its dtype
+ *             and shape, when nothing else of that buffer is used later;
+ *   overlap   no two buffers live at the same step overlap in the arena;
+ *   workspace a node running subgraphs has one, live at its step, at
+ *             least as large as each subgraph's arena;
+ *   figures   lower_bound_bytes and naive_bytes are what the blocks give.
+ * Shapes: the file is raised back into the IR (serializer/raise.h), and
+ * for every static graph (each gear branch, then the root; or the main
+ * graph) the node outputs are reset and shape inference re-run; every
+ * dtype and shape must come out as the file records it.
+ *
+ * The first violation is the error: one line naming the graph and the
+ * tensors or node at fault; exit status 1.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "passes/memplan.h"
+#include "serializer/raise.h"
+
+typedef struct Counts {
+	int64_t graphs, plans, tensors, shapes;
+} Counts;
+
+/* One graph's plan under check.  Per node: step; per tensor: producer,
+ * last step using it and the node that does, its block. */
+typedef struct Check {
+	const Gearom__Model *m;
+	const Gearom__Graph *g;
+	const Gearom__MemoryPlan *p;
+	int32_t *step, *prod, *use, *user, *blk;
+	bool *is_out;
+} Check;
+
+#define TNAME(c, t) ((c)->g->tensors[t]->name)
+#define NNAME(c, n) ((c)->g->nodes[n]->name)
+
+static int verr(const Check *c, const char *fmt, ...) PRINTF_LIKE(2, 3);
+
+static int verr(const Check *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return error("graph '%s': %s", c->g->name, msg);
+}
+
+/* The subgraph indices of node n: *count of them (malloc'd, NULL if
+ * none). */
+static int32_t *subgraphs_of(const Gearom__Node *n, size_t *count)
+{
+	size_t cnt = 0;
+	for (size_t k = 0; k < n->n_attrs; k++)
+		cnt += n->attrs[k]->n_graphs + (n->attrs[k]->g >= 0);
+	*count = cnt;
+	if (!cnt)
+		return NULL;
+	int32_t *subs = xmalloc(cnt * sizeof(int32_t));
+	cnt = 0;
+	for (size_t k = 0; k < n->n_attrs; k++) {
+		const Gearom__Attribute *a = n->attrs[k];
+		if (a->g >= 0)
+			subs[cnt++] = a->g;
+		for (size_t j = 0; j < a->n_graphs; j++)
+			subs[cnt++] = a->graphs[j];
+	}
+	return subs;
+}
+
+static bool is_case(const Gearom__Node *n)
+{
+	return op_lookup(n->domain, n->op_type) == OP_Case;
+}
+
+/* ---- order, producers, uses --------------------------------------------- */
+
+static int check_order(Check *c)
+{
+	const Gearom__Graph *g = c->g;
+	if (c->p->n_order != g->n_nodes)
+		return verr(c, "the plan orders %zu nodes, the graph has %zu",
+			    c->p->n_order, g->n_nodes);
+	for (size_t k = 0; k < c->p->n_order; k++) {
+		int32_t n = c->p->order[k];
+		if (c->step[n] >= 0)
+			return verr(c, "node '%s' is twice in the plan's order",
+				    NNAME(c, n));
+		c->step[n] = (int32_t)k;
+	}
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; k < g->nodes[i]->n_outputs; k++) {
+			int32_t t = g->nodes[i]->outputs[k];
+			if (t < 0)
+				continue;
+			if (c->prod[t] >= 0)
+				return verr(c, "tensor '%s' has two producers, "
+					    "'%s' and '%s'", TNAME(c, t),
+					    NNAME(c, c->prod[t]),
+					    g->nodes[i]->name);
+			c->prod[t] = (int32_t)i;
+		}
+	return 0;
+}
+
+/* Node n reads tensor t at its step. */
+static int use_at(Check *c, int32_t n, int32_t t)
+{
+	int32_t s = c->step[n], p = c->prod[t];
+	if (p >= 0 && c->step[p] >= s)
+		return verr(c, "node '%s' (step %d) reads '%s' before its "
+			    "producer '%s' runs (step %d)", NNAME(c, n), s,
+			    TNAME(c, t), NNAME(c, p), c->step[p]);
+	if (s > c->use[t]) {
+		c->use[t] = s;
+		c->user[t] = n;
+	}
+	return 0;
+}
+
+/* The outer references of node n's subgraphs, as reads by n. */
+static int outer_uses(Check *c, int32_t n)
+{
+	size_t nsubs;
+	int32_t *subs = subgraphs_of(c->g->nodes[n], &nsubs);
+	int rc = 0;
+	for (size_t j = 0; j < nsubs && !rc; j++) {
+		const Gearom__Graph *s = c->m->graphs[subs[j]];
+		for (size_t t = 0; t < s->n_tensors && !rc; t++)
+			if (s->tensors[t]->kind == GEAROM__TENSOR_KIND__TK_OUTER)
+				rc = use_at(c, n, s->tensors[t]->outer);
+	}
+	free(subs);
+	return rc;
+}
+
+static int check_uses(Check *c)
+{
+	const Gearom__Graph *g = c->g;
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const Gearom__Node *n = g->nodes[i];
+		for (size_t k = 0; k < n->n_inputs; k++)
+			if (n->inputs[k] >= 0 &&
+			    use_at(c, (int32_t)i, n->inputs[k]) < 0)
+				return -1;
+		if (outer_uses(c, (int32_t)i) < 0)
+			return -1;
+	}
+	for (size_t t = 0; t < g->n_tensors; t++)
+		if (c->prod[t] >= 0 && c->use[t] < 0)
+			c->use[t] = c->step[c->prod[t]];
+	return 0;
+}
+
+/* ---- which tensors belong in the arena --------------------------------- */
+
+enum { T_OUTSIDE, T_LEFT_OUT, T_ARENA };
+
+/* Bytes of a static plain tensor, or -1. */
+static int64_t tensor_bytes(const Gearom__Tensor *x)
+{
+	int64_t n = 1;
+	size_t es = x->dtype == DT_STRING ? 0 : dtype_size(x->dtype);
+	if (x->type != GEAROM__TYPE_KIND__TYPE_TENSOR || !es || x->rank < 0)
+		return -1;
+	for (size_t k = 0; k < x->n_dims; k++)
+		if (x->dims[k] < 0 || !mul_nonneg_i64(n, x->dims[k], &n))
+			return -1;
+	return mul_nonneg_i64(n, (int64_t)es, &n) ? n : -1;
+}
+
+static int tensor_class(const Check *c, int32_t t)
+{
+	const Gearom__Tensor *x = c->g->tensors[t];
+	if (x->kind != GEAROM__TENSOR_KIND__TK_NODE || c->prod[t] < 0 ||
+	    c->is_out[t] || x->weight >= 0)
+		return T_OUTSIDE;
+	return tensor_bytes(x) < 0 ? T_LEFT_OUT : T_ARENA;
+}
+
+/* Why tensor t cannot have a block, or NULL if it can. */
+static const char *why_outside(const Check *c, int32_t t)
+{
+	const Gearom__Tensor *x = c->g->tensors[t];
+	if (c->is_out[t])
+		return "is an output of the graph (its caller binds it)";
+	if (x->weight >= 0)
+		return "is a constant";
+	if (x->kind != GEAROM__TENSOR_KIND__TK_NODE || c->prod[t] < 0)
+		return "is not made by a node of the graph";
+	if (tensor_bytes(x) < 0)
+		return "has no static shape";
+	return NULL;
+}
+
+/* ---- blocks --------------------------------------------------------------- */
+
+static int check_place(const Check *c, const char *what,
+		       const Gearom__MemBlock *b)
+{
+	uint64_t arena = c->p->arena_bytes;
+	if (b->offset % MEM_ALIGN)
+		return verr(c, "%s: offset %llu is not a multiple of %d", what,
+			    (unsigned long long)b->offset, MEM_ALIGN);
+	if (b->size % MEM_ALIGN)
+		return verr(c, "%s: size %llu is not a multiple of %d", what,
+			    (unsigned long long)b->size, MEM_ALIGN);
+	if (b->offset + b->size > arena)
+		return verr(c, "%s: bytes [%llu,%llu) lie past the end of the "
+			    "%llu-byte arena", what,
+			    (unsigned long long)b->offset,
+			    (unsigned long long)(b->offset + b->size),
+			    (unsigned long long)arena);
+	if (b->first < 0 || b->last < b->first ||
+	    (size_t)b->last >= c->g->n_nodes)
+		return verr(c, "%s: lifetime [%d,%d] is not within the %zu "
+			    "steps", what, b->first, b->last, c->g->n_nodes);
+	return 0;
+}
+
+static int check_tensor_block(Check *c, size_t k)
+{
+	const Gearom__MemBlock *b = c->p->blocks[k];
+	int32_t t = b->tensor;
+	const Gearom__Tensor *x = c->g->tensors[t];
+	char what[300];
+	snprintf(what, sizeof(what), "tensor '%s'", x->name);
+	if (c->blk[t] >= 0)
+		return verr(c, "%s has two blocks", what);
+	c->blk[t] = (int32_t)k;
+	const char *why = why_outside(c, t);
+	if (why)
+		return verr(c, "%s has a block in the arena but %s", what, why);
+	if (check_place(c, what, b) < 0)
+		return -1;
+	int64_t bytes = tensor_bytes(x);
+	if (b->size < (uint64_t)bytes)
+		return verr(c, "%s needs %lld bytes, its block has %llu", what,
+			    (long long)bytes, (unsigned long long)b->size);
+	int32_t p = c->prod[t];
+	if (b->first != c->step[p])
+		return verr(c, "%s: the plan starts its life at step %d, its "
+			    "producer '%s' runs at step %d", what, b->first,
+			    NNAME(c, p), c->step[p]);
+	if (b->last < c->use[t])
+		return verr(c, "%s: the plan ends its life at step %d, but "
+			    "node '%s' reads it at step %d", what, b->last,
+			    NNAME(c, c->user[t]), c->use[t]);
+	return 0;
+}
+
+/* The largest arena among node n's subgraphs; *name the subgraph's. */
+static uint64_t subgraph_need(const Check *c, const Gearom__Node *n,
+			      const char **name)
+{
+	uint64_t need = 0;
+	size_t nsubs;
+	int32_t *subs = subgraphs_of(n, &nsubs);
+	for (size_t j = 0; j < nsubs; j++) {
+		const Gearom__Graph *s = c->m->graphs[subs[j]];
+		if (s->plan && s->plan->arena_bytes > need) {
+			need = s->plan->arena_bytes;
+			*name = s->name;
+		}
+	}
+	free(subs);
+	return need;
+}
+
+static int check_workspace(Check *c, const Gearom__MemBlock *b, bool *seen)
+{
+	const Gearom__Node *n = c->g->nodes[b->node];
+	char what[300];
+	const char *sub = "";
+	snprintf(what, sizeof(what), "the workspace of node '%s'", n->name);
+	if (seen[b->node])
+		return verr(c, "node '%s' has two workspaces", n->name);
+	seen[b->node] = true;
+	if (check_place(c, what, b) < 0)
+		return -1;
+	if (b->first != c->step[b->node] || b->last != b->first)
+		return verr(c, "%s lives [%d,%d], not at the node's step %d",
+			    what, b->first, b->last, c->step[b->node]);
+	uint64_t need = subgraph_need(c, n, &sub);
+	if (b->size < need)
+		return verr(c, "%s has %llu bytes, its subgraph '%s' needs %llu",
+			    what, (unsigned long long)b->size, sub,
+			    (unsigned long long)need);
+	return 0;
+}
+
+/* Every node running subgraphs that need arena bytes has a workspace. */
+static int check_workspaces_present(const Check *c, const bool *seen)
+{
+	for (size_t i = 0; i < c->g->n_nodes; i++) {
+		const Gearom__Node *n = c->g->nodes[i];
+		const char *sub = "";
+		if (is_case(n) || seen[i])
+			continue;
+		uint64_t need = subgraph_need(c, n, &sub);
+		if (need)
+			return verr(c, "node '%s' runs subgraph '%s' (a %llu-byte "
+				    "arena) but has no workspace", n->name, sub,
+				    (unsigned long long)need);
+	}
+	return 0;
+}
+
+/* The tensor owning t's buffer: t itself, its alias_of, or -1 if t has
+ * no block. */
+static int32_t owner_of(const Check *c, int32_t t)
+{
+	if (t < 0 || c->blk[t] < 0)
+		return -1;
+	int32_t a = c->p->blocks[c->blk[t]]->alias_of;
+	return a >= 0 ? a : t;
+}
+
+static int check_view(const Check *c, const Gearom__MemBlock *b)
+{
+	int32_t t = b->tensor, r = b->alias_of;
+	const Gearom__Node *n = c->g->nodes[c->prod[t]];
+	int op = op_lookup(n->domain, n->op_type);
+	if (op_info[op].view != VIEW_ALIAS)
+		return verr(c, "tensor '%s' is a view of '%s', but its producer "
+			    "'%s' (%s) is not a view op", TNAME(c, t),
+			    TNAME(c, r), n->name, n->op_type);
+	int32_t in = n->n_inputs ? n->inputs[0] : -1;
+	if (owner_of(c, in) != r)
+		return verr(c, "tensor '%s' is a view of '%s', but its producer "
+			    "'%s' reads '%s'", TNAME(c, t), TNAME(c, r),
+			    n->name, in >= 0 ? TNAME(c, in) : "nothing");
+	return 0;
+}
+
+/* Tensors a and t have the same dtype and shape. */
+static bool same_tensor_type(const Check *c, int32_t a, int32_t t)
+{
+	const Gearom__Tensor *x = c->g->tensors[a], *y = c->g->tensors[t];
+	return x->dtype == y->dtype && x->rank == y->rank &&
+	       x->n_dims == y->n_dims &&
+	       (!x->n_dims ||
+		!memcmp(x->dims, y->dims, x->n_dims * sizeof(int64_t)));
+}
+
+static int check_inplace(const Check *c, const Gearom__MemBlock *b)
+{
+	int32_t t = b->tensor, r = b->alias_of, s = b->first;
+	const Gearom__Node *n = c->g->nodes[c->prod[t]];
+	int op = op_lookup(n->domain, n->op_type);
+	int32_t over = -1, seen = -1;
+	for (size_t k = 0; k < n->n_inputs; k++) {
+		int32_t in = n->inputs[k];
+		if (owner_of(c, in) != r)
+			continue;
+		if (seen >= 0 && in != seen)
+			return verr(c, "tensor '%s' overwrites the buffer of '%s' "
+				    "in place, but '%s' reads two tensors of it",
+				    TNAME(c, t), TNAME(c, r), n->name);
+		seen = in;
+		if (memplan_inplace_ok(op, (int)k) &&
+		    same_tensor_type(c, in, t))
+			over = in;
+	}
+	if (over < 0)
+		return verr(c, "tensor '%s' is marked in place of '%s', but its "
+			    "producer '%s' (%s) reads no tensor of that buffer it "
+			    "may overwrite", TNAME(c, t), TNAME(c, r), n->name,
+			    n->op_type);
+	for (size_t k = 0; k < c->p->n_blocks; k++) {
+		int32_t x = c->p->blocks[k]->tensor;
+		if (x < 0 || x == t || owner_of(c, x) != r ||
+		    c->step[c->prod[x]] >= s || c->use[x] <= s)
+			continue;
+		return verr(c, "tensor '%s' overwrites the buffer of '%s' in "
+			    "place at step %d, but node '%s' reads '%s' at "
+			    "step %d", TNAME(c, t), TNAME(c, r), s,
+			    NNAME(c, c->user[x]), TNAME(c, x), c->use[x]);
+	}
+	return 0;
+}
+
+static int check_sharing(const Check *c)
+{
+	for (size_t k = 0; k < c->p->n_blocks; k++) {
+		const Gearom__MemBlock *b = c->p->blocks[k];
+		int32_t t = b->tensor, r = b->alias_of;
+		if (b->node >= 0 || r < 0)
+			continue;
+		const Gearom__MemBlock *o = r != t && c->blk[r] >= 0
+						    ? c->p->blocks[c->blk[r]]
+						    : NULL;
+		if (!o || o->alias_of >= 0)
+			return verr(c, "tensor '%s' shares the buffer of '%s', "
+				    "which does not own one", TNAME(c, t),
+				    TNAME(c, r));
+		if (b->offset != o->offset || b->size > o->size)
+			return verr(c, "tensor '%s' shares the buffer of '%s' "
+				    "([%llu,%llu)) but lies at [%llu,%llu)",
+				    TNAME(c, t), TNAME(c, r),
+				    (unsigned long long)o->offset,
+				    (unsigned long long)(o->offset + o->size),
+				    (unsigned long long)b->offset,
+				    (unsigned long long)(b->offset + b->size));
+		if (b->first < o->first || b->last > o->last)
+			return verr(c, "tensor '%s' lives [%d,%d], outside the "
+				    "buffer of '%s' it shares ([%d,%d])",
+				    TNAME(c, t), b->first, b->last, TNAME(c, r),
+				    o->first, o->last);
+		if ((b->inplace ? check_inplace(c, b) : check_view(c, b)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Every tensor that belongs in the arena is there; the plan's count of
+ * tensors left out is right. */
+static int check_complete(const Check *c)
+{
+	uint32_t left = 0;
+	for (size_t t = 0; t < c->g->n_tensors; t++) {
+		int cls = tensor_class(c, (int32_t)t);
+		left += cls == T_LEFT_OUT;
+		if (cls != T_ARENA || c->blk[t] >= 0)
+			continue;
+		const Gearom__Node *n = c->g->nodes[c->prod[t]];
+		int32_t in = n->n_inputs ? n->inputs[0] : -1;
+		if (op_info[op_lookup(n->domain, n->op_type)].view ==
+			    VIEW_ALIAS &&
+		    owner_of(c, in) < 0)
+			continue; /* a view of something outside the arena */
+		return verr(c, "tensor '%s' (made by '%s') has no place in "
+			    "the arena", TNAME(c, (int32_t)t), n->name);
+	}
+	if (left != c->p->unplanned)
+		return verr(c, "the plan counts %u tensors left out of the "
+			    "arena, the graph has %u", c->p->unplanned, left);
+	return 0;
+}
+
+/* ---- overlap and figures ------------------------------------------------- */
+
+typedef struct Buf {
+	uint64_t off, end;
+	int32_t first, last, block;
+} Buf;
+
+static int cmp_buf(const void *x, const void *y)
+{
+	const Buf *a = x, *b = y;
+	if (a->off != b->off)
+		return a->off < b->off ? -1 : 1;
+	return (a->block > b->block) - (a->block < b->block);
+}
+
+static void block_name(const Check *c, const Gearom__MemBlock *b, char *buf,
+		       size_t n)
+{
+	if (b->node >= 0)
+		snprintf(buf, n, "the workspace of node '%s'",
+			 NNAME(c, b->node));
+	else
+		snprintf(buf, n, "'%s'", TNAME(c, b->tensor));
+}
+
+static int overlap_error(const Check *c, const Buf *x, const Buf *y)
+{
+	const Gearom__MemBlock *a = c->p->blocks[x->block],
+			       *b = c->p->blocks[y->block];
+	char na[300], nb[300];
+	block_name(c, a, na, sizeof(na));
+	block_name(c, b, nb, sizeof(nb));
+	const char *what = a->node < 0 && b->node < 0 ? "tensors " : "";
+	return verr(c, "%s%s and %s are live together at step %d and overlap "
+		    "in the arena ([%llu,%llu) and [%llu,%llu))", what, na, nb,
+		    x->first > y->first ? x->first : y->first,
+		    (unsigned long long)x->off, (unsigned long long)x->end,
+		    (unsigned long long)y->off, (unsigned long long)y->end);
+}
+
+/* Buffers (blocks owning their bytes) sorted by offset; each against
+ * those starting before it ends. */
+static int check_overlap(const Check *c, Buf *bufs, size_t *nbufs)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < c->p->n_blocks; k++) {
+		const Gearom__MemBlock *b = c->p->blocks[k];
+		if (b->alias_of < 0)
+			bufs[n++] = (Buf){ b->offset, b->offset + b->size,
+					   b->first, b->last, (int32_t)k };
+	}
+	*nbufs = n;
+	qsort(bufs, n, sizeof(*bufs), cmp_buf);
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n && bufs[j].off < bufs[i].end; j++)
+			if (bufs[j].end > bufs[j].off &&
+			    bufs[i].first <= bufs[j].last &&
+			    bufs[j].first <= bufs[i].last)
+				return overlap_error(c, &bufs[i], &bufs[j]);
+	return 0;
+}
+
+static int check_figures(const Check *c, const Buf *bufs, size_t n)
+{
+	size_t steps = c->g->n_nodes + 1;
+	uint64_t *in = xcalloc(steps, sizeof(uint64_t)), most = 0, naive = 0;
+	uint64_t *out = xcalloc(steps, sizeof(uint64_t)), live = 0;
+	for (size_t i = 0; i < n; i++) { /* lifetimes are within the steps */
+		in[bufs[i].first] += bufs[i].end - bufs[i].off;
+		out[bufs[i].last + 1] += bufs[i].end - bufs[i].off;
+	}
+	for (size_t s = 0; s < steps; s++) {
+		live = live + in[s] - out[s];
+		if (live > most)
+			most = live;
+	}
+	free(in);
+	free(out);
+	for (size_t k = 0; k < c->p->n_blocks; k++)
+		naive += c->p->blocks[k]->size;
+	if (most != c->p->lower_bound_bytes)
+		return verr(c, "the plan records a lower bound of %llu bytes, "
+			    "its blocks give %llu",
+			    (unsigned long long)c->p->lower_bound_bytes,
+			    (unsigned long long)most);
+	if (naive != c->p->naive_bytes)
+		return verr(c, "the plan records %llu naive bytes, its blocks "
+			    "give %llu", (unsigned long long)c->p->naive_bytes,
+			    (unsigned long long)naive);
+	return 0;
+}
+
+/* ---- one plan -------------------------------------------------------------- */
+
+static int check_blocks(Check *c, Counts *cnt)
+{
+	bool *seen = xcalloc(c->g->n_nodes + 1, sizeof(bool));
+	int rc = 0;
+	for (size_t k = 0; k < c->p->n_blocks && !rc; k++) {
+		const Gearom__MemBlock *b = c->p->blocks[k];
+		if (b->node >= 0) {
+			rc = check_workspace(c, b, seen);
+		} else {
+			rc = check_tensor_block(c, k);
+			cnt->tensors++;
+		}
+	}
+	if (!rc)
+		rc = check_workspaces_present(c, seen);
+	free(seen);
+	return rc;
+}
+
+static int check_plan(const Gearom__Model *m, size_t gi, Counts *cnt)
+{
+	const Gearom__Graph *g = m->graphs[gi];
+	Check c = { .m = m, .g = g, .p = g->plan };
+	if (!c.p)
+		return error("graph '%s' has no memory plan", g->name);
+	size_t nn = g->n_nodes + 1, nt = g->n_tensors + 1;
+	c.step = xmalloc(nn * sizeof(int32_t));
+	c.prod = xmalloc(nt * sizeof(int32_t));
+	c.use = xmalloc(nt * sizeof(int32_t));
+	c.user = xmalloc(nt * sizeof(int32_t));
+	c.blk = xmalloc(nt * sizeof(int32_t));
+	c.is_out = xcalloc(nt, sizeof(bool));
+	for (size_t i = 0; i < nn; i++)
+		c.step[i] = -1;
+	for (size_t i = 0; i < nt; i++)
+		c.prod[i] = c.use[i] = c.user[i] = c.blk[i] = -1;
+	for (size_t k = 0; k < g->n_outputs; k++)
+		c.is_out[g->outputs[k]] = true;
+	Buf *bufs = xmalloc((c.p->n_blocks + 1) * sizeof(Buf));
+	size_t nbufs = 0;
+	int rc = check_order(&c);
+	if (!rc)
+		rc = check_uses(&c);
+	if (!rc)
+		rc = check_blocks(&c, cnt);
+	if (!rc)
+		rc = check_sharing(&c);
+	if (!rc)
+		rc = check_complete(&c);
+	if (!rc)
+		rc = check_overlap(&c, bufs, &nbufs);
+	if (!rc)
+		rc = check_figures(&c, bufs, nbufs);
+	free(bufs);
+	free(c.step);
+	free(c.prod);
+	free(c.use);
+	free(c.user);
+	free(c.blk);
+	free(c.is_out);
+	cnt->plans += !rc;
+	return rc;
+}
+
+/* ---- shapes ---------------------------------------------------------------- */
+
+typedef struct Saved {
+	Graph *g;
+	ValId v;
+	int32_t dtype;
+	Shape shape;
+} Saved;
+
+typedef struct Snapshot {
+	Saved *s;
+	size_t n, cap;
+} Snapshot;
+
+/* Records and resets the node outputs of g and of its subgraphs (not the
+ * gear branches of a Case: they are checked on their own). */
+static void snapshot(Snapshot *sn, Graph *g)
+{
+	for (ValId v = 0; v < g->nvals; v++) {
+		Value *x = &g->vals[v];
+		if (x->kind != VAL_NODE || x->producer < 0)
+			continue;
+		if (sn->n == sn->cap) {
+			sn->cap = sn->cap ? 2 * sn->cap : 256;
+			sn->s = xrealloc(sn->s, sn->cap * sizeof(Saved));
+		}
+		sn->s[sn->n++] = (Saved){ g, v, x->dtype, x->shape };
+		x->dtype = DT_UNDEFINED;
+		x->shape = shape_unknown();
+		x->konst = NULL;
+		x->flags &= (uint16_t)~VF_DATA_DEP;
+	}
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		Node *n = &g->nodes[i];
+		for (int32_t k = 0; n->op != OP_Case && k < n->nattrs; k++) {
+			Attr *a = &n->attrs[k];
+			if (a->type == ATTR_GRAPH && a->g)
+				snapshot(sn, a->g);
+			for (int32_t j = 0; a->type == ATTR_GRAPHS && j < a->n;
+			     j++)
+				snapshot(sn, a->graphs[j]);
+		}
+	}
+}
+
+static int compare(const Snapshot *sn, Counts *cnt)
+{
+	char a[160], b[160];
+	for (size_t i = 0; i < sn->n; i++) {
+		const Saved *s = &sn->s[i];
+		const Value *x = &s->g->vals[s->v];
+		if (x->dtype != s->dtype || !shape_equal(&x->shape, &s->shape))
+			return error("graph '%s': node '%s' output '%s': the "
+				     "file records %s %s, inference gives %s %s",
+				     s->g->name, s->g->nodes[x->producer].name,
+				     x->name, dtype_name(s->dtype),
+				     shape_str(&s->shape, a, sizeof(a)),
+				     dtype_name(x->dtype),
+				     shape_str(&x->shape, b, sizeof(b)));
+		cnt->shapes++;
+	}
+	return 0;
+}
+
+static int reinfer(Model *m, Graph *g, Counts *cnt)
+{
+	Snapshot sn = { 0 };
+	snapshot(&sn, g);
+	int rc = infer_graph(m, g);
+	if (rc < 0)
+		error_prefix("graph '%s': shape inference on what the file holds",
+			     g->name);
+	else
+		rc = compare(&sn, cnt);
+	free(sn.s);
+	return rc;
+}
+
+static int check_shapes(const OmFile *f, Counts *cnt)
+{
+	Model *m = om_to_model(f);
+	if (!m)
+		return -1;
+	int rc = 0;
+	for (int32_t i = 0; m->gears && i < m->gears->ngears && !rc; i++)
+		if (m->branches[i])
+			rc = reinfer(m, m->branches[i], cnt);
+	if (!rc)
+		rc = reinfer(m, m->graph, cnt);
+	model_free(m);
+	return rc;
+}
+
+/* ---- command ------------------------------------------------------------- */
+
+static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
+{
+	const Gearom__Model *m = f->model;
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		if (check_plan(m, gi, cnt) < 0)
+			return -1;
+		const Gearom__MemoryPlan *p = m->graphs[gi]->plan;
+		if (verbose)
+			printf("graph '%s': plan ok: %zu blocks, arena %llu "
+			       "bytes, lower bound %llu\n",
+			       m->graphs[gi]->name, p->n_blocks,
+			       (unsigned long long)p->arena_bytes,
+			       (unsigned long long)p->lower_bound_bytes);
+	}
+	return 0;
+}
+
+int verify_plans(const OmFile *f)
+{
+	Counts cnt = { 0 };
+	return check_plans(f, false, &cnt);
+}
+
+static int verify_om(const OmFile *f, bool verbose)
+{
+	const Gearom__Model *m = f->model;
+	Counts cnt = { .graphs = (int64_t)m->n_graphs };
+	if (check_plans(f, verbose, &cnt) < 0 || check_shapes(f, &cnt) < 0)
+		return -1;
+	printf("verify: %lld graphs, %lld plans (%lld tensors), %lld shapes: "
+	       "ok\n", (long long)cnt.graphs, (long long)cnt.plans,
+	       (long long)cnt.tensors, (long long)cnt.shapes);
+	return 0;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	const char *help = NULL, *verbose = NULL, *pos[1];
+	const ArgSpec spec[] = {
+		{ "verbose", 'v', false, &verbose },
+		{ "help", 'h', false, &help },
+		{ 0 },
+	};
+	int npos;
+	if (args_parse(argc, argv, spec, "verify", pos, 1, &npos) < 0)
+		return fail(EXIT_USAGE);
+	if (help) {
+		print_help(stdout, "verify");
+		return EXIT_OK;
+	}
+	if (npos != 1) {
+		error("verify needs the .om file to check (gearc verify "
+		      "FILE.om)");
+		return fail(EXIT_USAGE);
+	}
+	OmFile f;
+	if (om_open(&f, pos[0]) < 0)
+		return fail(EXIT_FAIL);
+	int rc = verify_om(&f, verbose != NULL);
+	if (rc < 0)
+		error_prefix("%s", pos[0]);
+	om_close(&f);
+	return rc < 0 ? fail(EXIT_FAIL) : EXIT_OK;
+}

@@ -1,0 +1,26 @@
+/*
+ * serializer/raise.h - a .om file back into the IR (the reverse of
+ * lower.c), for `gearc verify` to re-run passes on what a file holds.
+ *
+ * om_to_model() rebuilds every graph (the root as Model.graph, subgraphs
+ * hung off their attributes, parents set), its values, nodes and
+ * attributes, and the weights: Tensors whose data points into the mapped
+ * WEIGHTS partition (strings are unpacked into Bytes that point there
+ * too) or copies of the inline data of constants gearc computed.  Gear
+ * compiles get Model.gears (mode, inputs, table), Model.branches and
+ * Model.gear_info.  Memory plans are not raised: verify reads them from
+ * the message.
+ *
+ * The OmFile must have been opened by om_open/om_parse (so every index is
+ * valid) and must outlive the Model.  Returns NULL with an error if the
+ * graphs break an IR invariant the reader does not check (a tensor with
+ * two producers, one used before it is produced, ...).
+ */
+#ifndef GEARC_RAISE_H
+#define GEARC_RAISE_H
+
+#include "om.h"
+
+Model *om_to_model(const OmFile *f);
+
+#endif

@@ -1,0 +1,466 @@
+/* tests/test_verify.c - 'gearc verify': clean files pass; plans and shapes
+ * corrupted on purpose (then re-encoded with a correct checksum, so only
+ * verify can tell) fail with exit 1 and a message naming the culprits. */
+#include "testrun.h"
+
+#include <dirent.h>
+
+#include "cli/cli.h"
+#include "serializer/omimpl.h"
+#include "synth.h"
+
+#define DEMO "--model=tests/fixtures/demo_cnn.onnx"
+
+typedef struct Fx {
+	char *dir, *om;
+	uint8_t *data; /* the clean file */
+	size_t size;
+	OmFile f; /* data, parsed */
+} Fx;
+
+/* demo_cnn with batch gears 1,4,8 compiled into a fresh directory. */
+static Fx compile_demo(void)
+{
+	Fx x = { .dir = temp_dir() };
+	x.om = path_in(x.dir, "m.om");
+	char out[700];
+	snprintf(out, sizeof(out), "--output=%s", x.om);
+	Run r = run_gearc(DEMO, out, "--input_shape=x:-1,3,32,32",
+			  "--dynamic_batch_size=1,4,8");
+	cr_assert_eq(r.status, 0, "compile: %s", r.err);
+	run_free(&r);
+	x.data = (uint8_t *)read_file(x.om, &x.size);
+	cr_assert(x.data);
+	cr_assert_eq(om_parse(&x.f, x.data, x.size, "m.om"), 0, "%s",
+		     last_error());
+	return x;
+}
+
+static void fx_free(Fx *x)
+{
+	om_close(&x->f);
+	free(x->data);
+	remove_tree(x->dir);
+	free(x->dir);
+	free(x->om);
+}
+
+/* Writes x's file with MODEL_DEF replaced by its (mutated) message,
+ * weights kept, the checksum right. */
+static void write_mutated(const Fx *x)
+{
+	const uint8_t *d = x->data;
+	Gearom__Model *msg = x->f.model;
+	uint32_t nparts = om_get_u32(d + 28);
+	uint64_t woff = nparts == 2 ? om_get_u64(d + 88 + 8) : 0;
+	uint64_t wsz = nparts == 2 ? om_get_u64(d + 88 + 16) : 0;
+	size_t defsz = protobuf_c_message_get_packed_size(&msg->base);
+	uint64_t nwoff = om_align(128 + defsz);
+	size_t len = (size_t)(nparts == 2 ? nwoff + wsz : 128 + defsz);
+	uint8_t *c = calloc(len, 1);
+	memcpy(c, d, 64 + 24 * nparts);
+	om_put_u64(c + 16, len);
+	om_put_u64(c + 80, defsz);
+	protobuf_c_message_pack(&msg->base, c + 128);
+	if (nparts == 2) {
+		om_put_u64(c + 96, nwoff);
+		memcpy(c + nwoff, d + woff, wsz);
+	}
+	om_put_u32(c + 24, crc32_update(0, c + 64, len - 64));
+	write_file(x->om, c, len);
+	free(c);
+}
+
+static Gearom__Graph *gear_graph(const Fx *x, int gear)
+{
+	const Gearom__Model *m = x->f.model;
+	return m->graphs[m->gears[gear]->graph];
+}
+
+static int32_t tensor(const Gearom__Graph *g, const char *name)
+{
+	for (size_t i = 0; i < g->n_tensors; i++)
+		if (!strcmp(g->tensors[i]->name, name))
+			return (int32_t)i;
+	cr_assert_fail("graph '%s' has no tensor '%s'", g->name, name);
+	return -1;
+}
+
+static Gearom__MemBlock *block(const Gearom__Graph *g, const char *name)
+{
+	int32_t t = tensor(g, name);
+	for (size_t i = 0; i < g->plan->n_blocks; i++)
+		if (g->plan->blocks[i]->tensor == t)
+			return g->plan->blocks[i];
+	cr_assert_fail("tensor '%s' has no block", name);
+	return NULL;
+}
+
+static void expect_verify_error(const Fx *x, const char *frag)
+{
+	write_mutated(x);
+	Run r = run_gearc("verify", x->om);
+	expect_error(&r, 1, frag);
+	cr_expect(strstr(r.err, x->om), "the error names the file: %s", r.err);
+	cr_expect_str_empty(r.out);
+	run_free(&r);
+}
+
+Test(verify, clean_files_pass)
+{
+	Fx x = compile_demo();
+	Run r = run_gearc("verify", x.om);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, "verify: 4 graphs, 4 plans (28 tensors), 32 "
+				"shapes: ok\n");
+	cr_expect_str_empty(r.err);
+	run_free(&r);
+	r = run_gearc("verify", "-v", x.om);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "graph 'Batch_2': plan ok: 9 blocks, arena "
+				"524288 bytes, lower bound 524288\n"),
+		  "%s", r.out);
+	run_free(&r);
+	/* a static compile too */
+	char out[700];
+	snprintf(out, sizeof(out), "--output=%s/s", x.dir);
+	r = run_gearc(DEMO, out, "--input_shape=x:2,3,32,32");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *s = path_in(x.dir, "s.om");
+	r = run_gearc("verify", s);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, "verify: 1 graphs, 1 plans (9 tensors), 10 "
+				"shapes: ok\n");
+	run_free(&r);
+	free(s);
+	fx_free(&x);
+}
+
+Test(verify, usage_and_corrupt_files)
+{
+	Run r = run_gearc("verify");
+	expect_error(&r, 2, "verify needs the .om file to check");
+	run_free(&r);
+	r = run_gearc("verify", "a.om", "b.om");
+	cr_expect_eq(r.status, 2);
+	run_free(&r);
+	r = run_gearc("verify", "--help");
+	cr_expect_eq(r.status, 0);
+	cr_expect(strstr(r.out, "usage: gearc verify"), "%s", r.out);
+	run_free(&r);
+	r = run_gearc("verify", "/nonexistent/x.om");
+	cr_expect_eq(r.status, 1);
+	run_free(&r);
+	Fx x = compile_demo();
+	x.data[x.size / 2] ^= 0x55; /* caught by the reader: checksum */
+	write_file(x.om, x.data, x.size);
+	x.data[x.size / 2] ^= 0x55;
+	r = run_gearc("verify", x.om);
+	expect_error(&r, 1, "checksum mismatch");
+	run_free(&r);
+	fx_free(&x);
+}
+
+Test(verify, overlapping_live_tensors)
+{
+	Fx x = compile_demo();
+	Gearom__Graph *g = gear_graph(&x, 1);
+	/* c1 (conv1) and b1 (bn1) are both live at step 1 */
+	block(g, "c1")->offset = block(g, "b1")->offset;
+	char want[200];
+	snprintf(want, sizeof(want), "graph 'Batch_1': tensors 'c1' and 'b1' "
+		 "are live together at step 1 and overlap in the arena "
+		 "([%llu,%llu) and [%llu,%llu))",
+		 (unsigned long long)block(g, "c1")->offset,
+		 (unsigned long long)(block(g, "c1")->offset + 131072),
+		 (unsigned long long)block(g, "b1")->offset,
+		 (unsigned long long)(block(g, "b1")->offset + 131072));
+	expect_verify_error(&x, want);
+	fx_free(&x);
+}
+
+Test(verify, misaligned_offset)
+{
+	Fx x = compile_demo();
+	Gearom__MemBlock *b = block(gear_graph(&x, 2), "c1");
+	b->offset += 32;
+	char want[200];
+	snprintf(want, sizeof(want), "graph 'Batch_2': tensor 'c1': offset "
+		 "%llu is not a multiple of 64", (unsigned long long)b->offset);
+	expect_verify_error(&x, want);
+	fx_free(&x);
+}
+
+Test(verify, offset_past_the_arena)
+{
+	Fx x = compile_demo();
+	Gearom__Graph *g = gear_graph(&x, 0);
+	block(g, "p1")->offset = g->plan->arena_bytes;
+	expect_verify_error(&x, "graph 'Batch_0': tensor 'p1': bytes [65536,"
+				"73728) lie past the end of the 65536-byte arena");
+	fx_free(&x);
+}
+
+Test(verify, block_too_small_for_the_shape)
+{
+	Fx x = compile_demo();
+	block(gear_graph(&x, 0), "p1")->size = 64;
+	expect_verify_error(&x, "graph 'Batch_0': tensor 'p1' needs 8192 bytes, "
+				"its block has 64");
+	fx_free(&x);
+}
+
+Test(verify, lifetime_cut_short)
+{
+	Fx x = compile_demo();
+	block(gear_graph(&x, 1), "c1")->last = 0;
+	expect_verify_error(&x, "graph 'Batch_1': tensor 'c1': the plan ends "
+				"its life at step 0, but node 'bn1_batch_1' "
+				"reads it at step 1");
+	fx_free(&x);
+}
+
+Test(verify, view_with_a_buffer_of_its_own)
+{
+	Fx x = compile_demo();
+	Gearom__Graph *g = gear_graph(&x, 1);
+	Gearom__MemBlock *f = block(g, "f");
+	cr_assert_eq(f->alias_of, tensor(g, "g"));
+	f->offset += 64;
+	expect_verify_error(&x, "graph 'Batch_1': tensor 'f' shares the buffer "
+				"of 'g' (");
+	fx_free(&x);
+}
+
+Test(verify, in_place_marked_as_a_view)
+{
+	Fx x = compile_demo();
+	Gearom__MemBlock *r = block(gear_graph(&x, 1), "r1");
+	cr_assert(r->inplace);
+	r->inplace = 0;
+	expect_verify_error(&x, "tensor 'r1' is a view of 'b1', but its "
+				"producer 'relu1_batch_1' (Relu) is not a view "
+				"op");
+	fx_free(&x);
+}
+
+Test(verify, tensor_missing_from_the_plan)
+{
+	Fx x = compile_demo();
+	Gearom__MemoryPlan *p = gear_graph(&x, 2)->plan;
+	Gearom__MemBlock *b = block(gear_graph(&x, 2), "p1");
+	size_t i = 0;
+	while (p->blocks[i] != b)
+		i++;
+	memmove(p->blocks + i, p->blocks + i + 1,
+		(p->n_blocks - i - 1) * sizeof(*p->blocks));
+	p->n_blocks--;
+	expect_verify_error(&x, "graph 'Batch_2': tensor 'p1' (made by "
+				"'pool1_batch_2') has no place in the arena");
+	p->blocks[p->n_blocks++] = b; /* for om_close */
+	fx_free(&x);
+}
+
+Test(verify, order_that_reads_before_writing)
+{
+	Fx x = compile_demo();
+	Gearom__MemoryPlan *p = gear_graph(&x, 0)->plan;
+	int32_t t = p->order[0];
+	p->order[0] = p->order[1];
+	p->order[1] = t;
+	expect_verify_error(&x, "graph 'Batch_0': node 'bn1_batch_0' (step 0) "
+				"reads 'c1' before its producer 'conv1_batch_0' "
+				"runs (step 1)");
+	fx_free(&x);
+}
+
+Test(verify, wrong_figures_and_missing_plan)
+{
+	Fx x = compile_demo();
+	gear_graph(&x, 0)->plan->lower_bound_bytes += 64;
+	expect_verify_error(&x, "graph 'Batch_0': the plan records a lower "
+				"bound of 65600 bytes, its blocks give 65536");
+	gear_graph(&x, 0)->plan->lower_bound_bytes -= 64;
+	Gearom__Graph *root = x.f.model->graphs[x.f.model->root];
+	Gearom__MemoryPlan *p = root->plan;
+	root->plan = NULL;
+	expect_verify_error(&x, "graph 'demo_cnn' has no memory plan");
+	root->plan = p;
+	fx_free(&x);
+}
+
+Test(verify, shape_that_inference_disagrees_with)
+{
+	Fx x = compile_demo();
+	Gearom__Graph *g = gear_graph(&x, 1);
+	Gearom__Tensor *t = g->tensors[tensor(g, "p1")];
+	cr_assert_eq(t->n_dims, 4);
+	t->dims[3] = 8; /* [4,8,16,16] -> [4,8,16,8]: its block still fits */
+	expect_verify_error(&x, "graph 'Batch_1': node 'pool1_batch_1' output "
+				"'p1': the file records float32 [4,8,16,8], "
+				"inference gives float32 [4,8,16,16]");
+	fx_free(&x);
+}
+
+/* ---- subgraph workspaces (plans only: If has no shape inference yet) ---- */
+
+static void set_output(Graph *g, ValId v)
+{
+	g->outputs = arena_alloc(g->arena, sizeof(ValId));
+	g->outputs[0] = v;
+	g->noutputs = 1;
+}
+
+static void set_type(Graph *g, ValId v, Shape s)
+{
+	g->vals[v].dtype = DT_FLOAT;
+	g->vals[v].shape = s;
+}
+
+/* A branch reading h from its parent through a n-float intermediate. */
+static Graph *if_branch(Graph *parent, const char *name, ValId h, int64_t n)
+{
+	Graph *b = graph_new(parent->arena, name, parent);
+	ValId o = graph_add_value(b, "h", VAL_OUTER);
+	b->vals[o].outer = h;
+	set_type(b, o, SHAPE(4));
+	char nm[64];
+	snprintf(nm, sizeof(nm), "%s_sig", name);
+	ValId t = tu_out(tu_node(b, "Sigmoid", nm, IDS(o), 1), 0);
+	set_type(b, t, SHAPE(n));
+	snprintf(nm, sizeof(nm), "%s_relu", name);
+	ValId y = tu_out(tu_node(b, "Relu", nm, IDS(t), 1), 0);
+	set_type(b, y, SHAPE(4));
+	set_output(b, y);
+	return b;
+}
+
+/* h = Sigmoid(x), u = Tanh(x), y = If(cond) reading h, z = y + u. */
+static Model *if_model(void)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(4));
+	ValId cond = tu_input(g, "cond", DT_BOOL, SCALAR);
+	ValId h = tu_out(tu_node(g, "Sigmoid", "sig", IDS(x), 1), 0);
+	ValId u = tu_out(tu_node(g, "Tanh", "tanh", IDS(x), 1), 0);
+	ValId y = tu_out(tu_node(g, "If", "if", IDS(cond), 1), 0);
+	node_add_attr(g, &g->nodes[2], "then_branch", ATTR_GRAPH)->g =
+		if_branch(g, "then", h, 16);
+	node_add_attr(g, &g->nodes[2], "else_branch", ATTR_GRAPH)->g =
+		if_branch(g, "else", h, 32);
+	ValId z = tu_out(tu_node(g, "Add", "add", IDS(y, u), 1), 0);
+	ValId vs[] = { h, u, y, z };
+	for (int k = 0; k < 4; k++)
+		set_type(g, vs[k], SHAPE(4));
+	set_output(g, z);
+	return m;
+}
+
+static void expect_plan_error(const OmFile *f, const char *want)
+{
+	cr_expect_eq(verify_plans(f), -1, "verify took a bad plan (%s)", want);
+	cr_expect(strstr(last_error(), want), "'%s' lacks '%s'", last_error(),
+		  want);
+}
+
+Test(verify, subgraph_workspaces)
+{
+	Model *m = if_model();
+	cr_assert_eq(graph_verify(m->graph), 0, "%s", last_error());
+	CompileOptions o = { .jobs = 1 };
+	cr_assert_eq(pass_memplan(m, &o), 0, "%s", last_error());
+	uint8_t *d;
+	size_t n;
+	cr_assert_eq(om_encode(m, &d, &n), 0, "%s", last_error());
+	OmFile f;
+	cr_assert_eq(om_parse(&f, d, n, "if.om"), 0, "%s", last_error());
+	cr_expect_eq(verify_plans(&f), 0, "%s", last_error());
+
+	Gearom__Graph *g = f.model->graphs[f.model->root];
+	Gearom__MemoryPlan *p = g->plan;
+	Gearom__MemBlock *ws = p->blocks[p->n_blocks - 1];
+	cr_assert_eq(ws->node, 2);
+	cr_assert_eq(ws->tensor, -1);
+	cr_expect_eq(ws->size, 128);
+	ws->size = 64;
+	expect_plan_error(&f, "graph 'main': the workspace of node 'if' has 64 "
+			      "bytes, its subgraph 'else' needs 128");
+	ws->size = 128;
+	uint64_t off = ws->offset;
+	ws->offset = p->blocks[0]->offset; /* h's block, 'sig:0' */
+	char want[200];
+	snprintf(want, sizeof(want), "graph 'main': 'sig:0' and the workspace of "
+		 "node 'if' are live together at step 2 and overlap in the "
+		 "arena ([%llu,%llu)",
+		 (unsigned long long)ws->offset,
+		 (unsigned long long)ws->offset + 64);
+	cr_assert_str_eq(g->tensors[p->blocks[0]->tensor]->name, "sig:0");
+	expect_plan_error(&f, want);
+	ws->offset = off;
+	p->n_blocks--;
+	expect_plan_error(&f, "graph 'main': node 'if' runs subgraph 'else' (a "
+			      "128-byte arena) but has no workspace");
+	p->n_blocks++;
+	cr_expect_eq(verify_plans(&f), 0, "%s", last_error());
+	om_close(&f);
+	free(d);
+	model_free(m);
+}
+
+/* ---- every model gearc compiles verifies ---------------------------------- */
+
+static void expect_verifies(Model *m, const char *dir, const char *name)
+{
+	cr_assert(m, "%s: %s", name, last_error());
+	char *om = path_in(dir, "v.om");
+	cr_assert_eq(om_write(m, om), 0, "%s: %s", name, last_error());
+	model_free(m);
+	Run r = run_gearc("verify", om);
+	cr_expect_eq(r.status, 0, "%s: %s", name, r.err);
+	cr_expect(strstr(r.out, "shapes: ok\n"), "%s: %s", name, r.out);
+	run_free(&r);
+	free(om);
+}
+
+Test(verify, synthetic_and_backend_models, .timeout = 300)
+{
+	char *d = temp_dir();
+	expect_verifies(synth_compile(synth_resnet(8), SYNTH_RESNET_SHAPE,
+				      "1,2,7", 0, 0, 2), d, "resnet");
+	expect_verifies(synth_compile(synth_detector(), SYNTH_DETECTOR_SHAPE, 0,
+				      "320,320;640,480", 0, 2), d, "detector");
+	expect_verifies(synth_compile(synth_recognizer(), SYNTH_RECOGNIZER_SHAPE,
+				      0, 0, "64;320", 2), d, "recognizer");
+	expect_verifies(synth_compile(synth_vad(), SYNTH_VAD_SHAPE, 0, 0,
+				      "100;1000", 2), d, "vad");
+	expect_verifies(synth_compile(onnx_load("tests/fixtures/det.onnx"),
+				      "x:1,3,-1,-1", 0, "640,640;1280,736", 0,
+				      2), d, "det.onnx");
+	expect_verifies(synth_compile(onnx_load("tests/fixtures/rec.onnx"),
+				      "x:1,3,48,-1", 0, 0, "320;1280", 2), d,
+			"rec.onnx");
+	expect_verifies(synth_compile(onnx_load("tests/fixtures/vad.onnx"),
+				      "input:1,-1;h:2,1,64;c:2,1,64", 0, 0,
+				      "512;1536", 2), d, "vad.onnx");
+	char dir[1024];
+	snprintf(dir, sizeof(dir), "%s/pytorch-converted", testdata_dir());
+	DIR *dd = opendir(dir);
+	cr_assert(dd, "no %s", dir);
+	struct dirent *e;
+	int n = 0;
+	while ((e = readdir(dd))) {
+		char test[2048];
+		snprintf(test, sizeof(test), "%s/%s", dir, e->d_name);
+		Model *m = e->d_name[0] != '.' ? backend_compile(test) : NULL;
+		if (m) {
+			expect_verifies(m, d, e->d_name);
+			n++;
+		}
+	}
+	closedir(dd);
+	cr_expect_geq(n, 50, "only %d backend models compile", n);
+	remove_tree(d);
+	free(d);
+}
