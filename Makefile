@@ -158,8 +158,10 @@ fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 demo: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/gearc --model=tests/fixtures/demo_cnn.onnx \
-	    --input_shape="x:1,3,32,32" --output=$(BUILD)/demo
+	    --input_shape="x:-1,3,32,32" --dynamic_batch_size="1,4,8" \
+	    --output=$(BUILD)/demo
 	$(BUILD)/gearc dump $(BUILD)/demo.om
+	$(BUILD)/gearc verify $(BUILD)/demo.om
 
 check: deps
 	@$(MAKE) --no-print-directory unit conformance-check
