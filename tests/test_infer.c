@@ -9,29 +9,6 @@
 
 #define BIG (INT64_C(1) << 62)
 
-static void infer_ok(Model *m)
-{
-	cr_assert_eq(infer_graph(m, m->graph), 0, "inference failed: %s",
-		     last_error());
-}
-
-/* Inference fails with exactly this message. */
-static void infer_fails(Model *m, const char *msg)
-{
-	clear_error();
-	cr_assert_eq(infer_graph(m, m->graph), -1, "inference succeeded");
-	cr_assert_str_eq(last_error(), msg);
-}
-
-/* Inference fails with a message containing part. */
-static void infer_fails_with(Model *m, const char *part)
-{
-	clear_error();
-	cr_assert_eq(infer_graph(m, m->graph), -1, "inference succeeded");
-	cr_assert(strstr(last_error(), part), "message '%s' lacks '%s'",
-		  last_error(), part);
-}
-
 /* A node op on x, named op (op_K for the K-th node if that is taken);
  * returns its first output. */
 static ValId unary(Graph *g, const char *op, ValId x)

@@ -10,19 +10,6 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
-static void infer_ok(Model *m)
-{
-	cr_assert_eq(infer_graph(m, m->graph), 0, "inference failed: %s",
-		     last_error());
-}
-
-static void infer_fails(Model *m, const char *msg)
-{
-	clear_error();
-	cr_assert_eq(infer_graph(m, m->graph), -1, "inference succeeded");
-	cr_assert_str_eq(last_error(), msg);
-}
-
 /* infer, inline, dce, each checked, and the IR verified after each. */
 static void compile_ok(Model *m)
 {

@@ -15,20 +15,6 @@
 	(const double[]){ __VA_ARGS__ },                                  \
 		(int32_t)(sizeof((double[]){ __VA_ARGS__ }) / sizeof(double))
 
-static void infer_ok(Model *m)
-{
-	cr_assert_eq(infer_graph(m, m->graph), 0, "inference failed: %s",
-		     last_error());
-}
-
-/* Inference fails with exactly this message. */
-static void infer_fails(Model *m, const char *msg)
-{
-	clear_error();
-	cr_assert_eq(infer_graph(m, m->graph), -1, "inference succeeded");
-	cr_assert_str_eq(last_error(), msg);
-}
-
 /* A node op on ins named "op_K" (K: its index); returns output 0. */
 static Node *node(Graph *g, const char *op, const ValId *ins, int32_t n)
 {

@@ -11,27 +11,6 @@
 
 #define BIG (INT64_C(1) << 62)
 
-static void infer_ok(Model *m)
-{
-	cr_assert_eq(infer_graph(m, m->graph), 0, "inference failed: %s",
-		     last_error());
-}
-
-static void infer_fails(Model *m, const char *msg)
-{
-	clear_error();
-	cr_assert_eq(infer_graph(m, m->graph), -1, "inference succeeded");
-	cr_assert_str_eq(last_error(), msg);
-}
-
-static void infer_fails_with(Model *m, const char *part)
-{
-	clear_error();
-	cr_assert_eq(infer_graph(m, m->graph), -1, "inference succeeded");
-	cr_assert(strstr(last_error(), part), "message '%s' lacks '%s'",
-		  last_error(), part);
-}
-
 static bool dep(const Graph *g, ValId v)
 {
 	return (g->vals[v].flags & VF_DATA_DEP) != 0;

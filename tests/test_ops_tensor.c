@@ -15,21 +15,6 @@
 /* A bare int64 array literal (INTS also gives the count). */
 #define V(...) ((const int64_t[]){ __VA_ARGS__ })
 
-static void infer_ok(Model *m)
-{
-	cr_assert_eq(infer_graph(m, m->graph), 0, "inference failed: %s",
-		     last_error());
-}
-
-/* Inference fails with a message containing part. */
-static void infer_fails_with(Model *m, const char *part)
-{
-	clear_error();
-	cr_assert_eq(infer_graph(m, m->graph), -1, "inference succeeded");
-	cr_assert(strstr(last_error(), part), "message '%s' lacks '%s'",
-		  last_error(), part);
-}
-
 /* A weight of dtype dt and shape s holding v[0..n) converted. */
 static ValId wi(Graph *g, const char *name, int dt, Shape s,
 		const int64_t *v, int32_t n)

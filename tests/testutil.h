@@ -17,6 +17,7 @@
 #ifndef GEARC_TESTUTIL_H
 #define GEARC_TESTUTIL_H
 
+#include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -169,5 +170,29 @@ static inline const char *tu_shape(const Graph *g, ValId v)
 }
 
 static inline int tu_dtype(const Graph *g, ValId v) { return g->vals[v].dtype; }
+
+/* Inference of m's main graph succeeds. */
+static inline void infer_ok(Model *m)
+{
+	cr_assert_eq(infer_graph(m, m->graph), 0, "inference failed: %s",
+		     last_error());
+}
+
+/* Inference fails with exactly this message. */
+static inline void infer_fails(Model *m, const char *msg)
+{
+	clear_error();
+	cr_assert_eq(infer_graph(m, m->graph), -1, "inference succeeded");
+	cr_assert_str_eq(last_error(), msg);
+}
+
+/* Inference fails with a message containing part. */
+static inline void infer_fails_with(Model *m, const char *part)
+{
+	clear_error();
+	cr_assert_eq(infer_graph(m, m->graph), -1, "inference succeeded");
+	cr_assert(strstr(last_error(), part), "message '%s' lacks '%s'",
+		  last_error(), part);
+}
 
 #endif
