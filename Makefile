@@ -202,6 +202,7 @@ fuzz-smoke: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 # worker's exit, so a leak would pass: fail on any sanitizer report.
 unit: $(BUILD)/gearc $(BUILD)/tests/unit
 	@set -o pipefail; GEARC=$(BUILD)/gearc TESTDATA=$(TESTDATA) \
+	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	    $(BUILD)/tests/unit -j2 2>&1 | tee $(BUILD)/unit.log
 	@if grep -qE 'Sanitizer|runtime error:' $(BUILD)/unit.log; then \
 	    echo "gearc: sanitizer reports in the test run (see above)"; \
