@@ -1128,17 +1128,36 @@ static int add_call(Build *b, int32_t r)
 	return 0;
 }
 
+/* v's shapes over the gears merged: a dim they all agree on is static,
+ * the others -1. */
+static Shape merged_shape(const Scope *s, ValId v)
+{
+	Shape m = gear_val(s, 0, v)->shape;
+	for (int32_t g = 1; g < s->ngears; g++) {
+		const Shape *t = &gear_val(s, g, v)->shape;
+		if (t->rank != m.rank)
+			return shape_unknown();
+		for (int32_t d = 0; d < m.rank; d++)
+			if (t->dims[d] != m.dims[d])
+				m.dims[d] = DIM_UNKNOWN;
+	}
+	return m;
+}
+
 /* The root graph: the model's graph, its const nodes gone (their values
- * weights), each region a PartitionedCall at its first node's place. */
+ * weights), each region a PartitionedCall at its first node's place.  Its
+ * inputs have the dims every gear agrees on, -1 at the others. */
 static Graph *build_root(Scope *s, ValId **map)
 {
 	const Graph *src = s->src;
 	Graph *root = graph_new(&s->m->arena, src->name, NULL);
 	Build b;
 	build_init(&b, s, root);
-	for (int32_t k = 0; k < src->ninputs; k++)
-		push_io(root, &root->inputs, &root->ninputs,
-			add_copy(&b, src->inputs[k], VAL_INPUT));
+	for (int32_t k = 0; k < src->ninputs; k++) {
+		ValId id = add_copy(&b, src->inputs[k], VAL_INPUT);
+		root->vals[id].shape = merged_shape(s, src->inputs[k]);
+		push_io(root, &root->inputs, &root->ninputs, id);
+	}
 	/* Every node output first: a region may read what a later node
 	 * outside it makes. */
 	for (int32_t i = 0; i < s->nn; i++) {

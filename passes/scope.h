@@ -9,7 +9,8 @@
  * pass "gear-scope" (right after "gear-clone") turns the model into:
  *
  *   root (the model's graph, compiled once): the model's inputs with -1
- *       at their gear dims (no gear_dims input), every node that is not
+ *       at the gear dims that differ across gears (the dims every gear
+ *       agrees on are static; no gear_dims input), every node that is not
  *       in a scope, and one node per scope:
  *   PartitionedCall (domain ai.gearc) "scope_N", attributes
  *       body       the scope's graph (below)

@@ -299,6 +299,26 @@ Test(scope, one_clone_per_distinct_combination)
 	model_free(m);
 }
 
+Test(scope, input_the_same_in_every_gear_is_compiled_once)
+{
+	/* b is 16 long in every gear: its branch is not cloned, and the
+	 * root knows its shapes */
+	GearOptions go = { .input_shape = TWO_SHAPE,
+			   .dynamic_dims = "16,16;32,16;64,16" };
+	Model *m = compile(TWO, go, "auto", 0, NULL);
+	Graph *root = m->graph;
+	const Node *calls[4];
+	cr_assert_eq(scope_calls(root, calls, 4), 1);
+	cr_expect_str_eq(root->vals[calls[0]->inputs[0]].name, "a");
+	expect_shape(&root->vals[root->inputs[0]].shape, "[1,-1,8]");
+	expect_shape(&root->vals[root->inputs[1]].shape, "[1,16,8]");
+	const Node *mm = node_named(root, "/b/MatMul");
+	cr_assert(mm, "the b branch is in the root");
+	expect_shape(&root->vals[mm->outputs[0]].shape, "[1,16,8]");
+	cr_expect_eq(root->plan->unplanned, 0);
+	model_free(m);
+}
+
 Test(scope, explicit_scope_takes_its_shape_arithmetic)
 {
 	Model *m = enc("/encoder/");
