@@ -45,13 +45,13 @@ typedef struct Scope {
 	Graph *src; /* the model's graph, value ids as in every branch */
 	int32_t ngears, nv, nn;
 	uint8_t *cls;	    /* per value: VC_* (0: weights, unused) */
-	bool *kvary;	    /* per value: contents known in a gear, not const */
+	bool *kvary;	    /* per value: contents known, not const */
 	const Tensor **kt;  /* per value: its const contents, once copied */
 	bool *cnode;	    /* per node: every output const */
 	bool *live;	    /* per node: not const, and what it makes is
 			     * read (by a live node, or as a graph output) */
 	int32_t *rstart, *reads; /* node i reads reads[rstart[i]..rstart[i+1]) */
-	int32_t *ustart, *users; /* non-const readers of each value */
+	int32_t *ustart, *users; /* live readers of each value */
 	int32_t *mark;	    /* per node: 1 + prefix index, or 0 */
 	bool *in_scope;	    /* per node */
 	bool *is_out;	    /* per value: a graph output */
@@ -61,6 +61,11 @@ typedef struct Scope {
 	char **prefixes;
 	int32_t nprefixes;
 } Scope;
+
+static void free_prefixes(char **v, int32_t n);
+
+/* End of node i's reads in s->reads. */
+#define RD_END(s, i) ((s)->rstart[(i) + 1])
 
 static void scope_release(Scope *s)
 {
@@ -88,12 +93,10 @@ static void scope_release(Scope *s)
 		free(R->table);
 	}
 	free(s->regions);
-	for (int32_t i = 0; i < s->nprefixes; i++)
-		free(s->prefixes[i]);
-	free(s->prefixes);
+	free_prefixes(s->prefixes, s->nprefixes);
 }
 
-/* ---- the option ------------------------------------------------------------ */
+/* ---- the option ---------------------------------------------------------- */
 
 /* Splits spec at ',' into malloc'd strings; -1 on an empty one. */
 static int split_prefixes(const char *spec, char ***out, int32_t *n)
@@ -146,7 +149,7 @@ int gear_scope_check(const char *spec)
 	return rc;
 }
 
-/* ---- the model's graph back from Batch_0 ---------------------------------- */
+/* ---- the model's graph back from Batch_0 --------------------------------- */
 
 static int strip_suffix(Graph *g, void *ctx)
 {
@@ -179,7 +182,7 @@ static Graph *recover_source(Model *m)
 	return src;
 }
 
-/* ---- per-gear passes --------------------------------------------------------- */
+/* ---- per-gear passes ----------------------------------------------------- */
 
 static int gear_infer(Model *m, Graph *g, const CompileOptions *o)
 {
@@ -223,7 +226,7 @@ static int64_t nodes_in(Graph *g)
 	return n;
 }
 
-/* ---- what each node reads ---------------------------------------------------- */
+/* ---- what each node reads ------------------------------------------------ */
 
 typedef struct IdVec {
 	int32_t *v;
@@ -267,7 +270,7 @@ static void outer_reads(const Graph *src, const Graph *sub, IdVec *out)
 }
 
 /* reads[]: per node its inputs and the outer references of its
- * subgraphs; users[]: per value the non-const nodes reading it. */
+ * subgraphs. */
 static void index_reads(Scope *s)
 {
 	const Graph *g = s->src;
@@ -301,7 +304,7 @@ static void find_live(Scope *s)
 		for (int32_t k = 0; !s->cnode[i] && k < n->noutputs; k++)
 			s->live[i] = s->live[i] ||
 				     (n->outputs[k] >= 0 && need[n->outputs[k]]);
-		for (int32_t k = s->rstart[i]; s->live[i] && k < s->rstart[i + 1]; k++)
+		for (int32_t k = s->rstart[i]; s->live[i] && k < RD_END(s, i); k++)
 			need[s->reads[k]] = true;
 	}
 	free(need);
@@ -313,13 +316,13 @@ static void index_users(Scope *s)
 	s->ustart = xcalloc((size_t)s->nv + 1, sizeof(int32_t));
 	s->users = xmalloc(((size_t)s->rstart[s->nn] + 1) * sizeof(int32_t));
 	for (int32_t i = 0; i < s->nn; i++)
-		for (int32_t k = s->rstart[i]; s->live[i] && k < s->rstart[i + 1]; k++)
+		for (int32_t k = s->rstart[i]; s->live[i] && k < RD_END(s, i); k++)
 			cnt[s->reads[k]]++;
 	for (ValId v = 0; v < s->nv; v++)
 		s->ustart[v + 1] = s->ustart[v] + cnt[v];
 	memcpy(cnt, s->ustart, (size_t)s->nv * sizeof(int32_t));
 	for (int32_t i = 0; i < s->nn; i++)
-		for (int32_t k = s->rstart[i]; s->live[i] && k < s->rstart[i + 1]; k++)
+		for (int32_t k = s->rstart[i]; s->live[i] && k < RD_END(s, i); k++)
 			s->users[cnt[s->reads[k]]++] = i;
 	free(cnt);
 }
@@ -333,7 +336,7 @@ static int32_t producer(const Scope *s, ValId v)
 	return x->producer;
 }
 
-/* ---- classifying values over the gears ------------------------------------- */
+/* ---- classifying values over the gears ----------------------------------- */
 
 static bool same_tensor(const Tensor *a, const Tensor *b)
 {
@@ -384,7 +387,7 @@ static void classify(Scope *s)
 	}
 }
 
-/* ---- marking ---------------------------------------------------------------- */
+/* ---- marking ------------------------------------------------------------- */
 
 static int mark_prefixes(Scope *s)
 {
@@ -417,7 +420,7 @@ static void absorb_shape_arithmetic(Scope *s)
 			push_id(&work, i);
 	while (work.n) {
 		int32_t i = work.v[--work.n];
-		for (int32_t k = s->rstart[i]; k < s->rstart[i + 1]; k++) {
+		for (int32_t k = s->rstart[i]; k < RD_END(s, i); k++) {
 			ValId v = s->reads[k];
 			int32_t p = producer(s, v);
 			if (p >= 0 && !s->in_scope[p] && s->kvary[v]) {
@@ -432,7 +435,7 @@ static void absorb_shape_arithmetic(Scope *s)
 static bool touches_varying(const Scope *s, int32_t i)
 {
 	const Node *n = &s->src->nodes[i];
-	for (int32_t k = s->rstart[i]; k < s->rstart[i + 1]; k++)
+	for (int32_t k = s->rstart[i]; k < RD_END(s, i); k++)
 		if (s->cls[s->reads[k]] == VC_VARYING)
 			return true;
 	for (int32_t k = 0; k < n->noutputs; k++)
@@ -447,11 +450,12 @@ static bool touches_varying(const Scope *s, int32_t i)
 static void mark_auto(Scope *s)
 {
 	const Graph *g = s->src;
-	bool *fwd = xcalloc((size_t)s->nn + 1, 1), *bwd = xcalloc((size_t)s->nn + 1, 1);
+	bool *fwd = xcalloc((size_t)s->nn + 1, 1);
+	bool *bwd = xcalloc((size_t)s->nn + 1, 1);
 	for (int32_t i = 0; i < s->nn; i++)
 		s->in_scope[i] = s->live[i] && touches_varying(s, i);
 	for (int32_t i = 0; i < s->nn; i++)
-		for (int32_t k = s->rstart[i]; s->live[i] && k < s->rstart[i + 1]; k++) {
+		for (int32_t k = s->rstart[i]; s->live[i] && k < RD_END(s, i); k++) {
 			int32_t p = producer(s, s->reads[k]);
 			if (p >= 0 && (s->in_scope[p] || fwd[p]))
 				fwd[i] = true;
@@ -474,7 +478,7 @@ static void mark_auto(Scope *s)
 	free(bwd);
 }
 
-/* ---- regions ---------------------------------------------------------------- */
+/* ---- regions ------------------------------------------------------------- */
 
 static int32_t uf_find(int32_t *p, int32_t x)
 {
@@ -494,7 +498,8 @@ static void split_regions(Scope *s)
 		s->region[i] = -1;
 	}
 	for (int32_t i = 0; i < s->nn; i++)
-		for (int32_t k = s->rstart[i]; s->in_scope[i] && k < s->rstart[i + 1]; k++) {
+		for (int32_t k = s->rstart[i]; s->in_scope[i] && k < RD_END(s, i);
+		     k++) {
 			int32_t q = producer(s, s->reads[k]);
 			if (q >= 0 && s->in_scope[q])
 				p[uf_find(p, i)] = uf_find(p, q);
@@ -511,11 +516,20 @@ static void split_regions(Scope *s)
 		}
 		Region *R = &s->regions[id[r]];
 		s->region[i] = id[r];
-		R->nodes = xrealloc(R->nodes, (size_t)(R->nnodes + 1) * sizeof(int32_t));
+		R->nodes = xrealloc(R->nodes, (size_t)(R->nnodes + 1) *
+						      sizeof(int32_t));
 		R->nodes[R->nnodes++] = i;
 	}
 	free(p);
 	free(id);
+}
+
+static int io_error(const Node *n, const char *what, const char *name)
+{
+	return error("--gear_scope: node '%s' %s '%s' directly; a scope may "
+		     "not contain the graph's inputs or outputs (leave the "
+		     "node out of it, or use --gear_scope=auto)",
+		     n->name, what, name);
 }
 
 /* Explicit scopes hold no graph input or output directly. */
@@ -523,25 +537,20 @@ static int check_io(const Scope *s)
 {
 	const Graph *g = s->src;
 	for (int32_t i = 0; i < s->nn; i++) {
+		const Node *n = &g->nodes[i];
 		if (s->region[i] < 0)
 			continue;
-		const Node *n = &g->nodes[i];
-		for (int32_t k = s->rstart[i]; k < s->rstart[i + 1]; k++)
-			if (g->vals[s->reads[k]].kind == VAL_INPUT)
-				return error("--gear_scope: node '%s' reads graph "
-					     "input '%s' directly; a scope may "
-					     "not contain the graph's inputs or "
-					     "outputs (leave the node out of "
-					     "it, or use --gear_scope=auto)",
-					     n->name, g->vals[s->reads[k]].name);
-		for (int32_t k = 0; k < n->noutputs; k++)
-			if (n->outputs[k] >= 0 && s->is_out[n->outputs[k]])
-				return error("--gear_scope: node '%s' writes graph "
-					     "output '%s' directly; a scope may "
-					     "not contain the graph's inputs or "
-					     "outputs (leave the node out of "
-					     "it, or use --gear_scope=auto)",
-					     n->name, g->vals[n->outputs[k]].name);
+		for (int32_t k = s->rstart[i]; k < RD_END(s, i); k++) {
+			const Value *v = &g->vals[s->reads[k]];
+			if (v->kind == VAL_INPUT)
+				return io_error(n, "reads graph input", v->name);
+		}
+		for (int32_t k = 0; k < n->noutputs; k++) {
+			ValId v = n->outputs[k];
+			if (v >= 0 && s->is_out[v])
+				return io_error(n, "writes graph output",
+						g->vals[v].name);
+		}
 	}
 	return 0;
 }
@@ -554,7 +563,7 @@ static int check_cycle(const Scope *s, int32_t r)
 	bool *reach = xcalloc((size_t)s->nn + 1, 1);
 	int rc = 0;
 	for (int32_t i = 0; i < s->nn && !rc; i++) {
-		for (int32_t k = s->rstart[i]; k < s->rstart[i + 1] && !rc; k++) {
+		for (int32_t k = s->rstart[i]; k < RD_END(s, i) && !rc; k++) {
 			int32_t p = producer(s, s->reads[k]);
 			if (p < 0)
 				continue;
@@ -611,7 +620,7 @@ static void region_io(Scope *s, int32_t r)
 	IdVec in = { 0 }, out = { 0 };
 	for (int32_t j = 0; j < R->nnodes; j++) {
 		int32_t i = R->nodes[j];
-		for (int32_t k = s->rstart[i]; k < s->rstart[i + 1]; k++) {
+		for (int32_t k = s->rstart[i]; k < RD_END(s, i); k++) {
 			ValId v = s->reads[k];
 			int32_t p = producer(s, v);
 			bool outside = g->vals[v].kind == VAL_INPUT ||
@@ -699,7 +708,8 @@ static int region_combos(Scope *s, Region *R)
 {
 	char a[160], b[160];
 	size_t w = (size_t)R->ncols;
-	int64_t *row = xmalloc((w + 1) * sizeof(int64_t));
+	size_t rb = w * sizeof(int64_t);
+	int64_t *row = xmalloc(rb + sizeof(int64_t));
 	R->table = xmalloc(((size_t)s->ngears * w + 1) * sizeof(int64_t));
 	R->first = xmalloc((size_t)s->ngears * sizeof(int32_t));
 	R->map = xmalloc((size_t)s->ngears * sizeof(int32_t));
@@ -707,10 +717,10 @@ static int region_combos(Scope *s, Region *R)
 		gear_row(s, R, g, row);
 		int32_t c = 0;
 		while (c < R->ncombos &&
-		       (w && memcmp(R->table + (size_t)c * w, row, w * sizeof(int64_t))))
+		       (w && memcmp(R->table + (size_t)c * w, row, rb)))
 			c++;
 		if (c == R->ncombos) {
-			memcpy(R->table + (size_t)c * w, row, w * sizeof(int64_t));
+			memcpy(R->table + (size_t)c * w, row, rb);
 			R->first[R->ncombos++] = g;
 		}
 		R->map[g] = c;
@@ -718,9 +728,11 @@ static int region_combos(Scope *s, Region *R)
 	free(row);
 	for (int32_t g = 0; g < s->ngears; g++)
 		for (int32_t k = 0; k < R->nout; k++) {
+			int32_t f = R->first[R->map[g]];
 			const Value *x = gear_val(s, g, R->out[k]);
-			const Value *y = gear_val(s, R->first[R->map[g]], R->out[k]);
-			if (x->dtype != y->dtype || !shape_equal(&x->shape, &y->shape))
+			const Value *y = gear_val(s, f, R->out[k]);
+			if (x->dtype != y->dtype ||
+			    !shape_equal(&x->shape, &y->shape))
 				return error("--gear_scope: scope %s: gears %d "
 					     "and %d give its inputs the same "
 					     "shapes but its output '%s' %s "
@@ -760,7 +772,7 @@ static int find_regions(Scope *s)
 	return 0;
 }
 
-/* ---- building graphs ------------------------------------------------------- */
+/* ---- building graphs ----------------------------------------------------- */
 
 /* Copies values of the model's graph into g: map[] gives their ids. */
 typedef struct Build {
@@ -1083,7 +1095,8 @@ static Graph *build_body(Scope *s, int32_t r, Graph *root)
 	}
 	ValId *ov = arena_array(&s->m->arena, (size_t)R->nout, sizeof(ValId));
 	for (int32_t k = 0; k < R->nout; k++) {
-		ov[k] = graph_add_value(b, s->src->vals[R->out[k]].name, VAL_NODE);
+		ov[k] = graph_add_value(b, s->src->vals[R->out[k]].name,
+					VAL_NODE);
 		b->vals[ov[k]].flags |= VF_GRAPH_OUT;
 	}
 	ValId branch = build_selector(s, R, b);
@@ -1194,7 +1207,7 @@ fail:
 	return NULL;
 }
 
-/* ---- the pass ----------------------------------------------------------------- */
+/* ---- the pass ------------------------------------------------------------ */
 
 /* Every gear's output shapes, from the inferred branches. */
 static Shape *gear_outputs(Scope *s)
@@ -1268,8 +1281,10 @@ int pass_gear_scope(Model *m, const CompileOptions *o)
 	Scope s = { .m = m, .o = o, .ngears = m->gears->ngears };
 	s.is_auto = !strcmp(o->gear_scope, "auto");
 	if (!s.is_auto && split_prefixes(o->gear_scope, &s.prefixes,
-					 &s.nprefixes) < 0)
+					 &s.nprefixes) < 0) {
+		scope_release(&s);
 		return -1;
+	}
 	s.src = recover_source(m);
 	s.nv = s.src->nvals;
 	s.nn = s.src->nnodes;
