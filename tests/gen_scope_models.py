@@ -56,6 +56,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+sys.dont_write_bytecode = True  # no __pycache__ in tests/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_models as gm  # noqa: E402
 
