@@ -2,9 +2,12 @@
  * scope compile (root, PartitionedCall, selector, Case over the clones),
  * node counts against the full clone, per-gear output tables, plans,
  * dump and verify, and the errors. */
+#include <dirent.h>
 #include <json-c/json.h>
 
 #include "testrun.h"
+
+#include "cli/cli.h"
 
 #include "compiler/onnx.h"
 #include "passes/passes.h"
@@ -742,4 +745,139 @@ Test(scope, verify_reinfers_the_clones)
 	free(om);
 	remove_tree(d);
 	free(d);
+}
+
+/* ---- the ONNX backend tests with a gear --------------------------------- */
+
+static bool integral(int dt)
+{
+	return dt == DT_BOOL || (dt >= DT_UINT8 && dt <= DT_INT64) ||
+	       dt == DT_UINT32 || dt == DT_UINT64;
+}
+
+/* DIR/model.onnx with its inputs at test_data_set_0's shapes (integer
+ * inputs as constants), the first other input's dim ax a gear of two
+ * values: its own and twice it.  NULL if that does not apply. */
+static Model *backend_gears(const char *dir, int ax, const char *scope)
+{
+	char path[4096], spec[1024], gears[64];
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	Model *m = onnx_load(path);
+	if (!m)
+		return NULL;
+	Graph *g = m->graph;
+	int32_t kept = 0;
+	spec[0] = gears[0] = 0;
+	for (int32_t k = 0; k < g->ninputs; k++) {
+		snprintf(path, sizeof(path), "%s/test_data_set_0/input_%d.pb",
+			 dir, k);
+		const Tensor *t = onnx_load_tensor(m, path);
+		Value *v = &g->vals[g->inputs[k]];
+		if (!t) {
+			model_free(m);
+			return NULL;
+		}
+		v->dtype = t->dtype;
+		v->shape = t->shape;
+		v->dim_params = NULL;
+		if (integral(t->dtype)) {
+			v->kind = VAL_WEIGHT;
+			v->konst = t;
+			continue;
+		}
+		if (!kept && t->shape.rank > ax && t->shape.dims[ax] > 0 &&
+		    strlen(v->name) < 200) {
+			size_t n = (size_t)snprintf(spec, sizeof(spec), "%s:",
+						    v->name);
+			for (int32_t i = 0; i < t->shape.rank; i++)
+				n += (size_t)snprintf(spec + n, sizeof(spec) - n,
+						      "%s%lld", i ? "," : "",
+						      i == ax ? -1LL
+							      : (long long)t->shape.dims[i]);
+			snprintf(gears, sizeof(gears), "%lld;%lld",
+				 (long long)t->shape.dims[ax],
+				 (long long)t->shape.dims[ax] * 2);
+			v->shape.dims[ax] = -1;
+		}
+		g->inputs[kept++] = g->inputs[k];
+	}
+	g->ninputs = kept;
+	ParsedGears pg;
+	GearOptions go = { .input_shape = spec, .dynamic_dims = gears };
+	CompileOptions o = { .model = dir, .gear = go, .jobs = 2,
+			     .fold_limit = 64 * 1024, .gear_scope = scope };
+	int rc = !spec[0] ? -1 : gear_parse(&pg, &go);
+	if (spec[0]) {
+		if (!rc)
+			rc = gear_apply(m, &pg);
+		if (!rc)
+			rc = run_passes(m, &o);
+		gear_parsed_release(&pg);
+	}
+	if (rc < 0) {
+		model_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* auto on every backend test that compiles with a gear: it compiles
+ * too, never has more nodes, gives the same output table, and its file
+ * reads back with plans that pass verify's checks. */
+static void sweep_backend(const char *set, int *tried, int *applied)
+{
+	char dir[1024];
+	snprintf(dir, sizeof(dir), "%s/%s", testdata_dir(), set);
+	DIR *dd = opendir(dir);
+	cr_assert(dd, "no %s", dir);
+	struct dirent *e;
+	while ((e = readdir(dd))) {
+		char test[2048];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(test, sizeof(test), "%s/%s", dir, e->d_name);
+		for (int ax = 0; ax < 2; ax++) {
+			Model *f = backend_gears(test, ax, NULL);
+			if (!f)
+				continue;
+			Model *s = backend_gears(test, ax, "auto");
+			cr_assert(s, "%s dim %d: %s", e->d_name, ax, last_error());
+			++*tried;
+			cr_expect(nodes_in(s->graph) <= nodes_in(f->graph),
+				  "%s dim %d", e->d_name, ax);
+			for (int32_t g = 0; !s->branches && g < 2; g++) {
+				Graph *b = f->branches[g];
+				for (int32_t k = 0; k < b->noutputs; k++)
+					cr_expect(shape_equal(
+							  &b->vals[b->outputs[k]].shape,
+							  &s->gear_outputs[g * b->noutputs + k]),
+						  "%s dim %d gear %d output %d",
+						  e->d_name, ax, g, k);
+			}
+			*applied += !s->branches;
+			uint8_t *bytes;
+			size_t n;
+			OmFile om;
+			cr_assert_eq(om_encode(s, &bytes, &n), 0, "%s", last_error());
+			cr_assert_eq(om_parse(&om, bytes, n, e->d_name), 0, "%s",
+				     last_error());
+			cr_expect_eq(verify_plans(&om), 0, "%s dim %d: %s",
+				     e->d_name, ax, last_error());
+			om_close(&om);
+			free(bytes);
+			model_free(f);
+			model_free(s);
+		}
+	}
+	closedir(dd);
+}
+
+Test(scope, backend_models_with_a_gear, .timeout = 300)
+{
+	int tried = 0, applied = 0;
+	sweep_backend("node", &tried, &applied);
+	sweep_backend("pytorch-converted", &tried, &applied);
+	cr_expect_geq(tried, 1000, "only %d backend models compile with a gear",
+		      tried);
+	cr_expect_geq(applied, 30, "auto found a saving in only %d", applied);
 }
