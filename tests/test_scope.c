@@ -163,6 +163,41 @@ static int has_plan(Graph *g, void *ctx)
 	return 0;
 }
 
+/* o's member at path "gears.1.outputs.0.shape" (asserted present). */
+static json_object *at(json_object *o, const char *path)
+{
+	char buf[256], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *k = strtok_r(buf, ".", &save); k; k = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, (size_t)atoi(k));
+		else if (!json_object_object_get_ex(o, k, &o))
+			o = NULL;
+		cr_assert(o, "no '%s' in the dump", path);
+	}
+	return o;
+}
+
+/* The options an expected.json entry gives (strings point into j). */
+static GearOptions entry_options(json_object *e, char *path, size_t n)
+{
+	json_object *args, *model;
+	json_object_object_get_ex(e, "args", &args);
+	json_object_object_get_ex(e, "model", &model);
+	const char *shape = json_object_get_string(
+		json_object_array_get_idx(args, 0));
+	const char *gears = json_object_get_string(
+		json_object_array_get_idx(args, 1));
+	GearOptions go = { .input_shape = strchr(shape, '=') + 1 };
+	const char *v = strchr(gears, '=') + 1;
+	if (strstr(gears, "image_size"))
+		go.dynamic_image_size = v;
+	else
+		go.dynamic_dims = v;
+	snprintf(path, n, FX "%s", json_object_get_string(model));
+	return go;
+}
+
 /* ---- structure ------------------------------------------------------------ */
 
 Test(scope, auto_keeps_the_head_outside)
@@ -390,29 +425,61 @@ Test(scope, never_more_nodes_than_the_full_clone)
 	json_object *j = json_tokener_parse(doc);
 	free(doc);
 	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
-		json_object *e, *args, *model;
-		cr_assert(json_object_object_get_ex(j, keys[k], &e));
-		json_object_object_get_ex(e, "args", &args);
-		json_object_object_get_ex(e, "model", &model);
-		const char *shape = json_object_get_string(
-			json_object_array_get_idx(args, 0));
-		const char *gears = json_object_get_string(
-			json_object_array_get_idx(args, 1));
-		GearOptions go = { .input_shape = strchr(shape, '=') + 1 };
-		const char *v = strchr(gears, '=') + 1;
-		if (strstr(gears, "image_size"))
-			go.dynamic_image_size = v;
-		else
-			go.dynamic_dims = v;
+		json_object *e;
 		char path[256];
-		snprintf(path, sizeof(path), FX "%s",
-			 json_object_get_string(model));
+		cr_assert(json_object_object_get_ex(j, keys[k], &e));
+		GearOptions go = entry_options(e, path, sizeof(path));
 		Model *m = compile(path, go, "auto", 0, NULL);
 		Model *full = compile(path, go, NULL, 0, NULL);
 		cr_expect(nodes_in(m->graph) <= nodes_in(full->graph), "%s",
 			  keys[k]);
 		model_free(m);
 		model_free(full);
+	}
+	json_object_put(j);
+}
+
+
+Test(scope, output_tables_match_running_the_models)
+{
+	/* per gear, the output shapes tests/gen_scope_models.py got by
+	 * running each model */
+	static const struct { const char *key, *scope; } cases[] = {
+		{ "scope_cls", "auto" }, { "scope_enc", "auto" },
+		{ "scope_enc", "/encoder/" }, { "scope_two", "auto" },
+		{ "scope_cycle", "auto" },
+	};
+	size_t n;
+	char *doc = read_file(FX "scope_expected.json", &n), path[256];
+	cr_assert(doc);
+	json_object *j = json_tokener_parse(doc);
+	free(doc);
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		json_object *e, *gears;
+		cr_assert(json_object_object_get_ex(j, cases[c].key, &e));
+		GearOptions go = entry_options(e, path, sizeof(path));
+		Model *m = compile(path, go, cases[c].scope, 0, NULL);
+		const Graph *root = m->graph;
+		json_object_object_get_ex(e, "gears", &gears);
+		for (int32_t g = 0; g < m->gears->ngears; g++) {
+			json_object *outs = at(json_object_array_get_idx(gears,
+									 (size_t)g),
+					       "outputs");
+			for (int32_t k = 0; k < root->noutputs; k++) {
+				const char *name = root->vals[root->outputs[k]].name;
+				const Shape *s = m->gear_outputs
+							 ? &m->gear_outputs[g * root->noutputs + k]
+							 : &m->branches[g]->vals[m->branches[g]->outputs[k]].shape;
+				char got[128];
+				shape_str(s, got, sizeof(got));
+				const char *want = json_object_to_json_string_ext(
+					at(outs, name), JSON_C_TO_STRING_PLAIN);
+				cr_expect_str_eq(got, want, "%s %s gear %d '%s'",
+						 cases[c].key, cases[c].scope, g,
+						 name);
+			}
+		}
+		model_free(m);
 	}
 	json_object_put(j);
 }
@@ -449,19 +516,6 @@ static json_object *dump_json(const char *om)
 	return j;
 }
 
-static json_object *at(json_object *o, const char *path)
-{
-	char buf[256], *save = NULL;
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *k = strtok_r(buf, ".", &save); k; k = strtok_r(NULL, ".", &save)) {
-		if (json_object_is_type(o, json_type_array))
-			o = json_object_array_get_idx(o, (size_t)atoi(k));
-		else if (!json_object_object_get_ex(o, k, &o))
-			o = NULL;
-		cr_assert(o, "no '%s' in the dump", path);
-	}
-	return o;
-}
 
 static void expect_json(json_object *j, const char *path, const char *want)
 {
