@@ -67,8 +67,9 @@
  *       not have fewer nodes than the full clone, the full clone is kept
  *       (dump shows "applied": false).
  *
- * Values in the root take the shapes shape inference gives with -1 input
- * dims: a scope's outputs the same in every clone are static, the others
+ * Nodes whose outputs nothing live reads are left out of everything.
+ * Values in the root take the shapes shape inference gives from its
+ * inputs: a scope's outputs the same in every clone are static, the others
  * -1, and with explicit prefixes the nodes left outside that depend on the
  * gear keep -1 dims (their tensors are then not in the memory plan; the
  * runtime allocates them).  The per-gear output table comes from the
@@ -82,15 +83,17 @@
  * largest clone's arena (passes/memplan.h).  Every clone has a plan of its
  * own.
  *
- * Everything after the per-gear inference runs on one thread and depends
- * only on the model and the options, so the output does not depend on -j.
+ * Everything after the per-gear inference (on -j threads, each gear in
+ * its own arena) runs on one thread, the clones specialised one after
+ * another, and depends only on the model and the options, so the output
+ * does not depend on -j.
  */
 #ifndef GEARC_SCOPE_H
 #define GEARC_SCOPE_H
 
 #include "passes.h"
 
-/* The pass: no-op without o->gear_scope or for a static compile.  Records
+/* The pass: no-op without o->gear_scope; an error without gears.  Records
  * the option in Model.options as "gear_scope". */
 int pass_gear_scope(Model *m, const CompileOptions *o);
 
