@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "compiler/onnx.h"
+#include "passes/scope.h"
 #include "serializer/om.h"
 
 int fail(int status)
@@ -96,6 +97,19 @@ static int check_flags(CompileOptions *o, const char *framework,
 	if (o->dump_after && !pass_find(o->dump_after))
 		return error("--dump-after: no pass named '%s' (passes: %s)",
 			     o->dump_after, pass_names());
+	if (o->gear_scope && gear_scope_check(o->gear_scope) < 0)
+		return -1;
+	return 0;
+}
+
+/* --gear_scope chooses what to clone per gear: it needs gears. */
+static int check_scope(const CompileOptions *o, const ParsedGears *pg)
+{
+	if (o->gear_scope && pg->mode == MODE_STATIC)
+		return error("--gear_scope needs a gear option "
+			     "(--dynamic_batch_size, --dynamic_image_size or "
+			     "--dynamic_dims): scopes choose what is cloned "
+			     "per gear");
 	return 0;
 }
 
@@ -114,6 +128,7 @@ int cmd_compile(int argc, char **argv)
 		{ "framework", 0, true, &framework },
 		{ "jobs", 'j', true, &jobs },
 		{ "dump_after", 0, true, &o.dump_after },
+		{ "gear_scope", 0, true, &o.gear_scope },
 		{ "quiet", 'q', false, &quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
@@ -135,6 +150,10 @@ int cmd_compile(int argc, char **argv)
 	ParsedGears pg;
 	if (gear_parse(&pg, &o.gear) < 0)
 		return fail(EXIT_USAGE);
+	if (check_scope(&o, &pg) < 0) {
+		gear_parsed_release(&pg);
+		return fail(EXIT_USAGE);
+	}
 	int rc = compile_model(&o, &pg);
 	gear_parsed_release(&pg);
 	if (o.progress)

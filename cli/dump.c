@@ -127,6 +127,160 @@ static double plan_ratio(uint64_t arena, uint64_t lower)
 	return lower ? (double)arena / (double)lower : arena ? 0.0 : 1.0;
 }
 
+/* ---- scopes (passes/scope.h): which graphs every gear runs --------------- */
+
+enum { ROLE_ROOT, ROLE_SUBGRAPH, ROLE_GEAR_BRANCH, ROLE_SCOPE, ROLE_CLONE };
+static const char *const role_names[] = { "root", "subgraph", "gear_branch",
+					  "scope", "scope_clone" };
+
+/* Per graph: its role, whether every gear runs it (shared), and for a
+ * scope's clone its index among the scope's Case branches. */
+typedef struct Roles {
+	uint8_t *role;
+	bool *shared;
+	int32_t *clone;
+} Roles;
+
+static void roles_release(Roles *r)
+{
+	free(r->role);
+	free(r->shared);
+	free(r->clone);
+}
+
+static const Gearom__Attribute *pb_attr(const Gearom__Node *n,
+					const char *name)
+{
+	for (size_t k = 0; k < n->n_attrs; k++)
+		if (n->attrs[k]->name && !strcmp(n->attrs[k]->name, name))
+			return n->attrs[k];
+	return NULL;
+}
+
+/* n is gearc's own op (domain ai.gearc) op. */
+static bool pb_own(const Gearom__Node *n, const char *op)
+{
+	return n->domain && !strcmp(n->domain, GEARC_DOMAIN) && n->op_type &&
+	       !strcmp(n->op_type, op);
+}
+
+static bool is_scope_call(const Gearom__Node *n)
+{
+	const Gearom__Attribute *a = pb_attr(n, "multi_dims");
+	return pb_own(n, "PartitionedCall") && a && a->i;
+}
+
+/* Parents come before their subgraphs (om.h), so one pass in graph order
+ * sees each graph's parent done. */
+static void find_roles(const Gearom__Model *m, Roles *r)
+{
+	size_t n = m->n_graphs + 1;
+	r->role = xcalloc(n, 1);
+	r->shared = xcalloc(n, sizeof(bool));
+	r->clone = xcalloc(n, sizeof(int32_t));
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		const Gearom__Graph *g = m->graphs[gi];
+		if (!g->has_parent || g->parent < 0) {
+			r->role[gi] = ROLE_ROOT;
+			r->shared[gi] = true;
+		}
+		for (size_t i = 0; i < g->n_nodes; i++) {
+			const Gearom__Node *nd = g->nodes[i];
+			for (size_t k = 0; k < nd->n_attrs; k++) {
+				const Gearom__Attribute *a = nd->attrs[k];
+				size_t cnt = a->n_graphs + (a->g >= 0);
+				for (size_t j = 0; j < cnt; j++) {
+					int32_t sub = j < a->n_graphs ? a->graphs[j]
+								      : a->g;
+					uint8_t role = ROLE_SUBGRAPH;
+					if (pb_own(nd, "Case"))
+						role = r->role[gi] == ROLE_SCOPE
+							       ? ROLE_CLONE
+							       : ROLE_GEAR_BRANCH;
+					else if (is_scope_call(nd))
+						role = ROLE_SCOPE;
+					r->role[sub] = role;
+					r->shared[sub] = r->shared[gi] &&
+							 role != ROLE_CLONE &&
+							 role != ROLE_GEAR_BRANCH;
+					r->clone[sub] = (int32_t)j;
+				}
+			}
+		}
+	}
+}
+
+/* The scope's PartitionedCall (in its parent) and the Case of its body. */
+static const Gearom__Node *scope_call(const Gearom__Model *m, size_t body)
+{
+	const Gearom__Graph *p = m->graphs[m->graphs[body]->parent];
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		const Gearom__Attribute *a = pb_attr(p->nodes[i], "body");
+		if (is_scope_call(p->nodes[i]) && a && a->g == (int32_t)body)
+			return p->nodes[i];
+	}
+	return NULL;
+}
+
+static const Gearom__Node *scope_case(const Gearom__Model *m, size_t body)
+{
+	const Gearom__Graph *b = m->graphs[body];
+	for (size_t i = 0; i < b->n_nodes; i++)
+		if (pb_own(b->nodes[i], "Case"))
+			return b->nodes[i];
+	return NULL;
+}
+
+/* The --gear_scope option the file records, or NULL. */
+static const char *scope_option(const Gearom__Model *m)
+{
+	for (size_t i = 0; i < m->n_options; i++)
+		if (m->options[i]->key && !strcmp(m->options[i]->key, "gear_scope"))
+			return m->options[i]->value;
+	return NULL;
+}
+
+/* Nodes every gear runs and nodes of gear branches and clones. */
+static void scope_counts(const Gearom__Model *m, const Roles *r,
+			 size_t *shared, size_t *per_gear)
+{
+	*shared = *per_gear = 0;
+	for (size_t gi = 0; gi < m->n_graphs; gi++)
+		*(r->shared[gi] ? shared : per_gear) += m->graphs[gi]->n_nodes;
+}
+
+/* The clone scope body runs at gear g, or -1. */
+static int32_t scope_clone_at(const Gearom__Model *m, size_t body, size_t g)
+{
+	const Gearom__Node *call = scope_call(m, body);
+	const Gearom__Node *cs = scope_case(m, body);
+	const Gearom__Attribute *map = call ? pb_attr(call, "gear_map") : NULL;
+	const Gearom__Attribute *br = cs ? pb_attr(cs, "branches") : NULL;
+	if (!map || !br || g >= map->n_ints || map->ints[g] < 0 ||
+	    (size_t)map->ints[g] >= br->n_graphs)
+		return -1;
+	return br->graphs[map->ints[g]];
+}
+
+/* Nodes gear g runs in a scope compile: the shared ones and its clones'. */
+static int64_t scope_gear_nodes(const Gearom__Model *m, size_t g)
+{
+	Roles r;
+	size_t shared, per;
+	find_roles(m, &r);
+	scope_counts(m, &r, &shared, &per);
+	int64_t n = (int64_t)shared;
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		int32_t c = r.role[gi] == ROLE_SCOPE && r.shared[gi]
+				    ? scope_clone_at(m, gi, g)
+				    : -1;
+		if (c >= 0)
+			n += (int64_t)nodes_below(m, (size_t)c);
+	}
+	roles_release(&r);
+	return n;
+}
+
 /* ---- JSON ---------------------------------------------------------------- */
 
 static json_object *jdims(const int64_t *d, size_t n)
@@ -229,7 +383,8 @@ static json_object *json_gear(const Gearom__Model *m, const Gearom__Gear *g)
 	jadd(o, "memory", json_plan(gear_plan(m, g)));
 	bool has = g->has_graph && g->graph >= 0;
 	jadd(o, "nodes", has ? jint((int64_t)nodes_below(m, (size_t)g->graph))
-			     : NULL);
+		       : scope_option(m) ? jint(scope_gear_nodes(m, (size_t)g->index))
+					 : NULL);
 	return o;
 }
 
@@ -247,9 +402,13 @@ static json_object *json_source(const Gearom__Source *s)
 	return o;
 }
 
+static void json_graph_role(json_object *o, const Roles *r, size_t gi);
+
 static json_object *json_graphs(const Gearom__Model *m)
 {
 	json_object *a = json_object_new_array_ext((int)m->n_graphs);
+	Roles roles;
+	find_roles(m, &roles);
 	for (size_t i = 0; i < m->n_graphs; i++) {
 		const Gearom__Graph *g = m->graphs[i];
 		json_object *o = json_object_new_object(),
@@ -266,9 +425,107 @@ static json_object *json_graphs(const Gearom__Model *m)
 					  ? jstr(m->graphs[g->parent]->name)
 					  : NULL);
 		jadd(o, "subgraphs", subs);
+		json_graph_role(o, &roles, i);
 		json_object_array_add(a, o);
 	}
+	roles_release(&roles);
 	return a;
+}
+
+/* ---- JSON: scopes ------------------------------------------------------------ */
+
+static json_object *jnames(const Gearom__Graph *g, const int32_t *t, size_t n)
+{
+	json_object *a = json_object_new_array_ext((int)n);
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, jstr(g->tensors[t[i]]->name));
+	return a;
+}
+
+static json_object *json_clone(const Gearom__Model *m, size_t body,
+			       size_t c, int32_t gi)
+{
+	const Gearom__Node *call = scope_call(m, body), *cs = scope_case(m, body);
+	const Gearom__Attribute *map = call ? pb_attr(call, "gear_map") : NULL;
+	const Gearom__Attribute *tab = cs ? pb_attr(cs, "gear_dims") : NULL;
+	const Gearom__Attribute *br = cs ? pb_attr(cs, "branches") : NULL;
+	json_object *o = json_object_new_object(), *gears = json_object_new_array();
+	size_t w = tab && br && br->n_graphs ? tab->n_ints / br->n_graphs : 0;
+	jadd(o, "graph", jstr(m->graphs[gi]->name));
+	jadd(o, "dims", w ? jdims(tab->ints + c * w, w) : NULL);
+	for (size_t g = 0; map && g < map->n_ints; g++)
+		if (map->ints[g] == (int64_t)c)
+			json_object_array_add(gears, jint((int64_t)g));
+	jadd(o, "gears", gears);
+	jadd(o, "nodes", jint((int64_t)nodes_below(m, (size_t)gi)));
+	jadd(o, "memory", json_plan(m->graphs[gi]->plan));
+	return o;
+}
+
+static json_object *json_scope_region(const Gearom__Model *m, size_t body)
+{
+	const Gearom__Graph *b = m->graphs[body];
+	const Gearom__Node *call = scope_call(m, body), *cs = scope_case(m, body);
+	const Gearom__Attribute *why = call ? pb_attr(call, "scope") : NULL;
+	const Gearom__Attribute *map = call ? pb_attr(call, "gear_map") : NULL;
+	const Gearom__Attribute *order = cs ? pb_attr(cs, "input_order") : NULL;
+	const Gearom__Attribute *br = cs ? pb_attr(cs, "branches") : NULL;
+	json_object *o = json_object_new_object(), *a;
+	jadd(o, "name", jstr(call ? call->name : b->name));
+	jadd(o, "graph", jstr(b->name));
+	jadd(o, "scope", why ? json_object_new_string_len(
+				       (const char *)why->s.data, (int)why->s.len)
+			     : NULL);
+	jadd(o, "inputs", jnames(b, b->inputs, b->n_inputs));
+	a = json_object_new_array();
+	for (size_t i = 0; order && i < order->n_strings; i++)
+		json_object_array_add(a, json_object_new_string_len(
+			(const char *)order->strings[i].data,
+			(int)order->strings[i].len));
+	jadd(o, "selector", a);
+	jadd(o, "outputs", jnames(b, b->outputs, b->n_outputs));
+	jadd(o, "gear_map", map ? jdims(map->ints, map->n_ints) : NULL);
+	a = json_object_new_array();
+	for (size_t c = 0; br && c < br->n_graphs; c++)
+		json_object_array_add(a, json_clone(m, body, c, br->graphs[c]));
+	jadd(o, "clones", a);
+	return o;
+}
+
+/* "scope": null without --gear_scope; else the scopes, their tables and
+ * clones, and how many nodes are shared by every gear or per gear. */
+static json_object *json_scope(const Gearom__Model *m)
+{
+	const char *opt = scope_option(m);
+	Roles r;
+	size_t shared, per;
+	find_roles(m, &r);
+	json_object *o = json_object_new_object(), *regions = json_object_new_array();
+	for (size_t gi = 0; gi < m->n_graphs; gi++)
+		if (r.role[gi] == ROLE_SCOPE)
+			json_object_array_add(regions, json_scope_region(m, gi));
+	scope_counts(m, &r, &shared, &per);
+	roles_release(&r);
+	if (!opt && !json_object_array_length(regions)) {
+		json_object_put(o);
+		json_object_put(regions);
+		return NULL;
+	}
+	jadd(o, "option", opt ? jstr(opt) : NULL);
+	jadd(o, "applied", json_object_new_boolean(
+				    json_object_array_length(regions) > 0));
+	jadd(o, "nodes", jint((int64_t)(shared + per)));
+	jadd(o, "shared_nodes", jint((int64_t)shared));
+	jadd(o, "per_gear_nodes", jint((int64_t)per));
+	jadd(o, "regions", regions);
+	return o;
+}
+
+/* A graph's role and whether every gear runs it. */
+static void json_graph_role(json_object *o, const Roles *r, size_t gi)
+{
+	jadd(o, "role", jstr(role_names[r->role[gi]]));
+	jadd(o, "shared", json_object_new_boolean(r->shared[gi]));
 }
 
 json_object *om_json(const OmFile *f, const char *path)
@@ -306,6 +563,7 @@ json_object *om_json(const OmFile *f, const char *path)
 	jadd(p, "count", jint((int64_t)count));
 	jadd(o, "weights", p);
 	jadd(o, "graphs", json_graphs(m));
+	jadd(o, "scope", json_scope(m));
 
 	/* Extras beyond the contract. */
 	p = json_object_new_object();
@@ -489,6 +747,69 @@ static void print_place(const Gearom__Graph *g, const Gearom__MemBlock *b)
 		       g->tensors[b->alias_of]->name);
 }
 
+/* ---- text: scopes --------------------------------------------------------------- */
+
+/* "scope:" lines: what --gear_scope did, each scope's clones and gears. */
+static void print_scope(const Gearom__Model *m)
+{
+	const char *opt = scope_option(m);
+	Roles r;
+	size_t shared, per, nscopes = 0;
+	if (!opt)
+		return;
+	find_roles(m, &r);
+	scope_counts(m, &r, &shared, &per);
+	for (size_t gi = 0; gi < m->n_graphs; gi++)
+		nscopes += r.role[gi] == ROLE_SCOPE;
+	if (!nscopes)
+		printf("scope:     --gear_scope=%s kept the full clone (no "
+		       "smaller scoping found); %zu nodes\n", opt,
+		       shared + per);
+	else
+		printf("scope:     --gear_scope=%s: %zu scope%s; %zu nodes "
+		       "shared by every gear, %zu in clones (%zu in all)\n",
+		       opt, nscopes, nscopes == 1 ? "" : "s", shared, per,
+		       shared + per);
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		if (r.role[gi] != ROLE_SCOPE)
+			continue;
+		const Gearom__Node *call = scope_call(m, gi), *cs = scope_case(m, gi);
+		const Gearom__Attribute *map = call ? pb_attr(call, "gear_map") : NULL;
+		const Gearom__Attribute *tab = cs ? pb_attr(cs, "gear_dims") : NULL;
+		const Gearom__Attribute *br = cs ? pb_attr(cs, "branches") : NULL;
+		size_t nb = br ? br->n_graphs : 0;
+		size_t w = tab && nb ? tab->n_ints / nb : 0;
+		printf("  %s: %zu clone%s\n", m->graphs[gi]->name, nb,
+		       nb == 1 ? "" : "s");
+		for (size_t c = 0; c < nb; c++) {
+			const Gearom__Graph *cg = m->graphs[br->graphs[c]];
+			printf("    %-20s dims ", cg->name);
+			print_dims(w ? tab->ints + c * w : NULL, w, true);
+			printf("  gears");
+			for (size_t g = 0; map && g < map->n_ints; g++)
+				if (map->ints[g] == (int64_t)c)
+					printf(" %zu", g);
+			printf("  %zu nodes", nodes_below(m, (size_t)br->graphs[c]));
+			if (cg->plan)
+				printf("  arena %llu bytes",
+				       (unsigned long long)cg->plan->arena_bytes);
+			fputc('\n', stdout);
+		}
+	}
+	roles_release(&r);
+}
+
+/* After a graph's header: whether every gear runs it (scope compiles). */
+static void print_graph_role(const Gearom__Model *m, size_t gi)
+{
+	Roles r;
+	if (!scope_option(m))
+		return;
+	find_roles(m, &r);
+	printf(r.shared[gi] ? " [shared by every gear]" : " [per gear]");
+	roles_release(&r);
+}
+
 static void print_graph(const Gearom__Model *m, size_t gi)
 {
 	const Gearom__Graph *g = m->graphs[gi];
@@ -497,6 +818,7 @@ static void print_graph(const Gearom__Model *m, size_t gi)
 	       g->n_tensors);
 	if (g->has_parent && g->parent >= 0)
 		printf(", inside %s", m->graphs[g->parent]->name);
+	print_graph_role(m, gi);
 	fputs("\n", stdout);
 	if (g->plan)
 		print_plan(g->plan);
@@ -562,13 +884,16 @@ static int dump_text(const OmFile *f, const char *path)
 		       (unsigned long long)mm.lower,
 		       plan_ratio(mm.arena, mm.lower),
 		       (unsigned long long)mm.naive,
-		       m->n_gears ? ", the largest gear's plus the root's" : "");
+		       m->n_gears && gear_plan(m, m->gears[0])
+			       ? ", the largest gear's plus the root's"
+			       : "");
 	print_io("inputs", m->inputs, m->n_inputs);
 	print_io("outputs", m->outputs, m->n_outputs);
 	if (m->n_gears)
 		printf("gears:\n");
 	for (size_t i = 0; i < m->n_gears; i++)
 		print_gear(m, m->gears[i]);
+	print_scope(m);
 	for (size_t i = 0; i < m->n_graphs; i++)
 		print_graph(m, i);
 	return 0;

@@ -24,9 +24,10 @@
  *             least as large as each subgraph's arena;
  *   figures   lower_bound_bytes and naive_bytes are what the blocks give.
  * Shapes: the file is raised back into the IR (serializer/raise.h), and
- * for every static graph (each gear branch, then the root; or the main
- * graph) the node outputs are reset and shape inference re-run; every
- * dtype and shape must come out as the file records it.
+ * for every static graph (the clones of each multi-dims scope, each gear
+ * branch, then the root; or the main graph) the node outputs are reset
+ * and shape inference re-run; every dtype and shape must come out as the
+ * file records it.
  *
  * The first violation is the error: one line naming the graph and the
  * tensors or node at fault; exit status 1.
@@ -697,12 +698,35 @@ static int reinfer(Model *m, Graph *g, Counts *cnt)
 	return rc;
 }
 
+/* The clones of a multi-dims scope (passes/scope.h) are the branches of
+ * a Case inside a subgraph: each is re-inferred on its own, before the
+ * graphs that read their outputs. */
+static int reinfer_scope_clones(Model *m, Graph *g, Counts *cnt)
+{
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		Node *n = &g->nodes[i];
+		for (int32_t k = 0; k < n->nattrs; k++) {
+			Attr *a = &n->attrs[k];
+			bool clones = n->op == OP_Case && g->parent &&
+				      a->type == ATTR_GRAPHS;
+			for (int32_t j = 0; a->type == ATTR_GRAPHS && j < a->n; j++)
+				if (reinfer_scope_clones(m, a->graphs[j], cnt) < 0 ||
+				    (clones && reinfer(m, a->graphs[j], cnt) < 0))
+					return -1;
+			if (a->type == ATTR_GRAPH && a->g &&
+			    reinfer_scope_clones(m, a->g, cnt) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int check_shapes(const OmFile *f, Counts *cnt)
 {
 	Model *m = om_to_model(f);
 	if (!m)
 		return -1;
-	int rc = 0;
+	int rc = reinfer_scope_clones(m, m->graph, cnt);
 	for (int32_t i = 0; m->gears && i < m->gears->ngears && !rc; i++)
 		if (m->branches[i])
 			rc = reinfer(m, m->branches[i], cnt);

@@ -265,6 +265,10 @@ typedef struct Model {
 	Graph **branches;
 	Arena **arenas;
 	ValId gear_info; /* root input with the gear's dim values, or -1 */
+	/* Scope compile (passes/scope.h): gears have no branch graph, so
+	 * every gear's output shapes are kept here, ngears * noutputs,
+	 * row-major; NULL otherwise. */
+	Shape *gear_outputs;
 } Model;
 
 /* ---- building ---------------------------------------------------------- */

@@ -8,7 +8,8 @@
  *   view   VIEW_ALIAS if the op's output is a pure view of input 0
  *          (shares its buffer in the memory plan), else VIEW_NONE.
  * GEARC_OWN_OPS lists gearc's own ops (domain "ai.gearc"): the gear
- * selector and the Case that the gear compile puts in the root graph.
+ * selector and the Case that the gear compile puts in the root graph, and
+ * the PartitionedCall holding a multi-dims scope (passes/scope.h).
  *
  * Adding an op: one line here, one hook function in the family's file,
  * its prototype in compiler/ops/opimpl.h.
@@ -207,7 +208,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 #define GEARC_OWN_OPS(X) \
 	X(MapIndex,        infer_mapindex, fold_mapindex, VIEW_NONE) \
 	X(Case,            infer_case,     0,             VIEW_NONE) \
-	X(PartitionedCall, 0, 0, VIEW_NONE)
+	X(PartitionedCall, infer_partitioned_call, 0, VIEW_NONE)
 
 typedef enum {
 	OP_UNKNOWN = 0,

@@ -453,12 +453,16 @@ static void use(Plan *p, ValId v, int32_t step)
 		p->last[v] = step;
 }
 
-/* Whether n may run subgraphs: only these ops have graph attributes.
- * The gear branches of a Case are not its subgraphs here: they take the
- * Case's inputs as their own (pass_gear_clone) and are planned as gears. */
-static bool runs_subgraphs(const Node *n)
+/* Whether n, a node of g, may run subgraphs: only these ops have graph
+ * attributes.  The gear branches of the root's Case are not its subgraphs
+ * here: they take the Case's inputs as their own (pass_gear_clone) and are
+ * planned as gears.  A Case inside a subgraph (a multi-dims scope's,
+ * passes/scope.h) runs its clones in a workspace, as If does. */
+static bool runs_subgraphs(const Graph *g, const Node *n)
 {
 	switch (n->op) {
+	case OP_Case:
+		return g->parent && n->nattrs > 0;
 	case OP_If: case OP_Loop: case OP_Scan: case OP_SequenceMap:
 	case OP_PartitionedCall: case OP_UNKNOWN:
 		return n->nattrs > 0;
@@ -510,7 +514,7 @@ static int lifetimes(Model *m, Plan *p)
 				p->first[n->outputs[k]] = i;
 		for (int32_t k = 0; k < n->ninputs; k++)
 			use(p, n->inputs[k], i);
-		if (runs_subgraphs(n) && plan_subgraphs(m, p, i) < 0)
+		if (runs_subgraphs(g, n) && plan_subgraphs(m, p, i) < 0)
 			return -1;
 	}
 	for (ValId v = 0; v < p->nv; v++)

@@ -45,6 +45,9 @@
  * its subgraphs' arenas, live at its step.  The gear branches of the
  * root's Case are not workspaces: they are static graphs planned on their
  * own, and the model's arena is the largest branch arena plus the root's.
+ * A Case inside a subgraph (the clones of a multi-dims scope,
+ * passes/scope.h) is planned like an If: its branches are its subgraphs,
+ * its workspace the largest of their arenas.
  *
  * Placement.  Greedy over the buffers in an ordering, each at the offset
  * that fits best among the already placed buffers whose lifetimes overlap

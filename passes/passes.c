@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "scope.h"
 
 static int infer_one(Model *m, Graph *g, const CompileOptions *o)
 {
@@ -27,6 +28,7 @@ static int dce_one(Model *m, Graph *g, const CompileOptions *o)
 
 static const Pass passes[] = {
 	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
+	{ "gear-scope", pass_gear_scope, 0, "cloning only what depends on the gear" },
 	{ "infer", 0, infer_one, "shape inference and folding" },
 	{ "inline", 0, inline_one, "inlining If nodes with a known condition" },
 	{ "dce", 0, dce_one, "removing dead and constant nodes" },

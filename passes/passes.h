@@ -26,6 +26,7 @@ typedef struct CompileOptions {
 	int quiet;		/* --quiet */
 	int64_t fold_limit;	/* max bytes of a folded constant */
 	ProgressFn progress;	/* NULL: silent */
+	const char *gear_scope; /* --gear_scope (passes/scope.h), or NULL */
 } CompileOptions;
 
 typedef int (*PassFn)(Model *m, const CompileOptions *o);

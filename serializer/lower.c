@@ -659,10 +659,34 @@ static void lower_gears(Lower *L, Gearom__Model *msg)
 	}
 }
 
+/* A scope compile's output table (passes/scope.h): the gears have no
+ * branch graph, Model.gear_outputs has their output shapes. */
+static void lower_scope_outputs(Lower *L, Gearom__Model *msg)
+{
+	const Model *m = L->m;
+	const Graph *root = m->graph;
+	for (size_t g = 0; g < msg->n_gears; g++) {
+		Gearom__Gear *o = msg->gears[g];
+		o->n_outputs = root->noutputs > 0 ? (size_t)root->noutputs : 0;
+		o->outputs = arena_array(L->a, o->n_outputs,
+					 sizeof(*o->outputs));
+		for (int32_t k = 0; k < root->noutputs; k++) {
+			const Value *v = &root->vals[root->outputs[k]];
+			const Shape *s = &m->gear_outputs[g * o->n_outputs +
+							  (size_t)k];
+			o->outputs[k] = shape_info(L, v->name, s, v->dtype);
+		}
+	}
+}
+
 /* Gear g's branch graph and its output table, once graphs are lowered. */
 static void lower_gear_outputs(Lower *L, Gearom__Model *msg)
 {
 	const Model *m = L->m;
+	if (!m->branches && m->gear_outputs) {
+		lower_scope_outputs(L, msg);
+		return;
+	}
 	for (size_t g = 0; m->branches && g < msg->n_gears; g++) {
 		const Graph *b = m->branches[g];
 		Gearom__Gear *o = msg->gears[g];
@@ -708,6 +732,30 @@ static Gearom__IoInfo *io_info(Lower *L, const Value *v, bool input)
 	return o;
 }
 
+/* A scope compile's outputs: the gears' shapes merged (-1 where they
+ * differ), which the root's inference may know less precisely. */
+static void scope_io_shapes(Lower *L, Gearom__Model *msg)
+{
+	const Model *m = L->m;
+	size_t nout = msg->n_outputs;
+	for (size_t k = 0; k < nout; k++) {
+		Shape s = m->gear_outputs[k];
+		for (int32_t g = 1; g < m->gears->ngears; g++) {
+			const Shape *t = &m->gear_outputs[(size_t)g * nout + k];
+			if (t->rank != s.rank) {
+				s = shape_unknown();
+				break;
+			}
+			for (int32_t d = 0; d < s.rank; d++)
+				if (s.dims[d] != t->dims[d])
+					s.dims[d] = DIM_UNKNOWN;
+		}
+		Gearom__IoInfo *o = msg->outputs[k];
+		o->rank = s.rank;
+		o->shape = dims_dup(L->a, &s, &o->n_shape);
+	}
+}
+
 static void lower_io(Lower *L, Gearom__Model *msg)
 {
 	const Graph *g = L->m->graph;
@@ -721,6 +769,8 @@ static void lower_io(Lower *L, Gearom__Model *msg)
 	msg->outputs = arena_array(L->a, msg->n_outputs, sizeof(*msg->outputs));
 	for (int32_t k = 0; k < g->noutputs; k++)
 		msg->outputs[k] = io_info(L, &g->vals[g->outputs[k]], false);
+	if (!L->m->branches && L->m->gear_outputs)
+		scope_io_shapes(L, msg);
 }
 
 static int check_root_io(const Graph *g)

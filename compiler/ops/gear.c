@@ -8,6 +8,11 @@
  *     runs subgraph branches[branch] on the inputs; attribute "branches"
  *     holds one already specialised graph per gear.  Its outputs have the
  *     branches' dtypes and shapes, with -1 where the gears differ.
+ *   PartitionedCall(inputs...) -> outputs...
+ *     runs subgraph body on the inputs (a multi-dims scope, passes/scope.h:
+ *     its body picks a clone by the inputs' shapes).  The body's inputs
+ *     take the node's inputs' dtypes and shapes, and the node's outputs
+ *     the body's outputs'.
  */
 #include "opimpl.h"
 
@@ -97,6 +102,42 @@ int infer_case(OpCtx *c)
 			dep |= v->flags & VF_DATA_DEP;
 		}
 		out->flags |= dep;
+	}
+	return 0;
+}
+
+int infer_partitioned_call(OpCtx *c)
+{
+	const Attr *a = node_attr(c->n, "body");
+	if (!a || a->type != ATTR_GRAPH || !a->g)
+		return op_error(c, "needs attribute 'body' with a graph");
+	Graph *b = a->g;
+	if (b->ninputs != c->n->ninputs || b->noutputs != c->n->noutputs)
+		return op_error(c, "the node has %d inputs and %d outputs, its "
+				"body '%s' %d and %d", c->n->ninputs,
+				c->n->noutputs, b->name, b->ninputs,
+				b->noutputs);
+	for (int i = 0; i < c->n->ninputs; i++) {
+		const Value *in = op_need_in(c, i);
+		if (!in)
+			return -1;
+		Value *bi = &b->vals[b->inputs[i]];
+		bi->dtype = in->dtype;
+		bi->tkind = in->tkind;
+		bi->shape = in->shape;
+		bi->flags = (uint16_t)((bi->flags & ~VF_DATA_DEP) |
+				       (in->flags & VF_DATA_DEP));
+	}
+	if (op_infer_subgraph(c, b) < 0)
+		return -1;
+	for (int i = 0; i < c->n->noutputs; i++) {
+		Value *out = op_out(c, i);
+		const Value *v = &b->vals[b->outputs[i]];
+		if (!out)
+			continue;
+		op_set_out(c, i, v->dtype, &v->shape);
+		out->tkind = v->tkind;
+		out->flags |= v->flags & VF_DATA_DEP;
 	}
 	return 0;
 }

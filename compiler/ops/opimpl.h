@@ -147,6 +147,7 @@ int infer_matmul(OpCtx *c);
 int infer_mapindex(OpCtx *c);
 int fold_mapindex(OpCtx *c);
 int infer_case(OpCtx *c);
+int infer_partitioned_call(OpCtx *c);
 
 /* -- elementwise family: elementwise.c, logic.c --------------------------- */
 
