@@ -265,6 +265,10 @@ typedef struct Model {
 	Graph **branches;
 	Arena **arenas;
 	ValId gear_info; /* root input with the gear's dim values, or -1 */
+	/* --hybrid (passes/hybrid.h): the dynamic graph, the model with the
+	 * gear dims left unknown, from its own arena; NULL otherwise. */
+	Graph *dynamic;
+	Arena *dynamic_arena;
 } Model;
 
 /* ---- building ---------------------------------------------------------- */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "memplan.h"
+#include "partition.h"
 
 uint64_t mem_align(uint64_t x)
 {
@@ -455,9 +456,13 @@ static void use(Plan *p, ValId v, int32_t step)
 
 /* Whether n may run subgraphs: only these ops have graph attributes.
  * The gear branches of a Case are not its subgraphs here: they take the
- * Case's inputs as their own (pass_gear_clone) and are planned as gears. */
+ * Case's inputs as their own (pass_gear_clone) and are planned as gears.
+ * An unknown partition runs dynamically: no plan, no workspace
+ * (passes/partition.h). */
 static bool runs_subgraphs(const Node *n)
 {
+	if (partition_is_unknown(n))
+		return false;
 	switch (n->op) {
 	case OP_If: case OP_Loop: case OP_Scan: case OP_SequenceMap:
 	case OP_PartitionedCall: case OP_UNKNOWN:

@@ -1,0 +1,858 @@
+/*
+ * passes/partition.c - dynamic/static partition (partition.h says what
+ * and why; this file is how).
+ *
+ *   1. which nodes are unknown (partition_node_unknown);
+ *   2. a cluster per node, linked by data dependencies (init_clusters);
+ *   3. merges: unknown absorption, known merge, downgrade (merge_*);
+ *   4. the clusters in topological order (number_clusters);
+ *   5. one PartitionedCall and subgraph per cluster (wrap_*).
+ *
+ * Clusters are a union-find over node indices; a cluster's representative
+ * is its smallest node index, and its neighbour lists hold representatives
+ * as they were when the list was last rebuilt (find() resolves them).
+ * Reachability is a plain breadth-first search over the cluster graph:
+ * after merges a path between clusters need not be a path between nodes,
+ * so node positions cannot bound the search.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "partition.h"
+
+/* ---- unknown nodes -------------------------------------------------------- */
+
+static bool value_unknown(const Value *v)
+{
+	return !shape_is_static(&v->shape) || (v->flags & VF_DATA_DEP);
+}
+
+static bool forced(const Node *n)
+{
+	const Attr *a = node_attr(n, FORCE_UNKNOWN_ATTR);
+	return a && a->type == ATTR_INT && a->i != 0;
+}
+
+static bool graph_has_unknown(const Graph *g);
+
+static bool subgraphs_unknown(const Node *n)
+{
+	for (int32_t k = 0; k < n->nattrs; k++) {
+		const Attr *a = &n->attrs[k];
+		if (a->type == ATTR_GRAPH && a->g && graph_has_unknown(a->g))
+			return true;
+		for (int32_t j = 0; a->type == ATTR_GRAPHS && j < a->n; j++)
+			if (a->graphs[j] && graph_has_unknown(a->graphs[j]))
+				return true;
+	}
+	return false;
+}
+
+/* A value of unknown shape or a forced node in g, at any depth. */
+static bool graph_has_unknown(const Graph *g)
+{
+	for (ValId v = 0; v < g->nvals; v++)
+		if (g->vals[v].kind != VAL_WEIGHT && value_unknown(&g->vals[v]))
+			return true;
+	for (int32_t i = 0; i < g->nnodes; i++)
+		if (forced(&g->nodes[i]) || subgraphs_unknown(&g->nodes[i]))
+			return true;
+	return false;
+}
+
+bool partition_node_unknown(const Graph *g, const Node *n)
+{
+	if (forced(n))
+		return true;
+	for (int32_t k = 0; k < n->ninputs; k++)
+		if (n->inputs[k] >= 0 && value_unknown(&g->vals[n->inputs[k]]))
+			return true;
+	for (int32_t k = 0; k < n->noutputs; k++)
+		if (n->outputs[k] >= 0 &&
+		    value_unknown(&g->vals[n->outputs[k]]))
+			return true;
+	return subgraphs_unknown(n);
+}
+
+/* ---- clusters ------------------------------------------------------------- */
+
+typedef struct Cl {
+	int32_t *in, *out; /* neighbours (malloc'd), maybe stale */
+	int32_t nin, nout;
+	int32_t size;
+	bool unknown;
+} Cl;
+
+typedef struct Part {
+	const Graph *g;
+	int32_t n;
+	int32_t *up; /* union-find parent, per node */
+	Cl *c;	     /* per representative */
+	int32_t *pfirst, *preds; /* node predecessors, CSR */
+	uint32_t *mark, epoch;	 /* scratch marks: mark[x] == epoch */
+	uint32_t *mark2, epoch2; /* a second set, for rule 1 */
+	int32_t *queue, *set;
+} Part;
+
+static int32_t find(Part *P, int32_t x)
+{
+	while (P->up[x] != x) {
+		P->up[x] = P->up[P->up[x]];
+		x = P->up[x];
+	}
+	return x;
+}
+
+static uint32_t tick(uint32_t *marks, uint32_t *epoch, int32_t n)
+{
+	if (++*epoch == 0) { /* wrapped: clear and start again */
+		memset(marks, 0, (size_t)n * sizeof(uint32_t));
+		*epoch = 1;
+	}
+	return *epoch;
+}
+
+/* The producer in g of value v read by a node, or -1. */
+static int32_t producer_of(const Graph *g, ValId v)
+{
+	if (v < 0 || v >= g->nvals || g->vals[v].kind != VAL_NODE)
+		return -1;
+	return g->vals[v].producer;
+}
+
+/* Calls fn(ctx, v) for every value of g node n reads: its inputs, then
+ * the outer references of its subgraphs (each subgraph names the values
+ * of g that any depth below it reads, level by level). */
+typedef void (*ReadFn)(void *ctx, ValId v);
+
+static void sub_reads(const Graph *sub, ReadFn fn, void *ctx)
+{
+	for (ValId v = 0; v < sub->nvals; v++)
+		if (sub->vals[v].kind == VAL_OUTER && sub->vals[v].outer >= 0)
+			fn(ctx, sub->vals[v].outer);
+}
+
+static void node_reads(const Node *n, ReadFn fn, void *ctx)
+{
+	for (int32_t k = 0; k < n->ninputs; k++)
+		if (n->inputs[k] >= 0)
+			fn(ctx, n->inputs[k]);
+	for (int32_t k = 0; k < n->nattrs; k++) {
+		const Attr *a = &n->attrs[k];
+		if (a->type == ATTR_GRAPH && a->g)
+			sub_reads(a->g, fn, ctx);
+		for (int32_t j = 0; a->type == ATTR_GRAPHS && j < a->n; j++)
+			if (a->graphs[j])
+				sub_reads(a->graphs[j], fn, ctx);
+	}
+}
+
+typedef struct PredCtx {
+	Part *P;
+	int32_t node, n, cap;
+} PredCtx;
+
+static void add_pred(void *ctx, ValId v)
+{
+	PredCtx *pc = ctx;
+	Part *P = pc->P;
+	int32_t p = producer_of(P->g, v);
+	if (p < 0 || p == pc->node || P->mark[p] == (uint32_t)pc->node + 1)
+		return;
+	P->mark[p] = (uint32_t)pc->node + 1;
+	if (pc->n == pc->cap) {
+		pc->cap = pc->cap ? 2 * pc->cap : 64;
+		P->preds = xrealloc(P->preds, (size_t)pc->cap * sizeof(int32_t));
+	}
+	P->preds[pc->n++] = p;
+}
+
+/* Node predecessors (distinct, in read order) and one cluster per node
+ * with its neighbour lists. */
+static void init_clusters(Part *P)
+{
+	const Graph *g = P->g;
+	int32_t n = P->n;
+	PredCtx pc = { .P = P };
+	for (int32_t i = 0; i < n; i++) {
+		P->pfirst[i] = pc.n;
+		pc.node = i;
+		node_reads(&g->nodes[i], add_pred, &pc);
+	}
+	P->pfirst[n] = pc.n;
+	memset(P->mark, 0, (size_t)n * sizeof(uint32_t));
+	int32_t *nsucc = xcalloc((size_t)n + 1, sizeof(int32_t));
+	for (int32_t k = 0; k < pc.n; k++)
+		nsucc[P->preds[k]]++;
+	for (int32_t i = 0; i < n; i++) {
+		Cl *c = &P->c[i];
+		P->up[i] = i;
+		c->size = 1;
+		c->unknown = partition_node_unknown(g, &g->nodes[i]);
+		c->nin = P->pfirst[i + 1] - P->pfirst[i];
+		c->in = xmalloc(((size_t)c->nin + 1) * sizeof(int32_t));
+		memcpy(c->in, P->preds + P->pfirst[i],
+		       (size_t)c->nin * sizeof(int32_t));
+		c->out = xmalloc(((size_t)nsucc[i] + 1) * sizeof(int32_t));
+	}
+	for (int32_t i = 0; i < n; i++)
+		for (int32_t k = P->pfirst[i]; k < P->pfirst[i + 1]; k++) {
+			Cl *c = &P->c[P->preds[k]];
+			c->out[c->nout++] = i;
+		}
+	free(nsucc);
+}
+
+/* The representatives in list[0..n), without r and duplicates, into a
+ * fresh list; *count gets its length. */
+static int32_t *compact(Part *P, int32_t r, const int32_t *const *lists,
+			const int32_t *lens, int32_t nlists, int32_t *count)
+{
+	uint32_t e = tick(P->mark, &P->epoch, P->n);
+	int32_t total = 0, k = 0;
+	for (int32_t l = 0; l < nlists; l++)
+		total += lens[l];
+	int32_t *out = xmalloc(((size_t)total + 1) * sizeof(int32_t));
+	for (int32_t l = 0; l < nlists; l++)
+		for (int32_t j = 0; j < lens[l]; j++) {
+			int32_t x = find(P, lists[l][j]);
+			if (x != r && P->mark[x] != e) {
+				P->mark[x] = e;
+				out[k++] = x;
+			}
+		}
+	*count = k;
+	return out;
+}
+
+/* Merges the clusters set[0..n) (representatives, distinct) into one;
+ * returns its representative (the smallest). */
+static int32_t merge_set(Part *P, const int32_t *set, int32_t n)
+{
+	int32_t r = set[0];
+	for (int32_t k = 1; k < n; k++)
+		if (set[k] < r)
+			r = set[k];
+	const int32_t **ins = xmalloc((size_t)n * sizeof(*ins));
+	const int32_t **outs = xmalloc((size_t)n * sizeof(*outs));
+	int32_t *nins = xmalloc((size_t)n * sizeof(int32_t));
+	int32_t *nouts = xmalloc((size_t)n * sizeof(int32_t));
+	Cl m = { 0 };
+	for (int32_t k = 0; k < n; k++) {
+		Cl *c = &P->c[set[k]];
+		ins[k] = c->in;
+		outs[k] = c->out;
+		nins[k] = c->nin;
+		nouts[k] = c->nout;
+		m.size += c->size;
+		m.unknown |= c->unknown;
+		P->up[set[k]] = r;
+	}
+	m.in = compact(P, r, ins, nins, n, &m.nin);
+	m.out = compact(P, r, outs, nouts, n, &m.nout);
+	for (int32_t k = 0; k < n; k++) {
+		Cl *c = &P->c[set[k]];
+		free(c->in);
+		free(c->out);
+		memset(c, 0, sizeof(*c));
+	}
+	P->c[r] = m;
+	free(ins);
+	free(outs);
+	free(nins);
+	free(nouts);
+	return r;
+}
+
+static int32_t merge2(Part *P, int32_t a, int32_t b)
+{
+	int32_t set[2] = { a, b };
+	return merge_set(P, set, 2);
+}
+
+/* Whether b can be reached from a other than by a direct edge a -> b. */
+static bool other_path(Part *P, int32_t a, int32_t b)
+{
+	uint32_t e = tick(P->mark, &P->epoch, P->n);
+	int32_t head = 0, tail = 0;
+	P->mark[a] = P->mark[b] = e;
+	for (int32_t k = 0; k < P->c[a].nout; k++) {
+		int32_t x = find(P, P->c[a].out[k]);
+		if (P->mark[x] != e) {
+			P->mark[x] = e;
+			P->queue[tail++] = x;
+		}
+	}
+	while (head < tail) {
+		const Cl *c = &P->c[P->queue[head++]];
+		for (int32_t k = 0; k < c->nout; k++) {
+			int32_t x = find(P, c->out[k]);
+			if (x == b)
+				return true;
+			if (P->mark[x] != e) {
+				P->mark[x] = e;
+				P->queue[tail++] = x;
+			}
+		}
+	}
+	return false;
+}
+
+/* ---- rule 1: unknown absorption -------------------------------------------- */
+
+/* Marks (mark2) and lists the ancestors of b into P->queue; returns how
+ * many. */
+static int32_t ancestors(Part *P, int32_t b, uint32_t e)
+{
+	int32_t head = 0, tail = 0;
+	P->mark2[b] = e;
+	P->queue[tail++] = b;
+	while (head < tail) {
+		const Cl *c = &P->c[P->queue[head++]];
+		for (int32_t k = 0; k < c->nin; k++) {
+			int32_t x = find(P, c->in[k]);
+			if (P->mark2[x] != e) {
+				P->mark2[x] = e;
+				P->queue[tail++] = x;
+			}
+		}
+	}
+	return tail;
+}
+
+/* Rule 1 for unknown cluster b: b, its unknown ancestors and every
+ * cluster on a path from one of them to b become one cluster.  The set is
+ * closed under paths (whatever reaches it reaches b, so is an ancestor;
+ * whatever it reaches of b's ancestors lies on such a path), so no cycle
+ * appears.  Returns true if it merged anything. */
+static bool absorb(Part *P, int32_t b)
+{
+	uint32_t anc = tick(P->mark2, &P->epoch2, P->n);
+	int32_t na = ancestors(P, b, anc), ns = 0, head = 0;
+	/* P->queue[0..na) are b and its ancestors; search forward from the
+	 * unknown ones, within them, collecting into P->set. */
+	uint32_t e = tick(P->mark, &P->epoch, P->n);
+	for (int32_t k = 1; k < na; k++) {
+		int32_t x = P->queue[k];
+		if (P->c[x].unknown) {
+			P->mark[x] = e;
+			P->set[ns++] = x;
+		}
+	}
+	if (!ns)
+		return false;
+	while (head < ns) {
+		const Cl *c = &P->c[P->set[head++]];
+		for (int32_t k = 0; k < c->nout; k++) {
+			int32_t x = find(P, c->out[k]);
+			if (x != b && P->mark2[x] == anc && P->mark[x] != e) {
+				P->mark[x] = e;
+				P->set[ns++] = x;
+			}
+		}
+	}
+	P->set[ns++] = b;
+	merge_set(P, P->set, ns);
+	return true;
+}
+
+/* Every unknown cluster, at its last node, until nothing changes (a merge
+ * can give a cluster processed earlier a new unknown ancestor). */
+static void merge_unknown(Part *P)
+{
+	bool changed = true;
+	while (changed) {
+		changed = false;
+		for (int32_t i = 0; i < P->n; i++) {
+			int32_t b = find(P, i);
+			if (P->c[b].unknown && absorb(P, b))
+				changed = true;
+		}
+	}
+}
+
+/* ---- rules 2 and 3: known merge, downgrade ---------------------------------- */
+
+/* Walking the nodes in order, merges the cluster of each node with the
+ * cluster of each predecessor when both are of the given kind and the
+ * edge is the only path between them. */
+static void merge_single_paths(Part *P, bool unknown)
+{
+	for (int32_t i = 0; i < P->n; i++)
+		for (int32_t k = P->pfirst[i]; k < P->pfirst[i + 1]; k++) {
+			int32_t a = find(P, P->preds[k]), b = find(P, i);
+			if (a == b || P->c[a].unknown != unknown ||
+			    P->c[b].unknown != unknown || other_path(P, a, b))
+				continue;
+			merge2(P, a, b);
+		}
+}
+
+static void downgrade(Part *P, int32_t limit)
+{
+	for (int32_t i = 0; i < P->n; i++)
+		if (P->up[i] == i && !P->c[i].unknown && P->c[i].size < limit)
+			P->c[i].unknown = true;
+}
+
+/* limit -1: every node in one unknown cluster. */
+static void merge_all(Part *P)
+{
+	for (int32_t i = 0; i < P->n; i++)
+		P->set[i] = i;
+	merge_set(P, P->set, P->n);
+	P->c[0].unknown = true;
+}
+
+/* ---- numbering --------------------------------------------------------------- */
+
+/* Numbers the clusters in a topological order of the cluster graph, the
+ * ready cluster with the smallest first node first, into c. */
+static void number_clusters(Part *P, Clusters *c)
+{
+	int32_t n = P->n, k = 0;
+	int32_t *indeg = xcalloc((size_t)n + 1, sizeof(int32_t));
+	int32_t *num = xmalloc(((size_t)n + 1) * sizeof(int32_t));
+	for (int32_t i = 0; i < n; i++) {
+		num[i] = -1;
+		if (P->up[i] != i)
+			continue;
+		Cl *cl = &P->c[i]; /* rebuild: lists may be stale */
+		const int32_t *l[1] = { cl->in };
+		int32_t *in = compact(P, i, l, &cl->nin, 1, &cl->nin);
+		free(cl->in);
+		cl->in = in;
+		l[0] = cl->out;
+		int32_t *out = compact(P, i, l, &cl->nout, 1, &cl->nout);
+		free(cl->out);
+		cl->out = out;
+		indeg[i] = cl->nin;
+	}
+	c->nnodes = n;
+	c->nclusters = 0;
+	for (int32_t i = 0; i < n; i++)
+		c->nclusters += P->up[i] == i;
+	c->unknown = xcalloc((size_t)c->nclusters + 1, sizeof(bool));
+	c->size = xcalloc((size_t)c->nclusters + 1, sizeof(int32_t));
+	c->first = xcalloc((size_t)c->nclusters + 1, sizeof(int32_t));
+	c->of = xmalloc(((size_t)n + 1) * sizeof(int32_t));
+	/* Representatives are first nodes: scanning them in node order
+	 * and taking the first ready one is "smallest first node first". */
+	while (k < c->nclusters) {
+		int32_t r = -1;
+		for (int32_t i = 0; i < n && r < 0; i++)
+			if (P->up[i] == i && num[i] < 0 && !indeg[i])
+				r = i;
+		if (r < 0)
+			BUG("partition: the cluster graph has a cycle");
+		num[r] = k;
+		c->unknown[k] = P->c[r].unknown;
+		c->size[k] = P->c[r].size;
+		c->first[k] = r;
+		for (int32_t j = 0; j < P->c[r].nout; j++)
+			indeg[P->c[r].out[j]]--;
+		k++;
+	}
+	for (int32_t i = 0; i < n; i++)
+		c->of[i] = num[find(P, i)];
+	free(indeg);
+	free(num);
+}
+
+void partition_cluster(const Graph *g, int32_t limit, Clusters *c)
+{
+	Part P = { .g = g, .n = g->nnodes };
+	size_t n1 = (size_t)P.n + 1;
+	memset(c, 0, sizeof(*c));
+	P.up = xmalloc(n1 * sizeof(int32_t));
+	P.c = xcalloc(n1, sizeof(Cl));
+	P.pfirst = xmalloc((n1 + 1) * sizeof(int32_t));
+	P.mark = xcalloc(n1, sizeof(uint32_t));
+	P.mark2 = xcalloc(n1, sizeof(uint32_t));
+	P.queue = xmalloc(n1 * sizeof(int32_t));
+	P.set = xmalloc(n1 * sizeof(int32_t));
+	init_clusters(&P);
+	if (limit < 0 && P.n > 0) {
+		merge_all(&P);
+	} else {
+		merge_unknown(&P);
+		merge_single_paths(&P, false);
+		downgrade(&P, limit);
+		merge_single_paths(&P, true);
+	}
+	number_clusters(&P, c);
+	for (int32_t i = 0; i < P.n; i++) {
+		free(P.c[i].in);
+		free(P.c[i].out);
+	}
+	free(P.up);
+	free(P.c);
+	free(P.pfirst);
+	free(P.preds);
+	free(P.mark);
+	free(P.mark2);
+	free(P.queue);
+	free(P.set);
+}
+
+void clusters_release(Clusters *c)
+{
+	free(c->of);
+	free(c->unknown);
+	free(c->size);
+	free(c->first);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- wrapping ----------------------------------------------------------------- */
+
+typedef struct Wrap {
+	Graph *g;
+	Node *old; /* g's nodes before wrapping */
+	const Clusters *cl;
+	int32_t *nfirst, *nodes; /* per cluster, its nodes in order (CSR) */
+	bool *escapes;		 /* per value: read by another cluster or
+				  * a graph output */
+	ValId *local;		 /* per value: its id in the current
+				  * subgraph, or -1 */
+	ValId *touched;		 /* values with local set, to reset */
+	int32_t ntouched;
+	Graph *sub;
+	ValId *pin, *pout; /* the current partition node's inputs and
+			    * outputs (ids in g) */
+	int32_t npin, npout;
+	int32_t cluster; /* escapes: the reading node's cluster */
+} Wrap;
+
+bool partition_is_node(const Node *n)
+{
+	return n->op == OP_PartitionedCall && node_attr(n, PARTITION_ATTR);
+}
+
+bool partition_is_unknown(const Node *n)
+{
+	const char *kind = attr_str(n, PARTITION_ATTR, NULL);
+	return n->op == OP_PartitionedCall && kind && !strcmp(kind, "unknown");
+}
+
+Graph *partition_subgraph(const Node *n)
+{
+	const Attr *a = node_attr(n, PARTITION_GRAPH_ATTR);
+	return a && a->type == ATTR_GRAPH ? a->g : NULL;
+}
+
+static void mark_escape(void *ctx, ValId v)
+{
+	Wrap *W = ctx;
+	int32_t p = producer_of(W->g, v);
+	if (p >= 0 && W->cl->of[p] != W->cluster)
+		W->escapes[v] = true;
+}
+
+static void find_escapes(Wrap *W)
+{
+	Graph *g = W->g;
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		W->cluster = W->cl->of[i];
+		node_reads(&g->nodes[i], mark_escape, W);
+	}
+	for (int32_t k = 0; k < g->noutputs; k++)
+		W->escapes[g->outputs[k]] = true;
+}
+
+/* A copy of x in sub, of the given kind. */
+static ValId copy_value(Graph *sub, const Value *x, ValKind kind)
+{
+	ValId id = graph_add_value(sub, x->name, kind);
+	Value *v = &sub->vals[id];
+	v->dtype = x->dtype;
+	v->tkind = x->tkind;
+	v->flags = (uint16_t)(x->flags & ~VF_GRAPH_OUT);
+	v->shape = x->shape;
+	v->dim_params = x->dim_params;
+	v->konst = x->konst;
+	return id;
+}
+
+static void set_local(Wrap *W, ValId v, ValId id)
+{
+	W->local[v] = id;
+	W->touched[W->ntouched++] = v;
+}
+
+/* Value v of the graph, read inside the current partition: its id there.
+ * A weight becomes a weight of the subgraph; anything made outside the
+ * partition becomes one of its inputs. */
+static ValId map_read(Wrap *W, ValId v)
+{
+	if (W->local[v] >= 0)
+		return W->local[v];
+	const Value *x = &W->g->vals[v];
+	Graph *sub = W->sub;
+	if (x->kind == VAL_WEIGHT) {
+		set_local(W, v, copy_value(sub, x, VAL_WEIGHT));
+		return W->local[v];
+	}
+	ASSERT(x->kind != VAL_NODE || W->escapes[v]);
+	ValId id = copy_value(sub, x, VAL_INPUT);
+	sub->inputs = arena_grow(sub->arena, sub->inputs, (size_t)sub->ninputs,
+				 (size_t)sub->ninputs + 1, sizeof(ValId));
+	sub->inputs[sub->ninputs++] = id;
+	W->pin[W->npin++] = v;
+	set_local(W, v, id);
+	return id;
+}
+
+/* Re-parents subgraph c of a moved node and re-points its outer
+ * references into the partition. */
+static void move_subgraph(Wrap *W, Graph *c)
+{
+	c->parent = W->sub;
+	for (ValId v = 0; v < c->nvals; v++)
+		if (c->vals[v].kind == VAL_OUTER && c->vals[v].outer >= 0)
+			c->vals[v].outer = map_read(W, c->vals[v].outer);
+}
+
+/* Moves node n (a copy of the graph's, whose input and output arrays it
+ * rewrites) into the partition. */
+static void move_node(Wrap *W, Node n)
+{
+	Graph *sub = W->sub;
+	int32_t at = sub->nnodes++;
+	for (int32_t k = 0; k < n.ninputs; k++)
+		if (n.inputs[k] >= 0)
+			n.inputs[k] = map_read(W, n.inputs[k]);
+	for (int32_t k = 0; k < n.nattrs; k++) {
+		Attr *a = &n.attrs[k];
+		if (a->type == ATTR_GRAPH && a->g)
+			move_subgraph(W, a->g);
+		for (int32_t j = 0; a->type == ATTR_GRAPHS && j < a->n; j++)
+			if (a->graphs[j])
+				move_subgraph(W, a->graphs[j]);
+	}
+	for (int32_t k = 0; k < n.noutputs; k++) {
+		ValId v = n.outputs[k];
+		if (v < 0)
+			continue;
+		ValId id = copy_value(sub, &W->g->vals[v], VAL_NODE);
+		sub->vals[id].producer = at;
+		set_local(W, v, id);
+		if (W->escapes[v])
+			W->pout[W->npout++] = v;
+		n.outputs[k] = id;
+	}
+	sub->nodes[at] = n;
+}
+
+/* The partition of cluster k: its subgraph; the node's inputs and
+ * outputs go to W->pin and W->pout. */
+static Graph *wrap_cluster(Wrap *W, int32_t k)
+{
+	Graph *g = W->g;
+	int32_t from = W->nfirst[k], to = W->nfirst[k + 1];
+	const char *kind = W->cl->unknown[k] ? "unknown" : "known";
+	Graph *sub = graph_new(g->arena,
+			       arena_printf(g->arena, "%s_p%d_%s", g->name, k,
+					    kind),
+			       g);
+	W->sub = sub;
+	W->npin = W->npout = 0;
+	sub->nodes = arena_array(g->arena, (size_t)(to - from), sizeof(Node));
+	sub->capnodes = to - from;
+	for (int32_t j = from; j < to; j++)
+		move_node(W, W->old[W->nodes[j]]);
+	sub->noutputs = W->npout;
+	sub->outputs = arena_array(g->arena, (size_t)W->npout, sizeof(ValId));
+	for (int32_t o = 0; o < W->npout; o++) {
+		sub->outputs[o] = W->local[W->pout[o]];
+		sub->vals[sub->outputs[o]].flags |= VF_GRAPH_OUT;
+	}
+	for (int32_t t = 0; t < W->ntouched; t++)
+		W->local[W->touched[t]] = -1;
+	W->ntouched = 0;
+	return sub;
+}
+
+static void set_str(Graph *g, Node *n, const char *name, const char *s)
+{
+	Attr *a = node_add_attr(g, n, name, ATTR_STRING);
+	a->s.len = strlen(s);
+	a->s.data = (const uint8_t *)arena_strdup(g->arena, s);
+}
+
+/* One partition node per cluster, in cluster order, replacing g's nodes;
+ * then g keeps only its inputs, outputs, outer references and the
+ * values passed between partitions, renumbered in their old order. */
+static void wrap_all(Wrap *W)
+{
+	Graph *g = W->g;
+	int32_t nc = W->cl->nclusters, nv = g->nvals;
+	bool *keep = xcalloc((size_t)nv + 1, sizeof(bool));
+	W->old = g->nodes;
+	g->nodes = arena_array(g->arena, (size_t)nc, sizeof(Node));
+	g->nnodes = 0;
+	g->capnodes = nc;
+	for (int32_t k = 0; k < nc; k++) {
+		const char *label = W->old[W->nodes[W->nfirst[k]]].label;
+		Graph *sub = wrap_cluster(W, k);
+		Node *pn = graph_add_node(g,
+					  arena_printf(g->arena, "partition_%d",
+						       k),
+					  "PartitionedCall", GEARC_DOMAIN,
+					  W->npin, W->npout);
+		memcpy(pn->inputs, W->pin, (size_t)W->npin * sizeof(ValId));
+		memcpy(pn->outputs, W->pout, (size_t)W->npout * sizeof(ValId));
+		pn->label = label;
+		node_add_attr(g, pn, PARTITION_GRAPH_ATTR, ATTR_GRAPH)->g = sub;
+		set_str(g, pn, PARTITION_ATTR,
+			W->cl->unknown[k] ? "unknown" : "known");
+		for (int32_t j = 0; j < W->npin; j++)
+			keep[W->pin[j]] = true;
+		for (int32_t j = 0; j < W->npout; j++)
+			keep[W->pout[j]] = true;
+	}
+	for (int32_t k = 0; k < g->ninputs; k++)
+		keep[g->inputs[k]] = true;
+	for (int32_t k = 0; k < g->noutputs; k++)
+		keep[g->outputs[k]] = true;
+	ValId *id = xmalloc(((size_t)nv + 1) * sizeof(ValId));
+	int32_t n = 0;
+	for (ValId v = 0; v < nv; v++) {
+		keep[v] |= g->vals[v].kind == VAL_OUTER;
+		id[v] = keep[v] ? n++ : -1;
+	}
+	Value *vals = arena_array(g->arena, (size_t)n, sizeof(Value));
+	for (ValId v = 0; v < nv; v++)
+		if (keep[v]) {
+			vals[id[v]] = g->vals[v];
+			if (vals[id[v]].kind == VAL_NODE)
+				vals[id[v]].producer = -1;
+		}
+	g->vals = vals;
+	g->nvals = g->capvals = n;
+	for (int32_t k = 0; k < g->ninputs; k++)
+		g->inputs[k] = id[g->inputs[k]];
+	for (int32_t k = 0; k < g->noutputs; k++)
+		g->outputs[k] = id[g->outputs[k]];
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		Node *pn = &g->nodes[i];
+		for (int32_t k = 0; k < pn->ninputs; k++)
+			pn->inputs[k] = id[pn->inputs[k]];
+		for (int32_t k = 0; k < pn->noutputs; k++) {
+			pn->outputs[k] = id[pn->outputs[k]];
+			g->vals[pn->outputs[k]].producer = i;
+		}
+	}
+	free(keep);
+	free(id);
+}
+
+static bool any_unknown(const Graph *g)
+{
+	for (int32_t i = 0; i < g->nnodes; i++)
+		if (partition_node_unknown(g, &g->nodes[i]))
+			return true;
+	return false;
+}
+
+int32_t graph_partition(Graph *g, int32_t limit)
+{
+	if (!any_unknown(g))
+		return 0;
+	Clusters cl;
+	partition_cluster(g, limit, &cl);
+	int32_t nc = cl.nclusters, nv = g->nvals;
+	Wrap W = { .g = g, .cl = &cl };
+	W.nfirst = xcalloc((size_t)nc + 2, sizeof(int32_t));
+	W.nodes = xmalloc(((size_t)g->nnodes + 1) * sizeof(int32_t));
+	W.escapes = xcalloc((size_t)nv + 1, sizeof(bool));
+	W.local = xmalloc(((size_t)nv + 1) * sizeof(ValId));
+	W.touched = xmalloc(((size_t)nv + 1) * sizeof(ValId));
+	W.pin = xmalloc(((size_t)nv + 1) * sizeof(ValId));
+	W.pout = xmalloc(((size_t)nv + 1) * sizeof(ValId));
+	for (ValId v = 0; v < nv; v++)
+		W.local[v] = -1;
+	for (int32_t i = 0; i < g->nnodes; i++)
+		W.nfirst[cl.of[i] + 1]++;
+	for (int32_t k = 0; k < nc; k++)
+		W.nfirst[k + 1] += W.nfirst[k];
+	int32_t *at = xmalloc(((size_t)nc + 1) * sizeof(int32_t));
+	memcpy(at, W.nfirst, (size_t)nc * sizeof(int32_t));
+	for (int32_t i = 0; i < g->nnodes; i++)
+		W.nodes[at[cl.of[i]]++] = i;
+	free(at);
+	find_escapes(&W);
+	wrap_all(&W);
+	free(W.nfirst);
+	free(W.nodes);
+	free(W.escapes);
+	free(W.local);
+	free(W.touched);
+	free(W.pin);
+	free(W.pout);
+	clusters_release(&cl);
+	return nc;
+}
+
+/* dst takes src's type and contents (a binding across a partition). */
+static void bind(Value *dst, const Value *src)
+{
+	dst->dtype = src->dtype;
+	dst->tkind = src->tkind;
+	dst->shape = src->shape;
+	dst->konst = src->konst;
+	dst->flags = (uint16_t)((dst->flags & ~VF_DATA_DEP) |
+				(src->flags & VF_DATA_DEP));
+}
+
+static bool has_partitions(const Graph *g)
+{
+	for (int32_t i = 0; i < g->nnodes; i++)
+		if (partition_is_node(&g->nodes[i]))
+			return true;
+	return false;
+}
+
+int partition_infer(Model *m, Graph *g)
+{
+	if (!has_partitions(g))
+		return infer_graph(m, g);
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		Node *n = &g->nodes[i];
+		Graph *sub = partition_subgraph(n);
+		if (!partition_is_node(n) || !sub)
+			return error("graph '%s': node '%s' (%s) is not a "
+				     "partition, but the graph is partitioned",
+				     g->name, n->name, n->op_type);
+		if (sub->ninputs != n->ninputs || sub->noutputs != n->noutputs)
+			return error("graph '%s': partition '%s' has %d inputs "
+				     "and %d outputs, its subgraph '%s' %d and %d",
+				     g->name, n->name, n->ninputs, n->noutputs,
+				     sub->name, sub->ninputs, sub->noutputs);
+		for (int32_t k = 0; k < n->ninputs; k++)
+			if (n->inputs[k] >= 0)
+				bind(&sub->vals[sub->inputs[k]],
+				     &g->vals[n->inputs[k]]);
+		if (infer_graph(m, sub) < 0)
+			return error_prefix("graph '%s': partition '%s'",
+					    g->name, n->name);
+		for (int32_t k = 0; k < n->noutputs; k++)
+			if (n->outputs[k] >= 0)
+				bind(&g->vals[n->outputs[k]],
+				     &sub->vals[sub->outputs[k]]);
+	}
+	return 0;
+}
+
+int32_t partition_limit(const CompileOptions *o)
+{
+	return o && o->static_limit_given ? o->static_limit
+					  : PARTITION_LIMIT_DEFAULT;
+}
+
+int partition_one(Model *m, Graph *g, const CompileOptions *o)
+{
+	(void)m;
+	graph_partition(g, partition_limit(o));
+	return 0;
+}
