@@ -980,7 +980,7 @@ static int reinfer_dynamic(Model *m, Graph *g, Counts *cnt)
 		error_prefix("graph '%s': shape inference on what the file "
 			     "holds", g->name);
 	} else {
-		hybrid_symbols(g);
+		hybrid_symbols(g, hybrid_opset(m));
 		rc = compare(&sn, cnt);
 	}
 	NameCheck nc = { .saved = &saved };

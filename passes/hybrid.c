@@ -90,6 +90,12 @@ int symbols_one(Model *m, Graph *g, const CompileOptions *o)
 {
 	(void)o;
 	if (g == m->dynamic)
-		hybrid_symbols(g);
+		hybrid_symbols(g, hybrid_opset(m));
 	return 0;
+}
+
+int64_t hybrid_opset(const Model *m)
+{
+	int64_t v = model_opset(m);
+	return v > 0 ? v : 23; /* passes/infer.c's OPSET_NEWEST */
 }

@@ -87,8 +87,12 @@ int pass_hybrid_root(Model *m, const CompileOptions *o);
 
 /* The per-graph pass: hybrid_symbols(g) when g is m->dynamic. */
 int symbols_one(Model *m, Graph *g, const CompileOptions *o);
-/* The symbolic walk over g (its partitions included, if it has any). */
-void hybrid_symbols(Graph *g);
+/* The symbolic walk over g (its partitions included, if it has any),
+ * with the rules of the given default-domain opset. */
+void hybrid_symbols(Graph *g, int64_t opset);
+/* model_opset(m), or the newest opset gearc knows if the model names
+ * none (as shape inference does). */
+int64_t hybrid_opset(const Model *m);
 
 /* The dynamic graph hung off a Case node of g (g's first such), or NULL. */
 Graph *hybrid_graph(const Graph *root);
