@@ -504,6 +504,19 @@ static void rule_window(Rule *R)
 		R->out[1] = y;
 }
 
+/* GlobalAveragePool, GlobalMaxPool, GlobalLpPool: [N, C, 1, ...]. */
+static void rule_global_pool(Rule *R)
+{
+	const SV *x = IN(0);
+	if (!x || x->rank < 2)
+		return;
+	SV y = *x;
+	y.n = -1;
+	for (int32_t k = 2; k < y.rank; k++)
+		y.d[k] = sy_const(1);
+	R->out[0] = y;
+}
+
 static void rule_transpose(Rule *R)
 {
 	const SV *x = IN(0);
@@ -969,6 +982,8 @@ static void rule(Rule *R)
 	switch (op) {
 	case OP_Conv: case OP_ConvTranspose: case OP_MaxPool:
 	case OP_AveragePool: case OP_LpPool: rule_window(R); break;
+	case OP_GlobalAveragePool: case OP_GlobalMaxPool:
+	case OP_GlobalLpPool: rule_global_pool(R); break;
 	case OP_Transpose: rule_transpose(R); break;
 	case OP_MatMul: rule_matmul(R); break;
 	case OP_Gemm: rule_gemm(R); break;
