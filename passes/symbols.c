@@ -140,16 +140,19 @@ static Sym sy_div_c(Sym x, int64_t c)
 	return sy_norm(x);
 }
 
-/* x + sign * y. */
+/* x + sign * y (sign 1 or -1). */
 static Sym sy_add(Sym x, Sym y, int sign)
 {
-	if (y.sym == SYM_CONST)
-		return sy_add_c(x, sign * y.a);
+	Sym t = sy_mul_c(y, sign);
+	if (t.sym == SYM_CONST)
+		return sy_add_c(x, t.a);
 	if (x.sym == SYM_CONST)
-		return sy_add_c(sy_mul_c(y, sign), x.a);
-	if (!sy_known(x) || x.sym != y.sym || x.d != 1 || y.d != 1)
+		return sy_add_c(t, x.a);
+	if (!sy_known(x) || x.sym != t.sym || x.d != 1 || t.d != 1 ||
+	    __builtin_add_overflow(x.m, t.m, &x.m) ||
+	    __builtin_add_overflow(x.a, t.a, &x.a))
 		return sy_none();
-	return sy_norm((Sym){ x.sym, x.m + sign * y.m, x.a + sign * y.a, 1 });
+	return sy_norm(x);
 }
 
 static Sym sy_mul(Sym x, Sym y)
@@ -454,31 +457,57 @@ static bool window(const Rule *R, int32_t nsp, Window *w)
 	return true;
 }
 
+/* a + b + c - d, or false if it overflows. */
+static bool sum4(int64_t a, int64_t b, int64_t c, int64_t d, int64_t *r)
+{
+	return !__builtin_add_overflow(a, b, r) &&
+	       !__builtin_add_overflow(*r, c, r) &&
+	       !__builtin_sub_overflow(*r, d, r);
+}
+
+/* dil * (k - 1) + 1, the extent of a window; -1 if it overflows. */
+static int64_t span(const Window *w, int32_t i)
+{
+	int64_t t;
+	if (__builtin_mul_overflow(w->dil[i], w->k[i] - 1, &t) ||
+	    __builtin_add_overflow(t, 1, &t))
+		return -1;
+	return t;
+}
+
+static bool same_pad(const Window *w)
+{
+	return !strcmp(w->auto_pad, "SAME_UPPER") ||
+	       !strcmp(w->auto_pad, "SAME_LOWER");
+}
+
 static Sym conv_dim(Sym x, const Window *w, int32_t i, int32_t nsp)
 {
-	int64_t s = w->s[i], span = w->dil[i] * (w->k[i] - 1) + 1;
-	if (!strcmp(w->auto_pad, "SAME_UPPER") ||
-	    !strcmp(w->auto_pad, "SAME_LOWER"))
+	int64_t s = w->s[i], sp = span(w, i), c;
+	bool valid = !strcmp(w->auto_pad, "VALID");
+	if (same_pad(w))
 		return sy_div_c(sy_add_c(x, s - 1), s);
-	int64_t pad = strcmp(w->auto_pad, "VALID")
-			      ? w->pads[i] + w->pads[nsp + i] : 0;
-	int64_t c = pad - span + (w->ceil ? s - 1 : 0);
+	if (sp < 0 || !sum4(valid ? 0 : w->pads[i], valid ? 0 : w->pads[nsp + i],
+			    w->ceil ? s - 1 : 0, sp, &c))
+		return sy_none();
 	return sy_add_c(sy_div_c(sy_add_c(x, c), s), 1);
 }
 
+/* s * (x - 1) + output_padding + span - pads. */
 static Sym deconv_dim(const Rule *R, Sym x, const Window *w, int32_t i,
 		      int32_t nsp)
 {
 	const int64_t *op;
-	int64_t s = w->s[i], outpad = 0;
+	int64_t s = w->s[i], outpad = 0, pad = 0, sp = span(w, i), c;
 	if (attr_ints(R->n, "output_padding", &op) == nsp)
 		outpad = op[i];
-	if (!strcmp(w->auto_pad, "SAME_UPPER") ||
-	    !strcmp(w->auto_pad, "SAME_LOWER"))
+	if (same_pad(w))
 		return sy_mul_c(x, s);
-	int64_t pad = strcmp(w->auto_pad, "VALID")
-			      ? w->pads[i] + w->pads[nsp + i] : 0;
-	int64_t c = outpad + w->dil[i] * (w->k[i] - 1) + 1 - pad;
+	if (strcmp(w->auto_pad, "VALID") &&
+	    __builtin_add_overflow(w->pads[i], w->pads[nsp + i], &pad))
+		return sy_none();
+	if (sp < 0 || !sum4(outpad, sp, 0, pad, &c))
+		return sy_none();
 	return sy_add_c(sy_mul_c(sy_add_c(x, -1), s), c);
 }
 
@@ -838,9 +867,10 @@ static void rule_slice(Rule *R)
 			return;
 		Sym d = x->d[a];
 		y.d[a] = sy_none(); /* a constant dim: inference has it */
-		if (d.sym >= 0 && s >= 0 && e >= INT32_MAX)
+		if (d.sym >= 0 && s >= 0 && s < INT32_MAX && e >= INT32_MAX)
 			y.d[a] = sy_add_c(d, -s);
-		else if (d.sym >= 0 && s >= 0 && e < 0 && e > -INT32_MAX)
+		else if (d.sym >= 0 && s >= 0 && s < INT32_MAX && e < 0 &&
+			 e > -INT32_MAX)
 			y.d[a] = sy_add_c(d, e - s);
 		if (x->rank == 1 && x->n >= 0) {
 			int64_t n = x->n;
@@ -902,8 +932,11 @@ static void rule_pad(Rule *R)
 	if (np != 2 * x->rank)
 		return;
 	SV y = { .rank = x->rank, .n = -1 };
-	for (int32_t k = 0; k < x->rank; k++)
-		y.d[k] = sy_add_c(x->d[k], p[k] + p[x->rank + k]);
+	for (int32_t k = 0; k < x->rank; k++) {
+		int64_t t;
+		y.d[k] = __builtin_add_overflow(p[k], p[x->rank + k], &t)
+				 ? sy_none() : sy_add_c(x->d[k], t);
+	}
 	R->out[0] = y;
 }
 
@@ -926,7 +959,7 @@ static void rule_resize(Rule *R)
 		   shape_numel(&sc->shape) == x->rank) {
 		for (int32_t k = 0; k < x->rank; k++) {
 			double f = tensor_get_f64(sc->konst, k);
-			y.d[k] = f >= 1 && f == (double)(int64_t)f
+			y.d[k] = f >= 1 && f < 0x1p62 && f == (double)(int64_t)f
 					 ? sy_mul_c(x->d[k], (int64_t)f)
 					 : sy_none();
 		}
