@@ -191,8 +191,9 @@ static void init_clusters(Part *P)
 		c->unknown = partition_node_unknown(g, &g->nodes[i]);
 		c->nin = P->pfirst[i + 1] - P->pfirst[i];
 		c->in = xmalloc(((size_t)c->nin + 1) * sizeof(int32_t));
-		memcpy(c->in, P->preds + P->pfirst[i],
-		       (size_t)c->nin * sizeof(int32_t));
+		if (c->nin)
+			memcpy(c->in, P->preds + P->pfirst[i],
+			       (size_t)c->nin * sizeof(int32_t));
 		c->out = xmalloc(((size_t)nsucc[i] + 1) * sizeof(int32_t));
 	}
 	for (int32_t i = 0; i < n; i++)

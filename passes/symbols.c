@@ -270,7 +270,8 @@ static int32_t int_list(const GW *G, const Node *n, int64_t opset,
 		int32_t k = attr_ints(n, attr, &a);
 		if (k < 0 || k > MAX_RANK)
 			return -1;
-		memcpy(v, a, (size_t)k * sizeof(int64_t));
+		if (k)
+			memcpy(v, a, (size_t)k * sizeof(int64_t));
 		return k;
 	}
 	return in_ints(G, n, i, v, MAX_RANK);
@@ -918,7 +919,7 @@ static void rule_pad(Rule *R)
 	if (R->opset < 11) {
 		const int64_t *a;
 		np = attr_ints(R->n, "pads", &a);
-		if (np == 2 * x->rank)
+		if (np == 2 * x->rank && np)
 			memcpy(p, a, (size_t)np * sizeof(int64_t));
 	} else {
 		const SV *s = IN(1);
