@@ -271,30 +271,68 @@ static int32_t merge2(Part *P, int32_t a, int32_t b)
 	return merge_set(P, set, 2);
 }
 
-/* Whether b can be reached from a other than by a direct edge a -> b. */
-static bool other_path(Part *P, int32_t a, int32_t b)
+/* One search frontier: queue[head..tail) of clusters to expand. */
+typedef struct Side {
+	uint32_t *mark, e; /* mark[x] == e: reached from this side */
+	uint32_t *other, oe; /* the other side's marks */
+	int32_t *queue, head, tail;
+	bool fwd;
+} Side;
+
+/* Adds the neighbours of x on s's side; true if one is on the other side
+ * (the two searches met). */
+static bool expand(Part *P, Side *s, int32_t x)
 {
-	uint32_t e = tick(P->mark, &P->epoch, P->n);
-	int32_t head = 0, tail = 0;
-	P->mark[a] = P->mark[b] = e;
-	for (int32_t k = 0; k < P->c[a].nout; k++) {
-		int32_t x = find(P, P->c[a].out[k]);
-		if (P->mark[x] != e) {
-			P->mark[x] = e;
-			P->queue[tail++] = x;
+	const Cl *c = &P->c[x];
+	const int32_t *nb = s->fwd ? c->out : c->in;
+	int32_t n = s->fwd ? c->nout : c->nin;
+	for (int32_t k = 0; k < n; k++) {
+		int32_t y = find(P, nb[k]);
+		if (s->other[y] == s->oe)
+			return true;
+		if (s->mark[y] != s->e) {
+			s->mark[y] = s->e;
+			s->queue[s->tail++] = y;
 		}
 	}
-	while (head < tail) {
-		const Cl *c = &P->c[P->queue[head++]];
-		for (int32_t k = 0; k < c->nout; k++) {
-			int32_t x = find(P, c->out[k]);
-			if (x == b)
-				return true;
-			if (P->mark[x] != e) {
-				P->mark[x] = e;
-				P->queue[tail++] = x;
-			}
+	return false;
+}
+
+/* Whether b can be reached from a other than by the direct edge a -> b:
+ * a search forward from a's other successors and one backward from b's
+ * other predecessors, expanding the smaller frontier, until they meet
+ * (a path) or one runs dry (none).  Cost: about twice the smaller of the
+ * two reachable sets, not the size of the graph. */
+static bool other_path(Part *P, int32_t a, int32_t b)
+{
+	Side f = { .mark = P->mark, .other = P->mark2, .queue = P->queue,
+		   .fwd = true };
+	Side r = { .mark = P->mark2, .other = P->mark, .queue = P->set };
+	f.e = r.oe = tick(P->mark, &P->epoch, P->n);
+	r.e = f.oe = tick(P->mark2, &P->epoch2, P->n);
+	f.mark[a] = f.e;
+	r.mark[b] = r.e;
+	/* the direct edge does not count: seed each side past it */
+	for (int32_t k = 0; k < P->c[a].nout; k++) {
+		int32_t y = find(P, P->c[a].out[k]);
+		if (y != b && f.mark[y] != f.e) {
+			f.mark[y] = f.e;
+			f.queue[f.tail++] = y;
 		}
+	}
+	for (int32_t k = 0; k < P->c[b].nin; k++) {
+		int32_t y = find(P, P->c[b].in[k]);
+		if (y == a || r.mark[y] == r.e)
+			continue;
+		if (f.mark[y] == f.e)
+			return true;
+		r.mark[y] = r.e;
+		r.queue[r.tail++] = y;
+	}
+	while (f.head < f.tail && r.head < r.tail) {
+		Side *s = f.tail - f.head <= r.tail - r.head ? &f : &r;
+		if (expand(P, s, s->queue[s->head++]))
+			return true;
 	}
 	return false;
 }
@@ -407,57 +445,100 @@ static void merge_all(Part *P)
 
 /* ---- numbering --------------------------------------------------------------- */
 
+/* A binary min-heap of representatives: the ready clusters. */
+typedef struct Heap {
+	int32_t *v, n;
+} Heap;
+
+static void heap_push(Heap *h, int32_t x)
+{
+	int32_t i = h->n++;
+	while (i > 0 && h->v[(i - 1) / 2] > x) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = x;
+}
+
+static int32_t heap_pop(Heap *h)
+{
+	int32_t top = h->v[0], x = h->v[--h->n], i = 0;
+	for (;;) {
+		int32_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
+			c++;
+		if (x <= h->v[c])
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
+}
+
+/* Rebuilds cluster r's neighbour lists (they may name merged clusters). */
+static void refresh(Part *P, int32_t r)
+{
+	Cl *cl = &P->c[r];
+	const int32_t *l[1] = { cl->in };
+	int32_t n = cl->nin;
+	int32_t *in = compact(P, r, l, &n, 1, &cl->nin);
+	free(cl->in);
+	cl->in = in;
+	l[0] = cl->out;
+	n = cl->nout;
+	int32_t *out = compact(P, r, l, &n, 1, &cl->nout);
+	free(cl->out);
+	cl->out = out;
+}
+
 /* Numbers the clusters in a topological order of the cluster graph, the
- * ready cluster with the smallest first node first, into c. */
+ * ready cluster with the smallest first node first (Kahn's algorithm; a
+ * representative is its cluster's first node), into c. */
 static void number_clusters(Part *P, Clusters *c)
 {
 	int32_t n = P->n, k = 0;
 	int32_t *indeg = xcalloc((size_t)n + 1, sizeof(int32_t));
 	int32_t *num = xmalloc(((size_t)n + 1) * sizeof(int32_t));
+	Heap h = { .v = xmalloc(((size_t)n + 1) * sizeof(int32_t)) };
+	memset(c, 0, sizeof(*c));
+	c->nnodes = n;
 	for (int32_t i = 0; i < n; i++) {
 		num[i] = -1;
 		if (P->up[i] != i)
 			continue;
-		Cl *cl = &P->c[i]; /* rebuild: lists may be stale */
-		const int32_t *l[1] = { cl->in };
-		int32_t *in = compact(P, i, l, &cl->nin, 1, &cl->nin);
-		free(cl->in);
-		cl->in = in;
-		l[0] = cl->out;
-		int32_t *out = compact(P, i, l, &cl->nout, 1, &cl->nout);
-		free(cl->out);
-		cl->out = out;
-		indeg[i] = cl->nin;
+		refresh(P, i);
+		indeg[i] = P->c[i].nin;
+		c->nclusters++;
 	}
-	c->nnodes = n;
-	c->nclusters = 0;
 	for (int32_t i = 0; i < n; i++)
-		c->nclusters += P->up[i] == i;
+		if (P->up[i] == i && !indeg[i])
+			heap_push(&h, i);
 	c->unknown = xcalloc((size_t)c->nclusters + 1, sizeof(bool));
 	c->size = xcalloc((size_t)c->nclusters + 1, sizeof(int32_t));
 	c->first = xcalloc((size_t)c->nclusters + 1, sizeof(int32_t));
 	c->of = xmalloc(((size_t)n + 1) * sizeof(int32_t));
-	/* Representatives are first nodes: scanning them in node order
-	 * and taking the first ready one is "smallest first node first". */
-	while (k < c->nclusters) {
-		int32_t r = -1;
-		for (int32_t i = 0; i < n && r < 0; i++)
-			if (P->up[i] == i && num[i] < 0 && !indeg[i])
-				r = i;
-		if (r < 0)
-			BUG("partition: the cluster graph has a cycle");
+	while (h.n) {
+		int32_t r = heap_pop(&h);
 		num[r] = k;
 		c->unknown[k] = P->c[r].unknown;
 		c->size[k] = P->c[r].size;
 		c->first[k] = r;
 		for (int32_t j = 0; j < P->c[r].nout; j++)
-			indeg[P->c[r].out[j]]--;
+			if (!--indeg[P->c[r].out[j]])
+				heap_push(&h, P->c[r].out[j]);
 		k++;
 	}
+	if (k != c->nclusters)
+		BUG("partition: the cluster graph has a cycle");
 	for (int32_t i = 0; i < n; i++)
 		c->of[i] = num[find(P, i)];
 	free(indeg);
 	free(num);
+	free(h.v);
 }
 
 void partition_cluster(const Graph *g, int32_t limit, Clusters *c)
