@@ -11,9 +11,9 @@
  * Clusters are a union-find over node indices; a cluster's representative
  * is its smallest node index, and its neighbour lists hold representatives
  * as they were when the list was last rebuilt (find() resolves them).
- * Reachability is a plain breadth-first search over the cluster graph:
- * after merges a path between clusters need not be a path between nodes,
- * so node positions cannot bound the search.
+ * Reachability is searched over the cluster graph, never bounded by node
+ * positions: after merges a path between clusters need not be a path
+ * between nodes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +90,7 @@ typedef struct Part {
 	Cl *c;	     /* per representative */
 	int32_t *pfirst, *preds; /* node predecessors, CSR */
 	uint32_t *mark, epoch;	 /* scratch marks: mark[x] == epoch */
-	uint32_t *mark2, epoch2; /* a second set, for rule 1 */
+	uint32_t *mark2, epoch2; /* a second set */
 	int32_t *queue, *set;
 } Part;
 
@@ -339,75 +339,70 @@ static bool other_path(Part *P, int32_t a, int32_t b)
 
 /* ---- rule 1: unknown absorption -------------------------------------------- */
 
-/* Marks (mark2) and lists the ancestors of b into P->queue; returns how
- * many. */
-static int32_t ancestors(Part *P, int32_t b, uint32_t e)
+static int32_t uf_find(int32_t *up, int32_t x)
 {
-	int32_t head = 0, tail = 0;
-	P->mark2[b] = e;
-	P->queue[tail++] = b;
-	while (head < tail) {
-		const Cl *c = &P->c[P->queue[head++]];
-		for (int32_t k = 0; k < c->nin; k++) {
-			int32_t x = find(P, c->in[k]);
-			if (P->mark2[x] != e) {
-				P->mark2[x] = e;
-				P->queue[tail++] = x;
-			}
-		}
+	while (up[x] != x) {
+		up[x] = up[up[x]];
+		x = up[x];
 	}
-	return tail;
+	return x;
 }
 
-/* Rule 1 for unknown cluster b: b, its unknown ancestors and every
- * cluster on a path from one of them to b become one cluster.  The set is
- * closed under paths (whatever reaches it reaches b, so is an ancestor;
- * whatever it reaches of b's ancestors lies on such a path), so no cycle
- * appears.  Returns true if it merged anything. */
-static bool absorb(Part *P, int32_t b)
-{
-	uint32_t anc = tick(P->mark2, &P->epoch2, P->n);
-	int32_t na = ancestors(P, b, anc), ns = 0, head = 0;
-	/* P->queue[0..na) are b and its ancestors; search forward from the
-	 * unknown ones, within them, collecting into P->set. */
-	uint32_t e = tick(P->mark, &P->epoch, P->n);
-	for (int32_t k = 1; k < na; k++) {
-		int32_t x = P->queue[k];
-		if (P->c[x].unknown) {
-			P->mark[x] = e;
-			P->set[ns++] = x;
-		}
-	}
-	if (!ns)
-		return false;
-	while (head < ns) {
-		const Cl *c = &P->c[P->set[head++]];
-		for (int32_t k = 0; k < c->nout; k++) {
-			int32_t x = find(P, c->out[k]);
-			if (x != b && P->mark2[x] == anc && P->mark[x] != e) {
-				P->mark[x] = e;
-				P->set[ns++] = x;
-			}
-		}
-	}
-	P->set[ns++] = b;
-	merge_set(P, P->set, ns);
-	return true;
-}
-
-/* Every unknown cluster, at its last node, until nothing changes (a merge
- * can give a cluster processed earlier a new unknown ancestor). */
+/* Rule 1, on the initial clusters (one per node), in linear time.  Node x
+ * lies on a path between two unknown nodes iff an unknown node reaches it
+ * (or it is one) and it reaches an unknown node (or is one); call such
+ * nodes "between".  Every path between two unknown nodes runs through
+ * between nodes only, and two between nodes joined by an edge must end in
+ * one cluster (an unknown node reaching the first reaches one the second
+ * reaches, through that edge), so the clusters are the connected groups of
+ * between nodes.  A path between two groups would make its nodes between
+ * nodes too, so the groups are closed under paths: no cycle, and no two
+ * unknown clusters are left with a path between them. */
 static void merge_unknown(Part *P)
 {
-	bool changed = true;
-	while (changed) {
-		changed = false;
-		for (int32_t i = 0; i < P->n; i++) {
-			int32_t b = find(P, i);
-			if (P->c[b].unknown && absorb(P, b))
-				changed = true;
-		}
+	int32_t n = P->n;
+	bool *from = xcalloc((size_t)n + 1, sizeof(bool));
+	bool *to = xcalloc((size_t)n + 1, sizeof(bool));
+	int32_t *grp = xmalloc(((size_t)n + 1) * sizeof(int32_t));
+	for (int32_t i = 0; i < n; i++) { /* predecessors come first */
+		from[i] = P->c[i].unknown;
+		for (int32_t k = P->pfirst[i]; k < P->pfirst[i + 1] && !from[i];
+		     k++)
+			from[i] = from[P->preds[k]];
 	}
+	for (int32_t i = n - 1; i >= 0; i--) {
+		to[i] = P->c[i].unknown;
+		for (int32_t k = 0; k < P->c[i].nout && !to[i]; k++)
+			to[i] = to[P->c[i].out[k]];
+	}
+	for (int32_t i = 0; i < n; i++)
+		grp[i] = i;
+	for (int32_t i = 0; i < n; i++)
+		for (int32_t k = P->pfirst[i]; k < P->pfirst[i + 1]; k++) {
+			int32_t p = P->preds[k];
+			if (from[p] && to[p] && from[i] && to[i])
+				grp[uf_find(grp, p)] = uf_find(grp, i);
+		}
+	/* members of each group, gathered by group root: counting sort */
+	int32_t *first = xcalloc((size_t)n + 2, sizeof(int32_t));
+	for (int32_t i = 0; i < n; i++) {
+		grp[i] = uf_find(grp, i);
+		first[grp[i] + 1]++;
+	}
+	for (int32_t i = 0; i < n; i++)
+		first[i + 1] += first[i];
+	int32_t *at = xmalloc(((size_t)n + 1) * sizeof(int32_t));
+	memcpy(at, first, (size_t)n * sizeof(int32_t));
+	for (int32_t i = 0; i < n; i++)
+		P->set[at[grp[i]]++] = i;
+	for (int32_t r = 0; r < n; r++)
+		if (first[r + 1] - first[r] > 1)
+			merge_set(P, P->set + first[r], first[r + 1] - first[r]);
+	free(at);
+	free(first);
+	free(grp);
+	free(to);
+	free(from);
 }
 
 /* ---- rules 2 and 3: known merge, downgrade ---------------------------------- */
