@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "testrun.h"
 #include "testutil.h"
@@ -235,6 +236,25 @@ Test(partition, unknown_absorbs_side_paths_but_not_off_path_nodes)
 	CLUSTER(t.g, &c, false, "k4", "k5");
 	CLUSTER(t.g, &c, false, "k6");
 	cr_expect_eq(c.nclusters, 3);
+	expect_topological(t.g, &c);
+	clusters_release(&c);
+	model_free(t.m);
+}
+
+Test(partition, unknowns_sharing_a_descendant_merge_and_feeders_stay_known)
+{
+	/* u1 -> k1 -> v = Add(k1, k2) <- k2 <- u2: u1 and u2 are unrelated
+	 * but both reach v, so all five are one cluster; f -> k1 feeds the
+	 * path but no unknown reaches f, so f stays known. */
+	T t = build();
+	ValId f = K(&t, "f", t.x);
+	ValId k1 = add(&t, "k1", U(&t, "u1", t.x), f, false);
+	ValId k2 = K(&t, "k2", U(&t, "u2", t.x));
+	output(&t, add(&t, "v", k1, k2, true));
+	Clusters c = cluster(&t, 0);
+	cr_expect_eq(c.nclusters, 2);
+	CLUSTER(t.g, &c, true, "u1", "k1", "u2", "k2", "v");
+	CLUSTER(t.g, &c, false, "f");
 	expect_topological(t.g, &c);
 	clusters_release(&c);
 	model_free(t.m);
@@ -555,6 +575,42 @@ Test(partition, subgraphs_move_with_their_node_and_read_through_the_partition)
 	cr_assert_geq(o, 0);
 	cr_expect_eq(u->vals[o].kind, VAL_INPUT);
 	cr_expect_str_eq(u->vals[o].name, "k4:0");
+	model_free(t.m);
+}
+
+/* A ResNet-like chain of n nodes (an Add every third node, reading the
+ * previous Add) whose last tail nodes are unknown. */
+static T resnet_chain(int n, int tail)
+{
+	T t = build();
+	ValId x = t.x, skip = t.x;
+	for (int i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "n%d", i);
+		Node *nd = i % 3 == 2 ? tu_node(t.g, "Add", name, IDS(x, skip), 1)
+				      : tu_node(t.g, "Relu", name, IDS(x), 1);
+		if (i >= n - tail)
+			tu_int(t.g, nd, FORCE_UNKNOWN_ATTR, 1);
+		x = tu_out(&t.g->nodes[t.g->nnodes - 1], 0);
+		if (i % 3 == 2)
+			skip = x;
+	}
+	output(&t, x);
+	return t;
+}
+
+Test(partition, large_graphs_partition_in_about_linear_time, .timeout = 60)
+{
+	T t = resnet_chain(30000, 3000);
+	infer(&t);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	cr_assert_eq(graph_partition(t.g, 4), 2);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double s = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (b.tv_nsec - a.tv_nsec);
+	expect_kinds(t.g, "KU");
+	cr_expect_eq(partition_subgraph(&t.g->nodes[0])->nnodes, 27000);
+	cr_expect_lt(s, 2.0, "%.3f s for 30000 nodes", s);
 	model_free(t.m);
 }
 
