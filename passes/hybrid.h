@@ -41,10 +41,13 @@
  *
  * The .om holds the dynamic graph after the gear branches (graphs are
  * numbered depth first, and dynamic_graph is the Case's last attribute),
- * so the branches' graph and weight indices do not move.
+ * so the branches' graph and weight indices do not move.  The root's
+ * inputs keep their max-gear shapes (the gear path's buffers); an input
+ * of any other shape goes to the dynamic graph as it is.  A failure to
+ * compile the dynamic graph fails the compile, naming it.
  *
- * Symbolic dims.  After dce, one walk over the dynamic graph in node
- * order gives every dim an expression
+ * Symbolic dims (passes/symbols.c).  After dce, one walk over the dynamic
+ * graph in node order gives every dim an expression
  *     a constant, or floor((m*S + a) / d) of one symbol S (d >= 1), or
  *     unknown,
  * from its inputs' expressions, for the ops whose shape arithmetic is
@@ -66,6 +69,12 @@
  *     data-dependent mark (its shape follows from the inputs' shapes).
  * Anything else stays -1 with no name.  `gearc verify` re-runs inference
  * and this walk on the dynamic graph and compares.
+ * Assumed: a slice of a named dim from start s reaches s (it is not
+ * clamped to 0).  Not done: If/Loop bodies are not walked; and since
+ * inference folds shape arithmetic only on static shapes, an If on a shape
+ * comparison stays an If in the dynamic graph even where the walk knows
+ * the compared dims (vad.onnx's chunk-length If with a dynamic batch), so
+ * what it makes is unknown.
  */
 #ifndef GEARC_HYBRID_H
 #define GEARC_HYBRID_H
