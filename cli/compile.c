@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "compiler/onnx.h"
+#include "passes/partition.h"
 #include "passes/scope.h"
 #include "serializer/om.h"
 
@@ -31,6 +32,19 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* The hybrid and partition options used, after the gear options, in the
+ * spelling GE's options have. */
+static void record_hybrid_options(Model *m, const CompileOptions *o)
+{
+	if (o->hybrid)
+		model_add_option(m, "compile_hybrid_mode", "1");
+	if (o->static_limit_given) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%d", o->static_limit);
+		model_add_option(m, "static_model_ops_lower_limit", buf);
+	}
+}
+
 int compile_model(const CompileOptions *o, const ParsedGears *pg)
 {
 	Model *m = onnx_load(o->model);
@@ -40,6 +54,8 @@ int compile_model(const CompileOptions *o, const ParsedGears *pg)
 	 * built from. */
 	m->path = base_name(o->model);
 	int rc = gear_apply(m, pg);
+	if (!rc)
+		record_hybrid_options(m, o);
 	if (!rc)
 		rc = run_passes(m, o);
 	if (!rc) {
@@ -70,6 +86,48 @@ static int parse_jobs(const char *s, int *jobs)
 			     "an integer from 1 to 1024)",
 			     s);
 	*jobs = (int)v;
+	return 0;
+}
+
+/* --hybrid, --compile_hybrid_mode and --static_model_ops_lower_limit
+ * (passes/hybrid.h, passes/partition.h). */
+typedef struct HybridFlags {
+	const char *hybrid, *mode, *limit;
+} HybridFlags;
+
+static int check_hybrid_flags(CompileOptions *o, const HybridFlags *h)
+{
+	int64_t v;
+	if (h->mode && strcmp(h->mode, "0") && strcmp(h->mode, "1"))
+		return error("--compile_hybrid_mode: '%s' is not a mode "
+			     "(expected 0, off, or 1, hybrid)", h->mode);
+	if (h->hybrid && h->mode && !strcmp(h->mode, "0"))
+		return error("--hybrid and --compile_hybrid_mode=0 disagree "
+			     "(give one of them)");
+	o->hybrid = h->hybrid || (h->mode && !strcmp(h->mode, "1"));
+	if (!h->limit)
+		return 0;
+	if (!parse_i64(h->limit, strlen(h->limit), &v) || v < -1 ||
+	    v > INT32_MAX)
+		return error("--static_model_ops_lower_limit: '%s' is not a "
+			     "node count (expected an integer >= -1; -1 makes "
+			     "every partitioned graph dynamic)", h->limit);
+	o->static_limit_given = true;
+	o->static_limit = (int32_t)v;
+	return 0;
+}
+
+/* --hybrid compiles a dynamic graph besides the gears: it needs gears. */
+static int check_hybrid_gears(const CompileOptions *o, const ParsedGears *pg)
+{
+	if (o->hybrid && pg->mode == MODE_STATIC)
+		return error("--hybrid needs a gear option (--dynamic_batch_size, "
+			     "--dynamic_image_size or --dynamic_dims): it "
+			     "compiles a dynamic graph besides the gears");
+	if (o->hybrid && o->gear_scope)
+		return error("--hybrid cannot be used with --gear_scope: the "
+			     "dynamic graph is chosen by the gear Case, which "
+			     "--gear_scope replaces by per-scope selection");
 	return 0;
 }
 
@@ -117,6 +175,7 @@ int cmd_compile(int argc, char **argv)
 {
 	CompileOptions o = { .fold_limit = 64 * 1024 };
 	const char *framework = NULL, *jobs = NULL, *quiet = NULL, *help = NULL;
+	HybridFlags hf = { 0 };
 	const ArgSpec spec[] = {
 		{ "model", 0, true, &o.model },
 		{ "output", 0, true, &o.output },
@@ -129,6 +188,9 @@ int cmd_compile(int argc, char **argv)
 		{ "jobs", 'j', true, &jobs },
 		{ "dump_after", 0, true, &o.dump_after },
 		{ "gear_scope", 0, true, &o.gear_scope },
+		{ "hybrid", 0, false, &hf.hybrid },
+		{ "compile_hybrid_mode", 0, true, &hf.mode },
+		{ "static_model_ops_lower_limit", 0, true, &hf.limit },
 		{ "quiet", 'q', false, &quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
@@ -141,7 +203,8 @@ int cmd_compile(int argc, char **argv)
 		print_help(stdout, "compile");
 		return EXIT_OK;
 	}
-	if (check_flags(&o, framework, jobs) < 0)
+	if (check_flags(&o, framework, jobs) < 0 ||
+	    check_hybrid_flags(&o, &hf) < 0)
 		return fail(EXIT_USAGE);
 	o.quiet = quiet != NULL;
 	if (!o.quiet && isatty(STDERR_FILENO))
@@ -150,7 +213,7 @@ int cmd_compile(int argc, char **argv)
 	ParsedGears pg;
 	if (gear_parse(&pg, &o.gear) < 0)
 		return fail(EXIT_USAGE);
-	if (check_scope(&o, &pg) < 0) {
+	if (check_scope(&o, &pg) < 0 || check_hybrid_gears(&o, &pg) < 0) {
 		gear_parsed_release(&pg);
 		return fail(EXIT_USAGE);
 	}

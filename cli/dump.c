@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "passes/hybrid.h"
+#include "passes/partition.h"
 #include "serializer/om.h"
 
 /* ---- shared helpers ------------------------------------------------------ */
@@ -281,6 +283,65 @@ static int64_t scope_gear_nodes(const Gearom__Model *m, size_t g)
 	return n;
 }
 
+
+/* ---- hybrid and partitions (passes/hybrid.h, passes/partition.h) -------- */
+
+static const Gearom__Attribute *node_attr_named(const Gearom__Node *n,
+						const char *name)
+{
+	for (size_t k = 0; k < n->n_attrs; k++)
+		if (!strcmp(n->attrs[k]->name, name))
+			return n->attrs[k];
+	return NULL;
+}
+
+/* The root's Case node of a --hybrid file, or NULL. */
+static const Gearom__Node *hybrid_case(const Gearom__Model *m)
+{
+	const Gearom__Graph *root = m->graphs[m->has_root ? m->root : 0];
+	for (size_t i = 0; i < root->n_nodes; i++) {
+		const Gearom__Attribute *a =
+			node_attr_named(root->nodes[i], HYBRID_GRAPH_ATTR);
+		if (op_lookup(root->nodes[i]->domain, root->nodes[i]->op_type) ==
+			    OP_Case &&
+		    a && a->g >= 0)
+			return root->nodes[i];
+	}
+	return NULL;
+}
+
+/* A string attribute's bytes as a C string (truncated to len - 1). */
+static const char *attr_cstr(const Gearom__Attribute *a, char *buf, size_t len)
+{
+	size_t l = !a ? 0 : a->s.len < len ? a->s.len : len - 1;
+	if (l)
+		memcpy(buf, a->s.data, l);
+	buf[l] = 0;
+	return buf;
+}
+
+/* Node n's partition kind ("known", "unknown") and subgraph, or NULL if
+ * it is not a partition node. */
+static const char *partition_of(const Gearom__Node *n, int32_t *sub,
+				char *buf, size_t len)
+{
+	const Gearom__Attribute *k = node_attr_named(n, PARTITION_ATTR);
+	const Gearom__Attribute *f = node_attr_named(n, PARTITION_GRAPH_ATTR);
+	if (op_lookup(n->domain, n->op_type) != OP_PartitionedCall || !k ||
+	    !f || f->g < 0)
+		return NULL;
+	*sub = f->g;
+	return attr_cstr(k, buf, len);
+}
+
+/* Dim k of tensor t: its value, or its symbol where it is -1 and named. */
+static const char *dim_symbol(const Gearom__Tensor *t, size_t k)
+{
+	if (t->dims[k] >= 0 || k >= t->n_dim_params || !*t->dim_params[k])
+		return NULL;
+	return t->dim_params[k];
+}
+
 /* ---- JSON ---------------------------------------------------------------- */
 
 static json_object *jdims(const int64_t *d, size_t n)
@@ -528,6 +589,83 @@ static void json_graph_role(json_object *o, const Roles *r, size_t gi)
 	jadd(o, "shared", json_object_new_boolean(r->shared[gi]));
 }
 
+/* A tensor's dims with symbols: [1, 3, 48, "W"]; null for unknown rank. */
+static json_object *json_sym_dims(const Gearom__Tensor *t)
+{
+	if (t->has_rank && t->rank < 0)
+		return NULL;
+	json_object *a = json_object_new_array_ext((int)t->n_dims);
+	for (size_t k = 0; k < t->n_dims; k++) {
+		const char *sym = dim_symbol(t, k);
+		json_object_array_add(a, sym ? jstr(sym) : jint(t->dims[k]));
+	}
+	return a;
+}
+
+static json_object *json_graph_io(const Gearom__Graph *g, const int32_t *ids,
+				  size_t n)
+{
+	json_object *a = json_object_new_array_ext((int)n);
+	for (size_t i = 0; i < n; i++) {
+		const Gearom__Tensor *t = g->tensors[ids[i]];
+		json_object *o = json_object_new_object();
+		jadd(o, "name", jstr(t->name));
+		jadd(o, "dtype", jstr(dt_name(t->has_dtype, t->dtype)));
+		jadd(o, "shape", jshape(t->has_rank, t->rank, t->dims, t->n_dims));
+		jadd(o, "dims", json_sym_dims(t));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* Every partition of the file, graph by graph, in node order. */
+static json_object *json_partitions(const Gearom__Model *m)
+{
+	json_object *a = json_object_new_array();
+	char buf[16];
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		const Gearom__Graph *g = m->graphs[gi];
+		for (size_t i = 0; i < g->n_nodes; i++) {
+			int32_t s;
+			const char *kind = partition_of(g->nodes[i], &s, buf,
+							sizeof(buf));
+			if (!kind)
+				continue;
+			const Gearom__Graph *sub = m->graphs[s];
+			json_object *o = json_object_new_object();
+			jadd(o, "graph", jstr(g->name));
+			jadd(o, "name", jstr(sub->name));
+			jadd(o, "kind", jstr(kind));
+			jadd(o, "nodes", jint((int64_t)sub->n_nodes));
+			jadd(o, "inputs", jint((int64_t)sub->n_inputs));
+			jadd(o, "outputs", jint((int64_t)sub->n_outputs));
+			jadd(o, "memory", sub->plan ? json_plan(sub->plan) : NULL);
+			json_object_array_add(a, o);
+		}
+	}
+	return a;
+}
+
+/* The hybrid section: null unless the file is a --hybrid compile. */
+static json_object *json_hybrid(const Gearom__Model *m)
+{
+	const Gearom__Node *cs = hybrid_case(m);
+	char rule[256];
+	if (!cs)
+		return NULL;
+	int32_t gi = node_attr_named(cs, HYBRID_GRAPH_ATTR)->g;
+	const Gearom__Graph *g = m->graphs[gi];
+	json_object *o = json_object_new_object();
+	jadd(o, "rule", jstr(attr_cstr(node_attr_named(cs, HYBRID_RULE_ATTR),
+				       rule, sizeof(rule))));
+	jadd(o, "dynamic_graph", jstr(g->name));
+	jadd(o, "inputs", json_graph_io(g, g->inputs, g->n_inputs));
+	jadd(o, "outputs", json_graph_io(g, g->outputs, g->n_outputs));
+	jadd(o, "nodes", jint((int64_t)nodes_below(m, (size_t)gi)));
+	jadd(o, "memory", json_plan(g->plan));
+	return o;
+}
+
 json_object *om_json(const OmFile *f, const char *path)
 {
 	const Gearom__Model *m = f->model;
@@ -564,6 +702,8 @@ json_object *om_json(const OmFile *f, const char *path)
 	jadd(o, "weights", p);
 	jadd(o, "graphs", json_graphs(m));
 	jadd(o, "scope", json_scope(m));
+	jadd(o, "hybrid", json_hybrid(m));
+	jadd(o, "partitions", json_partitions(m));
 
 	/* Extras beyond the contract. */
 	p = json_object_new_object();
@@ -649,6 +789,24 @@ static void print_dims(const int64_t *d, size_t n, bool known)
 	fputc('[', stdout);
 	for (size_t i = 0; i < n; i++)
 		printf("%s%lld", i ? "," : "", (long long)d[i]);
+	fputc(']', stdout);
+}
+
+/* Tensor t's dims, symbols where named: [1,3,48,W]. */
+static void print_sym_dims(const Gearom__Tensor *t)
+{
+	if (t->has_rank && t->rank < 0) {
+		fputs("[?]", stdout);
+		return;
+	}
+	fputc('[', stdout);
+	for (size_t k = 0; k < t->n_dims; k++) {
+		const char *sym = dim_symbol(t, k);
+		if (sym)
+			printf("%s%s", k ? "," : "", sym);
+		else
+			printf("%s%lld", k ? "," : "", (long long)t->dims[k]);
+	}
 	fputc(']', stdout);
 }
 
@@ -836,14 +994,66 @@ static void print_graph(const Gearom__Model *m, size_t gi)
 			if (n->outputs[k] >= 0) {
 				const Gearom__Tensor *t = g->tensors[n->outputs[k]];
 				fputc(' ', stdout);
-				print_dims(t->dims, t->n_dims,
-					   !t->has_rank || t->rank >= 0);
+				print_sym_dims(t);
 				print_place(g, by[n->outputs[k]]);
 			}
 		}
 		fputc('\n', stdout);
 	}
 	free(by);
+}
+
+static void print_hybrid(const Gearom__Model *m)
+{
+	const Gearom__Node *cs = hybrid_case(m);
+	char rule[256];
+	if (!cs)
+		return;
+	int32_t gi = node_attr_named(cs, HYBRID_GRAPH_ATTR)->g;
+	const Gearom__Graph *g = m->graphs[gi];
+	printf("hybrid:    %s\n", attr_cstr(node_attr_named(cs, HYBRID_RULE_ATTR),
+					    rule, sizeof(rule)));
+	printf("  dynamic graph %s: %zu nodes", g->name, nodes_below(m, (size_t)gi));
+	if (g->plan)
+		printf(", arena %llu bytes",
+		       (unsigned long long)g->plan->arena_bytes);
+	fputc('\n', stdout);
+	for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
+		bool in = k < g->n_inputs;
+		const Gearom__Tensor *t =
+			g->tensors[in ? g->inputs[k] : g->outputs[k - g->n_inputs]];
+		printf("    %s %-20s ", in ? "in " : "out", t->name);
+		print_sym_dims(t);
+		fputc('\n', stdout);
+	}
+}
+
+static void print_partitions(const Gearom__Model *m)
+{
+	char buf[16];
+	bool any = false;
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		const Gearom__Graph *g = m->graphs[gi];
+		for (size_t i = 0; i < g->n_nodes; i++) {
+			int32_t s;
+			const char *kind = partition_of(g->nodes[i], &s, buf,
+							sizeof(buf));
+			if (!kind)
+				continue;
+			const Gearom__Graph *sub = m->graphs[s];
+			if (!any)
+				printf("partitions:\n");
+			any = true;
+			printf("  %-10s %-24s %-7s %4zu nodes", g->name,
+			       sub->name, kind, sub->n_nodes);
+			if (sub->plan)
+				printf("  arena %llu bytes",
+				       (unsigned long long)sub->plan->arena_bytes);
+			else
+				printf("  dynamic");
+			fputc('\n', stdout);
+		}
+	}
 }
 
 static int dump_text(const OmFile *f, const char *path)
@@ -894,6 +1104,8 @@ static int dump_text(const OmFile *f, const char *path)
 	for (size_t i = 0; i < m->n_gears; i++)
 		print_gear(m, m->gears[i]);
 	print_scope(m);
+	print_hybrid(m);
+	print_partitions(m);
 	for (size_t i = 0; i < m->n_graphs; i++)
 		print_graph(m, i);
 	return 0;

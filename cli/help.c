@@ -49,6 +49,14 @@ static const char compile_help[] =
 "                          compile the rest once: auto, or node name\n"
 "                          prefixes \"/encoder/,/pool/\" (see gearc(1))\n"
 "  --framework=5           the source framework; only 5 (ONNX) is supported\n"
+"  --hybrid                also compile the model as one dynamic-shape graph\n"
+"                          that runs for input shapes matching no gear\n"
+"                          (needs a gear option)\n"
+"  --compile_hybrid_mode=N GE's spelling: 1 is --hybrid, 0 (default) off\n"
+"  --static_model_ops_lower_limit=N\n"
+"                          known-shape partitions of fewer nodes run\n"
+"                          dynamically (default 4; 0 keeps all, -1 makes a\n"
+"                          partitioned graph wholly dynamic)\n"
 "  -j N, --jobs=N          threads for compiling gears (default: cores)\n"
 "  --dump-after=PASS       print the graph after PASS to stdout (passes:\n"
 "                          %s)\n"
@@ -65,13 +73,17 @@ static const char compile_help[] =
 "        --dynamic_image_size=\"640,640;960,960\" --output=det\n"
 "  gearc --model=bert.onnx \\\n"
 "        --input_shape=\"tokens:-1,-1;mask:-1,-1;image:1,3,224,224\" \\\n"
-"        --dynamic_dims=\"1,32,1,32;4,64,4,64\" --output=bert\n";
+"        --dynamic_dims=\"1,32,1,32;4,64,4,64\" --output=bert\n"
+"  gearc --model=rec.onnx --input_shape=\"x:1,3,48,-1\" \\\n"
+"        --dynamic_dims=\"320;640;1280\" --hybrid --output=rec\n";
 
 static const char dump_help[] =
 "usage: gearc dump [--format=text|json|dot] FILE.om\n"
 "\n"
 "Shows what FILE.om holds: the source model, the mode and gears, inputs and\n"
-"outputs with their shapes (per gear, with byte sizes), weights and graphs.\n"
+"outputs with their shapes (per gear, with byte sizes), weights and graphs;\n"
+"for a --hybrid file the rule and the dynamic graph (dims named by\n"
+"symbols), and the known/unknown partitions of partitioned graphs.\n"
 "The file is fully checked first; a corrupt file is an error (exit 1).\n"
 "\n"
 "  --format=text   readable summary and node listing (default)\n"
@@ -93,7 +105,12 @@ static const char verify_help[] =
 "    their subgraphs; the recorded lower bound and naive bytes are right;\n"
 "  - every shape: shape inference is re-run on each gear branch and scope\n"
 "    clone (and the root, or the static graph) and must give the dtypes\n"
-"    and shapes the file records.\n"
+"    and shapes the file records;\n"
+"  - partitions: every node of a partitioned graph is a partition bound\n"
+"    to its subgraph, no cycle between them, known ones static and\n"
+"    planned, unknown ones not planned;\n"
+"  - a hybrid file's dynamic graph: inference and the symbolic walk are\n"
+"    re-run and must give the shapes and dim names recorded.\n"
 "On success it prints what it checked, e.g.\n"
 "  verify: 5 graphs, 5 plans (40 tensors), 45 shapes: ok\n"
 "\n"
@@ -104,12 +121,45 @@ static const char help_help[] =
 "\n"
 "Shows help for COMMAND (compile, dump, verify, help), or the overview.\n";
 
+/* pass_names(), broken after a comma to fit the 80 columns of the help
+ * text's second column (26 columns in). */
+static const char *wrapped_pass_names(void)
+{
+	static char buf[512];
+	const char *names = pass_names();
+	size_t k = 0, col = 26;
+	while (*names && k + 40 < sizeof(buf)) {
+		const char *comma = strchr(names, ',');
+		size_t len = comma ? (size_t)(comma - names) + 1 : strlen(names);
+		if (col + len + 1 > 78) {
+			if (k && buf[k - 1] == ' ')
+				k--;
+			k += (size_t)snprintf(buf + k, sizeof(buf) - k, "\n%26s",
+					      "");
+			col = 26;
+		}
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%.*s",
+				      (int)len, names);
+		col += len;
+		names += len;
+		if (*names == ' ') {
+			names++;
+			if (col + 1 <= 78) {
+				buf[k++] = ' ';
+				col++;
+			}
+		}
+	}
+	buf[k] = 0;
+	return buf;
+}
+
 int print_help(FILE *f, const char *cmd)
 {
 	if (!cmd || !*cmd)
 		fputs(overview, f);
 	else if (!strcmp(cmd, "compile"))
-		fprintf(f, compile_help, pass_names());
+		fprintf(f, compile_help, wrapped_pass_names());
 	else if (!strcmp(cmd, "dump"))
 		fputs(dump_help, f);
 	else if (!strcmp(cmd, "verify"))

@@ -28,6 +28,14 @@
  * branch, then the root; or the main graph) the node outputs are reset
  * and shape inference re-run; every dtype and shape must come out as the
  * file records it.
+ * Partitions (passes/partition.h), in every partitioned graph: each node
+ * is a partition, each partition's subgraph is non-empty and bound to its
+ * node's inputs and outputs (counts, dtypes, shapes), the partitions'
+ * dependencies have no cycle, a known partition holds only static shapes
+ * and has a plan, an unknown one (and everything below it) has none: it
+ * runs dynamically, so the plan checks skip it.
+ * Hybrid (passes/hybrid.h): the dynamic graph's shapes and symbolic dims
+ * are re-derived (inference, then the symbolic walk) and compared.
  *
  * The first violation is the error: one line naming the graph and the
  * tensors or node at fault; exit status 1.
@@ -38,11 +46,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "passes/hybrid.h"
 #include "passes/memplan.h"
+#include "passes/partition.h"
 #include "serializer/raise.h"
 
 typedef struct Counts {
-	int64_t graphs, plans, tensors, shapes;
+	int64_t graphs, plans, tensors, shapes, partitions;
 } Counts;
 
 /* One graph's plan under check.  Per node: step; per tensor: producer,
@@ -620,6 +630,218 @@ static int check_plan(const Gearom__Model *m, size_t gi, Counts *cnt)
 	return rc;
 }
 
+/* ---- partitions (passes/partition.h) --------------------------------------- */
+
+static bool attr_is(const Gearom__Attribute *a, const char *name)
+{
+	return !strcmp(a->name, name);
+}
+
+/* The "partition" string of node n: "known", "unknown", something else,
+ * or NULL if n is not a partition node. */
+static const char *partition_kind(const Gearom__Node *n, char *buf, size_t len)
+{
+	if (op_lookup(n->domain, n->op_type) != OP_PartitionedCall)
+		return NULL;
+	for (size_t k = 0; k < n->n_attrs; k++) {
+		const Gearom__Attribute *a = n->attrs[k];
+		if (attr_is(a, PARTITION_ATTR)) {
+			size_t l = a->s.len < len - 1 ? a->s.len : len - 1;
+			if (l)
+				memcpy(buf, a->s.data, l);
+			buf[l] = 0;
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+static bool is_unknown_partition(const Gearom__Node *n)
+{
+	char buf[16];
+	const char *kind = partition_kind(n, buf, sizeof(buf));
+	return kind && !strcmp(kind, "unknown");
+}
+
+/* Per graph of the file: it runs dynamically (it is an unknown
+ * partition's subgraph, or below one); parents come before subgraphs. */
+static bool *dynamic_graphs(const Gearom__Model *m)
+{
+	bool *dyn = xcalloc(m->n_graphs + 1, sizeof(bool));
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		const Gearom__Graph *g = m->graphs[gi];
+		for (size_t i = 0; i < g->n_nodes; i++) {
+			size_t nsubs;
+			int32_t *subs = subgraphs_of(g->nodes[i], &nsubs);
+			bool unk = dyn[gi] || is_unknown_partition(g->nodes[i]);
+			for (size_t j = 0; j < nsubs; j++)
+				dyn[subs[j]] = unk;
+			free(subs);
+		}
+	}
+	return dyn;
+}
+
+static bool same_type(const Gearom__Tensor *x, const Gearom__Tensor *y)
+{
+	return x->dtype == y->dtype && x->rank == y->rank &&
+	       x->n_dims == y->n_dims &&
+	       (!x->n_dims ||
+		!memcmp(x->dims, y->dims, x->n_dims * sizeof(int64_t)));
+}
+
+/* Graph s is gi or below it. */
+static bool graph_below(const Gearom__Model *m, size_t gi, size_t s)
+{
+	for (int32_t x = (int32_t)gi; x >= 0; x = m->graphs[x]->parent)
+		if ((size_t)x == s)
+			return true;
+	return false;
+}
+
+/* A known partition's subgraph s, and everything below it, holds only
+ * static, not data-dependent shapes; s has a plan. */
+static int check_known(const Gearom__Model *m, const Gearom__Graph *g,
+		       size_t s)
+{
+	const char *name = m->graphs[s]->name;
+	char buf[160];
+	if (!m->graphs[s]->plan)
+		return error("graph '%s': known partition '%s' has no memory "
+			     "plan", g->name, name);
+	for (size_t gi = s; gi < m->n_graphs; gi++) {
+		if (!graph_below(m, gi, s))
+			continue;
+		const Gearom__Graph *x = m->graphs[gi];
+		for (size_t t = 0; t < x->n_tensors; t++) {
+			const Gearom__Tensor *v = x->tensors[t];
+			Shape sh = shape_of(v->rank, v->dims);
+			if (shape_is_static(&sh) && !(v->flags & VF_DATA_DEP))
+				continue;
+			return error("graph '%s': known partition '%s' holds "
+				     "tensor '%s' of shape %s%s", g->name, name,
+				     v->name, shape_str(&sh, buf, sizeof(buf)),
+				     v->flags & VF_DATA_DEP
+					     ? " (data-dependent)" : "");
+		}
+	}
+	return 0;
+}
+
+/* Partition node n (index i of g) and its subgraph. */
+static int check_partition(const Gearom__Model *m, const Gearom__Graph *g,
+			   const Gearom__Node *n)
+{
+	char buf[16];
+	const char *kind = partition_kind(n, buf, sizeof(buf));
+	int32_t s = -1;
+	for (size_t k = 0; k < n->n_attrs; k++)
+		if (attr_is(n->attrs[k], PARTITION_GRAPH_ATTR))
+			s = n->attrs[k]->g;
+	if (strcmp(kind, "known") && strcmp(kind, "unknown"))
+		return error("graph '%s': partition '%s' is of kind '%s', not "
+			     "known or unknown", g->name, n->name, kind);
+	if (s < 0)
+		return error("graph '%s': partition '%s' has no subgraph '%s'",
+			     g->name, n->name, PARTITION_GRAPH_ATTR);
+	const Gearom__Graph *sub = m->graphs[s];
+	if (!sub->n_nodes)
+		return error("graph '%s': partition '%s' is empty", g->name,
+			     n->name);
+	if (sub->n_inputs != n->n_inputs || sub->n_outputs != n->n_outputs)
+		return error("graph '%s': partition '%s' has %zu inputs and "
+			     "%zu outputs, its subgraph '%s' %zu and %zu",
+			     g->name, n->name, n->n_inputs, n->n_outputs,
+			     sub->name, sub->n_inputs, sub->n_outputs);
+	for (size_t k = 0; k < n->n_inputs + n->n_outputs; k++) {
+		bool in = k < n->n_inputs;
+		size_t j = in ? k : k - n->n_inputs;
+		int32_t t = in ? n->inputs[j] : n->outputs[j];
+		int32_t u = in ? sub->inputs[j] : sub->outputs[j];
+		if (t >= 0 && !same_type(g->tensors[t], sub->tensors[u]))
+			return error("graph '%s': partition '%s' %s %zu ('%s') "
+				     "is not typed as in its subgraph", g->name,
+				     n->name, in ? "input" : "output", j,
+				     g->tensors[t]->name);
+	}
+	if (!strcmp(kind, "known"))
+		return check_known(m, g, (size_t)s);
+	if (sub->plan)
+		return error("graph '%s': unknown partition '%s' runs "
+			     "dynamically but has a memory plan", g->name,
+			     n->name);
+	return 0;
+}
+
+/* The partitions of g have no cycle: Kahn's algorithm over "partition j
+ * makes a tensor partition i reads". */
+static int check_acyclic(const Gearom__Graph *g)
+{
+	size_t nn = g->n_nodes;
+	int32_t *prod = xmalloc((g->n_tensors + 1) * sizeof(int32_t));
+	int32_t *indeg = xcalloc(nn + 1, sizeof(int32_t));
+	int32_t *queue = xmalloc((nn + 1) * sizeof(int32_t));
+	for (size_t t = 0; t < g->n_tensors; t++)
+		prod[t] = -1;
+	for (size_t i = 0; i < nn; i++)
+		for (size_t k = 0; k < g->nodes[i]->n_outputs; k++)
+			if (g->nodes[i]->outputs[k] >= 0)
+				prod[g->nodes[i]->outputs[k]] = (int32_t)i;
+	for (size_t i = 0; i < nn; i++)
+		for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) {
+			int32_t t = g->nodes[i]->inputs[k];
+			indeg[i] += t >= 0 && prod[t] >= 0;
+		}
+	size_t head = 0, tail = 0;
+	for (size_t i = 0; i < nn; i++)
+		if (!indeg[i])
+			queue[tail++] = (int32_t)i;
+	while (head < tail) {
+		int32_t j = queue[head++];
+		for (size_t i = 0; i < nn; i++)
+			for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) {
+				int32_t t = g->nodes[i]->inputs[k];
+				if (t >= 0 && prod[t] == j && !--indeg[i])
+					queue[tail++] = (int32_t)i;
+			}
+	}
+	int rc = 0;
+	for (size_t i = 0; i < nn && !rc; i++)
+		if (indeg[i])
+			rc = error("graph '%s': partition '%s' is on a cycle "
+				   "of partitions", g->name, g->nodes[i]->name);
+	free(prod);
+	free(indeg);
+	free(queue);
+	return rc;
+}
+
+static int check_partitions(const Gearom__Model *m, Counts *cnt)
+{
+	char buf[16];
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		const Gearom__Graph *g = m->graphs[gi];
+		size_t np = 0;
+		for (size_t i = 0; i < g->n_nodes; i++)
+			np += partition_kind(g->nodes[i], buf, sizeof(buf)) != NULL;
+		if (!np)
+			continue;
+		for (size_t i = 0; i < g->n_nodes; i++) {
+			const Gearom__Node *n = g->nodes[i];
+			if (!partition_kind(n, buf, sizeof(buf)))
+				return error("graph '%s' is partitioned, but node "
+					     "'%s' (%s) is in no partition",
+					     g->name, n->name, n->op_type);
+			if (check_partition(m, g, n) < 0)
+				return -1;
+		}
+		if (check_acyclic(g) < 0)
+			return -1;
+		cnt->partitions += (int64_t)np;
+	}
+	return 0;
+}
+
 /* ---- shapes ---------------------------------------------------------------- */
 
 typedef struct Saved {
@@ -688,7 +910,7 @@ static int reinfer(Model *m, Graph *g, Counts *cnt)
 {
 	Snapshot sn = { 0 };
 	snapshot(&sn, g);
-	int rc = infer_graph(m, g);
+	int rc = partition_infer(m, g);
 	if (rc < 0)
 		error_prefix("graph '%s': shape inference on what the file holds",
 			     g->name);
@@ -721,6 +943,78 @@ static int reinfer_scope_clones(Model *m, Graph *g, Counts *cnt)
 	return 0;
 }
 
+/* The dim_params of every value of g and below, in walk order. */
+typedef struct Names {
+	const char ***dp;
+	size_t n, cap;
+} Names;
+
+static int save_names(Graph *g, void *ctx)
+{
+	Names *nm = ctx;
+	for (ValId v = 0; v < g->nvals; v++) {
+		if (nm->n == nm->cap) {
+			nm->cap = nm->cap ? 2 * nm->cap : 256;
+			nm->dp = xrealloc(nm->dp, nm->cap * sizeof(*nm->dp));
+		}
+		nm->dp[nm->n++] = g->vals[v].dim_params;
+	}
+	return 0;
+}
+
+typedef struct NameCheck {
+	const Names *saved;
+	size_t at;
+} NameCheck;
+
+static bool same_name(const char *a, const char *b)
+{
+	return (!a || !*a) ? (!b || !*b) : b && !strcmp(a, b);
+}
+
+static int check_names(Graph *g, void *ctx)
+{
+	NameCheck *nc = ctx;
+	for (ValId v = 0; v < g->nvals; v++) {
+		const Value *x = &g->vals[v];
+		const char **was = nc->saved->dp[nc->at++];
+		for (int32_t k = 0; k < x->shape.rank; k++) {
+			const char *a = was ? was[k] : NULL;
+			const char *b = x->dim_params ? x->dim_params[k] : NULL;
+			if (!same_name(a, b))
+				return error("graph '%s': tensor '%s' dim %d: the "
+					     "file names it '%s', the symbolic "
+					     "walk '%s'", g->name, x->name, k,
+					     a ? a : "", b ? b : "");
+		}
+	}
+	return 0;
+}
+
+/* The dynamic graph of a --hybrid file: inference, then the symbolic
+ * walk (passes/hybrid.h), must give the shapes and dim names recorded. */
+static int reinfer_dynamic(Model *m, Graph *g, Counts *cnt)
+{
+	Names saved = { 0 };
+	Snapshot sn = { 0 };
+	graph_walk(g, save_names, &saved);
+	snapshot(&sn, g);
+	int rc = partition_infer(m, g);
+	if (rc < 0) {
+		error_prefix("graph '%s': shape inference on what the file "
+			     "holds", g->name);
+	} else {
+		hybrid_symbols(g, hybrid_opset(m));
+		rc = compare(&sn, cnt);
+	}
+	NameCheck nc = { .saved = &saved };
+	if (!rc)
+		rc = graph_walk(g, check_names, &nc);
+	free(sn.s);
+	free(saved.dp);
+	return rc;
+}
+
 static int check_shapes(const OmFile *f, Counts *cnt)
 {
 	Model *m = om_to_model(f);
@@ -730,6 +1024,8 @@ static int check_shapes(const OmFile *f, Counts *cnt)
 	for (int32_t i = 0; m->gears && i < m->gears->ngears && !rc; i++)
 		if (m->branches[i])
 			rc = reinfer(m, m->branches[i], cnt);
+	if (!rc && hybrid_graph(m->graph))
+		rc = reinfer_dynamic(m, hybrid_graph(m->graph), cnt);
 	if (!rc)
 		rc = reinfer(m, m->graph, cnt);
 	model_free(m);
@@ -741,9 +1037,14 @@ static int check_shapes(const OmFile *f, Counts *cnt)
 static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
 {
 	const Gearom__Model *m = f->model;
+	bool *dyn = dynamic_graphs(m);
 	for (size_t gi = 0; gi < m->n_graphs; gi++) {
-		if (check_plan(m, gi, cnt) < 0)
+		if (dyn[gi])
+			continue; /* runs dynamically: check_partitions */
+		if (check_plan(m, gi, cnt) < 0) {
+			free(dyn);
 			return -1;
+		}
 		const Gearom__MemoryPlan *p = m->graphs[gi]->plan;
 		if (verbose)
 			printf("graph '%s': plan ok: %zu blocks, arena %llu "
@@ -752,6 +1053,7 @@ static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
 			       (unsigned long long)p->arena_bytes,
 			       (unsigned long long)p->lower_bound_bytes);
 	}
+	free(dyn);
 	return 0;
 }
 
@@ -765,11 +1067,15 @@ static int verify_om(const OmFile *f, bool verbose)
 {
 	const Gearom__Model *m = f->model;
 	Counts cnt = { .graphs = (int64_t)m->n_graphs };
-	if (check_plans(f, verbose, &cnt) < 0 || check_shapes(f, &cnt) < 0)
+	if (check_plans(f, verbose, &cnt) < 0 ||
+	    check_partitions(m, &cnt) < 0 || check_shapes(f, &cnt) < 0)
 		return -1;
-	printf("verify: %lld graphs, %lld plans (%lld tensors), %lld shapes: "
-	       "ok\n", (long long)cnt.graphs, (long long)cnt.plans,
-	       (long long)cnt.tensors, (long long)cnt.shapes);
+	printf("verify: %lld graphs, ", (long long)cnt.graphs);
+	if (cnt.partitions)
+		printf("%lld partitions, ", (long long)cnt.partitions);
+	printf("%lld plans (%lld tensors), %lld shapes: ok\n",
+	       (long long)cnt.plans, (long long)cnt.tensors,
+	       (long long)cnt.shapes);
 	return 0;
 }
 

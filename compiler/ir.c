@@ -232,6 +232,10 @@ void model_free(Model *m)
 			arena_release(m->arenas[i]);
 			free(m->arenas[i]);
 		}
+	if (m->dynamic_arena) {
+		arena_release(m->dynamic_arena);
+		free(m->dynamic_arena);
+	}
 	arena_release(&m->arena);
 	free(m);
 }

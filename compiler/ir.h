@@ -269,6 +269,10 @@ typedef struct Model {
 	 * every gear's output shapes are kept here, ngears * noutputs,
 	 * row-major; NULL otherwise. */
 	Shape *gear_outputs;
+	/* --hybrid (passes/hybrid.h): the dynamic graph, the model with the
+	 * gear dims left unknown, from its own arena; NULL otherwise. */
+	Graph *dynamic;
+	Arena *dynamic_arena;
 } Model;
 
 /* ---- building ---------------------------------------------------------- */

@@ -192,6 +192,12 @@ typedef struct Job {
 	char **errors; /* per gear, NULL if it went well */
 } Job;
 
+/* Job i: gear branch i, then the dynamic graph of a --hybrid compile. */
+static Graph *job_graph(Model *m, int32_t i)
+{
+	return i < m->gears->ngears ? m->branches[i] : m->dynamic;
+}
+
 static void *worker(void *arg)
 {
 	Job *j = arg;
@@ -202,7 +208,7 @@ static void *worker(void *arg)
 		if (g < 0)
 			return NULL;
 		clear_error();
-		if (j->fn(j->m, j->m->branches[g], j->o) < 0)
+		if (j->fn(j->m, job_graph(j->m, g), j->o) < 0)
 			j->errors[g] = xstrdup(last_error());
 	}
 }
@@ -232,7 +238,8 @@ int for_each_static_graph(Model *m, GraphPassFn fn, const CompileOptions *o)
 {
 	if (!m->gears || !m->branches)
 		return fn(m, m->graph, o);
-	Job j = { .m = m, .o = o, .fn = fn, .ngraphs = m->gears->ngears };
+	Job j = { .m = m, .o = o, .fn = fn,
+		  .ngraphs = m->gears->ngears + (m->dynamic != NULL) };
 	j.errors = xcalloc((size_t)j.ngraphs, sizeof(char *));
 	pthread_mutex_init(&j.lock, NULL);
 	int nthreads = jobs_for(o, j.ngraphs);
@@ -252,7 +259,10 @@ int for_each_static_graph(Model *m, GraphPassFn fn, const CompileOptions *o)
 	int rc = 0;
 	for (int32_t g = 0; g < j.ngraphs; g++) {
 		if (j.errors[g] && !rc)
-			rc = gear_error(m->gears, g, j.errors[g]);
+			rc = g < m->gears->ngears
+				     ? gear_error(m->gears, g, j.errors[g])
+				     : error("the dynamic graph (--hybrid): %s",
+					     j.errors[g]);
 		free(j.errors[g]);
 	}
 	free(j.errors);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "memplan.h"
+#include "partition.h"
 
 uint64_t mem_align(uint64_t x)
 {
@@ -457,9 +458,12 @@ static void use(Plan *p, ValId v, int32_t step)
  * attributes.  The gear branches of the root's Case are not its subgraphs
  * here: they take the Case's inputs as their own (pass_gear_clone) and are
  * planned as gears.  A Case inside a subgraph (a multi-dims scope's,
- * passes/scope.h) runs its clones in a workspace, as If does. */
+ * passes/scope.h) runs its clones in a workspace, as If does.  An unknown
+ * partition runs dynamically: no plan, no workspace (passes/partition.h). */
 static bool runs_subgraphs(const Graph *g, const Node *n)
 {
+	if (partition_is_unknown(n))
+		return false;
 	switch (n->op) {
 	case OP_Case:
 		return g->parent && n->nattrs > 0;

@@ -1,6 +1,8 @@
 /* passes/passes.c - the pass table and the driver that runs it. */
 #include <string.h>
 
+#include "hybrid.h"
+#include "partition.h"
 #include "passes.h"
 #include "scope.h"
 
@@ -27,11 +29,15 @@ static int dce_one(Model *m, Graph *g, const CompileOptions *o)
 }
 
 static const Pass passes[] = {
+	{ "hybrid", pass_hybrid, 0, "cloning the dynamic graph (--hybrid)" },
 	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
 	{ "gear-scope", pass_gear_scope, 0, "cloning only what depends on the gear" },
 	{ "infer", 0, infer_one, "shape inference and folding" },
 	{ "inline", 0, inline_one, "inlining If nodes with a known condition" },
 	{ "dce", 0, dce_one, "removing dead and constant nodes" },
+	{ "symbols", 0, symbols_one, "naming the dynamic graph's dims" },
+	{ "partition", 0, partition_one, "partitioning unknown-shape nodes" },
+	{ "hybrid-root", pass_hybrid_root, 0, "attaching the dynamic graph" },
 	{ "gear-root", pass_gear_root, 0, "merging the gears' outputs" },
 	{ "memplan", pass_memplan, 0, "planning memory" },
 };

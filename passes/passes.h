@@ -27,6 +27,10 @@ typedef struct CompileOptions {
 	int64_t fold_limit;	/* max bytes of a folded constant */
 	ProgressFn progress;	/* NULL: silent */
 	const char *gear_scope; /* --gear_scope (passes/scope.h), or NULL */
+	/* Hybrid mode and partitions (passes/hybrid.h, passes/partition.h). */
+	int hybrid; /* --hybrid, --compile_hybrid_mode=1 */
+	bool static_limit_given; /* --static_model_ops_lower_limit given: */
+	int32_t static_limit;	 /* its value (>= -1); else the default 4 */
 } CompileOptions;
 
 typedef int (*PassFn)(Model *m, const CompileOptions *o);
@@ -59,9 +63,11 @@ const char *pass_names(void);
  * gear, each with its inputs at the gear's exact shapes.  No-op for a
  * static compile. */
 int pass_gear_clone(Model *m, const CompileOptions *o);
-/* Runs fn on every static graph: each gear branch, on o->jobs threads
- * (0: the number of cores), or the main graph of a static compile.  On
- * failure the error names the first failing gear. */
+/* Runs fn on every graph compiled on its own: each gear branch and the
+ * dynamic graph of a --hybrid compile (one more job, last), on o->jobs
+ * threads (0: the number of cores), or the main graph of a static
+ * compile.  On failure the error names the first failing gear (or the
+ * dynamic graph). */
 int for_each_static_graph(Model *m, GraphPassFn fn, const CompileOptions *o);
 /* Infers the root graph once the branches are specialised: the Case's
  * outputs take the branches' shapes, -1 where gears differ. */

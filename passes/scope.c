@@ -1313,3 +1313,8 @@ int pass_gear_scope(Model *m, const CompileOptions *o)
 	scope_release(&s);
 	return rc;
 }
+
+bool scope_is_call(const Node *n)
+{
+	return n->op == OP_PartitionedCall && attr_int(n, "multi_dims", 0) != 0;
+}

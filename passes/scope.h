@@ -101,4 +101,8 @@ int pass_gear_scope(Model *m, const CompileOptions *o);
  * separated by ',', none empty, none twice, not mixed with "auto". */
 int gear_scope_check(const char *spec);
 
+/* n is a multi-dims scope's PartitionedCall: every gear runs one static
+ * clone of its body, so it is a known-shape node whatever its -1 dims. */
+bool scope_is_call(const Node *n);
+
 #endif

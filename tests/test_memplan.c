@@ -11,6 +11,7 @@
 
 #include "compiler/onnx.h"
 #include "passes/memplan.h"
+#include "passes/partition.h"
 #include "serializer/om.h"
 #include "synth.h"
 
@@ -485,14 +486,33 @@ static int add_ratio(Graph *g, void *ctx)
 	return 0;
 }
 
+/* g and its subgraphs, but not what runs inside an unknown partition:
+ * that runs dynamically, unplanned (passes/partition.h). */
+static void walk_planned(Graph *g, Ratio *r)
+{
+	add_ratio(g, r);
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		for (int32_t k = 0; !partition_is_unknown(n) && k < n->nattrs;
+		     k++) {
+			const Attr *a = &n->attrs[k];
+			if (a->type == ATTR_GRAPH && a->g)
+				walk_planned(a->g, r);
+			for (int32_t j = 0; a->type == ATTR_GRAPHS && j < a->n;
+			     j++)
+				walk_planned(a->graphs[j], r);
+		}
+	}
+}
+
 static void add_model(Ratio *r, Model *m)
 {
 	cr_assert(m, "%s", last_error());
 	if (!m->gears) {
-		graph_walk(m->graph, add_ratio, r);
+		walk_planned(m->graph, r);
 	} else {
 		for (int32_t i = 0; i < m->gears->ngears; i++)
-			graph_walk(m->branches[i], add_ratio, r);
+			walk_planned(m->branches[i], r);
 		cr_assert(m->graph->plan, "the root has a plan");
 	}
 	model_free(m);
@@ -548,7 +568,8 @@ Test(memplan, fixtures_ratio)
 	add_model(&r, synth_compile(synth_transformer(),
 				    SYNTH_TRANSFORMER_SHAPE, 0, 0, "7;64;512", 2));
 	expect_ratio(&r, "fixtures and synthetic models");
-	cr_expect_geq(r.graphs, 60);
+	/* vad.onnx's If bodies run in unknown partitions, unplanned */
+	cr_expect_geq(r.graphs, 45, "%d graphs", r.graphs);
 }
 
 Test(memplan, backend_models_ratio)

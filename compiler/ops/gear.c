@@ -7,7 +7,9 @@
  *   Case(branch, inputs...) -> outputs...
  *     runs subgraph branches[branch] on the inputs; attribute "branches"
  *     holds one already specialised graph per gear.  Its outputs have the
- *     branches' dtypes and shapes, with -1 where the gears differ.
+ *     branches' dtypes and shapes, with -1 where the gears differ.  In a
+ *     --hybrid model (passes/hybrid.h) the GRAPH attribute dynamic_graph
+ *     runs when no gear matches, and its outputs count too.
  *   PartitionedCall(inputs...) -> outputs...
  *     runs subgraph body on the inputs (a multi-dims scope, passes/scope.h:
  *     its body picks a clone by the inputs' shapes).  The body's inputs
@@ -71,6 +73,8 @@ static void merge_shape(Shape *a, const Shape *b)
 int infer_case(OpCtx *c)
 {
 	const Attr *br = node_attr(c->n, "branches");
+	const Attr *dyn = node_attr(c->n, "dynamic_graph");
+	const Graph *dg = dyn && dyn->type == ATTR_GRAPH ? dyn->g : NULL;
 	if (!br || br->type != ATTR_GRAPHS || br->n < 1)
 		return op_error(c, "needs attribute 'branches' with at least "
 				"one graph");
@@ -79,8 +83,8 @@ int infer_case(OpCtx *c)
 		if (!out)
 			continue;
 		uint16_t dep = 0;
-		for (int32_t b = 0; b < br->n; b++) {
-			const Graph *g = br->graphs[b];
+		for (int32_t b = 0; b < br->n + (dg != NULL); b++) {
+			const Graph *g = b < br->n ? br->graphs[b] : dg;
 			if (g->noutputs != c->n->noutputs)
 				return op_error(c, "branch '%s' has %d outputs, "
 						"the node %d", g->name,
@@ -108,9 +112,14 @@ int infer_case(OpCtx *c)
 
 int infer_partitioned_call(OpCtx *c)
 {
+	/* "body": a multi-dims scope (passes/scope.h); "f": a partition
+	 * (passes/partition.h).  Both bind the subgraph's inputs and outputs
+	 * to the node's by position. */
 	const Attr *a = node_attr(c->n, "body");
+	if (!a)
+		a = node_attr(c->n, "f");
 	if (!a || a->type != ATTR_GRAPH || !a->g)
-		return op_error(c, "needs attribute 'body' with a graph");
+		return op_error(c, "needs attribute 'body' or 'f' with a graph");
 	Graph *b = a->g;
 	if (b->ninputs != c->n->ninputs || b->noutputs != c->n->noutputs)
 		return op_error(c, "the node has %d inputs and %d outputs, its "
