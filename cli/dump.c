@@ -286,14 +286,6 @@ static int64_t scope_gear_nodes(const Gearom__Model *m, size_t g)
 
 /* ---- hybrid and partitions (passes/hybrid.h, passes/partition.h) -------- */
 
-static const Gearom__Attribute *node_attr_named(const Gearom__Node *n,
-						const char *name)
-{
-	for (size_t k = 0; k < n->n_attrs; k++)
-		if (!strcmp(n->attrs[k]->name, name))
-			return n->attrs[k];
-	return NULL;
-}
 
 /* The root's Case node of a --hybrid file, or NULL. */
 static const Gearom__Node *hybrid_case(const Gearom__Model *m)
@@ -301,7 +293,7 @@ static const Gearom__Node *hybrid_case(const Gearom__Model *m)
 	const Gearom__Graph *root = m->graphs[m->has_root ? m->root : 0];
 	for (size_t i = 0; i < root->n_nodes; i++) {
 		const Gearom__Attribute *a =
-			node_attr_named(root->nodes[i], HYBRID_GRAPH_ATTR);
+			pb_attr(root->nodes[i], HYBRID_GRAPH_ATTR);
 		if (op_lookup(root->nodes[i]->domain, root->nodes[i]->op_type) ==
 			    OP_Case &&
 		    a && a->g >= 0)
@@ -325,8 +317,8 @@ static const char *attr_cstr(const Gearom__Attribute *a, char *buf, size_t len)
 static const char *partition_of(const Gearom__Node *n, int32_t *sub,
 				char *buf, size_t len)
 {
-	const Gearom__Attribute *k = node_attr_named(n, PARTITION_ATTR);
-	const Gearom__Attribute *f = node_attr_named(n, PARTITION_GRAPH_ATTR);
+	const Gearom__Attribute *k = pb_attr(n, PARTITION_ATTR);
+	const Gearom__Attribute *f = pb_attr(n, PARTITION_GRAPH_ATTR);
 	if (op_lookup(n->domain, n->op_type) != OP_PartitionedCall || !k ||
 	    !f || f->g < 0)
 		return NULL;
@@ -653,10 +645,10 @@ static json_object *json_hybrid(const Gearom__Model *m)
 	char rule[256];
 	if (!cs)
 		return NULL;
-	int32_t gi = node_attr_named(cs, HYBRID_GRAPH_ATTR)->g;
+	int32_t gi = pb_attr(cs, HYBRID_GRAPH_ATTR)->g;
 	const Gearom__Graph *g = m->graphs[gi];
 	json_object *o = json_object_new_object();
-	jadd(o, "rule", jstr(attr_cstr(node_attr_named(cs, HYBRID_RULE_ATTR),
+	jadd(o, "rule", jstr(attr_cstr(pb_attr(cs, HYBRID_RULE_ATTR),
 				       rule, sizeof(rule))));
 	jadd(o, "dynamic_graph", jstr(g->name));
 	jadd(o, "inputs", json_graph_io(g, g->inputs, g->n_inputs));
@@ -1009,9 +1001,9 @@ static void print_hybrid(const Gearom__Model *m)
 	char rule[256];
 	if (!cs)
 		return;
-	int32_t gi = node_attr_named(cs, HYBRID_GRAPH_ATTR)->g;
+	int32_t gi = pb_attr(cs, HYBRID_GRAPH_ATTR)->g;
 	const Gearom__Graph *g = m->graphs[gi];
-	printf("hybrid:    %s\n", attr_cstr(node_attr_named(cs, HYBRID_RULE_ATTR),
+	printf("hybrid:    %s\n", attr_cstr(pb_attr(cs, HYBRID_RULE_ATTR),
 					    rule, sizeof(rule)));
 	printf("  dynamic graph %s: %zu nodes", g->name, nodes_below(m, (size_t)gi));
 	if (g->plan)

@@ -279,6 +279,19 @@ ValId graph_add_value(Graph *g, const char *name, ValKind kind)
 	return id;
 }
 
+const char *graph_fresh_name(Graph *g, const char *base)
+{
+	const char *name = base;
+	for (int n = 2;; n++) {
+		bool used = false;
+		for (ValId i = 0; i < g->nvals && !used; i++)
+			used = !strcmp(g->vals[i].name, name);
+		if (!used)
+			return name;
+		name = arena_printf(g->arena, "%s_%d", base, n);
+	}
+}
+
 Node *graph_add_node(Graph *g, const char *name, const char *op_type,
 		     const char *domain, int32_t nin, int32_t nout)
 {

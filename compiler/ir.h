@@ -287,6 +287,9 @@ Graph *graph_new(Arena *a, const char *name, Graph *parent);
 /* Appends a value (name copied); returns its id.  The Value* of earlier
  * ids may move: re-fetch after adding. */
 ValId graph_add_value(Graph *g, const char *name, ValKind kind);
+/* base, or base_2, base_3 ...: the first name no value of g has yet
+ * (allocated in g's arena when it is not base). */
+const char *graph_fresh_name(Graph *g, const char *base);
 /* Appends a node with room for nin inputs and nout outputs (all -1). */
 Node *graph_add_node(Graph *g, const char *name, const char *op_type,
 		     const char *domain, int32_t nin, int32_t nout);

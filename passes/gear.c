@@ -25,20 +25,6 @@
 #include "compiler/gearspec.h"
 #include "passes.h"
 
-/* A name not yet used by any value of g: base, or base_2, base_3 ... */
-static const char *fresh_name(Graph *g, const char *base)
-{
-	const char *name = base;
-	for (int n = 2;; n++) {
-		bool used = false;
-		for (ValId i = 0; i < g->nvals && !used; i++)
-			used = !strcmp(g->vals[i].name, name);
-		if (!used)
-			return name;
-		name = arena_printf(g->arena, "%s_%d", base, n);
-	}
-}
-
 static ValId add_input(Graph *g, const char *name, int dtype, const Shape *s)
 {
 	ValId v = graph_add_value(g, name, VAL_INPUT);
@@ -139,11 +125,11 @@ int pass_gear_clone(Model *m, const CompileOptions *o)
 	}
 	int64_t nv = gs->nvals;
 	Shape dims_shape = shape_of(1, &nv);
-	m->gear_info = add_input(root, fresh_name(root, "gear_dims"), DT_INT64,
-				 &dims_shape);
-	ValId table = add_table(root, gs, fresh_name(root, "gear_table"));
-	ValId branch = graph_add_value(root, fresh_name(root, "gear_branch"),
-				       VAL_NODE);
+	const char *dims_name = graph_fresh_name(root, "gear_dims");
+	m->gear_info = add_input(root, dims_name, DT_INT64, &dims_shape);
+	ValId table = add_table(root, gs, graph_fresh_name(root, "gear_table"));
+	ValId branch = graph_add_value(
+		root, graph_fresh_name(root, "gear_branch"), VAL_NODE);
 
 	Node *mi = graph_add_node(root, "gear_mapindex", "MapIndex",
 				  GEARC_DOMAIN, 2, 1);

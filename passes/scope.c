@@ -957,23 +957,9 @@ static Graph *make_clone(Scope *s, const Region *R, const Graph *tmpl,
 	return cl;
 }
 
-/* base, or base_2, base_3 ...: a name no value of g has. */
-static const char *fresh_name(Graph *g, const char *base)
-{
-	const char *name = base;
-	for (int n = 2;; n++) {
-		bool used = false;
-		for (ValId i = 0; i < g->nvals && !used; i++)
-			used = !strcmp(g->vals[i].name, name);
-		if (!used)
-			return name;
-		name = arena_printf(g->arena, "%s_%d", base, n);
-	}
-}
-
 static ValId new_value(Graph *g, const char *base, ValKind kind)
 {
-	return graph_add_value(g, fresh_name(g, base), kind);
+	return graph_add_value(g, graph_fresh_name(g, base), kind);
 }
 
 static void set_ints(Graph *g, Node *n, const char *name, const int64_t *v,
