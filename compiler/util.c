@@ -139,7 +139,8 @@ void arena_release(Arena *a)
 	arena_init(a);
 }
 
-void *arena_alloc(Arena *a, size_t n)
+/* n bytes, 16-byte aligned, not zeroed. */
+static void *arena_alloc_raw(Arena *a, size_t n)
 {
 	ArenaChunk *c = a->head;
 	size_t need = (n + 15) & ~(size_t)15;
@@ -167,7 +168,13 @@ void *arena_alloc(Arena *a, size_t n)
 	void *p = c->mem + c->used;
 	c->used += need;
 	a->used += need;
-	memset(p, 0, need);
+	return p;
+}
+
+void *arena_alloc(Arena *a, size_t n)
+{
+	void *p = arena_alloc_raw(a, n);
+	memset(p, 0, n);
 	return p;
 }
 
@@ -217,7 +224,7 @@ char *arena_printf(Arena *a, const char *fmt, ...)
 
 void *arena_memdup(Arena *a, const void *p, size_t n)
 {
-	void *q = arena_alloc(a, n);
+	void *q = arena_alloc_raw(a, n); /* every byte is copied over */
 	if (n)
 		memcpy(q, p, n);
 	return q;
