@@ -243,8 +243,7 @@ void model_free(Model *m)
 int64_t model_opset(const Model *m)
 {
 	for (int32_t i = 0; i < m->nopsets; i++) {
-		const char *d = m->opsets[i].domain;
-		if (!d || !*d || !strcmp(d, "ai.onnx"))
+		if (domain_is_default(m->opsets[i].domain))
 			return m->opsets[i].version;
 	}
 	return 0;

@@ -228,6 +228,9 @@ typedef struct OpInfo {
 
 extern const OpInfo op_info[OP_COUNT];
 
+/* "" (or NULL) and "ai.onnx" are the default ONNX domain. */
+bool domain_is_default(const char *domain);
+
 /* The Op for (domain, op_type); "" and "ai.onnx" are the default domain.
  * OP_UNKNOWN if gearc does not know it. */
 int op_lookup(const char *domain, const char *op_type);

@@ -54,15 +54,10 @@ static void bind_outer(Graph *g)
 	}
 }
 
-static bool default_domain(const char *d)
-{
-	return !d || !*d || !strcmp(d, "ai.onnx");
-}
-
 static int no_hook(OpCtx *c)
 {
 	const Node *n = c->n;
-	if (default_domain(n->domain))
+	if (domain_is_default(n->domain))
 		return op_error(c, "shape inference for %s is not supported",
 				n->op_type);
 	return op_error(c, "shape inference for %s (domain '%s') is not "

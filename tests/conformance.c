@@ -78,11 +78,9 @@ static bool exists(const char *path)
 static int plain_nodes(Graph *g, void *ctx)
 {
 	(void)ctx;
-	for (int32_t i = 0; i < g->nnodes; i++) {
-		const char *d = g->nodes[i].domain;
-		if (*d && strcmp(d, "ai.onnx") != 0)
+	for (int32_t i = 0; i < g->nnodes; i++)
+		if (!domain_is_default(g->nodes[i].domain))
 			return -1;
-	}
 	return 0;
 }
 

@@ -16,7 +16,7 @@ const OpInfo op_info[OP_COUNT] = {
 #undef X
 };
 
-static bool default_domain(const char *d)
+bool domain_is_default(const char *d)
 {
 	return !d || !*d || !strcmp(d, "ai.onnx");
 }
@@ -34,7 +34,7 @@ static void byname_init(void)
 int op_lookup(const char *domain, const char *op_type)
 {
 	bool own = domain && !strcmp(domain, GEARC_DOMAIN);
-	if (!own && !default_domain(domain))
+	if (!own && !domain_is_default(domain))
 		return OP_UNKNOWN;
 	pthread_once(&byname_once, byname_init);
 	int op = namemap_get(&byname[own], op_type);
