@@ -384,18 +384,6 @@ int infer_conv_transpose(OpCtx *c)
 	return 0;
 }
 
-/* The required kernel_shape attribute has nks values: one per spatial
- * dim, 1 to MAX_RANK - 2 of them. */
-static int check_kernel_shape(OpCtx *c, int32_t nks)
-{
-	if (nks < 0)
-		return op_error(c, "attribute kernel_shape is required");
-	if (nks < 1 || nks > MAX_RANK - 2)
-		return op_error(c, "kernel_shape has %d values, expected 1 to "
-				"%d", nks, MAX_RANK - 2);
-	return 0;
-}
-
 /* MaxPool, AveragePool: kernel_shape is required; Y is
  * [N, C, out1..outn]; MaxPool's optional Indices are int64 of Y's shape. */
 static int pool(OpCtx *c, uint32_t dts, bool indices)
@@ -406,8 +394,11 @@ static int pool(OpCtx *c, uint32_t dts, bool indices)
 	Window win;
 	if (!x || op_check_dtype(c, 0, dts) < 0)
 		return -1;
-	if (check_kernel_shape(c, nks) < 0)
-		return -1;
+	if (nks < 0)
+		return op_error(c, "attribute kernel_shape is required");
+	if (nks < 1 || nks > MAX_RANK - 2)
+		return op_error(c, "kernel_shape has %d values, expected 1 to "
+				"%d", nks, MAX_RANK - 2);
 	if (x->shape.rank >= 0 && x->shape.rank != nks + 2)
 		return op_error(c, "input 0 ('%s') has rank %d, but "
 				"kernel_shape has %d values; expected rank %d",
@@ -532,8 +523,11 @@ int infer_max_unpool(OpCtx *c)
 	    op_check_dtype(c, 2, DTS(DT_INT64)) < 0 ||
 	    op_check_rank(c, 2, 1, 1) < 0)
 		return -1;
-	if (check_kernel_shape(c, nks) < 0)
-		return -1;
+	if (nks < 0)
+		return op_error(c, "attribute kernel_shape is required");
+	if (nks < 1 || nks > MAX_RANK - 2)
+		return op_error(c, "kernel_shape has %d values, expected 1 to "
+				"%d", nks, MAX_RANK - 2);
 	int32_t rank = nks + 2;
 	if (x->shape.rank >= 0 && x->shape.rank != rank)
 		return op_error(c, "input 0 ('%s') has rank %d, but "
