@@ -1,8 +1,9 @@
-/* compiler/util.c - errors, arenas, checked arithmetic, maps, files. */
+/* compiler/util.c - errors, arenas, checked arithmetic, maps, threads, files. */
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,6 +389,60 @@ int32_t namemap_put(NameMap *m, const char *key, int32_t val)
 	m->vals[i] = val;
 	m->len++;
 	return -1;
+}
+
+/* ---- threads --------------------------------------------------------- */
+
+int thread_count(int jobs)
+{
+	long n = jobs > 0 ? jobs : sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+typedef struct ForJob {
+	void (*fn)(void *ctx, int32_t i);
+	void *ctx;
+	pthread_mutex_t lock;
+	int32_t next, n;
+} ForJob;
+
+static void *for_worker(void *arg)
+{
+	ForJob *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->lock);
+		int32_t i = j->next < j->n ? j->next++ : -1;
+		pthread_mutex_unlock(&j->lock);
+		if (i < 0)
+			return NULL;
+		j->fn(j->ctx, i);
+	}
+}
+
+void parallel_for(int32_t n, int threads, void (*fn)(void *ctx, int32_t i),
+		  void *ctx)
+{
+	ForJob j = { .fn = fn, .ctx = ctx, .n = n };
+	if (threads > n)
+		threads = n;
+	if (threads <= 1) {
+		for (int32_t i = 0; i < n; i++)
+			fn(ctx, i);
+		return;
+	}
+	pthread_t *t = xcalloc((size_t)threads, sizeof(pthread_t));
+	int started = 0;
+	pthread_mutex_init(&j.lock, NULL);
+	for (int i = 1; i < threads; i++)
+		if (pthread_create(&t[i], NULL, for_worker, &j) == 0)
+			started = i;
+		else
+			break; /* fewer threads, same result */
+	for_worker(&j);
+	for (int i = 1; i <= started; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&j.lock);
+	free(t);
 }
 
 /* ---- files ----------------------------------------------------------- */

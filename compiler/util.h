@@ -106,6 +106,17 @@ int32_t namemap_get(const NameMap *m, const char *key);
 /* Sets key -> val; returns the previous value or -1 if it was new. */
 int32_t namemap_put(NameMap *m, const char *key, int32_t val);
 
+/* ---- threads --------------------------------------------------------- */
+
+/* The threads -j N asks for: N, or the number of cores if N <= 0. */
+int thread_count(int jobs);
+
+/* Calls fn(ctx, i) once for every i in [0, n), on up to `threads`
+ * threads (the caller's among them), taking indices in order; returns
+ * when all calls have.  fn must not depend on which thread runs it. */
+void parallel_for(int32_t n, int threads, void (*fn)(void *ctx, int32_t i),
+		  void *ctx);
+
 /* ---- files ----------------------------------------------------------- */
 
 /* A read-only view of a whole file, mmapped when possible. */

@@ -17,10 +17,8 @@
  * (for_each_static_graph), with byte-identical results whatever the
  * thread count: every branch is computed alone, from the same inputs.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "compiler/gearspec.h"
 #include "passes.h"
@@ -51,22 +49,31 @@ static ValId add_table(Graph *g, const GearSpec *gs, const char *name)
 	return v;
 }
 
-static Graph *clone_branch(Model *m, const Graph *src, Graph *root,
-			   int32_t gear)
+typedef struct CloneJob {
+	Model *m;
+	const Graph *src;
+	Graph *root;
+} CloneJob;
+
+/* Branch `gear`: touches only its own slots of m->arenas and m->branches,
+ * so the branches clone on several threads. */
+static void clone_branch(void *ctx, int32_t gear)
 {
+	const CloneJob *j = ctx;
+	Model *m = j->m;
 	const GearSpec *gs = m->gears;
 	Arena *a = m->arenas[gear] = xmalloc(sizeof(Arena));
 	arena_init(a);
 	const char *label = arena_printf(a, "Batch_%d", gear);
-	Graph *b = graph_clone(a, src, root, arena_printf(a, "_batch_%d", gear),
-			       label);
+	Graph *b = graph_clone(a, j->src, j->root,
+			       arena_printf(a, "_batch_%d", gear), label);
 	b->name = label;
 	for (int32_t k = 0; k < gs->ninputs; k++) {
 		Value *v = &b->vals[gs->inputs[k].val];
 		v->shape = gear_input_shape(gs, k, gear);
 		v->dim_params = NULL;
 	}
-	return b;
+	m->branches[gear] = b;
 }
 
 static void set_attr_ints(Graph *g, Node *n, const char *name,
@@ -108,7 +115,6 @@ static void case_attrs(Model *m, Graph *root, Node *cs)
 
 int pass_gear_clone(Model *m, const CompileOptions *o)
 {
-	(void)o;
 	const GearSpec *gs = m->gears;
 	if (!gs)
 		return 0;
@@ -139,8 +145,8 @@ int pass_gear_clone(Model *m, const CompileOptions *o)
 
 	m->arenas = arena_array(&m->arena, (size_t)ngears, sizeof(Arena *));
 	m->branches = arena_array(&m->arena, (size_t)ngears, sizeof(Graph *));
-	for (int32_t g = 0; g < ngears; g++)
-		m->branches[g] = clone_branch(m, src, root, g);
+	CloneJob cj = { m, src, root };
+	parallel_for(ngears, thread_count(o ? o->jobs : 0), clone_branch, &cj);
 
 	Node *cs = graph_add_node(root, "gear_case", "Case", GEARC_DOMAIN,
 				  1 + src->ninputs, src->noutputs);
@@ -173,8 +179,6 @@ typedef struct Job {
 	Model *m;
 	const CompileOptions *o;
 	GraphPassFn fn;
-	pthread_mutex_t lock;
-	int32_t next, ngraphs;
 	char **errors; /* per gear, NULL if it went well */
 } Job;
 
@@ -184,27 +188,12 @@ static Graph *job_graph(Model *m, int32_t i)
 	return i < m->gears->ngears ? m->branches[i] : m->dynamic;
 }
 
-static void *worker(void *arg)
+static void run_job(void *ctx, int32_t g)
 {
-	Job *j = arg;
-	for (;;) {
-		pthread_mutex_lock(&j->lock);
-		int32_t g = j->next < j->ngraphs ? j->next++ : -1;
-		pthread_mutex_unlock(&j->lock);
-		if (g < 0)
-			return NULL;
-		clear_error();
-		if (j->fn(j->m, job_graph(j->m, g), j->o) < 0)
-			j->errors[g] = xstrdup(last_error());
-	}
-}
-
-static int jobs_for(const CompileOptions *o, int32_t ngraphs)
-{
-	long n = o && o->jobs > 0 ? o->jobs : sysconf(_SC_NPROCESSORS_ONLN);
-	if (n < 1)
-		n = 1;
-	return n > ngraphs ? ngraphs : (int)n;
+	Job *j = ctx;
+	clear_error();
+	if (j->fn(j->m, job_graph(j->m, g), j->o) < 0)
+		j->errors[g] = xstrdup(last_error());
 }
 
 /* "gear 3 (dims 8,640): " before msg, into the error buffer. */
@@ -224,26 +213,13 @@ int for_each_static_graph(Model *m, GraphPassFn fn, const CompileOptions *o)
 {
 	if (!m->gears || !m->branches)
 		return fn(m, m->graph, o);
-	Job j = { .m = m, .o = o, .fn = fn,
-		  .ngraphs = m->gears->ngears + (m->dynamic != NULL) };
-	j.errors = xcalloc((size_t)j.ngraphs, sizeof(char *));
-	pthread_mutex_init(&j.lock, NULL);
-	int nthreads = jobs_for(o, j.ngraphs);
-	pthread_t *t = xcalloc((size_t)nthreads, sizeof(pthread_t));
-	int started = 0;
-	for (int i = 1; i < nthreads; i++)
-		if (pthread_create(&t[i], NULL, worker, &j) == 0)
-			started = i;
-		else
-			break;
-	worker(&j); /* this thread works too */
-	for (int i = 1; i <= started; i++)
-		pthread_join(t[i], NULL);
-	pthread_mutex_destroy(&j.lock);
-	free(t);
+	int32_t n = m->gears->ngears + (m->dynamic != NULL);
+	Job j = { .m = m, .o = o, .fn = fn };
+	j.errors = xcalloc((size_t)n, sizeof(char *));
+	parallel_for(n, thread_count(o ? o->jobs : 0), run_job, &j);
 	/* The first failing gear in gear order, whatever thread saw it. */
 	int rc = 0;
-	for (int32_t g = 0; g < j.ngraphs; g++) {
+	for (int32_t g = 0; g < n; g++) {
 		if (j.errors[g] && !rc)
 			rc = g < m->gears->ngears
 				     ? gear_error(m->gears, g, j.errors[g])
