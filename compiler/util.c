@@ -400,10 +400,11 @@ int thread_count(int jobs)
 }
 
 typedef struct ForJob {
-	void (*fn)(void *ctx, int32_t i);
+	int (*fn)(void *ctx, int32_t i);
 	void *ctx;
 	pthread_mutex_t lock;
 	int32_t next, n;
+	char **errors; /* per index, NULL if it went well */
 } ForJob;
 
 static void *for_worker(void *arg)
@@ -415,24 +416,25 @@ static void *for_worker(void *arg)
 		pthread_mutex_unlock(&j->lock);
 		if (i < 0)
 			return NULL;
-		j->fn(j->ctx, i);
+		clear_error();
+		if (j->fn(j->ctx, i) < 0)
+			j->errors[i] = xstrdup(last_error());
 	}
 }
 
-void parallel_for(int32_t n, int threads, void (*fn)(void *ctx, int32_t i),
-		  void *ctx)
+int32_t parallel_for(int32_t n, int threads, int (*fn)(void *ctx, int32_t i),
+		     void *ctx)
 {
 	ForJob j = { .fn = fn, .ctx = ctx, .n = n };
+	if (n <= 0)
+		return -1;
+	j.errors = xcalloc((size_t)n, sizeof(char *));
+	pthread_mutex_init(&j.lock, NULL);
 	if (threads > n)
 		threads = n;
-	if (threads <= 1) {
-		for (int32_t i = 0; i < n; i++)
-			fn(ctx, i);
-		return;
-	}
-	pthread_t *t = xcalloc((size_t)threads, sizeof(pthread_t));
+	pthread_t *t = xcalloc((size_t)(threads > 1 ? threads : 1),
+			       sizeof(pthread_t));
 	int started = 0;
-	pthread_mutex_init(&j.lock, NULL);
 	for (int i = 1; i < threads; i++)
 		if (pthread_create(&t[i], NULL, for_worker, &j) == 0)
 			started = i;
@@ -443,6 +445,16 @@ void parallel_for(int32_t n, int threads, void (*fn)(void *ctx, int32_t i),
 		pthread_join(t[i], NULL);
 	pthread_mutex_destroy(&j.lock);
 	free(t);
+	int32_t bad = -1;
+	for (int32_t i = 0; i < n; i++) {
+		if (j.errors[i] && bad < 0) {
+			bad = i;
+			error("%s", j.errors[i]);
+		}
+		free(j.errors[i]);
+	}
+	free(j.errors);
+	return bad;
 }
 
 /* ---- files ----------------------------------------------------------- */

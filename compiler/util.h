@@ -113,9 +113,11 @@ int thread_count(int jobs);
 
 /* Calls fn(ctx, i) once for every i in [0, n), on up to `threads`
  * threads (the caller's among them), taking indices in order; returns
- * when all calls have.  fn must not depend on which thread runs it. */
-void parallel_for(int32_t n, int threads, void (*fn)(void *ctx, int32_t i),
-		  void *ctx);
+ * when all calls have: -1 if every call returned 0, else the smallest i
+ * whose call failed, with that call's error set on this thread.  So the
+ * result does not depend on the thread count. */
+int32_t parallel_for(int32_t n, int threads, int (*fn)(void *ctx, int32_t i),
+		     void *ctx);
 
 /* ---- files ----------------------------------------------------------- */
 

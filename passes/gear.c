@@ -57,7 +57,7 @@ typedef struct CloneJob {
 
 /* Branch `gear`: touches only its own slots of m->arenas and m->branches,
  * so the branches clone on several threads. */
-static void clone_branch(void *ctx, int32_t gear)
+static int clone_branch(void *ctx, int32_t gear)
 {
 	const CloneJob *j = ctx;
 	Model *m = j->m;
@@ -74,6 +74,7 @@ static void clone_branch(void *ctx, int32_t gear)
 		v->dim_params = NULL;
 	}
 	m->branches[gear] = b;
+	return 0;
 }
 
 static void set_attr_ints(Graph *g, Node *n, const char *name,
@@ -146,7 +147,8 @@ int pass_gear_clone(Model *m, const CompileOptions *o)
 	m->arenas = arena_array(&m->arena, (size_t)ngears, sizeof(Arena *));
 	m->branches = arena_array(&m->arena, (size_t)ngears, sizeof(Graph *));
 	CloneJob cj = { m, src, root };
-	parallel_for(ngears, thread_count(o ? o->jobs : 0), clone_branch, &cj);
+	(void)parallel_for(ngears, thread_count(o ? o->jobs : 0), clone_branch,
+			   &cj);
 
 	Node *cs = graph_add_node(root, "gear_case", "Case", GEARC_DOMAIN,
 				  1 + src->ninputs, src->noutputs);
@@ -179,25 +181,19 @@ typedef struct Job {
 	Model *m;
 	const CompileOptions *o;
 	GraphPassFn fn;
-	char **errors; /* per gear, NULL if it went well */
 } Job;
 
 /* Job i: gear branch i, then the dynamic graph of a --hybrid compile. */
-static Graph *job_graph(Model *m, int32_t i)
-{
-	return i < m->gears->ngears ? m->branches[i] : m->dynamic;
-}
-
-static void run_job(void *ctx, int32_t g)
+static int run_job(void *ctx, int32_t i)
 {
 	Job *j = ctx;
-	clear_error();
-	if (j->fn(j->m, job_graph(j->m, g), j->o) < 0)
-		j->errors[g] = xstrdup(last_error());
+	Model *m = j->m;
+	return j->fn(m, i < m->gears->ngears ? m->branches[i] : m->dynamic,
+		     j->o);
 }
 
-/* "gear 3 (dims 8,640): " before msg, into the error buffer. */
-static int gear_error(const GearSpec *gs, int32_t g, const char *msg)
+/* Prefixes the error with "gear 3 (Batch_3, dims 8,640): ". */
+static int gear_error(const GearSpec *gs, int32_t g)
 {
 	char dims[256];
 	size_t k = 0;
@@ -206,29 +202,21 @@ static int gear_error(const GearSpec *gs, int32_t g, const char *msg)
 		k += (size_t)snprintf(dims + k, sizeof(dims) - k, "%s%lld",
 				      i ? "," : "",
 				      (long long)gs->table[(size_t)g * gs->nvals + i]);
-	return error("gear %d (Batch_%d, dims %s): %s", g, g, dims, msg);
+	return error_prefix("gear %d (Batch_%d, dims %s)", g, g, dims);
 }
 
 int for_each_static_graph(Model *m, GraphPassFn fn, const CompileOptions *o)
 {
 	if (!m->gears || !m->branches)
 		return fn(m, m->graph, o);
-	int32_t n = m->gears->ngears + (m->dynamic != NULL);
 	Job j = { .m = m, .o = o, .fn = fn };
-	j.errors = xcalloc((size_t)n, sizeof(char *));
-	parallel_for(n, thread_count(o ? o->jobs : 0), run_job, &j);
-	/* The first failing gear in gear order, whatever thread saw it. */
-	int rc = 0;
-	for (int32_t g = 0; g < n; g++) {
-		if (j.errors[g] && !rc)
-			rc = g < m->gears->ngears
-				     ? gear_error(m->gears, g, j.errors[g])
-				     : error("the dynamic graph (--hybrid): %s",
-					     j.errors[g]);
-		free(j.errors[g]);
-	}
-	free(j.errors);
-	return rc;
+	int32_t n = m->gears->ngears + (m->dynamic != NULL);
+	int32_t bad = parallel_for(n, thread_count(o ? o->jobs : 0), run_job, &j);
+	if (bad < 0)
+		return 0;
+	return bad < m->gears->ngears
+		       ? gear_error(m->gears, bad)
+		       : error_prefix("the dynamic graph (--hybrid)");
 }
 
 int pass_gear_root(Model *m, const CompileOptions *o)
