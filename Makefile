@@ -4,7 +4,7 @@
 #   make demo       install missing packages, build, compile and dump an example
 #   make check      install missing packages, build, run every test
 #   make SANITIZE=1 ...   the same, built with ASan+UBSan (and DEBUG=1)
-#   make DEBUG=1 ...      the IR verifier runs between passes
+#   make DEBUG=1 ...      the IR verifier runs between passes, .om read back
 #   make install    PREFIX=/usr/local DESTDIR= : binary and man page
 #   make bench      benchmarks (figures as medians and ratios)
 #   make clean
@@ -28,14 +28,15 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
             -fno-omit-frame-pointer
 DEBUG := 1
 endif
-# DEBUG=1: the IR verifier runs between passes (on in sanitizer builds).
+# DEBUG=1 (on in sanitizer builds): the IR verifier runs between passes
+# and the writer reads back and checks every MODEL_DEF it writes.
 ifeq ($(DEBUG),1)
-VERIFYFLAGS := -DGEARC_VERIFY_PASSES
+DEBUGFLAGS := -DGEARC_DEBUG
 endif
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wvla
 DEFS := -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DGEARC_VERSION='"$(VERSION)"'
-ALL_CFLAGS = $(WARN) $(DEFS) $(VERIFYFLAGS) $(CFLAGS) $(SANFLAGS) -I. \
+ALL_CFLAGS = $(WARN) $(DEFS) $(DEBUGFLAGS) $(CFLAGS) $(SANFLAGS) -I. \
              -I$(BUILD)/gen -MMD -MP
 GEN_CFLAGS = -std=c11 -w $(DEFS) $(CFLAGS) $(SANFLAGS) -I$(BUILD)/gen
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)

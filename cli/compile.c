@@ -53,6 +53,7 @@ int compile_model(const CompileOptions *o, const ParsedGears *pg)
 	/* Only the file name: the .om must not depend on where it was
 	 * built from. */
 	m->path = base_name(o->model);
+	m->jobs = o->jobs;
 	int rc = gear_apply(m, pg);
 	if (!rc)
 		record_hybrid_options(m, o);

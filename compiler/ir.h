@@ -259,6 +259,7 @@ typedef struct Model {
 	GearSpec *gears; /* NULL for a static compile */
 	int32_t noptions, capoptions;
 	KeyVal *options; /* the options used, in the order given */
+	int jobs; /* threads the writer may use (-j); 0: one per core */
 	/* Gear compile (passes/gear.c); NULL/-1 for a static compile.  The
 	 * root graph's Case node holds the branches; branches[i] is gear i's,
 	 * allocated from arenas[i] so gears can be specialised in parallel. */

@@ -73,7 +73,7 @@ int run_passes(Model *m, const CompileOptions *o)
 				: for_each_static_graph(m, p->run_graph, o);
 		if (rc < 0)
 			return error_prefix("model '%s'", o->model);
-#ifdef GEARC_VERIFY_PASSES
+#ifdef GEARC_DEBUG
 		if (graph_verify(m->graph) < 0)
 			BUG("IR invalid after pass '%s': %s", p->name,
 			    last_error());

@@ -3,7 +3,7 @@
  *
  * Every pass has one signature and is listed once, in order, in passes.c
  * (QBE's main.c).  A pass returns 0, or -1 with an error set.  In debug
- * and sanitizer builds (make DEBUG=1, make SANITIZE=1: GEARC_VERIFY_PASSES)
+ * and sanitizer builds (make DEBUG=1, make SANITIZE=1: GEARC_DEBUG)
  * graph_verify() runs after every pass; --dump-after=PASS prints the graph
  * after the named pass.
  */

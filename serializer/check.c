@@ -21,16 +21,14 @@ typedef struct Check {
 #define IN_RANGE(i, n) ((i) >= 0 && (uint64_t)(i) < (uint64_t)(n))
 #define MAX_COUNT ((size_t)INT32_MAX)
 
-static int check_dtype(int32_t dt)
+int om_check_dtype(int32_t dt)
 {
 	if (dt < 0 || dt >= DT_COUNT)
 		return error("dtype %d is not an ONNX data type", dt);
 	return 0;
 }
 
-/* rank -1..MAX_RANK, n dims exactly rank (none if rank is -1), each
- * dim >= min. */
-static int check_shape(int32_t rank, size_t n, const int64_t *dims,
+int om_check_shape(int32_t rank, size_t n, const int64_t *dims,
 		       int64_t min)
 {
 	if (rank < -1 || rank > MAX_RANK)
@@ -72,14 +70,14 @@ static int check_weight(const Check *c, const Gearom__Weight *w)
 	uint64_t end;
 	if (!w->name)
 		return error("no name");
-	if (check_dtype(w->dtype) < 0)
+	if (om_check_dtype(w->dtype) < 0)
 		return -1;
 	if (w->dtype == DT_UNDEFINED)
 		return error("dtype is undefined");
 	if (w->n_dims > MAX_RANK)
 		return error("rank %zu is out of range (max %d)", w->n_dims,
 			     MAX_RANK);
-	if (check_shape((int32_t)w->n_dims, w->n_dims, w->dims, 0) < 0)
+	if (om_check_shape((int32_t)w->n_dims, w->n_dims, w->dims, 0) < 0)
 		return -1;
 	if (w->has_data) { /* inline: no place in WEIGHTS */
 		if (w->dtype == DT_STRING)
@@ -121,15 +119,14 @@ static int check_tensor(const Check *c, const Gearom__Graph *g,
 	int kind = (int)t->kind, type = (int)t->type;
 	if (!t->name)
 		return error("no name");
-	if (check_dtype(t->dtype) < 0 ||
-	    check_shape(t->rank, t->n_dims, t->dims, -1) < 0)
+	if (om_check_dtype(t->dtype) < 0 ||
+	    om_check_shape(t->rank, t->n_dims, t->dims, -1) < 0)
 		return -1;
 	if (kind < GEAROM__TENSOR_KIND__TK_NODE ||
 	    kind > GEAROM__TENSOR_KIND__TK_OUTER)
 		return error("kind %d is not a tensor kind", kind);
-	if (type < GEAROM__TYPE_KIND__TYPE_TENSOR ||
-	    type > GEAROM__TYPE_KIND__TYPE_OTHER)
-		return error("type %d is not a type kind", type);
+	if (om_check_type_kind(type) < 0)
+		return -1;
 	if (t->weight != -1 && !IN_RANGE(t->weight, c->m->n_weights))
 		return error("weight %d is out of range (%zu weights)",
 			     t->weight, c->m->n_weights);
@@ -185,8 +182,8 @@ static int check_attr(const Check *c, int32_t gi, const Gearom__Attribute *a)
 {
 	if (!a->name)
 		return error("no name");
-	if (a->type < ATTR_UNDEFINED || a->type > ATTR_TYPE_PROTOS)
-		return error("type %d is not an attribute type", a->type);
+	if (om_check_attr_type(a->type) < 0)
+		return -1;
 	if ((a->t != -1 || a->type == ATTR_TENSOR) &&
 	    check_weight_ref(c, a->t) < 0)
 		return -1;
@@ -206,8 +203,23 @@ static int check_attr(const Check *c, int32_t gi, const Gearom__Attribute *a)
 	return 0;
 }
 
-static int check_refs(const char *what, const int32_t *v, size_t n,
-		      size_t ntensors, bool optional)
+int om_check_type_kind(int type)
+{
+	if (type < GEAROM__TYPE_KIND__TYPE_TENSOR ||
+	    type > GEAROM__TYPE_KIND__TYPE_OTHER)
+		return error("type %d is not a type kind", type);
+	return 0;
+}
+
+int om_check_attr_type(int type)
+{
+	if (type < ATTR_UNDEFINED || type > ATTR_TYPE_PROTOS)
+		return error("type %d is not an attribute type", type);
+	return 0;
+}
+
+int om_check_refs(const char *what, const int32_t *v, size_t n,
+		  size_t ntensors, bool optional)
 {
 	for (size_t k = 0; k < n; k++)
 		if (!(optional && v[k] == -1) && !IN_RANGE(v[k], ntensors))
@@ -224,8 +236,8 @@ static int check_node(const Check *c, int32_t gi, const Gearom__Node *n)
 	if (n->n_inputs > MAX_COUNT || n->n_outputs > MAX_COUNT ||
 	    n->n_attrs > MAX_COUNT)
 		return error("too many inputs, outputs or attributes");
-	if (check_refs("input", n->inputs, n->n_inputs, nt, true) < 0 ||
-	    check_refs("output", n->outputs, n->n_outputs, nt, true) < 0)
+	if (om_check_refs("input", n->inputs, n->n_inputs, nt, true) < 0 ||
+	    om_check_refs("output", n->outputs, n->n_outputs, nt, true) < 0)
 		return -1;
 	for (size_t k = 0; k < n->n_attrs; k++)
 		if (check_attr(c, gi, n->attrs[k]) < 0)
@@ -233,29 +245,44 @@ static int check_node(const Check *c, int32_t gi, const Gearom__Node *n)
 	return 0;
 }
 
-static int check_plan(const Gearom__Graph *g, const Gearom__MemoryPlan *p)
+int om_check_order(const int32_t *order, size_t n, size_t nnodes)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!IN_RANGE(order[k], nnodes))
+			return error("order %zu names node %d of %zu", k,
+				     order[k], nnodes);
+	return 0;
+}
+
+int om_check_block(size_t k, int32_t tensor, int32_t node, int32_t alias_of,
+		   uint64_t offset, uint64_t size, size_t ntensors,
+		   size_t nnodes)
 {
 	uint64_t end;
-	for (size_t k = 0; k < p->n_order; k++)
-		if (!IN_RANGE(p->order[k], g->n_nodes))
-			return error("order %zu names node %d of %zu", k,
-				     p->order[k], g->n_nodes);
+	if (node != -1 && !IN_RANGE(node, nnodes))
+		return error("block %zu names node %d of %zu", k, node, nnodes);
+	if (node != -1 && (tensor != -1 || alias_of != -1))
+		return error("block %zu is a workspace but names a tensor", k);
+	if (node == -1 && !IN_RANGE(tensor, ntensors))
+		return error("block %zu names tensor %d of %zu", k, tensor,
+			     ntensors);
+	if (alias_of != -1 && !IN_RANGE(alias_of, ntensors))
+		return error("block %zu aliases tensor %d of %zu", k, alias_of,
+			     ntensors);
+	if (__builtin_add_overflow(offset, size, &end))
+		return error("block %zu: offset + size overflows", k);
+	return 0;
+}
+
+static int check_plan(const Gearom__Graph *g, const Gearom__MemoryPlan *p)
+{
+	if (om_check_order(p->order, p->n_order, g->n_nodes) < 0)
+		return -1;
 	for (size_t k = 0; k < p->n_blocks; k++) {
 		const Gearom__MemBlock *b = p->blocks[k];
-		if (b->node != -1 && !IN_RANGE(b->node, g->n_nodes))
-			return error("block %zu names node %d of %zu", k,
-				     b->node, g->n_nodes);
-		if (b->node != -1 && (b->tensor != -1 || b->alias_of != -1))
-			return error("block %zu is a workspace but names a "
-				     "tensor", k);
-		if (b->node == -1 && !IN_RANGE(b->tensor, g->n_tensors))
-			return error("block %zu names tensor %d of %zu", k,
-				     b->tensor, g->n_tensors);
-		if (b->alias_of != -1 && !IN_RANGE(b->alias_of, g->n_tensors))
-			return error("block %zu aliases tensor %d of %zu", k,
-				     b->alias_of, g->n_tensors);
-		if (__builtin_add_overflow(b->offset, b->size, &end))
-			return error("block %zu: offset + size overflows", k);
+		if (om_check_block(k, b->tensor, b->node, b->alias_of, b->offset,
+				   b->size, g->n_tensors, g->n_nodes) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -284,9 +311,9 @@ static int check_graph(const Check *c, int32_t gi)
 	for (size_t k = 0; k < g->n_nodes; k++)
 		if (check_node(c, gi, g->nodes[k]) < 0)
 			return error_prefix("node %zu", k);
-	if (check_refs("input", g->inputs, g->n_inputs, g->n_tensors, false) <
+	if (om_check_refs("input", g->inputs, g->n_inputs, g->n_tensors, false) <
 		    0 ||
-	    check_refs("output", g->outputs, g->n_outputs, g->n_tensors,
+	    om_check_refs("output", g->outputs, g->n_outputs, g->n_tensors,
 		       false) < 0)
 		return -1;
 	if (g->plan && check_plan(g, g->plan) < 0)
@@ -300,8 +327,8 @@ static int check_io(const Gearom__IoInfo *io)
 {
 	if (!io->name)
 		return error("no name");
-	if (check_dtype(io->dtype) < 0 ||
-	    check_shape(io->rank, io->n_shape, io->shape, -1) < 0)
+	if (om_check_dtype(io->dtype) < 0 ||
+	    om_check_shape(io->rank, io->n_shape, io->shape, -1) < 0)
 		return -1;
 	if (io->n_max_shape && io->n_max_shape != io->n_shape)
 		return error("max_shape has %zu dims, shape %zu",
@@ -320,7 +347,7 @@ static int check_gear_input(const Gearom__GearInput *in)
 	if (in->n_shape > MAX_RANK)
 		return error("rank %zu is out of range (max %d)", in->n_shape,
 			     MAX_RANK);
-	if (check_shape((int32_t)in->n_shape, in->n_shape, in->shape, -1) < 0)
+	if (om_check_shape((int32_t)in->n_shape, in->n_shape, in->shape, -1) < 0)
 		return -1;
 	for (size_t k = 0; k < in->n_dyn_axes; k++) {
 		int32_t ax = in->dyn_axes[k];
@@ -336,7 +363,7 @@ static int check_shape_info(const Gearom__ShapeInfo *s)
 {
 	if (!s->name)
 		return error("no name");
-	return check_shape(s->rank, s->n_dims, s->dims, -1);
+	return om_check_shape(s->rank, s->n_dims, s->dims, -1);
 }
 
 static int check_gear(const Check *c, size_t i)

@@ -1,8 +1,10 @@
 /*
- * serializer/lower.c - a Model as a gearom.Model message.
+ * serializer/lower.c - a Model as a gearom.Model message, less its graphs.
  *
- * Graphs are numbered depth first in node order, the root first, so a
- * parent always has a smaller index than its subgraphs.  Weights are
+ * The graphs are walked once here to number them and the weights they
+ * name; serializer/emit.c then writes each graph's bytes.  Graphs are
+ * numbered depth first in node order, the root first, so a parent
+ * always has a smaller index than its subgraphs.  Weights are
  * numbered the first time the walk meets them (graph by graph: values,
  * then node attributes) and stored once per distinct Tensor pointer.
  * Both orders depend only on the Model, never on addresses.
@@ -17,13 +19,7 @@
 
 /* ---- pointer -> weight index ------------------------------------------ */
 
-typedef struct WeightMap {
-	const Tensor **keys;
-	int32_t *vals;
-	uint32_t cap, len;
-} WeightMap;
-
-static uint32_t ptr_slot(const WeightMap *w, const Tensor *t)
+static uint32_t ptr_slot(const OmWeightMap *w, const Tensor *t)
 {
 	uint64_t h = (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull;
 	uint32_t mask = w->cap - 1, i = (uint32_t)(h >> 32) & mask;
@@ -32,7 +28,7 @@ static uint32_t ptr_slot(const WeightMap *w, const Tensor *t)
 	return i;
 }
 
-static int32_t wmap_get(const WeightMap *w, const Tensor *t)
+static int32_t wmap_get(const OmWeightMap *w, const Tensor *t)
 {
 	if (!w->cap)
 		return -1;
@@ -40,10 +36,10 @@ static int32_t wmap_get(const WeightMap *w, const Tensor *t)
 	return w->keys[i] ? w->vals[i] : -1;
 }
 
-static void wmap_put(WeightMap *w, const Tensor *t, int32_t val)
+static void wmap_put(OmWeightMap *w, const Tensor *t, int32_t val)
 {
 	if (2 * (w->len + 1) > w->cap) {
-		WeightMap n = { 0 };
+		OmWeightMap n = { 0 };
 		n.cap = w->cap ? 2 * w->cap : 64;
 		n.keys = xcalloc(n.cap, sizeof(*n.keys));
 		n.vals = xcalloc(n.cap, sizeof(*n.vals));
@@ -66,20 +62,25 @@ static void wmap_put(WeightMap *w, const Tensor *t, int32_t val)
 	w->len++;
 }
 
+int32_t om_weight_index(const OmLowered *l, const Tensor *t)
+{
+	int32_t i = wmap_get(&l->wmap, t);
+	ASSERT(i >= 0);
+	return i;
+}
+
 /* ---- the walk ---------------------------------------------------------- */
 
 typedef struct Lower {
 	Arena *a;
 	const Model *m;
-	const Graph **src; /* src[i] was lowered to graphs[i] */
-	Gearom__Graph **graphs;
-	int32_t ngraphs, capgraphs;
+	OmLowered *l; /* its graphs and weight map */
+	int32_t capgraphs;
 	struct {
 		const Tensor *t;
 		Gearom__Weight *w;
 	} *wt; /* in Model.weights order */
 	int32_t nw, capw;
-	WeightMap map;
 	uint64_t wsize;
 	/* folded constants by content: hash -> weight index, open addressing */
 	uint64_t *chash;
@@ -192,7 +193,7 @@ static int folded_weight_of(Lower *L, const Tensor *t, int32_t *out)
 		uint32_t i = const_slot(L, t, h);
 		if (L->chash[i]) {
 			*out = L->cidx[i];
-			wmap_put(&L->map, t, *out);
+			wmap_put(&L->l->wmap, t, *out);
 			return 0;
 		}
 	}
@@ -207,7 +208,7 @@ static int folded_weight_of(Lower *L, const Tensor *t, int32_t *out)
 	int32_t i = ARENA_PUSH(L->a, L->wt, L->nw, L->capw);
 	L->wt[i].t = t;
 	L->wt[i].w = w;
-	wmap_put(&L->map, t, i);
+	wmap_put(&L->l->wmap, t, i);
 	const_put(L, t, h, i);
 	*out = i;
 	return 0;
@@ -217,7 +218,7 @@ static int folded_weight_of(Lower *L, const Tensor *t, int32_t *out)
 static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 {
 	uint64_t size, off;
-	int32_t i = wmap_get(&L->map, t);
+	int32_t i = wmap_get(&L->l->wmap, t);
 	if (i >= 0) {
 		*out = i;
 		return 0;
@@ -241,88 +242,33 @@ static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 	i = ARENA_PUSH(L->a, L->wt, L->nw, L->capw);
 	L->wt[i].t = t;
 	L->wt[i].w = w;
-	wmap_put(&L->map, t, i);
+	wmap_put(&L->l->wmap, t, i);
 	*out = i;
 	return 0;
 }
 
-static int lower_graph(Lower *L, const Graph *g, int32_t parent,
-		       int32_t *index);
-
-static int lower_value(Lower *L, const Value *v, Gearom__Tensor **out)
+int om_tensor_kind(int kind)
 {
+	switch (kind) {
+	case VAL_NODE: return GEAROM__TENSOR_KIND__TK_NODE;
+	case VAL_INPUT: return GEAROM__TENSOR_KIND__TK_INPUT;
+	case VAL_WEIGHT: return GEAROM__TENSOR_KIND__TK_WEIGHT;
+	case VAL_OUTER: return GEAROM__TENSOR_KIND__TK_OUTER;
+	default: BUG("value kind %d", kind);
+	}
+}
+
+static int number_graph(Lower *L, const Graph *g, int32_t parent);
+
+static int number_value(Lower *L, const Value *v)
+{
+	int32_t w;
 	if (v->shape.rank < -1 || v->shape.rank > MAX_RANK)
 		return error("tensor '%s' has rank %d", v->name, v->shape.rank);
-	Gearom__Tensor *t = NEW(L->a, Gearom__Tensor, GEAROM__TENSOR__INIT);
-	t->name = str(v->name);
-	t->has_dtype = t->has_rank = t->has_kind = 1;
-	t->dtype = v->dtype;
-	t->rank = v->shape.rank;
-	t->dims = dims_dup(L->a, &v->shape, &t->n_dims);
-	switch (v->kind) {
-	case VAL_NODE: t->kind = GEAROM__TENSOR_KIND__TK_NODE; break;
-	case VAL_INPUT: t->kind = GEAROM__TENSOR_KIND__TK_INPUT; break;
-	case VAL_WEIGHT: t->kind = GEAROM__TENSOR_KIND__TK_WEIGHT; break;
-	case VAL_OUTER: t->kind = GEAROM__TENSOR_KIND__TK_OUTER; break;
-	default: BUG("value '%s' has kind %d", v->name, v->kind);
-	}
+	(void)om_tensor_kind(v->kind);
 	if (v->kind == VAL_WEIGHT && !v->konst)
 		return error("weight '%s' has no data", v->name);
-	if (v->konst) {
-		t->has_weight = 1;
-		if (weight_of(L, v->konst, &t->weight) < 0)
-			return -1;
-	}
-	if (v->kind == VAL_OUTER) {
-		t->has_outer = 1;
-		t->outer = v->outer;
-	}
-	if (v->flags) {
-		t->has_flags = 1;
-		t->flags = v->flags;
-	}
-	if (v->tkind) {
-		t->has_type = 1;
-		t->type = (Gearom__TypeKind)v->tkind;
-	}
-	bool any = false;
-	for (int32_t k = 0; v->dim_params && k < v->shape.rank; k++)
-		any |= v->dim_params[k] != NULL;
-	if (any) {
-		t->n_dim_params = (size_t)v->shape.rank;
-		t->dim_params = arena_array(L->a, t->n_dim_params, sizeof(char *));
-		for (int32_t k = 0; k < v->shape.rank; k++)
-			t->dim_params[k] = str(v->dim_params[k]);
-	}
-	*out = t;
-	return 0;
-}
-
-static int lower_tensor_list(Lower *L, const Attr *at, Gearom__Attribute *o)
-{
-	o->n_tensors = (size_t)at->n;
-	o->tensors = arena_array(L->a, o->n_tensors, sizeof(int32_t));
-	for (int32_t j = 0; j < at->n; j++)
-		if (!at->tensors[j])
-			return error("attribute '%s': tensor %d is missing",
-				     at->name, j);
-		else if (weight_of(L, at->tensors[j], &o->tensors[j]) < 0)
-			return -1;
-	return 0;
-}
-
-static int lower_graph_list(Lower *L, const Attr *at, int32_t gi,
-			    Gearom__Attribute *o)
-{
-	o->n_graphs = (size_t)at->n;
-	o->graphs = arena_array(L->a, o->n_graphs, sizeof(int32_t));
-	for (int32_t j = 0; j < at->n; j++)
-		if (!at->graphs[j])
-			return error("attribute '%s': subgraph %d is missing",
-				     at->name, j);
-		else if (lower_graph(L, at->graphs[j], gi, &o->graphs[j]) < 0)
-			return -1;
-	return 0;
+	return v->konst ? weight_of(L, v->konst, &w) : 0;
 }
 
 /* The pointers the attribute's type needs are set. */
@@ -341,158 +287,78 @@ static bool attr_data_ok(const Attr *at)
 	return at->n == 0 || (at->n > 0 && p);
 }
 
-static int lower_attr(Lower *L, const Attr *at, int32_t gi,
-		      Gearom__Attribute **out)
+static int number_attr(Lower *L, const Attr *at, int32_t gi)
 {
-	Gearom__Attribute *o = NEW(L->a, Gearom__Attribute,
-				   GEAROM__ATTRIBUTE__INIT);
-	o->name = str(at->name);
-	o->has_type = 1;
-	o->type = at->type;
-	*out = o;
+	int32_t w;
 	if (!attr_data_ok(at))
 		return error("attribute '%s' (type %d) has no data", at->name,
 			     at->type);
 	switch (at->type) {
-	case ATTR_FLOAT:
-		o->has_f = 1;
-		o->f = at->f;
-		break;
-	case ATTR_INT:
-		o->has_i = 1;
-		o->i = at->i;
-		break;
-	case ATTR_STRING:
-		o->has_s = 1;
-		o->s.len = at->s.len;
-		o->s.data = UNCONST(at->s.data);
-		break;
 	case ATTR_TENSOR:
 		if (!at->t)
 			return error("attribute '%s' has no tensor", at->name);
-		o->has_t = 1;
-		return weight_of(L, at->t, &o->t);
+		return weight_of(L, at->t, &w);
 	case ATTR_GRAPH:
 		if (!at->g)
 			return error("attribute '%s' has no subgraph", at->name);
-		o->has_g = 1;
-		return lower_graph(L, at->g, gi, &o->g);
-	case ATTR_FLOATS:
-		o->n_floats = (size_t)at->n;
-		o->floats = UNCONST(at->floats);
-		break;
-	case ATTR_INTS:
-		o->n_ints = (size_t)at->n;
-		o->ints = UNCONST(at->ints);
-		break;
+		return number_graph(L, at->g, gi);
 	case ATTR_STRINGS:
-		o->n_strings = (size_t)at->n;
-		o->strings = arena_array(L->a, o->n_strings,
-					 sizeof(*o->strings));
-		for (int32_t j = 0; j < at->n; j++) {
+		for (int32_t j = 0; j < at->n; j++)
 			if (at->strings[j].len && !at->strings[j].data)
 				return error("attribute '%s': string %d has "
 					     "no data",
 					     at->name, j);
-			o->strings[j].len = at->strings[j].len;
-			o->strings[j].data = UNCONST(at->strings[j].data);
-		}
-		break;
-	case ATTR_TENSORS: return lower_tensor_list(L, at, o);
-	case ATTR_GRAPHS: return lower_graph_list(L, at, gi, o);
-	default: break; /* sparse tensors and type protos: name and type */
+		return 0;
+	case ATTR_TENSORS:
+		for (int32_t j = 0; j < at->n; j++)
+			if (!at->tensors[j])
+				return error("attribute '%s': tensor %d is "
+					     "missing",
+					     at->name, j);
+			else if (weight_of(L, at->tensors[j], &w) < 0)
+				return -1;
+		return 0;
+	case ATTR_GRAPHS:
+		for (int32_t j = 0; j < at->n; j++)
+			if (!at->graphs[j])
+				return error("attribute '%s': subgraph %d is "
+					     "missing",
+					     at->name, j);
+			else if (number_graph(L, at->graphs[j], gi) < 0)
+				return -1;
+		return 0;
+	default: return 0;
 	}
-	return 0;
 }
 
-static int lower_node(Lower *L, const Graph *g, int32_t gi, int32_t ni,
-		      Gearom__Node **out)
+/* Numbers g and (depth first, in node order) its subgraphs, and the
+ * weights they name, in the order emit.c meets them. */
+static int number_graph(Lower *L, const Graph *g, int32_t parent)
 {
-	const Node *n = &g->nodes[ni];
-	Gearom__Node *o = NEW(L->a, Gearom__Node, GEAROM__NODE__INIT);
-	o->name = str(n->name);
-	o->op_type = str(n->op_type);
-	o->domain = str(n->domain);
-	o->inputs = ids_dup(L->a, n->inputs, n->ninputs, &o->n_inputs);
-	o->outputs = ids_dup(L->a, n->outputs, n->noutputs, &o->n_outputs);
-	o->label = n->label ? str(n->label) : NULL;
-	o->n_attrs = n->nattrs > 0 ? (size_t)n->nattrs : 0;
-	o->attrs = arena_array(L->a, o->n_attrs, sizeof(*o->attrs));
-	*out = o;
-	for (int32_t k = 0; k < n->nattrs; k++)
-		if (lower_attr(L, &n->attrs[k], gi, &o->attrs[k]) < 0)
-			return error_prefix("graph '%s': node '%s'", g->name,
-					    n->name);
-	return 0;
-}
-
-/* g's memory plan (passes/memplan.h), as planned. */
-static Gearom__MemoryPlan *lower_plan(Lower *L, const MemPlan *p)
-{
-	Gearom__MemoryPlan *o = NEW(L->a, Gearom__MemoryPlan,
-				    GEAROM__MEMORY_PLAN__INIT);
-	o->order = ids_dup(L->a, p->order, p->norder, &o->n_order);
-	o->has_arena_bytes = o->has_lower_bound_bytes = 1;
-	o->has_naive_bytes = o->has_unplanned = 1;
-	o->arena_bytes = p->arena_bytes;
-	o->lower_bound_bytes = p->lower_bound_bytes;
-	o->naive_bytes = p->naive_bytes;
-	o->unplanned = p->unplanned > 0 ? (uint32_t)p->unplanned : 0;
-	o->n_blocks = p->nblocks > 0 ? (size_t)p->nblocks : 0;
-	o->blocks = arena_array(L->a, o->n_blocks, sizeof(*o->blocks));
-	for (size_t k = 0; k < o->n_blocks; k++) {
-		const MemBlock *b = &p->blocks[k];
-		Gearom__MemBlock *x = NEW(L->a, Gearom__MemBlock,
-					  GEAROM__MEM_BLOCK__INIT);
-		x->has_tensor = x->has_offset = x->has_size = 1;
-		x->has_first = x->has_last = 1;
-		x->tensor = b->tensor;
-		x->offset = b->offset;
-		x->size = b->size;
-		x->first = b->first;
-		x->last = b->last;
-		x->has_alias_of = b->alias_of >= 0;
-		x->alias_of = b->alias_of;
-		x->has_node = b->node >= 0;
-		x->node = b->node;
-		x->has_inplace = x->inplace = b->inplace;
-		o->blocks[k] = x;
-	}
-	return o;
-}
-
-/* Appends g and (depth first, in node order) its subgraphs. */
-static int lower_graph(Lower *L, const Graph *g, int32_t parent,
-		       int32_t *index)
-{
-	if (L->ngraphs == INT32_MAX)
+	OmLowered *l = L->l;
+	if (l->ngraphs == INT32_MAX)
 		return error("too many graphs");
 	int32_t cap = L->capgraphs;
-	int32_t gi = ARENA_PUSH(L->a, L->graphs, L->ngraphs, L->capgraphs);
-	if (cap != L->capgraphs) /* grow src alongside */
-		L->src = arena_grow(L->a, L->src, (size_t)cap,
-				    (size_t)L->capgraphs, sizeof(*L->src));
-	L->src[gi] = g;
-	Gearom__Graph *o = NEW(L->a, Gearom__Graph, GEAROM__GRAPH__INIT);
-	L->graphs[gi] = o;
-	*index = gi;
-	o->name = str(g->name);
-	o->has_parent = parent >= 0;
-	o->parent = parent;
-	o->n_tensors = g->nvals > 0 ? (size_t)g->nvals : 0;
-	o->tensors = arena_array(L->a, o->n_tensors, sizeof(*o->tensors));
+	int32_t gi = ARENA_PUSH(L->a, l->graphs, l->ngraphs, L->capgraphs);
+	if (cap != L->capgraphs) { /* grow the others alongside */
+		l->parents = arena_grow(L->a, l->parents, (size_t)cap,
+					(size_t)L->capgraphs, sizeof(int32_t));
+		l->subtree = arena_grow(L->a, l->subtree, (size_t)cap,
+					(size_t)L->capgraphs, sizeof(int32_t));
+	}
+	l->graphs[gi] = g;
+	l->parents[gi] = parent;
 	for (int32_t i = 0; i < g->nvals; i++)
-		if (lower_value(L, &g->vals[i], &o->tensors[i]) < 0)
+		if (number_value(L, &g->vals[i]) < 0)
 			return error_prefix("graph '%s'", g->name);
-	o->n_nodes = g->nnodes > 0 ? (size_t)g->nnodes : 0;
-	o->nodes = arena_array(L->a, o->n_nodes, sizeof(*o->nodes));
-	for (int32_t i = 0; i < g->nnodes; i++)
-		if (lower_node(L, g, gi, i, &o->nodes[i]) < 0)
-			return -1;
-	o->inputs = ids_dup(L->a, g->inputs, g->ninputs, &o->n_inputs);
-	o->outputs = ids_dup(L->a, g->outputs, g->noutputs, &o->n_outputs);
-	if (g->plan)
-		o->plan = lower_plan(L, g->plan);
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		for (int32_t k = 0; k < n->nattrs; k++)
+			if (number_attr(L, &n->attrs[k], gi) < 0)
+				return error_prefix("graph '%s': node '%s'",
+						    g->name, n->name);
+	}
+	l->subtree[gi] = l->ngraphs - gi;
 	return 0;
 }
 
@@ -690,8 +556,8 @@ static void lower_gear_outputs(Lower *L, Gearom__Model *msg)
 	for (size_t g = 0; m->branches && g < msg->n_gears; g++) {
 		const Graph *b = m->branches[g];
 		Gearom__Gear *o = msg->gears[g];
-		for (int32_t i = 0; i < L->ngraphs; i++)
-			if (L->src[i] == b)
+		for (int32_t i = 0; i < L->l->ngraphs; i++)
+			if (L->l->graphs[i] == b)
 				o->graph = i;
 		if (o->graph < 0)
 			BUG("gear %zu's branch is not in the model", g);
@@ -788,8 +654,7 @@ static int check_root_io(const Graph *g)
 
 int om_lower(OmLowered *l, const Model *m)
 {
-	Lower L = { .m = m };
-	int32_t root;
+	Lower L = { .m = m, .l = l };
 	memset(l, 0, sizeof(*l));
 	arena_init(&l->arena);
 	L.a = &l->arena;
@@ -805,17 +670,13 @@ int om_lower(OmLowered *l, const Model *m)
 	msg->has_mode = 1;
 	msg->mode = (Gearom__Mode)m->mode;
 	lower_gears(&L, msg);
-	int rc = lower_graph(&L, m->graph, -1, &root);
-	free(L.map.keys);
-	free(L.map.vals);
+	int rc = number_graph(&L, m->graph, -1);
 	free(L.chash);
 	free(L.cidx);
 	if (rc < 0)
 		return -1;
 	msg->has_root = 1;
-	msg->root = root;
-	msg->n_graphs = (size_t)L.ngraphs;
-	msg->graphs = L.graphs;
+	msg->root = 0;
 	msg->n_weights = (size_t)L.nw;
 	msg->weights = arena_array(L.a, msg->n_weights, sizeof(*msg->weights));
 	l->weights = arena_array(L.a, msg->n_weights, sizeof(*l->weights));
@@ -834,6 +695,8 @@ int om_lower(OmLowered *l, const Model *m)
 
 void om_lowered_release(OmLowered *l)
 {
+	free(l->wmap.keys);
+	free(l->wmap.vals);
 	arena_release(&l->arena);
 	memset(l, 0, sizeof(*l));
 }

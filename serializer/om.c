@@ -2,18 +2,18 @@
  * serializer/om.c - the .om container (layout in om.h): a streaming
  * writer and a reader that checks every byte it relies on.
  *
- * The writer lowers the Model, packs MODEL_DEF in memory and then streams
- * the file: a zeroed header, the partition table, MODEL_DEF and the
- * weights straight from their Tensors (never one copy of all weights),
- * computing the CRC on the way; the header is written last.  om_encode
- * streams the same bytes into memory.
+ * The writer lowers the Model, packs the rest of MODEL_DEF in memory,
+ * writes each graph's bytes (on several threads: with many gears they are
+ * nearly all of it) and then streams the file: a zeroed header, the
+ * partition table, MODEL_DEF and the weights straight from their Tensors
+ * (never one copy of all weights), computing the CRC on the way; the
+ * header is written last.  om_encode streams the same bytes into memory.
  */
 #include "omimpl.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,12 @@
 
 typedef struct Layout {
 	OmLowered low;
-	uint8_t *def; /* packed MODEL_DEF */
+	/* MODEL_DEF: the model less its graphs, then one Model.graphs
+	 * entry per graph (a parser takes a repeated field's entries
+	 * wherever they stand, in order) */
+	uint8_t *head;
+	size_t head_size;
+	OmBuf *graphs;
 	size_t def_size;
 	uint32_t nparts;
 	uint64_t def_off, w_off, total;
@@ -32,104 +37,66 @@ typedef struct Layout {
 
 static void layout_release(Layout *l)
 {
+	for (int32_t i = 0; l->graphs && i < l->low.ngraphs; i++)
+		free(l->graphs[i].p);
+	free(l->graphs);
+	free(l->head);
 	om_lowered_release(&l->low);
-	free(l->def);
 	memset(l, 0, sizeof(*l));
 }
 
 /* ---- packing MODEL_DEF ------------------------------------------------- */
 
-/* A model of many gears is mostly its graphs, so they are packed on
- * several threads, each into its own buffer, and appended after the rest
- * of the message as field-7 entries (a parser takes a repeated field's
- * entries wherever they stand, in order).  The bytes do not depend on the
- * thread count. */
-enum { GRAPHS_FIELD_TAG = 7 << 3 | 2 }; /* Model.graphs, length-delimited */
-
-typedef struct PackJob {
-	Gearom__Graph **graphs;
-	uint8_t **bufs;
-	size_t *sizes, n;
-	pthread_mutex_t lock;
-	size_t next;
-} PackJob;
-
-static void *pack_worker(void *arg)
+static int emit_one(void *ctx, int32_t i)
 {
-	PackJob *j = arg;
-	for (;;) {
-		pthread_mutex_lock(&j->lock);
-		size_t i = j->next < j->n ? j->next++ : j->n;
-		pthread_mutex_unlock(&j->lock);
-		if (i == j->n)
-			return NULL;
-		const ProtobufCMessage *g = &j->graphs[i]->base;
-		j->sizes[i] = protobuf_c_message_get_packed_size(g);
-		j->bufs[i] = xmalloc(j->sizes[i] ? j->sizes[i] : 1);
-		if (protobuf_c_message_pack(g, j->bufs[i]) != j->sizes[i])
-			BUG("graph %zu packed to an unexpected size", i);
-	}
+	Layout *l = ctx;
+	OmBuf b = { 0 }; /* not in l->graphs: threads share its cache lines */
+	int rc = om_emit_graph(&l->low, i, &b);
+	l->graphs[i] = b;
+	return rc;
 }
 
-static void pack_graphs(PackJob *j)
+/* -1 with the first failing graph's error, whatever thread saw it. */
+static int pack_model(Layout *l, int threads)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int nt = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
-	if ((size_t)nt > j->n)
-		nt = (int)(j->n ? j->n : 1);
-	pthread_t t[16];
-	int started = 0;
-	pthread_mutex_init(&j->lock, NULL);
-	for (int i = 1; i < nt; i++)
-		if (pthread_create(&t[i], NULL, pack_worker, j) == 0)
-			started = i;
-		else
-			break;
-	pack_worker(j);
-	for (int i = 1; i <= started; i++)
-		pthread_join(t[i], NULL);
-	pthread_mutex_destroy(&j->lock);
-}
-
-static size_t put_varint(uint8_t *p, uint64_t v)
-{
-	size_t n = 0;
-	do {
-		p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	return n;
-}
-
-static void pack_model(Layout *l)
-{
-	Gearom__Model *msg = l->low.msg;
-	PackJob j = { .graphs = msg->graphs, .n = msg->n_graphs };
-	j.bufs = xcalloc(j.n + 1, sizeof(uint8_t *));
-	j.sizes = xcalloc(j.n + 1, sizeof(size_t));
-	pack_graphs(&j);
-
-	msg->n_graphs = 0; /* the rest of the model, without its graphs */
-	size_t head = protobuf_c_message_get_packed_size(&msg->base);
-	size_t total = head;
-	for (size_t i = 0; i < j.n; i++)
-		total += 1 + 10 + j.sizes[i];
-	l->def = xmalloc(total);
-	if (protobuf_c_message_pack(&msg->base, l->def) != head)
+	const ProtobufCMessage *msg = &l->low.msg->base;
+	l->head_size = protobuf_c_message_get_packed_size(msg);
+	l->head = xmalloc(l->head_size ? l->head_size : 1);
+	if (protobuf_c_message_pack(msg, l->head) != l->head_size)
 		BUG("MODEL_DEF packed to an unexpected size");
-	msg->n_graphs = j.n;
-	size_t k = head;
-	for (size_t i = 0; i < j.n; i++) {
-		l->def[k++] = GRAPHS_FIELD_TAG;
-		k += put_varint(l->def + k, j.sizes[i]);
-		memcpy(l->def + k, j.bufs[i], j.sizes[i]);
-		k += j.sizes[i];
-		free(j.bufs[i]);
-	}
-	l->def_size = k;
-	free(j.bufs);
-	free(j.sizes);
+	l->graphs = xcalloc((size_t)l->low.ngraphs, sizeof(OmBuf));
+	if (parallel_for(l->low.ngraphs, threads, emit_one, l) >= 0)
+		return -1;
+	l->def_size = l->head_size;
+	for (int32_t i = 0; i < l->low.ngraphs; i++)
+		l->def_size += l->graphs[i].n - l->graphs[i].start;
+	return 0;
 }
+
+#ifdef GEARC_DEBUG
+/* Debug builds read back what they are about to write. */
+static void check_written(const Layout *l)
+{
+	uint8_t *def = xmalloc(l->def_size ? l->def_size : 1);
+	size_t k = l->head_size;
+	memcpy(def, l->head, l->head_size);
+	for (int32_t i = 0; i < l->low.ngraphs; i++) {
+		const OmBuf *b = &l->graphs[i];
+		memcpy(def + k, b->p + b->start, b->n - b->start);
+		k += b->n - b->start;
+	}
+	Gearom__Model *m = gearom__model__unpack(NULL, l->def_size, def);
+	if (!m)
+		BUG("MODEL_DEF written does not decode");
+	if (om_check_model(m, NULL, l->low.weights_size, false) < 0)
+		BUG("MODEL_DEF written is not valid: %s", last_error());
+	if (m->n_graphs != (size_t)l->low.ngraphs)
+		BUG("MODEL_DEF written has %zu graphs, not %d", m->n_graphs,
+		    l->low.ngraphs);
+	gearom__model__free_unpacked(m, NULL);
+	free(def);
+}
+#endif
 
 static int layout_init(Layout *l, const Model *m)
 {
@@ -139,11 +106,13 @@ static int layout_init(Layout *l, const Model *m)
 		return -1;
 	}
 	/* Never write what the reader would reject. */
-	if (om_check_model(l->low.msg, NULL, l->low.weights_size, false) < 0) {
+	if (pack_model(l, thread_count(m->jobs)) < 0) {
 		layout_release(l);
 		return error_prefix("cannot write a valid .om file");
 	}
-	pack_model(l);
+#ifdef GEARC_DEBUG
+	check_written(l);
+#endif
 	l->nparts = l->low.weights_size ? 2 : 1; /* inline constants only: none */
 	l->def_off = om_align(OM_HEADER_SIZE + OM_PART_SIZE * l->nparts);
 	l->w_off = om_align(l->def_off + l->def_size);
@@ -274,7 +243,10 @@ static void put_body(Sink *s, const Layout *l)
 	}
 	sink_put(s, table, OM_PART_SIZE * l->nparts);
 	sink_pad_to(s, l->def_off);
-	sink_put(s, l->def, l->def_size);
+	sink_put(s, l->head, l->head_size);
+	for (int32_t i = 0; i < l->low.ngraphs; i++)
+		sink_put(s, l->graphs[i].p + l->graphs[i].start,
+			 l->graphs[i].n - l->graphs[i].start);
 	for (int32_t i = 0; i < l->low.nweights; i++) {
 		/* inline in MODEL_DEF, or no bytes at all (empty tensors
 		 * only: then there is no WEIGHTS partition) */

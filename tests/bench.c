@@ -283,6 +283,7 @@ static int compile_once(const Opts *o, const GearOptions *go, int jobs,
 		return -1;
 	}
 	m->path = base_name(o->model);
+	m->jobs = jobs;
 	t->nodes = 0;
 	graph_walk(m->graph, count_nodes, &t->nodes);
 	double t1 = now();

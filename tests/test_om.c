@@ -293,7 +293,8 @@ static void cmp_attr(const OmFile *f, Graph **gs, const Attr *a,
 	case ATTR_GRAPH: cr_assert_eq(gs[o->g], a->g); break;
 	case ATTR_FLOATS:
 		cr_assert_eq(o->n_floats, (size_t)a->n);
-		cr_assert(!memcmp(o->floats, a->floats, sizeof(float) * 2));
+		cr_assert(!memcmp(o->floats, a->floats,
+				  sizeof(float) * (size_t)a->n));
 		break;
 	case ATTR_INTS:
 		cr_assert_eq(o->n_ints, (size_t)a->n);
@@ -460,6 +461,47 @@ Test(om, round_trip)
 	cr_assert_str_eq(m->outputs[1]->name, "names");
 	cr_assert_eq(m->outputs[1]->dtype, DT_STRING);
 
+	om_close(&f);
+	free(d);
+	model_free(fx.m);
+}
+
+/* Fields whose length takes 2 and 3 bytes, written before their length
+ * is known, and a graph that outgrows its first buffer while they are
+ * open. */
+Test(om, long_fields_round_trip)
+{
+	Fixture fx = build();
+	Arena *a = &fx.m->arena;
+	Node *n = NULL;
+	for (int32_t i = 0; i < fx.g->nnodes; i++)
+		if (!strcmp(fx.g->nodes[i].name, "custom"))
+			n = &fx.g->nodes[i];
+	cr_assert_not_null(n);
+	char *name = arena_alloc(a, 301);
+	memset(name, 'n', 300);
+	n->name = name;
+	uint8_t *big = arena_alloc(a, 70000);
+	for (size_t i = 0; i < 70000; i++)
+		big[i] = (uint8_t)(i * 7);
+	Attr *at = node_add_attr(fx.g, n, "big", ATTR_STRING);
+	at->s = (Bytes){ 70000, big };
+	int64_t *ints = arena_array(a, 5000, sizeof(int64_t));
+	for (int i = 0; i < 5000; i++)
+		ints[i] = i % 2 ? -i : (int64_t)i << 40;
+	at = node_add_attr(fx.g, n, "many", ATTR_INTS);
+	at->n = 5000;
+	at->ints = ints;
+
+	uint8_t *d;
+	size_t len;
+	OmFile f;
+	encode(fx.m, &d, &len);
+	parse_ok(&f, d, len);
+	Graph *gs[8], **p = gs;
+	graph_walk(fx.g, collect, &p);
+	for (int i = 0; i < 5; i++)
+		cmp_graph(&f, gs, i);
 	om_close(&f);
 	free(d);
 	model_free(fx.m);
