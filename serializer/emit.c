@@ -147,27 +147,17 @@ static uint8_t *close_field(OmBuf *b, uint8_t *q, size_t at)
 /* Room for a packed field of n varints. */
 static size_t packed_room(int32_t n) { return FIELD_MAX + VARINT_MAX * (size_t)(n > 0 ? n : 0); }
 
+/* int32 entries, or sint32 ones (zigzag) if signed_ */
 static uint8_t *put_int32s(OmBuf *b, uint8_t *q, uint32_t field,
-			   const int32_t *v, int32_t n)
+			   const int32_t *v, int32_t n, bool signed_)
 {
 	size_t at;
 	if (n <= 0)
 		return q;
 	q = open_field(b, q, field, &at);
 	for (int32_t i = 0; i < n; i++)
-		q = put_varint(q, (uint64_t)(int64_t)v[i]);
-	return close_field(b, q, at);
-}
-
-static uint8_t *put_sint32s(OmBuf *b, uint8_t *q, uint32_t field,
-			    const int32_t *v, int32_t n)
-{
-	size_t at;
-	if (n <= 0)
-		return q;
-	q = open_field(b, q, field, &at);
-	for (int32_t i = 0; i < n; i++)
-		q = put_varint(q, zigzag(v[i]));
+		q = put_varint(q, signed_ ? zigzag(v[i])
+					  : (uint64_t)(int64_t)v[i]);
 	return close_field(b, q, at);
 }
 
@@ -350,8 +340,8 @@ static uint8_t *emit_node(Emit *e, uint8_t *q, const Node *n)
 	q = put_str(q, 1, n->name);
 	q = put_str(q, 2, n->op_type);
 	q = put_str(q, 3, n->domain);
-	q = put_sint32s(b, q, 4, n->inputs, n->ninputs);
-	q = put_sint32s(b, q, 5, n->outputs, n->noutputs);
+	q = put_int32s(b, q, 4, n->inputs, n->ninputs, true);
+	q = put_int32s(b, q, 5, n->outputs, n->noutputs, true);
 	for (int32_t k = 0; k < n->nattrs; k++)
 		if (!(q = emit_attr(e, q, &n->attrs[k]))) {
 			error_prefix("attribute %d", k);
@@ -396,7 +386,7 @@ static uint8_t *emit_plan(OmBuf *b, uint8_t *q, const MemPlan *p,
 	}
 	q = room(b, q, FIELD_MAX + packed_room(p->norder));
 	q = open_field(b, q, 7, &at);
-	q = put_int32s(b, q, 1, p->order, p->norder);
+	q = put_int32s(b, q, 1, p->order, p->norder, false);
 	for (int32_t k = 0; k < p->nblocks; k++)
 		q = emit_block(b, q, &p->blocks[k]);
 	q = room(b, q, 4 * FIELD_MAX);
@@ -431,8 +421,8 @@ static uint8_t *emit_graph(Emit *e, uint8_t *q, const Graph *g)
 			  (size_t)g->nvals, false) < 0)
 		return NULL;
 	q = room(b, q, packed_room(g->ninputs) + packed_room(g->noutputs));
-	q = put_int32s(b, q, 5, g->inputs, g->ninputs);
-	q = put_int32s(b, q, 6, g->outputs, g->noutputs);
+	q = put_int32s(b, q, 5, g->inputs, g->ninputs, false);
+	q = put_int32s(b, q, 6, g->outputs, g->noutputs, false);
 	if (g->plan && !(q = emit_plan(b, q, g->plan, g))) {
 		error_prefix("memory plan");
 		return NULL;
