@@ -322,6 +322,21 @@ Attr *node_add_attr(Graph *g, Node *n, const char *name, AttrType type)
 	return a;
 }
 
+void node_add_ints(Graph *g, Node *n, const char *name, const int64_t *v,
+		   int32_t count)
+{
+	Attr *a = node_add_attr(g, n, name, ATTR_INTS);
+	a->n = count;
+	a->ints = arena_memdup(g->arena, v, (size_t)count * sizeof(int64_t));
+}
+
+void node_add_string(Graph *g, Node *n, const char *name, const char *s)
+{
+	Attr *a = node_add_attr(g, n, name, ATTR_STRING);
+	a->s.len = strlen(s);
+	a->s.data = (const uint8_t *)arena_strdup(g->arena, s);
+}
+
 /* ---- reading ----------------------------------------------------------- */
 
 const Attr *node_attr(const Node *n, const char *name)

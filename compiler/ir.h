@@ -296,6 +296,11 @@ Node *graph_add_node(Graph *g, const char *name, const char *op_type,
 		     const char *domain, int32_t nin, int32_t nout);
 /* Appends an attribute slot to n (name copied) and returns it. */
 Attr *node_add_attr(Graph *g, Node *n, const char *name, AttrType type);
+/* Adds an INTS attribute holding a copy of v[0..count). */
+void node_add_ints(Graph *g, Node *n, const char *name, const int64_t *v,
+		   int32_t count);
+/* Adds a STRING attribute holding a copy of s. */
+void node_add_string(Graph *g, Node *n, const char *name, const char *s);
 
 /* Deep-copies src (values, nodes, attributes, subgraphs) into a, as a
  * child of parent.  Tensors (weights, constants), names of values and

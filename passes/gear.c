@@ -77,21 +77,6 @@ static int clone_branch(void *ctx, int32_t gear)
 	return 0;
 }
 
-static void set_attr_ints(Graph *g, Node *n, const char *name,
-			  const int64_t *v, int32_t count)
-{
-	Attr *a = node_add_attr(g, n, name, ATTR_INTS);
-	a->n = count;
-	a->ints = arena_memdup(g->arena, v, (size_t)count * sizeof(int64_t));
-}
-
-static void set_attr_str(Graph *g, Node *n, const char *name, const char *s)
-{
-	Attr *a = node_add_attr(g, n, name, ATTR_STRING);
-	a->s.len = strlen(s);
-	a->s.data = (const uint8_t *)arena_strdup(g->arena, s);
-}
-
 /* Case attributes: the branches, and what the runtime needs to pick one
  * (GE's batch_num, per-gear values, input order, dynamic type). */
 static void case_attrs(Model *m, Graph *root, Node *cs)
@@ -101,7 +86,8 @@ static void case_attrs(Model *m, Graph *root, Node *cs)
 	a->n = gs->ngears;
 	a->graphs = m->branches;
 	node_add_attr(root, cs, "gear_count", ATTR_INT)->i = gs->ngears;
-	set_attr_ints(root, cs, "gear_dims", gs->table, gs->ngears * gs->nvals);
+	node_add_ints(root, cs, "gear_dims", gs->table,
+		      gs->ngears * gs->nvals);
 	a = node_add_attr(root, cs, "input_order", ATTR_STRINGS);
 	a->n = gs->ninputs;
 	Bytes *names = arena_array(root->arena, (size_t)gs->ninputs,
@@ -111,7 +97,7 @@ static void case_attrs(Model *m, Graph *root, Node *cs)
 		names[k].data = (const uint8_t *)gs->inputs[k].name;
 	}
 	a->strings = names;
-	set_attr_str(root, cs, "dynamic_type", gear_mode_name(gs->mode));
+	node_add_string(root, cs, "dynamic_type", gear_mode_name(gs->mode));
 }
 
 int pass_gear_clone(Model *m, const CompileOptions *o)

@@ -49,13 +49,6 @@ int pass_hybrid(Model *m, const CompileOptions *o)
 	return 0;
 }
 
-static void set_str(Graph *g, Node *n, const char *name, const char *s)
-{
-	Attr *a = node_add_attr(g, n, name, ATTR_STRING);
-	a->s.len = strlen(s);
-	a->s.data = (const uint8_t *)arena_strdup(g->arena, s);
-}
-
 int pass_hybrid_root(Model *m, const CompileOptions *o)
 {
 	(void)o;
@@ -69,7 +62,7 @@ int pass_hybrid_root(Model *m, const CompileOptions *o)
 		m->dynamic->parent = root;
 		node_add_attr(root, n, HYBRID_GRAPH_ATTR, ATTR_GRAPH)->g =
 			m->dynamic;
-		set_str(root, n, HYBRID_RULE_ATTR, HYBRID_RULE);
+		node_add_string(root, n, HYBRID_RULE_ATTR, HYBRID_RULE);
 		return 0;
 	}
 	BUG("--hybrid: the root graph has no Case node");

@@ -753,13 +753,6 @@ static Graph *wrap_cluster(Wrap *W, int32_t k)
 	return sub;
 }
 
-static void set_str(Graph *g, Node *n, const char *name, const char *s)
-{
-	Attr *a = node_add_attr(g, n, name, ATTR_STRING);
-	a->s.len = strlen(s);
-	a->s.data = (const uint8_t *)arena_strdup(g->arena, s);
-}
-
 /* One partition node per cluster, in cluster order, replacing g's nodes;
  * then g keeps only its inputs, outputs, outer references and the
  * values passed between partitions, renumbered in their old order. */
@@ -784,7 +777,7 @@ static void wrap_all(Wrap *W)
 		memcpy(pn->outputs, W->pout, (size_t)W->npout * sizeof(ValId));
 		pn->label = label;
 		node_add_attr(g, pn, PARTITION_GRAPH_ATTR, ATTR_GRAPH)->g = sub;
-		set_str(g, pn, PARTITION_ATTR,
+		node_add_string(g, pn, PARTITION_ATTR,
 			W->cl->unknown[k] ? "unknown" : "known");
 		for (int32_t j = 0; j < W->npin; j++)
 			keep[W->pin[j]] = true;

@@ -962,21 +962,6 @@ static ValId new_value(Graph *g, const char *base, ValKind kind)
 	return graph_add_value(g, graph_fresh_name(g, base), kind);
 }
 
-static void set_ints(Graph *g, Node *n, const char *name, const int64_t *v,
-		      int32_t count)
-{
-	Attr *a = node_add_attr(g, n, name, ATTR_INTS);
-	a->n = count;
-	a->ints = arena_memdup(g->arena, v, (size_t)count * sizeof(int64_t));
-}
-
-static void set_string(Graph *g, Node *n, const char *name, const char *s)
-{
-	Attr *a = node_add_attr(g, n, name, ATTR_STRING);
-	a->s.len = strlen(s);
-	a->s.data = (const uint8_t *)arena_strdup(g->arena, s);
-}
-
 /* A constant branch 0, for a scope with no inputs (nodes too large to
  * fold, reading only weights): one clone, nothing to select. */
 static ValId const_branch(Scope *s, const Region *R, Graph *b)
@@ -1047,7 +1032,7 @@ static void case_attrs(Scope *s, const Region *R, Graph *b, Node *cs,
 	a->n = R->ncombos;
 	a->graphs = clones;
 	node_add_attr(b, cs, "gear_count", ATTR_INT)->i = R->ncombos;
-	set_ints(b, cs, "gear_dims", R->table, R->ncombos * R->ncols);
+	node_add_ints(b, cs, "gear_dims", R->table, R->ncombos * R->ncols);
 	a = node_add_attr(b, cs, "input_order", ATTR_STRINGS);
 	a->n = R->nsel;
 	Bytes *names = arena_array(&s->m->arena, (size_t)R->nsel, sizeof(Bytes));
@@ -1057,7 +1042,7 @@ static void case_attrs(Scope *s, const Region *R, Graph *b, Node *cs,
 		names[j].data = (const uint8_t *)nm;
 	}
 	a->strings = names;
-	set_string(b, cs, "dynamic_type", "dims");
+	node_add_string(b, cs, "dynamic_type", "dims");
 }
 
 /* Region r's body (parent: the root graph): the selector and a Case over
@@ -1122,8 +1107,8 @@ static int add_call(Build *b, int32_t r)
 				   sizeof(int64_t));
 	for (int32_t g = 0; g < s->ngears; g++)
 		map[g] = R->map[g];
-	set_ints(b->g, n, "gear_map", map, s->ngears);
-	set_string(b->g, n, "scope", R->why);
+	node_add_ints(b->g, n, "gear_map", map, s->ngears);
+	node_add_string(b->g, n, "scope", R->why);
 	return 0;
 }
 
