@@ -1,4 +1,4 @@
-/* compiler/util.c - errors, arenas, checked arithmetic, maps, threads, files. */
+/* compiler/util.c - errors, arenas, arithmetic, maps, threads, files. */
 #include "util.h"
 
 #include <errno.h>

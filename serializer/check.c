@@ -28,8 +28,7 @@ int om_check_dtype(int32_t dt)
 	return 0;
 }
 
-int om_check_shape(int32_t rank, size_t n, const int64_t *dims,
-		       int64_t min)
+int om_check_shape(int32_t rank, size_t n, const int64_t *dims, int64_t min)
 {
 	if (rank < -1 || rank > MAX_RANK)
 		return error("rank %d is out of range (-1..%d)", rank,
@@ -311,10 +310,10 @@ static int check_graph(const Check *c, int32_t gi)
 	for (size_t k = 0; k < g->n_nodes; k++)
 		if (check_node(c, gi, g->nodes[k]) < 0)
 			return error_prefix("node %zu", k);
-	if (om_check_refs("input", g->inputs, g->n_inputs, g->n_tensors, false) <
-		    0 ||
+	if (om_check_refs("input", g->inputs, g->n_inputs, g->n_tensors,
+			  false) < 0 ||
 	    om_check_refs("output", g->outputs, g->n_outputs, g->n_tensors,
-		       false) < 0)
+			  false) < 0)
 		return -1;
 	if (g->plan && check_plan(g, g->plan) < 0)
 		return error_prefix("memory plan");
@@ -347,7 +346,8 @@ static int check_gear_input(const Gearom__GearInput *in)
 	if (in->n_shape > MAX_RANK)
 		return error("rank %zu is out of range (max %d)", in->n_shape,
 			     MAX_RANK);
-	if (om_check_shape((int32_t)in->n_shape, in->n_shape, in->shape, -1) < 0)
+	if (om_check_shape((int32_t)in->n_shape, in->n_shape, in->shape,
+			   -1) < 0)
 		return -1;
 	for (size_t k = 0; k < in->n_dyn_axes; k++) {
 		int32_t ax = in->dyn_axes[k];

@@ -97,7 +97,10 @@ static inline uint8_t *put_bytes(uint8_t *q, uint32_t field, const void *p,
 
 /* Room a string field takes; NULL goes out as "", as om_lower's
  * messages had it. */
-static size_t str_room(const char *s) { return FIELD_MAX + (s ? strlen(s) : 0); }
+static size_t str_room(const char *s)
+{
+	return FIELD_MAX + (s ? strlen(s) : 0);
+}
 
 static inline uint8_t *put_str(uint8_t *q, uint32_t field, const char *s)
 {
@@ -145,7 +148,10 @@ static uint8_t *close_field(OmBuf *b, uint8_t *q, size_t at)
 /* ---- packed repeated fields (none at all when empty) ------------------ */
 
 /* Room for a packed field of n varints. */
-static size_t packed_room(int32_t n) { return FIELD_MAX + VARINT_MAX * (size_t)(n > 0 ? n : 0); }
+static size_t packed_room(int32_t n)
+{
+	return FIELD_MAX + VARINT_MAX * (size_t)(n > 0 ? n : 0);
+}
 
 /* int32 entries, or sint32 ones (zigzag) if signed_ */
 static uint8_t *put_int32s(OmBuf *b, uint8_t *q, uint32_t field,
@@ -216,6 +222,17 @@ static int check_value(const Emit *e, const Value *v)
 	return 0;
 }
 
+static int tensor_kind(int kind)
+{
+	switch (kind) {
+	case VAL_NODE: return GEAROM__TENSOR_KIND__TK_NODE;
+	case VAL_INPUT: return GEAROM__TENSOR_KIND__TK_INPUT;
+	case VAL_WEIGHT: return GEAROM__TENSOR_KIND__TK_WEIGHT;
+	case VAL_OUTER: return GEAROM__TENSOR_KIND__TK_OUTER;
+	default: BUG("value kind %d", kind);
+	}
+}
+
 /* gearom.Tensor (Graph.tensors); NULL with an error if the reader
  * would reject it. */
 static uint8_t *emit_tensor(Emit *e, uint8_t *q, const Value *v)
@@ -235,7 +252,7 @@ static uint8_t *emit_tensor(Emit *e, uint8_t *q, const Value *v)
 	q = put_int(q, 2, v->dtype);
 	q = put_sint(q, 3, rank);
 	q = put_int64s(b, q, 4, v->shape.dims, rank);
-	q = put_int(q, 5, om_tensor_kind(v->kind));
+	q = put_int(q, 5, tensor_kind(v->kind));
 	if (v->konst)
 		q = put_sint(q, 6, om_weight_index(e->l, v->konst));
 	if (v->kind == VAL_OUTER)

@@ -247,17 +247,6 @@ static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 	return 0;
 }
 
-int om_tensor_kind(int kind)
-{
-	switch (kind) {
-	case VAL_NODE: return GEAROM__TENSOR_KIND__TK_NODE;
-	case VAL_INPUT: return GEAROM__TENSOR_KIND__TK_INPUT;
-	case VAL_WEIGHT: return GEAROM__TENSOR_KIND__TK_WEIGHT;
-	case VAL_OUTER: return GEAROM__TENSOR_KIND__TK_OUTER;
-	default: BUG("value kind %d", kind);
-	}
-}
-
 static int number_graph(Lower *L, const Graph *g, int32_t parent);
 
 static int number_value(Lower *L, const Value *v)
@@ -265,7 +254,6 @@ static int number_value(Lower *L, const Value *v)
 	int32_t w;
 	if (v->shape.rank < -1 || v->shape.rank > MAX_RANK)
 		return error("tensor '%s' has rank %d", v->name, v->shape.rank);
-	(void)om_tensor_kind(v->kind);
 	if (v->kind == VAL_WEIGHT && !v->konst)
 		return error("weight '%s' has no data", v->name);
 	return v->konst ? weight_of(L, v->konst, &w) : 0;

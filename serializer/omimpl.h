@@ -49,8 +49,6 @@ void om_lowered_release(OmLowered *l);
 
 /* Model.weights index of a tensor the lowered graphs name. */
 int32_t om_weight_index(const OmLowered *l, const Tensor *t);
-/* gearom.TensorKind of a ValKind. */
-int om_tensor_kind(int kind);
 
 /* Bytes being written: p[start, n) once complete. */
 typedef struct OmBuf {
