@@ -115,7 +115,8 @@ $(BUILD)/gearc: $(BUILD)/cli/main.o $(BUILD)/libgearc.a
 $(BUILD)/tests/unit: $(TEST_OBJ) $(BUILD)/libgearc.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS) -lcriterion
 
-$(BUILD)/conformance: $(BUILD)/tests/conformance.o $(BUILD)/libgearc.a
+$(BUILD)/conformance: $(BUILD)/tests/conformance.o $(BUILD)/tests/tensorcmp.o \
+		$(BUILD)/libgearc.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
 
 # Output shapes against ONNX's backend tests: prints each failure and

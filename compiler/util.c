@@ -140,6 +140,29 @@ void arena_release(Arena *a)
 	arena_init(a);
 }
 
+void arena_reset(Arena *a)
+{
+	ArenaChunk *c = a->head;
+	size_t total = 0;
+	if (c && !c->next) {
+		c->used = 0;
+		a->used = 0;
+		return;
+	}
+	for (; c; c = c->next)
+		total += c->size;
+	arena_release(a);
+	if (!total)
+		return;
+	c = malloc(sizeof(ArenaChunk) + total);
+	if (!c)
+		oom(total);
+	c->next = NULL;
+	c->size = total;
+	c->used = 0;
+	a->head = c;
+}
+
 /* n bytes, 16-byte aligned, not zeroed. */
 static void *arena_alloc_raw(Arena *a, size_t n)
 {

@@ -8,7 +8,7 @@
  *      inference decides them, whatever the model declared;
  *   3. calls the op's infer hook, which sets every output's dtype and
  *      shape (-1 for a dim it cannot know, never a guess);
- *   4. calls the op's fold hook, if it has one and every output is static
+ *   4. calls the op's kernel (its run hook), if it has one and every output is static
  *      and at most fold_limit bytes, to compute the outputs' contents from
  *      constant inputs (the hook leaves them unknown if it cannot), so
  *      that shape arithmetic (Shape -> Gather -> Concat -> Reshape) is
@@ -130,9 +130,9 @@ static int check_outputs(OpCtx *c)
 /* Runs the fold hook if every output is static and small enough. */
 static int fold_node(OpCtx *c)
 {
-	OpFn fold = op_info[c->n->op].fold;
+	OpFn run = op_info[c->n->op].run;
 	bool any = false;
-	if (!fold)
+	if (!run)
 		return 0;
 	for (int i = 0; i < c->n->noutputs; i++) {
 		const Value *v = op_out(c, i);
@@ -144,7 +144,7 @@ static int fold_node(OpCtx *c)
 			return 0;
 		any = true;
 	}
-	return any ? fold(c) : 0;
+	return any ? run(c) : 0;
 }
 
 /* Outputs whose contents the node computed (not passed on from an input,

@@ -1,7 +1,7 @@
 /*
  * tests/conformance.c - gearc's output shapes against ONNX's backend tests.
  *
- * usage: conformance [-v] [-k SUBSTRING] TESTDATA_DIR
+ * usage: conformance [-v] [-n] [-k SUBSTRING] TESTDATA_DIR
  *
  * For every test under TESTDATA_DIR/{node,pytorch-converted,
  * pytorch-operator,simple}/ whose graph inputs and outputs are plain
@@ -12,6 +12,12 @@
  * Then write the .om in memory, read it back, and compare the output
  * shapes of 'gearc dump --format=json' with the dims of output_N.pb.
  * Prints each failure and the line "conformance: P/N".
+ *
+ * With -n (values by folding): every input becomes a constant and the
+ * whole graph is folded, so each op's kernel (its fold hook) computes the
+ * outputs, which are compared with output_N.pb by ONNX's backend
+ * tolerance (tensor_close() in tests/tensorcmp.h).  This checks the
+ * kernels the runtime runs without going through it.
  */
 #include <dirent.h>
 #include <json-c/json.h>
@@ -24,6 +30,7 @@
 #include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "serializer/om.h"
+#include "tests/tensorcmp.h"
 
 static const char *suites[] = { "node", "pytorch-converted",
 				 "pytorch-operator", "simple" };
@@ -104,6 +111,8 @@ static bool is_integral(int dt)
 	       dt == DT_UINT16 || dt == DT_UINT32 || dt == DT_UINT64;
 }
 
+static bool all_const; /* -n: every input a constant */
+
 /* Binds the graph inputs to test_data_set_0/input_N.pb: integer and bool
  * inputs become weights, the others get the .pb's shape. */
 static int bind_inputs(Model *m, const char *dir)
@@ -132,7 +141,7 @@ static int bind_inputs(Model *m, const char *dir)
 		v->dtype = t->dtype;
 		v->shape = t->shape;
 		v->dim_params = NULL;
-		if (is_integral(t->dtype)) {
+		if (is_integral(t->dtype) || all_const) {
 			v->kind = VAL_WEIGHT;
 			v->konst = t;
 		} else {
@@ -190,6 +199,44 @@ static int check_outputs(Model *m, const char *dir, json_object *outs)
 	return 0;
 }
 
+/* The first node of g with a present output left without contents. */
+static const Node *first_unfolded(const Graph *g)
+{
+	for (int32_t i = 0; i < g->nnodes; i++)
+		for (int32_t k = 0; k < g->nodes[i].noutputs; k++) {
+			ValId o = g->nodes[i].outputs[k];
+			if (o >= 0 && !g->vals[o].konst)
+				return &g->nodes[i];
+		}
+	return NULL;
+}
+
+/* -n: folds the whole graph and compares every output's contents. */
+static int check_values(Model *m, const char *dir)
+{
+	CompileOptions o = { .model = dir, .fold_limit = INT64_MAX / 4 };
+	Graph *g = m->graph;
+	if (pass_infer(m, &o) < 0)
+		return error_prefix("infer");
+	for (int32_t k = 0; k < g->noutputs; k++) {
+		const Value *v = &g->vals[g->outputs[k]];
+		char *path = strf("%s/test_data_set_0/output_%d.pb", dir, k);
+		const Tensor *want = onnx_load_tensor(m, path);
+		free(path);
+		if (!want)
+			return -1;
+		if (!v->konst) {
+			const Node *n = first_unfolded(g);
+			return error("output %d '%s': not computed (first "
+				     "node left: '%s' (%s))", k, v->name,
+				     n ? n->name : "?", n ? n->op_type : "?");
+		}
+		if (tensor_close(v->konst, want, 1e-3, 1e-7) < 0)
+			return error_prefix("output %d '%s'", k, v->name);
+	}
+	return 0;
+}
+
 /* Compiles one test; 1 if not a plain test, 0 if it passes, -1 with an
  * error saying why it fails. */
 static int run_test(const char *dir)
@@ -214,6 +261,11 @@ static int run_test(const char *dir)
 	size_t len = 0;
 	OmFile f;
 	rc = bind_inputs(m, dir);
+	if (!rc && all_const) {
+		rc = check_values(m, dir);
+		model_free(m);
+		return rc;
+	}
 	if (!rc && (rc = run_passes(m, &o)) < 0)
 		error_prefix("compile");
 	if (!rc && (rc = om_encode(m, &bytes, &len)) < 0)
@@ -238,13 +290,15 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-v"))
 			verbose = true;
+		else if (!strcmp(argv[i], "-n"))
+			all_const = true;
 		else if (!strcmp(argv[i], "-k") && i + 1 < argc)
 			filter = argv[++i];
 		else
 			root = argv[i];
 	}
 	if (!root) {
-		fprintf(stderr, "usage: conformance [-v] [-k SUBSTRING] "
+		fprintf(stderr, "usage: conformance [-v] [-n] [-k SUBSTRING] "
 				"TESTDATA_DIR\n");
 		return 2;
 	}

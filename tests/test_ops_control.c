@@ -138,8 +138,8 @@ static Model *nested_shape_if(int64_t n0)
  * elementwise families). */
 static bool shape_ops_fold(void)
 {
-	return op_info[OP_Gather].infer && op_info[OP_Gather].fold &&
-	       op_info[OP_Equal].infer && op_info[OP_Equal].fold;
+	return op_info[OP_Gather].infer && op_info[OP_Gather].run &&
+	       op_info[OP_Equal].infer && op_info[OP_Equal].run;
 }
 
 Test(ops_control, nested_shape_if_folds_to_inner_then)

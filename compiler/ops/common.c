@@ -202,7 +202,8 @@ int op_broadcast_to(OpCtx *c, int i, const Shape *to)
 
 Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s)
 {
-	Tensor *t = tensor_new(c->g->arena, NULL, dt, s, NULL);
+	Arena *a = c->bind ? c->bind->scratch : c->g->arena;
+	Tensor *t = tensor_new(a, NULL, dt, s, NULL);
 	if (!t)
 		op_error(c, "%s", last_error());
 	else
@@ -252,13 +253,32 @@ void tensor_set_i64(Tensor *t, int64_t i, int64_t v)
 	}
 }
 
+Tensor *op_new_output(OpCtx *c, int i, int dt, const Shape *s)
+{
+	Tensor *o = c->bind && i >= 0 && i < c->n->noutputs ? c->bind->out[i]
+							     : NULL;
+	if (o && o->dtype == dt && shape_equal(&o->shape, s)) {
+		memset(tensor_mut(o), 0, o->nbytes);
+		return o;
+	}
+	return op_new_tensor(c, dt, s);
+}
+
+void *op_scratch(OpCtx *c, size_t bytes)
+{
+	Arena *a = c->bind ? c->bind->scratch : c->g->arena;
+	if (bytes > (size_t)INT64_MAX / 2) {
+		op_error(c, "needs %zu bytes of scratch memory", bytes);
+		return NULL;
+	}
+	return arena_alloc(a, bytes ? bytes : 1);
+}
+
 bool op_all_const(OpCtx *c)
 {
-	for (int i = 0; i < c->n->ninputs; i++) {
-		const Value *v = op_in(c, i);
-		if (v && !v->konst)
+	for (int i = 0; i < c->n->ninputs; i++)
+		if (op_in(c, i) && !op_const_in(c, i))
 			return false;
-	}
 	return true;
 }
 
@@ -270,7 +290,7 @@ static bool is_int_dtype(int dt)
 int op_const_ints(OpCtx *c, int i, int64_t *v, int32_t *n, int32_t max)
 {
 	const Value *in = op_in(c, i);
-	const Tensor *t = in ? in->konst : NULL;
+	const Tensor *t = op_const_in(c, i);
 	if (!t)
 		return 0;
 	if (!is_int_dtype(t->dtype))

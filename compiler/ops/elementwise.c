@@ -208,7 +208,7 @@ static int apply(OpCtx *c, int dt, const Shape *out, const Tensor *a,
 	return 1;
 }
 
-int ew_fold_unary(OpCtx *c, EwUnFn fn, const EwParams *p)
+int ew_run_unary(OpCtx *c, EwUnFn fn, const EwParams *p)
 {
 	const Tensor *x = op_const_in(c, 0);
 	Value *y = op_out(c, 0);
@@ -243,7 +243,7 @@ static void legacy_shape(OpCtx *c, const Shape *sa, Shape *sb)
 	*sb = s;
 }
 
-int ew_fold_binary(OpCtx *c, EwBinFn fn, const EwParams *p)
+int ew_run_binary(OpCtx *c, EwBinFn fn, const EwParams *p)
 {
 	const Tensor *a = op_const_in(c, 0), *b = op_const_in(c, 1);
 	Value *y = op_out(c, 0);
@@ -510,13 +510,13 @@ static void unary_params(OpCtx *c, EwParams *p)
 	}
 }
 
-int fold_unary(OpCtx *c)
+int run_unary(OpCtx *c)
 {
 	const struct UnaryOp *u = unary_op(c->n->op);
 	Value *y = op_out(c, 0);
 	EwParams p = { .dtype = y ? y->dtype : 0, .math = u->math, .fk = u->fk };
 	unary_params(c, &p);
-	return ew_fold_unary(c, u->fn ? u->fn : k_float, &p);
+	return ew_run_unary(c, u->fn ? u->fn : k_float, &p);
 }
 
 /* ---- Identity, Clip, Dropout ------------------------------------------- */
@@ -533,7 +533,7 @@ int infer_identity(OpCtx *c)
 	return 0;
 }
 
-int fold_identity(OpCtx *c)
+int run_identity(OpCtx *c)
 {
 	const Tensor *t = op_const_in(c, 0);
 	if (t)
@@ -579,7 +579,7 @@ static int clip_bound(OpCtx *c, int k, EwNum *v)
 	return 1;
 }
 
-int fold_clip(OpCtx *c)
+int run_clip(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	EwNum lo, hi;
@@ -623,7 +623,7 @@ int infer_dropout(OpCtx *c)
 /* In inference mode Dropout is the identity and its mask all ones:
  * before opset 7 only with is_test=1; from opset 12 when training_mode
  * is absent or a constant false, or the ratio a constant 0. */
-int fold_dropout(OpCtx *c)
+int run_dropout(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	Value *m = op_out(c, 1);
@@ -671,7 +671,7 @@ int infer_softmax(OpCtx *c)
 /* Before opset 13 the input is seen as 2-D [outer, len] split at axis;
  * since, the op runs along the one axis: groups of len elements inner
  * apart. */
-int fold_softmax(OpCtx *c)
+int run_softmax(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	int32_t axis;
@@ -929,7 +929,7 @@ int infer_prelu(OpCtx *c)
 	return 0;
 }
 
-int fold_arith(OpCtx *c)
+int run_arith(OpCtx *c)
 {
 	Value *y = op_out(c, 0);
 	EwParams p = { .dtype = y ? y->dtype : 0,
@@ -947,7 +947,7 @@ int fold_arith(OpCtx *c)
 			op_set_const(c, 0, t);
 		return rc < 0 ? -1 : 0;
 	}
-	return ew_fold_binary(c, arith_fn(c->n->op), &p);
+	return ew_run_binary(c, arith_fn(c->n->op), &p);
 }
 
 /* ---- Max, Min, Mean, Sum ------------------------------------------------- */
@@ -1009,7 +1009,7 @@ static bool k_div_by(EwNum x, EwNum *r, const EwParams *p)
 
 /* Folded as numpy does it: left to right, each step rounded to the
  * dtype, Mean dividing the sum by the count at the end. */
-int fold_variadic(OpCtx *c)
+int run_variadic(OpCtx *c)
 {
 	Value *y = op_out(c, 0);
 	EwParams p = { .dtype = y ? y->dtype : 0 };
@@ -1105,7 +1105,7 @@ static bool k_cast(EwNum x, EwNum *r, const EwParams *p)
 
 /* Float to integer truncates toward zero and is folded only in range;
  * integers wrap; to and from strings is not folded. */
-int fold_cast(OpCtx *c)
+int run_cast(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	Value *y = op_out(c, 0);
@@ -1118,7 +1118,7 @@ int fold_cast(OpCtx *c)
 	}
 	if (x->dtype == DT_STRING || y->dtype == DT_STRING)
 		return 0;
-	return ew_fold_unary(c, k_cast, &p);
+	return ew_run_unary(c, k_cast, &p);
 }
 
 /* ---- random ops (shape and dtype only; never folded) -------------------- */

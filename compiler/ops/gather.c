@@ -77,7 +77,7 @@ int infer_gather(OpCtx *c)
 	return 0;
 }
 
-int fold_gather(OpCtx *c)
+int run_gather(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *ind = op_const_in(c, 1);
 	const Value *y = op_out(c, 0);
@@ -155,7 +155,7 @@ static int elements_offset(OpCtx *c, const Tensor *x, const Tensor *ind,
 	return 0;
 }
 
-int fold_gatherelements(OpCtx *c)
+int run_gatherelements(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *ind = op_const_in(c, 1);
 	const Value *y = op_out(c, 0);
@@ -251,7 +251,7 @@ static int nd_offset(OpCtx *c, const Tensor *x, const Tensor *ind, int32_t b,
 	return 0;
 }
 
-int fold_gathernd(OpCtx *c)
+int run_gathernd(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *ind = op_const_in(c, 1);
 	const Value *y = op_out(c, 0);
@@ -368,7 +368,7 @@ int infer_scatterelements(OpCtx *c)
 	return 0;
 }
 
-int fold_scatterelements(OpCtx *c)
+int run_scatterelements(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *ind = op_const_in(c, 1),
 		     *u = op_const_in(c, 2);
@@ -436,7 +436,7 @@ int infer_scatternd(OpCtx *c)
 	return 0;
 }
 
-int fold_scatternd(OpCtx *c)
+int run_scatternd(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *ind = op_const_in(c, 1),
 		     *u = op_const_in(c, 2);
@@ -527,7 +527,7 @@ int infer_onehot(OpCtx *c)
 	return 0;
 }
 
-int fold_onehot(OpCtx *c)
+int run_onehot(OpCtx *c)
 {
 	const Tensor *ind = op_const_in(c, 0), *v = op_const_in(c, 2);
 	const Value *y = op_out(c, 0);
@@ -614,7 +614,7 @@ int infer_compress(OpCtx *c)
 	return 0;
 }
 
-int fold_compress(OpCtx *c)
+int run_compress(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *cond = op_const_in(c, 1);
 	const Value *y = op_out(c, 0);
@@ -676,7 +676,7 @@ int infer_nonzero(OpCtx *c)
 	return 0;
 }
 
-int fold_nonzero(OpCtx *c)
+int run_nonzero(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	const Value *y = op_out(c, 0);

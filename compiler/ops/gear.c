@@ -30,7 +30,7 @@ int infer_mapindex(OpCtx *c)
 	return 0;
 }
 
-int fold_mapindex(OpCtx *c)
+int run_mapindex(OpCtx *c)
 {
 	const Tensor *dims = op_const_in(c, 0), *table = op_const_in(c, 1);
 	if (!dims || !table)

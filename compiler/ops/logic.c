@@ -141,7 +141,7 @@ static const struct {
 	{ OP_BitShift, k_bitshift },
 };
 
-int fold_logic2(OpCtx *c)
+int run_logic2(OpCtx *c)
 {
 	const Value *a = op_in(c, 0);
 	EwParams p = { .dtype = a ? a->dtype : 0,
@@ -150,7 +150,7 @@ int fold_logic2(OpCtx *c)
 		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(logic2_ops); i++)
 		if (logic2_ops[i].op == c->n->op)
-			return ew_fold_binary(c, logic2_ops[i].fn, &p);
+			return ew_run_binary(c, logic2_ops[i].fn, &p);
 	BUG("op %s has no logic2_ops[] entry", op_info[c->n->op].name);
 }
 
@@ -183,15 +183,15 @@ static bool k_isinf(EwNum x, EwNum *r, const EwParams *p)
 	return true;
 }
 
-int fold_logic1(OpCtx *c)
+int run_logic1(OpCtx *c)
 {
 	EwParams p = { .mode = (attr_int(c->n, "detect_negative", 1) != 0) |
 			       (attr_int(c->n, "detect_positive", 1) != 0) << 1 };
 	switch (c->n->op) {
-	case OP_Not: return ew_fold_unary(c, k_not, &p);
-	case OP_IsNaN: return ew_fold_unary(c, k_isnan, &p);
-	case OP_IsInf: return ew_fold_unary(c, k_isinf, &p);
-	default: BUG("fold_logic1 on %s", op_info[c->n->op].name);
+	case OP_Not: return ew_run_unary(c, k_not, &p);
+	case OP_IsNaN: return ew_run_unary(c, k_isnan, &p);
+	case OP_IsInf: return ew_run_unary(c, k_isinf, &p);
+	default: BUG("run_logic1 on %s", op_info[c->n->op].name);
 	}
 }
 
@@ -230,7 +230,7 @@ static bool where_elem(void *ctx, int64_t o, const int64_t *in)
 }
 
 /* Elements are copied as they are, so every dtype folds. */
-int fold_where(OpCtx *c)
+int run_where(OpCtx *c)
 {
 	const Tensor *cond = op_const_in(c, 0), *x = op_const_in(c, 1);
 	const Tensor *y = op_const_in(c, 2);

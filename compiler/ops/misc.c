@@ -156,7 +156,7 @@ static int qparams(OpCtx *c, int si, int zi, const Tensor **s,
  * divided in float32 (as the reference does), an int32 x in double.
  * Not folded: NaNs, a zero scale, output types other than (u)int8 and
  * (u)int16. */
-int fold_quantize_linear(OpCtx *c)
+int run_quantize_linear(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *s, *z;
 	const Value *yv = op_out(c, 0);
@@ -201,7 +201,7 @@ int fold_quantize_linear(OpCtx *c)
 /* y = (x - zero_point) * scale, folded when x - zero_point is exact in
  * float32 (|x - zp| < 2^24), so the one rounding of the product is the
  * only one, as in float32 arithmetic. */
-int fold_dequantize_linear(OpCtx *c)
+int run_dequantize_linear(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *s, *z;
 	const Value *yv = op_out(c, 0);
@@ -635,7 +635,7 @@ int infer_window(OpCtx *c)
  * (periodic, the default) or size - 1 (symmetric); Hann a0 = a1 = 0.5,
  * Hamming a0 = 25/46, a1 = 21/46, Blackman 0.42, 0.5, 0.08.  A
  * symmetric window of size 1 (N = 0) is left to run time. */
-int fold_window(OpCtx *c)
+int run_window(OpCtx *c)
 {
 	const Value *yv = op_out(c, 0);
 	int64_t size;

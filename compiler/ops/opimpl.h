@@ -3,21 +3,47 @@
  *
  * A hook gets an OpCtx for one node.  infer hooks set the dtype and shape
  * of every output with op_set_out() (a dim they cannot know is -1, and
- * VF_DATA_DEP marks one that depends on data values); fold hooks compute
- * the outputs' contents from constant inputs with op_set_const().  On a
- * user-visible problem a hook returns op_error(c, ...), which names the
- * node and op.
+ * VF_DATA_DEP marks one that depends on data values); run hooks (kernels)
+ * compute the outputs' contents from the inputs' contents: they read
+ * inputs with op_const_in(), get an output buffer with op_new_output()
+ * (or a tensor from op_new_tensor()) and publish it with op_set_const().
+ * On a user-visible problem a hook returns op_error(c, ...), which names
+ * the node and op.
  *
- * The infer pass (passes/infer.c) resets a node's outputs, calls its infer
- * hook and then, if every output is static and at most fold_limit bytes,
- * its fold hook; a fold hook that cannot fold (an input not constant)
- * returns 0 and sets nothing.  Hooks see inputs of unknown rank (-1) and
- * unknown dims (-1) and must pass them on as unknown, never guess.
+ * A kernel runs in one of two places, and must not tell them apart:
+ *   - folding (passes/infer.c): after the infer hook, if every output is
+ *     static and at most fold_limit bytes; inputs are the graph values'
+ *     konst, NULL where not known, and a kernel that cannot compute (an
+ *     input not constant, a result not exactly defined) returns 0 and
+ *     sets nothing;
+ *   - execution (runtime/): c->bind holds the node's input tensors (none
+ *     NULL but omitted ones) and its output buffers, already sized from
+ *     the memory plan; op_new_output() hands out those buffers, so a
+ *     kernel that uses it writes in place and op_set_const() copies
+ *     nothing.  A kernel that sets no output fails the run.
+ * Kernels allocate only through op_new_output(), op_new_tensor() and
+ * op_scratch(): the graph's arena when folding, the session's scratch
+ * arena (reset after each node) when running.  They read node
+ * attributes, input shapes (op_in(c, i)->shape) and output shapes
+ * (op_out(c, i)->shape), which are the running shapes in both places.
+ *
+ * Hooks see inputs of unknown rank (-1) and unknown dims (-1) in infer and
+ * must pass them on as unknown, never guess.
  */
 #ifndef GEARC_OPIMPL_H
 #define GEARC_OPIMPL_H
 
 #include "../ir.h"
+
+/* A node's tensors at run time (runtime/exec.c fills it). */
+typedef struct OpBind {
+	const Tensor *const *in; /* per node input, NULL if omitted */
+	Tensor *const *out;	 /* per node output, NULL if omitted; dtype,
+				    shape and a buffer of nbytes */
+	uint8_t *set;		 /* per output: set by op_set_const */
+	Arena *scratch;		 /* op_new_tensor and op_scratch */
+	void *exec;		 /* the runtime's executor, for control flow */
+} OpBind;
 
 typedef struct OpCtx {
 	Model *model;
@@ -25,6 +51,7 @@ typedef struct OpCtx {
 	Node *n;
 	int64_t opset;	    /* default-domain opset version */
 	int64_t fold_limit; /* max bytes of a folded output */
+	OpBind *bind;	    /* execution; NULL when folding */
 } OpCtx;
 
 /* Input i, or NULL if omitted or past the end. */
@@ -35,7 +62,9 @@ const Tensor *op_const_in(OpCtx *c, int i);
 Value *op_out(OpCtx *c, int i);
 /* Sets output i's dtype and shape (no-op if the output is omitted). */
 void op_set_out(OpCtx *c, int i, int dtype, const Shape *s);
-/* Sets output i's contents (and so its dtype and shape). */
+/* Sets output i's contents (and so its dtype and shape).  At run time
+ * the contents go to the bound buffer (copied unless t is that buffer);
+ * t must then have the output's dtype and shape. */
 void op_set_const(OpCtx *c, int i, const Tensor *t);
 /* Formats "node 'NAME' (OP): <message>" as the error; returns -1. */
 int op_error(OpCtx *c, const char *fmt, ...) PRINTF_LIKE(2, 3);
@@ -87,12 +116,19 @@ int op_broadcast_to(OpCtx *c, int i, const Shape *to);
 
 /* ---- folding helpers (common.c) ---------------------------------------- */
 
-/* A new zero-filled tensor of dtype dt and static shape s for a fold hook
+/* A new zero-filled tensor of dtype dt and static shape s for a kernel
  * to fill and pass to op_set_const().  It is allocated from the graph's
  * arena (c->g->arena): gear branches are specialised on several threads,
  * each with its own arena, so hooks must never allocate elsewhere.  NULL
  * with an error (naming the node) if the size overflows. */
 Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s);
+/* The tensor to fill for output i, of dtype dt and shape s: at run time
+ * the bound buffer (no copy on op_set_const), when folding a new tensor as
+ * op_new_tensor gives.  NULL with an error if s overflows. */
+Tensor *op_new_output(OpCtx *c, int i, int dt, const Shape *s);
+/* bytes of zeroed temporary memory, 16-byte aligned, valid until the
+ * kernel returns; NULL with an error if too large. */
+void *op_scratch(OpCtx *c, size_t bytes);
 /* Writable data of a tensor made by op_new_tensor. */
 static inline void *tensor_mut(Tensor *t) { return (void *)t->data; }
 /* Stores v at element i, converted to t's dtype (numeric or bool). */
@@ -113,7 +149,7 @@ int infer_unary_float(OpCtx *c);   /* T in float types */
 int infer_unary_signed(OpCtx *c);  /* T in float and signed int types */
 int infer_unary_numeric(OpCtx *c); /* T in every numeric type */
 int infer_identity(OpCtx *c);
-int fold_identity(OpCtx *c);
+int run_identity(OpCtx *c);
 int infer_clip(OpCtx *c);
 int infer_dropout(OpCtx *c);
 int infer_softmax(OpCtx *c); /* Softmax, LogSoftmax */
@@ -135,9 +171,9 @@ int infer_flatten(OpCtx *c);
 int infer_transpose(OpCtx *c);
 int infer_concat(OpCtx *c);
 int infer_shape(OpCtx *c);
-int fold_shape(OpCtx *c);
+int run_shape(OpCtx *c);
 int infer_size(OpCtx *c);
-int fold_size(OpCtx *c);
+int run_size(OpCtx *c);
 
 /* math.c */
 int infer_gemm(OpCtx *c);
@@ -145,7 +181,7 @@ int infer_matmul(OpCtx *c);
 
 /* gear.c: gearc's own ops */
 int infer_mapindex(OpCtx *c);
-int fold_mapindex(OpCtx *c);
+int run_mapindex(OpCtx *c);
 int infer_case(OpCtx *c);
 int infer_partitioned_call(OpCtx *c);
 
@@ -199,22 +235,22 @@ int ew_infer_unary(OpCtx *c, uint32_t dts, int out_dt);
 int ew_infer_binary(OpCtx *c, int out_dt);
 /* Fold output 0 = fn(input 0) elementwise, or fn(input 0, input 1)
  * broadcast, if the inputs are constant; 0 also when not folded. */
-int ew_fold_unary(OpCtx *c, EwUnFn fn, const EwParams *p);
-int ew_fold_binary(OpCtx *c, EwBinFn fn, const EwParams *p);
+int ew_run_unary(OpCtx *c, EwUnFn fn, const EwParams *p);
+int ew_run_binary(OpCtx *c, EwBinFn fn, const EwParams *p);
 
 /* elementwise.c */
 int infer_unary(OpCtx *c); /* the unary math and activation table */
-int fold_unary(OpCtx *c);
-int fold_clip(OpCtx *c);
-int fold_dropout(OpCtx *c);
-int fold_softmax(OpCtx *c); /* Softmax, LogSoftmax, Hardmax */
-int fold_arith(OpCtx *c);   /* Add, Sub, Mul, Div, Mod, Pow, PRelu */
+int run_unary(OpCtx *c);
+int run_clip(OpCtx *c);
+int run_dropout(OpCtx *c);
+int run_softmax(OpCtx *c); /* Softmax, LogSoftmax, Hardmax */
+int run_arith(OpCtx *c);   /* Add, Sub, Mul, Div, Mod, Pow, PRelu */
 int infer_mod(OpCtx *c);
 int infer_variadic(OpCtx *c); /* Max, Min, Mean, Sum */
-int fold_variadic(OpCtx *c);
+int run_variadic(OpCtx *c);
 int infer_cast(OpCtx *c);
 int infer_castlike(OpCtx *c);
-int fold_cast(OpCtx *c); /* Cast, CastLike */
+int run_cast(OpCtx *c); /* Cast, CastLike */
 int infer_random(OpCtx *c);      /* RandomUniform, RandomNormal */
 int infer_random_like(OpCtx *c); /* Random*Like, Bernoulli */
 int infer_multinomial(OpCtx *c);
@@ -222,14 +258,14 @@ int infer_multinomial(OpCtx *c);
 /* logic.c */
 int infer_logical(OpCtx *c); /* And, Or, Xor */
 int infer_compare(OpCtx *c); /* Equal, Greater(OrEqual), Less(OrEqual) */
-int fold_logic2(OpCtx *c);   /* those and BitShift */
+int run_logic2(OpCtx *c);   /* those and BitShift */
 int infer_bitshift(OpCtx *c);
 int infer_not(OpCtx *c);
 int infer_isnan(OpCtx *c);
 int infer_isinf(OpCtx *c);
-int fold_logic1(OpCtx *c); /* Not, IsNaN, IsInf */
+int run_logic1(OpCtx *c); /* Not, IsNaN, IsInf */
 int infer_where(OpCtx *c);
-int fold_where(OpCtx *c);
+int run_where(OpCtx *c);
 
 /* -- tensor family: tensor.c, gather.c ------------------------------------ */
 
@@ -265,55 +301,55 @@ int tn_const_scalar(OpCtx *c, int i, int64_t *v);
 void tn_set_data_dep(OpCtx *c, int i, int dtype, const Shape *s);
 
 /* Hooks (tensor.c). */
-int fold_reshape(OpCtx *c); /* Reshape, Flatten, Squeeze, Unsqueeze */
-int fold_transpose(OpCtx *c);
-int fold_concat(OpCtx *c);
+int run_reshape(OpCtx *c); /* Reshape, Flatten, Squeeze, Unsqueeze */
+int run_transpose(OpCtx *c);
+int run_concat(OpCtx *c);
 int infer_unsqueeze(OpCtx *c);
 int infer_squeeze(OpCtx *c);
 int infer_expand(OpCtx *c);
-int fold_expand(OpCtx *c);
+int run_expand(OpCtx *c);
 int infer_tile(OpCtx *c);
-int fold_tile(OpCtx *c);
+int run_tile(OpCtx *c);
 int infer_slice(OpCtx *c);
-int fold_slice(OpCtx *c);
+int run_slice(OpCtx *c);
 int infer_split(OpCtx *c);
-int fold_split(OpCtx *c);
+int run_split(OpCtx *c);
 int infer_pad(OpCtx *c);
-int fold_pad(OpCtx *c);
+int run_pad(OpCtx *c);
 int infer_constantofshape(OpCtx *c);
-int fold_constantofshape(OpCtx *c);
+int run_constantofshape(OpCtx *c);
 int infer_range(OpCtx *c);
-int fold_range(OpCtx *c);
+int run_range(OpCtx *c);
 int infer_eyelike(OpCtx *c);
-int fold_eyelike(OpCtx *c);
+int run_eyelike(OpCtx *c);
 int infer_trilu(OpCtx *c);
-int fold_trilu(OpCtx *c);
+int run_trilu(OpCtx *c);
 int infer_depthtospace(OpCtx *c);
-int fold_depthtospace(OpCtx *c);
+int run_depthtospace(OpCtx *c);
 int infer_spacetodepth(OpCtx *c);
-int fold_spacetodepth(OpCtx *c);
+int run_spacetodepth(OpCtx *c);
 int infer_reversesequence(OpCtx *c);
-int fold_reversesequence(OpCtx *c);
+int run_reversesequence(OpCtx *c);
 int infer_cumsum(OpCtx *c);
-int fold_cumsum(OpCtx *c);
+int run_cumsum(OpCtx *c);
 
 /* Hooks (gather.c). */
 int infer_gather(OpCtx *c);
-int fold_gather(OpCtx *c);
+int run_gather(OpCtx *c);
 int infer_gatherelements(OpCtx *c);
-int fold_gatherelements(OpCtx *c);
+int run_gatherelements(OpCtx *c);
 int infer_gathernd(OpCtx *c);
-int fold_gathernd(OpCtx *c);
+int run_gathernd(OpCtx *c);
 int infer_scatterelements(OpCtx *c); /* Scatter, ScatterElements */
-int fold_scatterelements(OpCtx *c);
+int run_scatterelements(OpCtx *c);
 int infer_scatternd(OpCtx *c);
-int fold_scatternd(OpCtx *c);
+int run_scatternd(OpCtx *c);
 int infer_onehot(OpCtx *c);
-int fold_onehot(OpCtx *c);
+int run_onehot(OpCtx *c);
 int infer_compress(OpCtx *c);
-int fold_compress(OpCtx *c);
+int run_compress(OpCtx *c);
 int infer_nonzero(OpCtx *c);
-int fold_nonzero(OpCtx *c);
+int run_nonzero(OpCtx *c);
 int infer_unique(OpCtx *c); /* folds too: its shapes need the values */
 
 /* -- nn family: nn.c, norm.c, reduce.c, resize.c, rnn.c, misc.c ---------- */
@@ -342,11 +378,11 @@ int infer_lp_norm(OpCtx *c);
 
 /* reduce.c */
 int infer_reduce(OpCtx *c); /* ReduceL1 ... ReduceSumSquare */
-int fold_reduce(OpCtx *c);
+int run_reduce(OpCtx *c);
 int infer_argminmax(OpCtx *c); /* ArgMax, ArgMin */
-int fold_argminmax(OpCtx *c);
+int run_argminmax(OpCtx *c);
 int infer_topk(OpCtx *c);
-int fold_topk(OpCtx *c);
+int run_topk(OpCtx *c);
 
 /* resize.c */
 int infer_resize(OpCtx *c);
@@ -358,9 +394,9 @@ int infer_rnn(OpCtx *c); /* RNN, GRU, LSTM */
 
 /* misc.c */
 int infer_quantize_linear(OpCtx *c);
-int fold_quantize_linear(OpCtx *c);
+int run_quantize_linear(OpCtx *c);
 int infer_dequantize_linear(OpCtx *c);
-int fold_dequantize_linear(OpCtx *c);
+int run_dequantize_linear(OpCtx *c);
 int infer_dynamic_quantize_linear(OpCtx *c);
 int infer_matmul_integer(OpCtx *c);
 int infer_qlinear_matmul(OpCtx *c);
@@ -369,7 +405,7 @@ int infer_det(OpCtx *c);
 int infer_dft(OpCtx *c);
 int infer_stft(OpCtx *c);
 int infer_window(OpCtx *c); /* HannWindow, HammingWindow, BlackmanWindow */
-int fold_window(OpCtx *c);
+int run_window(OpCtx *c);
 int infer_mel_weight_matrix(OpCtx *c);
 int infer_nll_loss(OpCtx *c);
 int infer_sce_loss(OpCtx *c);
@@ -388,18 +424,18 @@ int infer_sequence_construct(OpCtx *c);
 int infer_sequence_insert(OpCtx *c);
 int infer_sequence_erase(OpCtx *c);
 int infer_sequence_at(OpCtx *c);
-int fold_sequence_at(OpCtx *c);
+int run_sequence_at(OpCtx *c);
 int infer_sequence_length(OpCtx *c);
-int fold_sequence_length(OpCtx *c);
+int run_sequence_length(OpCtx *c);
 int infer_sequence_map(OpCtx *c);
 int infer_split_to_sequence(OpCtx *c);
 int infer_concat_from_sequence(OpCtx *c);
 int infer_optional(OpCtx *c);
 int infer_optional_has_element(OpCtx *c);
-int fold_optional_has_element(OpCtx *c);
+int run_optional_has_element(OpCtx *c);
 int infer_optional_get_element(OpCtx *c);
 int infer_string_normalizer(OpCtx *c);
-int fold_string_normalizer(OpCtx *c);
+int run_string_normalizer(OpCtx *c);
 int infer_tfidf_vectorizer(OpCtx *c);
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */

@@ -50,6 +50,8 @@ Value *op_in(OpCtx *c, int i)
 
 const Tensor *op_const_in(OpCtx *c, int i)
 {
+	if (c->bind)
+		return i >= 0 && i < c->n->ninputs ? c->bind->in[i] : NULL;
 	Value *v = op_in(c, i);
 	return v ? v->konst : NULL;
 }
@@ -64,14 +66,32 @@ Value *op_out(OpCtx *c, int i)
 void op_set_out(OpCtx *c, int i, int dtype, const Shape *s)
 {
 	Value *v = op_out(c, i);
-	if (!v)
+	if (!v || c->bind)
 		return;
 	v->dtype = dtype;
 	v->shape = *s;
 }
 
+/* Run time: t into the bound buffer of output i. */
+static void bind_set(OpBind *b, int i, const Tensor *t)
+{
+	Tensor *o = b->out[i];
+	if (!o)
+		return;
+	ASSERT(t->dtype == o->dtype && shape_equal(&t->shape, &o->shape) &&
+	       t->nbytes == o->nbytes);
+	if (t->data != o->data && t->nbytes)
+		memmove(tensor_mut(o), t->data, t->nbytes);
+	b->set[i] = 1;
+}
+
 void op_set_const(OpCtx *c, int i, const Tensor *t)
 {
+	if (c->bind) {
+		if (i >= 0 && i < c->n->noutputs)
+			bind_set(c->bind, i, t);
+		return;
+	}
 	Value *v = op_out(c, i);
 	if (!v)
 		return;

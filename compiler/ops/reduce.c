@@ -170,7 +170,7 @@ static int64_t out_index(const Shape *s, const bool *red, int64_t i)
 	return o;
 }
 
-static int fold_reduce_float(OpCtx *c, const Tensor *t, const bool *red,
+static int run_reduce_float(OpCtx *c, const Tensor *t, const bool *red,
 			     Tensor *y)
 {
 	int op = c->n->op;
@@ -239,7 +239,7 @@ static int fold_reduce_float(OpCtx *c, const Tensor *t, const bool *red,
 /* Integer reductions, exact: sums and products wrap modulo 2^64 and are
  * then truncated to the dtype, as a numpy reduction cast back would.
  * Returns 1 if folded, 0 if not (Mean overflowing, an empty Max/Min). */
-static int fold_reduce_int(OpCtx *c, const Tensor *t, const bool *red,
+static int run_reduce_int(OpCtx *c, const Tensor *t, const bool *red,
 			   Tensor *y)
 {
 	int op = c->n->op;
@@ -296,7 +296,7 @@ static int fold_reduce_int(OpCtx *c, const Tensor *t, const bool *red,
 	return 1;
 }
 
-int fold_reduce(OpCtx *c)
+int run_reduce(OpCtx *c)
 {
 	const Tensor *t = op_const_in(c, 0);
 	const Value *yv = op_out(c, 0);
@@ -319,8 +319,8 @@ int fold_reduce(OpCtx *c)
 	if (!y)
 		return -1;
 	if (is_float_dt(t->dtype)) {
-		fold_reduce_float(c, t, red, y);
-	} else if (!fold_reduce_int(c, t, red, y)) {
+		run_reduce_float(c, t, red, y);
+	} else if (!run_reduce_int(c, t, red, y)) {
 		return 0;
 	}
 	op_set_const(c, 0, y);
@@ -399,7 +399,7 @@ static void axis_split(const Shape *s, int32_t axis, int64_t *outer,
 	*len = s->dims[axis];
 }
 
-int fold_argminmax(OpCtx *c)
+int run_argminmax(OpCtx *c)
 {
 	const Tensor *t = op_const_in(c, 0);
 	const Value *yv = op_out(c, 0);
@@ -529,7 +529,7 @@ static void topk_sort(const TopkOrder *o, int64_t *idx, int64_t *tmp,
 }
 
 /* Folds in sorted order (also for sorted=0, where any order is valid). */
-int fold_topk(OpCtx *c)
+int run_topk(OpCtx *c)
 {
 	const Tensor *t = op_const_in(c, 0);
 	const Value *yv = op_out(c, 0), *iv = op_out(c, 1);

@@ -47,7 +47,7 @@ static int scaled_dim(OpCtx *c, int64_t in, double scale, int32_t axis,
 static int const_floats(OpCtx *c, int i, double *v, int32_t *n, int32_t max)
 {
 	const Value *in = op_in(c, i);
-	const Tensor *t = in ? in->konst : NULL;
+	const Tensor *t = op_const_in(c, i);
 	if (!t)
 		return 0;
 	int64_t numel = shape_numel(&t->shape);

@@ -471,7 +471,7 @@ int infer_sequence_at(OpCtx *c)
 	return 0;
 }
 
-int fold_sequence_at(OpCtx *c)
+int run_sequence_at(OpCtx *c)
 {
 	Elem e;
 	int rc = seq_at(c, &e);
@@ -489,7 +489,7 @@ int infer_sequence_length(OpCtx *c)
 	return 0;
 }
 
-int fold_sequence_length(OpCtx *c)
+int run_sequence_length(OpCtx *c)
 {
 	Elem el[MAX_ELEMS];
 	int64_t n = seq_elems(c->g, c->n->inputs[0], el);
@@ -692,7 +692,7 @@ int infer_optional_has_element(OpCtx *c)
 
 /* Known if the input is absent (opset 18: false), a plain tensor or
  * sequence (true), or made by an Optional node of this graph. */
-int fold_optional_has_element(OpCtx *c)
+int run_optional_has_element(OpCtx *c)
 {
 	const Value *x = op_in(c, 0);
 	int has = -1;
@@ -823,7 +823,7 @@ int infer_string_normalizer(OpCtx *c)
 	return 0;
 }
 
-int fold_string_normalizer(OpCtx *c)
+int run_string_normalizer(OpCtx *c)
 {
 	const Value *x = op_in(c, 0);
 	const Tensor *t = x->konst;

@@ -461,9 +461,9 @@ int infer_concat(OpCtx *c)
 }
 
 /* Reshape, Flatten, Squeeze, Unsqueeze: the same bytes, a new shape. */
-int fold_reshape(OpCtx *c) { return tn_copy_input(c, 0, 0); }
+int run_reshape(OpCtx *c) { return tn_copy_input(c, 0, 0); }
 
-int fold_transpose(OpCtx *c)
+int run_transpose(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	const int64_t *perm;
@@ -485,7 +485,7 @@ int fold_transpose(OpCtx *c)
 
 /* Each input is a run of inner elements per outer index, laid side by
  * side along axis. */
-int fold_concat(OpCtx *c)
+int run_concat(OpCtx *c)
 {
 	const Value *y = op_out(c, 0);
 	int32_t r = y->shape.rank, axis;
@@ -546,7 +546,7 @@ int infer_shape(OpCtx *c)
 	return 0;
 }
 
-int fold_shape(OpCtx *c)
+int run_shape(OpCtx *c)
 {
 	Value *x = op_in(c, 0);
 	int32_t s, e;
@@ -574,7 +574,7 @@ int infer_size(OpCtx *c)
 	return 0;
 }
 
-int fold_size(OpCtx *c)
+int run_size(OpCtx *c)
 {
 	int64_t n = shape_numel(&op_in(c, 0)->shape);
 	Shape y = { .rank = 0 };
@@ -731,7 +731,7 @@ int infer_expand(OpCtx *c)
 	return 0;
 }
 
-int fold_expand(OpCtx *c)
+int run_expand(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	const Value *y = op_out(c, 0);
@@ -813,7 +813,7 @@ int infer_tile(OpCtx *c)
 
 /* The output as [rep0, d0, rep1, d1, ...]: the repeat index moves no
  * source element. */
-int fold_tile(OpCtx *c)
+int run_tile(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	const Value *y = op_out(c, 0);
@@ -984,7 +984,7 @@ int infer_slice(OpCtx *c)
 	return 0;
 }
 
-int fold_slice(OpCtx *c)
+int run_slice(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	const Value *y = op_out(c, 0);
@@ -1099,7 +1099,7 @@ int infer_split(OpCtx *c)
 	return 0;
 }
 
-int fold_split(OpCtx *c)
+int run_split(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	int32_t nout = c->n->noutputs, axis;
@@ -1264,7 +1264,7 @@ static int64_t pad_source(PadMode m, int64_t s, int64_t d)
 	}
 }
 
-int fold_pad(OpCtx *c)
+int run_pad(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *v = NULL;
 	const Value *y = op_out(c, 0);
@@ -1353,7 +1353,7 @@ int infer_constantofshape(OpCtx *c)
 	return 0;
 }
 
-int fold_constantofshape(OpCtx *c)
+int run_constantofshape(OpCtx *c)
 {
 	const Value *y = op_out(c, 0);
 	const Tensor *v = cos_value(c);
@@ -1438,7 +1438,7 @@ int infer_range(OpCtx *c)
 
 /* output[i] = start + i * delta, in int64 or double, then stored in the
  * dtype. */
-int fold_range(OpCtx *c)
+int run_range(OpCtx *c)
 {
 	const Tensor *s = op_const_in(c, 0), *d = op_const_in(c, 2);
 	const Value *y = op_out(c, 0);
@@ -1477,7 +1477,7 @@ int infer_eyelike(OpCtx *c)
 	return 0;
 }
 
-int fold_eyelike(OpCtx *c)
+int run_eyelike(OpCtx *c)
 {
 	const Value *y = op_out(c, 0);
 	int64_t k = attr_int(c->n, "k", 0), rows = y->shape.dims[0],
@@ -1506,7 +1506,7 @@ int infer_trilu(OpCtx *c)
 
 /* Keeps the elements with j - i >= k (upper) or <= k (lower), zeroes the
  * rest. */
-int fold_trilu(OpCtx *c)
+int run_trilu(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	int64_t k = 0;
@@ -1580,7 +1580,7 @@ int infer_depthtospace(OpCtx *c)
 
 /* The output as [N, C', H, b, W, b]: DCR reads channel (i*b + j)*C' + c,
  * CRD channel c*b*b + i*b + j. */
-int fold_depthtospace(OpCtx *c)
+int run_depthtospace(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	const Value *y = op_out(c, 0);
@@ -1632,7 +1632,7 @@ int infer_spacetodepth(OpCtx *c)
 
 /* The output as [N, b, b, C, H', W']: element (n, i, j, c, h, w) is input
  * (n, c, h*b + i, w*b + j). */
-int fold_spacetodepth(OpCtx *c)
+int run_spacetodepth(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	const Value *y = op_out(c, 0);
@@ -1688,7 +1688,7 @@ int infer_reversesequence(OpCtx *c)
 	return 0;
 }
 
-int fold_reversesequence(OpCtx *c)
+int run_reversesequence(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *l = op_const_in(c, 1);
 	int64_t st[MAX_RANK], idx[MAX_RANK] = { 0 };
@@ -1741,7 +1741,7 @@ int infer_cumsum(OpCtx *c)
 /* Sums along the axis (reversed if reverse=1; each output leaving out its
  * own element if exclusive=1).  Integers wrap as the dtype does; floats
  * are rounded to the dtype after every addition, as a runtime would. */
-int fold_cumsum(OpCtx *c)
+int run_cumsum(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	int64_t axis, st[MAX_RANK];
