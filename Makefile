@@ -45,7 +45,7 @@ LDLIBS := -lprotobuf-c -ljson-c -lpthread -lm
 GEN_C := $(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/proto/gearom.pb-c.c
 GEN_H := $(GEN_C:.c=.h)
 LIB_SRC := $(sort $(wildcard compiler/*.c compiler/ops/*.c passes/*.c \
-                             serializer/*.c)) \
+                             serializer/*.c runtime/*.c)) \
            $(filter-out cli/main.c,$(sort $(wildcard cli/*.c)))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_C:.c=.o)
 TEST_SRC := $(sort $(wildcard tests/test_*.c))

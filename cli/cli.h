@@ -58,6 +58,10 @@ struct json_object *om_json(const struct OmFile *f, const char *path);
 /* The memory-plan checks of 'gearc verify' alone (cli/verify.c) on a
  * validated file: 0, or -1 with the first violation as the error. */
 int verify_plans(const struct OmFile *f);
+/* Every check of 'gearc verify' (plans, partitions, shapes re-inferred),
+ * silently: 0, or -1 with the first violation.  The runtime's loader
+ * makes them too. */
+int verify_file(const struct OmFile *f);
 
 /* Prints "gearc: error: <last_error()>" to stderr and returns status. */
 int fail(int status);

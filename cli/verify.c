@@ -1063,6 +1063,15 @@ int verify_plans(const OmFile *f)
 	return check_plans(f, false, &cnt);
 }
 
+int verify_file(const OmFile *f)
+{
+	Counts cnt = { 0 };
+	if (check_plans(f, false, &cnt) < 0 ||
+	    check_partitions(f->model, &cnt) < 0 || check_shapes(f, &cnt) < 0)
+		return -1;
+	return 0;
+}
+
 static int verify_om(const OmFile *f, bool verbose)
 {
 	const Gearom__Model *m = f->model;

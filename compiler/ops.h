@@ -211,8 +211,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 
 #define GEARC_OWN_OPS(X) \
 	X(MapIndex,        infer_mapindex, run_mapindex, VIEW_NONE) \
-	X(Case,            infer_case,     0,             VIEW_NONE) \
-	X(PartitionedCall, infer_partitioned_call, 0, VIEW_NONE)
+	X(Case,            infer_case,     run_case,      VIEW_NONE) \
+	X(PartitionedCall, infer_partitioned_call, run_partitioned_call, VIEW_NONE)
 
 typedef enum {
 	OP_UNKNOWN = 0,

@@ -224,3 +224,153 @@ int pass_infer(Model *m, const CompileOptions *o)
 	Infer st = infer_state(m, o ? o->fold_limit : 0);
 	return infer_nodes(&st, m->graph);
 }
+
+/* ---- evaluation at run time ------------------------------------------------
+ *
+ * A node whose outputs' shapes or contents need inference at run time
+ * (control flow, data-dependent shapes) is run by inference with folding
+ * and no size limit, on a frame: a copy of its graph's values in which the
+ * node's inputs and its subgraphs' outer references hold the running
+ * tensors.  The node's subgraphs are cloned under the frame, so the shared
+ * graph is never written. */
+
+enum { EVAL_NO_LIMIT = INT64_MAX / 4 };
+
+static void frame_bind(Graph *frame, ValId v, const Tensor *t)
+{
+	Value *x = &frame->vals[v];
+	if (!t || x->kind == VAL_WEIGHT)
+		return;
+	x->konst = t;
+	x->dtype = t->dtype;
+	x->shape = t->shape;
+	x->flags &= (uint16_t)~VF_DATA_DEP;
+}
+
+/* Binds the outer references of sub (cloned under frame) that name frame
+ * values, recursing into sub's own subgraphs for references that pass
+ * through. */
+static void frame_bind_outer(Graph *frame, const Graph *sub,
+			     const EvalSource *src)
+{
+	for (ValId i = 0; i < sub->nvals; i++) {
+		const Value *v = &sub->vals[i];
+		if (v->kind == VAL_OUTER && sub->parent == frame &&
+		    v->outer >= 0 && v->outer < frame->nvals)
+			frame_bind(frame, v->outer, src->value(src->ctx, v->outer));
+	}
+}
+
+static void clone_node_graphs(Arena *a, Graph *frame, Node *n,
+			      const EvalSource *src)
+{
+	Attr *attrs = arena_array(a, (size_t)n->nattrs, sizeof(Attr));
+	memcpy(attrs, n->attrs, (size_t)n->nattrs * sizeof(Attr));
+	n->attrs = attrs;
+	for (int32_t k = 0; k < n->nattrs; k++) {
+		Attr *at = &attrs[k];
+		if (at->type == ATTR_GRAPH && at->g) {
+			at->g = graph_clone(a, at->g, frame, NULL, NULL);
+			frame_bind_outer(frame, at->g, src);
+		}
+		if (at->type == ATTR_GRAPHS && at->n > 0) {
+			Graph **gs = arena_array(a, (size_t)at->n,
+						 sizeof(Graph *));
+			for (int32_t j = 0; j < at->n; j++) {
+				gs[j] = graph_clone(a, at->graphs[j], frame,
+						    NULL, NULL);
+				frame_bind_outer(frame, gs[j], src);
+			}
+			at->graphs = gs;
+		}
+	}
+}
+
+int eval_node(Model *m, Graph *g, const Node *node, const EvalSource *src,
+	      Arena *a, const Tensor **outs)
+{
+	Graph frame = *g;
+	frame.arena = a;
+	frame.plan = NULL;
+	frame.vals = arena_array(a, (size_t)g->nvals, sizeof(Value));
+	memcpy(frame.vals, g->vals, (size_t)g->nvals * sizeof(Value));
+	for (ValId i = 0; i < frame.nvals; i++)
+		if (frame.vals[i].kind != VAL_WEIGHT)
+			frame.vals[i].konst = NULL;
+	Node n = *node;
+	for (int32_t k = 0; k < n.ninputs; k++)
+		if (n.inputs[k] >= 0)
+			frame_bind(&frame, n.inputs[k],
+				   src->value(src->ctx, n.inputs[k]));
+	clone_node_graphs(a, &frame, &n, src);
+	Infer st = infer_state(m, EVAL_NO_LIMIT);
+	OpCtx c = { .model = m, .g = &frame, .n = &n, .opset = st.opset,
+		    .fold_limit = st.fold_limit };
+	if (infer_node(&c) < 0)
+		return -1;
+	for (int32_t k = 0; k < n.noutputs; k++) {
+		const Value *v = op_out(&c, k);
+		if (v && !v->konst)
+			return op_error(&c, "output %d ('%s') could not be "
+					"computed", k, v->name);
+		outs[k] = v ? v->konst : NULL;
+	}
+	return 0;
+}
+
+int eval_graph(Model *m, Graph *parent, const EvalSource *src,
+	       const Graph *sub, const Tensor *const *in, Arena *a,
+	       const Tensor **outs)
+{
+	Graph frame = { .name = parent->name, .parent = parent->parent,
+			.arena = a };
+	frame.vals = arena_array(a, (size_t)parent->nvals, sizeof(Value));
+	frame.nvals = frame.capvals = parent->nvals;
+	memcpy(frame.vals, parent->vals, (size_t)parent->nvals * sizeof(Value));
+	for (ValId i = 0; i < frame.nvals; i++)
+		if (frame.vals[i].kind != VAL_WEIGHT)
+			frame.vals[i].konst = NULL;
+	Graph *g = graph_clone(a, sub, &frame, NULL, NULL);
+	frame_bind_outer(&frame, g, src);
+	for (int32_t k = 0; k < g->ninputs; k++) {
+		Value *v = &g->vals[g->inputs[k]];
+		if (!in[k])
+			return error("graph '%s': input %d ('%s') is not given",
+				     sub->name, k, v->name);
+		v->konst = in[k];
+		v->dtype = in[k]->dtype;
+		v->shape = in[k]->shape;
+		v->kind = VAL_WEIGHT;
+	}
+	Infer st = infer_state(m, EVAL_NO_LIMIT);
+	if (infer_nodes(&st, g) < 0)
+		return error_prefix("graph '%s'", sub->name);
+	for (int32_t k = 0; k < g->noutputs; k++) {
+		const Value *v = &g->vals[g->outputs[k]];
+		if (!v->konst)
+			return error("graph '%s': output %d ('%s') could not be "
+				     "computed", sub->name, k, v->name);
+		outs[k] = v->konst;
+	}
+	return 0;
+}
+
+/* Values of c's graph: the runtime's tensors, or the folded constants. */
+static const Tensor *ctx_value(void *ctx, ValId v)
+{
+	OpCtx *c = ctx;
+	if (c->bind)
+		return c->bind->value(c->bind->exec, v);
+	return v >= 0 && v < c->g->nvals ? c->g->vals[v].konst : NULL;
+}
+
+int op_eval_subgraph(OpCtx *c, const Graph *sub, const Tensor *const *in,
+		     const Tensor **outs)
+{
+	EvalSource src = { ctx_value, c };
+	Arena *a = c->bind ? c->bind->scratch : c->g->arena;
+	if (eval_graph(c->model, c->g, &src, sub, in, a, outs) < 0)
+		return error_prefix("node '%s' (%s)", c->n->name,
+				    c->n->op_type);
+	return 0;
+}

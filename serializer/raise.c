@@ -152,6 +152,31 @@ static void raise_node(Raise *R, Graph *g, const Gearom__Node *x)
 			g->vals[x->outputs[k]].producer = idx;
 }
 
+static MemPlan *raise_plan(Arena *a, const Gearom__MemoryPlan *x)
+{
+	MemPlan *p = arena_alloc(a, sizeof(*p));
+	p->norder = (int32_t)x->n_order;
+	p->order = dup_or_null(a, x->order, x->n_order, sizeof(int32_t));
+	p->nblocks = (int32_t)x->n_blocks;
+	p->blocks = arena_array(a, x->n_blocks, sizeof(MemBlock));
+	for (size_t k = 0; k < x->n_blocks; k++) {
+		const Gearom__MemBlock *b = x->blocks[k];
+		p->blocks[k] = (MemBlock){ .tensor = b->node >= 0 ? -1 : b->tensor,
+					   .node = b->node,
+					   .offset = b->offset,
+					   .size = b->size,
+					   .first = b->first,
+					   .last = b->last,
+					   .alias_of = b->alias_of,
+					   .inplace = b->inplace };
+	}
+	p->arena_bytes = x->arena_bytes;
+	p->lower_bound_bytes = x->lower_bound_bytes;
+	p->naive_bytes = x->naive_bytes;
+	p->unplanned = (int32_t)x->unplanned;
+	return p;
+}
+
 static void raise_graph(Raise *R, int32_t gi)
 {
 	const Gearom__Graph *x = R->msg->graphs[gi];
@@ -166,6 +191,8 @@ static void raise_graph(Raise *R, int32_t gi)
 	g->noutputs = (int32_t)x->n_outputs;
 	g->outputs = dup_or_null(g->arena, x->outputs, x->n_outputs,
 				 sizeof(ValId));
+	if (x->plan)
+		g->plan = raise_plan(g->arena, x->plan);
 }
 
 static void raise_source(Raise *R)

@@ -8,8 +8,9 @@
  * WEIGHTS partition (strings are unpacked into Bytes that point there
  * too) or copies of the inline data of constants gearc computed.  Gear
  * compiles get Model.gears (mode, inputs, table), Model.branches and
- * Model.gear_info.  Memory plans are not raised: verify reads them from
- * the message.
+ * Model.gear_info.  Memory plans become Graph.plan as the file states
+ * them: only om_open's checks have been made on them (indices in range,
+ * no overflow); `gearc verify` checks the rest.
  *
  * The OmFile must have been opened by om_open/om_parse (so every index is
  * valid) and must outlive the Model.  Returns NULL with an error if the

@@ -150,3 +150,65 @@ int infer_partitioned_call(OpCtx *c)
 	}
 	return 0;
 }
+
+/* Output k of the node gets the contents outs[k]. */
+static void set_all(OpCtx *c, const Tensor **outs)
+{
+	for (int k = 0; k < c->n->noutputs; k++)
+		if (outs[k] && op_out(c, k))
+			op_set_const(c, k, outs[k]);
+}
+
+/* Runs graph g on the node's inputs from input 'first' on. */
+static int run_body(OpCtx *c, const Graph *g, int first)
+{
+	if (g->ninputs != c->n->ninputs - first ||
+	    g->noutputs != c->n->noutputs)
+		return op_error(c, "graph '%s' has %d inputs and %d outputs, "
+				"the node passes %d and takes %d", g->name,
+				g->ninputs, g->noutputs, c->n->ninputs - first,
+				c->n->noutputs);
+	const Tensor **in = op_scratch(c, (size_t)(g->ninputs + 1) *
+						  sizeof(*in));
+	const Tensor **outs = op_scratch(c, (size_t)(g->noutputs + 1) *
+						    sizeof(*outs));
+	if (!in || !outs)
+		return -1;
+	for (int k = 0; k < g->ninputs; k++)
+		if (!(in[k] = op_const_in(c, first + k)))
+			return 0;
+	if (op_eval_subgraph(c, g, in, outs) < 0)
+		return -1;
+	set_all(c, outs);
+	return 0;
+}
+
+int run_case(OpCtx *c)
+{
+	const Attr *br = node_attr(c->n, "branches");
+	const Attr *dyn = node_attr(c->n, "dynamic_graph");
+	const Tensor *idx = op_const_in(c, 0);
+	if (!idx || !br || br->type != ATTR_GRAPHS)
+		return 0;
+	if (shape_numel(&idx->shape) != 1 ||
+	    !(DTS(idx->dtype) & (DTS(DT_INT32) | DTS(DT_INT64))))
+		return op_error(c, "the branch index must be one int32 or "
+				"int64 value");
+	int64_t b = tensor_get_i64(idx, 0);
+	if (b >= 0 && b < br->n)
+		return run_body(c, br->graphs[b], 1);
+	if (dyn && dyn->type == ATTR_GRAPH && dyn->g)
+		return run_body(c, dyn->g, 1);
+	return op_error(c, "branch index %lld is outside 0..%d", (long long)b,
+			br->n - 1);
+}
+
+int run_partitioned_call(OpCtx *c)
+{
+	const Attr *a = node_attr(c->n, "body");
+	if (!a)
+		a = node_attr(c->n, "f");
+	if (!a || a->type != ATTR_GRAPH || !a->g)
+		return op_error(c, "needs attribute 'body' or 'f' with a graph");
+	return run_body(c, a->g, 0);
+}

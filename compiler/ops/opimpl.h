@@ -42,7 +42,10 @@ typedef struct OpBind {
 				    shape and a buffer of nbytes */
 	uint8_t *set;		 /* per output: set by op_set_const */
 	Arena *scratch;		 /* op_new_tensor and op_scratch */
-	void *exec;		 /* the runtime's executor, for control flow */
+	/* The running contents of any value of the graph (control flow
+	 * reads outer references through it); exec is its context. */
+	const Tensor *(*value)(void *exec, ValId v);
+	void *exec;
 } OpBind;
 
 typedef struct OpCtx {
@@ -183,7 +186,9 @@ int infer_matmul(OpCtx *c);
 int infer_mapindex(OpCtx *c);
 int run_mapindex(OpCtx *c);
 int infer_case(OpCtx *c);
+int run_case(OpCtx *c);
 int infer_partitioned_call(OpCtx *c);
+int run_partitioned_call(OpCtx *c);
 
 /* -- elementwise family: elementwise.c, logic.c --------------------------- */
 
@@ -444,5 +449,10 @@ int infer_tfidf_vectorizer(OpCtx *c);
  * hooks): the hook first sets the dtypes and shapes of sub's inputs;
  * outer references take their values from the parent graph. */
 int op_infer_subgraph(OpCtx *c, Graph *sub);
+/* Runs subgraph sub of c's node on inputs in[] (one per sub input) and
+ * sets outs[] to its outputs' contents: for kernels of ops that run a
+ * subgraph (Case).  Works when folding and at run time. */
+int op_eval_subgraph(OpCtx *c, const Graph *sub, const Tensor *const *in,
+		     const Tensor **outs);
 
 #endif

@@ -72,24 +72,32 @@ void op_set_out(OpCtx *c, int i, int dtype, const Shape *s)
 	v->shape = *s;
 }
 
-/* Run time: t into the bound buffer of output i. */
-static void bind_set(OpBind *b, int i, const Tensor *t)
+/* Run time: t into the bound buffer of output i.  A kernel that made
+ * something else than the plan holds leaves the output unset, and the
+ * runtime reports it. */
+static void bind_set(OpCtx *c, int i, const Tensor *t)
 {
-	Tensor *o = b->out[i];
+	char a[160], b[160];
+	Tensor *o = c->bind->out[i];
 	if (!o)
 		return;
-	ASSERT(t->dtype == o->dtype && shape_equal(&t->shape, &o->shape) &&
-	       t->nbytes == o->nbytes);
+	if (t->dtype != o->dtype || !shape_equal(&t->shape, &o->shape) ||
+	    t->nbytes != o->nbytes) {
+		op_error(c, "output %d is %s %s, the plan holds %s %s", i,
+			 dtype_name(t->dtype), shape_str(&t->shape, a, sizeof(a)),
+			 dtype_name(o->dtype), shape_str(&o->shape, b, sizeof(b)));
+		return;
+	}
 	if (t->data != o->data && t->nbytes)
 		memmove(tensor_mut(o), t->data, t->nbytes);
-	b->set[i] = 1;
+	c->bind->set[i] = 1;
 }
 
 void op_set_const(OpCtx *c, int i, const Tensor *t)
 {
 	if (c->bind) {
 		if (i >= 0 && i < c->n->noutputs)
-			bind_set(c->bind, i, t);
+			bind_set(c, i, t);
 		return;
 	}
 	Value *v = op_out(c, i);

@@ -1,0 +1,304 @@
+/*
+ * runtime/exec.c - a static graph made runnable (the task sink) and run.
+ *
+ * rt_prepare resolves, once per session and graph, where every value's
+ * bytes are: weights in the mapped file, planned tensors in the session's
+ * arena at the plan's offset (a view or an in-place result shares its
+ * owner's offset), graph inputs and outputs in the caller's buffers
+ * (pointers refreshed by each run).  Each node becomes a Task.  rt_exec
+ * walks the tasks: a kernel task binds its node's tensors in an OpBind
+ * and calls the op's run hook; an evaluated task (control flow, shapes
+ * known only at run time) goes through eval_node and copies its results
+ * into planned buffers where it has them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+enum { OPSET_NEWEST = 23 };
+
+static bool node_has_graphs(const Node *n)
+{
+	for (int32_t k = 0; k < n->nattrs; k++)
+		if (n->attrs[k].type == ATTR_GRAPH ||
+		    n->attrs[k].type == ATTR_GRAPHS)
+			return true;
+	return false;
+}
+
+/* Gives planned value v its arena bytes; -1 if the block does not fit. */
+static int place(gearrt_session *s, Prepared *p, const MemBlock *b)
+{
+	const Graph *g = p->g;
+	Tensor *t = &p->vt[b->tensor];
+	uint64_t arena = s->model->arena_bytes;
+	if (b->offset > arena || b->size > arena - b->offset ||
+	    t->nbytes > b->size)
+		return error("graph '%s': tensor '%s' (%zu bytes) has block "
+			     "[%llu, +%llu), outside the %llu-byte arena",
+			     g->name, g->vals[b->tensor].name, t->nbytes,
+			     (unsigned long long)b->offset,
+			     (unsigned long long)b->size,
+			     (unsigned long long)arena);
+	t->data = s->arena + b->offset;
+	p->cur[b->tensor] = t;
+	return 0;
+}
+
+/* Tensors of every value: dtype, shape, size; contents where known now. */
+static int resolve_values(gearrt_session *s, Prepared *p)
+{
+	Graph *g = p->g;
+	for (ValId v = 0; v < g->nvals; v++) {
+		const Value *x = &g->vals[v];
+		Tensor *t = &p->vt[v];
+		t->name = x->name;
+		t->dtype = x->dtype;
+		t->shape = x->shape;
+		int64_t bytes = x->tkind == TK_TENSOR ? shape_bytes(&x->shape,
+								    x->dtype)
+						      : -1;
+		t->nbytes = bytes < 0 ? 0 : (size_t)bytes;
+		if (x->kind == VAL_WEIGHT)
+			p->cur[v] = x->konst;
+		else if (x->kind == VAL_INPUT)
+			p->cur[v] = t;
+	}
+	for (int32_t k = 0; k < g->noutputs; k++) {
+		const Value *x = &g->vals[g->outputs[k]];
+		if (x->kind == VAL_NODE && shape_is_static(&x->shape) &&
+		    x->tkind == TK_TENSOR && dtype_size(x->dtype))
+			p->cur[g->outputs[k]] = &p->vt[g->outputs[k]];
+	}
+	for (int32_t i = 0; g->plan && i < g->plan->nblocks; i++) {
+		const MemBlock *b = &g->plan->blocks[i];
+		if (b->tensor >= 0 && b->tensor < g->nvals &&
+		    g->vals[b->tensor].kind == VAL_NODE &&
+		    place(s, p, b) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void make_task(Prepared *p, Task *t, const Node *n)
+{
+	t->n = n;
+	t->run = n->op ? op_info[n->op].run : NULL;
+	t->in = xmalloc(((size_t)n->ninputs + 1) * sizeof(*t->in));
+	t->out = xmalloc(((size_t)n->noutputs + 1) * sizeof(*t->out));
+	t->set = xmalloc((size_t)n->noutputs + 1);
+	t->dynamic = !t->run || (node_has_graphs(n) && n->op != OP_Case &&
+				 n->op != OP_PartitionedCall);
+	for (int32_t k = 0; k < n->noutputs; k++) {
+		ValId o = n->outputs[k];
+		t->out[k] = o >= 0 && p->cur[o] ? &p->vt[o] : NULL;
+		if (o >= 0 && !p->cur[o])
+			t->dynamic = true;
+	}
+	p->planned &= !t->dynamic;
+}
+
+Prepared *rt_prepare(gearrt_session *s, Graph *g)
+{
+	Prepared *p = xmalloc(sizeof(*p));
+	memset(p, 0, sizeof(*p));
+	p->g = g;
+	p->planned = g->plan != NULL;
+	p->vt = xmalloc(((size_t)g->nvals + 1) * sizeof(Tensor));
+	memset(p->vt, 0, ((size_t)g->nvals + 1) * sizeof(Tensor));
+	p->cur = xmalloc(((size_t)g->nvals + 1) * sizeof(*p->cur));
+	memset(p->cur, 0, ((size_t)g->nvals + 1) * sizeof(*p->cur));
+	p->own_out = xmalloc(((size_t)g->noutputs + 1) * sizeof(Tensor));
+	memset(p->own_out, 0, ((size_t)g->noutputs + 1) * sizeof(Tensor));
+	if (resolve_values(s, p) < 0) {
+		rt_prepared_free(p);
+		return NULL;
+	}
+	const MemPlan *pl = g->plan;
+	p->ntasks = pl ? pl->norder : g->nnodes;
+	p->tasks = xmalloc(((size_t)p->ntasks + 1) * sizeof(Task));
+	memset(p->tasks, 0, ((size_t)p->ntasks + 1) * sizeof(Task));
+	for (int32_t i = 0; i < p->ntasks; i++)
+		make_task(p, &p->tasks[i], &g->nodes[pl ? pl->order[i] : i]);
+	for (int32_t k = 0; k < g->noutputs; k++) {
+		Tensor *t = &p->own_out[k];
+		*t = p->vt[g->outputs[k]];
+		t->data = p->cur[g->outputs[k]] ? xmalloc(t->nbytes + 1) : NULL;
+	}
+	return p;
+}
+
+void rt_prepared_free(Prepared *p)
+{
+	if (!p)
+		return;
+	for (int32_t i = 0; i < p->ntasks; i++) {
+		free(p->tasks[i].in);
+		free(p->tasks[i].out);
+		free(p->tasks[i].set);
+	}
+	for (int32_t k = 0; p->own_out && k < p->g->noutputs; k++)
+		free((void *)p->own_out[k].data);
+	free(p->own_out);
+	free(p->tasks);
+	free(p->vt);
+	free(p->cur);
+	free(p);
+}
+
+static const Tensor *cur_value(void *exec, ValId v)
+{
+	Prepared *p = exec;
+	return v >= 0 && v < p->g->nvals ? p->cur[v] : NULL;
+}
+
+static int64_t model_opset_or_newest(const Model *m)
+{
+	int64_t v = model_opset(m);
+	return v > 0 ? v : OPSET_NEWEST;
+}
+
+static int gather_inputs(Prepared *p, Task *t)
+{
+	const Node *n = t->n;
+	for (int32_t k = 0; k < n->ninputs; k++) {
+		ValId v = n->inputs[k];
+		t->in[k] = v >= 0 ? p->cur[v] : NULL;
+		if (v >= 0 && !t->in[k])
+			return error("node '%s' (%s): input %d ('%s') has no "
+				     "value", n->name, n->op_type, k,
+				     p->g->vals[v].name);
+	}
+	return 0;
+}
+
+static int run_kernel(gearrt_session *s, Prepared *p, Task *t)
+{
+	const Node *n = t->n;
+	OpBind b = { .in = t->in, .out = t->out, .set = t->set,
+		     .scratch = &s->scratch, .value = cur_value, .exec = p };
+	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
+		    .opset = model_opset_or_newest(s->model->m),
+		    .fold_limit = INT64_MAX, .bind = &b };
+	memset(t->set, 0, (size_t)n->noutputs);
+	clear_error();
+	int rc = t->run(&c);
+	arena_reset(&s->scratch);
+	if (rc < 0)
+		return -1;
+	for (int32_t k = 0; k < n->noutputs; k++)
+		if (t->out[k] && !t->set[k])
+			return *last_error()
+				       ? -1
+				       : op_error(&c, "output %d ('%s') was not "
+						  "computed", k,
+						  p->g->vals[n->outputs[k]].name);
+	return 0;
+}
+
+/* An evaluated output into its planned buffer (dtype and shape must be
+ * the plan's), else kept where evaluation put it. */
+static int take_output(Prepared *p, const Node *n, int32_t k, const Tensor *t)
+{
+	char a[160], b[160];
+	ValId o = n->outputs[k];
+	Tensor *dst = p->cur[o] ? &p->vt[o] : NULL;
+	if (!dst) {
+		p->cur[o] = t;
+		return 0;
+	}
+	if (t->dtype != dst->dtype || !shape_equal(&t->shape, &dst->shape))
+		return error("node '%s' (%s): output %d is %s %s at run time, "
+			     "the plan holds %s %s", n->name, n->op_type, k,
+			     dtype_name(t->dtype),
+			     shape_str(&t->shape, a, sizeof(a)),
+			     dtype_name(dst->dtype),
+			     shape_str(&dst->shape, b, sizeof(b)));
+	if (t->data != dst->data && t->nbytes)
+		memmove(tensor_mut(dst), t->data, t->nbytes);
+	return 0;
+}
+
+static int run_evaluated(gearrt_session *s, Prepared *p, Task *t)
+{
+	const Node *n = t->n;
+	EvalSource src = { cur_value, p };
+	const Tensor **outs = arena_array(&s->pool, (size_t)n->noutputs + 1,
+					  sizeof(*outs));
+	if (eval_node(s->model->m, p->g, n, &src, &s->pool, outs) < 0)
+		return -1;
+	for (int32_t k = 0; k < n->noutputs; k++)
+		if (n->outputs[k] >= 0 && take_output(p, n, k, outs[k]) < 0)
+			return -1;
+	return 0;
+}
+
+/* The graph's outputs into the caller's tensors. */
+static int deliver(Prepared *p, gearrt_tensor *const *out)
+{
+	const Graph *g = p->g;
+	for (int32_t k = 0; k < g->noutputs; k++) {
+		gearrt_tensor *o = out[k];
+		const Tensor *t = p->cur[g->outputs[k]];
+		if (!o)
+			continue;
+		if (!t)
+			return error("output '%s' was not computed",
+				     g->vals[g->outputs[k]].name);
+		o->dtype = t->dtype;
+		o->rank = t->shape.rank;
+		for (int32_t d = 0; d < t->shape.rank; d++)
+			o->dims[d] = t->shape.dims[d];
+		if (!o->data) {
+			o->data = (void *)t->data;
+			o->size = t->nbytes;
+			continue;
+		}
+		if (o->size < t->nbytes)
+			return error("output '%s' needs %zu bytes, its buffer "
+				     "has %zu", t->name, t->nbytes, o->size);
+		if (o->data != t->data && t->nbytes)
+			memmove(o->data, t->data, t->nbytes);
+	}
+	return 0;
+}
+
+/* Caller buffers into the graph's input and output tensors. */
+static void bind_io(Prepared *p, const gearrt_tensor *const *in,
+		    gearrt_tensor *const *out)
+{
+	const Graph *g = p->g;
+	for (int32_t k = 0; k < g->ninputs; k++)
+		p->vt[g->inputs[k]].data = in[k]->data;
+	for (int32_t k = 0; k < g->noutputs; k++) {
+		ValId v = g->outputs[k];
+		if (g->vals[v].kind != VAL_NODE || !p->cur[v] ||
+		    p->cur[v] != &p->vt[v])
+			continue;
+		bool own = !out[k] || !out[k]->data ||
+			   out[k]->size < p->vt[v].nbytes;
+		p->vt[v].data = own ? p->own_out[k].data : out[k]->data;
+	}
+}
+
+int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
+	    gearrt_tensor *const *out)
+{
+	arena_reset(&s->pool);
+	for (int32_t i = 0; i < p->ntasks; i++) {
+		Task *t = &p->tasks[i];
+		for (int32_t k = 0; t->dynamic && k < t->n->noutputs; k++)
+			if (t->n->outputs[k] >= 0 && !t->out[k])
+				p->cur[t->n->outputs[k]] = NULL;
+	}
+	bind_io(p, in, out);
+	for (int32_t i = 0; i < p->ntasks; i++) {
+		Task *t = &p->tasks[i];
+		if (gather_inputs(p, t) < 0 ||
+		    (t->dynamic ? run_evaluated(s, p, t)
+				: run_kernel(s, p, t)) < 0)
+			return -1;
+	}
+	return deliver(p, out);
+}

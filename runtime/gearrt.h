@@ -1,0 +1,154 @@
+/*
+ * gearrt.h - libgearrt, the runtime for gearc's .om files: the only
+ * header a program that runs a compiled model includes.
+ *
+ *   gearrt_model *m;
+ *   if (gearrt_model_open("rec.om", &m) != GEARRT_OK)
+ *           die(gearrt_last_error());
+ *   gearrt_session *s;
+ *   gearrt_session_create(m, NULL, &s);
+ *   gearrt_tensor in = { .dtype = GEARRT_FLOAT32, .rank = 4,
+ *                        .dims = { 1, 3, 48, 320 }, .data = pixels,
+ *                        .size = sizeof(pixels) };
+ *   gearrt_tensor out = { 0 };           // data NULL: the session owns it
+ *   if (gearrt_run(s, &in, 1, &out, 1) != GEARRT_OK)
+ *           die(gearrt_last_error());
+ *   ... out.dims, out.data (valid until the session's next run) ...
+ *   gearrt_session_destroy(s);
+ *   gearrt_model_close(m);
+ *
+ * Model.  gearrt_model_open() maps the file (weights are used in place,
+ * never copied), makes every check `gearc verify` makes (the header,
+ * checksum, every index, shape inference re-run on every graph, every
+ * memory plan) and refuses a file that fails one.  A model is read-only
+ * once open: any number of sessions, on any threads, may use it; close it
+ * after its last session is destroyed.
+ *
+ * Gears.  A gear compile holds one static graph per gear.  A run picks the
+ * gear whose dims equal the inputs' dims at the gear axes (the -1 dims of
+ * gearrt_input_info), as GE's DavinciModel matches exactly; dims that
+ * match no gear are GEARRT_E_NO_GEAR, and the message lists the gears.  A
+ * static compile has no gears: the inputs must have the model's shapes.
+ *
+ * Session.  One per thread.  It owns one feature-map arena, sized once to
+ * the largest gear's plan, and prepares each gear on its first run (task
+ * list, buffers bound from the plan); later runs of a prepared gear make
+ * no heap allocation and no file I/O: they bind the caller's input and
+ * output buffers and walk the tasks.
+ *
+ * Errors.  Every call returns a status; on failure gearrt_last_error()
+ * gives a one-line message naming the file, input, gear or node at fault
+ * (thread-local, valid until the thread's next gearrt call).  Bad files and
+ * bad arguments never abort the process.
+ *
+ * Tensors.  dtype uses ONNX's TensorProto numbering; data is dense,
+ * row-major, little-endian.  Strings are not supported across the API.
+ */
+#ifndef GEARRT_H
+#define GEARRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GEARRT_MAX_RANK 8
+
+typedef enum gearrt_status {
+	GEARRT_OK = 0,
+	GEARRT_E_ARG,	  /* a NULL pointer, an index out of range */
+	GEARRT_E_FILE,	  /* the .om cannot be read, or fails a check */
+	GEARRT_E_INPUT,	  /* an input's dtype, rank or size is wrong */
+	GEARRT_E_NO_GEAR, /* the inputs' dims match no gear */
+	GEARRT_E_OUTPUT,  /* an output buffer is too small or mistyped */
+	GEARRT_E_RUN,	  /* a node failed while running */
+} gearrt_status;
+
+typedef enum gearrt_dtype {
+	GEARRT_FLOAT32 = 1,
+	GEARRT_UINT8 = 2,
+	GEARRT_INT8 = 3,
+	GEARRT_UINT16 = 4,
+	GEARRT_INT16 = 5,
+	GEARRT_INT32 = 6,
+	GEARRT_INT64 = 7,
+	GEARRT_BOOL = 9,
+	GEARRT_FLOAT16 = 10,
+	GEARRT_FLOAT64 = 11,
+	GEARRT_UINT32 = 12,
+	GEARRT_UINT64 = 13,
+	GEARRT_BFLOAT16 = 16,
+} gearrt_dtype;
+
+/* A tensor crossing the API: an input the caller gives, an output buffer
+ * (data NULL: the session provides one, valid until its next run), or a
+ * description (data NULL, dims -1 where they vary with the gear). */
+typedef struct gearrt_tensor {
+	const char *name; /* inputs: NULL, or checked against the model's */
+	int32_t dtype;	  /* gearrt_dtype */
+	int32_t rank;
+	int64_t dims[GEARRT_MAX_RANK];
+	void *data;
+	size_t size; /* bytes at data: given (inputs), room (outputs) */
+} gearrt_tensor;
+
+typedef struct gearrt_model gearrt_model;
+typedef struct gearrt_session gearrt_session;
+
+/* The message of this thread's last failed call ("" if none). */
+const char *gearrt_last_error(void);
+/* "float32", "int64", ...; NULL for a number that is no dtype. */
+const char *gearrt_dtype_name(int32_t dtype);
+/* Bytes per element; 0 for a number that is no dtype. */
+size_t gearrt_dtype_size(int32_t dtype);
+
+gearrt_status gearrt_model_open(const char *path, gearrt_model **model);
+void gearrt_model_close(gearrt_model *model);
+
+/* The model's inputs and outputs in order: name, dtype, rank and dims,
+ * -1 at dims that vary with the gear. */
+size_t gearrt_input_count(const gearrt_model *model);
+size_t gearrt_output_count(const gearrt_model *model);
+gearrt_status gearrt_input_info(const gearrt_model *model, size_t i,
+				gearrt_tensor *info);
+gearrt_status gearrt_output_info(const gearrt_model *model, size_t i,
+				 gearrt_tensor *info);
+
+/* Gears: 0 for a static compile.  Gear g's dims are the values of the -1
+ * dims of every input, inputs in order, axes in order; *count of them. */
+size_t gearrt_gear_count(const gearrt_model *model);
+gearrt_status gearrt_gear_dims(const gearrt_model *model, size_t g,
+			       const int64_t **dims, size_t *count);
+/* Output i's dtype and exact shape at gear g. */
+gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
+				 size_t i, gearrt_tensor *info);
+
+typedef struct gearrt_options {
+	int threads; /* intra-op threads; 0 or 1: one */
+} gearrt_options;
+
+/* options may be NULL (defaults). */
+gearrt_status gearrt_session_create(gearrt_model *model,
+				    const gearrt_options *options,
+				    gearrt_session **session);
+void gearrt_session_destroy(gearrt_session *session);
+
+/* Runs the model: inputs[0..nin) in the model's input order (nin must be
+ * the input count), outputs[0..nout) receive the model's outputs in order
+ * (nout may be smaller).  Each output's dtype, rank and dims are set; its
+ * data is written to the caller's buffer if data is set (size must be
+ * enough), else it points to session memory valid until the next run. */
+gearrt_status gearrt_run(gearrt_session *session, const gearrt_tensor *inputs,
+			 size_t nin, gearrt_tensor *outputs, size_t nout);
+
+/* The gear the last successful run used: 0..count-1, or -1 (a static
+ * compile, or no run yet). */
+int gearrt_last_gear(const gearrt_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,218 @@
+/* runtime/model.c - opening and describing a .om (gearrt.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "rt.h"
+#include "serializer/raise.h"
+
+const char *gearrt_last_error(void) { return last_error(); }
+
+gearrt_status rt_fail(gearrt_status st) { return st; }
+
+const char *gearrt_dtype_name(int32_t dtype)
+{
+	return dtype_valid(dtype) ? dtype_name(dtype) : NULL;
+}
+
+size_t gearrt_dtype_size(int32_t dtype)
+{
+	return dtype_valid(dtype) ? dtype_size(dtype) : 0;
+}
+
+int32_t rt_graph_input(const Graph *g, const char *name)
+{
+	for (int32_t k = 0; k < g->ninputs; k++)
+		if (!strcmp(g->vals[g->inputs[k]].name, name))
+			return k;
+	return -1;
+}
+
+int32_t rt_graph_output(const Graph *g, const char *name)
+{
+	for (int32_t k = 0; k < g->noutputs; k++)
+		if (!strcmp(g->vals[g->outputs[k]].name, name))
+			return k;
+	return -1;
+}
+
+static void io_info(gearrt_tensor *t, const Gearom__IoInfo *x)
+{
+	memset(t, 0, sizeof(*t));
+	t->name = x->name;
+	t->dtype = x->dtype;
+	t->rank = x->rank < 0 ? -1 : (int32_t)x->n_shape;
+	for (size_t k = 0; k < x->n_shape && k < GEARRT_MAX_RANK; k++)
+		t->dims[k] = x->shape[k];
+}
+
+/* Every model input and output must be a plain tensor of a graph that
+ * runs, under the same name. */
+static int check_io(const gearrt_model *md, const Graph *g)
+{
+	if ((size_t)g->ninputs != md->nin || (size_t)g->noutputs != md->nout)
+		return error("graph '%s' has %d inputs and %d outputs, the "
+			     "model %zu and %zu", g->name, g->ninputs,
+			     g->noutputs, md->nin, md->nout);
+	for (size_t i = 0; i < md->nin; i++) {
+		int32_t k = rt_graph_input(g, md->in_info[i].name);
+		if (k < 0 || g->vals[g->inputs[k]].tkind != TK_TENSOR)
+			return error("graph '%s' has no tensor input '%s'",
+				     g->name, md->in_info[i].name);
+	}
+	for (size_t i = 0; i < md->nout; i++) {
+		int32_t k = rt_graph_output(g, md->out_info[i].name);
+		if (k < 0 || g->vals[g->outputs[k]].tkind != TK_TENSOR)
+			return error("graph '%s' has no tensor output '%s'",
+				     g->name, md->out_info[i].name);
+	}
+	return 0;
+}
+
+/* The graphs a run can start at: each gear's branch, or the root. */
+static int setup_graphs(gearrt_model *md)
+{
+	Model *m = md->m;
+	md->ngears = m->gears ? (size_t)m->gears->ngears : 0;
+	size_t n = md->ngears ? md->ngears : 1;
+	md->run_graph = xmalloc(n * sizeof(Graph *));
+	for (size_t g = 0; g < n; g++) {
+		Graph *b = md->ngears && m->branches[g] ? m->branches[g]
+						       : m->graph;
+		md->run_graph[g] = b;
+		if (check_io(md, b) < 0)
+			return -1;
+		if (b->plan && b->plan->arena_bytes > md->arena_bytes)
+			md->arena_bytes = b->plan->arena_bytes;
+	}
+	return 0;
+}
+
+static gearrt_model *model_load(const char *path)
+{
+	gearrt_model *md = xmalloc(sizeof(*md));
+	memset(md, 0, sizeof(*md));
+	if (om_open(&md->f, path) < 0) {
+		free(md);
+		return NULL;
+	}
+	const Gearom__Model *x = md->f.model;
+	if (verify_file(&md->f) < 0 || !(md->m = om_to_model(&md->f)))
+		goto fail;
+	md->nin = x->n_inputs;
+	md->nout = x->n_outputs;
+	md->in_info = xmalloc((md->nin + 1) * sizeof(gearrt_tensor));
+	md->out_info = xmalloc((md->nout + 1) * sizeof(gearrt_tensor));
+	for (size_t i = 0; i < md->nin; i++)
+		io_info(&md->in_info[i], x->inputs[i]);
+	for (size_t i = 0; i < md->nout; i++)
+		io_info(&md->out_info[i], x->outputs[i]);
+	if (setup_graphs(md) < 0)
+		goto fail;
+	return md;
+fail:
+	error_prefix("%s", path);
+	gearrt_model_close(md);
+	return NULL;
+}
+
+gearrt_status gearrt_model_open(const char *path, gearrt_model **model)
+{
+	clear_error();
+	if (!model || !path) {
+		error("gearrt_model_open: path and model must not be NULL");
+		return GEARRT_E_ARG;
+	}
+	*model = model_load(path);
+	return *model ? GEARRT_OK : GEARRT_E_FILE;
+}
+
+void gearrt_model_close(gearrt_model *md)
+{
+	if (!md)
+		return;
+	if (md->m)
+		model_free(md->m);
+	om_close(&md->f);
+	free(md->in_info);
+	free(md->out_info);
+	free(md->run_graph);
+	free(md);
+}
+
+size_t gearrt_input_count(const gearrt_model *md) { return md ? md->nin : 0; }
+
+size_t gearrt_output_count(const gearrt_model *md)
+{
+	return md ? md->nout : 0;
+}
+
+static gearrt_status bad_index(const char *what, size_t i, size_t n)
+{
+	error("%s %zu is out of range (the model has %zu)", what, i, n);
+	return GEARRT_E_ARG;
+}
+
+gearrt_status gearrt_input_info(const gearrt_model *md, size_t i,
+				gearrt_tensor *info)
+{
+	if (!md || !info)
+		return bad_index("input", i, 0);
+	if (i >= md->nin)
+		return bad_index("input", i, md->nin);
+	*info = md->in_info[i];
+	return GEARRT_OK;
+}
+
+gearrt_status gearrt_output_info(const gearrt_model *md, size_t i,
+				 gearrt_tensor *info)
+{
+	if (!md || !info)
+		return bad_index("output", i, 0);
+	if (i >= md->nout)
+		return bad_index("output", i, md->nout);
+	*info = md->out_info[i];
+	return GEARRT_OK;
+}
+
+size_t gearrt_gear_count(const gearrt_model *md)
+{
+	return md ? md->ngears : 0;
+}
+
+gearrt_status gearrt_gear_dims(const gearrt_model *md, size_t g,
+			       const int64_t **dims, size_t *count)
+{
+	if (!md || !dims || !count)
+		return bad_index("gear", g, 0);
+	if (g >= md->ngears)
+		return bad_index("gear", g, md->ngears);
+	const Gearom__Gear *x = md->f.model->gears[g];
+	*dims = x->dims;
+	*count = x->n_dims;
+	return GEARRT_OK;
+}
+
+gearrt_status gearrt_gear_output(const gearrt_model *md, size_t g, size_t i,
+				 gearrt_tensor *info)
+{
+	if (!md || !info)
+		return bad_index("gear", g, 0);
+	if (g >= md->ngears)
+		return bad_index("gear", g, md->ngears);
+	if (i >= md->nout)
+		return bad_index("output", i, md->nout);
+	const Gearom__Gear *x = md->f.model->gears[g];
+	if (i >= x->n_outputs) {
+		error("gear %zu: the file has no output table entry %zu", g, i);
+		return GEARRT_E_FILE;
+	}
+	const Gearom__ShapeInfo *si = x->outputs[i];
+	memset(info, 0, sizeof(*info));
+	info->name = md->out_info[i].name;
+	info->dtype = md->out_info[i].dtype;
+	info->rank = si->rank < 0 ? -1 : (int32_t)si->n_dims;
+	for (size_t k = 0; k < si->n_dims && k < GEARRT_MAX_RANK; k++)
+		info->dims[k] = si->dims[k];
+	return GEARRT_OK;
+}

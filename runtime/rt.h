@@ -1,0 +1,84 @@
+/*
+ * runtime/rt.h - libgearrt's insides (private; users include gearrt.h).
+ *
+ *   model.c    opening a .om: the checked reader, `gearc verify`'s
+ *              checks, the raise to IR; describing inputs, outputs, gears;
+ *   exec.c     one static graph made runnable for one session (the task
+ *              sink of GE's static executor) and a run of it;
+ *   session.c  sessions, gear selection, argument checks, gearrt_run.
+ *
+ * A Prepared graph is built on a session's first run of that graph and
+ * kept: every value gets a Tensor whose data is resolved once (a weight in
+ * the mapped file, a block of the session's arena at the plan's offset,
+ * or, for the graph's inputs and outputs, the caller's buffer, refreshed
+ * per run), and every node a Task: its kernel (the op table's run hook)
+ * and its input and output tensors.  A node whose kernel needs shapes at
+ * run time (no run hook: If, Loop, Scan; or an output the plan left out,
+ * its shape depending on data) runs by evaluation (passes/infer.c
+ * eval_node) and its outputs live in the session's pool, reset per run.
+ */
+#ifndef GEARC_RT_H
+#define GEARC_RT_H
+
+#include "compiler/ops/opimpl.h"
+#include "passes/passes.h"
+#include "runtime/gearrt.h"
+#include "serializer/om.h"
+
+struct gearrt_model {
+	OmFile f;
+	Model *m;
+	size_t nin, nout;
+	gearrt_tensor *in_info, *out_info; /* -1 at gear dims */
+	size_t ngears;
+	Graph **run_graph; /* per gear (or [0] for a static compile) */
+	uint64_t arena_bytes;  /* the largest plan of a graph that runs */
+};
+
+typedef struct Task {
+	const Node *n;
+	OpFn run;	   /* NULL: run by evaluation */
+	bool dynamic;	   /* run by evaluation */
+	const Tensor **in; /* per node input, filled from cur[] per run */
+	Tensor **out;	   /* per node output: its planned tensor, or NULL */
+	uint8_t *set;
+} Task;
+
+typedef struct Prepared {
+	Graph *g;
+	Tensor *vt;	     /* per value: its planned tensor */
+	const Tensor **cur;  /* per value: its contents in this run */
+	Task *tasks;
+	int32_t ntasks;
+	Tensor *own_out;     /* per graph output: session-owned buffers */
+	bool planned;	     /* every task runs its kernel on planned buffers */
+} Prepared;
+
+struct gearrt_session {
+	gearrt_model *model;
+	int threads;
+	uint8_t *arena; /* the feature-map arena, 64-byte aligned */
+	Arena scratch;	/* a kernel's temporaries, reset after each node */
+	Arena pool;	/* evaluated nodes' outputs, reset per run */
+	Prepared **prep; /* per entry of model->run_graph, or NULL */
+	int last_gear;
+};
+
+/* The graph input / output of g called name, or -1. */
+int32_t rt_graph_input(const Graph *g, const char *name);
+int32_t rt_graph_output(const Graph *g, const char *name);
+
+/* Builds s's Prepared for graph g: -1 with an error if the file's plan
+ * does not fit the arena (a lying file). */
+Prepared *rt_prepare(gearrt_session *s, Graph *g);
+void rt_prepared_free(Prepared *p);
+/* Runs p: in[i] / out[i] are the caller's tensors for g's inputs and
+ * outputs in g's order (out[i].data NULL: session-owned).  -1 with an
+ * error naming the node. */
+int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
+	    gearrt_tensor *const *out);
+
+/* Sets gearrt_last_error from the compiler's error message. */
+gearrt_status rt_fail(gearrt_status st);
+
+#endif

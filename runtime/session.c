@@ -1,0 +1,196 @@
+/* runtime/session.c - sessions and runs (gearrt.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+gearrt_status gearrt_session_create(gearrt_model *md,
+				    const gearrt_options *options,
+				    gearrt_session **session)
+{
+	clear_error();
+	if (!md || !session) {
+		error("gearrt_session_create: model and session must not be "
+		      "NULL");
+		return GEARRT_E_ARG;
+	}
+	gearrt_session *s = xmalloc(sizeof(*s));
+	memset(s, 0, sizeof(*s));
+	s->model = md;
+	s->threads = options && options->threads > 1 ? options->threads : 1;
+	s->last_gear = -1;
+	size_t bytes = (size_t)md->arena_bytes;
+	s->arena = aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+	size_t n = md->ngears ? md->ngears : 1;
+	s->prep = xmalloc(n * sizeof(Prepared *));
+	memset(s->prep, 0, n * sizeof(Prepared *));
+	if (!s->arena) {
+		gearrt_session_destroy(s);
+		error("cannot allocate the %zu-byte arena", bytes);
+		return GEARRT_E_ARG;
+	}
+	*session = s;
+	return GEARRT_OK;
+}
+
+void gearrt_session_destroy(gearrt_session *s)
+{
+	if (!s)
+		return;
+	size_t n = s->model->ngears ? s->model->ngears : 1;
+	for (size_t i = 0; i < n; i++)
+		rt_prepared_free(s->prep[i]);
+	free(s->prep);
+	free(s->arena);
+	arena_release(&s->scratch);
+	arena_release(&s->pool);
+	free(s);
+}
+
+int gearrt_last_gear(const gearrt_session *s) { return s ? s->last_gear : -1; }
+
+static const char *dims_str(const int64_t *d, int32_t rank, char *buf,
+			    size_t n)
+{
+	Shape sh = { .rank = rank };
+	for (int32_t k = 0; k < rank && k < MAX_RANK; k++)
+		sh.dims[k] = d[k];
+	return shape_str(&sh, buf, n);
+}
+
+/* Input i's dtype, rank, static dims, size and name against the model. */
+static gearrt_status check_input(const gearrt_model *md, size_t i,
+				 const gearrt_tensor *t)
+{
+	const gearrt_tensor *want = &md->in_info[i];
+	char a[160], b[160];
+	if (t->name && strcmp(t->name, want->name))
+		return error("input %zu is '%s', not '%s'", i, want->name,
+			     t->name), GEARRT_E_INPUT;
+	if (t->dtype != want->dtype)
+		return error("input '%s': dtype %s, expected %s", want->name,
+			     gearrt_dtype_name(t->dtype)
+				     ? gearrt_dtype_name(t->dtype)
+				     : "(not a dtype)",
+			     dtype_name(want->dtype)), GEARRT_E_INPUT;
+	if (t->rank != want->rank || t->rank < 0 || t->rank > MAX_RANK)
+		return error("input '%s': rank %d, expected %d", want->name,
+			     t->rank, want->rank), GEARRT_E_INPUT;
+	for (int32_t k = 0; k < t->rank; k++)
+		if (t->dims[k] < 0 ||
+		    (want->dims[k] >= 0 && t->dims[k] != want->dims[k]))
+			return error("input '%s': shape %s, expected %s",
+				     want->name,
+				     dims_str(t->dims, t->rank, a, sizeof(a)),
+				     dims_str(want->dims, want->rank, b,
+					      sizeof(b))), GEARRT_E_INPUT;
+	Shape sh = { .rank = t->rank };
+	memcpy(sh.dims, t->dims, (size_t)t->rank * sizeof(int64_t));
+	int64_t bytes = shape_bytes(&sh, t->dtype);
+	if (bytes < 0 || (size_t)bytes > t->size || (bytes && !t->data))
+		return error("input '%s': shape %s needs %lld bytes, %zu given",
+			     want->name, dims_str(t->dims, t->rank, a, sizeof(a)),
+			     (long long)bytes, t->data ? t->size : 0),
+		       GEARRT_E_INPUT;
+	return GEARRT_OK;
+}
+
+/* Whether graph g takes the inputs at exactly their shapes. */
+static bool graph_fits(const gearrt_model *md, const Graph *g,
+		       const gearrt_tensor *in)
+{
+	for (size_t i = 0; i < md->nin; i++) {
+		const Value *v =
+			&g->vals[g->inputs[rt_graph_input(g, md->in_info[i].name)]];
+		for (int32_t k = 0; k < in[i].rank; k++)
+			if (v->shape.dims[k] != in[i].dims[k])
+				return false;
+	}
+	return true;
+}
+
+static gearrt_status no_gear(const gearrt_model *md, const gearrt_tensor *in)
+{
+	char got[512] = "", gears[1024] = "";
+	size_t at = 0;
+	for (size_t i = 0; i < md->nin; i++)
+		for (int32_t k = 0; k < in[i].rank; k++)
+			if (md->in_info[i].dims[k] < 0 && at < sizeof(got) - 24)
+				at += (size_t)snprintf(got + at, sizeof(got) - at,
+						       "%s%lld", at ? "," : "",
+						       (long long)in[i].dims[k]);
+	at = 0;
+	for (size_t g = 0; g < md->ngears && at < sizeof(gears) - 40; g++) {
+		const Gearom__Gear *x = md->f.model->gears[g];
+		at += (size_t)snprintf(gears + at, sizeof(gears) - at, "%s",
+				       g ? "; " : "");
+		for (size_t k = 0; k < x->n_dims && at < sizeof(gears) - 24; k++)
+			at += (size_t)snprintf(gears + at, sizeof(gears) - at,
+					       "%s%lld", k ? "," : "",
+					       (long long)x->dims[k]);
+	}
+	error("the inputs' gear dims (%s) match no gear; the model's gears "
+	      "are: %s", got, gears);
+	return GEARRT_E_NO_GEAR;
+}
+
+/* The gear (or graph) the inputs select: its index into run_graph. */
+static gearrt_status select_graph(const gearrt_model *md,
+				  const gearrt_tensor *in, size_t *which)
+{
+	if (!md->ngears) {
+		*which = 0;
+		return GEARRT_OK;
+	}
+	for (size_t g = 0; g < md->ngears; g++)
+		if (graph_fits(md, md->run_graph[g], in)) {
+			*which = g;
+			return GEARRT_OK;
+		}
+	return no_gear(md, in);
+}
+
+enum { MAX_IO = 1024 };
+
+gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
+			 size_t nin, gearrt_tensor *outputs, size_t nout)
+{
+	clear_error();
+	if (!s || (nin && !inputs) || (nout && !outputs))
+		return error("gearrt_run: session, inputs and outputs must "
+			     "not be NULL"), GEARRT_E_ARG;
+	const gearrt_model *md = s->model;
+	if (nin != md->nin || nout > md->nout || md->nout > MAX_IO)
+		return error("gearrt_run: %zu inputs and %zu outputs given; the "
+			     "model has %zu inputs and %zu outputs", nin, nout,
+			     md->nin, md->nout), GEARRT_E_ARG;
+	for (size_t i = 0; i < nin; i++) {
+		gearrt_status st = check_input(md, i, &inputs[i]);
+		if (st)
+			return st;
+	}
+	size_t which;
+	gearrt_status st = select_graph(md, inputs, &which);
+	if (st)
+		return st;
+	Graph *g = md->run_graph[which];
+	if (!s->prep[which] && !(s->prep[which] = rt_prepare(s, g)))
+		return GEARRT_E_FILE;
+	const gearrt_tensor *in[MAX_IO];
+	gearrt_tensor *out[MAX_IO];
+	memset(out, 0, sizeof(out));
+	for (size_t i = 0; i < md->nin; i++)
+		in[rt_graph_input(g, md->in_info[i].name)] = &inputs[i];
+	for (size_t i = 0; i < nout; i++)
+		out[rt_graph_output(g, md->out_info[i].name)] = &outputs[i];
+	if (rt_exec(s, s->prep[which], in, out) < 0) {
+		const char *e = last_error();
+		bool buf = strstr(e, "bytes, its buffer has") != NULL;
+		if (md->ngears)
+			error_prefix("gear %zu", which);
+		return buf ? GEARRT_E_OUTPUT : GEARRT_E_RUN;
+	}
+	s->last_gear = md->ngears ? (int)which : -1;
+	return GEARRT_OK;
+}
