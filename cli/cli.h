@@ -38,6 +38,7 @@ int cmd_compile(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* Prints help for a command ("" or NULL: the overview) to f; -1 if there
  * is no such command. */

@@ -7,6 +7,7 @@ static const char overview[] =
 "usage: gearc [compile] --model=FILE.onnx --output=NAME [options]\n"
 "       gearc dump [--format=text|json|dot] FILE.om\n"
 "       gearc verify [-v] FILE.om\n"
+"       gearc run FILE.om --input NAME=FILE ... [--output-dir DIR] [--bench=N]\n"
 "       gearc help [COMMAND] | --help | --version\n"
 "\n"
 "gearc compiles an ONNX model whose inputs have dynamic dimensions into one\n"
@@ -18,6 +19,7 @@ static const char overview[] =
 "  compile   compile an ONNX model to NAME.om (the default command)\n"
 "  dump      show what a .om file holds, as text, JSON or Graphviz DOT\n"
 "  verify    re-check a .om file's memory plans and shapes\n"
+"  run       run a .om on the CPU (libgearrt) and print or save its outputs\n"
 "  help      show help for a command\n"
 "\n"
 "exit status: 0 success, 1 failure (model, file, I/O), 2 usage error.\n"
@@ -117,10 +119,34 @@ static const char verify_help[] =
 "\n"
 "  -v, --verbose   also print one line per plan\n";
 
+static const char run_help[] =
+"usage: gearc run FILE.om --input NAME=FILE ... [--output-dir DIR]\n"
+"                 [--random-inputs] [--gear=K] [--bench=N] [--threads=N]\n"
+"\n"
+"Runs FILE.om on the CPU with libgearrt (the same checks as 'gearc verify'\n"
+"when it loads).  The gear is the one whose dims equal the inputs' dims;\n"
+"dims that match no gear are an error listing the gears.  Prints the gear\n"
+"chosen and every output's name, dtype and shape.\n"
+"\n"
+"  -i, --input NAME=FILE   input NAME from FILE: .npy, or an ONNX\n"
+"                          TensorProto (.pb, as in ONNX's backend test\n"
+"                          data); once per input\n"
+"  -o, --output-dir=DIR    write each output as DIR/NAME.npy (bytes of NAME\n"
+"                          other than letters, digits, '.', '_' and '-' as\n"
+"                          %xx)\n"
+"  --random-inputs         fill the inputs not given with a fixed-seed\n"
+"                          pattern (floats in [-1,1), integers 0..9)\n"
+"  --gear=K                the gear whose shapes random inputs take\n"
+"                          (default 0)\n"
+"  --bench=N               run N more times and print, on a line of its own,\n"
+"                          \"bench: load L ms, run median M ms, min m ms over\n"
+"                          N runs\" (load: open, checks and the first run)\n"
+"  -t N, --threads=N       intra-op threads (default 1)\n";
+
 static const char help_help[] =
 "usage: gearc help [COMMAND]\n"
 "\n"
-"Shows help for COMMAND (compile, dump, verify, help), or the overview.\n";
+"Shows help for COMMAND (compile, dump, verify, run, help), or the overview.\n";
 
 /* pass_names(), broken after a comma to fit the 80 columns of the help
  * text's second column (26 columns in). */
@@ -165,6 +191,8 @@ int print_help(FILE *f, const char *cmd)
 		fputs(dump_help, f);
 	else if (!strcmp(cmd, "verify"))
 		fputs(verify_help, f);
+	else if (!strcmp(cmd, "run"))
+		fputs(run_help, f);
 	else if (!strcmp(cmd, "help"))
 		fputs(help_help, f);
 	else
@@ -180,7 +208,7 @@ int cmd_help(int argc, char **argv)
 	}
 	if (print_help(stdout, argc ? argv[0] : NULL) < 0) {
 		error("no help for '%s': it is not a gearc command (commands: "
-		      "compile, dump, verify, help)",
+		      "compile, dump, verify, run, help)",
 		      argv[0]);
 		return fail(EXIT_USAGE);
 	}

@@ -127,7 +127,18 @@ static int check_outputs(OpCtx *c)
 	return 0;
 }
 
-/* Runs the fold hook if every output is static and small enough. */
+#define EVAL_NO_LIMIT (INT64_MAX / 4)
+
+/* Ops whose outputs' shapes come from running a subgraph: at run time
+ * (no fold limit) their kernel runs even while inference left the shapes
+ * unknown, and sets them. */
+static bool shapes_from_kernel(const OpCtx *c)
+{
+	return c->fold_limit >= EVAL_NO_LIMIT &&
+	       (c->n->op == OP_PartitionedCall || c->n->op == OP_Case);
+}
+
+/* Runs the kernel if every output is static and small enough. */
 static int fold_node(OpCtx *c)
 {
 	OpFn run = op_info[c->n->op].run;
@@ -139,6 +150,8 @@ static int fold_node(OpCtx *c)
 		if (!v)
 			continue;
 		int64_t bytes = shape_bytes(&v->shape, v->dtype);
+		if (shapes_from_kernel(c) && !v->konst && v->tkind == TK_TENSOR)
+			bytes = 0;
 		if (v->konst || v->tkind != TK_TENSOR || bytes < 0 ||
 		    bytes > c->fold_limit)
 			return 0;
@@ -233,8 +246,6 @@ int pass_infer(Model *m, const CompileOptions *o)
  * node's inputs and its subgraphs' outer references hold the running
  * tensors.  The node's subgraphs are cloned under the frame, so the shared
  * graph is never written. */
-
-enum { EVAL_NO_LIMIT = INT64_MAX / 4 };
 
 static void frame_bind(Graph *frame, ValId v, const Tensor *t)
 {

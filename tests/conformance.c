@@ -1,7 +1,7 @@
 /*
  * tests/conformance.c - gearc's output shapes against ONNX's backend tests.
  *
- * usage: conformance [-v] [-n] [-k SUBSTRING] TESTDATA_DIR
+ * usage: conformance [-v] [-n|-r] [-k SUBSTRING] TESTDATA_DIR
  *
  * For every test under TESTDATA_DIR/{node,pytorch-converted,
  * pytorch-operator,simple}/ whose graph inputs and outputs are plain
@@ -18,6 +18,11 @@
  * outputs, which are compared with output_N.pb by ONNX's backend
  * tolerance (tensor_close() in tests/tensorcmp.h).  This checks the
  * kernels the runtime runs without going through it.
+ *
+ * With -r (values through the runtime, the figure `make conformance`
+ * gates): every input stays a graph input, the model is compiled
+ * statically, written as a .om, loaded by libgearrt, run on input_N.pb,
+ * and each output compared with output_N.pb by the same tolerance.
  */
 #include <dirent.h>
 #include <json-c/json.h>
@@ -30,7 +35,9 @@
 #include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "serializer/om.h"
+#include "runtime/gearrt.h"
 #include "tests/tensorcmp.h"
+#include <unistd.h>
 
 static const char *suites[] = { "node", "pytorch-converted",
 				 "pytorch-operator", "simple" };
@@ -112,6 +119,7 @@ static bool is_integral(int dt)
 }
 
 static bool all_const; /* -n: every input a constant */
+static bool runtime;   /* -r: every input a runtime input, run by libgearrt */
 
 /* Binds the graph inputs to test_data_set_0/input_N.pb: integer and bool
  * inputs become weights, the others get the .pb's shape. */
@@ -141,7 +149,7 @@ static int bind_inputs(Model *m, const char *dir)
 		v->dtype = t->dtype;
 		v->shape = t->shape;
 		v->dim_params = NULL;
-		if (is_integral(t->dtype) || all_const) {
+		if ((is_integral(t->dtype) && !runtime) || all_const) {
 			v->kind = VAL_WEIGHT;
 			v->konst = t;
 		} else {
@@ -237,6 +245,72 @@ static int check_values(Model *m, const char *dir)
 	return 0;
 }
 
+static gearrt_tensor api_tensor(const Tensor *t)
+{
+	gearrt_tensor a = { .dtype = t->dtype, .rank = t->shape.rank,
+			    .data = (void *)t->data, .size = t->nbytes };
+	memcpy(a.dims, t->shape.dims, (size_t)t->shape.rank * sizeof(int64_t));
+	return a;
+}
+
+static int run_outputs(Model *m, const char *dir, gearrt_session *s,
+		       size_t nin, size_t nout)
+{
+	gearrt_tensor in[64], out[64];
+	if (nin > 64 || nout > 64)
+		return error("more than 64 inputs or outputs");
+	for (size_t k = 0; k < nin; k++) {
+		char *path = strf("%s/test_data_set_0/input_%zu.pb", dir, k);
+		const Tensor *t = onnx_load_tensor(m, path);
+		free(path);
+		if (!t)
+			return -1;
+		in[k] = api_tensor(t);
+		if (in[k].dtype == DT_UINT16 && m->graph->ninputs > (int)k &&
+		    m->graph->vals[m->graph->inputs[k]].dtype == DT_BFLOAT16)
+			in[k].dtype = DT_BFLOAT16;
+	}
+	memset(out, 0, sizeof(out));
+	if (gearrt_run(s, in, nin, out, nout) != GEARRT_OK)
+		return error_prefix("run");
+	for (size_t k = 0; k < nout; k++) {
+		char *path = strf("%s/test_data_set_0/output_%zu.pb", dir, k);
+		const Tensor *want = onnx_load_tensor(m, path);
+		free(path);
+		if (!want)
+			return -1;
+		Shape sh = shape_of(out[k].rank, out[k].dims);
+		Tensor got = { .dtype = out[k].dtype, .shape = sh,
+			       .data = out[k].data, .nbytes = out[k].size };
+		if (tensor_close(&got, want, 1e-3, 1e-7) < 0)
+			return error_prefix("output %zu", k);
+	}
+	return 0;
+}
+
+/* -r: the compiled model through libgearrt. */
+static int check_runtime(Model *m, const char *dir)
+{
+	static int seq;
+	char *om = strf("/tmp/gearc-conformance.%ld.%d.om", (long)getpid(),
+			seq++);
+	gearrt_model *md = NULL;
+	gearrt_session *s = NULL;
+	int rc = om_write(m, om);
+	if (!rc && gearrt_model_open(om, &md) != GEARRT_OK)
+		rc = error_prefix("load");
+	if (!rc && gearrt_session_create(md, NULL, &s) != GEARRT_OK)
+		rc = -1;
+	if (!rc)
+		rc = run_outputs(m, dir, s, gearrt_input_count(md),
+				 gearrt_output_count(md));
+	gearrt_session_destroy(s);
+	gearrt_model_close(md);
+	unlink(om);
+	free(om);
+	return rc;
+}
+
 /* Compiles one test; 1 if not a plain test, 0 if it passes, -1 with an
  * error saying why it fails. */
 static int run_test(const char *dir)
@@ -268,6 +342,11 @@ static int run_test(const char *dir)
 	}
 	if (!rc && (rc = run_passes(m, &o)) < 0)
 		error_prefix("compile");
+	if (!rc && runtime) {
+		rc = check_runtime(m, dir);
+		model_free(m);
+		return rc;
+	}
 	if (!rc && (rc = om_encode(m, &bytes, &len)) < 0)
 		error_prefix("write");
 	if (!rc && (rc = om_parse(&f, bytes, len, "memory.om")) < 0)
@@ -292,13 +371,15 @@ int main(int argc, char **argv)
 			verbose = true;
 		else if (!strcmp(argv[i], "-n"))
 			all_const = true;
+		else if (!strcmp(argv[i], "-r"))
+			runtime = true;
 		else if (!strcmp(argv[i], "-k") && i + 1 < argc)
 			filter = argv[++i];
 		else
 			root = argv[i];
 	}
 	if (!root) {
-		fprintf(stderr, "usage: conformance [-v] [-n] [-k SUBSTRING] "
+		fprintf(stderr, "usage: conformance [-v] [-n|-r] [-k SUBSTRING] "
 				"TESTDATA_DIR\n");
 		return 2;
 	}

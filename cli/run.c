@@ -1,0 +1,367 @@
+/*
+ * cli/run.c - `gearc run`: runs a .om on the CPU through libgearrt.
+ *
+ *   gearc run FILE.om --input NAME=PATH ... [--output-dir DIR]
+ *             [--random-inputs] [--gear=K] [--bench=N] [--threads=N]
+ *
+ * Inputs are .npy files or ONNX TensorProto files (.pb, as in ONNX's
+ * backend test data).  Prints the gear chosen and each output's name,
+ * dtype and shape; --output-dir writes DIR/NAME.npy per output (NAME with
+ * every byte other than a letter, digit, '.', '_' or '-' as %xx).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "compiler/onnx.h"
+#include "compiler/ops/opimpl.h"
+#include "npy.h"
+#include "runtime/gearrt.h"
+
+enum { MAX_GIVEN = 256 };
+
+typedef struct RunArgs {
+	const char *file, *output_dir, *bench, *threads, *gear, *random;
+	const char *given[MAX_GIVEN]; /* NAME=PATH */
+	int ngiven;
+} RunArgs;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Takes every --input out of argv (it may repeat); the rest is parsed by
+ * args_parse. */
+static int take_inputs(int *argc, char **argv, RunArgs *ra)
+{
+	int kept = 0;
+	for (int i = 0; i < *argc; i++) {
+		const char *a = argv[i];
+		const char *v = NULL;
+		if (!strcmp(a, "--input") || !strcmp(a, "-i")) {
+			if (i + 1 >= *argc)
+				return error("run: --input needs NAME=PATH");
+			v = argv[++i];
+		} else if (!strncmp(a, "--input=", 8)) {
+			v = a + 8;
+		} else {
+			argv[kept++] = argv[i];
+			continue;
+		}
+		if (ra->ngiven == MAX_GIVEN)
+			return error("run: more than %d --input flags", MAX_GIVEN);
+		if (!strchr(v, '='))
+			return error("run: --input '%s': expected NAME=PATH", v);
+		ra->given[ra->ngiven++] = v;
+	}
+	*argc = kept;
+	return 0;
+}
+
+static int parse_int(const char *flag, const char *s, int lo, int hi, int *v)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(s, &end, 10);
+	if (!*s || *end || errno || x < lo || x > hi)
+		return error("run: --%s '%s': expected an integer %d..%d", flag,
+			     s, lo, hi);
+	*v = (int)x;
+	return 0;
+}
+
+/* Reads an input file: .npy, else an ONNX TensorProto. */
+static const Tensor *load_input(Model *scratch, const char *path)
+{
+	size_t n = strlen(path);
+	if (n > 4 && !strcmp(path + n - 4, ".npy"))
+		return npy_read(&scratch->arena, path);
+	return onnx_load_tensor(scratch, path);
+}
+
+/* The value of input 'name' from --input, or NULL. */
+static const char *given_path(const RunArgs *ra, const char *name)
+{
+	size_t n = strlen(name);
+	for (int i = 0; i < ra->ngiven; i++)
+		if (!strncmp(ra->given[i], name, n) && ra->given[i][n] == '=')
+			return ra->given[i] + n + 1;
+	return NULL;
+}
+
+static int check_given(const RunArgs *ra, gearrt_model *m)
+{
+	for (int i = 0; i < ra->ngiven; i++) {
+		bool found = false;
+		for (size_t k = 0; k < gearrt_input_count(m) && !found; k++) {
+			gearrt_tensor t;
+			gearrt_input_info(m, k, &t);
+			size_t n = strlen(t.name);
+			found = !strncmp(ra->given[i], t.name, n) &&
+				ra->given[i][n] == '=';
+		}
+		if (!found)
+			return error("run: --input '%s': the model has no input "
+				     "of that name", ra->given[i]);
+	}
+	return 0;
+}
+
+/* Fills t (dtype, dims set) with a fixed-seed pattern: floats uniform in
+ * [-1, 1), integers 0..9, bools alternating. */
+static void fill_random(Tensor *t)
+{
+	uint64_t x = 0x9E3779B97F4A7C15u;
+	int64_t n = shape_numel(&t->shape);
+	for (int64_t i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		double u = (double)(x >> 11) / 9007199254740992.0;
+		if (DTS(t->dtype) & (DTS(DT_FLOAT) | DTS(DT_DOUBLE) |
+				     DTS(DT_FLOAT16) | DTS(DT_BFLOAT16)))
+			tensor_set_f64(t, i, 2 * u - 1);
+		else if (t->dtype == DT_BOOL)
+			tensor_set_i64(t, i, i & 1);
+		else
+			tensor_set_i64(t, i, (int64_t)(u * 10));
+	}
+}
+
+/* The shape of input i at gear 'gear' (-1 dims from its dims). */
+static int gear_shape(gearrt_model *m, size_t i, int gear, Shape *s)
+{
+	gearrt_tensor info;
+	gearrt_input_info(m, i, &info);
+	const int64_t *dims = NULL;
+	size_t nd = 0, at = 0;
+	if (gearrt_gear_count(m))
+		gearrt_gear_dims(m, (size_t)gear, &dims, &nd);
+	for (size_t k = 0; k < i; k++) {
+		gearrt_tensor o;
+		gearrt_input_info(m, k, &o);
+		for (int32_t d = 0; d < o.rank; d++)
+			at += o.dims[d] < 0;
+	}
+	s->rank = info.rank;
+	for (int32_t d = 0; d < info.rank; d++) {
+		s->dims[d] = info.dims[d];
+		if (s->dims[d] < 0) {
+			if (at >= nd)
+				return error("run: input '%s' has a dim that "
+					     "varies, but no gear gives it",
+					     info.name);
+			s->dims[d] = dims[at++];
+		}
+	}
+	return 0;
+}
+
+static int gather_inputs(const RunArgs *ra, gearrt_model *m, Model *scratch,
+			 int gear, gearrt_tensor *in)
+{
+	for (size_t i = 0; i < gearrt_input_count(m); i++) {
+		gearrt_tensor info;
+		gearrt_input_info(m, i, &info);
+		const char *path = given_path(ra, info.name);
+		const Tensor *t = NULL;
+		if (path && !(t = load_input(scratch, path)))
+			return error_prefix("run: input '%s'", info.name);
+		if (!t && !ra->random)
+			return error("run: input '%s' is not given (--input "
+				     "%s=FILE.npy, or --random-inputs)",
+				     info.name, info.name);
+		if (!t) {
+			Shape s;
+			if (gear_shape(m, i, gear, &s) < 0)
+				return -1;
+			Tensor *r = tensor_new(&scratch->arena, NULL, info.dtype,
+					       &s, NULL);
+			if (!r)
+				return -1;
+			fill_random(r);
+			t = r;
+		}
+		in[i] = (gearrt_tensor){ .name = info.name, .dtype = t->dtype,
+					 .rank = t->shape.rank,
+					 .data = (void *)t->data,
+					 .size = t->nbytes };
+		memcpy(in[i].dims, t->shape.dims,
+		       (size_t)t->shape.rank * sizeof(int64_t));
+	}
+	return 0;
+}
+
+/* DIR/NAME.npy with NAME's unsafe bytes as %xx. */
+static char *output_path(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + 3 * strlen(name) + 8;
+	char *p = xmalloc(n), *q = p + snprintf(p, n, "%s/", dir);
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++) {
+		bool ok = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			  (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' ||
+			  *s == '-';
+		q += ok ? sprintf(q, "%c", *s) : sprintf(q, "%%%02x", *s);
+	}
+	strcpy(q, ".npy");
+	return p;
+}
+
+static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
+		  const gearrt_tensor *out, size_t nout)
+{
+	int g = gearrt_last_gear(s);
+	if (g >= 0) {
+		const int64_t *dims;
+		size_t nd;
+		gearrt_gear_dims(m, (size_t)g, &dims, &nd);
+		printf("gear %d (dims", g);
+		for (size_t k = 0; k < nd; k++)
+			printf("%s%lld", k ? "," : " ", (long long)dims[k]);
+		printf(")\n");
+	} else {
+		printf("static graph\n");
+	}
+	for (size_t i = 0; i < nout; i++) {
+		Shape sh = { .rank = out[i].rank };
+		char buf[160];
+		memcpy(sh.dims, out[i].dims, (size_t)sh.rank * sizeof(int64_t));
+		printf("output '%s' %s %s\n", out[i].name,
+		       gearrt_dtype_name(out[i].dtype),
+		       shape_str(&sh, buf, sizeof(buf)));
+		if (!ra->output_dir)
+			continue;
+		char *path = output_path(ra->output_dir, out[i].name);
+		int rc = npy_write(path, out[i].dtype, &sh, out[i].data);
+		free(path);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int run_once(gearrt_session *s, const gearrt_tensor *in, size_t nin,
+		    gearrt_tensor *out, size_t nout)
+{
+	for (size_t i = 0; i < nout; i++)
+		out[i].data = NULL;
+	/* the runtime's message is the error already (gearrt_last_error) */
+	return gearrt_run(s, in, nin, out, nout) == GEARRT_OK ? 0 : -1;
+}
+
+static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
+		 gearrt_tensor *out, size_t nout, int n, double load)
+{
+	double *t = xmalloc((size_t)n * sizeof(double));
+	for (int i = 0; i < n; i++) {
+		double t0 = now_ms();
+		if (run_once(s, in, nin, out, nout) < 0) {
+			free(t);
+			return -1;
+		}
+		t[i] = now_ms() - t0;
+	}
+	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	printf("bench: load %.3f ms, run median %.3f ms, min %.3f ms over %d "
+	       "runs\n", load, t[n / 2], t[0], n);
+	free(t);
+	return 0;
+}
+
+static int run_model(const RunArgs *ra)
+{
+	int nbench = 0, threads = 1, gear = 0, rc = -1;
+	if ((ra->bench && parse_int("bench", ra->bench, 1, 1000000, &nbench) < 0) ||
+	    (ra->threads && parse_int("threads", ra->threads, 1, 256, &threads) < 0) ||
+	    (ra->gear && parse_int("gear", ra->gear, 0, 1000000, &gear) < 0))
+		return EXIT_USAGE;
+	double t0 = now_ms();
+	gearrt_model *m = NULL;
+	gearrt_session *s = NULL;
+	Model *scratch = model_new();
+	gearrt_tensor *in = NULL, *out = NULL;
+	if (gearrt_model_open(ra->file, &m) != GEARRT_OK)
+		goto done;
+	if (check_given(ra, m) < 0)
+		goto done;
+	if (ra->gear && (size_t)gear >= gearrt_gear_count(m)) {
+		error("run: --gear %d: the model has %zu gears", gear,
+		      gearrt_gear_count(m));
+		goto done;
+	}
+	gearrt_options opt = { .threads = threads };
+	size_t nin = gearrt_input_count(m), nout = gearrt_output_count(m);
+	in = xmalloc((nin + 1) * sizeof(*in));
+	out = xmalloc((nout + 1) * sizeof(*out));
+	memset(out, 0, (nout + 1) * sizeof(*out));
+	for (size_t i = 0; i < nout; i++)
+		gearrt_output_info(m, i, &out[i]);
+	if (gather_inputs(ra, m, scratch, gear, in) < 0)
+		goto done;
+	if (gearrt_session_create(m, &opt, &s) != GEARRT_OK)
+		goto done;
+	if (run_once(s, in, nin, out, nout) < 0)
+		goto done;
+	double load = now_ms() - t0;
+	if (report(ra, m, s, out, nout) < 0 ||
+	    (nbench && bench(s, in, nin, out, nout, nbench, load) < 0))
+		goto done;
+	rc = 0;
+done:
+	free(in);
+	free(out);
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	model_free(scratch);
+	return rc < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	RunArgs ra = { 0 };
+	const char *help = NULL, *pos[1];
+	const ArgSpec spec[] = {
+		{ "output_dir", 'o', true, &ra.output_dir },
+		{ "bench", 0, true, &ra.bench },
+		{ "threads", 't', true, &ra.threads },
+		{ "gear", 0, true, &ra.gear },
+		{ "random_inputs", 0, false, &ra.random },
+		{ "help", 'h', false, &help },
+		{ 0 },
+	};
+	int npos;
+	if (take_inputs(&argc, argv, &ra) < 0 ||
+	    args_parse(argc, argv, spec, "run", pos, 1, &npos) < 0)
+		return fail(EXIT_USAGE);
+	if (help) {
+		print_help(stdout, "run");
+		return EXIT_OK;
+	}
+	if (npos != 1) {
+		error("run needs the .om file to run (gearc run FILE.om --input "
+		      "NAME=FILE.npy ...)");
+		return fail(EXIT_USAGE);
+	}
+	ra.file = pos[0];
+	if (ra.output_dir) {
+		struct stat st;
+		if (stat(ra.output_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			error("run: --output-dir '%s' is not a directory",
+			      ra.output_dir);
+			return fail(EXIT_USAGE);
+		}
+	}
+	int rc = run_model(&ra);
+	return rc == EXIT_OK ? EXIT_OK : fail(rc);
+}
