@@ -5,7 +5,8 @@
 #   make check      install missing packages, build, run every test
 #   make SANITIZE=1 ...   the same, built with ASan+UBSan (and DEBUG=1)
 #   make DEBUG=1 ...      the IR verifier runs between passes, .om read back
-#   make install    PREFIX=/usr/local DESTDIR= : binary and man page
+#   make install    PREFIX=/usr/local DESTDIR= : gearc, its man page, and
+#                   libgearrt (.a, .so, gearrt.h, gearrt.pc)
 #   make bench      benchmarks (figures as medians and ratios)
 #   make clean
 #
@@ -17,6 +18,8 @@ VERSION := 0.1.0
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man/man1
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include
 BUILD := build
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -58,12 +61,13 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         libonnx-dev:$(ONNX_PROTO) \
         libcriterion-dev:/usr/include/criterion/criterion.h \
         libonnx-testdata:$(TESTDATA) \
+        pkgconf:/usr/bin/pkg-config \
         gcc:/usr/bin/gcc make:/usr/bin/make
 
 .PHONY: all deps demo check unit conformance conformance-check valgrind fuzz fuzz-smoke cli-check install uninstall clean bench FORCE
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/gearc
+all: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so
 
 # Installs what is missing with apt-get when run as root; otherwise prints
 # the exact command and stops.
@@ -110,6 +114,38 @@ $(BUILD)/libgearc.a: $(LIB_OBJ)
 
 $(BUILD)/gearc: $(BUILD)/cli/main.o $(BUILD)/libgearc.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
+
+# libgearrt: the runtime (runtime/gearrt.h) with the compiler parts it
+# runs on: the op table's kernels and inference (for nodes evaluated at
+# run time), the .om reader and verify's checks.  The shared library is
+# built from position-independent objects under build/pic.
+RT_SRC := $(filter-out cli/args.c cli/compile.c cli/dump.c cli/help.c \
+                       cli/run.c cli/npy.c cli/verify_cmd.c,$(LIB_SRC))
+RT_OBJ := $(RT_SRC:%.c=$(BUILD)/%.o) $(GEN_C:.c=.o)
+RT_PIC := $(RT_SRC:%.c=$(BUILD)/pic/%.o) $(GEN_C:$(BUILD)/gen/%.c=$(BUILD)/pic/gen/%.o)
+RT_LIBS := -lprotobuf-c -lpthread -lm
+
+$(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(CC) $(GEN_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c $(BUILD)/.flags | $(GEN_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -DGEARRT_BUILD -c $< -o $@
+
+$(BUILD)/libgearrt.a: $(RT_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libgearrt.so: $(RT_PIC)
+	$(CC) $(LDFLAGS_ALL) -shared -Wl,-soname,libgearrt.so.0 -o $@ $^ \
+	    $(RT_LIBS)
+	ln -sf libgearrt.so $(BUILD)/libgearrt.so.0
+
+$(BUILD)/gearrt.pc: Makefile
+	@mkdir -p $(BUILD)
+	printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: gearrt\nDescription: runtime for gearc .om models\nVersion: %s\nLibs: -L$${libdir} -lgearrt\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+	    '$(PREFIX)' '$(LIBDIR)' '$(INCDIR)' '$(VERSION)' '$(RT_LIBS)' > $@
 
 # One Criterion binary for all unit and CLI tests: one summary line.
 $(BUILD)/tests/unit: $(TEST_OBJ) $(BUILD)/libgearc.a
@@ -210,7 +246,7 @@ unit: $(BUILD)/gearc $(BUILD)/tests/unit
 	    echo "gearc: sanitizer reports in the test run (see above)"; \
 	    exit 1; fi
 
-install: $(BUILD)/gearc
+install: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
 	install -m 755 $(BUILD)/gearc $(DESTDIR)$(BINDIR)/gearc
 	install -m 644 man/gearc.1 $(DESTDIR)$(MANDIR)/gearc.1

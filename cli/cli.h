@@ -63,6 +63,8 @@ int verify_plans(const struct OmFile *f);
  * silently: 0, or -1 with the first violation.  The runtime's loader
  * makes them too. */
 int verify_file(const struct OmFile *f);
+/* The same, printing what was checked ("verify: N graphs, ...: ok"). */
+int verify_print(const struct OmFile *f, bool verbose);
 
 /* Prints "gearc: error: <last_error()>" to stderr and returns status. */
 int fail(int status);

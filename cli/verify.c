@@ -1072,7 +1072,7 @@ int verify_file(const OmFile *f)
 	return 0;
 }
 
-static int verify_om(const OmFile *f, bool verbose)
+int verify_print(const OmFile *f, bool verbose)
 {
 	const Gearom__Model *m = f->model;
 	Counts cnt = { .graphs = (int64_t)m->n_graphs };
@@ -1086,34 +1086,4 @@ static int verify_om(const OmFile *f, bool verbose)
 	       (long long)cnt.plans, (long long)cnt.tensors,
 	       (long long)cnt.shapes);
 	return 0;
-}
-
-int cmd_verify(int argc, char **argv)
-{
-	const char *help = NULL, *verbose = NULL, *pos[1];
-	const ArgSpec spec[] = {
-		{ "verbose", 'v', false, &verbose },
-		{ "help", 'h', false, &help },
-		{ 0 },
-	};
-	int npos;
-	if (args_parse(argc, argv, spec, "verify", pos, 1, &npos) < 0)
-		return fail(EXIT_USAGE);
-	if (help) {
-		print_help(stdout, "verify");
-		return EXIT_OK;
-	}
-	if (npos != 1) {
-		error("verify needs the .om file to check (gearc verify "
-		      "FILE.om)");
-		return fail(EXIT_USAGE);
-	}
-	OmFile f;
-	if (om_open(&f, pos[0]) < 0)
-		return fail(EXIT_FAIL);
-	int rc = verify_om(&f, verbose != NULL);
-	if (rc < 0)
-		error_prefix("%s", pos[0]);
-	om_close(&f);
-	return rc < 0 ? fail(EXIT_FAIL) : EXIT_OK;
 }

@@ -56,6 +56,12 @@ extern "C" {
 
 #define GEARRT_MAX_RANK 8
 
+#if defined(GEARRT_BUILD) && defined(__GNUC__)
+#define GEARRT_API __attribute__((visibility("default")))
+#else
+#define GEARRT_API
+#endif
+
 typedef enum gearrt_status {
 	GEARRT_OK = 0,
 	GEARRT_E_ARG,	  /* a NULL pointer, an index out of range */
@@ -98,31 +104,31 @@ typedef struct gearrt_model gearrt_model;
 typedef struct gearrt_session gearrt_session;
 
 /* The message of this thread's last failed call ("" if none). */
-const char *gearrt_last_error(void);
+GEARRT_API const char *gearrt_last_error(void);
 /* "float32", "int64", ...; NULL for a number that is no dtype. */
-const char *gearrt_dtype_name(int32_t dtype);
+GEARRT_API const char *gearrt_dtype_name(int32_t dtype);
 /* Bytes per element; 0 for a number that is no dtype. */
-size_t gearrt_dtype_size(int32_t dtype);
+GEARRT_API size_t gearrt_dtype_size(int32_t dtype);
 
-gearrt_status gearrt_model_open(const char *path, gearrt_model **model);
-void gearrt_model_close(gearrt_model *model);
+GEARRT_API gearrt_status gearrt_model_open(const char *path, gearrt_model **model);
+GEARRT_API void gearrt_model_close(gearrt_model *model);
 
 /* The model's inputs and outputs in order: name, dtype, rank and dims,
  * -1 at dims that vary with the gear. */
-size_t gearrt_input_count(const gearrt_model *model);
-size_t gearrt_output_count(const gearrt_model *model);
-gearrt_status gearrt_input_info(const gearrt_model *model, size_t i,
+GEARRT_API size_t gearrt_input_count(const gearrt_model *model);
+GEARRT_API size_t gearrt_output_count(const gearrt_model *model);
+GEARRT_API gearrt_status gearrt_input_info(const gearrt_model *model, size_t i,
 				gearrt_tensor *info);
-gearrt_status gearrt_output_info(const gearrt_model *model, size_t i,
+GEARRT_API gearrt_status gearrt_output_info(const gearrt_model *model, size_t i,
 				 gearrt_tensor *info);
 
 /* Gears: 0 for a static compile.  Gear g's dims are the values of the -1
  * dims of every input, inputs in order, axes in order; *count of them. */
-size_t gearrt_gear_count(const gearrt_model *model);
-gearrt_status gearrt_gear_dims(const gearrt_model *model, size_t g,
+GEARRT_API size_t gearrt_gear_count(const gearrt_model *model);
+GEARRT_API gearrt_status gearrt_gear_dims(const gearrt_model *model, size_t g,
 			       const int64_t **dims, size_t *count);
 /* Output i's dtype and exact shape at gear g. */
-gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
+GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
 				 size_t i, gearrt_tensor *info);
 
 typedef struct gearrt_options {
@@ -130,22 +136,22 @@ typedef struct gearrt_options {
 } gearrt_options;
 
 /* options may be NULL (defaults). */
-gearrt_status gearrt_session_create(gearrt_model *model,
+GEARRT_API gearrt_status gearrt_session_create(gearrt_model *model,
 				    const gearrt_options *options,
 				    gearrt_session **session);
-void gearrt_session_destroy(gearrt_session *session);
+GEARRT_API void gearrt_session_destroy(gearrt_session *session);
 
 /* Runs the model: inputs[0..nin) in the model's input order (nin must be
  * the input count), outputs[0..nout) receive the model's outputs in order
  * (nout may be smaller).  Each output's dtype, rank and dims are set; its
  * data is written to the caller's buffer if data is set (size must be
  * enough), else it points to session memory valid until the next run. */
-gearrt_status gearrt_run(gearrt_session *session, const gearrt_tensor *inputs,
+GEARRT_API gearrt_status gearrt_run(gearrt_session *session, const gearrt_tensor *inputs,
 			 size_t nin, gearrt_tensor *outputs, size_t nout);
 
 /* The gear the last successful run used: 0..count-1, or -1 (a static
  * compile, or no run yet). */
-int gearrt_last_gear(const gearrt_session *session);
+GEARRT_API int gearrt_last_gear(const gearrt_session *session);
 
 #ifdef __cplusplus
 }

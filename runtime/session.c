@@ -182,8 +182,10 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 	memset(out, 0, sizeof(out));
 	for (size_t i = 0; i < md->nin; i++)
 		in[rt_graph_input(g, md->in_info[i].name)] = &inputs[i];
-	for (size_t i = 0; i < nout; i++)
+	for (size_t i = 0; i < nout; i++) {
+		outputs[i].name = md->out_info[i].name;
 		out[rt_graph_output(g, md->out_info[i].name)] = &outputs[i];
+	}
 	if (rt_exec(s, s->prep[which], in, out) < 0) {
 		const char *e = last_error();
 		bool buf = strstr(e, "bytes, its buffer has") != NULL;
