@@ -167,7 +167,7 @@ conformance: $(BUILD)/conformance
 # seconds from the committed seed corpus; new inputs go to build/fuzz/.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
-FUZZ_TARGETS := options onnx om
+FUZZ_TARGETS := options onnx om rt
 FUZZ_CFLAGS = -std=c11 -g -O1 $(DEFS) -I. -I$(BUILD)/gen -MMD -MP \
               -fsanitize=fuzzer-no-link,address,undefined \
               -fno-sanitize-recover=all
