@@ -64,7 +64,7 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         pkgconf:/usr/bin/pkg-config \
         gcc:/usr/bin/gcc make:/usr/bin/make
 
-.PHONY: all deps demo check unit conformance conformance-check valgrind fuzz fuzz-smoke cli-check install uninstall clean bench FORCE
+.PHONY: all deps demo check embed-check unit conformance conformance-check valgrind fuzz fuzz-smoke cli-check install uninstall clean bench FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so
@@ -142,9 +142,9 @@ $(BUILD)/libgearrt.so: $(RT_PIC)
 	    $(RT_LIBS)
 	ln -sf libgearrt.so $(BUILD)/libgearrt.so.0
 
-$(BUILD)/gearrt.pc: Makefile
+$(BUILD)/gearrt.pc: FORCE
 	@mkdir -p $(BUILD)
-	printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: gearrt\nDescription: runtime for gearc .om models\nVersion: %s\nLibs: -L$${libdir} -lgearrt\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+	@printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: gearrt\nDescription: runtime for gearc .om models\nVersion: %s\nLibs: -L$${libdir} -lgearrt\nLibs.private: %s\nCflags: -I$${includedir}\n' \
 	    '$(PREFIX)' '$(LIBDIR)' '$(INCDIR)' '$(VERSION)' '$(RT_LIBS)' > $@
 
 # One Criterion binary for all unit and CLI tests: one summary line.
@@ -202,9 +202,30 @@ demo: deps
 	    --output=$(BUILD)/demo
 	$(BUILD)/gearc dump $(BUILD)/demo.om
 	$(BUILD)/gearc verify $(BUILD)/demo.om
+	$(BUILD)/gearc run $(BUILD)/demo.om --random-inputs --gear=1 --bench=20
 
 check: deps
-	@$(MAKE) --no-print-directory unit conformance-check
+	@$(MAKE) --no-print-directory unit conformance-check embed-check
+
+# The README's embedding example, compiled and run against the installed
+# library (make install PREFIX=build/inst, then pkg-config).
+embed-check: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so
+	@rm -rf $(BUILD)/inst
+	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(BUILD)/inst >/dev/null
+	@sed -n '/^<!-- embed.c -->/,/^```$$/p' README.md | sed '1,2d;$$d' \
+	    > $(BUILD)/embed.c
+	@PKG_CONFIG_PATH=$(BUILD)/inst/lib/pkgconfig $(CC) -std=c11 -Wall \
+	    -Wextra -Werror $(SANFLAGS) $(BUILD)/embed.c -o $(BUILD)/embed \
+	    $$(PKG_CONFIG_PATH=$(BUILD)/inst/lib/pkgconfig pkg-config --cflags \
+	    --libs gearrt) -Wl,-rpath,$(CURDIR)/$(BUILD)/inst/lib
+	@$(BUILD)/gearc --model=tests/fixtures/two_inputs.onnx -q \
+	    --input_shape="a:-1,3,-1,-1;b:-1,3,-1,-1" \
+	    --dynamic_dims="1,8,8,1,8,8;2,16,16,2,16,16" --output=$(BUILD)/embed_two
+	@$(BUILD)/embed $(BUILD)/embed_two.om > $(BUILD)/embed.out
+	@printf 'gear 0: 1 8 8 1 8 8\ngear 1: 2 16 16 2 16 16\nran gear 0: out has 768 bytes\n' | \
+	    cmp -s - $(BUILD)/embed.out || { cat $(BUILD)/embed.out; \
+	    echo "embed-check: the README's example printed the above"; exit 1; }
+	@echo "embed-check: the README's example builds against the installed libgearrt and runs"
 
 # The conformance figure may not fall below the issue's bar (95%).
 CONFORMANCE_MIN ?= 987
@@ -248,13 +269,23 @@ unit: $(BUILD)/gearc $(BUILD)/tests/unit
 	    echo "gearc: sanitizer reports in the test run (see above)"; \
 	    exit 1; fi
 
-install: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)
+install: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so \
+         $(BUILD)/gearrt.pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(LIBDIR) \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
 	install -m 755 $(BUILD)/gearc $(DESTDIR)$(BINDIR)/gearc
 	install -m 644 man/gearc.1 $(DESTDIR)$(MANDIR)/gearc.1
+	install -m 644 $(BUILD)/libgearrt.a $(DESTDIR)$(LIBDIR)/libgearrt.a
+	install -m 755 $(BUILD)/libgearrt.so $(DESTDIR)$(LIBDIR)/libgearrt.so.0
+	ln -sf libgearrt.so.0 $(DESTDIR)$(LIBDIR)/libgearrt.so
+	install -m 644 runtime/gearrt.h $(DESTDIR)$(INCDIR)/gearrt.h
+	install -m 644 $(BUILD)/gearrt.pc $(DESTDIR)$(LIBDIR)/pkgconfig/gearrt.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/gearc $(DESTDIR)$(MANDIR)/gearc.1
+	rm -f $(DESTDIR)$(BINDIR)/gearc $(DESTDIR)$(MANDIR)/gearc.1 \
+	    $(DESTDIR)$(LIBDIR)/libgearrt.a $(DESTDIR)$(LIBDIR)/libgearrt.so \
+	    $(DESTDIR)$(LIBDIR)/libgearrt.so.0 $(DESTDIR)$(INCDIR)/gearrt.h \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/gearrt.pc
 
 clean:
 	rm -rf $(BUILD)
