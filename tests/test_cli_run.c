@@ -1,0 +1,169 @@
+/*
+ * tests/test_cli_run.c - `gearc run` as a user runs it: inputs from .npy
+ * and .pb files, outputs written as .npy (names escaped), --bench's line,
+ * and the errors for what a user gets wrong.
+ */
+#include "cli/npy.h"
+#include "testrun.h"
+
+static char *compile_two(const char *dir)
+{
+	char *out = path_in(dir, "two"), oflag[512];
+	snprintf(oflag, sizeof(oflag), "--output=%s", out);
+	Run r = run_gearc("--model=tests/fixtures/two_inputs.onnx",
+			  "--input_shape=a:-1,3,-1,-1;b:-1,3,-1,-1",
+			  "--dynamic_dims=1,8,8,1,8,8;2,16,16,2,16,16", oflag,
+			  "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *om = path_in(dir, "two.om");
+	free(out);
+	return om;
+}
+
+/* Writes a [n,3,h,h] float32 .npy of value v + i % 5 at dir/name. */
+static char *write_input(const char *dir, const char *name, int64_t n,
+			 int64_t h, float v)
+{
+	Shape s = { .rank = 4, .dims = { n, 3, h, h } };
+	int64_t k = shape_numel(&s);
+	float *p = malloc((size_t)k * sizeof(float));
+	for (int64_t i = 0; i < k; i++)
+		p[i] = v + (float)(i % 5);
+	char *path = path_in(dir, name);
+	cr_assert_eq(npy_write(path, DT_FLOAT, &s, p), 0, "%s", last_error());
+	free(p);
+	return path;
+}
+
+static char *flag(const char *name, const char *path)
+{
+	size_t n = strlen(name) + strlen(path) + 2;
+	char *f = malloc(n);
+	snprintf(f, n, "%s=%s", name, path);
+	return f;
+}
+
+Test(cli_run, runs_npy_inputs_and_writes_npy_outputs)
+{
+	char *dir = temp_dir(), *om = compile_two(dir);
+	char *a = write_input(dir, "a.npy", 2, 16, -2), *b =
+		write_input(dir, "b.npy", 2, 16, 0.5f);
+	char *fa = flag("a", a), *fb = flag("b", b), *od = flag("--output-dir", dir);
+	Run r = run_gearc("run", om, "--input", fa, "-i", fb, od, "--bench=3");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "gear 1 (dims 2,16,16,2,16,16)\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "output 'out' float32 [2,3,16,16]\n"), "%s",
+		  r.out);
+	const char *bl = strstr(r.out, "\nbench: load ");
+	cr_expect(bl && strstr(bl, " ms, run median ") &&
+		  strstr(bl, " ms over 3 runs\n"), "%s", r.out);
+	Arena ar = { 0 };
+	char *outp = path_in(dir, "out.npy");
+	Tensor *t = npy_read(&ar, outp);
+	cr_assert(t, "%s", last_error());
+	cr_assert_eq(t->dtype, DT_FLOAT);
+	cr_assert_eq(shape_numel(&t->shape), 2 * 3 * 16 * 16);
+	const float *o = t->data;
+	for (int i = 0; i < 2 * 3 * 16 * 16; i++) {
+		float s = -1.5f + 2 * (float)(i % 5);
+		cr_assert_eq(o[i], s > 0 ? s : 0, "element %d", i);
+	}
+	arena_release(&ar);
+	run_free(&r);
+	remove_tree(dir);
+	free(dir), free(om), free(a), free(b), free(fa), free(fb), free(od);
+	free(outp);
+}
+
+Test(cli_run, errors_name_what_to_fix)
+{
+	char *dir = temp_dir(), *om = compile_two(dir);
+	char *a = write_input(dir, "a.npy", 1, 12, 0), *fa = flag("a", a);
+	Run r = run_gearc("run", om, "--input", fa);
+	expect_error(&r, 1, "input 'b' is not given");
+	run_free(&r);
+	r = run_gearc("run", om, "--input", fa, "--input", "zz=x.npy");
+	expect_error(&r, 1, "--input 'zz=x.npy': the model has no input");
+	run_free(&r);
+	char *fb = flag("b", a);
+	r = run_gearc("run", om, "--input", fa, "--input", fb);
+	expect_error(&r, 1, "match no gear; the model's gears are: "
+			    "1,8,8,1,8,8; 2,16,16,2,16,16");
+	run_free(&r);
+	char *junk = path_in(dir, "junk.npy");
+	write_file(junk, "not numpy", 9);
+	char *fj = flag("b", junk);
+	r = run_gearc("run", om, "--input", fa, "--input", fj);
+	expect_error(&r, 1, "not a .npy file");
+	run_free(&r);
+	r = run_gearc("run", om, "--random-inputs", "--bench=x");
+	expect_error(&r, 2, "--bench 'x': expected an integer");
+	run_free(&r);
+	r = run_gearc("run", om, "--random-inputs", "--output-dir=/nonexistent");
+	expect_error(&r, 2, "--output-dir '/nonexistent' is not a directory");
+	run_free(&r);
+	r = run_gearc("run", om, "--random-inputs", "--gear=7");
+	expect_error(&r, 1, "--gear 7: the model has 2 gears");
+	run_free(&r);
+	r = run_gearc("run");
+	expect_error(&r, 2, "run needs the .om file");
+	run_free(&r);
+	remove_tree(dir);
+	free(dir), free(om), free(a), free(fa), free(fb), free(junk), free(fj);
+}
+
+Test(cli_run, backend_test_pb_inputs)
+{
+	char *dir = temp_dir(), *out = path_in(dir, "relu"), of[512], mf[512];
+	char in[512];
+	snprintf(mf, sizeof(mf), "--model=%s/node/test_relu/model.onnx",
+		 testdata_dir());
+	snprintf(of, sizeof(of), "--output=%s", out);
+	Run r = run_gearc(mf, of, "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	snprintf(in, sizeof(in), "x=%s/node/test_relu/test_data_set_0/"
+		 "input_0.pb", testdata_dir());
+	char *om = path_in(dir, "relu.om");
+	r = run_gearc("run", om, "--input", in);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "static graph\noutput 'y' float32 [3,4,5]\n"),
+		  "%s", r.out);
+	run_free(&r);
+	remove_tree(dir);
+	free(dir), free(out), free(om);
+}
+
+Test(cli_run, output_names_are_escaped)
+{
+	char *dir = temp_dir(), *out = path_in(dir, "odd"), of[512];
+	snprintf(of, sizeof(of), "--output=%s", out);
+	Run r = run_gearc("--model=tests/fixtures/odd_names.onnx", of, "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *om = path_in(dir, "odd.om"), *od = flag("--output-dir", dir);
+	r = run_gearc("run", om, "--random-inputs", od);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *want = path_in(dir, "y%2frelu%3a0%20%c3%a9.npy");
+	struct stat st;
+	cr_expect_eq(stat(want, &st), 0, "no %s", want);
+	remove_tree(dir);
+	free(dir), free(out), free(om), free(od), free(want);
+}
+
+Test(cli_run, npy_round_trip)
+{
+	char *dir = temp_dir(), *out = path_in(dir, "x");
+	Shape s = { .rank = 1, .dims = { 3 } };
+	float v[3] = { 1, 2, 3 };
+	cr_assert_eq(npy_write(out, DT_FLOAT, &s, v), 0);
+	Arena a = { 0 };
+	Tensor *t = npy_read(&a, out);
+	cr_assert(t && t->shape.rank == 1 && t->shape.dims[0] == 3);
+	cr_expect(!memcmp(t->data, v, sizeof(v)));
+	arena_release(&a);
+	remove_tree(dir);
+	free(dir), free(out);
+}
