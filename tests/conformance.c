@@ -22,7 +22,9 @@
  * With -r (values through the runtime, the figure `make conformance`
  * gates): every input stays a graph input, the model is compiled
  * statically, written as a .om, loaded by libgearrt, run on input_N.pb,
- * and each output compared with output_N.pb by the same tolerance.
+ * and each output compared with output_N.pb by the same tolerance.  The
+ * session's arena is filled with 0xff bytes (NaN as floats) first, so a
+ * memory plan that overlaps two live tensors fails a test.
  */
 #include <dirent.h>
 #include <json-c/json.h>
@@ -36,6 +38,7 @@
 #include "compiler/onnx.h"
 #include "serializer/om.h"
 #include "runtime/gearrt.h"
+#include "runtime/rt.h"
 #include "tests/tensorcmp.h"
 #include <unistd.h>
 
@@ -301,6 +304,10 @@ static int check_runtime(Model *m, const char *dir)
 		rc = error_prefix("load");
 	if (!rc && gearrt_session_create(md, NULL, &s) != GEARRT_OK)
 		rc = -1;
+	/* A plan that lets two live tensors share bytes shows up as wrong
+	 * values: start from an arena of NaNs (0xff bytes), not zeros. */
+	if (!rc)
+		memset(s->arena, 0xff, (size_t)md->arena_bytes);
 	if (!rc)
 		rc = run_outputs(m, dir, s, gearrt_input_count(md),
 				 gearrt_output_count(md));
@@ -362,6 +369,61 @@ static int run_test(const char *dir)
 	return rc;
 }
 
+/* Failures grouped by the op at fault: the op the message's innermost
+ * "node '...' (Op)" names, else the test's name ("test_conv_...":
+ * "conv"). */
+typedef struct Group {
+	char key[48];
+	int count;
+} Group;
+static Group groups[256];
+static int ngroups;
+
+static void group_failure(const char *test, const char *msg)
+{
+	char key[48] = "";
+	const char *n = NULL;
+	for (const char *q = msg; (q = strstr(q, "node '")); q++)
+		n = q;
+	const char *p = n ? strstr(n, "' (") : NULL;
+	if (p) {
+		p += 3;
+		size_t len = strcspn(p, ")");
+		snprintf(key, sizeof(key), "%.*s", (int)(len < 40 ? len : 40), p);
+	} else {
+		const char *t = strncmp(test, "test_", 5) ? test : test + 5;
+		size_t len = strcspn(t, "_");
+		snprintf(key, sizeof(key), "%.*s", (int)(len < 40 ? len : 40), t);
+	}
+	for (int i = 0; i < ngroups; i++)
+		if (!strcmp(groups[i].key, key)) {
+			groups[i].count++;
+			return;
+		}
+	if (ngroups < (int)ARRAY_SIZE(groups)) {
+		memcpy(groups[ngroups].key, key, sizeof(key));
+		groups[ngroups++].count = 1;
+	}
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const Group *x = a, *y = b;
+	return x->count != y->count ? y->count - x->count
+				    : strcmp(x->key, y->key);
+}
+
+static void print_groups(void)
+{
+	if (!ngroups)
+		return;
+	qsort(groups, (size_t)ngroups, sizeof(Group), by_count);
+	printf("failures by op:");
+	for (int i = 0; i < ngroups; i++)
+		printf(" %s %d%s", groups[i].key, groups[i].count,
+		       i + 1 < ngroups ? "," : "\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *root = NULL, *filter = NULL;
@@ -404,6 +466,7 @@ int main(int argc, char **argv)
 			} else if (rc < 0) {
 				printf("FAIL %s/%s: %s\n", suites[s], *t,
 				       last_error());
+				group_failure(*t, last_error());
 			}
 			total += rc <= 0;
 			free(*t);
@@ -411,6 +474,7 @@ int main(int argc, char **argv)
 		free(tests);
 		free(dir);
 	}
+	print_groups();
 	printf("conformance: %d/%d\n", pass, total);
 	return 0;
 }
