@@ -329,6 +329,24 @@ int eval_node(Model *m, Graph *g, const Node *node, const EvalSource *src,
 	return 0;
 }
 
+/* The error for output k of g left without contents: the first node
+ * whose outputs were not all computed is the one to name. */
+static int uncomputed(const Graph *g, const char *name, int32_t k)
+{
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		for (int32_t j = 0; j < n->noutputs; j++)
+			if (n->outputs[j] >= 0 && !g->vals[n->outputs[j]].konst)
+				return error("graph '%s': node '%s' (%s): output "
+					     "%d ('%s') could not be computed "
+					     "(no kernel)", name, n->name,
+					     n->op_type, j,
+					     g->vals[n->outputs[j]].name);
+	}
+	return error("graph '%s': output %d ('%s') could not be computed",
+		     name, k, g->vals[g->outputs[k]].name);
+}
+
 int eval_graph(Model *m, Graph *parent, const EvalSource *src,
 	       const Graph *sub, const Tensor *const *in, Arena *a,
 	       const Tensor **outs)
@@ -359,8 +377,7 @@ int eval_graph(Model *m, Graph *parent, const EvalSource *src,
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		const Value *v = &g->vals[g->outputs[k]];
 		if (!v->konst)
-			return error("graph '%s': output %d ('%s') could not be "
-				     "computed", sub->name, k, v->name);
+			return uncomputed(g, sub->name, k);
 		outs[k] = v->konst;
 	}
 	return 0;
