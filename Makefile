@@ -309,9 +309,15 @@ $(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/libgearc.a
 # --input_shape=x:-1,3,32,32 --step=1".  Then the memory planner's figures
 # (tests/bench_memplan.c): arena / lower bound per model, average and
 # worst, naive / arena, planning time against the rest of the compile.
-bench: $(BUILD)/bench $(BUILD)/bench_memplan
+bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc
 	$(BUILD)/bench $(BENCH_ARGS)
 	$(BUILD)/bench_memplan $(TESTDATA)
+	$(BUILD)/bench_run tests/fixtures $(BUILD)/gearc
+
+# Part 3: libgearrt on the real-export fixtures (tests/bench_run.c): load
+# time, median and minimum latency per gear.
+$(BUILD)/bench_run: $(BUILD)/tests/bench_run.o $(BUILD)/libgearc.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench_memplan: $(BUILD)/tests/bench_memplan.o $(BUILD)/libgearc.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)

@@ -1,0 +1,190 @@
+/*
+ * tests/bench_run.c - `make bench`, part 3: libgearrt on the real-export
+ * fixtures.
+ *
+ * usage: bench_run [-n RUNS] [-t THREADS] [-k NAME] FIXTURES_DIR GEARC
+ *
+ * For every model of FIXTURES_DIR/expected.json, compiles it with GEARC
+ * and the recorded options into build/bench/NAME.om, then for every gear:
+ * load (open with its checks, session, first run: the preparation of that
+ * gear) and the median and minimum of RUNS runs (default 50) on a
+ * fixed-seed input (floats in [-1, 1); an int64 scalar input, a sample
+ * rate, gets 16000).  One line per gear, then the file's load alone.
+ */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compiler/ir.h"
+#include "runtime/gearrt.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int compile(const char *gearc, const char *dir, json_object *e,
+		   const char *out)
+{
+	const char *argv[16];
+	char model[1024], output[1024];
+	json_object *args = json_object_object_get(e, "args");
+	snprintf(model, sizeof(model), "--model=%s/%s", dir,
+		 json_object_get_string(json_object_object_get(e, "model")));
+	snprintf(output, sizeof(output), "--output=%s", out);
+	int n = 0;
+	argv[n++] = gearc;
+	argv[n++] = model;
+	for (size_t i = 0; i < json_object_array_length(args) && n < 12; i++)
+		argv[n++] = json_object_get_string(
+			json_object_array_get_idx(args, i));
+	argv[n++] = output;
+	argv[n++] = "-q";
+	argv[n] = NULL;
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv(gearc, (char *const *)argv);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Inputs at gear g, filled; returns their count. */
+static size_t make_inputs(gearrt_model *m, size_t g, gearrt_tensor *in)
+{
+	const int64_t *dims = NULL;
+	size_t nd = 0, at = 0, nin = gearrt_input_count(m);
+	uint64_t x = 0x9E3779B97F4A7C15u;
+	if (gearrt_gear_count(m))
+		gearrt_gear_dims(m, g, &dims, &nd);
+	for (size_t i = 0; i < nin; i++) {
+		gearrt_input_info(m, i, &in[i]);
+		size_t n = 1;
+		for (int32_t d = 0; d < in[i].rank; d++) {
+			if (in[i].dims[d] < 0)
+				in[i].dims[d] = dims[at++];
+			n *= (size_t)in[i].dims[d];
+		}
+		in[i].size = n * gearrt_dtype_size(in[i].dtype);
+		in[i].data = calloc(1, in[i].size + 1);
+		for (size_t k = 0; k < n; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			if (in[i].dtype == GEARRT_FLOAT32)
+				((float *)in[i].data)[k] =
+					(float)((x >> 40) / 8388608.0 - 1);
+			else if (in[i].dtype == GEARRT_INT64)
+				((int64_t *)in[i].data)[k] = 16000;
+		}
+	}
+	return nin;
+}
+
+static void bench_gear(const char *name, const char *om, size_t g, int runs,
+		       int threads)
+{
+	gearrt_tensor in[16], out[16];
+	double t0 = now_ms();
+	gearrt_model *m;
+	gearrt_session *s;
+	gearrt_options opt = { .threads = threads };
+	if (gearrt_model_open(om, &m) || gearrt_session_create(m, &opt, &s)) {
+		printf("%-10s gear %zu: %s\n", name, g, gearrt_last_error());
+		return;
+	}
+	size_t nin = make_inputs(m, g, in), nout = gearrt_output_count(m);
+	memset(out, 0, sizeof(out));
+	int rc = gearrt_run(s, in, nin, out, nout);
+	double load = now_ms() - t0;
+	double *t = malloc((size_t)runs * sizeof(double));
+	for (int i = 0; i < runs && !rc; i++) {
+		double a = now_ms();
+		rc = gearrt_run(s, in, nin, out, nout);
+		t[i] = now_ms() - a;
+	}
+	char dims[64] = "static";
+	if (gearrt_gear_count(m)) {
+		const int64_t *d;
+		size_t nd, at = 0;
+		gearrt_gear_dims(m, g, &d, &nd);
+		for (size_t k = 0; k < nd && at < sizeof(dims) - 24; k++)
+			at += (size_t)snprintf(dims + at, sizeof(dims) - at,
+					       "%s%lld", k ? "," : "",
+					       (long long)d[k]);
+	}
+	if (rc) {
+		printf("%-10s %-12s %s\n", name, dims, gearrt_last_error());
+	} else {
+		qsort(t, (size_t)runs, sizeof(double), cmp_double);
+		printf("%-10s %-12s %9.2f %11.3f %9.3f\n", name, dims, load,
+		       t[runs / 2], t[0]);
+	}
+	free(t);
+	for (size_t i = 0; i < nin; i++)
+		free(in[i].data);
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+}
+
+int main(int argc, char **argv)
+{
+	int runs = 50, threads = 1, opt;
+	const char *only = NULL;
+	while ((opt = getopt(argc, argv, "n:t:k:")) != -1) {
+		if (opt == 'n')
+			runs = atoi(optarg);
+		else if (opt == 't')
+			threads = atoi(optarg);
+		else if (opt == 'k')
+			only = optarg;
+	}
+	if (argc - optind != 2 || runs < 1) {
+		fprintf(stderr, "usage: bench_run [-n RUNS] [-t THREADS] "
+				"[-k NAME] FIXTURES_DIR GEARC\n");
+		return 2;
+	}
+	const char *dir = argv[optind], *gearc = argv[optind + 1];
+	char path[512];
+	snprintf(path, sizeof(path), "%s/expected.json", dir);
+	json_object *root = json_object_from_file(path);
+	if (!root) {
+		fprintf(stderr, "bench_run: cannot read %s\n", path);
+		return 1;
+	}
+	mkdir("build", 0777);
+	mkdir("build/bench", 0777);
+	printf("libgearrt, reference kernels, %d thread(s), %d runs a gear\n",
+	       threads, runs);
+	printf("%-10s %-12s %9s %11s %9s\n", "model", "gear", "load ms",
+	       "median ms", "min ms");
+	json_object_object_foreach(root, name, e) {
+		if (only && strcmp(only, name))
+			continue;
+		char om[512];
+		snprintf(om, sizeof(om), "build/bench/%s.om", name);
+		if (compile(gearc, dir, e, om) < 0) {
+			printf("%-10s compile failed\n", name);
+			continue;
+		}
+		size_t ng = json_object_array_length(
+			json_object_object_get(e, "gears"));
+		for (size_t g = 0; g < (ng ? ng : 1); g++)
+			bench_gear(name, om, g, runs, threads);
+	}
+	json_object_put(root);
+	return 0;
+}
