@@ -291,7 +291,10 @@ static void im2col_walk(const ConvGeom *g, const int64_t *img,
 					memset(cp, 0, on * sizeof(float));
 				} else if (!y) {
 					memset(cp, 0, lo * sizeof(float));
-					for (int64_t j = lo; j < hi; j++)
+					if (s == 1 && hi > lo)
+						memcpy(cp + lo, x + at + lo,
+						       (hi - lo) * sizeof(float));
+					for (int64_t j = lo; s > 1 && j < hi; j++)
 						cp[j] = x[at + j * s];
 					memset(cp + hi, 0, (on - hi) * sizeof(float));
 				}
