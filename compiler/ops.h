@@ -55,20 +55,20 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ConcatFromSequence,        infer_concat_from_sequence, 0, VIEW_NONE) \
 	X(Constant,                  infer_constant, 0, VIEW_NONE) \
 	X(ConstantOfShape,           infer_constantofshape, run_constantofshape, VIEW_NONE) \
-	X(Conv,                      infer_conv, 0, VIEW_NONE) \
-	X(ConvInteger,               infer_conv_integer, 0, VIEW_NONE) \
-	X(ConvTranspose,             infer_conv_transpose, 0, VIEW_NONE) \
+	X(Conv,                      infer_conv, run_conv, VIEW_NONE) \
+	X(ConvInteger,               infer_conv_integer, run_conv_integer, VIEW_NONE) \
+	X(ConvTranspose,             infer_conv_transpose, run_conv_transpose, VIEW_NONE) \
 	X(Cos,                       infer_unary, run_unary, VIEW_NONE) \
 	X(Cosh,                      infer_unary, run_unary, VIEW_NONE) \
 	X(CumSum,                    infer_cumsum, run_cumsum, VIEW_NONE) \
 	X(DFT,                       infer_dft, 0, VIEW_NONE) \
 	X(DepthToSpace,              infer_depthtospace, run_depthtospace, VIEW_NONE) \
 	X(DequantizeLinear,          infer_dequantize_linear, run_dequantize_linear, VIEW_NONE) \
-	X(Det,                       infer_det, 0, VIEW_NONE) \
+	X(Det,                       infer_det, run_det, VIEW_NONE) \
 	X(Div,                       infer_arith, run_arith, VIEW_NONE) \
 	X(Dropout,                   infer_dropout, run_dropout, VIEW_NONE) \
 	X(DynamicQuantizeLinear,     infer_dynamic_quantize_linear, 0, VIEW_NONE) \
-	X(Einsum,                    infer_einsum, 0, VIEW_NONE) \
+	X(Einsum,                    infer_einsum, run_einsum, VIEW_NONE) \
 	X(Elu,                       infer_unary, run_unary, VIEW_NONE) \
 	X(Equal,                     infer_compare, run_logic2, VIEW_NONE) \
 	X(Erf,                       infer_unary, run_unary, VIEW_NONE) \
@@ -81,7 +81,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Gather,                    infer_gather, run_gather, VIEW_NONE) \
 	X(GatherElements,            infer_gatherelements, run_gatherelements, VIEW_NONE) \
 	X(GatherND,                  infer_gathernd, run_gathernd, VIEW_NONE) \
-	X(Gemm,                      infer_gemm, 0, VIEW_NONE) \
+	X(Gemm,                      infer_gemm, run_gemm, VIEW_NONE) \
 	X(GlobalAveragePool,         infer_global_pool, 0, VIEW_NONE) \
 	X(GlobalLpPool,              infer_global_pool, 0, VIEW_NONE) \
 	X(GlobalMaxPool,             infer_global_pool, 0, VIEW_NONE) \
@@ -109,8 +109,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Loop,                      infer_loop, 0, VIEW_NONE) \
 	X(LpNormalization,           infer_lp_norm, 0, VIEW_NONE) \
 	X(LpPool,                    infer_lppool, 0, VIEW_NONE) \
-	X(MatMul,                    infer_matmul, 0, VIEW_NONE) \
-	X(MatMulInteger,             infer_matmul_integer, 0, VIEW_NONE) \
+	X(MatMul,                    infer_matmul, run_matmul, VIEW_NONE) \
+	X(MatMulInteger,             infer_matmul_integer, run_matmul_integer, VIEW_NONE) \
 	X(Max,                       infer_variadic, run_variadic, VIEW_NONE) \
 	X(MaxPool,                   infer_maxpool, 0, VIEW_NONE) \
 	X(MaxRoiPool,                infer_max_roi_pool, 0, VIEW_NONE) \
@@ -136,8 +136,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(PRelu,                     infer_prelu, run_arith, VIEW_NONE) \
 	X(Pad,                       infer_pad, run_pad, VIEW_NONE) \
 	X(Pow,                       infer_pow, run_arith, VIEW_NONE) \
-	X(QLinearConv,               infer_qlinear_conv, 0, VIEW_NONE) \
-	X(QLinearMatMul,             infer_qlinear_matmul, 0, VIEW_NONE) \
+	X(QLinearConv,               infer_qlinear_conv, run_qlinear_conv, VIEW_NONE) \
+	X(QLinearMatMul,             infer_qlinear_matmul, run_qlinear_matmul, VIEW_NONE) \
 	X(QuantizeLinear,            infer_quantize_linear, run_quantize_linear, VIEW_NONE) \
 	X(RNN,                       infer_rnn, 0, VIEW_NONE) \
 	X(RandomNormal,              infer_random, 0, VIEW_NONE) \

@@ -8,7 +8,10 @@
  *   losses        NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss;
  *   detection     NonMaxSuppression (its row count depends on the data).
  * The windows fold (their size is a shape parameter, so it is constant
- * in a specialised gear); the others only infer.
+ * in a specialised gear).  MatMulInteger, QLinearMatMul, Einsum and Det
+ * have kernels: the integer products in double (exact for 8-bit
+ * operands) through matmul_batched (math.c), Einsum as a direct sum over
+ * every label combination, Det by LU with partial pivoting.
  */
 #include <math.h>
 #include <string.h>
@@ -287,6 +290,87 @@ int infer_qlinear_matmul(OpCtx *c)
 	return 0;
 }
 
+/* A matmul operand t (A if rows, else B) as doubles minus its zero
+ * point zp: one value, or one per row of A / column of B. */
+static double *mm_operand(OpCtx *c, const Tensor *t, const Tensor *zp,
+			  bool rows)
+{
+	int64_t n = shape_numel(&t->shape), nz = zp ? shape_numel(&zp->shape) : 0;
+	int64_t cols = t->shape.dims[t->shape.rank - 1];
+	bool vec = t->shape.rank < 2;
+	double *d = op_scratch(c, n * sizeof(double));
+	for (int64_t i = 0; d && i < n; i++) {
+		int64_t line = vec ? 0 : rows ? i / cols : i % cols;
+		d[i] = tensor_get_f64(t, i) -
+		       (nz ? tensor_get_f64(zp, nz > 1 ? line % nz : 0) : 0);
+	}
+	return d;
+}
+
+/* numpy.matmul of operands ai and bi (zero points azi, bzi) in double,
+ * exact for 8-bit operands; NULL on error. */
+static double *int_matmul(OpCtx *c, int ai, int azi, int bi, int bzi)
+{
+	const Tensor *a = op_const_in(c, ai), *b = op_const_in(c, bi);
+	const Shape *ys = &op_out(c, 0)->shape;
+	double *ad = mm_operand(c, a, op_const_in(c, azi), true);
+	double *bd = mm_operand(c, b, op_const_in(c, bzi), false);
+	double *yd = op_scratch(c, shape_numel(ys) * sizeof(double));
+	if (!ad || !bd || !yd ||
+	    matmul_batched(c, MM_F64, &a->shape, ad, &b->shape, bd, ys, yd) < 0)
+		return NULL;
+	return yd;
+}
+
+/* MatMulInteger: int32 Y = (A - a_zero_point) x (B - b_zero_point), the
+ * zero points one value or one per row of A / column of B. */
+int run_matmul_integer(OpCtx *c)
+{
+	if (!op_all_const(c))
+		return 0;
+	double *yd = int_matmul(c, 0, 2, 1, 3);
+	Tensor *y = yd ? op_new_output(c, 0, DT_INT32, &op_out(c, 0)->shape)
+		       : NULL;
+	if (!y)
+		return -1;
+	for (int64_t i = 0; i < shape_numel(&y->shape); i++)
+		tensor_set_i64(y, i, (int64_t)yd[i]);
+	op_set_const(c, 0, y);
+	return 0;
+}
+
+/* QLinearMatMul: y = saturate(round((a - a_zp) x (b - b_zp) * a_scale *
+ * b_scale / y_scale) + y_zp), a's scale one value or one per row and
+ * b's one value or one per column. */
+int run_qlinear_matmul(OpCtx *c)
+{
+	if (!op_all_const(c))
+		return 0;
+	const Tensor *as = op_const_in(c, 1), *bs = op_const_in(c, 4);
+	const Tensor *ys = op_const_in(c, 6), *yz = op_const_in(c, 7);
+	const Shape *sh = &op_out(c, 0)->shape;
+	int64_t n = sh->rank >= 1 && op_in(c, 3)->shape.rank >= 2
+			    ? sh->dims[sh->rank - 1]
+			    : 1;
+	int64_t m = op_in(c, 0)->shape.rank >= 2
+			    ? op_in(c, 0)->shape.dims[op_in(c, 0)->shape.rank - 2]
+			    : 1;
+	int64_t nas = shape_numel(&as->shape), nbs = shape_numel(&bs->shape);
+	double *yd = int_matmul(c, 0, 2, 3, 5);
+	Tensor *y = yd ? op_new_output(c, 0, yz->dtype, sh) : NULL;
+	if (!y)
+		return -1;
+	float sy = (float)tensor_get_f64(ys, 0);
+	int64_t zp = tensor_get_i64(yz, 0);
+	for (int64_t i = 0; i < shape_numel(sh); i++) {
+		float sa = (float)tensor_get_f64(as, nas > 1 ? i / n % m % nas : 0);
+		float sb = (float)tensor_get_f64(bs, nbs > 1 ? i % n % nbs : 0);
+		q8_store(y, i, yd[i] * (sa * sb / sy), zp);
+	}
+	op_set_const(c, 0, y);
+	return 0;
+}
+
 /* ---- Einsum ------------------------------------------------------------- */
 
 enum { EIN_MAX_TERMS = 64, EIN_LABELS = 128 };
@@ -341,39 +425,52 @@ static bool label_dim(int64_t a, int64_t b, int64_t *r)
 	return true;
 }
 
+/* Parses the input terms of the equation eq (one per node input) into
+ * terms[0..*nterms); *arrow points at its "->", or is NULL. */
+static int parse_inputs(OpCtx *c, const char *eq, Term *terms,
+			int32_t *nterms, const char **arrow)
+{
+	if (!eq)
+		return op_error(c, "attribute equation is required");
+	if (c->n->ninputs < 1)
+		return op_error(c, "expected at least one input");
+	*arrow = strstr(eq, "->");
+	*nterms = 0;
+	const char *end = *arrow ? *arrow : eq + strlen(eq);
+	for (const char *p = eq;;) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		const char *e = comma ? comma : end;
+		if (*nterms == EIN_MAX_TERMS)
+			return op_error(c, "equation has more than %d terms",
+					EIN_MAX_TERMS);
+		if (parse_term(c, p, (size_t)(e - p), &terms[(*nterms)++]) < 0)
+			return -1;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	if (*nterms != c->n->ninputs)
+		return op_error(c, "equation '%s' has %d input terms, but the "
+				"node has %d inputs", eq, *nterms,
+				c->n->ninputs);
+	return 0;
+}
+
 /* Einsum: the output's labels come from the explicit right-hand side, or
  * (implicit form) the broadcast "..." dims then every label used once, in
  * alphabetical (ASCII) order.  A label's dims must agree across terms (or
  * be 1); the "..." dims broadcast. */
 int infer_einsum(OpCtx *c)
 {
-	const char *eq = attr_str(c->n, "equation", NULL);
+	const char *eq = attr_str(c->n, "equation", NULL), *arrow;
 	Term terms[EIN_MAX_TERMS], out;
 	int64_t dim[EIN_LABELS];
-	int32_t count[EIN_LABELS] = { 0 }, nterms = 0;
+	int32_t count[EIN_LABELS] = { 0 }, nterms;
 	Shape ell = { .rank = 0 };
 	bool ell_known = true;
 	char b1[128];
-	if (!eq)
-		return op_error(c, "attribute equation is required");
-	if (c->n->ninputs < 1)
-		return op_error(c, "expected at least one input");
-	const char *arrow = strstr(eq, "->"), *end = arrow ? arrow : eq + strlen(eq);
-	for (const char *p = eq;;) {
-		const char *comma = memchr(p, ',', (size_t)(end - p));
-		const char *e = comma ? comma : end;
-		if (nterms == EIN_MAX_TERMS)
-			return op_error(c, "equation has more than %d terms",
-					EIN_MAX_TERMS);
-		if (parse_term(c, p, (size_t)(e - p), &terms[nterms++]) < 0)
-			return -1;
-		if (!comma)
-			break;
-		p = comma + 1;
-	}
-	if (nterms != c->n->ninputs)
-		return op_error(c, "equation '%s' has %d input terms, but the "
-				"node has %d inputs", eq, nterms, c->n->ninputs);
+	if (parse_inputs(c, eq, terms, &nterms, &arrow) < 0)
+		return -1;
 	for (int i = 0; i < EIN_LABELS; i++)
 		dim[i] = -2; /* unseen */
 	int dt = DT_UNDEFINED;
@@ -461,6 +558,169 @@ int infer_einsum(OpCtx *c)
 	return 0;
 }
 
+/* The labels of an equation with the "..." dims as labels 1..nell
+ * (right-aligned in each term): per input k its labels lab[k][0..rank),
+ * and the output's. */
+typedef struct EinPlan {
+	int32_t nell;
+	int32_t n[EIN_MAX_TERMS];
+	uint8_t lab[EIN_MAX_TERMS][MAX_RANK];
+	int32_t nout;
+	uint8_t out[MAX_RANK];
+} EinPlan;
+
+/* Term t of a tensor of rank r as labels, "..." as its last labels of
+ * 1..nell. */
+static int32_t expand_term(const Term *t, int32_t r, int32_t nell,
+			   uint8_t *lab)
+{
+	int32_t extra = t->ell >= 0 ? r - t->n : 0, k = 0;
+	for (int32_t i = 0; i <= t->n; i++) {
+		if (i == t->ell)
+			for (int32_t e = 0; e < extra; e++)
+				lab[k++] = (uint8_t)(nell - extra + e + 1);
+		if (i < t->n)
+			lab[k++] = (uint8_t)t->lab[i];
+	}
+	return k;
+}
+
+static int ein_plan(OpCtx *c, EinPlan *p)
+{
+	const char *eq = attr_str(c->n, "equation", NULL), *arrow;
+	Term terms[EIN_MAX_TERMS], out;
+	int32_t nterms, count[EIN_LABELS] = { 0 };
+	if (parse_inputs(c, eq, terms, &nterms, &arrow) < 0)
+		return -1;
+	p->nell = 0;
+	for (int32_t k = 0; k < nterms; k++) {
+		int32_t extra = op_in(c, k)->shape.rank - terms[k].n;
+		if (terms[k].ell >= 0 && extra > p->nell)
+			p->nell = extra;
+		for (int32_t i = 0; i < terms[k].n; i++)
+			count[(int)terms[k].lab[i]]++;
+	}
+	for (int32_t k = 0; k < nterms; k++)
+		p->n[k] = expand_term(&terms[k], op_in(c, k)->shape.rank,
+				      p->nell, p->lab[k]);
+	if (arrow) {
+		if (parse_term(c, arrow + 2, strlen(arrow + 2), &out) < 0)
+			return -1;
+	} else {
+		out.n = 0;
+		out.ell = 0;
+		for (int l = 0; l < EIN_LABELS && out.n < MAX_RANK; l++)
+			if (count[l] == 1)
+				out.lab[out.n++] = (char)l;
+	}
+	if (out.n + (out.ell >= 0 ? p->nell : 0) != op_out(c, 0)->shape.rank)
+		return op_error(c, "output rank does not match the equation");
+	p->nout = expand_term(&out, out.n + (out.ell >= 0 ? p->nell : 0),
+			      p->nell, p->out);
+	return 0;
+}
+
+/* Einsum, directly: every combination of the labels' values adds the
+ * product of the inputs' elements to its output element; floats in
+ * double, integers in wrapping uint64. */
+int run_einsum(OpCtx *c)
+{
+	EinPlan p;
+	int64_t dim[EIN_LABELS], st[EIN_MAX_TERMS][EIN_LABELS];
+	int64_t idx[EIN_LABELS] = { 0 }, ldim[EIN_LABELS];
+	uint8_t order[EIN_LABELS];
+	int32_t nl = 0, nin = c->n->ninputs;
+	bool seen[EIN_LABELS] = { false };
+	if (!op_all_const(c))
+		return 0;
+	if (ein_plan(c, &p) < 0)
+		return -1;
+	const Value *yv = op_out(c, 0);
+	bool ints = (DTS_INT & DTS(yv->dtype)) != 0;
+	for (int l = 0; l < EIN_LABELS; l++)
+		dim[l] = 1;
+	for (int32_t k = 0; k < nin; k++)
+		for (int32_t i = 0; i < p.n[k]; i++) {
+			int64_t d = op_in(c, k)->shape.dims[i];
+			if (d != 1)
+				dim[p.lab[k][i]] = d;
+		}
+	/* the output's labels first, so the output index is the prefix */
+	for (int32_t i = 0; i < p.nout; i++)
+		if (!seen[p.out[i]]) {
+			seen[p.out[i]] = true;
+			order[nl++] = p.out[i];
+		}
+	int32_t nkeep = nl;
+	for (int32_t k = 0; k < nin; k++)
+		for (int32_t i = 0; i < p.n[k]; i++)
+			if (!seen[p.lab[k][i]]) {
+				seen[p.lab[k][i]] = true;
+				order[nl++] = p.lab[k][i];
+			}
+	memset(st, 0, sizeof(st));
+	for (int32_t k = 0; k < nin; k++) {
+		const Shape *s = &op_in(c, k)->shape;
+		int64_t stride = 1;
+		for (int32_t i = p.n[k] - 1; i >= 0; i--) {
+			if (s->dims[i] != 1)
+				st[k][p.lab[k][i]] += stride;
+			stride *= s->dims[i];
+		}
+	}
+	int64_t total = 1, red = 1;
+	for (int32_t i = 0; i < nl; i++) {
+		ldim[i] = dim[order[i]];
+		total *= ldim[i];
+		if (i >= nkeep)
+			red *= ldim[i];
+	}
+	void *in[EIN_MAX_TERMS];
+	for (int32_t k = 0; k < nin; k++) {
+		const Tensor *t = op_const_in(c, k);
+		int64_t n = shape_numel(&t->shape);
+		if (!(in[k] = op_scratch(c, n * 8)))
+			return -1;
+		for (int64_t i = 0; i < n; i++) {
+			if (ints)
+				((uint64_t *)in[k])[i] = (uint64_t)tensor_get_i64(t, i);
+			else
+				((double *)in[k])[i] = tensor_get_f64(t, i);
+		}
+	}
+	Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+	if (!y)
+		return -1;
+	double fs = 0;
+	uint64_t us = 0;
+	for (int64_t t = 0; t < total; t++) {
+		double fp = 1;
+		uint64_t up = 1;
+		for (int32_t k = 0; k < nin; k++) {
+			int64_t off = 0;
+			for (int32_t i = 0; i < nl; i++)
+				off += idx[i] * st[k][order[i]];
+			if (ints)
+				up *= ((uint64_t *)in[k])[off];
+			else
+				fp *= ((double *)in[k])[off];
+		}
+		fs += fp;
+		us += up;
+		if ((t + 1) % red == 0) {
+			if (ints)
+				tensor_set_i64(y, t / red, (int64_t)us);
+			else
+				tensor_set_f64(y, t / red, fs);
+			fs = 0;
+			us = 0;
+		}
+		tn_next(nl, ldim, idx);
+	}
+	op_set_const(c, 0, y);
+	return 0;
+}
+
 /* ---- Det ---------------------------------------------------------------- */
 
 /* Det: X [*, M, M] -> Y [*]. */
@@ -481,6 +741,57 @@ int infer_det(OpCtx *c)
 		y.rank -= 2;
 	}
 	op_set_out(c, 0, x->dtype, &y);
+	return 0;
+}
+
+/* The determinant of the m x m matrix a (overwritten): LU with partial
+ * pivoting. */
+static double det_lu(double *a, int64_t m)
+{
+	double det = 1;
+	for (int64_t j = 0; j < m; j++) {
+		int64_t piv = j;
+		for (int64_t i = j + 1; i < m; i++)
+			if (fabs(a[i * m + j]) > fabs(a[piv * m + j]))
+				piv = i;
+		if (a[piv * m + j] == 0)
+			return 0;
+		if (piv != j) {
+			det = -det;
+			for (int64_t k = 0; k < m; k++) {
+				double t = a[j * m + k];
+				a[j * m + k] = a[piv * m + k];
+				a[piv * m + k] = t;
+			}
+		}
+		det *= a[j * m + j];
+		for (int64_t i = j + 1; i < m; i++) {
+			double f = a[i * m + j] / a[j * m + j];
+			for (int64_t k = j + 1; k < m; k++)
+				a[i * m + k] -= f * a[j * m + k];
+		}
+	}
+	return det;
+}
+
+int run_det(OpCtx *c)
+{
+	const Tensor *x = op_const_in(c, 0);
+	if (!x)
+		return 0;
+	const Shape *s = &x->shape;
+	int64_t m = s->dims[s->rank - 1], mm = m * m;
+	int64_t nb = mm ? shape_numel(s) / mm : shape_numel(&op_out(c, 0)->shape);
+	Tensor *y = op_new_output(c, 0, x->dtype, &op_out(c, 0)->shape);
+	double *a = op_scratch(c, (mm ? mm : 1) * sizeof(double));
+	if (!y || !a)
+		return -1;
+	for (int64_t b = 0; b < nb; b++) {
+		for (int64_t i = 0; i < mm; i++)
+			a[i] = tensor_get_f64(x, b * mm + i);
+		tensor_set_f64(y, b, det_lu(a, m));
+	}
+	op_set_const(c, 0, y);
 	return 0;
 }
 

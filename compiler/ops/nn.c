@@ -384,6 +384,76 @@ int infer_conv_transpose(OpCtx *c)
 	return 0;
 }
 
+/* Floor division (pads derived for ConvTranspose may be negative). */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+/* The begin pad of spatial axis i of a Conv (g->in, g->out known). */
+static int64_t conv_pad(const Window *w, const ConvGeom *g, int32_t i)
+{
+	int64_t ext = (g->kernel[i] - 1) * g->dilation[i] + 1, total;
+	switch (w->auto_pad) {
+	case PAD_NOTSET: return w->pads[i];
+	case PAD_VALID: return 0;
+	default:
+		total = (g->out[i] - 1) * g->stride[i] + ext - g->in[i];
+		total = total > 0 ? total : 0;
+		return w->auto_pad == PAD_SAME_UPPER ? total / 2
+						     : total - total / 2;
+	}
+}
+
+/* The begin pad of spatial axis i of a ConvTranspose: given, or derived
+ * from output_shape or auto_pad SAME_* as the operator's doc says. */
+static int64_t convt_pad(OpCtx *c, const Window *w, const ConvGeom *g,
+			 const int64_t *opad, int32_t i)
+{
+	const int64_t *os;
+	int64_t total;
+	bool derived = attr_ints(c->n, "output_shape", &os) >= 0 ||
+		       w->auto_pad == PAD_SAME_UPPER ||
+		       w->auto_pad == PAD_SAME_LOWER;
+	if (!derived)
+		return w->auto_pad == PAD_VALID ? 0 : w->pads[i];
+	total = g->stride[i] * (g->in[i] - 1) + opad[i] +
+		(g->kernel[i] - 1) * g->dilation[i] + 1 - g->out[i];
+	if (w->auto_pad == PAD_SAME_UPPER)
+		return floor_div(total, 2);
+	return total - floor_div(total, 2);
+}
+
+int nn_conv_geom(OpCtx *c, int xi, int wi, bool transpose, ConvGeom *g)
+{
+	const Shape *xs = &op_in(c, xi)->shape, *ws = &op_in(c, wi)->shape;
+	const Shape *ys = &op_out(c, 0)->shape;
+	Window win;
+	int64_t opad[MAX_RANK];
+	if (xs->rank < 3 || ws->rank != xs->rank || ys->rank != xs->rank)
+		return op_error(c, "input, weight and output ranks differ");
+	g->nsp = xs->rank - 2;
+	g->n = xs->dims[0];
+	g->cin = xs->dims[1];
+	g->cout = ys->dims[1];
+	g->group = attr_int(c->n, "group", 1);
+	if (window_attrs(c, g->nsp, &win) < 0 ||
+	    conv_kernel(c, op_in(c, wi), &win) < 0 ||
+	    ints_attr(c, "output_padding", g->nsp, 0, 0, opad) < 0)
+		return -1;
+	for (int32_t i = 0; i < g->nsp; i++) {
+		g->in[i] = xs->dims[2 + i];
+		g->out[i] = ys->dims[2 + i];
+		g->kernel[i] = ws->dims[2 + i];
+		g->stride[i] = win.stride[i];
+		g->dilation[i] = win.dilation[i];
+	}
+	for (int32_t i = 0; i < g->nsp; i++)
+		g->pad[i] = transpose ? convt_pad(c, &win, g, opad, i)
+				      : conv_pad(&win, g, i);
+	return 0;
+}
+
 /* MaxPool, AveragePool: kernel_shape is required; Y is
  * [N, C, out1..outn]; MaxPool's optional Indices are int64 of Y's shape. */
 static int pool(OpCtx *c, uint32_t dts, bool indices)

@@ -416,6 +416,76 @@ int infer_nll_loss(OpCtx *c);
 int infer_sce_loss(OpCtx *c);
 int infer_nms(OpCtx *c);
 
+/* -- matrix product and convolution kernels: gemm.c, math.c, conv.c,
+ *    misc.c, with nn_conv_geom in nn.c ------------------------------------ */
+
+/* The geometry of a Conv or ConvTranspose node at its running shapes:
+ * a position o of the columns side (Conv: Y, ConvTranspose: X) and a
+ * kernel offset k meet the image side (Conv: X, ConvTranspose: Y) at
+ * o * stride - pad + k * dilation on each spatial axis. */
+typedef struct ConvGeom {
+	int32_t nsp;	     /* spatial axes */
+	int64_t n;	     /* batch */
+	int64_t cin, cout;   /* channels of X and of Y */
+	int64_t group;
+	int64_t in[MAX_RANK], out[MAX_RANK]; /* spatial dims of X and Y */
+	int64_t kernel[MAX_RANK], stride[MAX_RANK], dilation[MAX_RANK];
+	int64_t pad[MAX_RANK]; /* begin pads (ConvTranspose: may be < 0) */
+} ConvGeom;
+
+/* nn.c: fills g for the node (X input xi, W input wi, Y output 0). */
+int nn_conv_geom(OpCtx *c, int xi, int wi, bool transpose, ConvGeom *g);
+
+/* gemm.c */
+/* Bytes of scratch memory sgemm needs for an m x n x k product. */
+size_t sgemm_scratch(int64_t m, int64_t n, int64_t k);
+/* C = alpha * op(A) * op(B) + beta * C, op(A) m x k and op(B) k x n,
+ * op(X) = X transposed if tx; lda, ldb, ldc are row strides; beta 0
+ * does not read C.  pack: sgemm_scratch(m, n, k) bytes. */
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+	   const float *a, int64_t lda, const float *b, int64_t ldb,
+	   float beta, float *c, int64_t ldc, float *pack);
+/* im2col: col[(ch * K + k) * O + o] = img[ch][o * stride - pad + k *
+ * dilation] (0 outside), for ch < channels, K = prod g->kernel, O = prod
+ * cols[] (positions), img of spatial dims img[].  col2im adds col back
+ * into img (the adjoint). */
+void im2col(const ConvGeom *g, const int64_t *img, const int64_t *cols,
+	    int64_t channels, const float *x, float *col);
+void col2im(const ConvGeom *g, const int64_t *img, const int64_t *cols,
+	    int64_t channels, const float *col, float *x);
+/* The positions o in [*lo, *hi) of 0..n-1 with 0 <= o * s + off < in. */
+static inline void conv_range(int64_t off, int64_t s, int64_t in, int64_t n,
+			      int64_t *lo, int64_t *hi)
+{
+	int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
+	int64_t h = off >= in ? 0 : (in - off + s - 1) / s;
+	*hi = h < n ? h : n;
+	*lo = l < *hi ? l : *hi;
+}
+
+/* math.c */
+/* y = numpy.matmul(a, b) for a of shape as, b of bs, y of ys (their
+ * dtypes by kind: fp32 on sgemm; double; uint64, wrapping). */
+enum { MM_F32, MM_F64, MM_U64 };
+int matmul_batched(OpCtx *c, int kind, const Shape *as, const void *a,
+		   const Shape *bs, const void *b, const Shape *ys, void *y);
+int run_gemm(OpCtx *c);
+int run_matmul(OpCtx *c);
+
+/* conv.c */
+/* Element i of (u)int8 y = v rounded half to even, plus zp, saturated. */
+void q8_store(Tensor *y, int64_t i, double v, int64_t zp);
+int run_conv(OpCtx *c);
+int run_conv_transpose(OpCtx *c);
+int run_conv_integer(OpCtx *c);
+int run_qlinear_conv(OpCtx *c);
+
+/* misc.c */
+int run_matmul_integer(OpCtx *c);
+int run_qlinear_matmul(OpCtx *c);
+int run_einsum(OpCtx *c);
+int run_det(OpCtx *c);
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* control.c */
