@@ -12,7 +12,10 @@
  * The windowed pools see every input as a 3-D pool [N*C, D, H, W] (1-D
  * and 2-D ones get leading spatial axes of size 1) and precompute, per
  * axis and output index, the taps of the window that fall in the input
- * (Span), so the inner loops neither test bounds nor divide.  The pads
+ * (Span), so the inner loops neither test bounds nor divide.  MaxPool
+ * without Indices and AveragePool go an output row at a time: each input
+ * row a window reads updates the whole output row, one kernel tap
+ * (RowTap) after another, in branch-free streaming loops.  The pads
  * come from the attributes, or for SAME_UPPER / SAME_LOWER from the
  * output size: total = max(0, (out - 1) * stride + extent - in), the odd
  * one at the end (UPPER) or the beginning (LOWER).  The output shape
@@ -61,11 +64,19 @@ typedef struct Span {
 	int64_t first, n, cnt;
 } Span;
 
+/* The outputs [lo, hi) of a row that one tap of the window reads inside
+ * the input row: output ow reads input ow * stride + off. */
+typedef struct RowTap {
+	int64_t lo, hi, off;
+} RowTap;
+
 /* A pool as a 3-D pool over nc planes. */
 typedef struct Pool {
 	int64_t nc;
 	int64_t in[3], out[3], dil[3];
 	Span *span[3]; /* per axis: out[axis] spans */
+	int64_t kw, sw; /* the last axis' kernel and stride */
+	RowTap *tap;	/* its kw taps */
 } Pool;
 
 /* Ints attribute name into v[0..n): absent, every value is dflt. */
@@ -97,6 +108,28 @@ static void axis_spans(Span *sp, int64_t in, int64_t out, int64_t k,
 		sp[o].n = hi > lo ? hi - lo : 0;
 		sp[o].cnt = ph < k ? ph : k;
 	}
+}
+
+/* The taps of the last axis, for the row kernels. */
+static int row_taps(OpCtx *c, Pool *p, int64_t k, int64_t s, int64_t pb)
+{
+	int64_t in = p->in[2], out = p->out[2];
+	p->kw = k;
+	p->sw = s;
+	p->tap = op_scratch(c, (size_t)k * sizeof(RowTap));
+	if (!p->tap)
+		return -1;
+	for (int64_t t = 0; t < k; t++) {
+		RowTap *r = &p->tap[t];
+		r->off = t * p->dil[2] - pb;
+		/* lo: the first ow with ow * s + off >= 0; hi: past the last
+		 * with ow * s + off < in */
+		r->lo = r->off >= 0 ? 0 : (-r->off + s - 1) / s;
+		r->hi = in - r->off <= 0 ? 0 : (in - r->off + s - 1) / s;
+		r->hi = r->hi < out ? r->hi : out;
+		r->lo = r->lo < r->hi ? r->lo : r->hi;
+	}
+	return 0;
 }
 
 /* Reads the window attributes of a pool from x to y into *p. */
@@ -139,6 +172,8 @@ static int pool_setup(OpCtx *c, const Shape *x, const Shape *y, Pool *p)
 			return -1;
 		axis_spans(p->span[a], p->in[a], p->out[a], kk, ss, p->dil[a],
 			   pb, pe);
+		if (a == 2 && row_taps(c, p, kk, ss, pb) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -162,24 +197,24 @@ static inline float window_max(const Pool *p, const float *xp,
 {
 	int64_t H = p->in[1], W = p->in[2], dw = p->dil[2];
 	float best = 0;
-	*at = -1;
+	int64_t pos = -1;
 	for (int64_t a = 0; a < sd->n; a++) {
 		int64_t zd = (sd->first + a * p->dil[0]) * H + sh->first;
 		for (int64_t b = 0; b < sh->n; b++) {
 			int64_t row = (zd + b * p->dil[1]) * W + sw->first;
 			for (int64_t e = 0; e < sw->n; e++) {
 				float v = xp[row + e * dw];
-				if (*at < 0 || v > best) {
-					best = v;
-					*at = row + e * dw;
-				}
+				bool more = pos < 0 || v > best;
+				best = more ? v : best;
+				pos = more ? row + e * dw : pos;
 			}
 		}
 	}
+	*at = pos;
 	return best;
 }
 
-/* The sum of the window (lp = 0) or of |x|^lp over it. */
+/* The sum of |x|^lp over the window. */
 static inline float window_sum(const Pool *p, const float *xp,
 			       const Span *sd, const Span *sh, const Span *sw,
 			       double lp)
@@ -190,22 +225,80 @@ static inline float window_sum(const Pool *p, const float *xp,
 		int64_t zd = (sd->first + a * p->dil[0]) * H + sh->first;
 		for (int64_t b = 0; b < sh->n; b++) {
 			const float *r = xp + (zd + b * p->dil[1]) * W + sw->first;
-			if (lp == 0)
-				for (int64_t e = 0; e < sw->n; e++)
-					sum += r[e * dw];
-			else if (lp == 2)
-				for (int64_t e = 0; e < sw->n; e++)
-					sum += r[e * dw] * r[e * dw];
-			else
-				for (int64_t e = 0; e < sw->n; e++)
-					sum += (float)pow(fabsf(r[e * dw]), lp);
+			for (int64_t e = 0; e < sw->n; e++)
+				sum += lp == 2 ? r[e * dw] * r[e * dw]
+					       : (float)pow(fabsf(r[e * dw]), lp);
 		}
 	}
 	return sum;
 }
 
-/* Max over each window; ind (if not NULL) gets the flat input index of
- * the first maximum (a window wholly in the padding gives 0 and -1). */
+/* yr[ow] = max(yr[ow], the input each tap reads in row xr). */
+static void row_max(const Pool *p, const float *xr, float *yr)
+{
+	int64_t s = p->sw;
+	for (int64_t t = 0; t < p->kw; t++) {
+		const RowTap *r = &p->tap[t];
+		for (int64_t ow = r->lo; ow < r->hi; ow++) {
+			float v = xr[ow * s + r->off];
+			yr[ow] = v > yr[ow] ? v : yr[ow];
+		}
+	}
+}
+
+/* yr[ow] += the input each tap reads in row xr. */
+static void row_sum(const Pool *p, const float *xr, float *yr)
+{
+	int64_t s = p->sw;
+	for (int64_t t = 0; t < p->kw; t++) {
+		const RowTap *r = &p->tap[t];
+		for (int64_t ow = r->lo; ow < r->hi; ow++)
+			yr[ow] += xr[ow * s + r->off];
+	}
+}
+
+/* Max (max) or average pooling without indices, an output row at a
+ * time: each input row a window reads updates the whole output row. */
+static void row_pool(const Pool *p, const float *x, float *y, bool max,
+		     bool count_pad)
+{
+	int64_t H = p->in[1], W = p->in[2], plane = p->in[0] * H * W;
+	int64_t OW = p->out[2];
+	const Span *sw = p->span[2];
+	for (int64_t nc = 0; nc < p->nc; nc++) {
+		const float *xp = x + nc * plane;
+		for (int64_t od = 0; od < p->out[0]; od++)
+		for (int64_t oh = 0; oh < p->out[1]; oh++, y += OW) {
+			const Span *sd = &p->span[0][od], *sh = &p->span[1][oh];
+			for (int64_t ow = 0; ow < OW; ow++)
+				y[ow] = max ? -INFINITY : 0;
+			for (int64_t a = 0; a < sd->n; a++) {
+				int64_t zd = (sd->first + a * p->dil[0]) * H +
+					     sh->first;
+				for (int64_t b = 0; b < sh->n; b++) {
+					const float *xr =
+						xp + (zd + b * p->dil[1]) * W;
+					if (max)
+						row_max(p, xr, y);
+					else
+						row_sum(p, xr, y);
+				}
+			}
+			int64_t n = sd->n * sh->n, cnt = sd->cnt * sh->cnt;
+			for (int64_t ow = 0; ow < OW; ow++) {
+				int64_t k = count_pad ? cnt * sw[ow].cnt
+						      : n * sw[ow].n;
+				if (!max)
+					y[ow] = k ? y[ow] / (float)k : 0;
+				else if (!n || !sw[ow].n)
+					y[ow] = 0;
+			}
+		}
+	}
+}
+
+/* Max over each window, and in ind the flat input index of its first
+ * maximum (a window wholly in the padding gives 0 and -1). */
 static void max_pool(const Pool *p, const float *x, float *y, int64_t *ind,
 		     bool colmajor)
 {
@@ -217,19 +310,15 @@ static void max_pool(const Pool *p, const float *x, float *y, int64_t *ind,
 		for (int64_t ow = 0; ow < p->out[2]; ow++) {
 			*y++ = window_max(p, xp, &p->span[0][od],
 					  &p->span[1][oh], &p->span[2][ow], &at);
-			if (ind)
-				*ind++ = at < 0 ? -1
-					 : nc * plane +
-						   (colmajor ? col_major(p, at)
-							     : at);
+			*ind++ = at < 0	     ? -1
+				 : colmajor ? nc * plane + col_major(p, at)
+					    : nc * plane + at;
 		}
 	}
 }
 
-/* Average (lp = 0: over the taps in the input, or in the padded input
- * with count_pad) or Lp norm (lp = p) over each window. */
-static void sum_pool(const Pool *p, const float *x, float *y, bool count_pad,
-		     double lp)
+/* The Lp norm (lp = p) of each window. */
+static void lp_pool(const Pool *p, const float *x, float *y, double lp)
 {
 	int64_t plane = p->in[0] * p->in[1] * p->in[2];
 	for (int64_t nc = 0; nc < p->nc; nc++) {
@@ -237,17 +326,10 @@ static void sum_pool(const Pool *p, const float *x, float *y, bool count_pad,
 		for (int64_t od = 0; od < p->out[0]; od++)
 		for (int64_t oh = 0; oh < p->out[1]; oh++)
 		for (int64_t ow = 0; ow < p->out[2]; ow++) {
-			const Span *sd = &p->span[0][od], *sh = &p->span[1][oh];
-			const Span *sw = &p->span[2][ow];
-			float sum = window_sum(p, xp, sd, sh, sw, lp);
-			int64_t cnt = count_pad ? sd->cnt * sh->cnt * sw->cnt
-						: sd->n * sh->n * sw->n;
-			if (lp == 2)
-				*y++ = sqrtf(sum);
-			else if (lp)
-				*y++ = (float)pow(sum, 1 / lp);
-			else
-				*y++ = cnt ? sum / (float)cnt : 0;
+			float sum = window_sum(p, xp, &p->span[0][od],
+					       &p->span[1][oh], &p->span[2][ow],
+					       lp);
+			*y++ = lp == 2 ? sqrtf(sum) : (float)pow(sum, 1 / lp);
 		}
 	}
 }
@@ -279,15 +361,19 @@ static int run_window_pool(OpCtx *c, int kind)
 		if (order != 0 && order != 1)
 			return op_error(c, "storage_order is %lld, expected 0 "
 					"or 1", (long long)order);
-		max_pool(&p, xf, yf, ind ? tensor_mut(ind) : NULL, order == 1);
+		if (ind)
+			max_pool(&p, xf, yf, tensor_mut(ind), order == 1);
+		else
+			row_pool(&p, xf, yf, true, false);
 	} else if (kind == POOL_AVG) {
-		sum_pool(&p, xf, yf, attr_int(c->n, "count_include_pad", 0), 0);
+		row_pool(&p, xf, yf, false,
+			 attr_int(c->n, "count_include_pad", 0) != 0);
 	} else {
 		const Attr *pf = nn_attr(c->n, "p", ATTR_FLOAT); /* opset 1 */
 		double lp = pf ? pf->f : (double)attr_int(c->n, "p", 2);
 		if (!(lp > 0))
 			return op_error(c, "p must be positive");
-		sum_pool(&p, xf, yf, false, lp);
+		lp_pool(&p, xf, yf, lp);
 	}
 	nn_out_done(y, yf);
 	op_set_const(c, 0, y);
