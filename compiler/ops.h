@@ -40,8 +40,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Asinh,                     infer_unary, run_unary, VIEW_NONE) \
 	X(Atan,                      infer_unary, run_unary, VIEW_NONE) \
 	X(Atanh,                     infer_unary, run_unary, VIEW_NONE) \
-	X(AveragePool,               infer_avgpool, 0, VIEW_NONE) \
-	X(BatchNormalization,        infer_batchnorm, 0, VIEW_NONE) \
+	X(AveragePool,               infer_avgpool, run_avgpool, VIEW_NONE) \
+	X(BatchNormalization,        infer_batchnorm, run_batchnorm, VIEW_NONE) \
 	X(Bernoulli,                 infer_random_like, 0, VIEW_NONE) \
 	X(BitShift,                  infer_bitshift, run_logic2, VIEW_NONE) \
 	X(BlackmanWindow,            infer_window, run_window, VIEW_NONE) \
@@ -82,9 +82,9 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(GatherElements,            infer_gatherelements, run_gatherelements, VIEW_NONE) \
 	X(GatherND,                  infer_gathernd, run_gathernd, VIEW_NONE) \
 	X(Gemm,                      infer_gemm, run_gemm, VIEW_NONE) \
-	X(GlobalAveragePool,         infer_global_pool, 0, VIEW_NONE) \
-	X(GlobalLpPool,              infer_global_pool, 0, VIEW_NONE) \
-	X(GlobalMaxPool,             infer_global_pool, 0, VIEW_NONE) \
+	X(GlobalAveragePool,         infer_global_pool, run_global_pool, VIEW_NONE) \
+	X(GlobalLpPool,              infer_global_pool, run_global_pool, VIEW_NONE) \
+	X(GlobalMaxPool,             infer_global_pool, run_global_pool, VIEW_NONE) \
 	X(Greater,                   infer_compare, run_logic2, VIEW_NONE) \
 	X(GreaterOrEqual,            infer_compare, run_logic2, VIEW_NONE) \
 	X(GridSample,                infer_grid_sample, 0, VIEW_NONE) \
@@ -95,28 +95,28 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Hardmax,                   infer_softmax, run_softmax, VIEW_NONE) \
 	X(Identity,                  infer_identity, run_identity, VIEW_ALIAS) \
 	X(If,                        infer_if, 0, VIEW_NONE) \
-	X(InstanceNormalization,     infer_instance_norm, 0, VIEW_NONE) \
+	X(InstanceNormalization,     infer_instance_norm, run_instance_norm, VIEW_NONE) \
 	X(IsInf,                     infer_isinf, run_logic1, VIEW_NONE) \
 	X(IsNaN,                     infer_isnan, run_logic1, VIEW_NONE) \
-	X(LRN,                       infer_lrn, 0, VIEW_NONE) \
+	X(LRN,                       infer_lrn, run_lrn, VIEW_NONE) \
 	X(LSTM,                      infer_rnn, 0, VIEW_NONE) \
-	X(LayerNormalization,        infer_layer_norm, 0, VIEW_NONE) \
+	X(LayerNormalization,        infer_layer_norm, run_layer_norm, VIEW_NONE) \
 	X(LeakyRelu,                 infer_unary, run_unary, VIEW_NONE) \
 	X(Less,                      infer_compare, run_logic2, VIEW_NONE) \
 	X(LessOrEqual,               infer_compare, run_logic2, VIEW_NONE) \
 	X(Log,                       infer_unary, run_unary, VIEW_NONE) \
 	X(LogSoftmax,                infer_softmax, run_softmax, VIEW_NONE) \
 	X(Loop,                      infer_loop, 0, VIEW_NONE) \
-	X(LpNormalization,           infer_lp_norm, 0, VIEW_NONE) \
-	X(LpPool,                    infer_lppool, 0, VIEW_NONE) \
+	X(LpNormalization,           infer_lp_norm, run_lp_norm, VIEW_NONE) \
+	X(LpPool,                    infer_lppool, run_lppool, VIEW_NONE) \
 	X(MatMul,                    infer_matmul, run_matmul, VIEW_NONE) \
 	X(MatMulInteger,             infer_matmul_integer, run_matmul_integer, VIEW_NONE) \
 	X(Max,                       infer_variadic, run_variadic, VIEW_NONE) \
-	X(MaxPool,                   infer_maxpool, 0, VIEW_NONE) \
-	X(MaxRoiPool,                infer_max_roi_pool, 0, VIEW_NONE) \
-	X(MaxUnpool,                 infer_max_unpool, 0, VIEW_NONE) \
+	X(MaxPool,                   infer_maxpool, run_maxpool, VIEW_NONE) \
+	X(MaxRoiPool,                infer_max_roi_pool, run_max_roi_pool, VIEW_NONE) \
+	X(MaxUnpool,                 infer_max_unpool, run_max_unpool, VIEW_NONE) \
 	X(Mean,                      infer_variadic, run_variadic, VIEW_NONE) \
-	X(MeanVarianceNormalization, infer_mvn, 0, VIEW_NONE) \
+	X(MeanVarianceNormalization, infer_mvn, run_mvn, VIEW_NONE) \
 	X(MelWeightMatrix,           infer_mel_weight_matrix, 0, VIEW_NONE) \
 	X(Min,                       infer_variadic, run_variadic, VIEW_NONE) \
 	X(Mish,                      infer_unary, run_unary, VIEW_NONE) \
@@ -160,7 +160,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Reshape,                   infer_reshape, run_reshape, VIEW_ALIAS) \
 	X(Resize,                    infer_resize, 0, VIEW_NONE) \
 	X(ReverseSequence,           infer_reversesequence, run_reversesequence, VIEW_NONE) \
-	X(RoiAlign,                  infer_roi_align, 0, VIEW_NONE) \
+	X(RoiAlign,                  infer_roi_align, run_roi_align, VIEW_NONE) \
 	X(Round,                     infer_unary, run_unary, VIEW_NONE) \
 	X(STFT,                      infer_stft, 0, VIEW_NONE) \
 	X(Scan,                      infer_scan, 0, VIEW_NONE) \

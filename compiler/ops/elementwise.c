@@ -15,6 +15,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <strings.h>
 
@@ -620,34 +621,135 @@ int infer_dropout(OpCtx *c)
 	return 0;
 }
 
-/* In inference mode Dropout is the identity and its mask all ones:
- * before opset 7 only with is_test=1; from opset 12 when training_mode
- * is absent or a constant false, or the ratio a constant 0. */
+/* MT19937 seeded and drawn as numpy's legacy RandomState does, so that a
+ * seeded training Dropout gives the masks ONNX's tests expect. */
+typedef struct Mt19937 {
+	uint32_t s[624];
+	int i;
+} Mt19937;
+
+static void mt_seed(Mt19937 *m, uint32_t seed)
+{
+	m->s[0] = seed;
+	for (int i = 1; i < 624; i++)
+		m->s[i] = 1812433253u * (m->s[i - 1] ^ (m->s[i - 1] >> 30)) +
+			  (uint32_t)i;
+	m->i = 624;
+}
+
+static uint32_t mt_next(Mt19937 *m)
+{
+	if (m->i == 624) {
+		for (int i = 0; i < 624; i++) {
+			uint32_t y = (m->s[i] & 0x80000000u) |
+				     (m->s[(i + 1) % 624] & 0x7fffffffu);
+			m->s[i] = m->s[(i + 397) % 624] ^ (y >> 1) ^
+				  (y & 1 ? 0x9908b0dfu : 0);
+		}
+		m->i = 0;
+	}
+	uint32_t y = m->s[m->i++];
+	y ^= y >> 11;
+	y ^= (y << 7) & 0x9d2c5680u;
+	y ^= (y << 15) & 0xefc60000u;
+	return y ^ (y >> 18);
+}
+
+/* A double in [0, 1) from 53 random bits (numpy's random_sample). */
+static double mt_double(Mt19937 *m)
+{
+	uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
+	return (a * 67108864.0 + b) / 9007199254740992.0;
+}
+
+/* Whether Dropout drops: before opset 7 unless is_test=1; from opset 12
+ * if training_mode is true (1), else not (0); -1 if not known. */
+static int dropout_training(OpCtx *c)
+{
+	if (c->opset < 7)
+		return attr_int(c->n, "is_test", 0) == 0;
+	if (c->opset < 12 || !op_in(c, 2))
+		return 0;
+	const Tensor *t = op_const_in(c, 2);
+	if (!t || shape_numel(&t->shape) != 1)
+		return -1;
+	return tensor_get_i64(t, 0) != 0;
+}
+
+/* The drop ratio into *r: the attribute before opset 12, then the
+ * input; 0.5 by default.  0 if not known. */
+static int dropout_ratio(OpCtx *c, double *r)
+{
+	*r = 0.5;
+	if (c->opset < 12) {
+		*r = attr_float(c->n, "ratio", 0.5f);
+		return 1;
+	}
+	if (!op_in(c, 1))
+		return 1;
+	const Tensor *t = op_const_in(c, 1);
+	if (!t || shape_numel(&t->shape) != 1)
+		return 0;
+	*r = tensor_get_f64(t, 0);
+	return 1;
+}
+
+/* The seed of a Dropout without one: a new one per run, from a counter
+ * (the spec lets an implementation pick it). */
+static uint32_t dropout_auto_seed(void)
+{
+	static atomic_uint runs;
+	return (atomic_fetch_add(&runs, 1) + 1) * 2654435761u;
+}
+
+/* In inference mode (or with ratio 0) Dropout is the identity and its
+ * mask all ones.  In training mode an element is kept, and scaled by
+ * 1 / (1 - ratio), where a uniform draw in [0, 1) is >= ratio; the
+ * draws come from MT19937 seeded with the seed attribute, in element
+ * order, as numpy draws them.  Without a seed the result is random: it
+ * is not folded, and each run draws its own seed. */
 int run_dropout(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	Value *m = op_out(c, 1);
-	if (!x || (c->opset < 7 && !attr_int(c->n, "is_test", 0)))
+	int train = dropout_training(c);
+	double ratio = 0;
+	if (!x || train < 0 || (train && !dropout_ratio(c, &ratio)))
 		return 0;
-	if (c->opset >= 12 && op_in(c, 2)) {
-		const Tensor *train = op_const_in(c, 2), *ratio;
-		if (!train || shape_numel(&train->shape) != 1)
-			return 0;
-		ratio = op_const_in(c, 1);
-		if (tensor_get_i64(train, 0) &&
-		    (!ratio || shape_numel(&ratio->shape) != 1 ||
-		     tensor_get_f64(ratio, 0) != 0))
-			return 0;
+	if (!(ratio >= 0 && ratio < 1))
+		return op_error(c, "ratio is %g, expected 0 <= ratio < 1", ratio);
+	const Attr *seed = node_attr(c->n, "seed");
+	bool drop = train && ratio != 0;
+	if (drop && !seed && !c->bind)
+		return 0;
+	int64_t n = shape_numel(&x->shape);
+	Tensor *mask = m ? op_new_output(c, 1, m->dtype, &m->shape) : NULL;
+	if (m && !mask)
+		return -1;
+	if (!drop) {
+		for (int64_t i = 0; mask && i < n; i++)
+			tensor_set_i64(mask, i, 1);
+		if (mask)
+			op_set_const(c, 1, mask);
+		op_set_const(c, 0, x);
+		return 0;
 	}
-	if (m) {
-		Tensor *mask = op_new_tensor(c, m->dtype, &m->shape);
-		if (!mask)
-			return -1;
-		for (int64_t i = 0, n = shape_numel(&m->shape); i < n; i++)
-			ew_put(mask, i, num_i(1));
+	Tensor *y = op_new_output(c, 0, x->dtype, &x->shape);
+	if (!y)
+		return -1;
+	Mt19937 mt;
+	float scale = (float)(1 / (1 - (float)ratio));
+	mt_seed(&mt, seed ? (uint32_t)seed->i : dropout_auto_seed());
+	for (int64_t i = 0; i < n; i++) {
+		bool keep = mt_double(&mt) >= ratio;
+		if (keep)
+			tensor_set_f64(y, i, (float)tensor_get_f64(x, i) * scale);
+		if (mask)
+			tensor_set_i64(mask, i, keep);
+	}
+	op_set_const(c, 0, y);
+	if (mask)
 		op_set_const(c, 1, mask);
-	}
-	op_set_const(c, 0, x);
 	return 0;
 }
 

@@ -381,6 +381,28 @@ int infer_lrn(OpCtx *c);
 int infer_mvn(OpCtx *c);
 int infer_lp_norm(OpCtx *c);
 
+/* pool.c, norm.c: the pooling and normalization kernels */
+int run_maxpool(OpCtx *c);
+int run_avgpool(OpCtx *c);
+int run_lppool(OpCtx *c);
+int run_global_pool(OpCtx *c); /* GlobalAveragePool, -MaxPool, -LpPool */
+int run_max_unpool(OpCtx *c);
+int run_max_roi_pool(OpCtx *c);
+int run_roi_align(OpCtx *c);
+int run_batchnorm(OpCtx *c);
+int run_instance_norm(OpCtx *c);
+int run_layer_norm(OpCtx *c);
+int run_lrn(OpCtx *c);
+int run_mvn(OpCtx *c);
+int run_lp_norm(OpCtx *c);
+/* Tensor t as floats: its data if float, else a converted copy in
+ * scratch memory; NULL with an error if out of memory. */
+const float *nn_floats(OpCtx *c, const Tensor *t);
+/* The float buffer a kernel fills for output tensor o: o's data if o is
+ * float, else scratch memory that nn_out_done() then converts into o. */
+float *nn_out_floats(OpCtx *c, Tensor *o);
+void nn_out_done(Tensor *o, const float *f);
+
 /* reduce.c */
 int infer_reduce(OpCtx *c); /* ReduceL1 ... ReduceSumSquare */
 int run_reduce(OpCtx *c);
