@@ -87,7 +87,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(GlobalMaxPool,             infer_global_pool, 0, VIEW_NONE) \
 	X(Greater,                   infer_compare, run_logic2, VIEW_NONE) \
 	X(GreaterOrEqual,            infer_compare, run_logic2, VIEW_NONE) \
-	X(GridSample,                infer_grid_sample, 0, VIEW_NONE) \
+	X(GridSample,                infer_grid_sample, run_grid_sample, VIEW_NONE) \
 	X(HammingWindow,             infer_window, run_window, VIEW_NONE) \
 	X(HannWindow,                infer_window, run_window, VIEW_NONE) \
 	X(HardSigmoid,               infer_unary, run_unary, VIEW_NONE) \
@@ -158,7 +158,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ReduceSumSquare,           infer_reduce, run_reduce, VIEW_NONE) \
 	X(Relu,                      infer_unary, run_unary, VIEW_NONE) \
 	X(Reshape,                   infer_reshape, run_reshape, VIEW_ALIAS) \
-	X(Resize,                    infer_resize, 0, VIEW_NONE) \
+	X(Resize,                    infer_resize, run_resize, VIEW_NONE) \
 	X(ReverseSequence,           infer_reversesequence, run_reversesequence, VIEW_NONE) \
 	X(RoiAlign,                  infer_roi_align, 0, VIEW_NONE) \
 	X(Round,                     infer_unary, run_unary, VIEW_NONE) \
@@ -205,7 +205,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Trilu,                     infer_trilu, run_trilu, VIEW_NONE) \
 	X(Unique,                    infer_unique, 0, VIEW_NONE) \
 	X(Unsqueeze,                 infer_unsqueeze, run_reshape, VIEW_ALIAS) \
-	X(Upsample,                  infer_upsample, 0, VIEW_NONE) \
+	X(Upsample,                  infer_upsample, run_upsample, VIEW_NONE) \
 	X(Where,                     infer_where, run_where, VIEW_NONE) \
 	X(Xor,                       infer_logical, run_logic2, VIEW_NONE)
 

@@ -388,6 +388,17 @@ int run_topk(OpCtx *c);
 int infer_resize(OpCtx *c);
 int infer_upsample(OpCtx *c);
 int infer_grid_sample(OpCtx *c);
+int run_resize(OpCtx *c);
+int run_upsample(OpCtx *c);
+int run_grid_sample(OpCtx *c);
+/* A float tensor's elements as floats: its data, or a converted copy in
+ * scratch memory.  NULL with an error if out of memory. */
+const float *nn_floats_in(OpCtx *c, const Tensor *t);
+/* Where a kernel writes output t's elements as floats: its data (float)
+ * or scratch; then nn_floats_store(t, f) converts them into t (integers
+ * rounded to nearest and saturated). */
+float *nn_floats_out(OpCtx *c, Tensor *t);
+void nn_floats_store(Tensor *t, const float *f);
 
 /* rnn.c */
 int infer_rnn(OpCtx *c); /* RNN, GRU, LSTM */
