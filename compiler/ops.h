@@ -77,7 +77,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(EyeLike,                   infer_eyelike, run_eyelike, VIEW_NONE) \
 	X(Flatten,                   infer_flatten, run_reshape, VIEW_ALIAS) \
 	X(Floor,                     infer_unary, run_unary, VIEW_NONE) \
-	X(GRU,                       infer_rnn, 0, VIEW_NONE) \
+	X(GRU,                       infer_rnn, run_rnn, VIEW_NONE) \
 	X(Gather,                    infer_gather, run_gather, VIEW_NONE) \
 	X(GatherElements,            infer_gatherelements, run_gatherelements, VIEW_NONE) \
 	X(GatherND,                  infer_gathernd, run_gathernd, VIEW_NONE) \
@@ -99,7 +99,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(IsInf,                     infer_isinf, run_logic1, VIEW_NONE) \
 	X(IsNaN,                     infer_isnan, run_logic1, VIEW_NONE) \
 	X(LRN,                       infer_lrn, 0, VIEW_NONE) \
-	X(LSTM,                      infer_rnn, 0, VIEW_NONE) \
+	X(LSTM,                      infer_rnn, run_rnn, VIEW_NONE) \
 	X(LayerNormalization,        infer_layer_norm, 0, VIEW_NONE) \
 	X(LeakyRelu,                 infer_unary, run_unary, VIEW_NONE) \
 	X(Less,                      infer_compare, run_logic2, VIEW_NONE) \
@@ -139,7 +139,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(QLinearConv,               infer_qlinear_conv, 0, VIEW_NONE) \
 	X(QLinearMatMul,             infer_qlinear_matmul, 0, VIEW_NONE) \
 	X(QuantizeLinear,            infer_quantize_linear, run_quantize_linear, VIEW_NONE) \
-	X(RNN,                       infer_rnn, 0, VIEW_NONE) \
+	X(RNN,                       infer_rnn, run_rnn, VIEW_NONE) \
 	X(RandomNormal,              infer_random, 0, VIEW_NONE) \
 	X(RandomNormalLike,          infer_random_like, 0, VIEW_NONE) \
 	X(RandomUniform,             infer_random, 0, VIEW_NONE) \

@@ -402,6 +402,7 @@ void nn_floats_store(Tensor *t, const float *f);
 
 /* rnn.c */
 int infer_rnn(OpCtx *c); /* RNN, GRU, LSTM */
+int run_rnn(OpCtx *c);
 
 /* misc.c */
 int infer_quantize_linear(OpCtx *c);
