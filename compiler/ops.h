@@ -61,7 +61,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Cos,                       infer_unary, run_unary, VIEW_NONE) \
 	X(Cosh,                      infer_unary, run_unary, VIEW_NONE) \
 	X(CumSum,                    infer_cumsum, run_cumsum, VIEW_NONE) \
-	X(DFT,                       infer_dft, 0, VIEW_NONE) \
+	X(DFT,                       infer_dft, run_dft, VIEW_NONE) \
 	X(DepthToSpace,              infer_depthtospace, run_depthtospace, VIEW_NONE) \
 	X(DequantizeLinear,          infer_dequantize_linear, run_dequantize_linear, VIEW_NONE) \
 	X(Det,                       infer_det, 0, VIEW_NONE) \
@@ -117,7 +117,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(MaxUnpool,                 infer_max_unpool, 0, VIEW_NONE) \
 	X(Mean,                      infer_variadic, run_variadic, VIEW_NONE) \
 	X(MeanVarianceNormalization, infer_mvn, 0, VIEW_NONE) \
-	X(MelWeightMatrix,           infer_mel_weight_matrix, 0, VIEW_NONE) \
+	X(MelWeightMatrix,           infer_mel_weight_matrix, run_mel_weight_matrix, VIEW_NONE) \
 	X(Min,                       infer_variadic, run_variadic, VIEW_NONE) \
 	X(Mish,                      infer_unary, run_unary, VIEW_NONE) \
 	X(Mod,                       infer_mod, run_arith, VIEW_NONE) \
@@ -162,7 +162,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ReverseSequence,           infer_reversesequence, run_reversesequence, VIEW_NONE) \
 	X(RoiAlign,                  infer_roi_align, 0, VIEW_NONE) \
 	X(Round,                     infer_unary, run_unary, VIEW_NONE) \
-	X(STFT,                      infer_stft, 0, VIEW_NONE) \
+	X(STFT,                      infer_stft, run_stft, VIEW_NONE) \
 	X(Scan,                      infer_scan, 0, VIEW_NONE) \
 	X(Scatter,                   infer_scatterelements, run_scatterelements, VIEW_NONE) \
 	X(ScatterElements,           infer_scatterelements, run_scatterelements, VIEW_NONE) \

@@ -8,7 +8,8 @@
  *   losses        NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss;
  *   detection     NonMaxSuppression (its row count depends on the data).
  * The windows fold (their size is a shape parameter, so it is constant
- * in a specialised gear); the others only infer.
+ * in a specialised gear); the others only infer.  The kernels of DFT,
+ * STFT and MelWeightMatrix are in signal.c.
  */
 #include <math.h>
 #include <string.h>

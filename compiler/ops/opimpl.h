@@ -423,6 +423,11 @@ int infer_nll_loss(OpCtx *c);
 int infer_sce_loss(OpCtx *c);
 int infer_nms(OpCtx *c);
 
+/* signal.c: kernels of the signal ops of misc.c */
+int run_dft(OpCtx *c);
+int run_stft(OpCtx *c);
+int run_mel_weight_matrix(OpCtx *c);
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* control.c */
