@@ -396,7 +396,7 @@ int run_grid_sample(OpCtx *c);
 const float *nn_floats_in(OpCtx *c, const Tensor *t);
 /* Where a kernel writes output t's elements as floats: its data (float)
  * or scratch; then nn_floats_store(t, f) converts them into t (integers
- * rounded to nearest and saturated). */
+ * truncated toward zero and saturated). */
 float *nn_floats_out(OpCtx *c, Tensor *t);
 void nn_floats_store(Tensor *t, const float *f);
 

@@ -357,7 +357,7 @@ int infer_grid_sample(OpCtx *c)
  * extrapolation_value, which the outer axes then weigh).
  *
  * Linear and cubic compute in float (float16, double and integer X are
- * converted; integers round to nearest and saturate).  Nearest copies
+ * converted; integers truncate toward zero and saturate).  Nearest copies
  * elements, so it is exact for every dtype.
  */
 
@@ -627,7 +627,8 @@ static void interp_pass(const float *src, float *dst, int64_t outer,
 	}
 }
 
-/* Saturating round of v to integer dtype dt's range. */
+/* v truncated toward zero (as numpy's astype in the reference) and
+ * saturated to integer dtype dt's range. */
 static double int_saturate(int dt, double v)
 {
 	static const struct { int dt; double lo, hi; } r[] = {
@@ -636,7 +637,7 @@ static double int_saturate(int dt, double v)
 		{ DT_INT32, -2147483648.0, 2147483647.0 },
 		{ DT_UINT32, 0, 4294967295.0 }, { DT_UINT64, 0, 1.8e19 },
 	};
-	v = nearbyint(v);
+	v = trunc(v);
 	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
 		if (r[i].dt == dt)
 			return v < r[i].lo ? r[i].lo : v > r[i].hi ? r[i].hi : v;
