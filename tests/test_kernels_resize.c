@@ -308,3 +308,19 @@ Test(kernels_resize, dft_rejects_complex_axis)
 	infer_fails_with(m, "real/imaginary axis");
 	model_free(m);
 }
+
+/* An empty X resizes to an empty Y (no scale of an empty axis). */
+Test(kernels_resize, resize_empty_input)
+{
+	Model *m = tu_model(18);
+	Graph *g = m->graph;
+	ValId x = weight(g, "x", DT_FLOAT, SHAPE(0, 2), VALS(0));
+	ValId sz = tu_weight_ints(g, "sz", INTS(0, 4));
+	Node *n = tu_node(g, "Resize", "r", IDS(x, -1, -1, sz), 1);
+	tu_str(g, n, "mode", "linear");
+	infer_ok(m);
+	const Tensor *y = g->vals[tu_out(n, 0)].konst;
+	cr_assert_not_null(y, "an empty Resize was not computed");
+	cr_assert_eq(shape_numel(&y->shape), 0);
+	model_free(m);
+}

@@ -838,6 +838,8 @@ static int resize_scales(OpCtx *c, Interp *ip, const Resize *rz,
 	if (sz && c->opset >= 18 && strcmp(policy, "stretch"))
 		for (int32_t i = 0; i < naxes; i++) {
 			int32_t a = rz->all ? i : rz->axes[i];
+			if (ip->in[a] == 0)
+				continue; /* an empty X: nothing to scale */
 			double r = (double)tensor_get_i64(sz, i) /
 				   (double)ip->in[a];
 			if (keep < 0 || (larger ? r > keep : r < keep))
@@ -845,6 +847,8 @@ static int resize_scales(OpCtx *c, Interp *ip, const Resize *rz,
 		}
 	for (int32_t i = 0; i < naxes; i++) {
 		int32_t a = rz->all ? i : rz->axes[i];
+		if (ip->in[a] == 0)
+			continue; /* interp_run: empty output or an error */
 		if (sc)
 			ip->scale[a] = tensor_get_f64(sc, i);
 		else if (keep >= 0)
