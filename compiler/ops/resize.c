@@ -604,7 +604,19 @@ static void interp_pass(const float *src, float *dst, int64_t outer,
 			int64_t nin, int64_t nout, int64_t inner,
 			const Taps *t, float extra)
 {
-	for (int64_t o = 0; o < outer; o++) {
+	for (int64_t o = 0; o < outer && inner == 1; o++) { /* last axis */
+		const float *s = src + o * nin;
+		float *d = dst + o * nout;
+		for (int64_t x = 0; x < nout; x++) {
+			const int64_t *ix = t->idx + x * t->n;
+			const float *w = t->w + x * t->n;
+			float acc = 0;
+			for (int32_t j = 0; j < t->n; j++)
+				acc += w[j] * s[ix[j]];
+			d[x] = t->outside[x] ? extra : acc;
+		}
+	}
+	for (int64_t o = 0; o < outer && inner > 1; o++) {
 		const float *s = src + o * nin * inner;
 		float *d = dst + o * nout * inner;
 		for (int64_t x = 0; x < nout; x++, d += inner) {
@@ -721,6 +733,34 @@ static int interp_linear(OpCtx *c, const Interp *ip, const Taps *taps,
 	return 0;
 }
 
+/* dst[k] = s[idx[k]] for k < n, elements of es bytes (constant-size
+ * copies, which compile to plain moves). */
+static void gather_row(uint8_t *dst, const uint8_t *s, const int64_t *idx,
+		       int64_t n, size_t es)
+{
+	switch (es) {
+	case 1:
+		for (int64_t k = 0; k < n; k++)
+			dst[k] = s[idx[k]];
+		break;
+	case 2:
+		for (int64_t k = 0; k < n; k++)
+			memcpy(dst + 2 * k, s + 2 * idx[k], 2);
+		break;
+	case 4:
+		for (int64_t k = 0; k < n; k++)
+			memcpy(dst + 4 * k, s + 4 * idx[k], 4);
+		break;
+	case 8:
+		for (int64_t k = 0; k < n; k++)
+			memcpy(dst + 8 * k, s + 8 * idx[k], 8);
+		break;
+	default:
+		for (int64_t k = 0; k < n; k++)
+			memcpy(dst + es * (size_t)k, s + es * (size_t)idx[k], es);
+	}
+}
+
 /* Nearest: every output element is one input element (or the
  * extrapolation value), copied by its byte size. */
 static int interp_nearest(OpCtx *c, const Interp *ip, const Taps *taps,
@@ -746,11 +786,15 @@ static int interp_nearest(OpCtx *c, const Interp *ip, const Taps *taps,
 			outside |= taps[a].outside[idx[a]] != 0;
 			base += taps[a].idx[idx[a]] * st[a];
 		}
-		for (int64_t k = 0; k < ip->out[last]; k++, dst += es) {
-			const void *e = outside || tl->outside[k]
-					? ext->data
-					: src + (size_t)(base + tl->idx[k]) * es;
-			memcpy(dst, e, es);
+		const uint8_t *s = src + (size_t)base * es;
+		int64_t nl = ip->out[last];
+		if (!outside && ip->coord != CT_TF_CROP) {
+			gather_row(dst, s, tl->idx, nl, es);
+			dst += (size_t)nl * es;
+		} else {
+			for (int64_t k = 0; k < nl; k++, dst += es)
+				memcpy(dst, outside || tl->outside[k] ? ext->data
+					    : s + (size_t)tl->idx[k] * es, es);
 		}
 		tn_next(last, ip->out, idx);
 	}
