@@ -552,7 +552,8 @@ static int axis_taps(OpCtx *c, const Interp *ip, int32_t a, Taps *t)
 		int64_t *ix = t->idx + x * t->n;
 		float *wx = t->w + x * t->n;
 		double v;
-		if (!src_coord(ip, a, x, &v)) {
+		if (!src_coord(ip, a, x, &v) || !(fabs(v) < 1e15)) {
+			/* outside the crop box, or a NaN/huge roi */
 			t->outside[x] = 1;
 			continue;
 		}

@@ -256,6 +256,10 @@ int run_mel_weight_matrix(OpCtx *c)
 		return op_error(c, "sample_rate is %lld, expected >= 1",
 				(long long)rate);
 	int64_t nspec = yv->shape.dims[0];
+	if (nmel != yv->shape.dims[1] || dlen / 2 + 1 != nspec)
+		return op_error(c, "num_mel_bins %lld and dft_length %lld do not "
+				"match the output's shape", (long long)nmel,
+				(long long)dlen);
 	float lmel = 2595 * log10f(1 + (float)tensor_get_f64(lo, 0) / 700);
 	float hmel = 2595 * log10f(1 + (float)tensor_get_f64(hi, 0) / 700);
 	float mstep = (hmel - lmel) / (float)(nmel + 2);
@@ -266,20 +270,22 @@ int run_mel_weight_matrix(OpCtx *c)
 	for (int64_t i = 0; i < nmel + 2; i++) {
 		double hz = (double)i * mstep + lmel;
 		hz = 700 * (pow(10, hz / 2595) - 1);
-		pt[i] = (int64_t)floor((double)(dlen + 1) * hz / (double)rate);
+		hz = floor((double)(dlen + 1) * hz / (double)rate);
+		pt[i] = hz != hz ? -1 : hz < -1e15 ? -1 : hz > 1e15 ? nspec + 1
+							       : (int64_t)hz;
 	}
 	for (int64_t i = 0; i < nmel; i++) {
 		int64_t l = pt[i], m = pt[i + 1], h = pt[i + 2];
 		if (m == l && m >= 0 && m < nspec)
 			tensor_set_f64(y, m * nmel + i, 1);
-		for (int64_t j = l; m > l && j <= m; j++)
-			if (j >= 0 && j < nspec)
-				tensor_set_f64(y, j * nmel + i,
-					       (double)(j - l) / (double)(m - l));
-		for (int64_t j = m; h > m && j < h; j++)
-			if (j >= 0 && j < nspec)
-				tensor_set_f64(y, j * nmel + i,
-					       (double)(h - j) / (double)(h - m));
+		for (int64_t j = l > 0 ? l : 0; m > l && j <= m && j < nspec;
+		     j++)
+			tensor_set_f64(y, j * nmel + i,
+				       (double)(j - l) / (double)(m - l));
+		for (int64_t j = m > 0 ? m : 0; h > m && j < h && j < nspec;
+		     j++)
+			tensor_set_f64(y, j * nmel + i,
+				       (double)(h - j) / (double)(h - m));
 	}
 	op_set_const(c, 0, y);
 	return 0;
