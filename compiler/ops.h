@@ -61,7 +61,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Cos,                       infer_unary, run_unary, VIEW_NONE) \
 	X(Cosh,                      infer_unary, run_unary, VIEW_NONE) \
 	X(CumSum,                    infer_cumsum, run_cumsum, VIEW_NONE) \
-	X(DFT,                       infer_dft, 0, VIEW_NONE) \
+	X(DFT,                       infer_dft, run_dft, VIEW_NONE) \
 	X(DepthToSpace,              infer_depthtospace, run_depthtospace, VIEW_NONE) \
 	X(DequantizeLinear,          infer_dequantize_linear, run_dequantize_linear, VIEW_NONE) \
 	X(Det,                       infer_det, run_det, VIEW_NONE) \
@@ -77,7 +77,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(EyeLike,                   infer_eyelike, run_eyelike, VIEW_NONE) \
 	X(Flatten,                   infer_flatten, run_reshape, VIEW_ALIAS) \
 	X(Floor,                     infer_unary, run_unary, VIEW_NONE) \
-	X(GRU,                       infer_rnn, 0, VIEW_NONE) \
+	X(GRU,                       infer_rnn, run_rnn, VIEW_NONE) \
 	X(Gather,                    infer_gather, run_gather, VIEW_NONE) \
 	X(GatherElements,            infer_gatherelements, run_gatherelements, VIEW_NONE) \
 	X(GatherND,                  infer_gathernd, run_gathernd, VIEW_NONE) \
@@ -87,7 +87,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(GlobalMaxPool,             infer_global_pool, run_global_pool, VIEW_NONE) \
 	X(Greater,                   infer_compare, run_logic2, VIEW_NONE) \
 	X(GreaterOrEqual,            infer_compare, run_logic2, VIEW_NONE) \
-	X(GridSample,                infer_grid_sample, 0, VIEW_NONE) \
+	X(GridSample,                infer_grid_sample, run_grid_sample, VIEW_NONE) \
 	X(HammingWindow,             infer_window, run_window, VIEW_NONE) \
 	X(HannWindow,                infer_window, run_window, VIEW_NONE) \
 	X(HardSigmoid,               infer_unary, run_unary, VIEW_NONE) \
@@ -99,7 +99,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(IsInf,                     infer_isinf, run_logic1, VIEW_NONE) \
 	X(IsNaN,                     infer_isnan, run_logic1, VIEW_NONE) \
 	X(LRN,                       infer_lrn, run_lrn, VIEW_NONE) \
-	X(LSTM,                      infer_rnn, 0, VIEW_NONE) \
+	X(LSTM,                      infer_rnn, run_rnn, VIEW_NONE) \
 	X(LayerNormalization,        infer_layer_norm, run_layer_norm, VIEW_NONE) \
 	X(LeakyRelu,                 infer_unary, run_unary, VIEW_NONE) \
 	X(Less,                      infer_compare, run_logic2, VIEW_NONE) \
@@ -117,7 +117,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(MaxUnpool,                 infer_max_unpool, run_max_unpool, VIEW_NONE) \
 	X(Mean,                      infer_variadic, run_variadic, VIEW_NONE) \
 	X(MeanVarianceNormalization, infer_mvn, run_mvn, VIEW_NONE) \
-	X(MelWeightMatrix,           infer_mel_weight_matrix, 0, VIEW_NONE) \
+	X(MelWeightMatrix,           infer_mel_weight_matrix, run_mel_weight_matrix, VIEW_NONE) \
 	X(Min,                       infer_variadic, run_variadic, VIEW_NONE) \
 	X(Mish,                      infer_unary, run_unary, VIEW_NONE) \
 	X(Mod,                       infer_mod, run_arith, VIEW_NONE) \
@@ -139,7 +139,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(QLinearConv,               infer_qlinear_conv, run_qlinear_conv, VIEW_NONE) \
 	X(QLinearMatMul,             infer_qlinear_matmul, run_qlinear_matmul, VIEW_NONE) \
 	X(QuantizeLinear,            infer_quantize_linear, run_quantize_linear, VIEW_NONE) \
-	X(RNN,                       infer_rnn, 0, VIEW_NONE) \
+	X(RNN,                       infer_rnn, run_rnn, VIEW_NONE) \
 	X(RandomNormal,              infer_random, 0, VIEW_NONE) \
 	X(RandomNormalLike,          infer_random_like, 0, VIEW_NONE) \
 	X(RandomUniform,             infer_random, 0, VIEW_NONE) \
@@ -158,11 +158,11 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ReduceSumSquare,           infer_reduce, run_reduce, VIEW_NONE) \
 	X(Relu,                      infer_unary, run_unary, VIEW_NONE) \
 	X(Reshape,                   infer_reshape, run_reshape, VIEW_ALIAS) \
-	X(Resize,                    infer_resize, 0, VIEW_NONE) \
+	X(Resize,                    infer_resize, run_resize, VIEW_NONE) \
 	X(ReverseSequence,           infer_reversesequence, run_reversesequence, VIEW_NONE) \
 	X(RoiAlign,                  infer_roi_align, run_roi_align, VIEW_NONE) \
 	X(Round,                     infer_unary, run_unary, VIEW_NONE) \
-	X(STFT,                      infer_stft, 0, VIEW_NONE) \
+	X(STFT,                      infer_stft, run_stft, VIEW_NONE) \
 	X(Scan,                      infer_scan, 0, VIEW_NONE) \
 	X(Scatter,                   infer_scatterelements, run_scatterelements, VIEW_NONE) \
 	X(ScatterElements,           infer_scatterelements, run_scatterelements, VIEW_NONE) \
@@ -205,7 +205,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Trilu,                     infer_trilu, run_trilu, VIEW_NONE) \
 	X(Unique,                    infer_unique, 0, VIEW_NONE) \
 	X(Unsqueeze,                 infer_unsqueeze, run_reshape, VIEW_ALIAS) \
-	X(Upsample,                  infer_upsample, 0, VIEW_NONE) \
+	X(Upsample,                  infer_upsample, run_upsample, VIEW_NONE) \
 	X(Where,                     infer_where, run_where, VIEW_NONE) \
 	X(Xor,                       infer_logical, run_logic2, VIEW_NONE)
 

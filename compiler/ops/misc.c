@@ -12,6 +12,7 @@
  * have kernels: the integer products in double (exact for 8-bit
  * operands) through matmul_batched (math.c), Einsum as a direct sum over
  * every label combination, Det by LU with partial pivoting.
+ * The kernels of DFT, STFT and MelWeightMatrix are in signal.c.
  */
 #include <math.h>
 #include <string.h>

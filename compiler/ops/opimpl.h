@@ -415,9 +415,21 @@ int run_topk(OpCtx *c);
 int infer_resize(OpCtx *c);
 int infer_upsample(OpCtx *c);
 int infer_grid_sample(OpCtx *c);
+int run_resize(OpCtx *c);
+int run_upsample(OpCtx *c);
+int run_grid_sample(OpCtx *c);
+/* A float tensor's elements as floats: its data, or a converted copy in
+ * scratch memory.  NULL with an error if out of memory. */
+const float *nn_floats_in(OpCtx *c, const Tensor *t);
+/* Where a kernel writes output t's elements as floats: its data (float)
+ * or scratch; then nn_floats_store(t, f) converts them into t (integers
+ * truncated toward zero and saturated). */
+float *nn_floats_out(OpCtx *c, Tensor *t);
+void nn_floats_store(Tensor *t, const float *f);
 
 /* rnn.c */
 int infer_rnn(OpCtx *c); /* RNN, GRU, LSTM */
+int run_rnn(OpCtx *c);
 
 /* misc.c */
 int infer_quantize_linear(OpCtx *c);
@@ -507,6 +519,11 @@ int run_matmul_integer(OpCtx *c);
 int run_qlinear_matmul(OpCtx *c);
 int run_einsum(OpCtx *c);
 int run_det(OpCtx *c);
+
+/* signal.c: kernels of the signal ops of misc.c */
+int run_dft(OpCtx *c);
+int run_stft(OpCtx *c);
+int run_mel_weight_matrix(OpCtx *c);
 
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
