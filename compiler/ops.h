@@ -67,7 +67,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Det,                       infer_det, 0, VIEW_NONE) \
 	X(Div,                       infer_arith, run_arith, VIEW_NONE) \
 	X(Dropout,                   infer_dropout, run_dropout, VIEW_NONE) \
-	X(DynamicQuantizeLinear,     infer_dynamic_quantize_linear, 0, VIEW_NONE) \
+	X(DynamicQuantizeLinear,     infer_dynamic_quantize_linear, run_dynamic_quantize_linear, VIEW_NONE) \
 	X(Einsum,                    infer_einsum, 0, VIEW_NONE) \
 	X(Elu,                       infer_unary, run_unary, VIEW_NONE) \
 	X(Equal,                     infer_compare, run_logic2, VIEW_NONE) \
@@ -124,8 +124,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Mul,                       infer_arith, run_arith, VIEW_NONE) \
 	X(Multinomial,               infer_multinomial, 0, VIEW_NONE) \
 	X(Neg,                       infer_unary, run_unary, VIEW_NONE) \
-	X(NegativeLogLikelihoodLoss, infer_nll_loss, 0, VIEW_NONE) \
-	X(NonMaxSuppression,         infer_nms, 0, VIEW_NONE) \
+	X(NegativeLogLikelihoodLoss, infer_nll_loss, run_nll_loss, VIEW_NONE) \
+	X(NonMaxSuppression,         infer_nms, run_nms, VIEW_NONE) \
 	X(NonZero,                   infer_nonzero, run_nonzero, VIEW_NONE) \
 	X(Not,                       infer_not, run_logic1, VIEW_NONE) \
 	X(OneHot,                    infer_onehot, run_onehot, VIEW_NONE) \
@@ -184,7 +184,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Size,                      infer_size, run_size, VIEW_NONE) \
 	X(Slice,                     infer_slice, run_slice, VIEW_NONE) \
 	X(Softmax,                   infer_softmax, run_softmax, VIEW_NONE) \
-	X(SoftmaxCrossEntropyLoss,   infer_sce_loss, 0, VIEW_NONE) \
+	X(SoftmaxCrossEntropyLoss,   infer_sce_loss, run_sce_loss, VIEW_NONE) \
 	X(Softplus,                  infer_unary, run_unary, VIEW_NONE) \
 	X(Softsign,                  infer_unary, run_unary, VIEW_NONE) \
 	X(SpaceToDepth,              infer_spacetodepth, run_spacetodepth, VIEW_NONE) \
@@ -197,7 +197,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Sum,                       infer_variadic, run_variadic, VIEW_NONE) \
 	X(Tan,                       infer_unary, run_unary, VIEW_NONE) \
 	X(Tanh,                      infer_unary, run_unary, VIEW_NONE) \
-	X(TfIdfVectorizer,           infer_tfidf_vectorizer, 0, VIEW_NONE) \
+	X(TfIdfVectorizer,           infer_tfidf_vectorizer, run_tfidf_vectorizer, VIEW_NONE) \
 	X(ThresholdedRelu,           infer_unary, run_unary, VIEW_NONE) \
 	X(Tile,                      infer_tile, run_tile, VIEW_NONE) \
 	X(TopK,                      infer_topk, run_topk, VIEW_NONE) \

@@ -411,6 +411,16 @@ int infer_nll_loss(OpCtx *c);
 int infer_sce_loss(OpCtx *c);
 int infer_nms(OpCtx *c);
 
+/* loss.c, detect.c: the k4misc kernels */
+int run_nll_loss(OpCtx *c);
+int run_sce_loss(OpCtx *c);
+int run_dynamic_quantize_linear(OpCtx *c); /* misc.c */
+/* NonMaxSuppression's selection when its inputs are constant: 1 with
+ * *count rows (the first cap written to rows[3 * cap] if rows is not
+ * NULL), 0 if an input is not constant, -1 on error. */
+int nms_select(OpCtx *c, int64_t *rows, int64_t cap, int64_t *count);
+int run_nms(OpCtx *c);
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* control.c */
@@ -437,6 +447,7 @@ int infer_optional_get_element(OpCtx *c);
 int infer_string_normalizer(OpCtx *c);
 int run_string_normalizer(OpCtx *c);
 int infer_tfidf_vectorizer(OpCtx *c);
+int run_tfidf_vectorizer(OpCtx *c);
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
 

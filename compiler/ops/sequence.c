@@ -927,3 +927,114 @@ int infer_tfidf_vectorizer(OpCtx *c)
 	op_set_out(c, 0, DT_FLOAT, &y);
 	return 0;
 }
+
+/* Token i of x equals pool entry j. */
+static bool tfidf_same(const Tensor *x, int64_t i, const Attr *pool,
+		       int64_t j)
+{
+	if (x->dtype != DT_STRING)
+		return tensor_get_i64(x, i) == pool->ints[j];
+	const Bytes *w = (const Bytes *)x->data + i;
+	return w->len == pool->strings[j].len &&
+	       !memcmp(w->data, pool->strings[j].data, w->len);
+}
+
+typedef struct Ngrams {
+	const Attr *pool;
+	const int64_t *cnt, *idx; /* ngram_counts, ngram_indexes */
+	int32_t ncnt, nidx;
+	int64_t npool;
+} Ngrams;
+
+/* The output index of the n-gram of x at positions at, at + s, ...,
+ * at + (n - 1) * s, or -1 if it is not in the pool. */
+static int64_t tfidf_find(const Ngrams *g, const Tensor *x, int64_t at,
+			  int64_t s, int64_t n)
+{
+	if (n > g->ncnt)
+		return -1;
+	int64_t from = g->cnt[n - 1];
+	int64_t to = n < g->ncnt ? g->cnt[n] : g->npool;
+	int64_t id = 0; /* n-grams before this size's first */
+	for (int64_t k = 0; k + 1 < n; k++)
+		id += ((k + 1 < g->ncnt ? g->cnt[k + 1] : g->npool) -
+		       g->cnt[k]) / (k + 1);
+	for (int64_t j = from; j + n <= to; j += n, id++) {
+		int64_t k = 0;
+		while (k < n && tfidf_same(x, at + k * s, g->pool, j + k))
+			k++;
+		if (k == n)
+			return id < g->nidx ? g->idx[id] : -1;
+	}
+	return -1;
+}
+
+/* Counts the n-grams of one row (c tokens from element base of x) into
+ * cnt, as ONNX Runtime does: for every skip count 0..max_skip_count and
+ * every start, each n-gram of min..max_gram_length tokens that are
+ * skip + 1 apart; unigrams only once (with no skip). */
+static void tfidf_row(const Ngrams *g, const Tensor *x, int64_t base,
+		      int64_t c, int64_t mn, int64_t mx, int64_t skips,
+		      double *cnt)
+{
+	for (int64_t s = 1; s <= skips + 1; s++) {
+		int64_t lo = s > 1 && mn == 1 ? 2 : mn;
+		if (lo > mx)
+			break;
+		for (int64_t at = 0; at < c; at++)
+			for (int64_t n = lo; n <= mx; n++) {
+				if (at + (n - 1) * s >= c)
+					break;
+				int64_t o = tfidf_find(g, x, base + at, s, n);
+				if (o >= 0)
+					cnt[o] += 1;
+			}
+	}
+}
+
+int run_tfidf_vectorizer(OpCtx *c)
+{
+	const Tensor *x = op_const_in(c, 0);
+	const Value *yv = op_out(c, 0);
+	const Attr *pi = node_attr(c->n, "pool_int64s");
+	const Attr *w = node_attr(c->n, "weights");
+	Ngrams g = { .pool = pi ? pi : node_attr(c->n, "pool_strings") };
+	if (!x || !yv || !g.pool)
+		return 0;
+	g.npool = g.pool->n;
+	g.nidx = attr_ints(c->n, "ngram_indexes", &g.idx);
+	g.ncnt = attr_ints(c->n, "ngram_counts", &g.cnt);
+	int64_t mn = attr_int(c->n, "min_gram_length", 1);
+	int64_t mx = attr_int(c->n, "max_gram_length", 1);
+	int64_t skips = attr_int(c->n, "max_skip_count", 0);
+	const char *mode = attr_str(c->n, "mode", "TF");
+	int32_t nw = w && w->type == ATTR_FLOATS ? w->n : 0;
+	int64_t rows = x->shape.rank == 2 ? x->shape.dims[0] : 1;
+	int64_t cols = x->shape.dims[x->shape.rank - 1];
+	int64_t width = yv->shape.dims[yv->shape.rank - 1];
+	Tensor *y = op_new_output(c, 0, DT_FLOAT, &yv->shape);
+	double *cnt = op_scratch(c, (size_t)width * 2 * sizeof(double));
+	if (!y || !cnt)
+		return -1;
+	/* weights[i] is n-gram i's, so output ngram_indexes[i]'s */
+	double *wt = cnt + width;
+	for (int64_t o = 0; o < width; o++)
+		wt[o] = 1;
+	for (int32_t i = 0; i < nw && i < g.nidx; i++)
+		wt[g.idx[i]] = w->floats[i];
+	float *yp = tensor_mut(y);
+	for (int64_t r = 0; r < rows; r++) {
+		memset(cnt, 0, (size_t)width * sizeof(double));
+		tfidf_row(&g, x, r * cols, cols, mn, mx, skips, cnt);
+		for (int64_t o = 0; o < width; o++) {
+			double v = cnt[o];
+			if (!strcmp(mode, "IDF"))
+				v = v > 0 ? wt[o] : 0;
+			else if (!strcmp(mode, "TFIDF"))
+				v *= wt[o];
+			yp[r * width + o] = (float)v;
+		}
+	}
+	op_set_const(c, 0, y);
+	return 0;
+}
