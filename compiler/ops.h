@@ -42,7 +42,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Atanh,                     infer_unary, run_unary, VIEW_NONE) \
 	X(AveragePool,               infer_avgpool, 0, VIEW_NONE) \
 	X(BatchNormalization,        infer_batchnorm, 0, VIEW_NONE) \
-	X(Bernoulli,                 infer_random_like, 0, VIEW_NONE) \
+	X(Bernoulli,                 infer_random_like, run_bernoulli, VIEW_NONE) \
 	X(BitShift,                  infer_bitshift, run_logic2, VIEW_NONE) \
 	X(BlackmanWindow,            infer_window, run_window, VIEW_NONE) \
 	X(Cast,                      infer_cast, run_cast, VIEW_NONE) \
@@ -122,7 +122,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Mish,                      infer_unary, run_unary, VIEW_NONE) \
 	X(Mod,                       infer_mod, run_arith, VIEW_NONE) \
 	X(Mul,                       infer_arith, run_arith, VIEW_NONE) \
-	X(Multinomial,               infer_multinomial, 0, VIEW_NONE) \
+	X(Multinomial,               infer_multinomial, run_multinomial, VIEW_NONE) \
 	X(Neg,                       infer_unary, run_unary, VIEW_NONE) \
 	X(NegativeLogLikelihoodLoss, infer_nll_loss, run_nll_loss, VIEW_NONE) \
 	X(NonMaxSuppression,         infer_nms, run_nms, VIEW_NONE) \
@@ -140,10 +140,10 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(QLinearMatMul,             infer_qlinear_matmul, 0, VIEW_NONE) \
 	X(QuantizeLinear,            infer_quantize_linear, run_quantize_linear, VIEW_NONE) \
 	X(RNN,                       infer_rnn, 0, VIEW_NONE) \
-	X(RandomNormal,              infer_random, 0, VIEW_NONE) \
-	X(RandomNormalLike,          infer_random_like, 0, VIEW_NONE) \
-	X(RandomUniform,             infer_random, 0, VIEW_NONE) \
-	X(RandomUniformLike,         infer_random_like, 0, VIEW_NONE) \
+	X(RandomNormal,              infer_random, run_random, VIEW_NONE) \
+	X(RandomNormalLike,          infer_random_like, run_random, VIEW_NONE) \
+	X(RandomUniform,             infer_random, run_random, VIEW_NONE) \
+	X(RandomUniformLike,         infer_random_like, run_random, VIEW_NONE) \
 	X(Range,                     infer_range, run_range, VIEW_NONE) \
 	X(Reciprocal,                infer_unary, run_unary, VIEW_NONE) \
 	X(ReduceL1,                  infer_reduce, run_reduce, VIEW_NONE) \

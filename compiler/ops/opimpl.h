@@ -251,9 +251,19 @@ int run_variadic(OpCtx *c);
 int infer_cast(OpCtx *c);
 int infer_castlike(OpCtx *c);
 int run_cast(OpCtx *c); /* Cast, CastLike */
+/* cast.c: run_cast's conversions of x (constant input 0) to output 0:
+ * to bfloat16 by truncation, to string as numpy's str(), from string
+ * to dtype dt. */
+int cast_to_bfloat16(OpCtx *c, const Tensor *x);
+int cast_to_string(OpCtx *c, const Tensor *x);
+int cast_from_string(OpCtx *c, const Tensor *x, int dt);
 int infer_random(OpCtx *c);      /* RandomUniform, RandomNormal */
 int infer_random_like(OpCtx *c); /* Random*Like, Bernoulli */
 int infer_multinomial(OpCtx *c);
+/* random.c: fold only with a seed attribute (else run time only) */
+int run_random(OpCtx *c); /* RandomUniform, RandomNormal, their *Like */
+int run_bernoulli(OpCtx *c);
+int run_multinomial(OpCtx *c);
 
 /* logic.c */
 int infer_logical(OpCtx *c); /* And, Or, Xor */
