@@ -52,7 +52,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Clip,                      infer_clip, run_clip, VIEW_NONE) \
 	X(Compress,                  infer_compress, run_compress, VIEW_NONE) \
 	X(Concat,                    infer_concat, run_concat, VIEW_NONE) \
-	X(ConcatFromSequence,        infer_concat_from_sequence, 0, VIEW_NONE) \
+	X(ConcatFromSequence,        infer_concat_from_sequence, run_concat_from_sequence, VIEW_NONE) \
 	X(Constant,                  infer_constant, 0, VIEW_NONE) \
 	X(ConstantOfShape,           infer_constantofshape, run_constantofshape, VIEW_NONE) \
 	X(Conv,                      infer_conv, 0, VIEW_NONE) \
@@ -169,10 +169,10 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ScatterND,                 infer_scatternd, run_scatternd, VIEW_NONE) \
 	X(Selu,                      infer_unary, run_unary, VIEW_NONE) \
 	X(SequenceAt,                infer_sequence_at, run_sequence_at, VIEW_NONE) \
-	X(SequenceConstruct,         infer_sequence_construct, 0, VIEW_NONE) \
-	X(SequenceEmpty,             infer_sequence_empty, 0, VIEW_NONE) \
-	X(SequenceErase,             infer_sequence_erase, 0, VIEW_NONE) \
-	X(SequenceInsert,            infer_sequence_insert, 0, VIEW_NONE) \
+	X(SequenceConstruct,         infer_sequence_construct, run_sequence_construct, VIEW_NONE) \
+	X(SequenceEmpty,             infer_sequence_empty, run_sequence_empty, VIEW_NONE) \
+	X(SequenceErase,             infer_sequence_erase, run_sequence_erase, VIEW_NONE) \
+	X(SequenceInsert,            infer_sequence_insert, run_sequence_insert, VIEW_NONE) \
 	X(SequenceLength,            infer_sequence_length, run_sequence_length, VIEW_NONE) \
 	X(SequenceMap,               infer_sequence_map, 0, VIEW_NONE) \
 	X(Shape,                     infer_shape, run_shape, VIEW_NONE) \
@@ -189,7 +189,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Softsign,                  infer_unary, run_unary, VIEW_NONE) \
 	X(SpaceToDepth,              infer_spacetodepth, run_spacetodepth, VIEW_NONE) \
 	X(Split,                     infer_split, run_split, VIEW_NONE) \
-	X(SplitToSequence,           infer_split_to_sequence, 0, VIEW_NONE) \
+	X(SplitToSequence,           infer_split_to_sequence, run_split_to_sequence, VIEW_NONE) \
 	X(Sqrt,                      infer_unary, run_unary, VIEW_NONE) \
 	X(Squeeze,                   infer_squeeze, run_reshape, VIEW_ALIAS) \
 	X(StringNormalizer,          infer_string_normalizer, run_string_normalizer, VIEW_NONE) \

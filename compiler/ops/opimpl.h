@@ -439,6 +439,15 @@ int infer_loop(OpCtx *c);
 int infer_scan(OpCtx *c);
 
 /* sequence.c */
+/* Sequence kernels: a sequence value at run time is a tensor of element
+ * pointers (see sequence.c's header); those making a sequence only run
+ * at run time, folding replays the graph instead. */
+int run_sequence_empty(OpCtx *c);
+int run_sequence_construct(OpCtx *c);
+int run_sequence_insert(OpCtx *c);
+int run_sequence_erase(OpCtx *c);
+int run_split_to_sequence(OpCtx *c);
+int run_concat_from_sequence(OpCtx *c);
 int infer_sequence_empty(OpCtx *c);
 int infer_sequence_construct(OpCtx *c);
 int infer_sequence_insert(OpCtx *c);
