@@ -42,7 +42,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Atanh,                     infer_unary, run_unary, VIEW_NONE) \
 	X(AveragePool,               infer_avgpool, run_avgpool, VIEW_NONE) \
 	X(BatchNormalization,        infer_batchnorm, run_batchnorm, VIEW_NONE) \
-	X(Bernoulli,                 infer_random_like, 0, VIEW_NONE) \
+	X(Bernoulli,                 infer_random_like, run_bernoulli, VIEW_NONE) \
 	X(BitShift,                  infer_bitshift, run_logic2, VIEW_NONE) \
 	X(BlackmanWindow,            infer_window, run_window, VIEW_NONE) \
 	X(Cast,                      infer_cast, run_cast, VIEW_NONE) \
@@ -52,7 +52,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Clip,                      infer_clip, run_clip, VIEW_NONE) \
 	X(Compress,                  infer_compress, run_compress, VIEW_NONE) \
 	X(Concat,                    infer_concat, run_concat, VIEW_NONE) \
-	X(ConcatFromSequence,        infer_concat_from_sequence, 0, VIEW_NONE) \
+	X(ConcatFromSequence,        infer_concat_from_sequence, run_concat_from_sequence, VIEW_NONE) \
 	X(Constant,                  infer_constant, 0, VIEW_NONE) \
 	X(ConstantOfShape,           infer_constantofshape, run_constantofshape, VIEW_NONE) \
 	X(Conv,                      infer_conv, run_conv, VIEW_NONE) \
@@ -67,7 +67,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Det,                       infer_det, run_det, VIEW_NONE) \
 	X(Div,                       infer_arith, run_arith, VIEW_NONE) \
 	X(Dropout,                   infer_dropout, run_dropout, VIEW_NONE) \
-	X(DynamicQuantizeLinear,     infer_dynamic_quantize_linear, 0, VIEW_NONE) \
+	X(DynamicQuantizeLinear,     infer_dynamic_quantize_linear, run_dynamic_quantize_linear, VIEW_NONE) \
 	X(Einsum,                    infer_einsum, run_einsum, VIEW_NONE) \
 	X(Elu,                       infer_unary, run_unary, VIEW_NONE) \
 	X(Equal,                     infer_compare, run_logic2, VIEW_NONE) \
@@ -122,10 +122,10 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Mish,                      infer_unary, run_unary, VIEW_NONE) \
 	X(Mod,                       infer_mod, run_arith, VIEW_NONE) \
 	X(Mul,                       infer_arith, run_arith, VIEW_NONE) \
-	X(Multinomial,               infer_multinomial, 0, VIEW_NONE) \
+	X(Multinomial,               infer_multinomial, run_multinomial, VIEW_NONE) \
 	X(Neg,                       infer_unary, run_unary, VIEW_NONE) \
-	X(NegativeLogLikelihoodLoss, infer_nll_loss, 0, VIEW_NONE) \
-	X(NonMaxSuppression,         infer_nms, 0, VIEW_NONE) \
+	X(NegativeLogLikelihoodLoss, infer_nll_loss, run_nll_loss, VIEW_NONE) \
+	X(NonMaxSuppression,         infer_nms, run_nms, VIEW_NONE) \
 	X(NonZero,                   infer_nonzero, run_nonzero, VIEW_NONE) \
 	X(Not,                       infer_not, run_logic1, VIEW_NONE) \
 	X(OneHot,                    infer_onehot, run_onehot, VIEW_NONE) \
@@ -140,10 +140,10 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(QLinearMatMul,             infer_qlinear_matmul, run_qlinear_matmul, VIEW_NONE) \
 	X(QuantizeLinear,            infer_quantize_linear, run_quantize_linear, VIEW_NONE) \
 	X(RNN,                       infer_rnn, run_rnn, VIEW_NONE) \
-	X(RandomNormal,              infer_random, 0, VIEW_NONE) \
-	X(RandomNormalLike,          infer_random_like, 0, VIEW_NONE) \
-	X(RandomUniform,             infer_random, 0, VIEW_NONE) \
-	X(RandomUniformLike,         infer_random_like, 0, VIEW_NONE) \
+	X(RandomNormal,              infer_random, run_random, VIEW_NONE) \
+	X(RandomNormalLike,          infer_random_like, run_random, VIEW_NONE) \
+	X(RandomUniform,             infer_random, run_random, VIEW_NONE) \
+	X(RandomUniformLike,         infer_random_like, run_random, VIEW_NONE) \
 	X(Range,                     infer_range, run_range, VIEW_NONE) \
 	X(Reciprocal,                infer_unary, run_unary, VIEW_NONE) \
 	X(ReduceL1,                  infer_reduce, run_reduce, VIEW_NONE) \
@@ -169,10 +169,10 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(ScatterND,                 infer_scatternd, run_scatternd, VIEW_NONE) \
 	X(Selu,                      infer_unary, run_unary, VIEW_NONE) \
 	X(SequenceAt,                infer_sequence_at, run_sequence_at, VIEW_NONE) \
-	X(SequenceConstruct,         infer_sequence_construct, 0, VIEW_NONE) \
-	X(SequenceEmpty,             infer_sequence_empty, 0, VIEW_NONE) \
-	X(SequenceErase,             infer_sequence_erase, 0, VIEW_NONE) \
-	X(SequenceInsert,            infer_sequence_insert, 0, VIEW_NONE) \
+	X(SequenceConstruct,         infer_sequence_construct, run_sequence_construct, VIEW_NONE) \
+	X(SequenceEmpty,             infer_sequence_empty, run_sequence_empty, VIEW_NONE) \
+	X(SequenceErase,             infer_sequence_erase, run_sequence_erase, VIEW_NONE) \
+	X(SequenceInsert,            infer_sequence_insert, run_sequence_insert, VIEW_NONE) \
 	X(SequenceLength,            infer_sequence_length, run_sequence_length, VIEW_NONE) \
 	X(SequenceMap,               infer_sequence_map, 0, VIEW_NONE) \
 	X(Shape,                     infer_shape, run_shape, VIEW_NONE) \
@@ -184,12 +184,12 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Size,                      infer_size, run_size, VIEW_NONE) \
 	X(Slice,                     infer_slice, run_slice, VIEW_NONE) \
 	X(Softmax,                   infer_softmax, run_softmax, VIEW_NONE) \
-	X(SoftmaxCrossEntropyLoss,   infer_sce_loss, 0, VIEW_NONE) \
+	X(SoftmaxCrossEntropyLoss,   infer_sce_loss, run_sce_loss, VIEW_NONE) \
 	X(Softplus,                  infer_unary, run_unary, VIEW_NONE) \
 	X(Softsign,                  infer_unary, run_unary, VIEW_NONE) \
 	X(SpaceToDepth,              infer_spacetodepth, run_spacetodepth, VIEW_NONE) \
 	X(Split,                     infer_split, run_split, VIEW_NONE) \
-	X(SplitToSequence,           infer_split_to_sequence, 0, VIEW_NONE) \
+	X(SplitToSequence,           infer_split_to_sequence, run_split_to_sequence, VIEW_NONE) \
 	X(Sqrt,                      infer_unary, run_unary, VIEW_NONE) \
 	X(Squeeze,                   infer_squeeze, run_reshape, VIEW_ALIAS) \
 	X(StringNormalizer,          infer_string_normalizer, run_string_normalizer, VIEW_NONE) \
@@ -197,7 +197,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(Sum,                       infer_variadic, run_variadic, VIEW_NONE) \
 	X(Tan,                       infer_unary, run_unary, VIEW_NONE) \
 	X(Tanh,                      infer_unary, run_unary, VIEW_NONE) \
-	X(TfIdfVectorizer,           infer_tfidf_vectorizer, 0, VIEW_NONE) \
+	X(TfIdfVectorizer,           infer_tfidf_vectorizer, run_tfidf_vectorizer, VIEW_NONE) \
 	X(ThresholdedRelu,           infer_unary, run_unary, VIEW_NONE) \
 	X(Tile,                      infer_tile, run_tile, VIEW_NONE) \
 	X(TopK,                      infer_topk, run_topk, VIEW_NONE) \

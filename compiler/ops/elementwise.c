@@ -3,7 +3,7 @@
  * input (unary math and activations, Clip, Dropout, Softmax, LogSoftmax,
  * Hardmax, Identity, Cast, CastLike) or the broadcast of their inputs
  * (Add, Sub, Mul, Div, Mod, Pow, PRelu and the variadic Max, Min, Mean,
- * Sum), and the random ops, which are shaped and never folded.
+ * Sum), and the random ops' shapes (their kernels are in random.c).
  *
  * Folding goes through one engine: ew_each() walks a broadcast output
  * once and hands a per-op scalar kernel the matching element of every
@@ -1206,7 +1206,7 @@ static bool k_cast(EwNum x, EwNum *r, const EwParams *p)
 }
 
 /* Float to integer truncates toward zero and is folded only in range;
- * integers wrap; to and from strings is not folded. */
+ * integers wrap; to and from strings and to bfloat16 are in cast.c. */
 int run_cast(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
@@ -1218,12 +1218,16 @@ int run_cast(OpCtx *c)
 		op_set_const(c, 0, x);
 		return 0;
 	}
-	if (x->dtype == DT_STRING || y->dtype == DT_STRING)
-		return 0;
+	if (x->dtype == DT_STRING)
+		return cast_from_string(c, x, y->dtype);
+	if (y->dtype == DT_STRING)
+		return cast_to_string(c, x);
+	if (y->dtype == DT_BFLOAT16)
+		return cast_to_bfloat16(c, x);
 	return ew_run_unary(c, k_cast, &p);
 }
 
-/* ---- random ops (shape and dtype only; never folded) -------------------- */
+/* ---- random ops (shape and dtype; the kernels are in random.c) ---------- */
 
 static int check_dtype_attr(OpCtx *c, int dt, uint32_t dts)
 {

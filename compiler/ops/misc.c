@@ -7,6 +7,7 @@
  *                 MelWeightMatrix;
  *   losses        NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss;
  *   detection     NonMaxSuppression (its row count depends on the data).
+ * The losses' and NonMaxSuppression's kernels are in loss.c and detect.c.
  * The windows fold (their size is a shape parameter, so it is constant
  * in a specialised gear).  MatMulInteger, QLinearMatMul, Einsum and Det
  * have kernels: the integer products in double (exact for 8-bit
@@ -122,6 +123,48 @@ int infer_dynamic_quantize_linear(OpCtx *c)
 	op_set_out(c, 0, DT_UINT8, &x->shape);
 	op_set_out(c, 1, DT_FLOAT, &scalar);
 	op_set_out(c, 2, DT_UINT8, &scalar);
+	return 0;
+}
+
+/* q rounded half to even and clamped to 0..255 (NaN: 0). */
+static uint8_t sat_u8(float q)
+{
+	q = rintf(q);
+	return q >= 255 ? 255 : q > 0 ? (uint8_t)q : 0;
+}
+
+/* The reference's float32 arithmetic: scale = (max(0, max x) - min(0,
+ * min x)) / 255, zero point = sat(round(-min / scale)), y = sat(round(x
+ * / scale) + zero point).  An all-zero x has scale 0: y and the zero
+ * point are then 0. */
+int run_dynamic_quantize_linear(OpCtx *c)
+{
+	const Tensor *x = op_const_in(c, 0);
+	Shape scalar = shape_of(0, NULL);
+	if (!x || x->dtype != DT_FLOAT)
+		return 0;
+	const float *xp = x->data;
+	int64_t n = shape_numel(&x->shape);
+	float lo = 0, hi = 0;
+	for (int64_t i = 0; i < n; i++) {
+		lo = xp[i] < lo ? xp[i] : lo;
+		hi = xp[i] > hi ? xp[i] : hi;
+	}
+	float scale = (hi - lo) / 255.0f;
+	uint8_t zp = scale != 0 ? sat_u8(0 - lo / scale) : 0;
+	Tensor *y = op_new_output(c, 0, DT_UINT8, &x->shape);
+	Tensor *ys = op_new_output(c, 1, DT_FLOAT, &scalar);
+	Tensor *yz = op_new_output(c, 2, DT_UINT8, &scalar);
+	if (!y || !ys || !yz)
+		return -1;
+	uint8_t *yp = tensor_mut(y);
+	for (int64_t i = 0; scale != 0 && i < n; i++)
+		yp[i] = sat_u8(rintf(xp[i] / scale) + (float)zp);
+	*(float *)tensor_mut(ys) = scale;
+	*(uint8_t *)tensor_mut(yz) = zp;
+	op_set_const(c, 0, y);
+	op_set_const(c, 1, ys);
+	op_set_const(c, 2, yz);
 	return 0;
 }
 
@@ -1092,7 +1135,12 @@ int infer_nms(OpCtx *c)
 				b->name, shape_str(bs, b1, sizeof(b1)), s->name,
 				shape_str(ss, b2, sizeof(b2)));
 	Shape y = shape_of(2, (int64_t[]){ DIM_UNKNOWN, 3 });
+	/* constant inputs: the kernel's own selection gives the rows */
+	int rc = nms_select(c, NULL, 0, &y.dims[0]);
+	if (rc < 0)
+		return -1;
 	op_set_out(c, 0, DT_INT64, &y);
-	nn_mark_dep(c, 0);
+	if (!rc)
+		nn_mark_dep(c, 0);
 	return 0;
 }

@@ -256,9 +256,19 @@ int run_variadic(OpCtx *c);
 int infer_cast(OpCtx *c);
 int infer_castlike(OpCtx *c);
 int run_cast(OpCtx *c); /* Cast, CastLike */
+/* cast.c: run_cast's conversions of x (constant input 0) to output 0:
+ * to bfloat16 by truncation, to string as numpy's str(), from string
+ * to dtype dt. */
+int cast_to_bfloat16(OpCtx *c, const Tensor *x);
+int cast_to_string(OpCtx *c, const Tensor *x);
+int cast_from_string(OpCtx *c, const Tensor *x, int dt);
 int infer_random(OpCtx *c);      /* RandomUniform, RandomNormal */
 int infer_random_like(OpCtx *c); /* Random*Like, Bernoulli */
 int infer_multinomial(OpCtx *c);
+/* random.c: fold only with a seed attribute (else run time only) */
+int run_random(OpCtx *c); /* RandomUniform, RandomNormal, their *Like */
+int run_bernoulli(OpCtx *c);
+int run_multinomial(OpCtx *c);
 
 /* logic.c */
 int infer_logical(OpCtx *c); /* And, Or, Xor */
@@ -525,6 +535,16 @@ int run_dft(OpCtx *c);
 int run_stft(OpCtx *c);
 int run_mel_weight_matrix(OpCtx *c);
 
+/* loss.c, detect.c: the k4misc kernels */
+int run_nll_loss(OpCtx *c);
+int run_sce_loss(OpCtx *c);
+int run_dynamic_quantize_linear(OpCtx *c); /* misc.c */
+/* NonMaxSuppression's selection when its inputs are constant: 1 with
+ * *count rows (the first cap written to rows[3 * cap] if rows is not
+ * NULL), 0 if an input is not constant, -1 on error. */
+int nms_select(OpCtx *c, int64_t *rows, int64_t cap, int64_t *count);
+int run_nms(OpCtx *c);
+
 /* -- control flow and sequences: control.c, sequence.c -------------------- */
 
 /* control.c */
@@ -533,6 +553,15 @@ int infer_loop(OpCtx *c);
 int infer_scan(OpCtx *c);
 
 /* sequence.c */
+/* Sequence kernels: a sequence value at run time is a tensor of element
+ * pointers (see sequence.c's header); those making a sequence only run
+ * at run time, folding replays the graph instead. */
+int run_sequence_empty(OpCtx *c);
+int run_sequence_construct(OpCtx *c);
+int run_sequence_insert(OpCtx *c);
+int run_sequence_erase(OpCtx *c);
+int run_split_to_sequence(OpCtx *c);
+int run_concat_from_sequence(OpCtx *c);
 int infer_sequence_empty(OpCtx *c);
 int infer_sequence_construct(OpCtx *c);
 int infer_sequence_insert(OpCtx *c);
@@ -551,6 +580,7 @@ int infer_optional_get_element(OpCtx *c);
 int infer_string_normalizer(OpCtx *c);
 int run_string_normalizer(OpCtx *c);
 int infer_tfidf_vectorizer(OpCtx *c);
+int run_tfidf_vectorizer(OpCtx *c);
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
 

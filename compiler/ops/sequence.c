@@ -11,7 +11,25 @@
  * known pieces (SequenceEmpty/Construct/SplitToSequence, then Insert and
  * Erase at constant positions) seq_elems() replays that chain to list its
  * elements exactly: SequenceAt at a constant position then gets the exact
- * element, SequenceLength and ConcatFromSequence exact results.
+ * element, SequenceLength and ConcatFromSequence exact results, and with
+ * constant pieces (a SplitToSequence of a constant is sliced on demand)
+ * their contents.  Folding never stores a sequence's contents in the
+ * graph: a Value's konst is always a plain tensor.
+ *
+ * At run time a sequence value is a "sequence tensor": a Tensor whose
+ * dtype is the element dtype, whose shape is [n] and whose data is n
+ * pointers (const Tensor *) to its elements (nbytes = n * sizeof(void *)).
+ * The runtime binds a sequence input as such a tensor; the kernel of an
+ * op with a sequence output (SequenceEmpty/Construct/Insert/Erase,
+ * SplitToSequence) fills the output Tensor bound to it in place (dtype,
+ * shape, data, nbytes) and marks it set: the pointer array and deep
+ * copies of the elements are allocated with op_scratch()/op_new_tensor(),
+ * so the runtime must keep that node's scratch alive until the
+ * sequence's last use (not reset it after the node).  Kernels reading a
+ * sequence (SequenceAt, SequenceLength, ConcatFromSequence) get its
+ * elements from seq_tensors(): the bound sequence tensor at run time, the
+ * replayed chain when folding.  SequenceMap needs the executor to run its
+ * body and has no kernel yet.
  */
 #include <string.h>
 
@@ -27,6 +45,12 @@ typedef struct Elem {
 	uint16_t dep; /* VF_DATA_DEP or 0 */
 	Shape s;
 	const Tensor *k;
+	/* a piece of a constant SplitToSequence input, sliced on demand:
+	 * s.dims[axis] (1 and dropped if squeeze) from index from */
+	const Tensor *whole;
+	int64_t from;
+	int32_t axis;
+	bool squeeze;
 } Elem;
 
 static Elem elem_of(const Value *v)
@@ -149,8 +173,13 @@ static int split_pieces(OpCtx *c, const Graph *g, const Node *n, Elem *out,
 		*merged = e.s;
 		if (d < 0 || d > MAX_ELEMS)
 			return 0;
-		for (int i = 0; i < d; i++)
+		for (int i = 0; i < d; i++) {
 			out[i] = e;
+			out[i].whole = x->konst;
+			out[i].axis = ax;
+			out[i].from = i;
+			out[i].squeeze = !keep;
+		}
 		*count = (int)d;
 		return 0;
 	}
@@ -207,9 +236,14 @@ static int split_pieces(OpCtx *c, const Graph *g, const Node *n, Elem *out,
 	*merged = e.s;
 	if (nsz < 0 || nsz > MAX_ELEMS)
 		return 0;
+	int64_t from = 0;
 	for (int64_t i = 0; i < nsz; i++) {
 		out[i] = e;
 		out[i].s.dims[ax] = sizes[i];
+		out[i].whole = x->konst && t ? x->konst : NULL;
+		out[i].axis = ax;
+		out[i].from = from;
+		from += sizes[i];
 	}
 	*count = (int)nsz;
 	return 0;
@@ -331,6 +365,108 @@ static Shape merge_elems(const Elem *e, int n, uint16_t *dep)
 	return s;
 }
 
+/* ---- contents ----------------------------------------------------------- */
+
+/* Elements len..len+n along axis ax of x from index from, as a new
+ * tensor (axis dropped if squeeze, then n is 1). */
+static Tensor *slice_piece(OpCtx *c, const Tensor *x, int32_t ax,
+			   int64_t from, int64_t n, bool squeeze)
+{
+	Shape s = x->shape;
+	int64_t outer = 1, inner = tn_esize(x->dtype), d = s.dims[ax];
+	for (int32_t i = 0; i < ax; i++)
+		outer *= s.dims[i];
+	for (int32_t i = ax + 1; i < s.rank; i++)
+		inner *= s.dims[i];
+	s.dims[ax] = n;
+	if (squeeze) {
+		memmove(s.dims + ax, s.dims + ax + 1,
+			(size_t)(s.rank - ax - 1) * sizeof(int64_t));
+		s.rank--;
+	}
+	Tensor *t = op_new_tensor(c, x->dtype, &s);
+	if (!t)
+		return NULL;
+	uint8_t *dst = tensor_mut(t);
+	const uint8_t *src = x->data;
+	for (int64_t o = 0; o < outer; o++)
+		memcpy(dst + o * n * inner, src + (o * d + from) * inner,
+		       (size_t)(n * inner));
+	return t;
+}
+
+/* An element's contents: known, sliced from a constant, or NULL. */
+static const Tensor *elem_konst(OpCtx *c, const Elem *e)
+{
+	if (e->k || !e->whole)
+		return e->k;
+	int64_t n = e->squeeze ? 1 : e->s.dims[e->axis];
+	return slice_piece(c, e->whole, e->axis, e->from, n, e->squeeze);
+}
+
+/* The elements of sequence input i: their count with *els pointing at
+ * them, -1 if not known (folding), -2 on error. */
+static int64_t seq_tensors(OpCtx *c, int i, const Tensor *const **els)
+{
+	Elem el[MAX_ELEMS];
+	if (c->bind) {
+		const Tensor *t = c->bind->in[i];
+		if (!t) {
+			op_error(c, "input %d is not bound", i);
+			return -2;
+		}
+		*els = t->data;
+		return t->shape.dims[0];
+	}
+	int n = seq_elems(c->g, c->n->inputs[i], el);
+	if (n < 0)
+		return -1;
+	const Tensor **k = op_scratch(c, (size_t)(n + 1) * sizeof(*k));
+	if (!k)
+		return -2;
+	for (int j = 0; j < n; j++) {
+		if (!el[j].k && !el[j].whole)
+			return -1;
+		if (!(k[j] = elem_konst(c, &el[j])))
+			return -2;
+	}
+	*els = k;
+	return n;
+}
+
+/* A copy of t that a sequence owns (run time). */
+static const Tensor *seq_copy(OpCtx *c, const Tensor *t)
+{
+	Tensor *k = op_new_tensor(c, t->dtype, &t->shape);
+	if (k)
+		memcpy(tensor_mut(k), t->data, t->nbytes);
+	return k;
+}
+
+/* Run time: output i becomes the sequence of dtype dt holding els[0..n)
+ * (already owned by it).  Folding: nothing (seq_elems replays it). */
+static int seq_publish(OpCtx *c, int i, int dt, const Tensor **els,
+		       int64_t n)
+{
+	if (!c->bind)
+		return 0;
+	Tensor *o = i < c->n->noutputs ? c->bind->out[i] : NULL;
+	if (!o)
+		return 0;
+	o->dtype = dt;
+	o->shape = shape_of(1, &n);
+	o->data = els;
+	o->nbytes = (size_t)n * sizeof(*els);
+	c->bind->set[i] = 1;
+	return 0;
+}
+
+/* Run time: a new array of n + extra element slots. */
+static const Tensor **seq_slots(OpCtx *c, int64_t n)
+{
+	return op_scratch(c, (size_t)(n + 1) * sizeof(const Tensor *));
+}
+
 /* ---- SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceErase ---- */
 
 int infer_sequence_empty(OpCtx *c)
@@ -431,6 +567,73 @@ int infer_sequence_erase(OpCtx *c)
 	return 0;
 }
 
+/* The kernels of the ops making sequences only run at run time: when
+ * folding, seq_elems() replays them. */
+
+int run_sequence_empty(OpCtx *c)
+{
+	const Tensor **els = c->bind ? seq_slots(c, 0) : NULL;
+	if (!els)
+		return c->bind ? -1 : 0;
+	return seq_publish(c, 0, (int)attr_int(c->n, "dtype", DT_FLOAT), els,
+			   0);
+}
+
+int run_sequence_construct(OpCtx *c)
+{
+	int n = c->n->ninputs;
+	const Tensor **els = c->bind ? seq_slots(c, n) : NULL;
+	if (!els)
+		return c->bind ? -1 : 0;
+	for (int i = 0; i < n; i++) {
+		const Tensor *t = op_const_in(c, i);
+		if (!t)
+			return op_error(c, "input %d is not bound", i);
+		if (!(els[i] = seq_copy(c, t)))
+			return -1;
+	}
+	return seq_publish(c, 0, els[0]->dtype, els, n);
+}
+
+/* SequenceInsert (ins: input 1 at position input 2, default the end)
+ * and SequenceErase (position input 1, default the last). */
+static int seq_edit(OpCtx *c, bool ins)
+{
+	const Tensor *const *old;
+	const Tensor *t = ins ? op_const_in(c, 1) : NULL;
+	int64_t pos = 0;
+	if (!c->bind)
+		return 0;
+	int64_t n = seq_tensors(c, 0, &old);
+	int rc = position(c, ins ? 2 : 1, &pos);
+	if (n < 0 || rc < 0 || (ins && !t))
+		return -1;
+	int64_t hi = ins ? n : n - 1;
+	if (!rc)
+		pos = hi;
+	if (pos < -n || pos > hi)
+		return op_error(c, "position %lld is out of range for a "
+				"sequence of %lld",
+				(long long)pos, (long long)n);
+	pos += pos < 0 ? n : 0;
+	const Tensor **els = seq_slots(c, n + 1);
+	if (!els)
+		return -1;
+	int64_t k = 0;
+	for (int64_t i = 0; i <= n; i++) {
+		if (ins && i == pos && !(els[k++] = seq_copy(c, t)))
+			return -1;
+		if (i < n && (ins || i != pos) &&
+		    !(els[k++] = seq_copy(c, old[i])))
+			return -1;
+	}
+	return seq_publish(c, 0, c->bind->in[0]->dtype, els, k);
+}
+
+int run_sequence_insert(OpCtx *c) { return seq_edit(c, true); }
+
+int run_sequence_erase(OpCtx *c) { return seq_edit(c, false); }
+
 /* ---- SequenceAt, SequenceLength ----------------------------------------- */
 
 /* The element SequenceAt reads, if known: 1 with *e, else 0. */
@@ -473,11 +676,20 @@ int infer_sequence_at(OpCtx *c)
 
 int run_sequence_at(OpCtx *c)
 {
-	Elem e;
-	int rc = seq_at(c, &e);
-	if (rc > 0 && e.k)
-		op_set_const(c, 0, e.k);
-	return rc < 0 ? -1 : 0;
+	const Tensor *const *els;
+	int64_t pos;
+	int rc = position(c, 1, &pos);
+	if (rc <= 0)
+		return rc;
+	int64_t n = seq_tensors(c, 0, &els);
+	if (n < 0)
+		return n == -1 ? 0 : -1;
+	if (pos < -n || pos >= n)
+		return op_error(c, "position %lld is out of range for a "
+				"sequence of %lld",
+				(long long)pos, (long long)n);
+	op_set_const(c, 0, els[pos < 0 ? pos + n : pos]);
+	return 0;
 }
 
 int infer_sequence_length(OpCtx *c)
@@ -492,11 +704,13 @@ int infer_sequence_length(OpCtx *c)
 int run_sequence_length(OpCtx *c)
 {
 	Elem el[MAX_ELEMS];
-	int64_t n = seq_elems(c->g, c->n->inputs[0], el);
+	int64_t n = c->bind ? (c->bind->in[0] ? c->bind->in[0]->shape.dims[0]
+					       : -1)
+			    : seq_elems(c->g, c->n->inputs[0], el);
 	Shape s = { .rank = 0 };
 	if (n < 0)
 		return 0;
-	Tensor *t = op_new_tensor(c, DT_INT64, &s);
+	Tensor *t = op_new_output(c, 0, DT_INT64, &s);
 	if (!t)
 		return -1;
 	tensor_set_i64(t, 0, n);
@@ -609,6 +823,104 @@ int infer_concat_from_sequence(OpCtx *c)
 	op_set_out(c, 0, sq->dtype, &y);
 	if (op_out(c, 0))
 		op_out(c, 0)->flags |= dep;
+	return 0;
+}
+
+/* Run time: SplitToSequence's pieces of x (its sizes along the axis as
+ * split_pieces() gives them when folding). */
+int run_split_to_sequence(OpCtx *c)
+{
+	const Tensor *x = op_const_in(c, 0), *sp = op_const_in(c, 1);
+	int32_t ax;
+	if (!c->bind)
+		return 0;
+	if (!x || op_axis(c, "axis", attr_int(c->n, "axis", 0), x->shape.rank,
+			  &ax) < 0)
+		return -1;
+	int64_t d = x->shape.dims[ax], n, each = 1;
+	bool squeeze = !sp && !attr_int(c->n, "keepdims", 1);
+	if (sp && sp->shape.rank == 0) {
+		each = tensor_get_i64(sp, 0);
+		if (each <= 0)
+			return op_error(c, "split %lld must be positive",
+					(long long)each);
+		n = d / each + (d % each != 0);
+	} else {
+		n = sp ? shape_numel(&sp->shape) : d;
+	}
+	const Tensor **els = seq_slots(c, n);
+	if (!els)
+		return -1;
+	for (int64_t i = 0, from = 0; i < n; i++) {
+		int64_t len = sp && sp->shape.rank == 1 ? tensor_get_i64(sp, i)
+			      : from + each <= d	 ? each
+							 : d - from;
+		if (len < 0 || len > d - from)
+			return op_error(c, "split does not add up to %lld "
+					"along axis %d", (long long)d, ax);
+		if (!(els[i] = slice_piece(c, x, ax, from, len, squeeze)))
+			return -1;
+		from += len;
+		if (i == n - 1 && from != d)
+			return op_error(c, "split adds up to %lld, not %lld",
+					(long long)from, (long long)d);
+	}
+	return seq_publish(c, 0, x->dtype, els, n);
+}
+
+/* ConcatFromSequence: the elements joined along axis (new_axis: stacked
+ * along a new one); every element gives each outer index one chunk. */
+int run_concat_from_sequence(OpCtx *c)
+{
+	const Tensor *const *els;
+	const Value *yv = op_out(c, 0);
+	int64_t n = seq_tensors(c, 0, &els);
+	int nw = attr_int(c->n, "new_axis", 0) != 0;
+	int32_t ax;
+	if (n == -1 || !yv)
+		return 0;
+	if (n < 0)
+		return -1;
+	if (n == 0)
+		return op_error(c, "the sequence is empty: nothing to "
+				"concatenate");
+	int32_t r = els[0]->shape.rank;
+	if (op_axis(c, "axis", attr_int(c->n, "axis", 0), r + nw, &ax) < 0)
+		return -1;
+	Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+	if (!y)
+		return -1;
+	size_t total = 0;
+	int64_t outer = 1;
+	for (int32_t i = 0; i < ax; i++)
+		outer *= els[0]->shape.dims[i];
+	for (int64_t j = 0; j < n; j++) {
+		const Shape *s = &els[j]->shape, *s0 = &els[0]->shape;
+		bool same = els[j]->dtype == y->dtype && s->rank == r;
+		for (int32_t i = 0; same && i < r; i++)
+			same = s->dims[i] == s0->dims[i] || (!nw && i == ax);
+		if (!same)
+			return op_error(c, "sequence element %lld does not "
+					"match element 0 but along the axis",
+					(long long)j);
+		total += els[j]->nbytes;
+	}
+	if (total != y->nbytes)
+		return op_error(c, "the elements hold %zu bytes, the output "
+				"%zu", total, y->nbytes);
+	if (!total) {
+		op_set_const(c, 0, y);
+		return 0;
+	}
+	uint8_t *dst = tensor_mut(y);
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t j = 0; j < n; j++) {
+			size_t chunk = els[j]->nbytes / (size_t)outer;
+			memcpy(dst, (const uint8_t *)els[j]->data + o * chunk,
+			       chunk);
+			dst += chunk;
+		}
+	op_set_const(c, 0, y);
 	return 0;
 }
 
@@ -925,5 +1237,116 @@ int infer_tfidf_vectorizer(OpCtx *c)
 		y = shape_of(2, d);
 	}
 	op_set_out(c, 0, DT_FLOAT, &y);
+	return 0;
+}
+
+/* Token i of x equals pool entry j. */
+static bool tfidf_same(const Tensor *x, int64_t i, const Attr *pool,
+		       int64_t j)
+{
+	if (x->dtype != DT_STRING)
+		return tensor_get_i64(x, i) == pool->ints[j];
+	const Bytes *w = (const Bytes *)x->data + i;
+	return w->len == pool->strings[j].len &&
+	       !memcmp(w->data, pool->strings[j].data, w->len);
+}
+
+typedef struct Ngrams {
+	const Attr *pool;
+	const int64_t *cnt, *idx; /* ngram_counts, ngram_indexes */
+	int32_t ncnt, nidx;
+	int64_t npool;
+} Ngrams;
+
+/* The output index of the n-gram of x at positions at, at + s, ...,
+ * at + (n - 1) * s, or -1 if it is not in the pool. */
+static int64_t tfidf_find(const Ngrams *g, const Tensor *x, int64_t at,
+			  int64_t s, int64_t n)
+{
+	if (n > g->ncnt)
+		return -1;
+	int64_t from = g->cnt[n - 1];
+	int64_t to = n < g->ncnt ? g->cnt[n] : g->npool;
+	int64_t id = 0; /* n-grams before this size's first */
+	for (int64_t k = 0; k + 1 < n; k++)
+		id += ((k + 1 < g->ncnt ? g->cnt[k + 1] : g->npool) -
+		       g->cnt[k]) / (k + 1);
+	for (int64_t j = from; j + n <= to; j += n, id++) {
+		int64_t k = 0;
+		while (k < n && tfidf_same(x, at + k * s, g->pool, j + k))
+			k++;
+		if (k == n)
+			return id < g->nidx ? g->idx[id] : -1;
+	}
+	return -1;
+}
+
+/* Counts the n-grams of one row (c tokens from element base of x) into
+ * cnt, as ONNX Runtime does: for every skip count 0..max_skip_count and
+ * every start, each n-gram of min..max_gram_length tokens that are
+ * skip + 1 apart; unigrams only once (with no skip). */
+static void tfidf_row(const Ngrams *g, const Tensor *x, int64_t base,
+		      int64_t c, int64_t mn, int64_t mx, int64_t skips,
+		      double *cnt)
+{
+	for (int64_t s = 1; s <= skips + 1; s++) {
+		int64_t lo = s > 1 && mn == 1 ? 2 : mn;
+		if (lo > mx)
+			break;
+		for (int64_t at = 0; at < c; at++)
+			for (int64_t n = lo; n <= mx; n++) {
+				if (at + (n - 1) * s >= c)
+					break;
+				int64_t o = tfidf_find(g, x, base + at, s, n);
+				if (o >= 0)
+					cnt[o] += 1;
+			}
+	}
+}
+
+int run_tfidf_vectorizer(OpCtx *c)
+{
+	const Tensor *x = op_const_in(c, 0);
+	const Value *yv = op_out(c, 0);
+	const Attr *pi = node_attr(c->n, "pool_int64s");
+	const Attr *w = node_attr(c->n, "weights");
+	Ngrams g = { .pool = pi ? pi : node_attr(c->n, "pool_strings") };
+	if (!x || !yv || !g.pool)
+		return 0;
+	g.npool = g.pool->n;
+	g.nidx = attr_ints(c->n, "ngram_indexes", &g.idx);
+	g.ncnt = attr_ints(c->n, "ngram_counts", &g.cnt);
+	int64_t mn = attr_int(c->n, "min_gram_length", 1);
+	int64_t mx = attr_int(c->n, "max_gram_length", 1);
+	int64_t skips = attr_int(c->n, "max_skip_count", 0);
+	const char *mode = attr_str(c->n, "mode", "TF");
+	int32_t nw = w && w->type == ATTR_FLOATS ? w->n : 0;
+	int64_t rows = x->shape.rank == 2 ? x->shape.dims[0] : 1;
+	int64_t cols = x->shape.dims[x->shape.rank - 1];
+	int64_t width = yv->shape.dims[yv->shape.rank - 1];
+	Tensor *y = op_new_output(c, 0, DT_FLOAT, &yv->shape);
+	double *cnt = op_scratch(c, (size_t)width * 2 * sizeof(double));
+	if (!y || !cnt)
+		return -1;
+	/* weights[i] is n-gram i's, so output ngram_indexes[i]'s */
+	double *wt = cnt + width;
+	for (int64_t o = 0; o < width; o++)
+		wt[o] = 1;
+	for (int32_t i = 0; i < nw && i < g.nidx; i++)
+		wt[g.idx[i]] = w->floats[i];
+	float *yp = tensor_mut(y);
+	for (int64_t r = 0; r < rows; r++) {
+		memset(cnt, 0, (size_t)width * sizeof(double));
+		tfidf_row(&g, x, r * cols, cols, mn, mx, skips, cnt);
+		for (int64_t o = 0; o < width; o++) {
+			double v = cnt[o];
+			if (!strcmp(mode, "IDF"))
+				v = v > 0 ? wt[o] : 0;
+			else if (!strcmp(mode, "TFIDF"))
+				v *= wt[o];
+			yp[r * width + o] = (float)v;
+		}
+	}
+	op_set_const(c, 0, y);
 	return 0;
 }
