@@ -52,7 +52,7 @@ static const char *mismatch(const Tensor *got, const Tensor *want,
 
 /* Folds the case in dir with every input constant; NULL if every
  * output matches, else why not (in buf). */
-static const char *run_case(const char *dir, char *buf, size_t n)
+static const char *run_backend_case(const char *dir, char *buf, size_t n)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/model.onnx", dir);
@@ -103,7 +103,7 @@ Test(kernels_resize, cross_check_cases)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(dir, sizeof(dir), CASES "/%s", e->d_name);
-		const char *why = run_case(dir, buf, sizeof(buf));
+		const char *why = run_backend_case(dir, buf, sizeof(buf));
 		if (why) {
 			cr_log_error("%s: %s", e->d_name, why);
 			failed++;
