@@ -143,22 +143,19 @@ void arena_release(Arena *a)
 void arena_reset(Arena *a)
 {
 	ArenaChunk *c = a->head;
-	size_t total = 0;
-	if (c && !c->next) {
-		c->used = 0;
-		a->used = 0;
+	size_t need = a->used; /* handed out since the last reset */
+	a->used = 0;
+	if (!c || (!c->next && c->size >= need)) {
+		if (c)
+			c->used = 0;
 		return;
 	}
-	for (; c; c = c->next)
-		total += c->size;
 	arena_release(a);
-	if (!total)
-		return;
-	c = malloc(sizeof(ArenaChunk) + total);
+	c = malloc(sizeof(ArenaChunk) + need);
 	if (!c)
-		oom(total);
+		oom(need);
 	c->next = NULL;
-	c->size = total;
+	c->size = need;
 	c->used = 0;
 	a->head = c;
 }

@@ -61,9 +61,10 @@ typedef struct Arena {
 void arena_init(Arena *a);
 void arena_release(Arena *a); /* frees everything; a may be reused */
 void *arena_alloc(Arena *a, size_t n);  /* zeroed, 16-byte aligned */
-/* Forgets every allocation but keeps the memory: the chunks become one
- * chunk of their total size, so a workload that repeats (a runtime
- * session's scratch) stops calling malloc after its first round. */
+/* Forgets every allocation but keeps memory for the next round: the
+ * chunks become one chunk as large as this round handed out, so a
+ * workload that repeats (a runtime session's scratch, reset after each
+ * node) stops calling malloc once one chunk holds its largest round. */
 void arena_reset(Arena *a);
 void *arena_array(Arena *a, size_t n, size_t size); /* overflow-checked */
 void *arena_grow(Arena *a, void *old, size_t oldn, size_t newn, size_t size);
