@@ -85,10 +85,10 @@ static int pool_ints(OpCtx *c, const char *name, int32_t n, int64_t dflt,
 {
 	const int64_t *a;
 	int32_t len = attr_ints(c->n, name, &a);
-	for (int32_t i = 0; i < n; i++)
-		v[i] = len < 0 ? dflt : a[i];
 	if (len >= 0 && len != n)
 		return op_error(c, "%s has %d values, expected %d", name, len, n);
+	for (int32_t i = 0; i < n; i++)
+		v[i] = len < 0 ? dflt : a[i];
 	return 0;
 }
 
@@ -163,7 +163,7 @@ static int pool_setup(OpCtx *c, const Shape *x, const Shape *y, Pool *p)
 			int64_t tot = (p->out[a] - 1) * ss + (kk - 1) * p->dil[a] +
 				      1 - p->in[a];
 			tot = tot > 0 ? tot : 0;
-			pb = ap[5] == 'U' ? tot / 2 : tot - tot / 2;
+			pb = strcmp(ap, "SAME_UPPER") ? tot - tot / 2 : tot / 2;
 			pe = tot - pb;
 		}
 		p->span[a] = op_scratch(c, (size_t)(p->out[a] ? p->out[a] : 1) *
