@@ -16,7 +16,8 @@ const arrays = { float32: Float32Array, float64: Float64Array,
 const res = {};
 for (const c of cases) {
 	try {
-		const s = await ort.InferenceSession.create(c.dir + '/model.onnx');
+		const s = await ort.InferenceSession.create(
+			c.dir + '/model.onnx');
 		const feeds = {};
 		for (const f of c.feeds) {
 			const A = arrays[f.dtype];
@@ -25,8 +26,9 @@ for (const c of cases) {
 			feeds[f.name] = new ort.Tensor(f.dtype, data, f.dims);
 		}
 		const out = await s.run(feeds);
-		res[c.dir] = c.outs.map(o => ({ name: o, type: out[o].type,
-			dims: out[o].dims, data: Array.from(out[o].data, Number) }));
+		res[c.dir] = c.outs.map(o => ({ name: o,
+			type: out[o].type, dims: out[o].dims,
+			data: Array.from(out[o].data, Number) }));
 	} catch (e) {
 		res[c.dir] = { error: String(e) };
 	}

@@ -324,3 +324,16 @@ Test(kernels_resize, resize_empty_input)
 	cr_assert_eq(shape_numel(&y->shape), 0);
 	model_free(m);
 }
+
+/* Upsample-7 takes its scales from the attribute. */
+Test(kernels_resize, upsample7_scales_attribute)
+{
+	Model *m = tu_model(7);
+	Graph *g = m->graph;
+	ValId x = weight(g, "x", DT_FLOAT, SHAPE(1, 2), VALS(3, 5));
+	Node *n = tu_node(g, "Upsample", "u", IDS(x), 1);
+	tu_floats(g, n, "scales", (const float[]){ 1, 2 }, 2);
+	infer_ok(m);
+	expect_vals(g, tu_out(n, 0), VALS(3, 3, 5, 5), 4, 0);
+	model_free(m);
+}

@@ -574,8 +574,9 @@ static int axis_taps(OpCtx *c, const Interp *ip, int32_t a, Taps *t)
 			sum += w[k];
 			ix[k] = clamp_idx(i, nin);
 		}
+		double norm = ip->exclude_outside ? sum : 1;
 		for (int32_t k = 0; k < t->n; k++)
-			wx[k] = (float)(ip->exclude_outside ? w[k] / sum : w[k]);
+			wx[k] = (float)(w[k] / norm);
 	}
 	return 0;
 }
@@ -653,7 +654,7 @@ static double int_saturate(int dt, double v)
 	v = trunc(v);
 	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
 		if (r[i].dt == dt)
-			return v < r[i].lo ? r[i].lo : v > r[i].hi ? r[i].hi : v;
+			return fmin(r[i].hi, fmax(r[i].lo, v));
 	return v;
 }
 
@@ -758,7 +759,8 @@ static void gather_row(uint8_t *dst, const uint8_t *s, const int64_t *idx,
 		break;
 	default:
 		for (int64_t k = 0; k < n; k++)
-			memcpy(dst + es * (size_t)k, s + es * (size_t)idx[k], es);
+			memcpy(dst + es * (size_t)k, s + es * (size_t)idx[k],
+			       es);
 	}
 }
 
@@ -793,9 +795,12 @@ static int interp_nearest(OpCtx *c, const Interp *ip, const Taps *taps,
 			gather_row(dst, s, tl->idx, nl, es);
 			dst += (size_t)nl * es;
 		} else {
-			for (int64_t k = 0; k < nl; k++, dst += es)
-				memcpy(dst, outside || tl->outside[k] ? ext->data
-					    : s + (size_t)tl->idx[k] * es, es);
+			for (int64_t k = 0; k < nl; k++, dst += es) {
+				const uint8_t *e = s + (size_t)tl->idx[k] * es;
+				if (outside || tl->outside[k])
+					e = ext->data;
+				memcpy(dst, e, es);
+			}
 		}
 		tn_next(last, ip->out, idx);
 	}

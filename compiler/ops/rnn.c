@@ -213,7 +213,8 @@ static int rnn_acts(OpCtx *c, RnnK *k)
 		{ "Relu", 0, 0, 0, 0 }, { "Affine", 1, 1, 1, 0 },
 		{ "LeakyRelu", 1, 0, 0.01f, 0 },
 		{ "ThresholdedRelu", 1, 0, 1, 0 },
-		{ "ScaledTanh", 1, 1, 1, 1 }, { "HardSigmoid", 1, 1, 0.2f, 0.5f },
+		{ "ScaledTanh", 1, 1, 1, 1 },
+		{ "HardSigmoid", 1, 1, 0.2f, 0.5f },
 		{ "Elu", 1, 0, 1, 0 }, { "Softsign", 0, 0, 0, 0 },
 		{ "Softplus", 0, 0, 0, 0 },
 	};
@@ -400,9 +401,11 @@ static int rnn_dir(OpCtx *c, const RnnK *k, int64_t d, bool reverse)
 			rnn_cell(k, d, g, hs + b * H, cs + b * H, rw, rbh, pd,
 				 tmp);
 			if (k->y) {
-				int64_t yi = k->layout ? (b * T + t) * k->dirs + d
-						       : (t * k->dirs + d) * B + b;
-				memcpy(k->y + yi * H, hs + b * H, (size_t)H * 4);
+				int64_t D = k->dirs;
+				int64_t yi = k->layout ? (b * T + t) * D + d
+						       : (t * D + d) * B + b;
+				memcpy(k->y + yi * H, hs + b * H,
+				       (size_t)H * 4);
 			}
 		}
 	for (int64_t b = 0; b < B; b++) {
@@ -457,7 +460,8 @@ static int rnn_setup(OpCtx *c, RnnK *k)
 		for (int64_t b = 0; b < k->batch; b++)
 			if (k->lens[b] < 0 || k->lens[b] > k->seq)
 				return op_error(c, "sequence_lens[%lld] is %d, "
-						"expected 0..%lld", (long long)b,
+						"expected 0..%lld",
+						(long long)b,
 						k->lens[b], (long long)k->seq);
 	}
 	return 0;

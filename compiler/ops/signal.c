@@ -198,7 +198,8 @@ int run_stft(OpCtx *c)
 	}
 	const Shape *ys = &yv->shape;
 	int64_t nb = x->shape.dims[0], len = x->shape.dims[1];
-	int64_t cin = x->shape.dims[2], frames = ys->dims[1], bins = ys->dims[2];
+	int64_t cin = x->shape.dims[2], frames = ys->dims[1];
+	int64_t bins = ys->dims[2];
 	if (step < 1 || flen < 1 || bins > flen ||
 	    (frames > 0 && (frames - 1) * step + flen > len))
 		return op_error(c, "frame_step %lld and frame_length %lld do "
@@ -257,8 +258,8 @@ int run_mel_weight_matrix(OpCtx *c)
 				(long long)rate);
 	int64_t nspec = yv->shape.dims[0];
 	if (nmel != yv->shape.dims[1] || dlen / 2 + 1 != nspec)
-		return op_error(c, "num_mel_bins %lld and dft_length %lld do not "
-				"match the output's shape", (long long)nmel,
+		return op_error(c, "num_mel_bins %lld and dft_length %lld do "
+				"not match the output's shape", (long long)nmel,
 				(long long)dlen);
 	float lmel = 2595 * log10f(1 + (float)tensor_get_f64(lo, 0) / 700);
 	float hmel = 2595 * log10f(1 + (float)tensor_get_f64(hi, 0) / 700);
