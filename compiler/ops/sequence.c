@@ -677,13 +677,24 @@ int infer_sequence_at(OpCtx *c)
 int run_sequence_at(OpCtx *c)
 {
 	const Tensor *const *els;
+	const Tensor *t;
+	Elem e;
 	int64_t pos;
+	if (!c->bind) { /* folding: only the element read is sliced */
+		int rc = seq_at(c, &e);
+		if (rc <= 0)
+			return rc;
+		t = elem_konst(c, &e);
+		if (t)
+			op_set_const(c, 0, t);
+		return t || (!e.k && !e.whole) ? 0 : -1;
+	}
 	int rc = position(c, 1, &pos);
 	if (rc <= 0)
 		return rc;
 	int64_t n = seq_tensors(c, 0, &els);
 	if (n < 0)
-		return n == -1 ? 0 : -1;
+		return -1;
 	if (pos < -n || pos >= n)
 		return op_error(c, "position %lld is out of range for a "
 				"sequence of %lld",
