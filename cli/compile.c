@@ -1,6 +1,7 @@
 /* cli/compile.c - 'gearc compile': flags -> gear spec -> passes -> .om. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -45,6 +46,52 @@ static void record_hybrid_options(Model *m, const CompileOptions *o)
 	}
 }
 
+static int arena_max(Graph *g, void *ctx)
+{
+	uint64_t *max = ctx;
+	if (g->plan && g->plan->arena_bytes > *max)
+		*max = g->plan->arena_bytes;
+	return 0;
+}
+
+/* The largest feature-map arena of any graph in m: what one run of the
+ * largest gear needs besides its inputs, outputs and weights. */
+static uint64_t largest_arena(Model *m)
+{
+	uint64_t max = 0;
+	graph_walk(m->graph, arena_max, &max);
+	if (m->dynamic)
+		graph_walk(m->dynamic, arena_max, &max);
+	return max;
+}
+
+/* "gearc: warning: ..." lines, after the progress line is cleared. */
+static void print_warnings(const Model *m, const CompileOptions *o)
+{
+	if (o->quiet)
+		return;
+	if (o->progress)
+		fputs("\r\033[K", stderr);
+	for (int32_t i = 0; i < model_warning_count(m); i++)
+		fprintf(stderr, "gearc: warning: %s\n", model_warning(m, i));
+}
+
+/* atc's "ATC run success", with what a build log wants to know. */
+static void print_summary(Model *m, const CompileOptions *o,
+			  const char *path)
+{
+	struct stat st;
+	if (o->quiet)
+		return;
+	if (stat(path, &st) < 0)
+		st.st_size = 0;
+	fprintf(stderr, "gearc: wrote %s: %s mode, %d gear%s, %lld bytes, "
+		"largest arena %llu bytes\n", path, gear_mode_name(m->mode),
+		m->gears ? m->gears->ngears : 0,
+		m->gears && m->gears->ngears == 1 ? "" : "s",
+		(long long)st.st_size, (unsigned long long)largest_arena(m));
+}
+
 int compile_model(const CompileOptions *o, const ParsedGears *pg)
 {
 	Model *m = onnx_load(o->model);
@@ -59,13 +106,16 @@ int compile_model(const CompileOptions *o, const ParsedGears *pg)
 		record_hybrid_options(m, o);
 	if (!rc)
 		rc = run_passes(m, o);
+	char *path = om_output_path(o->output);
 	if (!rc) {
-		char *path = om_output_path(o->output);
 		if (o->progress)
 			o->progress("writing the .om file", 0, 0);
 		rc = om_write(m, path);
-		free(path);
 	}
+	print_warnings(m, o);
+	if (!rc)
+		print_summary(m, o, path);
+	free(path);
 	model_free(m);
 	return rc;
 }
@@ -132,6 +182,27 @@ static int check_hybrid_gears(const CompileOptions *o, const ParsedGears *pg)
 	return 0;
 }
 
+/* --output names a file: not "dir/" (which would write "dir/.om"), not
+ * an existing directory, with or without the ".om" gearc appends. */
+static int check_output(const char *output)
+{
+	struct stat st;
+	size_t n = strlen(output);
+	if (output[n - 1] == '/')
+		return error("--output: '%s' ends in '/'; expected a file "
+			     "name (e.g. --output=%smodel)", output, output);
+	if (!stat(output, &st) && S_ISDIR(st.st_mode))
+		return error("--output: '%s' is a directory; expected a file "
+			     "name (e.g. --output=%s/model)", output, output);
+	char *path = om_output_path(output);
+	int rc = 0;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		rc = error("--output: '%s' is a directory; expected a file "
+			   "name", path);
+	free(path);
+	return rc;
+}
+
 /* What can be told from the flags alone, before reading the model. */
 static int check_flags(CompileOptions *o, const char *framework,
 		       const char *jobs)
@@ -147,15 +218,19 @@ static int check_flags(CompileOptions *o, const char *framework,
 	if (!*o->output)
 		return error("--output is empty: expected the name of the .om "
 			     "file");
+	if (check_output(o->output) < 0)
+		return -1;
 	if (framework && strcmp(framework, "5") != 0)
 		return error("--framework: '%s' is not supported (gearc reads "
 			     "ONNX models: --framework=5)",
 			     framework);
 	if (jobs && parse_jobs(jobs, &o->jobs) < 0)
 		return -1;
-	if (o->dump_after && !pass_find(o->dump_after))
+	const char *bad = o->dump_after ? dump_after_check(o->dump_after)
+					: NULL;
+	if (bad)
 		return error("--dump-after: no pass named '%s' (passes: %s)",
-			     o->dump_after, pass_names());
+			     bad, pass_names());
 	if (o->gear_scope && gear_scope_check(o->gear_scope) < 0)
 		return -1;
 	return 0;

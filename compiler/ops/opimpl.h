@@ -415,6 +415,8 @@ int infer_nms(OpCtx *c);
 
 /* control.c */
 int infer_if(OpCtx *c);
+int infer_fail(OpCtx *c);
+int run_fail(OpCtx *c);
 int infer_loop(OpCtx *c);
 int infer_scan(OpCtx *c);
 
