@@ -46,6 +46,10 @@ int print_help(FILE *f, const char *cmd);
 /* Compiles as the options say and writes the .om.  Returns 0, or -1 with
  * an error set (exit status 1: the options were already parsed). */
 int compile_model(const CompileOptions *o, const ParsedGears *pg);
+/* The same with inputs pinned by --input_value (compiler/pin.h). */
+struct ParsedPins;
+int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
+		   const struct ParsedPins *pins);
 
 /* "NAME" -> "NAME.om" unless it already ends in ".om"; malloc'd. */
 char *om_output_path(const char *output);

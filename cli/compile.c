@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "compiler/onnx.h"
+#include "compiler/pin.h"
 #include "passes/partition.h"
 #include "passes/scope.h"
 #include "serializer/om.h"
@@ -94,6 +95,13 @@ static void print_summary(Model *m, const CompileOptions *o,
 
 int compile_model(const CompileOptions *o, const ParsedGears *pg)
 {
+	ParsedPins none = { 0 };
+	return compile_pinned(o, pg, &none);
+}
+
+int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
+		   const ParsedPins *pins)
+{
 	Model *m = onnx_load(o->model);
 	if (!m)
 		return -1;
@@ -102,6 +110,8 @@ int compile_model(const CompileOptions *o, const ParsedGears *pg)
 	m->path = base_name(o->model);
 	m->jobs = o->jobs;
 	int rc = gear_apply(m, pg);
+	if (!rc)
+		rc = pin_apply(m, pins);
 	if (!rc)
 		record_hybrid_options(m, o);
 	if (!rc)
@@ -251,6 +261,7 @@ int cmd_compile(int argc, char **argv)
 {
 	CompileOptions o = { .fold_limit = 64 * 1024 };
 	const char *framework = NULL, *jobs = NULL, *quiet = NULL, *help = NULL;
+	const char *input_value = NULL;
 	HybridFlags hf = { 0 };
 	const ArgSpec spec[] = {
 		{ "model", 0, true, &o.model },
@@ -260,6 +271,7 @@ int cmd_compile(int argc, char **argv)
 		{ "dynamic_image_size", 0, true, &o.gear.dynamic_image_size },
 		{ "dynamic_dims", 0, true, &o.gear.dynamic_dims },
 		{ "input_format", 0, true, &o.gear.input_format },
+		{ "input_value", 0, true, &input_value },
 		{ "framework", 0, true, &framework },
 		{ "jobs", 'j', true, &jobs },
 		{ "dump_after", 0, true, &o.dump_after },
@@ -293,7 +305,13 @@ int cmd_compile(int argc, char **argv)
 		gear_parsed_release(&pg);
 		return fail(EXIT_USAGE);
 	}
-	int rc = compile_model(&o, &pg);
+	ParsedPins pins;
+	if (pin_parse(&pins, input_value, &pg) < 0) {
+		gear_parsed_release(&pg);
+		return fail(EXIT_USAGE);
+	}
+	int rc = compile_pinned(&o, &pg, &pins);
+	pin_parsed_release(&pins);
 	gear_parsed_release(&pg);
 	if (o.progress)
 		fputs("\r\033[K", stderr);

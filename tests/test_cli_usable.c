@@ -221,3 +221,235 @@ Test(usable, dump_after_list_failure_and_offsets)
 	remove_tree(d);
 	free(d);
 }
+
+/* ---- --input_value ------------------------------------------------------ */
+
+Test(usable, pinned_input_resolves_the_if)
+{
+	char *d = temp_dir(), *om = om_in(d);
+	Run r = compile_vad(d, "--input_shape=x:1,-1;sr:",
+			    "--dynamic_dims=256;512",
+			    "--input_value=sr:16000; mode: 1,0");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strstr(r.err, "warning"), "%s", r.err);
+	run_free(&r);
+	json_object *j = dump_json_of(om, "--detail");
+	/* sr and mode are no longer inputs */
+	json_object *in = jget(j, "inputs");
+	cr_expect_eq(json_object_array_length(in), 1);
+	cr_expect_str_eq(json_object_get_string(
+				 jget(json_object_array_get_idx(in, 0), "name")),
+			 "x");
+	/* the pinned values are recorded */
+	json_object *pin = jget(j, "pinned");
+	cr_assert_eq(json_object_array_length(pin), 2);
+	json_object *p0 = json_object_array_get_idx(pin, 0);
+	cr_expect_str_eq(json_object_get_string(jget(p0, "name")), "sr");
+	cr_expect_eq(json_object_get_int64(
+			     json_object_array_get_idx(jget(p0, "values"), 0)),
+		     16000);
+	json_object *p1 = json_object_array_get_idx(pin, 1);
+	cr_expect_eq(json_object_array_length(jget(p1, "values")), 2);
+	/* no If and no Fail left: one branch, inlined */
+	const char *all = json_object_to_json_string_ext(
+		jget(j, "graphs"), JSON_C_TO_STRING_PLAIN);
+	cr_expect(!strstr(all, "\"op\":\"If\""), "%.300s", all);
+	cr_expect(!strstr(all, "\"op\":\"Fail\""));
+	cr_expect(!strstr(all, "\"op\":\"Equal\""));
+	cr_expect(strstr(all, "\"op\":\"LSTM\""));
+	json_object_put(j);
+	r = run_gearc("dump", om);
+	cr_expect(strstr(r.out, "\npinned:    sr = 16000\n"
+				"pinned:    mode = [1,0]\n"), "%s", r.out);
+	run_free(&r);
+	remove_tree(d);
+	free(om);
+	free(d);
+}
+
+Test(usable, pinned_to_the_invalid_branch_is_an_error)
+{
+	char *d = temp_dir();
+	Run r = compile_vad(d, "--input_shape=x:1,512;sr:",
+			    "--input_value=sr:8000", NULL);
+	expect_error(&r, 1, "cannot reshape input 'x' [1,512] into [4,1,64]");
+	run_free(&r);
+	remove_tree(d);
+	free(d);
+}
+
+Test(usable, input_value_errors)
+{
+	static const struct {
+		const char *shape, *value;
+		int status;
+		const char *msg;
+	} cases[] = {
+		{ "x:1,512;sr:", "srx:1", 1,
+		  "--input_value: 'srx' is not an input of the model "
+		  "(inputs: 'x', 'sr', 'mode')" },
+		{ "x:1,512;sr:", "mode:1", 1,
+		  "--input_value: 'mode' has 1 value, but its shape [2] "
+		  "holds 2" },
+		{ "x:1,512;sr:", "sr:16000,8000", 1,
+		  "'sr' has 2 values, but its shape [] holds 1" },
+		{ "x:1,512;sr:", "sr:1.5", 1,
+		  "--input_value: 'sr' value 1 ('1.5') does not fit its dtype "
+		  "int64 (expected an integer" },
+		{ "x:1,512;sr:", "mode:1,99999999999999999999", 1,
+		  "'mode' value 2 ('99999999999999999999') does not fit" },
+		{ "x:1,512;sr:", "x:abc", 1,
+		  "'x' has 1 value, but its shape [1,512] holds 512" },
+		{ "x:1,512;sr:", "sr:1;sr:2", 2,
+		  "--input_value: 'sr' is given twice (entries 1 and 2)" },
+		{ "x:1,512;sr:", "sr:", 2,
+		  "--input_value: entry 1 ('sr:') has no values after ':'" },
+		{ "x:1,512;sr:", "sr:1,", 2, "value 2 is empty" },
+		{ "x:1,512;sr:", "16000", 2, "has no ':' between name" },
+		{ "x:1,512;sr:", "sr:1;", 2, "entry 2 is empty" },
+	};
+	char *d = temp_dir();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char shape[128], value[128];
+		snprintf(shape, sizeof(shape), "--input_shape=%s", cases[i].shape);
+		snprintf(value, sizeof(value), "--input_value=%s", cases[i].value);
+		Run r = compile_vad(d, shape, value, NULL);
+		expect_error(&r, cases[i].status, cases[i].msg);
+		run_free(&r);
+	}
+	char out[512];
+	snprintf(out, sizeof(out), "--output=%s/out", d);
+	Run r = run_gearc("--model=" VAD, out, "--input_shape=x:1,-1;sr:",
+			  "--dynamic_dims=256;512", "--input_value=x:1");
+	expect_error(&r, 2, "--input_value: 'x' is pinned, but --input_shape "
+			    "makes it a gear input (-1 at dim 1)");
+	run_free(&r);
+	remove_tree(d);
+	free(d);
+}
+
+/* ---- dump: --graph, --summary, --detail, DOT ---------------------------- */
+
+/* dir/out.om of the VAD with sr at run time, gears 256 and 512. */
+static char *vad_gears(const char *d)
+{
+	Run r = compile_vad(d, "--input_shape=x:1,-1;sr:",
+			    "--dynamic_dims=256;512", "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	return om_in(d);
+}
+
+Test(usable, dump_graph_and_summary)
+{
+	char *d = temp_dir(), *om = vad_gears(d);
+	Run r = run_gearc("dump", "--graph=Batch_1/sr8k_branch", om);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strncmp(r.out, "\ngraph sr8k_branch: 1 nodes", 27), "%s",
+		  r.out);
+	cr_expect(strstr(r.out, "Fail"));
+	cr_expect(!strstr(r.out, "graph Batch_0"));
+	cr_expect(!strstr(r.out, "inputs:"));
+	run_free(&r);
+	/* a name used in two gears gives both */
+	json_object *j = dump_json_of(om, "--graph=sr8k_branch");
+	json_object *g = jget(j, "graphs");
+	cr_assert_eq(json_object_array_length(g), 2);
+	json_object *g1 = json_object_array_get_idx(g, 1);
+	cr_expect_str_eq(json_object_get_string(jget(g1, "parent")), "Batch_1");
+	json_object *n0 = json_object_array_get_idx(
+		jget(jget(g1, "detail"), "nodes"), 0);
+	cr_expect_str_eq(json_object_get_string(jget(n0, "op")), "Fail");
+	cr_expect(strstr(json_object_get_string(
+				 jget(jget(n0, "attributes"), "message")),
+			 "else_branch of If 'if_sr_batch_1' was taken"));
+	json_object_put(j);
+	r = run_gearc("dump", "--format=dot", "--graph=Batch_0", om);
+	cr_expect_eq(r.status, 0);
+	cr_expect(strstr(r.out, "cluster_1"));
+	cr_expect(!strstr(r.out, "cluster_0"));
+	run_free(&r);
+	r = run_gearc("dump", "--graph=nope", om);
+	expect_error(&r, 1, "--graph: no graph named 'nope' in the file "
+			    "(graphs: vad_sr, Batch_0, ");
+	run_free(&r);
+	/* --summary: header, inputs, outputs, gears, memory; no graph */
+	r = run_gearc("dump", "--summary", om);
+	cr_expect_eq(r.status, 0);
+	cr_expect(strstr(r.out, "\narena:     "));
+	cr_expect(strstr(r.out, "\ninputs:\n"));
+	cr_expect(strstr(r.out, "\ngears:\n"));
+	cr_expect(!strstr(r.out, "\ngraph "), "%s", r.out);
+	run_free(&r);
+	j = dump_json_of(om, "--summary");
+	json_object *v;
+	cr_expect(!json_object_object_get_ex(j, "graphs", &v));
+	cr_expect(json_object_object_get_ex(j, "gears", &v));
+	cr_expect(json_object_object_get_ex(j, "memory", &v));
+	json_object_put(j);
+	r = run_gearc("dump", "--summary", "--format=dot", om);
+	expect_error(&r, 2, "--summary has no DOT form");
+	run_free(&r);
+	r = run_gearc("dump", "--detail", om);
+	expect_error(&r, 2, "--detail is for --format=json");
+	run_free(&r);
+	remove_tree(d);
+	free(om);
+	free(d);
+}
+
+Test(usable, dump_json_detail)
+{
+	char *d = temp_dir(), *om = vad_gears(d);
+	json_object *j = dump_json_of(om, NULL), *v;
+	json_object *g0 = json_object_array_get_idx(jget(j, "graphs"), 0);
+	cr_expect(!json_object_object_get_ex(g0, "detail", &v),
+		  "detail without --detail");
+	json_object_put(j);
+	j = dump_json_of(om, "--detail");
+	json_object *graphs = jget(j, "graphs");
+	json_object *b0 = json_object_array_get_idx(graphs, 1);
+	cr_expect_str_eq(json_object_get_string(jget(b0, "name")), "Batch_0");
+	cr_expect_eq(json_object_get_int(jget(b0, "index")), 1);
+	json_object *nodes = jget(jget(b0, "detail"), "nodes");
+	json_object *tensors = jget(jget(b0, "detail"), "tensors");
+	cr_expect_eq((int64_t)json_object_array_length(nodes),
+		     json_object_get_int64(jget(b0, "nodes")));
+	cr_expect_eq((int64_t)json_object_array_length(tensors),
+		     json_object_get_int64(jget(b0, "tensors")));
+	/* the If: inputs, outputs, graph attributes by name */
+	bool seen_if = false, seen_planned = false;
+	for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+		json_object *n = json_object_array_get_idx(nodes, i);
+		if (strcmp(json_object_get_string(jget(n, "op")), "If"))
+			continue;
+		seen_if = true;
+		json_object *at = jget(n, "attributes");
+		cr_expect_str_eq(json_object_get_string(jget(at, "else_branch")),
+				 "sr8k_branch");
+		cr_expect_str_eq(json_object_get_string(json_object_array_get_idx(
+					 jget(n, "inputs"), 0)), "is16k");
+	}
+	cr_expect(seen_if);
+	for (size_t i = 0; i < json_object_array_length(tensors); i++) {
+		json_object *t = json_object_array_get_idx(tensors, i);
+		jget(t, "name"), jget(t, "dtype"), jget(t, "shape");
+		jget(t, "bytes"), jget(t, "alias_of"), jget(t, "inplace");
+		jget(t, "kind");
+		if (json_object_get_type(jget(t, "offset")) == json_type_int)
+			seen_planned = true;
+	}
+	cr_expect(seen_planned, "no tensor has an arena offset");
+	json_object_put(j);
+	/* DOT: the Case and the If point at their branches' clusters */
+	Run r = run_gearc("dump", "--format=dot", om);
+	cr_expect(strstr(r.out, "compound=true"));
+	cr_expect(strstr(r.out, "g0_n1 -> g1_n0 [style=dashed, "
+				"lhead=cluster_1, label=\"branches[0]\"]"),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "label=\"else_branch\""));
+	run_free(&r);
+	remove_tree(d);
+	free(om);
+	free(d);
+}
