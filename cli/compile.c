@@ -66,6 +66,39 @@ static uint64_t largest_arena(Model *m)
 	return max;
 }
 
+static int plan_too_big(Graph *g, void *ctx)
+{
+	Model *m = ctx;
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz
+					     : 0;
+	if (phys && g->plan && g->plan->arena_bytes > phys)
+		model_warn(m, INT64_MAX, "graph '%s' needs a %llu-byte arena, "
+			   "more than this machine's physical memory (%llu "
+			   "bytes): it cannot run here", g->name,
+			   (unsigned long long)g->plan->arena_bytes,
+			   (unsigned long long)phys);
+	return 0;
+}
+
+/* Warnings the compiled model as a whole calls for. */
+static void warn_model(Model *m)
+{
+	graph_walk(m->graph, plan_too_big, m);
+	if (m->dynamic)
+		graph_walk(m->dynamic, plan_too_big, m);
+}
+
+/* The model imports no default-domain opset: ONNX requires one, and the
+ * op semantics gearc applies (the newest) may not be the exporter's. */
+static void warn_opset(Model *m)
+{
+	if (model_opset(m) <= 0)
+		model_warn(m, -2, "model '%s' imports no ai.onnx opset; its "
+			   "ops are read with the newest opset's rules",
+			   m->path);
+}
+
 /* "gearc: warning: ..." lines, after the progress line is cleared. */
 static void print_warnings(const Model *m, const CompileOptions *o)
 {
@@ -109,6 +142,7 @@ int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 	 * built from. */
 	m->path = base_name(o->model);
 	m->jobs = o->jobs;
+	warn_opset(m);
 	int rc = gear_apply(m, pg);
 	if (!rc)
 		rc = pin_apply(m, pins);
@@ -116,6 +150,8 @@ int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 		record_hybrid_options(m, o);
 	if (!rc)
 		rc = run_passes(m, o);
+	if (!rc)
+		warn_model(m);
 	char *path = om_output_path(o->output);
 	if (!rc) {
 		if (o->progress)

@@ -1063,13 +1063,15 @@ int verify_plans(const OmFile *f)
 	return check_plans(f, false, &cnt);
 }
 
-static int verify_om(const OmFile *f, bool verbose)
+static int verify_om(const OmFile *f, bool verbose, bool quiet)
 {
 	const Gearom__Model *m = f->model;
 	Counts cnt = { .graphs = (int64_t)m->n_graphs };
 	if (check_plans(f, verbose, &cnt) < 0 ||
 	    check_partitions(m, &cnt) < 0 || check_shapes(f, &cnt) < 0)
 		return -1;
+	if (quiet) /* --quiet: the exit status says it */
+		return 0;
 	printf("verify: %lld graphs, ", (long long)cnt.graphs);
 	if (cnt.partitions)
 		printf("%lld partitions, ", (long long)cnt.partitions);
@@ -1081,9 +1083,10 @@ static int verify_om(const OmFile *f, bool verbose)
 
 int cmd_verify(int argc, char **argv)
 {
-	const char *help = NULL, *verbose = NULL, *pos[1];
+	const char *help = NULL, *verbose = NULL, *quiet = NULL, *pos[1];
 	const ArgSpec spec[] = {
 		{ "verbose", 'v', false, &verbose },
+		{ "quiet", 'q', false, &quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
 	};
@@ -1094,6 +1097,10 @@ int cmd_verify(int argc, char **argv)
 		print_help(stdout, "verify");
 		return EXIT_OK;
 	}
+	if (quiet && verbose) {
+		error("--quiet and --verbose cannot be used together");
+		return fail(EXIT_USAGE);
+	}
 	if (npos != 1) {
 		error("verify needs the .om file to check (gearc verify "
 		      "FILE.om)");
@@ -1102,7 +1109,7 @@ int cmd_verify(int argc, char **argv)
 	OmFile f;
 	if (om_open(&f, pos[0]) < 0)
 		return fail(EXIT_FAIL);
-	int rc = verify_om(&f, verbose != NULL);
+	int rc = verify_om(&f, verbose != NULL, quiet != NULL);
 	if (rc < 0)
 		error_prefix("%s", pos[0]);
 	om_close(&f);

@@ -7,9 +7,10 @@ Rerun from the repository root after changing it:
 
     /usr/bin/python3 tests/gen_usable_models.py
 
-It writes tests/fixtures/vad_sr.onnx; the file is committed, neither the
-build nor the tests run Python.  Generation is deterministic (fixed seed,
-no timestamps): rerunning gives a byte-identical file.
+It writes tests/fixtures/vad_sr.onnx and no_opset.onnx; the files are
+committed, neither the build nor the tests run Python.  Generation is
+deterministic (fixed seed, no timestamps): rerunning gives byte-identical
+files.
 
   vad_sr.onnx  opset 17.  Inputs: x float [1,"T"] (audio samples), sr
                int64 with no declared shape (a scalar at run time: give
@@ -25,6 +26,9 @@ no timestamps): rerunning gives a byte-identical file.
                [4,1,64]: a compile with sr at run time warns and compiles
                that branch to a runtime error; pinning sr to 16000 leaves
                the then branch alone.
+  no_opset.onnx  y = Relu(x), x float [2,3], with no opset import (which
+               ONNX requires): gearc warns and reads it with the newest
+               opset's rules.
 """
 
 import os
@@ -98,5 +102,20 @@ def vad_sr():
     return path
 
 
+def no_opset():
+    """no_opset.onnx: y = Relu(x), x float [2,3], and no opset import."""
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")], "no_opset",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    m = helper.make_model(g, producer_name="gen_usable_models")
+    del m.opset_import[:]
+    m.ir_version = 8
+    path = os.path.join(HERE, "fixtures", "no_opset.onnx")
+    onnx.save(m, path)
+    return path
+
+
 if __name__ == "__main__":
     print(vad_sr())
+    print(no_opset())

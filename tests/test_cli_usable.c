@@ -5,6 +5,7 @@
  * inputs, atc's scalar syntax, honest warnings, the summary line, and a
  * dump one can navigate.
  */
+#define _XOPEN_SOURCE 700 /* posix_openpt, for the progress test */
 #include <json-c/json.h>
 
 #include "testrun.h"
@@ -449,6 +450,196 @@ Test(usable, dump_json_detail)
 		  "%s", r.out);
 	cr_expect(strstr(r.out, "label=\"else_branch\""));
 	run_free(&r);
+	remove_tree(d);
+	free(om);
+	free(d);
+}
+
+/* ---- warnings ----------------------------------------------------------- */
+
+Test(usable, warning_gear_scope_auto_kept_full_clone)
+{
+	char *d = temp_dir(), out[600];
+	snprintf(out, sizeof(out), "--output=%s/m", d);
+	Run r = run_gearc("--model=tests/fixtures/mlp.onnx", out,
+			  "--input_shape=x:-1,64", "--dynamic_batch_size=1,2",
+			  "--gear_scope=auto");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "gearc: warning: --gear_scope=auto kept the "
+				"full clone: every node depends on the gear"),
+		  "%s", r.err);
+	cr_expect_eq(count_lines(r.err, "gearc: warning: "), 1);
+	run_free(&r);
+	r = run_gearc("--model=tests/fixtures/mlp.onnx", out,
+		      "--input_shape=x:-1,64", "--dynamic_batch_size=1,2",
+		      "--gear_scope=auto", "-q");
+	cr_expect_str_empty(r.err);
+	run_free(&r);
+	remove_tree(d);
+	free(d);
+}
+
+Test(usable, warning_prefix_scope_leaves_nodes_outside)
+{
+	char *d = temp_dir(), out[600];
+	snprintf(out, sizeof(out), "--output=%s/e", d);
+	Run r = run_gearc("--model=tests/fixtures/scope_enc.onnx", out,
+			  "--input_shape=x:1,-1,16", "--dynamic_dims=8;16;32",
+			  "--gear_scope=/encoder/");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "gearc: warning: --gear_scope=/encoder/ left 3 "
+				"nodes that depend on the gear (input 'x') "
+				"outside every scope (the first: "
+				"'/embed/MatMul')"), "%s", r.err);
+	run_free(&r);
+	/* auto scopes everything that depends on the gear: no warning */
+	r = run_gearc("--model=tests/fixtures/scope_enc.onnx", out,
+		      "--input_shape=x:1,-1,16", "--dynamic_dims=8;16;32",
+		      "--gear_scope=auto");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strstr(r.err, "warning"), "%s", r.err);
+	run_free(&r);
+	remove_tree(d);
+	free(d);
+}
+
+Test(usable, warning_arena_beyond_physical_memory)
+{
+	char *d = temp_dir(), out[600];
+	snprintf(out, sizeof(out), "--output=%s/m", d);
+	/* 2^36 rows of 64 floats: 16 TiB per intermediate, planned only */
+	Run r = run_gearc("--model=tests/fixtures/mlp.onnx", out,
+			  "--input_shape=x:68719476736,64");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "gearc: warning: graph 'mlp' needs a "),
+		  "%s", r.err);
+	cr_expect(strstr(r.err, "more than this machine's physical memory"));
+	run_free(&r);
+	r = run_gearc("--model=tests/fixtures/mlp.onnx", out,
+		      "--input_shape=x:4,64");
+	cr_expect(!strstr(r.err, "warning"), "%s", r.err);
+	run_free(&r);
+	remove_tree(d);
+	free(d);
+}
+
+Test(usable, warning_no_opset_import)
+{
+	char *d = temp_dir(), out[600];
+	snprintf(out, sizeof(out), "--output=%s/n", d);
+	Run r = run_gearc("--model=tests/fixtures/no_opset.onnx", out);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strncmp(r.err, "gearc: warning: model 'no_opset.onnx' "
+				  "imports no ai.onnx opset", 55), "%s", r.err);
+	run_free(&r);
+	remove_tree(d);
+	free(d);
+}
+
+/* ---- progress on a terminal --------------------------------------------- */
+
+/* Runs gearc with stderr on a pseudo-terminal; returns what it wrote. */
+static char *run_on_tty(const char *const *args, int *status)
+{
+	int mfd = posix_openpt(O_RDWR | O_NOCTTY);
+	cr_assert(mfd >= 0 && grantpt(mfd) == 0 && unlockpt(mfd) == 0);
+	const char *argv[16] = { gearc_bin() };
+	int n = 1;
+	for (; args[n - 1]; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int sfd = open(ptsname(mfd), O_RDWR | O_NOCTTY);
+		int nul = open("/dev/null", O_RDWR);
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(sfd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	char *buf = calloc(1, 65536);
+	size_t len = 0;
+	for (;;) {
+		ssize_t k = read(mfd, buf + len, 65535 - len);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	close(mfd);
+	return buf;
+}
+
+Test(usable, progress_lists_only_passes_that_run)
+{
+	char *d = temp_dir(), out[600];
+	snprintf(out, sizeof(out), "--output=%s/p", d);
+	const char *args[] = { "--model=" VAD, out,
+			       "--input_shape=x:1,256;sr:", NULL };
+	int st;
+	char *tty = run_on_tty(args, &st);
+	cr_assert_eq(st, 0, "%s", tty);
+	/* a static compile: infer, inline, dce, partition, memplan */
+	cr_expect(strstr(tty, "[1/5] shape inference"), "%s", tty);
+	cr_expect(strstr(tty, "[5/5] planning memory"), "%s", tty);
+	cr_expect(!strstr(tty, "--hybrid") && !strstr(tty, "gear branches"),
+		  "%s", tty);
+	/* the progress line is cleared before the summary, which ends it */
+	const char *sum = strstr(tty, "\r\033[Kgearc: wrote ");
+	cr_expect(sum, "%s", tty);
+	cr_expect(sum && !strchr(strchr(sum, '\n') + 1, 'g'),
+		  "output after the summary: %s", tty);
+	free(tty);
+	const char *gear_args[] = { "--model=" VAD, out,
+				    "--input_shape=x:1,-1;sr:",
+				    "--dynamic_dims=256;512", NULL };
+	tty = run_on_tty(gear_args, &st);
+	cr_expect(strstr(tty, "[1/7] building the gear branches"), "%s", tty);
+	cr_expect(strstr(tty, "[7/7] planning memory"), "%s", tty);
+	free(tty);
+	remove_tree(d);
+	free(d);
+}
+
+/* ---- -q and --quiet everywhere ------------------------------------------- */
+
+Test(usable, quiet_in_every_command)
+{
+	char *d = temp_dir(), *om = vad_gears(d);
+	static const char *flags[] = { "-q", "--quiet" };
+	for (int i = 0; i < 2; i++) {
+		Run r = run_gearc("verify", flags[i], om);
+		cr_expect_eq(r.status, 0, "%s", r.err);
+		cr_expect_str_empty(r.out, "verify %s printed: %s", flags[i],
+				    r.out);
+		run_free(&r);
+		r = run_gearc("dump", flags[i], "--summary", om);
+		cr_expect_eq(r.status, 0, "%s", r.err);
+		cr_expect(strstr(r.out, "\ninputs:\n"));
+		run_free(&r);
+		r = run_gearc("help", flags[i], "dump");
+		cr_expect_eq(r.status, 0, "%s", r.err);
+		cr_expect(strstr(r.out, "--summary"));
+		run_free(&r);
+		r = compile_vad(d, "--input_shape=x:1,256;sr:", flags[i], NULL);
+		cr_expect_eq(r.status, 0);
+		cr_expect_str_empty(r.err);
+		run_free(&r);
+	}
+	Run r = run_gearc("verify", "-q", "-v", om);
+	expect_error(&r, 2, "--quiet and --verbose");
+	run_free(&r);
+	/* help lists it for every command */
+	static const char *cmds[] = { "compile", "dump", "verify" };
+	for (int i = 0; i < 3; i++) {
+		r = run_gearc("help", cmds[i]);
+		cr_expect(strstr(r.out, "-q, --quiet"), "help %s", cmds[i]);
+		run_free(&r);
+	}
 	remove_tree(d);
 	free(om);
 	free(d);
