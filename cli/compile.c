@@ -99,7 +99,8 @@ static void warn_opset(Model *m)
 			   m->path);
 }
 
-/* "gearc: warning: ..." lines, after the progress line is cleared. */
+/* "gearc: warning: ..." lines, after the progress line is cleared (the
+ * summary or the error comes after them, so the terminal ends clean). */
 static void print_warnings(const Model *m, const CompileOptions *o)
 {
 	if (o->quiet)
@@ -349,7 +350,5 @@ int cmd_compile(int argc, char **argv)
 	int rc = compile_pinned(&o, &pg, &pins);
 	pin_parsed_release(&pins);
 	gear_parsed_release(&pg);
-	if (o.progress)
-		fputs("\r\033[K", stderr);
 	return rc < 0 ? fail(EXIT_FAIL) : EXIT_OK;
 }

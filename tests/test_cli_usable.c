@@ -55,7 +55,7 @@ static json_object *jget(json_object *o, const char *key)
 
 /* ---- a branch invalid only when taken ----------------------------------- */
 
-Test(usable, invalid_branch_compiles_with_one_warning)
+Test(cli_usable, invalid_branch_compiles_with_one_warning)
 {
 	char *d = temp_dir(), *om = om_in(d);
 	Run r = compile_vad(d, "--input_shape=x:1,-1;sr:",
@@ -91,7 +91,7 @@ Test(usable, invalid_branch_compiles_with_one_warning)
 	free(d);
 }
 
-Test(usable, invalid_branch_in_a_static_compile)
+Test(cli_usable, invalid_branch_in_a_static_compile)
 {
 	char *d = temp_dir();
 	Run r = compile_vad(d, "--input_shape=x:1,512;sr:", "-j1", "-j1");
@@ -108,7 +108,7 @@ Test(usable, invalid_branch_in_a_static_compile)
 	free(d);
 }
 
-Test(usable, every_branch_invalid_is_an_error)
+Test(cli_usable, every_branch_invalid_is_an_error)
 {
 	char *d = temp_dir(), *om = om_in(d);
 	Run r = compile_vad(d, "--input_shape=x:1,100;sr:", NULL, NULL);
@@ -125,7 +125,7 @@ Test(usable, every_branch_invalid_is_an_error)
 
 /* ---- atc's scalar syntax ------------------------------------------------ */
 
-Test(usable, scalar_syntax)
+Test(cli_usable, scalar_syntax)
 {
 	char *d = temp_dir(), *om = om_in(d);
 	/* sr has no declared shape: a gear compile must list it */
@@ -149,7 +149,7 @@ Test(usable, scalar_syntax)
 
 /* ---- --output ----------------------------------------------------------- */
 
-Test(usable, output_naming_a_directory)
+Test(cli_usable, output_naming_a_directory)
 {
 	char *d = temp_dir(), arg[600], *sub = path_in(d, "x.om");
 	snprintf(arg, sizeof(arg), "--output=%s/", d);
@@ -175,7 +175,7 @@ Test(usable, output_naming_a_directory)
 
 /* ---- the summary line --------------------------------------------------- */
 
-Test(usable, summary_line)
+Test(cli_usable, summary_line)
 {
 	char *d = temp_dir(), *om = om_in(d), want[600];
 	Run r = compile_vad(d, "--input_shape=x:1,256;sr:", NULL, NULL);
@@ -195,7 +195,7 @@ Test(usable, summary_line)
 
 /* ---- --dump-after ------------------------------------------------------- */
 
-Test(usable, dump_after_list_failure_and_offsets)
+Test(cli_usable, dump_after_list_failure_and_offsets)
 {
 	char *d = temp_dir();
 	Run r = compile_vad(d, "--input_shape=x:1,256;sr:",
@@ -225,7 +225,7 @@ Test(usable, dump_after_list_failure_and_offsets)
 
 /* ---- --input_value ------------------------------------------------------ */
 
-Test(usable, pinned_input_resolves_the_if)
+Test(cli_usable, pinned_input_resolves_the_if)
 {
 	char *d = temp_dir(), *om = om_in(d);
 	Run r = compile_vad(d, "--input_shape=x:1,-1;sr:",
@@ -268,7 +268,7 @@ Test(usable, pinned_input_resolves_the_if)
 	free(d);
 }
 
-Test(usable, pinned_to_the_invalid_branch_is_an_error)
+Test(cli_usable, pinned_to_the_invalid_branch_is_an_error)
 {
 	char *d = temp_dir();
 	Run r = compile_vad(d, "--input_shape=x:1,512;sr:",
@@ -279,7 +279,7 @@ Test(usable, pinned_to_the_invalid_branch_is_an_error)
 	free(d);
 }
 
-Test(usable, input_value_errors)
+Test(cli_usable, input_value_errors)
 {
 	static const struct {
 		const char *shape, *value;
@@ -341,7 +341,7 @@ static char *vad_gears(const char *d)
 	return om_in(d);
 }
 
-Test(usable, dump_graph_and_summary)
+Test(cli_usable, dump_graph_and_summary)
 {
 	char *d = temp_dir(), *om = vad_gears(d);
 	Run r = run_gearc("dump", "--graph=Batch_1/sr8k_branch", om);
@@ -399,7 +399,7 @@ Test(usable, dump_graph_and_summary)
 	free(d);
 }
 
-Test(usable, dump_json_detail)
+Test(cli_usable, dump_json_detail)
 {
 	char *d = temp_dir(), *om = vad_gears(d);
 	json_object *j = dump_json_of(om, NULL), *v;
@@ -457,7 +457,7 @@ Test(usable, dump_json_detail)
 
 /* ---- warnings ----------------------------------------------------------- */
 
-Test(usable, warning_gear_scope_auto_kept_full_clone)
+Test(cli_usable, warning_gear_scope_auto_kept_full_clone)
 {
 	char *d = temp_dir(), out[600];
 	snprintf(out, sizeof(out), "--output=%s/m", d);
@@ -479,7 +479,7 @@ Test(usable, warning_gear_scope_auto_kept_full_clone)
 	free(d);
 }
 
-Test(usable, warning_prefix_scope_leaves_nodes_outside)
+Test(cli_usable, warning_prefix_scope_leaves_nodes_outside)
 {
 	char *d = temp_dir(), out[600];
 	snprintf(out, sizeof(out), "--output=%s/e", d);
@@ -503,7 +503,7 @@ Test(usable, warning_prefix_scope_leaves_nodes_outside)
 	free(d);
 }
 
-Test(usable, warning_arena_beyond_physical_memory)
+Test(cli_usable, warning_arena_beyond_physical_memory)
 {
 	char *d = temp_dir(), out[600];
 	snprintf(out, sizeof(out), "--output=%s/m", d);
@@ -523,7 +523,7 @@ Test(usable, warning_arena_beyond_physical_memory)
 	free(d);
 }
 
-Test(usable, warning_no_opset_import)
+Test(cli_usable, warning_no_opset_import)
 {
 	char *d = temp_dir(), out[600];
 	snprintf(out, sizeof(out), "--output=%s/n", d);
@@ -574,7 +574,7 @@ static char *run_on_tty(const char *const *args, int *status)
 	return buf;
 }
 
-Test(usable, progress_lists_only_passes_that_run)
+Test(cli_usable, progress_lists_only_passes_that_run)
 {
 	char *d = temp_dir(), out[600];
 	snprintf(out, sizeof(out), "--output=%s/p", d);
@@ -607,7 +607,7 @@ Test(usable, progress_lists_only_passes_that_run)
 
 /* ---- -q and --quiet everywhere ------------------------------------------- */
 
-Test(usable, quiet_in_every_command)
+Test(cli_usable, quiet_in_every_command)
 {
 	char *d = temp_dir(), *om = vad_gears(d);
 	static const char *flags[] = { "-q", "--quiet" };
