@@ -1221,6 +1221,14 @@ static const char *kind_name(const Gearom__Tensor *t)
 	return v >= 0 && v < 4 ? k[v] : "?";
 }
 
+/* A protobuf bytes field as a JSON string (an empty one has no data). */
+static json_object *jbytes(ProtobufCBinaryData b)
+{
+	return b.len ? json_object_new_string_len((const char *)b.data,
+						  (int)b.len)
+		     : jstr("");
+}
+
 /* An attribute's value as JSON: numbers, strings and lists as they are,
  * a graph by name, a tensor by dtype and dims (its bytes are not shown). */
 static json_object *json_attr(const Gearom__Model *m,
@@ -1230,8 +1238,7 @@ static json_object *json_attr(const Gearom__Model *m,
 	switch (a->has_type ? a->type : 0) {
 	case 1: return json_object_new_double(a->f);
 	case 2: return jint(a->i);
-	case 3: return json_object_new_string_len((const char *)a->s.data,
-						  (int)a->s.len);
+	case 3: return jbytes(a->s);
 	case 4:
 		v = json_object_new_object();
 		if (a->t >= 0 && (size_t)a->t < m->n_weights) {
@@ -1251,9 +1258,7 @@ static json_object *json_attr(const Gearom__Model *m,
 	case 8:
 		v = json_object_new_array();
 		for (size_t i = 0; i < a->n_strings; i++)
-			json_object_array_add(v, json_object_new_string_len(
-					(const char *)a->strings[i].data,
-					(int)a->strings[i].len));
+			json_object_array_add(v, jbytes(a->strings[i]));
 		return v;
 	case 10:
 		v = json_object_new_array();
