@@ -3,7 +3,8 @@
  * real exports (tests/fixtures/vad_sr.onnx, made by
  * tests/gen_usable_models.py): a branch invalid only when taken, pinned
  * inputs, atc's scalar syntax, honest warnings, the summary line, and a
- * dump one can navigate.
+ * dump one can navigate; and, at the end, the Fail kernel itself, called
+ * as the runtime calls it.
  */
 #define _XOPEN_SOURCE 700 /* posix_openpt, for the progress test */
 #include <json-c/json.h>
@@ -643,4 +644,52 @@ Test(cli_usable, quiet_in_every_command)
 	remove_tree(d);
 	free(om);
 	free(d);
+}
+
+/* ---- the Fail kernel ---------------------------------------------------- */
+
+#include "compiler/ops/opimpl.h"
+#include "passes/passes.h"
+
+/* A Fail node as control.c makes it: outputs from its attributes; the
+ * kernel computes nothing when folding and raises its message when run
+ * (the runtime calls it with tensors bound). */
+Test(cli_usable, fail_kernel_raises_only_when_run)
+{
+	Model *m = model_new();
+	Graph *g = m->graph = graph_new(&m->arena, "g", NULL);
+	Node *n = graph_add_node(g, "b/fail", "Fail", "ai.gearc", 0, 1);
+	cr_assert_eq(n->op, OP_Fail);
+	int64_t dt = DT_FLOAT, sh[] = { 2, 1, 16 };
+	node_add_string(g, n, "message", "else_branch of If 'i' was taken");
+	node_add_ints(g, n, "dtypes", &dt, 1);
+	node_add_ints(g, n, "shapes", sh, 3);
+	ValId y = graph_add_value(g, "y", VAL_NODE);
+	g->nodes[0].outputs[0] = y;
+	g->outputs = &g->nodes[0].outputs[0];
+	g->noutputs = 1;
+	cr_assert_eq(graph_toposort(g), 0, "%s", last_error());
+	cr_assert_eq(infer_graph(m, g), 0, "%s", last_error());
+	cr_expect_eq(g->vals[y].dtype, DT_FLOAT);
+	cr_expect_eq(g->vals[y].shape.rank, 2);
+	cr_expect_eq(g->vals[y].shape.dims[1], 16);
+	cr_expect_null(g->vals[y].konst, "folding computed a Fail");
+	OpCtx c = { .model = m, .g = g, .n = &g->nodes[0] };
+	cr_expect_eq(op_info[OP_Fail].run(&c), 0);
+	Tensor *out[1] = { NULL };
+	uint8_t set[1] = { 0 };
+	OpBind bind = { .out = out, .set = set, .scratch = &m->arena };
+	c.bind = &bind;
+	clear_error();
+	cr_expect_eq(op_info[OP_Fail].run(&c), -1);
+	cr_expect_str_eq(last_error(), "node 'b/fail' (Fail): else_branch of "
+				       "If 'i' was taken");
+	/* malformed attributes are an error, not a guess */
+	int64_t bad[] = { 3, 1 }; /* rank 3, one dim */
+	cr_assert_str_eq(g->nodes[0].attrs[2].name, "shapes");
+	g->nodes[0].attrs[2].n = 2;
+	g->nodes[0].attrs[2].ints = bad;
+	cr_expect_eq(infer_graph(m, g), -1);
+	cr_expect(strstr(last_error(), "malformed"), "%s", last_error());
+	model_free(m);
 }
