@@ -47,6 +47,10 @@ int print_help(FILE *f, const char *cmd);
 /* Compiles as the options say and writes the .om.  Returns 0, or -1 with
  * an error set (exit status 1: the options were already parsed). */
 int compile_model(const CompileOptions *o, const ParsedGears *pg);
+/* The same with inputs pinned by --input_value (compiler/pin.h). */
+struct ParsedPins;
+int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
+		   const struct ParsedPins *pins);
 
 /* "NAME" -> "NAME.om" unless it already ends in ".om"; malloc'd. */
 char *om_output_path(const char *output);
@@ -64,7 +68,7 @@ int verify_plans(const struct OmFile *f);
  * makes them too. */
 int verify_file(const struct OmFile *f);
 /* The same, printing what was checked ("verify: N graphs, ...: ok"). */
-int verify_print(const struct OmFile *f, bool verbose);
+int verify_print(const struct OmFile *f, bool verbose, bool quiet);
 
 /* Prints "gearc: error: <last_error()>" to stderr and returns status. */
 int fail(int status);

@@ -1,10 +1,12 @@
 /* cli/compile.c - 'gearc compile': flags -> gear spec -> passes -> .om. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "compiler/onnx.h"
+#include "compiler/pin.h"
 #include "passes/partition.h"
 #include "passes/scope.h"
 #include "serializer/om.h"
@@ -45,7 +47,94 @@ static void record_hybrid_options(Model *m, const CompileOptions *o)
 	}
 }
 
+static int arena_max(Graph *g, void *ctx)
+{
+	uint64_t *max = ctx;
+	if (g->plan && g->plan->arena_bytes > *max)
+		*max = g->plan->arena_bytes;
+	return 0;
+}
+
+/* The largest feature-map arena of any graph in m: what one run of the
+ * largest gear needs besides its inputs, outputs and weights. */
+static uint64_t largest_arena(Model *m)
+{
+	uint64_t max = 0;
+	graph_walk(m->graph, arena_max, &max);
+	if (m->dynamic)
+		graph_walk(m->dynamic, arena_max, &max);
+	return max;
+}
+
+static int plan_too_big(Graph *g, void *ctx)
+{
+	Model *m = ctx;
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz
+					     : 0;
+	if (phys && g->plan && g->plan->arena_bytes > phys)
+		model_warn(m, INT64_MAX, "graph '%s' needs a %llu-byte arena, "
+			   "more than this machine's physical memory (%llu "
+			   "bytes): it cannot run here", g->name,
+			   (unsigned long long)g->plan->arena_bytes,
+			   (unsigned long long)phys);
+	return 0;
+}
+
+/* Warnings the compiled model as a whole calls for. */
+static void warn_model(Model *m)
+{
+	graph_walk(m->graph, plan_too_big, m);
+	if (m->dynamic)
+		graph_walk(m->dynamic, plan_too_big, m);
+}
+
+/* The model imports no default-domain opset: ONNX requires one, and the
+ * op semantics gearc applies (the newest) may not be the exporter's. */
+static void warn_opset(Model *m)
+{
+	if (model_opset(m) <= 0)
+		model_warn(m, -2, "model '%s' imports no ai.onnx opset; its "
+			   "ops are read with the newest opset's rules",
+			   m->path);
+}
+
+/* "gearc: warning: ..." lines, after the progress line is cleared (the
+ * summary or the error comes after them, so the terminal ends clean). */
+static void print_warnings(const Model *m, const CompileOptions *o)
+{
+	if (o->quiet)
+		return;
+	if (o->progress)
+		fputs("\r\033[K", stderr);
+	for (int32_t i = 0; i < model_warning_count(m); i++)
+		fprintf(stderr, "gearc: warning: %s\n", model_warning(m, i));
+}
+
+/* atc's "ATC run success", with what a build log wants to know. */
+static void print_summary(Model *m, const CompileOptions *o,
+			  const char *path)
+{
+	struct stat st;
+	if (o->quiet)
+		return;
+	if (stat(path, &st) < 0)
+		st.st_size = 0;
+	fprintf(stderr, "gearc: wrote %s: %s mode, %d gear%s, %lld bytes, "
+		"largest arena %llu bytes\n", path, gear_mode_name(m->mode),
+		m->gears ? m->gears->ngears : 0,
+		m->gears && m->gears->ngears == 1 ? "" : "s",
+		(long long)st.st_size, (unsigned long long)largest_arena(m));
+}
+
 int compile_model(const CompileOptions *o, const ParsedGears *pg)
+{
+	ParsedPins none = { 0 };
+	return compile_pinned(o, pg, &none);
+}
+
+int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
+		   const ParsedPins *pins)
 {
 	Model *m = onnx_load(o->model);
 	if (!m)
@@ -54,18 +143,26 @@ int compile_model(const CompileOptions *o, const ParsedGears *pg)
 	 * built from. */
 	m->path = base_name(o->model);
 	m->jobs = o->jobs;
+	warn_opset(m);
 	int rc = gear_apply(m, pg);
+	if (!rc)
+		rc = pin_apply(m, pins);
 	if (!rc)
 		record_hybrid_options(m, o);
 	if (!rc)
 		rc = run_passes(m, o);
+	if (!rc)
+		warn_model(m);
+	char *path = om_output_path(o->output);
 	if (!rc) {
-		char *path = om_output_path(o->output);
 		if (o->progress)
 			o->progress("writing the .om file", 0, 0);
 		rc = om_write(m, path);
-		free(path);
 	}
+	print_warnings(m, o);
+	if (!rc)
+		print_summary(m, o, path);
+	free(path);
 	model_free(m);
 	return rc;
 }
@@ -132,6 +229,27 @@ static int check_hybrid_gears(const CompileOptions *o, const ParsedGears *pg)
 	return 0;
 }
 
+/* --output names a file: not "dir/" (which would write "dir/.om"), not
+ * an existing directory, with or without the ".om" gearc appends. */
+static int check_output(const char *output)
+{
+	struct stat st;
+	size_t n = strlen(output);
+	if (output[n - 1] == '/')
+		return error("--output: '%s' ends in '/'; expected a file "
+			     "name (e.g. --output=%smodel)", output, output);
+	if (!stat(output, &st) && S_ISDIR(st.st_mode))
+		return error("--output: '%s' is a directory; expected a file "
+			     "name (e.g. --output=%s/model)", output, output);
+	char *path = om_output_path(output);
+	int rc = 0;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		rc = error("--output: '%s' is a directory; expected a file "
+			   "name", path);
+	free(path);
+	return rc;
+}
+
 /* What can be told from the flags alone, before reading the model. */
 static int check_flags(CompileOptions *o, const char *framework,
 		       const char *jobs)
@@ -147,15 +265,19 @@ static int check_flags(CompileOptions *o, const char *framework,
 	if (!*o->output)
 		return error("--output is empty: expected the name of the .om "
 			     "file");
+	if (check_output(o->output) < 0)
+		return -1;
 	if (framework && strcmp(framework, "5") != 0)
 		return error("--framework: '%s' is not supported (gearc reads "
 			     "ONNX models: --framework=5)",
 			     framework);
 	if (jobs && parse_jobs(jobs, &o->jobs) < 0)
 		return -1;
-	if (o->dump_after && !pass_find(o->dump_after))
+	const char *bad = o->dump_after ? dump_after_check(o->dump_after)
+					: NULL;
+	if (bad)
 		return error("--dump-after: no pass named '%s' (passes: %s)",
-			     o->dump_after, pass_names());
+			     bad, pass_names());
 	if (o->gear_scope && gear_scope_check(o->gear_scope) < 0)
 		return -1;
 	return 0;
@@ -176,6 +298,7 @@ int cmd_compile(int argc, char **argv)
 {
 	CompileOptions o = { .fold_limit = 64 * 1024 };
 	const char *framework = NULL, *jobs = NULL, *quiet = NULL, *help = NULL;
+	const char *input_value = NULL;
 	HybridFlags hf = { 0 };
 	const ArgSpec spec[] = {
 		{ "model", 0, true, &o.model },
@@ -185,6 +308,7 @@ int cmd_compile(int argc, char **argv)
 		{ "dynamic_image_size", 0, true, &o.gear.dynamic_image_size },
 		{ "dynamic_dims", 0, true, &o.gear.dynamic_dims },
 		{ "input_format", 0, true, &o.gear.input_format },
+		{ "input_value", 0, true, &input_value },
 		{ "framework", 0, true, &framework },
 		{ "jobs", 'j', true, &jobs },
 		{ "dump_after", 0, true, &o.dump_after },
@@ -218,9 +342,13 @@ int cmd_compile(int argc, char **argv)
 		gear_parsed_release(&pg);
 		return fail(EXIT_USAGE);
 	}
-	int rc = compile_model(&o, &pg);
+	ParsedPins pins;
+	if (pin_parse(&pins, input_value, &pg) < 0) {
+		gear_parsed_release(&pg);
+		return fail(EXIT_USAGE);
+	}
+	int rc = compile_pinned(&o, &pg, &pins);
+	pin_parsed_release(&pins);
 	gear_parsed_release(&pg);
-	if (o.progress)
-		fputs("\r\033[K", stderr);
 	return rc < 0 ? fail(EXIT_FAIL) : EXIT_OK;
 }

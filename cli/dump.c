@@ -6,6 +6,7 @@
  * shown as null / omitted, never invented.
  */
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -761,15 +762,6 @@ static void json_print(FILE *f, json_object *v, int indent)
 	      f);
 }
 
-static int dump_json(const OmFile *f, const char *path)
-{
-	json_object *o = om_json(f, path);
-	json_print(stdout, o, 0);
-	fputc('\n', stdout);
-	json_object_put(o);
-	return 0;
-}
-
 /* ---- text ---------------------------------------------------------------- */
 
 static void print_dims(const int64_t *d, size_t n, bool known)
@@ -1048,7 +1040,9 @@ static void print_partitions(const Gearom__Model *m)
 	}
 }
 
-static int dump_text(const OmFile *f, const char *path)
+static void print_pinned(const Gearom__Model *m);
+
+static int dump_text(const OmFile *f, const char *path, bool summary)
 {
 	const Gearom__Model *m = f->model;
 	const Gearom__Source *s = m->source;
@@ -1072,6 +1066,7 @@ static int dump_text(const OmFile *f, const char *path)
 	for (size_t i = 0; i < m->n_options; i++)
 		printf("option:    --%s=%s\n", m->options[i]->key,
 		       m->options[i]->value);
+	print_pinned(m);
 	size_t nw, nc;
 	uint64_t bw = weights_sum(m, false, &nw), bc = weights_sum(m, true, &nc);
 	printf("weights:   %zu tensors, %llu bytes\n", nw,
@@ -1095,6 +1090,8 @@ static int dump_text(const OmFile *f, const char *path)
 		printf("gears:\n");
 	for (size_t i = 0; i < m->n_gears; i++)
 		print_gear(m, m->gears[i]);
+	if (summary)
+		return 0;
 	print_scope(m);
 	print_hybrid(m);
 	print_partitions(m);
@@ -1175,23 +1172,414 @@ static void dot_graph(const Gearom__Model *m, size_t gi)
 	printf("  }\n");
 }
 
-static int dump_dot(const OmFile *f)
+/* ---- navigation: --graph, --summary, --detail, pinned inputs ------------- */
+
+/* What 'gearc dump' was asked for. */
+typedef struct DumpOpts {
+	const char *format, *graph;
+	bool summary, detail;
+} DumpOpts;
+
+/* Graph gi is the one --graph names: "NAME", or "PARENT/NAME" where the
+ * same name is used in several places (an If's branches in every gear). */
+static bool graph_named(const Gearom__Model *m, size_t gi, const char *name)
 {
-	printf("digraph gearom {\n  rankdir=TB;\n  node [fontsize=10];\n"
-	       "  edge [fontsize=8];\n");
-	for (size_t i = 0; i < f->model->n_graphs; i++)
-		dot_graph(f->model, i);
+	const Gearom__Graph *g = m->graphs[gi];
+	if (!strcmp(g->name, name))
+		return true;
+	if (!g->has_parent || g->parent < 0)
+		return false;
+	const char *p = m->graphs[g->parent]->name;
+	size_t n = strlen(p);
+	return !strncmp(name, p, n) && name[n] == '/' &&
+	       !strcmp(name + n + 1, g->name);
+}
+
+/* Marks in sel[] the graphs --graph names; an error listing some names
+ * if there is none. */
+static int select_graphs(const Gearom__Model *m, const char *name, bool *sel)
+{
+	size_t n = 0, k = 0;
+	char list[400];
+	list[0] = 0;
+	for (size_t gi = 0; gi < m->n_graphs; gi++)
+		n += sel[gi] = graph_named(m, gi, name);
+	if (n)
+		return 0;
+	for (size_t gi = 0; gi < m->n_graphs && k < 300; gi++)
+		k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s",
+				      gi ? ", " : "", m->graphs[gi]->name);
+	return error("--graph: no graph named '%s' in the file (graphs: "
+		     "%s%s)", name, list,
+		     k >= 300 ? ", ..." : "");
+}
+
+static const char *kind_name(const Gearom__Tensor *t)
+{
+	static const char *const k[] = { "node", "input", "weight", "outer" };
+	int v = t->has_kind ? (int)t->kind : 0;
+	return v >= 0 && v < 4 ? k[v] : "?";
+}
+
+/* A protobuf bytes field as a JSON string (an empty one has no data). */
+static json_object *jbytes(ProtobufCBinaryData b)
+{
+	return b.len ? json_object_new_string_len((const char *)b.data,
+						  (int)b.len)
+		     : jstr("");
+}
+
+/* An attribute's value as JSON: numbers, strings and lists as they are,
+ * a graph by name, a tensor by dtype and dims (its bytes are not shown). */
+static json_object *json_attr(const Gearom__Model *m,
+			      const Gearom__Attribute *a)
+{
+	json_object *v;
+	switch (a->has_type ? a->type : 0) {
+	case 1: return json_object_new_double(a->f);
+	case 2: return jint(a->i);
+	case 3: return jbytes(a->s);
+	case 4:
+		v = json_object_new_object();
+		if (a->t >= 0 && (size_t)a->t < m->n_weights) {
+			const Gearom__Weight *w = m->weights[a->t];
+			jadd(v, "dtype", jstr(dt_name(w->has_dtype, w->dtype)));
+			jadd(v, "shape", jdims(w->dims, w->n_dims));
+		}
+		return v;
+	case 5: return jstr(a->g >= 0 ? m->graphs[a->g]->name : "");
+	case 6:
+		v = json_object_new_array();
+		for (size_t i = 0; i < a->n_floats; i++)
+			json_object_array_add(v,
+					      json_object_new_double(a->floats[i]));
+		return v;
+	case 7: return jdims(a->ints, a->n_ints);
+	case 8:
+		v = json_object_new_array();
+		for (size_t i = 0; i < a->n_strings; i++)
+			json_object_array_add(v, jbytes(a->strings[i]));
+		return v;
+	case 10:
+		v = json_object_new_array();
+		for (size_t i = 0; i < a->n_graphs; i++)
+			json_object_array_add(v,
+					      jstr(m->graphs[a->graphs[i]]->name));
+		return v;
+	}
+	return NULL;
+}
+
+static json_object *json_refs(const Gearom__Graph *g, const int32_t *t,
+			      size_t n)
+{
+	json_object *a = json_object_new_array_ext((int)n);
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, t[i] >= 0 ? jstr(g->tensors[t[i]]->name)
+						   : NULL);
+	return a;
+}
+
+static json_object *json_node_detail(const Gearom__Model *m,
+				     const Gearom__Graph *g,
+				     const Gearom__Node *n)
+{
+	json_object *o = json_object_new_object(),
+		    *at = json_object_new_object();
+	jadd(o, "name", jstr(n->name));
+	jadd(o, "op", jstr(n->op_type));
+	if (n->domain && *n->domain)
+		jadd(o, "domain", jstr(n->domain));
+	jadd(o, "inputs", json_refs(g, n->inputs, n->n_inputs));
+	jadd(o, "outputs", json_refs(g, n->outputs, n->n_outputs));
+	for (size_t i = 0; i < n->n_attrs; i++)
+		jadd(at, n->attrs[i]->name ? n->attrs[i]->name : "",
+		     json_attr(m, n->attrs[i]));
+	jadd(o, "attributes", at);
+	if (n->label)
+		jadd(o, "label", jstr(n->label));
+	return o;
+}
+
+static json_object *json_tensor_detail(const Gearom__Graph *g, size_t ti,
+				       const Gearom__MemBlock *b)
+{
+	const Gearom__Tensor *t = g->tensors[ti];
+	json_object *o = json_object_new_object();
+	bool known = !t->has_rank || t->rank >= 0;
+	int64_t numel = known ? 1 : -1;
+	for (size_t k = 0; known && k < t->n_dims; k++)
+		numel = t->dims[k] < 0 || numel < 0 ? -1 : numel * t->dims[k];
+	size_t sz = dtype_size(t->has_dtype ? t->dtype : 0);
+	jadd(o, "name", jstr(t->name));
+	jadd(o, "dtype", jstr(dt_name(t->has_dtype, t->dtype)));
+	jadd(o, "shape", jshape(t->has_rank, t->rank, t->dims, t->n_dims));
+	jadd(o, "kind", jstr(kind_name(t)));
+	jadd(o, "bytes", numel >= 0 && sz ? jint(numel * (int64_t)sz) : NULL);
+	jadd(o, "offset", b ? juint(b->offset) : NULL);
+	jadd(o, "alias_of", b && b->alias_of >= 0
+				    ? jstr(g->tensors[b->alias_of]->name)
+				    : NULL);
+	jadd(o, "inplace", json_object_new_boolean(b && b->alias_of >= 0 &&
+						   b->inplace));
+	return o;
+}
+
+/* {"nodes": [...], "tensors": [...]} of graph gi: the --detail contract
+ * (man/gearc.1). */
+static json_object *json_graph_detail(const Gearom__Model *m, size_t gi)
+{
+	const Gearom__Graph *g = m->graphs[gi];
+	const Gearom__MemBlock **by = blocks_by_tensor(g);
+	json_object *o = json_object_new_object(),
+		    *nodes = json_object_new_array_ext((int)g->n_nodes),
+		    *tensors = json_object_new_array_ext((int)g->n_tensors);
+	for (size_t i = 0; i < g->n_nodes; i++)
+		json_object_array_add(nodes, json_node_detail(m, g, g->nodes[i]));
+	for (size_t t = 0; t < g->n_tensors; t++)
+		json_object_array_add(tensors, json_tensor_detail(g, t, by[t]));
+	free(by);
+	jadd(o, "nodes", nodes);
+	jadd(o, "tensors", tensors);
+	return o;
+}
+
+/* --detail: every entry of the document's "graphs" gets "detail". */
+static void json_add_detail(json_object *doc, const Gearom__Model *m)
+{
+	json_object *graphs = NULL;
+	if (!json_object_object_get_ex(doc, "graphs", &graphs))
+		return;
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		json_object *o = json_object_array_get_idx(graphs, gi);
+		jadd(o, "index", jint((int64_t)gi));
+		jadd(o, "detail", json_graph_detail(m, gi));
+	}
+}
+
+/* A pinned value as JSON: an integer or a number as written. */
+static json_object *json_number(const char *s)
+{
+	int64_t v;
+	char *end;
+	if (parse_i64(s, strlen(s), &v))
+		return jint(v);
+	double d = strtod(s, &end);
+	return *s && !*end ? json_object_new_double(d) : jstr(s);
+}
+
+/* The --input_value option the .om records, "sr:16000;mode:1,0". */
+static const char *pinned_option(const Gearom__Model *m)
+{
+	for (size_t i = 0; i < m->n_options; i++)
+		if (m->options[i]->key &&
+		    !strcmp(m->options[i]->key, "input_value"))
+			return m->options[i]->value;
+	return NULL;
+}
+
+/* Calls fn on each pinned input: its name and value texts. */
+static void each_pinned(const Gearom__Model *m,
+			void (*fn)(void *ctx, char *name, char *vals),
+			void *ctx)
+{
+	const char *opt = pinned_option(m);
+	if (!opt)
+		return;
+	char *s = xstrdup(opt), *save = NULL;
+	for (char *e = strtok_r(s, ";", &save); e; e = strtok_r(NULL, ";", &save)) {
+		char *colon = strrchr(e, ':');
+		if (!colon)
+			continue;
+		*colon = 0;
+		fn(ctx, e, colon + 1);
+	}
+	free(s);
+}
+
+static void json_pin(void *ctx, char *name, char *vals)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	char *save = NULL;
+	for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save))
+		json_object_array_add(a, json_number(v));
+	jadd(o, "name", jstr(name));
+	jadd(o, "values", a);
+	json_object_array_add(ctx, o);
+}
+
+/* "pinned": [{"name": "sr", "values": [16000]}]: inputs --input_value
+ * made constants. */
+static json_object *json_pinned(const Gearom__Model *m)
+{
+	json_object *a = json_object_new_array();
+	each_pinned(m, json_pin, a);
+	return a;
+}
+
+static void print_pin(void *ctx, char *name, char *vals)
+{
+	(void)ctx;
+	printf("pinned:    %s = %s%s%s\n", name, strchr(vals, ',') ? "[" : "",
+	       vals, strchr(vals, ',') ? "]" : "");
+}
+
+static void print_pinned(const Gearom__Model *m)
+{
+	each_pinned(m, print_pin, NULL);
+}
+
+/* The JSON document as asked: the whole file, --summary's part of it, or
+ * --graph's graphs. */
+static json_object *dump_json_doc(const OmFile *f, const char *path,
+				  const DumpOpts *d, const bool *sel)
+{
+	const Gearom__Model *m = f->model;
+	json_object *o = om_json(f, path);
+	jadd(o, "pinned", json_pinned(m));
+	if (d->detail || sel)
+		json_add_detail(o, m);
+	if (d->summary) {
+		static const char *const drop[] = { "graphs", "scope", "hybrid",
+						    "partitions" };
+		for (size_t i = 0; i < ARRAY_SIZE(drop); i++)
+			json_object_object_del(o, drop[i]);
+	}
+	if (!sel)
+		return o;
+	json_object *graphs = NULL, *doc = json_object_new_object(),
+		    *a = json_object_new_array();
+	json_object_object_get_ex(o, "graphs", &graphs);
+	for (size_t gi = 0; gi < m->n_graphs; gi++)
+		if (sel[gi])
+			json_object_array_add(a, json_object_get(
+				json_object_array_get_idx(graphs, gi)));
+	json_object_put(o);
+	jadd(doc, "graphs", a);
+	return doc;
+}
+
+/* DOT: each node holding subgraphs (Case's gear branches, If's then and
+ * else, a Loop's body) gets a dashed edge to each subgraph's cluster,
+ * labelled with the attribute (compound edges end at the cluster). */
+static void dot_subgraph_edges(const Gearom__Model *m, size_t gi,
+			       const bool *sel)
+{
+	const Gearom__Graph *g = m->graphs[gi];
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; k < g->nodes[i]->n_attrs; k++) {
+			const Gearom__Attribute *a = g->nodes[i]->attrs[k];
+			bool one = a->has_type && a->type == 5 && a->g >= 0;
+			size_t n = one ? 1 : a->n_graphs;
+			for (size_t j = 0; j < n; j++) {
+				int32_t s = one ? a->g : a->graphs[j];
+				const Gearom__Graph *sub = m->graphs[s];
+				if (sel && !sel[s])
+					continue;
+				printf("  g%zu_n%zu -> ", gi, i);
+				if (sub->n_nodes)
+					printf("g%d_n0", s);
+				else if (sub->n_outputs)
+					printf("g%d_o0", s);
+				else
+					continue;
+				printf(" [style=dashed, lhead=cluster_%d, "
+				       "label=\"", s);
+				dot_str(a->name);
+				if (!one)
+					printf("[%zu]", j);
+				printf("\"];\n");
+			}
+		}
+}
+
+static int dump_dot_sel(const OmFile *f, const bool *sel)
+{
+	const Gearom__Model *m = f->model;
+	printf("digraph gearom {\n  rankdir=TB;\n  compound=true;\n"
+	       "  node [fontsize=10];\n  edge [fontsize=8];\n");
+	for (size_t i = 0; i < m->n_graphs; i++)
+		if (!sel || sel[i])
+			dot_graph(m, i);
+	for (size_t i = 0; i < m->n_graphs; i++)
+		if (!sel || sel[i])
+			dot_subgraph_edges(m, i, sel);
 	printf("}\n");
 	return 0;
 }
 
+/* The text dump as asked. */
+static int dump_text_opts(const OmFile *f, const char *path,
+			  const DumpOpts *d, const bool *sel)
+{
+	if (!sel)
+		return dump_text(f, path, d->summary);
+	for (size_t gi = 0; gi < f->model->n_graphs; gi++)
+		if (sel[gi])
+			print_graph(f->model, gi);
+	return 0;
+}
+
+static int dump_as(const OmFile *f, const char *path, const DumpOpts *d)
+{
+	bool *sel = NULL;
+	int rc = 0;
+	if (d->graph) {
+		sel = xcalloc(f->model->n_graphs + 1, sizeof(*sel));
+		if (select_graphs(f->model, d->graph, sel) < 0) {
+			free(sel);
+			return -1;
+		}
+	}
+	if (!strcmp(d->format, "json")) {
+		json_object *o = dump_json_doc(f, path, d, sel);
+		json_print(stdout, o, 0);
+		fputc('\n', stdout);
+		json_object_put(o);
+	} else if (!strcmp(d->format, "dot")) {
+		rc = dump_dot_sel(f, sel);
+	} else {
+		rc = dump_text_opts(f, path, d, sel);
+	}
+	free(sel);
+	return rc;
+}
+
 /* ---- command ------------------------------------------------------------- */
+
+/* The flags that go together. */
+static int check_dump_opts(const DumpOpts *d)
+{
+	if (strcmp(d->format, "text") && strcmp(d->format, "json") &&
+	    strcmp(d->format, "dot"))
+		return error("--format: '%s' is not a dump format (expected "
+			     "text, json or dot)", d->format);
+	if (d->detail && strcmp(d->format, "json"))
+		return error("--detail is for --format=json (text and dot "
+			     "always list every node)");
+	if (d->summary && !strcmp(d->format, "dot"))
+		return error("--summary has no DOT form (it shows no graph); "
+			     "use --format=text or json");
+	if (d->summary && d->graph)
+		return error("--summary and --graph cannot be used together: "
+			     "--summary shows no graph");
+	if (d->graph && !*d->graph)
+		return error("--graph is empty: expected a graph name (see "
+			     "the 'graph' lines of gearc dump)");
+	return 0;
+}
 
 int cmd_dump(int argc, char **argv)
 {
-	const char *format = NULL, *help = NULL, *pos[1];
+	const char *help = NULL, *summary = NULL, *detail = NULL, *quiet = NULL;
+	const char *pos[1];
+	DumpOpts d = { 0 };
 	const ArgSpec spec[] = {
-		{ "format", 'f', true, &format },
+		{ "format", 'f', true, &d.format },
+		{ "graph", 'g', true, &d.graph },
+		{ "summary", 's', false, &summary },
+		{ "detail", 0, false, &detail },
+		{ "quiet", 'q', false, &quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
 	};
@@ -1202,15 +1590,12 @@ int cmd_dump(int argc, char **argv)
 		print_help(stdout, "dump");
 		return EXIT_OK;
 	}
-	if (!format)
-		format = "text";
-	if (strcmp(format, "text") && strcmp(format, "json") &&
-	    strcmp(format, "dot")) {
-		error("--format: '%s' is not a dump format (expected text, "
-		      "json or dot)",
-		      format);
+	if (!d.format)
+		d.format = "text";
+	d.summary = summary != NULL;
+	d.detail = detail != NULL;
+	if (check_dump_opts(&d) < 0)
 		return fail(EXIT_USAGE);
-	}
 	if (npos != 1) {
 		error("dump needs the .om file to show (gearc dump "
 		      "[--format=text|json|dot] FILE.om)");
@@ -1219,12 +1604,7 @@ int cmd_dump(int argc, char **argv)
 	OmFile f;
 	if (om_open(&f, pos[0]) < 0)
 		return fail(EXIT_FAIL);
-	if (!strcmp(format, "json"))
-		dump_json(&f, pos[0]);
-	else if (!strcmp(format, "dot"))
-		dump_dot(&f);
-	else
-		dump_text(&f, pos[0]);
+	int rc = dump_as(&f, pos[0], &d);
 	om_close(&f);
-	return EXIT_OK;
+	return rc < 0 ? fail(EXIT_FAIL) : EXIT_OK;
 }

@@ -5,8 +5,9 @@
 
 static const char overview[] =
 "usage: gearc [compile] --model=FILE.onnx --output=NAME [options]\n"
-"       gearc dump [--format=text|json|dot] FILE.om\n"
-"       gearc verify [-v] FILE.om\n"
+"       gearc dump [--format=text|json|dot] [--graph=NAME] [--summary]\n"
+"                  [--detail] FILE.om\n"
+"       gearc verify [-v|-q] FILE.om\n"
 "       gearc run FILE.om --input NAME=FILE ... [--output-dir DIR] [--bench=N]\n"
 "       gearc help [COMMAND] | --help | --version\n"
 "\n"
@@ -23,6 +24,8 @@ static const char overview[] =
 "  help      show help for a command\n"
 "\n"
 "exit status: 0 success, 1 failure (model, file, I/O), 2 usage error.\n"
+"-q, --quiet is accepted by every command: no progress, warnings or\n"
+"summary, only errors.\n"
 "See 'gearc help COMMAND' and gearc(1).\n";
 
 static const char compile_help[] =
@@ -39,7 +42,12 @@ static const char compile_help[] =
 "  --input_shape=SPEC      input shapes, \"name:d0,d1,...;name2:...\"; a dim\n"
 "                          is a positive integer or -1 (a gear dimension).\n"
 "                          Inputs not listed keep the model's shape; every\n"
-"                          input with unknown dims must be listed\n"
+"                          input with unknown dims must be listed.  No dims\n"
+"                          (\"sr:\") is a scalar, as atc writes it\n"
+"  --input_value=SPEC      pin inputs to constants, \"sr:16000;mode:1,0\":\n"
+"                          dtype from the model, shape from the model or\n"
+"                          --input_shape; what depends on them folds and\n"
+"                          they are no longer inputs of the .om\n"
 "  --dynamic_batch_size=L  gears of the batch dim (-1 only in dim 0):\n"
 "                          \"1,8,16\"\n"
 "  --dynamic_image_size=L  gears of H,W (two -1 at H and W of a 4-D input):\n"
@@ -61,9 +69,17 @@ static const char compile_help[] =
 "                          partitioned graph wholly dynamic)\n"
 "  -j N, --jobs=N          threads for compiling and writing gears\n"
 "                          (default: cores)\n"
-"  --dump-after=PASS       print the graph after PASS to stdout (passes:\n"
-"                          %s)\n"
-"  --quiet                 no progress output on a terminal\n"
+"  --dump-after=PASS[,...] print the graph after each PASS to stdout, also\n"
+"                          when it fails; memplan shows offsets.  Passes:\n"
+"                          %s\n"
+"  -q, --quiet             no progress, warnings or summary line\n"
+"\n"
+"On success gearc prints one line on stderr: the file written, the mode,\n"
+"the gear count, the file size and the largest arena.  Warnings, one line\n"
+"each, start with 'gearc: warning: ' (an If branch invalid at a gear's\n"
+"shapes, compiled to a runtime error; --gear_scope keeping the full clone\n"
+"or leaving gear-dependent nodes outside every scope; an arena larger than\n"
+"the machine's memory; no ai.onnx opset import).\n"
 "\n"
 "The gear options are mutually exclusive, need --input_shape, and take 2 to\n"
 "100 distinct gears of positive integers.\n"
@@ -78,10 +94,13 @@ static const char compile_help[] =
 "        --input_shape=\"tokens:-1,-1;mask:-1,-1;image:1,3,224,224\" \\\n"
 "        --dynamic_dims=\"1,32,1,32;4,64,4,64\" --output=bert\n"
 "  gearc --model=rec.onnx --input_shape=\"x:1,3,48,-1\" \\\n"
-"        --dynamic_dims=\"320;640;1280\" --hybrid --output=rec\n";
+"        --dynamic_dims=\"320;640;1280\" --hybrid --output=rec\n"
+"  gearc --model=vad.onnx --input_shape=\"input:1,512;sr:\" \\\n"
+"        --input_value=\"sr:16000\" --output=vad\n";
 
 static const char dump_help[] =
-"usage: gearc dump [--format=text|json|dot] FILE.om\n"
+"usage: gearc dump [--format=text|json|dot] [--graph=NAME] [--summary]\n"
+"                  [--detail] FILE.om\n"
 "\n"
 "Shows what FILE.om holds: the source model, the mode and gears, inputs and\n"
 "outputs with their shapes (per gear, with byte sizes), weights and graphs;\n"
@@ -92,10 +111,19 @@ static const char dump_help[] =
 "  --format=text   readable summary and node listing (default)\n"
 "  --format=json   the stable JSON document scripts read (see gearc(1))\n"
 "  --format=dot    Graphviz DOT of every graph (gearc dump --format=dot\n"
-"                  x.om | dot -Tsvg > x.svg)\n";
+"                  x.om | dot -Tsvg > x.svg); dashed edges go from a\n"
+"                  Case, If or Loop to its subgraphs' clusters\n"
+"  -g, --graph=NAME  only the graph(s) called NAME, or PARENT/NAME\n"
+"                  (e.g. Batch_3/else_branch), in any format; JSON gives\n"
+"                  {\"graphs\": [...]} with each graph's detail\n"
+"  -s, --summary   only the header, inputs, outputs, gears and memory\n"
+"                  figures (text or json)\n"
+"  --detail        json: add to each graph its nodes and tensors (dtype,\n"
+"                  shape, bytes, arena offset, alias, in place)\n"
+"  -q, --quiet     accepted for uniformity (dump prints only its output)\n";
 
 static const char verify_help[] =
-"usage: gearc verify [-v] FILE.om\n"
+"usage: gearc verify [-v|-q] FILE.om\n"
 "\n"
 "Re-checks FILE.om independently of the compiler that wrote it, and exits\n"
 "1 naming the first violation:\n"
@@ -117,7 +145,8 @@ static const char verify_help[] =
 "On success it prints what it checked, e.g.\n"
 "  verify: 5 graphs, 5 plans (40 tensors), 45 shapes: ok\n"
 "\n"
-"  -v, --verbose   also print one line per plan\n";
+"  -v, --verbose   also print one line per plan\n"
+"  -q, --quiet     print nothing on success: the exit status says it\n";
 
 static const char run_help[] =
 "usage: gearc run FILE.om --input NAME=FILE ... [--output-dir DIR]\n"
@@ -202,6 +231,12 @@ int print_help(FILE *f, const char *cmd)
 
 int cmd_help(int argc, char **argv)
 {
+	/* -q/--quiet is accepted by every command; help has nothing to
+	 * silence but prints what was asked */
+	while (argc && (!strcmp(argv[0], "-q") || !strcmp(argv[0], "--quiet")))
+		argc--, argv++;
+	if (argc > 1 && (!strcmp(argv[1], "-q") || !strcmp(argv[1], "--quiet")))
+		argc--;
 	if (argc > 1) {
 		error("help takes one command name, got %d arguments", argc);
 		return fail(EXIT_USAGE);

@@ -1072,13 +1072,15 @@ int verify_file(const OmFile *f)
 	return 0;
 }
 
-int verify_print(const OmFile *f, bool verbose)
+int verify_print(const OmFile *f, bool verbose, bool quiet)
 {
 	const Gearom__Model *m = f->model;
 	Counts cnt = { .graphs = (int64_t)m->n_graphs };
 	if (check_plans(f, verbose, &cnt) < 0 ||
 	    check_partitions(m, &cnt) < 0 || check_shapes(f, &cnt) < 0)
 		return -1;
+	if (quiet) /* --quiet: the exit status says it */
+		return 0;
 	printf("verify: %lld graphs, ", (long long)cnt.graphs);
 	if (cnt.partitions)
 		printf("%lld partitions, ", (long long)cnt.partitions);

@@ -5,9 +5,10 @@
 
 int cmd_verify(int argc, char **argv)
 {
-	const char *help = NULL, *verbose = NULL, *pos[1];
+	const char *help = NULL, *verbose = NULL, *quiet = NULL, *pos[1];
 	const ArgSpec spec[] = {
 		{ "verbose", 'v', false, &verbose },
+		{ "quiet", 'q', false, &quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
 	};
@@ -18,6 +19,10 @@ int cmd_verify(int argc, char **argv)
 		print_help(stdout, "verify");
 		return EXIT_OK;
 	}
+	if (quiet && verbose) {
+		error("--quiet and --verbose cannot be used together");
+		return fail(EXIT_USAGE);
+	}
 	if (npos != 1) {
 		error("verify needs the .om file to check (gearc verify "
 		      "FILE.om)");
@@ -26,7 +31,7 @@ int cmd_verify(int argc, char **argv)
 	OmFile f;
 	if (om_open(&f, pos[0]) < 0)
 		return fail(EXIT_FAIL);
-	int rc = verify_print(&f, verbose != NULL);
+	int rc = verify_print(&f, verbose != NULL, quiet != NULL);
 	if (rc < 0)
 		error_prefix("%s", pos[0]);
 	om_close(&f);

@@ -300,9 +300,11 @@ static int parse_entry(ShapeEntry *e, int idx, Span ent)
 	if (!name.n)
 		return error("--input_shape: entry %d (\"%s\") has no name "
 			     "before ':'", idx, text);
-	if (!dims.n)
-		return error("--input_shape: entry %d (\"%s\") has no dims "
-			     "after ':'", idx, text);
+	e->rank = 0;
+	if (!dims.n) { /* "sr:" - a scalar, as atc writes it */
+		e->name = xstrndup(name);
+		return 0;
+	}
 	size_t nd = count_char(dims, ',') + 1;
 	if (nd > MAX_RANK)
 		return error("--input_shape: entry %d (\"%s\") has %zu dims, "
@@ -770,8 +772,11 @@ static int check_against_model(const ShapeEntry *e, const Shape *ms)
 	shape_str(ms, buf, sizeof(buf));
 	if (ms->rank != e->rank)
 		return error("--input_shape: '%s' has %d %s, but the model "
-			     "declares rank %d (%s)", name, e->rank,
-			     e->rank == 1 ? "dim" : "dims", ms->rank, buf);
+			     "declares rank %d (%s)%s%s%s", name, e->rank,
+			     e->rank == 1 ? "dim" : "dims", ms->rank, buf,
+			     ms->rank ? "" : "; write '",
+			     ms->rank ? "" : name,
+			     ms->rank ? "" : ":' for a scalar");
 	for (int32_t d = 0; d < e->rank; d++) {
 		int64_t md = ms->dims[d];
 		if (md < 0 || e->dims[d] == md)

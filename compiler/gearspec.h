@@ -17,7 +17,8 @@
  *       Entries split on ';'; name and dims split at the LAST ':' (ONNX
  *       names may contain ':'); the name is trimmed of spaces and tabs.
  *       A dim is a positive integer or -1 (a gear dim); at most MAX_RANK
- *       dims; a name may appear only once.  No empty entry, so no
+ *       dims; a name may appear only once.  No dims at all ("sr:")
+ *       is a scalar (rank 0), atc's syntax for one.  No empty entry, so no
  *       trailing ';' (atc rejects it too).
  *   --dynamic_batch_size="1,8,16"          gears split on ','
  *   --dynamic_image_size="224,224;448,448" gears split on ';', H,W each

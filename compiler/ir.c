@@ -236,6 +236,7 @@ void model_free(Model *m)
 		arena_release(m->dynamic_arena);
 		free(m->dynamic_arena);
 	}
+	model_warnings_free(m);
 	arena_release(&m->arena);
 	free(m);
 }

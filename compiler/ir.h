@@ -274,7 +274,23 @@ typedef struct Model {
 	 * gear dims left unknown, from its own arena; NULL otherwise. */
 	Graph *dynamic;
 	Arena *dynamic_arena;
+	/* Warnings (model_warn); NULL until the first. */
+	struct Warnings *warnings;
 } Model;
+
+/* ---- warnings ---------------------------------------------------------- */
+
+/* Records a one-line warning about m (what was accepted, and why it may
+ * not be what the user wants); cli/ prints each as "gearc: warning: ..."
+ * unless --quiet.  Safe from any thread.  A text already recorded is not
+ * added again.  Warnings come out ordered by key (e.g. the gear index,
+ * so the order does not depend on threads), then as they were added. */
+void model_warn(Model *m, int64_t key, const char *fmt, ...) PRINTF_LIKE(3, 4);
+/* The number of warnings, and warning i of that order. */
+int32_t model_warning_count(const Model *m);
+const char *model_warning(const Model *m, int32_t i);
+/* Frees the list (model_free does). */
+void model_warnings_free(Model *m);
 
 /* ---- building ---------------------------------------------------------- */
 

@@ -13,7 +13,9 @@
  *          (shares its buffer in the memory plan), else VIEW_NONE.
  * GEARC_OWN_OPS lists gearc's own ops (domain "ai.gearc"): the gear
  * selector and the Case that the gear compile puts in the root graph, and
- * the PartitionedCall holding a multi-dims scope (passes/scope.h).
+ * the PartitionedCall holding a multi-dims scope (passes/scope.h), and
+ * Fail, the body of an If branch that is invalid at the compiled shapes
+ * (compiler/ops/control.c): it raises its "message" if run.
  *
  * Adding an op: one line here, one hook function in the family's file,
  * its prototype in compiler/ops/opimpl.h.
@@ -212,7 +214,8 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 #define GEARC_OWN_OPS(X) \
 	X(MapIndex,        infer_mapindex, run_mapindex, VIEW_NONE) \
 	X(Case,            infer_case,     run_case,      VIEW_NONE) \
-	X(PartitionedCall, infer_partitioned_call, run_partitioned_call, VIEW_NONE)
+	X(PartitionedCall, infer_partitioned_call, run_partitioned_call, VIEW_NONE) \
+	X(Fail,            infer_fail,     run_fail,      VIEW_NONE)
 
 typedef enum {
 	OP_UNKNOWN = 0,

@@ -1,4 +1,5 @@
 /* passes/passes.c - the pass table and the driver that runs it. */
+#include <stdio.h>
 #include <string.h>
 
 #include "hybrid.h"
@@ -62,24 +63,89 @@ const char *pass_names(void)
 	return buf;
 }
 
+/* Whether pass p has anything to do in this compile: progress lists only
+ * those (a static compile has no gear or hybrid passes). */
+static bool pass_applies(const Pass *p, const Model *m,
+			 const CompileOptions *o)
+{
+	if (!strcmp(p->name, "hybrid") || !strcmp(p->name, "symbols") ||
+	    !strcmp(p->name, "hybrid-root"))
+		return o->hybrid;
+	if (!strcmp(p->name, "gear-scope"))
+		return o->gear_scope != NULL;
+	if (!strcmp(p->name, "gear-clone") || !strcmp(p->name, "gear-root"))
+		return m->gears != NULL;
+	return true;
+}
+
+/* Whether name is in --dump-after's comma list. */
+static bool dump_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *s = list; s && *s;) {
+		const char *e = strchr(s, ',');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		if (len == n && !strncmp(s, name, n))
+			return true;
+		s = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+const char *dump_after_check(const char *list)
+{
+	static _Thread_local char bad[64];
+	for (const char *s = list; s;) {
+		const char *e = strchr(s, ',');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		bool found = false;
+		for (size_t i = 0; i < ARRAY_SIZE(passes) && !found; i++)
+			found = strlen(passes[i].name) == len &&
+				!strncmp(passes[i].name, s, len);
+		if (!found) {
+			snprintf(bad, sizeof(bad), "%.*s",
+				 (int)(len < 60 ? len : 60), s);
+			return bad;
+		}
+		s = e ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* --dump-after: the graph after pass p, also when p failed (then it
+ * shows what the pass was working on). */
+static void dump_after(const Model *m, const Pass *p, bool failed)
+{
+	printf("# after pass %s%s\n", p->name,
+	       failed ? " (failed: the graph as the pass left it)" : "");
+	graph_print(stdout, m->graph, 0);
+	fflush(stdout);
+}
+
 int run_passes(Model *m, const CompileOptions *o)
 {
-	int n = (int)ARRAY_SIZE(passes);
-	for (int i = 0; i < n; i++) {
+	int n = 0, step = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(passes); i++)
+		n += pass_applies(&passes[i], m, o);
+	for (size_t i = 0; i < ARRAY_SIZE(passes); i++) {
 		const Pass *p = &passes[i];
-		if (o->progress)
-			o->progress(p->what, i + 1, n);
+		bool listed = o->dump_after && dump_listed(o->dump_after, p->name);
+		if (o->progress && pass_applies(p, m, o))
+			o->progress(p->what, ++step, n);
 		int rc = p->run ? p->run(m, o)
 				: for_each_static_graph(m, p->run_graph, o);
-		if (rc < 0)
+		if (rc < 0) {
+			if (listed)
+				dump_after(m, p, true);
 			return error_prefix("model '%s'", o->model);
+		}
 #ifdef GEARC_DEBUG
 		if (graph_verify(m->graph) < 0)
 			BUG("IR invalid after pass '%s': %s", p->name,
 			    last_error());
 #endif
-		if (o->dump_after && !strcmp(o->dump_after, p->name))
-			graph_print(stdout, m->graph, 0);
+		if (listed)
+			dump_after(m, p, false);
 	}
 	return 0;
 }

@@ -4,8 +4,9 @@
  * Every pass has one signature and is listed once, in order, in passes.c
  * (QBE's main.c).  A pass returns 0, or -1 with an error set.  In debug
  * and sanitizer builds (make DEBUG=1, make SANITIZE=1: GEARC_DEBUG)
- * graph_verify() runs after every pass; --dump-after=PASS prints the graph
- * after the named pass.
+ * graph_verify() runs after every pass; --dump-after=PASS[,PASS...] prints
+ * the graph after each named pass, and after it fails (that is when it
+ * helps).  Progress counts only the passes that apply to the compile.
  */
 #ifndef GEARC_PASSES_H
 #define GEARC_PASSES_H
@@ -53,6 +54,9 @@ typedef struct Pass {
 int run_passes(Model *m, const CompileOptions *o);
 /* The pass called name, or NULL. */
 const Pass *pass_find(const char *name);
+/* --dump-after=PASS[,PASS...]: NULL if every name is a pass, else the
+ * first that is not (a static buffer). */
+const char *dump_after_check(const char *list);
 /* "infer, ..." for help texts. */
 const char *pass_names(void);
 

@@ -1,6 +1,23 @@
 /* passes/print.c - the IR as text, for --dump-after and debugging. */
 #include "passes.h"
 
+/* After memplan: " @offset" (and "=view of"/"=in place of") of a tensor
+ * in its graph's arena. */
+static void print_place(FILE *f, const Graph *g, ValId id)
+{
+	const MemPlan *p = g->plan;
+	for (int32_t i = 0; p && i < p->nblocks; i++) {
+		const MemBlock *b = &p->blocks[i];
+		if (b->tensor != id || b->node >= 0)
+			continue;
+		fprintf(f, "@%llu", (unsigned long long)b->offset);
+		if (b->alias_of >= 0 && b->alias_of < g->nvals)
+			fprintf(f, "(%s %s)", b->inplace ? "in place of" : "view of",
+				g->vals[b->alias_of].name);
+		return;
+	}
+}
+
 static void print_value(FILE *f, const Graph *g, ValId id)
 {
 	char sh[128];
@@ -14,11 +31,16 @@ static void print_value(FILE *f, const Graph *g, ValId id)
 		shape_str(&v->shape, sh, sizeof(sh)));
 	if (v->konst)
 		fputs("=const", f);
+	print_place(f, g, id);
 }
 
 void graph_print(FILE *f, const Graph *g, int indent)
 {
 	fprintf(f, "%*sgraph %s (%d nodes)\n", indent, "", g->name, g->nnodes);
+	if (g->plan)
+		fprintf(f, "%*s  plan: arena %llu bytes, lower bound %llu\n",
+			indent, "", (unsigned long long)g->plan->arena_bytes,
+			(unsigned long long)g->plan->lower_bound_bytes);
 	fprintf(f, "%*s  inputs:", indent, "");
 	for (int32_t k = 0; k < g->ninputs; k++) {
 		fputc(' ', f);

@@ -1204,6 +1204,72 @@ static void drop_branches(Model *m)
 	m->gear_info = -1;
 }
 
+/* ---- warnings: what --gear_scope could not do ---------------------------- */
+
+/* The gear input node i depends on: the first varying graph input found
+ * walking back through what it reads (seen: per node, visited). */
+static const char *gear_source(const Scope *s, int32_t i, bool *seen)
+{
+	if (seen[i])
+		return NULL;
+	seen[i] = true;
+	for (int32_t k = s->rstart[i]; k < RD_END(s, i); k++) {
+		ValId v = s->reads[k];
+		if (s->src->vals[v].kind == VAL_INPUT &&
+		    s->cls[v] == VC_VARYING)
+			return s->src->vals[v].name;
+		int32_t p = producer(s, v);
+		const char *r = p >= 0 ? gear_source(s, p, seen) : NULL;
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+/* Prefixes: live nodes outside every scope that touch a varying value
+ * keep -1 dims in the root, so they have no memory plan. */
+static void warn_outside(Scope *s)
+{
+	int32_t n = 0, first = -1;
+	for (int32_t i = 0; i < s->nn; i++)
+		if (s->live[i] && !s->in_scope[i] && touches_varying(s, i)) {
+			first = first < 0 ? i : first;
+			n++;
+		}
+	if (!n)
+		return;
+	bool *seen = xcalloc((size_t)s->nn + 1, 1);
+	const char *in = gear_source(s, first, seen);
+	free(seen);
+	model_warn(s->m, -1, "--gear_scope=%s left %d node%s that depend on "
+		   "the gear%s%s%s outside every scope (the first: '%s'); they "
+		   "keep -1 dims in the root and get no memory plan (the "
+		   "runtime allocates them); add their prefix or use "
+		   "--gear_scope=auto", s->o->gear_scope, n, n == 1 ? "" : "s",
+		   in ? " (input '" : "", in ? in : "", in ? "')" : "",
+		   s->src->nodes[first].name);
+}
+
+/* auto, not applied: why the full clone was kept. */
+static void warn_full_clone(Scope *s, int64_t scoped, int64_t full)
+{
+	int32_t live = 0, marked = 0;
+	for (int32_t i = 0; i < s->nn; i++) {
+		live += s->live[i];
+		marked += s->live[i] && s->in_scope[i];
+	}
+	if (marked == live)
+		model_warn(s->m, -1, "--gear_scope=auto kept the full clone: "
+			   "every node depends on the gear, so there is "
+			   "nothing to compile once");
+	else
+		model_warn(s->m, -1, "--gear_scope=auto kept the full clone: "
+			   "with scopes the model would have %lld nodes, not "
+			   "fewer than the full clone's %lld (%d of %d nodes "
+			   "depend on the gear)", (long long)scoped,
+			   (long long)full, marked, live);
+}
+
 /* The scoped model from the classified, inferred branches. */
 static int build_scoped(Scope *s)
 {
@@ -1224,7 +1290,12 @@ static int build_scoped(Scope *s)
 	if (s->is_auto && (for_each_static_graph(m, gear_inline, s->o) < 0 ||
 			   for_each_static_graph(m, gear_dce, s->o) < 0))
 		goto out;
-	if (!s->is_auto || nodes_in(root) < nodes_in(m->graph)) {
+	int64_t scoped = nodes_in(root), full = nodes_in(m->graph);
+	if (s->is_auto && scoped >= full)
+		warn_full_clone(s, scoped, full);
+	if (!s->is_auto)
+		warn_outside(s);
+	if (!s->is_auto || scoped < full) {
 		for (int32_t k = 0; k < gs->ninputs; k++)
 			gs->inputs[k].val = remap[map[gs->inputs[k].val]];
 		drop_branches(m);

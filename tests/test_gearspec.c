@@ -464,12 +464,33 @@ Test(gearspec, input_shape_empty_name)
 		  "--input_shape: entry 2 (\":2\") has no name before ':'");
 }
 
-Test(gearspec, input_shape_empty_dims)
+/* atc's scalar syntax: "sr:" (no dims) is rank 0. */
+Test(gearspec, input_shape_empty_dims_is_scalar)
 {
-	parse_err(opts("x:", NULL, NULL, NULL, NULL),
-		  "--input_shape: entry 1 (\"x:\") has no dims after ':'");
-	parse_err(opts("x:1;y: ", NULL, NULL, NULL, NULL),
-		  "--input_shape: entry 2 (\"y:\") has no dims after ':'");
+	ParsedGears p;
+	parse_ok(&p, opts("x:1,3,8,8;sr: ", NULL, NULL, NULL, NULL));
+	cr_assert_eq(p.nshapes, 2);
+	cr_assert_str_eq(p.shapes[1].name, "sr");
+	cr_assert_eq(p.shapes[1].rank, 0);
+	gear_parsed_release(&p);
+}
+
+Test(gearspec, scalar_entry_applies_rank0)
+{
+	Model *m = model1();
+	ParsedGears p;
+	add_input(m, "sr", DT_INT64, -1);
+	apply_ok(m, &p, opts("x:-1,3,8,8;sr:", "1,2", NULL, NULL, NULL));
+	cr_assert_eq(shape_named(m, "sr")->rank, 0);
+	cr_assert_eq(m->gears->ninputs, 1);
+	gear_parsed_release(&p);
+	model_free(m);
+	/* a model scalar written with a dim: the message shows the syntax */
+	m = model1();
+	add_input(m, "sr", DT_INT64, 0);
+	apply_err(m, opts("x:1,3,8,8;sr:1", NULL, NULL, NULL, NULL),
+		  "--input_shape: 'sr' has 1 dim, but the model declares "
+		  "rank 0 ([]); write 'sr:' for a scalar");
 }
 
 Test(gearspec, input_shape_bad_dims)

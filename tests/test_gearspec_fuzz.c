@@ -229,7 +229,8 @@ static void check_parsed(int iter, const ParsedGears *p, const GearOptions *o)
 		const ShapeEntry *e = &p->shapes[i];
 		size_t n = strlen(e->name);
 		cr_assert(n > 0 && e->name[0] != ' ' && e->name[n - 1] != ' ');
-		cr_assert(e->rank >= 1 && e->rank <= MAX_RANK);
+		/* rank 0: "sr:", a scalar */
+		cr_assert(e->rank >= 0 && e->rank <= MAX_RANK);
 		for (int32_t d = 0; d < e->rank; d++) {
 			cr_assert(e->dims[d] > 0 || e->dims[d] == -1,
 				  "iteration %d: dim %lld", iter,

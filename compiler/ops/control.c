@@ -11,6 +11,11 @@
  * If by that branch.  Otherwise both branches are inferred and merged: a
  * dim that differs becomes -1 (data-dependent), a rank that differs makes
  * the rank unknown.
+ * A branch that is invalid at these shapes while the other is valid
+ * (Silero VAD's If(sr == 16000): its 8 kHz branch does not fit a 16 kHz
+ * chunk) is replaced by a branch of one Fail node, gearc's own op, which
+ * raises that error if the branch is ever taken; the outputs are the
+ * valid branch's, and a warning names the If, its condition and the gear.
  *
  * Loop and Scan: loop-carried values are found by iterating to a fixed
  * point.  The body is inferred with the initial values (their contents
@@ -38,6 +43,7 @@
  * length.  Otherwise the body is inferred again without that knowledge and
  * the scan outputs' length is -1, marked data-dependent.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "opimpl.h"
@@ -188,6 +194,204 @@ static int const_scalar(OpCtx *c, int i, int64_t *v)
 	return 1;
 }
 
+/* ---- If: a branch invalid at these shapes --------------------------------- */
+
+/* A graph input that value v of g derives from, found by walking back
+ * through producers and outer references (at most a few hundred values),
+ * or NULL: the warning names it ("sr"), as the user knows the model by
+ * its inputs. */
+static const char *source_input(const Graph *g, ValId v, int *budget)
+{
+	if (v < 0 || v >= g->nvals || --*budget < 0)
+		return NULL;
+	const Value *x = &g->vals[v];
+	if (x->kind == VAL_INPUT)
+		return x->name;
+	if (x->kind == VAL_OUTER)
+		return g->parent ? source_input(g->parent, x->outer, budget)
+				 : NULL;
+	if (x->producer < 0 || x->producer >= g->nnodes)
+		return NULL;
+	const Node *n = &g->nodes[x->producer];
+	for (int32_t k = 0; k < n->ninputs; k++) {
+		const char *r = source_input(g, n->inputs[k], budget);
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+/* The gear whose branch c's node is in (its index orders the warnings),
+ * or -1 for a static compile's graph. */
+static int32_t gear_of(const OpCtx *c)
+{
+	const Model *m = c->model;
+	for (const Graph *g = c->g; g && m && m->branches && m->gears;
+	     g = g->parent)
+		for (int32_t i = 0; i < m->gears->ngears; i++)
+			if (m->branches[i] == g)
+				return i;
+	return -1;
+}
+
+/* The last error without the "node 'IF' (If): subgraph 'B': " that
+ * op_infer_subgraph() put in front (the caller names them itself). */
+static const char *branch_error(OpCtx *c, const Graph *b)
+{
+	char pre[512];
+	const char *e = last_error();
+	int n = snprintf(pre, sizeof(pre), "node '%s' (%s): subgraph '%s': ",
+			 c->n->name, c->n->op_type, b->name);
+	if (n > 0 && (size_t)n < sizeof(pre) && !strncmp(e, pre, (size_t)n))
+		e += n;
+	return arena_strdup(c->g->arena, e);
+}
+
+/* Output i of graph b as rank, dims... in *k of the shapes list. */
+static void put_shape(int64_t *sh, int32_t *k, const Shape *s)
+{
+	sh[(*k)++] = s->rank;
+	for (int32_t d = 0; d < s->rank; d++)
+		sh[(*k)++] = s->dims[d];
+}
+
+/* Replaces the graph of attribute attr (the invalid branch) by one Fail
+ * node whose outputs have valid's dtypes and shapes, and which raises
+ * why when run. */
+static int fail_branch(OpCtx *c, const char *attr, const Graph *valid,
+		       const char *why)
+{
+	Graph *g = c->g;
+	Attr *a = (Attr *)(uintptr_t)node_attr(c->n, attr);
+	int32_t no = valid->noutputs, k = 0;
+	int64_t *dt = arena_array(g->arena, (size_t)no + 1, sizeof(*dt));
+	int64_t *sh = arena_array(g->arena, (size_t)no * (MAX_RANK + 1) + 1,
+				  sizeof(*sh));
+	Graph *f = graph_new(g->arena, a->g->name, g);
+	Node *n = graph_add_node(f, arena_printf(g->arena, "%s/%s/fail",
+						 c->n->name, attr),
+				 "Fail", GEARC_DOMAIN, 0, no);
+	n->label = c->n->label;
+	node_add_string(f, n, "message",
+			arena_printf(g->arena, "%s of If '%s' was taken, but "
+				     "it is invalid at these shapes: %s",
+				     attr, c->n->name, why));
+	f->outputs = arena_array(g->arena, (size_t)no + 1, sizeof(ValId));
+	f->noutputs = no;
+	for (int32_t i = 0; i < no; i++) {
+		const Value *v = sub_out(valid, i);
+		const Graph *old = a->g;
+		ValId id = graph_add_value(f, old->vals[old->outputs[i]].name,
+					   VAL_NODE);
+		f->vals[id].producer = 0;
+		f->vals[id].flags = VF_GRAPH_OUT;
+		n->outputs[i] = f->outputs[i] = id;
+		dt[i] = v->dtype;
+		put_shape(sh, &k, &v->shape);
+	}
+	node_add_ints(f, n, "dtypes", dt, no);
+	node_add_ints(f, n, "shapes", sh, k);
+	a->g = f;
+	return op_infer_subgraph(c, f);
+}
+
+/* A Fail node holds tensors only: a branch with sequence outputs stays
+ * an error. */
+static bool tensors_only(const Graph *b)
+{
+	for (int32_t i = 0; i < b->noutputs; i++)
+		if (sub_out(b, i)->tkind != TK_TENSOR)
+			return false;
+	return true;
+}
+
+static void warn_branch(OpCtx *c, const char *attr, const char *why)
+{
+	int budget = 256;
+	const Value *cond = op_in(c, 0);
+	const char *src = source_input(c->g, c->n->inputs[0], &budget);
+	int32_t gear = gear_of(c);
+	char at[160];
+	if (c->n->label)
+		snprintf(at, sizeof(at), "gear %s", c->n->label);
+	else
+		snprintf(at, sizeof(at), "the compiled shapes");
+	model_warn(c->model, gear < 0 ? 0 : gear,
+		   "If '%s' (condition '%s'%s%s%s): %s is invalid at %s and "
+		   "will raise an error if taken: %s", c->n->name, cond->name,
+		   src && strcmp(src, cond->name) ? ", from input '" : "",
+		   src && strcmp(src, cond->name) ? src : "",
+		   src && strcmp(src, cond->name) ? "'" : "", attr, at, why);
+}
+
+/* Infers both branches of an If whose condition is not known.  One that
+ * fails (it does not fit these shapes: a model exported for several
+ * input sizes, one per branch) becomes a Fail branch and a warning; both
+ * failing is the error. */
+static int infer_branches(OpCtx *c, Graph **th, Graph **el)
+{
+	const char *terr = NULL, *eerr = NULL;
+	if (op_infer_subgraph(c, *th) < 0)
+		terr = branch_error(c, *th);
+	if (op_infer_subgraph(c, *el) < 0)
+		eerr = branch_error(c, *el);
+	if (!terr && !eerr)
+		return 0;
+	if (terr && eerr)
+		return op_error(c, "both branches are invalid at these shapes: "
+				"then_branch: %s; else_branch: %s", terr, eerr);
+	const char *attr = terr ? "then_branch" : "else_branch";
+	const char *why = terr ? terr : eerr;
+	const Graph *valid = terr ? *el : *th;
+	if (!c->model || !tensors_only(valid))
+		return op_error(c, "%s: %s", attr, why);
+	if (fail_branch(c, attr, valid, why) < 0)
+		return -1;
+	warn_branch(c, attr, why);
+	*th = node_attr(c->n, "then_branch")->g;
+	*el = node_attr(c->n, "else_branch")->g;
+	return 0;
+}
+
+/* ---- Fail: gearc's own op, a branch that can only raise ----------------- */
+
+/* Outputs as the attributes say: dtypes, one per output; shapes, per
+ * output its rank (-1: unknown) and then its dims. */
+int infer_fail(OpCtx *c)
+{
+	const int64_t *dt, *sh;
+	int32_t ndt = attr_ints(c->n, "dtypes", &dt);
+	int32_t nsh = attr_ints(c->n, "shapes", &sh), k = 0;
+	if (ndt != c->n->noutputs)
+		return op_error(c, "attribute dtypes has %d entries, expected "
+				"one per output (%d)", ndt, c->n->noutputs);
+	for (int i = 0; i < c->n->noutputs; i++) {
+		Shape s = shape_unknown();
+		int64_t r = k < nsh ? sh[k++] : -2;
+		if (r < -1 || r > MAX_RANK || k + (r > 0 ? r : 0) > nsh ||
+		    !dtype_valid((int)dt[i]))
+			return op_error(c, "attributes dtypes and shapes are "
+					"malformed at output %d", i);
+		s.rank = (int32_t)r;
+		for (int32_t d = 0; d < s.rank; d++)
+			s.dims[d] = sh[k++];
+		op_set_out(c, i, (int)dt[i], &s);
+	}
+	if (k != nsh)
+		return op_error(c, "attribute shapes has %d entries, expected "
+				"%d", nsh, k);
+	return 0;
+}
+
+/* Raises its message when run; folding (no bound tensors) computes
+ * nothing, so the compile goes on. */
+int run_fail(OpCtx *c)
+{
+	if (!c->bind)
+		return 0;
+	return op_error(c, "%s", attr_str(c->n, "message", "cannot run"));
+}
+
 /* ---- If ---------------------------------------------------------------- */
 
 int infer_if(OpCtx *c)
@@ -218,7 +422,7 @@ int infer_if(OpCtx *c)
 		}
 		return 0;
 	}
-	if (op_infer_subgraph(c, th) < 0 || op_infer_subgraph(c, el) < 0)
+	if (infer_branches(c, &th, &el) < 0)
 		return -1;
 	for (int i = 0; i < c->n->noutputs; i++) {
 		Info a = info_of(sub_out(th, i)), b = info_of(sub_out(el, i));

@@ -549,6 +549,8 @@ int run_nms(OpCtx *c);
 
 /* control.c */
 int infer_if(OpCtx *c);
+int infer_fail(OpCtx *c);
+int run_fail(OpCtx *c);
 int infer_loop(OpCtx *c);
 int infer_scan(OpCtx *c);
 
