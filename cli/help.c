@@ -7,6 +7,7 @@ static const char overview[] =
 "usage: gearc [compile] --model=FILE.onnx --output=NAME [options]\n"
 "       gearc dump [--format=text|json|dot] FILE.om\n"
 "       gearc verify [-v] FILE.om\n"
+"       gearc export FILE.om --gear=K|all --output=PATH [--external-data]\n"
 "       gearc help [COMMAND] | --help | --version\n"
 "\n"
 "gearc compiles an ONNX model whose inputs have dynamic dimensions into one\n"
@@ -18,6 +19,7 @@ static const char overview[] =
 "  compile   compile an ONNX model to NAME.om (the default command)\n"
 "  dump      show what a .om file holds, as text, JSON or Graphviz DOT\n"
 "  verify    re-check a .om file's memory plans and shapes\n"
+"  export    write gears of a .om file as static ONNX models\n"
 "  help      show help for a command\n"
 "\n"
 "exit status: 0 success, 1 failure (model, file, I/O), 2 usage error.\n"
@@ -117,10 +119,38 @@ static const char verify_help[] =
 "\n"
 "  -v, --verbose   also print one line per plan\n";
 
+static const char export_help[] =
+"usage: gearc export FILE.om --gear=K|all --output=PATH [--external-data]\n"
+"\n"
+"Writes gear K of FILE.om (or every gear) as a static ONNX model, the way\n"
+"onnxsim --overwrite-input-shape would, once per shape: every tensor's\n"
+"shape in value_info, shape arithmetic folded into initializers, Ifs on\n"
+"shapes inlined, gearc's own ops (MapIndex, Case, PartitionedCall) gone;\n"
+"the source model's IR version and opsets kept.  Only values that depend\n"
+"on input data (not on shapes) keep unknown dims.\n"
+"\n"
+"  --gear=K         gear K (0 .. count-1, as 'gearc dump' lists them);\n"
+"                   optional for a static compile's file\n"
+"  --gear=all       every gear, as PATH/NAME_gearK.onnx (NAME.om's NAME);\n"
+"                   PATH must be a directory\n"
+"  --output=PATH    the .onnx file (or a directory: PATH/NAME_gearK.onnx);\n"
+"                   written atomically\n"
+"  --external-data  weights of 1 KB or more go to PATH.data (ONNX external\n"
+"                   data, a relative location); automatic past 2 GB\n"
+"\n"
+"The gear's dims and input shapes are in the model's doc_string and in\n"
+"metadata_props gearc.gear, gearc.gear_dims, gearc.input_shape.\n"
+"\n"
+"example (one static model per shape, as for an NPU converter):\n"
+"  gearc --model=det.onnx --input_shape=\"x:1,3,-1,-1\" \\\n"
+"        --dynamic_image_size=\"640,640;960,960\" --output=det\n"
+"  gearc export det.om --gear=all --output=static/\n"
+"  # static/det_gear0.onnx: x [1,3,640,640]; static/det_gear1.onnx: 960\n";
+
 static const char help_help[] =
 "usage: gearc help [COMMAND]\n"
 "\n"
-"Shows help for COMMAND (compile, dump, verify, help), or the overview.\n";
+"Shows help for COMMAND (compile, dump, verify, export, help), or the overview.\n";
 
 /* pass_names(), broken after a comma to fit the 80 columns of the help
  * text's second column (26 columns in). */
@@ -165,6 +195,8 @@ int print_help(FILE *f, const char *cmd)
 		fputs(dump_help, f);
 	else if (!strcmp(cmd, "verify"))
 		fputs(verify_help, f);
+	else if (!strcmp(cmd, "export"))
+		fputs(export_help, f);
 	else if (!strcmp(cmd, "help"))
 		fputs(help_help, f);
 	else
