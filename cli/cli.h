@@ -36,6 +36,7 @@ int args_parse(int argc, char **argv, const ArgSpec *spec, const char *cmd,
 /* Subcommands: return an exit status. */
 int cmd_compile(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);

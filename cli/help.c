@@ -9,6 +9,7 @@ static const char overview[] =
 "                  [--detail] FILE.om\n"
 "       gearc verify [-v|-q] FILE.om\n"
 "       gearc run FILE.om --input NAME=FILE ... [--output-dir DIR] [--bench=N]\n"
+"       gearc export FILE.om --gear=K|all --output=PATH [--external-data]\n"
 "       gearc help [COMMAND] | --help | --version\n"
 "\n"
 "gearc compiles an ONNX model whose inputs have dynamic dimensions into one\n"
@@ -21,6 +22,7 @@ static const char overview[] =
 "  dump      show what a .om file holds, as text, JSON or Graphviz DOT\n"
 "  verify    re-check a .om file's memory plans and shapes\n"
 "  run       run a .om on the CPU (libgearrt) and print or save its outputs\n"
+"  export    write gears of a .om file as static ONNX models\n"
 "  help      show help for a command\n"
 "\n"
 "exit status: 0 success, 1 failure (model, file, I/O), 2 usage error.\n"
@@ -172,10 +174,39 @@ static const char run_help[] =
 "                          N runs\" (load: open, checks and the first run)\n"
 "  -t N, --threads=N       intra-op threads (default 1)\n";
 
+static const char export_help[] =
+"usage: gearc export FILE.om --gear=K|all --output=PATH [--external-data]\n"
+"\n"
+"Writes gear K of FILE.om (or every gear) as a static ONNX model, the way\n"
+"onnxsim --overwrite-input-shape would, once per shape: every tensor's\n"
+"shape in value_info, shape arithmetic folded into initializers, Ifs on\n"
+"shapes inlined, gearc's own ops (MapIndex, Case, PartitionedCall) gone;\n"
+"the source model's IR version and opsets kept.  Only values that depend\n"
+"on input data (not on shapes) keep unknown dims.\n"
+"\n"
+"  --gear=K         gear K (0 .. count-1, as 'gearc dump' lists them);\n"
+"                   optional for a static compile's file\n"
+"  --gear=all       every gear, as PATH/NAME_gearK.onnx (NAME.om's NAME);\n"
+"                   PATH must be a directory\n"
+"  --output=PATH    the .onnx file (or a directory: PATH/NAME_gearK.onnx);\n"
+"                   written atomically\n"
+"  --external-data  weights of 1 KB or more go to PATH.data (ONNX external\n"
+"                   data, a relative location); automatic past 2 GB\n"
+"\n"
+"The gear's dims and input shapes are in the model's doc_string and in\n"
+"metadata_props gearc.gear, gearc.gear_dims, gearc.input_shape.\n"
+"\n"
+"example (one static model per shape, as for an NPU converter):\n"
+"  gearc --model=det.onnx --input_shape=\"x:1,3,-1,-1\" \\\n"
+"        --dynamic_image_size=\"640,640;960,960\" --output=det\n"
+"  gearc export det.om --gear=all --output=static/\n"
+"  # static/det_gear0.onnx: x [1,3,640,640]; static/det_gear1.onnx: 960\n";
+
 static const char help_help[] =
 "usage: gearc help [COMMAND]\n"
 "\n"
-"Shows help for COMMAND (compile, dump, verify, run, help), or the overview.\n";
+"Shows help for COMMAND (compile, dump, verify, run, export, help), or the\n"
+"overview.\n";
 
 /* pass_names(), broken after a comma to fit the 80 columns of the help
  * text's second column (26 columns in). */
@@ -222,6 +253,8 @@ int print_help(FILE *f, const char *cmd)
 		fputs(verify_help, f);
 	else if (!strcmp(cmd, "run"))
 		fputs(run_help, f);
+	else if (!strcmp(cmd, "export"))
+		fputs(export_help, f);
 	else if (!strcmp(cmd, "help"))
 		fputs(help_help, f);
 	else
@@ -243,7 +276,7 @@ int cmd_help(int argc, char **argv)
 	}
 	if (print_help(stdout, argc ? argv[0] : NULL) < 0) {
 		error("no help for '%s': it is not a gearc command (commands: "
-		      "compile, dump, verify, run, help)",
+		      "compile, dump, verify, run, export, help)",
 		      argv[0]);
 		return fail(EXIT_USAGE);
 	}

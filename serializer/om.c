@@ -412,6 +412,17 @@ int om_write(const Model *m, const char *path)
 	}
 	int e = write_file(fd, &l);
 	layout_release(&l);
+	return om_temp_commit(fd, tmp, path, e);
+}
+
+int om_temp_open(const char *path, char **tmp)
+{
+	*tmp = NULL;
+	return create_temp(path, tmp);
+}
+
+int om_temp_commit(int fd, char *tmp, const char *path, int e)
+{
 	if (close(fd) < 0 && !e)
 		e = errno;
 	int rc = 0;

@@ -87,6 +87,16 @@ enum { OM_PART_MODEL_DEF = 1, OM_PART_WEIGHTS = 2 };
  * before any file is created. */
 int om_write(const Model *m, const char *path);
 
+/* om_write's atomic-file protocol, for the other writers (serializer/
+ * export.c).  om_temp_open creates the temporary file next to path and
+ * returns its descriptor, its name in *tmp (malloc'd), or -1 with the
+ * error set.  The caller writes and fsyncs; om_temp_commit then closes
+ * fd and, if e (an errno from the writes) is 0, renames the file to path,
+ * else removes it; it frees tmp and returns 0 or -1 with om_write's
+ * errors. */
+int om_temp_open(const char *path, char **tmp);
+int om_temp_commit(int fd, char *tmp, const char *path, int e);
+
 /* The same bytes in memory (malloc'd; free with free()). */
 int om_encode(const Model *m, uint8_t **out, size_t *len);
 

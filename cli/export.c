@@ -1,0 +1,254 @@
+/*
+ * cli/export.c - 'gearc export FILE.om --gear=K|all --output=PATH': each
+ * gear as a static ONNX model (DESIGN section 10).
+ *
+ * The .om is opened and raised (serializer/raise.h), the gear's graph
+ * flattened to plain ONNX and re-inferred at the gear's input shapes
+ * (passes/flatten.h), its output shapes checked against the file's output
+ * table, and the model written (serializer/export.h).  --gear=all writes
+ * PATH/NAME_gearK.onnx for every gear (NAME: the .om's file name without
+ * ".om"); one gear goes to PATH, or to PATH/NAME_gearK.onnx when PATH is
+ * a directory.  The gear's values and input shapes go in the model's
+ * doc_string and metadata_props (keys "gearc.*").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "passes/flatten.h"
+#include "serializer/export.h"
+#include "serializer/raise.h"
+
+typedef struct Export {
+	const OmFile *f;
+	Model *m;
+	const char *name; /* NAME of NAME.om */
+	bool external;
+} Export;
+
+/* "1,3,640,640" into the arena. */
+static const char *dims_str(Arena *a, const int64_t *d, size_t n)
+{
+	char *s = arena_strdup(a, "");
+	for (size_t i = 0; i < n; i++)
+		s = arena_printf(a, "%s%s%lld", s, i ? "," : "",
+				 (long long)d[i]);
+	return s;
+}
+
+static const Gearom__ShapeInfo *find_info(Gearom__ShapeInfo **l, size_t n,
+					  const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(l[i]->name, name))
+			return l[i];
+	return NULL;
+}
+
+/* The shape of each input of gear k's graph at that gear. */
+static const Shape **gear_shapes(const Export *E, int32_t k)
+{
+	const Graph *src = gear_source_graph(E->m, k);
+	const Shape **s = arena_array(&E->m->arena, (size_t)src->ninputs + 1,
+				      sizeof(Shape *));
+	if (!E->f->model->n_gears)
+		return s;
+	const Gearom__Gear *gr = E->f->model->gears[k];
+	for (int32_t i = 0; i < src->ninputs; i++) {
+		const Gearom__ShapeInfo *in =
+			find_info(gr->inputs, gr->n_inputs,
+				  src->vals[src->inputs[i]].name);
+		if (!in)
+			continue;
+		Shape *sh = arena_alloc(&E->m->arena, sizeof(*sh));
+		*sh = shape_of((int32_t)in->n_dims, in->dims);
+		s[i] = sh;
+	}
+	return s;
+}
+
+/* The flattened graph's outputs must have the shapes the file records. */
+static int check_outputs(const Export *E, int32_t k, const Graph *g)
+{
+	if (!E->f->model->n_gears)
+		return 0;
+	const Gearom__Gear *gr = E->f->model->gears[k];
+	for (int32_t i = 0; i < g->noutputs; i++) {
+		const Value *v = &g->vals[g->outputs[i]];
+		const Gearom__ShapeInfo *o =
+			find_info(gr->outputs, gr->n_outputs, v->name);
+		Shape want = o ? shape_of((int32_t)o->n_dims, o->dims)
+			       : shape_unknown();
+		if (o && o->has_rank && o->rank < 0)
+			want = shape_unknown();
+		if (!o || !shape_equal(&v->shape, &want)) {
+			char a[128], b[128];
+			return error("gear %d: output '%s' comes out %s, the "
+				     "file's output table says %s",
+				     k, v->name, shape_str(&v->shape, a, 128),
+				     o ? shape_str(&want, b, 128) : "nothing");
+		}
+	}
+	return 0;
+}
+
+/* doc_string and metadata_props for gear k whose inputs are g's. */
+static void describe(const Export *E, int32_t k, const Graph *g,
+		     OnnxExport *x)
+{
+	Arena *a = &E->m->arena;
+	const Model *m = E->m;
+	const char *shapes = arena_strdup(a, "");
+	for (int32_t i = 0; i < g->ninputs; i++) {
+		const Value *v = &g->vals[g->inputs[i]];
+		shapes = arena_printf(a, "%s%s%s:%s", shapes, i ? ";" : "",
+				      v->name,
+				      dims_str(a, v->shape.dims,
+					       (size_t)(v->shape.rank > 0
+								? v->shape.rank
+								: 0)));
+	}
+	const char *dims = "";
+	if (m->gears)
+		dims = dims_str(a, m->gears->table +
+					   (size_t)k * (size_t)m->gears->nvals,
+				(size_t)m->gears->nvals);
+	KeyVal *kv = arena_array(a, 6, sizeof(KeyVal));
+	kv[0] = (KeyVal){ "gearc.source", m->path };
+	kv[1] = (KeyVal){ "gearc.mode", gear_mode_name(m->mode) };
+	kv[2] = (KeyVal){ "gearc.gear", arena_printf(a, "%d", k) };
+	kv[3] = (KeyVal){ "gearc.gear_count",
+			  arena_printf(a, "%d", gear_count(m)) };
+	kv[4] = (KeyVal){ "gearc.gear_dims", dims };
+	kv[5] = (KeyVal){ "gearc.input_shape", shapes };
+	x->meta = kv;
+	x->nmeta = 6;
+	x->doc = arena_printf(a,
+			      "%s, gear %d of %d (%s dims [%s]) exported by "
+			      "gearc %s: static input shapes %s",
+			      m->path, k, gear_count(m),
+			      gear_mode_name(m->mode), dims, GEARC_VERSION,
+			      shapes);
+}
+
+static int export_gear(const Export *E, int32_t k, const char *path)
+{
+	Graph *g = gear_flatten(E->m, k, gear_shapes(E, k));
+	if (!g || check_outputs(E, k, g) < 0)
+		return error_prefix("gear %d", k);
+	OnnxExport x = { .external = E->external };
+	describe(E, k, g, &x);
+	return onnx_write(E->m, g, &x, path);
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static const char *gear_file(const Export *E, const char *dir, int32_t k)
+{
+	size_t n = strlen(dir);
+	return arena_printf(&E->m->arena, "%s%s%s_gear%d.onnx", dir,
+			    n && dir[n - 1] == '/' ? "" : "/", E->name, k);
+}
+
+/* "PATH/NAME.om" -> "NAME". */
+static const char *om_name(Arena *a, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	size_t n = strlen(base);
+	if (n > 3 && !strcmp(base + n - 3, ".om"))
+		n -= 3;
+	return arena_strndup(a, base, n);
+}
+
+/* --gear's value: -1 for all, else the gear; -2 on a usage error. */
+static int32_t parse_gear(const char *s, int32_t ngears, const char *file)
+{
+	int64_t k;
+	if (!s) {
+		if (ngears == 1)
+			return 0;
+		error("export needs --gear=K or --gear=all: %s has %d gears "
+		      "(0..%d)",
+		      file, ngears, ngears - 1);
+		return -2;
+	}
+	if (!strcmp(s, "all"))
+		return -1;
+	if (!parse_i64(s, strlen(s), &k) || k < 0) {
+		error("--gear: '%s' is not a gear number or 'all'", s);
+		return -2;
+	}
+	if (k >= ngears) {
+		error("--gear=%s: %s has %d gear%s (0..%d)", s, file, ngears,
+		      ngears == 1 ? "" : "s", ngears - 1);
+		return -2;
+	}
+	return (int32_t)k;
+}
+
+static int run_export(const Export *E, int32_t gear, const char *output)
+{
+	if (gear >= 0) {
+		const char *path = is_dir(output) ? gear_file(E, output, gear)
+						  : output;
+		return export_gear(E, gear, path) < 0 ? EXIT_FAIL : EXIT_OK;
+	}
+	if (!is_dir(output)) {
+		error("--output '%s': not a directory (--gear=all writes "
+		      "DIR/%s_gearK.onnx for every gear)",
+		      output, E->name);
+		return EXIT_FAIL;
+	}
+	for (int32_t k = 0; k < gear_count(E->m); k++)
+		if (export_gear(E, k, gear_file(E, output, k)) < 0)
+			return EXIT_FAIL;
+	return EXIT_OK;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	const char *help = NULL, *gear = NULL, *output = NULL, *ext = NULL;
+	const char *pos[1];
+	const ArgSpec spec[] = {
+		{ "gear", 0, true, &gear },
+		{ "output", 'o', true, &output },
+		{ "external_data", 0, false, &ext },
+		{ "help", 'h', false, &help },
+		{ 0 },
+	};
+	int npos;
+	if (args_parse(argc, argv, spec, "export", pos, 1, &npos) < 0)
+		return fail(EXIT_USAGE);
+	if (help) {
+		print_help(stdout, "export");
+		return EXIT_OK;
+	}
+	if (npos != 1 || !output) {
+		error("export needs a .om file and --output (gearc export "
+		      "FILE.om --gear=K|all --output=PATH)");
+		return fail(EXIT_USAGE);
+	}
+	OmFile f;
+	if (om_open(&f, pos[0]) < 0)
+		return fail(EXIT_FAIL);
+	Model *m = om_to_model(&f);
+	if (!m) {
+		error_prefix("%s", pos[0]);
+		om_close(&f);
+		return fail(EXIT_FAIL);
+	}
+	Export E = { .f = &f, .m = m, .name = om_name(&m->arena, pos[0]),
+		     .external = ext != NULL };
+	int32_t k = parse_gear(gear, gear_count(m), pos[0]);
+	int status = k == -2 ? EXIT_USAGE : run_export(&E, k, output);
+	model_free(m);
+	om_close(&f);
+	return status ? fail(status) : EXIT_OK;
+}

@@ -1,0 +1,42 @@
+/*
+ * passes/flatten.h - one gear of a compiled model as one plain ONNX graph,
+ * for `gearc export` (DESIGN section 10).
+ *
+ * gear_flatten() takes a Model raised from a .om (serializer/raise.h) and
+ * builds, in the Model's arena, the graph gear `gear` runs, with nothing
+ * of gearc's own left in it:
+ *   - a gear compile: the gear's branch (Batch_K), not the root's
+ *     MapIndex and Case;
+ *   - a --gear_scope compile: the root graph, each multi-dims scope's
+ *     PartitionedCall replaced by the nodes of the clone its gear_map
+ *     gives this gear (its body's Shape, Concat, MapIndex and Case go);
+ *   - a static compile: the main graph (gear 0);
+ *   - every partition (PartitionedCall with a "partition" attribute,
+ *     passes/partition.h) replaced by the nodes of its subgraph.
+ * Subgraphs of If, Loop and Scan are copied with their outer references
+ * re-pointed.  A weight read in several places (the partitions of one
+ * gear share Tensors) becomes one weight value.  The graph inputs take
+ * the given shapes (shapes[i] for input i; NULL: as they are), then the
+ * graph is inferred, Ifs on constants inlined and dead nodes dropped as in
+ * a compile, so what the gear computes is folded into weights.  Every
+ * graph output keeps the name it has in the model; an output that would
+ * be an input, a weight or another output is given by an Identity.
+ *
+ * Returns the graph (parent NULL, named like the model's main graph) or
+ * NULL with an error naming the node that could not be lowered.
+ */
+#ifndef GEARC_FLATTEN_H
+#define GEARC_FLATTEN_H
+
+#include "passes.h"
+
+/* The graph gear runs as it stands in m (before flattening): the branch,
+ * or the root of a scope or static compile; NULL if gear is out of
+ * range. */
+const Graph *gear_source_graph(const Model *m, int32_t gear);
+/* Gear count of m: its gear table's, 1 for a static compile. */
+int32_t gear_count(const Model *m);
+
+Graph *gear_flatten(Model *m, int32_t gear, const Shape *const *shapes);
+
+#endif
