@@ -475,3 +475,38 @@ Test(kernels_conv, det_pivots_and_singular)
 	expect_near(g, y, (double[]){ 23, 0 }, 2, 1e-6);
 	model_free(m);
 }
+
+/* Two fp32 inputs run as a batched sgemm: attention-like scores with a
+ * broadcast batch, and labels summed from one input only. */
+Test(kernels_conv, einsum_float_as_matrix_product)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId q = filled(g, "q", DT_FLOAT, SHAPE(2, 3, 4));
+	ValId k = filled(g, "k", DT_FLOAT, SHAPE(1, 5, 4));
+	ValId a = filled(g, "a", DT_FLOAT, SHAPE(3, 2));
+	ValId v = filled(g, "v", DT_FLOAT, SHAPE(4));
+	Node *n1 = tu_node(g, "Einsum", "e1", IDS(q, k), 1);
+	tu_str(g, n1, "equation", "bid,bjd->bji");
+	ValId y = tu_out(n1, 0);
+	Node *n2 = tu_node(g, "Einsum", "e2", IDS(a, v), 1);
+	tu_str(g, n2, "equation", "ij,k->i");
+	ValId y2 = tu_out(n2, 0);
+	infer_ok(m);
+	cr_assert_str_eq(tu_shape(g, y), "[2,5,3]");
+	double want[30], w2[3], vs = 0;
+	for (int e = 0; e < 30; e++) {
+		int i = e % 3, j = e / 3 % 5, b = e / 15;
+		want[e] = 0;
+		for (int d = 0; d < 4; d++)
+			want[e] += at(g, q, (b * 3 + i) * 4 + d) *
+				   at(g, k, j * 4 + d);
+	}
+	for (int d = 0; d < 4; d++)
+		vs += at(g, v, d);
+	for (int i = 0; i < 3; i++)
+		w2[i] = (at(g, a, 2 * i) + at(g, a, 2 * i + 1)) * vs;
+	expect_near(g, y, want, 30, 1e-6);
+	expect_near(g, y2, w2, 3, 1e-6);
+	model_free(m);
+}

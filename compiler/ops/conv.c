@@ -329,7 +329,7 @@ void q8_store(Tensor *y, int64_t i, double v, int64_t zp)
 {
 	double lo = y->dtype == DT_UINT8 ? 0 : -128;
 	double hi = y->dtype == DT_UINT8 ? 255 : 127;
-	double q = nearbyint(v) + (double)zp;
+	double q = isnan(v) ? (double)zp : nearbyint(v) + (double)zp;
 	tensor_set_i64(y, i, (int64_t)(q < lo ? lo : q > hi ? hi : q));
 }
 

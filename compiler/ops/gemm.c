@@ -96,27 +96,28 @@ static void pack_b(bool tb, const float *b, int64_t ldb, int64_t kc,
 					       : b[p * ldb + full + j];
 }
 
-/* Four and eight floats: SSE and AVX registers (NEON, ... elsewhere). */
-typedef float V4 __attribute__((vector_size(16), aligned(4)));
+/* Four and eight floats: SSE and AVX registers (NEON, ... elsewhere);
+ * they alias the float arrays they are loaded from and stored to. */
+typedef float V4 __attribute__((vector_size(16), aligned(4), may_alias));
 #ifdef GEMM_AVX2
-typedef float V8 __attribute__((vector_size(32), aligned(4)));
+typedef float V8 __attribute__((vector_size(32), aligned(4), may_alias));
 #endif
 
 /* One row of the register tile: row i of the packed A panel times the
  * vectors of the packed B panel, for the V4 and V8 kernels. */
-#define ROW(v, i, b0, b1)                          \
+#define ROW(i, b0, b1)                             \
 	do {                                       \
 		c##i##0 += a[i] * (b0);            \
 		c##i##1 += a[i] * (b1);            \
 	} while (0)
 #define TILE(V, b0, b1)                            \
 	do {                                       \
-		ROW(V, 0, b0, b1);                 \
-		ROW(V, 1, b0, b1);                 \
-		ROW(V, 2, b0, b1);                 \
-		ROW(V, 3, b0, b1);                 \
-		ROW(V, 4, b0, b1);                 \
-		ROW(V, 5, b0, b1);                 \
+		ROW(0, b0, b1);                    \
+		ROW(1, b0, b1);                    \
+		ROW(2, b0, b1);                    \
+		ROW(3, b0, b1);                    \
+		ROW(4, b0, b1);                    \
+		ROW(5, b0, b1);                    \
 	} while (0)
 #define TILE_DECL(V)                                                    \
 	V c00 = { 0 }, c01 = { 0 }, c10 = { 0 }, c11 = { 0 };         \
@@ -260,12 +261,29 @@ static int64_t row_offset(const ConvGeom *g, const int64_t *img,
 	return off * img[g->nsp - 1];
 }
 
+/* One row of columns dst[0..n): x[at + j * s] for j in [lo, hi), zeros
+ * around (all zeros if the row is in the padding, row < 0). */
+static void copy_row(float *restrict dst, const float *x, int64_t row,
+		     int64_t at, int64_t s, int64_t lo, int64_t hi, int64_t n)
+{
+	if (row < 0) {
+		memset(dst, 0, n * sizeof(float));
+		return;
+	}
+	memset(dst, 0, lo * sizeof(float));
+	if (s == 1 && hi > lo)
+		memcpy(dst + lo, x + at + lo, (hi - lo) * sizeof(float));
+	for (int64_t j = lo; s > 1 && j < hi; j++)
+		dst[j] = x[at + j * s];
+	memset(dst + hi, 0, (n - hi) * sizeof(float));
+}
+
 /* Walks every (channel, kernel offset, row of column positions): with
- * x (the image) it copies the image into the columns, with y it adds the
- * columns into the image y. */
+ * the image x it copies it into the columns colw, with the image y it
+ * adds the columns colr into it. */
 static void im2col_walk(const ConvGeom *g, const int64_t *img,
 			const int64_t *cols, int64_t channels, const float *x,
-			float *y, float *col)
+			float *y, const float *colr, float *colw)
 {
 	int32_t last = g->nsp - 1;
 	int64_t isz = 1, osz = 1, ksz = 1, k[MAX_RANK] = { 0 };
@@ -278,26 +296,18 @@ static void im2col_walk(const ConvGeom *g, const int64_t *img,
 	}
 	for (int64_t ch = 0; ch < channels; ch++) {
 		for (int64_t kf = 0; kf < ksz; kf++) {
-			float *cp = col + (ch * ksz + kf) * osz;
 			int64_t off = k[last] * g->dilation[last] - g->pad[last];
 			conv_range(off, s, in, on, &lo, &hi);
-			for (int64_t r = 0; r < osz; r += on, cp += on) {
+			for (int64_t r = 0; r < osz; r += on) {
 				int64_t row = row_offset(g, img, o, k);
 				int64_t at = ch * isz + row + off;
-				if (y && row >= 0) {
-					for (int64_t j = lo; j < hi; j++)
-						y[at + j * s] += cp[j];
-				} else if (!y && row < 0) {
-					memset(cp, 0, on * sizeof(float));
-				} else if (!y) {
-					memset(cp, 0, lo * sizeof(float));
-					if (s == 1 && hi > lo)
-						memcpy(cp + lo, x + at + lo,
-						       (hi - lo) * sizeof(float));
-					for (int64_t j = lo; s > 1 && j < hi; j++)
-						cp[j] = x[at + j * s];
-					memset(cp + hi, 0, (on - hi) * sizeof(float));
-				}
+				int64_t ci = (ch * ksz + kf) * osz + r;
+				if (colw)
+					copy_row(colw + ci, x, row, at, s, lo,
+						 hi, on);
+				for (int64_t j = lo; !colw && row >= 0 && j < hi;
+				     j++)
+					y[at + j * s] += colr[ci + j];
 				tn_next(last, cols, o);
 			}
 			tn_next(g->nsp, g->kernel, k);
@@ -308,11 +318,11 @@ static void im2col_walk(const ConvGeom *g, const int64_t *img,
 void im2col(const ConvGeom *g, const int64_t *img, const int64_t *cols,
 	    int64_t channels, const float *x, float *col)
 {
-	im2col_walk(g, img, cols, channels, x, NULL, col);
+	im2col_walk(g, img, cols, channels, x, NULL, NULL, col);
 }
 
 void col2im(const ConvGeom *g, const int64_t *img, const int64_t *cols,
 	    int64_t channels, const float *col, float *x)
 {
-	im2col_walk(g, img, cols, channels, NULL, x, (float *)col);
+	im2col_walk(g, img, cols, channels, NULL, x, col, NULL);
 }

@@ -664,7 +664,100 @@ static int ein_plan(OpCtx *c, EinPlan *p)
 	return 0;
 }
 
-/* Einsum, directly: every combination of the labels' values adds the
+/* A copy of input t (strides st per label) with its labels in the order
+ * lab[0..n) (dims dim[label]): a label it lacks repeats it (stride 0). */
+static Tensor *ein_arrange(OpCtx *c, const Tensor *t, const int64_t *st,
+			   const uint8_t *lab, int32_t n, const int64_t *dim)
+{
+	Shape s = { .rank = n };
+	int64_t sst[MAX_RANK];
+	for (int32_t i = 0; i < n; i++) {
+		s.dims[i] = dim[lab[i]];
+		sst[i] = st[lab[i]];
+	}
+	Tensor *r = op_new_tensor(c, t->dtype, &s);
+	if (r)
+		tn_copy_strided(r, n, s.dims, t, 0, sst);
+	return r;
+}
+
+/* Two-input Einsum in float or double as one batched matrix product:
+ * the labels split into batch (both inputs and the output), left (A and
+ * the output), right (B and the output) and summed (not in the output,
+ * absent from one input = a repeat); A is arranged [batch, left, sum],
+ * B [batch, sum, right], and the product [batch, left, right] is copied
+ * into the output's label order.  Repeated labels of one term read its
+ * diagonal through their summed strides. */
+static int ein_gemm(OpCtx *c, const EinPlan *p, const int64_t *dim,
+		    int64_t (*st)[EIN_LABELS], Tensor *y)
+{
+	bool in_a[EIN_LABELS] = { false }, in_b[EIN_LABELS] = { false };
+	bool in_y[EIN_LABELS] = { false };
+	uint8_t la[3 * MAX_RANK], lb[3 * MAX_RANK], ly[3 * MAX_RANK];
+	int32_t nbat = 0, nl = 0, nr = 0, nk = 0;
+	uint8_t bat[MAX_RANK], left[MAX_RANK], right[MAX_RANK];
+	uint8_t sum[2 * MAX_RANK];
+	for (int32_t i = 0; i < p->n[0]; i++)
+		in_a[p->lab[0][i]] = true;
+	for (int32_t i = 0; i < p->n[1]; i++)
+		in_b[p->lab[1][i]] = true;
+	for (int32_t i = 0; i < p->nout; i++) {
+		uint8_t l = p->out[i];
+		in_y[l] = true;
+		if (in_a[l] && in_b[l])
+			bat[nbat++] = l;
+		else if (in_a[l])
+			left[nl++] = l;
+		else
+			right[nr++] = l;
+	}
+	for (int l = 0; l < EIN_LABELS; l++)
+		if ((in_a[l] || in_b[l]) && !in_y[l])
+			sum[nk++] = (uint8_t)l;
+	if (nbat + nl + nk > MAX_RANK || nbat + nk + nr > MAX_RANK)
+		return 0; /* not arranged: the direct sum does it */
+	int64_t nb = 1, m = 1, n = 1, k = 1;
+	int32_t r = 0;
+	for (int32_t i = 0; i < nbat; i++)
+		nb *= dim[la[r++] = bat[i]];
+	for (int32_t i = 0; i < nl; i++)
+		m *= dim[la[r++] = left[i]];
+	for (int32_t i = 0; i < nk; i++)
+		k *= dim[la[r++] = sum[i]];
+	memcpy(lb, bat, (size_t)nbat);
+	memcpy(lb + nbat, sum, (size_t)nk);
+	memcpy(lb + nbat + nk, right, (size_t)nr);
+	for (int32_t i = 0; i < nr; i++)
+		n *= dim[right[i]];
+	memcpy(ly, bat, (size_t)nbat);
+	memcpy(ly + nbat, left, (size_t)nl);
+	memcpy(ly + nbat + nl, right, (size_t)nr);
+	Tensor *ta = ein_arrange(c, op_const_in(c, 0), st[0], la, r, dim);
+	Tensor *tb = ein_arrange(c, op_const_in(c, 1), st[1], lb,
+				 nbat + nk + nr, dim);
+	Shape s3 = { .rank = 3, .dims = { nb, m, n } };
+	Tensor *tp = op_new_tensor(c, y->dtype, &s3);
+	if (!ta || !tb || !tp)
+		return -1;
+	Shape sa = { .rank = 3, .dims = { nb, m, k } };
+	Shape sb = { .rank = 3, .dims = { nb, k, n } };
+	if (matmul_batched(c, y->dtype == DT_FLOAT ? MM_F32 : MM_F64, &sa,
+			   ta->data, &sb, tb->data, &s3, tensor_mut(tp)) < 0)
+		return -1;
+	/* the product's strides per label, read in the output's order */
+	int64_t pst[EIN_LABELS], stride = 1, sst[MAX_RANK];
+	for (int32_t i = nbat + nl + nr - 1; i >= 0; i--) {
+		pst[ly[i]] = stride;
+		stride *= dim[ly[i]];
+	}
+	for (int32_t i = 0; i < p->nout; i++)
+		sst[i] = pst[p->out[i]];
+	tn_copy_strided(y, p->nout, y->shape.dims, tp, 0, sst);
+	return 1;
+}
+
+/* Einsum: two float or double inputs as a matrix product (ein_gemm);
+ * otherwise directly: every combination of the labels' values adds the
  * product of the inputs' elements to its output element; floats in
  * double, integers in wrapping uint64. */
 int run_einsum(OpCtx *c)
@@ -718,6 +811,16 @@ int run_einsum(OpCtx *c)
 		total *= ldim[i];
 		if (i >= nkeep)
 			red *= ldim[i];
+	}
+	if (nin == 2 && (yv->dtype == DT_FLOAT || yv->dtype == DT_DOUBLE)) {
+		Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+		int rc = y ? ein_gemm(c, &p, dim, st, y) : -1;
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			op_set_const(c, 0, y);
+			return 0;
+		}
 	}
 	void *in[EIN_MAX_TERMS];
 	for (int32_t k = 0; k < nin; k++) {
