@@ -119,8 +119,14 @@ Prepared *rt_prepare(gearrt_session *s, Graph *g)
 	p->ntasks = pl ? pl->norder : g->nnodes;
 	p->tasks = xmalloc(((size_t)p->ntasks + 1) * sizeof(Task));
 	memset(p->tasks, 0, ((size_t)p->ntasks + 1) * sizeof(Task));
-	for (int32_t i = 0; i < p->ntasks; i++)
-		make_task(p, &p->tasks[i], &g->nodes[pl ? pl->order[i] : i]);
+	for (int32_t i = 0; i < p->ntasks; i++) {
+		Task *t = &p->tasks[i];
+		make_task(p, t, &g->nodes[pl ? pl->order[i] : i]);
+		if (!t->dynamic && rt_fast_prepare(s, p, t) < 0) {
+			rt_prepared_free(p);
+			return NULL;
+		}
+	}
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		Tensor *t = &p->own_out[k];
 		*t = p->vt[g->outputs[k]];
@@ -134,6 +140,8 @@ void rt_prepared_free(Prepared *p)
 	if (!p)
 		return;
 	for (int32_t i = 0; i < p->ntasks; i++) {
+		if (p->tasks[i].fast.free)
+			p->tasks[i].fast.free(p->tasks[i].fast.state);
 		free(p->tasks[i].in);
 		free(p->tasks[i].out);
 		free(p->tasks[i].set);
@@ -173,9 +181,20 @@ static int gather_inputs(Prepared *p, Task *t)
 	return 0;
 }
 
+static int run_fast(Task *t)
+{
+	clear_error();
+	if (t->fast.run(t->fast.state, t->in, t->out) == 0)
+		return 0;
+	const Node *n = t->n;
+	return error_prefix("node '%s' (%s)", n->name, n->op_type);
+}
+
 static int run_kernel(gearrt_session *s, Prepared *p, Task *t)
 {
 	const Node *n = t->n;
+	if (t->fast.run)
+		return run_fast(t);
 	OpBind b = { .in = t->in, .out = t->out, .set = t->set,
 		     .scratch = &s->scratch, .value = cur_value, .exec = p };
 	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,

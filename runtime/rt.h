@@ -35,9 +35,21 @@ struct gearrt_model {
 	uint64_t arena_bytes;  /* the largest plan of a graph that runs */
 };
 
+/* A fast path for one node, chosen when its gear is prepared
+ * (runtime/fast.c): run(state, in, out) computes the node's outputs into
+ * out[k]->data from in[k] (whose data pointers may change between runs:
+ * graph inputs and outputs are the caller's buffers); free(state) when
+ * the session goes. */
+typedef struct FastKernel {
+	int (*run)(void *state, const Tensor *const *in, Tensor *const *out);
+	void (*free)(void *state);
+	void *state;
+} FastKernel;
+
 typedef struct Task {
 	const Node *n;
 	OpFn run;	   /* NULL: run by evaluation */
+	FastKernel fast;   /* fast.run NULL: the op's reference kernel */
 	bool dynamic;	   /* run by evaluation */
 	const Tensor **in; /* per node input, filled from cur[] per run */
 	Tensor **out;	   /* per node output: its planned tensor, or NULL */
@@ -77,6 +89,11 @@ void rt_prepared_free(Prepared *p);
  * error naming the node. */
 int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
 	    gearrt_tensor *const *out);
+
+/* runtime/fast.c: gives task t (planned, its tensors resolved in p) a
+ * fast path if one takes its node at these shapes: 1 if so, 0 if the
+ * reference kernel runs, -1 with an error. */
+int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t);
 
 /* Sets gearrt_last_error from the compiler's error message. */
 gearrt_status rt_fail(gearrt_status st);
