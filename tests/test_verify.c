@@ -464,3 +464,54 @@ Test(verify, synthetic_and_backend_models, .timeout = 300)
 	remove_tree(d);
 	free(d);
 }
+
+/* ---- in place, by binary search (issue 19) -------------------------------- */
+
+static OmFile encode_parse(Model *m, uint8_t **d)
+{
+	size_t n;
+	OmFile f;
+	cr_assert_eq(om_encode(m, d, &n), 0, "%s", last_error());
+	cr_assert_eq(om_parse(&f, *d, n, "chain.om"), 0, "%s", last_error());
+	return f;
+}
+
+static int32_t tensor_named(const Gearom__Graph *g, const char *name)
+{
+	for (size_t t = 0; t < g->n_tensors; t++)
+		if (!strcmp(g->tensors[t]->name, name))
+			return (int32_t)t;
+	cr_assert_fail("no tensor '%s'", name);
+	return -1;
+}
+
+/* A chain x -> Relu0 -> ... -> Relu5 -> y: every Relu output in place of
+ * the one before.  A later node made to read an early tensor of the
+ * buffer is a read after the buffer was overwritten. */
+Test(verify, read_after_an_in_place_overwrite)
+{
+	Model *m = synth_compile(synth_chain(6), NULL, 0, 0, 0, 1);
+	cr_assert(m, "%s", last_error());
+	uint8_t *d;
+	OmFile f = encode_parse(m, &d);
+	cr_expect_eq(verify_plans(&f), 0, "%s", last_error());
+	Gearom__Graph *g = f.model->graphs[f.model->root];
+	int32_t a = tensor_named(g, "Relu1:0"), last = g->n_nodes - 1;
+	cr_assert_eq(g->nodes[last]->n_inputs, 1);
+	int32_t was = g->nodes[last]->inputs[0];
+	g->nodes[last]->inputs[0] = a;
+	Gearom__MemBlock *b = NULL;
+	for (size_t k = 0; k < g->plan->n_blocks; k++)
+		if (g->plan->blocks[k]->tensor == a)
+			b = g->plan->blocks[k];
+	cr_assert(b);
+	b->last = last; /* within its buffer's lifetime */
+	expect_plan_error(&f, "graph 'chain': tensor 'Relu2:0' overwrites the "
+			      "buffer of 'Relu0:0' in place at step 2, but node "
+			      "'Relu5' reads 'Relu1:0' at step 5");
+	g->nodes[last]->inputs[0] = was;
+	cr_expect_eq(verify_plans(&f), 0, "%s", last_error());
+	om_close(&f);
+	free(d);
+	model_free(m);
+}
