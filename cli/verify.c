@@ -25,7 +25,16 @@
  *             (a sweep over the steps, the live buffers by offset);
  *   workspace a node running subgraphs has one, live at its step, at
  *             least as large as each subgraph's arena;
- *   figures   lower_bound_bytes and naive_bytes are what the blocks give.
+ *   figures   arena_bytes, lower_bound_bytes and naive_bytes are what the
+ *             blocks give (the arena: the highest block end).
+ * Gears: the root's Case states the gear table again (gear_count,
+ * gear_dims, branches) and must agree with it; each gear's branch takes
+ * and gives the tensors at the gear's shapes.  (What the runtime's loader
+ * needs too, serializer/check.c checks at om_open: the mode against the
+ * gears, gear values >= 1, one per -1 of the gear inputs, each gear's
+ * shapes from the gear inputs', their bytes from shape and dtype, a
+ * branch is a graph under the root, an arena no larger than its blocks
+ * side by side.)
  * Shapes: the file is raised back into the IR (serializer/raise.h), and
  * for every static graph (the clones of each multi-dims scope, each gear
  * branch, then the root; or the main graph) the node outputs are reset
@@ -245,7 +254,7 @@ static int check_place(const Check *c, const char *what,
 	if (b->size % MEM_ALIGN)
 		return verr(c, "%s: size %llu is not a multiple of %d", what,
 			    (unsigned long long)b->size, MEM_ALIGN);
-	if (b->offset + b->size > arena)
+	if (b->size > arena || b->offset > arena - b->size)
 		return verr(c, "%s: bytes [%llu,%llu) lie past the end of the "
 			    "%llu-byte arena", what,
 			    (unsigned long long)b->offset,
@@ -648,7 +657,7 @@ static int check_figures(const Check *c, const Buf *bufs, size_t n)
 {
 	size_t steps = c->g->n_nodes + 1;
 	uint64_t *in = xcalloc(steps, sizeof(uint64_t)), most = 0, naive = 0;
-	uint64_t *out = xcalloc(steps, sizeof(uint64_t)), live = 0;
+	uint64_t *out = xcalloc(steps, sizeof(uint64_t)), live = 0, top = 0;
 	for (size_t i = 0; i < n; i++) { /* lifetimes are within the steps */
 		in[bufs[i].first] += bufs[i].end - bufs[i].off;
 		out[bufs[i].last + 1] += bufs[i].end - bufs[i].off;
@@ -660,8 +669,17 @@ static int check_figures(const Check *c, const Buf *bufs, size_t n)
 	}
 	free(in);
 	free(out);
-	for (size_t k = 0; k < c->p->n_blocks; k++)
-		naive += c->p->blocks[k]->size;
+	for (size_t k = 0; k < c->p->n_blocks; k++) {
+		const Gearom__MemBlock *b = c->p->blocks[k];
+		naive += b->size;
+		if (b->size && b->offset + b->size > top)
+			top = b->offset + b->size;
+	}
+	if (top != c->p->arena_bytes)
+		return verr(c, "the plan records an arena of %llu bytes, its "
+			    "blocks reach %llu",
+			    (unsigned long long)c->p->arena_bytes,
+			    (unsigned long long)top);
 	if (most != c->p->lower_bound_bytes)
 		return verr(c, "the plan records a lower bound of %llu bytes, "
 			    "its blocks give %llu",
@@ -1145,6 +1163,94 @@ static int check_shapes(const OmFile *f, Counts *cnt)
 	return rc;
 }
 
+/* ---- the gear table against the graphs -------------------------------- */
+
+static const Gearom__Attribute *attr_named(const Gearom__Node *n,
+					   const char *name)
+{
+	for (size_t k = 0; k < n->n_attrs; k++)
+		if (attr_is(n->attrs[k], name))
+			return n->attrs[k];
+	return NULL;
+}
+
+/* The Case choosing the gear branches states the table again: its
+ * gear_count, gear_dims (the gears' dims, row by row) and branches. */
+static int check_case_table(const Gearom__Model *m, const Gearom__Node *n)
+{
+	const Gearom__Attribute *cnt = attr_named(n, "gear_count");
+	const Gearom__Attribute *dims = attr_named(n, "gear_dims");
+	const Gearom__Attribute *br = attr_named(n, "branches");
+	size_t at = 0;
+	if (!cnt || cnt->i != (int64_t)m->n_gears)
+		return error("node '%s': gear_count %lld, the gear table has "
+			     "%zu gears", n->name, cnt ? (long long)cnt->i : -1LL,
+			     m->n_gears);
+	if (br && br->n_graphs != m->n_gears)
+		return error("node '%s': %zu branches for %zu gears", n->name,
+			     br->n_graphs, m->n_gears);
+	for (size_t g = 0; g < m->n_gears; g++) {
+		const Gearom__Gear *x = m->gears[g];
+		if (br && x->graph != br->graphs[g])
+			return error("node '%s': branch %zu is graph %d, gear "
+				     "%zu's is %d", n->name, g, br->graphs[g],
+				     g, x->graph);
+		for (size_t k = 0; k < x->n_dims; k++, at++)
+			if (!dims || at >= dims->n_ints ||
+			    dims->ints[at] != x->dims[k])
+				return error("node '%s': gear_dims disagree "
+					     "with gear %zu's dims", n->name, g);
+	}
+	if (dims && at != dims->n_ints)
+		return error("node '%s': gear_dims has %zu values, the gears "
+			     "%zu", n->name, dims->n_ints, at);
+	return 0;
+}
+
+/* Tensor t of g has exactly the dims of s. */
+static bool dims_are(const Gearom__Graph *g, int32_t t,
+		     const Gearom__ShapeInfo *s)
+{
+	const Gearom__Tensor *x = g->tensors[t];
+	return x->rank == s->rank && x->n_dims == s->n_dims &&
+	       (!s->n_dims ||
+		!memcmp(x->dims, s->dims, s->n_dims * sizeof(int64_t)));
+}
+
+/* A branch graph's inputs and outputs have the gear's shapes. */
+static int check_branch(const Gearom__Model *m, const Gearom__Gear *x)
+{
+	const Gearom__Graph *b = m->graphs[x->graph];
+	for (size_t k = 0; k < x->n_inputs; k++)
+		for (size_t i = 0; i < b->n_inputs; i++) {
+			int32_t t = b->inputs[i];
+			if (!strcmp(b->tensors[t]->name, x->inputs[k]->name) &&
+			    !dims_are(b, t, x->inputs[k]))
+				return error("gear %d: its branch '%s' takes "
+					     "input '%s' at another shape",
+					     x->index, b->name,
+					     x->inputs[k]->name);
+		}
+	for (size_t k = 0; k < x->n_outputs && k < b->n_outputs; k++)
+		if (!dims_are(b, b->outputs[k], x->outputs[k]))
+			return error("gear %d: its branch '%s' gives output "
+				     "'%s' at another shape", x->index, b->name,
+				     x->outputs[k]->name);
+	return 0;
+}
+
+static int check_gears(const Gearom__Model *m)
+{
+	const Gearom__Graph *root = m->graphs[m->root];
+	for (size_t i = 0; i < root->n_nodes && m->n_gears; i++)
+		if (is_case(root->nodes[i]) && check_case_table(m, root->nodes[i]))
+			return -1;
+	for (size_t g = 0; g < m->n_gears; g++)
+		if (m->gears[g]->graph >= 0 && check_branch(m, m->gears[g]) < 0)
+			return -1;
+	return 0;
+}
+
 /* ---- command ------------------------------------------------------------- */
 
 static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
@@ -1180,7 +1286,7 @@ static int verify_om(const OmFile *f, bool verbose)
 {
 	const Gearom__Model *m = f->model;
 	Counts cnt = { .graphs = (int64_t)m->n_graphs };
-	if (check_plans(f, verbose, &cnt) < 0 ||
+	if (check_plans(f, verbose, &cnt) < 0 || check_gears(m) < 0 ||
 	    check_partitions(m, &cnt) < 0 || check_shapes(f, &cnt) < 0)
 		return -1;
 	printf("verify: %lld graphs, ", (long long)cnt.graphs);
