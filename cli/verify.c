@@ -1217,20 +1217,21 @@ static bool dims_are(const Gearom__Graph *g, int32_t t,
 		!memcmp(x->dims, s->dims, s->n_dims * sizeof(int64_t)));
 }
 
-/* A branch graph's inputs and outputs have the gear's shapes. */
-static int check_branch(const Gearom__Model *m, const Gearom__Gear *x)
+/* A branch graph's inputs and outputs have the gear's shapes (gear
+ * input names -> index in names). */
+static int check_branch(const Gearom__Model *m, const Gearom__Gear *x,
+			const NameMap *names)
 {
 	const Gearom__Graph *b = m->graphs[x->graph];
-	for (size_t k = 0; k < x->n_inputs; k++)
-		for (size_t i = 0; i < b->n_inputs; i++) {
-			int32_t t = b->inputs[i];
-			if (!strcmp(b->tensors[t]->name, x->inputs[k]->name) &&
-			    !dims_are(b, t, x->inputs[k]))
-				return error("gear %d: its branch '%s' takes "
-					     "input '%s' at another shape",
-					     x->index, b->name,
-					     x->inputs[k]->name);
-		}
+	for (size_t i = 0; i < b->n_inputs; i++) {
+		int32_t t = b->inputs[i];
+		int32_t k = namemap_get(names, b->tensors[t]->name);
+		if (k >= 0 && (size_t)k < x->n_inputs &&
+		    !dims_are(b, t, x->inputs[k]))
+			return error("gear %d: its branch '%s' takes input "
+				     "'%s' at another shape", x->index, b->name,
+				     x->inputs[k]->name);
+	}
 	for (size_t k = 0; k < x->n_outputs && k < b->n_outputs; k++)
 		if (!dims_are(b, b->outputs[k], x->outputs[k]))
 			return error("gear %d: its branch '%s' gives output "
@@ -1239,16 +1240,33 @@ static int check_branch(const Gearom__Model *m, const Gearom__Gear *x)
 	return 0;
 }
 
+/* One Case of the root states the gear table: it must agree. */
 static int check_gears(const Gearom__Model *m)
 {
 	const Gearom__Graph *root = m->graphs[m->root];
-	for (size_t i = 0; i < root->n_nodes && m->n_gears; i++)
-		if (is_case(root->nodes[i]) && check_case_table(m, root->nodes[i]))
-			return -1;
-	for (size_t g = 0; g < m->n_gears; g++)
-		if (m->gears[g]->graph >= 0 && check_branch(m, m->gears[g]) < 0)
-			return -1;
-	return 0;
+	const Gearom__Node *table = NULL;
+	for (size_t i = 0; i < root->n_nodes && m->n_gears; i++) {
+		const Gearom__Node *n = root->nodes[i];
+		if (!is_case(n) || !attr_named(n, "gear_count"))
+			continue;
+		if (table)
+			return error("graph '%s': nodes '%s' and '%s' both "
+				     "state the gear table", root->name,
+				     table->name, n->name);
+		table = n;
+		if (check_case_table(m, n) < 0)
+			return error_prefix("graph '%s'", root->name);
+	}
+	NameMap names;
+	namemap_init(&names);
+	for (size_t k = 0; k < m->n_gear_inputs; k++)
+		namemap_put(&names, m->gear_inputs[k]->name, (int32_t)k);
+	int rc = 0;
+	for (size_t g = 0; g < m->n_gears && !rc; g++)
+		if (m->gears[g]->graph >= 0)
+			rc = check_branch(m, m->gears[g], &names);
+	namemap_release(&names);
+	return rc;
 }
 
 /* ---- command ------------------------------------------------------------- */

@@ -607,6 +607,11 @@ Test(verify, lying_gear_tables)
 	expect_verify_error(&x, "gear 2: input 0: dim 1 is 4611686018427387904, "
 				"expected 3");
 	m->gears[2]->inputs[0]->dims[1] = 3;
+	Gearom__Graph *b = gear_graph(&x, 0);
+	b->tensors[tensor(b, "x")]->dims[0] = 2;
+	expect_verify_error(&x, "gear 0: its branch 'Batch_0' takes input 'x' "
+				"at another shape");
+	b->tensors[tensor(b, "x")]->dims[0] = 1;
 	write_mutated(&x);
 	Run r = run_gearc("verify", x.om);
 	cr_expect_eq(r.status, 0, "%s", r.err);
