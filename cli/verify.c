@@ -18,11 +18,23 @@
  *             size and lifetime; a view is made by a view op from a
  *             tensor of the same buffer; an in-place result is made by an
  *             elementwise op from one input of the buffer with its dtype
- *             and shape, when nothing else of that buffer is used later;
- *   overlap   no two buffers live at the same step overlap in the arena;
+ *             and shape, when nothing else of that buffer is used later
+ *             (the buffer's tensors by step and a binary search each, so
+ *             verify is O(n log n): a 1M-node in-place chain in seconds);
+ *   overlap   no two buffers live at the same step overlap in the arena
+ *             (a sweep over the steps, the live buffers by offset);
  *   workspace a node running subgraphs has one, live at its step, at
  *             least as large as each subgraph's arena;
- *   figures   lower_bound_bytes and naive_bytes are what the blocks give.
+ *   figures   arena_bytes, lower_bound_bytes and naive_bytes are what the
+ *             blocks give (the arena: the highest block end).
+ * Gears: the root's Case states the gear table again (gear_count,
+ * gear_dims, branches) and must agree with it; each gear's branch takes
+ * and gives the tensors at the gear's shapes.  (What the runtime's loader
+ * needs too, serializer/check.c checks at om_open: the mode against the
+ * gears, gear values >= 1, one per -1 of the gear inputs, each gear's
+ * shapes from the gear inputs', their bytes from shape and dtype, a
+ * branch is a graph under the root, an arena no larger than its blocks
+ * side by side.)
  * Shapes: the file is raised back into the IR (serializer/raise.h), and
  * for every static graph (the clones of each multi-dims scope, each gear
  * branch, then the root; or the main graph) the node outputs are reset
@@ -46,6 +58,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "compiler/ordset.h"
 #include "passes/hybrid.h"
 #include "passes/memplan.h"
 #include "passes/partition.h"
@@ -63,6 +76,8 @@ typedef struct Check {
 	const Gearom__MemoryPlan *p;
 	int32_t *step, *prod, *use, *user, *blk;
 	bool *is_out;
+	struct Member *mem;	  /* tensor blocks by (owner, step) */
+	int32_t *mem_at, *mem_len; /* per owner: its run of mem */
 } Check;
 
 #define TNAME(c, t) ((c)->g->tensors[t]->name)
@@ -239,7 +254,7 @@ static int check_place(const Check *c, const char *what,
 	if (b->size % MEM_ALIGN)
 		return verr(c, "%s: size %llu is not a multiple of %d", what,
 			    (unsigned long long)b->size, MEM_ALIGN);
-	if (b->offset + b->size > arena)
+	if (b->size > arena || b->offset > arena - b->size)
 		return verr(c, "%s: bytes [%llu,%llu) lie past the end of the "
 			    "%llu-byte arena", what,
 			    (unsigned long long)b->offset,
@@ -377,6 +392,64 @@ static bool same_tensor_type(const Check *c, int32_t a, int32_t t)
 		!memcmp(x->dims, y->dims, x->n_dims * sizeof(int64_t)));
 }
 
+/* The tensors of each buffer by producer's step, each with the latest
+ * read of any tensor of the buffer made before it or at its step: one
+ * binary search tells whether a buffer is still read after a step. */
+typedef struct Member {
+	int32_t owner, step, tensor;
+	int32_t reader; /* the tensor read last among this one and those
+			 * before it (same buffer) */
+} Member;
+
+static int cmp_member(const void *x, const void *y)
+{
+	const Member *a = x, *b = y;
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	return (a->tensor > b->tensor) - (a->tensor < b->tensor);
+}
+
+static void index_members(Check *c)
+{
+	size_t n = 0, nt = c->g->n_tensors + 1;
+	c->mem = xmalloc((c->p->n_blocks + 1) * sizeof(Member));
+	c->mem_at = xmalloc(nt * sizeof(int32_t));
+	c->mem_len = xcalloc(nt, sizeof(int32_t));
+	for (size_t k = 0; k < c->p->n_blocks; k++) {
+		int32_t t = c->p->blocks[k]->tensor;
+		if (t >= 0 && c->blk[t] == (int32_t)k)
+			c->mem[n++] = (Member){ owner_of(c, t),
+						c->step[c->prod[t]], t, t };
+	}
+	qsort(c->mem, n, sizeof(Member), cmp_member);
+	for (size_t i = 0; i < n; i++) {
+		Member *x = &c->mem[i];
+		if (!i || x[-1].owner != x->owner) {
+			c->mem_at[x->owner] = (int32_t)i;
+		} else if (c->use[x[-1].reader] > c->use[x->tensor]) {
+			x->reader = x[-1].reader;
+		}
+		c->mem_len[x->owner]++;
+	}
+}
+
+/* The tensor of buffer r made before step s that is read last; -1. */
+static int32_t last_read_before(const Check *c, int32_t r, int32_t s)
+{
+	const Member *v = c->mem + (c->mem_len[r] ? c->mem_at[r] : 0);
+	int32_t lo = 0, hi = c->mem_len[r]; /* first member made at >= s */
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (v[mid].step < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? v[lo - 1].reader : -1;
+}
+
 static int check_inplace(const Check *c, const Gearom__MemBlock *b)
 {
 	int32_t t = b->tensor, r = b->alias_of, s = b->first;
@@ -401,21 +474,18 @@ static int check_inplace(const Check *c, const Gearom__MemBlock *b)
 			    "producer '%s' (%s) reads no tensor of that buffer it "
 			    "may overwrite", TNAME(c, t), TNAME(c, r), n->name,
 			    n->op_type);
-	for (size_t k = 0; k < c->p->n_blocks; k++) {
-		int32_t x = c->p->blocks[k]->tensor;
-		if (x < 0 || x == t || owner_of(c, x) != r ||
-		    c->step[c->prod[x]] >= s || c->use[x] <= s)
-			continue;
+	int32_t x = last_read_before(c, r, s);
+	if (x >= 0 && c->use[x] > s)
 		return verr(c, "tensor '%s' overwrites the buffer of '%s' in "
 			    "place at step %d, but node '%s' reads '%s' at "
 			    "step %d", TNAME(c, t), TNAME(c, r), s,
 			    NNAME(c, c->user[x]), TNAME(c, x), c->use[x]);
-	}
 	return 0;
 }
 
-static int check_sharing(const Check *c)
+static int check_sharing(Check *c)
 {
+	index_members(c);
 	for (size_t k = 0; k < c->p->n_blocks; k++) {
 		const Gearom__MemBlock *b = c->p->blocks[k];
 		int32_t t = b->tensor, r = b->alias_of;
@@ -512,8 +582,40 @@ static int overlap_error(const Check *c, const Buf *x, const Buf *y)
 		    (unsigned long long)y->off, (unsigned long long)y->end);
 }
 
-/* Buffers (blocks owning their bytes) sorted by offset; each against
- * those starting before it ends. */
+/* By first step, then offset. */
+static int cmp_buf_first(const void *x, const void *y)
+{
+	const Buf *a = x, *b = y;
+	if (a->first != b->first)
+		return a->first < b->first ? -1 : 1;
+	return cmp_buf(x, y);
+}
+
+/* The buffers bufs[0..n) ordered by last step: by_last[0..n). */
+static void buffers_by_last(const Buf *bufs, size_t n, int32_t *by_last)
+{
+	size_t steps = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((size_t)bufs[i].last + 1 > steps)
+			steps = (size_t)bufs[i].last + 1;
+	size_t *at = xcalloc(steps + 1, sizeof(size_t));
+	for (size_t i = 0; i < n; i++)
+		at[bufs[i].last + 1]++;
+	for (size_t s = 1; s <= steps; s++)
+		at[s] += at[s - 1];
+	for (size_t i = 0; i < n; i++)
+		by_last[at[bufs[i].last]++] = (int32_t)i;
+	free(at);
+}
+
+static OrdKey buf_key(const Buf *b)
+{
+	return (OrdKey){ b->off, (uint64_t)b->block };
+}
+
+/* Buffers (blocks owning their bytes), swept by step: the live ones by
+ * offset, each new one against its neighbours there (the live set being
+ * disjoint so far, only they can overlap it). */
 static int check_overlap(const Check *c, Buf *bufs, size_t *nbufs)
 {
 	size_t n = 0;
@@ -524,21 +626,38 @@ static int check_overlap(const Check *c, Buf *bufs, size_t *nbufs)
 					   b->first, b->last, (int32_t)k };
 	}
 	*nbufs = n;
-	qsort(bufs, n, sizeof(*bufs), cmp_buf);
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n && bufs[j].off < bufs[i].end; j++)
-			if (bufs[j].end > bufs[j].off &&
-			    bufs[i].first <= bufs[j].last &&
-			    bufs[j].first <= bufs[i].last)
-				return overlap_error(c, &bufs[i], &bufs[j]);
-	return 0;
+	qsort(bufs, n, sizeof(*bufs), cmp_buf_first);
+	int32_t *by_last = xmalloc((n + 1) * sizeof(int32_t));
+	buffers_by_last(bufs, n, by_last);
+	OrdSet live;
+	ordset_init(&live, (int32_t)n);
+	int rc = 0;
+	for (size_t i = 0, r = 0; i < n && !rc; i++) {
+		const Buf *b = &bufs[i];
+		for (; r < n && bufs[by_last[r]].last < b->first; r++)
+			if (bufs[by_last[r]].end > bufs[by_last[r]].off)
+				ordset_remove(&live, by_last[r]);
+		if (b->end <= b->off)
+			continue;
+		int32_t lo = ordset_below(&live, buf_key(b));
+		int32_t hi = ordset_above(&live, buf_key(b));
+		if (lo >= 0 && bufs[lo].end > b->off)
+			rc = overlap_error(c, &bufs[lo], b);
+		else if (hi >= 0 && bufs[hi].off < b->end)
+			rc = overlap_error(c, b, &bufs[hi]);
+		else
+			ordset_insert(&live, (int32_t)i, buf_key(b), 0);
+	}
+	ordset_release(&live);
+	free(by_last);
+	return rc;
 }
 
 static int check_figures(const Check *c, const Buf *bufs, size_t n)
 {
 	size_t steps = c->g->n_nodes + 1;
 	uint64_t *in = xcalloc(steps, sizeof(uint64_t)), most = 0, naive = 0;
-	uint64_t *out = xcalloc(steps, sizeof(uint64_t)), live = 0;
+	uint64_t *out = xcalloc(steps, sizeof(uint64_t)), live = 0, top = 0;
 	for (size_t i = 0; i < n; i++) { /* lifetimes are within the steps */
 		in[bufs[i].first] += bufs[i].end - bufs[i].off;
 		out[bufs[i].last + 1] += bufs[i].end - bufs[i].off;
@@ -550,8 +669,17 @@ static int check_figures(const Check *c, const Buf *bufs, size_t n)
 	}
 	free(in);
 	free(out);
-	for (size_t k = 0; k < c->p->n_blocks; k++)
-		naive += c->p->blocks[k]->size;
+	for (size_t k = 0; k < c->p->n_blocks; k++) {
+		const Gearom__MemBlock *b = c->p->blocks[k];
+		naive += b->size;
+		if (b->size && b->offset + b->size > top)
+			top = b->offset + b->size;
+	}
+	if (top != c->p->arena_bytes)
+		return verr(c, "the plan records an arena of %llu bytes, its "
+			    "blocks reach %llu",
+			    (unsigned long long)c->p->arena_bytes,
+			    (unsigned long long)top);
 	if (most != c->p->lower_bound_bytes)
 		return verr(c, "the plan records a lower bound of %llu bytes, "
 			    "its blocks give %llu",
@@ -626,6 +754,9 @@ static int check_plan(const Gearom__Model *m, size_t gi, Counts *cnt)
 	free(c.user);
 	free(c.blk);
 	free(c.is_out);
+	free(c.mem);
+	free(c.mem_at);
+	free(c.mem_len);
 	cnt->plans += !rc;
 	return rc;
 }
@@ -1032,6 +1163,112 @@ static int check_shapes(const OmFile *f, Counts *cnt)
 	return rc;
 }
 
+/* ---- the gear table against the graphs -------------------------------- */
+
+static const Gearom__Attribute *attr_named(const Gearom__Node *n,
+					   const char *name)
+{
+	for (size_t k = 0; k < n->n_attrs; k++)
+		if (attr_is(n->attrs[k], name))
+			return n->attrs[k];
+	return NULL;
+}
+
+/* The Case choosing the gear branches states the table again: its
+ * gear_count, gear_dims (the gears' dims, row by row) and branches. */
+static int check_case_table(const Gearom__Model *m, const Gearom__Node *n)
+{
+	const Gearom__Attribute *cnt = attr_named(n, "gear_count");
+	const Gearom__Attribute *dims = attr_named(n, "gear_dims");
+	const Gearom__Attribute *br = attr_named(n, "branches");
+	size_t at = 0;
+	if (!cnt || cnt->i != (int64_t)m->n_gears)
+		return error("node '%s': gear_count %lld, the gear table has "
+			     "%zu gears", n->name, cnt ? (long long)cnt->i : -1LL,
+			     m->n_gears);
+	if (br && br->n_graphs != m->n_gears)
+		return error("node '%s': %zu branches for %zu gears", n->name,
+			     br->n_graphs, m->n_gears);
+	for (size_t g = 0; g < m->n_gears; g++) {
+		const Gearom__Gear *x = m->gears[g];
+		if (br && x->graph != br->graphs[g])
+			return error("node '%s': branch %zu is graph %d, gear "
+				     "%zu's is %d", n->name, g, br->graphs[g],
+				     g, x->graph);
+		for (size_t k = 0; k < x->n_dims; k++, at++)
+			if (!dims || at >= dims->n_ints ||
+			    dims->ints[at] != x->dims[k])
+				return error("node '%s': gear_dims disagree "
+					     "with gear %zu's dims", n->name, g);
+	}
+	if (dims && at != dims->n_ints)
+		return error("node '%s': gear_dims has %zu values, the gears "
+			     "%zu", n->name, dims->n_ints, at);
+	return 0;
+}
+
+/* Tensor t of g has exactly the dims of s. */
+static bool dims_are(const Gearom__Graph *g, int32_t t,
+		     const Gearom__ShapeInfo *s)
+{
+	const Gearom__Tensor *x = g->tensors[t];
+	return x->rank == s->rank && x->n_dims == s->n_dims &&
+	       (!s->n_dims ||
+		!memcmp(x->dims, s->dims, s->n_dims * sizeof(int64_t)));
+}
+
+/* A branch graph's inputs and outputs have the gear's shapes (gear
+ * input names -> index in names). */
+static int check_branch(const Gearom__Model *m, const Gearom__Gear *x,
+			const NameMap *names)
+{
+	const Gearom__Graph *b = m->graphs[x->graph];
+	for (size_t i = 0; i < b->n_inputs; i++) {
+		int32_t t = b->inputs[i];
+		int32_t k = namemap_get(names, b->tensors[t]->name);
+		if (k >= 0 && (size_t)k < x->n_inputs &&
+		    !dims_are(b, t, x->inputs[k]))
+			return error("gear %d: its branch '%s' takes input "
+				     "'%s' at another shape", x->index, b->name,
+				     x->inputs[k]->name);
+	}
+	for (size_t k = 0; k < x->n_outputs && k < b->n_outputs; k++)
+		if (!dims_are(b, b->outputs[k], x->outputs[k]))
+			return error("gear %d: its branch '%s' gives output "
+				     "'%s' at another shape", x->index, b->name,
+				     x->outputs[k]->name);
+	return 0;
+}
+
+/* One Case of the root states the gear table: it must agree. */
+static int check_gears(const Gearom__Model *m)
+{
+	const Gearom__Graph *root = m->graphs[m->root];
+	const Gearom__Node *table = NULL;
+	for (size_t i = 0; i < root->n_nodes && m->n_gears; i++) {
+		const Gearom__Node *n = root->nodes[i];
+		if (!is_case(n) || !attr_named(n, "gear_count"))
+			continue;
+		if (table)
+			return error("graph '%s': nodes '%s' and '%s' both "
+				     "state the gear table", root->name,
+				     table->name, n->name);
+		table = n;
+		if (check_case_table(m, n) < 0)
+			return error_prefix("graph '%s'", root->name);
+	}
+	NameMap names;
+	namemap_init(&names);
+	for (size_t k = 0; k < m->n_gear_inputs; k++)
+		namemap_put(&names, m->gear_inputs[k]->name, (int32_t)k);
+	int rc = 0;
+	for (size_t g = 0; g < m->n_gears && !rc; g++)
+		if (m->gears[g]->graph >= 0)
+			rc = check_branch(m, m->gears[g], &names);
+	namemap_release(&names);
+	return rc;
+}
+
 /* ---- command ------------------------------------------------------------- */
 
 static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
@@ -1076,7 +1313,7 @@ int verify_print(const OmFile *f, bool verbose, bool quiet)
 {
 	const Gearom__Model *m = f->model;
 	Counts cnt = { .graphs = (int64_t)m->n_graphs };
-	if (check_plans(f, verbose, &cnt) < 0 ||
+	if (check_plans(f, verbose, &cnt) < 0 || check_gears(m) < 0 ||
 	    check_partitions(m, &cnt) < 0 || check_shapes(f, &cnt) < 0)
 		return -1;
 	if (quiet) /* --quiet: the exit status says it */

@@ -298,6 +298,10 @@ Model *model_new(void);
 void model_free(Model *m);
 /* Version of the default ONNX domain ("" or "ai.onnx"); 0 if absent. */
 int64_t model_opset(const Model *m);
+/* The newest ai.onnx opset gearc has rules for: the import refuses a
+ * newer one; a model without a default-domain import (only nodes of other
+ * domains) is inferred by these rules. */
+enum { OPSET_NEWEST = 23 };
 void model_add_option(Model *m, const char *key, const char *val);
 
 Graph *graph_new(Arena *a, const char *name, Graph *parent);

@@ -486,13 +486,15 @@ static int decode_dims(const Onnx__TensorProto *tp, Tensor *t, int64_t *numel)
 			     "of %d",
 			     name, tp->n_dims, MAX_RANK);
 	t->shape.rank = (int32_t)tp->n_dims;
-	*numel = 1;
 	for (size_t k = 0; k < tp->n_dims; k++) {
 		if (tp->dims[k] < 0)
 			return error("tensor '%s': dim %zu is %lld, expected "
 				     ">= 0",
 				     name, k, (long long)tp->dims[k]);
 		t->shape.dims[k] = tp->dims[k];
+	}
+	*numel = 1; /* every dim set first: the message shows them all */
+	for (size_t k = 0; k < tp->n_dims; k++) {
 		if (!mul_nonneg_i64(*numel, tp->dims[k], numel)) {
 			char buf[128];
 			shape_str(&t->shape, buf, sizeof(buf));
@@ -682,6 +684,10 @@ static int add_nodes(Importer *im, Scope *s, const Onnx__GraphProto *gp)
 				     node_desc(im, np, i));
 		if (np->n_input > INT32_MAX || np->n_output > INT32_MAX)
 			return error("node %s has too many inputs or outputs",
+				     node_desc(im, np, i));
+		if (domain_is_default(np->domain) && model_opset(im->m) <= 0)
+			return error("node %s is in the default domain, but "
+				     "the model imports no ai.onnx opset",
 				     node_desc(im, np, i));
 		Node *n = graph_add_node(g, np->name, np->op_type, np->domain,
 					 (int32_t)np->n_input,
@@ -937,6 +943,9 @@ static int add_outputs(Importer *im, Scope *s, const Onnx__GraphProto *gp)
 				     "node, graph input or initializer",
 				     name);
 		Value *val = &g->vals[v];
+		if (val->flags & VF_GRAPH_OUT)
+			return error("graph '%s': output '%s' is listed twice",
+				     g->name, name);
 		val->flags |= VF_GRAPH_OUT;
 		if (vi->type &&
 		    (val->kind == VAL_NODE || val->kind == VAL_OUTER))
@@ -988,6 +997,34 @@ static void set_model_info(Model *m, const Onnx__ModelProto *mp)
 	m->nopsets = (int32_t)mp->n_opset_import;
 }
 
+/* Each domain imported once, at a version that exists: ai.onnx (the
+ * default domain, "" or "ai.onnx") 1 to OPSET_NEWEST, the newest gearc
+ * has rules for; other domains from 1. */
+static int check_opsets(const Model *m)
+{
+	NameMap seen;
+	int rc = 0;
+	namemap_init(&seen);
+	for (int32_t i = 0; i < m->nopsets && !rc; i++) {
+		const Opset *o = &m->opsets[i];
+		bool dflt = domain_is_default(o->domain);
+		const char *d = dflt ? "ai.onnx" : o->domain;
+		int32_t j = namemap_put(&seen, d, i); /* -1: new */
+		if (o->version < 1)
+			rc = error("opset_import[%d]: domain '%s' version %lld, "
+				   "expected >= 1", i, d, (long long)o->version);
+		else if (dflt && o->version > OPSET_NEWEST)
+			rc = error("opset_import[%d]: ai.onnx version %lld is "
+				   "newer than gearc knows (1 to %d)", i,
+				   (long long)o->version, OPSET_NEWEST);
+		else if (j >= 0)
+			rc = error("opset_import[%d]: domain '%s' is imported "
+				   "twice (also at [%d])", i, d, j);
+	}
+	namemap_release(&seen);
+	return rc;
+}
+
 static int import_model(Importer *im, const uint8_t *data, size_t size)
 {
 	Model *m = im->m;
@@ -1006,6 +1043,8 @@ static int import_model(Importer *im, const uint8_t *data, size_t size)
 	if (mp->n_opset_import > INT32_MAX)
 		return error("too many opset imports");
 	set_model_info(m, mp);
+	if (check_opsets(m) < 0)
+		return -1;
 	if (!mp->graph)
 		return error("the model has no graph");
 	const Onnx__GraphProto *gp = mp->graph;

@@ -90,5 +90,5 @@ int symbols_one(Model *m, Graph *g, const CompileOptions *o)
 int64_t hybrid_opset(const Model *m)
 {
 	int64_t v = model_opset(m);
-	return v > 0 ? v : 23; /* passes/infer.c's OPSET_NEWEST */
+	return v > 0 ? v : OPSET_NEWEST;
 }

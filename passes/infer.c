@@ -29,9 +29,6 @@
 
 enum { FOLD_LIMIT_DEFAULT = 64 * 1024 };
 
-/* Rules for a model that imports no default-domain opset: the newest. */
-enum { OPSET_NEWEST = 23 };
-
 typedef struct Infer {
 	Model *m;
 	int64_t opset, fold_limit;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/ordset.h"
 #include "memplan.h"
 #include "partition.h"
 
@@ -112,6 +113,7 @@ typedef struct Placer {
 	uint32_t *seen, stamp; /* per buffer: last query that met it */
 	Span *near;	       /* the buffers live with the new one */
 	uint64_t work;	       /* slice entries read: the search budget */
+	uint64_t spent, budget; /* all the work done, and allowed */
 } Placer;
 
 static void placer_init(Placer *P, const MemInterval *iv, int32_t n)
@@ -120,7 +122,8 @@ static void placer_init(Placer *P, const MemInterval *iv, int32_t n)
 	for (int32_t i = 0; i < n; i++)
 		if (iv[i].last + 1 > steps)
 			steps = iv[i].last + 1;
-	*P = (Placer){ .iv = iv, .n = n, .nslices = steps / SLICE + 1 };
+	*P = (Placer){ .iv = iv, .n = n, .nslices = steps / SLICE + 1,
+		       .budget = UINT64_MAX };
 	P->slice = xcalloc((size_t)P->nslices, sizeof(int32_t *));
 	P->len = xcalloc((size_t)P->nslices, sizeof(int32_t));
 	P->cap = xcalloc((size_t)P->nslices, sizeof(int32_t));
@@ -174,6 +177,7 @@ static int32_t gather(Placer *P, const MemInterval *b)
 	}
 	for (int32_t k = b->first / SLICE; k <= b->last / SLICE; k++) {
 		P->work += (uint64_t)P->len[k];
+		P->spent += (uint64_t)P->len[k] + 1;
 		for (int32_t j = 0; j < P->len[k]; j++) {
 			int32_t p = P->slice[k][j];
 			const MemInterval *q = &P->iv[p];
@@ -216,6 +220,7 @@ static void insert_placed(Placer *P, int32_t b)
 {
 	for (int32_t k = P->iv[b].first / SLICE; k <= P->iv[b].last / SLICE;
 	     k++) {
+		P->spent++;
 		if (P->len[k] == P->cap[k]) {
 			P->cap[k] = P->cap[k] ? 2 * P->cap[k] : 16;
 			P->slice[k] = xrealloc(P->slice[k], (size_t)P->cap[k] *
@@ -226,7 +231,8 @@ static void insert_placed(Placer *P, int32_t b)
 }
 
 /* Places the buffers in order; returns the arena size.  *top is the
- * position in order of the first buffer reaching the arena's end. */
+ * position in order of the first buffer reaching the arena's end.
+ * UINT64_MAX if the planner's budget runs out first. */
 static uint64_t place(Placer *P, const int32_t *order, bool best_fit,
 		      uint64_t *off, int32_t *top)
 {
@@ -237,6 +243,8 @@ static uint64_t place(Placer *P, const int32_t *order, bool best_fit,
 	for (int32_t k = 0; k < P->n; k++) {
 		int32_t b = order[k];
 		const MemInterval *x = &P->iv[b];
+		if (++P->spent > P->budget)
+			return UINT64_MAX;
 		if (!x->size) {
 			off[b] = 0;
 			continue;
@@ -248,6 +256,113 @@ static uint64_t place(Placer *P, const int32_t *order, bool best_fit,
 			*top = k;
 		}
 	}
+	return arena;
+}
+
+/* ---- placing in order of first use: a sweep ------------------------------ */
+
+/* In lifetime-first order (MEM_BY_FIRST) the placed buffers live with b
+ * are exactly those live at b's first step.  So a sweep over the steps
+ * that keeps the live buffers by offset, each weighted by the gap below
+ * it, and the gaps by (size, start), finds the offsets place() would, in
+ * O(log n) a buffer whatever the lifetimes: the planner's fallback when
+ * the other orderings cost too much. */
+typedef struct Sweep {
+	const MemInterval *iv;
+	const uint64_t *off;
+	OrdSet live; /* by offset; weight: the free bytes just below */
+	OrdSet gaps; /* those with free bytes below: by (bytes, start) */
+} Sweep;
+
+static uint64_t end_of(const Sweep *S, int32_t b)
+{
+	return S->off[b] + S->iv[b].size;
+}
+
+static void sweep_add(Sweep *S, int32_t b, uint64_t gap)
+{
+	ordset_insert(&S->live, b, (OrdKey){ S->off[b], 0 }, gap);
+	if (gap)
+		ordset_insert(&S->gaps, b, (OrdKey){ gap, S->off[b] - gap }, 0);
+}
+
+static void sweep_drop(Sweep *S, int32_t b)
+{
+	if (ordset_weight(&S->live, b))
+		ordset_remove(&S->gaps, b);
+	ordset_remove(&S->live, b);
+}
+
+/* The live buffer above offset off (if any) now has free bytes down to
+ * below_end. */
+static void regap_above(Sweep *S, uint64_t off, uint64_t below_end)
+{
+	int32_t hi = ordset_above(&S->live, (OrdKey){ off, 0 });
+	if (hi < 0)
+		return;
+	sweep_drop(S, hi);
+	sweep_add(S, hi, S->off[hi] - below_end);
+}
+
+static uint64_t below_end(const Sweep *S, uint64_t off)
+{
+	int32_t lo = ordset_below(&S->live, (OrdKey){ off, 0 });
+	return lo >= 0 ? end_of(S, lo) : 0;
+}
+
+static void sweep_insert(Sweep *S, int32_t b)
+{
+	uint64_t under = below_end(S, S->off[b]);
+	regap_above(S, S->off[b], end_of(S, b));
+	sweep_add(S, b, S->off[b] - under);
+}
+
+static void sweep_remove(Sweep *S, int32_t b)
+{
+	uint64_t under = below_end(S, S->off[b]);
+	sweep_drop(S, b);
+	regap_above(S, S->off[b], under);
+}
+
+/* find_offset over the live set: the smallest gap that holds size, the
+ * lowest on ties (best fit), or the lowest gap that does; else the top. */
+static uint64_t sweep_offset(const Sweep *S, uint64_t size, bool best_fit)
+{
+	int32_t j = best_fit ? ordset_ceil(&S->gaps, (OrdKey){ size, 0 })
+			     : ordset_first_heavy(&S->live, size);
+	if (j >= 0)
+		return S->off[j] - ordset_weight(&S->live, j);
+	j = ordset_last(&S->live);
+	return j >= 0 ? end_of(S, j) : 0;
+}
+
+/* place() for an order by first use (by_last: the buffers by last use). */
+static uint64_t sweep_place(const MemInterval *iv, int32_t n,
+			    const int32_t *order, const int32_t *by_last,
+			    bool best_fit, uint64_t *off, int32_t *top)
+{
+	Sweep S = { .iv = iv, .off = off };
+	uint64_t arena = 0;
+	ordset_init(&S.live, n);
+	ordset_init(&S.gaps, n);
+	*top = -1;
+	for (int32_t k = 0, r = 0; k < n; k++) {
+		int32_t b = order[k];
+		for (; r < n && iv[by_last[r]].last < iv[b].first; r++)
+			if (iv[by_last[r]].size)
+				sweep_remove(&S, by_last[r]);
+		off[b] = 0;
+		if (!iv[b].size)
+			continue;
+		off[b] = sweep_offset(&S, iv[b].size, best_fit);
+		sweep_insert(&S, b);
+		if (off[b] + iv[b].size > arena) {
+			arena = off[b] + iv[b].size;
+			*top = k;
+		}
+	}
+	ordset_release(&S.live);
+	ordset_release(&S.gaps);
 	return arena;
 }
 
@@ -287,7 +402,7 @@ static uint64_t local_search(Placer *P, int32_t *order, bool best_fit,
 	uint64_t *coff = xmalloc((size_t)n * sizeof(uint64_t));
 	uint64_t limit = P->work + SEARCH_WORK, seed = 0x9e3779b97f4a7c15ull;
 	for (int tries = 0; arena > lower && n > 1 && tries < SEARCH_TRIES &&
-			    P->work < limit;
+			    P->work < limit && P->spent < P->budget;
 	     tries++) {
 		uint64_t r = xorshift(&seed);
 		memcpy(cand, order, (size_t)n * sizeof(int32_t));
@@ -334,6 +449,29 @@ uint64_t mem_lower_bound(const MemInterval *iv, int32_t n)
 	return most;
 }
 
+/* The buffers by last use. */
+static void order_by_last(const MemInterval *iv, int32_t n, int32_t *by_last,
+			  SortKey *keys /* 2 * n */)
+{
+	for (int32_t i = 0; i < n; i++)
+		keys[i] = (SortKey){ (uint64_t)iv[i].last, 0, 0, i };
+	sort_keys(keys, keys + n, n);
+	for (int32_t i = 0; i < n; i++)
+		by_last[i] = keys[i].idx;
+}
+
+/* One greedy pass: the sweep for an order by first use, else place()
+ * (which gives up when the budget is spent). */
+static uint64_t place_ordered(Placer *P, int kind, const int32_t *order,
+			      const int32_t *by_last, bool best_fit,
+			      uint64_t *off, int32_t *top)
+{
+	if (kind == MEM_BY_FIRST)
+		return sweep_place(P->iv, P->n, order, by_last, best_fit, off,
+				   top);
+	return place(P, order, best_fit, off, top);
+}
+
 uint64_t mem_place_greedy(const MemInterval *iv, int32_t n, int ordering,
 			  bool best_fit, uint64_t *offsets)
 {
@@ -343,14 +481,23 @@ uint64_t mem_place_greedy(const MemInterval *iv, int32_t n, int ordering,
 	Placer P;
 	placer_init(&P, iv, n);
 	int32_t *order = xmalloc((size_t)n * sizeof(int32_t)), top;
+	int32_t *by_last = xmalloc((size_t)n * sizeof(int32_t));
 	SortKey *keys = xmalloc(2 * (size_t)n * sizeof(SortKey));
 	make_order(iv, n, ordering, order, keys);
-	uint64_t arena = place(&P, order, best_fit, offsets, &top);
+	order_by_last(iv, n, by_last, keys);
+	uint64_t arena = place_ordered(&P, ordering, order, by_last, best_fit,
+				       offsets, &top);
 	free(keys);
+	free(by_last);
 	free(order);
 	placer_release(&P);
 	return arena;
 }
+
+/* The work mem_place may do beyond the sweep, in slice entries read or
+ * written and buffers placed: a fixed part (far more than any real
+ * network of the test suite needs), then so much per buffer and step. */
+enum { PLACE_BUDGET_BASE = 1 << 24, PLACE_BUDGET_PER = 64 };
 
 uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
 {
@@ -358,17 +505,22 @@ uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
 		return 0;
 	Placer P;
 	placer_init(&P, iv, n);
+	P.budget = PLACE_BUDGET_BASE +
+		   PLACE_BUDGET_PER * ((uint64_t)n + (uint64_t)P.nslices * SLICE);
 	int32_t *order = xmalloc((size_t)n * sizeof(int32_t));
 	int32_t *best_order = xmalloc((size_t)n * sizeof(int32_t));
+	int32_t *by_last = xmalloc((size_t)n * sizeof(int32_t));
 	uint64_t *off = xmalloc((size_t)n * sizeof(uint64_t));
 	SortKey *keys = xmalloc(2 * (size_t)n * sizeof(SortKey));
 	uint64_t lower = mem_lower_bound(iv, n), best = UINT64_MAX;
 	int32_t best_top = -1, top;
 	bool best_fit = true;
+	order_by_last(iv, n, by_last, keys);
 	for (int kind = 0; kind < MEM_ORDERINGS && best > lower; kind++) {
 		make_order(iv, n, kind, order, keys);
 		for (int fit = 1; fit >= 0 && best > lower; fit--) {
-			uint64_t a = place(&P, order, fit, off, &top);
+			uint64_t a = place_ordered(&P, kind, order, by_last,
+						   fit, off, &top);
 			if (a < best) {
 				best = a;
 				best_top = top;
@@ -383,6 +535,7 @@ uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
 				    lower, offsets);
 	free(keys);
 	free(off);
+	free(by_last);
 	free(best_order);
 	free(order);
 	placer_release(&P);
@@ -430,6 +583,8 @@ typedef struct Plan {
 	int32_t *gfirst, *glast; /* per owner: the buffer's lifetime */
 	uint64_t *gsize;	 /* per owner: the buffer's size */
 	uint64_t *ws;		 /* per node: workspace bytes */
+	int32_t *reader_step, *shared; /* per owner: mark_shared_reads */
+	ValId *reader;
 	int32_t unplanned;
 } Plan;
 
@@ -446,6 +601,9 @@ static void plan_free(Plan *p)
 	free(p->glast);
 	free(p->gsize);
 	free(p->ws);
+	free(p->reader_step);
+	free(p->shared);
+	free(p->reader);
 }
 
 static void use(Plan *p, ValId v, int32_t step)
@@ -583,6 +741,24 @@ static void share_view(Plan *p, const Node *n)
 		p->state[v] = ST_EXTVIEW;
 }
 
+/* Marks the buffers node i reads through more than one tensor
+ * (p->shared[owner] == i), in one pass over its inputs. */
+static void mark_shared_reads(Plan *p, const Node *n, int32_t i)
+{
+	for (int32_t k = 0; k < n->ninputs; k++) {
+		ValId x = n->inputs[k];
+		if (x < 0 || p->state[x] != ST_ARENA)
+			continue;
+		ValId o = p->owner[x];
+		if (p->reader_step[o] != i) {
+			p->reader_step[o] = i;
+			p->reader[o] = x;
+		} else if (p->reader[o] != x) {
+			p->shared[o] = i;
+		}
+	}
+}
+
 /* Input k can take the output of elementwise node n (at step i) in
  * place: same dtype and shape, its buffer dies here, no other input
  * reads that buffer. */
@@ -593,16 +769,8 @@ static bool can_overwrite(const Plan *p, const Node *n, int32_t k, int32_t i)
 	if (in < 0 || p->state[in] != ST_ARENA || !memplan_inplace_ok(n->op, k))
 		return false;
 	const Value *a = &g->vals[in], *b = &g->vals[v];
-	if (a->dtype != b->dtype || !shape_equal(&a->shape, &b->shape) ||
-	    p->glast[p->owner[in]] != i)
-		return false;
-	for (int32_t j = 0; j < n->ninputs; j++) {
-		ValId x = n->inputs[j];
-		if (x >= 0 && x != in && p->state[x] == ST_ARENA &&
-		    p->owner[x] == p->owner[in])
-			return false;
-	}
-	return true;
+	return a->dtype == b->dtype && shape_equal(&a->shape, &b->shape) &&
+	       p->glast[p->owner[in]] == i && p->shared[p->owner[in]] != i;
 }
 
 static void share_inplace(Plan *p, const Node *n, int32_t i)
@@ -610,6 +778,7 @@ static void share_inplace(Plan *p, const Node *n, int32_t i)
 	ValId v = n->outputs[0];
 	if (v < 0 || p->state[v] != ST_ARENA || n->noutputs != 1)
 		return;
+	mark_shared_reads(p, n, i);
 	for (int32_t k = 0; k < n->ninputs; k++)
 		if (can_overwrite(p, n, k, i)) {
 			join(p, v, n->inputs[k], SHARE_INPLACE);
@@ -751,6 +920,11 @@ static int plan_graph(Model *m, Graph *g)
 	p.glast = xmalloc(nv * sizeof(int32_t));
 	p.gsize = xcalloc(nv, sizeof(uint64_t));
 	p.ws = xcalloc(nn, sizeof(uint64_t));
+	p.reader_step = xmalloc(nv * sizeof(int32_t));
+	p.shared = xmalloc(nv * sizeof(int32_t));
+	p.reader = xmalloc(nv * sizeof(ValId));
+	for (size_t v = 0; v < nv; v++)
+		p.reader_step[v] = p.shared[v] = -1;
 	g->plan = NULL;
 	int rc = lifetimes(m, &p);
 	if (!rc) {

@@ -61,7 +61,17 @@
  * amount of work (never wall-clock), so the plan depends only on the
  * graph.  Placed buffers are indexed by slices of steps, so placing one
  * looks only at the buffers live near it: about linear in the graph for
- * the short lifetimes of real networks, quadratic at worst.
+ * the short lifetimes of real networks, quadratic at worst.  So the
+ * whole placement has a budget of work, a fixed part and so much per
+ * buffer and step: an ordering that would exceed it is abandoned.  The
+ * ordering by first use never is: in that order the placed buffers that
+ * overlap a new one are the ones live at its first step, so a sweep over
+ * the steps keeping the live buffers by offset and the gaps between them
+ * by size (compiler/ordset.h) places each in O(log n), with the offsets
+ * the greedy rule gives.  Every graph plans in O(n log n) in its buffers
+ * (200,000 tensors live at once: well under a second), and the real
+ * networks of the test suite never reach the budget, so their plans are
+ * the greedy's best.
  *
  * lower_bound_bytes is the largest total of block sizes live at one step,
  * after sharing; naive_bytes is the total as if every block had its own
@@ -84,7 +94,8 @@ typedef struct MemInterval {
  * sizes are; returns the arena size (the largest offset + size). */
 uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets);
 /* One greedy pass alone (mem_place tries them all, then searches):
- * ordering MEM_BY_*, best fit or lowest fit. */
+ * ordering MEM_BY_*, best fit or lowest fit; without mem_place's budget
+ * (quadratic at worst but for MEM_BY_FIRST, which sweeps). */
 enum { MEM_BY_SIZE, MEM_BY_FIRST, MEM_BY_LENGTH, MEM_BY_AREA, MEM_ORDERINGS };
 uint64_t mem_place_greedy(const MemInterval *iv, int32_t n, int ordering,
 			  bool best_fit, uint64_t *offsets);

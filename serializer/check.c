@@ -10,12 +10,16 @@
 #include "omimpl.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct Check {
 	const Gearom__Model *m;
 	const uint8_t *w; /* NULL: the bytes are not at hand */
 	uint64_t wsize;
 	uint8_t *refs; /* per graph: attributes naming it as a subgraph */
+	uint8_t *gear_of; /* per graph: gears naming it as their branch */
+	NameMap *inputs;  /* model input name -> index */
+	size_t nvals;	  /* the gear inputs' -1s: values per gear */
 } Check;
 
 #define IN_RANGE(i, n) ((i) >= 0 && (uint64_t)(i) < (uint64_t)(n))
@@ -273,8 +277,11 @@ int om_check_block(size_t k, int32_t tensor, int32_t node, int32_t alias_of,
 	return 0;
 }
 
+/* The runtime allocates arena_bytes: never more than every block side
+ * by side (verify checks it is exactly what the blocks reach). */
 static int check_plan(const Gearom__Graph *g, const Gearom__MemoryPlan *p)
 {
+	uint64_t sum = 0;
 	if (om_check_order(p->order, p->n_order, g->n_nodes) < 0)
 		return -1;
 	for (size_t k = 0; k < p->n_blocks; k++) {
@@ -282,7 +289,14 @@ static int check_plan(const Gearom__Graph *g, const Gearom__MemoryPlan *p)
 		if (om_check_block(k, b->tensor, b->node, b->alias_of, b->offset,
 				   b->size, g->n_tensors, g->n_nodes) < 0)
 			return -1;
+		if (__builtin_add_overflow(sum, b->size, &sum))
+			sum = UINT64_MAX;
 	}
+	if (p->arena_bytes > sum)
+		return error("arena_bytes is %llu, more than its blocks' %llu "
+			     "bytes side by side",
+			     (unsigned long long)p->arena_bytes,
+			     (unsigned long long)sum);
 	return 0;
 }
 
@@ -355,7 +369,16 @@ static int check_gear_input(const Gearom__GearInput *in)
 			return error("dynamic axis %d is not a -1 of its "
 				     "shape",
 				     ax);
+		if (k && ax <= in->dyn_axes[k - 1])
+			return error("dynamic axes are not in increasing "
+				     "order");
 	}
+	size_t ndyn = 0;
+	for (size_t k = 0; k < in->n_shape; k++)
+		ndyn += in->shape[k] == -1;
+	if (ndyn != in->n_dyn_axes)
+		return error("%zu dims are -1, %zu dynamic axes", ndyn,
+			     in->n_dyn_axes);
 	return 0;
 }
 
@@ -366,6 +389,86 @@ static int check_shape_info(const Gearom__ShapeInfo *s)
 	return om_check_shape(s->rank, s->n_dims, s->dims, -1);
 }
 
+/* ShapeInfo s of a tensor of dtype dt: bytes exactly when the shape is
+ * static and dt has a fixed size, and then numel * dtype size. */
+static int check_shape_bytes(const Gearom__ShapeInfo *s, int32_t dt)
+{
+	int64_t n = 1;
+	bool fixed = s->rank >= 0 && dt != DT_STRING && dtype_size(dt) > 0;
+	for (size_t k = 0; fixed && k < s->n_dims; k++)
+		if (s->dims[k] < 0)
+			fixed = false;
+		else if (!mul_nonneg_i64(n, s->dims[k], &n))
+			return error("its element count overflows");
+	if (fixed && !mul_nonneg_i64(n, (int64_t)dtype_size(dt), &n))
+		return error("its byte size overflows");
+	if (!fixed && s->has_bytes)
+		return error("bytes %llu for a shape that is not static",
+			     (unsigned long long)s->bytes);
+	if (fixed && (!s->has_bytes || s->bytes != (uint64_t)n))
+		return error("bytes %llu, its shape and dtype need %lld",
+			     (unsigned long long)s->bytes, (long long)n);
+	return 0;
+}
+
+/* Gear input k of gear i: named as the gear input, its shape that one's
+ * with the gear's values at the -1s (in gear-input order). */
+static int check_gear_shape_in(const Check *c, const Gearom__Gear *g,
+			       size_t k, size_t *at)
+{
+	const Gearom__GearInput *in = c->m->gear_inputs[k];
+	const Gearom__ShapeInfo *s = g->inputs[k];
+	if (strcmp(s->name, in->name))
+		return error("named '%s', gear input %zu is '%s'", s->name, k,
+			     in->name);
+	if (s->rank != (int32_t)in->n_shape)
+		return error("rank %d, gear input '%s' has %zu dims", s->rank,
+			     in->name, in->n_shape);
+	for (size_t d = 0, j = 0; d < in->n_shape; d++) {
+		bool dyn = j < in->n_dyn_axes && (size_t)in->dyn_axes[j] == d;
+		int64_t want = dyn ? g->dims[(*at)++] : in->shape[d];
+		j += dyn;
+		if (s->dims[d] != want)
+			return error("dim %zu is %lld, expected %lld", d,
+				     (long long)s->dims[d], (long long)want);
+	}
+	return 0;
+}
+
+/* The model input named name; NULL if none. */
+static const Gearom__IoInfo *input_named(const Check *c, const char *name)
+{
+	int32_t k = namemap_get(c->inputs, name);
+	return k >= 0 ? c->m->inputs[k] : NULL;
+}
+
+static int check_gear_io(const Check *c, const Gearom__Gear *g)
+{
+	const Gearom__Model *m = c->m;
+	size_t at = 0;
+	if (g->n_inputs != m->n_gear_inputs ||
+	    (g->n_outputs && g->n_outputs != m->n_outputs))
+		return error("%zu inputs and %zu outputs, the model has %zu "
+			     "gear inputs and %zu outputs", g->n_inputs,
+			     g->n_outputs, m->n_gear_inputs, m->n_outputs);
+	for (size_t k = 0; k < g->n_inputs; k++) {
+		const Gearom__IoInfo *io = input_named(c, g->inputs[k]->name);
+		if (check_gear_shape_in(c, g, k, &at) < 0 ||
+		    check_shape_bytes(g->inputs[k], io->dtype) < 0)
+			return error_prefix("input %zu", k);
+	}
+	for (size_t k = 0; k < g->n_outputs; k++) {
+		const Gearom__ShapeInfo *s = g->outputs[k];
+		const Gearom__IoInfo *io = m->outputs[k];
+		if (strcmp(s->name, io->name))
+			return error("output %zu is named '%s', the model's is "
+				     "'%s'", k, s->name, io->name);
+		if (check_shape_bytes(s, io->dtype) < 0)
+			return error_prefix("output %zu", k);
+	}
+	return 0;
+}
+
 static int check_gear(const Check *c, size_t i)
 {
 	const Gearom__Gear *g = c->m->gears[i];
@@ -373,18 +476,58 @@ static int check_gear(const Check *c, size_t i)
 		return error("no label");
 	if (g->index < 0 || (size_t)g->index != i)
 		return error("index is %d", g->index);
-	if (g->n_dims != c->m->gears[0]->n_dims)
-		return error("%zu dims, gear 0 has %zu", g->n_dims,
-			     c->m->gears[0]->n_dims);
+	if (g->n_dims != c->nvals)
+		return error("%zu dims, the gear inputs have %zu -1s",
+			     g->n_dims, c->nvals);
+	for (size_t k = 0; k < g->n_dims; k++)
+		if (g->dims[k] < 1)
+			return error("dim %zu is %lld, expected >= 1", k,
+				     (long long)g->dims[k]);
 	if (g->graph != -1 && !IN_RANGE(g->graph, c->m->n_graphs))
 		return error("graph %d is out of range (%zu graphs)", g->graph,
 			     c->m->n_graphs);
+	if (g->graph != -1 && (g->graph == c->m->root ||
+			       c->m->graphs[g->graph]->parent != c->m->root))
+		return error("graph %d is not a branch of the root graph %d",
+			     g->graph, c->m->root);
+	if (g->graph != -1 && c->gear_of[g->graph]++)
+		return error("graph %d is the branch of two gears", g->graph);
 	for (size_t k = 0; k < g->n_inputs; k++)
 		if (check_shape_info(g->inputs[k]) < 0)
 			return error_prefix("input %zu", k);
 	for (size_t k = 0; k < g->n_outputs; k++)
 		if (check_shape_info(g->outputs[k]) < 0)
 			return error_prefix("output %zu", k);
+	return check_gear_io(c, g);
+}
+
+/* Mode and gears agree; each gear input is a model input, stated with
+ * the same shape; the gear values are one per -1 of the gear inputs. */
+static int check_gear_table(Check *c)
+{
+	const Gearom__Model *m = c->m;
+	bool is_static = m->mode == GEAROM__MODE__MODE_STATIC;
+	if (is_static && (m->n_gears || m->n_gear_inputs))
+		return error("mode is static, but there are %zu gears and %zu "
+			     "gear inputs", m->n_gears, m->n_gear_inputs);
+	if (!is_static && (!m->n_gears || !m->n_gear_inputs))
+		return error("mode %d has %zu gears and %zu gear inputs, "
+			     "expected some of each", (int)m->mode, m->n_gears,
+			     m->n_gear_inputs);
+	for (size_t k = 0; k < m->n_inputs; k++)
+		namemap_put(c->inputs, m->inputs[k]->name, (int32_t)k);
+	for (size_t k = 0; k < m->n_gear_inputs; k++) {
+		const Gearom__GearInput *in = m->gear_inputs[k];
+		const Gearom__IoInfo *io = input_named(c, in->name);
+		c->nvals += in->n_dyn_axes;
+		if (!io)
+			return error("gear input %zu '%s' is not an input of the "
+				     "model", k, in->name);
+		if (io->rank != (int32_t)in->n_shape ||
+		    memcmp(io->shape, in->shape, in->n_shape * sizeof(int64_t)))
+			return error("gear input %zu '%s': its shape is not the "
+				     "model input's", k, in->name);
+	}
 	return 0;
 }
 
@@ -440,6 +583,9 @@ static int check_all(Check *c)
 	for (size_t k = 0; k < m->n_gear_inputs; k++)
 		if (check_gear_input(m->gear_inputs[k]) < 0)
 			return error_prefix("gear input %zu", k);
+	if (check_gear_table(c) < 0)
+		return -1;
+	c->gear_of = xcalloc(m->n_graphs, 1);
 	for (size_t k = 0; k < m->n_gears; k++)
 		if (check_gear(c, k) < 0)
 			return error_prefix("gear %zu", k);
@@ -455,7 +601,12 @@ int om_check_model(const Gearom__Model *m, const uint8_t *weights,
 		c.w = NULL;
 	else if (!c.w)
 		c.w = none; /* no WEIGHTS partition: weights_size is 0 */
+	NameMap inputs;
+	namemap_init(&inputs);
+	c.inputs = &inputs;
 	int rc = check_all(&c);
+	namemap_release(&inputs);
 	free(c.refs);
+	free(c.gear_of);
 	return rc;
 }

@@ -497,6 +497,9 @@ static int read_part(const uint8_t *d, size_t size, uint32_t i,
 	p->size = om_get_u64(e + 16);
 	if (p->type != OM_PART_MODEL_DEF && p->type != OM_PART_WEIGHTS)
 		return error("partition %u has unknown type %u", i, p->type);
+	if (om_get_u32(e + 4))
+		return error("partition %u: reserved field is %u, expected 0",
+			     i, om_get_u32(e + 4));
 	if (p->off % OM_ALIGN)
 		return error("partition %u at offset %llu is not %d-byte "
 			     "aligned",
@@ -511,6 +514,16 @@ static int read_part(const uint8_t *d, size_t size, uint32_t i,
 			     i, (unsigned long long)p->off,
 			     (unsigned long long)p->size, size);
 	return 0;
+}
+
+/* Where the last partition ends: the file must end there. */
+static uint64_t last_end(const Part *parts, uint32_t n)
+{
+	uint64_t end = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (parts[i].off + parts[i].size > end)
+			end = parts[i].off + parts[i].size;
+	return end;
 }
 
 /* Finds MODEL_DEF and WEIGHTS in the partition table. */
@@ -542,6 +555,9 @@ static int read_parts(const uint8_t *d, size_t size, Part *def, Part *w)
 	}
 	if (ndef != 1)
 		return error("%u MODEL_DEF partitions, expected one", ndef);
+	if (last_end(parts, n) != size)
+		return error("%llu bytes after the last partition",
+			     (unsigned long long)(size - last_end(parts, n)));
 	if (nw > 1)
 		return error("%u WEIGHTS partitions, expected at most one", nw);
 	return 0;

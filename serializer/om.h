@@ -61,7 +61,18 @@
  *     has none);
  *     gear inputs: rank <= 8, dyn_axes index -1 dims; gears: index = their
  *     position, the same number of dims each, graph -1 or valid, input and
- *     output shapes as tensors' shapes.
+ *     output shapes as tensors' shapes;
+ *   - the gear table holds together: mode static exactly when there are
+ *     no gears and no gear inputs; each gear input is a model input of
+ *     the same shape, its dyn_axes every -1 of it in increasing order;
+ *     each gear has one value >= 1 per -1 of the gear inputs, a branch
+ *     graph (if any) that is a child of the root and no other gear's, its
+ *     inputs' shapes the gear inputs' with its values at the -1s, its
+ *     outputs (if listed) named as the model's, and bytes exactly when a
+ *     shape is static: numel * dtype size;
+ *   - a plan's arena_bytes is at most its blocks' sizes summed;
+ *   - every partition entry's reserved field is 0 and the file ends where
+ *     the last partition ends.
  */
 #ifndef GEARC_OM_H
 #define GEARC_OM_H

@@ -319,6 +319,30 @@ static inline Model *synth_transformer(void)
 	return sy_end(&s, sy_unary(&s, "Tanh", x));
 }
 
+/* The scale cases (tests/test_scale.c): n Relu nodes of one [1,16]
+ * input feeding one Sum, so all n outputs are live at once; and a chain
+ * of n Relu nodes, each in place of the one before. */
+static inline Model *synth_wide(int32_t n)
+{
+	Synth s = sy_begin("wide");
+	ValId x = tu_input(s.g, "x", DT_FLOAT, SHAPE(1, 16));
+	ValId *r = xmalloc((size_t)n * sizeof(ValId));
+	for (int32_t i = 0; i < n; i++)
+		r[i] = sy_unary(&s, "Relu", x);
+	ValId y = tu_out(tu_node(s.g, "Sum", "sum", r, n, 1), 0);
+	free(r);
+	return sy_end(&s, y);
+}
+
+static inline Model *synth_chain(int32_t n)
+{
+	Synth s = sy_begin("chain");
+	ValId x = tu_input(s.g, "x", DT_FLOAT, SHAPE(1, 16));
+	for (int32_t i = 0; i < n; i++)
+		x = sy_unary(&s, "Relu", x);
+	return sy_end(&s, x);
+}
+
 /* Applies the gear options (NULL input_shape: none) and runs every pass;
  * NULL with the error set on failure. */
 static inline Model *synth_compile(Model *m, const char *input_shape,

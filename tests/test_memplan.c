@@ -170,6 +170,103 @@ Test(memplan, random_sets_valid_deterministic_above_bound)
 	}
 }
 
+/* The greedy rule by brute force: each buffer in order at the smallest
+ * (best fit) or lowest gap left by the placed buffers overlapping it in
+ * time, else above them all. */
+static uint64_t reference_place(const MemInterval *iv, int32_t n,
+				const int32_t *order, bool best_fit,
+				uint64_t *off)
+{
+	uint64_t arena = 0;
+	for (int32_t k = 0; k < n; k++) {
+		int32_t b = order[k];
+		uint64_t top = 0, best = UINT64_MAX, gap_best = UINT64_MAX;
+		off[b] = 0;
+		if (!iv[b].size)
+			continue;
+		for (;;) { /* the lowest placed overlapping buffer above top */
+			int32_t next = -1;
+			for (int32_t j = 0; j < k; j++) {
+				int32_t p = order[j];
+				if (!iv[p].size || iv[p].first > iv[b].last ||
+				    iv[p].last < iv[b].first || off[p] < top)
+					continue;
+				if (next < 0 || off[p] < off[next])
+					next = p;
+			}
+			if (next < 0)
+				break;
+			uint64_t gap = off[next] - top;
+			if (gap >= iv[b].size && gap < gap_best &&
+			    (best_fit || best == UINT64_MAX)) {
+				best = top;
+				gap_best = gap;
+			}
+			top = off[next] + iv[next].size;
+		}
+		off[b] = best != UINT64_MAX ? best : top;
+		if (off[b] + iv[b].size > arena)
+			arena = off[b] + iv[b].size;
+	}
+	return arena;
+}
+
+/* mem_place's MEM_BY_FIRST: first use, then the larger, the longer. */
+static bool before_by_first(const MemInterval *iv, int32_t a, int32_t b)
+{
+	const MemInterval *p = &iv[a], *q = &iv[b];
+	if (p->first != q->first)
+		return p->first < q->first;
+	if (p->size != q->size)
+		return p->size > q->size;
+	if (p->last != q->last)
+		return p->last > q->last;
+	return a < b;
+}
+
+static void sort_by_first(const MemInterval *iv, int32_t *order, int32_t n)
+{
+	for (int32_t i = 1; i < n; i++) {
+		int32_t x = order[i], j = i;
+		for (; j > 0 && before_by_first(iv, x, order[j - 1]); j--)
+			order[j] = order[j - 1];
+		order[j] = x;
+	}
+}
+
+/* The ordering by first use is placed by a sweep over the steps: the same
+ * offsets as the greedy rule, gaps and zero sizes included. */
+Test(memplan, sweep_by_first_use_is_the_greedy_rule)
+{
+	uint64_t s = 7;
+	MemInterval iv[80];
+	uint64_t got[80], want[80];
+	int32_t order[80];
+	for (int t = 0; t < 400; t++) {
+		int32_t n = 1 + (int32_t)(rng_next(&s) % 80);
+		for (int32_t i = 0; i < n; i++) {
+			int32_t f = (int32_t)(rng_next(&s) % 50);
+			uint64_t sz = rng_next(&s) % 9 == 0
+					      ? 0
+					      : 64 * (1 + rng_next(&s) % 6);
+			iv[i] = (MemInterval){ sz, f,
+					       f + (int32_t)(rng_next(&s) % 12) };
+			order[i] = i;
+		}
+		sort_by_first(iv, order, n);
+		for (int fit = 0; fit < 2; fit++) {
+			uint64_t a = mem_place_greedy(iv, n, MEM_BY_FIRST, fit,
+						      got);
+			uint64_t b = reference_place(iv, n, order, fit, want);
+			cr_assert_eq(a, b, "set %d fit %d: arena %llu, the rule "
+				     "gives %llu", t, fit,
+				     (unsigned long long)a, (unsigned long long)b);
+			cr_assert(!memcmp(got, want, (size_t)n * sizeof(uint64_t)),
+				  "set %d fit %d: offsets differ", t, fit);
+		}
+	}
+}
+
 /* ---- graphs ------------------------------------------------------------------ */
 
 static const MemBlock *block_of(const Graph *g, ValId v)

@@ -1240,7 +1240,7 @@ static const struct {
 	const char *want;
 } gear_cases[] = {
 	{ g_graph, "gear 1: graph 9 is out of range (1 graphs)" },
-	{ g_dims, "gear 1: 2 dims, gear 0 has 3" },
+	{ g_dims, "gear 1: 2 dims, the gear inputs have 3 -1s" },
 	{ g_index, "gear 0: index is 5" },
 	{ g_axis, "gear input 0: dynamic axis 1 is not a -1 of its shape" },
 	{ g_shape, "gear 2: input 1: rank 9 is out of range" },

@@ -464,3 +464,188 @@ Test(verify, synthetic_and_backend_models, .timeout = 300)
 	remove_tree(d);
 	free(d);
 }
+
+/* ---- in place, by binary search (issue 19) -------------------------------- */
+
+static OmFile encode_parse(Model *m, uint8_t **d)
+{
+	size_t n;
+	OmFile f;
+	cr_assert_eq(om_encode(m, d, &n), 0, "%s", last_error());
+	cr_assert_eq(om_parse(&f, *d, n, "chain.om"), 0, "%s", last_error());
+	return f;
+}
+
+static int32_t tensor_named(const Gearom__Graph *g, const char *name)
+{
+	for (size_t t = 0; t < g->n_tensors; t++)
+		if (!strcmp(g->tensors[t]->name, name))
+			return (int32_t)t;
+	cr_assert_fail("no tensor '%s'", name);
+	return -1;
+}
+
+/* A chain x -> Relu0 -> ... -> Relu5 -> y: every Relu output in place of
+ * the one before.  A later node made to read an early tensor of the
+ * buffer is a read after the buffer was overwritten. */
+Test(verify, read_after_an_in_place_overwrite)
+{
+	Model *m = synth_compile(synth_chain(6), NULL, 0, 0, 0, 1);
+	cr_assert(m, "%s", last_error());
+	uint8_t *d;
+	OmFile f = encode_parse(m, &d);
+	cr_expect_eq(verify_plans(&f), 0, "%s", last_error());
+	Gearom__Graph *g = f.model->graphs[f.model->root];
+	int32_t a = tensor_named(g, "Relu1:0"), last = g->n_nodes - 1;
+	cr_assert_eq(g->nodes[last]->n_inputs, 1);
+	int32_t was = g->nodes[last]->inputs[0];
+	g->nodes[last]->inputs[0] = a;
+	Gearom__MemBlock *b = NULL;
+	for (size_t k = 0; k < g->plan->n_blocks; k++)
+		if (g->plan->blocks[k]->tensor == a)
+			b = g->plan->blocks[k];
+	cr_assert(b);
+	b->last = last; /* within its buffer's lifetime */
+	expect_plan_error(&f, "graph 'chain': tensor 'Relu2:0' overwrites the "
+			      "buffer of 'Relu0:0' in place at step 2, but node "
+			      "'Relu5' reads 'Relu1:0' at step 5");
+	g->nodes[last]->inputs[0] = was;
+	cr_expect_eq(verify_plans(&f), 0, "%s", last_error());
+	om_close(&f);
+	free(d);
+	model_free(m);
+}
+
+/* ---- lying gear tables and figures (issue 19, item 10) ---------------- */
+
+/* The Case of the root: its attribute named name. */
+static Gearom__Attribute *case_attr(const Fx *x, const char *name)
+{
+	const Gearom__Graph *g = x->f.model->graphs[x->f.model->root];
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; !strcmp(g->nodes[i]->op_type, "Case") &&
+				   k < g->nodes[i]->n_attrs; k++)
+			if (!strcmp(g->nodes[i]->attrs[k]->name, name))
+				return g->nodes[i]->attrs[k];
+	cr_assert_fail("no Case attribute '%s'", name);
+	return NULL;
+}
+
+Test(verify, lying_arena_and_shape_figures)
+{
+	Fx x = compile_demo();
+	Gearom__MemoryPlan *p = gear_graph(&x, 0)->plan;
+	uint64_t arena = p->arena_bytes;
+	p->arena_bytes = UINT64_MAX;
+	expect_verify_error(&x, "graph 1: memory plan: arena_bytes is "
+				"18446744073709551615, more than its blocks'");
+	p->arena_bytes = arena + 64;
+	char want[200];
+	snprintf(want, sizeof(want), "graph 'Batch_0': the plan records an "
+		 "arena of %llu bytes, its blocks reach %llu",
+		 (unsigned long long)arena + 64, (unsigned long long)arena);
+	expect_verify_error(&x, want);
+	p->arena_bytes = arena;
+
+	Gearom__ShapeInfo *out = x.f.model->gears[0]->outputs[0];
+	out->bytes = UINT64_MAX;
+	expect_verify_error(&x, "gear 0: output 0: bytes 18446744073709551615, "
+				"its shape and dtype need 40");
+	out->bytes = 44;
+	expect_verify_error(&x, "gear 0: output 0: bytes 44, its shape and "
+				"dtype need 40");
+	out->bytes = 40;
+	out->dims[0] = 2; /* as the branch does not give it */
+	out->bytes = 80;
+	expect_verify_error(&x, "gear 0: its branch 'Batch_0' gives output "
+				"'probs' at another shape");
+	out->dims[0] = 1;
+	out->bytes = 40;
+	fx_free(&x);
+}
+
+Test(verify, lying_gear_tables)
+{
+	Fx x = compile_demo();
+	Gearom__Model *m = x.f.model;
+	int32_t graph = m->gears[0]->graph;
+	m->gears[0]->graph = m->root;
+	expect_verify_error(&x, "gear 0: graph 0 is not a branch of the root "
+				"graph 0");
+	m->gears[0]->graph = graph;
+
+	m->gears[1]->dims[0] = -1;
+	expect_verify_error(&x, "gear 1: dim 0 is -1, expected >= 1");
+	m->gears[1]->dims[0] = 4;
+
+	m->mode = GEAROM__MODE__MODE_STATIC;
+	expect_verify_error(&x, "mode is static, but there are 3 gears and 1 "
+				"gear inputs");
+	m->mode = GEAROM__MODE__MODE_BATCH;
+	size_t ngears = m->n_gears;
+	m->n_gears = 0;
+	expect_verify_error(&x, "mode 1 has 0 gears and 1 gear inputs");
+	m->n_gears = ngears;
+
+	Gearom__Attribute *cnt = case_attr(&x, "gear_count");
+	cnt->i = 1000000000;
+	expect_verify_error(&x, "node 'gear_case': gear_count 1000000000, the "
+				"gear table has 3 gears");
+	cnt->i = 3;
+	Gearom__Attribute *dims = case_attr(&x, "gear_dims");
+	dims->ints[1] = 5;
+	expect_verify_error(&x, "node 'gear_case': gear_dims disagree with "
+				"gear 1's dims");
+	dims->ints[1] = 4;
+
+	int64_t big = (int64_t)1 << 62;
+	m->gear_inputs[0]->shape[1] = big;
+	expect_verify_error(&x, "gear input 0 'x': its shape is not the model "
+				"input's");
+	m->gear_inputs[0]->shape[1] = 3;
+	m->gears[2]->inputs[0]->dims[1] = big;
+	expect_verify_error(&x, "gear 2: input 0: dim 1 is 4611686018427387904, "
+				"expected 3");
+	m->gears[2]->inputs[0]->dims[1] = 3;
+	Gearom__Graph *b = gear_graph(&x, 0);
+	b->tensors[tensor(b, "x")]->dims[0] = 2;
+	expect_verify_error(&x, "gear 0: its branch 'Batch_0' takes input 'x' "
+				"at another shape");
+	b->tensors[tensor(b, "x")]->dims[0] = 1;
+	write_mutated(&x);
+	Run r = run_gearc("verify", x.om);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	fx_free(&x);
+}
+
+/* The file's bytes with the checksum made right again. */
+static void write_raw(const Fx *x, uint8_t *c, size_t len)
+{
+	om_put_u64(c + 16, len);
+	om_put_u32(c + 24, crc32_update(0, c + 64, len - 64));
+	write_file(x->om, c, len);
+}
+
+Test(verify, reserved_fields_and_trailing_bytes)
+{
+	Fx x = compile_demo();
+	uint8_t *c = calloc(x.size + 64, 1);
+	memcpy(c, x.data, x.size);
+	c[64 + 4] = 1; /* partition 0's reserved u32 */
+	write_raw(&x, c, x.size);
+	Run r = run_gearc("verify", x.om);
+	expect_error(&r, 1, "partition 0: reserved field is 1, expected 0");
+	run_free(&r);
+	c[64 + 4] = 0;
+	write_raw(&x, c, x.size + 64); /* 64 zero bytes after WEIGHTS */
+	r = run_gearc("verify", x.om);
+	expect_error(&r, 1, "64 bytes after the last partition");
+	run_free(&r);
+	write_raw(&x, c, x.size);
+	r = run_gearc("verify", x.om);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	free(c);
+	fx_free(&x);
+}
