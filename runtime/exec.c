@@ -16,7 +16,6 @@
 
 #include "rt.h"
 
-enum { OPSET_NEWEST = 23 };
 
 static bool node_has_graphs(const Node *n)
 {
