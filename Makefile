@@ -149,7 +149,8 @@ $(BUILD)/gearrt.pc: FORCE
 # One Criterion binary for all unit and CLI tests: one summary line.
 # tests/allocount.c counts the heap allocations of the code linked in.
 WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
-$(BUILD)/tests/unit: $(TEST_OBJ) $(BUILD)/tests/allocount.o $(BUILD)/libgearc.a
+$(BUILD)/tests/unit: $(TEST_OBJ) $(BUILD)/tests/allocount.o $(BUILD)/tests/tensorcmp.o \
+		$(BUILD)/libgearc.a
 	$(CC) $(LDFLAGS_ALL) $(WRAP_ALLOC) -o $@ $^ $(LDLIBS) -lcriterion
 
 $(BUILD)/conformance: $(BUILD)/tests/conformance.o $(BUILD)/tests/tensorcmp.o \

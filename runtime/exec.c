@@ -287,8 +287,16 @@ static void bind_io(Prepared *p, const gearrt_tensor *const *in,
 		    gearrt_tensor *const *out)
 {
 	const Graph *g = p->g;
-	for (int32_t k = 0; k < g->ninputs; k++)
-		p->vt[g->inputs[k]].data = in[k]->data;
+	for (int32_t k = 0; k < g->ninputs; k++) {
+		Tensor *t = &p->vt[g->inputs[k]];
+		t->data = in[k]->data;
+		if (!shape_is_static(&g->vals[g->inputs[k]].shape)) {
+			/* a graph run at the inputs' own dims (a scope compile's
+			 * root): its nodes are evaluated at these shapes */
+			t->shape = shape_of(in[k]->rank, in[k]->dims);
+			t->nbytes = (size_t)shape_bytes(&t->shape, t->dtype);
+		}
+	}
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		ValId v = g->outputs[k];
 		if (g->vals[v].kind != VAL_NODE || !p->cur[v] ||

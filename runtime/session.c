@@ -96,18 +96,18 @@ static gearrt_status check_input(const gearrt_model *md, size_t i,
 	return GEARRT_OK;
 }
 
-/* Whether graph g takes the inputs at exactly their shapes. */
-static bool graph_fits(const gearrt_model *md, const Graph *g,
-		       const gearrt_tensor *in)
+/* Whether the inputs' dims at the gear axes (the -1 dims of the model's
+ * inputs, inputs in order) are gear g's row of the gear table. */
+static bool gear_fits(const gearrt_model *md, size_t g, const gearrt_tensor *in)
 {
-	for (size_t i = 0; i < md->nin; i++) {
-		const Value *v =
-			&g->vals[g->inputs[rt_graph_input(g, md->in_info[i].name)]];
+	const Gearom__Gear *x = md->f.model->gears[g];
+	size_t at = 0;
+	for (size_t i = 0; i < md->nin; i++)
 		for (int32_t k = 0; k < in[i].rank; k++)
-			if (v->shape.dims[k] != in[i].dims[k])
+			if (md->in_info[i].dims[k] < 0 &&
+			    (at >= x->n_dims || x->dims[at++] != in[i].dims[k]))
 				return false;
-	}
-	return true;
+	return at == x->n_dims;
 }
 
 static gearrt_status no_gear(const gearrt_model *md, const gearrt_tensor *in)
@@ -144,7 +144,7 @@ static gearrt_status select_graph(const gearrt_model *md,
 		return GEARRT_OK;
 	}
 	for (size_t g = 0; g < md->ngears; g++)
-		if (graph_fits(md, md->run_graph[g], in)) {
+		if (gear_fits(md, g, in)) {
 			*which = g;
 			return GEARRT_OK;
 		}
