@@ -78,14 +78,34 @@
 enum { OM_PART_MODEL_DEF = 1, OM_PART_WEIGHTS = 2 };
 
 /* Writes m (its root graph m->graph and everything below it, the gear spec
- * and options) to path atomically: a temporary file ".NAME.tmp.PID.N" in
- * the same directory, fsync, rename, fsync of the directory (best effort).
- * Weights are streamed from their Tensors.  On failure nothing is left and
- * an existing file at path is untouched; the error reads
+ * and options) to path atomically: the bytes go to an unnamed file in
+ * path's directory (O_TMPFILE) that gets the name ".NAME.tmp.PID.N" only
+ * once it is complete and synced, and is then renamed to path; where the
+ * file system has no unnamed files, to that named temporary file from the
+ * start.  Then the directory is synced (best effort).  Weights are
+ * streamed from their Tensors.  On failure nothing is left and an
+ * existing file at path is untouched; the error reads
  * "--output 'PATH': cannot create file: REASON" (or "cannot write",
  * "cannot replace it").  A Model the reader would reject is refused
  * before any file is created. */
 int om_write(const Model *m, const char *path);
+/* false: om_write writes the named temporary file from the start, as on
+ * a file system without O_TMPFILE (for tests of that path). */
+extern bool om_use_tmpfile;
+
+/* Removes the named temporary file om_write is writing, if any: for a
+ * handler of SIGTERM, SIGINT or SIGHUP, which then re-raises the signal
+ * (async-signal-safe: one unlink()).  The library installs no handler. */
+void om_remove_temp(void);
+
+/* Removes the temporary files (".NAME.om.tmp.PID.N", any NAME) that a
+ * gearc killed while writing left in path's directory: those whose PID
+ * is no running process and that were not modified for
+ * OM_STALE_TEMP_SECONDS (a writer in another PID namespace or on another
+ * host sharing the directory may have the same PID and be alive; its
+ * file is modified as it is written).  Best effort, no error. */
+void om_remove_stale_temps(const char *path);
+#define OM_STALE_TEMP_SECONDS 60
 
 /* The same bytes in memory (malloc'd; free with free()). */
 int om_encode(const Model *m, uint8_t **out, size_t *len);
@@ -100,7 +120,26 @@ typedef struct OmFile {
 } OmFile;
 
 /* Opens and fully validates path; -1 with an error "PATH: what is wrong"
- * (f is then zeroed; om_close on it is harmless). */
+ * (f is then zeroed; om_close on it is harmless).
+ *
+ * The file is read into memory, not mapped (f->data is a private copy;
+ * f->weights points into it, and a runtime uses the weights there in
+ * place).  Why: a mapping of a file that another process truncates
+ * faults (SIGBUS) in whatever code next touches a lost page, which a
+ * library cannot catch (a signal handler is the whole process's, and
+ * MAP_PRIVATE does not help: truncation drops private pages too).  So
+ * mapping would turn a file replaced or cut while dump, verify or a
+ * runtime reads it into a crash; read, it is an error ("the file changed
+ * while it was read") at open and cannot hurt afterwards.  What it
+ * costs: no extra I/O, since the checksum reads every byte at open either
+ * way, and one copy from the page cache (about 0.2 s for 500 MB, see
+ * the numbers in the commit); but the memory: a 500 MB .om takes 500 MB
+ * of the process's own memory, which the kernel cannot drop and reload
+ * under pressure and several processes running the same model do not
+ * share, where a mapping would share one page-cache copy.  A runtime that
+ * needs the shared mapping should map only from a file that cannot
+ * change under it (a sealed memfd, or a copy it owns) - not from a path
+ * a user may rewrite. */
 int om_open(OmFile *f, const char *path);
 /* The same on bytes in memory (kept by reference; name, non-NULL, for
  * messages).  om_close() frees the message. */
