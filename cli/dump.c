@@ -49,6 +49,13 @@ static void escape_string(char **s, const void *dflt, unsigned how)
 	*s = e;
 }
 
+static void escape_message(ProtobufCMessage *msg, unsigned how);
+
+void om_escape_names(OmFile *f, unsigned how)
+{
+	escape_message(&f->model->base, how);
+}
+
 static void escape_message(ProtobufCMessage *msg, unsigned how)
 {
 	const ProtobufCMessageDescriptor *d = msg->descriptor;
@@ -1285,7 +1292,7 @@ int cmd_dump(int argc, char **argv)
 	bool json = !strcmp(format, "json");
 	unsigned how = json ? 0 : ESC_CONTROLS;
 	char *path = str_escape(pos[0], strlen(pos[0]), how, NULL);
-	escape_message(&f.model->base, how);
+	om_escape_names(&f, how);
 	if (json)
 		dump_json(&f, path);
 	else if (!strcmp(format, "dot"))
