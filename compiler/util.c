@@ -58,6 +58,12 @@ static char *vformat(const char *fmt, va_list ap, size_t *n)
 	return p;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	size_t n;
+	return vformat(fmt, ap, &n);
+}
+
 int error(const char *fmt, ...)
 {
 	va_list ap;

@@ -16,6 +16,7 @@
 #ifndef GEARC_UTIL_H
 #define GEARC_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* vsnprintf into a malloc'd string of the length it needs. */
+char *xvasprintf(const char *fmt, va_list ap);
 
 typedef struct ArenaChunk ArenaChunk;
 typedef struct Arena {

@@ -323,6 +323,14 @@ Test(cli_io, names_are_shown_as_valid_utf8, .timeout = IO_TIMEOUT)
 	json_object_put(j);
 	run_free(&r);
 
+	/* the IR as --dump-after prints it */
+	r = RUN(marg, oarg, "--input_shape=x:2,64", "--dump-after=infer");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(valid_utf8(r.out, r.nout), "--dump-after is not UTF-8");
+	cr_expect(!strchr(r.out, '\x1b'), "--dump-after holds an ESC");
+	cr_expect(strstr(r.out, "\\xff\\xfe:float32"), "%s", r.out);
+	run_free(&r);
+
 	/* an error naming a bad name */
 	r = RUN(marg, oarg, "--input_shape=\xff\xfe\x1b[2J:1,2");
 	expect_error(&r, 1, "'\\xff\\xfe\\x1b[2J'");
