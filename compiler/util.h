@@ -144,8 +144,8 @@ int32_t parallel_for(int32_t n, int threads, int (*fn)(void *ctx, int32_t i),
 typedef struct FileMap {
 	const uint8_t *data;
 	size_t size;
-	bool mapped; /* data is a mapping (filemap_open*) */
-	bool owned;  /* data is malloc'd (filemap_read) */
+	bool mapped; /* data is a mapping (of the file, or of the memory
+		      * filemap_read read it into) */
 } FileMap;
 
 /* Maps path; on failure sets an error naming what/path and returns -1.
