@@ -985,9 +985,12 @@ Model *onnx_load_bytes(const uint8_t *data, size_t size, const char *path)
 Model *onnx_load(const char *path)
 {
 	FileMap f;
-	if (filemap_open(&f, path, "model") < 0)
+	/* Read, not mapped: a model cut while it is parsed is an error, not
+	 * SIGBUS.  protobuf-c copies what it keeps, so the copy goes right
+	 * away.  (External data stays mapped, used in place until the .om
+	 * is written: a data file cut during a compile still faults.) */
+	if (filemap_read(&f, path, "model") < 0)
 		return NULL;
-	/* protobuf-c copies what it keeps, so the file can go right away. */
 	Model *m = onnx_load_bytes(f.data, f.size, path);
 	filemap_release(&f);
 	return m;
@@ -996,7 +999,7 @@ Model *onnx_load(const char *path)
 const Tensor *onnx_load_tensor(Model *m, const char *path)
 {
 	FileMap f;
-	if (filemap_open(&f, path, "tensor") < 0)
+	if (filemap_read(&f, path, "tensor") < 0)
 		return NULL;
 	Importer im = { .m = m, .a = &m->arena };
 	ProtobufCAllocator alloc = { pb_alloc, pb_free, &m->arena };

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +310,7 @@ static void set_pending(const char *tmp)
 	if (n >= sizeof(pending_temp))
 		return; /* too long to keep: best effort */
 	memcpy(pending_temp, tmp, n + 1);
+	atomic_signal_fence(memory_order_seq_cst); /* the name, then the flag */
 	pending = 1;
 }
 
@@ -465,7 +467,8 @@ void om_remove_stale_temps(const char *path)
 		long pid = temp_pid(e->d_name);
 		struct stat st;
 		if (pid < 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    fstatat(dirfd(d), e->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISREG(st.st_mode) ||
 		    now - st.st_mtime < OM_STALE_TEMP_SECONDS)
 			continue;

@@ -132,7 +132,7 @@ Test(cli_io, external_data_in_a_symlinked_directory, .timeout = IO_TIMEOUT)
 	free(d), free(out), free(model), free(sub), free(outbin), free(inbin);
 }
 
-/* ---- item 2: FIFOs are refused, never waited on --------------------------- */
+/* ---- item 2: FIFOs are refused, never waited on ------------------------ */
 
 Test(cli_io, fifos_are_refused, .timeout = IO_TIMEOUT)
 {
@@ -168,7 +168,7 @@ Test(cli_io, external_data_fifo_is_refused, .timeout = IO_TIMEOUT)
 	free(d), free(model), free(bin);
 }
 
-/* ---- item 5: a .om cut while it is used ----------------------------------- */
+/* ---- item 5: a .om cut while it is used -------------------------------- */
 
 /* dump and verify read the file into memory: truncating it after om_open
  * (while they work on it) cannot fault.  With a mapping, reading the

@@ -67,7 +67,8 @@ static long unnamed_file_size(pid_t pid, const char *dir)
  * file (no O_TMPFILE) when named is set. */
 static pid_t start_big_compile(const char *d, bool named)
 {
-	char *model = path_in(d, "big_external.onnx"), *bin = path_in(d, "big.bin");
+	char *model = path_in(d, "big_external.onnx");
+	char *bin = path_in(d, "big.bin");
 	copy_file("tests/fixtures/big_external.onnx", model);
 	int fd = open(bin, O_WRONLY | O_CREAT, 0644);
 	cr_assert(fd >= 0 && ftruncate(fd, 256L << 20) == 0); /* sparse */
@@ -197,7 +198,7 @@ Test(robust, stale_temporary_files_are_removed)
 	make_temp(d, ".out.om.tmp.%ld.7", dead, 3600);	/* removed */
 	make_temp(d, ".fresh.om.tmp.%ld.0", dead, 0);	/* kept: recent */
 	make_temp(d, ".live.om.tmp.%ld.0", (long)getpid(), 3600); /* kept */
-	make_temp(d, ".notours.tmp.%ld.0", dead, 3600);	/* kept: not .om */
+	make_temp(d, ".notours.tmp.%ld.0", dead, 3600); /* kept: no .om */
 	snprintf(oarg, sizeof(oarg), "--output=%s/out", d);
 	Run r = run_gearc("--model=tests/fixtures/bad_cycle.onnx", oarg);
 	cr_expect_eq(r.status, 1, "%s", r.err); /* even a failed compile */
