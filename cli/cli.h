@@ -60,6 +60,9 @@ char *om_output_path(const char *output);
 struct json_object;
 struct OmFile;
 struct json_object *om_json(const struct OmFile *f, const char *path);
+/* Replaces every name in f's model by its str_escape(how) form, as dump
+ * shows it: how 0 for JSON, ESC_CONTROLS for text. */
+void om_escape_names(struct OmFile *f, unsigned how);
 
 /* The memory-plan checks of 'gearc verify' alone (cli/verify.c) on a
  * validated file: 0, or -1 with the first violation as the error. */

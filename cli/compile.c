@@ -1,4 +1,5 @@
 /* cli/compile.c - 'gearc compile': flags -> gear spec -> passes -> .om. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -127,6 +128,30 @@ static void print_summary(Model *m, const CompileOptions *o,
 		(long long)st.st_size, (unsigned long long)largest_arena(m));
 }
 
+/* SIGTERM, SIGINT or SIGHUP while the .om is written: remove the
+ * temporary file, then die of the signal as if not caught. */
+static void on_fatal_signal(int sig)
+{
+	om_remove_temp();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
+		struct sigaction sa, old;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_fatal_signal;
+		sigemptyset(&sa.sa_mask);
+		/* a signal ignored (nohup) stays ignored */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 int compile_model(const CompileOptions *o, const ParsedGears *pg)
 {
 	ParsedPins none = { 0 };
@@ -136,6 +161,9 @@ int compile_model(const CompileOptions *o, const ParsedGears *pg)
 int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 		   const ParsedPins *pins)
 {
+	char *out = om_output_path(o->output);
+	om_remove_stale_temps(out); /* what killed compiles left there */
+	free(out);
 	Model *m = onnx_load(o->model);
 	if (!m)
 		return -1;
@@ -342,6 +370,7 @@ int cmd_compile(int argc, char **argv)
 		gear_parsed_release(&pg);
 		return fail(EXIT_USAGE);
 	}
+	catch_fatal_signals();
 	ParsedPins pins;
 	if (pin_parse(&pins, input_value, &pg) < 0) {
 		gear_parsed_release(&pg);

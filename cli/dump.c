@@ -14,6 +14,76 @@
 #include "passes/partition.h"
 #include "serializer/om.h"
 
+/* ---- names made printable ------------------------------------------------ */
+
+/* Names in a .om are whatever bytes the ONNX model held.  Before they are
+ * shown, every string (and the string attributes' bytes) is replaced, in
+ * the unpacked message, by its str_escape() form: invalid UTF-8 as \xNN
+ * for JSON (json-c escapes the control characters itself), and control
+ * characters too for text and DOT, so that no name can clear a terminal
+ * or break a line.  protobuf-c frees the replacements (malloc'd, as
+ * what they replace) with the message. */
+static void escape_bytes(ProtobufCBinaryData *b, unsigned how)
+{
+	size_t n;
+	char *e = str_escape((const char *)b->data, b->len, how, &n);
+	if (n == b->len) {
+		free(e);
+		return;
+	}
+	free(b->data);
+	b->data = (uint8_t *)e;
+	b->len = n;
+}
+
+static void escape_string(char **s, const void *dflt, unsigned how)
+{
+	size_t n, len = *s ? strlen(*s) : 0;
+	if (!*s || *s == dflt)
+		return;
+	char *e = str_escape(*s, len, how, &n);
+	if (n == len) {
+		free(e);
+		return;
+	}
+	free(*s);
+	*s = e;
+}
+
+static void escape_message(ProtobufCMessage *msg, unsigned how);
+
+void om_escape_names(OmFile *f, unsigned how)
+{
+	escape_message(&f->model->base, how);
+}
+
+static void escape_message(ProtobufCMessage *msg, unsigned how)
+{
+	const ProtobufCMessageDescriptor *d = msg->descriptor;
+	bool attr = d == &gearom__attribute__descriptor;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		char *at = (char *)msg + f->offset;
+		size_t n = 1;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			n = *(size_t *)((char *)msg + f->quantifier_offset);
+			at = *(char **)at;
+		}
+		for (size_t k = 0; k < n; k++) {
+			if (f->type == PROTOBUF_C_TYPE_STRING)
+				escape_string((char **)at + k, f->default_value,
+					      how);
+			else if (f->type == PROTOBUF_C_TYPE_BYTES && attr)
+				escape_bytes((ProtobufCBinaryData *)at + k,
+					     how);
+			else if (f->type == PROTOBUF_C_TYPE_MESSAGE &&
+				 ((ProtobufCMessage **)at)[k])
+				escape_message(((ProtobufCMessage **)at)[k],
+					       how);
+		}
+	}
+}
+
 /* ---- shared helpers ------------------------------------------------------ */
 
 static const char *dt_name(bool has, int32_t dt)
@@ -1604,7 +1674,12 @@ int cmd_dump(int argc, char **argv)
 	OmFile f;
 	if (om_open(&f, pos[0]) < 0)
 		return fail(EXIT_FAIL);
-	int rc = dump_as(&f, pos[0], &d);
+	bool json = !strcmp(d.format, "json");
+	unsigned how = json ? 0 : ESC_CONTROLS;
+	char *path = str_escape(pos[0], strlen(pos[0]), how, NULL);
+	om_escape_names(&f, how);
+	int rc = dump_as(&f, path, &d);
+	free(path);
 	om_close(&f);
 	return rc < 0 ? fail(EXIT_FAIL) : EXIT_OK;
 }

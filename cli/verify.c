@@ -87,12 +87,13 @@ static int verr(const Check *c, const char *fmt, ...) PRINTF_LIKE(2, 3);
 
 static int verr(const Check *c, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	char *msg = xvasprintf(fmt, ap); /* all of it: error() shortens */
 	va_end(ap);
-	return error("graph '%s': %s", c->g->name, msg);
+	error("graph '%s': %s", c->g->name, msg);
+	free(msg);
+	return -1;
 }
 
 /* The subgraph indices of node n: *count of them (malloc'd, NULL if
@@ -1283,12 +1284,17 @@ static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
 			return -1;
 		}
 		const Gearom__MemoryPlan *p = m->graphs[gi]->plan;
-		if (verbose)
+		if (verbose) {
+			const char *name = m->graphs[gi]->name;
+			char *e = str_escape(name, strlen(name), ESC_CONTROLS,
+					     NULL);
 			printf("graph '%s': plan ok: %zu blocks, arena %llu "
 			       "bytes, lower bound %llu\n",
-			       m->graphs[gi]->name, p->n_blocks,
+			       e, p->n_blocks,
 			       (unsigned long long)p->arena_bytes,
 			       (unsigned long long)p->lower_bound_bytes);
+			free(e);
+		}
 	}
 	free(dyn);
 	return 0;

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "onnx/onnx.pb-c.h"
+#include "pbwire.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "tensor data is kept little-endian: big-endian hosts are not supported"
@@ -67,78 +68,25 @@ static const char *str_or_empty(const char *s) { return s ? s : ""; }
 
 /* ---- the wire format ---------------------------------------------------- */
 
-static bool read_varint(const uint8_t *p, size_t end, size_t *pos,
-			uint64_t *v)
-{
-	uint64_t r = 0;
-	for (int shift = 0; shift < 64 && *pos < end; shift += 7) {
-		uint8_t b = p[(*pos)++];
-		r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Returns 0 if the nesting of the messages in p is at most MAX_WIRE_DEPTH
- * deep, -2 if it is deeper, -1 if the wire format is broken. */
+/* The wire-format checks before unpacking (pbwire.h): nesting at most
+ * MAX_WIRE_DEPTH deep, no NUL byte in a string field (a name would be
+ * cut there).  0, or -1 with the error set. */
 static int wire_check(const uint8_t *p, size_t n,
-		      const ProtobufCMessageDescriptor *desc)
+		      const ProtobufCMessageDescriptor *desc, const char *what)
 {
-	struct {
-		size_t end;
-		const ProtobufCMessageDescriptor *desc;
-	} st[MAX_WIRE_DEPTH];
-	int top = 0;
-	size_t pos = 0;
-	st[0].end = n;
-	st[0].desc = desc;
-	for (;;) {
-		while (pos == st[top].end) {
-			if (top == 0)
-				return 0;
-			top--;
-		}
-		size_t end = st[top].end;
-		uint64_t tag, len;
-		if (!read_varint(p, end, &pos, &tag))
-			return -1;
-		switch (tag & 7) {
-		case 0:
-			if (!read_varint(p, end, &pos, &len))
-				return -1;
-			break;
-		case 1:
-		case 5: {
-			size_t k = (tag & 7) == 1 ? 8 : 4;
-			if (end - pos < k)
-				return -1;
-			pos += k;
-			break;
-		}
-		case 2: {
-			if (!read_varint(p, end, &pos, &len) || len > end - pos)
-				return -1;
-			const ProtobufCFieldDescriptor *f = NULL;
-			if ((tag >> 3) <= UINT32_MAX)
-				f = protobuf_c_message_descriptor_get_field(
-					st[top].desc, (unsigned)(tag >> 3));
-			if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE) {
-				pos += len;
-				break;
-			}
-			if (top + 1 == MAX_WIRE_DEPTH)
-				return -2;
-			top++;
-			st[top].end = pos + len;
-			st[top].desc = f->descriptor;
-			break;
-		}
-		default: /* groups and reserved wire types */
-			return -1;
-		}
+	PbScan s = { .max_depth = MAX_WIRE_DEPTH };
+	switch (pb_scan(p, n, desc, &s)) {
+	case PB_OK:
+		return 0;
+	case PB_DEEP:
+		return error("not a valid %s (protobuf messages are nested "
+			     "more than %d levels deep)", what,
+			     MAX_WIRE_DEPTH);
+	case PB_NUL:
+		return error("field %s.%s holds a NUL byte: names and "
+			     "strings cannot contain one", s.message, s.field);
+	default:
+		return error("not a valid %s (protobuf parse failed)", what);
 	}
 }
 
@@ -384,22 +332,21 @@ static bool has_dotdot(const char *p)
 	return false;
 }
 
-/* Maps the external data file at loc (relative to the model's directory)
- * once per model; returns its index in m->maps or -1. */
+/* Maps the external data file at loc (relative to the model's directory,
+ * which it may not leave, not even by a symbolic link) once per model;
+ * returns its index in m->maps or -1. */
 static int32_t map_external(Importer *im, const char *loc)
 {
 	Model *m = im->m;
-	const char *full = *im->dir ? arena_printf(im->a, "%s/%s", im->dir, loc)
-				    : loc;
-	int32_t k = namemap_get(&im->files, full);
+	int32_t k = namemap_get(&im->files, loc);
 	if (k >= 0)
 		return k;
 	FileMap f;
-	if (filemap_open(&f, full, "external data file") < 0)
+	if (filemap_open_below(&f, im->dir, loc, "external data file") < 0)
 		return -1;
 	k = ARENA_PUSH(im->a, m->maps, m->nmaps, m->capmaps);
 	m->maps[k] = f;
-	namemap_put(&im->files, full, k);
+	namemap_put(&im->files, arena_strdup(im->a, loc), k);
 	return k;
 }
 
@@ -1030,14 +977,11 @@ static int import_model(Importer *im, const uint8_t *data, size_t size)
 	Model *m = im->m;
 	if (size == 0)
 		return error("the file is empty, expected an ONNX model");
-	int rc = wire_check(data, size, &onnx__model_proto__descriptor);
-	if (rc == -2)
-		return error("not a valid ONNX model (protobuf messages are "
-			     "nested more than %d levels deep)",
-			     MAX_WIRE_DEPTH);
+	if (wire_check(data, size, &onnx__model_proto__descriptor,
+		       "ONNX model") < 0)
+		return -1;
 	ProtobufCAllocator alloc = { pb_alloc, pb_free, &m->arena };
-	Onnx__ModelProto *mp =
-		rc < 0 ? NULL : onnx__model_proto__unpack(&alloc, size, data);
+	Onnx__ModelProto *mp = onnx__model_proto__unpack(&alloc, size, data);
 	if (!mp)
 		return error("not a valid ONNX model (protobuf parse failed)");
 	if (mp->n_opset_import > INT32_MAX)
@@ -1052,7 +996,7 @@ static int import_model(Importer *im, const uint8_t *data, size_t size)
 								 : "main",
 				   NULL) };
 	namemap_init(&s.names);
-	rc = build_graph(im, &s, gp);
+	int rc = build_graph(im, &s, gp);
 	namemap_release(&s.names);
 	m->graph = s.g;
 	if (rc < 0 || graph_toposort(m->graph) < 0)
@@ -1080,9 +1024,12 @@ Model *onnx_load_bytes(const uint8_t *data, size_t size, const char *path)
 Model *onnx_load(const char *path)
 {
 	FileMap f;
-	if (filemap_open(&f, path, "model") < 0)
+	/* Read, not mapped: a model cut while it is parsed is an error, not
+	 * SIGBUS.  protobuf-c copies what it keeps, so the copy goes right
+	 * away.  (External data stays mapped, used in place until the .om
+	 * is written: a data file cut during a compile still faults.) */
+	if (filemap_read(&f, path, "model") < 0)
 		return NULL;
-	/* protobuf-c copies what it keeps, so the file can go right away. */
 	Model *m = onnx_load_bytes(f.data, f.size, path);
 	filemap_release(&f);
 	return m;
@@ -1091,7 +1038,7 @@ Model *onnx_load(const char *path)
 const Tensor *onnx_load_tensor(Model *m, const char *path)
 {
 	FileMap f;
-	if (filemap_open(&f, path, "tensor") < 0)
+	if (filemap_read(&f, path, "tensor") < 0)
 		return NULL;
 	Importer im = { .m = m, .a = &m->arena };
 	ProtobufCAllocator alloc = { pb_alloc, pb_free, &m->arena };
@@ -1099,12 +1046,11 @@ const Tensor *onnx_load_tensor(Model *m, const char *path)
 	set_dir(&im, path);
 	namemap_init(&im.files);
 	Onnx__TensorProto *tp = NULL;
-	if (wire_check(f.data, f.size, &onnx__tensor_proto__descriptor) == 0)
-		tp = onnx__tensor_proto__unpack(&alloc, f.size, f.data);
-	if (!tp)
-		error("not a TensorProto (protobuf parse failed or nested too "
-		      "deep)");
-	else
+	if (wire_check(f.data, f.size, &onnx__tensor_proto__descriptor,
+		       "TensorProto") == 0 &&
+	    !(tp = onnx__tensor_proto__unpack(&alloc, f.size, f.data)))
+		error("not a valid TensorProto (protobuf parse failed)");
+	if (tp)
 		t = decode_tensor(&im, tp);
 	namemap_release(&im.files);
 	filemap_release(&f);

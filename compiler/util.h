@@ -16,6 +16,7 @@
 #ifndef GEARC_UTIL_H
 #define GEARC_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* vsnprintf into a malloc'd string of the length it needs. */
+char *xvasprintf(const char *fmt, va_list ap);
 
 typedef struct ArenaChunk ArenaChunk;
 typedef struct Arena {
@@ -94,6 +97,16 @@ bool mul_size(size_t a, size_t b, size_t *r);
 /* Parse a whole string as a decimal int64 (optional leading '-').
  * No spaces, no '+', no trailing characters.  false on any error. */
 bool parse_i64(const char *s, size_t n, int64_t *out);
+/* The length of the valid UTF-8 character starting p[0..n), or 0. */
+size_t utf8_char_len(const unsigned char *p, size_t n);
+/* s[0..n) as valid UTF-8 text (malloc'd, NUL-terminated, length in
+ * *outlen if not NULL): every byte that is not part of a valid UTF-8
+ * character becomes \xNN; with ESC_CONTROLS also control characters
+ * (C0 as \n, \t or \xNN, DEL and the C1 ones as \xNN bytes), so that
+ * a name from a file cannot move a terminal's cursor (ESC[2J) or break a
+ * line.  An embedded NUL (n counts it) becomes \x00. */
+char *str_escape(const char *s, size_t n, unsigned how, size_t *outlen);
+enum { ESC_CONTROLS = 1 };
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed); /* FNV-1a 64 */
 uint32_t crc32_update(uint32_t crc, const void *p, size_t n);
 
@@ -126,15 +139,30 @@ int32_t parallel_for(int32_t n, int threads, int (*fn)(void *ctx, int32_t i),
 
 /* ---- files ----------------------------------------------------------- */
 
-/* A read-only view of a whole file, mmapped when possible. */
+/* A read-only view of a whole file: mapped, or read into memory.
+ * Every opener refuses what is not a regular file (a FIFO, socket,
+ * device or directory) with an error, without waiting on it. */
 typedef struct FileMap {
 	const uint8_t *data;
 	size_t size;
-	bool mapped;
+	bool mapped; /* data is a mapping (of the file, or of the memory
+		      * filemap_read read it into) */
 } FileMap;
 
-/* Maps path; on failure sets an error naming what/path and returns -1. */
+/* Maps path; on failure sets an error naming what/path and returns -1.
+ * A mapping faults (SIGBUS) if the file is truncated while it is used:
+ * for files that must be read whole and whose reader must survive that,
+ * use filemap_read. */
 int filemap_open(FileMap *f, const char *path, const char *what);
+/* Reads path into memory; a file that changes size while it is read is
+ * an error. */
+int filemap_read(FileMap *f, const char *path, const char *what);
+/* Maps the file at the relative path rel inside directory dir ("" for the
+ * current one) without leaving dir: no component of rel may be "..", and
+ * none may be a symbolic link (each is opened with O_NOFOLLOW below the
+ * one before), so no byte outside dir is read. */
+int filemap_open_below(FileMap *f, const char *dir, const char *rel,
+		       const char *what);
 void filemap_release(FileMap *f);
 
 #endif

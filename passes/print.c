@@ -1,6 +1,17 @@
 /* passes/print.c - the IR as text, for --dump-after and debugging. */
 #include "passes.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+/* A name as the dumps show it: valid UTF-8, control characters escaped. */
+static void print_name(FILE *f, const char *s)
+{
+	char *e = str_escape(s, strlen(s), ESC_CONTROLS, NULL);
+	fputs(e, f);
+	free(e);
+}
+
 /* After memplan: " @offset" (and "=view of"/"=in place of") of a tensor
  * in its graph's arena. */
 static void print_place(FILE *f, const Graph *g, ValId id)
@@ -27,7 +38,8 @@ static void print_value(FILE *f, const Graph *g, ValId id)
 	}
 	const Value *v = &g->vals[id];
 	const char *dt = dtype_name(v->dtype);
-	fprintf(f, "%s:%s%s", v->name, dt ? dt : "?",
+	print_name(f, v->name);
+	fprintf(f, ":%s%s", dt ? dt : "?",
 		shape_str(&v->shape, sh, sizeof(sh)));
 	if (v->konst)
 		fputs("=const", f);
@@ -36,7 +48,9 @@ static void print_value(FILE *f, const Graph *g, ValId id)
 
 void graph_print(FILE *f, const Graph *g, int indent)
 {
-	fprintf(f, "%*sgraph %s (%d nodes)\n", indent, "", g->name, g->nnodes);
+	fprintf(f, "%*sgraph ", indent, "");
+	print_name(f, g->name);
+	fprintf(f, " (%d nodes)\n", g->nnodes);
 	if (g->plan)
 		fprintf(f, "%*s  plan: arena %llu bytes, lower bound %llu\n",
 			indent, "", (unsigned long long)g->plan->arena_bytes,
@@ -49,8 +63,11 @@ void graph_print(FILE *f, const Graph *g, int indent)
 	fputc('\n', f);
 	for (int32_t i = 0; i < g->nnodes; i++) {
 		const Node *n = &g->nodes[i];
-		fprintf(f, "%*s  %%%d %s '%s' (", indent, "", i, n->op_type,
-			n->name);
+		fprintf(f, "%*s  %%%d ", indent, "", i);
+		print_name(f, n->op_type);
+		fputs(" '", f);
+		print_name(f, n->name);
+		fputs("' (", f);
 		for (int32_t k = 0; k < n->ninputs; k++) {
 			fputs(k ? ", " : "", f);
 			print_value(f, g, n->inputs[k]);

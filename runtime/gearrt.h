@@ -17,8 +17,10 @@
  *   gearrt_session_destroy(s);
  *   gearrt_model_close(m);
  *
- * Model.  gearrt_model_open() maps the file (weights are used in place,
- * never copied), makes every check `gearc verify` makes (the header,
+ * Model.  gearrt_model_open() reads the file into memory once (so a file
+ * cut or replaced under a running program cannot fault it, as a mapping
+ * would; serializer/om.h) and uses the weights in place there, never
+ * copying them again; it makes every check `gearc verify` makes (the header,
  * checksum, every index, shape inference re-run on every graph, every
  * memory plan) and refuses a file that fails one.  A model is read-only
  * once open: any number of sessions, on any threads, may use it; close it

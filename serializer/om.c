@@ -9,15 +9,21 @@
  * (never one copy of all weights), computing the CRC on the way; the
  * header is written last.  om_encode streams the same bytes into memory.
  */
+#define _GNU_SOURCE /* O_TMPFILE, AT_EMPTY_PATH */
 #include "omimpl.h"
+
+#include "compiler/pbwire.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- layout ------------------------------------------------------------ */
@@ -284,25 +290,64 @@ int om_encode(const Model *m, uint8_t **out, size_t *len)
 
 /* ---- om_write: temporary file, fsync, rename --------------------------- */
 
+/* The named temporary file om_write may leave if the process dies: set
+ * (the name first, then the flag) just before the name exists, cleared
+ * once it is renamed or removed, so om_remove_temp() can run from a
+ * signal handler. */
+static char pending_temp[4096];
+static volatile sig_atomic_t pending;
+
+void om_remove_temp(void)
+{
+	if (pending)
+		unlink(pending_temp);
+}
+
+static void set_pending(const char *tmp)
+{
+	size_t n = strlen(tmp);
+	pending = 0;
+	if (n >= sizeof(pending_temp))
+		return; /* too long to keep: best effort */
+	memcpy(pending_temp, tmp, n + 1);
+	atomic_signal_fence(memory_order_seq_cst); /* the name, then the flag */
+	pending = 1;
+}
+
+/* "DIR/" of path ("" for none), and its base name. */
+static char *dir_of(const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	*base = slash ? slash + 1 : path;
+	return slash ? strndup(path, (size_t)(slash - path) + 1) : xstrdup("");
+}
+
+/* A fresh name "DIR/.BASE.tmp.PID.N" next to path. */
+static char *temp_name(const char *path)
+{
+	static unsigned counter;
+	const char *base;
+	char *dir = dir_of(path, &base);
+	size_t n = strlen(path) + 64;
+	char *tmp = xmalloc(n);
+	snprintf(tmp, n, "%s.%s.tmp.%ld.%u", dir, base, (long)getpid(),
+		 counter++);
+	free(dir);
+	return tmp;
+}
+
 /* Creates "DIR/.BASE.tmp.PID.N" next to path (mode 0666 less umask). */
 static int create_temp(const char *path, char **tmp)
 {
-	static unsigned counter;
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	int dirlen = slash ? (int)(slash - path) + 1 : 0;
-	if (!*base)
-		return error("--output '%s': not a file name", path);
 	for (int tries = 0; tries < 100; tries++) {
-		size_t n = strlen(path) + 64;
-		*tmp = xmalloc(n);
-		snprintf(*tmp, n, "%.*s.%s.tmp.%ld.%u", dirlen, path, base,
-			 (long)getpid(), counter++);
+		*tmp = temp_name(path);
+		set_pending(*tmp);
 		int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 			      0666);
 		if (fd >= 0)
 			return fd;
 		int e = errno;
+		pending = 0;
 		free(*tmp);
 		*tmp = NULL;
 		if (e != EEXIST)
@@ -310,6 +355,41 @@ static int create_temp(const char *path, char **tmp)
 				     path, strerror(e));
 	}
 	return error("--output '%s': cannot create a temporary file", path);
+}
+
+bool om_use_tmpfile = true;
+
+/* An unnamed file in path's directory (O_TMPFILE), or -1 where the system
+ * or file system has none: nothing is visible until it is linked. */
+static int create_unnamed(const char *path)
+{
+#ifdef O_TMPFILE
+	if (!om_use_tmpfile)
+		return -1;
+	const char *base;
+	char *dir = dir_of(path, &base);
+	int fd = open(*dir ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC,
+		      0666);
+	free(dir);
+	return fd;
+#else
+	(void)path;
+	return -1;
+#endif
+}
+
+/* Gives the unnamed file fd the name tmp; errno on failure. */
+static int link_unnamed(int fd, const char *tmp)
+{
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+#ifdef AT_EMPTY_PATH
+	if (linkat(fd, "", AT_FDCWD, tmp, AT_EMPTY_PATH) == 0)
+		return 0;
+#endif
+	return errno;
 }
 
 static int write_header_at_start(int fd, const uint8_t *h)
@@ -330,11 +410,9 @@ static int write_header_at_start(int fd, const uint8_t *h)
 /* Best effort: makes the rename durable where directories can be synced. */
 static void sync_dir_of(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? xstrdup(path) : xstrdup(".");
-	if (slash)
-		dir[slash == path ? 1 : slash - path] = 0;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *base;
+	char *dir = dir_of(path, &base);
+	int fd = open(*dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		fsync(fd);
 		close(fd);
@@ -342,6 +420,7 @@ static void sync_dir_of(const char *path)
 	free(dir);
 }
 
+/* Writes the file to fd and syncs it; 0 or errno. */
 static int write_file(int fd, const Layout *l)
 {
 	uint8_t h[OM_HEADER_SIZE] = { 0 };
@@ -358,60 +437,71 @@ static int write_file(int fd, const Layout *l)
 	return s.err;
 }
 
-/* The PID in a temporary file name ".BASE.tmp.PID.N" for base, or -1. */
-static long temp_pid(const char *name, const char *base)
+/* The PID in a temporary file name ".BASE.om.tmp.PID.N" (any BASE), or
+ * -1. */
+static long temp_pid(const char *name)
 {
-	size_t bl = strlen(base);
-	if (name[0] != '.' || strncmp(name + 1, base, bl) ||
-	    strncmp(name + 1 + bl, ".tmp.", 5))
+	const char *tmp = strstr(name, ".om.tmp."), *p, *dot;
+	while (tmp && strstr(tmp + 1, ".om.tmp."))
+		tmp = strstr(tmp + 1, ".om.tmp.");
+	if (name[0] != '.' || !tmp || tmp == name)
 		return -1;
-	const char *p = name + bl + 6, *dot = strchr(p, '.');
+	p = tmp + 8;
+	dot = strchr(p, '.');
 	int64_t pid, n;
 	if (!dot || !parse_i64(p, (size_t)(dot - p), &pid) || pid <= 0 ||
-	    !parse_i64(dot + 1, strlen(dot + 1), &n) || n < 0)
+	    pid > INT32_MAX || !parse_i64(dot + 1, strlen(dot + 1), &n) ||
+	    n < 0)
 		return -1;
 	return (long)pid;
 }
 
-/* Removes the temporary files a killed gearc left next to path: those
- * whose writer process no longer exists.  Best effort. */
-static void remove_stale_temps(const char *path)
+void om_remove_stale_temps(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	char *dir = slash ? xstrdup(path) : xstrdup(".");
-	if (slash)
-		dir[slash == path ? 1 : slash - path] = 0;
-	DIR *d = opendir(dir);
+	const char *base;
+	char *dir = dir_of(path, &base);
+	DIR *d = opendir(*dir ? dir : ".");
 	struct dirent *e;
+	time_t now = time(NULL);
 	while (d && (e = readdir(d))) {
-		long pid = temp_pid(e->d_name, base);
-		if (pid < 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+		long pid = temp_pid(e->d_name);
+		struct stat st;
+		if (pid < 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
+		    fstatat(dirfd(d), e->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) ||
+		    now - st.st_mtime < OM_STALE_TEMP_SECONDS)
 			continue;
-		size_t n = strlen(dir) + strlen(e->d_name) + 2;
-		char *f = xmalloc(n);
-		snprintf(f, n, "%s/%s", dir, e->d_name);
-		unlink(f);
-		free(f);
+		unlinkat(dirfd(d), e->d_name, 0);
 	}
 	if (d)
 		closedir(d);
 	free(dir);
 }
 
-int om_write(const Model *m, const char *path)
+/* Writes l to path through a temporary file; 0 or -1 with the error. */
+static int write_and_rename(const Layout *l, const char *path)
 {
-	Layout l;
 	char *tmp = NULL;
-	if (layout_init(&l, m) < 0)
-		return -1;
-	int fd = create_temp(path, &tmp);
-	if (fd < 0) {
-		layout_release(&l);
-		return -1;
+	int e = 0, fd = create_unnamed(path);
+	if (fd >= 0) {
+		e = write_file(fd, l);
+		tmp = temp_name(path);
+		set_pending(tmp);
+		if (!e && link_unnamed(fd, tmp)) {
+			/* no way to name it here: write a named one */
+			pending = 0;
+			free(tmp);
+			tmp = NULL;
+			close(fd);
+			fd = -1;
+		}
 	}
-	int e = write_file(fd, &l);
-	layout_release(&l);
+	if (fd < 0) {
+		if ((fd = create_temp(path, &tmp)) < 0)
+			return -1;
+		e = write_file(fd, l);
+	}
 	return om_temp_commit(fd, tmp, path, e);
 }
 
@@ -431,13 +521,25 @@ int om_temp_commit(int fd, char *tmp, const char *path, int e)
 	else if (rename(tmp, path) < 0)
 		rc = error("--output '%s': cannot replace it: %s", path,
 			   strerror(errno));
-	if (rc < 0) {
+	if (rc < 0)
 		unlink(tmp);
-	} else {
-		sync_dir_of(path);
-		remove_stale_temps(path);
-	}
+	pending = 0;
 	free(tmp);
+	return rc;
+}
+
+int om_write(const Model *m, const char *path)
+{
+	Layout l;
+	const char *slash = strrchr(path, '/');
+	if (!*(slash ? slash + 1 : path))
+		return error("--output '%s': not a file name", path);
+	if (layout_init(&l, m) < 0)
+		return -1;
+	int rc = write_and_rename(&l, path);
+	layout_release(&l);
+	if (!rc)
+		sync_dir_of(path);
 	return rc;
 }
 
@@ -563,11 +665,50 @@ static int read_parts(const uint8_t *d, size_t size, Part *def, Part *w)
 	return 0;
 }
 
+/* What unpacking MODEL_DEF may allocate, at most: OM_DECODE_RATIO times
+ * its size, plus OM_DECODE_SLACK (which covers the fixed part that
+ * dominates small files).  The files gearc writes need about 20 times at
+ * most (measured with pb_scan's bound: a 20,000-node Relu chain 20.4, the
+ * test models with gears 11 to 16, the ONNX backend test models 24 at
+ * most, all of them under 1 KB); a file of empty repeated entries needs
+ * 50 to 90 times (two bytes of input each, a struct of 50 to 150 bytes
+ * and protobuf-c's 32-byte scan record), and is refused before anything
+ * is allocated.  Entries of one small field each can still cost about 26
+ * times their bytes: that, not the 1.3 GB of a 16 MB file, is the most a
+ * file can make the reader take. */
+enum { OM_DECODE_RATIO = 40, OM_DECODE_SLACK = 1 << 20 };
+
+static int check_wire(const uint8_t *p, size_t n)
+{
+	PbScan s = { .max_depth = 16 };
+	switch (pb_scan(p, n, &gearom__model__descriptor, &s)) {
+	case PB_OK:
+		break;
+	case PB_NUL:
+		return error("MODEL_DEF: field %s.%s holds a NUL byte",
+			     s.message, s.field);
+	case PB_DEEP:
+		return error("MODEL_DEF: messages are nested deeper than a "
+			     "gearom.Model's");
+	default:
+		return error("MODEL_DEF does not decode as a gearom.Model");
+	}
+	if (s.alloc > (uint64_t)n * OM_DECODE_RATIO + OM_DECODE_SLACK)
+		return error("MODEL_DEF would take %llu bytes of memory to "
+			     "decode, more than %d times its %zu bytes: its "
+			     "repeated fields hold more entries than a "
+			     "gearc file has", (unsigned long long)s.alloc,
+			     OM_DECODE_RATIO, n);
+	return 0;
+}
+
 static int parse(OmFile *f)
 {
 	Part def = { 0 }, w = { 0 };
 	if (check_header(f->data, f->size) < 0 ||
 	    read_parts(f->data, f->size, &def, &w) < 0)
+		return -1;
+	if (check_wire(f->data + def.off, (size_t)def.size) < 0)
 		return -1;
 	f->model = gearom__model__unpack(NULL, (size_t)def.size,
 					 f->data + def.off);
@@ -601,7 +742,7 @@ int om_parse(OmFile *f, const uint8_t *data, size_t size, const char *name)
 int om_open(OmFile *f, const char *path)
 {
 	FileMap map;
-	if (filemap_open(&map, path, "file") < 0) {
+	if (filemap_read(&map, path, "file") < 0) {
 		memset(f, 0, sizeof(*f));
 		return -1;
 	}

@@ -1689,3 +1689,79 @@ Test(om, only_empty_weights)
 	free(bytes);
 	model_free(m);
 }
+
+/* ---- what a MODEL_DEF may make the reader allocate ---------------------- */
+
+/* The file d with `extra` appended to its MODEL_DEF (weights kept). */
+static void append_to_def(const uint8_t *d, const uint8_t *extra,
+			  size_t nextra, uint8_t **out, size_t *len)
+{
+	uint32_t nparts = om_get_u32(d + 28);
+	uint64_t defoff = om_get_u64(d + 72), defsz = om_get_u64(d + 80);
+	uint64_t woff = 0, wsz = 0;
+	cr_assert_eq(om_get_u32(d + 64), OM_PART_MODEL_DEF);
+	if (nparts == 2) {
+		woff = om_get_u64(d + 88 + 8);
+		wsz = om_get_u64(d + 88 + 16);
+	}
+	size_t nd = (size_t)defsz + nextra;
+	uint64_t nwoff = om_align(defoff + nd);
+	*len = (size_t)(nparts == 2 ? nwoff + wsz : defoff + nd);
+	uint8_t *c = *out = xcalloc(*len, 1);
+	memcpy(c, d, (size_t)defoff + (size_t)defsz);
+	memcpy(c + defoff + defsz, extra, nextra);
+	om_put_u64(c + 16, *len);
+	om_put_u64(c + 80, nd);
+	if (nparts == 2) {
+		om_put_u64(c + 96, nwoff);
+		memcpy(c + nwoff, d + woff, (size_t)wsz);
+	}
+	fix_crc(c, *len);
+}
+
+/* Empty Model.graphs entries (field 7, length 0: two bytes each) cost
+ * protobuf-c some 180 bytes each: the reader refuses them before
+ * unpacking.  A few empty entries are within the slack and decode (and
+ * the model check then says what is wrong). */
+Test(om, empty_repeated_entries_are_bounded)
+{
+	uint8_t *d, *c;
+	size_t n, len;
+	small_file(&d, &n);
+	enum { MANY = 1000000 };
+	uint8_t *extra = xmalloc(2 * MANY);
+	for (size_t i = 0; i < MANY; i++) {
+		extra[2 * i] = 0x3a;
+		extra[2 * i + 1] = 0;
+	}
+	append_to_def(d, extra, 2 * MANY, &c, &len);
+	expect_error(c, len, "MODEL_DEF would take ");
+	expect_error(c, len, "more than 40 times its ");
+	free(c);
+
+	append_to_def(d, extra, 2 * 10, &c, &len);
+	OmFile f;
+	clear_error();
+	cr_assert_eq(om_parse(&f, c, len, "mem.om"), -1);
+	cr_expect(!strstr(last_error(), "MODEL_DEF would take"), "%s",
+		  last_error());
+	free(c);
+	free(extra);
+	free(d);
+}
+
+/* A string field holding a NUL byte would be cut there by protobuf-c:
+ * the reader says so instead. */
+Test(om, nul_in_a_string_is_an_error)
+{
+	uint8_t *d, *c;
+	size_t n, len;
+	small_file(&d, &n);
+	/* Model.options += Option { key: "a\0b" } */
+	static const uint8_t opt[] = { 0x1a, 0x05, 0x0a, 0x03, 'a', 0, 'b' };
+	append_to_def(d, opt, sizeof(opt), &c, &len);
+	expect_error(c, len, "MODEL_DEF: field gearom.Option.key holds a NUL "
+			     "byte");
+	free(c);
+	free(d);
+}

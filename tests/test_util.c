@@ -102,3 +102,66 @@ Test(util, error_messages_stay_on_one_line)
 	error_prefix("node '%s'", "x\ry");
 	cr_expect_str_eq(last_error(), "node 'x\\x0dy': inner");
 }
+
+static bool utf8_ok(const char *s)
+{
+	size_t n = strlen(s);
+	for (size_t i = 0, k; i < n; i += k)
+		if (!(k = utf8_char_len((const unsigned char *)s + i, n - i)))
+			return false;
+	return true;
+}
+
+/* Bytes that are no UTF-8 are shown as \xNN; valid characters stay, C1
+ * controls (U+009B is a terminal's CSI) do not. */
+Test(util, error_messages_are_valid_utf8)
+{
+	error("name '%s'", "a\xff\xfe\xc3\xa9\x1b[2J\xc2\x9b\xed\xa0\x80z");
+	cr_expect_str_eq(last_error(), "name 'a\\xff\\xfe\xc3\xa9\\x1b[2J"
+				       "\\xc2\\x9b\\xed\\xa0\\x80z'");
+	cr_expect(utf8_ok(last_error()));
+	/* cut multi-byte characters at either end of the input */
+	error("%s", "\xe2\x82");
+	cr_expect_str_eq(last_error(), "\\xe2\\x82");
+	/* overlong forms and values past U+10FFFF are not UTF-8 */
+	error("%s", "\xc0\xaf\xf4\x90\x80\x80");
+	cr_expect_str_eq(last_error(), "\\xc0\\xaf\\xf4\\x90\\x80\\x80");
+}
+
+/* A message longer than the buffer loses its middle, at a character
+ * boundary, never its end; the same when a prefix makes it too long. */
+Test(util, long_messages_keep_their_end)
+{
+	char name[2000] = { 0 };
+	for (size_t i = 0; i + 2 < sizeof(name); i += 2)
+		memcpy(name + i, "\xc3\xa9", 2); /* e-acute */
+	error("tensor '%s': expected float32", name);
+	const char *e = last_error();
+	size_t n = strlen(e);
+	cr_expect_lt(n, 1024);
+	cr_expect(utf8_ok(e), "not UTF-8: %s", e);
+	cr_expect(!strncmp(e, "tensor '\xc3\xa9", 10), "%s", e);
+	cr_expect(!strcmp(e + n - 19, "': expected float32"), "%s", e);
+	cr_expect(strstr(e, " ... "), "%s", e);
+	error_prefix("model '%s'", name);
+	e = last_error();
+	n = strlen(e);
+	cr_expect_lt(n, 1024);
+	cr_expect(utf8_ok(e), "not UTF-8: %s", e);
+	cr_expect(!strncmp(e, "model '\xc3\xa9", 9), "%s", e);
+	cr_expect(!strcmp(e + n - 19, "': expected float32"), "%s", e);
+}
+
+/* str_escape: JSON keeps control characters (its writer escapes them),
+ * text does not; an embedded NUL is shown, not a cut. */
+Test(util, str_escape_modes)
+{
+	size_t n;
+	char *s = str_escape("a\0b\n\xff", 5, 0, &n);
+	cr_expect_eq(n, 8);
+	cr_expect(!memcmp(s, "a\0b\n\\xff", 9));
+	free(s);
+	s = str_escape("a\0b\n\xff", 5, ESC_CONTROLS, &n);
+	cr_expect_str_eq(s, "a\\x00b\\n\\xff");
+	free(s);
+}

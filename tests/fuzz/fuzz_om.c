@@ -4,7 +4,7 @@
  * The input is a .om file (checksums are not fixed up, so the fuzzer
  * mostly exercises the container checks; fuzz with -use_value_profile=1
  * or from the seed corpus to get deeper).  If it opens, its JSON dump is
- * built.  A crash, leak or hang is a bug.
+ * built, and must be valid UTF-8.  A crash, leak or hang is a bug.
  */
 #include <json-c/json.h>
 #include <stdlib.h>
@@ -27,7 +27,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						   size - OM_HEADER_SIZE));
 	}
 	if (om_parse(&f, copy, size, "fuzz.om") == 0) {
-		json_object_put(om_json(&f, "fuzz.om"));
+		/* as gearc dump shows it: valid UTF-8 */
+		om_escape_names(&f, 0);
+		json_object *j = om_json(&f, "fuzz.om");
+		const char *s = json_object_to_json_string(j);
+		size_t n = strlen(s);
+		for (size_t i = 0, k; i < n; i += k)
+			if (!(k = utf8_char_len((const uint8_t *)s + i,
+						n - i)))
+				abort();
+		json_object_put(j);
 		om_close(&f);
 	} else if (!*last_error() || strchr(last_error(), '\n')) {
 		abort();
