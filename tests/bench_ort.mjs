@@ -10,7 +10,7 @@
 //
 // Models: every entry of tests/fixtures/expected.json at its gears, and the
 // synthetic bench_cnn (batch 1 and 8) and bench_tf (sequence 64, 128, 256)
-// of tests/gen_bench_models.py.  Each is compiled into BUILD/bench/ort/.
+// of tests/gen_bench_models.py.  Each is compiled into BUILD/bench_ort/.
 // Per (model, gear), and once more at 2 threads for each model's first
 // gear, two processes hold one engine each: `bench_run -s` (libgearrt;
 // it writes the fixed-seed inputs as input_K.npy) and this script with
@@ -215,7 +215,7 @@ const median = v => {
 };
 
 async function cell(build, c, om, g, threads, dump) {
-	const dir = path.join(build, 'bench', 'ort', `${c.key}_g${g}_t${threads}`);
+	const dir = path.join(build, 'bench_ort', `${c.key}_g${g}_t${threads}`);
 	fs.mkdirSync(dir, { recursive: true });
 	const gr = lineProc(path.join(build, 'bench_run'),
 			    ['-s', '-t', String(threads), om, String(g), dir]);
@@ -288,7 +288,7 @@ async function main() {
 		'--input_shape=x:-1,3,224,224', '--dynamic_batch_size=1,8'] });
 	cases.push({ key: 'bench_tf', model: 'bench_tf.onnx', args: [
 		'--input_shape=x:1,-1,128', '--dynamic_dims=64;128;256'] });
-	const outDir = path.join(build, 'bench', 'ort');
+	const outDir = path.join(build, 'bench_ort');
 	fs.mkdirSync(outDir, { recursive: true });
 	const ort = createRequire(path.join(build, 'ort', 'x.js'))(
 		'onnxruntime-node');

@@ -1,11 +1,11 @@
 /*
- * tests/bench_run.c - `make bench`, part 3: libgearrt on the real-export
- * fixtures.
+ * tests/bench_run.c - `make bench`, part 3: libgearrt's figures on the
+ * real-export fixtures, and its side of tests/bench_ort.mjs (-s).
  *
  * usage: bench_run [-n RUNS] [-t THREADS] [-k NAME] FIXTURES_DIR GEARC
  *
  * For every model of FIXTURES_DIR/expected.json, compiles it with GEARC
- * and the recorded options into build/bench/NAME.om, then for every gear:
+ * and the recorded options into build/bench_om/NAME.om, then for every gear:
  * load (open with its checks, session, first run: the preparation of that
  * gear) and the median and minimum of RUNS runs (default 50) on a
  * fixed-seed input (floats in [-1, 1); an int64 scalar input, a sample
@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mkdir("build", 0777);
-	mkdir("build/bench", 0777);
+	mkdir("build/bench_om", 0777);
 	printf("libgearrt, reference kernels, %d thread(s), %d runs a gear\n",
 	       threads, runs);
 	printf("%-10s %-12s %9s %11s %9s\n", "model", "gear", "load ms",
@@ -302,7 +302,7 @@ int main(int argc, char **argv)
 		if (only && strcmp(only, name))
 			continue;
 		char om[512];
-		snprintf(om, sizeof(om), "build/bench/%s.om", name);
+		snprintf(om, sizeof(om), "build/bench_om/%s.om", name);
 		if (compile(gearc, dir, e, om) < 0) {
 			printf("%-10s compile failed\n", name);
 			continue;
