@@ -25,8 +25,8 @@
 // counting Conv, ConvTranspose, MatMul and Gemm (and their fused forms)
 // from the compiled shapes (`gearc dump --format=json --detail`) and its
 // share of 115 GFLOP/s a thread ('>': a lower bound, some of those ops
-// having shapes known only at run time, as in vad); and whether the outputs agree within
-// rtol 1e-4 / atol 1e-5 (else the worst |a-b| - rtol*|b|).
+// having shapes known only at run time, as in vad); and whether the
+// outputs agree within rtol 1e-4 / atol 1e-5 (else the worst |a-b|).
 // BENCH_ORT_ONLY=NAME limits it to one model.
 import { spawn, execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -36,6 +36,7 @@ import process from 'node:process';
 import readline from 'node:readline';
 
 const RTOL = 1e-4, ATOL = 1e-5, PEAK = 115;
+const MATRIX_OPS = /^(Conv|ConvTranspose|MatMul|Gemm)$/;
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const fixtures = path.join(root, 'tests', 'fixtures');
 
@@ -122,7 +123,8 @@ function lineProc(cmd, args) {
 async function worker(model, dir, threads, spec) {
 	const base = rssKb();
 	const prefix = process.env.BENCH_ORT_PREFIX;
-	const ort = createRequire(path.join(prefix, 'x.js'))('onnxruntime-node');
+	const ort = createRequire(path.join(prefix, 'x.js'))(
+		'onnxruntime-node');
 	const { inputs, outputs } = JSON.parse(spec);
 	const feeds = {};
 	inputs.forEach((t, k) => {
@@ -146,7 +148,7 @@ async function worker(model, dir, threads, spec) {
 		console.log((performance.now() - a).toFixed(4));
 	}
 	names.forEach((n, k) => writeNpy(path.join(dir, `ort_${k}.npy`),
-					 res[n].type, res[n].dims, res[n].data));
+		res[n].type, res[n].dims, res[n].data));
 	console.log(JSON.stringify({ rss_kb: rssKb() - base, base_kb: base }));
 	process.exit(0);
 }
@@ -157,7 +159,8 @@ function flops(dump, g) {
 	const graphs = new Map(dump.graphs.map(x => [x.name, x]));
 	const label = dump.gears.length ? dump.gears[g].label : null;
 	const inGear = x => !label || x.name === label ||
-		(x.parent && graphs.has(x.parent) && inGear(graphs.get(x.parent)));
+		(x.parent && graphs.has(x.parent) &&
+		 inGear(graphs.get(x.parent)));
 	const size = s => s.reduce((a, b) => a * b, 1);
 	let f = 0, partial = false;
 	for (const x of dump.graphs) {
@@ -168,8 +171,7 @@ function flops(dump, g) {
 			const op = n.op.replace(/^Fused/, '');
 			const A = t.get(n.inputs[0]), B = t.get(n.inputs[1]);
 			const Y = t.get(n.outputs[0]);
-			if (!A || !B || !Y || !/^(Conv|ConvTranspose|MatMul|Gemm)$/
-			    .test(op))
+			if (!A || !B || !Y || !MATRIX_OPS.test(op))
 				continue;
 			if ([...A, ...B, ...Y].some(d => d < 0)) {
 				partial = true;

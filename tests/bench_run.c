@@ -279,9 +279,10 @@ int main(int argc, char **argv)
 		return serve(argv[optind], (size_t)atol(argv[optind + 1]),
 			     argv[optind + 2], threads);
 	if (argc - optind != 2 || runs < 1) {
-		fprintf(stderr, "usage: bench_run [-n RUNS] [-t THREADS] "
-				"[-k NAME] FIXTURES_DIR GEARC\n"
-				"       bench_run -s [-t THREADS] OM GEAR DIR\n");
+		fprintf(stderr,
+			"usage: bench_run [-n RUNS] [-t THREADS] [-k NAME] "
+			"FIXTURES_DIR GEARC\n"
+			"       bench_run -s [-t THREADS] OM GEAR DIR\n");
 		return 2;
 	}
 	const char *dir = argv[optind], *gearc = argv[optind + 1];
