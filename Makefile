@@ -309,13 +309,38 @@ $(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/libgearc.a
 # --input_shape=x:-1,3,32,32 --step=1".  Then the memory planner's figures
 # (tests/bench_memplan.c): arena / lower bound per model, average and
 # worst, naive / arena, planning time against the rest of the compile.
+#
+# Part 3: libgearrt against ONNX Runtime (tests/bench_ort.mjs, which drives
+# `bench_run -s` for libgearrt): the real-export fixtures at their gears and
+# the synthetic tests/fixtures/bench_{cnn,tf}.onnx (made by
+# tests/gen_bench_models.py), alternating run by run at 1 thread, plus a
+# 2-thread row per model: medians and ratio, load, peak RSS, GFLOP/s and
+# whether the outputs agree.  Only this target needs node and npm: it
+# installs onnxruntime-node (its native library ships in the npm tarball;
+# --ignore-scripts skips the optional CUDA download) into $(BUILD)/ort once.
+# Without node/npm it says how to get them and prints libgearrt's own
+# figures (tests/bench_run.c: load, median and minimum per gear).
+ORT_PREFIX := $(BUILD)/ort
+ORT_PKG := $(ORT_PREFIX)/node_modules/onnxruntime-node/package.json
+
 bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc
 	$(BUILD)/bench $(BENCH_ARGS)
 	$(BUILD)/bench_memplan $(TESTDATA)
-	$(BUILD)/bench_run tests/fixtures $(BUILD)/gearc
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+	    echo "bench: node and npm not found: the ONNX Runtime comparison" \
+	         "needs them (apt-get install nodejs npm); libgearrt alone:"; \
+	    $(BUILD)/bench_run tests/fixtures $(BUILD)/gearc; \
+	elif [ ! -f $(ORT_PKG) ] && ! npm install --prefix $(ORT_PREFIX) \
+	        --ignore-scripts --no-audit --no-fund onnxruntime-node; then \
+	    echo "bench: npm install onnxruntime-node failed (no registry?);" \
+	         "libgearrt alone:"; \
+	    $(BUILD)/bench_run tests/fixtures $(BUILD)/gearc; \
+	else \
+	    node tests/bench_ort.mjs $(BUILD); \
+	fi
 
-# Part 3: libgearrt on the real-export fixtures (tests/bench_run.c): load
-# time, median and minimum latency per gear.
+# libgearrt's side of the comparison, and its figures alone
+# (tests/bench_run.c).
 $(BUILD)/bench_run: $(BUILD)/tests/bench_run.o $(BUILD)/libgearc.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
 

@@ -1,15 +1,26 @@
 /*
- * tests/bench_run.c - `make bench`, part 3: libgearrt on the real-export
- * fixtures.
+ * tests/bench_run.c - `make bench`, part 3: libgearrt's figures on the
+ * real-export fixtures, and its side of tests/bench_ort.mjs (-s).
  *
  * usage: bench_run [-n RUNS] [-t THREADS] [-k NAME] FIXTURES_DIR GEARC
  *
  * For every model of FIXTURES_DIR/expected.json, compiles it with GEARC
- * and the recorded options into build/bench/NAME.om, then for every gear:
+ * and the recorded options into build/bench_om/NAME.om, then for every gear:
  * load (open with its checks, session, first run: the preparation of that
  * gear) and the median and minimum of RUNS runs (default 50) on a
  * fixed-seed input (floats in [-1, 1); an int64 scalar input, a sample
  * rate, gets 16000).  One line per gear, then the file's load alone.
+ *
+ * usage: bench_run -s [-t THREADS] OM GEAR DIR
+ *
+ * The libgearrt side of tests/bench_ort.mjs (ONNX Runtime against
+ * libgearrt): opens OM, prepares GEAR with a first run on the same
+ * fixed-seed inputs, writes them as DIR/input_K.npy (K the input's index,
+ * for the other engine) and prints one JSON line: the load time (open +
+ * session + first run, the inputs' generation left out) and the inputs'
+ * names, dtypes and dims and the outputs' names.  Then one command a line
+ * on stdin: "r" runs once and prints the run's milliseconds; "q" writes
+ * the outputs as DIR/gearrt_K.npy and prints {"rss_kb": peak RSS}.
  */
 #include <json-c/json.h>
 #include <stdio.h>
@@ -20,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/npy.h"
 #include "compiler/ir.h"
 #include "runtime/gearrt.h"
 
@@ -140,21 +152,137 @@ static void bench_gear(const char *name, const char *om, size_t g, int runs,
 	gearrt_model_close(m);
 }
 
+/* Peak resident set of this process in kB (VmHWM), -1 if unknown. */
+static long peak_rss_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmHWM:", 6))
+			kb = atol(line + 6);
+	fclose(f);
+	return kb;
+}
+
+static int write_npy(const char *dir, const char *what, size_t k,
+		     const gearrt_tensor *t)
+{
+	char path[1024];
+	Shape sh = shape_of(t->rank, t->dims);
+	snprintf(path, sizeof(path), "%s/%s_%zu.npy", dir, what, k);
+	if (npy_write(path, t->dtype, &sh, t->data) < 0) {
+		fprintf(stderr, "bench_run: cannot write %s\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_tensors(const char *key, const gearrt_tensor *t, size_t n,
+			  int with_dims)
+{
+	printf("\"%s\": [", key);
+	for (size_t i = 0; i < n; i++) {
+		printf("%s{\"name\": \"%s\"", i ? ", " : "", t[i].name);
+		if (with_dims) {
+			printf(", \"dtype\": %d, \"dims\": [", t[i].dtype);
+			for (int32_t d = 0; d < t[i].rank; d++)
+				printf("%s%lld", d ? ", " : "",
+				       (long long)t[i].dims[d]);
+			printf("]");
+		}
+		printf("}");
+	}
+	printf("]");
+}
+
+/* bench_run -s: one (model, gear) driven run by run over stdin. */
+static int serve(const char *om, size_t g, const char *dir, int threads)
+{
+	gearrt_tensor in[16], out[16];
+	gearrt_model *m;
+	gearrt_session *s;
+	gearrt_options opt = { .threads = threads };
+	double t0 = now_ms();
+	if (gearrt_model_open(om, &m) || gearrt_session_create(m, &opt, &s)) {
+		printf("{\"error\": \"%s\"}\n", gearrt_last_error());
+		return 1;
+	}
+	double open_ms = now_ms() - t0;
+	size_t nin = gearrt_input_count(m), nout = gearrt_output_count(m);
+	if (nin > 16 || nout > 16 || (gearrt_gear_count(m) &&
+				      g >= gearrt_gear_count(m))) {
+		printf("{\"error\": \"%s: too many inputs or no gear %zu\"}\n",
+		       om, g);
+		return 1;
+	}
+	make_inputs(m, g, in);
+	memset(out, 0, sizeof(out));
+	t0 = now_ms();
+	int rc = gearrt_run(s, in, nin, out, nout);
+	double load = open_ms + now_ms() - t0;
+	if (rc) {
+		printf("{\"error\": \"%s\"}\n", gearrt_last_error());
+		return 1;
+	}
+	for (size_t i = 0; i < nin; i++)
+		if (write_npy(dir, "input", i, &in[i]) < 0)
+			return 1;
+	printf("{\"load_ms\": %.3f, ", load);
+	print_tensors("inputs", in, nin, 1);
+	printf(", ");
+	print_tensors("outputs", out, nout, 0);
+	printf("}\n");
+	fflush(stdout);
+	char cmd[64];
+	while (fgets(cmd, sizeof(cmd), stdin) && cmd[0] == 'r') {
+		double a = now_ms();
+		rc = gearrt_run(s, in, nin, out, nout);
+		double t = now_ms() - a;
+		if (rc) {
+			printf("{\"error\": \"%s\"}\n", gearrt_last_error());
+			return 1;
+		}
+		printf("%.4f\n", t);
+		fflush(stdout);
+	}
+	for (size_t i = 0; i < nout; i++)
+		if (write_npy(dir, "gearrt", i, &out[i]) < 0)
+			return 1;
+	printf("{\"rss_kb\": %ld}\n", peak_rss_kb());
+	fflush(stdout);
+	for (size_t i = 0; i < nin; i++)
+		free(in[i].data);
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int runs = 50, threads = 1, opt;
+	int server = 0;
 	const char *only = NULL;
-	while ((opt = getopt(argc, argv, "n:t:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:k:s")) != -1) {
 		if (opt == 'n')
 			runs = atoi(optarg);
 		else if (opt == 't')
 			threads = atoi(optarg);
 		else if (opt == 'k')
 			only = optarg;
+		else if (opt == 's')
+			server = 1;
 	}
+	if (server && argc - optind == 3)
+		return serve(argv[optind], (size_t)atol(argv[optind + 1]),
+			     argv[optind + 2], threads);
 	if (argc - optind != 2 || runs < 1) {
-		fprintf(stderr, "usage: bench_run [-n RUNS] [-t THREADS] "
-				"[-k NAME] FIXTURES_DIR GEARC\n");
+		fprintf(stderr,
+			"usage: bench_run [-n RUNS] [-t THREADS] [-k NAME] "
+			"FIXTURES_DIR GEARC\n"
+			"       bench_run -s [-t THREADS] OM GEAR DIR\n");
 		return 2;
 	}
 	const char *dir = argv[optind], *gearc = argv[optind + 1];
@@ -166,7 +294,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mkdir("build", 0777);
-	mkdir("build/bench", 0777);
+	mkdir("build/bench_om", 0777);
 	printf("libgearrt, reference kernels, %d thread(s), %d runs a gear\n",
 	       threads, runs);
 	printf("%-10s %-12s %9s %11s %9s\n", "model", "gear", "load ms",
@@ -175,7 +303,7 @@ int main(int argc, char **argv)
 		if (only && strcmp(only, name))
 			continue;
 		char om[512];
-		snprintf(om, sizeof(om), "build/bench/%s.om", name);
+		snprintf(om, sizeof(om), "build/bench_om/%s.om", name);
 		if (compile(gearc, dir, e, om) < 0) {
 			printf("%-10s compile failed\n", name);
 			continue;
