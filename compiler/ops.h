@@ -165,7 +165,7 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(RoiAlign,                  infer_roi_align, run_roi_align, VIEW_NONE) \
 	X(Round,                     infer_unary, run_unary, VIEW_NONE) \
 	X(STFT,                      infer_stft, run_stft, VIEW_NONE) \
-	X(Scan,                      infer_scan, 0, VIEW_NONE) \
+	X(Scan,                      infer_scan, run_scan, VIEW_NONE) \
 	X(Scatter,                   infer_scatterelements, run_scatterelements, VIEW_NONE) \
 	X(ScatterElements,           infer_scatterelements, run_scatterelements, VIEW_NONE) \
 	X(ScatterND,                 infer_scatternd, run_scatternd, VIEW_NONE) \

@@ -61,8 +61,9 @@ static int resolve_values(gearrt_session *s, Prepared *p)
 		t->nbytes = bytes < 0 ? 0 : (size_t)bytes;
 		if (x->kind == VAL_WEIGHT)
 			p->cur[v] = x->konst;
-		else if (x->kind == VAL_INPUT)
-			p->cur[v] = t;
+		else if (x->kind == VAL_INPUT ||
+			 (x->kind == VAL_NODE && x->tkind == TK_SEQUENCE))
+			p->cur[v] = t; /* a sequence: its kernel fills t */
 	}
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		const Value *x = &g->vals[g->outputs[k]];
@@ -80,22 +81,37 @@ static int resolve_values(gearrt_session *s, Prepared *p)
 	return 0;
 }
 
+static bool touches_sequences(const Graph *g, const Node *n)
+{
+	for (int32_t k = 0; k < n->ninputs; k++)
+		if (n->inputs[k] >= 0 &&
+		    g->vals[n->inputs[k]].tkind == TK_SEQUENCE)
+			return true;
+	for (int32_t k = 0; k < n->noutputs; k++)
+		if (n->outputs[k] >= 0 &&
+		    g->vals[n->outputs[k]].tkind == TK_SEQUENCE)
+			return true;
+	return false;
+}
+
 static void make_task(Prepared *p, Task *t, const Node *n)
 {
 	t->n = n;
 	t->run = n->op ? op_info[n->op].run : NULL;
 	t->in = xmalloc(((size_t)n->ninputs + 1) * sizeof(*t->in));
 	t->out = xmalloc(((size_t)n->noutputs + 1) * sizeof(*t->out));
+	t->result = xmalloc(((size_t)n->noutputs + 1) * sizeof(*t->result));
 	t->set = xmalloc((size_t)n->noutputs + 1);
+	t->seq = t->run && touches_sequences(p->g, n);
 	t->dynamic = !t->run || (node_has_graphs(n) && n->op != OP_Case &&
 				 n->op != OP_PartitionedCall);
 	for (int32_t k = 0; k < n->noutputs; k++) {
 		ValId o = n->outputs[k];
 		t->out[k] = o >= 0 && p->cur[o] ? &p->vt[o] : NULL;
-		if (o >= 0 && !p->cur[o])
+		if (o >= 0 && !p->cur[o] && !t->seq)
 			t->dynamic = true;
 	}
-	p->planned &= !t->dynamic;
+	p->planned &= !t->dynamic && !t->seq;
 }
 
 Prepared *rt_prepare(gearrt_session *s, Graph *g)
@@ -143,6 +159,7 @@ void rt_prepared_free(Prepared *p)
 			p->tasks[i].fast.free(p->tasks[i].fast.state);
 		free(p->tasks[i].in);
 		free(p->tasks[i].out);
+		free(p->tasks[i].result);
 		free(p->tasks[i].set);
 	}
 	for (int32_t k = 0; p->own_out && k < p->g->noutputs; k++)
@@ -195,23 +212,30 @@ static int run_kernel(gearrt_session *s, Prepared *p, Task *t)
 	if (t->fast.run)
 		return run_fast(t);
 	OpBind b = { .in = t->in, .out = t->out, .set = t->set,
-		     .scratch = &s->scratch, .value = cur_value, .exec = p };
+		     .result = t->seq ? t->result : NULL,
+		     .scratch = t->seq ? &s->pool : &s->scratch,
+		     .value = cur_value, .exec = p };
 	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
 		    .opset = model_opset_or_newest(s->model->m),
 		    .fold_limit = INT64_MAX, .bind = &b };
 	memset(t->set, 0, (size_t)n->noutputs);
 	clear_error();
 	int rc = t->run(&c);
-	arena_reset(&s->scratch);
+	if (!t->seq)
+		arena_reset(&s->scratch);
 	if (rc < 0)
 		return -1;
-	for (int32_t k = 0; k < n->noutputs; k++)
-		if (t->out[k] && !t->set[k])
+	for (int32_t k = 0; k < n->noutputs; k++) {
+		ValId o = n->outputs[k];
+		if (o >= 0 && !t->set[k])
 			return *last_error()
 				       ? -1
 				       : op_error(&c, "output %d ('%s') was not "
 						  "computed", k,
-						  p->g->vals[n->outputs[k]].name);
+						  p->g->vals[o].name);
+		if (o >= 0 && !t->out[k])
+			p->cur[o] = t->result[k];
+	}
 	return 0;
 }
 
@@ -314,7 +338,8 @@ int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
 	arena_reset(&s->pool);
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		Task *t = &p->tasks[i];
-		for (int32_t k = 0; t->dynamic && k < t->n->noutputs; k++)
+		for (int32_t k = 0; (t->dynamic || t->seq) &&
+				    k < t->n->noutputs; k++)
 			if (t->n->outputs[k] >= 0 && !t->out[k])
 				p->cur[t->n->outputs[k]] = NULL;
 	}

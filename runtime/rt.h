@@ -51,6 +51,11 @@ typedef struct Task {
 	OpFn run;	   /* NULL: run by evaluation */
 	FastKernel fast;   /* fast.run NULL: the op's reference kernel */
 	bool dynamic;	   /* run by evaluation */
+	/* A sequence op (rt.h top): its kernel runs with the session's pool
+	 * as scratch (sequence elements live until the run ends) and may
+	 * publish outputs the plan does not hold (result[]). */
+	bool seq;
+	const Tensor **result;
 	const Tensor **in; /* per node input, filled from cur[] per run */
 	Tensor **out;	   /* per node output: its planned tensor, or NULL */
 	uint8_t *set;

@@ -913,3 +913,188 @@ int infer_scan(OpCtx *c)
 	}
 	return rc;
 }
+
+/* ---- Scan's kernel ----------------------------------------------------------
+ *
+ * Runs the body once per position along the scan axis: each scan input
+ * sliced at that position (from the end for direction 1), the carried
+ * states passed on, each scan output's element stacked at its position.
+ * Opset 8's batched form runs that per batch entry (axis 0 of every input
+ * and output).  The body runs through op_eval_subgraph, so this works
+ * both when folding and at run time. */
+
+/* x[..., at, ...] along axis a: a tensor of x's shape without axis a. */
+static Tensor *scan_slice(OpCtx *c, const Tensor *x, int32_t a, int64_t at)
+{
+	Shape s = { .rank = x->shape.rank - 1 };
+	int64_t outer = 1, inner = 1, n = x->shape.dims[a];
+	for (int32_t k = 0; k < x->shape.rank; k++) {
+		if (k < a)
+			outer *= x->shape.dims[k];
+		if (k > a)
+			inner *= x->shape.dims[k];
+		if (k != a)
+			s.dims[k - (k > a)] = x->shape.dims[k];
+	}
+	Tensor *t = op_new_tensor(c, x->dtype, &s);
+	if (!t)
+		return NULL;
+	size_t row = (size_t)inner * tn_esize(x->dtype);
+	for (int64_t o = 0; o < outer; o++)
+		memcpy((uint8_t *)tensor_mut(t) + (size_t)o * row,
+		       (const uint8_t *)x->data + (size_t)(o * n + at) * row, row);
+	return t;
+}
+
+/* The n elements el[] (equal shapes) stacked along axis a. */
+static Tensor *scan_stack(OpCtx *c, const Tensor **el, int64_t n, int32_t a)
+{
+	const Tensor *e = el[0];
+	if (a < 0 || a > e->shape.rank)
+		return op_error(c, "scan output axis %d is outside 0..%d", a,
+				e->shape.rank), NULL;
+	Shape s = { .rank = e->shape.rank + 1 };
+	int64_t outer = 1, inner = 1;
+	for (int32_t k = 0; k < s.rank; k++)
+		s.dims[k] = k < a ? e->shape.dims[k]
+			   : k == a ? n : e->shape.dims[k - 1];
+	for (int32_t k = 0; k < e->shape.rank; k++)
+		*(k < a ? &outer : &inner) *= e->shape.dims[k];
+	Tensor *t = op_new_tensor(c, e->dtype, &s);
+	if (!t)
+		return NULL;
+	size_t row = (size_t)inner * tn_esize(e->dtype);
+	for (int64_t i = 0; i < n; i++) {
+		if (!shape_equal(&el[i]->shape, &e->shape))
+			return op_error(c, "the body's scan output changes shape "
+					"between iterations"), NULL;
+		for (int64_t o = 0; o < outer; o++)
+			memcpy((uint8_t *)tensor_mut(t) +
+				       (size_t)(o * n + i) * row,
+			       (const uint8_t *)el[i]->data + (size_t)o * row,
+			       row);
+	}
+	return t;
+}
+
+static int64_t list_at(const Node *nd, const char *name, int i)
+{
+	const int64_t *v;
+	int32_t n = attr_ints(nd, name, &v);
+	return n > i ? v[i] : 0;
+}
+
+/* One scan over states st[0..ns) and scan inputs sc[0..m): the final
+ * states into st, the scan outputs (k of them) into out[]. */
+static int scan_once(OpCtx *c, const Graph *body, const Tensor **st, int ns,
+		     const Tensor **sc, int m, int k, bool v8,
+		     const Tensor **out)
+{
+	int64_t len = -1;
+	for (int j = 0; j < m; j++) {
+		int64_t ax = v8 ? 0 : list_at(c->n, "scan_input_axes", j);
+		if (ax < 0)
+			ax += sc[j]->shape.rank;
+		if (ax < 0 || ax >= sc[j]->shape.rank)
+			return op_error(c, "scan input %d: axis out of range", j);
+		if (len >= 0 && sc[j]->shape.dims[ax] != len)
+			return op_error(c, "scan inputs differ in length");
+		len = sc[j]->shape.dims[ax];
+	}
+	const Tensor **in = op_scratch(c, (size_t)(ns + m + 1) * sizeof(*in));
+	const Tensor **res = op_scratch(c, (size_t)(ns + k + 1) * sizeof(*res));
+	const Tensor **els = op_scratch(c, (size_t)(k * (len + 1) + 1) *
+						   sizeof(*els));
+	if (!in || !res || !els)
+		return -1;
+	for (int64_t t = 0; t < len; t++) {
+		for (int i = 0; i < ns; i++)
+			in[i] = st[i];
+		for (int j = 0; j < m; j++) {
+			int64_t ax = v8 ? 0 : list_at(c->n, "scan_input_axes", j);
+			bool rev = !v8 && list_at(c->n, "scan_input_directions", j);
+			if (ax < 0)
+				ax += sc[j]->shape.rank;
+			if (!(in[ns + j] = scan_slice(c, sc[j], (int32_t)ax,
+						      rev ? len - 1 - t : t)))
+				return -1;
+		}
+		if (op_eval_subgraph(c, body, in, res) < 0)
+			return -1;
+		for (int i = 0; i < ns; i++)
+			st[i] = res[i];
+		for (int q = 0; q < k; q++) {
+			bool rev = !v8 && list_at(c->n, "scan_output_directions", q);
+			els[q * len + (rev ? len - 1 - t : t)] = res[ns + q];
+		}
+	}
+	if (len <= 0 && k)
+		return op_error(c, "a scan of length 0 has no output shape");
+	for (int q = 0; q < k; q++) {
+		int64_t ax = v8 ? 0 : list_at(c->n, "scan_output_axes", q);
+		if (ax < 0)
+			ax += els[q * len]->shape.rank + 1;
+		if (!(out[q] = scan_stack(c, els + q * len, len, (int32_t)ax)))
+			return -1;
+	}
+	return 0;
+}
+
+int run_scan(OpCtx *c)
+{
+	const Attr *ba = node_attr(c->n, "body");
+	bool v8 = c->opset < 9;
+	int first = v8 ? 1 : 0;
+	int64_t m = attr_int(c->n, "num_scan_inputs", -1);
+	int nin = c->n->ninputs - first;
+	if (!ba || ba->type != ATTR_GRAPH || !ba->g || m < 1 || m > nin)
+		return 0; /* infer_scan reported it */
+	const Graph *body = ba->g;
+	int ns = nin - (int)m, k = body->noutputs - ns;
+	if (v8 && op_in(c, 0))
+		return op_error(c, "Scan-8's sequence_lens is not supported at "
+				"run time");
+	const Tensor **x = op_scratch(c, (size_t)(nin + 1) * sizeof(*x));
+	const Tensor **out = op_scratch(c, (size_t)(ns + k + 1) * sizeof(*out));
+	if (!x || !out)
+		return -1;
+	for (int i = 0; i < nin; i++)
+		if (!(x[i] = op_const_in(c, first + i)))
+			return 0;
+	if (!v8) {
+		if (scan_once(c, body, x, ns, x + ns, (int)m, k, false,
+			      out + ns) < 0)
+			return -1;
+		for (int i = 0; i < ns; i++)
+			out[i] = x[i];
+	} else {
+		int64_t nb = x[0]->shape.rank > 0 ? x[0]->shape.dims[0] : 0;
+		const Tensor **per = op_scratch(c, (size_t)((ns + k) * nb + 1) *
+							   sizeof(*per));
+		const Tensor **b = op_scratch(c, (size_t)(nin + 1) * sizeof(*b));
+		if (!per || !b || nb < 1)
+			return per && b ? op_error(c, "an empty batch") : -1;
+		for (int64_t e = 0; e < nb; e++) {
+			for (int i = 0; i < nin; i++)
+				if (!(b[i] = scan_slice(c, x[i], 0, e)))
+					return -1;
+			if (scan_once(c, body, b, ns, b + ns, (int)m, k, true,
+				      per + e * (ns + k) + ns) < 0)
+				return -1;
+			for (int i = 0; i < ns; i++)
+				per[e * (ns + k) + i] = b[i];
+		}
+		const Tensor **col = op_scratch(c, (size_t)(nb + 1) *
+							   sizeof(*col));
+		for (int q = 0; q < ns + k; q++) {
+			for (int64_t e = 0; e < nb; e++)
+				col[e] = per[e * (ns + k) + q];
+			if (!(out[q] = scan_stack(c, col, nb, 0)))
+				return -1;
+		}
+	}
+	for (int q = 0; q < ns + k && q < c->n->noutputs; q++)
+		if (op_out(c, q))
+			op_set_const(c, q, out[q]);
+	return 0;
+}

@@ -41,6 +41,10 @@ typedef struct OpBind {
 	Tensor *const *out;	 /* per node output, NULL if omitted; dtype,
 				    shape and a buffer of nbytes */
 	uint8_t *set;		 /* per output: set by op_set_const */
+	/* Per output the runtime did not plan (out[i] NULL): the tensor the
+	 * kernel published, kept where op_new_tensor put it; NULL if the
+	 * runtime takes no such outputs. */
+	const Tensor **result;
 	Arena *scratch;		 /* op_new_tensor and op_scratch */
 	/* The running contents of any value of the graph (control flow
 	 * reads outer references through it); exec is its context. */
@@ -553,6 +557,7 @@ int infer_fail(OpCtx *c);
 int run_fail(OpCtx *c);
 int infer_loop(OpCtx *c);
 int infer_scan(OpCtx *c);
+int run_scan(OpCtx *c);
 
 /* sequence.c */
 /* Sequence kernels: a sequence value at run time is a tensor of element

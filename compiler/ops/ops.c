@@ -79,8 +79,13 @@ static void bind_set(OpCtx *c, int i, const Tensor *t)
 {
 	char a[160], b[160];
 	Tensor *o = c->bind->out[i];
-	if (!o)
+	if (!o) {
+		if (c->bind->result) {
+			c->bind->result[i] = t;
+			c->bind->set[i] = 1;
+		}
 		return;
+	}
 	if (t->dtype != o->dtype || !shape_equal(&t->shape, &o->shape) ||
 	    t->nbytes != o->nbytes) {
 		op_error(c, "output %d is %s %s, the plan holds %s %s", i,
