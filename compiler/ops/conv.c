@@ -56,9 +56,9 @@ static int geom(OpCtx *c, int xi, int wi, bool transpose, ConvGeom *g)
 static void fill_bias_f32(const ConvGeom *g, int64_t osz, const float *b,
 			  float *y)
 {
-	for (int64_t i = 0; b && i < g->n * g->cout; i++)
+	for (int64_t i = 0; i < g->n * g->cout; i++)
 		for (int64_t j = 0; j < osz; j++)
-			y[i * osz + j] = b[i % g->cout];
+			y[i * osz + j] = b ? b[i % g->cout] : 0;
 }
 
 /* ---- fp32 ----------------------------------------------------------------- */
@@ -108,7 +108,8 @@ static bool is_pointwise(const ConvGeom *g)
 	return true;
 }
 
-/* Y[n, group gi] = W[gi] (mg x cg*K) * im2col(X[n, gi]) (cg*K x O). */
+/* Y[n, group gi] = W[gi] (mg x cg*K) * im2col(X[n, gi]) (cg*K x O),
+ * added onto the bias (or zeros) fill_bias_f32 writes first. */
 static int conv_f32(OpCtx *c, const ConvGeom *g, const float *x,
 		    const float *w, const float *b, float *y)
 {
@@ -315,7 +316,7 @@ int run_conv_integer(OpCtx *c)
 	const Tensor *x = op_const_in(c, 0), *w = op_const_in(c, 1);
 	double *yd = conv_f64(c, &g, false, load_f64(c, x, op_const_in(c, 2)),
 			      load_f64(c, w, op_const_in(c, 3)), NULL);
-	Tensor *y = yd ? op_new_output(c, 0, DT_INT32, &op_out(c, 0)->shape)
+	Tensor *y = yd ? op_new_output_zeroed(c, 0, DT_INT32, &op_out(c, 0)->shape)
 		       : NULL;
 	if (!y)
 		return -1;
@@ -353,7 +354,7 @@ int run_qlinear_conv(OpCtx *c)
 			      load_f64(c, op_const_in(c, 0), op_const_in(c, 2)),
 			      load_f64(c, op_const_in(c, 3), op_const_in(c, 5)),
 			      op_const_in(c, 8));
-	Tensor *y = yd ? op_new_output(c, 0, yz->dtype, &op_out(c, 0)->shape)
+	Tensor *y = yd ? op_new_output_zeroed(c, 0, yz->dtype, &op_out(c, 0)->shape)
 		       : NULL;
 	if (!y)
 		return -1;

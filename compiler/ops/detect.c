@@ -148,7 +148,7 @@ int run_nms(OpCtx *c)
 	int64_t want = shape_dim(&yv->shape, 0);
 	if (want < 0)
 		return 0;
-	Tensor *y = op_new_output(c, 0, DT_INT64, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, DT_INT64, &yv->shape);
 	if (!y)
 		return -1;
 	/* rows past the output's are counted, not written */

@@ -157,7 +157,7 @@ int run_gemm(OpCtx *c)
 	const Shape *ys = &op_out(c, 0)->shape;
 	int64_t m = ys->dims[0], n = ys->dims[1];
 	int64_t k = a->shape.dims[ta ? 0 : 1];
-	Tensor *y = op_new_output(c, 0, a->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, a->dtype, ys);
 	if (!y)
 		return -1;
 	/* C broadcast: its rows and columns (1: repeated) */
@@ -255,7 +255,7 @@ int run_matmul(OpCtx *c)
 	const Shape *ys = &op_out(c, 0)->shape;
 	if (!a || !b)
 		return 0;
-	Tensor *y = op_new_output(c, 0, a->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, a->dtype, ys);
 	if (!y)
 		return -1;
 	int64_t ny = shape_numel(ys);

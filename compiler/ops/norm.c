@@ -155,7 +155,7 @@ static int floats_in(OpCtx *c, int n, const float **f)
 static Tensor *float_out(OpCtx *c, int i, float **f)
 {
 	Value *v = op_out(c, i);
-	Tensor *t = v ? op_new_output(c, i, v->dtype, &v->shape) : NULL;
+	Tensor *t = v ? op_new_output_zeroed(c, i, v->dtype, &v->shape) : NULL;
 	*f = t ? nn_out_floats(c, t) : NULL;
 	return *f ? t : NULL;
 }

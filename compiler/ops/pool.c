@@ -346,9 +346,9 @@ static int run_window_pool(OpCtx *c, int kind)
 		return 0;
 	if (pool_setup(c, &x->shape, &yv->shape, &p) < 0)
 		return -1;
-	Tensor *y = op_new_output(c, 0, x->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &yv->shape);
 	Tensor *ind = kind == POOL_MAX && iv
-			      ? op_new_output(c, 1, DT_INT64, &iv->shape)
+			      ? op_new_output_zeroed(c, 1, DT_INT64, &iv->shape)
 			      : NULL;
 	if (!y || (kind == POOL_MAX && iv && !ind))
 		return -1;
@@ -425,7 +425,7 @@ int run_global_pool(OpCtx *c)
 	double lp = pf ? pf->f : (double)attr_int(c->n, "p", 2);
 	if (!(lp > 0))
 		return op_error(c, "p must be positive");
-	Tensor *y = op_new_output(c, 0, x->dtype, &ys);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &ys);
 	if (!y)
 		return -1;
 	const float *xf = nn_floats(c, x);
@@ -478,7 +478,7 @@ int run_max_unpool(OpCtx *c)
 		return -1;
 	for (int32_t i = 0; i < ys->rank; i++)
 		nu *= u[i] > 0 ? u[i] : 0;
-	Tensor *y = op_new_output(c, 0, x->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, ys);
 	if (!y)
 		return -1;
 	size_t es = dtype_size(x->dtype);
@@ -531,7 +531,7 @@ int run_max_roi_pool(OpCtx *c)
 	int64_t nr = r->shape.dims[0];
 	const Shape *ys = &op_out(c, 0)->shape;
 	int64_t PH = ys->dims[2], PW = ys->dims[3];
-	Tensor *y = op_new_output(c, 0, x->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, ys);
 	if (!y)
 		return -1;
 	const float *xf = nn_floats(c, x), *rf = nn_floats(c, r);
@@ -700,7 +700,7 @@ int run_roi_align(OpCtx *c)
 	int64_t nr = r->shape.dims[0];
 	const Shape *ys = &op_out(c, 0)->shape;
 	int64_t PH = ys->dims[2], PW = ys->dims[3], most = 0;
-	Tensor *y = op_new_output(c, 0, x->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, ys);
 	if (!y)
 		return -1;
 	const float *xf = nn_floats(c, x), *rf = nn_floats(c, r);

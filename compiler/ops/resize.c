@@ -812,7 +812,7 @@ static int interp_run(OpCtx *c, Interp *ip, const Tensor *x)
 {
 	const Value *yv = op_out(c, 0);
 	Taps taps[MAX_RANK];
-	Tensor *y = op_new_output(c, 0, x->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &yv->shape);
 	if (!y)
 		return -1;
 	if (shape_numel(&yv->shape) == 0 || ip->rank == 0) {
@@ -1136,7 +1136,7 @@ int run_grid_sample(OpCtx *c)
 		ysz *= yv->shape.dims[s + 2];
 		maxt *= g.mode == IM_CUBIC ? 4 : g.mode == IM_LINEAR ? 2 : 1;
 	}
-	Tensor *y = op_new_output(c, 0, x->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &yv->shape);
 	const float *xf = y ? nn_floats_in(c, x) : NULL;
 	const float *gf = xf ? nn_floats_in(c, gt) : NULL;
 	float *yf = gf ? nn_floats_out(c, y) : NULL;

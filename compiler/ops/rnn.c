@@ -492,7 +492,7 @@ int run_rnn(OpCtx *c)
 			continue;
 		if (!shape_is_static(&v->shape))
 			return 0;
-		if (!(out[i] = op_new_output(c, i, v->dtype, &v->shape)) ||
+		if (!(out[i] = op_new_output_zeroed(c, i, v->dtype, &v->shape)) ||
 		    !(of[i] = nn_floats_out(c, out[i])))
 			return -1;
 		if (v->dtype != DT_FLOAT)

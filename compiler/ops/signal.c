@@ -151,7 +151,7 @@ int run_dft(OpCtx *c)
 		outer *= xs->dims[k];
 	for (int32_t k = a + 1; k < r - 1; k++)
 		inner *= xs->dims[k];
-	Tensor *y = op_new_output(c, 0, yv->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, ys);
 	double *re = op_scratch(c, (size_t)n * sizeof(double));
 	double *im = op_scratch(c, (size_t)n * sizeof(double));
 	if (!y || !re || !im || fft_init(c, &f, n) < 0)
@@ -209,7 +209,7 @@ int run_stft(OpCtx *c)
 		return op_error(c, "window has %lld values, expected %lld",
 				(long long)shape_numel(&w->shape),
 				(long long)flen);
-	Tensor *y = op_new_output(c, 0, yv->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, ys);
 	double *re = op_scratch(c, (size_t)flen * sizeof(double));
 	double *im = op_scratch(c, (size_t)flen * sizeof(double));
 	if (!y || !re || !im || fft_init(c, &f, flen) < 0)
@@ -265,7 +265,7 @@ int run_mel_weight_matrix(OpCtx *c)
 	float hmel = 2595 * log10f(1 + (float)tensor_get_f64(hi, 0) / 700);
 	float mstep = (hmel - lmel) / (float)(nmel + 2);
 	int64_t *pt = op_scratch(c, (size_t)(nmel + 2) * sizeof(int64_t));
-	Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
 	if (!pt || !y)
 		return -1;
 	for (int64_t i = 0; i < nmel + 2; i++) {
