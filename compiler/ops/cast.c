@@ -146,7 +146,7 @@ int cast_to_string(OpCtx *c, const Tensor *x)
 			snprintf(buf, sizeof(buf), "%lld",
 				 (long long)tensor_get_i64(x, i));
 		size_t len = strlen(buf);
-		uint8_t *p = op_scratch(c, len + 1);
+		uint8_t *p = op_scratch_zeroed(c, len + 1);
 		if (!p)
 			return -1;
 		memcpy(p, buf, len + 1);

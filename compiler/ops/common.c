@@ -277,7 +277,15 @@ void *op_scratch(OpCtx *c, size_t bytes)
 		op_error(c, "needs %zu bytes of scratch memory", bytes);
 		return NULL;
 	}
-	return arena_alloc(a, bytes ? bytes : 1);
+	return arena_alloc_raw(a, bytes ? bytes : 1);
+}
+
+void *op_scratch_zeroed(OpCtx *c, size_t bytes)
+{
+	void *p = op_scratch(c, bytes);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
 }
 
 bool op_all_const(OpCtx *c)

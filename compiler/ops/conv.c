@@ -121,7 +121,9 @@ static int conv_f32(OpCtx *c, const ConvGeom *g, const float *x,
 		depthwise_f32(g, &z, x, w, y);
 		return 0;
 	}
-	float *col = pointwise ? NULL : op_scratch(c, kc * z.osz * sizeof(float));
+	/* im2col and sgemm's packing write every element they read */
+	float *col = pointwise ? NULL
+				: op_scratch(c, kc * z.osz * sizeof(float));
 	float *pack = op_scratch(c, sgemm_scratch(z.mg, z.osz, kc));
 	if ((!pointwise && !col) || !pack)
 		return -1;
@@ -145,8 +147,8 @@ static int convt_f32(OpCtx *c, const ConvGeom *g, const float *x,
 {
 	ConvSizes z = conv_sizes(g);
 	int64_t rows = z.mg * z.ksz;
-	float *col = op_scratch(c, rows * z.isz * sizeof(float));
-	float *pack = op_scratch(c, sgemm_scratch(rows, z.isz, z.cg));
+	float *col = op_scratch_zeroed(c, rows * z.isz * sizeof(float));
+	float *pack = op_scratch_zeroed(c, sgemm_scratch(rows, z.isz, z.cg));
 	if (!col || !pack)
 		return -1;
 	fill_bias_f32(g, z.osz, b, y);
@@ -171,7 +173,7 @@ static double *load_f64(OpCtx *c, const Tensor *t, const Tensor *zp)
 {
 	int64_t n = shape_numel(&t->shape);
 	int64_t nz = zp ? shape_numel(&zp->shape) : 0;
-	double *d = op_scratch(c, n * sizeof(double));
+	double *d = op_scratch_zeroed(c, n * sizeof(double));
 	if (!d)
 		return NULL;
 	if (nz > 1 && n % nz) {
@@ -260,7 +262,7 @@ static double *conv_f64(OpCtx *c, const ConvGeom *g, bool transpose,
 			const double *x, const double *w, const Tensor *b)
 {
 	int64_t osz = conv_sizes(g).osz, ny = g->n * g->cout * osz;
-	double *y = op_scratch(c, ny * sizeof(double));
+	double *y = op_scratch_zeroed(c, ny * sizeof(double));
 	if (!y || !x || !w)
 		return NULL;
 	for (int64_t i = 0; b && i < ny; i++)

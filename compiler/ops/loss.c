@@ -172,8 +172,8 @@ int run_sce_loss(OpCtx *c)
 	if (rc <= 0)
 		return rc;
 	int64_t total = shape_numel(&x->shape);
-	double *lp = op_scratch(c, (size_t)total * sizeof(double));
-	double *mx = lp ? op_scratch(c, (size_t)L.d * 2 * sizeof(double))
+	double *lp = op_scratch_zeroed(c, (size_t)total * sizeof(double));
+	double *mx = lp ? op_scratch_zeroed(c, (size_t)L.d * 2 * sizeof(double))
 			: NULL;
 	if (!mx)
 		return -1;

@@ -342,7 +342,7 @@ static double *mm_operand(OpCtx *c, const Tensor *t, const Tensor *zp,
 	int64_t n = shape_numel(&t->shape), nz = zp ? shape_numel(&zp->shape) : 0;
 	int64_t cols = t->shape.dims[t->shape.rank - 1];
 	bool vec = t->shape.rank < 2;
-	double *d = op_scratch(c, n * sizeof(double));
+	double *d = op_scratch_zeroed(c, n * sizeof(double));
 	for (int64_t i = 0; d && i < n; i++) {
 		int64_t line = vec ? 0 : rows ? i / cols : i % cols;
 		d[i] = tensor_get_f64(t, i) -
@@ -359,7 +359,7 @@ static double *int_matmul(OpCtx *c, int ai, int azi, int bi, int bzi)
 	const Shape *ys = &op_out(c, 0)->shape;
 	double *ad = mm_operand(c, a, op_const_in(c, azi), true);
 	double *bd = mm_operand(c, b, op_const_in(c, bzi), false);
-	double *yd = op_scratch(c, shape_numel(ys) * sizeof(double));
+	double *yd = op_scratch_zeroed(c, shape_numel(ys) * sizeof(double));
 	if (!ad || !bd || !yd ||
 	    matmul_batched(c, MM_F64, &a->shape, ad, &b->shape, bd, ys, yd) < 0)
 		return NULL;
@@ -826,7 +826,7 @@ int run_einsum(OpCtx *c)
 	for (int32_t k = 0; k < nin; k++) {
 		const Tensor *t = op_const_in(c, k);
 		int64_t n = shape_numel(&t->shape);
-		if (!(in[k] = op_scratch(c, n * 8)))
+		if (!(in[k] = op_scratch_zeroed(c, n * 8)))
 			return -1;
 		for (int64_t i = 0; i < n; i++) {
 			if (ints)
@@ -930,7 +930,7 @@ int run_det(OpCtx *c)
 	int64_t m = s->dims[s->rank - 1], mm = m * m;
 	int64_t nb = mm ? shape_numel(s) / mm : shape_numel(&op_out(c, 0)->shape);
 	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &op_out(c, 0)->shape);
-	double *a = op_scratch(c, (mm ? mm : 1) * sizeof(double));
+	double *a = op_scratch_zeroed(c, (mm ? mm : 1) * sizeof(double));
 	if (!y || !a)
 		return -1;
 	for (int64_t b = 0; b < nb; b++) {

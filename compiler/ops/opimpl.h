@@ -133,9 +133,11 @@ Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s);
 Tensor *op_new_output(OpCtx *c, int i, int dt, const Shape *s);
 /* op_new_output, zero-filled. */
 Tensor *op_new_output_zeroed(OpCtx *c, int i, int dt, const Shape *s);
-/* bytes of zeroed temporary memory, 16-byte aligned, valid until the
- * kernel returns; NULL with an error if too large. */
+/* bytes of temporary memory (not zeroed), 16-byte aligned, valid until
+ * the kernel returns; NULL with an error if too large. */
 void *op_scratch(OpCtx *c, size_t bytes);
+/* op_scratch, zero-filled. */
+void *op_scratch_zeroed(OpCtx *c, size_t bytes);
 /* Writable data of a tensor made by op_new_tensor. */
 static inline void *tensor_mut(Tensor *t) { return (void *)t->data; }
 /* Stores v at element i, converted to t's dtype (numeric or bool). */

@@ -126,7 +126,7 @@ int run_multinomial(OpCtx *c)
 	if (k < 1 && rows > 0)
 		return op_error(c, "input 0 has no classes to draw from");
 	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
-	double *cum = op_scratch(c, (size_t)(k + 1) * sizeof(double));
+	double *cum = op_scratch_zeroed(c, (size_t)(k + 1) * sizeof(double));
 	if (!y || !cum)
 		return -1;
 	for (int64_t r = 0; r < rows; r++) {
