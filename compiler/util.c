@@ -178,7 +178,7 @@ void arena_reset(Arena *a)
 }
 
 /* n bytes, 16-byte aligned, not zeroed. */
-static void *arena_alloc_raw(Arena *a, size_t n)
+void *arena_alloc_raw(Arena *a, size_t n)
 {
 	ArenaChunk *c = a->head;
 	size_t need = (n + 15) & ~(size_t)15;

@@ -64,6 +64,7 @@ typedef struct Arena {
 void arena_init(Arena *a);
 void arena_release(Arena *a); /* frees everything; a may be reused */
 void *arena_alloc(Arena *a, size_t n);  /* zeroed, 16-byte aligned */
+void *arena_alloc_raw(Arena *a, size_t n); /* the same, not zeroed */
 /* Forgets every allocation but keeps memory for the next round: the
  * chunks become one chunk as large as this round handed out, so a
  * workload that repeats (a runtime session's scratch, reset after each

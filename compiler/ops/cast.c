@@ -37,7 +37,7 @@ static uint16_t bf16_trunc(float f)
 
 int cast_to_bfloat16(OpCtx *c, const Tensor *x)
 {
-	Tensor *y = op_new_output(c, 0, DT_BFLOAT16, &x->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, DT_BFLOAT16, &x->shape);
 	if (!y)
 		return -1;
 	uint16_t *yp = tensor_mut(y);
@@ -124,7 +124,7 @@ static void float_str(int dt, double v, char *buf)
 
 int cast_to_string(OpCtx *c, const Tensor *x)
 {
-	Tensor *y = op_new_output(c, 0, DT_STRING, &x->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, DT_STRING, &x->shape);
 	if (!y)
 		return -1;
 	Bytes *o = tensor_mut(y);
@@ -146,7 +146,7 @@ int cast_to_string(OpCtx *c, const Tensor *x)
 			snprintf(buf, sizeof(buf), "%lld",
 				 (long long)tensor_get_i64(x, i));
 		size_t len = strlen(buf);
-		uint8_t *p = op_scratch(c, len + 1);
+		uint8_t *p = op_scratch_zeroed(c, len + 1);
 		if (!p)
 			return -1;
 		memcpy(p, buf, len + 1);
@@ -202,7 +202,7 @@ int cast_from_string(OpCtx *c, const Tensor *x, int dt)
 {
 	if (dt == DT_BOOL)
 		return op_error(c, "a cast from string to bool is not defined");
-	Tensor *y = op_new_output(c, 0, dt, &x->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, dt, &x->shape);
 	if (!y)
 		return -1;
 	const Bytes *w = x->data;

@@ -257,11 +257,17 @@ Tensor *op_new_output(OpCtx *c, int i, int dt, const Shape *s)
 {
 	Tensor *o = c->bind && i >= 0 && i < c->n->noutputs ? c->bind->out[i]
 							     : NULL;
-	if (o && o->dtype == dt && shape_equal(&o->shape, s)) {
-		memset(tensor_mut(o), 0, o->nbytes);
+	if (o && o->dtype == dt && shape_equal(&o->shape, s))
 		return o;
-	}
 	return op_new_tensor(c, dt, s);
+}
+
+Tensor *op_new_output_zeroed(OpCtx *c, int i, int dt, const Shape *s)
+{
+	Tensor *o = op_new_output(c, i, dt, s);
+	if (o && c->bind && o->nbytes)
+		memset(tensor_mut(o), 0, o->nbytes);
+	return o;
 }
 
 void *op_scratch(OpCtx *c, size_t bytes)
@@ -271,7 +277,15 @@ void *op_scratch(OpCtx *c, size_t bytes)
 		op_error(c, "needs %zu bytes of scratch memory", bytes);
 		return NULL;
 	}
-	return arena_alloc(a, bytes ? bytes : 1);
+	return arena_alloc_raw(a, bytes ? bytes : 1);
+}
+
+void *op_scratch_zeroed(OpCtx *c, size_t bytes)
+{
+	void *p = op_scratch(c, bytes);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
 }
 
 bool op_all_const(OpCtx *c)

@@ -56,9 +56,9 @@ static int geom(OpCtx *c, int xi, int wi, bool transpose, ConvGeom *g)
 static void fill_bias_f32(const ConvGeom *g, int64_t osz, const float *b,
 			  float *y)
 {
-	for (int64_t i = 0; b && i < g->n * g->cout; i++)
+	for (int64_t i = 0; i < g->n * g->cout; i++)
 		for (int64_t j = 0; j < osz; j++)
-			y[i * osz + j] = b[i % g->cout];
+			y[i * osz + j] = b ? b[i % g->cout] : 0;
 }
 
 /* ---- fp32 ----------------------------------------------------------------- */
@@ -108,7 +108,8 @@ static bool is_pointwise(const ConvGeom *g)
 	return true;
 }
 
-/* Y[n, group gi] = W[gi] (mg x cg*K) * im2col(X[n, gi]) (cg*K x O). */
+/* Y[n, group gi] = W[gi] (mg x cg*K) * im2col(X[n, gi]) (cg*K x O),
+ * added onto the bias (or zeros) fill_bias_f32 writes first. */
 static int conv_f32(OpCtx *c, const ConvGeom *g, const float *x,
 		    const float *w, const float *b, float *y)
 {
@@ -120,7 +121,9 @@ static int conv_f32(OpCtx *c, const ConvGeom *g, const float *x,
 		depthwise_f32(g, &z, x, w, y);
 		return 0;
 	}
-	float *col = pointwise ? NULL : op_scratch(c, kc * z.osz * sizeof(float));
+	/* im2col and sgemm's packing write every element they read */
+	float *col = pointwise ? NULL
+				: op_scratch(c, kc * z.osz * sizeof(float));
 	float *pack = op_scratch(c, sgemm_scratch(z.mg, z.osz, kc));
 	if ((!pointwise && !col) || !pack)
 		return -1;
@@ -144,8 +147,8 @@ static int convt_f32(OpCtx *c, const ConvGeom *g, const float *x,
 {
 	ConvSizes z = conv_sizes(g);
 	int64_t rows = z.mg * z.ksz;
-	float *col = op_scratch(c, rows * z.isz * sizeof(float));
-	float *pack = op_scratch(c, sgemm_scratch(rows, z.isz, z.cg));
+	float *col = op_scratch_zeroed(c, rows * z.isz * sizeof(float));
+	float *pack = op_scratch_zeroed(c, sgemm_scratch(rows, z.isz, z.cg));
 	if (!col || !pack)
 		return -1;
 	fill_bias_f32(g, z.osz, b, y);
@@ -170,7 +173,7 @@ static double *load_f64(OpCtx *c, const Tensor *t, const Tensor *zp)
 {
 	int64_t n = shape_numel(&t->shape);
 	int64_t nz = zp ? shape_numel(&zp->shape) : 0;
-	double *d = op_scratch(c, n * sizeof(double));
+	double *d = op_scratch_zeroed(c, n * sizeof(double));
 	if (!d)
 		return NULL;
 	if (nz > 1 && n % nz) {
@@ -259,7 +262,7 @@ static double *conv_f64(OpCtx *c, const ConvGeom *g, bool transpose,
 			const double *x, const double *w, const Tensor *b)
 {
 	int64_t osz = conv_sizes(g).osz, ny = g->n * g->cout * osz;
-	double *y = op_scratch(c, ny * sizeof(double));
+	double *y = op_scratch_zeroed(c, ny * sizeof(double));
 	if (!y || !x || !w)
 		return NULL;
 	for (int64_t i = 0; b && i < ny; i++)
@@ -315,7 +318,7 @@ int run_conv_integer(OpCtx *c)
 	const Tensor *x = op_const_in(c, 0), *w = op_const_in(c, 1);
 	double *yd = conv_f64(c, &g, false, load_f64(c, x, op_const_in(c, 2)),
 			      load_f64(c, w, op_const_in(c, 3)), NULL);
-	Tensor *y = yd ? op_new_output(c, 0, DT_INT32, &op_out(c, 0)->shape)
+	Tensor *y = yd ? op_new_output_zeroed(c, 0, DT_INT32, &op_out(c, 0)->shape)
 		       : NULL;
 	if (!y)
 		return -1;
@@ -353,7 +356,7 @@ int run_qlinear_conv(OpCtx *c)
 			      load_f64(c, op_const_in(c, 0), op_const_in(c, 2)),
 			      load_f64(c, op_const_in(c, 3), op_const_in(c, 5)),
 			      op_const_in(c, 8));
-	Tensor *y = yd ? op_new_output(c, 0, yz->dtype, &op_out(c, 0)->shape)
+	Tensor *y = yd ? op_new_output_zeroed(c, 0, yz->dtype, &op_out(c, 0)->shape)
 		       : NULL;
 	if (!y)
 		return -1;

@@ -106,8 +106,8 @@ int nms_select(OpCtx *c, int64_t *rows, int64_t cap, int64_t *count)
 	bool center = attr_int(c->n, "center_point_box", 0) != 0;
 	if (maxout > n)
 		maxout = n;
-	int64_t *idx = op_scratch(c, (size_t)(2 * n + 1) * sizeof(int64_t));
-	Box *kept = op_scratch(c, (size_t)(n + 1) * sizeof(Box));
+	int64_t *idx = op_scratch_zeroed(c, (size_t)(2 * n + 1) * sizeof(int64_t));
+	Box *kept = op_scratch_zeroed(c, (size_t)(n + 1) * sizeof(Box));
 	if (!idx || !kept)
 		return -1;
 	const float *bx = bt->data, *sc = st->data;
@@ -148,7 +148,7 @@ int run_nms(OpCtx *c)
 	int64_t want = shape_dim(&yv->shape, 0);
 	if (want < 0)
 		return 0;
-	Tensor *y = op_new_output(c, 0, DT_INT64, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, DT_INT64, &yv->shape);
 	if (!y)
 		return -1;
 	/* rows past the output's are counted, not written */

@@ -517,6 +517,9 @@ int run_unary(OpCtx *c)
 	Value *y = op_out(c, 0);
 	EwParams p = { .dtype = y ? y->dtype : 0, .math = u->math, .fk = u->fk };
 	unary_params(c, &p);
+	int rc = ew_fast_unary(c, &p);
+	if (rc)
+		return rc < 0 ? -1 : 0;
 	return ew_run_unary(c, u->fn ? u->fn : k_float, &p);
 }
 
@@ -589,6 +592,12 @@ int run_clip(OpCtx *c)
 	int has_lo = clip_bound(c, 0, &lo), has_hi = clip_bound(c, 1, &hi);
 	if (has_lo < 0 || has_hi < 0)
 		return 0;
+	if (x->dtype == DT_FLOAT) {
+		int rc = ew_fast_clip(c, has_lo, has_lo ? lo.f : 0, has_hi,
+				      has_hi ? hi.f : 0);
+		if (rc)
+			return rc < 0 ? -1 : 0;
+	}
 	Tensor *y = op_new_tensor(c, x->dtype, &x->shape);
 	if (!y)
 		return -1;
@@ -723,7 +732,8 @@ int run_dropout(OpCtx *c)
 	if (drop && !seed && !c->bind)
 		return 0;
 	int64_t n = shape_numel(&x->shape);
-	Tensor *mask = m ? op_new_output(c, 1, m->dtype, &m->shape) : NULL;
+	Tensor *mask =
+		m ? op_new_output_zeroed(c, 1, m->dtype, &m->shape) : NULL;
 	if (m && !mask)
 		return -1;
 	if (!drop) {
@@ -734,7 +744,7 @@ int run_dropout(OpCtx *c)
 		op_set_const(c, 0, x);
 		return 0;
 	}
-	Tensor *y = op_new_output(c, 0, x->dtype, &x->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &x->shape);
 	if (!y)
 		return -1;
 	Mt19937 mt;
@@ -1037,13 +1047,16 @@ int run_arith(OpCtx *c)
 	EwParams p = { .dtype = y ? y->dtype : 0,
 		       .mode = attr_int(c->n, "fmod", 0) };
 	const Tensor *x = op_const_in(c, 0), *s = op_const_in(c, 1);
+	int rc = ew_fast_binary(c);
+	if (rc)
+		return rc < 0 ? -1 : 0;
 	if (c->n->op == OP_PRelu && x && s && y &&
 	    prelu_per_channel(c, &x->shape, &s->shape)) {
 		Shape ss = { .rank = x->shape.rank };
 		Tensor *t;
 		for (int32_t k = 0; k < ss.rank; k++)
 			ss.dims[k] = k == 1 ? s->shape.dims[0] : 1;
-		int rc = apply(c, y->dtype, &y->shape, x, &x->shape, s, &ss,
+		rc = apply(c, y->dtype, &y->shape, x, &x->shape, s, &ss,
 			       NULL, k_prelu, &p, &t);
 		if (rc > 0)
 			op_set_const(c, 0, t);
@@ -1119,6 +1132,11 @@ int run_variadic(OpCtx *c)
 	const Tensor *acc = op_const_in(c, 0);
 	if (!y || !op_all_const(c))
 		return 0;
+	if (c->n->op != OP_Mean) {
+		int rc = ew_fast_binary(c);
+		if (rc)
+			return rc < 0 ? -1 : 0;
+	}
 	for (int i = 1; i < c->n->ninputs; i++) {
 		const Tensor *b = op_const_in(c, i);
 		Shape s;

@@ -168,9 +168,9 @@ static int run_body(OpCtx *c, const Graph *g, int first)
 				"the node passes %d and takes %d", g->name,
 				g->ninputs, g->noutputs, c->n->ninputs - first,
 				c->n->noutputs);
-	const Tensor **in = op_scratch(c, (size_t)(g->ninputs + 1) *
+	const Tensor **in = op_scratch_zeroed(c, (size_t)(g->ninputs + 1) *
 						  sizeof(*in));
-	const Tensor **outs = op_scratch(c, (size_t)(g->noutputs + 1) *
+	const Tensor **outs = op_scratch_zeroed(c, (size_t)(g->noutputs + 1) *
 						    sizeof(*outs));
 	if (!in || !outs)
 		return -1;

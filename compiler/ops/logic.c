@@ -148,6 +148,9 @@ int run_logic2(OpCtx *c)
 		       .mode = !strcmp(attr_str(c->n, "direction", ""), "LEFT") };
 	if (!a || a->dtype == DT_STRING)
 		return 0;
+	int rc = ew_fast_binary(c);
+	if (rc)
+		return rc < 0 ? -1 : 0;
 	for (size_t i = 0; i < ARRAY_SIZE(logic2_ops); i++)
 		if (logic2_ops[i].op == c->n->op)
 			return ew_run_binary(c, logic2_ops[i].fn, &p);

@@ -82,7 +82,7 @@ static int loss_out(OpCtx *c, const Loss *L, const void *lp,
 		    double (*get)(const void *, int64_t))
 {
 	const Value *yv = op_out(c, 0);
-	Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
 	double sum = 0, wsum = 0;
 	if (!y)
 		return -1;
@@ -172,14 +172,14 @@ int run_sce_loss(OpCtx *c)
 	if (rc <= 0)
 		return rc;
 	int64_t total = shape_numel(&x->shape);
-	double *lp = op_scratch(c, (size_t)total * sizeof(double));
-	double *mx = lp ? op_scratch(c, (size_t)L.d * 2 * sizeof(double))
+	double *lp = op_scratch_zeroed(c, (size_t)total * sizeof(double));
+	double *mx = lp ? op_scratch_zeroed(c, (size_t)L.d * 2 * sizeof(double))
 			: NULL;
 	if (!mx)
 		return -1;
 	log_softmax(x, &L, lp, mx, mx + L.d);
 	if (op_out(c, 1)) {
-		Tensor *o = op_new_output(c, 1, x->dtype, &x->shape);
+		Tensor *o = op_new_output_zeroed(c, 1, x->dtype, &x->shape);
 		if (!o)
 			return -1;
 		for (int64_t i = 0; i < total; i++)

@@ -105,7 +105,7 @@ int infer_matmul(OpCtx *c)
 static void *load_all(OpCtx *c, const Tensor *t, bool ints)
 {
 	int64_t n = shape_numel(&t->shape);
-	void *p = op_scratch(c, n * 8);
+	void *p = op_scratch_zeroed(c, n * 8);
 	for (int64_t i = 0; p && i < n; i++) {
 		if (ints)
 			((uint64_t *)p)[i] = (uint64_t)tensor_get_i64(t, i);
@@ -157,7 +157,7 @@ int run_gemm(OpCtx *c)
 	const Shape *ys = &op_out(c, 0)->shape;
 	int64_t m = ys->dims[0], n = ys->dims[1];
 	int64_t k = a->shape.dims[ta ? 0 : 1];
-	Tensor *y = op_new_output(c, 0, a->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, a->dtype, ys);
 	if (!y)
 		return -1;
 	/* C broadcast: its rows and columns (1: repeated) */
@@ -167,7 +167,7 @@ int run_gemm(OpCtx *c)
 	double *yd = NULL;
 	if (a->dtype != DT_FLOAT) {
 		void *ad = load_all(c, a, false), *bd = load_all(c, b, false);
-		yd = op_scratch(c, m * n * sizeof(double));
+		yd = op_scratch_zeroed(c, m * n * sizeof(double));
 		if (!ad || !bd || !yd)
 			return -1;
 		mm_ref(false, ta, tb, m, n, k, ad, bd, yd);
@@ -186,7 +186,7 @@ int run_gemm(OpCtx *c)
 		}
 	}
 	if (yf) {
-		float *pack = op_scratch(c, sgemm_scratch(m, n, k));
+		float *pack = op_scratch_zeroed(c, sgemm_scratch(m, n, k));
 		if (!pack)
 			return -1;
 		sgemm(ta, tb, m, n, k, alpha, a->data, ta ? m : k, b->data,
@@ -228,7 +228,7 @@ int matmul_batched(OpCtx *c, int kind, const Shape *as, const void *a,
 		nb = 1;
 	}
 	float *pack = NULL;
-	if (kind == MM_F32 && !(pack = op_scratch(c, sgemm_scratch(m, n, k))))
+	if (kind == MM_F32 && !(pack = op_scratch_zeroed(c, sgemm_scratch(m, n, k))))
 		return -1;
 	size_t es = kind == MM_F32 ? sizeof(float) : 8;
 	for (int64_t bi = 0; bi < nb; bi++, tn_next(yr, ys->dims, idx)) {
@@ -255,7 +255,7 @@ int run_matmul(OpCtx *c)
 	const Shape *ys = &op_out(c, 0)->shape;
 	if (!a || !b)
 		return 0;
-	Tensor *y = op_new_output(c, 0, a->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, a->dtype, ys);
 	if (!y)
 		return -1;
 	int64_t ny = shape_numel(ys);
@@ -269,7 +269,7 @@ int run_matmul(OpCtx *c)
 		return 0;
 	}
 	void *ad = load_all(c, a, ints), *bd = load_all(c, b, ints);
-	void *yd = op_scratch(c, ny * 8);
+	void *yd = op_scratch_zeroed(c, ny * 8);
 	if (!ad || !bd || !yd ||
 	    matmul_batched(c, kind, &a->shape, ad, &b->shape, bd, ys, yd) < 0)
 		return -1;

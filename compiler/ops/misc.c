@@ -152,9 +152,9 @@ int run_dynamic_quantize_linear(OpCtx *c)
 	}
 	float scale = (hi - lo) / 255.0f;
 	uint8_t zp = scale != 0 ? sat_u8(0 - lo / scale) : 0;
-	Tensor *y = op_new_output(c, 0, DT_UINT8, &x->shape);
-	Tensor *ys = op_new_output(c, 1, DT_FLOAT, &scalar);
-	Tensor *yz = op_new_output(c, 2, DT_UINT8, &scalar);
+	Tensor *y = op_new_output_zeroed(c, 0, DT_UINT8, &x->shape);
+	Tensor *ys = op_new_output_zeroed(c, 1, DT_FLOAT, &scalar);
+	Tensor *yz = op_new_output_zeroed(c, 2, DT_UINT8, &scalar);
 	if (!y || !ys || !yz)
 		return -1;
 	uint8_t *yp = tensor_mut(y);
@@ -342,7 +342,7 @@ static double *mm_operand(OpCtx *c, const Tensor *t, const Tensor *zp,
 	int64_t n = shape_numel(&t->shape), nz = zp ? shape_numel(&zp->shape) : 0;
 	int64_t cols = t->shape.dims[t->shape.rank - 1];
 	bool vec = t->shape.rank < 2;
-	double *d = op_scratch(c, n * sizeof(double));
+	double *d = op_scratch_zeroed(c, n * sizeof(double));
 	for (int64_t i = 0; d && i < n; i++) {
 		int64_t line = vec ? 0 : rows ? i / cols : i % cols;
 		d[i] = tensor_get_f64(t, i) -
@@ -359,7 +359,7 @@ static double *int_matmul(OpCtx *c, int ai, int azi, int bi, int bzi)
 	const Shape *ys = &op_out(c, 0)->shape;
 	double *ad = mm_operand(c, a, op_const_in(c, azi), true);
 	double *bd = mm_operand(c, b, op_const_in(c, bzi), false);
-	double *yd = op_scratch(c, shape_numel(ys) * sizeof(double));
+	double *yd = op_scratch_zeroed(c, shape_numel(ys) * sizeof(double));
 	if (!ad || !bd || !yd ||
 	    matmul_batched(c, MM_F64, &a->shape, ad, &b->shape, bd, ys, yd) < 0)
 		return NULL;
@@ -373,7 +373,7 @@ int run_matmul_integer(OpCtx *c)
 	if (!op_all_const(c))
 		return 0;
 	double *yd = int_matmul(c, 0, 2, 1, 3);
-	Tensor *y = yd ? op_new_output(c, 0, DT_INT32, &op_out(c, 0)->shape)
+	Tensor *y = yd ? op_new_output_zeroed(c, 0, DT_INT32, &op_out(c, 0)->shape)
 		       : NULL;
 	if (!y)
 		return -1;
@@ -401,7 +401,7 @@ int run_qlinear_matmul(OpCtx *c)
 			    : 1;
 	int64_t nas = shape_numel(&as->shape), nbs = shape_numel(&bs->shape);
 	double *yd = int_matmul(c, 0, 2, 3, 5);
-	Tensor *y = yd ? op_new_output(c, 0, yz->dtype, sh) : NULL;
+	Tensor *y = yd ? op_new_output_zeroed(c, 0, yz->dtype, sh) : NULL;
 	if (!y)
 		return -1;
 	float sy = (float)tensor_get_f64(ys, 0);
@@ -813,7 +813,7 @@ int run_einsum(OpCtx *c)
 			red *= ldim[i];
 	}
 	if (nin == 2 && (yv->dtype == DT_FLOAT || yv->dtype == DT_DOUBLE)) {
-		Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+		Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
 		int rc = y ? ein_gemm(c, &p, dim, st, y) : -1;
 		if (rc < 0)
 			return -1;
@@ -826,7 +826,7 @@ int run_einsum(OpCtx *c)
 	for (int32_t k = 0; k < nin; k++) {
 		const Tensor *t = op_const_in(c, k);
 		int64_t n = shape_numel(&t->shape);
-		if (!(in[k] = op_scratch(c, n * 8)))
+		if (!(in[k] = op_scratch_zeroed(c, n * 8)))
 			return -1;
 		for (int64_t i = 0; i < n; i++) {
 			if (ints)
@@ -835,7 +835,7 @@ int run_einsum(OpCtx *c)
 				((double *)in[k])[i] = tensor_get_f64(t, i);
 		}
 	}
-	Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
 	if (!y)
 		return -1;
 	double fs = 0;
@@ -929,8 +929,8 @@ int run_det(OpCtx *c)
 	const Shape *s = &x->shape;
 	int64_t m = s->dims[s->rank - 1], mm = m * m;
 	int64_t nb = mm ? shape_numel(s) / mm : shape_numel(&op_out(c, 0)->shape);
-	Tensor *y = op_new_output(c, 0, x->dtype, &op_out(c, 0)->shape);
-	double *a = op_scratch(c, (mm ? mm : 1) * sizeof(double));
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &op_out(c, 0)->shape);
+	double *a = op_scratch_zeroed(c, (mm ? mm : 1) * sizeof(double));
 	if (!y || !a)
 		return -1;
 	for (int64_t b = 0; b < nb; b++) {

@@ -155,7 +155,7 @@ static int floats_in(OpCtx *c, int n, const float **f)
 static Tensor *float_out(OpCtx *c, int i, float **f)
 {
 	Value *v = op_out(c, i);
-	Tensor *t = v ? op_new_output(c, i, v->dtype, &v->shape) : NULL;
+	Tensor *t = v ? op_new_output_zeroed(c, i, v->dtype, &v->shape) : NULL;
 	*f = t ? nn_out_floats(c, t) : NULL;
 	return *f ? t : NULL;
 }
@@ -248,7 +248,7 @@ int run_batchnorm(OpCtx *c)
 		ch *= inner;
 		inner = 1;
 	}
-	float *a = op_scratch(c, 4 * (size_t)ch * sizeof(float));
+	float *a = op_scratch_zeroed(c, 4 * (size_t)ch * sizeof(float));
 	float *b = a ? a + ch : NULL, *bm = a ? b + ch : NULL;
 	float *bv = a ? bm + ch : NULL, *yf, *st[5] = { 0 };
 	Tensor *y = float_out(c, 0, &yf), *ot[5] = { 0 };
@@ -295,7 +295,7 @@ int run_instance_norm(OpCtx *c)
 	int64_t ch = s->dims[1], planes = s->dims[0] * ch, inner = 1;
 	for (int32_t i = 2; i < s->rank; i++)
 		inner *= s->dims[i];
-	float *a = op_scratch(c, 2 * (size_t)planes * sizeof(float)), *yf;
+	float *a = op_scratch_zeroed(c, 2 * (size_t)planes * sizeof(float)), *yf;
 	Tensor *y = float_out(c, 0, &yf);
 	if (!a || !y)
 		return -1;
@@ -354,7 +354,7 @@ int run_layer_norm(OpCtx *c)
 	int64_t rows = 1, cols = 1;
 	for (int32_t i = 0; i < s->rank; i++)
 		*(i < axis ? &rows : &cols) *= s->dims[i];
-	float *w = op_scratch(c, 2 * (size_t)cols * sizeof(float)), *yf;
+	float *w = op_scratch_zeroed(c, 2 * (size_t)cols * sizeof(float)), *yf;
 	float *mf = NULL, *sf = NULL;
 	Tensor *y = float_out(c, 0, &yf), *mt = NULL, *st = NULL;
 	if (!w || !y || (op_out(c, 1) && !(mt = float_out(c, 1, &mf))) ||
@@ -401,7 +401,7 @@ int run_lrn(OpCtx *c)
 	int64_t ch = s->dims[1], lo = (size - 1) / 2, hi = size - 1 - lo;
 	for (int32_t i = 2; i < s->rank; i++)
 		inner *= s->dims[i];
-	float *sq = op_scratch(c, (size_t)inner * sizeof(float)), *yf;
+	float *sq = op_scratch_zeroed(c, (size_t)inner * sizeof(float)), *yf;
 	Tensor *y = float_out(c, 0, &yf);
 	if (!sq || !y)
 		return -1;
@@ -454,8 +454,8 @@ int run_mvn(OpCtx *c)
 		gst[i] = red[i] ? 0 : ng;
 		ng *= red[i] ? 1 : s->dims[i];
 	}
-	int64_t *grp = op_scratch(c, (size_t)n * sizeof(int64_t));
-	double *sum = op_scratch(c, 2 * (size_t)ng * sizeof(double));
+	int64_t *grp = op_scratch_zeroed(c, (size_t)n * sizeof(int64_t));
+	double *sum = op_scratch_zeroed(c, 2 * (size_t)ng * sizeof(double));
 	float *yf;
 	Tensor *y = float_out(c, 0, &yf);
 	if (!grp || !sum || !y)

@@ -131,11 +131,17 @@ int op_broadcast_to(OpCtx *c, int i, const Shape *to);
 Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s);
 /* The tensor to fill for output i, of dtype dt and shape s: at run time
  * the bound buffer (no copy on op_set_const), when folding a new tensor as
- * op_new_tensor gives.  NULL with an error if s overflows. */
+ * op_new_tensor gives.  NULL with an error if s overflows.  The bound
+ * buffer holds garbage (maybe an input's data, when the plan runs the
+ * node in place): a kernel that accumulates uses op_new_output_zeroed. */
 Tensor *op_new_output(OpCtx *c, int i, int dt, const Shape *s);
-/* bytes of zeroed temporary memory, 16-byte aligned, valid until the
- * kernel returns; NULL with an error if too large. */
+/* op_new_output, zero-filled. */
+Tensor *op_new_output_zeroed(OpCtx *c, int i, int dt, const Shape *s);
+/* bytes of temporary memory (not zeroed), 16-byte aligned, valid until
+ * the kernel returns; NULL with an error if too large. */
 void *op_scratch(OpCtx *c, size_t bytes);
+/* op_scratch, zero-filled. */
+void *op_scratch_zeroed(OpCtx *c, size_t bytes);
 /* Writable data of a tensor made by op_new_tensor. */
 static inline void *tensor_mut(Tensor *t) { return (void *)t->data; }
 /* Stores v at element i, converted to t's dtype (numeric or bool). */
@@ -234,6 +240,13 @@ double ew_round(int dt, double v);
  * being the element of input k (shape shapes[k], numpy-broadcast to out;
  * at most 3 inputs); stops with false as soon as fn returns false. */
 typedef bool (*EwElemFn)(void *ctx, int64_t o, const int64_t *in);
+/* Run-time float32 fast paths (ewfast.c): 1 if the op was computed, 0
+ * if not handled (folding, other dtypes: use the exact engine), -1 on
+ * error.  Binary covers Add, Sub, Mul, Div, Max, Min, Pow and the
+ * comparisons; unary the ops of unary_ops[] given p. */
+int ew_fast_binary(OpCtx *c);
+int ew_fast_unary(OpCtx *c, const EwParams *p);
+int ew_fast_clip(OpCtx *c, bool has_lo, double lo, bool has_hi, double hi);
 bool ew_each(const Shape *out, int nin, const Shape *const *shapes,
 	     EwElemFn fn, void *ctx);
 /* Output 0 has input 0's shape and dtype out_dt (0: input 0's); input 0's

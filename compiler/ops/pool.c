@@ -34,7 +34,7 @@ const float *nn_floats(OpCtx *c, const Tensor *t)
 	if (t->dtype == DT_FLOAT)
 		return t->data;
 	int64_t n = shape_numel(&t->shape);
-	float *f = op_scratch(c, (size_t)n * sizeof(float));
+	float *f = op_scratch_zeroed(c, (size_t)n * sizeof(float));
 	for (int64_t i = 0; f && i < n; i++)
 		f[i] = (float)tensor_get_f64(t, i);
 	return f;
@@ -44,7 +44,7 @@ float *nn_out_floats(OpCtx *c, Tensor *o)
 {
 	if (o->dtype == DT_FLOAT)
 		return tensor_mut(o);
-	return op_scratch(c, (size_t)shape_numel(&o->shape) * sizeof(float));
+	return op_scratch_zeroed(c, (size_t)shape_numel(&o->shape) * sizeof(float));
 }
 
 void nn_out_done(Tensor *o, const float *f)
@@ -116,7 +116,7 @@ static int row_taps(OpCtx *c, Pool *p, int64_t k, int64_t s, int64_t pb)
 	int64_t in = p->in[2], out = p->out[2];
 	p->kw = k;
 	p->sw = s;
-	p->tap = op_scratch(c, (size_t)k * sizeof(RowTap));
+	p->tap = op_scratch_zeroed(c, (size_t)k * sizeof(RowTap));
 	if (!p->tap)
 		return -1;
 	for (int64_t t = 0; t < k; t++) {
@@ -166,7 +166,7 @@ static int pool_setup(OpCtx *c, const Shape *x, const Shape *y, Pool *p)
 			pb = strcmp(ap, "SAME_UPPER") ? tot - tot / 2 : tot / 2;
 			pe = tot - pb;
 		}
-		p->span[a] = op_scratch(c, (size_t)(p->out[a] ? p->out[a] : 1) *
+		p->span[a] = op_scratch_zeroed(c, (size_t)(p->out[a] ? p->out[a] : 1) *
 					       sizeof(Span));
 		if (!p->span[a])
 			return -1;
@@ -346,9 +346,9 @@ static int run_window_pool(OpCtx *c, int kind)
 		return 0;
 	if (pool_setup(c, &x->shape, &yv->shape, &p) < 0)
 		return -1;
-	Tensor *y = op_new_output(c, 0, x->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &yv->shape);
 	Tensor *ind = kind == POOL_MAX && iv
-			      ? op_new_output(c, 1, DT_INT64, &iv->shape)
+			      ? op_new_output_zeroed(c, 1, DT_INT64, &iv->shape)
 			      : NULL;
 	if (!y || (kind == POOL_MAX && iv && !ind))
 		return -1;
@@ -425,7 +425,7 @@ int run_global_pool(OpCtx *c)
 	double lp = pf ? pf->f : (double)attr_int(c->n, "p", 2);
 	if (!(lp > 0))
 		return op_error(c, "p must be positive");
-	Tensor *y = op_new_output(c, 0, x->dtype, &ys);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &ys);
 	if (!y)
 		return -1;
 	const float *xf = nn_floats(c, x);
@@ -478,7 +478,7 @@ int run_max_unpool(OpCtx *c)
 		return -1;
 	for (int32_t i = 0; i < ys->rank; i++)
 		nu *= u[i] > 0 ? u[i] : 0;
-	Tensor *y = op_new_output(c, 0, x->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, ys);
 	if (!y)
 		return -1;
 	size_t es = dtype_size(x->dtype);
@@ -531,7 +531,7 @@ int run_max_roi_pool(OpCtx *c)
 	int64_t nr = r->shape.dims[0];
 	const Shape *ys = &op_out(c, 0)->shape;
 	int64_t PH = ys->dims[2], PW = ys->dims[3];
-	Tensor *y = op_new_output(c, 0, x->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, ys);
 	if (!y)
 		return -1;
 	const float *xf = nn_floats(c, x), *rf = nn_floats(c, r);
@@ -700,7 +700,7 @@ int run_roi_align(OpCtx *c)
 	int64_t nr = r->shape.dims[0];
 	const Shape *ys = &op_out(c, 0)->shape;
 	int64_t PH = ys->dims[2], PW = ys->dims[3], most = 0;
-	Tensor *y = op_new_output(c, 0, x->dtype, ys);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, ys);
 	if (!y)
 		return -1;
 	const float *xf = nn_floats(c, x), *rf = nn_floats(c, r);
@@ -716,7 +716,7 @@ int run_roi_align(OpCtx *c)
 					(long long)b, (long long)N - 1);
 		most = g.gh * g.gw > most ? g.gh * g.gw : most;
 	}
-	Tap *taps = op_scratch(c, (size_t)(most * PH * PW) * sizeof(Tap));
+	Tap *taps = op_scratch_zeroed(c, (size_t)(most * PH * PW) * sizeof(Tap));
 	if (!taps)
 		return -1;
 	for (int64_t k = 0; k < nr; k++) {

@@ -72,7 +72,7 @@ int run_random(OpCtx *c)
 		    c->n->op == OP_RandomNormalLike;
 	double a = attr_float(c->n, norm ? "mean" : "low", 0);
 	double b = attr_float(c->n, norm ? "scale" : "high", 1);
-	Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
 	if (!y)
 		return -1;
 	int64_t n = shape_numel(&yv->shape);
@@ -96,7 +96,7 @@ int run_bernoulli(OpCtx *c)
 	uint64_t key;
 	if (!x || !yv || !rng_key(c, &key))
 		return 0;
-	Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
 	if (!y)
 		return -1;
 	int64_t n = shape_numel(&x->shape);
@@ -125,8 +125,8 @@ int run_multinomial(OpCtx *c)
 	int64_t m = yv->shape.dims[1];
 	if (k < 1 && rows > 0)
 		return op_error(c, "input 0 has no classes to draw from");
-	Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
-	double *cum = op_scratch(c, (size_t)(k + 1) * sizeof(double));
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
+	double *cum = op_scratch_zeroed(c, (size_t)(k + 1) * sizeof(double));
 	if (!y || !cum)
 		return -1;
 	for (int64_t r = 0; r < rows; r++) {

@@ -542,10 +542,10 @@ static int axis_taps(OpCtx *c, const Interp *ip, int32_t a, Taps *t)
 {
 	int64_t nout = ip->out[a], nin = ip->in[a];
 	t->n = tap_count(ip, ip->scale[a]);
-	t->idx = op_scratch(c, (size_t)(nout * t->n) * sizeof(int64_t));
-	t->w = op_scratch(c, (size_t)(nout * t->n) * sizeof(float));
-	t->outside = op_scratch(c, (size_t)nout);
-	double *w = op_scratch(c, (size_t)t->n * sizeof(double));
+	t->idx = op_scratch_zeroed(c, (size_t)(nout * t->n) * sizeof(int64_t));
+	t->w = op_scratch_zeroed(c, (size_t)(nout * t->n) * sizeof(float));
+	t->outside = op_scratch_zeroed(c, (size_t)nout);
+	double *w = op_scratch_zeroed(c, (size_t)t->n * sizeof(double));
 	if (!t->idx || !t->w || !t->outside || !w)
 		return -1;
 	for (int64_t x = 0; x < nout; x++) {
@@ -663,7 +663,7 @@ const float *nn_floats_in(OpCtx *c, const Tensor *t)
 	if (t->dtype == DT_FLOAT)
 		return t->data;
 	int64_t n = shape_numel(&t->shape);
-	float *f = op_scratch(c, (size_t)n * sizeof(float));
+	float *f = op_scratch_zeroed(c, (size_t)n * sizeof(float));
 	if (!f)
 		return NULL;
 	for (int64_t i = 0; i < n; i++)
@@ -675,7 +675,7 @@ float *nn_floats_out(OpCtx *c, Tensor *t)
 {
 	if (t->dtype == DT_FLOAT)
 		return tensor_mut(t);
-	return op_scratch(c, (size_t)shape_numel(&t->shape) * sizeof(float));
+	return op_scratch_zeroed(c, (size_t)shape_numel(&t->shape) * sizeof(float));
 }
 
 void nn_floats_store(Tensor *t, const float *f)
@@ -711,8 +711,8 @@ static int interp_linear(OpCtx *c, const Interp *ip, const Taps *taps,
 	float *buf[2] = { NULL, NULL };
 	if (!src || !dst)
 		return -1;
-	if (np > 1 && (!(buf[0] = op_scratch(c, (size_t)most * 4)) ||
-		       (np > 2 && !(buf[1] = op_scratch(c, (size_t)most * 4)))))
+	if (np > 1 && (!(buf[0] = op_scratch_zeroed(c, (size_t)most * 4)) ||
+		       (np > 2 && !(buf[1] = op_scratch_zeroed(c, (size_t)most * 4)))))
 		return -1;
 	for (int32_t a = 0; a < ip->rank; a++)
 		dims[a] = ip->in[a];
@@ -812,7 +812,7 @@ static int interp_run(OpCtx *c, Interp *ip, const Tensor *x)
 {
 	const Value *yv = op_out(c, 0);
 	Taps taps[MAX_RANK];
-	Tensor *y = op_new_output(c, 0, x->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &yv->shape);
 	if (!y)
 		return -1;
 	if (shape_numel(&yv->shape) == 0 || ip->rank == 0) {
@@ -1136,12 +1136,12 @@ int run_grid_sample(OpCtx *c)
 		ysz *= yv->shape.dims[s + 2];
 		maxt *= g.mode == IM_CUBIC ? 4 : g.mode == IM_LINEAR ? 2 : 1;
 	}
-	Tensor *y = op_new_output(c, 0, x->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, x->dtype, &yv->shape);
 	const float *xf = y ? nn_floats_in(c, x) : NULL;
 	const float *gf = xf ? nn_floats_in(c, gt) : NULL;
 	float *yf = gf ? nn_floats_out(c, y) : NULL;
-	int64_t *off = yf ? op_scratch(c, (size_t)maxt * 8) : NULL;
-	float *w = off ? op_scratch(c, (size_t)maxt * 4) : NULL;
+	int64_t *off = yf ? op_scratch_zeroed(c, (size_t)maxt * 8) : NULL;
+	float *w = off ? op_scratch_zeroed(c, (size_t)maxt * 4) : NULL;
 	if (!w)
 		return -1;
 	for (int64_t n = 0; n < nb; n++) {

@@ -358,12 +358,12 @@ static int rnn_dir(OpCtx *c, const RnnK *k, int64_t d, bool reverse)
 	int64_t H = k->hidden, GH = k->gates * H, I = k->input;
 	int64_t B = k->batch, T = k->seq;
 	const float *wd = k->w + d * GH * I, *rw = k->r + d * GH * H;
-	float *bias = op_scratch(c, (size_t)GH * 4);
-	float *rbh = op_scratch(c, (size_t)H * 4);
-	float *xw = op_scratch(c, (size_t)(T * B * GH) * 4);
-	float *hs = op_scratch(c, (size_t)(B * H) * 4);
-	float *cs = op_scratch(c, (size_t)(B * H) * 4);
-	float *tmp = op_scratch(c, (size_t)GH * 4);
+	float *bias = op_scratch_zeroed(c, (size_t)GH * 4);
+	float *rbh = op_scratch_zeroed(c, (size_t)H * 4);
+	float *xw = op_scratch_zeroed(c, (size_t)(T * B * GH) * 4);
+	float *hs = op_scratch_zeroed(c, (size_t)(B * H) * 4);
+	float *cs = op_scratch_zeroed(c, (size_t)(B * H) * 4);
+	float *tmp = op_scratch_zeroed(c, (size_t)GH * 4);
 	if (!bias || !rbh || !xw || !hs || !cs || !tmp)
 		return -1;
 	if (k->b) {
@@ -492,7 +492,7 @@ int run_rnn(OpCtx *c)
 			continue;
 		if (!shape_is_static(&v->shape))
 			return 0;
-		if (!(out[i] = op_new_output(c, i, v->dtype, &v->shape)) ||
+		if (!(out[i] = op_new_output_zeroed(c, i, v->dtype, &v->shape)) ||
 		    !(of[i] = nn_floats_out(c, out[i])))
 			return -1;
 		if (v->dtype != DT_FLOAT)

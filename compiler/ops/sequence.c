@@ -421,7 +421,7 @@ static int64_t seq_tensors(OpCtx *c, int i, const Tensor *const **els)
 	int n = seq_elems(c->g, c->n->inputs[i], el);
 	if (n < 0)
 		return -1;
-	const Tensor **k = op_scratch(c, (size_t)(n + 1) * sizeof(*k));
+	const Tensor **k = op_scratch_zeroed(c, (size_t)(n + 1) * sizeof(*k));
 	if (!k)
 		return -2;
 	for (int j = 0; j < n; j++) {
@@ -464,7 +464,7 @@ static int seq_publish(OpCtx *c, int i, int dt, const Tensor **els,
 /* Run time: a new array of n + extra element slots. */
 static const Tensor **seq_slots(OpCtx *c, int64_t n)
 {
-	return op_scratch(c, (size_t)(n + 1) * sizeof(const Tensor *));
+	return op_scratch_zeroed(c, (size_t)(n + 1) * sizeof(const Tensor *));
 }
 
 /* ---- SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceErase ---- */
@@ -721,7 +721,7 @@ int run_sequence_length(OpCtx *c)
 	Shape s = { .rank = 0 };
 	if (n < 0)
 		return 0;
-	Tensor *t = op_new_output(c, 0, DT_INT64, &s);
+	Tensor *t = op_new_output_zeroed(c, 0, DT_INT64, &s);
 	if (!t)
 		return -1;
 	tensor_set_i64(t, 0, n);
@@ -898,7 +898,7 @@ int run_concat_from_sequence(OpCtx *c)
 	int32_t r = els[0]->shape.rank;
 	if (op_axis(c, "axis", attr_int(c->n, "axis", 0), r + nw, &ax) < 0)
 		return -1;
-	Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
 	if (!y)
 		return -1;
 	size_t total = 0;
@@ -1335,8 +1335,8 @@ int run_tfidf_vectorizer(OpCtx *c)
 	int64_t rows = x->shape.rank == 2 ? x->shape.dims[0] : 1;
 	int64_t cols = x->shape.dims[x->shape.rank - 1];
 	int64_t width = yv->shape.dims[yv->shape.rank - 1];
-	Tensor *y = op_new_output(c, 0, DT_FLOAT, &yv->shape);
-	double *cnt = op_scratch(c, (size_t)width * 2 * sizeof(double));
+	Tensor *y = op_new_output_zeroed(c, 0, DT_FLOAT, &yv->shape);
+	double *cnt = op_scratch_zeroed(c, (size_t)width * 2 * sizeof(double));
 	if (!y || !cnt)
 		return -1;
 	/* weights[i] is n-gram i's, so output ngram_indexes[i]'s */

@@ -24,10 +24,10 @@ static int fft_init(OpCtx *c, Fft *f, int64_t n)
 {
 	f->n = n;
 	f->pow2 = (n & (n - 1)) == 0;
-	f->cs = op_scratch(c, (size_t)n * sizeof(double));
-	f->sn = op_scratch(c, (size_t)n * sizeof(double));
-	f->tre = op_scratch(c, (size_t)n * sizeof(double));
-	f->tim = op_scratch(c, (size_t)n * sizeof(double));
+	f->cs = op_scratch_zeroed(c, (size_t)n * sizeof(double));
+	f->sn = op_scratch_zeroed(c, (size_t)n * sizeof(double));
+	f->tre = op_scratch_zeroed(c, (size_t)n * sizeof(double));
+	f->tim = op_scratch_zeroed(c, (size_t)n * sizeof(double));
 	if (!f->cs || !f->sn || !f->tre || !f->tim)
 		return -1;
 	for (int64_t j = 0; j < n; j++) {
@@ -151,9 +151,9 @@ int run_dft(OpCtx *c)
 		outer *= xs->dims[k];
 	for (int32_t k = a + 1; k < r - 1; k++)
 		inner *= xs->dims[k];
-	Tensor *y = op_new_output(c, 0, yv->dtype, ys);
-	double *re = op_scratch(c, (size_t)n * sizeof(double));
-	double *im = op_scratch(c, (size_t)n * sizeof(double));
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, ys);
+	double *re = op_scratch_zeroed(c, (size_t)n * sizeof(double));
+	double *im = op_scratch_zeroed(c, (size_t)n * sizeof(double));
 	if (!y || !re || !im || fft_init(c, &f, n) < 0)
 		return -1;
 	int64_t keep = len < n ? len : n;
@@ -209,9 +209,9 @@ int run_stft(OpCtx *c)
 		return op_error(c, "window has %lld values, expected %lld",
 				(long long)shape_numel(&w->shape),
 				(long long)flen);
-	Tensor *y = op_new_output(c, 0, yv->dtype, ys);
-	double *re = op_scratch(c, (size_t)flen * sizeof(double));
-	double *im = op_scratch(c, (size_t)flen * sizeof(double));
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, ys);
+	double *re = op_scratch_zeroed(c, (size_t)flen * sizeof(double));
+	double *im = op_scratch_zeroed(c, (size_t)flen * sizeof(double));
 	if (!y || !re || !im || fft_init(c, &f, flen) < 0)
 		return -1;
 	for (int64_t b = 0; b < nb; b++)
@@ -264,8 +264,8 @@ int run_mel_weight_matrix(OpCtx *c)
 	float lmel = 2595 * log10f(1 + (float)tensor_get_f64(lo, 0) / 700);
 	float hmel = 2595 * log10f(1 + (float)tensor_get_f64(hi, 0) / 700);
 	float mstep = (hmel - lmel) / (float)(nmel + 2);
-	int64_t *pt = op_scratch(c, (size_t)(nmel + 2) * sizeof(int64_t));
-	Tensor *y = op_new_output(c, 0, yv->dtype, &yv->shape);
+	int64_t *pt = op_scratch_zeroed(c, (size_t)(nmel + 2) * sizeof(int64_t));
+	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
 	if (!pt || !y)
 		return -1;
 	for (int64_t i = 0; i < nmel + 2; i++) {
