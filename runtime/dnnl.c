@@ -6,8 +6,11 @@
  * reordered once from the mapped file into the layout oneDNN chose
  * (format_tag any), a scaled bias where Gemm's beta needs one, and the
  * primitive's scratchpad (user mode: running allocates nothing).
- * Activations stay in plain row-major layout (nchw, nc, abc...): a run
- * points their memories at the tensors' current buffers and executes.
+ * Tensors stay in plain row-major layout (nchw, nc, abc...) between
+ * nodes: a run points the memories at the tensors' current buffers and
+ * executes.  A convolution whose fastest form wants a blocked layout
+ * (nChw16c) gets reorder steps around it, into temporaries of the
+ * session's scratch arena (grown at prepare, reset after the node).
  * The fused ops' activations become eltwise post-ops, FusedConv's Z a
  * sum post-op (Z is copied into Y first).  oneDNN's OpenMP threads are
  * set to the session's thread count before each primitive runs.
@@ -21,19 +24,30 @@
 
 #include "dnnl.h"
 
-enum { MAX_ARGS = 8, MAX_OWN = 4 };
-enum { BIND_FIXED, BIND_IN, BIND_OUT };
+enum { MAX_ARGS = 8, MAX_OWN = 8 };
+enum { BIND_FIXED, BIND_IN, BIND_OUT, BIND_TMP };
 
-typedef struct DnnlKernel {
+/* One primitive and its arguments; a kernel runs its steps in order
+ * (a reorder into a blocked layout, the operation, a reorder back). */
+typedef struct Step {
 	dnnl_primitive_t prim;
-	dnnl_stream_t stream;
 	int nargs;
 	dnnl_exec_arg_t args[MAX_ARGS];
 	int bind[MAX_ARGS], idx[MAX_ARGS];
+} Step;
+
+enum { MAX_STEPS = 4 };
+
+typedef struct DnnlKernel {
+	Step step[MAX_STEPS];
+	int nsteps; /* step[nsteps - 1] gets add_arg's arguments */
+	dnnl_stream_t stream;
 	void *own[MAX_OWN];
 	int nown;
 	int threads;
 	int sum_in; /* input copied into output 0 before running, or -1 */
+	Arena *scratch; /* the session's: the blocked temporaries of a run */
+	size_t tmp_bytes[2]; /* blocked X and Y (BIND_TMP idx 0, 1) */
 } DnnlKernel;
 
 static dnnl_engine_t engine;
@@ -50,10 +64,13 @@ static void kernel_free(void *state)
 	DnnlKernel *k = state;
 	if (!k)
 		return;
-	for (int i = 0; i < k->nargs; i++)
-		dnnl_memory_destroy(k->args[i].memory);
-	if (k->prim)
-		dnnl_primitive_destroy(k->prim);
+	for (int j = 0; j < k->nsteps; j++) {
+		Step *st = &k->step[j];
+		for (int i = 0; i < st->nargs; i++)
+			dnnl_memory_destroy(st->args[i].memory);
+		if (st->prim)
+			dnnl_primitive_destroy(st->prim);
+	}
 	if (k->stream)
 		dnnl_stream_destroy(k->stream);
 	for (int i = 0; i < k->nown; i++)
@@ -65,25 +82,43 @@ static int kernel_run(void *state, const Tensor *const *in,
 		      Tensor *const *out)
 {
 	DnnlKernel *k = state;
-	for (int i = 0; i < k->nargs; i++) {
-		if (k->bind[i] == BIND_FIXED)
-			continue;
-		const void *d = k->bind[i] == BIND_IN ? in[k->idx[i]]->data
-						      : out[k->idx[i]]->data;
-		if (dnnl_memory_set_data_handle(k->args[i].memory,
-						(void *)d) != dnnl_success)
-			return error("oneDNN refused a buffer");
-	}
 	if (k->sum_in >= 0 && in[k->sum_in]->data != out[0]->data)
 		memcpy(tensor_mut(out[0]), in[k->sum_in]->data,
 		       out[0]->nbytes);
+	void *tmp[2] = { NULL, NULL };
+	if (k->tmp_bytes[0] + k->tmp_bytes[1]) {
+		uintptr_t at = (uintptr_t)arena_alloc(
+			k->scratch, k->tmp_bytes[0] + k->tmp_bytes[1] + 128);
+		at = (at + 63) & ~(uintptr_t)63;
+		tmp[0] = (void *)at;
+		tmp[1] = (void *)((at + k->tmp_bytes[0] + 63) & ~(uintptr_t)63);
+	}
 	omp_set_num_threads(k->threads);
-	dnnl_status_t st =
-		dnnl_primitive_execute(k->prim, k->stream, k->nargs, k->args);
-	if (st == dnnl_success)
-		st = dnnl_stream_wait(k->stream);
-	return st == dnnl_success ? 0
-				  : error("oneDNN: %s", dnnl_status2str(st));
+	for (int j = 0; j < k->nsteps; j++) {
+		Step *st = &k->step[j];
+		for (int i = 0; i < st->nargs; i++) {
+			if (st->bind[i] == BIND_FIXED)
+				continue;
+			const void *d = st->bind[i] == BIND_IN
+						? in[st->idx[i]]->data
+					: st->bind[i] == BIND_OUT
+						? out[st->idx[i]]->data
+						: tmp[st->idx[i]];
+			if (dnnl_memory_set_data_handle(st->args[i].memory,
+							(void *)d) !=
+			    dnnl_success)
+				return error("oneDNN refused a buffer");
+		}
+		dnnl_status_t rc = dnnl_primitive_execute(
+			st->prim, k->stream, st->nargs, st->args);
+		if (rc != dnnl_success)
+			return error("oneDNN: %s", dnnl_status2str(rc));
+	}
+	dnnl_status_t rc = dnnl_stream_wait(k->stream);
+	if (k->scratch)
+		arena_reset(k->scratch);
+	return rc == dnnl_success ? 0
+				  : error("oneDNN: %s", dnnl_status2str(rc));
 }
 
 static DnnlKernel *kernel_new(gearrt_session *s)
@@ -97,6 +132,7 @@ static DnnlKernel *kernel_new(gearrt_session *s)
 	memset(k, 0, sizeof(*k));
 	k->threads = threads;
 	k->sum_in = -1;
+	k->scratch = &s->scratch;
 	return k;
 }
 
@@ -114,14 +150,42 @@ static int add_arg(DnnlKernel *k, int arg, const dnnl_memory_desc_t *md,
 		   int bind, int idx, const void *data)
 {
 	dnnl_memory_t m;
-	if (k->nargs == MAX_ARGS ||
+	Step *st = &k->step[k->nsteps - 1];
+	if (k->nsteps < 1 || st->nargs == MAX_ARGS ||
 	    dnnl_memory_create(&m, md, engine, (void *)data) != dnnl_success)
 		return -1;
-	k->args[k->nargs] = (dnnl_exec_arg_t){ arg, m };
-	k->bind[k->nargs] = bind;
-	k->idx[k->nargs] = idx;
-	k->nargs++;
+	st->args[st->nargs] = (dnnl_exec_arg_t){ arg, m };
+	st->bind[st->nargs] = bind;
+	st->idx[st->nargs] = idx;
+	st->nargs++;
 	return 0;
+}
+
+/* A new step running pd's primitive; false if oneDNN refuses. */
+static bool step_new(DnnlKernel *k, const_dnnl_primitive_desc_t pd)
+{
+	if (k->nsteps == MAX_STEPS ||
+	    dnnl_primitive_create(&k->step[k->nsteps].prim, pd) !=
+		    dnnl_success)
+		return false;
+	k->nsteps++;
+	return true;
+}
+
+/* A step reordering from (bound bf, index fi, data fd) to (bt, ti, td). */
+static bool reorder_step(DnnlKernel *k, const dnnl_memory_desc_t *from,
+			 int bf, int fi, void *fd, const dnnl_memory_desc_t *to,
+			 int bt, int ti, void *td)
+{
+	dnnl_primitive_desc_t pd;
+	if (dnnl_reorder_primitive_desc_create(&pd, from, engine, to, engine,
+					       NULL) != dnnl_success)
+		return false;
+	bool ok = step_new(k, pd) &&
+		  add_arg(k, DNNL_ARG_FROM, from, bf, fi, fd) == 0 &&
+		  add_arg(k, DNNL_ARG_TO, to, bt, ti, td) == 0;
+	dnnl_primitive_desc_destroy(pd);
+	return ok;
 }
 
 /* A row-major fp32 descriptor; strides st (NULL: dense row-major). */
@@ -201,7 +265,7 @@ static bool finish(DnnlKernel *k, dnnl_primitive_desc_t pd,
 		dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
 	size_t spn = sp ? dnnl_memory_desc_get_size(sp) : 0;
 	void *wbuf = NULL, *spbuf = NULL;
-	if (dnnl_primitive_create(&k->prim, pd) != dnnl_success)
+	if (!step_new(k, pd))
 		return false;
 	if (w && (!(wbuf = reorder_const(k, wu, w, ww, scale)) ||
 		  add_arg(k, DNNL_ARG_WEIGHTS, ww, BIND_FIXED, 0, wbuf) < 0))
@@ -364,6 +428,47 @@ static int conv_weights(const ConvGeom *cg, bool transpose, int64_t *dims,
 	return r;
 }
 
+/* The steps of a (de)convolution whose pd chose its activation layouts:
+ * reorders from and to the plain tensors where that layout is blocked
+ * (Z, if with_z, reordered into the blocked Y before), the operation
+ * between them. */
+static bool conv_steps(DnnlKernel *k, dnnl_primitive_desc_t pd,
+		       const dnnl_memory_desc_t *src,
+		       const dnnl_memory_desc_t *dst, bool with_z,
+		       const dnnl_memory_desc_t *wu, const void *w,
+		       const Value *b, const dnnl_memory_desc_t *bias)
+{
+	const dnnl_memory_desc_t *qs =
+		dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+	const dnnl_memory_desc_t *qd =
+		dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+	bool ps = dnnl_memory_desc_equal(qs, src);
+	bool pdst = dnnl_memory_desc_equal(qd, dst);
+	k->tmp_bytes[0] = ps ? 0 : dnnl_memory_desc_get_size(qs);
+	k->tmp_bytes[1] = pdst ? 0 : dnnl_memory_desc_get_size(qd);
+	/* the scratch arena grows now, not while running */
+	if (k->tmp_bytes[0] + k->tmp_bytes[1]) {
+		arena_alloc(k->scratch, k->tmp_bytes[0] + k->tmp_bytes[1] + 128);
+		arena_reset(k->scratch);
+	}
+	k->sum_in = with_z && pdst ? 3 : -1;
+	if (with_z && !pdst &&
+	    !reorder_step(k, dst, BIND_IN, 3, NULL, qd, BIND_TMP, 1, NULL))
+		return false;
+	if (!ps &&
+	    !reorder_step(k, src, BIND_IN, 0, NULL, qs, BIND_TMP, 0, NULL))
+		return false;
+	if (!finish(k, pd, wu, w, 1.0f) ||
+	    add_arg(k, DNNL_ARG_SRC, qs, ps ? BIND_IN : BIND_TMP, 0, NULL) <
+		    0 ||
+	    (b && bind_input(k, DNNL_ARG_BIAS, bias, b, 2) < 0) ||
+	    add_arg(k, DNNL_ARG_DST, qd, pdst ? BIND_OUT : BIND_TMP,
+		    pdst ? 0 : 1, NULL) < 0)
+		return false;
+	return pdst || reorder_step(k, qd, BIND_TMP, 1, NULL, dst, BIND_OUT,
+				    0, NULL);
+}
+
 int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
 		   FastKernel *fk)
 {
@@ -408,20 +513,22 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
 	DnnlKernel *k = kernel_new(s);
 	if (!k)
 		return 0;
-	dnnl_memory_desc_t src, dst, wany, wuser, bias;
+	dnnl_memory_desc_t src, dst, sany, dany, wany, wuser, bias;
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = make_attr(n, z != NULL);
 	int64_t cout = cg.cout;
 	bool ok = attr && md_make(&src, cg.nsp + 2, sd, NULL) &&
 		  md_make(&dst, cg.nsp + 2, dd, NULL) &&
+		  md_any(&sany, cg.nsp + 2, sd) &&
+		  md_any(&dany, cg.nsp + 2, dd) &&
 		  md_any(&wany, wr, wd) && md_make(&wuser, wr, wd, ws) &&
 		  md_make(&bias, 1, &cout, NULL);
 	if (ok && transpose) {
 		dnnl_deconvolution_desc_t d;
 		ok = dnnl_dilated_deconvolution_forward_desc_init(
 			     &d, dnnl_forward_inference,
-			     dnnl_deconvolution_direct, &src, &wany,
-			     b ? &bias : NULL, &dst, strides, dil, pl, pr) ==
+			     dnnl_deconvolution_direct, &sany, &wany,
+			     b ? &bias : NULL, &dany, strides, dil, pl, pr) ==
 			     dnnl_success &&
 		     dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
 			     dnnl_success;
@@ -429,8 +536,8 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
 		dnnl_convolution_desc_t d;
 		ok = dnnl_dilated_convolution_forward_desc_init(
 			     &d, dnnl_forward_inference,
-			     dnnl_convolution_direct, &src, &wany,
-			     b ? &bias : NULL, &dst, strides, dil, pl, pr) ==
+			     dnnl_convolution_direct, &sany, &wany,
+			     b ? &bias : NULL, &dany, strides, dil, pl, pr) ==
 			     dnnl_success &&
 		     dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
 			     dnnl_success;
@@ -438,11 +545,8 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
 	ok = ok && dnnl_stream_create(&k->stream, engine,
 				      dnnl_stream_default_flags) ==
 			   dnnl_success &&
-	     finish(k, pd, &wuser, weight_data(w), 1.0f) &&
-	     add_arg(k, DNNL_ARG_SRC, &src, BIND_IN, 0, NULL) == 0 &&
-	     (!b || bind_input(k, DNNL_ARG_BIAS, &bias, b, 2) == 0) &&
-	     add_arg(k, DNNL_ARG_DST, &dst, BIND_OUT, 0, NULL) == 0;
-	k->sum_in = z ? 3 : -1;
+	     conv_steps(k, pd, &src, &dst, z != NULL, &wuser, weight_data(w),
+			b, &bias);
 	return done(k, pd, attr, ok, fk);
 }
 

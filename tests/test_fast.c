@@ -287,6 +287,7 @@ Test(fast, fused_conv_sum_and_activations)
 				&tz };
 	run_fused(&f, n, in, y, 75);
 	expect_floats(y, want, 75);
+	arena_release(&f.s.scratch);
 	model_free(f.m);
 }
 
@@ -345,6 +346,7 @@ Test(fast, fused_gemm_and_matmul)
 				 f.g->vals[mc].konst };
 	run_fused(&f, mm, min, y, 40);
 	expect_floats(y, want, 40);
+	arena_release(&f.s.scratch);
 	model_free(f.m);
 }
 
@@ -368,5 +370,6 @@ Test(fast, unsupported_activation_falls_back)
 	Task t = { .n = n, .out = outs };
 	cr_assert_eq(rt_fast_prepare(&f.s, &f.p, &t), 0);
 	cr_assert_null(t.fast.run);
+	arena_release(&f.s.scratch);
 	model_free(f.m);
 }
