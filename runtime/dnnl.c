@@ -447,8 +447,9 @@ static bool conv_steps(DnnlKernel *k, dnnl_primitive_desc_t pd,
 	k->tmp_bytes[0] = ps ? 0 : dnnl_memory_desc_get_size(qs);
 	k->tmp_bytes[1] = pdst ? 0 : dnnl_memory_desc_get_size(qd);
 	/* the scratch arena grows now, not while running */
-	if (k->tmp_bytes[0] + k->tmp_bytes[1]) {
-		arena_alloc(k->scratch, k->tmp_bytes[0] + k->tmp_bytes[1] + 128);
+	size_t tmp = k->tmp_bytes[0] + k->tmp_bytes[1];
+	if (tmp) {
+		arena_alloc(k->scratch, tmp + 128);
 		arena_reset(k->scratch);
 	}
 	k->sum_in = with_z && pdst ? 3 : -1;

@@ -243,6 +243,21 @@ static void expect_floats(const float *got, const float *want, size_t n)
 			  want[i]);
 }
 
+/* Conv of X [1,2,5,5] by W [3,2,3,3] + B, pads 1: Y[0][o][i][j]. */
+static float conv_at(const float *x, const float *w, const float *b, int o,
+		     int i, int j)
+{
+	float s = b[o];
+	for (int c = 0; c < 2; c++)
+		for (int k = 0; k < 9; k++) {
+			int ii = i + k / 3 - 1, jj = j + k % 3 - 1;
+			if (ii >= 0 && ii < 5 && jj >= 0 && jj < 5)
+				s += x[c * 25 + ii * 5 + jj] *
+				     w[(o * 2 + c) * 9 + k];
+		}
+	return s;
+}
+
 Test(fast, fused_conv_sum_and_activations)
 {
 	/* X [1,2,5,5], W [3,2,3,3], pads 1: Y [1,3,5,5]; + Z; then
@@ -267,21 +282,11 @@ Test(fast, fused_conv_sum_and_activations)
 	node_add_ints(f.g, n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
 	set_acts(&f, n, 4, names, params);
 	for (int o = 0; o < 3; o++)
-		for (int i = 0; i < 5; i++)
-			for (int j = 0; j < 5; j++) {
-				float s = b[o];
-				for (int c = 0; c < 2; c++)
-					for (int ki = 0; ki < 3; ki++)
-						for (int kj = 0; kj < 3; kj++) {
-							int ii = i + ki - 1, jj = j + kj - 1;
-							if (ii < 0 || ii >= 5 || jj < 0 || jj >= 5)
-								continue;
-							s += x[c * 25 + ii * 5 + jj] *
-							     w[((o * 2 + c) * 3 + ki) * 3 + kj];
-						}
-				int at = o * 25 + i * 5 + j;
-				want[at] = acts(4, names, params, s + z[at]);
-			}
+		for (int at = 0; at < 25; at++)
+			want[o * 25 + at] = acts(4, names, params,
+						 conv_at(x, w, b, o, at / 5,
+							 at % 5) +
+							 z[o * 25 + at]);
 	Tensor tx = { .data = x }, tz = { .data = z };
 	const Tensor *in[4] = { &tx, f.g->vals[vw].konst, f.g->vals[vb].konst,
 				&tz };
