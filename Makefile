@@ -43,7 +43,7 @@ ALL_CFLAGS = $(WARN) $(DEFS) $(DEBUGFLAGS) $(CFLAGS) $(SANFLAGS) -I. \
              -I$(BUILD)/gen -MMD -MP
 GEN_CFLAGS = -std=c11 -w $(DEFS) $(CFLAGS) $(SANFLAGS) -I$(BUILD)/gen
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
-LDLIBS := -lprotobuf-c -ljson-c -lpthread -lm
+LDLIBS := -lprotobuf-c -ljson-c -ldnnl -lgomp -lpthread -lm
 
 GEN_C := $(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/proto/gearom.pb-c.c
 GEN_H := $(GEN_C:.c=.h)
@@ -62,6 +62,7 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         libcriterion-dev:/usr/include/criterion/criterion.h \
         libonnx-testdata:$(TESTDATA) \
         pkgconf:/usr/bin/pkg-config \
+        libdnnl-dev:/usr/include/dnnl.h \
         gcc:/usr/bin/gcc make:/usr/bin/make
 
 .PHONY: all deps demo check embed-check unit conformance conformance-check valgrind fuzz fuzz-smoke cli-check install uninstall clean bench FORCE
@@ -122,7 +123,7 @@ $(BUILD)/gearc: $(BUILD)/cli/main.o $(BUILD)/libgearc.a
 RT_SRC := $(filter-out cli/%,$(LIB_SRC)) cli/verify.c
 RT_OBJ := $(RT_SRC:%.c=$(BUILD)/%.o) $(GEN_C:.c=.o)
 RT_PIC := $(RT_SRC:%.c=$(BUILD)/pic/%.o) $(GEN_C:$(BUILD)/gen/%.c=$(BUILD)/pic/gen/%.o)
-RT_LIBS := -lprotobuf-c -lpthread -lm
+RT_LIBS := -lprotobuf-c -ldnnl -lgomp -lpthread -lm
 
 $(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)

@@ -1,14 +1,56 @@
 /*
  * runtime/fast.c - fast paths chosen when a gear is prepared (rt.h
- * FastKernel).  None is registered yet: every node runs its op's
- * reference kernel.
+ * FastKernel): which nodes oneDNN runs (runtime/dnnl.c).  A node no fast
+ * path takes runs its op's reference kernel.  GEARRT_NO_FAST=1 in the
+ * environment when a gear is prepared turns every fast path off (the
+ * reference kernels are then the test oracle: tests/test_fast.c).
  */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dnnl.h"
 #include "rt.h"
+
+static bool fast_disabled(void)
+{
+	const char *e = getenv("GEARRT_NO_FAST");
+	return e && *e && strcmp(e, "0");
+}
+
+/* gearc's own fused ops (domain ai.gearc), by name: looked up once here,
+ * never while running. */
+static bool own_op(const Node *n, const char *name)
+{
+	return n->domain && !strcmp(n->domain, "ai.gearc") &&
+	       !strcmp(n->op_type, name);
+}
 
 int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 {
-	(void)s;
-	(void)p;
-	(void)t;
+	const Node *n = t->n;
+	if (fast_disabled() || n->noutputs < 1 || !t->out[0])
+		return 0;
+	switch (n->op) {
+	case OP_Conv:
+		return dnnl_fast_conv(s, p, t, false, &t->fast);
+	case OP_ConvTranspose:
+		return dnnl_fast_conv(s, p, t, true, &t->fast);
+	case OP_MatMul:
+		return dnnl_fast_matmul(s, p, t, false, &t->fast);
+	case OP_Gemm:
+		return dnnl_fast_matmul(s, p, t, true, &t->fast);
+	case OP_MaxPool:
+	case OP_AveragePool:
+	case OP_GlobalAveragePool:
+		return dnnl_fast_pool(s, p, t, &t->fast);
+	default:
+		break;
+	}
+	if (own_op(n, "FusedConv"))
+		return dnnl_fast_conv(s, p, t, false, &t->fast);
+	if (own_op(n, "FusedGemm"))
+		return dnnl_fast_matmul(s, p, t, true, &t->fast);
+	if (own_op(n, "FusedMatMul"))
+		return dnnl_fast_matmul(s, p, t, false, &t->fast);
 	return 0;
 }

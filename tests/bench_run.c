@@ -295,7 +295,10 @@ int main(int argc, char **argv)
 	}
 	mkdir("build", 0777);
 	mkdir("build/bench_om", 0777);
-	printf("libgearrt, reference kernels, %d thread(s), %d runs a gear\n",
+	const char *nf = getenv("GEARRT_NO_FAST");
+	printf("libgearrt, %s, %d thread(s), %d runs a gear\n",
+	       nf && *nf && strcmp(nf, "0") ? "reference kernels"
+					    : "oneDNN fast paths",
 	       threads, runs);
 	printf("%-10s %-12s %9s %11s %9s\n", "model", "gear", "load ms",
 	       "median ms", "min ms");

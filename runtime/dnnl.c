@@ -1,0 +1,772 @@
+/*
+ * runtime/dnnl.c - nodes run by oneDNN primitives (runtime/dnnl.h).
+ *
+ * A DnnlKernel holds one primitive made for one node at its gear's
+ * shapes, its argument list and the memory it owns: the weights,
+ * reordered once from the mapped file into the layout oneDNN chose
+ * (format_tag any), a scaled bias where Gemm's beta needs one, and the
+ * primitive's scratchpad (user mode: running allocates nothing).
+ * Tensors stay in plain row-major layout (nchw, nc, abc...) between
+ * nodes: a run points the memories at the tensors' current buffers and
+ * executes.  A convolution whose fastest form wants a blocked layout
+ * (nChw16c) gets reorder steps around it, into temporaries of the
+ * session's scratch arena (grown at prepare, reset after the node).
+ * The fused ops' activations become eltwise post-ops, FusedConv's Z a
+ * sum post-op (Z is copied into Y first).  oneDNN's OpenMP threads are
+ * set to the session's thread count before each primitive runs.
+ */
+#include <dnnl.h>
+#include <dnnl_debug.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dnnl.h"
+
+enum { MAX_ARGS = 8, MAX_OWN = 8 };
+enum { BIND_FIXED, BIND_IN, BIND_OUT, BIND_TMP };
+
+/* One primitive and its arguments; a kernel runs its steps in order
+ * (a reorder into a blocked layout, the operation, a reorder back). */
+typedef struct Step {
+	dnnl_primitive_t prim;
+	int nargs;
+	dnnl_exec_arg_t args[MAX_ARGS];
+	int bind[MAX_ARGS], idx[MAX_ARGS];
+} Step;
+
+enum { MAX_STEPS = 4 };
+
+typedef struct DnnlKernel {
+	Step step[MAX_STEPS];
+	int nsteps; /* step[nsteps - 1] gets add_arg's arguments */
+	dnnl_stream_t stream;
+	void *own[MAX_OWN];
+	int nown;
+	int threads;
+	int sum_in; /* input copied into output 0 before running, or -1 */
+	Arena *scratch; /* the session's: the blocked temporaries of a run */
+	size_t tmp_bytes[2]; /* blocked X and Y (BIND_TMP idx 0, 1) */
+} DnnlKernel;
+
+static dnnl_engine_t engine;
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+
+static void engine_init(void)
+{
+	if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
+		engine = NULL;
+}
+
+static void kernel_free(void *state)
+{
+	DnnlKernel *k = state;
+	if (!k)
+		return;
+	for (int j = 0; j < k->nsteps; j++) {
+		Step *st = &k->step[j];
+		for (int i = 0; i < st->nargs; i++)
+			dnnl_memory_destroy(st->args[i].memory);
+		if (st->prim)
+			dnnl_primitive_destroy(st->prim);
+	}
+	if (k->stream)
+		dnnl_stream_destroy(k->stream);
+	for (int i = 0; i < k->nown; i++)
+		free(k->own[i]);
+	free(k);
+}
+
+static int kernel_run(void *state, const Tensor *const *in,
+		      Tensor *const *out)
+{
+	DnnlKernel *k = state;
+	if (k->sum_in >= 0 && in[k->sum_in]->data != out[0]->data)
+		memcpy(tensor_mut(out[0]), in[k->sum_in]->data,
+		       out[0]->nbytes);
+	void *tmp[2] = { NULL, NULL };
+	if (k->tmp_bytes[0] + k->tmp_bytes[1]) {
+		uintptr_t at = (uintptr_t)arena_alloc(
+			k->scratch, k->tmp_bytes[0] + k->tmp_bytes[1] + 128);
+		at = (at + 63) & ~(uintptr_t)63;
+		tmp[0] = (void *)at;
+		tmp[1] = (void *)((at + k->tmp_bytes[0] + 63) & ~(uintptr_t)63);
+	}
+	omp_set_num_threads(k->threads);
+	for (int j = 0; j < k->nsteps; j++) {
+		Step *st = &k->step[j];
+		for (int i = 0; i < st->nargs; i++) {
+			if (st->bind[i] == BIND_FIXED)
+				continue;
+			const void *d = st->bind[i] == BIND_IN
+						? in[st->idx[i]]->data
+					: st->bind[i] == BIND_OUT
+						? out[st->idx[i]]->data
+						: tmp[st->idx[i]];
+			if (dnnl_memory_set_data_handle(st->args[i].memory,
+							(void *)d) !=
+			    dnnl_success)
+				return error("oneDNN refused a buffer");
+		}
+		dnnl_status_t rc = dnnl_primitive_execute(
+			st->prim, k->stream, st->nargs, st->args);
+		if (rc != dnnl_success)
+			return error("oneDNN: %s", dnnl_status2str(rc));
+	}
+	dnnl_status_t rc = dnnl_stream_wait(k->stream);
+	if (k->scratch)
+		arena_reset(k->scratch);
+	return rc == dnnl_success ? 0
+				  : error("oneDNN: %s", dnnl_status2str(rc));
+}
+
+static DnnlKernel *kernel_new(gearrt_session *s)
+{
+	int threads = s->threads > 1 ? s->threads : 1;
+	omp_set_num_threads(threads); /* before oneDNN first asks */
+	pthread_once(&engine_once, engine_init);
+	if (!engine)
+		return NULL;
+	DnnlKernel *k = xmalloc(sizeof(*k));
+	memset(k, 0, sizeof(*k));
+	k->threads = threads;
+	k->sum_in = -1;
+	k->scratch = &s->scratch;
+	return k;
+}
+
+static void *own(DnnlKernel *k, size_t bytes)
+{
+	if (k->nown == MAX_OWN)
+		return NULL;
+	void *p = aligned_alloc(64, (bytes + 64) / 64 * 64);
+	if (p)
+		k->own[k->nown++] = p;
+	return p;
+}
+
+static int add_arg(DnnlKernel *k, int arg, const dnnl_memory_desc_t *md,
+		   int bind, int idx, const void *data)
+{
+	dnnl_memory_t m;
+	Step *st = &k->step[k->nsteps - 1];
+	if (k->nsteps < 1 || st->nargs == MAX_ARGS ||
+	    dnnl_memory_create(&m, md, engine, (void *)data) != dnnl_success)
+		return -1;
+	st->args[st->nargs] = (dnnl_exec_arg_t){ arg, m };
+	st->bind[st->nargs] = bind;
+	st->idx[st->nargs] = idx;
+	st->nargs++;
+	return 0;
+}
+
+/* A new step running pd's primitive; false if oneDNN refuses. */
+static bool step_new(DnnlKernel *k, const_dnnl_primitive_desc_t pd)
+{
+	if (k->nsteps == MAX_STEPS ||
+	    dnnl_primitive_create(&k->step[k->nsteps].prim, pd) !=
+		    dnnl_success)
+		return false;
+	k->nsteps++;
+	return true;
+}
+
+/* A step reordering from (bound bf, index fi, data fd) to (bt, ti, td). */
+static bool reorder_step(DnnlKernel *k, const dnnl_memory_desc_t *from,
+			 int bf, int fi, void *fd, const dnnl_memory_desc_t *to,
+			 int bt, int ti, void *td)
+{
+	dnnl_primitive_desc_t pd;
+	if (dnnl_reorder_primitive_desc_create(&pd, from, engine, to, engine,
+					       NULL) != dnnl_success)
+		return false;
+	bool ok = step_new(k, pd) &&
+		  add_arg(k, DNNL_ARG_FROM, from, bf, fi, fd) == 0 &&
+		  add_arg(k, DNNL_ARG_TO, to, bt, ti, td) == 0;
+	dnnl_primitive_desc_destroy(pd);
+	return ok;
+}
+
+/* A row-major fp32 descriptor; strides st (NULL: dense row-major). */
+static bool md_make(dnnl_memory_desc_t *md, int rank, const int64_t *dims,
+		    const int64_t *st)
+{
+	dnnl_dims_t d, s;
+	int64_t step = 1;
+	for (int i = rank - 1; i >= 0; i--) {
+		d[i] = dims[i];
+		s[i] = st ? st[i] : step;
+		step *= dims[i] > 0 ? dims[i] : 1;
+	}
+	return dnnl_memory_desc_init_by_strides(md, rank, d, dnnl_f32, s) ==
+	       dnnl_success;
+}
+
+static bool md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims)
+{
+	dnnl_dims_t d;
+	for (int i = 0; i < rank; i++)
+		d[i] = dims[i];
+	return dnnl_memory_desc_init_by_tag(md, rank, d, dnnl_f32,
+					    dnnl_format_tag_any) ==
+	       dnnl_success;
+}
+
+/* Constant data (layout from) reordered, times scale, into memory k owns
+ * in layout to; NULL if oneDNN refuses. */
+static void *reorder_const(DnnlKernel *k, const dnnl_memory_desc_t *from,
+			   const void *data, const dnnl_memory_desc_t *to,
+			   float scale)
+{
+	dnnl_primitive_attr_t a = NULL;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_t r = NULL;
+	dnnl_memory_t src = NULL, dst = NULL;
+	void *buf = own(k, dnnl_memory_desc_get_size(to));
+	bool ok = buf && dnnl_primitive_attr_create(&a) == dnnl_success &&
+		  (scale == 1.0f ||
+		   dnnl_primitive_attr_set_output_scales(a, 1, 0, &scale) ==
+			   dnnl_success) &&
+		  dnnl_reorder_primitive_desc_create(&pd, from, engine, to,
+						     engine, a) ==
+			  dnnl_success &&
+		  dnnl_primitive_create(&r, pd) == dnnl_success &&
+		  dnnl_memory_create(&src, from, engine, (void *)data) ==
+			  dnnl_success &&
+		  dnnl_memory_create(&dst, to, engine, buf) == dnnl_success;
+	if (ok) {
+		dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, src },
+					    { DNNL_ARG_TO, dst } };
+		omp_set_num_threads(k->threads);
+		ok = dnnl_primitive_execute(r, k->stream, 2, args) ==
+			     dnnl_success &&
+		     dnnl_stream_wait(k->stream) == dnnl_success;
+	}
+	dnnl_memory_destroy(src);
+	dnnl_memory_destroy(dst);
+	if (r)
+		dnnl_primitive_destroy(r);
+	if (pd)
+		dnnl_primitive_desc_destroy(pd);
+	if (a)
+		dnnl_primitive_attr_destroy(a);
+	return ok ? buf : NULL;
+}
+
+/* The primitive of pd, its scratchpad, the weights (user layout wu,
+ * data w) reordered into pd's choice and bound as DNNL_ARG_WEIGHTS. */
+static bool finish(DnnlKernel *k, dnnl_primitive_desc_t pd,
+		   const dnnl_memory_desc_t *wu, const void *w, float scale)
+{
+	const dnnl_memory_desc_t *ww =
+		dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	const dnnl_memory_desc_t *sp =
+		dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+	size_t spn = sp ? dnnl_memory_desc_get_size(sp) : 0;
+	void *wbuf = NULL, *spbuf = NULL;
+	if (!step_new(k, pd))
+		return false;
+	if (w && (!(wbuf = reorder_const(k, wu, w, ww, scale)) ||
+		  add_arg(k, DNNL_ARG_WEIGHTS, ww, BIND_FIXED, 0, wbuf) < 0))
+		return false;
+	if (spn && (!(spbuf = own(k, spn)) ||
+		    add_arg(k, DNNL_ARG_SCRATCHPAD, sp, BIND_FIXED, 0,
+			    spbuf) < 0))
+		return false;
+	return true;
+}
+
+/* Attributes: user scratchpad, the node's activations as post-ops after
+ * a sum (with_sum).  NULL if an activation has no oneDNN form. */
+static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
+{
+	static const struct {
+		const char *name;
+		dnnl_alg_kind_t alg;
+		int nparams; /* of alpha, beta passed on */
+	} acts[] = {
+		{ "Relu", dnnl_eltwise_relu, 0 },
+		{ "LeakyRelu", dnnl_eltwise_relu, 1 },
+		{ "Clip", dnnl_eltwise_clip_v2, 2 },
+		{ "Sigmoid", dnnl_eltwise_logistic, 0 },
+		{ "HardSigmoid", dnnl_eltwise_linear, 2 }, /* then clip 0..1 */
+		{ "HardSwish", dnnl_eltwise_hardswish, 0 },
+		{ "Tanh", dnnl_eltwise_tanh, 0 },
+	};
+	const Attr *a = node_attr(n, "activations");
+	const Attr *pa = node_attr(n, "activation_params");
+	dnnl_primitive_attr_t attr;
+	dnnl_post_ops_t ops;
+	if (dnnl_primitive_attr_create(&attr) != dnnl_success)
+		return NULL;
+	if (dnnl_post_ops_create(&ops) != dnnl_success) {
+		dnnl_primitive_attr_destroy(attr);
+		return NULL;
+	}
+	bool ok = dnnl_primitive_attr_set_scratchpad_mode(
+			  attr, dnnl_scratchpad_mode_user) == dnnl_success &&
+		  (!a || a->type == ATTR_STRINGS) &&
+		  (!pa || pa->type == ATTR_FLOATS) &&
+		  (!with_sum || dnnl_post_ops_append_sum(ops, 1.0f) ==
+					dnnl_success);
+	for (int32_t i = 0; ok && a && i < a->n; i++) {
+		const Bytes *b = &a->strings[i];
+		float al = pa && 2 * i < pa->n ? pa->floats[2 * i] : 0;
+		float be = pa && 2 * i + 1 < pa->n ? pa->floats[2 * i + 1] : 0;
+		size_t j = 0;
+		while (j < ARRAY_SIZE(acts) &&
+		       (strlen(acts[j].name) != b->len ||
+			memcmp(acts[j].name, b->data, b->len)))
+			j++;
+		if (j == ARRAY_SIZE(acts)) {
+			ok = false;
+			break;
+		}
+		al = acts[j].nparams >= 1 ? al : 0;
+		be = acts[j].nparams >= 2 ? be : 0;
+		ok = dnnl_post_ops_append_eltwise(ops, 1.0f, acts[j].alg, al,
+						  be) == dnnl_success;
+		if (ok && acts[j].alg == dnnl_eltwise_linear)
+			ok = dnnl_post_ops_append_eltwise(
+				     ops, 1.0f, dnnl_eltwise_clip_v2, 0.0f,
+				     1.0f) == dnnl_success;
+	}
+	ok = ok && dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+	dnnl_post_ops_destroy(ops);
+	if (!ok) {
+		dnnl_primitive_attr_destroy(attr);
+		return NULL;
+	}
+	return attr;
+}
+
+static const Value *in_val(const Prepared *p, const Node *n, int i)
+{
+	return i < n->ninputs && n->inputs[i] >= 0 ? &p->g->vals[n->inputs[i]]
+						   : NULL;
+}
+
+static bool is_f32(const Value *v)
+{
+	return v->dtype == DT_FLOAT && v->tkind == TK_TENSOR &&
+	       shape_is_static(&v->shape);
+}
+
+/* Inputs 0..nin-1 (where present) and output 0 are static fp32, inputs
+ * 0 and required present; no other output is wanted. */
+static bool all_f32(const Prepared *p, const Node *n, int nin, int nreq)
+{
+	for (int i = 0; i < nin; i++) {
+		const Value *v = in_val(p, n, i);
+		if ((!v && i < nreq) || (v && !is_f32(v)))
+			return false;
+	}
+	for (int32_t k = 1; k < n->noutputs; k++)
+		if (n->outputs[k] >= 0)
+			return false;
+	return n->noutputs >= 1 && n->outputs[0] >= 0 &&
+	       is_f32(&p->g->vals[n->outputs[0]]);
+}
+
+static const void *weight_data(const Value *v)
+{
+	return v && v->kind == VAL_WEIGHT && v->konst ? v->konst->data : NULL;
+}
+
+/* Binds input i as argument arg, a constant (fixed) or not. */
+static int bind_input(DnnlKernel *k, int arg, const dnnl_memory_desc_t *md,
+		      const Value *v, int i)
+{
+	const void *w = weight_data(v);
+	return add_arg(k, arg, md, w ? BIND_FIXED : BIND_IN, i, w);
+}
+
+/* Ends a builder: the kernel into *fk (1), or 0 and nothing kept. */
+static int done(DnnlKernel *k, dnnl_primitive_desc_t pd,
+		dnnl_primitive_attr_t attr, bool ok, FastKernel *fk)
+{
+	if (pd)
+		dnnl_primitive_desc_destroy(pd);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	if (!ok) {
+		kernel_free(k);
+		return 0;
+	}
+	fk->run = kernel_run;
+	fk->free = kernel_free;
+	fk->state = k;
+	return 1;
+}
+
+/* ---- Conv, ConvTranspose, FusedConv ------------------------------------ */
+
+/* Weight descriptors of a (de)convolution: dims (G,) O, I, k... over the
+ * ONNX weight [O, I/G, k...] (Conv) or [I, O/G, k...] (ConvTranspose). */
+static int conv_weights(const ConvGeom *cg, bool transpose, int64_t *dims,
+			int64_t *st)
+{
+	int64_t g = cg->group, o = cg->cout / g, i = cg->cin / g, ks = 1;
+	int r = 0, nsp = cg->nsp;
+	for (int a = nsp - 1; a >= 0; a--) {
+		st[3 + a] = ks;
+		dims[3 + a] = cg->kernel[a];
+		ks *= cg->kernel[a];
+	}
+	dims[0] = g, dims[1] = o, dims[2] = i;
+	st[0] = o * i * ks;
+	st[1] = transpose ? ks : i * ks;
+	st[2] = transpose ? o * ks : ks;
+	if (g == 1) { /* no group axis */
+		memmove(dims, dims + 1, (size_t)(nsp + 2) * sizeof(*dims));
+		memmove(st, st + 1, (size_t)(nsp + 2) * sizeof(*st));
+		r = nsp + 2;
+	} else {
+		r = nsp + 3;
+	}
+	return r;
+}
+
+/* The steps of a (de)convolution whose pd chose its activation layouts:
+ * reorders from and to the plain tensors where that layout is blocked
+ * (Z, if with_z, reordered into the blocked Y before), the operation
+ * between them. */
+static bool conv_steps(DnnlKernel *k, dnnl_primitive_desc_t pd,
+		       const dnnl_memory_desc_t *src,
+		       const dnnl_memory_desc_t *dst, bool with_z,
+		       const dnnl_memory_desc_t *wu, const void *w,
+		       const Value *b, const dnnl_memory_desc_t *bias)
+{
+	const dnnl_memory_desc_t *qs =
+		dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+	const dnnl_memory_desc_t *qd =
+		dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+	bool ps = dnnl_memory_desc_equal(qs, src);
+	bool pdst = dnnl_memory_desc_equal(qd, dst);
+	k->tmp_bytes[0] = ps ? 0 : dnnl_memory_desc_get_size(qs);
+	k->tmp_bytes[1] = pdst ? 0 : dnnl_memory_desc_get_size(qd);
+	/* the scratch arena grows now, not while running */
+	size_t tmp = k->tmp_bytes[0] + k->tmp_bytes[1];
+	if (tmp) {
+		arena_alloc(k->scratch, tmp + 128);
+		arena_reset(k->scratch);
+	}
+	k->sum_in = with_z && pdst ? 3 : -1;
+	if (with_z && !pdst &&
+	    !reorder_step(k, dst, BIND_IN, 3, NULL, qd, BIND_TMP, 1, NULL))
+		return false;
+	if (!ps &&
+	    !reorder_step(k, src, BIND_IN, 0, NULL, qs, BIND_TMP, 0, NULL))
+		return false;
+	if (!finish(k, pd, wu, w, 1.0f) ||
+	    add_arg(k, DNNL_ARG_SRC, qs, ps ? BIND_IN : BIND_TMP, 0, NULL) <
+		    0 ||
+	    (b && bind_input(k, DNNL_ARG_BIAS, bias, b, 2) < 0) ||
+	    add_arg(k, DNNL_ARG_DST, qd, pdst ? BIND_OUT : BIND_TMP,
+		    pdst ? 0 : 1, NULL) < 0)
+		return false;
+	return pdst || reorder_step(k, qd, BIND_TMP, 1, NULL, dst, BIND_OUT,
+				    0, NULL);
+}
+
+int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
+		   FastKernel *fk)
+{
+	const Node *n = t->n;
+	bool fused = !transpose && n->op != OP_Conv;
+	const Value *w = in_val(p, n, 1), *b = in_val(p, n, 2);
+	const Value *z = fused ? in_val(p, n, 3) : NULL;
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (!all_f32(p, n, fused ? 4 : 3, 2) || !weight_data(w) ||
+	    (z && !shape_equal(&z->shape, &y->shape)))
+		return 0;
+	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
+		    .opset = model_opset(s->model->m),
+		    .fold_limit = INT64_MAX };
+	ConvGeom cg;
+	if (nn_conv_geom(&c, 0, 1, transpose, &cg) < 0) {
+		clear_error();
+		return 0;
+	}
+	if (cg.nsp < 1 || cg.nsp > 3 || cg.group < 1 || cg.cin % cg.group ||
+	    cg.cout % cg.group)
+		return 0;
+	int64_t sd[MAX_RANK], dd[MAX_RANK], wd[MAX_RANK], ws[MAX_RANK];
+	dnnl_dims_t strides, dil, pl, pr;
+	sd[0] = dd[0] = cg.n;
+	sd[1] = cg.cin, dd[1] = cg.cout;
+	for (int a = 0; a < cg.nsp; a++) {
+		int64_t ext = (cg.kernel[a] - 1) * cg.dilation[a] + 1;
+		sd[2 + a] = cg.in[a];
+		dd[2 + a] = cg.out[a];
+		strides[a] = cg.stride[a];
+		dil[a] = cg.dilation[a] - 1;
+		pl[a] = cg.pad[a];
+		pr[a] = transpose ? (cg.in[a] - 1) * cg.stride[a] + ext -
+					    cg.out[a] - cg.pad[a]
+				  : (cg.out[a] - 1) * cg.stride[a] + ext -
+					    cg.in[a] - cg.pad[a];
+		if (pl[a] < 0 || pr[a] < 0)
+			return 0;
+	}
+	int wr = conv_weights(&cg, transpose, wd, ws);
+	DnnlKernel *k = kernel_new(s);
+	if (!k)
+		return 0;
+	dnnl_memory_desc_t src, dst, sany, dany, wany, wuser, bias;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_attr_t attr = make_attr(n, z != NULL);
+	int64_t cout = cg.cout;
+	bool ok = attr && md_make(&src, cg.nsp + 2, sd, NULL) &&
+		  md_make(&dst, cg.nsp + 2, dd, NULL) &&
+		  md_any(&sany, cg.nsp + 2, sd) &&
+		  md_any(&dany, cg.nsp + 2, dd) &&
+		  md_any(&wany, wr, wd) && md_make(&wuser, wr, wd, ws) &&
+		  md_make(&bias, 1, &cout, NULL);
+	if (ok && transpose) {
+		dnnl_deconvolution_desc_t d;
+		ok = dnnl_dilated_deconvolution_forward_desc_init(
+			     &d, dnnl_forward_inference,
+			     dnnl_deconvolution_direct, &sany, &wany,
+			     b ? &bias : NULL, &dany, strides, dil, pl, pr) ==
+			     dnnl_success &&
+		     dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
+			     dnnl_success;
+	} else if (ok) {
+		dnnl_convolution_desc_t d;
+		ok = dnnl_dilated_convolution_forward_desc_init(
+			     &d, dnnl_forward_inference,
+			     dnnl_convolution_direct, &sany, &wany,
+			     b ? &bias : NULL, &dany, strides, dil, pl, pr) ==
+			     dnnl_success &&
+		     dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
+			     dnnl_success;
+	}
+	ok = ok && dnnl_stream_create(&k->stream, engine,
+				      dnnl_stream_default_flags) ==
+			   dnnl_success &&
+	     conv_steps(k, pd, &src, &dst, z != NULL, &wuser, weight_data(w),
+			b, &bias);
+	return done(k, pd, attr, ok, fk);
+}
+
+/* ---- MatMul, Gemm, FusedMatMul, FusedGemm ------------------------------ */
+
+typedef struct MmDesc {
+	int rank;
+	int64_t a[MAX_RANK], as[MAX_RANK]; /* src dims and strides */
+	int64_t b[MAX_RANK], bs[MAX_RANK]; /* weights dims and strides */
+	int64_t y[MAX_RANK];
+	int64_t c[MAX_RANK]; /* bias dims */
+	float alpha, beta;
+} MmDesc;
+
+static void row_major(int rank, const int64_t *dims, int64_t *st)
+{
+	int64_t step = 1;
+	for (int i = rank - 1; i >= 0; i--) {
+		st[i] = step;
+		step *= dims[i] > 0 ? dims[i] : 1;
+	}
+}
+
+/* Gemm: A, B of rank 2 (transposed by strides), C to (rows, cols). */
+static bool gemm_desc(const Node *n, const Value *a, const Value *b,
+		      const Value *c, const Value *y, MmDesc *d)
+{
+	if (a->shape.rank != 2 || b->shape.rank != 2 || y->shape.rank != 2)
+		return false;
+	bool ta = attr_int(n, "transA", 0), tb = attr_int(n, "transB", 0);
+	int64_t m = y->shape.dims[0], nn = y->shape.dims[1];
+	int64_t k = ta ? a->shape.dims[0] : a->shape.dims[1];
+	d->rank = 2;
+	d->a[0] = m, d->a[1] = k;
+	d->as[0] = ta ? 1 : k, d->as[1] = ta ? m : 1;
+	d->b[0] = k, d->b[1] = nn;
+	d->bs[0] = tb ? 1 : nn, d->bs[1] = tb ? k : 1;
+	d->y[0] = m, d->y[1] = nn;
+	d->alpha = attr_float(n, "alpha", 1.0f);
+	d->beta = attr_float(n, "beta", 1.0f);
+	if (!c)
+		return true;
+	if (c->shape.rank > 2)
+		return false;
+	d->c[0] = c->shape.rank == 2 ? c->shape.dims[0] : 1;
+	d->c[1] = c->shape.rank >= 1 ? c->shape.dims[c->shape.rank - 1] : 1;
+	return true;
+}
+
+/* MatMul: both ranks >= 2, batch dims padded with 1s to Y's rank; the
+ * bias (FusedMatMul) over the last axis. */
+static bool matmul_desc(const Value *a, const Value *b, const Value *c,
+			const Value *y, MmDesc *d)
+{
+	int r = y->shape.rank;
+	if (a->shape.rank < 2 || b->shape.rank < 2 || r > MAX_RANK ||
+	    a->shape.rank > r || b->shape.rank > r)
+		return false;
+	d->rank = r;
+	for (int i = 0; i < r; i++) {
+		int ia = i - (r - a->shape.rank), ib = i - (r - b->shape.rank);
+		d->a[i] = ia >= 0 ? a->shape.dims[ia] : 1;
+		d->b[i] = ib >= 0 ? b->shape.dims[ib] : 1;
+		d->y[i] = y->shape.dims[i];
+		d->c[i] = 1;
+	}
+	row_major(r, d->a, d->as);
+	row_major(r, d->b, d->bs);
+	d->alpha = d->beta = 1.0f;
+	if (!c)
+		return true;
+	int64_t cn = shape_numel(&c->shape);
+	if (c->shape.rank < 1 || cn != d->y[r - 1] ||
+	    c->shape.dims[c->shape.rank - 1] != cn)
+		return false;
+	d->c[r - 1] = cn;
+	return true;
+}
+
+/* beta * C into memory k owns (C constant), or C itself if beta is 1. */
+static const void *gemm_bias(DnnlKernel *k, const Value *c, float beta,
+			     bool *fixed)
+{
+	const void *cd = weight_data(c);
+	*fixed = cd != NULL;
+	if (beta == 1.0f)
+		return cd;
+	if (!cd)
+		return NULL;
+	size_t cnt = c->konst->nbytes / sizeof(float);
+	float *o = own(k, c->konst->nbytes);
+	for (size_t i = 0; o && i < cnt; i++)
+		o[i] = beta * ((const float *)cd)[i];
+	return o;
+}
+
+int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
+		     FastKernel *fk)
+{
+	const Node *n = t->n;
+	bool fused = n->op != OP_MatMul && n->op != OP_Gemm;
+	const Value *a = in_val(p, n, 0), *b = in_val(p, n, 1);
+	const Value *c = in_val(p, n, 2);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	MmDesc d;
+	memset(&d, 0, sizeof(d));
+	if (!all_f32(p, n, gemm || fused ? 3 : 2, 2) ||
+	    !(gemm ? gemm_desc(n, a, b, c, y, &d)
+		   : matmul_desc(a, b, c, y, &d)))
+		return 0;
+	if (gemm && d.beta == 0.0f)
+		c = NULL;
+	const void *w = weight_data(b);
+	if ((d.alpha != 1.0f && !w) || shape_numel(&y->shape) == 0)
+		return 0;
+	DnnlKernel *k = kernel_new(s);
+	if (!k)
+		return 0;
+	bool cfixed = false;
+	const void *cdata = c ? gemm_bias(k, c, d.beta, &cfixed) : NULL;
+	if (c && d.beta != 1.0f && !cdata)
+		return done(k, NULL, NULL, false, fk);
+	dnnl_memory_desc_t src, wu, wany, dst, bias;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_attr_t attr = make_attr(n, false);
+	dnnl_matmul_desc_t md;
+	bool ok = attr && md_make(&src, d.rank, d.a, d.as) &&
+		  md_make(&wu, d.rank, d.b, d.bs) &&
+		  (w ? md_any(&wany, d.rank, d.b) : (wany = wu, true)) &&
+		  md_make(&dst, d.rank, d.y, NULL) &&
+		  md_make(&bias, d.rank, d.c, NULL) &&
+		  dnnl_matmul_desc_init(&md, &src, &wany, c ? &bias : NULL,
+					&dst) == dnnl_success &&
+		  dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) ==
+			  dnnl_success &&
+		  dnnl_stream_create(&k->stream, engine,
+				     dnnl_stream_default_flags) ==
+			  dnnl_success &&
+		  finish(k, pd, &wu, w, d.alpha) &&
+		  add_arg(k, DNNL_ARG_SRC, &src, BIND_IN, 0, NULL) == 0 &&
+		  (w || add_arg(k, DNNL_ARG_WEIGHTS, &wu, BIND_IN, 1, NULL) ==
+				0) &&
+		  (!c || add_arg(k, DNNL_ARG_BIAS, &bias,
+				 cfixed ? BIND_FIXED : BIND_IN, 2, cdata) ==
+				 0) &&
+		  add_arg(k, DNNL_ARG_DST, &dst, BIND_OUT, 0, NULL) == 0;
+	return done(k, pd, attr, ok, fk);
+}
+
+/* ---- MaxPool, AveragePool, GlobalAveragePool ---------------------------- */
+
+static int64_t ints_at(const Node *n, const char *name, int i, int64_t dflt)
+{
+	const int64_t *v;
+	int32_t cnt = attr_ints(n, name, &v);
+	return i < cnt ? v[i] : dflt;
+}
+
+int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *x = in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	bool global = n->op == OP_GlobalAveragePool;
+	bool incl = attr_int(n, "count_include_pad", 0) != 0;
+	const char *ap = attr_str(n, "auto_pad", "NOTSET");
+	bool notset = !strcmp(ap, "NOTSET"), same = !strncmp(ap, "SAME_", 5);
+	if (!all_f32(p, n, 1, 1) || x->shape.rank < 3 || x->shape.rank > 5 ||
+	    y->shape.rank != x->shape.rank || shape_numel(&y->shape) == 0)
+		return 0;
+	int nsp = x->shape.rank - 2;
+	const int64_t *ks;
+	if (!global && (attr_ints(n, "kernel_shape", &ks) != nsp ||
+			(!notset && !same && strcmp(ap, "VALID"))))
+		return 0;
+	dnnl_dims_t strides, ker, dil, pl, pr;
+	for (int a = 0; a < nsp; a++) {
+		int64_t in = x->shape.dims[2 + a], out = y->shape.dims[2 + a];
+		int64_t k = global ? in : ints_at(n, "kernel_shape", a, 1);
+		int64_t st = global ? 1 : ints_at(n, "strides", a, 1);
+		int64_t dl = global ? 1 : ints_at(n, "dilations", a, 1);
+		int64_t ext = (k - 1) * dl + 1;
+		int64_t total = (out - 1) * st + ext - in;
+		int64_t pb = notset ? ints_at(n, "pads", a, 0) : 0;
+		int64_t pe = notset ? ints_at(n, "pads", nsp + a, 0) : 0;
+		if (global)
+			pb = 0;
+		else if (same && total > 0)
+			pb = !strcmp(ap, "SAME_UPPER") ? total / 2
+						       : total - total / 2;
+		strides[a] = st, ker[a] = k, dil[a] = dl - 1;
+		pl[a] = pb, pr[a] = total - pb;
+		if (pl[a] < 0 || pr[a] < 0 ||
+		    (incl && n->op == OP_AveragePool &&
+		     (!notset || pr[a] > pe)))
+			return 0;
+	}
+	dnnl_alg_kind_t alg = n->op == OP_MaxPool ? dnnl_pooling_max
+			      : incl ? dnnl_pooling_avg_include_padding
+				     : dnnl_pooling_avg_exclude_padding;
+	DnnlKernel *k = kernel_new(s);
+	if (!k)
+		return 0;
+	dnnl_memory_desc_t src, dst;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_attr_t attr = make_attr(n, false);
+	dnnl_pooling_v2_desc_t d;
+	bool ok = attr && md_make(&src, x->shape.rank, x->shape.dims, NULL) &&
+		  md_make(&dst, y->shape.rank, y->shape.dims, NULL) &&
+		  dnnl_pooling_v2_forward_desc_init(
+			  &d, dnnl_forward_inference, alg, &src, &dst,
+			  strides, ker, dil, pl, pr) == dnnl_success &&
+		  dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
+			  dnnl_success &&
+		  dnnl_stream_create(&k->stream, engine,
+				     dnnl_stream_default_flags) ==
+			  dnnl_success &&
+		  finish(k, pd, NULL, NULL, 1.0f) &&
+		  add_arg(k, DNNL_ARG_SRC, &src, BIND_IN, 0, NULL) == 0 &&
+		  add_arg(k, DNNL_ARG_DST, &dst, BIND_OUT, 0, NULL) == 0;
+	return done(k, pd, attr, ok, fk);
+}

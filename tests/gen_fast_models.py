@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx and fast_mm.onnx for tests/test_fast.c:
+the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
+grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
+GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
+with transposes, alpha, beta), each an output of one model, weights
+as initializers.  Run from the repository root."""
+import numpy as np
+import onnx
+from onnx import helper as h, TensorProto as T, numpy_helper as nh
+
+rng = np.random.default_rng(15)
+
+
+def w(name, *shape):
+    return nh.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+
+def out(name):
+    return h.make_tensor_value_info(name, T.FLOAT, None)
+
+
+def save(nodes, inits, inputs, outputs, path):
+    g = h.make_graph(nodes, path, inputs, [out(o) for o in outputs], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, "tests/fixtures/" + path)
+
+
+cnn = [
+    h.make_node("Conv", ["x", "w1", "b1"], ["conv"], pads=[1, 1, 1, 1],
+                strides=[2, 2]),
+    h.make_node("Conv", ["x", "w2"], ["depthwise"], group=4,
+                dilations=[2, 2], pads=[2, 2, 2, 2]),
+    h.make_node("Conv", ["x", "w3", "b3"], ["grouped"], group=2,
+                auto_pad="SAME_UPPER", strides=[1, 2]),
+    h.make_node("ConvTranspose", ["x", "wt", "bt"], ["convt"],
+                strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]),
+    h.make_node("ConvTranspose", ["x", "wt2"], ["convt_group"], group=2),
+    h.make_node("MaxPool", ["x"], ["maxpool"], kernel_shape=[3, 3],
+                strides=[2, 2], pads=[1, 1, 1, 1]),
+    h.make_node("AveragePool", ["x"], ["avgpool_pad"], kernel_shape=[3, 3],
+                strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
+    h.make_node("AveragePool", ["x"], ["avgpool_ceil"], kernel_shape=[2, 2],
+                strides=[2, 2], ceil_mode=1),
+    h.make_node("GlobalAveragePool", ["x"], ["gap"]),
+    h.make_node("Conv", ["s", "w4", "b4"], ["conv1d"], pads=[1, 2],
+                dilations=[2]),
+]
+save(cnn, [w("w1", 8, 4, 3, 3), w("b1", 8), w("w2", 4, 1, 3, 3),
+           w("w3", 6, 2, 1, 3), w("b3", 6), w("wt", 4, 3, 3, 3), w("bt", 3),
+           w("wt2", 4, 3, 2, 2), w("w4", 5, 4, 3), w("b4", 5)],
+     [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 9, 9]),
+      h.make_tensor_value_info("s", T.FLOAT, [2, 4, 16])],
+     [n.output[0] for n in cnn], "fast_cnn.onnx")
+
+mm = [
+    h.make_node("MatMul", ["a", "wm"], ["matmul"]),
+    h.make_node("MatMul", ["a", "wb"], ["matmul_batched"]),
+    h.make_node("Transpose", ["a"], ["at"], perm=[0, 1, 3, 2]),
+    h.make_node("MatMul", ["a", "at"], ["matmul_vars"]),
+    h.make_node("Gemm", ["f", "wg", "cg"], ["gemm"], transB=1, alpha=0.5,
+                beta=2.0),
+    h.make_node("Gemm", ["ft", "wg2", "cg2"], ["gemm_ta"], transA=1),
+]
+save(mm, [w("wm", 8, 6), w("wb", 3, 8, 4), w("wg", 6, 8), w("cg", 6),
+          w("wg2", 8, 6), w("cg2", 5, 1)],
+     [h.make_tensor_value_info("a", T.FLOAT, [2, 3, 5, 8]),
+      h.make_tensor_value_info("f", T.FLOAT, [5, 8]),
+      h.make_tensor_value_info("ft", T.FLOAT, [8, 5])],
+     [n.output[0] for n in mm if n.output[0] != "at"], "fast_mm.onnx")

@@ -1,0 +1,380 @@
+/*
+ * tests/test_fast.c - libgearrt's oneDNN fast paths (runtime/fast.c,
+ * runtime/dnnl.c) against the reference kernels (GEARRT_NO_FAST=1) on
+ * tests/fixtures/fast_cnn.onnx and fast_mm.onnx (tests/gen_fast_models.py),
+ * at 1 and 2 threads; and the fused ops of the fuse contract (FusedConv,
+ * FusedGemm, FusedMatMul) on nodes built here against sums computed here.
+ */
+#include <math.h>
+
+#include "runtime/gearrt.h"
+#include "runtime/rt.h"
+#include "testrun.h"
+
+enum { MAX_OUT = 16 };
+
+typedef struct Outs {
+	size_t n;
+	float *data[MAX_OUT];
+	size_t count[MAX_OUT];
+	int fast; /* tasks a fast path took */
+} Outs;
+
+static char *compile_static(const char *dir, const char *name)
+{
+	char *out = path_in(dir, name);
+	char mflag[512], oflag[512];
+	snprintf(mflag, sizeof(mflag), "--model=tests/fixtures/%s.onnx", name);
+	snprintf(oflag, sizeof(oflag), "--output=%s", out);
+	Run r = run_gearc(mflag, oflag, "-q");
+	cr_assert_eq(r.status, 0, "compile %s: %s", name, r.err);
+	run_free(&r);
+	char *om = malloc(strlen(out) + 4);
+	sprintf(om, "%s.om", out);
+	free(out);
+	return om;
+}
+
+static void fill(float *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		p[i] = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
+	}
+}
+
+/* Runs om once on fixed inputs; fast paths off if no_fast. */
+static Outs run_om(const char *om, bool no_fast, int threads)
+{
+	Outs o = { 0 };
+	gearrt_model *m;
+	gearrt_session *s;
+	gearrt_options opt = { .threads = threads };
+	setenv("GEARRT_NO_FAST", no_fast ? "1" : "0", 1);
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_session_create(m, &opt, &s), GEARRT_OK);
+	size_t nin = gearrt_input_count(m);
+	gearrt_tensor in[4];
+	cr_assert(nin <= 4);
+	for (size_t i = 0; i < nin; i++) {
+		cr_assert_eq(gearrt_input_info(m, i, &in[i]), GEARRT_OK);
+		size_t cnt = 1;
+		for (int32_t d = 0; d < in[i].rank; d++)
+			cnt *= (size_t)in[i].dims[d];
+		in[i].data = malloc(cnt * sizeof(float));
+		in[i].size = cnt * sizeof(float);
+		fill(in[i].data, cnt, 7u + (uint32_t)i);
+	}
+	o.n = gearrt_output_count(m);
+	cr_assert(o.n <= MAX_OUT);
+	gearrt_tensor out[MAX_OUT];
+	memset(out, 0, sizeof(out));
+	cr_assert_eq(gearrt_run(s, in, nin, out, o.n), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	for (size_t k = 0; k < o.n; k++) {
+		o.count[k] = out[k].size / sizeof(float);
+		o.data[k] = malloc(out[k].size + 1);
+		memcpy(o.data[k], out[k].data, out[k].size);
+	}
+	Prepared *p = s->prep[0];
+	for (int32_t i = 0; i < p->ntasks; i++)
+		o.fast += p->tasks[i].fast.run != NULL;
+	for (size_t i = 0; i < nin; i++)
+		free(in[i].data);
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	return o;
+}
+
+static void outs_free(Outs *o)
+{
+	for (size_t k = 0; k < o->n; k++)
+		free(o->data[k]);
+}
+
+static void expect_close(const Outs *a, const Outs *b, const char *what)
+{
+	cr_assert_eq(a->n, b->n);
+	for (size_t k = 0; k < a->n; k++) {
+		cr_assert_eq(a->count[k], b->count[k]);
+		for (size_t i = 0; i < a->count[k]; i++) {
+			float x = a->data[k][i], y = b->data[k][i];
+			cr_assert(fabsf(x - y) <= 1e-5f + 1e-4f * fabsf(y),
+				  "%s: output %zu element %zu is %g, the "
+				  "reference %g", what, k, i, x, y);
+		}
+	}
+}
+
+/* Every node of the model is one oneDNN takes (Transpose aside). */
+static void fast_vs_reference(const char *name, int want_fast)
+{
+	char *dir = temp_dir(), *om = compile_static(dir, name);
+	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
+	Outs f2 = run_om(om, false, 2);
+	cr_expect_eq(ref.fast, 0, "GEARRT_NO_FAST=1 left %d fast tasks",
+		     ref.fast);
+	cr_expect_eq(f1.fast, want_fast, "%s: %d fast tasks, expected %d",
+		     name, f1.fast, want_fast);
+	expect_close(&f1, &ref, "1 thread");
+	expect_close(&f2, &ref, "2 threads");
+	outs_free(&ref);
+	outs_free(&f1);
+	outs_free(&f2);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
+Test(fast, cnn_ops_match_reference)
+{
+	/* 4 Conv (plain, depthwise, grouped SAME, 1-D), 2 ConvTranspose,
+	 * MaxPool, 2 AveragePool, GlobalAveragePool */
+	fast_vs_reference("fast_cnn", 10);
+}
+
+Test(fast, matmul_gemm_match_reference)
+{
+	/* 3 MatMul (constant, batched constant, two variables), 2 Gemm */
+	fast_vs_reference("fast_mm", 5);
+}
+
+/* ---- the fused ops, on nodes built here -------------------------------- */
+
+typedef struct Fixture {
+	Model *m;
+	Graph *g;
+	gearrt_model md;
+	gearrt_session s;
+	Prepared p;
+	Tensor vt[8];
+	const Tensor *cur[8];
+} Fixture;
+
+static void fixture_init(Fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->m = model_new();
+	f->g = graph_new(&f->m->arena, "fused", NULL);
+	f->md.m = f->m;
+	f->s.model = &f->md;
+	f->s.threads = 1;
+	f->p.g = f->g;
+}
+
+/* A float value of shape dims; a weight holding data if data is set. */
+static ValId add_value(Fixture *f, const char *name, int rank,
+		       const int64_t *dims, float *data)
+{
+	ValId v = graph_add_value(f->g, name, data ? VAL_WEIGHT : VAL_NODE);
+	Value *x = &f->g->vals[v];
+	x->dtype = DT_FLOAT;
+	x->tkind = TK_TENSOR;
+	x->shape.rank = rank;
+	memcpy(x->shape.dims, dims, (size_t)rank * sizeof(int64_t));
+	if (data)
+		x->konst = tensor_new(&f->m->arena, name, DT_FLOAT, &x->shape,
+				      data);
+	return v;
+}
+
+static void set_acts(Fixture *f, Node *n, int count, const char **names,
+		     const float *params)
+{
+	Attr *a = node_add_attr(f->g, n, "activations", ATTR_STRINGS);
+	Bytes *b = arena_array(&f->m->arena, (size_t)count, sizeof(Bytes));
+	for (int i = 0; i < count; i++)
+		b[i] = (Bytes){ strlen(names[i]), (const uint8_t *)names[i] };
+	a->n = count;
+	a->strings = b;
+	Attr *pa = node_add_attr(f->g, n, "activation_params", ATTR_FLOATS);
+	pa->n = 2 * count;
+	pa->floats = params;
+}
+
+/* Runs node n through rt_fast_prepare; in[] the tensors of its inputs. */
+static void run_fused(Fixture *f, Node *n, const Tensor **in, float *y,
+		      size_t ny)
+{
+	ValId yo = n->outputs[0];
+	Tensor out = { .dtype = DT_FLOAT, .shape = f->g->vals[yo].shape,
+		       .data = y, .nbytes = ny * sizeof(float) };
+	Tensor *outs[1] = { &out };
+	Task t = { .n = n, .out = outs };
+	cr_assert_eq(rt_fast_prepare(&f->s, &f->p, &t), 1,
+		     "no fast path took %s: %s", n->op_type, last_error());
+	cr_assert_eq(t.fast.run(t.fast.state, in, outs), 0, "%s",
+		     last_error());
+	t.fast.free(t.fast.state);
+}
+
+static float act(const char *name, float a, float b, float x)
+{
+	if (!strcmp(name, "Relu"))
+		return x > 0 ? x : 0;
+	if (!strcmp(name, "LeakyRelu"))
+		return x > 0 ? x : a * x;
+	if (!strcmp(name, "Clip"))
+		return x < a ? a : x > b ? b : x;
+	if (!strcmp(name, "Sigmoid"))
+		return 1 / (1 + expf(-x));
+	if (!strcmp(name, "HardSigmoid"))
+		return fmaxf(0, fminf(1, a * x + b));
+	if (!strcmp(name, "HardSwish"))
+		return x * fmaxf(0, fminf(1, x / 6 + 0.5f));
+	return tanhf(x);
+}
+
+static float acts(int count, const char **names, const float *params,
+		  float x)
+{
+	for (int i = 0; i < count; i++)
+		x = act(names[i], params[2 * i], params[2 * i + 1], x);
+	return x;
+}
+
+static void expect_floats(const float *got, const float *want, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert(fabsf(got[i] - want[i]) <=
+				  1e-5f + 1e-4f * fabsf(want[i]),
+			  "element %zu is %g, expected %g", i, got[i],
+			  want[i]);
+}
+
+/* Conv of X [1,2,5,5] by W [3,2,3,3] + B, pads 1: Y[0][o][i][j]. */
+static float conv_at(const float *x, const float *w, const float *b, int o,
+		     int i, int j)
+{
+	float s = b[o];
+	for (int c = 0; c < 2; c++)
+		for (int k = 0; k < 9; k++) {
+			int ii = i + k / 3 - 1, jj = j + k % 3 - 1;
+			if (ii >= 0 && ii < 5 && jj >= 0 && jj < 5)
+				s += x[c * 25 + ii * 5 + jj] *
+				     w[(o * 2 + c) * 9 + k];
+		}
+	return s;
+}
+
+Test(fast, fused_conv_sum_and_activations)
+{
+	/* X [1,2,5,5], W [3,2,3,3], pads 1: Y [1,3,5,5]; + Z; then
+	 * HardSwish, LeakyRelu(0.1), Clip(-0.5, 2), HardSigmoid(0.3, 0.4) */
+	static const char *names[] = { "HardSwish", "LeakyRelu", "Clip",
+				       "HardSigmoid" };
+	static const float params[] = { 0, 0, 0.1f, 0, -0.5f, 2, 0.3f, 0.4f };
+	float x[50], w[54], b[3], z[75], y[75], want[75];
+	fill(x, 50, 1), fill(w, 54, 2), fill(b, 3, 3), fill(z, 75, 4);
+	Fixture f;
+	fixture_init(&f);
+	int64_t xd[] = { 1, 2, 5, 5 }, wd[] = { 3, 2, 3, 3 }, bd[] = { 3 };
+	int64_t yd[] = { 1, 3, 5, 5 };
+	ValId vx = add_value(&f, "x", 4, xd, NULL);
+	ValId vw = add_value(&f, "w", 4, wd, w);
+	ValId vb = add_value(&f, "b", 1, bd, b);
+	ValId vz = add_value(&f, "z", 4, yd, NULL);
+	ValId vy = add_value(&f, "y", 4, yd, NULL);
+	Node *n = graph_add_node(f.g, "fc", "FusedConv", "ai.gearc", 4, 1);
+	n->inputs[0] = vx, n->inputs[1] = vw, n->inputs[2] = vb;
+	n->inputs[3] = vz, n->outputs[0] = vy;
+	node_add_ints(f.g, n, "pads", (int64_t[]){ 1, 1, 1, 1 }, 4);
+	set_acts(&f, n, 4, names, params);
+	for (int o = 0; o < 3; o++)
+		for (int at = 0; at < 25; at++)
+			want[o * 25 + at] = acts(4, names, params,
+						 conv_at(x, w, b, o, at / 5,
+							 at % 5) +
+							 z[o * 25 + at]);
+	Tensor tx = { .data = x }, tz = { .data = z };
+	const Tensor *in[4] = { &tx, f.g->vals[vw].konst, f.g->vals[vb].konst,
+				&tz };
+	run_fused(&f, n, in, y, 75);
+	expect_floats(y, want, 75);
+	arena_release(&f.s.scratch);
+	model_free(f.m);
+}
+
+Test(fast, fused_gemm_and_matmul)
+{
+	/* FusedGemm: A [4,6]^T... transB: Y = Sigmoid(0.5 A B^T + 2 C);
+	 * FusedMatMul: Y = Tanh(Relu(A [2,4,6] x B [6,5] + Bias [5])) */
+	static const char *gn[] = { "Sigmoid" }, *mn[] = { "Relu", "Tanh" };
+	static const float gp[] = { 0, 0 }, mp[] = { 0, 0, 0, 0 };
+	float a[48], bg[30], c[5], bm[30], bias[5], y[40], want[40];
+	fill(a, 48, 5), fill(bg, 30, 6), fill(c, 5, 7), fill(bm, 30, 8);
+	fill(bias, 5, 9);
+	Fixture f;
+	fixture_init(&f);
+	int64_t ad[] = { 4, 6 }, bd[] = { 5, 6 }, cd[] = { 5 }, yd[] = { 4, 5 };
+	ValId va = add_value(&f, "a", 2, ad, NULL);
+	ValId vb = add_value(&f, "b", 2, bd, bg);
+	ValId vc = add_value(&f, "c", 1, cd, c);
+	ValId vy = add_value(&f, "y", 2, yd, NULL);
+	Node *n = graph_add_node(f.g, "fg", "FusedGemm", "ai.gearc", 3, 1);
+	n->inputs[0] = va, n->inputs[1] = vb, n->inputs[2] = vc;
+	n->outputs[0] = vy;
+	node_add_attr(f.g, n, "transB", ATTR_INT)->i = 1;
+	node_add_attr(f.g, n, "alpha", ATTR_FLOAT)->f = 0.5f;
+	node_add_attr(f.g, n, "beta", ATTR_FLOAT)->f = 2.0f;
+	set_acts(&f, n, 1, gn, gp);
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 5; j++) {
+			float s = 0;
+			for (int k = 0; k < 6; k++)
+				s += a[i * 6 + k] * bg[j * 6 + k];
+			want[i * 5 + j] = acts(1, gn, gp, 0.5f * s + 2 * c[j]);
+		}
+	Tensor ta = { .data = a };
+	const Tensor *in[3] = { &ta, f.g->vals[vb].konst, f.g->vals[vc].konst };
+	run_fused(&f, n, in, y, 20);
+	expect_floats(y, want, 20);
+
+	int64_t a3[] = { 2, 4, 6 }, b2[] = { 6, 5 }, y3[] = { 2, 4, 5 };
+	ValId ma = add_value(&f, "ma", 3, a3, NULL);
+	ValId mb = add_value(&f, "mb", 2, b2, bm);
+	ValId mc = add_value(&f, "mbias", 1, cd, bias);
+	ValId my = add_value(&f, "my", 3, y3, NULL);
+	Node *mm = graph_add_node(f.g, "fm", "FusedMatMul", "ai.gearc", 3, 1);
+	mm->inputs[0] = ma, mm->inputs[1] = mb, mm->inputs[2] = mc;
+	mm->outputs[0] = my;
+	set_acts(&f, mm, 2, mn, mp);
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 5; j++) {
+			float s = bias[j];
+			for (int k = 0; k < 6; k++)
+				s += a[i * 6 + k] * bm[k * 5 + j];
+			want[i * 5 + j] = acts(2, mn, mp, s);
+		}
+	const Tensor *min[3] = { &ta, f.g->vals[mb].konst,
+				 f.g->vals[mc].konst };
+	run_fused(&f, mm, min, y, 40);
+	expect_floats(y, want, 40);
+	arena_release(&f.s.scratch);
+	model_free(f.m);
+}
+
+Test(fast, unsupported_activation_falls_back)
+{
+	static const char *names[] = { "Softplus" };
+	static const float params[] = { 0, 0 };
+	float w[30];
+	fill(w, 30, 3);
+	Fixture f;
+	fixture_init(&f);
+	int64_t ad[] = { 4, 6 }, bd[] = { 6, 5 }, yd[] = { 4, 5 };
+	ValId va = add_value(&f, "a", 2, ad, NULL);
+	ValId vb = add_value(&f, "b", 2, bd, w);
+	ValId vy = add_value(&f, "y", 2, yd, NULL);
+	Node *n = graph_add_node(f.g, "fm", "FusedMatMul", "ai.gearc", 2, 1);
+	n->inputs[0] = va, n->inputs[1] = vb, n->outputs[0] = vy;
+	set_acts(&f, n, 1, names, params);
+	Tensor out = { 0 };
+	Tensor *outs[1] = { &out };
+	Task t = { .n = n, .out = outs };
+	cr_assert_eq(rt_fast_prepare(&f.s, &f.p, &t), 0);
+	cr_assert_null(t.fast.run);
+	arena_release(&f.s.scratch);
+	model_free(f.m);
+}
