@@ -46,6 +46,8 @@ static void record_hybrid_options(Model *m, const CompileOptions *o)
 		snprintf(buf, sizeof(buf), "%d", o->static_limit);
 		model_add_option(m, "static_model_ops_lower_limit", buf);
 	}
+	if (o->no_fuse)
+		model_add_option(m, "no_fuse", "1");
 }
 
 static int arena_max(Graph *g, void *ctx)
@@ -326,7 +328,7 @@ int cmd_compile(int argc, char **argv)
 {
 	CompileOptions o = { .fold_limit = 64 * 1024 };
 	const char *framework = NULL, *jobs = NULL, *quiet = NULL, *help = NULL;
-	const char *input_value = NULL;
+	const char *input_value = NULL, *no_fuse = NULL;
 	HybridFlags hf = { 0 };
 	const ArgSpec spec[] = {
 		{ "model", 0, true, &o.model },
@@ -344,6 +346,7 @@ int cmd_compile(int argc, char **argv)
 		{ "hybrid", 0, false, &hf.hybrid },
 		{ "compile_hybrid_mode", 0, true, &hf.mode },
 		{ "static_model_ops_lower_limit", 0, true, &hf.limit },
+		{ "no_fuse", 0, false, &no_fuse },
 		{ "quiet", 'q', false, &quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
@@ -360,6 +363,7 @@ int cmd_compile(int argc, char **argv)
 	    check_hybrid_flags(&o, &hf) < 0)
 		return fail(EXIT_USAGE);
 	o.quiet = quiet != NULL;
+	o.no_fuse = no_fuse != NULL;
 	if (!o.quiet && isatty(STDERR_FILENO))
 		o.progress = progress_tty;
 

@@ -959,6 +959,24 @@ static void print_place(const Gearom__Graph *g, const Gearom__MemBlock *b)
 		       g->tensors[b->alias_of]->name);
 }
 
+/* " [Relu, Clip(0,6)]": a fused node's activations, in order. */
+static void print_fused_acts(const Gearom__Node *n)
+{
+	const Gearom__Attribute *a = pb_attr(n, "activations");
+	const Gearom__Attribute *p = pb_attr(n, "activation_params");
+	if (!n->domain || strcmp(n->domain, GEARC_DOMAIN) || !a)
+		return;
+	fputs(" [", stdout);
+	for (size_t i = 0; i < a->n_strings; i++) {
+		printf("%s%.*s", i ? ", " : "", (int)a->strings[i].len,
+		       (const char *)a->strings[i].data);
+		if (p && 2 * i + 1 < p->n_floats &&
+		    (p->floats[2 * i] || p->floats[2 * i + 1]))
+			printf("(%g,%g)", p->floats[2 * i], p->floats[2 * i + 1]);
+	}
+	fputc(']', stdout);
+}
+
 /* ---- text: scopes --------------------------------------------------------------- */
 
 /* "scope:" lines: what --gear_scope did, each scope's clones and gears. */
@@ -1052,6 +1070,7 @@ static void print_graph(const Gearom__Model *m, size_t gi)
 				print_place(g, by[n->outputs[k]]);
 			}
 		}
+		print_fused_acts(n);
 		fputc('\n', stdout);
 	}
 	free(by);

@@ -15,7 +15,10 @@
  * selector and the Case that the gear compile puts in the root graph, and
  * the PartitionedCall holding a multi-dims scope (passes/scope.h), and
  * Fail, the body of an If branch that is invalid at the compiled shapes
- * (compiler/ops/control.c): it raises its "message" if run.
+ * (compiler/ops/control.c): it raises its "message" if run, and the
+ * fused ops FusedConv, FusedGemm, FusedMatMul that passes/fuse.c makes
+ * (compiler/ops/fused.c: a Conv/Gemm/MatMul with its bias, residual and
+ * activations).
  *
  * Adding an op: one line here, one hook function in the family's file,
  * its prototype in compiler/ops/opimpl.h.
@@ -215,7 +218,10 @@ typedef enum { VIEW_NONE = 0, VIEW_ALIAS } ViewKind;
 	X(MapIndex,        infer_mapindex, run_mapindex, VIEW_NONE) \
 	X(Case,            infer_case,     run_case,      VIEW_NONE) \
 	X(PartitionedCall, infer_partitioned_call, run_partitioned_call, VIEW_NONE) \
-	X(Fail,            infer_fail,     run_fail,      VIEW_NONE)
+	X(Fail,            infer_fail,     run_fail,      VIEW_NONE) \
+	X(FusedConv,       infer_fused_conv,   run_fused_conv,   VIEW_NONE) \
+	X(FusedGemm,       infer_fused_gemm,   run_fused_gemm,   VIEW_NONE) \
+	X(FusedMatMul,     infer_fused_matmul, run_fused_matmul, VIEW_NONE)
 
 typedef enum {
 	OP_UNKNOWN = 0,

@@ -148,8 +148,28 @@ static int copy_subgraph(Flat *F, const Frame *fr, Graph *sub, Graph **out)
 	return 0;
 }
 
+/* A fused node (passes/fuse.c) as its standard ONNX nodes. */
+static int copy_fused(Flat *F, const Frame *fr, const Node *n)
+{
+	ValId ins[8];
+	if (n->ninputs > 8 || n->noutputs != 1 || n->outputs[0] < 0)
+		return error("node '%s' (%s): unexpected inputs or outputs",
+			     n->name, n->op_type);
+	for (int32_t k = 0; k < n->ninputs; k++) {
+		ins[k] = -1;
+		if (n->inputs[k] >= 0 &&
+		    resolve(F, fr, n->inputs[k], &ins[k]) < 0)
+			return -1;
+	}
+	ValId v = n->outputs[0];
+	fr->map[v] = copy_value(F, &fr->g->vals[v]);
+	return unfuse_node(F->dst, n, model_opset(F->m), ins, fr->map[v]);
+}
+
 static int copy_node(Flat *F, const Frame *fr, const Node *n)
 {
+	if (unfuse_is_fused(n))
+		return copy_fused(F, fr, n);
 	if (!strcmp(n->domain, GEARC_DOMAIN))
 		return error("node '%s': gearc's op %s has no ONNX form here",
 			     n->name, n->op_type);

@@ -39,4 +39,11 @@ int32_t gear_count(const Model *m);
 
 Graph *gear_flatten(Model *m, int32_t gear, const Shape *const *shapes);
 
+/* passes/unfuse.c: whether n is FusedConv, FusedGemm or FusedMatMul;
+ * and n (its inputs ins[], already values of dst) appended to dst as
+ * standard ONNX nodes for opset, the last writing out. */
+bool unfuse_is_fused(const Node *n);
+int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
+		ValId out);
+
 #endif

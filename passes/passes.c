@@ -36,6 +36,7 @@ static const Pass passes[] = {
 	{ "infer", 0, infer_one, "shape inference and folding" },
 	{ "inline", 0, inline_one, "inlining If nodes with a known condition" },
 	{ "dce", 0, dce_one, "removing dead and constant nodes" },
+	{ "fuse", pass_fuse, 0, "fusing BatchNormalization, bias, residual and activations" },
 	{ "symbols", 0, symbols_one, "naming the dynamic graph's dims" },
 	{ "partition", 0, partition_one, "partitioning unknown-shape nodes" },
 	{ "hybrid-root", pass_hybrid_root, 0, "attaching the dynamic graph" },
@@ -71,6 +72,8 @@ static bool pass_applies(const Pass *p, const Model *m,
 	if (!strcmp(p->name, "hybrid") || !strcmp(p->name, "symbols") ||
 	    !strcmp(p->name, "hybrid-root"))
 		return o->hybrid;
+	if (!strcmp(p->name, "fuse"))
+		return !o->no_fuse;
 	if (!strcmp(p->name, "gear-scope"))
 		return o->gear_scope != NULL;
 	if (!strcmp(p->name, "gear-clone") || !strcmp(p->name, "gear-root"))

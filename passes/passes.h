@@ -32,6 +32,7 @@ typedef struct CompileOptions {
 	int hybrid; /* --hybrid, --compile_hybrid_mode=1 */
 	bool static_limit_given; /* --static_model_ops_lower_limit given: */
 	int32_t static_limit;	 /* its value (>= -1); else the default 4 */
+	int no_fuse; /* --no-fuse: skip the fuse pass (passes/fuse.c) */
 } CompileOptions;
 
 typedef int (*PassFn)(Model *m, const CompileOptions *o);
@@ -118,6 +119,12 @@ int pass_dce(Model *m, const CompileOptions *o);
 /* The same on one graph; *remap (if remap is given) receives the old ->
  * new value id map (malloc'd). */
 int graph_dce(Graph *g, ValId **remap);
+
+/* Folds BatchNormalization into the Conv/ConvTranspose/Gemm before it
+ * and fuses residual Adds, biases and activation chains into FusedConv,
+ * FusedGemm and FusedMatMul in every static graph but the dynamic one
+ * (passes/fuse.c).  Runs after dce; no-op with o->no_fuse. */
+int pass_fuse(Model *m, const CompileOptions *o);
 
 /* The memory plan of every static graph, then of the root of a gear
  * compile (passes/memplan.h). */

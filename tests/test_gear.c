@@ -19,7 +19,8 @@ static Model *compile_opts(const char *path, GearOptions go, int jobs,
 {
 	ParsedGears pg;
 	CompileOptions o = { .model = path, .gear = go, .jobs = jobs,
-			     .fold_limit = 64 * 1024 };
+			     .fold_limit = 64 * 1024,
+			     .no_fuse = 1 /* these test the unfused clone */ };
 	Model *m = onnx_load(path);
 	cr_assert(m, "%s", last_error());
 	cr_assert_eq(gear_parse(&pg, &go), 0, "%s", last_error());

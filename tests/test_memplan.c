@@ -665,8 +665,9 @@ Test(memplan, fixtures_ratio)
 	add_model(&r, synth_compile(synth_transformer(),
 				    SYNTH_TRANSFORMER_SHAPE, 0, 0, "7;64;512", 2));
 	expect_ratio(&r, "fixtures and synthetic models");
-	/* vad.onnx's If bodies run in unknown partitions, unplanned */
-	cr_expect_geq(r.graphs, 45, "%d graphs", r.graphs);
+	/* vad.onnx's If bodies run in unknown partitions, unplanned; 45
+	 * with --no-fuse, 43 once fused nodes leave fewer graphs planned */
+	cr_expect_geq(r.graphs, 43, "%d graphs", r.graphs);
 }
 
 Test(memplan, backend_models_ratio)
@@ -765,7 +766,7 @@ Test(memplan, dump_shows_the_plans)
 	snprintf(out, sizeof(out), "--output=%s", om);
 	Run r = run_gearc("--model=tests/fixtures/demo_cnn.onnx", out,
 			  "--input_shape=x:-1,3,32,32",
-			  "--dynamic_batch_size=1,4,8");
+			  "--dynamic_batch_size=1,4,8", "--no-fuse");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
 	r = run_gearc("dump", "--format=json", om);
@@ -798,7 +799,7 @@ Test(memplan, dump_shows_the_plans)
 	/* a static compile: the top-level memory is the graph's plan */
 	snprintf(out, sizeof(out), "--output=%s", om);
 	r = run_gearc("--model=tests/fixtures/demo_cnn.onnx", out,
-		      "--input_shape=x:1,3,32,32");
+		      "--input_shape=x:1,3,32,32", "--no-fuse");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
 	r = run_gearc("dump", "--format=json", om);

@@ -621,7 +621,7 @@ static Model *compile_det_nms(int jobs, int32_t limit)
 	GearOptions go = { .input_shape = "x:1,3,-1,-1",
 			   .dynamic_image_size = "320,320;640,480" };
 	CompileOptions o = { .model = DET_NMS, .gear = go, .jobs = jobs,
-			     .fold_limit = 64 * 1024,
+			     .fold_limit = 64 * 1024, .no_fuse = 1,
 			     .static_limit_given = limit != PARTITION_LIMIT_DEFAULT,
 			     .static_limit = limit };
 	ParsedGears pg;
@@ -717,7 +717,7 @@ Test(partition, dump_lists_partitions_and_verify_checks_them)
 	char *d = temp_dir(), *om = path_in(d, "dn.om");
 	Run r = run_gearc("--model=" DET_NMS, "--input_shape=x:1,3,-1,-1",
 			  "--dynamic_image_size=320,320;640,480", "--output",
-			  om);
+			  om, "--no-fuse");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
 	r = run_gearc("dump", "--format=json", om);
@@ -768,7 +768,8 @@ Test(partition, static_model_ops_lower_limit_flag)
 	char *d = temp_dir(), *om = path_in(d, "dn.om");
 	Run r = run_gearc("--model=" DET_NMS, "--input_shape=x:1,3,-1,-1",
 			  "--dynamic_image_size=320,320;640,480",
-			  "--static_model_ops_lower_limit=-1", "--output", om);
+			  "--static_model_ops_lower_limit=-1", "--output", om,
+			  "--no-fuse");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
 	r = run_gearc("dump", om);
@@ -780,7 +781,8 @@ Test(partition, static_model_ops_lower_limit_flag)
 	/* 23 > 22: the backbone is downgraded too */
 	r = run_gearc("--model=" DET_NMS, "--input_shape=x:1,3,-1,-1",
 		      "--dynamic_image_size=320,320;640,480",
-		      "--static_model_ops_lower_limit", "23", "--output", om);
+		      "--static_model_ops_lower_limit", "23", "--output", om,
+		      "--no-fuse");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
 	r = run_gearc("dump", om);

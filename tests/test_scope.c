@@ -38,7 +38,8 @@ static Model *compile(const char *path, GearOptions go, const char *scope,
 {
 	ParsedGears pg;
 	CompileOptions o = { .model = path, .gear = go, .jobs = jobs,
-			     .fold_limit = 64 * 1024, .gear_scope = scope };
+			     .fold_limit = 64 * 1024, .gear_scope = scope,
+			     .no_fuse = 1 /* node counts of the unfused model */ };
 	Model *m = onnx_load(path);
 	cr_assert(m, "%s", last_error());
 	cr_assert_eq(gear_parse(&pg, &go), 0, "%s", last_error());
@@ -584,8 +585,9 @@ static char *compile_cli(const char *dir, const char *name, const char *model,
 	snprintf(a_shape, sizeof(a_shape), "--input_shape=%s", shape);
 	snprintf(a_gears, sizeof(a_gears), "%s", gears);
 	snprintf(a_scope, sizeof(a_scope), "--gear_scope=%s", scope ? scope : "");
-	const char *args[10] = { a_model, a_out, a_shape, a_gears };
-	int n = 4;
+	const char *args[10] = { a_model, a_out, a_shape, a_gears,
+				 "--no-fuse" };
+	int n = 5;
 	if (scope)
 		args[n++] = a_scope;
 	if (jobs)
@@ -893,7 +895,8 @@ static Model *backend_gears(const char *dir, int ax, const char *scope)
 	ParsedGears pg;
 	GearOptions go = { .input_shape = spec, .dynamic_dims = gears };
 	CompileOptions o = { .model = dir, .gear = go, .jobs = 2,
-			     .fold_limit = 64 * 1024, .gear_scope = scope };
+			     .fold_limit = 64 * 1024, .gear_scope = scope,
+			     .no_fuse = 1 };
 	int rc = !spec[0] ? -1 : gear_parse(&pg, &go);
 	if (spec[0]) {
 		if (!rc)

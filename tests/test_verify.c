@@ -26,7 +26,7 @@ static Fx compile_demo(void)
 	char out[700];
 	snprintf(out, sizeof(out), "--output=%s", x.om);
 	Run r = run_gearc(DEMO, out, "--input_shape=x:-1,3,32,32",
-			  "--dynamic_batch_size=1,4,8");
+			  "--dynamic_batch_size=1,4,8", "--no-fuse");
 	cr_assert_eq(r.status, 0, "compile: %s", r.err);
 	run_free(&r);
 	x.data = (uint8_t *)read_file(x.om, &x.size);
@@ -124,7 +124,7 @@ Test(verify, clean_files_pass)
 	/* a static compile too */
 	char out[700];
 	snprintf(out, sizeof(out), "--output=%s/s", x.dir);
-	r = run_gearc(DEMO, out, "--input_shape=x:2,3,32,32");
+	r = run_gearc(DEMO, out, "--input_shape=x:2,3,32,32", "--no-fuse");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
 	char *s = path_in(x.dir, "s.om");

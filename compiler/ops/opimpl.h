@@ -200,6 +200,14 @@ int run_case(OpCtx *c);
 int infer_partitioned_call(OpCtx *c);
 int run_partitioned_call(OpCtx *c);
 
+/* fused.c: gearc's fused ops (passes/fuse.c) */
+int infer_fused_conv(OpCtx *c);
+int run_fused_conv(OpCtx *c);
+int infer_fused_gemm(OpCtx *c);
+int run_fused_gemm(OpCtx *c);
+int infer_fused_matmul(OpCtx *c);
+int run_fused_matmul(OpCtx *c);
+
 /* -- elementwise family: elementwise.c, logic.c --------------------------- */
 
 /* Folding engine.  A scalar of a fold: float dtypes compute in double

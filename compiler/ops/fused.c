@@ -1,0 +1,245 @@
+/*
+ * compiler/ops/fused.c - gearc's fused ops: FusedConv, FusedGemm,
+ * FusedMatMul (domain ai.gearc), made by the fuse pass (passes/fuse.c).
+ *
+ *   FusedConv   X, W, B?, Z?   Conv's attributes     Y = acts(Conv + Z)
+ *   FusedGemm   A, B, C?       Gemm's attributes     Y = acts(Gemm)
+ *   FusedMatMul A, B, Bias?                          Y = acts(MatMul + Bias)
+ *
+ * Each also has "activations" (STRINGS, applied in order) and
+ * "activation_params" (FLOATS, alpha and beta per activation, 0 where
+ * unused): Relu, LeakyRelu (alpha), Clip (alpha = min, beta = max),
+ * Sigmoid, HardSigmoid (max(0, min(1, alpha * x + beta))), HardSwish
+ * (x * HardSigmoid(x) with 1/6, 0.5) and Tanh.  Bias of FusedMatMul is
+ * 1-D and broadcasts over the last axis.
+ *
+ * These are the reference kernels: the standard op's kernel (conv.c,
+ * math.c) computes into the output, then Z or Bias and the activations
+ * are applied to it in place; fp32 in float, as the unfused ops compute,
+ * other float dtypes in double.  Fast paths (runtime/fast.c) implement
+ * the same contract.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "opimpl.h"
+
+typedef enum {
+	ACT_RELU,
+	ACT_LEAKY,
+	ACT_CLIP,
+	ACT_SIGMOID,
+	ACT_HSIGMOID,
+	ACT_HSWISH,
+	ACT_TANH,
+	ACT_NONE
+} ActKind;
+
+static const char *const act_names[] = {
+	"Relu",	       "LeakyRelu", "Clip", "Sigmoid",
+	"HardSigmoid", "HardSwish", "Tanh",
+};
+
+typedef struct Act {
+	int kind;
+	float alpha, beta;
+} Act;
+
+#define MAX_ACTS 16
+
+static int act_kind(Bytes s)
+{
+	for (int k = 0; k < ACT_NONE; k++)
+		if (strlen(act_names[k]) == s.len &&
+		    !memcmp(act_names[k], s.data, s.len))
+			return k;
+	return ACT_NONE;
+}
+
+/* Reads and checks the activations attributes into a[0..*n). */
+static int read_acts(OpCtx *c, Act *a, int *n)
+{
+	const Attr *as = node_attr(c->n, "activations");
+	const Attr *ps = node_attr(c->n, "activation_params");
+	*n = 0;
+	if (!as)
+		return ps && ps->n ? op_error(c, "activation_params without "
+						 "activations") : 0;
+	if (as->type != ATTR_STRINGS)
+		return op_error(c, "activations is not a list of strings");
+	if (as->n > MAX_ACTS)
+		return op_error(c, "%d activations, at most %d supported",
+				as->n, MAX_ACTS);
+	if (!ps || ps->type != ATTR_FLOATS || ps->n != 2 * as->n)
+		return op_error(c, "activation_params has %d values, expected "
+				"%d (alpha, beta per activation)",
+				ps && ps->type == ATTR_FLOATS ? ps->n : 0,
+				2 * as->n);
+	for (int32_t i = 0; i < as->n; i++) {
+		a[i].kind = act_kind(as->strings[i]);
+		if (a[i].kind == ACT_NONE)
+			return op_error(c, "activation %d '%.*s' is not one of "
+					"Relu, LeakyRelu, Clip, Sigmoid, "
+					"HardSigmoid, HardSwish, Tanh", i,
+					(int)as->strings[i].len,
+					(const char *)as->strings[i].data);
+		a[i].alpha = ps->floats[2 * i];
+		a[i].beta = ps->floats[2 * i + 1];
+	}
+	*n = as->n;
+	return 0;
+}
+
+static float act_f32(const Act *a, float x)
+{
+	switch (a->kind) {
+	case ACT_RELU:
+		return x < 0 ? 0 : x;
+	case ACT_LEAKY:
+		return x < 0 ? a->alpha * x : x;
+	case ACT_CLIP:
+		return x < a->alpha ? a->alpha : x > a->beta ? a->beta : x;
+	case ACT_SIGMOID:
+		return 1 / (1 + expf(-x));
+	case ACT_HSIGMOID:
+		return fmaxf(0, fminf(1, a->alpha * x + a->beta));
+	case ACT_HSWISH:
+		return x * fmaxf(0, fminf(1, x / 6 + 0.5f));
+	case ACT_TANH:
+		return tanhf(x);
+	}
+	return x;
+}
+
+static double act_f64(const Act *a, double x)
+{
+	switch (a->kind) {
+	case ACT_RELU:
+		return x < 0 ? 0 : x;
+	case ACT_LEAKY:
+		return x < 0 ? a->alpha * x : x;
+	case ACT_CLIP:
+		return x < a->alpha ? a->alpha : x > a->beta ? a->beta : x;
+	case ACT_SIGMOID:
+		return 1 / (1 + exp(-x));
+	case ACT_HSIGMOID:
+		return fmax(0, fmin(1, a->alpha * x + a->beta));
+	case ACT_HSWISH:
+		return x * fmax(0, fmin(1, x / 6 + 0.5));
+	case ACT_TANH:
+		return tanh(x);
+	}
+	return x;
+}
+
+/* The output the underlying kernel just set, or NULL if it set none
+ * (an input not constant while folding). */
+static Tensor *kernel_output(OpCtx *c)
+{
+	if (c->bind)
+		return c->bind->set[0] ? c->bind->out[0] : NULL;
+	Value *v = op_out(c, 0);
+	return v ? (Tensor *)v->konst : NULL;
+}
+
+/* y += add, add either y's shape (period 0) or 1-D broadcast over the
+ * last axis (period = its length); then the activations, in place. */
+static void post_ops(Tensor *y, const Tensor *add, const Act *a, int na)
+{
+	int64_t n = shape_numel(&y->shape);
+	int64_t per = add ? shape_numel(&add->shape) : 0;
+	if (y->dtype == DT_FLOAT) {
+		float *p = tensor_mut(y);
+		const float *q = add ? add->data : NULL;
+		for (int64_t i = 0; i < n; i++) {
+			float x = p[i];
+			if (q)
+				x += q[per == n ? i : i % per];
+			for (int k = 0; k < na; k++)
+				x = act_f32(&a[k], x);
+			p[i] = x;
+		}
+		return;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		double x = tensor_get_f64(y, i);
+		if (add)
+			x = ew_round(y->dtype,
+				     x + tensor_get_f64(add, per == n ? i
+								      : i % per));
+		for (int k = 0; k < na; k++)
+			x = ew_round(y->dtype, act_f64(&a[k], x));
+		tensor_set_f64(y, i, x);
+	}
+}
+
+/* Runs kernel (the standard op's) then adds input extra (if present)
+ * and applies the activations. */
+static int run_fused(OpCtx *c, OpFn kernel, int extra)
+{
+	Act a[MAX_ACTS];
+	int na;
+	const Tensor *add = extra >= 0 ? op_const_in(c, extra) : NULL;
+	if (extra >= 0 && op_in(c, extra) && !add)
+		return 0;
+	if (read_acts(c, a, &na) < 0 || kernel(c) < 0)
+		return -1;
+	Tensor *y = kernel_output(c);
+	if (y)
+		post_ops(y, add, a, na);
+	return 0;
+}
+
+int run_fused_conv(OpCtx *c) { return run_fused(c, run_conv, 3); }
+
+int run_fused_gemm(OpCtx *c) { return run_fused(c, run_gemm, -1); }
+
+int run_fused_matmul(OpCtx *c) { return run_fused(c, run_matmul, 2); }
+
+/* ---- inference ------------------------------------------------------------ */
+
+int infer_fused_conv(OpCtx *c)
+{
+	Act a[MAX_ACTS];
+	int na;
+	char sz[128], sy[128];
+	if (infer_conv(c) < 0 || read_acts(c, a, &na) < 0 ||
+	    op_check_same_dtype(c, 3, 0) < 0)
+		return -1;
+	Value *z = op_in(c, 3), *y = op_out(c, 0);
+	if (z && y && z->shape.rank >= 0 && y->shape.rank >= 0 &&
+	    shape_is_static(&z->shape) && shape_is_static(&y->shape) &&
+	    !shape_equal(&z->shape, &y->shape))
+		return op_error(c, "input 3 (Z, '%s') has shape %s, expected "
+				"the output's %s", z->name,
+				shape_str(&z->shape, sz, sizeof(sz)),
+				shape_str(&y->shape, sy, sizeof(sy)));
+	return 0;
+}
+
+int infer_fused_gemm(OpCtx *c)
+{
+	Act a[MAX_ACTS];
+	int na;
+	if (infer_gemm(c) < 0 || read_acts(c, a, &na) < 0)
+		return -1;
+	return 0;
+}
+
+int infer_fused_matmul(OpCtx *c)
+{
+	Act a[MAX_ACTS];
+	int na;
+	if (infer_matmul(c) < 0 || read_acts(c, a, &na) < 0 ||
+	    op_check_same_dtype(c, 2, 0) < 0 || op_check_rank(c, 2, 1, 1) < 0)
+		return -1;
+	Value *b = op_in(c, 2), *y = op_out(c, 0);
+	if (!b || !y || y->shape.rank < 1 || b->shape.rank != 1)
+		return 0;
+	int64_t nb = b->shape.dims[0], ny = y->shape.dims[y->shape.rank - 1];
+	if (nb >= 0 && ny >= 0 && nb != ny)
+		return op_error(c, "input 2 (Bias, '%s') has %lld values, "
+				"expected %lld (the last dim of the output)",
+				b->name, (long long)nb, (long long)ny);
+	return 0;
+}

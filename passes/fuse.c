@@ -1,0 +1,685 @@
+/*
+ * passes/fuse.c - fusion, planned at compile time (issue 15).
+ *
+ * In each static graph (a static compile's main graph, each gear branch;
+ * not the dynamic graph of --hybrid, nor subgraph bodies), an anchor
+ * Conv, ConvTranspose, Gemm or MatMul of fp32 and static shape takes in
+ * the nodes after it, each of which must be the only user of the value
+ * before it (the written-out HardSwish excepted, below):
+ *  1. BatchNormalization (inference form, constant scale, B, mean, var)
+ *     after a Conv, ConvTranspose or Gemm is folded into its weights:
+ *     W' = W * s, B' = (B - mean) * s + bias with s = scale / sqrt(var +
+ *     eps), per output channel.  The new tensors are made once per
+ *     distinct set of source tensors for the whole model (a cache shared
+ *     by the gears, which are fused on several threads), so the .om
+ *     stores them once;
+ *  2. after a Conv, an Add of a tensor of exactly its output's shape and
+ *     dtype (a residual) becomes FusedConv's Z; after a MatMul, an Add of
+ *     a constant 1-D bias over the last axis becomes FusedMatMul's Bias;
+ *  3. activations, in order: Relu, LeakyRelu, Clip (constant bounds),
+ *     Sigmoid, HardSigmoid, HardSwish, Tanh, and the written-out forms
+ *     s * Clip(a * x + b, 0, h) with s * h = 1 (HardSigmoid(s a, s b):
+ *     Clip(x + 3, 0, 6) / 6, Clip(x * a + b, 0, 1)) and x times such a
+ *     chain of x, scaled, with s a = 1/6 and s b = 1/2 (HardSwish:
+ *     x * Clip(x + 3, 0, 6) / 6, x * HardSigmoid-chain(x)); there x has
+ *     exactly the two users, the chain's start and the Mul.  Every node
+ *     of a chain keeps x's shape and dtype; constants are scalars.
+ * A Conv, Gemm or MatMul that took in 2 or 3 becomes FusedConv,
+ * FusedGemm or FusedMatMul (compiler/ops/fused.c); one that only folded a
+ * BatchNormalization stays its op with new weights.  The new node takes
+ * the place of the last node taken in (so a residual produced after the
+ * anchor is defined before it), the anchor's name and that node's output
+ * value: names downstream do not change.  The nodes taken in are then
+ * dead and graph_dce() removes them.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+enum { A_CONV, A_CONVT, A_GEMM, A_MATMUL };
+
+#define MAX_ACTS 16
+
+typedef struct Fuse {
+	Model *m;
+	Graph *g;
+	int64_t opset;
+	int32_t *uses;		/* per value: node inputs and outer refs */
+	int32_t *user1, *user2; /* per value: the first two user nodes */
+} Fuse;
+
+/* A chain being matched from an anchor. */
+typedef struct Chain {
+	int kind;
+	const Node *anchor;
+	ValId cur;    /* the value the chain has reached */
+	int32_t last; /* the node producing it */
+	ValId w, b;   /* weights (after a BatchNormalization fold) */
+	float gemm_beta;
+	ValId extra; /* Z or Bias, or -1 */
+	int nacts;
+	const char *act[MAX_ACTS];
+	float par[2 * MAX_ACTS];
+	bool changed; /* weights folded */
+} Chain;
+
+/* ---- uses --------------------------------------------------------------- */
+
+static void add_use(Fuse *F, ValId v, int32_t node)
+{
+	if (v < 0 || v >= F->g->nvals)
+		return;
+	if (!F->uses[v]++)
+		F->user1[v] = node;
+	else if (F->uses[v] == 2)
+		F->user2[v] = node;
+}
+
+static void count_outer(Fuse *F, const Graph *sub, int32_t node)
+{
+	for (ValId i = 0; i < sub->nvals; i++)
+		if (sub->vals[i].kind == VAL_OUTER)
+			add_use(F, sub->vals[i].outer, node);
+}
+
+static void count_uses(Fuse *F)
+{
+	Graph *g = F->g;
+	F->uses = xcalloc((size_t)g->nvals + 1, sizeof(int32_t));
+	F->user1 = xcalloc((size_t)g->nvals + 1, sizeof(int32_t));
+	F->user2 = xcalloc((size_t)g->nvals + 1, sizeof(int32_t));
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		for (int32_t k = 0; k < n->ninputs; k++)
+			add_use(F, n->inputs[k], i);
+		for (int32_t k = 0; k < n->nattrs; k++) {
+			const Attr *a = &n->attrs[k];
+			if (a->type == ATTR_GRAPH && a->g)
+				count_outer(F, a->g, i);
+			for (int32_t j = 0; a->type == ATTR_GRAPHS && j < a->n; j++)
+				count_outer(F, a->graphs[j], i);
+		}
+	}
+	for (int32_t k = 0; k < g->noutputs; k++)
+		add_use(F, g->outputs[k], -1); /* never fused away */
+}
+
+/* The node that is v's only user, or NULL. */
+static Node *sole_user(Fuse *F, ValId v)
+{
+	if (F->uses[v] != 1 || F->user1[v] < 0)
+		return NULL;
+	return &F->g->nodes[F->user1[v]];
+}
+
+/* ---- matching helpers -------------------------------------------------- */
+
+static bool is_op(const Node *n, int op) { return n && n->op == op; }
+
+/* v holds one constant float value. */
+static bool scalar_const(Fuse *F, ValId v, float *out)
+{
+	if (v < 0)
+		return false;
+	const Tensor *t = F->g->vals[v].konst;
+	if (!t || t->dtype != DT_FLOAT || shape_numel(&t->shape) != 1)
+		return false;
+	*out = ((const float *)t->data)[0];
+	return true;
+}
+
+/* n has one output of x's dtype and shape (its constants broadcast into
+ * x, not x into them). */
+static bool keeps_shape(Fuse *F, const Node *n, ValId x)
+{
+	if (n->noutputs < 1 || n->outputs[0] < 0)
+		return false;
+	for (int32_t k = 1; k < n->noutputs; k++)
+		if (n->outputs[k] >= 0 && F->uses[n->outputs[k]])
+			return false;
+	const Value *o = &F->g->vals[n->outputs[0]], *v = &F->g->vals[x];
+	return o->dtype == v->dtype && shape_equal(&o->shape, &v->shape);
+}
+
+/* n is Add/Sub/Mul/Div of x and a constant scalar: as y = m * x + a. */
+static bool affine_step(Fuse *F, const Node *n, ValId x, double *m,
+			double *a)
+{
+	float k;
+	if (!n || n->ninputs != 2 || !keeps_shape(F, n, x))
+		return false;
+	bool first = n->inputs[0] == x && n->inputs[1] != x;
+	bool second = n->inputs[1] == x && n->inputs[0] != x;
+	if (!(first && scalar_const(F, n->inputs[1], &k)) &&
+	    !(second && scalar_const(F, n->inputs[0], &k)))
+		return false;
+	*m = 1, *a = 0;
+	switch (n->op) {
+	case OP_Add:
+		*a = k;
+		return true;
+	case OP_Sub:
+		if (!first)
+			return false;
+		*a = -k;
+		return true;
+	case OP_Mul:
+		*m = k;
+		return true;
+	case OP_Div:
+		if (!first || k == 0)
+			return false;
+		*m = 1.0 / k;
+		return true;
+	}
+	return false;
+}
+
+/* Clip's constant bounds (absent: +-FLT_MAX); false if not constant. */
+static bool clip_bounds(Fuse *F, const Node *n, float *lo, float *hi)
+{
+	*lo = -3.4028234663852886e38f, *hi = 3.4028234663852886e38f;
+	if (F->opset < 11) {
+		*lo = attr_float(n, "min", *lo);
+		*hi = attr_float(n, "max", *hi);
+		return true;
+	}
+	if (n->ninputs > 1 && n->inputs[1] >= 0 &&
+	    !scalar_const(F, n->inputs[1], lo))
+		return false;
+	if (n->ninputs > 2 && n->inputs[2] >= 0 &&
+	    !scalar_const(F, n->inputs[2], hi))
+		return false;
+	return true;
+}
+
+static bool near(double x, double want)
+{
+	return fabs(x - want) <= 1e-5 * fmax(1, fabs(want));
+}
+
+/* A written-out HardSigmoid-like chain from x, starting at node first:
+ * affine steps (m, a), Clip(0, h), scale steps s.  *end is its output. */
+typedef struct HsChain {
+	double m, a, h, s;
+	ValId end;
+	int32_t endnode;
+	int steps;
+} HsChain;
+
+static bool hs_chain(Fuse *F, Node *first, ValId x, HsChain *c)
+{
+	Node *n = first;
+	ValId v = x;
+	double m, a;
+	c->m = 1, c->a = 0, c->s = 1, c->steps = 0;
+	while (n && affine_step(F, n, v, &m, &a)) {
+		c->m *= m, c->a = c->a * m + a;
+		v = n->outputs[0], c->steps++;
+		n = sole_user(F, v);
+	}
+	float lo, hi;
+	if (!is_op(n, OP_Clip) || n->inputs[0] != v || !keeps_shape(F, n, v) ||
+	    !clip_bounds(F, n, &lo, &hi) || lo != 0 || !(hi > 0) ||
+	    hi > 1e30f)
+		return false;
+	c->h = hi;
+	v = n->outputs[0];
+	c->end = v;
+	c->endnode = (int32_t)(n - F->g->nodes);
+	for (n = sole_user(F, v); n && n->op != OP_Add && n->op != OP_Sub &&
+				  affine_step(F, n, v, &m, &a);
+	     n = sole_user(F, v)) {
+		c->s *= m, c->steps++;
+		v = n->outputs[0];
+		c->end = v;
+		c->endnode = (int32_t)(n - F->g->nodes);
+	}
+	return true;
+}
+
+/* ---- activations -------------------------------------------------------- */
+
+static void push_act(Chain *ch, const char *name, float alpha, float beta)
+{
+	ch->act[ch->nacts] = name;
+	ch->par[2 * ch->nacts] = alpha;
+	ch->par[2 * ch->nacts + 1] = beta;
+	ch->nacts++;
+}
+
+static void advance(Fuse *F, Chain *ch, ValId end, int32_t node)
+{
+	(void)F;
+	ch->cur = end;
+	ch->last = node;
+}
+
+/* x * (chain of x), times a scale: HardSwish.  x has two users. */
+static bool match_hswish(Fuse *F, Chain *ch)
+{
+	ValId x = ch->cur;
+	if (F->uses[x] != 2 || F->user1[x] < 0 || F->user2[x] < 0 ||
+	    F->user1[x] == F->user2[x])
+		return false;
+	for (int pick = 0; pick < 2; pick++) {
+		Node *start = &F->g->nodes[pick ? F->user2[x] : F->user1[x]];
+		Node *mul = &F->g->nodes[pick ? F->user1[x] : F->user2[x]];
+		HsChain c;
+		if (!hs_chain(F, start, x, &c) || !is_op(mul, OP_Mul) ||
+		    sole_user(F, c.end) != mul || !keeps_shape(F, mul, x))
+			continue;
+		if (!((mul->inputs[0] == x && mul->inputs[1] == c.end) ||
+		      (mul->inputs[1] == x && mul->inputs[0] == c.end)))
+			continue;
+		ValId v = mul->outputs[0];
+		int32_t endnode = (int32_t)(mul - F->g->nodes);
+		double s = c.s, m, a;
+		for (Node *n = sole_user(F, v);
+		     n && (n->op == OP_Mul || n->op == OP_Div) &&
+		     affine_step(F, n, v, &m, &a);
+		     n = sole_user(F, v)) {
+			s *= m;
+			v = n->outputs[0];
+			endnode = (int32_t)(n - F->g->nodes);
+		}
+		if (!near(s * c.h, 1) || !near(s * c.m, 1.0 / 6) ||
+		    !near(s * c.a, 0.5))
+			continue;
+		push_act(ch, "HardSwish", 0, 0);
+		advance(F, ch, v, endnode);
+		return true;
+	}
+	return false;
+}
+
+/* One activation after ch->cur; false if none. */
+static bool match_act(Fuse *F, Chain *ch)
+{
+	if (ch->nacts >= MAX_ACTS)
+		return false;
+	if (match_hswish(F, ch))
+		return true;
+	Node *n = sole_user(F, ch->cur);
+	if (!n)
+		return false;
+	HsChain c;
+	if (hs_chain(F, n, ch->cur, &c) && c.steps > 0 && near(c.s * c.h, 1)) {
+		push_act(ch, "HardSigmoid", (float)(c.s * c.m),
+			 (float)(c.s * c.a));
+		advance(F, ch, c.end, c.endnode);
+		return true;
+	}
+	if (n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur))
+		return false;
+	float lo, hi;
+	switch (n->op) {
+	case OP_Relu:
+		push_act(ch, "Relu", 0, 0);
+		break;
+	case OP_Sigmoid:
+		push_act(ch, "Sigmoid", 0, 0);
+		break;
+	case OP_Tanh:
+		push_act(ch, "Tanh", 0, 0);
+		break;
+	case OP_HardSwish:
+		push_act(ch, "HardSwish", 0, 0);
+		break;
+	case OP_LeakyRelu:
+		push_act(ch, "LeakyRelu", attr_float(n, "alpha", 0.01f), 0);
+		break;
+	case OP_HardSigmoid:
+		push_act(ch, "HardSigmoid", attr_float(n, "alpha", 0.2f),
+			 attr_float(n, "beta", 0.5f));
+		break;
+	case OP_Clip:
+		if (!clip_bounds(F, n, &lo, &hi))
+			return false;
+		push_act(ch, "Clip", lo, hi);
+		break;
+	default:
+		return false;
+	}
+	advance(F, ch, n->outputs[0], (int32_t)(n - F->g->nodes));
+	return true;
+}
+
+/* ---- BatchNormalization folding ----------------------------------------- */
+
+/* The folded weights of one set of sources, shared by every gear. */
+typedef struct FoldEntry {
+	struct FoldEntry *next;
+	const Model *m;
+	const Tensor *src[6]; /* W, B or C, scale, bias, mean, var */
+	int kind;
+	int64_t param; /* group, or transB */
+	float eps, beta;
+	const Tensor *w, *b;
+} FoldEntry;
+
+static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
+static FoldEntry *fold_cache; /* entries of live models, arena-allocated */
+
+/* The output channel of element i of W (shape ws): Conv [M, C/g, k..];
+ * ConvTranspose [C, M/g, k..]; Gemm B [K, N] or, transposed, [N, K]. */
+static int64_t w_channel(int kind, const Shape *ws, int64_t param,
+			 int64_t i)
+{
+	int64_t inner = 1;
+	for (int32_t d = 2; d < ws->rank; d++)
+		inner *= ws->dims[d];
+	switch (kind) {
+	case A_CONV:
+		return i / (ws->dims[1] * inner);
+	case A_CONVT: {
+		int64_t cg = ws->dims[0] / param, mg = ws->dims[1];
+		int64_t ci = i / (mg * inner), j = i / inner % mg;
+		return ci / cg * mg + j;
+	}
+	default:
+		return param ? i / ws->dims[1] : i % ws->dims[1];
+	}
+}
+
+static const Tensor *fold_make(Arena *a, const FoldEntry *e, int64_t nch,
+			       const Tensor **bout)
+{
+	const Tensor *w = e->src[0], *b = e->src[1];
+	const float *sc = e->src[2]->data, *bi = e->src[3]->data;
+	const float *mean = e->src[4]->data, *var = e->src[5]->data;
+	double *s = xcalloc((size_t)nch, sizeof(double));
+	for (int64_t c = 0; c < nch; c++)
+		s[c] = sc[c] / sqrt((double)var[c] + e->eps);
+	Tensor *nw = tensor_new(a, w->name, DT_FLOAT, &w->shape, NULL);
+	Shape bs = shape_of(1, &nch);
+	Tensor *nb = tensor_new(a, NULL, DT_FLOAT, &bs, NULL);
+	if (!nw || !nb) {
+		free(s);
+		return NULL;
+	}
+	nw->folded = nb->folded = true;
+	float *wd = (float *)nw->data, *bd = (float *)nb->data;
+	const float *ws = w->data;
+	for (int64_t i = 0; i < shape_numel(&w->shape); i++)
+		wd[i] = (float)(ws[i] * s[w_channel(e->kind, &w->shape,
+						    e->param, i)]);
+	int64_t nb0 = b ? shape_numel(&b->shape) : 0;
+	for (int64_t c = 0; c < nch; c++) {
+		double b0 = b ? ((const float *)b->data)[nb0 == 1 ? 0 : c] : 0;
+		bd[c] = (float)((b0 * e->beta - mean[c]) * s[c] + bi[c]);
+	}
+	free(s);
+	*bout = nb;
+	return nw;
+}
+
+/* The folded W and B of key e (made once per model). */
+static int fold_get(Model *m, FoldEntry *key, int64_t nch)
+{
+	pthread_mutex_lock(&fold_lock);
+	for (FoldEntry *e = fold_cache; e; e = e->next)
+		if (e->m == m && e->kind == key->kind &&
+		    e->param == key->param && e->eps == key->eps &&
+		    e->beta == key->beta &&
+		    !memcmp(e->src, key->src, sizeof(key->src))) {
+			key->w = e->w, key->b = e->b;
+			pthread_mutex_unlock(&fold_lock);
+			return 0;
+		}
+	key->w = fold_make(&m->arena, key, nch, &key->b);
+	if (key->w) {
+		FoldEntry *e = arena_memdup(&m->arena, key, sizeof(*key));
+		e->next = fold_cache;
+		fold_cache = e;
+	}
+	pthread_mutex_unlock(&fold_lock);
+	return key->w ? 0 : -1;
+}
+
+/* Forgets m's entries (its arena goes with it) at the end of the pass,
+ * so the cache never outlives a compile. */
+static void fold_forget(const Model *m)
+{
+	pthread_mutex_lock(&fold_lock);
+	for (FoldEntry **p = &fold_cache; *p;)
+		if ((*p)->m == m)
+			*p = (*p)->next;
+		else
+			p = &(*p)->next;
+	pthread_mutex_unlock(&fold_lock);
+}
+
+/* A float constant of n values (1-D), or NULL. */
+static const Tensor *vec_const(Fuse *F, ValId v, int64_t n)
+{
+	if (v < 0)
+		return NULL;
+	const Tensor *t = F->g->vals[v].konst;
+	if (!t || t->dtype != DT_FLOAT || t->shape.rank != 1 ||
+	    t->shape.dims[0] != n)
+		return NULL;
+	return t;
+}
+
+static ValId new_weight(Graph *g, const char *base, const Tensor *t)
+{
+	ValId id = graph_add_value(g, graph_fresh_name(g, base), VAL_WEIGHT);
+	Value *v = &g->vals[id];
+	v->dtype = t->dtype;
+	v->shape = t->shape;
+	v->konst = t;
+	v->producer = -1;
+	return id;
+}
+
+static int match_bn(Fuse *F, Chain *ch)
+{
+	Node *n = sole_user(F, ch->cur);
+	Graph *g = F->g;
+	if (!is_op(n, OP_BatchNormalization) || n->ninputs != 5 ||
+	    n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur) ||
+	    attr_int(n, "training_mode", 0) || !attr_int(n, "spatial", 1))
+		return 0;
+	const Tensor *w = g->vals[ch->w].konst;
+	const Tensor *b = ch->b >= 0 ? g->vals[ch->b].konst : NULL;
+	const Value *y = &g->vals[ch->cur];
+	int64_t nch = y->shape.dims[1], param = 0;
+	if (!w || w->dtype != DT_FLOAT || (ch->b >= 0 && !b) ||
+	    (b && b->dtype != DT_FLOAT) || y->shape.rank < 2)
+		return 0;
+	if (ch->kind == A_CONVT) {
+		param = attr_int(ch->anchor, "group", 1);
+		if (param < 1 || w->shape.dims[0] % param ||
+		    w->shape.dims[1] * param != nch)
+			return 0;
+	} else if (ch->kind == A_GEMM) {
+		param = attr_int(ch->anchor, "transB", 0) != 0;
+		if (b && !(shape_numel(&b->shape) == 1 ||
+			   (b->shape.dims[b->shape.rank - 1] == nch &&
+			    shape_numel(&b->shape) == nch)))
+			return 0;
+	} else if (w->shape.dims[0] != nch || (b && shape_numel(&b->shape) != nch)) {
+		return 0;
+	}
+	FoldEntry key = { .m = F->m, .kind = ch->kind, .param = param,
+			  .eps = attr_float(n, "epsilon", 1e-5f),
+			  .beta = ch->kind == A_GEMM ? ch->gemm_beta : 1 };
+	key.src[0] = w, key.src[1] = b;
+	for (int k = 0; k < 4; k++)
+		if (!(key.src[2 + k] = vec_const(F, n->inputs[1 + k], nch)))
+			return 0;
+	if (fold_get(F->m, &key, nch) < 0)
+		return -1;
+	const char *wn = g->vals[ch->w].name;
+	ch->w = new_weight(g, arena_printf(g->arena, "%s_bn", wn), key.w);
+	ch->b = new_weight(g, arena_printf(g->arena, "%s_bn_bias", wn), key.b);
+	ch->gemm_beta = 1;
+	ch->changed = true;
+	advance(F, ch, n->outputs[0], (int32_t)(n - g->nodes));
+	return 0;
+}
+
+/* ---- residual and bias -------------------------------------------------- */
+
+/* The other operand of Add n with x, or -1. */
+static ValId add_other(Fuse *F, const Node *n, ValId x)
+{
+	if (!is_op(n, OP_Add) || n->ninputs != 2 || !keeps_shape(F, n, x))
+		return -1;
+	if (n->inputs[0] == x && n->inputs[1] != x)
+		return n->inputs[1];
+	if (n->inputs[1] == x && n->inputs[0] != x)
+		return n->inputs[0];
+	return -1;
+}
+
+static void match_add(Fuse *F, Chain *ch)
+{
+	Node *n = sole_user(F, ch->cur);
+	ValId r = add_other(F, n, ch->cur);
+	if (r < 0)
+		return;
+	const Value *x = &F->g->vals[ch->cur], *rv = &F->g->vals[r];
+	if (ch->kind == A_CONV) {
+		if (rv->tkind != TK_TENSOR || rv->dtype != x->dtype ||
+		    !shape_equal(&rv->shape, &x->shape))
+			return;
+	} else if (!vec_const(F, r, x->shape.dims[x->shape.rank - 1])) {
+		return;
+	}
+	ch->extra = r;
+	advance(F, ch, n->outputs[0], (int32_t)(n - F->g->nodes));
+}
+
+/* ---- rewriting ---------------------------------------------------------- */
+
+static const char *const fused_name[] = { "FusedConv", NULL, "FusedGemm",
+					  "FusedMatMul" };
+static const int fused_op[] = { OP_FusedConv, 0, OP_FusedGemm,
+				OP_FusedMatMul };
+
+/* Slot ch->last becomes the anchor with the chain folded in. */
+static void rewrite(Fuse *F, const Chain *ch)
+{
+	Graph *g = F->g;
+	const Node *a = ch->anchor;
+	bool fused = ch->nacts || ch->extra >= 0;
+	Node d = { 0 };
+	d.name = a->name;
+	d.label = a->label;
+	d.op_type = fused ? fused_name[ch->kind] : a->op_type;
+	d.domain = fused ? GEARC_DOMAIN : a->domain;
+	d.op = (uint16_t)(fused ? fused_op[ch->kind] : a->op);
+	d.ninputs = ch->kind == A_MATMUL ? (fused ? 3 : 2)
+				       : ch->kind == A_CONV && fused ? 4 : 3;
+	d.inputs = arena_array(g->arena, (size_t)d.ninputs, sizeof(ValId));
+	for (int32_t k = 0; k < d.ninputs; k++)
+		d.inputs[k] = k < a->ninputs ? a->inputs[k] : -1;
+	if (ch->kind != A_MATMUL) {
+		d.inputs[1] = ch->w;
+		d.inputs[2] = ch->b;
+	}
+	if (ch->extra >= 0)
+		d.inputs[d.ninputs - 1] = ch->extra;
+	d.noutputs = 1;
+	d.outputs = arena_array(g->arena, 1, sizeof(ValId));
+	d.outputs[0] = ch->cur;
+	d.nattrs = a->nattrs;
+	d.attrs = a->nattrs ? arena_memdup(g->arena, a->attrs,
+					   (size_t)a->nattrs * sizeof(Attr))
+			    : NULL;
+	for (int32_t k = 0; ch->changed && ch->kind == A_GEMM && k < d.nattrs;
+	     k++)
+		if (!strcmp(d.attrs[k].name, "beta"))
+			d.attrs[k].f = 1;
+	if (fused) {
+		Attr *s = node_add_attr(g, &d, "activations", ATTR_STRINGS);
+		Bytes *str = arena_array(g->arena, (size_t)ch->nacts + 1,
+					 sizeof(Bytes));
+		for (int i = 0; i < ch->nacts; i++)
+			str[i] = (Bytes){ strlen(ch->act[i]),
+					  (const uint8_t *)ch->act[i] };
+		s->n = ch->nacts;
+		s->strings = str;
+		Attr *p = node_add_attr(g, &d, "activation_params", ATTR_FLOATS);
+		p->n = 2 * ch->nacts;
+		p->floats = arena_memdup(g->arena, ch->par,
+					 sizeof(float) * (size_t)(2 * ch->nacts + 1));
+	}
+	g->nodes[ch->last] = d;
+	g->vals[ch->cur].producer = ch->last;
+}
+
+static int anchor_kind(const Node *n)
+{
+	switch (n->op) {
+	case OP_Conv:
+		return A_CONV;
+	case OP_ConvTranspose:
+		return A_CONVT;
+	case OP_Gemm:
+		return A_GEMM;
+	case OP_MatMul:
+		return A_MATMUL;
+	}
+	return -1;
+}
+
+/* Fuses what follows node i; -1 on error. */
+static int fuse_at(Fuse *F, int32_t i)
+{
+	Graph *g = F->g;
+	const Node *a = &g->nodes[i];
+	int kind = anchor_kind(a);
+	if (kind < 0 || a->noutputs != 1 || a->outputs[0] < 0 ||
+	    a->ninputs < 2)
+		return 0;
+	const Value *y = &g->vals[a->outputs[0]];
+	if (y->dtype != DT_FLOAT || !shape_is_static(&y->shape))
+		return 0;
+	Chain ch = { .kind = kind, .anchor = a, .cur = a->outputs[0],
+		     .last = i, .w = a->inputs[1],
+		     .b = a->ninputs > 2 ? a->inputs[2] : -1, .extra = -1,
+		     .gemm_beta = attr_float(a, "beta", 1) };
+	if (kind != A_MATMUL && match_bn(F, &ch) < 0)
+		return -1;
+	if (kind == A_CONVT) {
+		if (ch.changed)
+			rewrite(F, &ch);
+		return 0;
+	}
+	if (kind == A_CONV || kind == A_MATMUL)
+		match_add(F, &ch);
+	while (match_act(F, &ch))
+		;
+	if (ch.last != i)
+		rewrite(F, &ch);
+	return 0;
+}
+
+/* Fuses one static graph (not thread-safe beyond fold_get). */
+static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
+{
+	if (o->no_fuse || g == m->dynamic)
+		return 0;
+	Fuse F = { .m = m, .g = g, .opset = model_opset(m) };
+	count_uses(&F);
+	int rc = 0;
+	for (int32_t i = 0; i < g->nnodes && !rc; i++)
+		rc = fuse_at(&F, i);
+	free(F.uses);
+	free(F.user1);
+	free(F.user2);
+	return rc < 0 ? -1 : graph_dce(g, NULL);
+}
+
+int pass_fuse(Model *m, const CompileOptions *o)
+{
+	int rc = for_each_static_graph(m, fuse_one, o);
+	fold_forget(m);
+	return rc;
+}

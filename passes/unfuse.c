@@ -1,0 +1,151 @@
+/*
+ * passes/unfuse.c - gearc's fused ops back as standard ONNX, for gearc
+ * export (passes/flatten.c): FusedConv -> Conv [+ Add Z] + activations,
+ * FusedGemm -> Gemm + activations, FusedMatMul -> MatMul [+ Add Bias] +
+ * activations.  Activations become their ONNX ops: Clip's bounds as
+ * inputs from opset 11 (attributes before), HardSwish as its op from
+ * opset 14 and written out as x * HardSigmoid(x; 1/6, 1/2) before.
+ */
+#include <string.h>
+
+#include "flatten.h"
+
+/* A new node of dst with one output: a fresh value like out's, or out
+ * itself when last. */
+static Node *emit(Graph *dst, const char *name, const char *op, int32_t nin,
+		  ValId like, ValId *res, bool last, ValId out)
+{
+	ValId v = out;
+	if (!last) {
+		const char *base = arena_printf(dst->arena, "%s_%s",
+						dst->vals[out].name, op);
+		v = graph_add_value(dst, graph_fresh_name(dst, base), VAL_NODE);
+		Value *w = &dst->vals[v];
+		w->dtype = dst->vals[like].dtype;
+		w->shape = dst->vals[out].shape;
+	}
+	Node *n = graph_add_node(dst, name, op, "", nin, 1);
+	n->op = op_lookup("", op);
+	n->outputs[0] = v;
+	dst->vals[v].producer = dst->nnodes - 1;
+	*res = v;
+	return n;
+}
+
+static ValId scalar_weight(Graph *dst, const char *base, float x)
+{
+	Shape s = shape_of(0, NULL);
+	const char *name = graph_fresh_name(dst, base);
+	Tensor *t = tensor_new(dst->arena, name, DT_FLOAT, &s, &x);
+	ValId id = graph_add_value(dst, name, VAL_WEIGHT);
+	Value *v = &dst->vals[id];
+	v->dtype = DT_FLOAT;
+	v->shape = s;
+	v->konst = t;
+	v->producer = -1;
+	return id;
+}
+
+static void float_attr(Graph *g, Node *n, const char *name, float f)
+{
+	node_add_attr(g, n, name, ATTR_FLOAT)->f = f;
+}
+
+/* Appends activation (act, alpha, beta) of x; the result in *res. */
+static int emit_act(Graph *dst, const char *name, int64_t opset,
+		    const char *act, float alpha, float beta, ValId x,
+		    ValId *res, bool last, ValId out)
+{
+	Node *n;
+	if (!strcmp(act, "HardSwish") && opset < 14) {
+		ValId h;
+		n = emit(dst, name, "HardSigmoid", 1, x, &h, false, out);
+		n->inputs[0] = x;
+		float_attr(dst, n, "alpha", 1.0f / 6);
+		float_attr(dst, n, "beta", 0.5f);
+		n = emit(dst, arena_printf(dst->arena, "%s_mul", name), "Mul",
+			 2, x, res, last, out);
+		n->inputs[0] = x;
+		n->inputs[1] = h;
+		return 0;
+	}
+	bool clip_in = !strcmp(act, "Clip") && opset >= 11;
+	n = emit(dst, name, act, clip_in ? 3 : 1, x, res, last, out);
+	if (!n->op)
+		return error("node '%s': activation '%s' is not an ONNX op",
+			     name, act);
+	n->inputs[0] = x;
+	if (!strcmp(act, "LeakyRelu"))
+		float_attr(dst, n, "alpha", alpha);
+	if (!strcmp(act, "HardSigmoid")) {
+		float_attr(dst, n, "alpha", alpha);
+		float_attr(dst, n, "beta", beta);
+	}
+	if (!strcmp(act, "Clip") && !clip_in) {
+		float_attr(dst, n, "min", alpha);
+		float_attr(dst, n, "max", beta);
+	}
+	if (clip_in) {
+		const char *base = dst->vals[out].name;
+		n->inputs[1] = scalar_weight(
+			dst, arena_printf(dst->arena, "%s_min", base), alpha);
+		n->inputs[2] = scalar_weight(
+			dst, arena_printf(dst->arena, "%s_max", base), beta);
+		/* scalar_weight may move vals, not nodes */
+	}
+	return 0;
+}
+
+bool unfuse_is_fused(const Node *n)
+{
+	return n->op == OP_FusedConv || n->op == OP_FusedGemm ||
+	       n->op == OP_FusedMatMul;
+}
+
+int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
+		ValId out)
+{
+	const Attr *as = node_attr(n, "activations");
+	const Attr *ps = node_attr(n, "activation_params");
+	int32_t nacts = as ? as->n : 0;
+	if (nacts && (!ps || ps->n != 2 * nacts))
+		return error("node '%s' (%s): activation_params does not "
+			     "match activations", n->name, n->op_type);
+	const char *base = n->op == OP_FusedConv   ? "Conv"
+			   : n->op == OP_FusedGemm ? "Gemm"
+						   : "MatMul";
+	int32_t nbase = n->op == OP_FusedMatMul ? 2 : 3;
+	ValId extra = n->op == OP_FusedConv ? (n->ninputs > 3 ? ins[3] : -1)
+		      : n->op == OP_FusedMatMul ? (n->ninputs > 2 ? ins[2] : -1)
+						: -1;
+	bool more = extra >= 0 || nacts;
+	ValId cur;
+	Node *d = emit(dst, n->name, base, nbase, ins[0], &cur, !more, out);
+	for (int32_t k = 0; k < nbase; k++)
+		d->inputs[k] = k < n->ninputs ? ins[k] : -1;
+	for (int32_t k = 0; k < n->nattrs; k++) {
+		const Attr *a = &n->attrs[k];
+		if (strcmp(a->name, "activations") &&
+		    strcmp(a->name, "activation_params"))
+			*node_add_attr(dst, d, a->name, a->type) = *a;
+	}
+	if (extra >= 0) {
+		ValId x = cur;
+		d = emit(dst, arena_printf(dst->arena, "%s_add", n->name),
+			 "Add", 2, x, &cur, !nacts, out);
+		d->inputs[0] = x;
+		d->inputs[1] = extra;
+	}
+	for (int32_t i = 0; i < nacts; i++) {
+		const Bytes *s = &as->strings[i];
+		const char *act = arena_strndup(dst->arena,
+						(const char *)s->data, s->len);
+		const char *name = arena_printf(dst->arena, "%s_%s", n->name,
+						act);
+		if (emit_act(dst, name, opset, act, ps->floats[2 * i],
+			     ps->floats[2 * i + 1], cur, &cur, i == nacts - 1,
+			     out) < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Fixtures for tests/test_fuse.c: one small model per fusion pattern of
+passes/fuse.c, each with one float input x [N, 4, 8, 8] (or [N, 6, 16]
+for the MatMul ones) and output y.  Run from the repository root:
+    /usr/bin/python3 tests/gen_fuse_models.py"""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(15)
+
+
+def w(name, *shape, scale=0.3):
+    return numpy_helper.from_array(
+        (rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def s(name, v):
+    return numpy_helper.from_array(np.array(v, dtype=np.float32), name)
+
+
+def save(name, nodes, inits, xshape, yshape, opset=13):
+    g = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, yshape)],
+        inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, "tests/fixtures/fuse/%s.onnx" % name)
+
+
+def conv(name, x, y, cin=4, cout=4, bias=True):
+    inits = [w(name + ".w", cout, cin, 3, 3)]
+    ins = [x, name + ".w"]
+    if bias:
+        inits.append(w(name + ".b", cout))
+        ins.append(name + ".b")
+    return helper.make_node("Conv", ins, [y], name=name, pads=[1, 1, 1, 1]), inits
+
+
+def bn(name, x, y, c=4):
+    inits = [w(name + ".s", c), w(name + ".b", c),
+             w(name + ".m", c),
+             numpy_helper.from_array(
+                 (rng.random(c) + 0.5).astype(np.float32), name + ".v")]
+    return helper.make_node("BatchNormalization",
+                            [x] + [name + k for k in (".s", ".b", ".m", ".v")],
+                            [y], name=name, epsilon=1e-3), inits
+
+
+X = ["N", 4, 8, 8]
+
+# Conv + BatchNormalization + Relu, and a second conv sharing nothing
+n1, i1 = conv("c1", "x", "a")
+n2, i2 = bn("bn1", "a", "b")
+save("conv_bn_relu", [n1, n2, helper.make_node("Relu", ["b"], ["y"])],
+     i1 + i2, X, X)
+
+# Conv (no bias) + residual Add of x + written-out HardSwish x*Clip(x+3,0,6)/6
+n1, i1 = conv("c1", "x", "a", bias=False)
+save("conv_res_hswish", [
+    n1, helper.make_node("Add", ["x", "a"], ["r"]),
+    helper.make_node("Add", ["r", "three"], ["r3"]),
+    helper.make_node("Clip", ["r3", "zero", "six"], ["cl"]),
+    helper.make_node("Mul", ["r", "cl"], ["p"]),
+    helper.make_node("Div", ["p", "six"], ["y"])],
+    i1 + [s("three", 3), s("zero", 0), s("six", 6)], X, X)
+
+# Conv + x*Relu6(x+3) * (1/6) with the Mul by 1/6 first, then Clip(x*a+b,0,1)
+n1, i1 = conv("c1", "x", "a")
+n2, i2 = conv("c2", "h", "c")
+save("conv_hsig_forms", [
+    n1, helper.make_node("Add", ["a", "three"], ["a3"]),
+    helper.make_node("Clip", ["a3", "zero", "six"], ["cl"]),
+    helper.make_node("Mul", ["cl", "sixth"], ["hs"]),
+    helper.make_node("Mul", ["a", "hs"], ["h"]),
+    n2, helper.make_node("Mul", ["c", "alpha"], ["cm"]),
+    helper.make_node("Add", ["cm", "beta"], ["cb"]),
+    helper.make_node("Clip", ["cb", "zero", "one"], ["y"])],
+    i1 + i2 + [s("three", 3), s("zero", 0), s("six", 6), s("one", 1),
+               s("sixth", 1 / 6), s("alpha", 0.25), s("beta", 0.4)], X, X)
+
+# Conv + Clip(x+3,0,6)/6 (HardSigmoid) + LeakyRelu + Tanh, opset 17 with
+# a HardSwish op after a second conv
+n1, i1 = conv("c1", "x", "a")
+n2, i2 = conv("c2", "t", "c")
+save("conv_acts17", [
+    n1, helper.make_node("Add", ["a", "three"], ["a3"]),
+    helper.make_node("Clip", ["a3", "zero", "six"], ["cl"]),
+    helper.make_node("Div", ["cl", "six"], ["hs"]),
+    helper.make_node("LeakyRelu", ["hs"], ["lr"], alpha=0.2),
+    helper.make_node("Tanh", ["lr"], ["t"]),
+    n2, helper.make_node("HardSwish", ["c"], ["y"])],
+    i1 + i2 + [s("three", 3), s("zero", 0), s("six", 6)], X, X, opset=17)
+
+# MatMul + bias Add + Sigmoid; Gemm + BatchNormalization + HardSigmoid
+M = ["N", 6, 16]
+save("matmul_bias", [
+    helper.make_node("MatMul", ["x", "mw"], ["a"]),
+    helper.make_node("Add", ["a", "mb"], ["b"]),
+    helper.make_node("Sigmoid", ["b"], ["y"])],
+    [w("mw", 16, 16), w("mb", 16)], M, M)
+save("gemm_bn", [
+    helper.make_node("Flatten", ["x"], ["f"], axis=1),
+    helper.make_node("Gemm", ["f", "gw", "gc"], ["a"], transB=1, beta=0.5),
+    bn("bn1", "a", "b", c=10)[0],
+    helper.make_node("HardSigmoid", ["b"], ["y"], alpha=0.3, beta=0.6)],
+    [w("gw", 10, 96), w("gc", 10)] + bn("bn1", "a", "b", c=10)[1],
+    ["N", 6, 16], ["N", 10])
+
+# ConvTranspose (group 2) + BatchNormalization
+save("convt_bn", [
+    helper.make_node("ConvTranspose", ["x", "tw", "tb"], ["a"], group=2,
+                     strides=[2, 2]),
+    bn("bn1", "a", "y", c=6)[0]],
+    [w("tw", 4, 3, 2, 2), w("tb", 6)] + bn("bn1", "a", "y", c=6)[1],
+    X, ["N", 6, 16, 16])
