@@ -27,7 +27,8 @@
  * Gears.  A gear compile holds one static graph per gear.  A run picks the
  * gear whose dims equal the inputs' dims at the gear axes (the -1 dims of
  * gearrt_input_info), as GE's DavinciModel matches exactly; dims that
- * match no gear are GEARRT_E_NO_GEAR, and the message lists the gears.  A
+ * match no gear are GEARRT_E_NO_GEAR, and the message lists the gears,
+ * unless the file holds a dynamic graph (see "Hybrid files" below).  A
  * static compile has no gears: the inputs must have the model's shapes.
  *
  * Session.  One per thread.  It owns one feature-map arena, sized once to
@@ -162,7 +163,7 @@ GEARRT_API gearrt_status gearrt_run(gearrt_session *session, const gearrt_tensor
 			 size_t nin, gearrt_tensor *outputs, size_t nout);
 
 /* The gear the last successful run used: 0..count-1, or -1 (a static
- * compile, or no run yet). */
+ * compile, the dynamic graph, or no run yet). */
 GEARRT_API int gearrt_last_gear(const gearrt_session *session);
 
 /* Hybrid files.  A file compiled with --hybrid also holds the model as
