@@ -8,6 +8,7 @@
  * `gearc run --no-gears`.
  */
 #include <math.h>
+#include <pthread.h>
 
 #include "cli/npy.h"
 #include "runtime/gearrt.h"
@@ -374,5 +375,59 @@ Test(hybrid_run, gearc_run_says_which_path_ran)
 	run_free(&r);
 	free(in.data);
 	free(np);
+	fix_close(&x);
+}
+
+/* Sessions on two threads specialise one model's dynamic graph at once
+ * (nothing shared is written) and get what one thread gets. */
+typedef struct Job {
+	gearrt_model *m;
+	int64_t w;
+	gearrt_tensor out[NOUT];
+} Job;
+
+static void *job_run(void *arg)
+{
+	Job *j = arg;
+	gearrt_session *s;
+	gearrt_options o = { 0 };
+	gearrt_tensor in = image(48, j->w);
+	memset(j->out, 0, sizeof(j->out));
+	if (gearrt_session_create(j->m, &o, &s) == GEARRT_OK) {
+		for (int i = 0; i < 3; i++)
+			if (gearrt_run(s, &in, 1, j->out, 1) != GEARRT_OK)
+				j->out[0].data = NULL;
+		if (j->out[0].data) {
+			void *d = malloc(j->out[0].size);
+			memcpy(d, j->out[0].data, j->out[0].size);
+			j->out[0].data = d;
+		}
+		gearrt_session_destroy(s);
+	}
+	free(in.data);
+	return NULL;
+}
+
+Test(hybrid_run, two_threads_build_and_run_at_once)
+{
+	Fix x = rec_hybrid();
+	Job j[4] = { { x.m, 100, { { 0 } } }, { x.m, 200, { { 0 } } },
+		     { x.m, 100, { { 0 } } }, { x.m, 200, { { 0 } } } };
+	job_run(&j[2]);
+	job_run(&j[3]);
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, job_run, &j[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		cr_assert(j[i].out[0].data && j[i + 2].out[0].data);
+		cr_expect_eq(j[i].out[0].size, j[i + 2].out[0].size);
+		cr_expect(!memcmp(j[i].out[0].data, j[i + 2].out[0].data,
+				  j[i].out[0].size),
+			  "width %lld differs on a thread", (long long)j[i].w);
+		free(j[i].out[0].data);
+		free(j[i + 2].out[0].data);
+	}
 	fix_close(&x);
 }
