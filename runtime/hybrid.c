@@ -167,7 +167,8 @@ static int build(gearrt_session *s, const gearrt_tensor *in, Entry *e)
 	for (size_t i = 0; i < md->nin; i++)
 		for (int32_t k = 0; k < in[i].rank; k++)
 			e->dims[at++] = in[i].dims[k];
-	Shape *sh = arena_array(&e->ir, (size_t)src->ninputs + 1, sizeof(Shape));
+	Shape *sh = arena_array(&e->ir, (size_t)src->ninputs + 1,
+				sizeof(Shape));
 	const Shape **shp = arena_array(&e->ir, (size_t)src->ninputs + 1,
 					sizeof(Shape *));
 	for (int32_t k = 0; k < src->ninputs; k++) {
@@ -257,7 +258,7 @@ gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
 	}
 	int rc = rt_exec(s, e->p, in, out);
 	if (rc < 0) {
-		bool buf = strstr(last_error(), "bytes, its buffer has") != NULL;
+		bool buf = strstr(last_error(), "bytes, its buffer has");
 		error_prefix("dynamic graph (dims %s)",
 			     dims_text(md, inputs, d, sizeof(d)));
 		return buf ? GEARRT_E_OUTPUT : GEARRT_E_RUN;
