@@ -167,11 +167,17 @@ static const char verify_help[] =
 static const char run_help[] =
 "usage: gearc run FILE.om --input NAME=FILE ... [--output-dir DIR]\n"
 "                 [--random-inputs] [--gear=K] [--bench=N] [--threads=N]\n"
+"                 [--no-gears]\n"
 "\n"
 "Runs FILE.om on the CPU with libgearrt (the same checks as 'gearc verify'\n"
 "when it loads).  The gear is the one whose dims equal the inputs' dims;\n"
 "dims that match no gear are an error listing the gears.  Prints the gear\n"
 "chosen and every output's name, dtype and shape.\n"
+"\n"
+"A --hybrid file runs dims that match no gear on its dynamic graph,\n"
+"specialised to those dims (and cached per shape): it prints\n"
+"\"dynamic graph (dims D, rebuilt)\" or \"(dims D, cached)\" instead of\n"
+"\"gear K (dims D)\".\n"
 "\n"
 "  -i, --input NAME=FILE   input NAME from FILE: .npy, or an ONNX\n"
 "                          TensorProto (.pb, as in ONNX's backend test\n"
@@ -186,7 +192,11 @@ static const char run_help[] =
 "  --bench=N               run N more times and print, on a line of its own,\n"
 "                          \"bench: load L ms, run median M ms, min m ms over\n"
 "                          N runs\" (load: open, checks and the first run)\n"
-"  -t N, --threads=N       intra-op threads (default 1)\n";
+"                          and, if the dynamic graph ran, \"shape cache: R\n"
+"                          rebuilds (last T ms), H cache hits over N runs\"\n"
+"  -t N, --threads=N       intra-op threads (default 1)\n"
+"  --no-gears              run the dynamic graph of a --hybrid file even at\n"
+"                          a gear's dims (to compare the two paths)\n";
 
 static const char export_help[] =
 "usage: gearc export FILE.om --gear=K|all --output=PATH [--external-data]\n"

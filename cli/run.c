@@ -3,6 +3,7 @@
  *
  *   gearc run FILE.om --input NAME=PATH ... [--output-dir DIR]
  *             [--random-inputs] [--gear=K] [--bench=N] [--threads=N]
+ *             [--no-gears]
  *
  * Inputs are .npy files or ONNX TensorProto files (.pb, as in ONNX's
  * backend test data).  Prints the gear chosen and each output's name,
@@ -26,8 +27,10 @@ enum { MAX_GIVEN = 256 };
 
 typedef struct RunArgs {
 	const char *file, *output_dir, *bench, *threads, *gear, *random;
+	const char *no_gears;
 	const char *given[MAX_GIVEN]; /* NAME=PATH */
 	int ngiven;
+	const gearrt_tensor *in; /* the inputs, once gathered */
 } RunArgs;
 
 static double now_ms(void)
@@ -216,7 +219,16 @@ static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
 		  const gearrt_tensor *out, size_t nout)
 {
 	int g = gearrt_last_gear(s);
-	if (g >= 0) {
+	gearrt_stats st;
+	gearrt_session_stats(s, &st);
+	if (st.last_path == GEARRT_PATH_DYNAMIC) {
+		printf("dynamic graph (dims");
+		for (size_t i = 0, at = 0; i < gearrt_input_count(m); i++)
+			for (int32_t k = 0; k < ra->in[i].rank; k++, at++)
+				printf("%s%lld", at ? "," : " ",
+				       (long long)ra->in[i].dims[k]);
+		printf(", %s)\n", st.last_rebuilt ? "rebuilt" : "cached");
+	} else if (g >= 0) {
 		const int64_t *dims;
 		size_t nd;
 		gearrt_gear_dims(m, (size_t)g, &dims, &nd);
@@ -275,11 +287,19 @@ static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
 	qsort(t, (size_t)n, sizeof(double), cmp_double);
 	printf("bench: load %.3f ms, run median %.3f ms, min %.3f ms over %d "
 	       "runs\n", load, t[n / 2], t[0], n);
+	gearrt_stats st;
+	gearrt_session_stats(s, &st);
+	if (st.dynamic_runs)
+		printf("shape cache: %llu rebuilds (last %.3f ms), %llu cache "
+		       "hits over %llu runs\n",
+		       (unsigned long long)st.rebuilds, st.last_rebuild_ms,
+		       (unsigned long long)st.cache_hits,
+		       (unsigned long long)st.runs);
 	free(t);
 	return 0;
 }
 
-static int run_model(const RunArgs *ra)
+static int run_model(RunArgs *ra)
 {
 	int nbench = 0, threads = 1, gear = 0, rc = -1;
 	if ((ra->bench && parse_int("bench", ra->bench, 1, 1000000, &nbench) < 0) ||
@@ -300,7 +320,8 @@ static int run_model(const RunArgs *ra)
 		      gearrt_gear_count(m));
 		goto done;
 	}
-	gearrt_options opt = { .threads = threads };
+	gearrt_options opt = { .threads = threads,
+			       .no_gears = ra->no_gears != NULL };
 	size_t nin = gearrt_input_count(m), nout = gearrt_output_count(m);
 	in = xmalloc((nin + 1) * sizeof(*in));
 	out = xmalloc((nout + 1) * sizeof(*out));
@@ -313,6 +334,7 @@ static int run_model(const RunArgs *ra)
 		goto done;
 	if (run_once(s, in, nin, out, nout) < 0)
 		goto done;
+	ra->in = in;
 	double load = now_ms() - t0;
 	if (report(ra, m, s, out, nout) < 0 ||
 	    (nbench && bench(s, in, nin, out, nout, nbench, load) < 0))
@@ -337,6 +359,7 @@ int cmd_run(int argc, char **argv)
 		{ "threads", 't', true, &ra.threads },
 		{ "gear", 0, true, &ra.gear },
 		{ "random_inputs", 0, false, &ra.random },
+		{ "no_gears", 0, false, &ra.no_gears },
 		{ "help", 'h', false, &help },
 		{ 0 },
 	};

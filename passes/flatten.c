@@ -401,21 +401,18 @@ static Graph *flatten_top(Flat *F, const Graph *src, const Shape *const *shapes)
 	return rc < 0 ? NULL : dst;
 }
 
-Graph *gear_flatten(Model *m, int32_t gear, const Shape *const *shapes)
+/* src flattened into a new graph of arena a, specialised to shapes. */
+static Graph *flatten_into(Model *m, Arena *a, int32_t gear, const Graph *src,
+			   const Shape *const *shapes)
 {
-	const Graph *src = gear_source_graph(m, gear);
-	if (!src) {
-		error("gear %d: the model has %d gears", gear, gear_count(m));
-		return NULL;
-	}
 	Flat F = { .m = m, .gear = gear,
-		   .dst = graph_new(&m->arena, m->graph->name, NULL) };
+		   .dst = graph_new(a, m->graph->name, NULL) };
 	Graph *g = flatten_top(&F, src, shapes);
 	free(F.keys);
 	free(F.vals);
 	if (!g)
 		return NULL;
-	const char **names = arena_array(&m->arena, (size_t)g->noutputs + 1,
+	const char **names = arena_array(a, (size_t)g->noutputs + 1,
 					 sizeof(char *));
 	for (int32_t k = 0; k < g->noutputs; k++)
 		names[k] = src->vals[src->outputs[k]].name;
@@ -426,4 +423,20 @@ Graph *gear_flatten(Model *m, int32_t gear, const Shape *const *shapes)
 	if (graph_toposort(g) < 0 || graph_verify(g) < 0)
 		return NULL;
 	return g;
+}
+
+Graph *gear_flatten(Model *m, int32_t gear, const Shape *const *shapes)
+{
+	const Graph *src = gear_source_graph(m, gear);
+	if (!src) {
+		error("gear %d: the model has %d gears", gear, gear_count(m));
+		return NULL;
+	}
+	return flatten_into(m, &m->arena, gear, src, shapes);
+}
+
+Graph *graph_flatten(Model *m, const Graph *src, Arena *a,
+		     const Shape *const *shapes)
+{
+	return flatten_into(m, a, 0, src, shapes);
 }

@@ -39,6 +39,14 @@ int32_t gear_count(const Model *m);
 
 Graph *gear_flatten(Model *m, int32_t gear, const Shape *const *shapes);
 
+/* The same for any graph src of m whose calls are partitions (not
+ * scopes; the runtime's specialisation of a hybrid file's dynamic graph,
+ * runtime/hybrid.c): the result is built in arena a and nothing is
+ * written to m or src, so sessions on several threads may call it on one
+ * model at once. */
+Graph *graph_flatten(Model *m, const Graph *src, Arena *a,
+		     const Shape *const *shapes);
+
 /* passes/unfuse.c: whether n is FusedConv, FusedGemm or FusedMatMul;
  * and n (its inputs ins[], already values of dst) appended to dst as
  * standard ONNX nodes for opset, the last writing out. */

@@ -272,6 +272,8 @@ static void frame_bind_outer(Graph *frame, const Graph *sub,
 static void clone_node_graphs(Arena *a, Graph *frame, Node *n,
 			      const EvalSource *src)
 {
+	if (!n->nattrs)
+		return; /* attrs may be NULL: no memcpy from it */
 	Attr *attrs = arena_array(a, (size_t)n->nattrs, sizeof(Attr));
 	memcpy(attrs, n->attrs, (size_t)n->nattrs * sizeof(Attr));
 	n->attrs = attrs;

@@ -27,11 +27,11 @@ static bool node_has_graphs(const Node *n)
 }
 
 /* Gives planned value v its arena bytes; -1 if the block does not fit. */
-static int place(gearrt_session *s, Prepared *p, const MemBlock *b)
+static int place(Prepared *p, const MemBlock *b)
 {
 	const Graph *g = p->g;
 	Tensor *t = &p->vt[b->tensor];
-	uint64_t arena = s->model->arena_bytes;
+	uint64_t arena = p->mem_bytes;
 	if (b->offset > arena || b->size > arena - b->offset ||
 	    t->nbytes > b->size)
 		return error("graph '%s': tensor '%s' (%zu bytes) has block "
@@ -40,13 +40,13 @@ static int place(gearrt_session *s, Prepared *p, const MemBlock *b)
 			     (unsigned long long)b->offset,
 			     (unsigned long long)b->size,
 			     (unsigned long long)arena);
-	t->data = s->arena + b->offset;
+	t->data = p->mem + b->offset;
 	p->cur[b->tensor] = t;
 	return 0;
 }
 
 /* Tensors of every value: dtype, shape, size; contents where known now. */
-static int resolve_values(gearrt_session *s, Prepared *p)
+static int resolve_values(Prepared *p)
 {
 	Graph *g = p->g;
 	for (ValId v = 0; v < g->nvals; v++) {
@@ -75,7 +75,7 @@ static int resolve_values(gearrt_session *s, Prepared *p)
 		const MemBlock *b = &g->plan->blocks[i];
 		if (b->tensor >= 0 && b->tensor < g->nvals &&
 		    g->vals[b->tensor].kind == VAL_NODE &&
-		    place(s, p, b) < 0)
+		    place(p, b) < 0)
 			return -1;
 	}
 	return 0;
@@ -116,9 +116,17 @@ static void make_task(Prepared *p, Task *t, const Node *n)
 
 Prepared *rt_prepare(gearrt_session *s, Graph *g)
 {
+	return rt_prepare_in(s, g, s->arena, s->model->arena_bytes);
+}
+
+Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
+			uint64_t mem_bytes)
+{
 	Prepared *p = xmalloc(sizeof(*p));
 	memset(p, 0, sizeof(*p));
 	p->g = g;
+	p->mem = mem;
+	p->mem_bytes = mem_bytes;
 	p->planned = g->plan != NULL;
 	p->vt = xmalloc(((size_t)g->nvals + 1) * sizeof(Tensor));
 	memset(p->vt, 0, ((size_t)g->nvals + 1) * sizeof(Tensor));
@@ -126,7 +134,7 @@ Prepared *rt_prepare(gearrt_session *s, Graph *g)
 	memset(p->cur, 0, ((size_t)g->nvals + 1) * sizeof(*p->cur));
 	p->own_out = xmalloc(((size_t)g->noutputs + 1) * sizeof(Tensor));
 	memset(p->own_out, 0, ((size_t)g->noutputs + 1) * sizeof(Tensor));
-	if (resolve_values(s, p) < 0) {
+	if (resolve_values(p) < 0) {
 		rt_prepared_free(p);
 		return NULL;
 	}

@@ -29,7 +29,8 @@
  * Gears.  A gear compile holds one static graph per gear.  A run picks the
  * gear whose dims equal the inputs' dims at the gear axes (the -1 dims of
  * gearrt_input_info), as GE's DavinciModel matches exactly; dims that
- * match no gear are GEARRT_E_NO_GEAR, and the message lists the gears.  A
+ * match no gear are GEARRT_E_NO_GEAR, and the message lists the gears,
+ * unless the file holds a dynamic graph (see "Hybrid files" below).  A
  * static compile has no gears: the inputs must have the model's shapes.
  *
  * Session.  One per thread.  It owns one feature-map arena, sized once to
@@ -133,8 +134,20 @@ GEARRT_API gearrt_status gearrt_gear_dims(const gearrt_model *model, size_t g,
 GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
 				 size_t i, gearrt_tensor *info);
 
+/* shape_cache: how many specialisations of the dynamic graph (see
+ * "Hybrid files" below) a session keeps; 0 (a zeroed struct, or NULL
+ * options) means the default, GEARRT_SHAPE_CACHE_DEFAULT;
+ * GEARRT_SHAPE_CACHE_OFF (or any negative number) keeps none: every run
+ * off the gears rebuilds.  no_gears: run the dynamic graph even when the
+ * inputs' dims are a gear's (for comparing the two paths); a run on a
+ * file without a dynamic graph is then GEARRT_E_NO_GEAR. */
+#define GEARRT_SHAPE_CACHE_DEFAULT 8
+#define GEARRT_SHAPE_CACHE_OFF (-1)
+
 typedef struct gearrt_options {
 	int threads; /* intra-op threads; 0 or 1: one */
+	int shape_cache;
+	int no_gears;
 } gearrt_options;
 
 /* options may be NULL (defaults). */
@@ -152,8 +165,48 @@ GEARRT_API gearrt_status gearrt_run(gearrt_session *session, const gearrt_tensor
 			 size_t nin, gearrt_tensor *outputs, size_t nout);
 
 /* The gear the last successful run used: 0..count-1, or -1 (a static
- * compile, or no run yet). */
+ * compile, the dynamic graph, or no run yet). */
 GEARRT_API int gearrt_last_gear(const gearrt_session *session);
+
+/* Hybrid files.  A file compiled with --hybrid also holds the model as
+ * one dynamic-shape graph.  A run whose gear dims match no gear runs it
+ * (GE's SelectExecuteGraph): the session specialises it to the inputs'
+ * dims as the compiler would (every shape inferred, constant shape
+ * arithmetic folded, Ifs on constants inlined, dead nodes dropped), plans
+ * its memory with the compiler's planner and builds its task list (a
+ * "rebuild"); nodes whose output shapes depend on data (NonZero,
+ * NonMaxSuppression, Unique, TopK with a runtime k, Range, Resize with
+ * runtime scales) are evaluated at run time into a session pool reused
+ * across runs.  The specialisation is kept in a per-session cache, least
+ * recently used first out, keyed by every input's dims (shape_cache
+ * entries); a run of a cached shape costs no rebuild and, when every node
+ * is planned, no heap allocation.  Without a dynamic graph, dims that
+ * match no gear stay GEARRT_E_NO_GEAR. */
+typedef enum gearrt_path {
+	GEARRT_PATH_NONE = 0, /* no successful run yet */
+	GEARRT_PATH_STATIC,   /* a static compile's graph */
+	GEARRT_PATH_GEAR,     /* a gear's branch (gearrt_last_gear) */
+	GEARRT_PATH_DYNAMIC,  /* the dynamic graph, specialised */
+} gearrt_path;
+
+typedef struct gearrt_stats {
+	uint64_t runs;	     /* successful runs */
+	uint64_t gear_runs;  /* ... on a gear (or a static compile) */
+	uint64_t dynamic_runs; /* ... on the dynamic graph */
+	uint64_t rebuilds;   /* specialisations built */
+	uint64_t cache_hits; /* dynamic runs that reused one */
+	uint64_t evictions;  /* specialisations dropped for room */
+	int32_t cached;	     /* specialisations held now */
+	int32_t last_path;   /* gearrt_path of the last successful run */
+	int32_t last_rebuilt; /* 1 if that run built its specialisation */
+	double last_rebuild_ms; /* the last rebuild's wall time */
+} gearrt_stats;
+
+/* The session's counters (since it was created). */
+GEARRT_API gearrt_status gearrt_session_stats(const gearrt_session *session,
+					   gearrt_stats *stats);
+/* 1 if the model holds a dynamic graph (a --hybrid compile), else 0. */
+GEARRT_API int gearrt_has_dynamic(const gearrt_model *model);
 
 #ifdef __cplusplus
 }

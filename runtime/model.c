@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "passes/hybrid.h"
 #include "rt.h"
 #include "serializer/raise.h"
 
@@ -85,6 +86,7 @@ static int setup_graphs(gearrt_model *md)
 		if (b->plan && b->plan->arena_bytes > md->arena_bytes)
 			md->arena_bytes = b->plan->arena_bytes;
 	}
+	md->dynamic = md->ngears ? hybrid_graph(m->graph) : NULL;
 	return 0;
 }
 
@@ -173,6 +175,11 @@ gearrt_status gearrt_output_info(const gearrt_model *md, size_t i,
 		return bad_index("output", i, md->nout);
 	*info = md->out_info[i];
 	return GEARRT_OK;
+}
+
+int gearrt_has_dynamic(const gearrt_model *md)
+{
+	return md && md->dynamic ? 1 : 0;
 }
 
 size_t gearrt_gear_count(const gearrt_model *md)

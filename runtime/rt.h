@@ -5,7 +5,9 @@
  *              checks, the raise to IR; describing inputs, outputs, gears;
  *   exec.c     one static graph made runnable for one session (the task
  *              sink of GE's static executor) and a run of it;
- *   session.c  sessions, gear selection, argument checks, gearrt_run.
+ *   session.c  sessions, gear selection, argument checks, gearrt_run;
+ *   hybrid.c   a hybrid file's dynamic graph specialised per input dims,
+ *              and the per-session cache of those specialisations.
  *
  * A Prepared graph is built on a session's first run of that graph and
  * kept: every value gets a Tensor whose data is resolved once (a weight in
@@ -33,6 +35,7 @@ struct gearrt_model {
 	size_t ngears;
 	Graph **run_graph; /* per gear (or [0] for a static compile) */
 	uint64_t arena_bytes;  /* the largest plan of a graph that runs */
+	const Graph *dynamic;  /* a hybrid file's dynamic graph, or NULL */
 };
 
 /* A fast path for one node, chosen when its gear is prepared
@@ -69,6 +72,8 @@ typedef struct Prepared {
 	int32_t ntasks;
 	Tensor *own_out;     /* per graph output: session-owned buffers */
 	bool planned;	     /* every task runs its kernel on planned buffers */
+	uint8_t *mem;	     /* the arena its plan's offsets are in */
+	uint64_t mem_bytes;
 } Prepared;
 
 struct gearrt_session {
@@ -79,6 +84,9 @@ struct gearrt_session {
 	Arena pool;	/* evaluated nodes' outputs, reset per run */
 	Prepared **prep; /* per entry of model->run_graph, or NULL */
 	int last_gear;
+	bool no_gears;		/* gearrt_options.no_gears */
+	struct ShapeCache *cache; /* runtime/hybrid.c */
+	gearrt_stats st;
 };
 
 /* The graph input / output of g called name, or -1. */
@@ -88,12 +96,28 @@ int32_t rt_graph_output(const Graph *g, const char *name);
 /* Builds s's Prepared for graph g: -1 with an error if the file's plan
  * does not fit the arena (a lying file). */
 Prepared *rt_prepare(gearrt_session *s, Graph *g);
+/* The same with the plan's offsets in mem[0..mem_bytes) instead of the
+ * session's arena (a specialised dynamic graph whose plan is larger than
+ * the gears'). */
+Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
+			uint64_t mem_bytes);
 void rt_prepared_free(Prepared *p);
 /* Runs p: in[i] / out[i] are the caller's tensors for g's inputs and
  * outputs in g's order (out[i].data NULL: session-owned).  -1 with an
  * error naming the node. */
 int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
 	    gearrt_tensor *const *out);
+
+/* runtime/hybrid.c: the dynamic graph's shape cache of s, with room for
+ * size entries (<= 0: none kept). */
+struct ShapeCache *rt_cache_new(int size);
+void rt_cache_free(struct ShapeCache *c);
+/* Specialisations held. */
+int32_t rt_cache_count(const struct ShapeCache *c);
+/* Runs the dynamic graph of s's model on inputs (in model order, checked)
+ * through the cache; a status with an error. */
+gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
+			     gearrt_tensor *outputs, size_t nout);
 
 /* runtime/fast.c: gives task t (planned, its tensors resolved in p) a
  * fast path if one takes its node at these shapes: 1 if so, 0 if the

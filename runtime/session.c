@@ -20,6 +20,10 @@ gearrt_status gearrt_session_create(gearrt_model *md,
 	s->model = md;
 	s->threads = options && options->threads > 1 ? options->threads : 1;
 	s->last_gear = -1;
+	s->no_gears = options && options->no_gears;
+	s->cache = rt_cache_new(!options || !options->shape_cache
+					? GEARRT_SHAPE_CACHE_DEFAULT
+					: options->shape_cache);
 	size_t bytes = (size_t)md->arena_bytes;
 	s->arena = aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
 	size_t n = md->ngears ? md->ngears : 1;
@@ -42,6 +46,7 @@ void gearrt_session_destroy(gearrt_session *s)
 	for (size_t i = 0; i < n; i++)
 		rt_prepared_free(s->prep[i]);
 	free(s->prep);
+	rt_cache_free(s->cache);
 	free(s->arena);
 	arena_release(&s->scratch);
 	arena_release(&s->pool);
@@ -49,6 +54,20 @@ void gearrt_session_destroy(gearrt_session *s)
 }
 
 int gearrt_last_gear(const gearrt_session *s) { return s ? s->last_gear : -1; }
+
+gearrt_status gearrt_session_stats(const gearrt_session *s, gearrt_stats *st)
+{
+	clear_error();
+	if (!s || !st) {
+		error("gearrt_session_stats: session and stats must not be "
+		      "NULL");
+		return GEARRT_E_ARG;
+	}
+	*st = s->st;
+	st->cached = rt_cache_count(s->cache);
+	st->runs = s->st.gear_runs + s->st.dynamic_runs;
+	return GEARRT_OK;
+}
 
 static const char *dims_str(const int64_t *d, int32_t rank, char *buf,
 			    size_t n)
@@ -135,10 +154,21 @@ static gearrt_status no_gear(const gearrt_model *md, const gearrt_tensor *in)
 	return GEARRT_E_NO_GEAR;
 }
 
-/* The gear (or graph) the inputs select: its index into run_graph. */
-static gearrt_status select_graph(const gearrt_model *md,
-				  const gearrt_tensor *in, size_t *which)
+/* The gear (or graph) the inputs select: its index into run_graph, or
+ * *dynamic when the dynamic graph runs (no gear fits, or no_gears). */
+static gearrt_status select_graph(const gearrt_session *s,
+				  const gearrt_tensor *in, size_t *which,
+				  bool *dynamic)
 {
+	const gearrt_model *md = s->model;
+	*dynamic = false;
+	if (s->no_gears) {
+		*dynamic = md->dynamic != NULL;
+		return *dynamic ? GEARRT_OK
+				: (error("no_gears: the model has no dynamic "
+					 "graph (compile it with --hybrid)"),
+				   GEARRT_E_NO_GEAR);
+	}
 	if (!md->ngears) {
 		*which = 0;
 		return GEARRT_OK;
@@ -148,7 +178,8 @@ static gearrt_status select_graph(const gearrt_model *md,
 			*which = g;
 			return GEARRT_OK;
 		}
-	return no_gear(md, in);
+	*dynamic = md->dynamic != NULL;
+	return *dynamic ? GEARRT_OK : no_gear(md, in);
 }
 
 enum { MAX_IO = 1024 };
@@ -170,10 +201,17 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 		if (st)
 			return st;
 	}
-	size_t which;
-	gearrt_status st = select_graph(md, inputs, &which);
+	size_t which = 0;
+	bool dynamic;
+	gearrt_status st = select_graph(s, inputs, &which, &dynamic);
 	if (st)
 		return st;
+	if (dynamic) {
+		st = rt_run_dynamic(s, inputs, outputs, nout);
+		if (!st)
+			s->last_gear = -1;
+		return st;
+	}
 	Graph *g = md->run_graph[which];
 	if (!s->prep[which] && !(s->prep[which] = rt_prepare(s, g)))
 		return GEARRT_E_FILE;
@@ -194,5 +232,8 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 		return buf ? GEARRT_E_OUTPUT : GEARRT_E_RUN;
 	}
 	s->last_gear = md->ngears ? (int)which : -1;
+	s->st.gear_runs++;
+	s->st.last_path = md->ngears ? GEARRT_PATH_GEAR : GEARRT_PATH_STATIC;
+	s->st.last_rebuilt = 0;
 	return GEARRT_OK;
 }

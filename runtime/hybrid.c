@@ -1,0 +1,271 @@
+/*
+ * runtime/hybrid.c - a hybrid file's dynamic graph run at dims that
+ * match no gear (GE's dynamic-shape fallback, seed 000 section 2.3), and
+ * the per-session cache of its specialisations (ggml's rebuild-on-new-
+ * shape, seed 002).
+ *
+ * A specialisation (an Entry) is the dynamic graph cloned into the
+ * entry's own IR arena with its partitions inlined and its inputs given
+ * the run's shapes (passes/flatten.h graph_flatten, which also infers
+ * with folding, inlines constant Ifs and drops dead nodes, as a compile
+ * does), planned by the compiler's planner (memplan_graph) and prepared
+ * like a gear (rt_prepare_in): in the session's arena when its plan fits
+ * there, else in an arena of its own.  What stays data-dependent is left
+ * out of the plan and evaluated at run time by exec.c.
+ *
+ * The cache is an array of entries searched linearly (it is small) by
+ * the inputs' dims; the least recently used entry makes room.  Nothing
+ * here allocates on a hit.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "passes/flatten.h"
+#include "passes/memplan.h"
+#include "rt.h"
+
+typedef struct Entry {
+	bool used;
+	uint64_t tick;	   /* last use, for LRU */
+	int64_t *dims;	   /* every input's dims, inputs in model order */
+	size_t ndims;
+	Arena ir;	   /* the specialised graph */
+	uint8_t *mem;	   /* its own feature-map arena, or NULL */
+	Prepared *p;
+	int32_t *in_at;	   /* model input i -> graph input */
+	int32_t *out_at;   /* model output i -> graph output */
+} Entry;
+
+struct ShapeCache {
+	int size;	/* entries kept; 0: none */
+	uint64_t tick;
+	Entry *e;	/* size of them */
+	Entry tmp;	/* the uncached run's */
+};
+
+struct ShapeCache *rt_cache_new(int size)
+{
+	struct ShapeCache *c = xcalloc(1, sizeof(*c));
+	c->size = size > 0 ? size : 0;
+	c->e = xcalloc((size_t)c->size + 1, sizeof(Entry));
+	return c;
+}
+
+static void entry_free(Entry *e)
+{
+	if (!e->used)
+		return;
+	rt_prepared_free(e->p);
+	arena_release(&e->ir);
+	free(e->mem);
+	free(e->dims);
+	free(e->in_at);
+	free(e->out_at);
+	memset(e, 0, sizeof(*e));
+}
+
+void rt_cache_free(struct ShapeCache *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->size; i++)
+		entry_free(&c->e[i]);
+	entry_free(&c->tmp);
+	free(c->e);
+	free(c);
+}
+
+int32_t rt_cache_count(const struct ShapeCache *c)
+{
+	int32_t n = 0;
+	for (int i = 0; c && i < c->size; i++)
+		n += c->e[i].used;
+	return n;
+}
+
+static bool entry_fits(const Entry *e, const gearrt_model *md,
+		       const gearrt_tensor *in)
+{
+	size_t at = 0;
+	if (!e->used)
+		return false;
+	for (size_t i = 0; i < md->nin; i++)
+		for (int32_t k = 0; k < in[i].rank; k++)
+			if (at >= e->ndims || e->dims[at++] != in[i].dims[k])
+				return false;
+	return at == e->ndims;
+}
+
+/* The slot a new specialisation goes to: a free one, else the least
+ * recently used (evicted), else (no cache) the temporary one. */
+static Entry *slot(gearrt_session *s)
+{
+	struct ShapeCache *c = s->cache;
+	if (!c->size) {
+		entry_free(&c->tmp); /* the last run's outputs go now */
+		return &c->tmp;
+	}
+	Entry *best = &c->e[0];
+	for (int i = 0; i < c->size; i++) {
+		if (!c->e[i].used)
+			return &c->e[i];
+		if (c->e[i].tick < best->tick)
+			best = &c->e[i];
+	}
+	entry_free(best);
+	s->st.evictions++;
+	return best;
+}
+
+/* "1,3,48,100" of the inputs' dims, for messages. */
+static const char *dims_text(const gearrt_model *md, const gearrt_tensor *in,
+			     char *buf, size_t n)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < md->nin && at + 24 < n; i++)
+		for (int32_t k = 0; k < in[i].rank && at + 24 < n; k++)
+			at += (size_t)snprintf(buf + at, n - at, "%s%lld",
+					       at ? "," : "",
+					       (long long)in[i].dims[k]);
+	return buf;
+}
+
+/* Maps the model's inputs and outputs onto g's by name. */
+static int map_io(const gearrt_model *md, const Graph *g, Entry *e)
+{
+	e->in_at = xmalloc((md->nin + 1) * sizeof(int32_t));
+	e->out_at = xmalloc((md->nout + 1) * sizeof(int32_t));
+	for (size_t i = 0; i < md->nin; i++)
+		if ((e->in_at[i] = rt_graph_input(g, md->in_info[i].name)) < 0)
+			return error("the dynamic graph has no input '%s'",
+				     md->in_info[i].name);
+	for (size_t i = 0; i < md->nout; i++)
+		if ((e->out_at[i] = rt_graph_output(g, md->out_info[i].name)) <
+		    0)
+			return error("the dynamic graph has no output '%s'",
+				     md->out_info[i].name);
+	if ((size_t)g->ninputs != md->nin || (size_t)g->noutputs != md->nout)
+		return error("the dynamic graph has %d inputs and %d outputs, "
+			     "the model %zu and %zu", g->ninputs, g->noutputs,
+			     md->nin, md->nout);
+	return 0;
+}
+
+/* The dynamic graph specialised to the inputs' dims, planned, prepared. */
+static int build(gearrt_session *s, const gearrt_tensor *in, Entry *e)
+{
+	const gearrt_model *md = s->model;
+	const Graph *src = md->dynamic;
+	e->used = true;
+	arena_init(&e->ir);
+	for (size_t i = 0; i < md->nin; i++)
+		e->ndims += (size_t)in[i].rank;
+	e->dims = xmalloc((e->ndims + 1) * sizeof(int64_t));
+	size_t at = 0;
+	for (size_t i = 0; i < md->nin; i++)
+		for (int32_t k = 0; k < in[i].rank; k++)
+			e->dims[at++] = in[i].dims[k];
+	Shape *sh = arena_array(&e->ir, (size_t)src->ninputs + 1,
+				sizeof(Shape));
+	const Shape **shp = arena_array(&e->ir, (size_t)src->ninputs + 1,
+					sizeof(Shape *));
+	for (int32_t k = 0; k < src->ninputs; k++) {
+		const char *name = src->vals[src->inputs[k]].name;
+		for (size_t i = 0; i < md->nin && !shp[k]; i++) {
+			if (strcmp(md->in_info[i].name, name))
+				continue;
+			sh[k].rank = in[i].rank;
+			memcpy(sh[k].dims, in[i].dims,
+			       (size_t)in[i].rank * sizeof(int64_t));
+			shp[k] = &sh[k];
+		}
+		if (!shp[k])
+			return error("the dynamic graph's input '%s' is not "
+				     "the model's", name);
+	}
+	Graph *g = graph_flatten(md->m, src, &e->ir, shp);
+	if (!g || memplan_graph(md->m, g, NULL) < 0 || map_io(md, g, e) < 0)
+		return -1;
+	uint8_t *mem = s->arena;
+	uint64_t bytes = md->arena_bytes;
+	if (g->plan && g->plan->arena_bytes > bytes) {
+		bytes = g->plan->arena_bytes;
+		e->mem = aligned_alloc(64, (bytes + 63) / 64 * 64);
+		if (!e->mem)
+			return error("cannot allocate the %llu-byte arena",
+				     (unsigned long long)bytes);
+		mem = e->mem;
+	}
+	e->p = rt_prepare_in(s, g, mem, bytes);
+	return e->p ? 0 : -1;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
+	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* The cached specialisation for these dims, or a new one (*built). */
+static Entry *specialisation(gearrt_session *s, const gearrt_tensor *in,
+			     bool *built)
+{
+	struct ShapeCache *c = s->cache;
+	*built = false;
+	for (int i = 0; i < c->size; i++)
+		if (entry_fits(&c->e[i], s->model, in))
+			return &c->e[i];
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	Entry *e = slot(s);
+	if (build(s, in, e) < 0) {
+		entry_free(e);
+		return NULL;
+	}
+	s->st.last_rebuild_ms = ms_since(&t0);
+	s->st.rebuilds++;
+	*built = true;
+	return e;
+}
+
+enum { MAX_IO = 1024 };
+
+gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
+			     gearrt_tensor *outputs, size_t nout)
+{
+	const gearrt_model *md = s->model;
+	char d[256];
+	bool built;
+	Entry *e = specialisation(s, inputs, &built);
+	if (!e) {
+		error_prefix("dynamic graph (dims %s)",
+			     dims_text(md, inputs, d, sizeof(d)));
+		return GEARRT_E_RUN;
+	}
+	e->tick = ++s->cache->tick;
+	const gearrt_tensor *in[MAX_IO];
+	gearrt_tensor *out[MAX_IO];
+	memset(out, 0, md->nout * sizeof(*out));
+	for (size_t i = 0; i < md->nin; i++)
+		in[e->in_at[i]] = &inputs[i];
+	for (size_t i = 0; i < nout; i++) {
+		outputs[i].name = md->out_info[i].name;
+		out[e->out_at[i]] = &outputs[i];
+	}
+	int rc = rt_exec(s, e->p, in, out);
+	if (rc < 0) {
+		bool buf = strstr(last_error(), "bytes, its buffer has");
+		error_prefix("dynamic graph (dims %s)",
+			     dims_text(md, inputs, d, sizeof(d)));
+		return buf ? GEARRT_E_OUTPUT : GEARRT_E_RUN;
+	}
+	s->st.cache_hits += !built;
+	s->st.dynamic_runs++;
+	s->st.last_rebuilt = built;
+	s->st.last_path = GEARRT_PATH_DYNAMIC;
+	return GEARRT_OK;
+}
