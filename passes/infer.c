@@ -124,7 +124,7 @@ static int check_outputs(OpCtx *c)
 	return 0;
 }
 
-#define EVAL_NO_LIMIT (INT64_MAX / 4)
+#define EVAL_NO_LIMIT OP_EVAL_LIMIT
 
 /* Ops whose outputs' shapes come from running a subgraph: at run time
  * (no fold limit) their kernel runs even while inference left the shapes

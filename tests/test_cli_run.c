@@ -167,3 +167,43 @@ Test(cli_run, npy_round_trip)
 	remove_tree(dir);
 	free(dir), free(out);
 }
+
+/* Issue 18's pattern at run time: vad_sr.onnx compiled with its scalar
+ * sr left a runtime input; If(Equal(sr, 16000)) has an else branch that
+ * does not fit 512 samples, compiled as a Fail node.  sr = 16000 runs;
+ * sr = 8000 takes the Fail branch and is an error naming the node and the
+ * reason, not a crash. */
+Test(cli_run, a_branch_invalid_at_the_gear_fails_only_when_taken)
+{
+	char *dir = temp_dir(), *out = path_in(dir, "vad"), of[512];
+	snprintf(of, sizeof(of), "--output=%s", out);
+	Run r = run_gearc("--model=tests/fixtures/vad_sr.onnx",
+			  "--input_shape=x:1,512;sr:", of, "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *om = path_in(dir, "vad.om");
+	Shape xs = { .rank = 2, .dims = { 1, 512 } }, ss = { .rank = 0 };
+	Shape ms = { .rank = 1, .dims = { 2 } };
+	float x[512];
+	for (int i = 0; i < 512; i++)
+		x[i] = (float)(i % 13) / 13.0f;
+	int64_t mode[2] = { 1, 0 }, sr16 = 16000, sr8 = 8000;
+	char *xp = path_in(dir, "x.npy"), *mp = path_in(dir, "mode.npy");
+	char *s16 = path_in(dir, "sr16.npy"), *s8 = path_in(dir, "sr8.npy");
+	cr_assert_eq(npy_write(xp, DT_FLOAT, &xs, x), 0);
+	cr_assert_eq(npy_write(mp, DT_INT64, &ms, mode), 0);
+	cr_assert_eq(npy_write(s16, DT_INT64, &ss, &sr16), 0);
+	cr_assert_eq(npy_write(s8, DT_INT64, &ss, &sr8), 0);
+	char *fx = flag("x", xp), *fm = flag("mode", mp);
+	char *f16 = flag("sr", s16), *f8 = flag("sr", s8);
+	r = run_gearc("run", om, "-i", fx, "-i", fm, "-i", f16);
+	cr_expect_eq(r.status, 0, "sr=16000: %s", r.err);
+	cr_expect(strstr(r.out, "output 'prob' float32"), "%s", r.out);
+	run_free(&r);
+	r = run_gearc("run", om, "-i", fx, "-i", fm, "-i", f8);
+	expect_error(&r, 1, "cannot reshape input 'x' [1,512] into [4,1,64]");
+	run_free(&r);
+	remove_tree(dir);
+	free(dir), free(out), free(om), free(xp), free(mp), free(s16);
+	free(s8), free(fx), free(fm), free(f16), free(f8);
+}

@@ -387,7 +387,7 @@ int infer_fail(OpCtx *c)
  * nothing, so the compile goes on. */
 int run_fail(OpCtx *c)
 {
-	if (!c->bind)
+	if (!op_at_run_time(c))
 		return 0;
 	return op_error(c, "%s", attr_str(c->n, "message", "cannot run"));
 }

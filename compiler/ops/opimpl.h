@@ -52,6 +52,10 @@ typedef struct OpBind {
 	void *exec;
 } OpBind;
 
+/* The fold limit of evaluation at run time (passes/infer.c eval_node):
+ * inference with folding standing in for execution. */
+#define OP_EVAL_LIMIT (INT64_MAX / 4)
+
 typedef struct OpCtx {
 	Model *model;
 	Graph *g;
@@ -60,6 +64,14 @@ typedef struct OpCtx {
 	int64_t fold_limit; /* max bytes of a folded output */
 	OpBind *bind;	    /* execution; NULL when folding */
 } OpCtx;
+
+/* True when the node runs for real (bound tensors, or evaluation at run
+ * time), not when the compiler folds: only ops whose effect differs (Fail
+ * raises, random ops without a seed draw) may ask. */
+static inline bool op_at_run_time(const OpCtx *c)
+{
+	return c->bind || c->fold_limit >= OP_EVAL_LIMIT;
+}
 
 /* Input i, or NULL if omitted or past the end. */
 Value *op_in(OpCtx *c, int i);
