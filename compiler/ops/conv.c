@@ -318,8 +318,12 @@ int run_conv_integer(OpCtx *c)
 	const Tensor *x = op_const_in(c, 0), *w = op_const_in(c, 1);
 	double *yd = conv_f64(c, &g, false, load_f64(c, x, op_const_in(c, 2)),
 			      load_f64(c, w, op_const_in(c, 3)), NULL);
-	Tensor *y = yd ? op_new_output_zeroed(c, 0, DT_INT32, &op_out(c, 0)->shape)
-		       : NULL;
+	return yd ? set_int32_output(c, yd) : -1;
+}
+
+int set_int32_output(OpCtx *c, const double *yd)
+{
+	Tensor *y = op_new_output_zeroed(c, 0, DT_INT32, &op_out(c, 0)->shape);
 	if (!y)
 		return -1;
 	for (int64_t i = 0; i < shape_numel(&y->shape); i++)

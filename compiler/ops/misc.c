@@ -373,14 +373,7 @@ int run_matmul_integer(OpCtx *c)
 	if (!op_all_const(c))
 		return 0;
 	double *yd = int_matmul(c, 0, 2, 1, 3);
-	Tensor *y = yd ? op_new_output_zeroed(c, 0, DT_INT32, &op_out(c, 0)->shape)
-		       : NULL;
-	if (!y)
-		return -1;
-	for (int64_t i = 0; i < shape_numel(&y->shape); i++)
-		tensor_set_i64(y, i, (int64_t)yd[i]);
-	op_set_const(c, 0, y);
-	return 0;
+	return yd ? set_int32_output(c, yd) : -1;
 }
 
 /* QLinearMatMul: y = saturate(round((a - a_zp) x (b - b_zp) * a_scale *

@@ -556,6 +556,9 @@ int run_matmul(OpCtx *c);
 /* conv.c */
 /* Element i of (u)int8 y = v rounded half to even, plus zp, saturated. */
 void q8_store(Tensor *y, int64_t i, double v, int64_t zp);
+/* Output 0 (int32) from the exact integer results yd: ConvInteger's and
+ * MatMulInteger's last step. */
+int set_int32_output(OpCtx *c, const double *yd);
 int run_conv(OpCtx *c);
 int run_conv_transpose(OpCtx *c);
 int run_conv_integer(OpCtx *c);
