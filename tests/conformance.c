@@ -1,7 +1,7 @@
 /*
  * tests/conformance.c - gearc's output shapes against ONNX's backend tests.
  *
- * usage: conformance [-v] [-n|-r] [-k SUBSTRING] TESTDATA_DIR
+ * usage: conformance [-v] [-n|-r [-w DIR]] [-k SUBSTRING] TESTDATA_DIR
  *
  * For every test under TESTDATA_DIR/{node,pytorch-converted,
  * pytorch-operator,simple}/ whose graph inputs and outputs are plain
@@ -25,6 +25,9 @@
  * and each output compared with output_N.pb by the same tolerance.  The
  * session's arena is filled with 0xff bytes (NaN as floats) first, so a
  * memory plan that overlaps two live tensors fails a test.
+ *
+ * With -r -w DIR, each compiled .om is kept as DIR/SUITE__TEST.om, so
+ * tests/om_sums.sh can checksum what the compiler wrote.
  */
 #include <dirent.h>
 #include <json-c/json.h>
@@ -291,12 +294,28 @@ static int run_outputs(Model *m, const char *dir, gearrt_session *s,
 	return 0;
 }
 
+static const char *keep_dir;
+
+/* Where -r writes the .om of the test in dir: kept under keep_dir as
+ * SUITE__TEST.om, else a temporary file. */
+static char *om_path(const char *dir)
+{
+	static int seq;
+	if (!keep_dir)
+		return strf("/tmp/gearc-conformance.%ld.%d.om", (long)getpid(),
+			    seq++);
+	const char *test = strrchr(dir, '/');
+	const char *suite = test;
+	while (suite > dir && suite[-1] != '/')
+		suite--;
+	return strf("%s/%.*s__%s.om", keep_dir, (int)(test - suite), suite,
+		    test + 1);
+}
+
 /* -r: the compiled model through libgearrt. */
 static int check_runtime(Model *m, const char *dir)
 {
-	static int seq;
-	char *om = strf("/tmp/gearc-conformance.%ld.%d.om", (long)getpid(),
-			seq++);
+	char *om = om_path(dir);
 	gearrt_model *md = NULL;
 	gearrt_session *s = NULL;
 	int rc = om_write(m, om);
@@ -313,7 +332,8 @@ static int check_runtime(Model *m, const char *dir)
 				 gearrt_output_count(md));
 	gearrt_session_destroy(s);
 	gearrt_model_close(md);
-	unlink(om);
+	if (!keep_dir)
+		unlink(om);
 	free(om);
 	return rc;
 }
@@ -437,12 +457,14 @@ int main(int argc, char **argv)
 			runtime = true;
 		else if (!strcmp(argv[i], "-k") && i + 1 < argc)
 			filter = argv[++i];
+		else if (!strcmp(argv[i], "-w") && i + 1 < argc)
+			keep_dir = argv[++i];
 		else
 			root = argv[i];
 	}
 	if (!root) {
-		fprintf(stderr, "usage: conformance [-v] [-n|-r] [-k SUBSTRING] "
-				"TESTDATA_DIR\n");
+		fprintf(stderr, "usage: conformance [-v] [-n|-r [-w DIR]] "
+				"[-k SUBSTRING] TESTDATA_DIR\n");
 		return 2;
 	}
 	int pass = 0, total = 0;
