@@ -87,7 +87,7 @@ static int kernel_run(void *state, const Tensor *const *in,
 		       out[0]->nbytes);
 	void *tmp[2] = { NULL, NULL };
 	if (k->tmp_bytes[0] + k->tmp_bytes[1]) {
-		uintptr_t at = (uintptr_t)arena_alloc(
+		uintptr_t at = (uintptr_t)arena_alloc_raw(
 			k->scratch, k->tmp_bytes[0] + k->tmp_bytes[1] + 128);
 		at = (at + 63) & ~(uintptr_t)63;
 		tmp[0] = (void *)at;

@@ -10,9 +10,17 @@
  * and calls the op's run hook; an evaluated task (control flow, shapes
  * known only at run time) goes through eval_node and copies its results
  * into planned buffers where it has them.
+ *
+ * With GEARRT_PROFILE=1 in the environment as a graph is prepared, every
+ * task of a run is timed; when the prepared graph goes (the session's
+ * destroy) the times are printed to stderr summed per op type and path
+ * (the op's name, with "/fast" for a fast path, "/eval" for evaluation),
+ * largest first, as milliseconds per run.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rt.h"
 
@@ -114,6 +122,106 @@ static void make_task(Prepared *p, Task *t, const Node *n)
 	p->planned &= !t->dynamic && !t->seq;
 }
 
+/* ---- GEARRT_PROFILE ---------------------------------------------------- */
+
+typedef struct Profile {
+	uint64_t *ns; /* per task, summed over runs */
+	uint64_t runs;
+} Profile;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static Profile *profile_new(int32_t ntasks)
+{
+	const char *e = getenv("GEARRT_PROFILE");
+	if (!e || !*e || !strcmp(e, "0"))
+		return NULL;
+	Profile *pr = xmalloc(sizeof(*pr));
+	pr->ns = xmalloc(((size_t)ntasks + 1) * sizeof(*pr->ns));
+	memset(pr->ns, 0, ((size_t)ntasks + 1) * sizeof(*pr->ns));
+	pr->runs = 0;
+	return pr;
+}
+
+static const char *task_path(const Task *t)
+{
+	return t->fast.run ? "/fast" : t->dynamic ? "/eval" : "";
+}
+
+/* The rows of p's profile: per distinct op type and path, its tasks'
+ * summed time; row[i] is the first task of each row. */
+static int32_t profile_rows(const Prepared *p, int32_t *row, uint64_t *ns,
+			    int32_t *count)
+{
+	int32_t nrows = 0;
+	for (int32_t i = 0; i < p->ntasks; i++) {
+		const Task *t = &p->tasks[i];
+		int32_t r = 0;
+		while (r < nrows &&
+		       (strcmp(p->tasks[row[r]].n->op_type, t->n->op_type) ||
+			strcmp(task_path(&p->tasks[row[r]]), task_path(t))))
+			r++;
+		if (r == nrows) {
+			row[nrows] = i;
+			ns[nrows] = 0;
+			count[nrows++] = 0;
+		}
+		ns[r] += p->prof->ns[i];
+		count[r]++;
+	}
+	return nrows;
+}
+
+static void profile_print(const Prepared *p)
+{
+	const Profile *pr = p->prof;
+	if (!pr->runs)
+		return;
+	size_t n = (size_t)p->ntasks + 1;
+	int32_t *row = xmalloc(n * sizeof(*row)), *count = xmalloc(
+							n * sizeof(*count));
+	uint64_t *ns = xmalloc(n * sizeof(*ns)), total = 0;
+	int32_t nrows = profile_rows(p, row, ns, count);
+	for (int32_t r = 0; r < nrows; r++)
+		total += ns[r];
+	fprintf(stderr, "gearrt profile: graph '%s', %llu runs, %.3f ms a "
+		"run in %d nodes\n", p->g->name, (unsigned long long)pr->runs,
+		(double)total / 1e6 / (double)pr->runs, (int)p->ntasks);
+	for (int32_t done = 0; done < nrows; done++) {
+		int32_t best = 0; /* largest row left (taken ones are -1) */
+		for (int32_t r = 1; r < nrows; r++)
+			if (row[best] < 0 || (row[r] >= 0 && ns[r] > ns[best]))
+				best = r;
+		const Task *t = &p->tasks[row[best]];
+		char name[96];
+		snprintf(name, sizeof(name), "%s%s", t->n->op_type,
+			 task_path(t));
+		fprintf(stderr, "  %-28s %5d nodes %10.3f ms %5.1f%%\n", name,
+			(int)count[best],
+			(double)ns[best] / 1e6 / (double)pr->runs,
+			total ? 100.0 * (double)ns[best] / (double)total : 0.0);
+		row[best] = -1;
+	}
+	free(row);
+	free(count);
+	free(ns);
+}
+
+static void profile_free(Prepared *p)
+{
+	if (!p->prof)
+		return;
+	if (p->tasks)
+		profile_print(p);
+	free(p->prof->ns);
+	free(p->prof);
+}
+
 Prepared *rt_prepare(gearrt_session *s, Graph *g)
 {
 	return rt_prepare_in(s, g, s->arena, s->model->arena_bytes);
@@ -150,6 +258,7 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 			return NULL;
 		}
 	}
+	p->prof = profile_new(p->ntasks);
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		Tensor *t = &p->own_out[k];
 		*t = p->vt[g->outputs[k]];
@@ -162,6 +271,7 @@ void rt_prepared_free(Prepared *p)
 {
 	if (!p)
 		return;
+	profile_free(p);
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		if (p->tasks[i].fast.free)
 			p->tasks[i].fast.free(p->tasks[i].fast.state);
@@ -352,12 +462,18 @@ int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
 				p->cur[t->n->outputs[k]] = NULL;
 	}
 	bind_io(p, in, out);
+	Profile *pr = p->prof;
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		Task *t = &p->tasks[i];
+		uint64_t t0 = pr ? now_ns() : 0;
 		if (gather_inputs(p, t) < 0 ||
 		    (t->dynamic ? run_evaluated(s, p, t)
 				: run_kernel(s, p, t)) < 0)
 			return -1;
+		if (pr)
+			pr->ns[i] += now_ns() - t0;
 	}
+	if (pr)
+		pr->runs++;
 	return deliver(p, out);
 }

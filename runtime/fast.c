@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "direct.h"
 #include "dnnl.h"
 #include "rt.h"
 
@@ -25,11 +26,30 @@ static bool own_op(const Node *n, const char *name)
 	       !strcmp(n->op_type, name);
 }
 
+/* The plain-C paths (runtime/direct.c), tried before oneDNN: 1 if one
+ * took t, 0 if none, -1 with an error. */
+static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
+{
+	switch (t->n->op) {
+	case OP_ConvTranspose:
+		return direct_deconv(s, p, t, &t->fast);
+	case OP_Sigmoid:
+		return direct_sigmoid(s, p, t, &t->fast);
+	case OP_Softmax:
+		return direct_softmax(s, p, t, &t->fast);
+	default:
+		return 0;
+	}
+}
+
 int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 {
 	const Node *n = t->n;
 	if (fast_disabled() || n->noutputs < 1 || !t->out[0])
 		return 0;
+	int rc = direct_prepare(s, p, t);
+	if (rc)
+		return rc;
 	switch (n->op) {
 	case OP_Conv:
 		return dnnl_fast_conv(s, p, t, false, &t->fast);

@@ -74,6 +74,7 @@ typedef struct Prepared {
 	bool planned;	     /* every task runs its kernel on planned buffers */
 	uint8_t *mem;	     /* the arena its plan's offsets are in */
 	uint64_t mem_bytes;
+	struct Profile *prof; /* GEARRT_PROFILE=1: per task times (exec.c) */
 } Prepared;
 
 struct gearrt_session {

@@ -1,0 +1,27 @@
+/*
+ * runtime/direct.h - fast paths in plain C (runtime/direct.c) for fast.c,
+ * where oneDNN is slow or absent: ConvTranspose with few channels (oneDNN
+ * pads channels to 16), Sigmoid and Softmax with a vectorised exp.
+ *
+ * Each builder fills *k and returns 1 if it takes task t's node at its
+ * planned shapes, 0 if another path must run it, -1 with an error.
+ */
+#ifndef GEARC_RT_DIRECT_H
+#define GEARC_RT_DIRECT_H
+
+#include "rt.h"
+
+/* ConvTranspose (2-D, fp32, constant weights) with fewer than 16
+ * channels in or out per group. */
+int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Softmax of fp32 over its last axis (or, before opset 13, over the
+ * axes from its axis on). */
+int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Sigmoid of fp32. */
+int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+
+/* 1 / (1 + exp(-x)) for n floats, within 2e-7 relative of the double
+ * result (tests/test_fast.c). */
+void direct_sigmoid_run(const float *x, float *y, size_t n);
+
+#endif
