@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx and fast_mm.onnx for tests/test_fast.c:
+"""tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
+and fast_direct.onnx for tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -69,3 +70,28 @@ save(mm, [w("wm", 8, 6), w("wb", 3, 8, 4), w("wg", 6, 8), w("cg", 6),
       h.make_tensor_value_info("f", T.FLOAT, [5, 8]),
       h.make_tensor_value_info("ft", T.FLOAT, [8, 5])],
      [n.output[0] for n in mm if n.output[0] != "at"], "fast_mm.onnx")
+
+# runtime/direct.c: few-channel ConvTranspose (det-style 2x2 and 3x3
+# stride-2 heads, stride 3 with dilation and output padding, grouped),
+# Sigmoid and Softmax over a wide range (x * 40)
+direct = [
+    h.make_node("ConvTranspose", ["x", "wd1", "bd1"], ["convt_k2"],
+                strides=[2, 2]),
+    h.make_node("ConvTranspose", ["x", "wd2", "bd2"], ["convt_k3"],
+                strides=[2, 2], pads=[1, 1, 1, 1]),
+    h.make_node("ConvTranspose", ["x", "wd3"], ["convt_dil"],
+                strides=[3, 2], dilations=[2, 1], pads=[1, 0, 2, 1],
+                output_padding=[1, 1]),
+    h.make_node("ConvTranspose", ["x", "wd4", "bd4"], ["convt_group"],
+                group=2, strides=[2, 2]),
+    h.make_node("Mul", ["x", "forty"], ["wide"]),
+    h.make_node("Sigmoid", ["wide"], ["sigmoid"]),
+    h.make_node("Softmax", ["wide"], ["softmax"]),
+]
+save(direct, [w("wd1", 4, 4, 2, 2), w("bd1", 4), w("wd2", 4, 1, 3, 3),
+              w("bd2", 1), w("wd3", 4, 3, 3, 2), w("wd4", 4, 2, 3, 3),
+              w("bd4", 4),
+              nh.from_array(np.array(40, dtype=np.float32), "forty")],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 9, 7])],
+     [n.output[0] for n in direct if n.output[0] != "wide"],
+     "fast_direct.onnx")

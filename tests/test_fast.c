@@ -1,7 +1,8 @@
 /*
- * tests/test_fast.c - libgearrt's oneDNN fast paths (runtime/fast.c,
- * runtime/dnnl.c) against the reference kernels (GEARRT_NO_FAST=1) on
- * tests/fixtures/fast_cnn.onnx and fast_mm.onnx (tests/gen_fast_models.py),
+ * tests/test_fast.c - libgearrt's fast paths (runtime/fast.c, dnnl.c, direct.c)
+ * against the reference kernels (GEARRT_NO_FAST=1) on
+ * tests/fixtures/fast_cnn.onnx, fast_mm.onnx and fast_direct.onnx
+ * (tests/gen_fast_models.py),
  * at 1 and 2 threads; and the fused ops of the fuse contract (FusedConv,
  * FusedGemm, FusedMatMul) on nodes built here against sums computed here.
  */
@@ -132,6 +133,13 @@ Test(fast, cnn_ops_match_reference)
 	/* 4 Conv (plain, depthwise, grouped SAME, 1-D), 2 ConvTranspose,
 	 * MaxPool, 2 AveragePool, GlobalAveragePool */
 	fast_vs_reference("fast_cnn", 10);
+}
+
+Test(fast, direct_ops_match_reference)
+{
+	/* runtime/direct.c: 4 few-channel ConvTranspose, Sigmoid, Softmax
+	 * (the Mul feeding them runs its reference kernel) */
+	fast_vs_reference("fast_direct", 6);
 }
 
 Test(fast, matmul_gemm_match_reference)
