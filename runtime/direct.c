@@ -214,15 +214,30 @@ HOT void direct_sigmoid_run(const float *x, float *y, size_t n)
 }
 
 /* Softmax of one row of len (> 0) floats; a row with a NaN or whose max
- * is infinite gives NaN everywhere, as the reference kernel does. */
+ * is infinite gives NaN everywhere, as the reference kernel does.  The
+ * max and the sum go through LANES partial results in a fixed order (the
+ * same at any thread count), so that they vectorise. */
+enum { LANES = 16 };
+
 HOT static void softmax_row(const float *x, float *y, int64_t len)
 {
-	float m = x[0];
+	float mx[LANES], acc[LANES], m = x[0], sum = 0;
+	int64_t full = len / LANES * LANES;
 	bool nan = false;
-	for (int64_t j = 0; j < len; j++) {
+	for (int l = 0; l < LANES; l++)
+		mx[l] = x[0], acc[l] = 0;
+	for (int64_t j = 0; j < full; j += LANES)
+		for (int l = 0; l < LANES; l++) {
+			float v = x[j + l];
+			mx[l] = v > mx[l] ? v : mx[l];
+			nan |= v != v;
+		}
+	for (int64_t j = full; j < len; j++) {
 		m = x[j] > m ? x[j] : m;
 		nan |= x[j] != x[j];
 	}
+	for (int l = 0; l < LANES; l++)
+		m = mx[l] > m ? mx[l] : m;
 	if (nan || m == INFINITY || m == -INFINITY) {
 		for (int64_t j = 0; j < len; j++)
 			y[j] = NAN;
@@ -230,9 +245,13 @@ HOT static void softmax_row(const float *x, float *y, int64_t len)
 	}
 	for (int64_t j = 0; j < len; j++)
 		y[j] = exp_clamped(clamp_exp_arg(x[j] - m));
-	float sum = 0; /* in order: no vectorised reduction */
-	for (int64_t j = 0; j < len; j++)
+	for (int64_t j = 0; j < full; j += LANES)
+		for (int l = 0; l < LANES; l++)
+			acc[l] += y[j + l];
+	for (int64_t j = full; j < len; j++)
 		sum += y[j];
+	for (int l = 0; l < LANES; l++)
+		sum += acc[l];
 	float inv = 1.0f / sum;
 	for (int64_t j = 0; j < len; j++)
 		y[j] *= inv;
