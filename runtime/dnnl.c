@@ -48,6 +48,11 @@ typedef struct DnnlKernel {
 	int sum_in; /* input copied into output 0 before running, or -1 */
 	Arena *scratch; /* the session's: the blocked temporaries of a run */
 	size_t tmp_bytes[2]; /* blocked X and Y (BIND_TMP idx 0, 1) */
+	/* a convolution: its step, and whether steps reorder X in, Z in
+	 * (FusedConv's sum) and Y out (dnnl_fast_chain drops the X and Y
+	 * reorders between two convolutions) */
+	int conv_step;
+	bool x_in, z_in, y_out;
 } DnnlKernel;
 
 static dnnl_engine_t engine;
@@ -132,6 +137,7 @@ static DnnlKernel *kernel_new(gearrt_session *s)
 	memset(k, 0, sizeof(*k));
 	k->threads = threads;
 	k->sum_in = -1;
+	k->conv_step = -1;
 	k->scratch = &s->scratch;
 	return k;
 }
@@ -459,6 +465,10 @@ static bool conv_steps(DnnlKernel *k, dnnl_primitive_desc_t pd,
 	if (!ps &&
 	    !reorder_step(k, src, BIND_IN, 0, NULL, qs, BIND_TMP, 0, NULL))
 		return false;
+	k->z_in = with_z && !pdst;
+	k->x_in = !ps;
+	k->y_out = !pdst;
+	k->conv_step = k->nsteps;
 	if (!finish(k, pd, wu, w, 1.0f) ||
 	    add_arg(k, DNNL_ARG_SRC, qs, ps ? BIND_IN : BIND_TMP, 0, NULL) <
 		    0 ||
@@ -769,4 +779,106 @@ int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		  add_arg(k, DNNL_ARG_SRC, &src, BIND_IN, 0, NULL) == 0 &&
 		  add_arg(k, DNNL_ARG_DST, &dst, BIND_OUT, 0, NULL) == 0;
 	return done(k, pd, attr, ok, fk);
+}
+
+/* ---- blocked layout between convolutions ------------------------------- */
+
+static void step_free(Step *st)
+{
+	for (int i = 0; i < st->nargs; i++)
+		dnnl_memory_destroy(st->args[i].memory);
+	if (st->prim)
+		dnnl_primitive_destroy(st->prim);
+}
+
+/* The memory descriptor of argument arg of k's convolution, or NULL. */
+static Step *conv_arg(DnnlKernel *k, int arg, int *at)
+{
+	Step *st = &k->step[k->conv_step];
+	for (int i = 0; i < st->nargs; i++)
+		if (st->args[i].arg == arg) {
+			*at = i;
+			return st;
+		}
+	return NULL;
+}
+
+static const dnnl_memory_desc_t *arg_md(Step *st, int i)
+{
+	const dnnl_memory_desc_t *md = NULL;
+	if (dnnl_memory_get_memory_desc(st->args[i].memory, &md) !=
+	    dnnl_success)
+		return NULL;
+	return md;
+}
+
+/* v is read by node n alone (as its input 0) and is no graph output. */
+static bool sole_reader(const Graph *g, ValId v, const Node *n)
+{
+	for (int32_t k = 0; k < g->noutputs; k++)
+		if (g->outputs[k] == v)
+			return false;
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const Node *m = &g->nodes[i];
+		for (int32_t a = 0; a < m->nattrs; a++)
+			if (m->attrs[a].type == ATTR_GRAPH ||
+			    m->attrs[a].type == ATTR_GRAPHS)
+				return false; /* a subgraph may read v */
+		for (int32_t k = 0; k < m->ninputs; k++)
+			if (m->inputs[k] == v && (m != n || k != 0))
+				return false;
+	}
+	return true;
+}
+
+void dnnl_fast_chain(Prepared *p, Task *t)
+{
+	DnnlKernel *c = t->fast.run == kernel_run ? t->fast.state : NULL;
+	ValId v = t->n->ninputs > 0 ? t->n->inputs[0] : -1;
+	if (!c || c->conv_step < 0 || !c->x_in || v < 0 || !p->tasks ||
+	    t < p->tasks || t >= p->tasks + p->ntasks)
+		return;
+	DnnlKernel *pk = NULL;
+	for (Task *u = p->tasks; u < t && !pk; u++)
+		if (u->n->noutputs > 0 && u->n->outputs[0] == v &&
+		    u->fast.run == kernel_run)
+			pk = u->fast.state;
+	if (!pk || pk->conv_step < 0 || !pk->y_out || pk->z_in ||
+	    !sole_reader(p->g, v, t->n))
+		return;
+	int xi = 0, yi = 0;
+	Step *cs = conv_arg(c, DNNL_ARG_SRC, &xi);
+	Step *ps = conv_arg(pk, DNNL_ARG_DST, &yi);
+	const dnnl_memory_desc_t *xmd = cs ? arg_md(cs, xi) : NULL;
+	const dnnl_memory_desc_t *ymd = ps ? arg_md(ps, yi) : NULL;
+	if (!xmd || !ymd || !dnnl_memory_desc_equal(xmd, ymd) ||
+	    dnnl_memory_desc_get_size(ymd) != p->vt[v].nbytes)
+		return;
+	/* the producer writes its blocked Y into v's bytes ... */
+	ps->bind[yi] = BIND_OUT;
+	ps->idx[yi] = 0;
+	step_free(&pk->step[--pk->nsteps]);
+	pk->y_out = false;
+	pk->tmp_bytes[1] = 0;
+	/* ... which the consumer reads as its blocked X */
+	cs->bind[xi] = BIND_IN;
+	cs->idx[xi] = 0;
+	int r = c->z_in ? 1 : 0; /* the X reorder step */
+	step_free(&c->step[r]);
+	memmove(&c->step[r], &c->step[r + 1],
+		(size_t)(c->nsteps - r - 1) * sizeof(Step));
+	c->nsteps--;
+	c->conv_step--;
+	c->x_in = false;
+	c->tmp_bytes[0] = 0;
+}
+
+bool dnnl_fast_reorders(const FastKernel *fk, bool *x_in, bool *y_out)
+{
+	const DnnlKernel *k = fk->run == kernel_run ? fk->state : NULL;
+	if (!k || k->conv_step < 0)
+		return false;
+	*x_in = k->x_in;
+	*y_out = k->y_out;
+	return true;
 }

@@ -42,6 +42,16 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 	}
 }
 
+/* A oneDNN convolution, linked in blocked layout to the convolution
+ * producing its input where it can be. */
+static int conv_chained(gearrt_session *s, Prepared *p, Task *t)
+{
+	int rc = dnnl_fast_conv(s, p, t, false, &t->fast);
+	if (rc == 1)
+		dnnl_fast_chain(p, t);
+	return rc;
+}
+
 int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 {
 	const Node *n = t->n;
@@ -52,7 +62,7 @@ int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return rc;
 	switch (n->op) {
 	case OP_Conv:
-		return dnnl_fast_conv(s, p, t, false, &t->fast);
+		return conv_chained(s, p, t);
 	case OP_ConvTranspose:
 		return dnnl_fast_conv(s, p, t, true, &t->fast);
 	case OP_MatMul:
@@ -67,7 +77,7 @@ int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 		break;
 	}
 	if (own_op(n, "FusedConv"))
-		return dnnl_fast_conv(s, p, t, false, &t->fast);
+		return conv_chained(s, p, t);
 	if (own_op(n, "FusedGemm"))
 		return dnnl_fast_matmul(s, p, t, true, &t->fast);
 	if (own_op(n, "FusedMatMul"))

@@ -8,6 +8,7 @@
  */
 #include <math.h>
 
+#include "runtime/dnnl.h"
 #include "runtime/gearrt.h"
 #include "runtime/rt.h"
 #include "testrun.h"
@@ -19,6 +20,7 @@ typedef struct Outs {
 	float *data[MAX_OUT];
 	size_t count[MAX_OUT];
 	int fast; /* tasks a fast path took */
+	int reorders; /* of oneDNN convolutions' X and Y */
 } Outs;
 
 static char *compile_static(const char *dir, const char *name)
@@ -79,8 +81,12 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 		memcpy(o.data[k], out[k].data, out[k].size);
 	}
 	Prepared *p = s->prep[0];
-	for (int32_t i = 0; i < p->ntasks; i++)
+	for (int32_t i = 0; i < p->ntasks; i++) {
+		bool xi, yo;
 		o.fast += p->tasks[i].fast.run != NULL;
+		if (dnnl_fast_reorders(&p->tasks[i].fast, &xi, &yo))
+			o.reorders += xi + yo;
+	}
 	for (size_t i = 0; i < nin; i++)
 		free(in[i].data);
 	gearrt_session_destroy(s);
@@ -140,6 +146,22 @@ Test(fast, direct_ops_match_reference)
 	/* runtime/direct.c: 4 few-channel ConvTranspose, Sigmoid, Softmax
 	 * (the Mul feeding them runs its reference kernel) */
 	fast_vs_reference("fast_direct", 6);
+}
+
+Test(fast, conv_chain_keeps_blocked_layout)
+{
+	/* Conv -> Conv: at most the first X and the last Y are reordered
+	 * (none if oneDNN picks the plain layout), never the middle */
+	char *dir = temp_dir(), *om = compile_static(dir, "fast_chain");
+	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
+	cr_expect_eq(f1.fast, 2);
+	cr_expect_leq(f1.reorders, 2, "%d reorders", f1.reorders);
+	expect_close(&f1, &ref, "chained");
+	outs_free(&ref);
+	outs_free(&f1);
+	remove_tree(dir);
+	free(dir);
+	free(om);
 }
 
 Test(fast, matmul_gemm_match_reference)
