@@ -11,6 +11,9 @@
  * executes.  A convolution whose fastest form wants a blocked layout
  * (nChw16c) gets reorder steps around it, into temporaries of the
  * session's scratch arena (grown at prepare, reset after the node).
+ * Between two convolutions, the second the only reader of the first's
+ * output, both reorders go (dnnl_fast_chain, at prepare): the tensor's
+ * bytes then hold the blocked layout both chose.
  * The fused ops' activations become eltwise post-ops, FusedConv's Z a
  * sum post-op (Z is copied into Y first).  oneDNN's OpenMP threads are
  * set to the session's thread count before each primitive runs.
