@@ -25,7 +25,7 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
 	!defined(__SANITIZE_ADDRESS__)
 #define HOT __attribute__((target_clones("avx512f", "avx2", "default"), \
-				optimize("O3")))
+				optimize("O3", "fp-contract=fast")))
 #else
 #define HOT
 #endif
@@ -175,6 +175,247 @@ int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+/* ---- Conv with few output channels ------------------------------------ */
+
+/* oneDNN pads a convolution's output channels to 16: a head producing 4
+ * maps does 4x the work.  Here output channels go in blocks of OCB, each
+ * a vector of VL outputs along a row: every input value loaded feeds OCB
+ * multiply-adds.  Stride 1, no dilation, one group; border outputs (taps
+ * outside the row) are computed one at a time. */
+enum { OCB = 4, VL = 16 };
+
+typedef float Vec __attribute__((vector_size(VL * sizeof(float))));
+
+typedef struct SmallConv {
+	ConvGeom g;
+	float *w;	 /* [cout/OCB rounded up][cin][kh][kw][OCB] */
+	const float *b;	 /* [cout] or NULL */
+	bool relu;
+} SmallConv;
+
+static void small_conv_free(void *state)
+{
+	SmallConv *c = state;
+	if (c)
+		free(c->w);
+	free(c);
+}
+
+/* Output (oy, x) of block ob, taps checked against the input. */
+static void conv_point(const SmallConv *c, const float *x, int64_t ob,
+		       int64_t oy, int64_t ox, float *acc)
+{
+	const ConvGeom *g = &c->g;
+	int64_t kh = g->kernel[0], kw = g->kernel[1];
+	int64_t ih = g->in[0], iw = g->in[1];
+	for (int64_t ic = 0; ic < g->cin; ic++)
+		for (int64_t ky = 0; ky < kh; ky++) {
+			int64_t iy = oy - g->pad[0] + ky;
+			if (iy < 0 || iy >= ih)
+				continue;
+			for (int64_t kx = 0; kx < kw; kx++) {
+				int64_t ix = ox - g->pad[1] + kx;
+				if (ix < 0 || ix >= iw)
+					continue;
+				float v = x[(ic * ih + iy) * iw + ix];
+				const float *w =
+					c->w + (((ob * g->cin + ic) * kh + ky) *
+							kw +
+						kx) * OCB;
+				for (int l = 0; l < OCB; l++)
+					acc[l] += w[l] * v;
+			}
+		}
+}
+
+/* Outputs [ox, ox + 2 VL) of row oy, block ob, every tap inside: OCB x 2
+ * vector accumulators, enough independent sums to keep the FMA units
+ * busy. */
+HOT static void conv_vec(const SmallConv *c, const float *x, int64_t ob,
+			 int64_t oy, int64_t ox, Vec *acc)
+{
+	const ConvGeom *g = &c->g;
+	int64_t kh = g->kernel[0], kw = g->kernel[1];
+	int64_t ih = g->in[0], iw = g->in[1];
+	Vec a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+	Vec b0 = acc[4], b1 = acc[5], b2 = acc[6], b3 = acc[7];
+	for (int64_t ic = 0; ic < g->cin; ic++)
+		for (int64_t ky = 0; ky < kh; ky++) {
+			int64_t iy = oy - g->pad[0] + ky;
+			if (iy < 0 || iy >= ih)
+				continue;
+			const float *row =
+				x + (ic * ih + iy) * iw + ox - g->pad[1];
+			const float *w =
+				c->w + ((ob * g->cin + ic) * kh + ky) * kw * OCB;
+			for (int64_t kx = 0; kx < kw; kx++, w += OCB) {
+				Vec u, v;
+				memcpy(&u, row + kx, sizeof(u));
+				memcpy(&v, row + kx + VL, sizeof(v));
+				a0 += w[0] * u, b0 += w[0] * v;
+				a1 += w[1] * u, b1 += w[1] * v;
+				a2 += w[2] * u, b2 += w[2] * v;
+				a3 += w[3] * u, b3 += w[3] * v;
+			}
+		}
+	acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+	acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
+}
+
+static void conv_store(const SmallConv *c, float *y, int64_t ob, int64_t at,
+		       const float *acc, int64_t stride, int64_t count)
+{
+	const ConvGeom *g = &c->g;
+	int64_t plane = g->out[0] * g->out[1];
+	for (int l = 0; l < OCB && ob * OCB + l < g->cout; l++)
+		for (int64_t i = 0; i < count; i++) {
+			float v = acc[l * stride + i];
+			y[(ob * OCB + l) * plane + at + i] =
+				c->relu && v < 0 ? 0 : v;
+		}
+}
+
+/* The outputs [lo, hi) of a row whose taps all fall inside it. */
+static void inner_range(const ConvGeom *g, int64_t *lo, int64_t *hi)
+{
+	int64_t ow = g->out[1];
+	*lo = g->pad[1];
+	*hi = g->in[1] - g->kernel[1] + 1 + g->pad[1];
+	*hi = *hi > ow ? ow : *hi;
+	*lo = *lo > *hi ? *hi : *lo;
+}
+
+/* Row oy of block ob: pairs of vectors over [lo, hi) (the last pair moved
+ * back to end at hi, recomputing a few outputs to the same values), the
+ * borders one output at a time. */
+static void conv_row(const SmallConv *c, const float *x, float *y,
+		     int64_t ob, int64_t oy, const float *bias)
+{
+	const ConvGeom *g = &c->g;
+	int64_t ow = g->out[1], lo, hi;
+	inner_range(g, &lo, &hi);
+	for (int64_t ox = 0; ox < ow; ox++) {
+		if (ox == lo) {
+			for (int64_t at = lo; at < hi; at += 2 * VL) {
+				at = at + 2 * VL > hi ? hi - 2 * VL : at;
+				Vec acc[2 * OCB]; /* [l], [OCB + l]: halves */
+				float a[OCB][2 * VL];
+				for (int l = 0; l < OCB; l++)
+					for (int i = 0; i < VL; i++)
+						acc[l][i] = acc[OCB + l][i] =
+							bias[l];
+				conv_vec(c, x, ob, oy, at, acc);
+				for (int l = 0; l < OCB; l++) {
+					memcpy(a[l], &acc[l], sizeof(Vec));
+					memcpy(a[l] + VL, &acc[OCB + l],
+					       sizeof(Vec));
+				}
+				conv_store(c, y, ob, oy * ow + at, a[0],
+					   2 * VL, 2 * VL);
+			}
+			ox = hi - 1;
+			continue;
+		}
+		float acc[OCB];
+		memcpy(acc, bias, sizeof(acc));
+		conv_point(c, x, ob, oy, ox, acc);
+		conv_store(c, y, ob, oy * ow + ox, acc, 1, 1);
+	}
+}
+
+static int small_conv_run(void *state, const Tensor *const *in,
+			  Tensor *const *out)
+{
+	const SmallConv *c = state;
+	const ConvGeom *g = &c->g;
+	int64_t oh = g->out[0], ow = g->out[1];
+	int64_t nb = (g->cout + OCB - 1) / OCB;
+	for (int64_t n = 0; n < g->n; n++) {
+		const float *x = (const float *)in[0]->data +
+				 n * g->cin * g->in[0] * g->in[1];
+		float *y = (float *)tensor_mut(out[0]) + n * g->cout * oh * ow;
+		for (int64_t ob = 0; ob < nb; ob++) {
+			float bias[OCB];
+			for (int l = 0; l < OCB; l++)
+				bias[l] = c->b && ob * OCB + l < g->cout
+						  ? c->b[ob * OCB + l]
+						  : 0;
+			for (int64_t oy = 0; oy < oh; oy++)
+				conv_row(c, x, y, ob, oy, bias);
+		}
+	}
+	return 0;
+}
+
+/* Relu alone, or no activation: false if another. */
+static bool relu_only(const Node *n, bool *relu)
+{
+	const Attr *a = node_attr(n, "activations");
+	*relu = false;
+	if (!a)
+		return true;
+	if (a->type != ATTR_STRINGS || a->n > 1)
+		return false;
+	if (a->n == 0)
+		return true;
+	*relu = a->strings[0].len == 4 &&
+		!memcmp(a->strings[0].data, "Relu", 4);
+	return *relu;
+}
+
+int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	bool fused = n->op != OP_Conv, relu = false;
+	const Value *x = in_val(p, n, 0), *w = in_val(p, n, 1);
+	const Value *b = in_val(p, n, 2);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	for (int32_t i = 1; i < n->noutputs; i++)
+		if (n->outputs[i] >= 0)
+			return 0;
+	if ((fused && (in_val(p, n, 3) || !relu_only(n, &relu))) ||
+	    !static_f32(x) || !static_f32(w) || !static_f32(y) ||
+	    (b && !static_f32(b)) || !weights_of(w) ||
+	    (b && !weights_of(b)) || x->shape.rank != 4)
+		return 0;
+	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
+		    .opset = model_opset(s->model->m),
+		    .fold_limit = INT64_MAX };
+	ConvGeom cg;
+	if (nn_conv_geom(&c, 0, 1, false, &cg) < 0) {
+		clear_error();
+		return 0;
+	}
+	/* few outputs, enough inputs and row to fill the vectors */
+	int64_t lo, hi;
+	inner_range(&cg, &lo, &hi);
+	if (cg.nsp != 2 || cg.group != 1 || cg.cout > 8 || cg.cin < 4 ||
+	    hi - lo < 2 * VL || (b && shape_numel(&b->shape) != cg.cout))
+		return 0;
+	for (int a = 0; a < 2; a++)
+		if (cg.stride[a] != 1 || cg.dilation[a] != 1)
+			return 0;
+	int64_t nb = (cg.cout + OCB - 1) / OCB;
+	int64_t taps = cg.cin * cg.kernel[0] * cg.kernel[1];
+	SmallConv *sc = xmalloc(sizeof(*sc));
+	sc->g = cg;
+	sc->b = b ? weights_of(b) : NULL;
+	sc->relu = relu;
+	sc->w = xmalloc((size_t)(nb * taps * OCB) * sizeof(float));
+	const float *wd = weights_of(w);
+	for (int64_t ob = 0; ob < nb; ob++)
+		for (int64_t i = 0; i < taps; i++)
+			for (int l = 0; l < OCB; l++) {
+				int64_t o = ob * OCB + l;
+				sc->w[(ob * taps + i) * OCB + l] =
+					o < cg.cout ? wd[o * taps + i] : 0;
+			}
+	k->run = small_conv_run;
+	k->free = small_conv_free;
+	k->state = sc;
+	return 1;
+}
+
 /* ---- exp, Sigmoid, Softmax -------------------------------------------- */
 
 /* exp(v) for v in [-87, 88] (2^k stays a normal float). */
@@ -316,4 +557,10 @@ int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	k->free = NULL;
 	k->state = NULL;
 	return 1;
+}
+
+bool direct_took(const FastKernel *k)
+{
+	return k->run == deconv_run || k->run == small_conv_run ||
+	       k->run == sigmoid_run || k->run == softmax_run;
 }

@@ -14,11 +14,17 @@
 /* ConvTranspose (2-D, fp32, constant weights) with fewer than 16
  * channels in or out per group. */
 int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Conv and FusedConv (Relu or no activation, no Z): 2-D, stride 1, one
+ * group, at most 8 output channels. */
+int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Softmax of fp32 over its last axis (or, before opset 13, over the
  * axes from its axis on). */
 int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Sigmoid of fp32. */
 int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+
+/* Whether k is one of these paths' kernels. */
+bool direct_took(const FastKernel *k);
 
 /* 1 / (1 + exp(-x)) for n floats, within 2e-7 relative of the double
  * result (tests/test_fast.c). */

@@ -15,7 +15,8 @@
  * task of a run is timed; when the prepared graph goes (the session's
  * destroy) the times are printed to stderr summed per op type and path
  * (the op's name, with "/fast" for a fast path, "/eval" for evaluation),
- * largest first, as milliseconds per run.
+ * largest first, as milliseconds per run; GEARRT_PROFILE=nodes adds a
+ * row per node, in run order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,7 @@ static void make_task(Prepared *p, Task *t, const Node *n)
 typedef struct Profile {
 	uint64_t *ns; /* per task, summed over runs */
 	uint64_t runs;
+	bool nodes; /* GEARRT_PROFILE=nodes: a row per node too */
 } Profile;
 
 static uint64_t now_ns(void)
@@ -145,6 +147,7 @@ static Profile *profile_new(int32_t ntasks)
 	pr->ns = xmalloc(((size_t)ntasks + 1) * sizeof(*pr->ns));
 	memset(pr->ns, 0, ((size_t)ntasks + 1) * sizeof(*pr->ns));
 	pr->runs = 0;
+	pr->nodes = !strcmp(e, "nodes");
 	return pr;
 }
 
@@ -206,6 +209,12 @@ static void profile_print(const Prepared *p)
 			(double)ns[best] / 1e6 / (double)pr->runs,
 			total ? 100.0 * (double)ns[best] / (double)total : 0.0);
 		row[best] = -1;
+	}
+	for (int32_t i = 0; pr->nodes && i < p->ntasks; i++) {
+		const Task *t = &p->tasks[i];
+		fprintf(stderr, "  node %-40s %s%s %.3f ms\n", t->n->name,
+			t->n->op_type, task_path(t),
+			(double)pr->ns[i] / 1e6 / (double)pr->runs);
 	}
 	free(row);
 	free(count);

@@ -30,7 +30,11 @@ static bool own_op(const Node *n, const char *name)
  * took t, 0 if none, -1 with an error. */
 static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 {
+	if (own_op(t->n, "FusedConv"))
+		return direct_conv(s, p, t, &t->fast);
 	switch (t->n->op) {
+	case OP_Conv:
+		return direct_conv(s, p, t, &t->fast);
 	case OP_ConvTranspose:
 		return direct_deconv(s, p, t, &t->fast);
 	case OP_Sigmoid:

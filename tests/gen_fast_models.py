@@ -87,13 +87,22 @@ direct = [
     h.make_node("Mul", ["x", "forty"], ["wide"]),
     h.make_node("Sigmoid", ["wide"], ["sigmoid"]),
     h.make_node("Softmax", ["wide"], ["softmax"]),
+    # few output channels (runtime/direct.c direct_conv): 5 = a block of
+    # 4 and one of 1; asymmetric pads; the second with a fused Relu
+    h.make_node("Conv", ["xw", "wc5", "bc5"], ["conv_few"],
+                pads=[1, 2, 1, 0]),
+    h.make_node("Conv", ["xw", "wc4"], ["conv_relu_in"], pads=[0, 1, 0, 1]),
+    h.make_node("Relu", ["conv_relu_in"], ["conv_relu"]),
 ]
 save(direct, [w("wd1", 4, 4, 2, 2), w("bd1", 4), w("wd2", 4, 1, 3, 3),
               w("bd2", 1), w("wd3", 4, 3, 3, 2), w("wd4", 4, 2, 3, 3),
               w("bd4", 4),
-              nh.from_array(np.array(40, dtype=np.float32), "forty")],
-     [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 9, 7])],
-     [n.output[0] for n in direct if n.output[0] != "wide"],
+              nh.from_array(np.array(40, dtype=np.float32), "forty"),
+              w("wc5", 5, 6, 3, 3), w("bc5", 5), w("wc4", 4, 6, 2, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 9, 7]),
+      h.make_tensor_value_info("xw", T.FLOAT, [2, 6, 5, 40])],
+     [n.output[0] for n in direct
+      if n.output[0] not in ("wide", "conv_relu_in")],
      "fast_direct.onnx")
 
 # runtime/dnnl.c dnnl_fast_chain: Conv -> Conv with 16 channels, the

@@ -8,6 +8,7 @@
  */
 #include <math.h>
 
+#include "runtime/direct.h"
 #include "runtime/dnnl.h"
 #include "runtime/gearrt.h"
 #include "runtime/rt.h"
@@ -21,6 +22,7 @@ typedef struct Outs {
 	size_t count[MAX_OUT];
 	int fast; /* tasks a fast path took */
 	int reorders; /* of oneDNN convolutions' X and Y */
+	int direct; /* tasks runtime/direct.c took */
 } Outs;
 
 static char *compile_static(const char *dir, const char *name)
@@ -84,6 +86,7 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		bool xi, yo;
 		o.fast += p->tasks[i].fast.run != NULL;
+		o.direct += direct_took(&p->tasks[i].fast);
 		if (dnnl_fast_reorders(&p->tasks[i].fast, &xi, &yo))
 			o.reorders += xi + yo;
 	}
@@ -115,7 +118,9 @@ static void expect_close(const Outs *a, const Outs *b, const char *what)
 }
 
 /* Every node of the model is one oneDNN takes (Transpose aside). */
-static void fast_vs_reference(const char *name, int want_fast)
+/* want_direct: of them runtime/direct.c's (-1: any number). */
+static void fast_vs_reference(const char *name, int want_fast,
+			      int want_direct)
 {
 	char *dir = temp_dir(), *om = compile_static(dir, name);
 	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
@@ -124,6 +129,9 @@ static void fast_vs_reference(const char *name, int want_fast)
 		     ref.fast);
 	cr_expect_eq(f1.fast, want_fast, "%s: %d fast tasks, expected %d",
 		     name, f1.fast, want_fast);
+	cr_expect(want_direct < 0 || f1.direct == want_direct,
+		  "%s: %d direct tasks, expected %d", name, f1.direct,
+		  want_direct);
 	expect_close(&f1, &ref, "1 thread");
 	expect_close(&f2, &ref, "2 threads");
 	outs_free(&ref);
@@ -138,14 +146,15 @@ Test(fast, cnn_ops_match_reference)
 {
 	/* 4 Conv (plain, depthwise, grouped SAME, 1-D), 2 ConvTranspose,
 	 * MaxPool, 2 AveragePool, GlobalAveragePool */
-	fast_vs_reference("fast_cnn", 10);
+	fast_vs_reference("fast_cnn", 10, -1);
 }
 
 Test(fast, direct_ops_match_reference)
 {
-	/* runtime/direct.c: 4 few-channel ConvTranspose, Sigmoid, Softmax
-	 * (the Mul feeding them runs its reference kernel) */
-	fast_vs_reference("fast_direct", 6);
+	/* runtime/direct.c: 4 few-channel ConvTranspose, Sigmoid, Softmax,
+	 * Conv and FusedConv (Relu) with few output channels (the Mul
+	 * feeding Sigmoid and Softmax runs its reference kernel) */
+	fast_vs_reference("fast_direct", 8, 8);
 }
 
 Test(fast, conv_chain_keeps_blocked_layout)
@@ -167,7 +176,7 @@ Test(fast, conv_chain_keeps_blocked_layout)
 Test(fast, matmul_gemm_match_reference)
 {
 	/* 3 MatMul (constant, batched constant, two variables), 2 Gemm */
-	fast_vs_reference("fast_mm", 5);
+	fast_vs_reference("fast_mm", 5, -1);
 }
 
 /* ---- the fused ops, on nodes built here -------------------------------- */
