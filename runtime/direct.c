@@ -559,8 +559,195 @@ int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+/* ---- Erf ---------------------------------------------------------------- */
+
+/* erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (+-1 outside, within float), the
+ * rational form of Eigen's fast erf: within 5e-7 of the double erf. */
+HOT static void erf_loop(const float *x, float *y, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		float v = x[i];
+		v = v < -4.0f ? -4.0f : v;
+		v = v > 4.0f ? 4.0f : v;
+		float v2 = v * v;
+		float p = -2.72614225801306e-10f;
+		p = p * v2 + 2.77068142495902e-08f;
+		p = p * v2 - 2.10102402082508e-06f;
+		p = p * v2 - 5.69250639462346e-05f;
+		p = p * v2 - 7.34990630326855e-04f;
+		p = p * v2 - 2.95459980854025e-03f;
+		p = p * v2 - 1.60960333262415e-02f;
+		float q = -1.45660718464996e-05f;
+		q = q * v2 - 2.13374055278905e-04f;
+		q = q * v2 - 1.68282697438203e-03f;
+		q = q * v2 - 7.37332916720468e-03f;
+		q = q * v2 - 1.42647390514189e-02f;
+		y[i] = v * p / q;
+	}
+}
+
+static int erf_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	(void)state;
+	erf_loop(in[0]->data, tensor_mut(out[0]),
+		 out[0]->nbytes / sizeof(float));
+	return 0;
+}
+
+/* ---- Add, Sub, Mul, Div by a constant scalar ---------------------------- */
+
+typedef struct Scalar {
+	int op;
+	float c;
+} Scalar;
+
+/* Each in float, as the reference kernel's (correctly rounded) result. */
+HOT static void scalar_loop(int op, const float *x, float c, float *y,
+			    size_t n)
+{
+	switch (op) {
+	case OP_Add:
+		for (size_t i = 0; i < n; i++)
+			y[i] = x[i] + c;
+		break;
+	case OP_Sub:
+		for (size_t i = 0; i < n; i++)
+			y[i] = x[i] - c;
+		break;
+	case OP_Mul:
+		for (size_t i = 0; i < n; i++)
+			y[i] = x[i] * c;
+		break;
+	default:
+		for (size_t i = 0; i < n; i++)
+			y[i] = x[i] / c;
+	}
+}
+
+static int scalar_run(void *state, const Tensor *const *in,
+		      Tensor *const *out)
+{
+	const Scalar *sc = state;
+	scalar_loop(sc->op, in[0]->data, sc->c, tensor_mut(out[0]),
+		    out[0]->nbytes / sizeof(float));
+	return 0;
+}
+
+/* Erf of fp32; Add, Sub, Mul, Div of fp32 X by a constant one-element B
+ * (Y of X's shape). */
+int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = in_val(p, n, 0), *b = in_val(p, n, 1);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (!static_f32(x) || !static_f32(y) ||
+	    !shape_equal(&x->shape, &y->shape))
+		return 0;
+	if (n->op == OP_Erf) {
+		k->run = erf_run;
+		k->free = NULL;
+		k->state = NULL;
+		return 1;
+	}
+	if (!static_f32(b) || !weights_of(b) || shape_numel(&b->shape) != 1)
+		return 0;
+	Scalar *sc = xmalloc(sizeof(*sc));
+	sc->op = n->op;
+	sc->c = weights_of(b)[0];
+	k->run = scalar_run;
+	k->free = free;
+	k->state = sc;
+	return 1;
+}
+
+/* ---- Transpose ---------------------------------------------------------- */
+
+typedef struct Perm {
+	int rank;
+	int64_t dims[MAX_RANK]; /* of Y */
+	int64_t st[MAX_RANK];	/* X's stride of Y's axis */
+} Perm;
+
+/* The last axis: a copy if X's stride along it is 1, else a gather. */
+HOT static void gather_row(const uint32_t *x, uint32_t *y, int64_t n,
+			   int64_t st)
+{
+	if (st == 1) {
+		memcpy(y, x, (size_t)n * sizeof(*y));
+		return;
+	}
+	for (int64_t i = 0; i < n; i++)
+		y[i] = x[i * st];
+}
+
+static int transpose_run(void *state, const Tensor *const *in,
+			 Tensor *const *out)
+{
+	const Perm *pm = state;
+	const uint32_t *x = in[0]->data;
+	uint32_t *y = tensor_mut(out[0]);
+	int r = pm->rank;
+	int64_t idx[MAX_RANK] = { 0 }, last = pm->dims[r - 1];
+	size_t rows = out[0]->nbytes / sizeof(*y) / (size_t)last;
+	int64_t off = 0;
+	for (size_t row = 0; row < rows; row++) {
+		gather_row(x + off, y + row * (size_t)last, last,
+			   pm->st[r - 1]);
+		for (int a = r - 2; a >= 0; a--) { /* the next row's start */
+			off += pm->st[a];
+			if (++idx[a] < pm->dims[a])
+				break;
+			off -= pm->st[a] * pm->dims[a];
+			idx[a] = 0;
+		}
+	}
+	return 0;
+}
+
+/* Transpose of 4-byte elements (fp32, int32) at static shapes. */
+int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
+		     FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	int r = x ? x->shape.rank : 0;
+	const int64_t *perm = NULL;
+	int32_t np = attr_ints(n, "perm", &perm);
+	if (!x || x->tkind != TK_TENSOR || dtype_size(x->dtype) != 4 ||
+	    y->dtype != x->dtype || !shape_is_static(&x->shape) ||
+	    !shape_is_static(&y->shape) || r < 1 || r > MAX_RANK ||
+	    (perm && np != r) || shape_numel(&y->shape) == 0)
+		return 0;
+	Perm *pm = xmalloc(sizeof(*pm));
+	int64_t xst[MAX_RANK], step = 1;
+	for (int a = r - 1; a >= 0; a--) {
+		xst[a] = step;
+		step *= x->shape.dims[a];
+	}
+	pm->rank = r;
+	for (int a = 0; a < r; a++) {
+		int64_t src = perm ? perm[a] : r - 1 - a;
+		if (src < 0 || src >= r ||
+		    y->shape.dims[a] != x->shape.dims[src]) {
+			free(pm);
+			return 0;
+		}
+		pm->dims[a] = y->shape.dims[a];
+		pm->st[a] = xst[src];
+	}
+	k->run = transpose_run;
+	k->free = free;
+	k->state = pm;
+	return 1;
+}
+
 bool direct_took(const FastKernel *k)
 {
 	return k->run == deconv_run || k->run == small_conv_run ||
-	       k->run == sigmoid_run || k->run == softmax_run;
+	       k->run == sigmoid_run || k->run == softmax_run ||
+	       k->run == erf_run || k->run == scalar_run ||
+	       k->run == transpose_run;
 }

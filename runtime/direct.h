@@ -1,7 +1,8 @@
 /*
  * runtime/direct.h - fast paths in plain C (runtime/direct.c) for fast.c,
  * where oneDNN is slow or absent: ConvTranspose with few channels (oneDNN
- * pads channels to 16), Sigmoid and Softmax with a vectorised exp.
+ * pads channels to 16), few-output-channel Conv, Sigmoid and Softmax with
+ * a vectorised exp, Erf, scalar arithmetic and Transpose.
  *
  * Each builder fills *k and returns 1 if it takes task t's node at its
  * planned shapes, 0 if another path must run it, -1 with an error.
@@ -23,6 +24,12 @@ int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Sigmoid of fp32. */
 int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 
+/* Erf of fp32 (within 5e-7 of the double erf); Add, Sub, Mul, Div of
+ * fp32 by a constant one-element B. */
+int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Transpose of 4-byte elements. */
+int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
+		     FastKernel *k);
 /* Whether k is one of these paths' kernels. */
 bool direct_took(const FastKernel *k);
 

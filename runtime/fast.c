@@ -41,6 +41,14 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_sigmoid(s, p, t, &t->fast);
 	case OP_Softmax:
 		return direct_softmax(s, p, t, &t->fast);
+	case OP_Erf:
+	case OP_Add:
+	case OP_Sub:
+	case OP_Mul:
+	case OP_Div:
+		return direct_unary(s, p, t, &t->fast);
+	case OP_Transpose:
+		return direct_transpose(s, p, t, &t->fast);
 	default:
 		return 0;
 	}

@@ -93,16 +93,23 @@ direct = [
                 pads=[1, 2, 1, 0]),
     h.make_node("Conv", ["xw", "wc4"], ["conv_relu_in"], pads=[0, 1, 0, 1]),
     h.make_node("Relu", ["conv_relu_in"], ["conv_relu"]),
+    # Erf, arithmetic by a constant scalar, Transpose (4-byte elements)
+    h.make_node("Div", ["x", "three"], ["div_scalar"]),
+    h.make_node("Erf", ["div_scalar"], ["erf"]),
+    h.make_node("Sub", ["x", "three"], ["sub_scalar"]),
+    h.make_node("Transpose", ["x"], ["transpose"], perm=[2, 0, 3, 1]),
+    h.make_node("Transpose", ["xw"], ["transpose_last"], perm=[0, 2, 1, 3]),
 ]
 save(direct, [w("wd1", 4, 4, 2, 2), w("bd1", 4), w("wd2", 4, 1, 3, 3),
               w("bd2", 1), w("wd3", 4, 3, 3, 2), w("wd4", 4, 2, 3, 3),
               w("bd4", 4),
               nh.from_array(np.array(40, dtype=np.float32), "forty"),
-              w("wc5", 5, 6, 3, 3), w("bc5", 5), w("wc4", 4, 6, 2, 3)],
+              w("wc5", 5, 6, 3, 3), w("bc5", 5), w("wc4", 4, 6, 2, 3),
+              nh.from_array(np.array([0.75], dtype=np.float32), "three")],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 9, 7]),
       h.make_tensor_value_info("xw", T.FLOAT, [2, 6, 5, 40])],
      [n.output[0] for n in direct
-      if n.output[0] not in ("wide", "conv_relu_in")],
+      if n.output[0] not in ("wide", "conv_relu_in", "div_scalar")],
      "fast_direct.onnx")
 
 # runtime/dnnl.c dnnl_fast_chain: Conv -> Conv with 16 channels, the
