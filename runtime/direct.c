@@ -464,26 +464,15 @@ HOT static void softmax_row(const float *x, float *y, int64_t len)
 {
 	float mx[LANES], acc[LANES], m = x[0], sum = 0;
 	int64_t full = len / LANES * LANES;
-	bool nan = false;
 	for (int l = 0; l < LANES; l++)
 		mx[l] = x[0], acc[l] = 0;
 	for (int64_t j = 0; j < full; j += LANES)
-		for (int l = 0; l < LANES; l++) {
-			float v = x[j + l];
-			mx[l] = v > mx[l] ? v : mx[l];
-			nan |= v != v;
-		}
-	for (int64_t j = full; j < len; j++) {
+		for (int l = 0; l < LANES; l++)
+			mx[l] = x[j + l] > mx[l] ? x[j + l] : mx[l];
+	for (int64_t j = full; j < len; j++)
 		m = x[j] > m ? x[j] : m;
-		nan |= x[j] != x[j];
-	}
 	for (int l = 0; l < LANES; l++)
 		m = mx[l] > m ? mx[l] : m;
-	if (nan || m == INFINITY || m == -INFINITY) {
-		for (int64_t j = 0; j < len; j++)
-			y[j] = NAN;
-		return;
-	}
 	for (int64_t j = 0; j < len; j++)
 		y[j] = exp_clamped(clamp_exp_arg(x[j] - m));
 	for (int64_t j = 0; j < full; j += LANES)
@@ -493,6 +482,12 @@ HOT static void softmax_row(const float *x, float *y, int64_t len)
 		sum += y[j];
 	for (int l = 0; l < LANES; l++)
 		sum += acc[l];
+	/* a NaN in the row made the sum NaN (NaN passes the clamps) */
+	if (sum != sum || m == INFINITY || m == -INFINITY) {
+		for (int64_t j = 0; j < len; j++)
+			y[j] = NAN;
+		return;
+	}
 	float inv = 1.0f / sum;
 	for (int64_t j = 0; j < len; j++)
 		y[j] *= inv;
