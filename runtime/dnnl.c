@@ -520,7 +520,11 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
 					    cg.out[a] - cg.pad[a]
 				  : (cg.out[a] - 1) * cg.stride[a] + ext -
 					    cg.in[a] - cg.pad[a];
-		if (pl[a] < 0 || pr[a] < 0)
+		/* pr < 0: the last input rows no window reaches (a
+		 * stride-2 1x1 convolution of an even size), which oneDNN
+		 * takes as negative right padding */
+		if (pl[a] < 0 ||
+		    pr[a] < (transpose ? 0 : -(cg.stride[a] - 1)))
 			return 0;
 	}
 	int wr = conv_weights(&cg, transpose, wd, ws);
