@@ -53,6 +53,7 @@ typedef struct Deconv {
 	ConvGeom g;
 	const float *w, *b; /* [cin, cout/group, kh, kw]; bias or NULL */
 	float *acc;	    /* one phase of an output row */
+	int act;	    /* DIRECT_RELU, DIRECT_SIGMOID after it, or 0 */
 } Deconv;
 
 static void deconv_free(void *state)
@@ -107,6 +108,8 @@ static void deconv_phase(const Deconv *d, const float *x, int64_t oc,
 	}
 }
 
+static void act_row(int act, float *y, int64_t n);
+
 static int deconv_run(void *state, const Tensor *const *in,
 		      Tensor *const *out)
 {
@@ -120,7 +123,7 @@ static int deconv_run(void *state, const Tensor *const *in,
 		for (int64_t oc = 0; oc < g->cout; oc++) {
 			float bias = d->b ? d->b[oc] : 0.0f;
 			float *y = yb + (n * g->cout + oc) * oh * ow;
-			for (int64_t oy = 0; oy < oh; oy++)
+			for (int64_t oy = 0; oy < oh; oy++) {
 				for (int64_t px = 0; px < sx && px < ow;
 				     px++) {
 					int64_t nj = (ow - px + sx - 1) / sx;
@@ -130,6 +133,8 @@ static int deconv_run(void *state, const Tensor *const *in,
 					for (int64_t j = 0; j < nj; j++)
 						row[j * sx] = d->acc[j] + bias;
 				}
+				act_row(d->act, y + oy * ow, ow);
+			}
 		}
 	}
 	return 0;
@@ -169,6 +174,7 @@ int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	d->w = weights_of(w);
 	d->b = b ? weights_of(b) : NULL;
 	d->acc = xmalloc((size_t)(cg.out[1] + 1) * sizeof(float));
+	d->act = 0;
 	k->run = deconv_run;
 	k->free = deconv_free;
 	k->state = d;
@@ -739,10 +745,48 @@ int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
 	return 1;
 }
 
+/* ---- activations taken into the ConvTranspose before them ------------- */
+
+HOT static void relu_row(float *y, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] = y[i] < 0 ? 0 : y[i];
+}
+
+static void act_row(int act, float *y, int64_t n)
+{
+	if (act == DIRECT_RELU)
+		relu_row(y, n);
+	else if (act == DIRECT_SIGMOID)
+		direct_sigmoid_run(y, y, (size_t)n);
+}
+
+bool direct_deconv_act(FastKernel *k, int act)
+{
+	Deconv *d = k->run == deconv_run ? k->state : NULL;
+	if (!d || d->act)
+		return false;
+	d->act = act;
+	return true;
+}
+
+static int noop_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	(void)state, (void)in, (void)out;
+	return 0;
+}
+
+void direct_noop(FastKernel *k)
+{
+	k->run = noop_run;
+	k->free = NULL;
+	k->state = NULL;
+}
+
 bool direct_took(const FastKernel *k)
 {
 	return k->run == deconv_run || k->run == small_conv_run ||
 	       k->run == sigmoid_run || k->run == softmax_run ||
 	       k->run == erf_run || k->run == scalar_run ||
-	       k->run == transpose_run;
+	       k->run == transpose_run || k->run == noop_run;
 }

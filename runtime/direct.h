@@ -30,6 +30,13 @@ int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Transpose of 4-byte elements. */
 int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);
+/* An activation a ConvTranspose of direct_deconv applies to its outputs
+ * (fast.c: the node after it, its output's only reader, then does
+ * nothing): false if k is no such kernel or has one already. */
+enum { DIRECT_RELU = 1, DIRECT_SIGMOID };
+bool direct_deconv_act(FastKernel *k, int act);
+/* A kernel doing nothing (a node another kernel computed). */
+void direct_noop(FastKernel *k);
 /* Whether k is one of these paths' kernels. */
 bool direct_took(const FastKernel *k);
 

@@ -26,6 +26,51 @@ static bool own_op(const Node *n, const char *name)
 	       !strcmp(n->op_type, name);
 }
 
+/* Value v is read by node n alone and is no graph output. */
+static bool read_by_only(const Graph *g, ValId v, const Node *n)
+{
+	for (int32_t k = 0; k < g->noutputs; k++)
+		if (g->outputs[k] == v)
+			return false;
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const Node *m = &g->nodes[i];
+		for (int32_t a = 0; a < m->nattrs; a++)
+			if (m->attrs[a].type == ATTR_GRAPH ||
+			    m->attrs[a].type == ATTR_GRAPHS)
+				return false; /* a subgraph may read v */
+		for (int32_t k = 0; k < m->ninputs; k++)
+			if (m->inputs[k] == v && m != n)
+				return false;
+	}
+	return true;
+}
+
+/* A Relu or Sigmoid whose input only it reads, made by an earlier plain-C
+ * ConvTranspose: that kernel applies the activation and writes t's
+ * output tensor instead of its own (never read now); t does nothing.
+ * 1 if so, else 0. */
+static int fold_into_deconv(Prepared *p, Task *t)
+{
+	const Node *n = t->n;
+	ValId v = n->ninputs == 1 ? n->inputs[0] : -1;
+	if (v < 0 || !p->tasks || t < p->tasks ||
+	    t >= p->tasks + p->ntasks || n->noutputs != 1 || !t->out[0] ||
+	    t->out[0]->dtype != p->vt[v].dtype ||
+	    !shape_equal(&t->out[0]->shape, &p->vt[v].shape))
+		return 0;
+	Task *u = t;
+	while (u-- > p->tasks)
+		if (u->n->noutputs > 0 && u->n->outputs[0] == v)
+			break;
+	if (u < p->tasks || !u->out[0] || !read_by_only(p->g, v, n) ||
+	    !direct_deconv_act(&u->fast, n->op == OP_Relu ? DIRECT_RELU
+							   : DIRECT_SIGMOID))
+		return 0;
+	u->out[0] = t->out[0];
+	direct_noop(&t->fast);
+	return 1;
+}
+
 /* The plain-C paths (runtime/direct.c), tried before oneDNN: 1 if one
  * took t, 0 if none, -1 with an error. */
 static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
@@ -37,8 +82,11 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_conv(s, p, t, &t->fast);
 	case OP_ConvTranspose:
 		return direct_deconv(s, p, t, &t->fast);
+	case OP_Relu:
+		return fold_into_deconv(p, t);
 	case OP_Sigmoid:
-		return direct_sigmoid(s, p, t, &t->fast);
+		return fold_into_deconv(p, t) ? 1
+					       : direct_sigmoid(s, p, t, &t->fast);
 	case OP_Softmax:
 		return direct_softmax(s, p, t, &t->fast);
 	case OP_Erf:

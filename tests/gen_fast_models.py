@@ -99,6 +99,13 @@ direct = [
     h.make_node("Sub", ["x", "three"], ["sub_scalar"]),
     h.make_node("Transpose", ["x"], ["transpose"], perm=[2, 0, 3, 1]),
     h.make_node("Transpose", ["xw"], ["transpose_last"], perm=[0, 2, 1, 3]),
+    # a ConvTranspose applying the Relu / Sigmoid after it (fast.c)
+    h.make_node("ConvTranspose", ["x", "wd1", "bd1"], ["up_relu_in"],
+                strides=[2, 2]),
+    h.make_node("Relu", ["up_relu_in"], ["up_relu"]),
+    h.make_node("ConvTranspose", ["x", "wd2", "bd2"], ["up_sigmoid_in"],
+                strides=[2, 2], pads=[1, 1, 1, 1]),
+    h.make_node("Sigmoid", ["up_sigmoid_in"], ["up_sigmoid"]),
 ]
 save(direct, [w("wd1", 4, 4, 2, 2), w("bd1", 4), w("wd2", 4, 1, 3, 3),
               w("bd2", 1), w("wd3", 4, 3, 3, 2), w("wd4", 4, 2, 3, 3),
@@ -109,7 +116,8 @@ save(direct, [w("wd1", 4, 4, 2, 2), w("bd1", 4), w("wd2", 4, 1, 3, 3),
      [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 9, 7]),
       h.make_tensor_value_info("xw", T.FLOAT, [2, 6, 5, 40])],
      [n.output[0] for n in direct
-      if n.output[0] not in ("wide", "conv_relu_in", "div_scalar")],
+      if n.output[0] not in ("wide", "conv_relu_in", "div_scalar",
+                             "up_relu_in", "up_sigmoid_in")],
      "fast_direct.onnx")
 
 # runtime/dnnl.c dnnl_fast_chain: Conv -> Conv with 16 channels, the
