@@ -445,17 +445,19 @@ static inline __attribute__((always_inline)) float exp_clamped(float v)
 	return p * scale;
 }
 
+/* v clamped to [-87, 88], NaN to -87 (the int conversion in exp_clamped
+ * must never see a NaN: callers find NaN inputs themselves). */
 static inline __attribute__((always_inline)) float clamp_exp_arg(float v)
 {
-	v = v < -87.0f ? -87.0f : v;
-	return v > 88.0f ? 88.0f : v;
+	v = v >= -87.0f ? v : -87.0f;
+	return v <= 88.0f ? v : 88.0f;
 }
 
 HOT void direct_sigmoid_run(const float *x, float *y, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		float s = 1.0f / (1.0f + exp_clamped(clamp_exp_arg(-x[i])));
-		/* NaN stays NaN (the clamps would make it a number) */
+		/* NaN stays NaN (the clamp makes it a number) */
 		y[i] = x[i] == x[i] ? s : x[i];
 	}
 }
@@ -469,16 +471,29 @@ enum { LANES = 16 };
 HOT static void softmax_row(const float *x, float *y, int64_t len)
 {
 	float mx[LANES], acc[LANES], m = x[0], sum = 0;
+	int32_t nan[LANES], any = 0;
 	int64_t full = len / LANES * LANES;
 	for (int l = 0; l < LANES; l++)
-		mx[l] = x[0], acc[l] = 0;
+		mx[l] = x[0], acc[l] = 0, nan[l] = 0;
 	for (int64_t j = 0; j < full; j += LANES)
-		for (int l = 0; l < LANES; l++)
-			mx[l] = x[j + l] > mx[l] ? x[j + l] : mx[l];
-	for (int64_t j = full; j < len; j++)
+		for (int l = 0; l < LANES; l++) {
+			float v = x[j + l];
+			mx[l] = v > mx[l] ? v : mx[l];
+			nan[l] |= v != v;
+		}
+	for (int64_t j = full; j < len; j++) {
 		m = x[j] > m ? x[j] : m;
-	for (int l = 0; l < LANES; l++)
+		any |= x[j] != x[j];
+	}
+	for (int l = 0; l < LANES; l++) {
 		m = mx[l] > m ? mx[l] : m;
+		any |= nan[l];
+	}
+	if (any || m == INFINITY || m == -INFINITY) {
+		for (int64_t j = 0; j < len; j++)
+			y[j] = NAN;
+		return;
+	}
 	for (int64_t j = 0; j < len; j++)
 		y[j] = exp_clamped(clamp_exp_arg(x[j] - m));
 	for (int64_t j = 0; j < full; j += LANES)
@@ -488,12 +503,6 @@ HOT static void softmax_row(const float *x, float *y, int64_t len)
 		sum += y[j];
 	for (int l = 0; l < LANES; l++)
 		sum += acc[l];
-	/* a NaN in the row made the sum NaN (NaN passes the clamps) */
-	if (sum != sum || m == INFINITY || m == -INFINITY) {
-		for (int64_t j = 0; j < len; j++)
-			y[j] = NAN;
-		return;
-	}
 	float inv = 1.0f / sum;
 	for (int64_t j = 0; j < len; j++)
 		y[j] *= inv;

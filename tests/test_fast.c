@@ -419,3 +419,42 @@ Test(fast, unsupported_activation_falls_back)
 	arena_release(&f.s.scratch);
 	model_free(f.m);
 }
+
+Test(fast, direct_sigmoid_softmax_edge_values)
+{
+	/* Sigmoid: NaN stays NaN, +-inf and +-100 saturate; Softmax: a row
+	 * with a NaN is all NaN, a -inf element gets 0 */
+	float x[8] = { NAN, INFINITY, -INFINITY, 100, -100, 0, 3, -3 }, y[8];
+	direct_sigmoid_run(x, y, 8);
+	cr_expect(isnan(y[0]));
+	for (int i = 1; i < 8; i++)
+		cr_expect(fabsf(y[i] - 1 / (1 + expf(-x[i]))) <= 1e-7f,
+			  "sigmoid(%g) = %g", x[i], y[i]);
+	Fixture f;
+	fixture_init(&f);
+	Opset os = { "", 17 };
+	f.m->nopsets = 1;
+	f.m->opsets = &os;
+	int64_t d[] = { 2, 20 };
+	ValId vx = add_value(&f, "x", 2, d, NULL);
+	ValId vy = add_value(&f, "y", 2, d, NULL);
+	Node *n = graph_add_node(f.g, "sm", "Softmax", "", 1, 1);
+	n->op = OP_Softmax;
+	n->inputs[0] = vx, n->outputs[0] = vy;
+	float in[40], out[40], want[20], sum = 0;
+	fill(in, 40, 11);
+	in[7] = NAN;
+	in[20 + 5] = -INFINITY;
+	for (int i = 0; i < 20; i++)
+		sum += (want[i] = i == 5 ? 0 : expf(in[20 + i]));
+	Tensor tx = { .data = in };
+	const Tensor *tin[1] = { &tx };
+	run_fused(&f, n, tin, out, 40);
+	for (int i = 0; i < 20; i++) {
+		cr_expect(isnan(out[i]), "row 0 element %d: %g", i, out[i]);
+		cr_expect(fabsf(out[20 + i] - want[i] / sum) <= 1e-6f,
+			  "row 1 element %d: %g, expected %g", i, out[20 + i],
+			  want[i] / sum);
+	}
+	model_free(f.m);
+}
