@@ -1,7 +1,10 @@
 /*
  * runtime/fast.c - fast paths chosen when a gear is prepared (rt.h
- * FastKernel): which nodes oneDNN runs (runtime/dnnl.c).  A node no fast
- * path takes runs its op's reference kernel.  GEARRT_NO_FAST=1 in the
+ * FastKernel): which nodes the plain-C kernels (runtime/direct.c, tried
+ * first) and oneDNN (runtime/dnnl.c) run, and which neighbours share
+ * work: convolutions keeping oneDNN's blocked layout between them, a
+ * ConvTranspose applying the activation after it.  A node no fast path
+ * takes runs its op's reference kernel.  GEARRT_NO_FAST=1 in the
  * environment when a gear is prepared turns every fast path off (the
  * reference kernels are then the test oracle: tests/test_fast.c).
  */
