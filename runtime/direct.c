@@ -754,6 +754,93 @@ int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
 	return 1;
 }
 
+/* ---- Resize: nearest, integer factors ------------------------------------ */
+
+typedef struct Upsample {
+	int64_t planes, ih, iw, fy, fx; /* Y: planes x ih fy x iw fx */
+} Upsample;
+
+HOT static void upsample_row(const float *x, float *y, int64_t iw,
+			     int64_t fx)
+{
+	if (fx == 2) {
+		for (int64_t i = 0; i < iw; i++)
+			y[2 * i] = y[2 * i + 1] = x[i];
+		return;
+	}
+	for (int64_t i = 0; i < iw; i++)
+		for (int64_t k = 0; k < fx; k++)
+			y[i * fx + k] = x[i];
+}
+
+static int upsample_run(void *state, const Tensor *const *in,
+			Tensor *const *out)
+{
+	const Upsample *u = state;
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	int64_t ow = u->iw * u->fx;
+	for (int64_t p = 0; p < u->planes; p++)
+		for (int64_t r = 0; r < u->ih; r++) {
+			float *row = y + (p * u->ih + r) * u->fy * ow;
+			upsample_row(x + (p * u->ih + r) * u->iw, row, u->iw,
+				     u->fx);
+			for (int64_t k = 1; k < u->fy; k++)
+				memcpy(row + k * ow, row,
+				       (size_t)ow * sizeof(*row));
+		}
+	return 0;
+}
+
+/* Nearest Resize whose output is the input times whole factors on the
+ * last two axes, with asymmetric coordinates and floor rounding: each
+ * input value repeated fy x fx times (as the reference kernel's
+ * floor(o / f) picks it). */
+int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = in_val(p, n, 0), *sc = in_val(p, n, 2);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (model_opset(s->model->m) < 11 || !static_f32(x) ||
+	    !static_f32(y) || x->shape.rank < 2 ||
+	    y->shape.rank != x->shape.rank ||
+	    strcmp(attr_str(n, "mode", "nearest"), "nearest") ||
+	    strcmp(attr_str(n, "coordinate_transformation_mode", ""),
+		   "asymmetric") ||
+	    strcmp(attr_str(n, "nearest_mode", ""), "floor") ||
+	    node_attr(n, "axes") || node_attr(n, "antialias") ||
+	    node_attr(n, "keep_aspect_ratio_policy"))
+		return 0;
+	int r = x->shape.rank;
+	const int64_t *xd = x->shape.dims, *yd = y->shape.dims;
+	for (int a = 0; a < r - 2; a++)
+		if (xd[a] != yd[a])
+			return 0;
+	for (int a = r - 2; a < r; a++)
+		if (xd[a] < 1 || yd[a] % xd[a])
+			return 0;
+	/* given scales must be those whole factors exactly */
+	const float *sv = sc && shape_numel(&sc->shape) ? weights_of(sc)
+							: NULL;
+	if (sc && shape_numel(&sc->shape)) {
+		if (!sv || !static_f32(sc) || shape_numel(&sc->shape) != r)
+			return 0;
+		for (int a = 0; a < r; a++)
+			if (sv[a] != (float)(yd[a] / xd[a]))
+				return 0;
+	}
+	Upsample *u = xmalloc(sizeof(*u));
+	u->planes = 1;
+	for (int a = 0; a < r - 2; a++)
+		u->planes *= xd[a];
+	u->ih = xd[r - 2], u->iw = xd[r - 1];
+	u->fy = yd[r - 2] / xd[r - 2], u->fx = yd[r - 1] / xd[r - 1];
+	k->run = upsample_run;
+	k->free = free;
+	k->state = u;
+	return 1;
+}
+
 /* ---- activations taken into the ConvTranspose before them ------------- */
 
 HOT static void relu_row(float *y, int64_t n)
@@ -797,5 +884,6 @@ bool direct_took(const FastKernel *k)
 	return k->run == deconv_run || k->run == small_conv_run ||
 	       k->run == sigmoid_run || k->run == softmax_run ||
 	       k->run == erf_run || k->run == scalar_run ||
-	       k->run == transpose_run || k->run == noop_run;
+	       k->run == transpose_run || k->run == noop_run ||
+	       k->run == upsample_run;
 }

@@ -30,6 +30,9 @@ int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Transpose of 4-byte elements. */
 int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);
+/* Resize, nearest (asymmetric, floor) by whole factors on the last two
+ * axes. */
+int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* An activation a ConvTranspose of direct_deconv applies to its outputs
  * (fast.c: the node after it, its output's only reader, then does
  * nothing): false if k is no such kernel or has one already. */

@@ -100,6 +100,8 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_unary(s, p, t, &t->fast);
 	case OP_Transpose:
 		return direct_transpose(s, p, t, &t->fast);
+	case OP_Resize:
+		return direct_resize(s, p, t, &t->fast);
 	default:
 		return 0;
 	}

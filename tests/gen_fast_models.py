@@ -106,13 +106,26 @@ direct = [
     h.make_node("ConvTranspose", ["x", "wd2", "bd2"], ["up_sigmoid_in"],
                 strides=[2, 2], pads=[1, 1, 1, 1]),
     h.make_node("Sigmoid", ["up_sigmoid_in"], ["up_sigmoid"]),
+    # nearest Resize by whole factors (scales 2 x 3; sizes 4x, 1x); the
+    # round_prefer_floor one runs its reference kernel
+    h.make_node("Resize", ["x", "", "up23"], ["resize_scales"],
+                mode="nearest", coordinate_transformation_mode="asymmetric",
+                nearest_mode="floor"),
+    h.make_node("Resize", ["x", "", "", "size41"], ["resize_sizes"],
+                mode="nearest", coordinate_transformation_mode="asymmetric",
+                nearest_mode="floor"),
+    h.make_node("Resize", ["x", "", "up23"], ["resize_round"],
+                mode="nearest", coordinate_transformation_mode="asymmetric"),
 ]
 save(direct, [w("wd1", 4, 4, 2, 2), w("bd1", 4), w("wd2", 4, 1, 3, 3),
               w("bd2", 1), w("wd3", 4, 3, 3, 2), w("wd4", 4, 2, 3, 3),
               w("bd4", 4),
               nh.from_array(np.array(40, dtype=np.float32), "forty"),
               w("wc5", 5, 6, 3, 3), w("bc5", 5), w("wc4", 4, 6, 2, 3),
-              nh.from_array(np.array([0.75], dtype=np.float32), "three")],
+              nh.from_array(np.array([0.75], dtype=np.float32), "three"),
+              nh.from_array(np.array([1, 1, 2, 3], dtype=np.float32), "up23"),
+              nh.from_array(np.array([2, 4, 36, 7], dtype=np.int64),
+                            "size41")],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 9, 7]),
       h.make_tensor_value_info("xw", T.FLOAT, [2, 6, 5, 40])],
      [n.output[0] for n in direct
