@@ -11,9 +11,10 @@
  * executes.  A convolution whose fastest form wants a blocked layout
  * (nChw16c) gets reorder steps around it, into temporaries of the
  * session's scratch arena (grown at prepare, reset after the node).
- * Between two convolutions, the second the only reader of the first's
- * output, both reorders go (dnnl_fast_chain, at prepare): the tensor's
- * bytes then hold the blocked layout both chose.
+ * Between a convolution and the convolutions reading its output (all
+ * of its readers, wanting the layout it writes), the reorders go
+ * (dnnl_fast_link, once the gear's tasks are made): the tensor's bytes
+ * then hold that blocked layout.
  * The fused ops' activations become eltwise post-ops, FusedConv's Z a
  * sum post-op (Z is copied into Y first).  oneDNN's OpenMP threads are
  * set to the session's thread count before each primitive runs.
@@ -52,7 +53,7 @@ typedef struct DnnlKernel {
 	Arena *scratch; /* the session's: the blocked temporaries of a run */
 	size_t tmp_bytes[2]; /* blocked X and Y (BIND_TMP idx 0, 1) */
 	/* a convolution: its step, and whether steps reorder X in, Z in
-	 * (FusedConv's sum) and Y out (dnnl_fast_chain drops the X and Y
+	 * (FusedConv's sum) and Y out (dnnl_fast_link drops the X and Y
 	 * reorders between two convolutions) */
 	int conv_step;
 	bool x_in, z_in, y_out;
@@ -819,55 +820,56 @@ static const dnnl_memory_desc_t *arg_md(Step *st, int i)
 	return md;
 }
 
-/* v is read by node n alone (as its input 0) and is no graph output. */
-static bool sole_reader(const Graph *g, ValId v, const Node *n)
+enum { MAX_READERS = 8 };
+
+/* The tasks reading v (the output of task u), if every one is a oneDNN
+ * convolution reading it as X alone and reordering it in from layout
+ * ymd, and v is no graph output nor read by a subgraph: their count
+ * (0 if not so). */
+static int conv_readers(const Prepared *p, const Task *u, ValId v,
+			const dnnl_memory_desc_t *ymd, DnnlKernel **r)
 {
+	const Graph *g = p->g;
+	int n = 0, refs = 0;
 	for (int32_t k = 0; k < g->noutputs; k++)
 		if (g->outputs[k] == v)
-			return false;
+			return 0;
 	for (int32_t i = 0; i < g->nnodes; i++) {
 		const Node *m = &g->nodes[i];
 		for (int32_t a = 0; a < m->nattrs; a++)
 			if (m->attrs[a].type == ATTR_GRAPH ||
 			    m->attrs[a].type == ATTR_GRAPHS)
-				return false; /* a subgraph may read v */
+				return 0; /* a subgraph may read v */
 		for (int32_t k = 0; k < m->ninputs; k++)
-			if (m->inputs[k] == v && (m != n || k != 0))
-				return false;
+			refs += m->inputs[k] == v;
 	}
-	return true;
+	for (const Task *t = u + 1; t < p->tasks + p->ntasks; t++) {
+		int uses = 0;
+		for (int32_t k = 0; k < t->n->ninputs; k++)
+			if (t->n->inputs[k] == v && (k != 0 || uses++))
+				return 0;
+		if (!uses)
+			continue;
+		DnnlKernel *c = t->fast.run == kernel_run ? t->fast.state
+							  : NULL;
+		int xi = 0;
+		Step *cs = c && c->conv_step >= 0 && c->x_in
+				   ? conv_arg(c, DNNL_ARG_SRC, &xi)
+				   : NULL;
+		const dnnl_memory_desc_t *xmd = cs ? arg_md(cs, xi) : NULL;
+		if (!xmd || !dnnl_memory_desc_equal(xmd, ymd) ||
+		    n == MAX_READERS)
+			return 0;
+		r[n++] = c;
+	}
+	return n == refs ? n : 0;
 }
 
-void dnnl_fast_chain(Prepared *p, Task *t)
+/* Convolution c reads its blocked X from the input tensor itself. */
+static void drop_x_reorder(DnnlKernel *c)
 {
-	DnnlKernel *c = t->fast.run == kernel_run ? t->fast.state : NULL;
-	ValId v = t->n->ninputs > 0 ? t->n->inputs[0] : -1;
-	if (!c || c->conv_step < 0 || !c->x_in || v < 0 || !p->tasks ||
-	    t < p->tasks || t >= p->tasks + p->ntasks)
-		return;
-	DnnlKernel *pk = NULL;
-	for (Task *u = p->tasks; u < t && !pk; u++)
-		if (u->n->noutputs > 0 && u->n->outputs[0] == v &&
-		    u->fast.run == kernel_run)
-			pk = u->fast.state;
-	if (!pk || pk->conv_step < 0 || !pk->y_out || pk->z_in ||
-	    !sole_reader(p->g, v, t->n))
-		return;
-	int xi = 0, yi = 0;
+	int xi = 0;
 	Step *cs = conv_arg(c, DNNL_ARG_SRC, &xi);
-	Step *ps = conv_arg(pk, DNNL_ARG_DST, &yi);
-	const dnnl_memory_desc_t *xmd = cs ? arg_md(cs, xi) : NULL;
-	const dnnl_memory_desc_t *ymd = ps ? arg_md(ps, yi) : NULL;
-	if (!xmd || !ymd || !dnnl_memory_desc_equal(xmd, ymd) ||
-	    dnnl_memory_desc_get_size(ymd) != p->vt[v].nbytes)
-		return;
-	/* the producer writes its blocked Y into v's bytes ... */
-	ps->bind[yi] = BIND_OUT;
-	ps->idx[yi] = 0;
-	step_free(&pk->step[--pk->nsteps]);
-	pk->y_out = false;
-	pk->tmp_bytes[1] = 0;
-	/* ... which the consumer reads as its blocked X */
 	cs->bind[xi] = BIND_IN;
 	cs->idx[xi] = 0;
 	int r = c->z_in ? 1 : 0; /* the X reorder step */
@@ -878,6 +880,37 @@ void dnnl_fast_chain(Prepared *p, Task *t)
 	c->conv_step--;
 	c->x_in = false;
 	c->tmp_bytes[0] = 0;
+}
+
+void dnnl_fast_link(Prepared *p)
+{
+	for (Task *u = p->tasks; p->tasks && u < p->tasks + p->ntasks; u++) {
+		DnnlKernel *pk = u->fast.run == kernel_run ? u->fast.state
+							   : NULL;
+		if (!pk || pk->conv_step < 0 || !pk->y_out || pk->z_in ||
+		    u->n->noutputs < 1 || u->n->outputs[0] < 0)
+			continue;
+		ValId v = u->n->outputs[0];
+		int yi = 0;
+		Step *ps = conv_arg(pk, DNNL_ARG_DST, &yi);
+		const dnnl_memory_desc_t *ymd = ps ? arg_md(ps, yi) : NULL;
+		DnnlKernel *r[MAX_READERS];
+		int n = ymd && dnnl_memory_desc_get_size(ymd) ==
+					 p->vt[v].nbytes
+				? conv_readers(p, u, v, ymd, r)
+				: 0;
+		if (!n)
+			continue;
+		/* the producer writes its blocked Y into v's bytes ... */
+		ps->bind[yi] = BIND_OUT;
+		ps->idx[yi] = 0;
+		step_free(&pk->step[--pk->nsteps]);
+		pk->y_out = false;
+		pk->tmp_bytes[1] = 0;
+		/* ... which each reader takes as its blocked X */
+		for (int i = 0; i < n; i++)
+			drop_x_reorder(r[i]);
+	}
 }
 
 bool dnnl_fast_reorders(const FastKernel *fk, bool *x_in, bool *y_out)

@@ -20,12 +20,11 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
  * attributes). */
 int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
 		     FastKernel *k);
-/* After a convolution task t got its kernel: if its X is the output of
- * an earlier convolution kernel read by t alone, in the blocked layout
- * t's convolution wants (of the same size as the plain tensor), the
- * producer writes that layout into the tensor and t reads it, with no
- * reorders between them. */
-void dnnl_fast_chain(Prepared *p, Task *t);
+/* Once every task of p has its kernel: a convolution whose output is
+ * read only by convolutions taking it as X, all in the blocked layout it
+ * writes (of the plain tensor's size), writes that layout into the
+ * tensor and they read it, with no reorders between them. */
+void dnnl_fast_link(Prepared *p);
 /* For a convolution kernel: whether it reorders X in and Y out (false if
  * fk is no oneDNN convolution). */
 bool dnnl_fast_reorders(const FastKernel *fk, bool *x_in, bool *y_out);

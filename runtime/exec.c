@@ -267,6 +267,7 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 			return NULL;
 		}
 	}
+	rt_fast_link(p);
 	p->prof = profile_new(p->ntasks);
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		Tensor *t = &p->own_out[k];

@@ -107,16 +107,6 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 	}
 }
 
-/* A oneDNN convolution, linked in blocked layout to the convolution
- * producing its input where it can be. */
-static int conv_chained(gearrt_session *s, Prepared *p, Task *t)
-{
-	int rc = dnnl_fast_conv(s, p, t, false, &t->fast);
-	if (rc == 1)
-		dnnl_fast_chain(p, t);
-	return rc;
-}
-
 int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 {
 	const Node *n = t->n;
@@ -127,7 +117,7 @@ int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return rc;
 	switch (n->op) {
 	case OP_Conv:
-		return conv_chained(s, p, t);
+		return dnnl_fast_conv(s, p, t, false, &t->fast);
 	case OP_ConvTranspose:
 		return dnnl_fast_conv(s, p, t, true, &t->fast);
 	case OP_MatMul:
@@ -142,10 +132,16 @@ int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 		break;
 	}
 	if (own_op(n, "FusedConv"))
-		return conv_chained(s, p, t);
+		return dnnl_fast_conv(s, p, t, false, &t->fast);
 	if (own_op(n, "FusedGemm"))
 		return dnnl_fast_matmul(s, p, t, true, &t->fast);
 	if (own_op(n, "FusedMatMul"))
 		return dnnl_fast_matmul(s, p, t, false, &t->fast);
 	return 0;
+}
+
+void rt_fast_link(Prepared *p)
+{
+	if (!fast_disabled())
+		dnnl_fast_link(p);
 }

@@ -124,6 +124,9 @@ gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
  * fast path if one takes its node at these shapes: 1 if so, 0 if the
  * reference kernel runs, -1 with an error. */
 int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t);
+/* Once every task of p is prepared: fast paths of neighbouring tasks
+ * share a layout (runtime/dnnl.c dnnl_fast_link). */
+void rt_fast_link(Prepared *p);
 
 /* Sets gearrt_last_error from the compiler's error message. */
 gearrt_status rt_fail(gearrt_status st);

@@ -133,11 +133,12 @@ save(direct, [w("wd1", 4, 4, 2, 2), w("bd1", 4), w("wd2", 4, 1, 3, 3),
                              "up_relu_in", "up_sigmoid_in")],
      "fast_direct.onnx")
 
-# runtime/dnnl.c dnnl_fast_chain: Conv -> Conv with 16 channels, the
-# middle tensor read by the second alone (kept in oneDNN's layout)
+# runtime/dnnl.c dnnl_fast_link: Conv -> two Convs with 16 channels, the
+# middle tensor read by them alone (kept in oneDNN's layout)
 chain = [
     h.make_node("Conv", ["x", "wc1", "bc1"], ["mid"], pads=[1, 1, 1, 1]),
     h.make_node("Conv", ["mid", "wc2", "bc2"], ["y"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["mid", "wc3"], ["y2"], pads=[1, 1, 1, 1]),
 ]
 def ws(name, *shape):  # scaled by 1/sqrt(fan-in): sums stay near 1
     a = rng.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))
@@ -145,6 +146,6 @@ def ws(name, *shape):  # scaled by 1/sqrt(fan-in): sums stay near 1
 
 
 save(chain, [ws("wc1", 16, 16, 3, 3), w("bc1", 16), ws("wc2", 16, 16, 3, 3),
-             w("bc2", 16)],
-     [h.make_tensor_value_info("x", T.FLOAT, [1, 16, 12, 12])], ["y"],
+             w("bc2", 16), ws("wc3", 16, 16, 3, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [1, 16, 12, 12])], ["y", "y2"],
      "fast_chain.onnx")
