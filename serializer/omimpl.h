@@ -15,8 +15,6 @@
 
 #define OM_MAX_PARTS 16 /* a reader's limit on partition_count */
 
-#define OM_MODEL_GRAPHS_FIELD 7 /* gearom.Model.graphs */
-
 /* Pointer -> index (a Tensor's in Model.weights, a Graph's in
  * Model.graphs), open addressing. */
 typedef struct OmIndexMap {
