@@ -87,8 +87,8 @@ static void set_key(int k, const ProtobufCMessageDescriptor *d,
 	if (!f)
 		BUG("%s has no field %s", d->name, field);
 	keys[k] = f->id << 3 | (uint32_t)wire_type(f);
-	if (keys[k] > 0x7f) /* FIELD_MAX below counts one byte */
-		BUG("%s.%s: field number %u takes two bytes", d->name,
+	if (keys[k] > 0x7f) /* put_key and FIELD_MAX: one byte */
+		BUG("%s.%s: field number %u takes a two-byte key", d->name,
 		    field, f->id);
 }
 
@@ -106,7 +106,7 @@ static void keys_init(void)
  * arrays counted exactly), so the put_* calls below need no checks.
  * Where a field starts is kept as an offset: growing b moves its bytes.
  */
-enum { VARINT_MAX = 10, FIELD_MAX = 1 + VARINT_MAX }; /* tag + value */
+enum { VARINT_MAX = 10, FIELD_MAX = 1 + VARINT_MAX }; /* key + value */
 
 static void grow(OmBuf *b, size_t k)
 {
@@ -136,16 +136,23 @@ static inline uint8_t *put_varint(uint8_t *q, uint64_t v)
 	return q;
 }
 
+/* A key: one byte, as keys_init checked. */
+static inline uint8_t *put_key(uint8_t *q, uint32_t key)
+{
+	*q++ = (uint8_t)key;
+	return q;
+}
+
 /* int32, int64, uint32, uint64, bool and enum fields: negative values
  * sign-extend to ten bytes, as protobuf has it. */
 static inline uint8_t *put_int(uint8_t *q, uint32_t key, int64_t v)
 {
-	return put_varint(put_varint(q, key), (uint64_t)v);
+	return put_varint(put_key(q, key), (uint64_t)v);
 }
 
 static inline uint8_t *put_uint(uint8_t *q, uint32_t key, uint64_t v)
 {
-	return put_varint(put_varint(q, key), v);
+	return put_varint(put_key(q, key), v);
 }
 
 static inline uint64_t zigzag(int32_t v)
@@ -162,7 +169,7 @@ static inline uint8_t *put_sint(uint8_t *q, uint32_t key, int32_t v)
 static inline uint8_t *put_bytes(uint8_t *q, uint32_t key, const void *p,
 				 size_t n)
 {
-	q = put_varint(put_varint(q, key), n);
+	q = put_varint(put_key(q, key), n);
 	if (n)
 		memcpy(q, p, n);
 	return q + n;
@@ -190,7 +197,7 @@ static inline uint8_t *put_float(uint8_t *q, uint32_t key, float f)
 {
 	uint32_t u;
 	memcpy(&u, &f, sizeof(u));
-	return put_fixed32(put_varint(q, key), u);
+	return put_fixed32(put_key(q, key), u);
 }
 
 /* A length-delimited field whose length is known only at its end: one
@@ -199,7 +206,7 @@ static inline uint8_t *put_float(uint8_t *q, uint32_t key, float f)
 static inline uint8_t *open_field(OmBuf *b, uint8_t *q, uint32_t key,
 				  size_t *at)
 {
-	q = put_varint(q, key);
+	q = put_key(q, key);
 	*at = (size_t)(q - b->p) + 1;
 	return q + 1;
 }
@@ -257,7 +264,7 @@ static uint8_t *put_floats(uint8_t *q, uint32_t key, const float *v,
 {
 	if (n <= 0)
 		return q;
-	q = put_varint(put_varint(q, key), (uint64_t)n * 4);
+	q = put_varint(put_key(q, key), (uint64_t)n * 4);
 	for (int32_t i = 0; i < n; i++) {
 		uint32_t u;
 		memcpy(&u, &v[i], sizeof(u));
@@ -552,7 +559,7 @@ int om_emit_graph(const OmLowered *l, int32_t gi, OmBuf *b)
 		return error_prefix("graph %d", gi);
 	b->n = (size_t)(q - b->p);
 	uint8_t head[GRAPH_HEAD], *h = head;
-	h = put_varint(put_varint(h, KEY(model, graphs)), b->n - GRAPH_HEAD);
+	h = put_varint(put_key(h, KEY(model, graphs)), b->n - GRAPH_HEAD);
 	b->start = GRAPH_HEAD - (size_t)(h - head);
 	memcpy(b->p + b->start, head, (size_t)(h - head));
 	return 0;
