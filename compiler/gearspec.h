@@ -110,6 +110,11 @@ void gear_parsed_release(ParsedGears *p);
  */
 int gear_apply(Model *m, const ParsedGears *p);
 
+/* The printf format of gear g's label ("Batch_3", atc's name for a
+ * gear's subgraph): its branch graph's name and its nodes' label
+ * (passes/gear.c), Gear.label in the .om (serializer/lower.c). */
+#define GEAR_LABEL "Batch_%d"
+
 /* The exact shape of gear input k (0 <= k < s->ninputs) at gear g: its
  * --input_shape dims with the gear's values at the -1s. */
 Shape gear_input_shape(const GearSpec *s, int32_t k, int32_t g);

@@ -64,7 +64,7 @@ static int clone_branch(void *ctx, int32_t gear)
 	const GearSpec *gs = m->gears;
 	Arena *a = m->arenas[gear] = xmalloc(sizeof(Arena));
 	arena_init(a);
-	const char *label = arena_printf(a, "Batch_%d", gear);
+	const char *label = arena_printf(a, GEAR_LABEL, gear);
 	Graph *b = graph_clone(a, j->src, j->root,
 			       arena_printf(a, "_batch_%d", gear), label);
 	b->name = label;
@@ -188,7 +188,7 @@ static int gear_error(const GearSpec *gs, int32_t g)
 		k += (size_t)snprintf(dims + k, sizeof(dims) - k, "%s%lld",
 				      i ? "," : "",
 				      (long long)gs->table[(size_t)g * gs->nvals + i]);
-	return error_prefix("gear %d (Batch_%d, dims %s)", g, g, dims);
+	return error_prefix("gear %d (" GEAR_LABEL ", dims %s)", g, g, dims);
 }
 
 int for_each_static_graph(Model *m, GraphPassFn fn, const CompileOptions *o)

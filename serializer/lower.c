@@ -11,35 +11,38 @@
  */
 #include "omimpl.h"
 
+#include "compiler/gearspec.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #define NEW(a, T, INIT) ((T *)arena_memdup((a), &(T)INIT, sizeof(T)))
 #define UNCONST(p) ((void *)(uintptr_t)(p))
 
-/* ---- pointer -> weight index ------------------------------------------ */
+/* ---- pointer -> index (weights, graphs) -------------------------------- */
 
-static uint32_t ptr_slot(const OmWeightMap *w, const Tensor *t)
+static uint32_t ptr_slot(const OmIndexMap *w, const void *p)
 {
-	uint64_t h = (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
 	uint32_t mask = w->cap - 1, i = (uint32_t)(h >> 32) & mask;
-	while (w->keys[i] && w->keys[i] != t)
+	while (w->keys[i] && w->keys[i] != p)
 		i = (i + 1) & mask;
 	return i;
 }
 
-static int32_t wmap_get(const OmWeightMap *w, const Tensor *t)
+static int32_t index_get(const OmIndexMap *w, const void *p)
 {
 	if (!w->cap)
 		return -1;
-	uint32_t i = ptr_slot(w, t);
+	uint32_t i = ptr_slot(w, p);
 	return w->keys[i] ? w->vals[i] : -1;
 }
 
-static void wmap_put(OmWeightMap *w, const Tensor *t, int32_t val)
+/* Maps p to val, replacing what it mapped to. */
+static void index_put(OmIndexMap *w, const void *p, int32_t val)
 {
 	if (2 * (w->len + 1) > w->cap) {
-		OmWeightMap n = { 0 };
+		OmIndexMap n = { 0 };
 		n.cap = w->cap ? 2 * w->cap : 64;
 		n.keys = xcalloc(n.cap, sizeof(*n.keys));
 		n.vals = xcalloc(n.cap, sizeof(*n.vals));
@@ -55,16 +58,22 @@ static void wmap_put(OmWeightMap *w, const Tensor *t, int32_t val)
 		free(w->vals);
 		*w = n;
 	}
-	uint32_t i = ptr_slot(w, t);
-	ASSERT(!w->keys[i]);
-	w->keys[i] = t;
+	uint32_t i = ptr_slot(w, p);
+	w->len += !w->keys[i];
+	w->keys[i] = p;
 	w->vals[i] = val;
-	w->len++;
+}
+
+static void index_release(OmIndexMap *w)
+{
+	free(w->keys);
+	free(w->vals);
+	memset(w, 0, sizeof(*w));
 }
 
 int32_t om_weight_index(const OmLowered *l, const Tensor *t)
 {
-	int32_t i = wmap_get(&l->wmap, t);
+	int32_t i = index_get(&l->wmap, t);
 	ASSERT(i >= 0);
 	return i;
 }
@@ -76,6 +85,7 @@ typedef struct Lower {
 	const Model *m;
 	OmLowered *l; /* its graphs and weight map */
 	int32_t capgraphs;
+	OmIndexMap gmap; /* Graph -> index in l->graphs */
 	struct {
 		const Tensor *t;
 		Gearom__Weight *w;
@@ -193,7 +203,7 @@ static int folded_weight_of(Lower *L, const Tensor *t, int32_t *out)
 		uint32_t i = const_slot(L, t, h);
 		if (L->chash[i]) {
 			*out = L->cidx[i];
-			wmap_put(&L->l->wmap, t, *out);
+			index_put(&L->l->wmap, t, *out);
 			return 0;
 		}
 	}
@@ -208,7 +218,7 @@ static int folded_weight_of(Lower *L, const Tensor *t, int32_t *out)
 	int32_t i = ARENA_PUSH(L->a, L->wt, L->nw, L->capw);
 	L->wt[i].t = t;
 	L->wt[i].w = w;
-	wmap_put(&L->l->wmap, t, i);
+	index_put(&L->l->wmap, t, i);
 	const_put(L, t, h, i);
 	*out = i;
 	return 0;
@@ -218,7 +228,7 @@ static int folded_weight_of(Lower *L, const Tensor *t, int32_t *out)
 static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 {
 	uint64_t size, off;
-	int32_t i = wmap_get(&L->l->wmap, t);
+	int32_t i = index_get(&L->l->wmap, t);
 	if (i >= 0) {
 		*out = i;
 		return 0;
@@ -242,7 +252,7 @@ static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 	i = ARENA_PUSH(L->a, L->wt, L->nw, L->capw);
 	L->wt[i].t = t;
 	L->wt[i].w = w;
-	wmap_put(&L->l->wmap, t, i);
+	index_put(&L->l->wmap, t, i);
 	*out = i;
 	return 0;
 }
@@ -336,6 +346,7 @@ static int number_graph(Lower *L, const Graph *g, int32_t parent)
 	}
 	l->graphs[gi] = g;
 	l->parents[gi] = parent;
+	index_put(&L->gmap, g, gi);
 	for (int32_t i = 0; i < g->nvals; i++)
 		if (number_value(L, &g->vals[i]) < 0)
 			return error_prefix("graph '%s'", g->name);
@@ -411,36 +422,6 @@ static void check_gearspec(const GearSpec *gs)
 	}
 }
 
-/* in's exact shape at gear g. */
-static Shape gear_shape(const GearSpec *gs, const GearInput *in, int32_t g)
-{
-	Shape s = in->shape;
-	const int64_t *row = gs->table + (size_t)g * (size_t)gs->nvals;
-	for (int32_t k = 0; k < in->ndyn; k++)
-		s.dims[in->dyn_axes[k]] = row[in->first + k];
-	return s;
-}
-
-/* The gear with the largest product of in's values (the first on ties);
- * products saturate at INT64_MAX. */
-static int32_t max_gear(const GearSpec *gs, const GearInput *in)
-{
-	int32_t best = 0;
-	int64_t bestp = -1;
-	for (int32_t g = 0; g < gs->ngears; g++) {
-		const int64_t *row = gs->table + (size_t)g * (size_t)gs->nvals;
-		int64_t p = 1;
-		for (int32_t k = 0; k < in->ndyn; k++)
-			if (!mul_nonneg_i64(p, row[in->first + k], &p))
-				p = INT64_MAX;
-		if (p > bestp) {
-			best = g;
-			bestp = p;
-		}
-	}
-	return best;
-}
-
 static Gearom__ShapeInfo *shape_info(Lower *L, const char *name,
 				     const Shape *s, int dtype)
 {
@@ -458,15 +439,15 @@ static Gearom__ShapeInfo *shape_info(Lower *L, const char *name,
 	return o;
 }
 
-/* The root graph input named name, or NULL. */
-static const Value *root_input(const Graph *g, const char *name)
+/* The dtype of the root graph input named name, DT_UNDEFINED if none. */
+static int root_input_dtype(const Graph *g, const char *name)
 {
 	for (int32_t k = 0; k < g->ninputs; k++) {
 		ValId v = g->inputs[k];
 		if (v >= 0 && v < g->nvals && !strcmp(g->vals[v].name, name))
-			return &g->vals[v];
+			return g->vals[v].dtype;
 	}
-	return NULL;
+	return DT_UNDEFINED;
 }
 
 static void lower_gears(Lower *L, Gearom__Model *msg)
@@ -478,6 +459,7 @@ static void lower_gears(Lower *L, Gearom__Model *msg)
 	msg->n_gear_inputs = (size_t)gs->ninputs;
 	msg->gear_inputs = arena_array(L->a, msg->n_gear_inputs,
 				       sizeof(*msg->gear_inputs));
+	int *dtype = arena_array(L->a, msg->n_gear_inputs, sizeof(int));
 	for (int32_t i = 0; i < gs->ninputs; i++) {
 		const GearInput *in = &gs->inputs[i];
 		Gearom__GearInput *o = NEW(L->a, Gearom__GearInput,
@@ -487,6 +469,7 @@ static void lower_gears(Lower *L, Gearom__Model *msg)
 		o->dyn_axes = ids_dup(L->a, in->dyn_axes, in->ndyn,
 				      &o->n_dyn_axes);
 		msg->gear_inputs[i] = o;
+		dtype[i] = root_input_dtype(L->m->graph, o->name);
 	}
 	msg->n_gears = (size_t)gs->ngears;
 	msg->gears = arena_array(L->a, msg->n_gears, sizeof(*msg->gears));
@@ -495,7 +478,7 @@ static void lower_gears(Lower *L, Gearom__Model *msg)
 		o->has_index = o->has_graph = 1;
 		o->index = g;
 		o->graph = -1;
-		o->label = arena_printf(L->a, "Batch_%d", g);
+		o->label = arena_printf(L->a, GEAR_LABEL, g);
 		o->n_dims = (size_t)gs->nvals;
 		o->dims = arena_memdup(L->a,
 				       gs->table + (size_t)g * (size_t)gs->nvals,
@@ -503,11 +486,9 @@ static void lower_gears(Lower *L, Gearom__Model *msg)
 		o->n_inputs = (size_t)gs->ninputs;
 		o->inputs = arena_array(L->a, o->n_inputs, sizeof(*o->inputs));
 		for (int32_t i = 0; i < gs->ninputs; i++) {
-			const GearInput *in = &gs->inputs[i];
-			const Value *v = root_input(L->m->graph, str(in->name));
-			Shape s = gear_shape(gs, in, g);
-			o->inputs[i] = shape_info(L, in->name, &s,
-						  v ? v->dtype : DT_UNDEFINED);
+			Shape s = gear_input_shape(gs, i, g);
+			o->inputs[i] = shape_info(L, gs->inputs[i].name, &s,
+						  dtype[i]);
 		}
 		msg->gears[g] = o;
 	}
@@ -544,9 +525,7 @@ static void lower_gear_outputs(Lower *L, Gearom__Model *msg)
 	for (size_t g = 0; m->branches && g < msg->n_gears; g++) {
 		const Graph *b = m->branches[g];
 		Gearom__Gear *o = msg->gears[g];
-		for (int32_t i = 0; i < L->l->ngraphs; i++)
-			if (L->l->graphs[i] == b)
-				o->graph = i;
+		o->graph = index_get(&L->gmap, b);
 		if (o->graph < 0)
 			BUG("gear %zu's branch is not in the model", g);
 		o->n_outputs = b->noutputs > 0 ? (size_t)b->noutputs : 0;
@@ -560,22 +539,23 @@ static void lower_gear_outputs(Lower *L, Gearom__Model *msg)
 	}
 }
 
-static const GearInput *gear_input(const GearSpec *gs, const char *name)
+/* Index in gs->inputs of the gear input named name, or -1. */
+static int32_t gear_input_named(const GearSpec *gs, const char *name)
 {
-	for (int32_t i = 0; gs && i < gs->ninputs; i++)
-		if (!strcmp(str(gs->inputs[i].name), name))
-			return &gs->inputs[i];
-	return NULL;
+	for (int32_t k = 0; gs && k < gs->ninputs; k++)
+		if (!strcmp(str(gs->inputs[k].name), name))
+			return k;
+	return -1;
 }
 
 static Gearom__IoInfo *io_info(Lower *L, const Value *v, bool input)
 {
 	const GearSpec *gs = L->m->gears;
-	const GearInput *in = input ? gear_input(gs, v->name) : NULL;
+	int32_t k = input ? gear_input_named(gs, v->name) : -1;
 	Gearom__IoInfo *o = NEW(L->a, Gearom__IoInfo, GEAROM__IO_INFO__INIT);
-	Shape s = in ? in->shape : v->shape, max = s;
-	if (in && gs->ngears > 0)
-		max = gear_shape(gs, in, max_gear(gs, in));
+	Shape s = k >= 0 ? gs->inputs[k].shape : v->shape, max = s;
+	if (k >= 0 && gs->ngears > 0)
+		max = gear_max_shape(gs, k);
 	o->name = str(v->name);
 	o->has_dtype = o->has_rank = 1;
 	o->dtype = v->dtype;
@@ -661,8 +641,10 @@ int om_lower(OmLowered *l, const Model *m)
 	int rc = number_graph(&L, m->graph, -1);
 	free(L.chash);
 	free(L.cidx);
-	if (rc < 0)
+	if (rc < 0) {
+		index_release(&L.gmap);
 		return -1;
+	}
 	msg->has_root = 1;
 	msg->root = 0;
 	msg->n_weights = (size_t)L.nw;
@@ -674,6 +656,7 @@ int om_lower(OmLowered *l, const Model *m)
 	}
 	lower_io(&L, msg);
 	lower_gear_outputs(&L, msg);
+	index_release(&L.gmap);
 
 	l->msg = msg;
 	l->nweights = L.nw;
@@ -683,8 +666,7 @@ int om_lower(OmLowered *l, const Model *m)
 
 void om_lowered_release(OmLowered *l)
 {
-	free(l->wmap.keys);
-	free(l->wmap.vals);
+	index_release(&l->wmap);
 	arena_release(&l->arena);
 	memset(l, 0, sizeof(*l));
 }

@@ -15,14 +15,13 @@
 
 #define OM_MAX_PARTS 16 /* a reader's limit on partition_count */
 
-#define OM_MODEL_GRAPHS_FIELD 7 /* gearom.Model.graphs */
-
-/* Pointer -> Model.weights index, open addressing. */
-typedef struct OmWeightMap {
-	const Tensor **keys;
+/* Pointer -> index (a Tensor's in Model.weights, a Graph's in
+ * Model.graphs), open addressing. */
+typedef struct OmIndexMap {
+	const void **keys;
 	int32_t *vals;
 	uint32_t cap, len;
-} OmWeightMap;
+} OmIndexMap;
 
 /* The lowered form of a Model.  Everything is allocated from arena;
  * strings may point into the Model, which must outlive this.  msg has
@@ -33,7 +32,7 @@ typedef struct OmLowered {
 	const Tensor **weights; /* distinct tensors, Model.weights order */
 	int32_t nweights;
 	uint64_t weights_size; /* bytes of the WEIGHTS partition */
-	OmWeightMap wmap;      /* every tensor a graph names */
+	OmIndexMap wmap;       /* every tensor a graph names */
 	/* Graphs depth first in node order, the root first: graph i's
 	 * parent index (-1 for the root) and how many graphs its subtree
 	 * holds, itself included (its subgraphs are the next indices). */
