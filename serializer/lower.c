@@ -7,7 +7,9 @@
  * always has a smaller index than its subgraphs.  Weights are
  * numbered the first time the walk meets them (graph by graph: values,
  * then node attributes) and stored once per distinct Tensor pointer.
- * Both orders depend only on the Model, never on addresses.
+ * Both orders depend only on the Model, never on addresses.  Gear
+ * shapes and labels come from compiler/gearspec.h, each gear's branch
+ * graph and output shapes from the passes that made them.
  */
 #include "omimpl.h"
 
