@@ -57,7 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "verify.h"
 #include "compiler/ordset.h"
 #include "passes/hybrid.h"
 #include "passes/memplan.h"
