@@ -76,8 +76,6 @@
 #include "passes.h"
 
 #define PARTITION_LIMIT_DEFAULT 4
-#define PARTITION_ATTR "partition"
-#define PARTITION_GRAPH_ATTR "f"
 #define FORCE_UNKNOWN_ATTR "_force_unknown_shape"
 
 /* The limit the options ask for: --static_model_ops_lower_limit, or
