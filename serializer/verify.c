@@ -1018,7 +1018,7 @@ static int reinfer(Model *m, Graph *g, Counts *cnt)
 {
 	Snapshot sn = { 0 };
 	snapshot(&sn, g);
-	int rc = partition_infer(m, g);
+	int rc = infer_graph(m, g);
 	if (rc < 0)
 		error_prefix("graph '%s': shape inference on what the file holds",
 			     g->name);
@@ -1107,7 +1107,7 @@ static int reinfer_dynamic(Model *m, Graph *g, Counts *cnt)
 	Snapshot sn = { 0 };
 	graph_walk(g, save_names, &saved);
 	snapshot(&sn, g);
-	int rc = partition_infer(m, g);
+	int rc = infer_graph(m, g);
 	if (rc < 0) {
 		error_prefix("graph '%s': shape inference on what the file "
 			     "holds", g->name);

@@ -12,9 +12,13 @@
  *     runs when no gear matches, and its outputs count too.
  *   PartitionedCall(inputs...) -> outputs...
  *     runs subgraph body on the inputs (a multi-dims scope, passes/scope.h:
- *     its body picks a clone by the inputs' shapes).  The body's inputs
- *     take the node's inputs' dtypes and shapes, and the node's outputs
- *     the body's outputs'.
+ *     its body picks a clone by the inputs' shapes), or subgraph f (a
+ *     partition, passes/partition.h).  The subgraph's inputs take the
+ *     node's inputs' dtypes and shapes (not their contents: a constant
+ *     input folds through the run hook, not inside the subgraph), and
+ *     the node's outputs the subgraph's outputs'.  This is the one
+ *     inference of both: `gearc verify` re-infers partitioned graphs
+ *     with it too.
  */
 #include "opimpl.h"
 
