@@ -120,7 +120,7 @@ $(BUILD)/gearc: $(BUILD)/cli/main.o $(BUILD)/libgearc.a
 # runs on: the op table's kernels and inference (for nodes evaluated at
 # run time), the .om reader and verify's checks.  The shared library is
 # built from position-independent objects under build/pic.
-RT_SRC := $(filter-out cli/%,$(LIB_SRC)) cli/verify.c
+RT_SRC := $(filter-out cli/%,$(LIB_SRC))
 RT_OBJ := $(RT_SRC:%.c=$(BUILD)/%.o) $(GEN_C:.c=.o)
 RT_PIC := $(RT_SRC:%.c=$(BUILD)/pic/%.o) $(GEN_C:$(BUILD)/gen/%.c=$(BUILD)/pic/gen/%.o)
 RT_LIBS := -lprotobuf-c -ldnnl -lgomp -lpthread -lm

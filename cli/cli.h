@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "passes/passes.h"
+#include "serializer/verify.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -63,16 +64,6 @@ struct json_object *om_json(const struct OmFile *f, const char *path);
 /* Replaces every name in f's model by its str_escape(how) form, as dump
  * shows it: how 0 for JSON, ESC_CONTROLS for text. */
 void om_escape_names(struct OmFile *f, unsigned how);
-
-/* The memory-plan checks of 'gearc verify' alone (cli/verify.c) on a
- * validated file: 0, or -1 with the first violation as the error. */
-int verify_plans(const struct OmFile *f);
-/* Every check of 'gearc verify' (plans, partitions, shapes re-inferred),
- * silently: 0, or -1 with the first violation.  The runtime's loader
- * makes them too. */
-int verify_file(const struct OmFile *f);
-/* The same, printing what was checked ("verify: N graphs, ...: ok"). */
-int verify_print(const struct OmFile *f, bool verbose, bool quiet);
 
 /* Prints "gearc: error: <last_error()>" to stderr and returns status. */
 int fail(int status);

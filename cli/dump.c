@@ -13,6 +13,7 @@
 #include "passes/hybrid.h"
 #include "passes/partition.h"
 #include "serializer/om.h"
+#include "serializer/omread.h"
 
 /* ---- names made printable ------------------------------------------------ */
 
@@ -221,15 +222,6 @@ static void roles_release(Roles *r)
 	free(r->clone);
 }
 
-static const Gearom__Attribute *pb_attr(const Gearom__Node *n,
-					const char *name)
-{
-	for (size_t k = 0; k < n->n_attrs; k++)
-		if (n->attrs[k]->name && !strcmp(n->attrs[k]->name, name))
-			return n->attrs[k];
-	return NULL;
-}
-
 /* n is gearc's own op (domain ai.gearc) op. */
 static bool pb_own(const Gearom__Node *n, const char *op)
 {
@@ -239,7 +231,7 @@ static bool pb_own(const Gearom__Node *n, const char *op)
 
 static bool is_scope_call(const Gearom__Node *n)
 {
-	const Gearom__Attribute *a = pb_attr(n, "multi_dims");
+	const Gearom__Attribute *a = om_attr(n, SCOPE_MULTI_DIMS_ATTR);
 	return pb_own(n, "PartitionedCall") && a && a->i;
 }
 
@@ -288,7 +280,8 @@ static const Gearom__Node *scope_call(const Gearom__Model *m, size_t body)
 {
 	const Gearom__Graph *p = m->graphs[m->graphs[body]->parent];
 	for (size_t i = 0; i < p->n_nodes; i++) {
-		const Gearom__Attribute *a = pb_attr(p->nodes[i], "body");
+		const Gearom__Attribute *a =
+			om_attr(p->nodes[i], SCOPE_BODY_ATTR);
 		if (is_scope_call(p->nodes[i]) && a && a->g == (int32_t)body)
 			return p->nodes[i];
 	}
@@ -301,15 +294,6 @@ static const Gearom__Node *scope_case(const Gearom__Model *m, size_t body)
 	for (size_t i = 0; i < b->n_nodes; i++)
 		if (pb_own(b->nodes[i], "Case"))
 			return b->nodes[i];
-	return NULL;
-}
-
-/* The --gear_scope option the file records, or NULL. */
-static const char *scope_option(const Gearom__Model *m)
-{
-	for (size_t i = 0; i < m->n_options; i++)
-		if (m->options[i]->key && !strcmp(m->options[i]->key, "gear_scope"))
-			return m->options[i]->value;
 	return NULL;
 }
 
@@ -327,8 +311,10 @@ static int32_t scope_clone_at(const Gearom__Model *m, size_t body, size_t g)
 {
 	const Gearom__Node *call = scope_call(m, body);
 	const Gearom__Node *cs = scope_case(m, body);
-	const Gearom__Attribute *map = call ? pb_attr(call, "gear_map") : NULL;
-	const Gearom__Attribute *br = cs ? pb_attr(cs, "branches") : NULL;
+	const Gearom__Attribute *map =
+		call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
+	const Gearom__Attribute *br =
+		cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
 	if (!map || !br || g >= map->n_ints || map->ints[g] < 0 ||
 	    (size_t)map->ints[g] >= br->n_graphs)
 		return -1;
@@ -364,7 +350,7 @@ static const Gearom__Node *hybrid_case(const Gearom__Model *m)
 	const Gearom__Graph *root = m->graphs[m->has_root ? m->root : 0];
 	for (size_t i = 0; i < root->n_nodes; i++) {
 		const Gearom__Attribute *a =
-			pb_attr(root->nodes[i], HYBRID_GRAPH_ATTR);
+			om_attr(root->nodes[i], HYBRID_GRAPH_ATTR);
 		if (op_lookup(root->nodes[i]->domain, root->nodes[i]->op_type) ==
 			    OP_Case &&
 		    a && a->g >= 0)
@@ -373,28 +359,17 @@ static const Gearom__Node *hybrid_case(const Gearom__Model *m)
 	return NULL;
 }
 
-/* A string attribute's bytes as a C string (truncated to len - 1). */
-static const char *attr_cstr(const Gearom__Attribute *a, char *buf, size_t len)
-{
-	size_t l = !a ? 0 : a->s.len < len ? a->s.len : len - 1;
-	if (l)
-		memcpy(buf, a->s.data, l);
-	buf[l] = 0;
-	return buf;
-}
-
 /* Node n's partition kind ("known", "unknown") and subgraph, or NULL if
  * it is not a partition node. */
 static const char *partition_of(const Gearom__Node *n, int32_t *sub,
 				char *buf, size_t len)
 {
-	const Gearom__Attribute *k = pb_attr(n, PARTITION_ATTR);
-	const Gearom__Attribute *f = pb_attr(n, PARTITION_GRAPH_ATTR);
-	if (op_lookup(n->domain, n->op_type) != OP_PartitionedCall || !k ||
-	    !f || f->g < 0)
+	const Gearom__Attribute *f = om_attr(n, PARTITION_GRAPH_ATTR);
+	const char *kind = om_partition_kind(n, buf, len);
+	if (!kind || !f || f->g < 0)
 		return NULL;
 	*sub = f->g;
-	return attr_cstr(k, buf, len);
+	return kind;
 }
 
 /* Dim k of tensor t: its value, or its symbol where it is -1 and named. */
@@ -507,7 +482,8 @@ static json_object *json_gear(const Gearom__Model *m, const Gearom__Gear *g)
 	jadd(o, "memory", json_plan(gear_plan(m, g)));
 	bool has = g->has_graph && g->graph >= 0;
 	jadd(o, "nodes", has ? jint((int64_t)nodes_below(m, (size_t)g->graph))
-		       : scope_option(m) ? jint(scope_gear_nodes(m, (size_t)g->index))
+		       : om_option(m, "gear_scope")
+			 ? jint(scope_gear_nodes(m, (size_t)g->index))
 					 : NULL);
 	return o;
 }
@@ -570,9 +546,12 @@ static json_object *json_clone(const Gearom__Model *m, size_t body,
 			       size_t c, int32_t gi)
 {
 	const Gearom__Node *call = scope_call(m, body), *cs = scope_case(m, body);
-	const Gearom__Attribute *map = call ? pb_attr(call, "gear_map") : NULL;
-	const Gearom__Attribute *tab = cs ? pb_attr(cs, "gear_dims") : NULL;
-	const Gearom__Attribute *br = cs ? pb_attr(cs, "branches") : NULL;
+	const Gearom__Attribute *map =
+		call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
+	const Gearom__Attribute *tab =
+		cs ? om_attr(cs, CASE_GEAR_DIMS_ATTR) : NULL;
+	const Gearom__Attribute *br =
+		cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
 	json_object *o = json_object_new_object(), *gears = json_object_new_array();
 	size_t w = tab && br && br->n_graphs ? tab->n_ints / br->n_graphs : 0;
 	jadd(o, "graph", jstr(m->graphs[gi]->name));
@@ -590,10 +569,14 @@ static json_object *json_scope_region(const Gearom__Model *m, size_t body)
 {
 	const Gearom__Graph *b = m->graphs[body];
 	const Gearom__Node *call = scope_call(m, body), *cs = scope_case(m, body);
-	const Gearom__Attribute *why = call ? pb_attr(call, "scope") : NULL;
-	const Gearom__Attribute *map = call ? pb_attr(call, "gear_map") : NULL;
-	const Gearom__Attribute *order = cs ? pb_attr(cs, "input_order") : NULL;
-	const Gearom__Attribute *br = cs ? pb_attr(cs, "branches") : NULL;
+	const Gearom__Attribute *why =
+		call ? om_attr(call, SCOPE_WHY_ATTR) : NULL;
+	const Gearom__Attribute *map =
+		call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
+	const Gearom__Attribute *order =
+		cs ? om_attr(cs, CASE_INPUT_ORDER_ATTR) : NULL;
+	const Gearom__Attribute *br =
+		cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
 	json_object *o = json_object_new_object(), *a;
 	jadd(o, "name", jstr(call ? call->name : b->name));
 	jadd(o, "graph", jstr(b->name));
@@ -620,7 +603,7 @@ static json_object *json_scope_region(const Gearom__Model *m, size_t body)
  * clones, and how many nodes are shared by every gear or per gear. */
 static json_object *json_scope(const Gearom__Model *m)
 {
-	const char *opt = scope_option(m);
+	const char *opt = om_option(m, "gear_scope");
 	Roles r;
 	size_t shared, per;
 	find_roles(m, &r);
@@ -716,10 +699,10 @@ static json_object *json_hybrid(const Gearom__Model *m)
 	char rule[256];
 	if (!cs)
 		return NULL;
-	int32_t gi = pb_attr(cs, HYBRID_GRAPH_ATTR)->g;
+	int32_t gi = om_attr(cs, HYBRID_GRAPH_ATTR)->g;
 	const Gearom__Graph *g = m->graphs[gi];
 	json_object *o = json_object_new_object();
-	jadd(o, "rule", jstr(attr_cstr(pb_attr(cs, HYBRID_RULE_ATTR),
+	jadd(o, "rule", jstr(om_attr_cstr(om_attr(cs, HYBRID_RULE_ATTR),
 				       rule, sizeof(rule))));
 	jadd(o, "dynamic_graph", jstr(g->name));
 	jadd(o, "inputs", json_graph_io(g, g->inputs, g->n_inputs));
@@ -962,8 +945,8 @@ static void print_place(const Gearom__Graph *g, const Gearom__MemBlock *b)
 /* " [Relu, Clip(0,6)]": a fused node's activations, in order. */
 static void print_fused_acts(const Gearom__Node *n)
 {
-	const Gearom__Attribute *a = pb_attr(n, "activations");
-	const Gearom__Attribute *p = pb_attr(n, "activation_params");
+	const Gearom__Attribute *a = om_attr(n, FUSED_ACTS_ATTR);
+	const Gearom__Attribute *p = om_attr(n, FUSED_ACT_PARAMS_ATTR);
 	if (!n->domain || strcmp(n->domain, GEARC_DOMAIN) || !a)
 		return;
 	fputs(" [", stdout);
@@ -982,7 +965,7 @@ static void print_fused_acts(const Gearom__Node *n)
 /* "scope:" lines: what --gear_scope did, each scope's clones and gears. */
 static void print_scope(const Gearom__Model *m)
 {
-	const char *opt = scope_option(m);
+	const char *opt = om_option(m, "gear_scope");
 	Roles r;
 	size_t shared, per, nscopes = 0;
 	if (!opt)
@@ -1004,9 +987,12 @@ static void print_scope(const Gearom__Model *m)
 		if (r.role[gi] != ROLE_SCOPE)
 			continue;
 		const Gearom__Node *call = scope_call(m, gi), *cs = scope_case(m, gi);
-		const Gearom__Attribute *map = call ? pb_attr(call, "gear_map") : NULL;
-		const Gearom__Attribute *tab = cs ? pb_attr(cs, "gear_dims") : NULL;
-		const Gearom__Attribute *br = cs ? pb_attr(cs, "branches") : NULL;
+		const Gearom__Attribute *map =
+			call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
+		const Gearom__Attribute *tab =
+			cs ? om_attr(cs, CASE_GEAR_DIMS_ATTR) : NULL;
+		const Gearom__Attribute *br =
+			cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
 		size_t nb = br ? br->n_graphs : 0;
 		size_t w = tab && nb ? tab->n_ints / nb : 0;
 		printf("  %s: %zu clone%s\n", m->graphs[gi]->name, nb,
@@ -1033,7 +1019,7 @@ static void print_scope(const Gearom__Model *m)
 static void print_graph_role(const Gearom__Model *m, size_t gi)
 {
 	Roles r;
-	if (!scope_option(m))
+	if (!om_option(m, "gear_scope"))
 		return;
 	find_roles(m, &r);
 	printf(r.shared[gi] ? " [shared by every gear]" : " [per gear]");
@@ -1082,9 +1068,9 @@ static void print_hybrid(const Gearom__Model *m)
 	char rule[256];
 	if (!cs)
 		return;
-	int32_t gi = pb_attr(cs, HYBRID_GRAPH_ATTR)->g;
+	int32_t gi = om_attr(cs, HYBRID_GRAPH_ATTR)->g;
 	const Gearom__Graph *g = m->graphs[gi];
-	printf("hybrid:    %s\n", attr_cstr(pb_attr(cs, HYBRID_RULE_ATTR),
+	printf("hybrid:    %s\n", om_attr_cstr(om_attr(cs, HYBRID_RULE_ATTR),
 					    rule, sizeof(rule)));
 	printf("  dynamic graph %s: %zu nodes", g->name, nodes_below(m, (size_t)gi));
 	if (g->plan)
@@ -1457,22 +1443,12 @@ static json_object *json_number(const char *s)
 	return *s && !*end ? json_object_new_double(d) : jstr(s);
 }
 
-/* The --input_value option the .om records, "sr:16000;mode:1,0". */
-static const char *pinned_option(const Gearom__Model *m)
-{
-	for (size_t i = 0; i < m->n_options; i++)
-		if (m->options[i]->key &&
-		    !strcmp(m->options[i]->key, "input_value"))
-			return m->options[i]->value;
-	return NULL;
-}
-
 /* Calls fn on each pinned input: its name and value texts. */
 static void each_pinned(const Gearom__Model *m,
 			void (*fn)(void *ctx, char *name, char *vals),
 			void *ctx)
 {
-	const char *opt = pinned_option(m);
+	const char *opt = om_option(m, "input_value");
 	if (!opt)
 		return;
 	char *s = xstrdup(opt), *save = NULL;

@@ -25,6 +25,7 @@
 
 #include "util.h"
 #include "ops.h"
+#include "ownattrs.h"
 
 #define MAX_RANK 8
 #define DIM_UNKNOWN (-1)

@@ -274,12 +274,12 @@ static int32_t output_index(const Node *n, ValId v)
  * scope's inputs as its Case passes them. */
 static int inline_scope(Flat *F, const Frame *fr, const Node *n)
 {
-	const Attr *b = node_attr(n, "body");
+	const Attr *b = node_attr(n, SCOPE_BODY_ATTR);
 	const int64_t *gmap;
-	int32_t ng = attr_ints(n, "gear_map", &gmap);
+	int32_t ng = attr_ints(n, SCOPE_GEAR_MAP_ATTR, &gmap);
 	const Graph *body = b && b->type == ATTR_GRAPH ? b->g : NULL;
 	const Node *cs = body ? scope_case(body) : NULL;
-	const Attr *br = cs ? node_attr(cs, "branches") : NULL;
+	const Attr *br = cs ? node_attr(cs, CASE_BRANCHES_ATTR) : NULL;
 	if (!cs || !br || br->type != ATTR_GRAPHS || ng <= F->gear ||
 	    gmap[F->gear] < 0 || gmap[F->gear] >= br->n)
 		return error("node '%s': a scope without a clone for gear %d",

@@ -597,7 +597,7 @@ static void rewrite(Fuse *F, const Chain *ch)
 		if (!strcmp(d.attrs[k].name, "beta"))
 			d.attrs[k].f = 1;
 	if (fused) {
-		Attr *s = node_add_attr(g, &d, "activations", ATTR_STRINGS);
+		Attr *s = node_add_attr(g, &d, FUSED_ACTS_ATTR, ATTR_STRINGS);
 		Bytes *str = arena_array(g->arena, (size_t)ch->nacts + 1,
 					 sizeof(Bytes));
 		for (int i = 0; i < ch->nacts; i++)
@@ -605,7 +605,8 @@ static void rewrite(Fuse *F, const Chain *ch)
 					  (const uint8_t *)ch->act[i] };
 		s->n = ch->nacts;
 		s->strings = str;
-		Attr *p = node_add_attr(g, &d, "activation_params", ATTR_FLOATS);
+		Attr *p = node_add_attr(g, &d, FUSED_ACT_PARAMS_ATTR,
+					ATTR_FLOATS);
 		p->n = 2 * ch->nacts;
 		p->floats = arena_memdup(g->arena, ch->par,
 					 sizeof(float) * (size_t)(2 * ch->nacts + 1));

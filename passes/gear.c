@@ -82,13 +82,13 @@ static int clone_branch(void *ctx, int32_t gear)
 static void case_attrs(Model *m, Graph *root, Node *cs)
 {
 	const GearSpec *gs = m->gears;
-	Attr *a = node_add_attr(root, cs, "branches", ATTR_GRAPHS);
+	Attr *a = node_add_attr(root, cs, CASE_BRANCHES_ATTR, ATTR_GRAPHS);
 	a->n = gs->ngears;
 	a->graphs = m->branches;
-	node_add_attr(root, cs, "gear_count", ATTR_INT)->i = gs->ngears;
-	node_add_ints(root, cs, "gear_dims", gs->table,
+	node_add_attr(root, cs, CASE_GEAR_COUNT_ATTR, ATTR_INT)->i = gs->ngears;
+	node_add_ints(root, cs, CASE_GEAR_DIMS_ATTR, gs->table,
 		      gs->ngears * gs->nvals);
-	a = node_add_attr(root, cs, "input_order", ATTR_STRINGS);
+	a = node_add_attr(root, cs, CASE_INPUT_ORDER_ATTR, ATTR_STRINGS);
 	a->n = gs->ninputs;
 	Bytes *names = arena_array(root->arena, (size_t)gs->ninputs,
 				   sizeof(Bytes));
@@ -97,7 +97,8 @@ static void case_attrs(Model *m, Graph *root, Node *cs)
 		names[k].data = (const uint8_t *)gs->inputs[k].name;
 	}
 	a->strings = names;
-	node_add_string(root, cs, "dynamic_type", gear_mode_name(gs->mode));
+	node_add_string(root, cs, CASE_DYNAMIC_TYPE_ATTR,
+			gear_mode_name(gs->mode));
 }
 
 int pass_gear_clone(Model *m, const CompileOptions *o)

@@ -82,8 +82,6 @@
 #include "passes.h"
 
 #define HYBRID_GRAPH_NAME "Dynamic"
-#define HYBRID_GRAPH_ATTR "dynamic_graph"
-#define HYBRID_RULE_ATTR "hybrid_rule"
 #define HYBRID_RULE \
 	"gear if the input dims match a row of the gear table, else " \
 	"dynamic_graph"

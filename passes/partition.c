@@ -867,56 +867,6 @@ int32_t graph_partition(Graph *g, int32_t limit)
 	return nc;
 }
 
-/* dst takes src's type and contents (a binding across a partition). */
-static void bind(Value *dst, const Value *src)
-{
-	dst->dtype = src->dtype;
-	dst->tkind = src->tkind;
-	dst->shape = src->shape;
-	dst->konst = src->konst;
-	dst->flags = (uint16_t)((dst->flags & ~VF_DATA_DEP) |
-				(src->flags & VF_DATA_DEP));
-}
-
-static bool has_partitions(const Graph *g)
-{
-	for (int32_t i = 0; i < g->nnodes; i++)
-		if (partition_is_node(&g->nodes[i]))
-			return true;
-	return false;
-}
-
-int partition_infer(Model *m, Graph *g)
-{
-	if (!has_partitions(g))
-		return infer_graph(m, g);
-	for (int32_t i = 0; i < g->nnodes; i++) {
-		Node *n = &g->nodes[i];
-		Graph *sub = partition_subgraph(n);
-		if (!partition_is_node(n) || !sub)
-			return error("graph '%s': node '%s' (%s) is not a "
-				     "partition, but the graph is partitioned",
-				     g->name, n->name, n->op_type);
-		if (sub->ninputs != n->ninputs || sub->noutputs != n->noutputs)
-			return error("graph '%s': partition '%s' has %d inputs "
-				     "and %d outputs, its subgraph '%s' %d and %d",
-				     g->name, n->name, n->ninputs, n->noutputs,
-				     sub->name, sub->ninputs, sub->noutputs);
-		for (int32_t k = 0; k < n->ninputs; k++)
-			if (n->inputs[k] >= 0)
-				bind(&sub->vals[sub->inputs[k]],
-				     &g->vals[n->inputs[k]]);
-		if (infer_graph(m, sub) < 0)
-			return error_prefix("graph '%s': partition '%s'",
-					    g->name, n->name);
-		for (int32_t k = 0; k < n->noutputs; k++)
-			if (n->outputs[k] >= 0)
-				bind(&g->vals[n->outputs[k]],
-				     &sub->vals[sub->outputs[k]]);
-	}
-	return 0;
-}
-
 int32_t partition_limit(const CompileOptions *o)
 {
 	return o && o->static_limit_given ? o->static_limit

@@ -76,8 +76,6 @@
 #include "passes.h"
 
 #define PARTITION_LIMIT_DEFAULT 4
-#define PARTITION_ATTR "partition"
-#define PARTITION_GRAPH_ATTR "f"
 #define FORCE_UNKNOWN_ATTR "_force_unknown_shape"
 
 /* The limit the options ask for: --static_model_ops_lower_limit, or
@@ -114,13 +112,6 @@ bool partition_is_node(const Node *n);
 bool partition_is_unknown(const Node *n);
 /* The subgraph of partition node n, or NULL. */
 Graph *partition_subgraph(const Node *n);
-
-/* Shape inference over g, whose nodes may be partition nodes (the op
- * table has no PartitionedCall hook of its own here): each partition's
- * subgraph inputs take the dtype, shape and contents of the node's
- * inputs, the subgraph is inferred (infer_graph), and the node's outputs
- * take its outputs'.  Other nodes go through infer_graph as usual. */
-int partition_infer(Model *m, Graph *g);
 
 /* The per-graph pass: graph_partition(g, partition_limit(o)). */
 int partition_one(Model *m, Graph *g, const CompileOptions *o);

@@ -1028,12 +1028,13 @@ static ValId build_selector(Scope *s, const Region *R, Graph *b)
 static void case_attrs(Scope *s, const Region *R, Graph *b, Node *cs,
 		       Graph **clones)
 {
-	Attr *a = node_add_attr(b, cs, "branches", ATTR_GRAPHS);
+	Attr *a = node_add_attr(b, cs, CASE_BRANCHES_ATTR, ATTR_GRAPHS);
 	a->n = R->ncombos;
 	a->graphs = clones;
-	node_add_attr(b, cs, "gear_count", ATTR_INT)->i = R->ncombos;
-	node_add_ints(b, cs, "gear_dims", R->table, R->ncombos * R->ncols);
-	a = node_add_attr(b, cs, "input_order", ATTR_STRINGS);
+	node_add_attr(b, cs, CASE_GEAR_COUNT_ATTR, ATTR_INT)->i = R->ncombos;
+	node_add_ints(b, cs, CASE_GEAR_DIMS_ATTR, R->table,
+		      R->ncombos * R->ncols);
+	a = node_add_attr(b, cs, CASE_INPUT_ORDER_ATTR, ATTR_STRINGS);
 	a->n = R->nsel;
 	Bytes *names = arena_array(&s->m->arena, (size_t)R->nsel, sizeof(Bytes));
 	for (int32_t j = 0; j < R->nsel; j++) {
@@ -1042,7 +1043,7 @@ static void case_attrs(Scope *s, const Region *R, Graph *b, Node *cs,
 		names[j].data = (const uint8_t *)nm;
 	}
 	a->strings = names;
-	node_add_string(b, cs, "dynamic_type", "dims");
+	node_add_string(b, cs, CASE_DYNAMIC_TYPE_ATTR, "dims");
 }
 
 /* Region r's body (parent: the root graph): the selector and a Case over
@@ -1101,14 +1102,14 @@ static int add_call(Build *b, int32_t r)
 		b->g->nodes[b->g->nnodes - 1].inputs[k] = id;
 	}
 	n = &b->g->nodes[b->g->nnodes - 1];
-	node_add_attr(b->g, n, "body", ATTR_GRAPH)->g = body;
-	node_add_attr(b->g, n, "multi_dims", ATTR_INT)->i = 1;
+	node_add_attr(b->g, n, SCOPE_BODY_ATTR, ATTR_GRAPH)->g = body;
+	node_add_attr(b->g, n, SCOPE_MULTI_DIMS_ATTR, ATTR_INT)->i = 1;
 	int64_t *map = arena_array(&s->m->arena, (size_t)s->ngears,
 				   sizeof(int64_t));
 	for (int32_t g = 0; g < s->ngears; g++)
 		map[g] = R->map[g];
-	node_add_ints(b->g, n, "gear_map", map, s->ngears);
-	node_add_string(b->g, n, "scope", R->why);
+	node_add_ints(b->g, n, SCOPE_GEAR_MAP_ATTR, map, s->ngears);
+	node_add_string(b->g, n, SCOPE_WHY_ATTR, R->why);
 	return 0;
 }
 
@@ -1358,5 +1359,6 @@ int pass_gear_scope(Model *m, const CompileOptions *o)
 
 bool scope_is_call(const Node *n)
 {
-	return n->op == OP_PartitionedCall && attr_int(n, "multi_dims", 0) != 0;
+	return n->op == OP_PartitionedCall &&
+	       attr_int(n, SCOPE_MULTI_DIMS_ATTR, 0) != 0;
 }

@@ -105,8 +105,8 @@ bool unfuse_is_fused(const Node *n)
 int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		ValId out)
 {
-	const Attr *as = node_attr(n, "activations");
-	const Attr *ps = node_attr(n, "activation_params");
+	const Attr *as = node_attr(n, FUSED_ACTS_ATTR);
+	const Attr *ps = node_attr(n, FUSED_ACT_PARAMS_ATTR);
 	int32_t nacts = as ? as->n : 0;
 	if (nacts && (!ps || ps->n != 2 * nacts))
 		return error("node '%s' (%s): activation_params does not "
@@ -125,8 +125,8 @@ int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		d->inputs[k] = k < n->ninputs ? ins[k] : -1;
 	for (int32_t k = 0; k < n->nattrs; k++) {
 		const Attr *a = &n->attrs[k];
-		if (strcmp(a->name, "activations") &&
-		    strcmp(a->name, "activation_params"))
+		if (strcmp(a->name, FUSED_ACTS_ATTR) &&
+		    strcmp(a->name, FUSED_ACT_PARAMS_ATTR))
 			*node_add_attr(dst, d, a->name, a->type) = *a;
 	}
 	if (extra >= 0) {

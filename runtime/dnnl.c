@@ -304,8 +304,8 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
 		{ "HardSwish", dnnl_eltwise_hardswish, 0 },
 		{ "Tanh", dnnl_eltwise_tanh, 0 },
 	};
-	const Attr *a = node_attr(n, "activations");
-	const Attr *pa = node_attr(n, "activation_params");
+	const Attr *a = node_attr(n, FUSED_ACTS_ATTR);
+	const Attr *pa = node_attr(n, FUSED_ACT_PARAMS_ATTR);
 	dnnl_primitive_attr_t attr;
 	dnnl_post_ops_t ops;
 	if (dnnl_primitive_attr_create(&attr) != dnnl_success)

@@ -512,7 +512,7 @@ Test(partition, partitioned_graph_reinfers_to_the_same_shapes)
 	for (ValId v = 0; v < g->nvals; v++)
 		if (g->vals[v].kind == VAL_NODE)
 			g->vals[v].shape = shape_unknown();
-	cr_assert_eq(partition_infer(t.m, g), 0, "%s", last_error());
+	cr_assert_eq(infer_graph(t.m, g), 0, "%s", last_error());
 	for (ValId v = 0; v < g->nvals && v < 8; v++)
 		cr_expect_str_eq(tu_shape(g, v), before[v], "'%s'",
 				 g->vals[v].name);

@@ -272,7 +272,7 @@ static int fail_branch(OpCtx *c, const char *attr, const Graph *valid,
 						 c->n->name, attr),
 				 "Fail", GEARC_DOMAIN, 0, no);
 	n->label = c->n->label;
-	node_add_string(f, n, "message",
+	node_add_string(f, n, FAIL_MESSAGE_ATTR,
 			arena_printf(g->arena, "%s of If '%s' was taken, but "
 				     "it is invalid at these shapes: %s",
 				     attr, c->n->name, why));
@@ -289,8 +289,8 @@ static int fail_branch(OpCtx *c, const char *attr, const Graph *valid,
 		dt[i] = v->dtype;
 		put_shape(sh, &k, &v->shape);
 	}
-	node_add_ints(f, n, "dtypes", dt, no);
-	node_add_ints(f, n, "shapes", sh, k);
+	node_add_ints(f, n, FAIL_DTYPES_ATTR, dt, no);
+	node_add_ints(f, n, FAIL_SHAPES_ATTR, sh, k);
 	a->g = f;
 	return op_infer_subgraph(c, f);
 }
@@ -360,8 +360,8 @@ static int infer_branches(OpCtx *c, Graph **th, Graph **el)
 int infer_fail(OpCtx *c)
 {
 	const int64_t *dt, *sh;
-	int32_t ndt = attr_ints(c->n, "dtypes", &dt);
-	int32_t nsh = attr_ints(c->n, "shapes", &sh), k = 0;
+	int32_t ndt = attr_ints(c->n, FAIL_DTYPES_ATTR, &dt);
+	int32_t nsh = attr_ints(c->n, FAIL_SHAPES_ATTR, &sh), k = 0;
 	if (ndt != c->n->noutputs)
 		return op_error(c, "attribute dtypes has %d entries, expected "
 				"one per output (%d)", ndt, c->n->noutputs);
@@ -389,7 +389,8 @@ int run_fail(OpCtx *c)
 {
 	if (!op_at_run_time(c))
 		return 0;
-	return op_error(c, "%s", attr_str(c->n, "message", "cannot run"));
+	return op_error(c, "%s",
+			attr_str(c->n, FAIL_MESSAGE_ATTR, "cannot run"));
 }
 
 /* ---- If ---------------------------------------------------------------- */

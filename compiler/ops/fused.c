@@ -59,8 +59,8 @@ static int act_kind(Bytes s)
 /* Reads and checks the activations attributes into a[0..*n). */
 static int read_acts(OpCtx *c, Act *a, int *n)
 {
-	const Attr *as = node_attr(c->n, "activations");
-	const Attr *ps = node_attr(c->n, "activation_params");
+	const Attr *as = node_attr(c->n, FUSED_ACTS_ATTR);
+	const Attr *ps = node_attr(c->n, FUSED_ACT_PARAMS_ATTR);
 	*n = 0;
 	if (!as)
 		return ps && ps->n ? op_error(c, "activation_params without "

@@ -12,9 +12,13 @@
  *     runs when no gear matches, and its outputs count too.
  *   PartitionedCall(inputs...) -> outputs...
  *     runs subgraph body on the inputs (a multi-dims scope, passes/scope.h:
- *     its body picks a clone by the inputs' shapes).  The body's inputs
- *     take the node's inputs' dtypes and shapes, and the node's outputs
- *     the body's outputs'.
+ *     its body picks a clone by the inputs' shapes), or subgraph f (a
+ *     partition, passes/partition.h).  The subgraph's inputs take the
+ *     node's inputs' dtypes and shapes (not their contents: a constant
+ *     input folds through the run hook, not inside the subgraph), and
+ *     the node's outputs the subgraph's outputs'.  This is the one
+ *     inference of both: `gearc verify` re-infers partitioned graphs
+ *     with it too.
  */
 #include "opimpl.h"
 
@@ -72,8 +76,8 @@ static void merge_shape(Shape *a, const Shape *b)
 
 int infer_case(OpCtx *c)
 {
-	const Attr *br = node_attr(c->n, "branches");
-	const Attr *dyn = node_attr(c->n, "dynamic_graph");
+	const Attr *br = node_attr(c->n, CASE_BRANCHES_ATTR);
+	const Attr *dyn = node_attr(c->n, HYBRID_GRAPH_ATTR);
 	const Graph *dg = dyn && dyn->type == ATTR_GRAPH ? dyn->g : NULL;
 	if (!br || br->type != ATTR_GRAPHS || br->n < 1)
 		return op_error(c, "needs attribute 'branches' with at least "
@@ -115,9 +119,9 @@ int infer_partitioned_call(OpCtx *c)
 	/* "body": a multi-dims scope (passes/scope.h); "f": a partition
 	 * (passes/partition.h).  Both bind the subgraph's inputs and outputs
 	 * to the node's by position. */
-	const Attr *a = node_attr(c->n, "body");
+	const Attr *a = node_attr(c->n, SCOPE_BODY_ATTR);
 	if (!a)
-		a = node_attr(c->n, "f");
+		a = node_attr(c->n, PARTITION_GRAPH_ATTR);
 	if (!a || a->type != ATTR_GRAPH || !a->g)
 		return op_error(c, "needs attribute 'body' or 'f' with a graph");
 	Graph *b = a->g;
@@ -185,8 +189,8 @@ static int run_body(OpCtx *c, const Graph *g, int first)
 
 int run_case(OpCtx *c)
 {
-	const Attr *br = node_attr(c->n, "branches");
-	const Attr *dyn = node_attr(c->n, "dynamic_graph");
+	const Attr *br = node_attr(c->n, CASE_BRANCHES_ATTR);
+	const Attr *dyn = node_attr(c->n, HYBRID_GRAPH_ATTR);
 	const Tensor *idx = op_const_in(c, 0);
 	if (!idx || !br || br->type != ATTR_GRAPHS)
 		return 0;
@@ -205,9 +209,9 @@ int run_case(OpCtx *c)
 
 int run_partitioned_call(OpCtx *c)
 {
-	const Attr *a = node_attr(c->n, "body");
+	const Attr *a = node_attr(c->n, SCOPE_BODY_ATTR);
 	if (!a)
-		a = node_attr(c->n, "f");
+		a = node_attr(c->n, PARTITION_GRAPH_ATTR);
 	if (!a || a->type != ATTR_GRAPH || !a->g)
 		return op_error(c, "needs attribute 'body' or 'f' with a graph");
 	return run_body(c, a->g, 0);

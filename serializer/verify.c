@@ -1,5 +1,5 @@
 /*
- * cli/verify.c - 'gearc verify FILE.om': re-checks what a compile
+ * serializer/verify.c - 'gearc verify FILE.om': re-checks what a compile
  * promises, with code of its own rather than the planner's.
  *
  * Plans, for every graph of the file (each must have one):
@@ -57,7 +57,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "omread.h"
+#include "verify.h"
 #include "compiler/ordset.h"
 #include "passes/hybrid.h"
 #include "passes/memplan.h"
@@ -764,34 +765,10 @@ static int check_plan(const Gearom__Model *m, size_t gi, Counts *cnt)
 
 /* ---- partitions (passes/partition.h) --------------------------------------- */
 
-static bool attr_is(const Gearom__Attribute *a, const char *name)
-{
-	return !strcmp(a->name, name);
-}
-
-/* The "partition" string of node n: "known", "unknown", something else,
- * or NULL if n is not a partition node. */
-static const char *partition_kind(const Gearom__Node *n, char *buf, size_t len)
-{
-	if (op_lookup(n->domain, n->op_type) != OP_PartitionedCall)
-		return NULL;
-	for (size_t k = 0; k < n->n_attrs; k++) {
-		const Gearom__Attribute *a = n->attrs[k];
-		if (attr_is(a, PARTITION_ATTR)) {
-			size_t l = a->s.len < len - 1 ? a->s.len : len - 1;
-			if (l)
-				memcpy(buf, a->s.data, l);
-			buf[l] = 0;
-			return buf;
-		}
-	}
-	return NULL;
-}
-
 static bool is_unknown_partition(const Gearom__Node *n)
 {
 	char buf[16];
-	const char *kind = partition_kind(n, buf, sizeof(buf));
+	const char *kind = om_partition_kind(n, buf, sizeof(buf));
 	return kind && !strcmp(kind, "unknown");
 }
 
@@ -865,11 +842,9 @@ static int check_partition(const Gearom__Model *m, const Gearom__Graph *g,
 			   const Gearom__Node *n)
 {
 	char buf[16];
-	const char *kind = partition_kind(n, buf, sizeof(buf));
-	int32_t s = -1;
-	for (size_t k = 0; k < n->n_attrs; k++)
-		if (attr_is(n->attrs[k], PARTITION_GRAPH_ATTR))
-			s = n->attrs[k]->g;
+	const char *kind = om_partition_kind(n, buf, sizeof(buf));
+	const Gearom__Attribute *f = om_attr(n, PARTITION_GRAPH_ATTR);
+	int32_t s = f ? f->g : -1;
 	if (strcmp(kind, "known") && strcmp(kind, "unknown"))
 		return error("graph '%s': partition '%s' is of kind '%s', not "
 			     "known or unknown", g->name, n->name, kind);
@@ -955,12 +930,13 @@ static int check_partitions(const Gearom__Model *m, Counts *cnt)
 		const Gearom__Graph *g = m->graphs[gi];
 		size_t np = 0;
 		for (size_t i = 0; i < g->n_nodes; i++)
-			np += partition_kind(g->nodes[i], buf, sizeof(buf)) != NULL;
+			np += om_partition_kind(g->nodes[i], buf,
+						sizeof(buf)) != NULL;
 		if (!np)
 			continue;
 		for (size_t i = 0; i < g->n_nodes; i++) {
 			const Gearom__Node *n = g->nodes[i];
-			if (!partition_kind(n, buf, sizeof(buf)))
+			if (!om_partition_kind(n, buf, sizeof(buf)))
 				return error("graph '%s' is partitioned, but node "
 					     "'%s' (%s) is in no partition",
 					     g->name, n->name, n->op_type);
@@ -1042,7 +1018,7 @@ static int reinfer(Model *m, Graph *g, Counts *cnt)
 {
 	Snapshot sn = { 0 };
 	snapshot(&sn, g);
-	int rc = partition_infer(m, g);
+	int rc = infer_graph(m, g);
 	if (rc < 0)
 		error_prefix("graph '%s': shape inference on what the file holds",
 			     g->name);
@@ -1131,7 +1107,7 @@ static int reinfer_dynamic(Model *m, Graph *g, Counts *cnt)
 	Snapshot sn = { 0 };
 	graph_walk(g, save_names, &saved);
 	snapshot(&sn, g);
-	int rc = partition_infer(m, g);
+	int rc = infer_graph(m, g);
 	if (rc < 0) {
 		error_prefix("graph '%s': shape inference on what the file "
 			     "holds", g->name);
@@ -1166,22 +1142,13 @@ static int check_shapes(const OmFile *f, Counts *cnt)
 
 /* ---- the gear table against the graphs -------------------------------- */
 
-static const Gearom__Attribute *attr_named(const Gearom__Node *n,
-					   const char *name)
-{
-	for (size_t k = 0; k < n->n_attrs; k++)
-		if (attr_is(n->attrs[k], name))
-			return n->attrs[k];
-	return NULL;
-}
-
 /* The Case choosing the gear branches states the table again: its
  * gear_count, gear_dims (the gears' dims, row by row) and branches. */
 static int check_case_table(const Gearom__Model *m, const Gearom__Node *n)
 {
-	const Gearom__Attribute *cnt = attr_named(n, "gear_count");
-	const Gearom__Attribute *dims = attr_named(n, "gear_dims");
-	const Gearom__Attribute *br = attr_named(n, "branches");
+	const Gearom__Attribute *cnt = om_attr(n, CASE_GEAR_COUNT_ATTR);
+	const Gearom__Attribute *dims = om_attr(n, CASE_GEAR_DIMS_ATTR);
+	const Gearom__Attribute *br = om_attr(n, CASE_BRANCHES_ATTR);
 	size_t at = 0;
 	if (!cnt || cnt->i != (int64_t)m->n_gears)
 		return error("node '%s': gear_count %lld, the gear table has "
@@ -1248,7 +1215,7 @@ static int check_gears(const Gearom__Model *m)
 	const Gearom__Node *table = NULL;
 	for (size_t i = 0; i < root->n_nodes && m->n_gears; i++) {
 		const Gearom__Node *n = root->nodes[i];
-		if (!is_case(n) || !attr_named(n, "gear_count"))
+		if (!is_case(n) || !om_attr(n, CASE_GEAR_COUNT_ATTR))
 			continue;
 		if (table)
 			return error("graph '%s': nodes '%s' and '%s' both "
