@@ -17,12 +17,13 @@
  *            (the kernel reads element i before writing it): InPlace;
  *   shape    how output 0's shape follows from the inputs' (the symbolic
  *            shapes of passes/symbols.c): ShapeRule;
- *   ew       for an elementwise op computed by a scalar kernel of
- *            compiler/ops/elementwise.c, that kernel:
+ *   ew       for an elementwise op computed by a scalar kernel of the
+ *            folding engine (compiler/ops/elementwise.c), that kernel:
  *              EW_MATH(dts, f)   unary, f a libm double(double);
  *              EW_FLOAT(dts, f)  unary, f(double, const EwParams *);
  *              EW_EXACT(dts, f)  unary, f an EwUnFn with integer cases;
  *              EW_ARITH(f)       binary (broadcast), f an EwBinFn;
+ *              EW_LOGIC(f)       the same, f in compiler/ops/logic.c;
  *            dts being the input dtypes (a DTS_ set of opimpl.h) of the
  *            op's newest version; else EW_NONE.  Each file that needs the
  *            column defines these macros before expanding the table.
@@ -76,7 +77,7 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(Acos,                      infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_MATH(DTS_IEEE, acos)) \
 	X(Acosh,                     infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_MATH(DTS_IEEE, acosh)) \
 	X(Add,                       infer_arith,                   run_arith,                   VIEW_NONE,  INPLACE_ANY,  SHAPE_BCAST, EW_ARITH(k_add)) \
-	X(And,                       infer_logical,                 run_logic2,                  VIEW_NONE,  INPLACE_ANY,  SHAPE_BCAST, EW_NONE) \
+	X(And,                       infer_logical,                 run_logic2,                  VIEW_NONE,  INPLACE_ANY,  SHAPE_BCAST, EW_LOGIC(k_and)) \
 	X(ArgMax,                    infer_argminmax,               run_argminmax,               VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(ArgMin,                    infer_argminmax,               run_argminmax,               VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(Asin,                      infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_MATH(DTS_IEEE, asin)) \
@@ -86,7 +87,7 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(AveragePool,               infer_avgpool,                 run_avgpool,                 VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(BatchNormalization,        infer_batchnorm,               run_batchnorm,               VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
 	X(Bernoulli,                 infer_random_like,             run_bernoulli,               VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(BitShift,                  infer_bitshift,                run_logic2,                  VIEW_NONE,  INPLACE_ANY,  SHAPE_BCAST, EW_NONE) \
+	X(BitShift,                  infer_bitshift,                run_logic2,                  VIEW_NONE,  INPLACE_ANY,  SHAPE_BCAST, EW_LOGIC(k_bitshift)) \
 	X(BlackmanWindow,            infer_window,                  run_window,                  VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(Cast,                      infer_cast,                    run_cast,                    VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
 	X(CastLike,                  infer_castlike,                run_cast,                    VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
@@ -113,7 +114,7 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(DynamicQuantizeLinear,     infer_dynamic_quantize_linear, run_dynamic_quantize_linear, VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(Einsum,                    infer_einsum,                  run_einsum,                  VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(Elu,                       infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_FLOAT(DTS_IEEE, f_elu)) \
-	X(Equal,                     infer_compare,                 run_logic2,                  VIEW_NONE,  INPLACE_NONE, SHAPE_BCAST, EW_NONE) \
+	X(Equal,                     infer_compare,                 run_logic2,                  VIEW_NONE,  INPLACE_NONE, SHAPE_BCAST, EW_LOGIC(k_equal)) \
 	X(Erf,                       infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_MATH(DTS_NUMERIC, erf)) \
 	X(Exp,                       infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_MATH(DTS_FLOAT, exp)) \
 	X(Expand,                    infer_expand,                  run_expand,                  VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
@@ -128,8 +129,8 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(GlobalAveragePool,         infer_global_pool,             run_global_pool,             VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(GlobalLpPool,              infer_global_pool,             run_global_pool,             VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(GlobalMaxPool,             infer_global_pool,             run_global_pool,             VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(Greater,                   infer_compare,                 run_logic2,                  VIEW_NONE,  INPLACE_NONE, SHAPE_BCAST, EW_NONE) \
-	X(GreaterOrEqual,            infer_compare,                 run_logic2,                  VIEW_NONE,  INPLACE_NONE, SHAPE_BCAST, EW_NONE) \
+	X(Greater,                   infer_compare,                 run_logic2,                  VIEW_NONE,  INPLACE_NONE, SHAPE_BCAST, EW_LOGIC(k_greater)) \
+	X(GreaterOrEqual,            infer_compare,                 run_logic2,                  VIEW_NONE,  INPLACE_NONE, SHAPE_BCAST, EW_LOGIC(k_greater_equal)) \
 	X(GridSample,                infer_grid_sample,             run_grid_sample,             VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(HammingWindow,             infer_window,                  run_window,                  VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(HannWindow,                infer_window,                  run_window,                  VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
@@ -145,8 +146,8 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(LSTM,                      infer_rnn,                     run_rnn,                     VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(LayerNormalization,        infer_layer_norm,              run_layer_norm,              VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
 	X(LeakyRelu,                 infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_FLOAT(DTS_FLOAT, f_leakyrelu)) \
-	X(Less,                      infer_compare,                 run_logic2,                  VIEW_NONE,  INPLACE_NONE, SHAPE_BCAST, EW_NONE) \
-	X(LessOrEqual,               infer_compare,                 run_logic2,                  VIEW_NONE,  INPLACE_NONE, SHAPE_BCAST, EW_NONE) \
+	X(Less,                      infer_compare,                 run_logic2,                  VIEW_NONE,  INPLACE_NONE, SHAPE_BCAST, EW_LOGIC(k_less)) \
+	X(LessOrEqual,               infer_compare,                 run_logic2,                  VIEW_NONE,  INPLACE_NONE, SHAPE_BCAST, EW_LOGIC(k_less_equal)) \
 	X(Log,                       infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_MATH(DTS_FLOAT, log)) \
 	X(LogSoftmax,                infer_softmax,                 run_softmax,                 VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
 	X(Loop,                      infer_loop,                    0,                           VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
@@ -175,7 +176,7 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(Optional,                  infer_optional,                0,                           VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(OptionalGetElement,        infer_optional_get_element,    0,                           VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(OptionalHasElement,        infer_optional_has_element,    run_optional_has_element,    VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(Or,                        infer_logical,                 run_logic2,                  VIEW_NONE,  INPLACE_ANY,  SHAPE_BCAST, EW_NONE) \
+	X(Or,                        infer_logical,                 run_logic2,                  VIEW_NONE,  INPLACE_ANY,  SHAPE_BCAST, EW_LOGIC(k_or)) \
 	X(PRelu,                     infer_prelu,                   run_arith,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_BCAST, EW_ARITH(k_prelu)) \
 	X(Pad,                       infer_pad,                     run_pad,                     VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(Pow,                       infer_pow,                     run_arith,                   VIEW_NONE,  INPLACE_ANY,  SHAPE_BCAST, EW_ARITH(k_pow)) \
@@ -250,7 +251,7 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(Unsqueeze,                 infer_unsqueeze,               run_reshape,                 VIEW_ALIAS, INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(Upsample,                  infer_upsample,                run_upsample,                VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(Where,                     infer_where,                   run_where,                   VIEW_NONE,  INPLACE_IN12, SHAPE_BCAST, EW_NONE) \
-	X(Xor,                       infer_logical,                 run_logic2,                  VIEW_NONE,  INPLACE_ANY,  SHAPE_BCAST, EW_NONE)
+	X(Xor,                       infer_logical,                 run_logic2,                  VIEW_NONE,  INPLACE_ANY,  SHAPE_BCAST, EW_LOGIC(k_xor))
 
 #define GEARC_OWN_OPS(X) \
 	X(MapIndex,                  infer_mapindex,                run_mapindex,                VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \

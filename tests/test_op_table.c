@@ -31,9 +31,12 @@ Test(op_table, columns_agree)
 				  "%s: a unary op keeps input 0's shape and "
 				  "may overwrite it", o->name);
 		if (o->ew == EW_KIND_BINARY)
-			cr_expect(o->shape == SHAPE_BCAST &&
-					  o->inplace != INPLACE_NONE,
+			cr_expect(o->shape == SHAPE_BCAST,
 				  "%s: a binary op broadcasts", o->name);
+		if (o->run == run_arith || o->run == run_logic2)
+			cr_expect_eq(o->ew, EW_KIND_BINARY,
+				     "%s: run_arith/run_logic2 need an EW_ARITH "
+				     "or EW_LOGIC kernel", o->name);
 		if (o->inplace != INPLACE_NONE)
 			cr_expect(o->shape != SHAPE_OWN && o->view == VIEW_NONE,
 				  "%s: in place needs an output shaped like "

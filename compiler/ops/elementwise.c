@@ -417,6 +417,7 @@ static const struct UnaryOp {
 #define EW_FLOAT(dts, f) { NULL, f, NULL }
 #define EW_EXACT(dts, f) { NULL, NULL, f }
 #define EW_ARITH(f) { 0 }
+#define EW_LOGIC(f) { 0 }
 #define X(nm, inf, run, vw, ip, sh, ew) [OP_##nm] = ew,
 	GEARC_OPS(X)
 #undef X
@@ -425,6 +426,7 @@ static const struct UnaryOp {
 #undef EW_FLOAT
 #undef EW_EXACT
 #undef EW_ARITH
+#undef EW_LOGIC
 };
 
 static const struct UnaryOp *unary_op(int op)
@@ -933,6 +935,7 @@ static const EwBinFn arith_ops[OP_COUNT] = {
 #define EW_FLOAT(dts, f) NULL
 #define EW_EXACT(dts, f) NULL
 #define EW_ARITH(f) f
+#define EW_LOGIC(f) NULL
 #define X(nm, inf, run, vw, ip, sh, ew) [OP_##nm] = ew,
 	GEARC_OPS(X)
 #undef X
@@ -941,6 +944,7 @@ static const EwBinFn arith_ops[OP_COUNT] = {
 #undef EW_FLOAT
 #undef EW_EXACT
 #undef EW_ARITH
+#undef EW_LOGIC
 };
 
 static EwBinFn arith_fn(int op)
