@@ -144,7 +144,9 @@ static bool keeps_shape(Fuse *F, const Node *n, ValId x)
 	return o->dtype == v->dtype && shape_equal(&o->shape, &v->shape);
 }
 
-/* n is Add/Sub/Mul/Div of x and a constant scalar: as y = m * x + a. */
+/* n is Add/Sub/Mul/Div of x and a constant scalar: as y = m * x + a.
+ * (How each of these four is an affine map is this pass's own fact, not
+ * the op table's.) */
 static bool affine_step(Fuse *F, const Node *n, ValId x, double *m,
 			double *a)
 {
@@ -296,7 +298,9 @@ static bool match_hswish(Fuse *F, Chain *ch)
 	return false;
 }
 
-/* One activation after ch->cur; false if none. */
+/* One activation after ch->cur; false if none.  The ops below are the
+ * activations the fused ops apply (compiler/ops/fused.c), a fact of
+ * their own: not the op table's unary ops, most of which do not fuse. */
 static bool match_act(Fuse *F, Chain *ch)
 {
 	if (ch->nacts >= MAX_ACTS)

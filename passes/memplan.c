@@ -546,25 +546,11 @@ uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
 
 bool memplan_inplace_ok(int op, int k)
 {
-	switch (op) {
-	case OP_Abs: case OP_Acos: case OP_Acosh: case OP_Asin: case OP_Asinh:
-	case OP_Atan: case OP_Atanh: case OP_Ceil: case OP_Celu: case OP_Clip:
-	case OP_Cos: case OP_Cosh: case OP_Elu: case OP_Erf: case OP_Exp:
-	case OP_Floor: case OP_HardSigmoid: case OP_HardSwish:
-	case OP_LeakyRelu: case OP_Log: case OP_Mish: case OP_Neg: case OP_Not:
-	case OP_PRelu: case OP_Reciprocal: case OP_Relu: case OP_Round:
-	case OP_Selu: case OP_Shrink: case OP_Sigmoid: case OP_Sign:
-	case OP_Sin: case OP_Sinh: case OP_Softplus: case OP_Softsign:
-	case OP_Sqrt: case OP_Tan: case OP_Tanh: case OP_ThresholdedRelu:
-		return k == 0;
-	case OP_Add: case OP_And: case OP_BitShift: case OP_Div: case OP_Max:
-	case OP_Mean: case OP_Min: case OP_Mod: case OP_Mul: case OP_Or:
-	case OP_Pow: case OP_Sub: case OP_Sum: case OP_Xor:
-		return true;
-	case OP_Where:
-		return k == 1 || k == 2;
-	default:
-		return false;
+	switch (op_info[op].inplace) {
+	case INPLACE_IN0: return k == 0;
+	case INPLACE_ANY: return true;
+	case INPLACE_IN12: return k == 1 || k == 2;
+	default: return false;
 	}
 }
 

@@ -106,7 +106,8 @@ uint64_t mem_lower_bound(const MemInterval *iv, int32_t n);
 uint64_t mem_align(uint64_t x);
 
 /* Whether op may write its output over input k (an elementwise op whose
- * output element i depends on element i of that input only). */
+ * output element i depends on element i of that input only): the inplace
+ * column of the op table (compiler/ops.h). */
 bool memplan_inplace_ok(int op, int k);
 
 /* Plans g and its subgraphs (not the branches of a Case) into g->plan,

@@ -295,44 +295,6 @@ typedef struct Rule {
 
 #define IN(i) in(R->G, R->n, (i))
 
-/* Ops whose output 0 has input 0's shape. */
-static bool same_shape(int op)
-{
-	switch (op) {
-	case OP_Abs: case OP_Acos: case OP_Acosh: case OP_Asin: case OP_Asinh:
-	case OP_Atan: case OP_Atanh: case OP_Ceil: case OP_Celu: case OP_Cos:
-	case OP_Cosh: case OP_Elu: case OP_Erf: case OP_Exp: case OP_Floor:
-	case OP_HardSigmoid: case OP_HardSwish: case OP_LeakyRelu: case OP_Log:
-	case OP_Mish: case OP_Neg: case OP_Reciprocal: case OP_Relu:
-	case OP_Round: case OP_Selu: case OP_Shrink: case OP_Sigmoid:
-	case OP_Sign: case OP_Sin: case OP_Sinh: case OP_Softplus:
-	case OP_Softsign: case OP_Sqrt: case OP_Tan: case OP_Tanh:
-	case OP_ThresholdedRelu: case OP_Softmax: case OP_LogSoftmax:
-	case OP_Hardmax: case OP_Identity: case OP_Cast: case OP_CastLike:
-	case OP_Clip: case OP_Dropout: case OP_IsInf: case OP_IsNaN:
-	case OP_Not: case OP_LayerNormalization: case OP_BatchNormalization:
-	case OP_InstanceNormalization: case OP_LRN: case OP_LpNormalization:
-	case OP_MeanVarianceNormalization: case OP_CumSum: case OP_Trilu:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool broadcasting(int op)
-{
-	switch (op) {
-	case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: case OP_Pow:
-	case OP_Mod: case OP_PRelu: case OP_And: case OP_Or: case OP_Xor:
-	case OP_Equal: case OP_Greater: case OP_GreaterOrEqual: case OP_Less:
-	case OP_LessOrEqual: case OP_BitShift: case OP_Where: case OP_Max:
-	case OP_Min: case OP_Mean: case OP_Sum:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static void rule_same(Rule *R)
 {
 	const SV *x = IN(0);
@@ -1009,9 +971,9 @@ static void rule_topk(Rule *R)
 static void rule(Rule *R)
 {
 	int op = R->n->op;
-	if (same_shape(op))
+	if (op_info[op].shape == SHAPE_SAME)
 		rule_same(R);
-	else if (broadcasting(op))
+	else if (op_info[op].shape == SHAPE_BCAST)
 		rule_bcast(R);
 	switch (op) {
 	case OP_Conv: case OP_ConvTranspose: case OP_MaxPool:

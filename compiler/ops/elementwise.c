@@ -9,9 +9,9 @@
  * once and hands a per-op scalar kernel the matching element of every
  * input.  Kernels see EwNum scalars (double, int64 or uint64) and compute
  * the exact function in double for floats; ew_put() rounds the result to
- * nearest even in the output dtype.  A unary op is one line of unary_ops[]
- * (plus a kernel unless libm has the function), a binary one a line of
- * arith_ops[].
+ * nearest even in the output dtype.  Which kernel an op runs is the ew
+ * column of its line in the op table (compiler/ops.h): a unary op is one
+ * line there plus its kernel here unless libm has the function.
  */
 #include <float.h>
 #include <math.h>
@@ -272,18 +272,6 @@ int ew_infer_unary(OpCtx *c, uint32_t dts, int out_dt)
 	return 0;
 }
 
-int infer_unary_float(OpCtx *c) { return ew_infer_unary(c, DTS_FLOAT, 0); }
-
-int infer_unary_signed(OpCtx *c)
-{
-	return ew_infer_unary(c, DTS_FLOAT | DTS_SINT, 0);
-}
-
-int infer_unary_numeric(OpCtx *c)
-{
-	return ew_infer_unary(c, DTS_NUMERIC, 0);
-}
-
 /* Before opset 7, B is broadcast to A only with broadcast=1: B is a
  * scalar or matches a contiguous run of A's dims starting at 'axis'
  * (suffix matching without it), where B may also have 1s (as PyTorch's
@@ -418,66 +406,40 @@ FLOAT_OP(thresholdedrelu, x > p->alpha ? x : 0)
 /* on integers too: x +- bias in double, truncated back by ew_put */
 FLOAT_OP(shrink, x < -p->lambd ? x + p->bias : x > p->lambd ? x - p->bias : 0)
 
-#define F3 (DTS(DT_FLOAT16) | DTS(DT_FLOAT) | DTS(DT_DOUBLE))
-
-/* One line per op: the input dtypes of its newest version (older ones
- * allow subsets), and how an element is computed. */
+/* The kernels of the unary ops, from the op table's ew column. */
 static const struct UnaryOp {
-	uint16_t op;
-	uint32_t dts;
 	double (*math)(double); /* libm computes it, or */
 	double (*fk)(double, const EwParams *); /* this float kernel, or */
 	EwUnFn fn; /* this kernel, for ops with integer cases */
-} unary_ops[] = {
-	{ OP_Abs, DTS_NUMERIC, NULL, NULL, k_abs },
-	{ OP_Acos, F3, acos, NULL, NULL },
-	{ OP_Acosh, F3, acosh, NULL, NULL },
-	{ OP_Asin, F3, asin, NULL, NULL },
-	{ OP_Asinh, F3, asinh, NULL, NULL },
-	{ OP_Atan, F3, atan, NULL, NULL },
-	{ OP_Atanh, F3, atanh, NULL, NULL },
-	{ OP_Ceil, DTS_FLOAT, ceil, NULL, NULL },
-	{ OP_Celu, DTS(DT_FLOAT), NULL, f_celu, NULL },
-	{ OP_Cos, F3, cos, NULL, NULL },
-	{ OP_Cosh, F3, cosh, NULL, NULL },
-	{ OP_Elu, F3, NULL, f_elu, NULL },
-	{ OP_Erf, DTS_NUMERIC, erf, NULL, NULL },
-	{ OP_Exp, DTS_FLOAT, exp, NULL, NULL },
-	{ OP_Floor, DTS_FLOAT, floor, NULL, NULL },
-	{ OP_HardSigmoid, F3, NULL, f_hardsigmoid, NULL },
-	{ OP_HardSwish, F3, NULL, f_hardswish, NULL },
-	{ OP_LeakyRelu, DTS_FLOAT, NULL, f_leakyrelu, NULL },
-	{ OP_Log, DTS_FLOAT, log, NULL, NULL },
-	{ OP_Mish, F3, NULL, f_mish, NULL },
-	{ OP_Neg, DTS_FLOAT | DTS_SINT, NULL, NULL, k_neg },
-	{ OP_Reciprocal, DTS_FLOAT, NULL, f_reciprocal, NULL },
-	{ OP_Relu, DTS_FLOAT | DTS_SINT, NULL, NULL, k_relu },
-	{ OP_Round, F3, NULL, f_round, NULL },
-	{ OP_Selu, F3, NULL, f_selu, NULL },
-	{ OP_Shrink, F3 | DTS_INT, NULL, f_shrink, NULL },
-	{ OP_Sigmoid, DTS_FLOAT, NULL, f_sigmoid, NULL },
-	{ OP_Sign, DTS_NUMERIC, NULL, NULL, k_sign },
-	{ OP_Sin, F3, sin, NULL, NULL },
-	{ OP_Sinh, F3, sinh, NULL, NULL },
-	{ OP_Softplus, F3, NULL, f_softplus, NULL },
-	{ OP_Softsign, F3, NULL, f_softsign, NULL },
-	{ OP_Sqrt, DTS_FLOAT, sqrt, NULL, NULL },
-	{ OP_Tan, F3, tan, NULL, NULL },
-	{ OP_Tanh, DTS_FLOAT, tanh, NULL, NULL },
-	{ OP_ThresholdedRelu, F3, NULL, f_thresholdedrelu, NULL },
+} unary_ops[OP_COUNT] = {
+#define EW_NONE { 0 }
+#define EW_MATH(dts, f) { f, NULL, NULL }
+#define EW_FLOAT(dts, f) { NULL, f, NULL }
+#define EW_EXACT(dts, f) { NULL, NULL, f }
+#define EW_ARITH(f) { 0 }
+#define EW_LOGIC(f) { 0 }
+#define X(nm, inf, run, vw, ip, sh, ew) [OP_##nm] = ew,
+	GEARC_OPS(X)
+#undef X
+#undef EW_NONE
+#undef EW_MATH
+#undef EW_FLOAT
+#undef EW_EXACT
+#undef EW_ARITH
+#undef EW_LOGIC
 };
 
 static const struct UnaryOp *unary_op(int op)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(unary_ops); i++)
-		if (unary_ops[i].op == op)
-			return &unary_ops[i];
-	BUG("op %s has no unary_ops[] entry", op_info[op].name);
+	if (op_info[op].ew != EW_KIND_UNARY)
+		BUG("op %s has no unary kernel in the op table",
+		    op_info[op].name);
+	return &unary_ops[op];
 }
 
 int infer_unary(OpCtx *c)
 {
-	return ew_infer_unary(c, unary_op(c->n->op)->dts, 0);
+	return ew_infer_unary(c, op_info[c->n->op].ew_dts, 0);
 }
 
 /* The attributes of the activations, with their defaults. */
@@ -966,22 +928,31 @@ static bool k_min(EwNum a, EwNum b, EwNum *r, const EwParams *p)
 	return true;
 }
 
-static const struct {
-	uint16_t op;
-	EwBinFn fn;
-} arith_ops[] = {
-	{ OP_Add, k_add }, { OP_Sub, k_sub },	  { OP_Mul, k_mul },
-	{ OP_Div, k_div }, { OP_Mod, k_mod },	  { OP_Pow, k_pow },
-	{ OP_PRelu, k_prelu }, { OP_Max, k_max }, { OP_Min, k_min },
-	{ OP_Sum, k_add }, { OP_Mean, k_add },
+/* The kernels of the binary arithmetic, from the op table's ew column. */
+static const EwBinFn arith_ops[OP_COUNT] = {
+#define EW_NONE NULL
+#define EW_MATH(dts, f) NULL
+#define EW_FLOAT(dts, f) NULL
+#define EW_EXACT(dts, f) NULL
+#define EW_ARITH(f) f
+#define EW_LOGIC(f) NULL
+#define X(nm, inf, run, vw, ip, sh, ew) [OP_##nm] = ew,
+	GEARC_OPS(X)
+#undef X
+#undef EW_NONE
+#undef EW_MATH
+#undef EW_FLOAT
+#undef EW_EXACT
+#undef EW_ARITH
+#undef EW_LOGIC
 };
 
 static EwBinFn arith_fn(int op)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(arith_ops); i++)
-		if (arith_ops[i].op == op)
-			return arith_ops[i].fn;
-	BUG("op %s has no arith_ops[] entry", op_info[op].name);
+	if (!arith_ops[op])
+		BUG("op %s has no binary kernel in the op table",
+		    op_info[op].name);
+	return arith_ops[op];
 }
 
 int infer_arith(OpCtx *c)
@@ -1267,7 +1238,7 @@ int infer_random(OpCtx *c)
 	if (n > MAX_RANK)
 		return op_error(c, "attribute 'shape' has %d dims; gearc "
 				"supports at most %d", n, MAX_RANK);
-	if (check_dtype_attr(c, dt, F3) < 0)
+	if (check_dtype_attr(c, dt, DTS_IEEE) < 0)
 		return -1;
 	for (int32_t k = 0; k < n; k++)
 		if (dims[k] < 0)
@@ -1284,10 +1255,10 @@ int infer_random_like(OpCtx *c)
 {
 	bool bern = c->n->op == OP_Bernoulli;
 	Value *x = op_need_in(c, 0);
-	if (!x || (bern && op_check_dtype(c, 0, F3) < 0))
+	if (!x || (bern && op_check_dtype(c, 0, DTS_IEEE) < 0))
 		return -1;
 	int dt = (int)attr_int(c->n, "dtype", x->dtype);
-	if (check_dtype_attr(c, dt, bern ? DTS_NUMERIC | DTS(DT_BOOL) : F3) < 0)
+	if (check_dtype_attr(c, dt, bern ? DTS_NUMERIC | DTS(DT_BOOL) : DTS_IEEE) < 0)
 		return -1;
 	op_set_out(c, 0, dt, &x->shape);
 	return 0;
@@ -1299,7 +1270,7 @@ int infer_multinomial(OpCtx *c)
 	Value *x = op_need_in(c, 0);
 	int64_t n = attr_int(c->n, "sample_size", 1);
 	int dt = (int)attr_int(c->n, "dtype", DT_INT32);
-	if (!x || op_check_dtype(c, 0, F3) < 0 || op_check_rank(c, 0, 2, 2) < 0 ||
+	if (!x || op_check_dtype(c, 0, DTS_IEEE) < 0 || op_check_rank(c, 0, 2, 2) < 0 ||
 	    check_dtype_attr(c, dt, DTS(DT_INT32) | DTS(DT_INT64)) < 0)
 		return -1;
 	if (n < 1)

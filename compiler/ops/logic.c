@@ -126,19 +126,17 @@ static bool k_bitshift(EwNum a, EwNum b, EwNum *r, const EwParams *p)
 	return true;
 }
 
-static const struct {
-	uint16_t op;
-	EwBinFn fn;
-} logic2_ops[] = {
-	{ OP_And, k_and },
-	{ OP_Or, k_or },
-	{ OP_Xor, k_xor },
-	{ OP_Equal, k_equal },
-	{ OP_Greater, k_greater },
-	{ OP_GreaterOrEqual, k_greater_equal },
-	{ OP_Less, k_less },
-	{ OP_LessOrEqual, k_less_equal },
-	{ OP_BitShift, k_bitshift },
+/* The kernels of the binary logic ops, from the op table's ew column. */
+static const EwBinFn logic2_ops[OP_COUNT] = {
+#define EW_NONE NULL
+#define EW_MATH(dts, f) NULL
+#define EW_FLOAT(dts, f) NULL
+#define EW_EXACT(dts, f) NULL
+#define EW_ARITH(f) NULL
+#define EW_LOGIC(f) f
+#define X(nm, inf, run, vw, ip, sh, ew) [OP_##nm] = ew,
+	GEARC_OPS(X)
+#undef X
 };
 
 int run_logic2(OpCtx *c)
@@ -151,10 +149,10 @@ int run_logic2(OpCtx *c)
 	int rc = ew_fast_binary(c);
 	if (rc)
 		return rc < 0 ? -1 : 0;
-	for (size_t i = 0; i < ARRAY_SIZE(logic2_ops); i++)
-		if (logic2_ops[i].op == c->n->op)
-			return ew_run_binary(c, logic2_ops[i].fn, &p);
-	BUG("op %s has no logic2_ops[] entry", op_info[c->n->op].name);
+	if (!logic2_ops[c->n->op])
+		BUG("op %s has no logic kernel in the op table",
+		    op_info[c->n->op].name);
+	return ew_run_binary(c, logic2_ops[c->n->op], &p);
 }
 
 /* ---- unary --------------------------------------------------------------- */

@@ -94,6 +94,8 @@ int op_error(OpCtx *c, const char *fmt, ...) PRINTF_LIKE(2, 3);
 #define DTS(t) (1u << (t))
 #define DTS_FLOAT \
 	(DTS(DT_FLOAT16) | DTS(DT_FLOAT) | DTS(DT_DOUBLE) | DTS(DT_BFLOAT16))
+/* The IEEE floats: no bfloat16 (ops whose newest version omits it). */
+#define DTS_IEEE (DTS(DT_FLOAT16) | DTS(DT_FLOAT) | DTS(DT_DOUBLE))
 #define DTS_SINT (DTS(DT_INT8) | DTS(DT_INT16) | DTS(DT_INT32) | DTS(DT_INT64))
 #define DTS_UINT \
 	(DTS(DT_UINT8) | DTS(DT_UINT16) | DTS(DT_UINT32) | DTS(DT_UINT64))
@@ -167,59 +169,6 @@ bool op_all_const(OpCtx *c);
  * an error if it is not an integer tensor or holds more than max values. */
 int op_const_ints(OpCtx *c, int i, int64_t *v, int32_t *n, int32_t max);
 
-/* ---- hooks (one line per hook, grouped by family file) ---------------- */
-
-/* elementwise.c */
-int infer_unary_float(OpCtx *c);   /* T in float types */
-int infer_unary_signed(OpCtx *c);  /* T in float and signed int types */
-int infer_unary_numeric(OpCtx *c); /* T in every numeric type */
-int infer_identity(OpCtx *c);
-int run_identity(OpCtx *c);
-int infer_clip(OpCtx *c);
-int infer_dropout(OpCtx *c);
-int infer_softmax(OpCtx *c); /* Softmax, LogSoftmax */
-int infer_arith(OpCtx *c);   /* Add, Sub, Mul, Div */
-int infer_pow(OpCtx *c);
-int infer_prelu(OpCtx *c);
-
-/* nn.c */
-int infer_conv(OpCtx *c);
-int infer_maxpool(OpCtx *c);
-int infer_avgpool(OpCtx *c);
-int infer_global_pool(OpCtx *c); /* GlobalAveragePool, GlobalMaxPool */
-int infer_batchnorm(OpCtx *c);
-
-/* tensor.c */
-int infer_constant(OpCtx *c);
-int infer_reshape(OpCtx *c);
-int infer_flatten(OpCtx *c);
-int infer_transpose(OpCtx *c);
-int infer_concat(OpCtx *c);
-int infer_shape(OpCtx *c);
-int run_shape(OpCtx *c);
-int infer_size(OpCtx *c);
-int run_size(OpCtx *c);
-
-/* math.c */
-int infer_gemm(OpCtx *c);
-int infer_matmul(OpCtx *c);
-
-/* gear.c: gearc's own ops */
-int infer_mapindex(OpCtx *c);
-int run_mapindex(OpCtx *c);
-int infer_case(OpCtx *c);
-int run_case(OpCtx *c);
-int infer_partitioned_call(OpCtx *c);
-int run_partitioned_call(OpCtx *c);
-
-/* fused.c: gearc's fused ops (passes/fuse.c) */
-int infer_fused_conv(OpCtx *c);
-int run_fused_conv(OpCtx *c);
-int infer_fused_gemm(OpCtx *c);
-int run_fused_gemm(OpCtx *c);
-int infer_fused_matmul(OpCtx *c);
-int run_fused_matmul(OpCtx *c);
-
 /* -- elementwise family: elementwise.c, logic.c --------------------------- */
 
 /* Folding engine.  A scalar of a fold: float dtypes compute in double
@@ -263,7 +212,7 @@ typedef bool (*EwElemFn)(void *ctx, int64_t o, const int64_t *in);
 /* Run-time float32 fast paths (ewfast.c): 1 if the op was computed, 0
  * if not handled (folding, other dtypes: use the exact engine), -1 on
  * error.  Binary covers Add, Sub, Mul, Div, Max, Min, Pow and the
- * comparisons; unary the ops of unary_ops[] given p. */
+ * comparisons; unary the unary ops of the op table given p. */
 int ew_fast_binary(OpCtx *c);
 int ew_fast_unary(OpCtx *c, const EwParams *p);
 int ew_fast_clip(OpCtx *c, bool has_lo, double lo, bool has_hi, double hi);
@@ -281,6 +230,14 @@ int ew_run_unary(OpCtx *c, EwUnFn fn, const EwParams *p);
 int ew_run_binary(OpCtx *c, EwBinFn fn, const EwParams *p);
 
 /* elementwise.c */
+int infer_identity(OpCtx *c);
+int run_identity(OpCtx *c);
+int infer_clip(OpCtx *c);
+int infer_dropout(OpCtx *c);
+int infer_softmax(OpCtx *c); /* Softmax, LogSoftmax */
+int infer_arith(OpCtx *c);   /* Add, Sub, Mul, Div */
+int infer_pow(OpCtx *c);
+int infer_prelu(OpCtx *c);
 int infer_unary(OpCtx *c); /* the unary math and activation table */
 int run_unary(OpCtx *c);
 int run_clip(OpCtx *c);
@@ -353,6 +310,15 @@ int tn_const_scalar(OpCtx *c, int i, int64_t *v);
 void tn_set_data_dep(OpCtx *c, int i, int dtype, const Shape *s);
 
 /* Hooks (tensor.c). */
+int infer_constant(OpCtx *c);
+int infer_reshape(OpCtx *c);
+int infer_flatten(OpCtx *c);
+int infer_transpose(OpCtx *c);
+int infer_concat(OpCtx *c);
+int infer_shape(OpCtx *c);
+int run_shape(OpCtx *c);
+int infer_size(OpCtx *c);
+int run_size(OpCtx *c);
 int run_reshape(OpCtx *c); /* Reshape, Flatten, Squeeze, Unsqueeze */
 int run_transpose(OpCtx *c);
 int run_concat(OpCtx *c);
@@ -407,6 +373,11 @@ int infer_unique(OpCtx *c); /* folds too: its shapes need the values */
 /* -- nn family: nn.c, norm.c, reduce.c, resize.c, rnn.c, misc.c ---------- */
 
 /* nn.c */
+int infer_conv(OpCtx *c);
+int infer_maxpool(OpCtx *c);
+int infer_avgpool(OpCtx *c);
+int infer_global_pool(OpCtx *c); /* GlobalAveragePool, GlobalMaxPool */
+int infer_batchnorm(OpCtx *c);
 int infer_conv_integer(OpCtx *c);
 int infer_qlinear_conv(OpCtx *c);
 int infer_conv_transpose(OpCtx *c);
@@ -545,6 +516,8 @@ static inline void conv_range(int64_t off, int64_t s, int64_t in, int64_t n,
 }
 
 /* math.c */
+int infer_gemm(OpCtx *c);
+int infer_matmul(OpCtx *c);
 /* y = numpy.matmul(a, b) for a of shape as, b of bs, y of ys (their
  * dtypes by kind: fp32 on sgemm; double; uint64, wrapping). */
 enum { MM_F32, MM_F64, MM_U64 };
@@ -624,6 +597,24 @@ int infer_string_normalizer(OpCtx *c);
 int run_string_normalizer(OpCtx *c);
 int infer_tfidf_vectorizer(OpCtx *c);
 int run_tfidf_vectorizer(OpCtx *c);
+
+/* -- gearc's own ops: gear.c, fused.c ------------------------------------ */
+
+/* gear.c */
+int infer_mapindex(OpCtx *c);
+int run_mapindex(OpCtx *c);
+int infer_case(OpCtx *c);
+int run_case(OpCtx *c);
+int infer_partitioned_call(OpCtx *c);
+int run_partitioned_call(OpCtx *c);
+
+/* fused.c: the fused ops passes/fuse.c makes */
+int infer_fused_conv(OpCtx *c);
+int run_fused_conv(OpCtx *c);
+int infer_fused_gemm(OpCtx *c);
+int run_fused_gemm(OpCtx *c);
+int infer_fused_matmul(OpCtx *c);
+int run_fused_matmul(OpCtx *c);
 
 /* ---- subgraphs (passes/infer.c) ---------------------------------------- */
 

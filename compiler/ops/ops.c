@@ -6,12 +6,24 @@
 
 #include "opimpl.h"
 
+/* The ew column as OpInfo's kind and dtypes; the kernels are for
+ * elementwise.c and logic.c. */
+#define EW_NONE EW_KIND_NONE, 0
+#define EW_MATH(dts, f) EW_KIND_UNARY, dts
+#define EW_FLOAT(dts, f) EW_KIND_UNARY, dts
+#define EW_EXACT(dts, f) EW_KIND_UNARY, dts
+#define EW_ARITH(f) EW_KIND_BINARY, 0
+#define EW_LOGIC(f) EW_KIND_BINARY, 0
+
 const OpInfo op_info[OP_COUNT] = {
-	[OP_UNKNOWN] = { "?", "", 0, 0, VIEW_NONE },
-#define X(nm, inf, fld, vw) [OP_##nm] = { #nm, "", inf, fld, vw },
+	[OP_UNKNOWN] = { "?", "", 0, 0, VIEW_NONE, INPLACE_NONE, SHAPE_OWN,
+			 EW_NONE },
+#define X(nm, inf, run, vw, ip, sh, ew) \
+	[OP_##nm] = { #nm, "", inf, run, vw, ip, sh, ew },
 	GEARC_OPS(X)
 #undef X
-#define X(nm, inf, fld, vw) [OP_##nm] = { #nm, GEARC_DOMAIN, inf, fld, vw },
+#define X(nm, inf, run, vw, ip, sh, ew) \
+	[OP_##nm] = { #nm, GEARC_DOMAIN, inf, run, vw, ip, sh, ew },
 	GEARC_OWN_OPS(X)
 #undef X
 };
