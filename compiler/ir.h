@@ -260,6 +260,10 @@ typedef struct Model {
 	int32_t noptions, capoptions;
 	KeyVal *options; /* the options used, in the order given */
 	int jobs; /* threads the writer may use (-j); 0: one per core */
+	/* The largest output, in bytes, whose contents shape inference
+	 * computes at compile time (CompileOptions.fold_limit, which
+	 * run_passes puts here); 0: 64 KiB. */
+	int64_t fold_limit;
 	/* Gear compile (passes/gear.c); NULL/-1 for a static compile.  The
 	 * root graph's Case node holds the branches; branches[i] is gear i's,
 	 * allocated from arenas[i] so gears can be specialised in parallel. */

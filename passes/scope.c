@@ -204,15 +204,6 @@ static int gear_dce(Model *m, Graph *g, const CompileOptions *o)
 	return graph_dce(g, NULL);
 }
 
-/* Infer, inline and drop dead nodes: what the pipeline does to a branch. */
-static int specialise(Model *m, Graph *g)
-{
-	if (infer_graph(m, g) < 0 || graph_inline(g) < 0 ||
-	    graph_dce(g, NULL) < 0)
-		return -1;
-	return 0;
-}
-
 static int count_nodes(Graph *g, void *ctx)
 {
 	*(int64_t *)ctx += g->nnodes;
@@ -949,7 +940,7 @@ static Graph *make_clone(Scope *s, const Region *R, const Graph *tmpl,
 		v->flags = (uint16_t)((v->flags & ~VF_DATA_DEP) |
 				      (x->flags & VF_DATA_DEP));
 	}
-	if (specialise(s->m, cl) < 0) {
+	if (specialise(s->m, cl, s->o) < 0) {
 		error_prefix("scope %s, clone %s (gear %d)", R->name, label,
 			     R->first[c]);
 		return NULL;
