@@ -272,8 +272,9 @@ typedef struct Model {
 	ValId gear_info; /* root input with the gear's dim values, or -1 */
 	/* Scope compile (passes/scope.h): gears have no branch graph, so
 	 * every gear's output shapes are kept here, ngears * noutputs,
-	 * row-major; NULL otherwise. */
-	Shape *gear_outputs;
+	 * row-major, and merged_outputs has them merged (noutputs: a dim
+	 * every gear agrees on, else -1); NULL otherwise. */
+	Shape *gear_outputs, *merged_outputs;
 	/* --hybrid (passes/hybrid.h): the dynamic graph, the model with the
 	 * gear dims left unknown, from its own arena; NULL otherwise. */
 	Graph *dynamic;

@@ -26,8 +26,8 @@ int specialise(Model *m, Graph *g, const CompileOptions *o)
 
 static const Pass passes[] = {
 	{ "hybrid", pass_hybrid, 0, "cloning the dynamic graph (--hybrid)" },
-	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
 	{ "gear-scope", pass_gear_scope, 0, "cloning only what depends on the gear" },
+	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
 	{ "specialise", 0, specialise,
 	  "shape inference, folding, If inlining and dead-node removal" },
 	{ "fuse", pass_fuse, 0, "fusing BatchNormalization, bias, residual and activations" },

@@ -66,8 +66,14 @@ const char *pass_names(void);
 /* Root multi-batch clone: m->graph becomes the root (gear inputs at their
  * max shape, gear_dims, gear table, MapIndex, Case) with one branch per
  * gear, each with its inputs at the gear's exact shapes.  No-op for a
- * static compile. */
+ * static compile, or when gear-scope made scopes (Model.gear_outputs). */
 int pass_gear_clone(Model *m, const CompileOptions *o);
+/* The nodes pass_gear_clone adds to the root: MapIndex and Case. */
+enum { GEAR_ROOT_NODES = 2 };
+/* The branches alone, from m->graph (the model's), unless m->branches
+ * exist: gear-scope (passes/scope.h) infers them to find its scopes, and
+ * keeps them for the root clone when it makes none. */
+void gear_branches(Model *m, const CompileOptions *o);
 /* Runs fn on every graph compiled on its own: each gear branch and the
  * dynamic graph of a --hybrid compile (one more job, last), on o->jobs
  * threads (0: the number of cores), or the main graph of a static
