@@ -202,6 +202,7 @@ typedef struct Graph {
 	ValId *outputs;
 	int32_t noutputs;
 	struct MemPlan *plan; /* memory plan (passes/memplan.c), or NULL */
+	bool specialised; /* specialise() has run on it (passes/passes.c) */
 } Graph;
 
 typedef struct Opset {

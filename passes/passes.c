@@ -8,12 +8,16 @@
 #include "passes.h"
 #include "scope.h"
 
-/* Specialising a gear branch renumbers its own value ids (the gear spec
- * names the root's); the main graph's renumber the spec's ids too. */
+/* Once per graph: gear-scope specialises what it must count before the
+ * pass would.  Specialising a gear branch renumbers its own value ids
+ * (the gear spec names the root's); the main graph's renumber the spec's
+ * ids too. */
 int specialise(Model *m, Graph *g, const CompileOptions *o)
 {
 	ValId *map = NULL;
 	(void)o;
+	if (g->specialised)
+		return 0;
 	if (infer_graph(m, g) < 0 || graph_inline(g) < 0 ||
 	    graph_dce(g, g == m->graph ? &map : NULL) < 0)
 		return -1;
@@ -21,6 +25,7 @@ int specialise(Model *m, Graph *g, const CompileOptions *o)
 		if (m->gears->inputs[k].val >= 0)
 			m->gears->inputs[k].val = map[m->gears->inputs[k].val];
 	free(map);
+	g->specialised = true;
 	return 0;
 }
 
