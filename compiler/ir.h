@@ -202,7 +202,9 @@ typedef struct Graph {
 	ValId *outputs;
 	int32_t noutputs;
 	struct MemPlan *plan; /* memory plan (passes/memplan.c), or NULL */
-	bool specialised; /* specialise() has run on it (passes/passes.c) */
+	/* How far specialise() (passes/passes.c) has taken it: 0, or
+	 * SPEC_INFERRED, or SPEC_DONE (passes.h). */
+	uint8_t specialised;
 } Graph;
 
 typedef struct Opset {

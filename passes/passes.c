@@ -8,24 +8,24 @@
 #include "passes.h"
 #include "scope.h"
 
-/* Once per graph: gear-scope specialises what it must count before the
- * pass would.  Specialising a gear branch renumbers its own value ids
- * (the gear spec names the root's); the main graph's renumber the spec's
- * ids too. */
+/* Once per graph: gear-scope infers the branches to classify their values
+ * and specialises what it must count before the pass would.  Specialising
+ * a gear branch renumbers its own value ids (the gear spec names the
+ * root's); the main graph's renumber the spec's ids too. */
 int specialise(Model *m, Graph *g, const CompileOptions *o)
 {
 	ValId *map = NULL;
 	(void)o;
-	if (g->specialised)
+	if (g->specialised == SPEC_DONE)
 		return 0;
-	if (infer_graph(m, g) < 0 || graph_inline(g) < 0 ||
-	    graph_dce(g, g == m->graph ? &map : NULL) < 0)
+	if ((g->specialised != SPEC_INFERRED && infer_graph(m, g) < 0) ||
+	    graph_inline(g) < 0 || graph_dce(g, g == m->graph ? &map : NULL) < 0)
 		return -1;
 	for (int32_t k = 0; map && m->gears && k < m->gears->ninputs; k++)
 		if (m->gears->inputs[k].val >= 0)
 			m->gears->inputs[k].val = map[m->gears->inputs[k].val];
 	free(map);
-	g->specialised = true;
+	g->specialised = SPEC_DONE;
 	return 0;
 }
 

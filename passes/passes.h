@@ -124,8 +124,11 @@ int graph_inline(Graph *g);
 int graph_dce(Graph *g, ValId **remap);
 
 /* The pass "specialise", and what a scope does to each clone and to its
- * root (passes/scope.h): infer_graph, graph_inline, graph_dce on g.  On
- * m->graph it renumbers the gear spec's input ids with the graph's. */
+ * root (passes/scope.h): infer_graph, graph_inline, graph_dce on g, once
+ * (Graph.specialised: SPEC_DONE; SPEC_INFERRED if gear-scope inferred it
+ * already).  On m->graph it renumbers the gear spec's input ids with the
+ * graph's. */
+enum { SPEC_INFERRED = 1, SPEC_DONE };
 int specialise(Model *m, Graph *g, const CompileOptions *o);
 
 /* Folds BatchNormalization into the Conv/ConvTranspose/Gemm before it

@@ -170,11 +170,15 @@ static Graph *source_copy(Model *m)
 }
 
 /* Classifying needs each gear's shapes and contents, with the model's
- * value ids: the branches inferred, not yet inlined or cleaned. */
+ * value ids: the branches inferred, not yet inlined or cleaned (the rest
+ * of specialise(), which then does not infer them again). */
 static int infer_branch(Model *m, Graph *g, const CompileOptions *o)
 {
 	(void)o;
-	return infer_graph(m, g);
+	if (infer_graph(m, g) < 0)
+		return -1;
+	g->specialised = SPEC_INFERRED;
+	return 0;
 }
 
 static int count_nodes(Graph *g, void *ctx)
