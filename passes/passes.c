@@ -1,4 +1,5 @@
-/* passes/passes.c - the pass table and the driver that runs it. */
+/* passes/passes.c - the pass table, the driver that runs it, and
+ * specialise(), the step every graph compiled on its own goes through. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@ int specialise(Model *m, Graph *g, const CompileOptions *o)
 	if (g->specialised == SPEC_DONE)
 		return 0;
 	if ((g->specialised != SPEC_INFERRED && infer_graph(m, g) < 0) ||
-	    graph_inline(g) < 0 || graph_dce(g, g == m->graph ? &map : NULL) < 0)
+	    graph_inline(g) < 0 ||
+	    graph_dce(g, g == m->graph ? &map : NULL) < 0)
 		return -1;
 	for (int32_t k = 0; map && m->gears && k < m->gears->ninputs; k++)
 		if (m->gears->inputs[k].val >= 0)

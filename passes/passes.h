@@ -25,7 +25,7 @@ typedef struct CompileOptions {
 	const char *dump_after; /* --dump-after=PASS, or NULL */
 	int jobs;		/* -j N; 0: number of cores */
 	int quiet;		/* --quiet */
-	int64_t fold_limit;	/* max bytes of a folded constant (Model.fold_limit) */
+	int64_t fold_limit;	/* max bytes of a folded constant, 0: 64 KiB */
 	ProgressFn progress;	/* NULL: silent */
 	const char *gear_scope; /* --gear_scope (passes/scope.h), or NULL */
 	/* Hybrid mode and partitions (passes/hybrid.h, passes/partition.h). */

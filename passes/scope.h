@@ -76,9 +76,9 @@
  * runtime allocates them).  The per-gear output table comes from the
  * per-gear inference (Model.gear_outputs, and Model.merged_outputs the
  * .om's output list: -1 where the gears differ); a gear has no branch
- * graph of its own (Gear.graph -1).  Inputs must match one of the gears, as with
- * the full clone: a scope whose selector shapes match no row fails in its
- * MapIndex.
+ * graph of its own (Gear.graph -1).  Inputs must match one of the gears,
+ * as with the full clone: a scope whose selector shapes match no row
+ * fails in its MapIndex.
  *
  * Memory: the root graph is planned; a PartitionedCall's workspace holds
  * its body's arena, and the body's Case a workspace as large as its

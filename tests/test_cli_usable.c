@@ -210,10 +210,11 @@ Test(cli_usable, dump_after_list_failure_and_offsets)
 	cr_expect(mp && strstr(mp, "is16k:bool[]@0"), "%s", r.out);
 	run_free(&r);
 	/* a pass that fails still prints the graph it worked on */
-	r = compile_vad(d, "--input_shape=x:1,100;sr:", "--dump-after=specialise",
-			NULL);
+	r = compile_vad(d, "--input_shape=x:1,100;sr:",
+			"--dump-after=specialise", NULL);
 	cr_expect_eq(r.status, 1);
-	cr_expect(strstr(r.out, "# after pass specialise (failed"), "%s", r.out);
+	cr_expect(strstr(r.out, "# after pass specialise (failed"), "%s",
+		  r.out);
 	cr_expect(strstr(r.out, "If 'if_sr'"), "%s", r.out);
 	run_free(&r);
 	r = compile_vad(d, "--input_shape=x:1,100;sr:",

@@ -302,7 +302,8 @@ static int shapes_left_after_compile(int64_t limit)
 	g->outputs[0] = y;
 	g->noutputs = 1;
 	g->vals[y].flags |= VF_GRAPH_OUT;
-	CompileOptions o = { .model = "t.onnx", .jobs = 1, .fold_limit = limit };
+	CompileOptions o = { .model = "t.onnx", .jobs = 1,
+			     .fold_limit = limit };
 	cr_assert_eq(run_passes(m, &o), 0, "%s", last_error());
 	int n = 0;
 	for (int32_t i = 0; i < m->graph->nnodes; i++)
