@@ -326,7 +326,7 @@ static int check_scope(const CompileOptions *o, const ParsedGears *pg)
 
 int cmd_compile(int argc, char **argv)
 {
-	CompileOptions o = { .fold_limit = 64 * 1024 };
+	CompileOptions o = { 0 };
 	const char *framework = NULL, *jobs = NULL, *quiet = NULL, *help = NULL;
 	const char *input_value = NULL, *no_fuse = NULL;
 	HybridFlags hf = { 0 };

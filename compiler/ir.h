@@ -203,6 +203,9 @@ typedef struct Graph {
 	ValId *outputs;
 	int32_t noutputs;
 	struct MemPlan *plan; /* memory plan (passes/memplan.c), or NULL */
+	/* How far specialise() (passes/passes.c) has taken it: 0, or
+	 * SPEC_INFERRED, or SPEC_DONE (passes.h). */
+	uint8_t specialised;
 } Graph;
 
 typedef struct Opset {
@@ -261,6 +264,10 @@ typedef struct Model {
 	int32_t noptions, capoptions;
 	KeyVal *options; /* the options used, in the order given */
 	int jobs; /* threads the writer may use (-j); 0: one per core */
+	/* The largest output, in bytes, whose contents shape inference
+	 * computes at compile time (CompileOptions.fold_limit, which
+	 * run_passes puts here); 0: 64 KiB. */
+	int64_t fold_limit;
 	/* Gear compile (passes/gear.c); NULL/-1 for a static compile.  The
 	 * root graph's Case node holds the branches; branches[i] is gear i's,
 	 * allocated from arenas[i] so gears can be specialised in parallel. */
@@ -269,8 +276,9 @@ typedef struct Model {
 	ValId gear_info; /* root input with the gear's dim values, or -1 */
 	/* Scope compile (passes/scope.h): gears have no branch graph, so
 	 * every gear's output shapes are kept here, ngears * noutputs,
-	 * row-major; NULL otherwise. */
-	Shape *gear_outputs;
+	 * row-major, and merged_outputs has them merged (noutputs: a dim
+	 * every gear agrees on, else -1); NULL otherwise. */
+	Shape *gear_outputs, *merged_outputs;
 	/* --hybrid (passes/hybrid.h): the dynamic graph, the model with the
 	 * gear dims left unknown, from its own arena; NULL otherwise. */
 	Graph *dynamic;

@@ -15,9 +15,10 @@
  *     and outer references no node reads) are dropped from vals[]: a
  *     node output without its producer would not be valid IR.  The
  *     others keep their order; every ValId is renumbered consistently -
- *     node inputs and outputs, graph inputs and outputs, the outer
- *     references of subgraphs and the gear spec's input ids.  Graph
- *     inputs always stay.
+ *     node inputs and outputs, graph inputs and outputs and the outer
+ *     references of subgraphs (the caller gets the map, for ids kept
+ *     elsewhere: specialise() renumbers the gear spec's).  Graph inputs
+ *     always stay.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -177,18 +178,4 @@ int graph_dce(Graph *g, ValId **remap)
 	free(used);
 	free(dead);
 	return rc;
-}
-
-int pass_dce(Model *m, const CompileOptions *o)
-{
-	(void)o;
-	ValId *map = NULL;
-	if (graph_dce(m->graph, &map) < 0)
-		return -1;
-	/* the gear spec names main-graph inputs by id */
-	for (int32_t k = 0; m->gears && k < m->gears->ninputs; k++)
-		if (m->gears->inputs[k].val >= 0)
-			m->gears->inputs[k].val = map[m->gears->inputs[k].val];
-	free(map);
-	return 0;
 }

@@ -49,23 +49,16 @@ static ValId add_table(Graph *g, const GearSpec *gs, const char *name)
 	return v;
 }
 
-typedef struct CloneJob {
-	Model *m;
-	const Graph *src;
-	Graph *root;
-} CloneJob;
-
 /* Branch `gear`: touches only its own slots of m->arenas and m->branches,
  * so the branches clone on several threads. */
 static int clone_branch(void *ctx, int32_t gear)
 {
-	const CloneJob *j = ctx;
-	Model *m = j->m;
+	Model *m = ctx;
 	const GearSpec *gs = m->gears;
 	Arena *a = m->arenas[gear] = xmalloc(sizeof(Arena));
 	arena_init(a);
 	const char *label = arena_printf(a, GEAR_LABEL, gear);
-	Graph *b = graph_clone(a, j->src, j->root,
+	Graph *b = graph_clone(a, m->graph, NULL,
 			       arena_printf(a, "_batch_%d", gear), label);
 	b->name = label;
 	for (int32_t k = 0; k < gs->ninputs; k++) {
@@ -101,10 +94,21 @@ static void case_attrs(Model *m, Graph *root, Node *cs)
 			gear_mode_name(gs->mode));
 }
 
+void gear_branches(Model *m, const CompileOptions *o)
+{
+	int32_t ngears = m->gears->ngears;
+	if (m->branches)
+		return;
+	m->arenas = arena_array(&m->arena, (size_t)ngears, sizeof(Arena *));
+	m->branches = arena_array(&m->arena, (size_t)ngears, sizeof(Graph *));
+	(void)parallel_for(ngears, thread_count(o ? o->jobs : 0), clone_branch,
+			   m);
+}
+
 int pass_gear_clone(Model *m, const CompileOptions *o)
 {
 	const GearSpec *gs = m->gears;
-	if (!gs)
+	if (!gs || m->gear_outputs) /* static, or scopes instead */
 		return 0;
 	Graph *src = m->graph, *root = graph_new(&m->arena, src->name, NULL);
 	int32_t ngears = gs->ngears;
@@ -131,11 +135,9 @@ int pass_gear_clone(Model *m, const CompileOptions *o)
 	mi->inputs[1] = table;
 	mi->outputs[0] = branch;
 
-	m->arenas = arena_array(&m->arena, (size_t)ngears, sizeof(Arena *));
-	m->branches = arena_array(&m->arena, (size_t)ngears, sizeof(Graph *));
-	CloneJob cj = { m, src, root };
-	(void)parallel_for(ngears, thread_count(o ? o->jobs : 0), clone_branch,
-			   &cj);
+	gear_branches(m, o);
+	for (int32_t g = 0; g < ngears; g++)
+		m->branches[g]->parent = root;
 
 	Node *cs = graph_add_node(root, "gear_case", "Case", GEARC_DOMAIN,
 				  1 + src->ninputs, src->noutputs);

@@ -8,11 +8,12 @@
  *      inference decides them, whatever the model declared;
  *   3. calls the op's infer hook, which sets every output's dtype and
  *      shape (-1 for a dim it cannot know, never a guess);
- *   4. calls the op's kernel (its run hook), if it has one and every output is static
- *      and at most fold_limit bytes, to compute the outputs' contents from
- *      constant inputs (the hook leaves them unknown if it cannot), so
- *      that shape arithmetic (Shape -> Gather -> Concat -> Reshape) is
- *      known by the time a later node needs it;
+ *   4. calls the op's kernel (its run hook), if it has one and every
+ *      output is static and at most Model.fold_limit bytes (0: 64 KiB),
+ *      to compute the outputs' contents from constant inputs (the hook
+ *      leaves them unknown if it cannot), so that shape arithmetic
+ *      (Shape -> Gather -> Concat -> Reshape) is known by the time a
+ *      later node needs it;
  *   5. checks the outputs (rank, dims, dtype, size within int64) and marks
  *      those with unknown dims as data-dependent if an input was.
  *
@@ -214,7 +215,7 @@ static Infer infer_state(Model *m, int64_t fold_limit)
 
 int infer_graph(Model *m, Graph *g)
 {
-	Infer st = infer_state(m, 0);
+	Infer st = infer_state(m, m->fold_limit);
 	return infer_nodes(&st, g);
 }
 
@@ -227,12 +228,6 @@ int op_infer_subgraph(OpCtx *c, Graph *sub)
 		return error_prefix("node '%s' (%s): subgraph '%s'", c->n->name,
 				    c->n->op_type, sub->name);
 	return 0;
-}
-
-int pass_infer(Model *m, const CompileOptions *o)
-{
-	Infer st = infer_state(m, o ? o->fold_limit : 0);
-	return infer_nodes(&st, m->graph);
 }
 
 /* ---- evaluation at run time ------------------------------------------------

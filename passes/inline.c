@@ -260,9 +260,3 @@ int graph_inline(Graph *g)
 	}
 	return inline_subgraphs(g);
 }
-
-int pass_inline(Model *m, const CompileOptions *o)
-{
-	(void)o;
-	return graph_inline(m->graph);
-}

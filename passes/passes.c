@@ -1,5 +1,7 @@
-/* passes/passes.c - the pass table and the driver that runs it. */
+/* passes/passes.c - the pass table, the driver that runs it, and
+ * specialise(), the step every graph compiled on its own goes through. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hybrid.h"
@@ -7,35 +9,34 @@
 #include "passes.h"
 #include "scope.h"
 
-static int infer_one(Model *m, Graph *g, const CompileOptions *o)
+/* Once per graph: gear-scope infers the branches to classify their values
+ * and specialises what it must count before the pass would.  Specialising
+ * a gear branch renumbers its own value ids (the gear spec names the
+ * root's); the main graph's renumber the spec's ids too. */
+int specialise(Model *m, Graph *g, const CompileOptions *o)
 {
+	ValId *map = NULL;
 	(void)o;
-	return infer_graph(m, g);
-}
-
-static int inline_one(Model *m, Graph *g, const CompileOptions *o)
-{
-	(void)m;
-	(void)o;
-	return graph_inline(g);
-}
-
-/* Value ids of a gear branch are its own, so renumbering them is safe;
- * a static compile has no gear spec naming them. */
-static int dce_one(Model *m, Graph *g, const CompileOptions *o)
-{
-	(void)m;
-	(void)o;
-	return graph_dce(g, NULL);
+	if (g->specialised == SPEC_DONE)
+		return 0;
+	if ((g->specialised != SPEC_INFERRED && infer_graph(m, g) < 0) ||
+	    graph_inline(g) < 0 ||
+	    graph_dce(g, g == m->graph ? &map : NULL) < 0)
+		return -1;
+	for (int32_t k = 0; map && m->gears && k < m->gears->ninputs; k++)
+		if (m->gears->inputs[k].val >= 0)
+			m->gears->inputs[k].val = map[m->gears->inputs[k].val];
+	free(map);
+	g->specialised = SPEC_DONE;
+	return 0;
 }
 
 static const Pass passes[] = {
 	{ "hybrid", pass_hybrid, 0, "cloning the dynamic graph (--hybrid)" },
-	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
 	{ "gear-scope", pass_gear_scope, 0, "cloning only what depends on the gear" },
-	{ "infer", 0, infer_one, "shape inference and folding" },
-	{ "inline", 0, inline_one, "inlining If nodes with a known condition" },
-	{ "dce", 0, dce_one, "removing dead and constant nodes" },
+	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
+	{ "specialise", 0, specialise,
+	  "shape inference, folding, If inlining and dead-node removal" },
 	{ "fuse", pass_fuse, 0, "fusing BatchNormalization, bias, residual and activations" },
 	{ "symbols", 0, symbols_one, "naming the dynamic graph's dims" },
 	{ "partition", 0, partition_one, "partitioning unknown-shape nodes" },
@@ -128,6 +129,7 @@ static void dump_after(const Model *m, const Pass *p, bool failed)
 int run_passes(Model *m, const CompileOptions *o)
 {
 	int n = 0, step = 0;
+	m->fold_limit = o->fold_limit;
 	for (size_t i = 0; i < ARRAY_SIZE(passes); i++)
 		n += pass_applies(&passes[i], m, o);
 	for (size_t i = 0; i < ARRAY_SIZE(passes); i++) {

@@ -25,7 +25,7 @@ typedef struct CompileOptions {
 	const char *dump_after; /* --dump-after=PASS, or NULL */
 	int jobs;		/* -j N; 0: number of cores */
 	int quiet;		/* --quiet */
-	int64_t fold_limit;	/* max bytes of a folded constant */
+	int64_t fold_limit;	/* max bytes of a folded constant, 0: 64 KiB */
 	ProgressFn progress;	/* NULL: silent */
 	const char *gear_scope; /* --gear_scope (passes/scope.h), or NULL */
 	/* Hybrid mode and partitions (passes/hybrid.h, passes/partition.h). */
@@ -49,9 +49,9 @@ typedef struct Pass {
 	const char *what; /* one line for --help */
 } Pass;
 
-/* Runs every pass in order on m: verifies the IR after each one (unless
- * built with NDEBUG), prints the graph after o->dump_after, reports
- * progress.  Errors name the model file. */
+/* Runs every pass in order on m, o->fold_limit set as m->fold_limit:
+ * verifies the IR after each one (GEARC_DEBUG builds), prints the graph
+ * after o->dump_after, reports progress.  Errors name the model file. */
 int run_passes(Model *m, const CompileOptions *o);
 /* The pass called name, or NULL. */
 const Pass *pass_find(const char *name);
@@ -66,8 +66,14 @@ const char *pass_names(void);
 /* Root multi-batch clone: m->graph becomes the root (gear inputs at their
  * max shape, gear_dims, gear table, MapIndex, Case) with one branch per
  * gear, each with its inputs at the gear's exact shapes.  No-op for a
- * static compile. */
+ * static compile, or when gear-scope made scopes (Model.gear_outputs). */
 int pass_gear_clone(Model *m, const CompileOptions *o);
+/* The nodes pass_gear_clone adds to the root: MapIndex and Case. */
+enum { GEAR_ROOT_NODES = 2 };
+/* The branches alone, from m->graph (the model's), unless m->branches
+ * exist: gear-scope (passes/scope.h) infers them to find its scopes, and
+ * keeps them for the root clone when it makes none. */
+void gear_branches(Model *m, const CompileOptions *o);
 /* Runs fn on every graph compiled on its own: each gear branch and the
  * dynamic graph of a --hybrid compile (one more job, last), on o->jobs
  * threads (0: the number of cores), or the main graph of a static
@@ -83,7 +89,8 @@ int pass_gear_root(Model *m, const CompileOptions *o);
 void graph_print(FILE *f, const Graph *g, int indent);
 
 /* Shape and dtype inference over g and its subgraphs, in topological
- * order, with the op table's infer hooks.  An op with no hook, or one
+ * order, with the op table's infer hooks, folding outputs of at most
+ * m->fold_limit bytes (passes/infer.c).  An op with no hook, or one
  * whose inputs it cannot handle, is an error naming the node and op. */
 int infer_graph(Model *m, Graph *g);
 
@@ -104,26 +111,30 @@ int eval_node(Model *m, Graph *g, const Node *n, const EvalSource *src,
 /* Runs subgraph sub of g (a Case branch) on inputs in[] the same way. */
 int eval_graph(Model *m, Graph *g, const EvalSource *src, const Graph *sub,
 	       const Tensor *const *in, Arena *a, const Tensor **outs);
-int pass_infer(Model *m, const CompileOptions *o);
 
-/* Replaces every If whose condition is constant by the nodes of its taken
- * branch, recursively and in every subgraph (passes/inline.c).  Runs
- * after infer; the If's output ids stay valid. */
-int pass_inline(Model *m, const CompileOptions *o);
+/* Replaces every If of g whose condition is constant by the nodes of its
+ * taken branch, recursively and in every subgraph (passes/inline.c).
+ * Runs after inference; the If's output ids stay valid. */
 int graph_inline(Graph *g);
-/* Turns nodes whose outputs are all known into weights, removes nodes
- * whose outputs nothing uses and drops the values nothing refers to, in
- * every graph (passes/dce.c).  Runs after inline.  Value ids are
- * renumbered (consistently, the gear spec's included). */
-int pass_dce(Model *m, const CompileOptions *o);
-/* The same on one graph; *remap (if remap is given) receives the old ->
- * new value id map (malloc'd). */
+/* Turns nodes of g whose outputs are all known into weights, removes
+ * nodes whose outputs nothing uses and drops the values nothing refers
+ * to, in g and its subgraphs (passes/dce.c).  Runs after inlining.  Value
+ * ids are renumbered consistently; *remap (if remap is given) receives
+ * the old -> new map (malloc'd). */
 int graph_dce(Graph *g, ValId **remap);
+
+/* The pass "specialise", and what a scope does to each clone and to its
+ * root (passes/scope.h): infer_graph, graph_inline, graph_dce on g, once
+ * (Graph.specialised: SPEC_DONE; SPEC_INFERRED if gear-scope inferred it
+ * already).  On m->graph it renumbers the gear spec's input ids with the
+ * graph's. */
+enum { SPEC_INFERRED = 1, SPEC_DONE };
+int specialise(Model *m, Graph *g, const CompileOptions *o);
 
 /* Folds BatchNormalization into the Conv/ConvTranspose/Gemm before it
  * and fuses residual Adds, biases and activation chains into FusedConv,
  * FusedGemm and FusedMatMul in every static graph but the dynamic one
- * (passes/fuse.c).  Runs after dce; no-op with o->no_fuse. */
+ * (passes/fuse.c).  Runs after specialise; no-op with o->no_fuse. */
 int pass_fuse(Model *m, const CompileOptions *o);
 
 /* The memory plan of every static graph, then of the root of a gear

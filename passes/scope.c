@@ -2,9 +2,10 @@
  * passes/scope.c - scope subgraphs and subgraph multi-dims cloning
  * (passes/scope.h has the design).
  *
- * The pass runs right after the root multi-batch clone, so it starts from
- * the full clone: the root and one unspecialised branch per gear.  It
- *   1. takes the model's graph back from Batch_0 (recover_source);
+ * The pass runs on the model's graph, before the root multi-batch clone.
+ * It
+ *   1. copies the model's graph (source_copy) and clones one branch per
+ *      gear from it (gear_branches, passes/gear.c);
  *   2. infers every branch, on threads, and classifies every value of the
  *      model's graph as const, invariant or varying across the gears;
  *   3. marks the scopes' nodes (prefixes or auto) and splits them into
@@ -13,8 +14,11 @@
  *      distinct combinations of their shapes over the gears;
  *   5. builds the root graph (the model's graph with each region replaced
  *      by a PartitionedCall), each region's body and its clones, and
- *      specialises the clones and the root;
- *   6. keeps that, or (auto, when it is not smaller) the full clone.
+ *      specialises the clones (the pipeline's pass "specialise" does the
+ *      root);
+ *   6. keeps that (m->graph the root, no branches), or (auto, when it is
+ *      not smaller) the model's graph and the branches, which
+ *      pass_gear_clone then puts under the root of the full clone.
  * Steps 3 to 6 run on one thread and depend only on the model.
  */
 #include <stdlib.h>
@@ -149,31 +153,14 @@ int gear_scope_check(const char *spec)
 	return rc;
 }
 
-/* ---- the model's graph back from Batch_0 --------------------------------- */
+/* ---- the model's graph and its branches --------------------------------- */
 
-static int strip_suffix(Graph *g, void *ctx)
-{
-	const char *suffix = ctx;
-	size_t k = strlen(suffix);
-	for (int32_t i = 0; i < g->nnodes; i++) {
-		Node *n = &g->nodes[i];
-		size_t len = strlen(n->name);
-		ASSERT(len >= k && !strcmp(n->name + len - k, suffix));
-		n->name = arena_strndup(g->arena, n->name, len - k);
-		n->label = NULL;
-	}
-	return 0;
-}
-
-/* pass_gear_clone made Batch_0 a copy of the model's graph with its node
- * names suffixed, labels set and the gear inputs at gear 0's shapes; value
- * ids are the model's.  This undoes that, into m->arena. */
-static Graph *recover_source(Model *m)
+/* A copy of the model's graph (the regions' nodes move out of it, their
+ * subgraphs re-parented), its gear inputs at their declared shapes. */
+static Graph *source_copy(Model *m)
 {
 	const GearSpec *gs = m->gears;
-	Graph *src = graph_clone(&m->arena, m->branches[0], NULL, NULL, NULL);
-	src->name = m->graph->name;
-	graph_walk(src, strip_suffix, "_batch_0");
+	Graph *src = graph_clone(&m->arena, m->graph, NULL, NULL, NULL);
 	for (int32_t k = 0; k < gs->ninputs; k++) {
 		Value *v = &src->vals[gs->inputs[k].val];
 		v->shape = gs->inputs[k].shape;
@@ -182,34 +169,15 @@ static Graph *recover_source(Model *m)
 	return src;
 }
 
-/* ---- per-gear passes ----------------------------------------------------- */
-
-static int gear_infer(Model *m, Graph *g, const CompileOptions *o)
+/* Classifying needs each gear's shapes and contents, with the model's
+ * value ids: the branches inferred, not yet inlined or cleaned (the rest
+ * of specialise(), which then does not infer them again). */
+static int infer_branch(Model *m, Graph *g, const CompileOptions *o)
 {
 	(void)o;
-	return infer_graph(m, g);
-}
-
-static int gear_inline(Model *m, Graph *g, const CompileOptions *o)
-{
-	(void)m;
-	(void)o;
-	return graph_inline(g);
-}
-
-static int gear_dce(Model *m, Graph *g, const CompileOptions *o)
-{
-	(void)m;
-	(void)o;
-	return graph_dce(g, NULL);
-}
-
-/* Infer, inline and drop dead nodes: what the pipeline does to a branch. */
-static int specialise(Model *m, Graph *g)
-{
-	if (infer_graph(m, g) < 0 || graph_inline(g) < 0 ||
-	    graph_dce(g, NULL) < 0)
+	if (infer_graph(m, g) < 0)
 		return -1;
+	g->specialised = SPEC_INFERRED;
 	return 0;
 }
 
@@ -949,7 +917,7 @@ static Graph *make_clone(Scope *s, const Region *R, const Graph *tmpl,
 		v->flags = (uint16_t)((v->flags & ~VF_DATA_DEP) |
 				      (x->flags & VF_DATA_DEP));
 	}
-	if (specialise(s->m, cl) < 0) {
+	if (specialise(s->m, cl, s->o) < 0) {
 		error_prefix("scope %s, clone %s (gear %d)", R->name, label,
 			     R->first[c]);
 		return NULL;
@@ -1194,6 +1162,17 @@ static Shape *gear_outputs(Scope *s)
 	return t;
 }
 
+/* The model's output shapes merged over the gears (what the .om's output
+ * list shows). */
+static Shape *merged_outputs(Scope *s)
+{
+	int32_t nout = s->src->noutputs;
+	Shape *t = arena_array(&s->m->arena, (size_t)nout + 1, sizeof(Shape));
+	for (int32_t k = 0; k < nout; k++)
+		t[k] = merged_shape(s, s->src->outputs[k]);
+	return t;
+}
+
 static void drop_branches(Model *m)
 {
 	for (int32_t g = 0; g < m->gears->ngears; g++) {
@@ -1202,7 +1181,6 @@ static void drop_branches(Model *m)
 	}
 	m->arenas = NULL;
 	m->branches = NULL;
-	m->gear_info = -1;
 }
 
 /* ---- warnings: what --gear_scope could not do ---------------------------- */
@@ -1272,49 +1250,68 @@ static void warn_full_clone(Scope *s, int64_t scoped, int64_t full)
 }
 
 /* The scoped model from the classified, inferred branches. */
+/* auto keeps the full clone unless the scopes are smaller: both counted
+ * as the pipeline leaves them, root (now m->graph) and branches
+ * specialised; the full clone's root adds its MapIndex and Case. */
+static int scopes_smaller(Scope *s, Graph *root)
+{
+	Model *m = s->m;
+	if (specialise(m, root, s->o) < 0 ||
+	    for_each_static_graph(m, specialise, s->o) < 0)
+		return -1;
+	int64_t scoped = nodes_in(root), full = GEAR_ROOT_NODES;
+	for (int32_t g = 0; g < s->ngears; g++)
+		full += nodes_in(m->branches[g]);
+	if (scoped >= full)
+		warn_full_clone(s, scoped, full);
+	return scoped < full;
+}
+
+/* The scoped model from the classified, inferred branches: m->graph
+ * becomes its root, which the pipeline specialises, and the branches
+ * go; or (auto, not smaller) m->graph stays and the branches are left
+ * to pass_gear_clone. */
 static int build_scoped(Scope *s)
 {
 	Model *m = s->m;
 	GearSpec *gs = m->gears;
 	if (find_regions(s) < 0)
 		return -1;
-	Shape *outs = gear_outputs(s);
-	ValId *map = NULL, *remap = NULL;
+	/* read from the branches before they are specialised */
+	Shape *outs = gear_outputs(s), *merged = merged_outputs(s);
+	ValId *map = NULL;
 	Graph *root = build_root(s, &map);
-	int rc = -1;
-	if (!root || infer_graph(m, root) < 0 || graph_inline(root) < 0 ||
-	    graph_dce(root, &remap) < 0)
-		goto out;
-	/* auto keeps the full clone unless the scopes are smaller: count it
-	 * as the pipeline would leave it (this renumbers the branches'
-	 * values, so it comes after everything that reads them) */
-	if (s->is_auto && (for_each_static_graph(m, gear_inline, s->o) < 0 ||
-			   for_each_static_graph(m, gear_dce, s->o) < 0))
-		goto out;
-	int64_t scoped = nodes_in(root), full = nodes_in(m->graph);
-	if (s->is_auto && scoped >= full)
-		warn_full_clone(s, scoped, full);
-	if (!s->is_auto)
-		warn_outside(s);
-	if (!s->is_auto || scoped < full) {
-		for (int32_t k = 0; k < gs->ninputs; k++)
-			gs->inputs[k].val = remap[map[gs->inputs[k].val]];
-		drop_branches(m);
-		m->graph = root;
-		m->gear_outputs = outs;
+	if (!root)
+		return -1;
+	Graph *model = m->graph;
+	ValId *ids = xmalloc(((size_t)gs->ninputs + 1) * sizeof(ValId));
+	for (int32_t k = 0; k < gs->ninputs; k++) {
+		ids[k] = gs->inputs[k].val;
+		gs->inputs[k].val = map[ids[k]];
 	}
-	rc = 0;
-out:
 	free(map);
-	free(remap);
-	return rc;
+	m->graph = root;
+	int rc = s->is_auto ? scopes_smaller(s, root) : 1;
+	if (rc > 0) {
+		if (!s->is_auto)
+			warn_outside(s);
+		m->gear_outputs = outs;
+		m->merged_outputs = merged;
+		drop_branches(m);
+	} else {
+		m->graph = model;
+		for (int32_t k = 0; k < gs->ninputs; k++)
+			gs->inputs[k].val = ids[k];
+	}
+	free(ids);
+	return rc < 0 ? -1 : 0;
 }
 
 int pass_gear_scope(Model *m, const CompileOptions *o)
 {
 	if (!o || !o->gear_scope)
 		return 0;
-	if (!m->gears || !m->branches)
+	if (!m->gears)
 		return error("--gear_scope needs a gear option "
 			     "(--dynamic_batch_size, --dynamic_image_size or "
 			     "--dynamic_dims)");
@@ -1328,10 +1325,11 @@ int pass_gear_scope(Model *m, const CompileOptions *o)
 		scope_release(&s);
 		return -1;
 	}
-	s.src = recover_source(m);
+	s.src = source_copy(m);
 	s.nv = s.src->nvals;
 	s.nn = s.src->nnodes;
-	if (for_each_static_graph(m, gear_infer, o) < 0) {
+	gear_branches(m, o);
+	if (for_each_static_graph(m, infer_branch, o) < 0) {
 		scope_release(&s);
 		return -1;
 	}

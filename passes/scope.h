@@ -6,7 +6,8 @@
  *
  * Without --gear_scope nothing here runs: the root multi-batch clone
  * (passes/gear.c) gives one whole-graph branch per gear.  With it, the
- * pass "gear-scope" (right after "gear-clone") turns the model into:
+ * pass "gear-scope" (before "gear-clone", which then has nothing to do)
+ * turns the model into:
  *
  *   root (the model's graph, compiled once): the model's inputs with -1
  *       at the gear dims that differ across gears (the dims every gear
@@ -33,9 +34,9 @@
  *       (inferred, folded, If inlined, dead nodes removed); node names get
  *       "_dims_K", every node the label "scope_N_dims_K".
  *
- * Finding the scopes.  The model is first specialised per gear exactly as
- * a full clone would be (shape inference on every Batch_i, on -j
- * threads), and every value of the model's graph is classified by what
+ * Finding the scopes.  The full clone's branches are first made from the
+ * model's graph (gear_branches, passes/gear.c) and inferred, on -j
+ * threads, and every value of the model's graph is classified by what
  * the gears give it:
  *   const      contents known and identical in every gear (shape
  *              arithmetic on gear-invariant dims): a constant of the
@@ -73,10 +74,11 @@
  * -1, and with explicit prefixes the nodes left outside that depend on the
  * gear keep -1 dims (their tensors are then not in the memory plan; the
  * runtime allocates them).  The per-gear output table comes from the
- * per-gear specialisation (Model.gear_outputs); a gear has no branch graph
- * of its own (Gear.graph -1).  Inputs must match one of the gears, as with
- * the full clone: a scope whose selector shapes match no row fails in its
- * MapIndex.
+ * per-gear inference (Model.gear_outputs, and Model.merged_outputs the
+ * .om's output list: -1 where the gears differ); a gear has no branch
+ * graph of its own (Gear.graph -1).  Inputs must match one of the gears,
+ * as with the full clone: a scope whose selector shapes match no row
+ * fails in its MapIndex.
  *
  * Memory: the root graph is planned; a PartitionedCall's workspace holds
  * its body's arena, and the body's Case a workspace as large as its

@@ -568,27 +568,16 @@ static Gearom__IoInfo *io_info(Lower *L, const Value *v, bool input)
 	return o;
 }
 
-/* A scope compile's outputs: the gears' shapes merged (-1 where they
- * differ), which the root's inference may know less precisely. */
+/* A scope compile's outputs: the gears' shapes merged by the scope pass
+ * (Model.merged_outputs), which the root's inference may know less
+ * precisely. */
 static void scope_io_shapes(Lower *L, Gearom__Model *msg)
 {
-	const Model *m = L->m;
-	size_t nout = msg->n_outputs;
-	for (size_t k = 0; k < nout; k++) {
-		Shape s = m->gear_outputs[k];
-		for (int32_t g = 1; g < m->gears->ngears; g++) {
-			const Shape *t = &m->gear_outputs[(size_t)g * nout + k];
-			if (t->rank != s.rank) {
-				s = shape_unknown();
-				break;
-			}
-			for (int32_t d = 0; d < s.rank; d++)
-				if (s.dims[d] != t->dims[d])
-					s.dims[d] = DIM_UNKNOWN;
-		}
+	for (size_t k = 0; k < msg->n_outputs; k++) {
+		const Shape *s = &L->m->merged_outputs[k];
 		Gearom__IoInfo *o = msg->outputs[k];
-		o->rank = s.rank;
-		o->shape = dims_dup(L->a, &s, &o->n_shape);
+		o->rank = s->rank;
+		o->shape = dims_dup(L->a, s, &o->n_shape);
 	}
 }
 

@@ -228,9 +228,9 @@ static const Node *first_unfolded(const Graph *g)
 /* -n: folds the whole graph and compares every output's contents. */
 static int check_values(Model *m, const char *dir)
 {
-	CompileOptions o = { .model = dir, .fold_limit = INT64_MAX / 4 };
 	Graph *g = m->graph;
-	if (pass_infer(m, &o) < 0)
+	m->fold_limit = INT64_MAX / 4;
+	if (infer_graph(m, g) < 0)
 		return error_prefix("infer");
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		const Value *v = &g->vals[g->outputs[k]];

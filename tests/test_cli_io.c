@@ -324,7 +324,7 @@ Test(cli_io, names_are_shown_as_valid_utf8, .timeout = IO_TIMEOUT)
 	run_free(&r);
 
 	/* the IR as --dump-after prints it */
-	r = RUN(marg, oarg, "--input_shape=x:2,64", "--dump-after=infer");
+	r = RUN(marg, oarg, "--input_shape=x:2,64", "--dump-after=specialise");
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_expect(valid_utf8(r.out, r.nout), "--dump-after is not UTF-8");
 	cr_expect(!strchr(r.out, '\x1b'), "--dump-after holds an ESC");

@@ -276,15 +276,49 @@ Test(infer, fold_limit_is_honoured)
 {
 	Model *m = tu_model(13);
 	Graph *g = m->graph;
-	CompileOptions o = { .fold_limit = 16 };
+	m->fold_limit = 16;
 	ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(2, 3, 4));
 	ValId s = unary(g, "Shape", x);      /* 24 bytes: over the limit */
 	ValId sz = unary(g, "Size", x);      /* 8 bytes */
-	cr_assert_eq(pass_infer(m, &o), 0, "%s", last_error());
+	cr_assert_eq(infer_graph(m, g), 0, "%s", last_error());
 	cr_assert_null(g->vals[s].konst);
 	cr_assert_str_eq(tu_shape(g, s), "[3]");
 	cr_assert_not_null(g->vals[sz].konst);
 	model_free(m);
+}
+
+/* y = Cast(Shape(x)) + z compiled by run_passes with fold limit limit;
+ * returns how many Shape nodes are left. */
+static int shapes_left_after_compile(int64_t limit)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(2, 3, 4));
+	ValId z = tu_input(g, "z", DT_FLOAT, SHAPE(3));
+	Node *c = tu_node(g, "Cast", "c", IDS(unary(g, "Shape", x)), 1);
+	tu_int(g, c, "to", DT_FLOAT);
+	ValId y = tu_out(tu_node(g, "Add", "y", IDS(tu_out(c, 0), z), 1), 0);
+	g->outputs = arena_array(g->arena, 1, sizeof(ValId));
+	g->outputs[0] = y;
+	g->noutputs = 1;
+	g->vals[y].flags |= VF_GRAPH_OUT;
+	CompileOptions o = { .model = "t.onnx", .jobs = 1,
+			     .fold_limit = limit };
+	cr_assert_eq(run_passes(m, &o), 0, "%s", last_error());
+	int n = 0;
+	for (int32_t i = 0; i < m->graph->nnodes; i++)
+		n += m->graph->nodes[i].op == OP_Shape;
+	model_free(m);
+	return n;
+}
+
+/* The pipeline folds with CompileOptions.fold_limit, not a limit of its
+ * own: Shape's 24 bytes fold at the default 64 KiB, not at 16. */
+Test(infer, pipeline_honours_fold_limit)
+{
+	cr_expect_eq(shapes_left_after_compile(0), 0);
+	cr_expect_eq(shapes_left_after_compile(64 * 1024), 0);
+	cr_expect_eq(shapes_left_after_compile(16), 1);
 }
 
 Test(infer, shape_of_unknown_dims_is_not_folded)

@@ -13,13 +13,12 @@
 /* infer, inline, dce, each checked, and the IR verified after each. */
 static void compile_ok(Model *m)
 {
-	CompileOptions o = { .fold_limit = 64 * 1024 };
-	cr_assert_eq(pass_infer(m, &o), 0, "infer: %s", last_error());
+	cr_assert_eq(infer_graph(m, m->graph), 0, "infer: %s", last_error());
 	cr_assert_eq(graph_verify(m->graph), 0, "%s", last_error());
-	cr_assert_eq(pass_inline(m, &o), 0, "inline: %s", last_error());
+	cr_assert_eq(graph_inline(m->graph), 0, "inline: %s", last_error());
 	cr_assert_eq(graph_verify(m->graph), 0, "after inline: %s",
 		     last_error());
-	cr_assert_eq(pass_dce(m, &o), 0, "dce: %s", last_error());
+	cr_assert_eq(graph_dce(m->graph, NULL), 0, "dce: %s", last_error());
 	cr_assert_eq(graph_verify(m->graph), 0, "after dce: %s", last_error());
 }
 
@@ -407,8 +406,7 @@ Test(ops_control, inline_outer_and_weight_outputs)
 		add_output(el, ex);
 	ValId use = tu_out(tu_node(g, "Sum", "use", IDS(o0, o1, o2, o3, w), 1), 0);
 	add_output(g, use);
-	CompileOptions o = { 0 };
-	cr_assert_eq(pass_inline(m, &o), 0, "%s", last_error());
+	cr_assert_eq(graph_inline(g), 0, "%s", last_error());
 	cr_assert_eq(graph_verify(g), 0, "%s", last_error());
 	cr_assert_eq(count_op(g, OP_If), 0);
 	/* Add writes o0; Identities copy x, the moved weight and o0 */
@@ -453,8 +451,7 @@ Test(ops_control, inline_inside_subgraphs_and_reparents)
 	Graph *b = sub_of(el, 1, "else_branch");
 	add_output(a, outer(a, ex));
 	add_output(b, outer(b, ex));
-	CompileOptions o = { 0 };
-	cr_assert_eq(pass_inline(m, &o), 0, "%s", last_error());
+	cr_assert_eq(graph_inline(g), 0, "%s", last_error());
 	cr_assert_eq(graph_verify(g), 0, "%s", last_error());
 	cr_assert_eq(g->nnodes, 2);
 	cr_assert_eq(g->nodes[1].op, OP_If);
@@ -1176,8 +1173,9 @@ Test(ops_control, dce_in_subgraphs_and_outer_refs)
 	model_free(m);
 }
 
-/* dce keeps the gear spec's input ids pointing at the same inputs. */
-Test(ops_control, dce_remaps_gear_inputs)
+/* specialise keeps the gear spec's input ids pointing at the same
+ * inputs when dce renumbers the main graph's values. */
+Test(ops_control, specialise_remaps_gear_inputs)
 {
 	Model *m = tu_model(13);
 	Graph *g = m->graph;
@@ -1189,7 +1187,7 @@ Test(ops_control, dce_remaps_gear_inputs)
 	gs.inputs = &gi;
 	m->gears = &gs;
 	CompileOptions o = { 0 };
-	cr_assert_eq(pass_dce(m, &o), 0, "%s", last_error());
+	cr_assert_eq(specialise(m, g, &o), 0, "%s", last_error());
 	cr_assert_eq(gi.val, 0);
 	cr_assert_str_eq(g->vals[gi.val].name, "x");
 	m->gears = NULL;
