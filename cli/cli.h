@@ -2,9 +2,16 @@
  * cli/cli.h - the command-line layer: flag parsing, subcommands, help.
  *
  * cli/ is the only place that prints to stdout/stderr for the user and the
- * only place that decides exit statuses (main.c alone calls exit):
+ * only place that decides exit statuses (each command returns one and
+main() returns it; nothing calls exit()):
  *   0 success, 1 failure (model, file, I/O), 2 usage (bad or conflicting
  *   flags).  Errors print as one line "gearc: error: <message>".
+ *
+ * Declared here: args.c (args_parse), one cmd_* per command file, help.c,
+ * compile.c's compile_model/compile_pinned/om_output_path and dump.c's
+ * om_json/om_escape_names, which the tests, fuzzers and conformance tool
+ * call as the commands do.  The library layers below (compiler/, passes/,
+ * serializer/, runtime/) never include this header.
  */
 #ifndef GEARC_CLI_H
 #define GEARC_CLI_H

@@ -1,6 +1,6 @@
 /*
  * cli/export.c - 'gearc export FILE.om --gear=K|all --output=PATH': each
- * gear as a static ONNX model (DESIGN section 10).
+ * gear as a static ONNX model, loadable by any ONNX runtime.
  *
  * The .om is opened and raised (serializer/raise.h), the gear's graph
  * flattened to plain ONNX and re-inferred at the gear's input shapes

@@ -1,5 +1,5 @@
 /*
- * compiler/gearspec.c - --input_shape and the gear options (DESIGN section 2).
+ * compiler/gearspec.c - --input_shape and the gear options.
  *
  * gear_parse() reads the option strings into a ParsedGears (malloc'd, so
  * the CLI can parse before it has a model); gear_apply() checks them

@@ -1,5 +1,5 @@
 /*
- * compiler/gearspec.h - --input_shape and the gear options (DESIGN section 2).
+ * compiler/gearspec.h - --input_shape and the gear options.
  *
  * Two steps, so the CLI can tell the two exit statuses apart:
  *   gear_parse()  checks the flag strings alone (syntax, counts, duplicates,

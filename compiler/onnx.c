@@ -49,12 +49,12 @@ typedef struct Importer {
 } Importer;
 
 /* One graph being built: its names, and the enclosing graph's scope. */
-typedef struct Scope {
+typedef struct NameScope {
 	Graph *g;
 	NameMap names; /* name -> ValId in g; keys are Value.name */
-	struct Scope *parent;
+	struct NameScope *parent;
 	int depth; /* 0 for the main graph */
-} Scope;
+} NameScope;
 
 /* A decoded TypeProto. */
 typedef struct TypeInfo {
@@ -513,13 +513,13 @@ static const Tensor *decode_tensor(Importer *im, const Onnx__TensorProto *tp)
 
 /* ---- graphs ------------------------------------------------------------- */
 
-static int build_graph(Importer *im, Scope *s, const Onnx__GraphProto *gp);
+static int build_graph(Importer *im, NameScope *s, const Onnx__GraphProto *gp);
 
 /* The value named name as seen from s: defined in s's graph, or an outer
  * reference to it, with a VAL_OUTER value added in each graph between the
  * one defining it and s.  -1 if no enclosing graph defines it.  Recursion
  * is bounded by MAX_GRAPH_DEPTH. */
-static ValId resolve(Scope *s, const char *name)
+static ValId resolve(NameScope *s, const char *name)
 {
 	ValId v = namemap_get(&s->names, name);
 	if (v >= 0 || !s->parent)
@@ -540,14 +540,14 @@ static ValId resolve(Scope *s, const char *name)
 	return v;
 }
 
-static ValId define(Scope *s, const char *name, ValKind kind)
+static ValId define(NameScope *s, const char *name, ValKind kind)
 {
 	ValId v = graph_add_value(s->g, name, kind);
 	namemap_put(&s->names, s->g->vals[v].name, v);
 	return v;
 }
 
-static int add_initializers(Importer *im, Scope *s, const Onnx__GraphProto *gp)
+static int add_initializers(Importer *im, NameScope *s, const Onnx__GraphProto *gp)
 {
 	if (gp->n_sparse_initializer) {
 		const Onnx__SparseTensorProto *sp = gp->sparse_initializer[0];
@@ -574,7 +574,7 @@ static int add_initializers(Importer *im, Scope *s, const Onnx__GraphProto *gp)
 	return 0;
 }
 
-static int add_inputs(Importer *im, Scope *s, const Onnx__GraphProto *gp)
+static int add_inputs(Importer *im, NameScope *s, const Onnx__GraphProto *gp)
 {
 	Graph *g = s->g;
 	g->inputs = arena_array(im->a, gp->n_input, sizeof(ValId));
@@ -619,7 +619,7 @@ static const char *node_desc(Importer *im, const Onnx__NodeProto *np, size_t i)
  * refer to any node output whatever the order of the nodes.  A name
  * produced twice gets one value with two producers, which
  * graph_toposort() reports. */
-static int add_nodes(Importer *im, Scope *s, const Onnx__GraphProto *gp)
+static int add_nodes(Importer *im, NameScope *s, const Onnx__GraphProto *gp)
 {
 	Graph *g = s->g;
 	if (gp->n_node > INT32_MAX)
@@ -650,7 +650,7 @@ static int add_nodes(Importer *im, Scope *s, const Onnx__GraphProto *gp)
 	return 0;
 }
 
-static Graph *import_subgraph(Importer *im, Scope *parent, const Node *n,
+static Graph *import_subgraph(Importer *im, NameScope *parent, const Node *n,
 			      const Onnx__GraphProto *gp, const char *fallback)
 {
 	if (parent->depth >= MAX_GRAPH_DEPTH) {
@@ -661,7 +661,7 @@ static Graph *import_subgraph(Importer *im, Scope *parent, const Node *n,
 		       NULL;
 	}
 	const char *name = gp->name && *gp->name ? gp->name : fallback;
-	Scope s = {
+	NameScope s = {
 		.g = graph_new(im->a, name, parent->g),
 		.parent = parent,
 		.depth = parent->depth + 1,
@@ -730,7 +730,7 @@ static int attr_list(Attr *a, size_t n)
 
 /* Fills a from ap; list types first set a->n.  n is not touched by
  * building subgraphs, which add nodes to their own graphs only. */
-static int fill_attr(Importer *im, Scope *s, const Node *n, Attr *a,
+static int fill_attr(Importer *im, NameScope *s, const Node *n, Attr *a,
 		     const Onnx__AttributeProto *ap)
 {
 	switch (a->type) {
@@ -798,7 +798,7 @@ static int fill_attr(Importer *im, Scope *s, const Node *n, Attr *a,
 	BUG("attribute type %d", a->type);
 }
 
-static int add_attr(Importer *im, Scope *s, Node *n,
+static int add_attr(Importer *im, NameScope *s, Node *n,
 		    const Onnx__AttributeProto *ap)
 {
 	const char *name = str_or_empty(ap->name);
@@ -829,7 +829,7 @@ static int add_attr(Importer *im, Scope *s, Node *n,
 	return 0;
 }
 
-static int node_inputs_attrs(Importer *im, Scope *s, Node *n,
+static int node_inputs_attrs(Importer *im, NameScope *s, Node *n,
 			     const Onnx__NodeProto *np, size_t i)
 {
 	for (size_t k = 0; k < np->n_input; k++) {
@@ -856,7 +856,7 @@ static int node_inputs_attrs(Importer *im, Scope *s, Node *n,
 
 /* Dtype and shape hints for values of this graph.  The type is checked
  * even for names the graph does not have, which are ignored. */
-static int add_value_info(Importer *im, Scope *s, const Onnx__GraphProto *gp)
+static int add_value_info(Importer *im, NameScope *s, const Onnx__GraphProto *gp)
 {
 	for (size_t i = 0; i < gp->n_value_info; i++) {
 		const Onnx__ValueInfoProto *vi = gp->value_info[i];
@@ -872,7 +872,7 @@ static int add_value_info(Importer *im, Scope *s, const Onnx__GraphProto *gp)
 	return 0;
 }
 
-static int add_outputs(Importer *im, Scope *s, const Onnx__GraphProto *gp)
+static int add_outputs(Importer *im, NameScope *s, const Onnx__GraphProto *gp)
 {
 	Graph *g = s->g;
 	g->outputs = arena_array(im->a, gp->n_output, sizeof(ValId));
@@ -902,7 +902,7 @@ static int add_outputs(Importer *im, Scope *s, const Onnx__GraphProto *gp)
 	return 0;
 }
 
-static int build_graph(Importer *im, Scope *s, const Onnx__GraphProto *gp)
+static int build_graph(Importer *im, NameScope *s, const Onnx__GraphProto *gp)
 {
 	if (add_initializers(im, s, gp) < 0 || add_inputs(im, s, gp) < 0 ||
 	    add_nodes(im, s, gp) < 0)
@@ -992,7 +992,7 @@ static int import_model(Importer *im, const uint8_t *data, size_t size)
 	if (!mp->graph)
 		return error("the model has no graph");
 	const Onnx__GraphProto *gp = mp->graph;
-	Scope s = { .g = graph_new(im->a, gp->name && *gp->name ? gp->name
+	NameScope s = { .g = graph_new(im->a, gp->name && *gp->name ? gp->name
 								 : "main",
 				   NULL) };
 	namemap_init(&s.names);

@@ -1,6 +1,6 @@
 /*
  * passes/flatten.h - one gear of a compiled model as one plain ONNX graph,
- * for `gearc export` (DESIGN section 10).
+ * for `gearc export`.
  *
  * gear_flatten() takes a Model raised from a .om (serializer/raise.h) and
  * builds, in the Model's arena, the graph gear `gear` runs, with nothing

@@ -684,7 +684,7 @@ static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 
 int pass_fuse(Model *m, const CompileOptions *o)
 {
-	int rc = for_each_static_graph(m, fuse_one, o);
+	int rc = for_each_gear_graph(m, fuse_one, o);
 	fold_forget(m);
 	return rc;
 }

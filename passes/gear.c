@@ -1,6 +1,6 @@
 /*
- * passes/gear.c - gear compilation (GE's MultiBatchClonePass, seed 000
- * section 3.3; DESIGN section 3).
+ * passes/gear.c - gear compilation (GE's MultiBatchClonePass: one
+ * specialised copy of the graph per gear under a root that picks it).
  *
  * pass_gear_clone turns the model's graph into a root graph:
  *
@@ -14,7 +14,7 @@
  *
  * Branch i is cloned into its own arena (m->arenas[i]) so the per-graph
  * passes can then specialise the branches on several threads
- * (for_each_static_graph), with byte-identical results whatever the
+ * (for_each_gear_graph), with byte-identical results whatever the
  * thread count: every branch is computed alone, from the same inputs.
  */
 #include <stdlib.h>
@@ -194,7 +194,7 @@ static int gear_error(const GearSpec *gs, int32_t g)
 	return error_prefix("gear %d (" GEAR_LABEL ", dims %s)", g, g, dims);
 }
 
-int for_each_static_graph(Model *m, GraphPassFn fn, const CompileOptions *o)
+int for_each_gear_graph(Model *m, GraphPassFn fn, const CompileOptions *o)
 {
 	if (!m->gears || !m->branches)
 		return fn(m, m->graph, o);

@@ -1,6 +1,6 @@
 /*
- * passes/hybrid.h - hybrid compile mode (GE's compileHybridMode, seed 000
- * section 2.3): the gears, plus the model as one dynamic-shape graph for
+ * passes/hybrid.h - hybrid compile mode (hybrid.c) and its symbolic dims
+ * (symbols.c, whose entry points are declared here): the gears, plus the model as one dynamic-shape graph for
  * every input shape that matches no gear.
  *
  * --hybrid (or --compile_hybrid_mode=1) needs a gear option.  The gear
@@ -15,9 +15,8 @@
  *                that axis if it has one, else "s<k>", k the position of
  *                the -1 in a gear row (the order --dynamic_dims lists the
  *                values in).  Node names get "_dynamic", labels "Dynamic".
- *   infer, inline, dce
- *                run on it as one more job of the pool the gear branches
- *                run on (for_each_static_graph), so it compiles
+ *   specialise   runs on it as one more job of the pool the gear branches
+ *                run on (for_each_gear_graph), so it compiles
  *                concurrently with them; shapes stay -1 where they depend
  *                on the gear dims.
  *   symbols      (per graph; only the dynamic graph) names the unknown

@@ -930,7 +930,7 @@ int memplan_graph(Model *m, Graph *g, const CompileOptions *o)
 
 int pass_memplan(Model *m, const CompileOptions *o)
 {
-	if (for_each_static_graph(m, memplan_graph, o) < 0)
+	if (for_each_gear_graph(m, memplan_graph, o) < 0)
 		return -1;
 	if (m->gears && m->branches)
 		return plan_graph(m, m->graph);

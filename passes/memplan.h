@@ -1,6 +1,7 @@
 /*
  * passes/memplan.h - the static memory plan of every static graph
- * (DESIGN section 4; GE's static executor, seed 004 section 5.6).
+ * (as GE's static executor plans one feature-map arena per graph ahead of
+ * time, so a run allocates nothing).
  *
  * For a graph g the plan gives an execution order (g's node order, which
  * is topological), and for every intermediate tensor a block of one

@@ -1,6 +1,6 @@
 /*
  * passes/partition.h - dynamic/static graph partition (GE's
- * DynamicShapePartitioner, seed 003 sections 5.1, 5.2 and 7).
+ * DynamicShapePartitioner).
  *
  * A graph that still has nodes of unknown shape once it is specialised
  * (the dynamic graph of a --hybrid compile; a gear branch or a static
@@ -9,8 +9,8 @@
  * like any static graph, and unknown-shape ones, which the runtime runs
  * dynamically.  A graph with no unknown node is left exactly as it is.
  *
- * Unknown nodes (seed 003 5.2.1; rules 3-5 there are about Ascend engines
- * and have no counterpart here).  A node is unknown if
+ * Unknown nodes (GE's further rules are about Ascend engines and have no
+ * counterpart here).  A node is unknown if
  *   - one of its inputs or outputs has an unknown rank or a -1 dim, or is
  *     marked data-dependent (VF_DATA_DEP);
  *   - it has the INT attribute _force_unknown_shape != 0;
@@ -18,7 +18,7 @@
  *     shape or a forced node, at any depth.
  * Sequences count by their element shape, as elsewhere in gearc.
  *
- * Clusters (seed 003 5.1.2, 5.2.2).  Every node starts as its own cluster;
+ * Clusters.  Every node starts as its own cluster;
  * clusters are linked by data dependencies (inputs, and values a node's
  * subgraphs read from the graph).  Then, in this order:
  *   1. unknown absorption: for every pair of unknown clusters A, B with a
@@ -44,7 +44,7 @@
  * searches from both ends and stops when the smaller side runs dry, so a
  * 100000-node graph partitions in about 0.1 s.
  *
- * Wrapping (seed 003 5.1.1, BuildPartitionFrame .. BuildPartitionSubgraph).
+ * Wrapping (GE's BuildPartitionFrame .. BuildPartitionSubgraph).
  * Each cluster becomes one node of the graph:
  *
  *   PartitionedCall (domain ai.gearc)

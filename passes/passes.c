@@ -138,7 +138,7 @@ int run_passes(Model *m, const CompileOptions *o)
 		if (o->progress && pass_applies(p, m, o))
 			o->progress(p->what, ++step, n);
 		int rc = p->run ? p->run(m, o)
-				: for_each_static_graph(m, p->run_graph, o);
+				: for_each_gear_graph(m, p->run_graph, o);
 		if (rc < 0) {
 			if (listed)
 				dump_after(m, p, true);

@@ -1,5 +1,8 @@
 /*
- * passes/passes.h - the compile pipeline.
+ * passes/passes.h - the compile pipeline (passes.c) and the entry points
+ * of the passes without a header of their own: gear.c, print.c, infer.c,
+ * inline.c, dce.c, fuse.c and memplan.c's pass (each section names its
+ * file).  scope.h, partition.h, hybrid.h and memplan.h own the rest.
  *
  * Every pass has one signature and is listed once, in order, in passes.c
  * (QBE's main.c).  A pass returns 0, or -1 with an error set.  In debug
@@ -58,7 +61,7 @@ const Pass *pass_find(const char *name);
 /* --dump-after=PASS[,PASS...]: NULL if every name is a pass, else the
  * first that is not (a static buffer). */
 const char *dump_after_check(const char *list);
-/* "infer, ..." for help texts. */
+/* "hybrid, gear-scope, ..." for help texts. */
 const char *pass_names(void);
 
 /* ---- gear compilation (passes/gear.c) ------------------------------------ */
@@ -79,12 +82,12 @@ void gear_branches(Model *m, const CompileOptions *o);
  * threads (0: the number of cores), or the main graph of a static
  * compile.  On failure the error names the first failing gear (or the
  * dynamic graph). */
-int for_each_static_graph(Model *m, GraphPassFn fn, const CompileOptions *o);
+int for_each_gear_graph(Model *m, GraphPassFn fn, const CompileOptions *o);
 /* Infers the root graph once the branches are specialised: the Case's
  * outputs take the branches' shapes, -1 where gears differ. */
 int pass_gear_root(Model *m, const CompileOptions *o);
 
-/* Prints g (and its subgraphs, indented) as text: one line per node with
+/* passes/print.c: prints g (and its subgraphs, indented) as text: one line per node with
  * its inputs, outputs, dtypes and shapes. */
 void graph_print(FILE *f, const Graph *g, int indent);
 

@@ -1257,7 +1257,7 @@ static int scopes_smaller(Scope *s, Graph *root)
 {
 	Model *m = s->m;
 	if (specialise(m, root, s->o) < 0 ||
-	    for_each_static_graph(m, specialise, s->o) < 0)
+	    for_each_gear_graph(m, specialise, s->o) < 0)
 		return -1;
 	int64_t scoped = nodes_in(root), full = GEAR_ROOT_NODES;
 	for (int32_t g = 0; g < s->ngears; g++)
@@ -1329,7 +1329,7 @@ int pass_gear_scope(Model *m, const CompileOptions *o)
 	s.nv = s.src->nvals;
 	s.nn = s.src->nnodes;
 	gear_branches(m, o);
-	if (for_each_static_graph(m, infer_branch, o) < 0) {
+	if (for_each_gear_graph(m, infer_branch, o) < 0) {
 		scope_release(&s);
 		return -1;
 	}

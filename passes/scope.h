@@ -1,8 +1,8 @@
 /*
  * passes/scope.h - scope subgraphs and subgraph multi-dims cloning: clone
  * only what depends on the gear (GE's CreateSubGraphWithScopePass and
- * SubgraphMultiDimsClonePass, seed 000 section 3.4, seed 003 section
- * 5.5.2; DESIGN section 3).
+ * SubgraphMultiDimsClonePass: the gear-independent nodes run once, in
+ * the root, instead of once per gear branch).
  *
  * Without --gear_scope nothing here runs: the root multi-batch clone
  * (passes/gear.c) gives one whole-graph branch per gear.  With it, the

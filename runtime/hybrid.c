@@ -1,8 +1,9 @@
 /*
  * runtime/hybrid.c - a hybrid file's dynamic graph run at dims that
- * match no gear (GE's dynamic-shape fallback, seed 000 section 2.3), and
- * the per-session cache of its specialisations (ggml's rebuild-on-new-
- * shape, seed 002).
+ * match no gear (GE's dynamic-shape fallback: a shape outside the gears
+ * runs, slower, instead of failing), and the per-session cache of its
+ * specialisations (as ggml rebuilds its graph for a new shape and reuses
+ * it while the shape stays).
  *
  * A specialisation (an Entry) is the dynamic graph cloned into the
  * entry's own IR arena with its partitions inlined and its inputs given

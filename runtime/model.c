@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #include "passes/hybrid.h"
 #include "rt.h"
 #include "serializer/raise.h"
+#include "serializer/verify.h"
 
 const char *gearrt_last_error(void) { return last_error(); }
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Check {
+typedef struct FileCheck {
 	const Gearom__Model *m;
 	const uint8_t *w; /* NULL: the bytes are not at hand */
 	uint64_t wsize;
@@ -20,7 +20,7 @@ typedef struct Check {
 	uint8_t *gear_of; /* per graph: gears naming it as their branch */
 	NameMap *inputs;  /* model input name -> index */
 	size_t nvals;	  /* the gear inputs' -1s: values per gear */
-} Check;
+} FileCheck;
 
 #define IN_RANGE(i, n) ((i) >= 0 && (uint64_t)(i) < (uint64_t)(n))
 #define MAX_COUNT ((size_t)INT32_MAX)
@@ -67,7 +67,7 @@ static int check_strings(const uint8_t *p, uint64_t size, int64_t numel)
 	return 0;
 }
 
-static int check_weight(const Check *c, const Gearom__Weight *w)
+static int check_weight(const FileCheck *c, const Gearom__Weight *w)
 {
 	int64_t numel = 1, bytes;
 	uint64_t end;
@@ -116,7 +116,7 @@ static int check_weight(const Check *c, const Gearom__Weight *w)
 
 /* ---- graphs ------------------------------------------------------------ */
 
-static int check_tensor(const Check *c, const Gearom__Graph *g,
+static int check_tensor(const FileCheck *c, const Gearom__Graph *g,
 			const Gearom__Tensor *t)
 {
 	int kind = (int)t->kind, type = (int)t->type;
@@ -160,7 +160,7 @@ static int check_tensor(const Check *c, const Gearom__Graph *g,
 }
 
 /* gi's attribute names graph sub as its subgraph. */
-static int check_subgraph(const Check *c, int32_t gi, int32_t sub)
+static int check_subgraph(const FileCheck *c, int32_t gi, int32_t sub)
 {
 	if (!IN_RANGE(sub, c->m->n_graphs) || sub == c->m->root)
 		return error("subgraph %d is out of range (%zu graphs)", sub,
@@ -173,7 +173,7 @@ static int check_subgraph(const Check *c, int32_t gi, int32_t sub)
 	return 0;
 }
 
-static int check_weight_ref(const Check *c, int32_t w)
+static int check_weight_ref(const FileCheck *c, int32_t w)
 {
 	if (!IN_RANGE(w, c->m->n_weights))
 		return error("tensor %d is out of range (%zu weights)", w,
@@ -181,7 +181,7 @@ static int check_weight_ref(const Check *c, int32_t w)
 	return 0;
 }
 
-static int check_attr(const Check *c, int32_t gi, const Gearom__Attribute *a)
+static int check_attr(const FileCheck *c, int32_t gi, const Gearom__Attribute *a)
 {
 	if (!a->name)
 		return error("no name");
@@ -231,7 +231,7 @@ int om_check_refs(const char *what, const int32_t *v, size_t n,
 	return 0;
 }
 
-static int check_node(const Check *c, int32_t gi, const Gearom__Node *n)
+static int check_node(const FileCheck *c, int32_t gi, const Gearom__Node *n)
 {
 	size_t nt = c->m->graphs[gi]->n_tensors;
 	if (!n->name || !n->op_type || !n->domain)
@@ -301,7 +301,7 @@ static int check_plan(const Gearom__Graph *g, const Gearom__MemoryPlan *p)
 }
 
 /* The tree of graphs: parents come first, so it has no cycle. */
-static int check_parent(const Check *c, int32_t gi)
+static int check_parent(const FileCheck *c, int32_t gi)
 {
 	const Gearom__Graph *g = c->m->graphs[gi];
 	if (!g->name)
@@ -313,7 +313,7 @@ static int check_parent(const Check *c, int32_t gi)
 	return 0;
 }
 
-static int check_graph(const Check *c, int32_t gi)
+static int check_graph(const FileCheck *c, int32_t gi)
 {
 	const Gearom__Graph *g = c->m->graphs[gi];
 	if (g->n_tensors > MAX_COUNT || g->n_nodes > MAX_COUNT)
@@ -413,7 +413,7 @@ static int check_shape_bytes(const Gearom__ShapeInfo *s, int32_t dt)
 
 /* Gear input k of gear i: named as the gear input, its shape that one's
  * with the gear's values at the -1s (in gear-input order). */
-static int check_gear_shape_in(const Check *c, const Gearom__Gear *g,
+static int check_gear_shape_in(const FileCheck *c, const Gearom__Gear *g,
 			       size_t k, size_t *at)
 {
 	const Gearom__GearInput *in = c->m->gear_inputs[k];
@@ -436,13 +436,13 @@ static int check_gear_shape_in(const Check *c, const Gearom__Gear *g,
 }
 
 /* The model input named name; NULL if none. */
-static const Gearom__IoInfo *input_named(const Check *c, const char *name)
+static const Gearom__IoInfo *input_named(const FileCheck *c, const char *name)
 {
 	int32_t k = namemap_get(c->inputs, name);
 	return k >= 0 ? c->m->inputs[k] : NULL;
 }
 
-static int check_gear_io(const Check *c, const Gearom__Gear *g)
+static int check_gear_io(const FileCheck *c, const Gearom__Gear *g)
 {
 	const Gearom__Model *m = c->m;
 	size_t at = 0;
@@ -469,7 +469,7 @@ static int check_gear_io(const Check *c, const Gearom__Gear *g)
 	return 0;
 }
 
-static int check_gear(const Check *c, size_t i)
+static int check_gear(const FileCheck *c, size_t i)
 {
 	const Gearom__Gear *g = c->m->gears[i];
 	if (!g->label)
@@ -503,7 +503,7 @@ static int check_gear(const Check *c, size_t i)
 
 /* Mode and gears agree; each gear input is a model input, stated with
  * the same shape; the gear values are one per -1 of the gear inputs. */
-static int check_gear_table(Check *c)
+static int check_gear_table(FileCheck *c)
 {
 	const Gearom__Model *m = c->m;
 	bool is_static = m->mode == GEAROM__MODE__MODE_STATIC;
@@ -559,7 +559,7 @@ static int check_header(const Gearom__Model *m)
 	return 0;
 }
 
-static int check_all(Check *c)
+static int check_all(FileCheck *c)
 {
 	const Gearom__Model *m = c->m;
 	if (check_header(m) < 0)
@@ -596,7 +596,7 @@ int om_check_model(const Gearom__Model *m, const uint8_t *weights,
 		   uint64_t weights_size, bool have_bytes)
 {
 	static const uint8_t none[1];
-	Check c = { .m = m, .w = weights, .wsize = weights_size };
+	FileCheck c = { .m = m, .w = weights, .wsize = weights_size };
 	if (!have_bytes)
 		c.w = NULL;
 	else if (!c.w)

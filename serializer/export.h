@@ -1,6 +1,7 @@
 /*
  * serializer/export.h - a plain IR graph as an ONNX model file, for
- * `gearc export` (DESIGN section 10).
+ * `gearc export` (each gear leaves as a static ONNX model that any ONNX
+ * runtime can load).
  *
  * onnx_write() writes g (a main graph with no gearc op left, e.g. from
  * passes/flatten.h) as a ModelProto with the protobuf-c ONNX schema the

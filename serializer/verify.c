@@ -71,7 +71,7 @@ typedef struct Counts {
 
 /* One graph's plan under check.  Per node: step; per tensor: producer,
  * last step using it and the node that does, its block. */
-typedef struct Check {
+typedef struct PlanCheck {
 	const Gearom__Model *m;
 	const Gearom__Graph *g;
 	const Gearom__MemoryPlan *p;
@@ -79,14 +79,14 @@ typedef struct Check {
 	bool *is_out;
 	struct Member *mem;	  /* tensor blocks by (owner, step) */
 	int32_t *mem_at, *mem_len; /* per owner: its run of mem */
-} Check;
+} PlanCheck;
 
 #define TNAME(c, t) ((c)->g->tensors[t]->name)
 #define NNAME(c, n) ((c)->g->nodes[n]->name)
 
-static int verr(const Check *c, const char *fmt, ...) PRINTF_LIKE(2, 3);
+static int verr(const PlanCheck *c, const char *fmt, ...) PRINTF_LIKE(2, 3);
 
-static int verr(const Check *c, const char *fmt, ...)
+static int verr(const PlanCheck *c, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -126,7 +126,7 @@ static bool is_case(const Gearom__Node *n)
 
 /* ---- order, producers, uses --------------------------------------------- */
 
-static int check_order(Check *c)
+static int check_order(PlanCheck *c)
 {
 	const Gearom__Graph *g = c->g;
 	if (c->p->n_order != g->n_nodes)
@@ -155,7 +155,7 @@ static int check_order(Check *c)
 }
 
 /* Node n reads tensor t at its step. */
-static int use_at(Check *c, int32_t n, int32_t t)
+static int use_at(PlanCheck *c, int32_t n, int32_t t)
 {
 	int32_t s = c->step[n], p = c->prod[t];
 	if (p >= 0 && c->step[p] >= s)
@@ -170,7 +170,7 @@ static int use_at(Check *c, int32_t n, int32_t t)
 }
 
 /* The outer references of node n's subgraphs, as reads by n. */
-static int outer_uses(Check *c, int32_t n)
+static int outer_uses(PlanCheck *c, int32_t n)
 {
 	size_t nsubs;
 	int32_t *subs = subgraphs_of(c->g->nodes[n], &nsubs);
@@ -185,7 +185,7 @@ static int outer_uses(Check *c, int32_t n)
 	return rc;
 }
 
-static int check_uses(Check *c)
+static int check_uses(PlanCheck *c)
 {
 	const Gearom__Graph *g = c->g;
 	for (size_t i = 0; i < g->n_nodes; i++) {
@@ -220,7 +220,7 @@ static int64_t tensor_bytes(const Gearom__Tensor *x)
 	return mul_nonneg_i64(n, (int64_t)es, &n) ? n : -1;
 }
 
-static int tensor_class(const Check *c, int32_t t)
+static int tensor_class(const PlanCheck *c, int32_t t)
 {
 	const Gearom__Tensor *x = c->g->tensors[t];
 	if (x->kind != GEAROM__TENSOR_KIND__TK_NODE || c->prod[t] < 0 ||
@@ -230,7 +230,7 @@ static int tensor_class(const Check *c, int32_t t)
 }
 
 /* Why tensor t cannot have a block, or NULL if it can. */
-static const char *why_outside(const Check *c, int32_t t)
+static const char *why_outside(const PlanCheck *c, int32_t t)
 {
 	const Gearom__Tensor *x = c->g->tensors[t];
 	if (c->is_out[t])
@@ -246,7 +246,7 @@ static const char *why_outside(const Check *c, int32_t t)
 
 /* ---- blocks --------------------------------------------------------------- */
 
-static int check_place(const Check *c, const char *what,
+static int check_place(const PlanCheck *c, const char *what,
 		       const Gearom__MemBlock *b)
 {
 	uint64_t arena = c->p->arena_bytes;
@@ -269,7 +269,7 @@ static int check_place(const Check *c, const char *what,
 	return 0;
 }
 
-static int check_tensor_block(Check *c, size_t k)
+static int check_tensor_block(PlanCheck *c, size_t k)
 {
 	const Gearom__MemBlock *b = c->p->blocks[k];
 	int32_t t = b->tensor;
@@ -301,7 +301,7 @@ static int check_tensor_block(Check *c, size_t k)
 }
 
 /* The largest arena among node n's subgraphs; *name the subgraph's. */
-static uint64_t subgraph_need(const Check *c, const Gearom__Node *n,
+static uint64_t subgraph_need(const PlanCheck *c, const Gearom__Node *n,
 			      const char **name)
 {
 	uint64_t need = 0;
@@ -318,7 +318,7 @@ static uint64_t subgraph_need(const Check *c, const Gearom__Node *n,
 	return need;
 }
 
-static int check_workspace(Check *c, const Gearom__MemBlock *b, bool *seen)
+static int check_workspace(PlanCheck *c, const Gearom__MemBlock *b, bool *seen)
 {
 	const Gearom__Node *n = c->g->nodes[b->node];
 	char what[300];
@@ -341,7 +341,7 @@ static int check_workspace(Check *c, const Gearom__MemBlock *b, bool *seen)
 }
 
 /* Every node running subgraphs that need arena bytes has a workspace. */
-static int check_workspaces_present(const Check *c, const bool *seen)
+static int check_workspaces_present(const PlanCheck *c, const bool *seen)
 {
 	for (size_t i = 0; i < c->g->n_nodes; i++) {
 		const Gearom__Node *n = c->g->nodes[i];
@@ -359,7 +359,7 @@ static int check_workspaces_present(const Check *c, const bool *seen)
 
 /* The tensor owning t's buffer: t itself, its alias_of, or -1 if t has
  * no block. */
-static int32_t owner_of(const Check *c, int32_t t)
+static int32_t owner_of(const PlanCheck *c, int32_t t)
 {
 	if (t < 0 || c->blk[t] < 0)
 		return -1;
@@ -367,7 +367,7 @@ static int32_t owner_of(const Check *c, int32_t t)
 	return a >= 0 ? a : t;
 }
 
-static int check_view(const Check *c, const Gearom__MemBlock *b)
+static int check_view(const PlanCheck *c, const Gearom__MemBlock *b)
 {
 	int32_t t = b->tensor, r = b->alias_of;
 	const Gearom__Node *n = c->g->nodes[c->prod[t]];
@@ -385,7 +385,7 @@ static int check_view(const Check *c, const Gearom__MemBlock *b)
 }
 
 /* Tensors a and t have the same dtype and shape. */
-static bool same_tensor_type(const Check *c, int32_t a, int32_t t)
+static bool same_tensor_type(const PlanCheck *c, int32_t a, int32_t t)
 {
 	const Gearom__Tensor *x = c->g->tensors[a], *y = c->g->tensors[t];
 	return x->dtype == y->dtype && x->rank == y->rank &&
@@ -413,7 +413,7 @@ static int cmp_member(const void *x, const void *y)
 	return (a->tensor > b->tensor) - (a->tensor < b->tensor);
 }
 
-static void index_members(Check *c)
+static void index_members(PlanCheck *c)
 {
 	size_t n = 0, nt = c->g->n_tensors + 1;
 	c->mem = xmalloc((c->p->n_blocks + 1) * sizeof(Member));
@@ -438,7 +438,7 @@ static void index_members(Check *c)
 }
 
 /* The tensor of buffer r made before step s that is read last; -1. */
-static int32_t last_read_before(const Check *c, int32_t r, int32_t s)
+static int32_t last_read_before(const PlanCheck *c, int32_t r, int32_t s)
 {
 	const Member *v = c->mem + (c->mem_len[r] ? c->mem_at[r] : 0);
 	int32_t lo = 0, hi = c->mem_len[r]; /* first member made at >= s */
@@ -452,7 +452,7 @@ static int32_t last_read_before(const Check *c, int32_t r, int32_t s)
 	return lo ? v[lo - 1].reader : -1;
 }
 
-static int check_inplace(const Check *c, const Gearom__MemBlock *b)
+static int check_inplace(const PlanCheck *c, const Gearom__MemBlock *b)
 {
 	int32_t t = b->tensor, r = b->alias_of, s = b->first;
 	const Gearom__Node *n = c->g->nodes[c->prod[t]];
@@ -485,7 +485,7 @@ static int check_inplace(const Check *c, const Gearom__MemBlock *b)
 	return 0;
 }
 
-static int check_sharing(Check *c)
+static int check_sharing(PlanCheck *c)
 {
 	index_members(c);
 	for (size_t k = 0; k < c->p->n_blocks; k++) {
@@ -521,7 +521,7 @@ static int check_sharing(Check *c)
 
 /* Every tensor that belongs in the arena is there; the plan's count of
  * tensors left out is right. */
-static int check_complete(const Check *c)
+static int check_complete(const PlanCheck *c)
 {
 	uint32_t left = 0;
 	for (size_t t = 0; t < c->g->n_tensors; t++) {
@@ -559,7 +559,7 @@ static int cmp_buf(const void *x, const void *y)
 	return (a->block > b->block) - (a->block < b->block);
 }
 
-static void block_name(const Check *c, const Gearom__MemBlock *b, char *buf,
+static void block_name(const PlanCheck *c, const Gearom__MemBlock *b, char *buf,
 		       size_t n)
 {
 	if (b->node >= 0)
@@ -569,7 +569,7 @@ static void block_name(const Check *c, const Gearom__MemBlock *b, char *buf,
 		snprintf(buf, n, "'%s'", TNAME(c, b->tensor));
 }
 
-static int overlap_error(const Check *c, const Buf *x, const Buf *y)
+static int overlap_error(const PlanCheck *c, const Buf *x, const Buf *y)
 {
 	const Gearom__MemBlock *a = c->p->blocks[x->block],
 			       *b = c->p->blocks[y->block];
@@ -618,7 +618,7 @@ static OrdKey buf_key(const Buf *b)
 /* Buffers (blocks owning their bytes), swept by step: the live ones by
  * offset, each new one against its neighbours there (the live set being
  * disjoint so far, only they can overlap it). */
-static int check_overlap(const Check *c, Buf *bufs, size_t *nbufs)
+static int check_overlap(const PlanCheck *c, Buf *bufs, size_t *nbufs)
 {
 	size_t n = 0;
 	for (size_t k = 0; k < c->p->n_blocks; k++) {
@@ -655,7 +655,7 @@ static int check_overlap(const Check *c, Buf *bufs, size_t *nbufs)
 	return rc;
 }
 
-static int check_figures(const Check *c, const Buf *bufs, size_t n)
+static int check_figures(const PlanCheck *c, const Buf *bufs, size_t n)
 {
 	size_t steps = c->g->n_nodes + 1;
 	uint64_t *in = xcalloc(steps, sizeof(uint64_t)), most = 0, naive = 0;
@@ -696,7 +696,7 @@ static int check_figures(const Check *c, const Buf *bufs, size_t n)
 
 /* ---- one plan -------------------------------------------------------------- */
 
-static int check_blocks(Check *c, Counts *cnt)
+static int check_blocks(PlanCheck *c, Counts *cnt)
 {
 	bool *seen = xcalloc(c->g->n_nodes + 1, sizeof(bool));
 	int rc = 0;
@@ -718,7 +718,7 @@ static int check_blocks(Check *c, Counts *cnt)
 static int check_plan(const Gearom__Model *m, size_t gi, Counts *cnt)
 {
 	const Gearom__Graph *g = m->graphs[gi];
-	Check c = { .m = m, .g = g, .p = g->plan };
+	PlanCheck c = { .m = m, .g = g, .p = g->plan };
 	if (!c.p)
 		return error("graph '%s' has no memory plan", g->name);
 	size_t nn = g->n_nodes + 1, nt = g->n_tensors + 1;

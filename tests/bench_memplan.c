@@ -184,7 +184,7 @@ static int compile_timed(const Entry *e, Model **out, double *t_plan,
 		const Pass *ps = pass_find(p);
 		double t = now();
 		rc = ps->run ? ps->run(m, &o)
-			     : for_each_static_graph(m, ps->run_graph, &o);
+			     : for_each_gear_graph(m, ps->run_graph, &o);
 		if (!strcmp(p, "memplan"))
 			*t_plan += now() - t;
 	}

@@ -1,5 +1,5 @@
 /* tests/test_kernels_conv.c - the matrix product and convolution kernels
- * (compiler/ops/gemm.c, conv.c, math.c and the matmul/Einsum/Det part of
+ * (compiler/ops/sgemm.c, conv.c, matmul.c and the matmul/Einsum/Det part of
  * misc.c) on what the ONNX backend tests leave out: sgemm's blocking
  * edges and transposes, grouped, dilated, strided and depthwise convs
  * against a naive loop, other dtypes, broadcasting, per-row/column

@@ -1,5 +1,6 @@
 /* tests/test_partition.c - the dynamic/static partition (passes/partition.h):
- * each merge rule of seed 003 section 5.2.2 on hand-built graphs, the
+ * each merge rule (unknown absorption, known merge, small-cluster
+ * downgrade: partition.h) on hand-built graphs, the
  * cycle check, the small-cluster downgrade, the PartitionedCall wrapping,
  * and the detector whose backbone must be one known partition. */
 #include <criterion/criterion.h>

@@ -3,7 +3,7 @@
  * ConvInteger, QLinearConv (their shape inference is in nn.c, which also
  * gives their geometry, nn_conv_geom).
  *
- * fp32 runs on the blocked sgemm (gemm.c): Conv as im2col + sgemm per
+ * fp32 runs on the blocked sgemm (sgemm.c): Conv as im2col + sgemm per
  * image and group, with no im2col for 1x1 stride-1 unpadded convs and a
  * direct loop for 2-D depthwise ones; ConvTranspose as sgemm + col2im.
  * The other dtypes (double, float16, bfloat16) and the integer forms run

@@ -14,7 +14,7 @@
  * 1-D and broadcasts over the last axis.
  *
  * These are the reference kernels: the standard op's kernel (conv.c,
- * math.c) computes into the output, then Z or Bias and the activations
+ * matmul.c) computes into the output, then Z or Bias and the activations
  * are applied to it in place; fp32 in float, as the unfused ops compute,
  * other float dtypes in double.  Fast paths (runtime/fast.c) implement
  * the same contract.

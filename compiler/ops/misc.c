@@ -11,7 +11,7 @@
  * The windows fold (their size is a shape parameter, so it is constant
  * in a specialised gear).  MatMulInteger, QLinearMatMul, Einsum and Det
  * have kernels: the integer products in double (exact for 8-bit
- * operands) through matmul_batched (math.c), Einsum as a direct sum over
+ * operands) through matmul_batched (matmul.c), Einsum as a direct sum over
  * every label combination, Det by LU with partial pivoting.
  * The kernels of DFT, STFT and MelWeightMatrix are in signal.c.
  */
@@ -274,7 +274,7 @@ int run_dequantize_linear(OpCtx *c)
 	return 0;
 }
 
-/* numpy.matmul's shape rule for inputs ai and bi (see math.c). */
+/* numpy.matmul's shape rule for inputs ai and bi (see matmul.c). */
 static int matmul_shape(OpCtx *c, int ai, int bi, Shape *y)
 {
 	const Value *a = op_in(c, ai), *b = op_in(c, bi);

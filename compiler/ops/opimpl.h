@@ -468,7 +468,7 @@ int infer_nll_loss(OpCtx *c);
 int infer_sce_loss(OpCtx *c);
 int infer_nms(OpCtx *c);
 
-/* -- matrix product and convolution kernels: gemm.c, math.c, conv.c,
+/* -- matrix product and convolution kernels: sgemm.c, matmul.c, conv.c,
  *    misc.c, with nn_conv_geom in nn.c ------------------------------------ */
 
 /* The geometry of a Conv or ConvTranspose node at its running shapes:
@@ -488,7 +488,7 @@ typedef struct ConvGeom {
 /* nn.c: fills g for the node (X input xi, W input wi, Y output 0). */
 int nn_conv_geom(OpCtx *c, int xi, int wi, bool transpose, ConvGeom *g);
 
-/* gemm.c */
+/* sgemm.c */
 /* Bytes of scratch memory sgemm needs for an m x n x k product. */
 size_t sgemm_scratch(int64_t m, int64_t n, int64_t k);
 /* C = alpha * op(A) * op(B) + beta * C, op(A) m x k and op(B) k x n,
@@ -515,7 +515,7 @@ static inline void conv_range(int64_t off, int64_t s, int64_t in, int64_t n,
 	*lo = l < *hi ? l : *hi;
 }
 
-/* math.c */
+/* matmul.c */
 int infer_gemm(OpCtx *c);
 int infer_matmul(OpCtx *c);
 /* y = numpy.matmul(a, b) for a of shape as, b of bs, y of ys (their
@@ -598,9 +598,9 @@ int run_string_normalizer(OpCtx *c);
 int infer_tfidf_vectorizer(OpCtx *c);
 int run_tfidf_vectorizer(OpCtx *c);
 
-/* -- gearc's own ops: gear.c, fused.c ------------------------------------ */
+/* -- gearc's own ops: case.c, fused.c ------------------------------------ */
 
-/* gear.c */
+/* case.c */
 int infer_mapindex(OpCtx *c);
 int run_mapindex(OpCtx *c);
 int infer_case(OpCtx *c);

@@ -1,6 +1,6 @@
 /*
- * compiler/ops/math.c - matrix products: Gemm, MatMul (shape inference
- * and kernels; fp32 runs on sgemm, gemm.c).
+ * compiler/ops/matmul.c - matrix products: Gemm, MatMul (shape inference
+ * and kernels; fp32 runs on sgemm, sgemm.c).
  */
 #include "opimpl.h"
 

@@ -1,5 +1,5 @@
 /*
- * compiler/ops/gemm.c - the fp32 matrix product every heavy kernel
+ * compiler/ops/sgemm.c - the fp32 matrix product every heavy kernel
  * (Gemm, MatMul, Conv, ConvTranspose) runs on, and the im2col/col2im
  * transforms that turn a convolution into one.
  *

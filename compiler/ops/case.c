@@ -1,5 +1,5 @@
 /*
- * compiler/ops/gear.c - gearc's own ops in the root graph of a gear
+ * compiler/ops/case.c - gearc's own ops in the root graph of a gear
  * compile (domain ai.gearc):
  *
  *   MapIndex(gear_dims int64[V], table int64[G*V]) -> branch int32 scalar
