@@ -279,6 +279,14 @@ ValId graph_add_value(Graph *g, const char *name, ValKind kind)
 	return id;
 }
 
+void value_copy_type(Value *dst, const Value *src)
+{
+	dst->dtype = src->dtype;
+	dst->tkind = src->tkind;
+	dst->shape = src->shape;
+	dst->dim_params = src->dim_params;
+}
+
 const char *graph_fresh_name(Graph *g, const char *base)
 {
 	const char *name = base;
@@ -296,7 +304,14 @@ Node *graph_add_node(Graph *g, const char *name, const char *op_type,
 		     const char *domain, int32_t nin, int32_t nout)
 {
 	int32_t i = ARENA_PUSH(g->arena, g->nodes, g->nnodes, g->capnodes);
-	Node *n = &g->nodes[i];
+	node_init(g, &g->nodes[i], name, op_type, domain, nin, nout);
+	return &g->nodes[i];
+}
+
+void node_init(Graph *g, Node *n, const char *name, const char *op_type,
+	       const char *domain, int32_t nin, int32_t nout)
+{
+	*n = (Node){ 0 };
 	n->name = arena_strdup(g->arena, name ? name : "");
 	n->op_type = arena_strdup(g->arena, op_type);
 	n->domain = arena_strdup(g->arena, domain ? domain : "");
@@ -309,7 +324,6 @@ Node *graph_add_node(Graph *g, const char *name, const char *op_type,
 		n->inputs[k] = -1;
 	for (int32_t k = 0; k < nout; k++)
 		n->outputs[k] = -1;
-	return n;
 }
 
 Attr *node_add_attr(Graph *g, Node *n, const char *name, AttrType type)

@@ -317,12 +317,19 @@ Graph *graph_new(Arena *a, const char *name, Graph *parent);
 /* Appends a value (name copied); returns its id.  The Value* of earlier
  * ids may move: re-fetch after adding. */
 ValId graph_add_value(Graph *g, const char *name, ValKind kind);
+/* Copies src's type to dst: dtype, tensor kind, shape and dim_params
+ * (contents, flags and kind are the caller's to decide). */
+void value_copy_type(Value *dst, const Value *src);
 /* base, or base_2, base_3 ...: the first name no value of g has yet
  * (allocated in g's arena when it is not base). */
 const char *graph_fresh_name(Graph *g, const char *base);
 /* Appends a node with room for nin inputs and nout outputs (all -1). */
 Node *graph_add_node(Graph *g, const char *name, const char *op_type,
 		     const char *domain, int32_t nin, int32_t nout);
+/* The same node made in *n (zeroed first, strings and arrays from g's
+ * arena) for a pass that builds a new node list before it replaces g's. */
+void node_init(Graph *g, Node *n, const char *name, const char *op_type,
+	       const char *domain, int32_t nin, int32_t nout);
 /* Appends an attribute slot to n (name copied) and returns it. */
 Attr *node_add_attr(Graph *g, Node *n, const char *name, AttrType type);
 /* Adds an INTS attribute holding a copy of v[0..count). */

@@ -125,11 +125,8 @@ static ValId copy_value(Flat *F, const Value *v)
 {
 	ValId id = graph_add_value(F->dst, v->name, VAL_NODE);
 	Value *w = &F->dst->vals[id];
-	w->dtype = v->dtype;
-	w->tkind = v->tkind;
+	value_copy_type(w, v);
 	w->flags = v->flags & ~VF_GRAPH_OUT;
-	w->shape = v->shape;
-	w->dim_params = v->dim_params;
 	return id;
 }
 

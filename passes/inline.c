@@ -69,11 +69,8 @@ static ValId copy_value(Inliner *in, const Value *b, ValKind kind)
 	const char *name = fresh_name(in, b->name);
 	ValId id = graph_add_value(in->g, name, kind);
 	Value *v = &in->g->vals[id];
-	v->dtype = b->dtype;
-	v->tkind = b->tkind;
+	value_copy_type(v, b);
 	v->flags = (uint16_t)(b->flags & ~VF_GRAPH_OUT);
-	v->shape = b->shape;
-	v->dim_params = b->dim_params;
 	v->konst = b->konst;
 	if (*v->name)
 		namemap_put(&in->names, v->name, id);
@@ -150,10 +147,7 @@ static int inline_branch(Inliner *in, const Node *ifn, Graph *b,
 		const Value *src = &b->vals[bo];
 		Value *v = &g->vals[o];
 		map[bo] = o;
-		v->dtype = src->dtype;
-		v->tkind = src->tkind;
-		v->shape = src->shape;
-		v->dim_params = src->dim_params;
+		value_copy_type(v, src);
 		v->konst = src->konst;
 		v->flags = (uint16_t)((v->flags & VF_GRAPH_OUT) |
 				      (src->flags & ~VF_GRAPH_OUT));
@@ -186,22 +180,16 @@ static int inline_branch(Inliner *in, const Node *ifn, Graph *b,
 		ValId bo = b->outputs[k], o = ifn->outputs[k];
 		if (o < 0 || map[bo] == o)
 			continue;
-		Node id = { 0 };
-		id.name = arena_printf(g->arena, "%s/output_%d", ifn->name, k);
-		id.op_type = "Identity";
-		id.domain = "";
-		id.op = OP_Identity;
-		id.ninputs = id.noutputs = 1;
-		id.inputs = arena_array(g->arena, 1, sizeof(ValId));
-		id.outputs = arena_array(g->arena, 1, sizeof(ValId));
+		Node id;
+		node_init(g, &id,
+			  arena_printf(g->arena, "%s/output_%d", ifn->name, k),
+			  "Identity", "", 1, 1);
 		id.inputs[0] = map[bo];
 		id.outputs[0] = o;
 		id.label = ifn->label;
 		const Value *src = &g->vals[map[bo]];
 		Value *v = &g->vals[o];
-		v->dtype = src->dtype;
-		v->tkind = src->tkind;
-		v->shape = src->shape;
+		value_copy_type(v, src);
 		v->konst = src->konst;
 		v->flags = (uint16_t)((v->flags & VF_GRAPH_OUT) |
 				      (src->flags & VF_DATA_DEP));

@@ -645,11 +645,8 @@ static ValId copy_value(Graph *sub, const Value *x, ValKind kind)
 {
 	ValId id = graph_add_value(sub, x->name, kind);
 	Value *v = &sub->vals[id];
-	v->dtype = x->dtype;
-	v->tkind = x->tkind;
+	value_copy_type(v, x);
 	v->flags = (uint16_t)(x->flags & ~VF_GRAPH_OUT);
-	v->shape = x->shape;
-	v->dim_params = x->dim_params;
 	v->konst = x->konst;
 	return id;
 }

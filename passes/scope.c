@@ -763,10 +763,7 @@ static ValId add_copy(Build *b, ValId v, ValKind kind)
 	const Value *x = &b->s->src->vals[v];
 	ValId id = graph_add_value(b->g, x->name, kind);
 	Value *y = &b->g->vals[id];
-	y->dtype = x->dtype;
-	y->tkind = x->tkind;
-	y->shape = x->shape;
-	y->dim_params = x->dim_params;
+	value_copy_type(y, x);
 	y->flags = (uint16_t)(x->flags & ~VF_GRAPH_OUT);
 	if (kind == VAL_WEIGHT)
 		y->konst = x->konst;
