@@ -572,25 +572,8 @@ typedef struct Plan {
 	int32_t *reader_step, *shared; /* per owner: mark_shared_reads */
 	ValId *reader;
 	int32_t unplanned;
+	Arena scratch; /* every array above; released when the plan is made */
 } Plan;
-
-static void plan_free(Plan *p)
-{
-	free(p->first);
-	free(p->last);
-	free(p->state);
-	free(p->share);
-	free(p->owner);
-	free(p->size);
-	free(p->offset);
-	free(p->gfirst);
-	free(p->glast);
-	free(p->gsize);
-	free(p->ws);
-	free(p->reader_step);
-	free(p->shared);
-	free(p->reader);
-}
 
 static void use(Plan *p, ValId v, int32_t step)
 {
@@ -891,24 +874,28 @@ static int place_and_write(Plan *p)
 	return rc;
 }
 
+/* n elements of size bytes each from p's scratch arena, zeroed. */
+#define SCRATCH(p, n, type) ((type *)arena_array(&(p)->scratch, (n), sizeof(type)))
+
 static int plan_graph(Model *m, Graph *g)
 {
 	Plan p = { .g = g, .nn = g->nnodes, .nv = g->nvals };
 	size_t nv = (size_t)p.nv + 1, nn = (size_t)p.nn + 1;
-	p.first = xmalloc(nv * sizeof(int32_t));
-	p.last = xmalloc(nv * sizeof(int32_t));
-	p.state = xcalloc(nv, 1);
-	p.share = xcalloc(nv, 1);
-	p.owner = xmalloc(nv * sizeof(ValId));
-	p.size = xcalloc(nv, sizeof(uint64_t));
-	p.offset = xcalloc(nv, sizeof(uint64_t));
-	p.gfirst = xmalloc(nv * sizeof(int32_t));
-	p.glast = xmalloc(nv * sizeof(int32_t));
-	p.gsize = xcalloc(nv, sizeof(uint64_t));
-	p.ws = xcalloc(nn, sizeof(uint64_t));
-	p.reader_step = xmalloc(nv * sizeof(int32_t));
-	p.shared = xmalloc(nv * sizeof(int32_t));
-	p.reader = xmalloc(nv * sizeof(ValId));
+	arena_init(&p.scratch);
+	p.first = SCRATCH(&p, nv, int32_t);
+	p.last = SCRATCH(&p, nv, int32_t);
+	p.state = SCRATCH(&p, nv, uint8_t);
+	p.share = SCRATCH(&p, nv, uint8_t);
+	p.owner = SCRATCH(&p, nv, ValId);
+	p.size = SCRATCH(&p, nv, uint64_t);
+	p.offset = SCRATCH(&p, nv, uint64_t);
+	p.gfirst = SCRATCH(&p, nv, int32_t);
+	p.glast = SCRATCH(&p, nv, int32_t);
+	p.gsize = SCRATCH(&p, nv, uint64_t);
+	p.ws = SCRATCH(&p, nn, uint64_t);
+	p.reader_step = SCRATCH(&p, nv, int32_t);
+	p.shared = SCRATCH(&p, nv, int32_t);
+	p.reader = SCRATCH(&p, nv, ValId);
 	for (size_t v = 0; v < nv; v++)
 		p.reader_step[v] = p.shared[v] = -1;
 	g->plan = NULL;
@@ -918,7 +905,7 @@ static int plan_graph(Model *m, Graph *g)
 		share_buffers(&p);
 		rc = place_and_write(&p);
 	}
-	plan_free(&p);
+	arena_release(&p.scratch);
 	return rc;
 }
 
