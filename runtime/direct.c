@@ -140,27 +140,39 @@ static int deconv_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+/* The geometry of n, a 2-D float32 Conv (transpose false) or ConvTranspose
+ * whose weights and bias are in the file and whose only output is
+ * output 0: false when n is not one. */
+static bool static_conv(gearrt_session *s, Prepared *p, const Node *n,
+			bool transpose, ConvGeom *cg)
 {
-	const Node *n = t->n;
 	const Value *x = in_val(p, n, 0), *w = in_val(p, n, 1);
 	const Value *b = in_val(p, n, 2);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	for (int32_t i = 1; i < n->noutputs; i++)
 		if (n->outputs[i] >= 0)
-			return 0;
+			return false;
 	if (!static_f32(x) || !static_f32(w) || !static_f32(y) ||
 	    (b && !static_f32(b)) || !weights_of(w) ||
 	    (b && !weights_of(b)) || x->shape.rank != 4)
-		return 0;
+		return false;
 	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
 		    .opset = model_opset(s->model->m),
 		    .fold_limit = INT64_MAX };
-	ConvGeom cg;
-	if (nn_conv_geom(&c, 0, 1, true, &cg) < 0) {
+	if (nn_conv_geom(&c, 0, 1, transpose, cg) < 0) {
 		clear_error();
-		return 0;
+		return false;
 	}
+	return true;
+}
+
+int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *w = in_val(p, n, 1), *b = in_val(p, n, 2);
+	ConvGeom cg;
+	if (!static_conv(s, p, n, true, &cg))
+		return 0;
 	if (cg.nsp != 2 || cg.group < 1 || cg.cin % cg.group ||
 	    cg.cout % cg.group ||
 	    (cg.cin / cg.group >= 16 && cg.cout / cg.group >= 16) ||
@@ -373,25 +385,11 @@ int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	bool fused = n->op != OP_Conv, relu = false;
-	const Value *x = in_val(p, n, 0), *w = in_val(p, n, 1);
-	const Value *b = in_val(p, n, 2);
-	const Value *y = &p->g->vals[n->outputs[0]];
-	for (int32_t i = 1; i < n->noutputs; i++)
-		if (n->outputs[i] >= 0)
-			return 0;
-	if ((fused && (in_val(p, n, 3) || !relu_only(n, &relu))) ||
-	    !static_f32(x) || !static_f32(w) || !static_f32(y) ||
-	    (b && !static_f32(b)) || !weights_of(w) ||
-	    (b && !weights_of(b)) || x->shape.rank != 4)
-		return 0;
-	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
-		    .opset = model_opset(s->model->m),
-		    .fold_limit = INT64_MAX };
+	const Value *w = in_val(p, n, 1), *b = in_val(p, n, 2);
 	ConvGeom cg;
-	if (nn_conv_geom(&c, 0, 1, false, &cg) < 0) {
-		clear_error();
+	if ((fused && (in_val(p, n, 3) || !relu_only(n, &relu))) ||
+	    !static_conv(s, p, n, false, &cg))
 		return 0;
-	}
 	/* few outputs, enough inputs and row to fill the vectors */
 	int64_t lo, hi;
 	inner_range(&cg, &lo, &hi);
