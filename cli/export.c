@@ -215,11 +215,12 @@ static int run_export(const Export *E, int32_t gear, const char *output)
 int cmd_export(int argc, char **argv)
 {
 	const char *help = NULL, *gear = NULL, *output = NULL, *ext = NULL;
-	const char *pos[1];
+	const char *quiet = NULL, *pos[1];
 	const ArgSpec spec[] = {
 		{ "gear", 0, true, &gear },
 		{ "output", 'o', true, &output },
 		{ "external_data", 0, false, &ext },
+		{ "quiet", 'q', false, &quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
 	};

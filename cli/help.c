@@ -196,7 +196,9 @@ static const char run_help[] =
 "                          rebuilds (last T ms), H cache hits over N runs\"\n"
 "  -t N, --threads=N       intra-op threads (default 1)\n"
 "  --no-gears              run the dynamic graph of a --hybrid file even at\n"
-"                          a gear's dims (to compare the two paths)\n";
+"                          a gear's dims (to compare the two paths)\n"
+"  -q, --quiet             print neither the gear nor the outputs (--bench's\n"
+"                          line and --output-dir's files stay)\n";
 
 static const char export_help[] =
 "usage: gearc export FILE.om --gear=K|all --output=PATH [--external-data]\n"
@@ -216,6 +218,7 @@ static const char export_help[] =
 "                   written atomically\n"
 "  --external-data  weights of 1 KB or more go to PATH.data (ONNX external\n"
 "                   data, a relative location); automatic past 2 GB\n"
+"  -q, --quiet      accepted for uniformity (export prints only errors)\n"
 "\n"
 "The gear's dims and input shapes are in the model's doc_string and in\n"
 "metadata_props gearc.gear, gearc.gear_dims, gearc.input_shape.\n"

@@ -27,7 +27,7 @@ enum { MAX_GIVEN = 256 };
 
 typedef struct RunArgs {
 	const char *file, *output_dir, *bench, *threads, *gear, *random;
-	const char *no_gears;
+	const char *no_gears, *quiet;
 	const char *given[MAX_GIVEN]; /* NAME=PATH */
 	int ngiven;
 	const gearrt_tensor *in; /* the inputs, once gathered */
@@ -215,8 +215,9 @@ static char *output_path(const char *dir, const char *name)
 	return p;
 }
 
-static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
-		  const gearrt_tensor *out, size_t nout)
+/* "gear K (dims D)", "dynamic graph (dims D, rebuilt|cached)" or "static
+ * graph": what the run took. */
+static void print_path(const RunArgs *ra, gearrt_model *m, gearrt_session *s)
 {
 	int g = gearrt_last_gear(s);
 	gearrt_stats st;
@@ -239,13 +240,23 @@ static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
 	} else {
 		printf("static graph\n");
 	}
+}
+
+/* Prints the path and the outputs (not with --quiet) and writes them to
+ * --output-dir. */
+static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
+		  const gearrt_tensor *out, size_t nout)
+{
+	if (!ra->quiet)
+		print_path(ra, m, s);
 	for (size_t i = 0; i < nout; i++) {
 		Shape sh = { .rank = out[i].rank };
 		char buf[160];
 		memcpy(sh.dims, out[i].dims, (size_t)sh.rank * sizeof(int64_t));
-		printf("output '%s' %s %s\n", out[i].name,
-		       gearrt_dtype_name(out[i].dtype),
-		       shape_str(&sh, buf, sizeof(buf)));
+		if (!ra->quiet)
+			printf("output '%s' %s %s\n", out[i].name,
+			       gearrt_dtype_name(out[i].dtype),
+			       shape_str(&sh, buf, sizeof(buf)));
 		if (!ra->output_dir)
 			continue;
 		char *path = output_path(ra->output_dir, out[i].name);
@@ -360,6 +371,7 @@ int cmd_run(int argc, char **argv)
 		{ "gear", 0, true, &ra.gear },
 		{ "random_inputs", 0, false, &ra.random },
 		{ "no_gears", 0, false, &ra.no_gears },
+		{ "quiet", 'q', false, &ra.quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
 	};

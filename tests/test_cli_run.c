@@ -76,6 +76,30 @@ Test(cli_run, runs_npy_inputs_and_writes_npy_outputs)
 	free(outp);
 }
 
+/* -q, as every command takes it: no gear or output lines, the bench line
+ * and the --output-dir files kept; export accepts it too. */
+Test(cli_run, quiet_keeps_only_what_was_asked_for)
+{
+	char *dir = temp_dir(), *om = compile_two(dir);
+	char *od = flag("--output-dir", dir);
+	Run r = run_gearc("run", om, "--random-inputs", "--gear=1", od,
+			  "--bench=2", "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strstr(r.out, "gear ") && !strstr(r.out, "output "), "%s",
+		  r.out);
+	cr_expect(!strncmp(r.out, "bench: load ", 12), "%s", r.out);
+	char *outp = path_in(dir, "out.npy");
+	cr_expect(access(outp, F_OK) == 0);
+	run_free(&r);
+	char *eo = flag("--output", dir);
+	r = run_gearc("export", om, "--gear=all", eo, "--quiet");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_empty(r.out);
+	run_free(&r);
+	remove_tree(dir);
+	free(dir), free(om), free(od), free(outp), free(eo);
+}
+
 Test(cli_run, errors_name_what_to_fix)
 {
 	char *dir = temp_dir(), *om = compile_two(dir);
