@@ -71,6 +71,9 @@ void *arena_alloc_raw(Arena *a, size_t n); /* the same, not zeroed */
  * node) stops calling malloc once one chunk holds its largest round. */
 void arena_reset(Arena *a);
 void *arena_array(Arena *a, size_t n, size_t size); /* overflow-checked */
+/* n zeroed elements of type from arena a. */
+#define ARENA_ARRAY(a, n, type) \
+	((type *)arena_array((a), (size_t)(n), sizeof(type)))
 void *arena_grow(Arena *a, void *old, size_t oldn, size_t newn, size_t size);
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);

@@ -874,8 +874,8 @@ static int place_and_write(Plan *p)
 	return rc;
 }
 
-/* n elements of size bytes each from p's scratch arena, zeroed. */
-#define SCRATCH(p, n, type) ((type *)arena_array(&(p)->scratch, (n), sizeof(type)))
+/* n zeroed elements of type from p's scratch arena. */
+#define SCRATCH(p, n, type) ARENA_ARRAY(&(p)->scratch, n, type)
 
 static int plan_graph(Model *m, Graph *g)
 {

@@ -80,7 +80,9 @@ bool partition_node_unknown(const Graph *g, const Node *n)
 /* ---- clusters ------------------------------------------------------------- */
 
 typedef struct Cl {
-	int32_t *in, *out; /* neighbours (malloc'd), maybe stale */
+	int32_t *in, *out; /* neighbours, maybe stale: malloc'd, as each
+			    * merge replaces them (an arena would keep
+			    * every list a growing cluster ever had) */
 	int32_t nin, nout;
 	int32_t size;
 	bool unknown;
@@ -95,6 +97,7 @@ typedef struct Part {
 	uint32_t *mark, epoch;	 /* scratch marks: mark[x] == epoch */
 	uint32_t *mark2, epoch2; /* a second set */
 	int32_t *queue, *set;
+	Arena scratch; /* every array above but the neighbour lists */
 } Part;
 
 static int32_t find(Part *P, int32_t x)
@@ -163,11 +166,8 @@ static void add_pred(void *ctx, ValId v)
 	if (p < 0 || p == pc->node || P->mark[p] == (uint32_t)pc->node + 1)
 		return;
 	P->mark[p] = (uint32_t)pc->node + 1;
-	if (pc->n == pc->cap) {
-		pc->cap = pc->cap ? 2 * pc->cap : 64;
-		P->preds = xrealloc(P->preds, (size_t)pc->cap * sizeof(int32_t));
-	}
-	P->preds[pc->n++] = p;
+	int32_t k = ARENA_PUSH(&P->scratch, P->preds, pc->n, pc->cap);
+	P->preds[k] = p;
 }
 
 /* Node predecessors (distinct, in read order) and one cluster per node
@@ -184,7 +184,7 @@ static void init_clusters(Part *P)
 	}
 	P->pfirst[n] = pc.n;
 	memset(P->mark, 0, (size_t)n * sizeof(uint32_t));
-	int32_t *nsucc = xcalloc((size_t)n + 1, sizeof(int32_t));
+	int32_t *nsucc = ARENA_ARRAY(&P->scratch, n + 1, int32_t);
 	for (int32_t k = 0; k < pc.n; k++)
 		nsucc[P->preds[k]]++;
 	for (int32_t i = 0; i < n; i++) {
@@ -204,7 +204,6 @@ static void init_clusters(Part *P)
 			Cl *c = &P->c[P->preds[k]];
 			c->out[c->nout++] = i;
 		}
-	free(nsucc);
 }
 
 /* The representatives in list[0..n), without r and duplicates, into a
@@ -237,10 +236,10 @@ static int32_t merge_set(Part *P, const int32_t *set, int32_t n)
 	for (int32_t k = 1; k < n; k++)
 		if (set[k] < r)
 			r = set[k];
-	const int32_t **ins = xmalloc((size_t)n * sizeof(*ins));
-	const int32_t **outs = xmalloc((size_t)n * sizeof(*outs));
-	int32_t *nins = xmalloc((size_t)n * sizeof(int32_t));
-	int32_t *nouts = xmalloc((size_t)n * sizeof(int32_t));
+	const int32_t **ins = ARENA_ARRAY(&P->scratch, n, const int32_t *);
+	const int32_t **outs = ARENA_ARRAY(&P->scratch, n, const int32_t *);
+	int32_t *nins = ARENA_ARRAY(&P->scratch, n, int32_t);
+	int32_t *nouts = ARENA_ARRAY(&P->scratch, n, int32_t);
 	Cl m = { 0 };
 	for (int32_t k = 0; k < n; k++) {
 		Cl *c = &P->c[set[k]];
@@ -261,10 +260,6 @@ static int32_t merge_set(Part *P, const int32_t *set, int32_t n)
 		memset(c, 0, sizeof(*c));
 	}
 	P->c[r] = m;
-	free(ins);
-	free(outs);
-	free(nins);
-	free(nouts);
 	return r;
 }
 
@@ -364,9 +359,9 @@ static int32_t uf_find(int32_t *up, int32_t x)
 static void merge_unknown(Part *P)
 {
 	int32_t n = P->n;
-	bool *from = xcalloc((size_t)n + 1, sizeof(bool));
-	bool *to = xcalloc((size_t)n + 1, sizeof(bool));
-	int32_t *grp = xmalloc(((size_t)n + 1) * sizeof(int32_t));
+	bool *from = ARENA_ARRAY(&P->scratch, n + 1, bool);
+	bool *to = ARENA_ARRAY(&P->scratch, n + 1, bool);
+	int32_t *grp = ARENA_ARRAY(&P->scratch, n + 1, int32_t);
 	for (int32_t i = 0; i < n; i++) { /* predecessors come first */
 		from[i] = P->c[i].unknown;
 		for (int32_t k = P->pfirst[i]; k < P->pfirst[i + 1] && !from[i];
@@ -387,25 +382,20 @@ static void merge_unknown(Part *P)
 				grp[uf_find(grp, p)] = uf_find(grp, i);
 		}
 	/* members of each group, gathered by group root: counting sort */
-	int32_t *first = xcalloc((size_t)n + 2, sizeof(int32_t));
+	int32_t *first = ARENA_ARRAY(&P->scratch, n + 2, int32_t);
 	for (int32_t i = 0; i < n; i++) {
 		grp[i] = uf_find(grp, i);
 		first[grp[i] + 1]++;
 	}
 	for (int32_t i = 0; i < n; i++)
 		first[i + 1] += first[i];
-	int32_t *at = xmalloc(((size_t)n + 1) * sizeof(int32_t));
+	int32_t *at = ARENA_ARRAY(&P->scratch, n + 1, int32_t);
 	memcpy(at, first, (size_t)n * sizeof(int32_t));
 	for (int32_t i = 0; i < n; i++)
 		P->set[at[grp[i]]++] = i;
 	for (int32_t r = 0; r < n; r++)
 		if (first[r + 1] - first[r] > 1)
 			merge_set(P, P->set + first[r], first[r + 1] - first[r]);
-	free(at);
-	free(first);
-	free(grp);
-	free(to);
-	free(from);
 }
 
 /* ---- rules 2 and 3: known merge, downgrade ---------------------------------- */
@@ -499,9 +489,9 @@ static void refresh(Part *P, int32_t r)
 static void number_clusters(Part *P, Clusters *c)
 {
 	int32_t n = P->n, k = 0;
-	int32_t *indeg = xcalloc((size_t)n + 1, sizeof(int32_t));
-	int32_t *num = xmalloc(((size_t)n + 1) * sizeof(int32_t));
-	Heap h = { .v = xmalloc(((size_t)n + 1) * sizeof(int32_t)) };
+	int32_t *indeg = ARENA_ARRAY(&P->scratch, n + 1, int32_t);
+	int32_t *num = ARENA_ARRAY(&P->scratch, n + 1, int32_t);
+	Heap h = { .v = ARENA_ARRAY(&P->scratch, n + 1, int32_t) };
 	memset(c, 0, sizeof(*c));
 	c->nnodes = n;
 	for (int32_t i = 0; i < n; i++) {
@@ -534,23 +524,21 @@ static void number_clusters(Part *P, Clusters *c)
 		BUG("partition: the cluster graph has a cycle");
 	for (int32_t i = 0; i < n; i++)
 		c->of[i] = num[find(P, i)];
-	free(indeg);
-	free(num);
-	free(h.v);
 }
 
 void partition_cluster(const Graph *g, int32_t limit, Clusters *c)
 {
 	Part P = { .g = g, .n = g->nnodes };
-	size_t n1 = (size_t)P.n + 1;
+	Arena *a = &P.scratch;
+	arena_init(a);
 	memset(c, 0, sizeof(*c));
-	P.up = xmalloc(n1 * sizeof(int32_t));
-	P.c = xcalloc(n1, sizeof(Cl));
-	P.pfirst = xmalloc((n1 + 1) * sizeof(int32_t));
-	P.mark = xcalloc(n1, sizeof(uint32_t));
-	P.mark2 = xcalloc(n1, sizeof(uint32_t));
-	P.queue = xmalloc(n1 * sizeof(int32_t));
-	P.set = xmalloc(n1 * sizeof(int32_t));
+	P.up = ARENA_ARRAY(a, P.n + 1, int32_t);
+	P.c = ARENA_ARRAY(a, P.n + 1, Cl);
+	P.pfirst = ARENA_ARRAY(a, P.n + 2, int32_t);
+	P.mark = ARENA_ARRAY(a, P.n + 1, uint32_t);
+	P.mark2 = ARENA_ARRAY(a, P.n + 1, uint32_t);
+	P.queue = ARENA_ARRAY(a, P.n + 1, int32_t);
+	P.set = ARENA_ARRAY(a, P.n + 1, int32_t);
 	init_clusters(&P);
 	if (limit < 0 && P.n > 0) {
 		merge_all(&P);
@@ -565,14 +553,7 @@ void partition_cluster(const Graph *g, int32_t limit, Clusters *c)
 		free(P.c[i].in);
 		free(P.c[i].out);
 	}
-	free(P.up);
-	free(P.c);
-	free(P.pfirst);
-	free(P.preds);
-	free(P.mark);
-	free(P.mark2);
-	free(P.queue);
-	free(P.set);
+	arena_release(a);
 }
 
 void clusters_release(Clusters *c)
@@ -602,6 +583,7 @@ typedef struct Wrap {
 			    * outputs (ids in g) */
 	int32_t npin, npout;
 	int32_t cluster; /* escapes: the reading node's cluster */
+	Arena scratch;	 /* every array above */
 } Wrap;
 
 bool partition_is_node(const Node *n)
@@ -757,7 +739,7 @@ static void wrap_all(Wrap *W)
 {
 	Graph *g = W->g;
 	int32_t nc = W->cl->nclusters, nv = g->nvals;
-	bool *keep = xcalloc((size_t)nv + 1, sizeof(bool));
+	bool *keep = ARENA_ARRAY(&W->scratch, nv + 1, bool);
 	W->old = g->nodes;
 	g->nodes = arena_array(g->arena, (size_t)nc, sizeof(Node));
 	g->nnodes = 0;
@@ -785,7 +767,7 @@ static void wrap_all(Wrap *W)
 		keep[g->inputs[k]] = true;
 	for (int32_t k = 0; k < g->noutputs; k++)
 		keep[g->outputs[k]] = true;
-	ValId *id = xmalloc(((size_t)nv + 1) * sizeof(ValId));
+	ValId *id = ARENA_ARRAY(&W->scratch, nv + 1, ValId);
 	int32_t n = 0;
 	for (ValId v = 0; v < nv; v++) {
 		keep[v] |= g->vals[v].kind == VAL_OUTER;
@@ -813,8 +795,6 @@ static void wrap_all(Wrap *W)
 			g->vals[pn->outputs[k]].producer = i;
 		}
 	}
-	free(keep);
-	free(id);
 }
 
 static bool any_unknown(const Graph *g)
@@ -833,33 +813,28 @@ int32_t graph_partition(Graph *g, int32_t limit)
 	partition_cluster(g, limit, &cl);
 	int32_t nc = cl.nclusters, nv = g->nvals;
 	Wrap W = { .g = g, .cl = &cl };
-	W.nfirst = xcalloc((size_t)nc + 2, sizeof(int32_t));
-	W.nodes = xmalloc(((size_t)g->nnodes + 1) * sizeof(int32_t));
-	W.escapes = xcalloc((size_t)nv + 1, sizeof(bool));
-	W.local = xmalloc(((size_t)nv + 1) * sizeof(ValId));
-	W.touched = xmalloc(((size_t)nv + 1) * sizeof(ValId));
-	W.pin = xmalloc(((size_t)nv + 1) * sizeof(ValId));
-	W.pout = xmalloc(((size_t)nv + 1) * sizeof(ValId));
+	Arena *a = &W.scratch;
+	arena_init(a);
+	W.nfirst = ARENA_ARRAY(a, nc + 2, int32_t);
+	W.nodes = ARENA_ARRAY(a, g->nnodes + 1, int32_t);
+	W.escapes = ARENA_ARRAY(a, nv + 1, bool);
+	W.local = ARENA_ARRAY(a, nv + 1, ValId);
+	W.touched = ARENA_ARRAY(a, nv + 1, ValId);
+	W.pin = ARENA_ARRAY(a, nv + 1, ValId);
+	W.pout = ARENA_ARRAY(a, nv + 1, ValId);
 	for (ValId v = 0; v < nv; v++)
 		W.local[v] = -1;
 	for (int32_t i = 0; i < g->nnodes; i++)
 		W.nfirst[cl.of[i] + 1]++;
 	for (int32_t k = 0; k < nc; k++)
 		W.nfirst[k + 1] += W.nfirst[k];
-	int32_t *at = xmalloc(((size_t)nc + 1) * sizeof(int32_t));
+	int32_t *at = ARENA_ARRAY(a, nc + 1, int32_t);
 	memcpy(at, W.nfirst, (size_t)nc * sizeof(int32_t));
 	for (int32_t i = 0; i < g->nnodes; i++)
 		W.nodes[at[cl.of[i]]++] = i;
-	free(at);
 	find_escapes(&W);
 	wrap_all(&W);
-	free(W.nfirst);
-	free(W.nodes);
-	free(W.escapes);
-	free(W.local);
-	free(W.touched);
-	free(W.pin);
-	free(W.pout);
+	arena_release(a);
 	clusters_release(&cl);
 	return nc;
 }

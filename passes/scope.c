@@ -64,47 +64,21 @@ typedef struct Scope {
 	Region *regions;
 	char **prefixes;
 	int32_t nprefixes;
+	Arena scratch; /* every array above, the regions' too */
 } Scope;
 
-static void free_prefixes(char **v, int32_t n);
+/* n zeroed elements of type from s's scratch arena. */
+#define SCRATCH(s, n, type) ARENA_ARRAY(&(s)->scratch, n, type)
 
 /* End of node i's reads in s->reads. */
 #define RD_END(s, i) ((s)->rstart[(i) + 1])
 
-static void scope_release(Scope *s)
-{
-	free(s->cls);
-	free(s->kvary);
-	free(s->kt);
-	free(s->cnode);
-	free(s->live);
-	free(s->rstart);
-	free(s->reads);
-	free(s->ustart);
-	free(s->users);
-	free(s->mark);
-	free(s->in_scope);
-	free(s->is_out);
-	free(s->region);
-	for (int32_t r = 0; r < s->nregions; r++) {
-		Region *R = &s->regions[r];
-		free(R->nodes);
-		free(R->in);
-		free(R->out);
-		free(R->sel);
-		free(R->first);
-		free(R->map);
-		free(R->table);
-	}
-	free(s->regions);
-	free_prefixes(s->prefixes, s->nprefixes);
-}
-
 /* ---- the option ---------------------------------------------------------- */
 
-/* Splits spec at ',' into malloc'd strings; -1 on an empty one. */
-static int split_prefixes(const char *spec, char ***out, int32_t *n)
+/* Splits spec at ',' into strings in a; -1 on an empty one. */
+static int split_prefixes(Arena *a, const char *spec, char ***out, int32_t *n)
 {
+	int32_t cap = 0;
 	*out = NULL;
 	*n = 0;
 	for (const char *p = spec;;) {
@@ -114,32 +88,24 @@ static int split_prefixes(const char *spec, char ***out, int32_t *n)
 			return error("--gear_scope: '%s' has an empty prefix "
 				     "(expected auto or PREFIX[,PREFIX...])",
 				     spec);
-		*out = xrealloc(*out, (size_t)(*n + 1) * sizeof(char *));
-		char *s = xmalloc(len + 1);
-		memcpy(s, p, len);
-		s[len] = 0;
-		(*out)[(*n)++] = s;
+		int32_t i = ARENA_PUSH(a, *out, *n, cap);
+		(*out)[i] = arena_strndup(a, p, len);
 		if (!e)
 			return 0;
 		p = e + 1;
 	}
 }
 
-static void free_prefixes(char **v, int32_t n)
-{
-	for (int32_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 int gear_scope_check(const char *spec)
 {
+	Arena a;
 	char **v;
 	int32_t n;
 	if (!*spec)
 		return error("--gear_scope is empty: expected auto or "
 			     "PREFIX[,PREFIX...] (node name prefixes)");
-	int rc = split_prefixes(spec, &v, &n);
+	arena_init(&a);
+	int rc = split_prefixes(&a, spec, &v, &n);
 	for (int32_t i = 0; !rc && i < n; i++) {
 		if (!strcmp(v[i], "auto") && n > 1)
 			rc = error("--gear_scope: 'auto' cannot be combined "
@@ -149,7 +115,7 @@ int gear_scope_check(const char *spec)
 				rc = error("--gear_scope: prefix '%s' is given "
 					   "twice", v[i]);
 	}
-	free_prefixes(v, n);
+	arena_release(&a);
 	return rc;
 }
 
@@ -196,18 +162,17 @@ static int64_t nodes_in(Graph *g)
 
 /* ---- what each node reads ------------------------------------------------ */
 
+/* A growing list of ids in a's arena. */
 typedef struct IdVec {
+	Arena *a;
 	int32_t *v;
 	int32_t n, cap;
 } IdVec;
 
-static void push_id(IdVec *a, int32_t x)
+static void push_id(IdVec *l, int32_t x)
 {
-	if (a->n == a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 64;
-		a->v = xrealloc(a->v, (size_t)a->cap * sizeof(int32_t));
-	}
-	a->v[a->n++] = x;
+	int32_t i = ARENA_PUSH(l->a, l->v, l->n, l->cap);
+	l->v[i] = x;
 }
 
 /* The outer references of sub and of the graphs below it that name values
@@ -242,8 +207,8 @@ static void outer_reads(const Graph *src, const Graph *sub, IdVec *out)
 static void index_reads(Scope *s)
 {
 	const Graph *g = s->src;
-	IdVec rd = { 0 };
-	s->rstart = xmalloc(((size_t)s->nn + 1) * sizeof(int32_t));
+	IdVec rd = { .a = &s->scratch };
+	s->rstart = SCRATCH(s, s->nn + 1, int32_t);
 	for (int32_t i = 0; i < s->nn; i++) {
 		const Node *n = &g->nodes[i];
 		s->rstart[i] = rd.n;
@@ -265,7 +230,7 @@ static void index_reads(Scope *s)
 /* Live nodes, in one backward sweep: the graph is in topological order. */
 static void find_live(Scope *s)
 {
-	bool *need = xcalloc((size_t)s->nv + 1, sizeof(bool));
+	bool *need = SCRATCH(s, s->nv + 1, bool);
 	memcpy(need, s->is_out, (size_t)s->nv * sizeof(bool));
 	for (int32_t i = s->nn - 1; i >= 0; i--) {
 		const Node *n = &s->src->nodes[i];
@@ -275,14 +240,13 @@ static void find_live(Scope *s)
 		for (int32_t k = s->rstart[i]; s->live[i] && k < RD_END(s, i); k++)
 			need[s->reads[k]] = true;
 	}
-	free(need);
 }
 
 static void index_users(Scope *s)
 {
-	int32_t *cnt = xcalloc((size_t)s->nv + 1, sizeof(int32_t));
-	s->ustart = xcalloc((size_t)s->nv + 1, sizeof(int32_t));
-	s->users = xmalloc(((size_t)s->rstart[s->nn] + 1) * sizeof(int32_t));
+	int32_t *cnt = SCRATCH(s, s->nv + 1, int32_t);
+	s->ustart = SCRATCH(s, s->nv + 1, int32_t);
+	s->users = SCRATCH(s, s->rstart[s->nn] + 1, int32_t);
 	for (int32_t i = 0; i < s->nn; i++)
 		for (int32_t k = s->rstart[i]; s->live[i] && k < RD_END(s, i); k++)
 			cnt[s->reads[k]]++;
@@ -292,7 +256,6 @@ static void index_users(Scope *s)
 	for (int32_t i = 0; i < s->nn; i++)
 		for (int32_t k = s->rstart[i]; s->live[i] && k < RD_END(s, i); k++)
 			s->users[cnt[s->reads[k]]++] = i;
-	free(cnt);
 }
 
 /* The live node producing v, or -1 (inputs, weights, consts). */
@@ -382,7 +345,7 @@ static int mark_prefixes(Scope *s)
  * producers join it, transitively. */
 static void absorb_shape_arithmetic(Scope *s)
 {
-	IdVec work = { 0 };
+	IdVec work = { .a = &s->scratch };
 	for (int32_t i = 0; i < s->nn; i++)
 		if (s->in_scope[i])
 			push_id(&work, i);
@@ -397,7 +360,6 @@ static void absorb_shape_arithmetic(Scope *s)
 			}
 		}
 	}
-	free(work.v);
 }
 
 static bool touches_varying(const Scope *s, int32_t i)
@@ -418,8 +380,8 @@ static bool touches_varying(const Scope *s, int32_t i)
 static void mark_auto(Scope *s)
 {
 	const Graph *g = s->src;
-	bool *fwd = xcalloc((size_t)s->nn + 1, 1);
-	bool *bwd = xcalloc((size_t)s->nn + 1, 1);
+	bool *fwd = SCRATCH(s, s->nn + 1, bool);
+	bool *bwd = SCRATCH(s, s->nn + 1, bool);
 	for (int32_t i = 0; i < s->nn; i++)
 		s->in_scope[i] = s->live[i] && touches_varying(s, i);
 	for (int32_t i = 0; i < s->nn; i++)
@@ -442,8 +404,6 @@ static void mark_auto(Scope *s)
 	}
 	for (int32_t i = 0; i < s->nn; i++)
 		s->in_scope[i] = s->in_scope[i] || (fwd[i] && bwd[i]);
-	free(fwd);
-	free(bwd);
 }
 
 /* ---- regions ------------------------------------------------------------- */
@@ -458,8 +418,8 @@ static int32_t uf_find(int32_t *p, int32_t x)
 /* Connected parts of the marked nodes, numbered by their first node. */
 static void split_regions(Scope *s)
 {
-	int32_t *p = xmalloc(((size_t)s->nn + 1) * sizeof(int32_t));
-	int32_t *id = xmalloc(((size_t)s->nn + 1) * sizeof(int32_t));
+	int32_t *p = SCRATCH(s, s->nn + 1, int32_t);
+	int32_t *id = SCRATCH(s, s->nn + 1, int32_t);
 	for (int32_t i = 0; i < s->nn; i++) {
 		p[i] = i;
 		id[i] = -1;
@@ -476,20 +436,24 @@ static void split_regions(Scope *s)
 		if (!s->in_scope[i])
 			continue;
 		int32_t r = uf_find(p, i);
-		if (id[r] < 0) {
+		if (id[r] < 0)
 			id[r] = s->nregions++;
-			s->regions = xrealloc(s->regions, (size_t)s->nregions *
-							       sizeof(Region));
-			memset(&s->regions[id[r]], 0, sizeof(Region));
-		}
-		Region *R = &s->regions[id[r]];
 		s->region[i] = id[r];
-		R->nodes = xrealloc(R->nodes, (size_t)(R->nnodes + 1) *
-						      sizeof(int32_t));
-		R->nodes[R->nnodes++] = i;
 	}
-	free(p);
-	free(id);
+	s->regions = SCRATCH(s, s->nregions + 1, Region);
+	for (int32_t i = 0; i < s->nn; i++)
+		if (s->region[i] >= 0)
+			s->regions[s->region[i]].nnodes++;
+	for (int32_t r = 0; r < s->nregions; r++) {
+		Region *R = &s->regions[r];
+		R->nodes = SCRATCH(s, R->nnodes, int32_t);
+		R->nnodes = 0;
+	}
+	for (int32_t i = 0; i < s->nn; i++)
+		if (s->region[i] >= 0) {
+			Region *R = &s->regions[s->region[i]];
+			R->nodes[R->nnodes++] = i;
+		}
 }
 
 static int io_error(const Node *n, const char *what, const char *name)
@@ -525,10 +489,10 @@ static int check_io(const Scope *s)
 
 /* A node outside region r that depends on r and feeds r would put the
  * region's node in a cycle. */
-static int check_cycle(const Scope *s, int32_t r)
+static int check_cycle(Scope *s, int32_t r)
 {
 	const Graph *g = s->src;
-	bool *reach = xcalloc((size_t)s->nn + 1, 1);
+	bool *reach = SCRATCH(s, s->nn + 1, bool);
 	int rc = 0;
 	for (int32_t i = 0; i < s->nn && !rc; i++) {
 		for (int32_t k = s->rstart[i]; k < RD_END(s, i) && !rc; k++) {
@@ -549,7 +513,6 @@ static int check_cycle(const Scope *s, int32_t r)
 			}
 		}
 	}
-	free(reach);
 	return rc;
 }
 
@@ -558,24 +521,17 @@ static const char *region_why(Scope *s, const Region *R)
 {
 	if (s->is_auto)
 		return "auto";
-	char *buf = NULL;
-	size_t len = 0;
+	const char *why = NULL;
 	for (int32_t p = 0; p < s->nprefixes; p++) {
 		bool any = false;
 		for (int32_t k = 0; k < R->nnodes && !any; k++)
 			any = s->mark[R->nodes[k]] == 1 + p;
-		if (!any)
-			continue;
-		size_t n = strlen(s->prefixes[p]);
-		buf = xrealloc(buf, len + n + 2);
-		if (len)
-			buf[len++] = ',';
-		memcpy(buf + len, s->prefixes[p], n + 1);
-		len += n;
+		if (any)
+			why = why ? arena_printf(&s->scratch, "%s,%s", why,
+						 s->prefixes[p])
+				  : s->prefixes[p];
 	}
-	const char *why = arena_strdup(&s->m->arena, buf ? buf : "");
-	free(buf);
-	return why;
+	return arena_strdup(&s->m->arena, why ? why : "");
 }
 
 /* R's inputs (read from outside: graph inputs and values of nodes
@@ -584,8 +540,8 @@ static void region_io(Scope *s, int32_t r)
 {
 	const Graph *g = s->src;
 	Region *R = &s->regions[r];
-	uint8_t *seen = xcalloc((size_t)s->nv + 1, 1);
-	IdVec in = { 0 }, out = { 0 };
+	uint8_t *seen = SCRATCH(s, s->nv + 1, uint8_t);
+	IdVec in = { .a = &s->scratch }, out = { .a = &s->scratch };
 	for (int32_t j = 0; j < R->nnodes; j++) {
 		int32_t i = R->nodes[j];
 		for (int32_t k = s->rstart[i]; k < RD_END(s, i); k++) {
@@ -615,7 +571,6 @@ static void region_io(Scope *s, int32_t r)
 	R->nin = in.n;
 	R->out = out.v;
 	R->nout = out.n;
-	free(seen);
 }
 
 static const Value *gear_val(const Scope *s, int32_t g, ValId v)
@@ -628,7 +583,7 @@ static const Value *gear_val(const Scope *s, int32_t g, ValId v)
 static int region_selector(Scope *s, Region *R)
 {
 	char buf[160];
-	IdVec sel = { 0 };
+	IdVec sel = { .a = &s->scratch };
 	for (int32_t k = 0; k < R->nin; k++)
 		if (s->cls[R->in[k]] == VC_VARYING)
 			push_id(&sel, k);
@@ -677,10 +632,10 @@ static int region_combos(Scope *s, Region *R)
 	char a[160], b[160];
 	size_t w = (size_t)R->ncols;
 	size_t rb = w * sizeof(int64_t);
-	int64_t *row = xmalloc(rb + sizeof(int64_t));
-	R->table = xmalloc(((size_t)s->ngears * w + 1) * sizeof(int64_t));
-	R->first = xmalloc((size_t)s->ngears * sizeof(int32_t));
-	R->map = xmalloc((size_t)s->ngears * sizeof(int32_t));
+	int64_t *row = SCRATCH(s, w + 1, int64_t);
+	R->table = SCRATCH(s, (size_t)s->ngears * w + 1, int64_t);
+	R->first = SCRATCH(s, s->ngears, int32_t);
+	R->map = SCRATCH(s, s->ngears, int32_t);
 	for (int32_t g = 0; g < s->ngears; g++) {
 		gear_row(s, R, g, row);
 		int32_t c = 0;
@@ -693,7 +648,6 @@ static int region_combos(Scope *s, Region *R)
 		}
 		R->map[g] = c;
 	}
-	free(row);
 	for (int32_t g = 0; g < s->ngears; g++)
 		for (int32_t k = 0; k < R->nout; k++) {
 			int32_t f = R->first[R->map[g]];
@@ -753,7 +707,7 @@ static void build_init(Build *b, Scope *s, Graph *g)
 {
 	b->s = s;
 	b->g = g;
-	b->map = xmalloc(((size_t)s->nv + 1) * sizeof(ValId));
+	b->map = SCRATCH(s, s->nv + 1, ValId);
 	for (ValId v = 0; v < s->nv; v++)
 		b->map[v] = -1;
 }
@@ -887,7 +841,6 @@ static Graph *build_template(Scope *s, const Region *R, Graph *parent)
 		t->vals[id].flags |= VF_GRAPH_OUT;
 		push_io(t, &t->outputs, &t->noutputs, id);
 	}
-	free(b.map);
 	/* in order already; this sets the producers */
 	if (graph_toposort(t) < 0)
 		BUG("scope: template %s: %s", R->name, last_error());
@@ -1140,7 +1093,6 @@ static Graph *build_root(Scope *s, ValId **map)
 	*map = b.map;
 	return root;
 fail:
-	free(b.map);
 	return NULL;
 }
 
@@ -1214,9 +1166,7 @@ static void warn_outside(Scope *s)
 		}
 	if (!n)
 		return;
-	bool *seen = xcalloc((size_t)s->nn + 1, 1);
-	const char *in = gear_source(s, first, seen);
-	free(seen);
+	const char *in = gear_source(s, first, SCRATCH(s, s->nn + 1, bool));
 	model_warn(s->m, -1, "--gear_scope=%s left %d node%s that depend on "
 		   "the gear%s%s%s outside every scope (the first: '%s'); they "
 		   "keep -1 dims in the root and get no memory plan (the "
@@ -1281,12 +1231,11 @@ static int build_scoped(Scope *s)
 	if (!root)
 		return -1;
 	Graph *model = m->graph;
-	ValId *ids = xmalloc(((size_t)gs->ninputs + 1) * sizeof(ValId));
+	ValId *ids = SCRATCH(s, gs->ninputs + 1, ValId);
 	for (int32_t k = 0; k < gs->ninputs; k++) {
 		ids[k] = gs->inputs[k].val;
 		gs->inputs[k].val = map[ids[k]];
 	}
-	free(map);
 	m->graph = root;
 	int rc = s->is_auto ? scopes_smaller(s, root) : 1;
 	if (rc > 0) {
@@ -1300,8 +1249,40 @@ static int build_scoped(Scope *s)
 		for (int32_t k = 0; k < gs->ninputs; k++)
 			gs->inputs[k].val = ids[k];
 	}
-	free(ids);
 	return rc < 0 ? -1 : 0;
+}
+
+/* The pass's work, its arrays in s->scratch. */
+static int scope_model(Scope *s)
+{
+	Model *m = s->m;
+	s->is_auto = !strcmp(s->o->gear_scope, "auto");
+	if (!s->is_auto && split_prefixes(&s->scratch, s->o->gear_scope,
+					  &s->prefixes, &s->nprefixes) < 0)
+		return -1;
+	s->src = source_copy(m);
+	s->nv = s->src->nvals;
+	s->nn = s->src->nnodes;
+	gear_branches(m, s->o);
+	if (for_each_gear_graph(m, infer_branch, s->o) < 0)
+		return -1;
+	s->cls = SCRATCH(s, s->nv + 1, uint8_t);
+	s->kvary = SCRATCH(s, s->nv + 1, bool);
+	s->kt = SCRATCH(s, s->nv + 1, const Tensor *);
+	s->cnode = SCRATCH(s, s->nn + 1, bool);
+	s->live = SCRATCH(s, s->nn + 1, bool);
+	s->mark = SCRATCH(s, s->nn + 1, int32_t);
+	s->in_scope = SCRATCH(s, s->nn + 1, bool);
+	s->region = SCRATCH(s, s->nn + 1, int32_t);
+	s->is_out = SCRATCH(s, s->nv + 1, bool);
+	for (int32_t k = 0; k < s->src->noutputs; k++)
+		if (s->src->outputs[k] >= 0)
+			s->is_out[s->src->outputs[k]] = true;
+	classify(s);
+	index_reads(s);
+	find_live(s);
+	index_users(s);
+	return build_scoped(s);
 }
 
 int pass_gear_scope(Model *m, const CompileOptions *o)
@@ -1316,39 +1297,9 @@ int pass_gear_scope(Model *m, const CompileOptions *o)
 		return -1;
 	model_add_option(m, "gear_scope", o->gear_scope);
 	Scope s = { .m = m, .o = o, .ngears = m->gears->ngears };
-	s.is_auto = !strcmp(o->gear_scope, "auto");
-	if (!s.is_auto && split_prefixes(o->gear_scope, &s.prefixes,
-					 &s.nprefixes) < 0) {
-		scope_release(&s);
-		return -1;
-	}
-	s.src = source_copy(m);
-	s.nv = s.src->nvals;
-	s.nn = s.src->nnodes;
-	gear_branches(m, o);
-	if (for_each_gear_graph(m, infer_branch, o) < 0) {
-		scope_release(&s);
-		return -1;
-	}
-	size_t nv = (size_t)s.nv + 1, nn = (size_t)s.nn + 1;
-	s.cls = xcalloc(nv, 1);
-	s.kvary = xcalloc(nv, sizeof(bool));
-	s.kt = xcalloc(nv, sizeof(Tensor *));
-	s.cnode = xcalloc(nn, sizeof(bool));
-	s.live = xcalloc(nn, sizeof(bool));
-	s.mark = xcalloc(nn, sizeof(int32_t));
-	s.in_scope = xcalloc(nn, sizeof(bool));
-	s.region = xmalloc(nn * sizeof(int32_t));
-	s.is_out = xcalloc(nv, sizeof(bool));
-	for (int32_t k = 0; k < s.src->noutputs; k++)
-		if (s.src->outputs[k] >= 0)
-			s.is_out[s.src->outputs[k]] = true;
-	classify(&s);
-	index_reads(&s);
-	find_live(&s);
-	index_users(&s);
-	int rc = build_scoped(&s);
-	scope_release(&s);
+	arena_init(&s.scratch);
+	int rc = scope_model(&s);
+	arena_release(&s.scratch);
 	return rc;
 }
 
