@@ -19,6 +19,7 @@ typedef struct Flat {
 	Model *m;
 	Graph *dst;
 	int32_t gear;
+	bool keep_fused; /* else fused nodes become their ONNX nodes */
 	/* Tensor -> its weight value in dst (open addressing) */
 	const Tensor **keys;
 	ValId *vals;
@@ -165,9 +166,10 @@ static int copy_fused(Flat *F, const Frame *fr, const Node *n)
 
 static int copy_node(Flat *F, const Frame *fr, const Node *n)
 {
-	if (unfuse_is_fused(n))
+	bool fused = unfuse_is_fused(n);
+	if (fused && !F->keep_fused)
 		return copy_fused(F, fr, n);
-	if (!strcmp(n->domain, GEARC_DOMAIN))
+	if (!fused && !strcmp(n->domain, GEARC_DOMAIN))
 		return error("node '%s': gearc's op %s has no ONNX form here",
 			     n->name, n->op_type);
 	int32_t at = F->dst->nnodes;
@@ -369,7 +371,8 @@ static void name_outputs(Graph *g, const char **names)
 
 /* ---- the whole ---------------------------------------------------------- */
 
-static Graph *flatten_top(Flat *F, const Graph *src, const Shape *const *shapes)
+static Graph *flatten_top(Flat *F, const Graph *src, const Shape *const *shapes,
+			  const Tensor *const *values)
 {
 	Graph *dst = F->dst;
 	ValId *map = xmalloc((size_t)src->nvals * sizeof(ValId) + 1);
@@ -385,6 +388,7 @@ static Graph *flatten_top(Flat *F, const Graph *src, const Shape *const *shapes)
 		w->dtype = v->dtype;
 		w->tkind = v->tkind;
 		w->shape = shapes && shapes[k] ? *shapes[k] : v->shape;
+		w->konst = values ? values[k] : NULL;
 		dst->inputs[k] = map[src->inputs[k]] = id;
 	}
 	Frame fr = { .g = src, .map = map, .up = NULL };
@@ -398,15 +402,17 @@ static Graph *flatten_top(Flat *F, const Graph *src, const Shape *const *shapes)
 	return rc < 0 ? NULL : dst;
 }
 
-/* src flattened into a new graph of arena a, specialised to shapes. */
-static Graph *flatten_into(Model *m, Arena *a, int32_t gear, const Graph *src,
-			   const Shape *const *shapes)
+/* src flattened into a new graph of arena a, specialised to shapes and
+ * values. */
+static Graph *flatten_into(Flat *F, Arena *a, const Graph *src,
+			   const Shape *const *shapes,
+			   const Tensor *const *values)
 {
-	Flat F = { .m = m, .gear = gear,
-		   .dst = graph_new(a, m->graph->name, NULL) };
-	Graph *g = flatten_top(&F, src, shapes);
-	free(F.keys);
-	free(F.vals);
+	Model *m = F->m;
+	F->dst = graph_new(a, m->graph->name, NULL);
+	Graph *g = flatten_top(F, src, shapes, values);
+	free(F->keys);
+	free(F->vals);
 	if (!g)
 		return NULL;
 	const char **names = arena_array(a, (size_t)g->noutputs + 1,
@@ -429,11 +435,13 @@ Graph *gear_flatten(Model *m, int32_t gear, const Shape *const *shapes)
 		error("gear %d: the model has %d gears", gear, gear_count(m));
 		return NULL;
 	}
-	return flatten_into(m, &m->arena, gear, src, shapes);
+	Flat F = { .m = m, .gear = gear };
+	return flatten_into(&F, &m->arena, src, shapes, NULL);
 }
 
 Graph *graph_flatten(Model *m, const Graph *src, Arena *a,
-		     const Shape *const *shapes)
+		     const Shape *const *shapes, const Tensor *const *values)
 {
-	return flatten_into(m, a, 0, src, shapes);
+	Flat F = { .m = m, .keep_fused = true };
+	return flatten_into(&F, a, src, shapes, values);
 }

@@ -40,12 +40,16 @@ int32_t gear_count(const Model *m);
 Graph *gear_flatten(Model *m, int32_t gear, const Shape *const *shapes);
 
 /* The same for any graph src of m whose calls are partitions (not
- * scopes; the runtime's specialisation of a hybrid file's dynamic graph,
- * runtime/hybrid.c): the result is built in arena a and nothing is
- * written to m or src, so sessions on several threads may call it on one
- * model at once. */
+ * scopes), for the runtime's specialisations (runtime/hybrid.c): the
+ * result is built in arena a and nothing is written to m or src, so
+ * sessions on several threads may call it on one model at once.  Fused
+ * nodes stay fused (the runtime runs them).  values[i] (values NULL, or
+ * an entry NULL: none) fixes input i's contents: the input stays, but
+ * inference folds what depends on it as on a constant, so an If on it
+ * keeps one branch; the caller must run the graph on those contents
+ * only. */
 Graph *graph_flatten(Model *m, const Graph *src, Arena *a,
-		     const Shape *const *shapes);
+		     const Shape *const *shapes, const Tensor *const *values);
 
 /* passes/unfuse.c: whether n is FusedConv, FusedGemm or FusedMatMul;
  * and n (its inputs ins[], already values of dst) appended to dst as

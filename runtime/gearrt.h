@@ -181,7 +181,16 @@ GEARRT_API int gearrt_last_gear(const gearrt_session *session);
  * recently used first out, keyed by every input's dims (shape_cache
  * entries); a run of a cached shape costs no rebuild and, when every node
  * is planned, no heap allocation.  Without a dynamic graph, dims that
- * match no gear stay GEARRT_E_NO_GEAR. */
+ * match no gear stay GEARRT_E_NO_GEAR.
+ *
+ * Inputs' values.  A gear whose compile left a partition to evaluation
+ * because an input's value decides its shapes (an If on a sample rate,
+ * say) is specialised the same way to the contents of the model's small
+ * integer inputs (at most 8 integers or booleans of a fixed shape): the
+ * If keeps one branch and the whole gear is planned.  These
+ * specialisations share the cache, keyed by the gear, the dims and those
+ * contents; a session whose key inputs change more often than the cache
+ * can hold goes back to evaluating the partition (see rebuilds). */
 typedef enum gearrt_path {
 	GEARRT_PATH_NONE = 0, /* no successful run yet */
 	GEARRT_PATH_STATIC,   /* a static compile's graph */
@@ -193,8 +202,9 @@ typedef struct gearrt_stats {
 	uint64_t runs;	     /* successful runs */
 	uint64_t gear_runs;  /* ... on a gear (or a static compile) */
 	uint64_t dynamic_runs; /* ... on the dynamic graph */
-	uint64_t rebuilds;   /* specialisations built */
-	uint64_t cache_hits; /* dynamic runs that reused one */
+	uint64_t rebuilds;   /* specialisations built (the dynamic graph's,
+			      * or a gear's to its inputs' values) */
+	uint64_t cache_hits; /* runs that reused one */
 	uint64_t evictions;  /* specialisations dropped for room */
 	int32_t cached;	     /* specialisations held now */
 	int32_t last_path;   /* gearrt_path of the last successful run */

@@ -1,22 +1,33 @@
 /*
- * runtime/hybrid.c - a hybrid file's dynamic graph run at dims that
- * match no gear (GE's dynamic-shape fallback: a shape outside the gears
- * runs, slower, instead of failing), and the per-session cache of its
- * specialisations (as ggml rebuilds its graph for a new shape and reuses
- * it while the shape stays).
+ * runtime/hybrid.c - graphs specialised at run time, and the per-session
+ * cache of those specialisations (as ggml rebuilds its graph for a new
+ * shape and reuses it while the shape stays).  Two kinds of run take
+ * them:
+ *   - a hybrid file's dynamic graph at dims that match no gear (GE's
+ *     dynamic-shape fallback: a shape outside the gears runs, slower,
+ *     instead of failing);
+ *   - a gear (or static) graph holding a partition that would run by
+ *     evaluation, when the model has inputs whose contents key
+ *     specialisations (model.c value_key: a few integers, such as a
+ *     VAD's sample rate that an If reads): specialised to those
+ *     contents, the If keeps one branch and the whole gear is planned.
  *
- * A specialisation (an Entry) is the dynamic graph cloned into the
- * entry's own IR arena with its partitions inlined and its inputs given
- * the run's shapes (passes/flatten.h graph_flatten, which also infers
- * with folding, inlines constant Ifs and drops dead nodes, as a compile
- * does), planned by the compiler's planner (memplan_graph) and prepared
- * like a gear (rt_prepare_in): in the session's arena when its plan fits
- * there, else in an arena of its own.  What stays data-dependent is left
- * out of the plan and evaluated at run time by exec.c.
+ * A specialisation (an Entry) is the graph cloned into the entry's own
+ * IR arena with its partitions inlined, its inputs given the run's shapes
+ * and the key inputs' contents (passes/flatten.h graph_flatten, which
+ * also infers with folding, inlines constant Ifs and drops dead nodes, as
+ * a compile does), planned by the compiler's planner (memplan_graph) and
+ * prepared like a gear (rt_prepare_in): in the session's arena when its
+ * plan fits there, else in an arena of its own.  What stays
+ * data-dependent is left out of the plan and evaluated at run time by
+ * exec.c.
  *
  * The cache is an array of entries searched linearly (it is small) by
- * the inputs' dims; the least recently used entry makes room.  Nothing
- * here allocates on a hit.
+ * graph, the inputs' dims and the key inputs' bytes; the least recently
+ * used entry makes room.  Nothing here allocates on a hit.  A session
+ * whose key contents change more often than the cache can hold (most
+ * value specialisations built and few reused) stops specialising gears
+ * and runs them as compiled.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +40,11 @@
 typedef struct Entry {
 	bool used;
 	uint64_t tick;	   /* last use, for LRU */
+	int32_t graph;	   /* index into run_graph, or -1: the dynamic one */
 	int64_t *dims;	   /* every input's dims, inputs in model order */
 	size_t ndims;
+	uint8_t *vals;	   /* the key inputs' bytes, in model order */
+	size_t nvals;
 	Arena ir;	   /* the specialised graph */
 	uint8_t *mem;	   /* its own feature-map arena, or NULL */
 	Prepared *p;
@@ -43,6 +57,8 @@ struct ShapeCache {
 	uint64_t tick;
 	Entry *e;	/* size of them */
 	Entry tmp;	/* the uncached run's */
+	uint64_t vbuilt, vreused; /* value specialisations of gears */
+	bool voff;	/* gears run as compiled from now on */
 };
 
 struct ShapeCache *rt_cache_new(int size)
@@ -61,6 +77,7 @@ static void entry_free(Entry *e)
 	arena_release(&e->ir);
 	free(e->mem);
 	free(e->dims);
+	free(e->vals);
 	free(e->in_at);
 	free(e->out_at);
 	memset(e, 0, sizeof(*e));
@@ -85,17 +102,33 @@ int32_t rt_cache_count(const struct ShapeCache *c)
 	return n;
 }
 
-static bool entry_fits(const Entry *e, const gearrt_model *md,
+/* Bytes of input t (checked against the model: its shape's). */
+static size_t input_bytes(const gearrt_tensor *t)
+{
+	size_t n = gearrt_dtype_size(t->dtype);
+	for (int32_t k = 0; k < t->rank; k++)
+		n *= (size_t)t->dims[k];
+	return n;
+}
+
+static bool entry_fits(const Entry *e, const gearrt_model *md, int32_t graph,
 		       const gearrt_tensor *in)
 {
-	size_t at = 0;
-	if (!e->used)
+	size_t at = 0, vat = 0;
+	if (!e->used || e->graph != graph)
 		return false;
-	for (size_t i = 0; i < md->nin; i++)
+	for (size_t i = 0; i < md->nin; i++) {
 		for (int32_t k = 0; k < in[i].rank; k++)
 			if (at >= e->ndims || e->dims[at++] != in[i].dims[k])
 				return false;
-	return at == e->ndims;
+		if (!md->value_key[i])
+			continue;
+		size_t n = input_bytes(&in[i]);
+		if (vat + n > e->nvals || memcmp(e->vals + vat, in[i].data, n))
+			return false;
+		vat += n;
+	}
+	return at == e->ndims && vat == e->nvals;
 }
 
 /* The slot a new specialisation goes to: a free one, else the least
@@ -154,39 +187,71 @@ static int map_io(const gearrt_model *md, const Graph *g, Entry *e)
 	return 0;
 }
 
-/* The dynamic graph specialised to the inputs' dims, planned, prepared. */
-static int build(gearrt_session *s, const gearrt_tensor *in, Entry *e)
+/* The key: graph, every input's dims, the key inputs' bytes. */
+static void entry_key(Entry *e, const gearrt_model *md, int32_t graph,
+		      const gearrt_tensor *in)
 {
-	const gearrt_model *md = s->model;
-	const Graph *src = md->dynamic;
-	e->used = true;
-	arena_init(&e->ir);
-	for (size_t i = 0; i < md->nin; i++)
+	e->graph = graph;
+	for (size_t i = 0; i < md->nin; i++) {
 		e->ndims += (size_t)in[i].rank;
+		e->nvals += md->value_key[i] ? input_bytes(&in[i]) : 0;
+	}
 	e->dims = xmalloc((e->ndims + 1) * sizeof(int64_t));
-	size_t at = 0;
-	for (size_t i = 0; i < md->nin; i++)
+	e->vals = xmalloc(e->nvals + 1);
+	size_t at = 0, vat = 0;
+	for (size_t i = 0; i < md->nin; i++) {
 		for (int32_t k = 0; k < in[i].rank; k++)
 			e->dims[at++] = in[i].dims[k];
-	Shape *sh = arena_array(&e->ir, (size_t)src->ninputs + 1,
-				sizeof(Shape));
-	const Shape **shp = arena_array(&e->ir, (size_t)src->ninputs + 1,
-					sizeof(Shape *));
-	for (int32_t k = 0; k < src->ninputs; k++) {
-		const char *name = src->vals[src->inputs[k]].name;
-		for (size_t i = 0; i < md->nin && !shp[k]; i++) {
-			if (strcmp(md->in_info[i].name, name))
-				continue;
-			sh[k].rank = in[i].rank;
-			memcpy(sh[k].dims, in[i].dims,
-			       (size_t)in[i].rank * sizeof(int64_t));
-			shp[k] = &sh[k];
-		}
-		if (!shp[k])
-			return error("the dynamic graph's input '%s' is not "
-				     "the model's", name);
+		if (!md->value_key[i])
+			continue;
+		size_t n = input_bytes(&in[i]);
+		memcpy(e->vals + vat, in[i].data, n);
+		vat += n;
 	}
-	Graph *g = graph_flatten(md->m, src, &e->ir, shp);
+}
+
+/* Graph src's input k as the run gives it: *sh its shape; its contents
+ * in e's arena if a key input's, else NULL. */
+static int bind_input(const gearrt_model *md, const Graph *src, int32_t k,
+		      const gearrt_tensor *in, Entry *e, Shape *sh,
+		      const Tensor **val)
+{
+	const char *name = src->vals[src->inputs[k]].name;
+	for (size_t i = 0; i < md->nin; i++) {
+		if (strcmp(md->in_info[i].name, name))
+			continue;
+		sh->rank = in[i].rank;
+		memcpy(sh->dims, in[i].dims,
+		       (size_t)in[i].rank * sizeof(int64_t));
+		*val = md->value_key[i] ? tensor_new(&e->ir, name,
+						     in[i].dtype, sh,
+						     in[i].data)
+					: NULL;
+		return 0;
+	}
+	return error("the graph's input '%s' is not the model's", name);
+}
+
+/* The graph specialised to the inputs' dims and key contents, planned,
+ * prepared. */
+static int build(gearrt_session *s, int32_t graph, const gearrt_tensor *in,
+		 Entry *e)
+{
+	const gearrt_model *md = s->model;
+	const Graph *src = graph < 0 ? md->dynamic : md->run_graph[graph];
+	e->used = true;
+	arena_init(&e->ir);
+	entry_key(e, md, graph, in);
+	size_t n = (size_t)src->ninputs + 1;
+	Shape *sh = arena_array(&e->ir, n, sizeof(Shape));
+	const Shape **shp = arena_array(&e->ir, n, sizeof(Shape *));
+	const Tensor **val = arena_array(&e->ir, n, sizeof(Tensor *));
+	for (int32_t k = 0; k < src->ninputs; k++) {
+		if (bind_input(md, src, k, in, e, &sh[k], &val[k]) < 0)
+			return -1;
+		shp[k] = &sh[k];
+	}
+	Graph *g = graph_flatten(md->m, src, &e->ir, shp, val);
 	if (!g || memplan_graph(md->m, g, NULL) < 0 || map_io(md, g, e) < 0)
 		return -1;
 	uint8_t *mem = s->arena;
@@ -212,18 +277,18 @@ static double ms_since(const struct timespec *t0)
 }
 
 /* The cached specialisation for these dims, or a new one (*built). */
-static Entry *specialisation(gearrt_session *s, const gearrt_tensor *in,
-			     bool *built)
+static Entry *specialisation(gearrt_session *s, int32_t graph,
+			     const gearrt_tensor *in, bool *built)
 {
 	struct ShapeCache *c = s->cache;
 	*built = false;
 	for (int i = 0; i < c->size; i++)
-		if (entry_fits(&c->e[i], s->model, in))
+		if (entry_fits(&c->e[i], s->model, graph, in))
 			return &c->e[i];
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	Entry *e = slot(s);
-	if (build(s, in, e) < 0) {
+	if (build(s, graph, in, e) < 0) {
 		entry_free(e);
 		return NULL;
 	}
@@ -235,21 +300,14 @@ static Entry *specialisation(gearrt_session *s, const gearrt_tensor *in,
 
 enum { MAX_IO = 1024 };
 
-gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
-			     gearrt_tensor *outputs, size_t nout)
+/* Runs e on the caller's tensors; -1 with an error. */
+static int run_entry(gearrt_session *s, Entry *e, const gearrt_tensor *inputs,
+		     gearrt_tensor *outputs, size_t nout, bool built)
 {
 	const gearrt_model *md = s->model;
-	char d[256];
-	bool built;
-	Entry *e = specialisation(s, inputs, &built);
-	if (!e) {
-		error_prefix("dynamic graph (dims %s)",
-			     dims_text(md, inputs, d, sizeof(d)));
-		return GEARRT_E_RUN;
-	}
-	e->tick = ++s->cache->tick;
 	const gearrt_tensor *in[MAX_IO];
 	gearrt_tensor *out[MAX_IO];
+	e->tick = ++s->cache->tick;
 	memset(out, 0, md->nout * sizeof(*out));
 	for (size_t i = 0; i < md->nin; i++)
 		in[e->in_at[i]] = &inputs[i];
@@ -257,16 +315,57 @@ gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
 		outputs[i].name = md->out_info[i].name;
 		out[e->out_at[i]] = &outputs[i];
 	}
-	int rc = rt_exec(s, e->p, in, out);
-	if (rc < 0) {
-		bool buf = strstr(last_error(), "bytes, its buffer has");
+	if (rt_exec(s, e->p, in, out) < 0)
+		return -1;
+	s->st.cache_hits += !built;
+	s->st.last_rebuilt = built;
+	return 0;
+}
+
+gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
+			     gearrt_tensor *outputs, size_t nout)
+{
+	const gearrt_model *md = s->model;
+	char d[256];
+	bool built;
+	Entry *e = specialisation(s, -1, inputs, &built);
+	if (!e || run_entry(s, e, inputs, outputs, nout, built) < 0) {
+		bool buf = e && strstr(last_error(), "bytes, its buffer has");
 		error_prefix("dynamic graph (dims %s)",
 			     dims_text(md, inputs, d, sizeof(d)));
 		return buf ? GEARRT_E_OUTPUT : GEARRT_E_RUN;
 	}
-	s->st.cache_hits += !built;
 	s->st.dynamic_runs++;
-	s->st.last_rebuilt = built;
 	s->st.last_path = GEARRT_PATH_DYNAMIC;
 	return GEARRT_OK;
+}
+
+/* A session whose key contents keep changing builds more than it
+ * reuses: past twice the cache's size in builds, with fewer reuses
+ * than builds, gears go back to running as compiled. */
+static void watch_thrash(struct ShapeCache *c, bool built)
+{
+	c->vbuilt += built;
+	c->vreused += !built;
+	if (c->vbuilt > 2 * (uint64_t)c->size && c->vreused < c->vbuilt)
+		c->voff = true;
+}
+
+int rt_run_by_value(gearrt_session *s, size_t graph,
+		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
+		    size_t nout)
+{
+	struct ShapeCache *c = s->cache;
+	bool built;
+	if (!s->model->by_value[graph] || !c->size || c->voff)
+		return 0;
+	Entry *e = specialisation(s, (int32_t)graph, inputs, &built);
+	if (!e) { /* cannot specialise (an input the graph rejects): this
+		   * run as compiled, which reports what is wrong */
+		watch_thrash(c, true);
+		clear_error();
+		return 0;
+	}
+	watch_thrash(c, built);
+	return run_entry(s, e, inputs, outputs, nout, built) < 0 ? -1 : 1;
 }

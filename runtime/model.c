@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "passes/hybrid.h"
+#include "passes/partition.h"
 #include "rt.h"
 #include "serializer/raise.h"
 #include "serializer/verify.h"
@@ -70,6 +71,45 @@ static int check_io(const gearrt_model *md, const Graph *g)
 	return 0;
 }
 
+/* Whether input i's contents may key a specialisation: a few integers or
+ * booleans of a fixed shape (a sample rate, a mode flag), the kind of
+ * input an If or a shape computation reads. */
+static bool value_key(const gearrt_tensor *t)
+{
+	enum { MAX_KEY_VALUES = 8 };
+	int64_t n = 1;
+	if (t->rank < 0 || !(DTS(t->dtype) & (DTS_INT | DTS(DT_BOOL))))
+		return false;
+	for (int32_t k = 0; k < t->rank; k++) {
+		if (t->dims[k] < 0 || t->dims[k] > MAX_KEY_VALUES)
+			return false;
+		n *= t->dims[k];
+	}
+	return n <= MAX_KEY_VALUES;
+}
+
+/* Whether g holds a partition that runs by evaluation. */
+static bool has_unknown_partition(const Graph *g)
+{
+	for (int32_t i = 0; i < g->nnodes; i++)
+		if (partition_is_unknown(&g->nodes[i]))
+			return true;
+	return false;
+}
+
+/* Which inputs key value specialisations, and which graphs take them. */
+static void setup_value_keys(gearrt_model *md)
+{
+	size_t n = md->ngears ? md->ngears : 1;
+	bool any = false;
+	md->value_key = xcalloc(md->nin + 1, sizeof(bool));
+	md->by_value = xcalloc(n, sizeof(bool));
+	for (size_t i = 0; i < md->nin; i++)
+		any |= md->value_key[i] = value_key(&md->in_info[i]);
+	for (size_t g = 0; any && g < n; g++)
+		md->by_value[g] = has_unknown_partition(md->run_graph[g]);
+}
+
 /* The graphs a run can start at: each gear's branch, or the root. */
 static int setup_graphs(gearrt_model *md)
 {
@@ -87,6 +127,7 @@ static int setup_graphs(gearrt_model *md)
 			md->arena_bytes = b->plan->arena_bytes;
 	}
 	md->dynamic = md->ngears ? hybrid_graph(m->graph) : NULL;
+	setup_value_keys(md);
 	return 0;
 }
 
@@ -139,6 +180,8 @@ void gearrt_model_close(gearrt_model *md)
 	free(md->in_info);
 	free(md->out_info);
 	free(md->run_graph);
+	free(md->value_key);
+	free(md->by_value);
 	free(md);
 }
 

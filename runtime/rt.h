@@ -36,6 +36,11 @@ struct gearrt_model {
 	Graph **run_graph; /* per gear (or [0] for a static compile) */
 	uint64_t arena_bytes;  /* the largest plan of a graph that runs */
 	const Graph *dynamic;  /* a hybrid file's dynamic graph, or NULL */
+	/* Value specialisation (hybrid.c): per input, whether its contents
+	 * key a specialisation; per run_graph entry, whether it runs
+	 * specialised to them (it holds an evaluated partition). */
+	bool *value_key;
+	bool *by_value;
 };
 
 /* A fast path for one node, chosen when its gear is prepared
@@ -119,6 +124,13 @@ int32_t rt_cache_count(const struct ShapeCache *c);
  * through the cache; a status with an error. */
 gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
 			     gearrt_tensor *outputs, size_t nout);
+/* Runs run_graph[graph] specialised to the key inputs' contents (rt.h's
+ * by_value) through the cache: 1 if it ran, 0 if the graph runs as
+ * compiled instead (not by value, no cache, or this session stopped
+ * specialising), -1 with an error. */
+int rt_run_by_value(gearrt_session *s, size_t graph,
+		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
+		    size_t nout);
 
 /* runtime/fast.c: gives task t (planned, its tensors resolved in p) a
  * fast path if one takes its node at these shapes: 1 if so, 0 if the

@@ -184,6 +184,28 @@ static gearrt_status select_graph(const gearrt_session *s,
 
 enum { MAX_IO = 1024 };
 
+/* Runs run_graph[which] as compiled (prepared on its first run): 0, -1
+ * with an error, -2 if it could not be prepared. */
+static int run_compiled(gearrt_session *s, size_t which,
+			const gearrt_tensor *inputs, gearrt_tensor *outputs,
+			size_t nout)
+{
+	const gearrt_model *md = s->model;
+	Graph *g = md->run_graph[which];
+	if (!s->prep[which] && !(s->prep[which] = rt_prepare(s, g)))
+		return -2;
+	const gearrt_tensor *in[MAX_IO];
+	gearrt_tensor *out[MAX_IO];
+	memset(out, 0, sizeof(out));
+	for (size_t i = 0; i < md->nin; i++)
+		in[rt_graph_input(g, md->in_info[i].name)] = &inputs[i];
+	for (size_t i = 0; i < nout; i++) {
+		outputs[i].name = md->out_info[i].name;
+		out[rt_graph_output(g, md->out_info[i].name)] = &outputs[i];
+	}
+	return rt_exec(s, s->prep[which], in, out);
+}
+
 gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 			 size_t nin, gearrt_tensor *outputs, size_t nout)
 {
@@ -212,19 +234,14 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 			s->last_gear = -1;
 		return st;
 	}
-	Graph *g = md->run_graph[which];
-	if (!s->prep[which] && !(s->prep[which] = rt_prepare(s, g)))
-		return GEARRT_E_FILE;
-	const gearrt_tensor *in[MAX_IO];
-	gearrt_tensor *out[MAX_IO];
-	memset(out, 0, sizeof(out));
-	for (size_t i = 0; i < md->nin; i++)
-		in[rt_graph_input(g, md->in_info[i].name)] = &inputs[i];
-	for (size_t i = 0; i < nout; i++) {
-		outputs[i].name = md->out_info[i].name;
-		out[rt_graph_output(g, md->out_info[i].name)] = &outputs[i];
+	int rc = rt_run_by_value(s, which, inputs, outputs, nout);
+	if (!rc) {
+		s->st.last_rebuilt = 0;
+		rc = run_compiled(s, which, inputs, outputs, nout);
 	}
-	if (rt_exec(s, s->prep[which], in, out) < 0) {
+	if (rc == -2)
+		return GEARRT_E_FILE;
+	if (rc < 0) {
 		const char *e = last_error();
 		bool buf = strstr(e, "bytes, its buffer has") != NULL;
 		if (md->ngears)
@@ -234,6 +251,5 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 	s->last_gear = md->ngears ? (int)which : -1;
 	s->st.gear_runs++;
 	s->st.last_path = md->ngears ? GEARRT_PATH_GEAR : GEARRT_PATH_STATIC;
-	s->st.last_rebuilt = 0;
 	return GEARRT_OK;
 }

@@ -431,3 +431,128 @@ Test(hybrid_run, two_threads_build_and_run_at_once)
 	}
 	fix_close(&x);
 }
+
+/* ---- gears specialised to an input's value ------------------------------- */
+
+typedef struct Vad {
+	float x[1024], h[128], c[128];
+	int64_t sr;
+	gearrt_tensor in[4];
+	float y[1], hn[128], cn[128];
+	gearrt_tensor out[3];
+} Vad;
+
+/* vad.onnx's inputs at n samples and sample rate sr; outputs into v. */
+static void vad_io(Vad *v, int64_t n, int64_t sr)
+{
+	for (int i = 0; i < 1024; i++)
+		v->x[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
+	for (int i = 0; i < 128; i++)
+		v->h[i] = v->c[i] = (float)(i % 7) / 14.0f;
+	v->sr = sr;
+	gearrt_tensor in[4] = {
+		{ .name = "input", .dtype = GEARRT_FLOAT32, .rank = 2,
+		  .dims = { 1, n }, .data = v->x, .size = sizeof(v->x) },
+		{ .name = "sr", .dtype = GEARRT_INT64, .rank = 0,
+		  .data = &v->sr, .size = sizeof(v->sr) },
+		{ .name = "h", .dtype = GEARRT_FLOAT32, .rank = 3,
+		  .dims = { 2, 1, 64 }, .data = v->h, .size = sizeof(v->h) },
+		{ .name = "c", .dtype = GEARRT_FLOAT32, .rank = 3,
+		  .dims = { 2, 1, 64 }, .data = v->c, .size = sizeof(v->c) },
+	};
+	gearrt_tensor out[3] = {
+		{ .data = v->y, .size = sizeof(v->y) },
+		{ .data = v->hn, .size = sizeof(v->hn) },
+		{ .data = v->cn, .size = sizeof(v->cn) },
+	};
+	memcpy(v->in, in, sizeof(in));
+	memcpy(v->out, out, sizeof(out));
+}
+
+static void vad_run(gearrt_session *s, Vad *v)
+{
+	cr_assert_eq(gearrt_run(s, v->in, 4, v->out, 3), GEARRT_OK, "sr %lld: %s",
+		     (long long)v->sr, gearrt_last_error());
+}
+
+static void expect_close(const float *a, const float *b, int n,
+			 const char *what)
+{
+	for (int i = 0; i < n; i++)
+		cr_expect(fabsf(a[i] - b[i]) <= 1e-5f + 1e-4f * fabsf(b[i]),
+			  "%s[%d]: %g, evaluated %g", what, i, a[i], b[i]);
+}
+
+/* What the gear computes by evaluating its partition (the cache off keeps
+ * gears as compiled) at n samples and sample rate sr. */
+static void vad_evaluated(gearrt_model *m, int64_t n, int64_t sr, Vad *ref)
+{
+	gearrt_session *r = session(m, GEARRT_SHAPE_CACHE_OFF, false);
+	vad_io(ref, n, sr);
+	vad_run(r, ref);
+	gearrt_stats st;
+	gearrt_session_stats(r, &st);
+	cr_assert_eq(st.rebuilds, 0, "the reference must not specialise");
+	gearrt_session_destroy(r);
+}
+
+static void vad_expect(const Vad *v, const Vad *ref)
+{
+	expect_close(v->y, ref->y, 1, "output");
+	expect_close(v->hn, ref->hn, 128, "hn");
+	expect_close(v->cn, ref->cn, 128, "cn");
+}
+
+/* vad.onnx's gears hold an If on the sample rate, an input: compiled,
+ * the gear is one partition evaluated node by node.  A session
+ * specialises the gear to sr's value (the If keeps one branch, the whole
+ * gear is planned), once per value, and gives what evaluation gives. */
+Test(hybrid_run, a_gear_is_specialised_to_a_key_inputs_value)
+{
+	Fix f = fix_open("vad.onnx", "input:1,-1;h:2,1,64;c:2,1,64",
+			 "--dynamic_dims=512;1024", false);
+	gearrt_session *s = session(f.m, 0, false);
+	gearrt_stats st;
+	Vad v, ref;
+	static const int64_t rates[] = { 16000, 16000, 32000, 16000 };
+	static const int builds[] = { 1, 1, 2, 2 };
+	for (int k = 0; k < 4; k++) {
+		vad_io(&v, 1024, rates[k]);
+		vad_run(s, &v);
+		gearrt_session_stats(s, &st);
+		cr_expect_eq(st.rebuilds, builds[k], "run %d: %llu builds", k,
+			     (unsigned long long)st.rebuilds);
+		cr_expect_eq(st.last_path, GEARRT_PATH_GEAR);
+		cr_expect_eq(gearrt_last_gear(s), 1);
+		vad_evaluated(f.m, 1024, rates[k], &ref);
+		vad_expect(&v, &ref);
+	}
+	cr_expect_eq(st.cache_hits, 2);
+	gearrt_session_destroy(s);
+	fix_close(&f);
+}
+
+/* A key input whose value changes every run would rebuild every run: past
+ * twice the cache's size in builds, more built than reused, the session
+ * runs the gear as compiled, still right. */
+Test(hybrid_run, a_key_input_that_keeps_changing_stops_specialising)
+{
+	Fix f = fix_open("vad.onnx", "input:1,-1;h:2,1,64;c:2,1,64",
+			 "--dynamic_dims=512;1024", false);
+	gearrt_session *s = session(f.m, 1, false);
+	gearrt_stats st;
+	Vad v, ref;
+	for (int k = 0; k < 8; k++) {
+		int64_t sr = k % 2 ? 16000 : 32000;
+		vad_io(&v, 512, sr);
+		vad_run(s, &v);
+		vad_evaluated(f.m, 512, sr, &ref);
+		vad_expect(&v, &ref);
+	}
+	gearrt_session_stats(s, &st);
+	cr_expect_eq(st.rebuilds, 3, "%llu builds",
+		     (unsigned long long)st.rebuilds);
+	cr_expect_eq(st.gear_runs, 8);
+	gearrt_session_destroy(s);
+	fix_close(&f);
+}
