@@ -28,7 +28,7 @@
 
 #include "dnnl.h"
 
-enum { MAX_ARGS = 8, MAX_OWN = 8 };
+enum { MAX_ARGS = 12, MAX_OWN = 8 };
 enum { BIND_FIXED, BIND_IN, BIND_OUT, BIND_TMP };
 
 /* One primitive and its arguments; a kernel runs its steps in order
@@ -786,6 +786,247 @@ int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		  finish(k, pd, NULL, NULL, 1.0f) &&
 		  add_arg(k, DNNL_ARG_SRC, &src, BIND_IN, 0, NULL) == 0 &&
 		  add_arg(k, DNNL_ARG_DST, &dst, BIND_OUT, 0, NULL) == 0;
+	return done(k, pd, attr, ok, fk);
+}
+
+/* ---- LSTM, GRU, RNN ------------------------------------------------------ */
+
+/* ONNX's gate of each oneDNN gate: LSTM's i, f, c, o from ONNX's i, o, f,
+ * c; GRU's u(z), r, c(h) and RNN's one gate in ONNX's order. */
+static const int lstm_gates[4] = { 0, 2, 3, 1 };
+static const int same_gates[3] = { 0, 1, 2 };
+
+/* The activations attribute, if any, names the defaults: oneDNN's cells
+ * have those alone. */
+static bool default_acts(const Node *n)
+{
+	static const char *const lstm[] = { "Sigmoid", "Tanh", "Tanh" };
+	static const char *const gru[] = { "Sigmoid", "Tanh" };
+	static const char *const rnn[] = { "Tanh" };
+	const char *const *want = n->op == OP_LSTM ? lstm
+				  : n->op == OP_GRU ? gru : rnn;
+	int32_t per = n->op == OP_LSTM ? 3 : n->op == OP_GRU ? 2 : 1;
+	const Attr *a = node_attr(n, "activations");
+	if (!a)
+		return true;
+	if (a->type != ATTR_STRINGS || a->n != per)
+		return false;
+	for (int32_t i = 0; i < per; i++)
+		if (strlen(want[i]) != a->strings[i].len ||
+		    strncasecmp(want[i], (const char *)a->strings[i].data,
+				a->strings[i].len))
+			return false;
+	return true;
+}
+
+/* sequence_lens absent, or constant and every sequence whole. */
+static bool whole_sequences(const Value *sl, int64_t T)
+{
+	if (!sl)
+		return true;
+	const Tensor *t = sl->kind == VAL_WEIGHT ? sl->konst : NULL;
+	if (!t || t->dtype != DT_INT32)
+		return false;
+	for (int64_t i = 0; i < shape_numel(&t->shape); i++)
+		if (((const int32_t *)t->data)[i] != T)
+			return false;
+	return true;
+}
+
+/* What oneDNN's cells compute: one direction, the default activations,
+ * no clip, coupled gates, peepholes or sequence_lens, layout 0, fp32,
+ * constant weights. */
+static bool rnn_fits(const Prepared *p, const Node *n, int64_t *T, int64_t *B,
+		     int64_t *I, int64_t *H)
+{
+	const char *dir = attr_str(n, "direction", "forward");
+	int nin = n->op == OP_LSTM ? 8 : 6;
+	for (int i = 0; i < nin; i++) {
+		const Value *v = in_val(p, n, i);
+		if (i != 4 && v && !is_f32(v))
+			return false;
+	}
+	for (int32_t k = 0; k < n->noutputs; k++)
+		if (n->outputs[k] >= 0 && !is_f32(&p->g->vals[n->outputs[k]]))
+			return false;
+	const Value *x = in_val(p, n, 0), *r = in_val(p, n, 2);
+	if (!x || !r || !weight_data(in_val(p, n, 1)) || !weight_data(r) ||
+	    (in_val(p, n, 3) && !weight_data(in_val(p, n, 3))) ||
+	    (n->op == OP_LSTM && in_val(p, n, 7)) || x->shape.rank != 3 ||
+	    r->shape.rank != 3 || r->shape.dims[0] != 1 ||
+	    strcmp(dir, "bidirectional") == 0 || node_attr(n, "clip") ||
+	    attr_int(n, "input_forget", 0) || attr_int(n, "layout", 0) ||
+	    !default_acts(n))
+		return false;
+	*T = x->shape.dims[0], *B = x->shape.dims[1], *I = x->shape.dims[2];
+	*H = r->shape.dims[2];
+	return *T > 0 && *B > 0 && *I > 0 && *H > 0 &&
+	       whole_sequences(in_val(p, n, 4), *T);
+}
+
+/* ONNX's W or R ([1, G*H, K]) as oneDNN's ldigo [1, 1, K, G, H] in its
+ * gate order; malloc'd. */
+static float *rnn_weights(const float *w, int64_t G, int64_t H, int64_t K,
+			  const int *gate)
+{
+	float *o = malloc((size_t)(G * H * K) * sizeof(float) + 1);
+	for (int64_t g = 0; o && g < G; g++)
+		for (int64_t h = 0; h < H; h++)
+			for (int64_t k = 0; k < K; k++)
+				o[(k * G + g) * H + h] =
+					w[(gate[g] * H + h) * K + k];
+	return o;
+}
+
+/* ONNX's B ([1, 2*G*H]: Wb then Rb; NULL: zeros) as oneDNN's ldgo bias
+ * [1, 1, Gb, H]: Wb + Rb per gate, except that linear-before-reset GRU
+ * keeps the h gate's Rb apart as a fourth gate.  malloc'd. */
+static float *rnn_bias(const float *b, int64_t G, int64_t H, const int *gate,
+		       bool lbr)
+{
+	int64_t Gb = G + lbr;
+	float *o = calloc((size_t)(Gb * H) + 1, sizeof(float));
+	for (int64_t g = 0; o && b && g < G; g++)
+		for (int64_t h = 0; h < H; h++) {
+			float wb = b[gate[g] * H + h], rb = b[(G + gate[g]) * H + h];
+			bool apart = lbr && g == 2;
+			o[g * H + h] = apart ? wb : wb + rb;
+			if (apart)
+				o[3 * H + h] = rb;
+		}
+	return o;
+}
+
+/* The operation descriptor of n's cell over the given descriptors. */
+static bool rnn_desc(const Node *n, bool lbr, dnnl_rnn_desc_t *d,
+		     dnnl_rnn_direction_t dir, const dnnl_memory_desc_t *md)
+{
+	const dnnl_memory_desc_t *x = &md[0], *h = &md[1], *c = &md[2];
+	const dnnl_memory_desc_t *wl = &md[3], *wi = &md[4], *b = &md[5];
+	const dnnl_memory_desc_t *y = &md[6], *yh = &md[7], *yc = &md[8];
+	dnnl_prop_kind_t pk = dnnl_forward_inference;
+	dnnl_status_t rc =
+		n->op == OP_LSTM
+			? dnnl_lstm_forward_desc_init(d, pk, dir, x, h, c, wl,
+						      wi, b, y, yh, yc, 0)
+		: n->op == OP_RNN
+			? dnnl_vanilla_rnn_forward_desc_init(
+				  d, pk, dnnl_eltwise_tanh, dir, x, h, wl, wi,
+				  b, y, yh, 0, 0.0f, 0.0f)
+		: lbr ? dnnl_lbr_gru_forward_desc_init(d, pk, dir, x, h, wl,
+						       wi, b, y, yh, 0)
+		      : dnnl_gru_forward_desc_init(d, pk, dir, x, h, wl, wi,
+						   b, y, yh, 0);
+	return rc == dnnl_success;
+}
+
+/* The memory pd wants for execute argument arg. */
+static const dnnl_memory_desc_t *arg_want(const_dnnl_primitive_desc_t pd,
+					  int arg)
+{
+	return dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
+}
+
+/* Constant user data (layout from, malloc'd: freed here) reordered into
+ * what pd wants for arg and bound to it. */
+static bool rnn_const(DnnlKernel *k, const_dnnl_primitive_desc_t pd, int arg,
+		      const dnnl_memory_desc_t *from, float *data)
+{
+	const dnnl_memory_desc_t *to = arg_want(pd, arg);
+	void *buf = data && to ? reorder_const(k, from, data, to, 1.0f) : NULL;
+	free(data);
+	return buf && add_arg(k, arg, to, BIND_FIXED, 0, buf) == 0;
+}
+
+/* Input i of n bound as arg if present. */
+static bool rnn_in(DnnlKernel *k, const Prepared *p, const Node *n, int i,
+		   int arg, const dnnl_memory_desc_t *md)
+{
+	const Value *v = in_val(p, n, i);
+	return !v || bind_input(k, arg, md, v, i) == 0;
+}
+
+/* Output i of n bound as arg if wanted. */
+static bool rnn_out(DnnlKernel *k, const Node *n, int i, int arg,
+		    const dnnl_memory_desc_t *md)
+{
+	return i >= n->noutputs || n->outputs[i] < 0 ||
+	       add_arg(k, arg, md, BIND_OUT, i, NULL) == 0;
+}
+
+int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	int64_t T, B, I, H;
+	if (!rnn_fits(p, n, &T, &B, &I, &H))
+		return 0;
+	bool lstm = n->op == OP_LSTM;
+	bool lbr = n->op == OP_GRU && attr_int(n, "linear_before_reset", 0);
+	int64_t G = lstm ? 4 : n->op == OP_GRU ? 3 : 1;
+	const int *gate = lstm ? lstm_gates : same_gates;
+	bool has_c = lstm && in_val(p, n, 6);
+	bool want[3];
+	for (int i = 0; i < 3; i++)
+		want[i] = i < n->noutputs && n->outputs[i] >= 0 &&
+			  (i < 2 || lstm);
+	dnnl_rnn_direction_t dir =
+		!strcmp(attr_str(n, "direction", "forward"), "reverse")
+			? dnnl_unidirectional_right2left
+			: dnnl_unidirectional_left2right;
+	const int64_t xd[3] = { T, B, I }, sd[4] = { 1, 1, B, H };
+	const int64_t wld[5] = { 1, 1, I, G, H }, wid[5] = { 1, 1, H, G, H };
+	const int64_t bd[4] = { 1, 1, G + lbr, H }, yd[3] = { T, B, H };
+	/* x, h0, c0, W, R, B, y, y_h, y_c; zero: absent */
+	dnnl_memory_desc_t md[9], wl_any, wi_any;
+	memset(md, 0, sizeof(md));
+	bool ok = md_make(&md[0], 3, xd, NULL) &&
+		  (!in_val(p, n, 5) || md_make(&md[1], 4, sd, NULL)) &&
+		  (!has_c || md_make(&md[2], 4, sd, NULL)) &&
+		  md_make(&md[3], 5, wld, NULL) &&
+		  md_make(&md[4], 5, wid, NULL) &&
+		  md_make(&md[5], 4, bd, NULL) && md_make(&md[6], 3, yd, NULL) &&
+		  (!want[1] || md_make(&md[7], 4, sd, NULL)) &&
+		  (!want[2] || md_make(&md[8], 4, sd, NULL)) &&
+		  md_any(&wl_any, 5, wld) && md_any(&wi_any, 5, wid);
+	dnnl_memory_desc_t user_w = md[3], user_r = md[4];
+	md[3] = wl_any, md[4] = wi_any;
+	dnnl_rnn_desc_t d;
+	if (!ok || !rnn_desc(n, lbr, &d, dir, md))
+		return 0;
+	DnnlKernel *k = kernel_new(s);
+	if (!k)
+		return 0;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_attr_t attr = make_attr(n, false);
+	const Value *bv = in_val(p, n, 3);
+	const dnnl_memory_desc_t *sp = NULL;
+	ok = attr &&
+	     dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
+		     dnnl_success &&
+	     dnnl_stream_create(&k->stream, engine,
+				dnnl_stream_default_flags) == dnnl_success &&
+	     step_new(k, pd) &&
+	     rnn_const(k, pd, DNNL_ARG_WEIGHTS_LAYER, &user_w,
+		       rnn_weights(weight_data(in_val(p, n, 1)), G, H, I,
+				   gate)) &&
+	     rnn_const(k, pd, DNNL_ARG_WEIGHTS_ITER, &user_r,
+		       rnn_weights(weight_data(in_val(p, n, 2)), G, H, H,
+				   gate)) &&
+	     rnn_const(k, pd, DNNL_ARG_BIAS, &md[5],
+		       rnn_bias(bv ? weight_data(bv) : NULL, G, H, gate,
+				lbr)) &&
+	     rnn_in(k, p, n, 0, DNNL_ARG_SRC_LAYER, &md[0]) &&
+	     rnn_in(k, p, n, 5, DNNL_ARG_SRC_ITER, &md[1]) &&
+	     (!has_c || rnn_in(k, p, n, 6, DNNL_ARG_SRC_ITER_C, &md[2])) &&
+	     rnn_out(k, n, 0, DNNL_ARG_DST_LAYER, &md[6]) &&
+	     (!want[1] || rnn_out(k, n, 1, DNNL_ARG_DST_ITER, &md[7])) &&
+	     (!want[2] || rnn_out(k, n, 2, DNNL_ARG_DST_ITER_C, &md[8]));
+	if (ok && (sp = arg_want(pd, DNNL_ARG_SCRATCHPAD)) &&
+	    dnnl_memory_desc_get_size(sp)) {
+		void *buf = own(k, dnnl_memory_desc_get_size(sp));
+		ok = buf && add_arg(k, DNNL_ARG_SCRATCHPAD, sp, BIND_FIXED, 0,
+				    buf) == 0;
+	}
 	return done(k, pd, attr, ok, fk);
 }
 

@@ -28,6 +28,9 @@ void dnnl_fast_link(Prepared *p);
 /* For a convolution kernel: whether it reorders X in and Y out (false if
  * fk is no oneDNN convolution). */
 bool dnnl_fast_reorders(const FastKernel *fk, bool *x_in, bool *y_out);
+/* LSTM, GRU, RNN: one direction, the default activations, whole
+ * sequences, constant weights. */
+int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* MaxPool, AveragePool, GlobalAveragePool. */
 int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 

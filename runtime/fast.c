@@ -128,6 +128,10 @@ int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 	case OP_AveragePool:
 	case OP_GlobalAveragePool:
 		return dnnl_fast_pool(s, p, t, &t->fast);
+	case OP_LSTM:
+	case OP_GRU:
+	case OP_RNN:
+		return dnnl_fast_rnn(s, p, t, &t->fast);
 	default:
 		break;
 	}

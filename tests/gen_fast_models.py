@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
-and fast_direct.onnx for tests/test_fast.c:
+fast_direct.onnx, fast_chain.onnx and fast_rnn.onnx for tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -149,3 +149,46 @@ save(chain, [ws("wc1", 16, 16, 3, 3), w("bc1", 16), ws("wc2", 16, 16, 3, 3),
              w("bc2", 16), ws("wc3", 16, 16, 3, 3)],
      [h.make_tensor_value_info("x", T.FLOAT, [1, 16, 12, 12])], ["y", "y2"],
      "fast_chain.onnx")
+
+
+# runtime/dnnl.c dnnl_fast_rnn: LSTM (with states and bias; reverse with
+# neither; whole sequence_lens), GRU (linear_before_reset 0 and 1), RNN;
+# a bidirectional LSTM and one with clip run their reference kernel
+T_, B_, I_, H_ = 5, 3, 6, 8
+
+
+def rnn_w(name, gates, k):
+    return ws(name, 1, gates * H_, k)
+
+
+def bias(name, gates):
+    return w(name, 1, 2 * gates * H_)
+
+
+rnn = [
+    h.make_node("LSTM", ["q", "lw", "lr", "lb", "", "h0", "c0"],
+                ["lstm_y", "lstm_h", "lstm_c"], hidden_size=H_),
+    h.make_node("LSTM", ["q", "lw", "lr"], ["lstm_rev"], hidden_size=H_,
+                direction="reverse"),
+    h.make_node("LSTM", ["q", "lw", "lr", "lb", "lens"], ["lstm_lens"],
+                hidden_size=H_),
+    h.make_node("GRU", ["q", "gw", "gr", "gb", "", "h0"], ["gru_y", "gru_h"],
+                hidden_size=H_),
+    h.make_node("GRU", ["q", "gw", "gr", "gb"], ["gru_lbr"], hidden_size=H_,
+                linear_before_reset=1, direction="reverse"),
+    h.make_node("RNN", ["q", "rw", "rr", "rb", "", "h0"], ["rnn_y"],
+                hidden_size=H_),
+    h.make_node("LSTM", ["q", "lw2", "lr2"], ["lstm_bidi"], hidden_size=H_,
+                direction="bidirectional"),
+    h.make_node("LSTM", ["q", "lw", "lr"], ["lstm_clip"], hidden_size=H_,
+                clip=0.5),
+]
+save(rnn, [rnn_w("lw", 4, I_), rnn_w("lr", 4, H_), bias("lb", 4),
+           rnn_w("gw", 3, I_), rnn_w("gr", 3, H_), bias("gb", 3),
+           rnn_w("rw", 1, I_), rnn_w("rr", 1, H_), bias("rb", 1),
+           ws("lw2", 2, 4 * H_, I_), ws("lr2", 2, 4 * H_, H_),
+           nh.from_array(np.full([B_], T_, dtype=np.int32), "lens")],
+     [h.make_tensor_value_info("q", T.FLOAT, [T_, B_, I_]),
+      h.make_tensor_value_info("h0", T.FLOAT, [1, B_, H_]),
+      h.make_tensor_value_info("c0", T.FLOAT, [1, B_, H_])],
+     [o for n in rnn for o in n.output], "fast_rnn.onnx")

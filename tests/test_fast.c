@@ -1,8 +1,8 @@
 /*
  * tests/test_fast.c - libgearrt's fast paths (runtime/fast.c, dnnl.c, direct.c)
  * against the reference kernels (GEARRT_NO_FAST=1) on
- * tests/fixtures/fast_cnn.onnx, fast_mm.onnx and fast_direct.onnx
- * (tests/gen_fast_models.py),
+ * tests/fixtures/fast_cnn.onnx, fast_mm.onnx, fast_direct.onnx and
+ * fast_rnn.onnx (tests/gen_fast_models.py),
  * at 1 and 2 threads; and the fused ops of the fuse contract (FusedConv,
  * FusedGemm, FusedMatMul) on nodes built here against sums computed here.
  */
@@ -182,6 +182,15 @@ Test(fast, matmul_gemm_match_reference)
 	/* 3 MatMul (constant, batched constant, two variables), 2 Gemm;
 	 * the Transpose (runtime/direct.c) */
 	fast_vs_reference("fast_mm", 6, 1);
+}
+
+Test(fast, rnn_ops_match_reference)
+{
+	/* oneDNN's cells: 3 LSTM (states and bias, reverse, whole
+	 * sequence_lens), 2 GRU (linear_before_reset 0, 1), RNN; the
+	 * bidirectional LSTM and the one with clip run their reference
+	 * kernel */
+	fast_vs_reference("fast_rnn", 6, 0);
 }
 
 /* ---- the fused ops, on nodes built here -------------------------------- */
