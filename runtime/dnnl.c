@@ -988,10 +988,12 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		  (!want[1] || md_make(&md[7], 4, sd, NULL)) &&
 		  (!want[2] || md_make(&md[8], 4, sd, NULL)) &&
 		  md_any(&wl_any, 5, wld) && md_any(&wi_any, 5, wid);
+	if (!ok)
+		return 0;
 	dnnl_memory_desc_t user_w = md[3], user_r = md[4];
 	md[3] = wl_any, md[4] = wi_any;
 	dnnl_rnn_desc_t d;
-	if (!ok || !rnn_desc(n, lbr, &d, dir, md))
+	if (!rnn_desc(n, lbr, &d, dir, md))
 		return 0;
 	DnnlKernel *k = kernel_new(s);
 	if (!k)
