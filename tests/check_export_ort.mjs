@@ -19,7 +19,7 @@
 // gear its dims and input and output shapes.  Float inputs are uniform in
 // [-0.5, 0.5) from a linear congruential generator seeded with 1 for every
 // gear; an int64 input (vad's sample rate sr) is 16000.  Gears are chosen
-// small so the folder stays near 1 MB: det, rec, bench_rec and scope_cls
+// small so the folder stays near 2 MB: det, rec, bench_rec, scope_cls and cls
 // use smaller gears than tests/fixtures/expected.json.
 //
 // Prints one line per gear and "export-ort: P passed, F failed"; exit 1
@@ -68,6 +68,8 @@ const cases = [
 		'--gear_scope=auto'] },
 	{ key: 'demo_cnn', model: 'demo_cnn.onnx', args: [
 		'--input_shape=x:-1,3,32,32', '--dynamic_batch_size=1,4,8'] },
+	{ key: 'cls', model: 'cls.onnx', args: [
+		'--input_shape=x:-1,3,48,192', '--dynamic_batch_size=1,2'] },
 ];
 
 let seed = 1;

@@ -6,9 +6,9 @@ Rerun from the repository root after changing it:
 
     /usr/bin/python3 tests/gen_models.py
 
-It writes into tests/fixtures/ (det.onnx, rec.onnx, vad.onnx, bench_rec.onnx
-and expected.json); the files are committed, neither the build nor the tests
-run Python.  Generation is deterministic (fixed seeds, no timestamps):
+It writes into tests/fixtures/ (det.onnx, rec.onnx, vad.onnx, bench_rec.onnx,
+cls.onnx and expected.json); the files are committed, neither the build nor
+the tests run Python.  Generation is deterministic (fixed seeds, no timestamps):
 rerunning gives byte-identical files.  Needs only numpy and the onnx module
 (Debian's python3-onnx 1.12 is enough).
 
@@ -68,6 +68,22 @@ The models (C = channels, dim_params in quotes):
                 Constant node, as torch.onnx emits them.
   bench_rec.onnx  the same recognizer with 12 blocks (C=32, 2 heads) for
                 `make bench`: 764 nodes, 61 per block.
+  cls.onnx      PP-OCR-style text direction classifier, opset 13, 237
+                nodes, as Paddle2ONNX exports PaddleOCR's MobileNetV3-small
+                (scale 0.35).  x float ["N",3,48,192] -> Conv 3x3/2 +
+                BatchNormalization + hardswish -> 11 inverted residual
+                blocks: 1x1 Conv + BN + act, depthwise kxk Conv (k 3 or 5,
+                group = channels, stride (2,1) in four of them) + BN + act,
+                squeeze-excite in eight (GlobalAveragePool, 1x1 Conv,
+                Relu, 1x1 Conv, hardsigmoid written out as
+                Clip(Mul(x,0.2)+0.5, 0, 1), Mul), 1x1 Conv + BN, residual
+                Add where the shape stays; act is Relu in the first three,
+                hardswish written out (Add 3, Clip 0..6, Mul, Div 6) in the
+                rest -> 1x1 Conv to 200 + BN + hardswish -> MaxPool 2x2 ->
+                GlobalAveragePool -> flatten as exported (Shape, Gather 0,
+                Unsqueeze, Concat with [-1], Reshape) -> MatMul + Add to 2
+                -> Softmax -> probs float ["N",2].  Gears:
+                --dynamic_batch_size (PaddleOCR batches 6 crops).
   vad.onnx      Silero-VAD-like voice activity detector, opset 16, 69
                 nodes (36 in the main graph, 33 in If branches), as
                 torch.jit.script + torch.onnx export it (control flow kept
@@ -401,6 +417,91 @@ def recognizer(name, blocks, C, heads, seed, classes=97):
     return save(make_model(g, 17), name + ".onnx")
 
 
+# ---- cls.onnx ------------------------------------------------------------------
+
+# PaddleOCR's MobileNetV3-small (scale 0.35) as its text direction
+# classifier uses it: k, expanded, out, SE, activation, stride.
+CLS_BLOCKS = [
+    (3, 16, 16, True, "relu", (2, 1)),
+    (3, 72, 24, False, "relu", (2, 1)),
+    (3, 88, 24, False, "relu", 1),
+    (5, 96, 40, True, "hardswish", (2, 1)),
+    (5, 240, 40, True, "hardswish", 1),
+    (5, 240, 40, True, "hardswish", 1),
+    (5, 120, 48, True, "hardswish", 1),
+    (5, 144, 48, True, "hardswish", 1),
+    (5, 288, 96, True, "hardswish", (2, 1)),
+    (5, 576, 96, True, "hardswish", 1),
+    (5, 576, 96, True, "hardswish", 1),
+]
+
+
+def divisible(v, d=8):
+    n = max(d, int(v + d / 2) // d * d)
+    return n + d if n < 0.9 * v else n
+
+
+def classifier():
+    b = Builder(rng=np.random.RandomState(4848))
+    f32 = lambda v: b.const(np.array(v, np.float32))  # noqa: E731
+
+    def hardswish(t):
+        # x * Clip(x + 3, 0, 6) / 6, as Paddle2ONNX writes it out
+        c = b.op("Clip", [b.op("Add", [t, f32(3.0)]), f32(0.0), f32(6.0)])
+        return b.op("Div", [b.op("Mul", [t, c]), f32(6.0)])
+
+    def act(t, kind):
+        return b.op("Relu", [t]) if kind == "relu" else hardswish(t)
+
+    def conv_bn(t, cin, cout, k, stride=1, group=1, kind=None):
+        n = b.name("Conv")
+        w = b.weight(n + ".weight", cout, cin // group, k, k)
+        st = list(stride) if isinstance(stride, tuple) else [stride] * 2
+        t = b.op("Conv", [t, w], name=n, kernel_shape=[k, k], strides=st,
+                 pads=[k // 2] * 4, group=group)
+        t = b.bn(t, cout)
+        return act(t, kind) if kind else t
+
+    def se(t, c):
+        # avg pool, 1x1 Conv, Relu, 1x1 Conv, hardsigmoid written out as
+        # Clip(x * 0.2 + 0.5, 0, 1), Mul
+        s = b.op("GlobalAveragePool", [t])
+        s = b.op("Relu", [b.conv(s, c, c // 4, 1)])
+        s = b.conv(s, c // 4, c, 1)
+        s = b.op("Add", [b.op("Mul", [s, f32(0.2)]), f32(0.5)])
+        s = b.op("Clip", [s, f32(0.0), f32(1.0)])
+        return b.op("Mul", [t, s])
+
+    t = conv_bn("x", 3, divisible(16 * 0.35), 3, 2, kind="hardswish")
+    cin = divisible(16 * 0.35)
+    for k, exp, out, has_se, kind, stride in CLS_BLOCKS:
+        e, o = divisible(0.35 * exp), divisible(0.35 * out)
+        y = conv_bn(t, cin, e, 1, kind=kind)
+        y = conv_bn(y, e, e, k, stride, group=e, kind=kind)
+        if has_se:
+            y = se(y, e)
+        y = conv_bn(y, e, o, 1)
+        t = b.op("Add", [t, y]) if cin == o and stride == 1 else y
+        cin = o
+    last = divisible(0.35 * 576)
+    t = conv_bn(t, cin, last, 1, kind="hardswish")
+    t = b.op("MaxPool", [t], kernel_shape=[2, 2], strides=[2, 2])
+    # head: adaptive average pool, flatten as exported, Linear, softmax
+    t = b.op("GlobalAveragePool", [t])
+    s = b.op("Shape", [t])
+    n = b.op("Unsqueeze", [b.op("Gather", [s, b.i64(0)], axis=0),
+                           b.i64([0])])
+    t = b.op("Reshape", [t, b.op("Concat", [n, b.i64([-1])], axis=0)])
+    t = b.op("MatMul", [t, b.weight("head.weight", last, 2)],
+             name="head.matmul")
+    t = b.op("Add", [t, b.init("head.bias", np.zeros(2, np.float32))])
+    b.op("Softmax", [t], name="probs", axis=1)
+    g = b.graph("cls", [vi("x", FLOAT, ["N", 3, 48, 192])],
+                [vi("probs", FLOAT, ["N", 2])])
+    return save(make_model(g, 13, producer="PaddlePaddle",
+                           version="2.5.1"), "cls.onnx")
+
+
 # ---- vad.onnx ----------------------------------------------------------------
 
 def vad():
@@ -564,8 +665,15 @@ def conv(x, w, b, node):
     st = attr(node, "strides", [1] * sp)
     pads = attr(node, "pads", [0] * 2 * sp)
     dil = attr(node, "dilations", [1] * sp)
-    assert attr(node, "group", 1) == 1
+    grp = attr(node, "group", 1)
     assert attr(node, "auto_pad", b"NOTSET") in (b"NOTSET", "NOTSET")
+    if grp > 1:
+        xs, ws = np.split(x, grp, axis=1), np.split(w, grp, axis=0)
+        bs = np.split(b, grp) if b is not None else [None] * grp
+        one = onnx.helper.make_node("Conv", [], [], strides=st, pads=pads,
+                                    dilations=dil)
+        return np.concatenate([conv(xx, ww, bb, one) for xx, ww, bb
+                               in zip(xs, ws, bs)], axis=1)
     xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + sp])
                                        for i in range(sp)])
     osz = [_conv_out(x.shape[2 + i], ks[i], st[i], pads[i], pads[i + sp],
@@ -786,6 +894,11 @@ class Run:
                                  for i in range(r)], mode="reflect")
         if op == "MatMul":
             return np.matmul(a[0], a[1])
+        if op == "Clip":
+            return np.clip(a[0], a[1], a[2]).astype(a[0].dtype)
+        if op == "GlobalAveragePool":
+            ax = tuple(range(2, a[0].ndim))
+            return a[0].mean(axis=ax, keepdims=True).astype(a[0].dtype)
         binary = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply,
                   "Div": int_div, "Equal": np.equal, "Less": np.less,
                   "Greater": np.greater, "And": np.logical_and}
@@ -859,16 +972,19 @@ def count_nodes(g):
 
 
 def expected(models):
-    det_m, rec_m, vad_m, bench_m = models
+    det_m, rec_m, vad_m, bench_m, cls_m = models
     doc = {}
+
+    def sep(opt):  # atc's: batch sizes are one list, other gears rows
+        return "," if opt == "dynamic_batch_size" else ";"
 
     def entry(key, m, fname, spec, opt, rows, **kw):
         doc[key] = {
             "model": fname,
             "nodes": count_nodes(m.graph),
             "args": ["--input_shape=" + spec,
-                     "--%s=%s" % (opt, ";".join(",".join(str(v) for v in r)
-                                                for r in rows))],
+                     "--%s=%s" % (opt, sep(opt).join(
+                         ",".join(str(v) for v in r) for r in rows))],
             "gears": run_gears(m, spec, rows, **kw)}
 
     entry("det", det_m, "det.onnx", "x:1,3,-1,-1", "dynamic_image_size",
@@ -883,6 +999,8 @@ def expected(models):
           extra_feeds=srs)
     entry("bench_rec", bench_m, "bench_rec.onnx", "x:1,3,48,-1",
           "dynamic_dims", [(320,), (640,), (1280,)])
+    entry("cls", cls_m, "cls.onnx", "x:-1,3,48,192", "dynamic_batch_size",
+          [(1,), (6,), (16,)])
     return doc
 
 
@@ -910,9 +1028,11 @@ def write_json(doc, name):
 def main():
     os.makedirs(OUT, exist_ok=True)
     models = [det(), recognizer("rec", 2, 32, 2, 4242),
-              vad(), recognizer("bench_rec", 12, 32, 2, 9090)]
+              vad(), recognizer("bench_rec", 12, 32, 2, 9090),
+              classifier()]
     write_json(expected(models), "expected.json")
-    for f in ("det.onnx", "rec.onnx", "vad.onnx", "bench_rec.onnx"):
+    for f in ("det.onnx", "rec.onnx", "vad.onnx", "bench_rec.onnx",
+              "cls.onnx"):
         m = onnx.load(path(f))
         ops = sorted({n.op_type for n in all_nodes(m.graph)})
         print("%-15s %4d nodes %7d bytes  %s" % (

@@ -1,7 +1,7 @@
 /*
  * tests/test_models.c - models shaped like real exports (tests/gen_models.py:
  * a DBNet detector, an SVTR recognizer, a Silero-like VAD, the bench
- * recognizer) compiled with the gear options a user would pass; every
+ * recognizer, a MobileNetV3 direction classifier) compiled with the gear options a user would pass; every
  * gear's output shapes must equal the ground truth in
  * tests/fixtures/expected.json (found by running the models).
  */
@@ -127,4 +127,9 @@ Test(models, vad_batch)
 Test(models, bench_rec)
 {
 	check_model("bench_rec");
+}
+
+Test(models, cls)
+{
+	check_model("cls");
 }
