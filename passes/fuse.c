@@ -49,6 +49,7 @@ typedef struct Fuse {
 	int64_t opset;
 	int32_t *uses;		/* per value: node inputs and outer refs */
 	int32_t *user1, *user2; /* per value: the first two user nodes */
+	uint8_t *taken;		/* per node: taken into a chain (dead) */
 } Fuse;
 
 /* A chain being matched from an anchor. */
@@ -91,6 +92,7 @@ static void count_uses(Fuse *F)
 	F->uses = xcalloc((size_t)g->nvals + 1, sizeof(int32_t));
 	F->user1 = xcalloc((size_t)g->nvals + 1, sizeof(int32_t));
 	F->user2 = xcalloc((size_t)g->nvals + 1, sizeof(int32_t));
+	F->taken = xcalloc((size_t)g->nnodes + 1, 1);
 	for (int32_t i = 0; i < g->nnodes; i++) {
 		const Node *n = &g->nodes[i];
 		for (int32_t k = 0; k < n->ninputs; k++)
@@ -107,10 +109,11 @@ static void count_uses(Fuse *F)
 		add_use(F, g->outputs[k], -1); /* never fused away */
 }
 
-/* The node that is v's only user, or NULL. */
+/* The node that is v's only user, or NULL (or if a chain took it in:
+ * its slot is dead, a fused node reads v now). */
 static Node *sole_user(Fuse *F, ValId v)
 {
-	if (F->uses[v] != 1 || F->user1[v] < 0)
+	if (F->uses[v] != 1 || F->user1[v] < 0 || F->taken[F->user1[v]])
 		return NULL;
 	return &F->g->nodes[F->user1[v]];
 }
@@ -255,7 +258,7 @@ static void push_act(Chain *ch, const char *name, float alpha, float beta)
 
 static void advance(Fuse *F, Chain *ch, ValId end, int32_t node)
 {
-	(void)F;
+	F->taken[node] = 1;
 	ch->cur = end;
 	ch->last = node;
 }
@@ -265,7 +268,8 @@ static bool match_hswish(Fuse *F, Chain *ch)
 {
 	ValId x = ch->cur;
 	if (F->uses[x] != 2 || F->user1[x] < 0 || F->user2[x] < 0 ||
-	    F->user1[x] == F->user2[x])
+	    F->user1[x] == F->user2[x] || F->taken[F->user1[x]] ||
+	    F->taken[F->user2[x]])
 		return false;
 	for (int pick = 0; pick < 2; pick++) {
 		Node *start = &F->g->nodes[pick ? F->user2[x] : F->user1[x]];
@@ -679,6 +683,7 @@ static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 	free(F.uses);
 	free(F.user1);
 	free(F.user2);
+	free(F.taken);
 	return rc < 0 ? -1 : graph_dce(g, NULL);
 }
 

@@ -117,3 +117,18 @@ save("convt_bn", [
     bn("bn1", "a", "y", c=6)[0]],
     [w("tw", 4, 3, 2, 2), w("tb", 6)] + bn("bn1", "a", "y", c=6)[1],
     X, ["N", 6, 16, 16])
+
+# A residual block whose shortcut Conv + BatchNormalization come after the
+# main path in node order: the main path's chain takes in the Add first,
+# and the shortcut's BatchNormalization must still fold into its Conv
+n1, i1 = conv("c1", "x", "a")
+n2, i2 = bn("bn1", "a", "b")
+n3, i3 = conv("c2", "r", "c")
+n4, i4 = bn("bn2", "c", "d")
+n5, i5 = conv("c3", "x", "e")
+n6, i6 = bn("bn3", "e", "f")
+save("conv_res_shortcut_bn", [
+    n1, n2, helper.make_node("Relu", ["b"], ["r"]), n3, n4, n5, n6,
+    helper.make_node("Add", ["d", "f"], ["s"]),
+    helper.make_node("Relu", ["s"], ["y"])],
+    i1 + i2 + i3 + i4 + i5 + i6, X, X)

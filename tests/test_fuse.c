@@ -128,6 +128,9 @@ static const Case cases[] = {
 	  "BatchNormalization" },
 	{ "convt_bn", "x:-1,4,8,8", 4, { 2, 4, 8, 8 },
 	  { "ConvTranspose", "tw_bn, tw_bn_bias", NULL }, "BatchNormalization" },
+	{ "conv_res_shortcut_bn", "x:-1,4,8,8", 4, { 2, 4, 8, 8 },
+	  { "x, c3.w_bn, c3.w_bn_bias -> f", "c2.w_bn_bias, f -> y",
+	    NULL }, "BatchNormalization" },
 };
 
 Test(fuse, patterns_fuse_and_compute_the_same)
