@@ -1,0 +1,257 @@
+/*
+ * runtime/chanwise.c - per-channel fast paths in plain C (chanwise.h)
+ * that take a rank-4 tensor in either layout runtime/layout.c gives it:
+ * row-major NCHW, or channels-last NHWC between oneDNN's convolutions.
+ *
+ * Squeeze-and-excite blocks (MobileNetV3, EfficientNet) end in
+ * GlobalAveragePool -> 1x1 convolutions -> Mul(X, [N,C,1,1]): without
+ * these, the pooled and the scaled tensor would be reordered out of
+ * NHWC and back around every block, and the broadcast Mul would run the
+ * reference kernel.  Arithmetic is in float as the reference kernels
+ * round it (a binary op) or in double (the average, as the reference's
+ * sum), so the results match theirs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chanwise.h"
+
+static bool f32_4d(const Value *v)
+{
+	return v && v->dtype == DT_FLOAT && v->tkind == TK_TENSOR &&
+	       v->shape.rank == 4 && shape_is_static(&v->shape);
+}
+
+/* ---- Add, Sub, Mul, Div by a per-channel operand ------------------------ */
+
+typedef struct Chan {
+	int op;
+	bool swap;		  /* y = b op x */
+	int xi;			  /* X's input; B is the other */
+	int64_t n, c, hw;	  /* Y [n, c, h, w] */
+	int64_t bstep;		  /* B's stride between batches: 0 or c */
+	bool nhwc;
+} Chan;
+
+/* y[i] = x[i] op b (or b op x) for i < len. */
+RT_HOT static void chan_row(int op, bool swap, const float *x, float b, float *y,
+			 int64_t len)
+{
+	switch (op) {
+	case OP_Add:
+		for (int64_t i = 0; i < len; i++)
+			y[i] = x[i] + b;
+		break;
+	case OP_Mul:
+		for (int64_t i = 0; i < len; i++)
+			y[i] = x[i] * b;
+		break;
+	case OP_Sub:
+		for (int64_t i = 0; i < len; i++)
+			y[i] = swap ? b - x[i] : x[i] - b;
+		break;
+	default:
+		for (int64_t i = 0; i < len; i++)
+			y[i] = swap ? b / x[i] : x[i] / b;
+	}
+}
+
+/* y[i] = x[i] op b[i] (or b[i] op x[i]) for i < len: one NHWC pixel. */
+RT_HOT static void chan_vec(int op, bool swap, const float *x, const float *b,
+			 float *y, int64_t len)
+{
+	switch (op) {
+	case OP_Add:
+		for (int64_t i = 0; i < len; i++)
+			y[i] = x[i] + b[i];
+		break;
+	case OP_Mul:
+		for (int64_t i = 0; i < len; i++)
+			y[i] = x[i] * b[i];
+		break;
+	case OP_Sub:
+		for (int64_t i = 0; i < len; i++)
+			y[i] = swap ? b[i] - x[i] : x[i] - b[i];
+		break;
+	default:
+		for (int64_t i = 0; i < len; i++)
+			y[i] = swap ? b[i] / x[i] : x[i] / b[i];
+	}
+}
+
+static int chan_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Chan *k = state;
+	const float *x = in[k->xi]->data, *b = in[1 - k->xi]->data;
+	float *y = tensor_mut(out[0]);
+	int64_t img = k->c * k->hw;
+	for (int64_t n = 0; n < k->n; n++) {
+		const float *bn = b + n * k->bstep;
+		const float *xn = x + n * img;
+		float *yn = y + n * img;
+		if (k->nhwc)
+			for (int64_t p = 0; p < k->hw; p++)
+				chan_vec(k->op, k->swap, xn + p * k->c, bn,
+					 yn + p * k->c, k->c);
+		else
+			for (int64_t c = 0; c < k->c; c++)
+				chan_row(k->op, k->swap, xn + c * k->hw, bn[c],
+					 yn + c * k->hw, k->hw);
+	}
+	return 0;
+}
+
+/* X and Y share a layout; B ([.., C, 1, 1]) has one either way. */
+static int chan_group(const void *state, int slot, bool *prefers)
+{
+	(void)prefers;
+	const Chan *k = state;
+	return slot == -1 || slot == k->xi;
+}
+
+static void chan_set_nhwc(void *state, int slot)
+{
+	(void)slot;
+	((Chan *)state)->nhwc = true;
+}
+
+static const LayoutOps chan_layout = { chan_group, chan_set_nhwc, NULL };
+
+/* B's batch stride if b broadcasts per channel onto y ([C,1,1],
+ * [1,C,1,1] or [N,C,1,1]), else -1. */
+static int64_t per_channel(const Value *b, const Value *y)
+{
+	const Shape *s = &b->shape;
+	int64_t n = y->shape.dims[0], c = y->shape.dims[1];
+	if (b->dtype != DT_FLOAT || b->tkind != TK_TENSOR ||
+	    !shape_is_static(s) || s->rank < 3 || s->rank > 4 ||
+	    s->dims[s->rank - 1] != 1 || s->dims[s->rank - 2] != 1 ||
+	    s->dims[s->rank - 3] != c)
+		return -1;
+	int64_t bn = s->rank == 4 ? s->dims[0] : 1;
+	return bn == n ? (n > 1 ? c : 0) : bn == 1 ? 0 : -1;
+}
+
+int chan_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (n->ninputs != 2 || !a || !b || !f32_4d(y) ||
+	    shape_numel(&y->shape) == 0)
+		return 0;
+	int xi = f32_4d(a) && shape_equal(&a->shape, &y->shape) ? 0
+		 : f32_4d(b) && shape_equal(&b->shape, &y->shape) ? 1
+								   : -1;
+	int64_t bstep = xi < 0 ? -1 : per_channel(xi ? a : b, y);
+	if (bstep < 0)
+		return 0;
+	Chan *k = xmalloc(sizeof(*k));
+	memset(k, 0, sizeof(*k));
+	k->op = n->op;
+	k->xi = xi;
+	k->swap = xi == 1;
+	k->n = y->shape.dims[0], k->c = y->shape.dims[1];
+	k->hw = y->shape.dims[2] * y->shape.dims[3];
+	k->bstep = bstep;
+	fk->run = chan_run;
+	fk->free = free;
+	fk->state = k;
+	fk->lay = &chan_layout;
+	return 1;
+}
+
+/* ---- GlobalAveragePool ---------------------------------------------------- */
+
+typedef struct Gap {
+	int64_t n, c, hw;
+	bool nhwc;
+} Gap;
+
+/* The mean of x[0..len), summed in double in eight lanes. */
+RT_HOT static float mean_row(const float *x, int64_t len)
+{
+	double s[8] = { 0 };
+	int64_t i = 0;
+	for (; i + 8 <= len; i += 8)
+		for (int l = 0; l < 8; l++)
+			s[l] += x[i + l];
+	for (; i < len; i++)
+		s[0] += x[i];
+	double t = ((s[0] + s[1]) + (s[2] + s[3])) +
+		   ((s[4] + s[5]) + (s[6] + s[7]));
+	return (float)(t / (double)len);
+}
+
+enum { GAP_BLOCK = 64 };
+
+/* NHWC: the means of channels c0..c0+cn over hw pixels of stride c. */
+RT_HOT static void mean_cols(const float *x, int64_t hw, int64_t c, int64_t cn,
+			  float *y)
+{
+	double s[GAP_BLOCK] = { 0 };
+	for (int64_t p = 0; p < hw; p++)
+		for (int64_t k = 0; k < cn; k++)
+			s[k] += x[p * c + k];
+	for (int64_t k = 0; k < cn; k++)
+		y[k] = (float)(s[k] / (double)hw);
+}
+
+static int gap_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Gap *k = state;
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	for (int64_t n = 0; n < k->n; n++) {
+		const float *xn = x + n * k->c * k->hw;
+		float *yn = y + n * k->c;
+		for (int64_t c = 0; !k->nhwc && c < k->c; c++)
+			yn[c] = mean_row(xn + c * k->hw, k->hw);
+		for (int64_t c = 0; k->nhwc && c < k->c; c += GAP_BLOCK)
+			mean_cols(xn + c, k->hw, k->c,
+				  k->c - c < GAP_BLOCK ? k->c - c : GAP_BLOCK,
+				  yn + c);
+	}
+	return 0;
+}
+
+/* X may be NHWC; Y ([N,C,1,1]) has one layout. */
+static int gap_group(const void *state, int slot, bool *prefers)
+{
+	(void)state, (void)prefers;
+	return slot == 0;
+}
+
+static void gap_set_nhwc(void *state, int slot)
+{
+	if (slot == 0)
+		((Gap *)state)->nhwc = true;
+}
+
+static const LayoutOps gap_layout = { gap_group, gap_set_nhwc, NULL };
+
+int chan_gap(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (!f32_4d(x) || !f32_4d(y) || shape_numel(&x->shape) == 0 ||
+	    y->shape.dims[2] != 1 || y->shape.dims[3] != 1)
+		return 0;
+	Gap *k = xmalloc(sizeof(*k));
+	k->n = x->shape.dims[0], k->c = x->shape.dims[1];
+	k->hw = x->shape.dims[2] * x->shape.dims[3];
+	k->nhwc = false;
+	fk->run = gap_run;
+	fk->free = free;
+	fk->state = k;
+	fk->lay = &gap_layout;
+	return 1;
+}
+
+bool chan_took(const FastKernel *k)
+{
+	return k->run == chan_run || k->run == gap_run;
+}

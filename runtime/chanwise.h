@@ -1,0 +1,22 @@
+/*
+ * runtime/chanwise.h - per-channel fast paths in plain C
+ * (runtime/chanwise.c) for fast.c, on rank-4 fp32 tensors in either
+ * layout (row-major, or channels-last as runtime/layout.c decides).
+ *
+ * Each builder fills *k (with its LayoutOps) and returns 1 if it takes
+ * task t's node at its planned shapes, else 0.
+ */
+#ifndef GEARC_RT_CHANWISE_H
+#define GEARC_RT_CHANWISE_H
+
+#include "rt.h"
+
+/* Add, Sub, Mul, Div of X [N,C,H,W] and B broadcast per channel
+ * ([C,1,1], [1,C,1,1] or [N,C,1,1]), either order. */
+int chan_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* GlobalAveragePool of X [N,C,H,W]. */
+int chan_gap(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Whether k is one of these paths' kernels. */
+bool chan_took(const FastKernel *k);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * runtime/layout.c - which tensors of a prepared graph are channels-last.
+ *
+ * oneDNN's convolutions compute in NHWC here (their primitives choose it
+ * for fp32 on AVX-512), so a tensor kept row-major (NCHW) between two of
+ * them costs a reorder out and a reorder in.  Once every task of a gear
+ * has its kernel, this file decides, per rank-4 float tensor, which
+ * layout its bytes hold, the way ONNX Runtime's NCHWc transformer
+ * rewrites a session's graph, but once per gear at prepare time:
+ *
+ *   - tensors joined by a task that needs one layout for them form a
+ *     component (union-find): the input and output of an elementwise op
+ *     (the op table's ew column; same shapes, or a one-element operand:
+ *     any kernel computes element i from element i, whatever the order),
+ *     and the slots a kernel's LayoutOps group together (a pooling's X
+ *     and Y, a per-channel Mul's X and Y);
+ *   - a component stays row-major if any of its tensors is a graph input
+ *     or output, evaluated, or touched by a task that cannot take NHWC
+ *     (a view, a reference kernel other than an elementwise one);
+ *   - else it is NHWC if some slot in it spares a convolution a reorder.
+ *
+ * A tensor whose spatial size is 1 ([N,C,1,1]) has the same bytes either
+ * way and is left out.  A graph holding subgraphs keeps every tensor
+ * row-major (a subgraph may read any of them).  Then every kernel is told
+ * its NHWC slots and finished (runtime/rt.h LayoutOps).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+typedef struct Comp {
+	int32_t *up;	/* union-find parent per value */
+	uint8_t *plain; /* per root: must stay row-major */
+	uint8_t *gain;	/* per root: NHWC spares a reorder */
+} Comp;
+
+static int32_t find(Comp *c, int32_t v)
+{
+	while (c->up[v] != v)
+		v = c->up[v] = c->up[c->up[v]];
+	return v;
+}
+
+static void join(Comp *c, int32_t a, int32_t b)
+{
+	a = find(c, a), b = find(c, b);
+	if (a == b)
+		return;
+	c->up[b] = a;
+	c->plain[a] |= c->plain[b];
+	c->gain[a] |= c->gain[b];
+}
+
+/* A value whose layout is to be decided: a planned rank-4 float tensor
+ * of a node, its spatial size above 1. */
+static bool candidate(const Prepared *p, ValId v)
+{
+	if (v < 0)
+		return false;
+	const Value *x = &p->g->vals[v];
+	return x->kind == VAL_NODE && x->tkind == TK_TENSOR &&
+	       x->dtype == DT_FLOAT && x->shape.rank == 4 &&
+	       shape_is_static(&x->shape) &&
+	       x->shape.dims[2] * x->shape.dims[3] > 1 &&
+	       p->cur[v] == &p->vt[v];
+}
+
+static ValId slot_val(const Node *n, int slot)
+{
+	if (slot >= 0)
+		return slot < n->ninputs ? n->inputs[slot] : -1;
+	return -1 - slot < n->noutputs ? n->outputs[-1 - slot] : -1;
+}
+
+static void force_plain(Comp *c, const Prepared *p, const Node *n)
+{
+	for (int slot = -n->noutputs; slot < n->ninputs; slot++) {
+		ValId v = slot_val(n, slot);
+		if (candidate(p, v))
+			c->plain[find(c, v)] = 1;
+	}
+}
+
+/* Elementwise (the op table's ew column) with one output whose shape
+ * every other input has or has one element of. */
+static bool elementwise(const Prepared *p, const Node *n)
+{
+	if (op_info[n->op].ew == EW_KIND_NONE || n->noutputs != 1 ||
+	    n->outputs[0] < 0)
+		return false;
+	const Shape *y = &p->g->vals[n->outputs[0]].shape;
+	for (int32_t k = 0; k < n->ninputs; k++) {
+		const Value *x = n->inputs[k] >= 0 ? &p->g->vals[n->inputs[k]]
+						   : NULL;
+		if (x && !shape_equal(&x->shape, y) &&
+		    (!shape_is_static(&x->shape) ||
+		     shape_numel(&x->shape) != 1))
+			return false;
+	}
+	return true;
+}
+
+static void join_slots(Comp *c, const Prepared *p, const Node *n)
+{
+	ValId first = -1;
+	for (int slot = -n->noutputs; slot < n->ninputs; slot++) {
+		ValId v = slot_val(n, slot);
+		if (!candidate(p, v))
+			continue;
+		if (first < 0)
+			first = v;
+		else
+			join(c, first, v);
+	}
+}
+
+enum { MAX_GROUPS = 8 };
+
+/* The slots of a kernel with LayoutOps, by its groups. */
+static void group_slots(Comp *c, const Prepared *p, const Task *t)
+{
+	const Node *n = t->n;
+	ValId rep[MAX_GROUPS];
+	for (int i = 0; i < MAX_GROUPS; i++)
+		rep[i] = -1;
+	for (int slot = -n->noutputs; slot < n->ninputs; slot++) {
+		ValId v = slot_val(n, slot);
+		if (!candidate(p, v))
+			continue;
+		bool prefers = false;
+		int grp = t->fast.lay->group(t->fast.state, slot, &prefers);
+		if (grp <= 0 || grp >= MAX_GROUPS) {
+			c->plain[find(c, v)] = 1;
+			continue;
+		}
+		c->gain[find(c, v)] |= prefers;
+		if (rep[grp] < 0)
+			rep[grp] = v;
+		else
+			join(c, rep[grp], v);
+	}
+}
+
+static void classify(Comp *c, const Prepared *p, const Task *t)
+{
+	if (t->dynamic || t->seq)
+		force_plain(c, p, t->n);
+	else if (t->fast.lay)
+		group_slots(c, p, t);
+	else if (elementwise(p, t->n))
+		join_slots(c, p, t->n);
+	else
+		force_plain(c, p, t->n);
+}
+
+static bool holds_subgraphs(const Graph *g)
+{
+	for (int32_t i = 0; i < g->nnodes; i++)
+		for (int32_t k = 0; k < g->nodes[i].nattrs; k++)
+			if (g->nodes[i].attrs[k].type == ATTR_GRAPH ||
+			    g->nodes[i].attrs[k].type == ATTR_GRAPHS)
+				return true;
+	return false;
+}
+
+/* p->nhwc[v] for every value. */
+static void decide(Prepared *p)
+{
+	const Graph *g = p->g;
+	size_t n = (size_t)g->nvals + 1;
+	Comp c = { xmalloc(n * sizeof(int32_t)), xmalloc(n), xmalloc(n) };
+	memset(c.plain, 0, n);
+	memset(c.gain, 0, n);
+	for (ValId v = 0; v < g->nvals; v++)
+		c.up[v] = v;
+	for (int32_t k = 0; k < g->ninputs; k++)
+		if (candidate(p, g->inputs[k]))
+			c.plain[g->inputs[k]] = 1;
+	for (int32_t k = 0; k < g->noutputs; k++)
+		if (candidate(p, g->outputs[k]))
+			c.plain[g->outputs[k]] = 1;
+	for (int32_t i = 0; i < p->ntasks; i++)
+		classify(&c, p, &p->tasks[i]);
+	for (ValId v = 0; v < g->nvals; v++) {
+		int32_t r = find(&c, v);
+		p->nhwc[v] = candidate(p, v) && !c.plain[r] && c.gain[r];
+	}
+	free(c.up);
+	free(c.plain);
+	free(c.gain);
+}
+
+int rt_layout(Prepared *p)
+{
+	const Graph *g = p->g;
+	p->nhwc = xmalloc((size_t)g->nvals + 1);
+	memset(p->nhwc, 0, (size_t)g->nvals + 1);
+	if (!holds_subgraphs(g))
+		decide(p);
+	for (int32_t i = 0; i < p->ntasks; i++) {
+		Task *t = &p->tasks[i];
+		const LayoutOps *lay = t->fast.lay;
+		if (!lay)
+			continue;
+		for (int slot = -t->n->noutputs; slot < t->n->ninputs; slot++) {
+			ValId v = slot_val(t->n, slot);
+			if (v >= 0 && p->nhwc[v])
+				lay->set_nhwc(t->fast.state, slot);
+		}
+		if (lay->finish && lay->finish(t->fast.state) < 0)
+			return error_prefix("node '%s' (%s)", t->n->name,
+					    t->n->op_type);
+	}
+	return 0;
+}
