@@ -16,13 +16,25 @@
 
 #include "chanwise.h"
 
+/* fk runs run on state (malloc'd), laid out by lay: 1. */
+static int take(FastKernel *fk, int (*run)(void *, const Tensor *const *,
+					   Tensor *const *),
+		void *state, const LayoutOps *lay)
+{
+	fk->run = run;
+	fk->free = free;
+	fk->state = state;
+	fk->lay = lay;
+	return 1;
+}
+
 static bool f32_4d(const Value *v)
 {
 	return v && v->dtype == DT_FLOAT && v->tkind == TK_TENSOR &&
 	       v->shape.rank == 4 && shape_is_static(&v->shape);
 }
 
-/* ---- Add, Sub, Mul, Div by a per-channel operand ------------------------ */
+/* ---- Add, Sub, Mul, Div by a per-channel operand ---------------------- */
 
 typedef struct Chan {
 	int op;
@@ -34,8 +46,8 @@ typedef struct Chan {
 } Chan;
 
 /* y[i] = x[i] op b (or b op x) for i < len. */
-RT_HOT static void chan_row(int op, bool swap, const float *x, float b, float *y,
-			 int64_t len)
+RT_HOT static void chan_row(int op, bool swap, const float *x, float b,
+			    float *y, int64_t len)
 {
 	switch (op) {
 	case OP_Add:
@@ -57,8 +69,8 @@ RT_HOT static void chan_row(int op, bool swap, const float *x, float b, float *y
 }
 
 /* y[i] = x[i] op b[i] (or b[i] op x[i]) for i < len: one NHWC pixel. */
-RT_HOT static void chan_vec(int op, bool swap, const float *x, const float *b,
-			 float *y, int64_t len)
+RT_HOT static void chan_vec(int op, bool swap, const float *x,
+			    const float *b, float *y, int64_t len)
 {
 	switch (op) {
 	case OP_Add:
@@ -155,14 +167,10 @@ int chan_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->n = y->shape.dims[0], k->c = y->shape.dims[1];
 	k->hw = y->shape.dims[2] * y->shape.dims[3];
 	k->bstep = bstep;
-	fk->run = chan_run;
-	fk->free = free;
-	fk->state = k;
-	fk->lay = &chan_layout;
-	return 1;
+	return take(fk, chan_run, k, &chan_layout);
 }
 
-/* ---- GlobalAveragePool ---------------------------------------------------- */
+/* ---- GlobalAveragePool -------------------------------------------------- */
 
 typedef struct Gap {
 	int64_t n, c, hw;
@@ -244,11 +252,7 @@ int chan_gap(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->n = x->shape.dims[0], k->c = x->shape.dims[1];
 	k->hw = x->shape.dims[2] * x->shape.dims[3];
 	k->nhwc = false;
-	fk->run = gap_run;
-	fk->free = free;
-	fk->state = k;
-	fk->lay = &gap_layout;
-	return 1;
+	return take(fk, gap_run, k, &gap_layout);
 }
 
 bool chan_took(const FastKernel *k)

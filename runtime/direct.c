@@ -22,20 +22,6 @@
 
 #include "direct.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-	!defined(__SANITIZE_ADDRESS__)
-#define HOT __attribute__((target_clones("avx512f", "avx2", "default"), \
-				optimize("O3", "fp-contract=fast")))
-#else
-#define HOT
-#endif
-
-static const Value *in_val(const Prepared *p, const Node *n, int i)
-{
-	return i < n->ninputs && n->inputs[i] >= 0 ? &p->g->vals[n->inputs[i]]
-						   : NULL;
-}
-
 static bool static_f32(const Value *v)
 {
 	return v && v->dtype == DT_FLOAT && v->tkind == TK_TENSOR &&
@@ -65,7 +51,7 @@ static void deconv_free(void *state)
 }
 
 /* acc[j] += w * x[j + off] for j in [lo, hi). */
-HOT static void madd(float *restrict acc, const float *restrict x, float w,
+RT_HOT static void madd(float *restrict acc, const float *restrict x, float w,
 		     int64_t lo, int64_t hi, int64_t off)
 {
 	for (int64_t j = lo; j < hi; j++)
@@ -146,8 +132,8 @@ static int deconv_run(void *state, const Tensor *const *in,
 static bool static_conv(gearrt_session *s, Prepared *p, const Node *n,
 			bool transpose, ConvGeom *cg)
 {
-	const Value *x = in_val(p, n, 0), *w = in_val(p, n, 1);
-	const Value *b = in_val(p, n, 2);
+	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
+	const Value *b = rt_in_val(p, n, 2);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	for (int32_t i = 1; i < n->noutputs; i++)
 		if (n->outputs[i] >= 0)
@@ -169,7 +155,7 @@ static bool static_conv(gearrt_session *s, Prepared *p, const Node *n,
 int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
-	const Value *w = in_val(p, n, 1), *b = in_val(p, n, 2);
+	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	ConvGeom cg;
 	if (!static_conv(s, p, n, true, &cg))
 		return 0;
@@ -249,7 +235,7 @@ static void conv_point(const SmallConv *c, const float *x, int64_t ob,
 /* Outputs [ox, ox + 2 VL) of row oy, block ob, every tap inside: OCB x 2
  * vector accumulators, enough independent sums to keep the FMA units
  * busy. */
-HOT static void conv_vec(const SmallConv *c, const float *x, int64_t ob,
+RT_HOT static void conv_vec(const SmallConv *c, const float *x, int64_t ob,
 			 int64_t oy, int64_t ox, Vec *acc)
 {
 	const ConvGeom *g = &c->g;
@@ -385,15 +371,17 @@ int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	bool fused = n->op != OP_Conv, relu = false;
-	const Value *w = in_val(p, n, 1), *b = in_val(p, n, 2);
+	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	ConvGeom cg;
-	if ((fused && (in_val(p, n, 3) || !relu_only(n, &relu))) ||
+	if ((fused && (rt_in_val(p, n, 3) || !relu_only(n, &relu))) ||
 	    !static_conv(s, p, n, false, &cg))
 		return 0;
-	/* few outputs, enough inputs and row to fill the vectors */
+	/* few outputs, enough inputs and row to fill the vectors; a window
+	 * (a 1x1 convolution is oneDNN's, which keeps NHWC around it) */
 	int64_t lo, hi;
 	inner_range(&cg, &lo, &hi);
 	if (cg.nsp != 2 || cg.group != 1 || cg.cout > 8 || cg.cin < 4 ||
+	    cg.kernel[0] * cg.kernel[1] == 1 ||
 	    hi - lo < 2 * VL || (b && shape_numel(&b->shape) != cg.cout))
 		return 0;
 	for (int a = 0; a < 2; a++)
@@ -451,7 +439,7 @@ static inline __attribute__((always_inline)) float clamp_exp_arg(float v)
 	return v <= 88.0f ? v : 88.0f;
 }
 
-HOT void direct_sigmoid_run(const float *x, float *y, size_t n)
+RT_HOT void direct_sigmoid_run(const float *x, float *y, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		float s = 1.0f / (1.0f + exp_clamped(clamp_exp_arg(-x[i])));
@@ -466,7 +454,7 @@ HOT void direct_sigmoid_run(const float *x, float *y, size_t n)
  * same at any thread count), so that they vectorise. */
 enum { LANES = 16 };
 
-HOT static void softmax_row(const float *x, float *y, int64_t len)
+RT_HOT static void softmax_row(const float *x, float *y, int64_t len)
 {
 	float mx[LANES], acc[LANES], m = x[0], sum = 0;
 	int32_t nan[LANES], any = 0;
@@ -521,7 +509,7 @@ static int softmax_run(void *state, const Tensor *const *in,
 int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
-	const Value *x = in_val(p, n, 0);
+	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	int64_t opset = model_opset(s->model->m);
 	if (!static_f32(x) || !static_f32(y) || x->shape.rank < 1 ||
@@ -556,7 +544,7 @@ int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
-	const Value *x = in_val(p, n, 0);
+	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	if (!static_f32(x) || !static_f32(y) ||
 	    !shape_equal(&x->shape, &y->shape))
@@ -571,7 +559,7 @@ int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 
 /* erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (+-1 outside, within float), the
  * rational form of Eigen's fast erf: within 5e-7 of the double erf. */
-HOT static void erf_loop(const float *x, float *y, size_t n)
+RT_HOT static void erf_loop(const float *x, float *y, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		float v = x[i];
@@ -610,7 +598,7 @@ typedef struct Scalar {
 } Scalar;
 
 /* Each in float, as the reference kernel's (correctly rounded) result. */
-HOT static void scalar_loop(int op, const float *x, float c, float *y,
+RT_HOT static void scalar_loop(int op, const float *x, float c, float *y,
 			    size_t n)
 {
 	switch (op) {
@@ -647,7 +635,7 @@ int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
-	const Value *x = in_val(p, n, 0), *b = in_val(p, n, 1);
+	const Value *x = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	if (!static_f32(x) || !static_f32(y) ||
 	    !shape_equal(&x->shape, &y->shape))
@@ -678,7 +666,7 @@ typedef struct Perm {
 } Perm;
 
 /* The last axis: a copy if X's stride along it is 1, else a gather. */
-HOT static void gather_row(const uint32_t *x, uint32_t *y, int64_t n,
+RT_HOT static void gather_row(const uint32_t *x, uint32_t *y, int64_t n,
 			   int64_t st)
 {
 	if (st == 1) {
@@ -719,7 +707,7 @@ int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
 {
 	(void)s;
 	const Node *n = t->n;
-	const Value *x = in_val(p, n, 0);
+	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	int r = x ? x->shape.rank : 0;
 	const int64_t *perm = NULL;
@@ -758,7 +746,7 @@ typedef struct Upsample {
 	int64_t planes, ih, iw, fy, fx; /* Y: planes x ih fy x iw fx */
 } Upsample;
 
-HOT static void upsample_row(const float *x, float *y, int64_t iw,
+RT_HOT static void upsample_row(const float *x, float *y, int64_t iw,
 			     int64_t fx)
 {
 	if (fx == 2) {
@@ -797,7 +785,7 @@ static int upsample_run(void *state, const Tensor *const *in,
 int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
-	const Value *x = in_val(p, n, 0), *sc = in_val(p, n, 2);
+	const Value *x = rt_in_val(p, n, 0), *sc = rt_in_val(p, n, 2);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	if (model_opset(s->model->m) < 11 || !static_f32(x) ||
 	    !static_f32(y) || x->shape.rank < 2 ||
@@ -841,7 +829,7 @@ int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 
 /* ---- activations taken into the ConvTranspose before them ------------- */
 
-HOT static void relu_row(float *y, int64_t n)
+RT_HOT static void relu_row(float *y, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++)
 		y[i] = y[i] < 0 ? 0 : y[i];

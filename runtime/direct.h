@@ -16,7 +16,7 @@
  * channels in or out per group. */
 int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Conv and FusedConv (Relu or no activation, no Z): 2-D, stride 1, one
- * group, at most 8 output channels. */
+ * group, at most 8 output channels, a window larger than 1x1. */
 int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Softmax of fp32 over its last axis (or, before opset 13, over the
  * axes from its axis on). */

@@ -6,18 +6,20 @@
  * reordered once from the mapped file into the layout oneDNN chose
  * (format_tag any), a scaled bias where Gemm's beta needs one, and the
  * primitive's scratchpad (user mode: running allocates nothing).
- * Tensors stay in plain row-major layout (nchw, nc, abc...) between
- * nodes: a run points the memories at the tensors' current buffers and
- * executes.  A convolution whose fastest form wants a blocked layout
- * (nChw16c) gets reorder steps around it, into temporaries of the
- * session's scratch arena (grown at prepare, reset after the node).
- * Between a convolution and the convolutions reading its output (all
- * of its readers, wanting the layout it writes), the reorders go
- * (dnnl_fast_link, once the gear's tasks are made): the tensor's bytes
- * then hold that blocked layout.
+ * A run points the memories at the tensors' current buffers and
+ * executes.  Tensors are row-major (nchw, nc, abc...) unless
+ * runtime/layout.c makes a rank-4 one channels-last (NHWC, the layout
+ * oneDNN's convolutions choose here).  A convolution is made in two
+ * steps: its primitive when the gear is prepared, with the layouts it
+ * prefers (format_tag any), and, once layout.c has set its tensors'
+ * layouts (LayoutOps), reorder steps where a tensor's layout is not the
+ * primitive's, into temporaries of the session's scratch arena (grown
+ * then, reset after the node).  A pooling's primitive is made at that
+ * point, in its tensors' layout.
  * The fused ops' activations become eltwise post-ops, FusedConv's Z a
- * sum post-op (Z is copied into Y first).  oneDNN's OpenMP threads are
- * set to the session's thread count before each primitive runs.
+ * sum post-op (Z is copied, or reordered, into Y first).  oneDNN's
+ * OpenMP threads are set to the session's thread count before each
+ * primitive runs.
  */
 #include <dnnl.h>
 #include <dnnl_debug.h>
@@ -42,6 +44,29 @@ typedef struct Step {
 
 enum { MAX_STEPS = 4 };
 
+enum { CONV_X, CONV_Y, CONV_Z };
+
+/* A (de)convolution's tensors X, Y and Z (FusedConv's sum, in Y's
+ * layout): each one's row-major descriptor, the primitive's, whether the
+ * primitive's is NHWC, and whether layout.c made the tensor NHWC. */
+typedef struct ConvIo {
+	Step op; /* the primitive, its weights, bias and scratchpad */
+	dnnl_memory_desc_t user[3], inner[3];
+	bool nhwc_ok[3], nhwc[3];
+	bool with_z, z_shares_y; /* Z and Y one buffer */
+	int64_t spatial;	 /* Y's spatial size */
+} ConvIo;
+
+/* A pooling's description, its primitive made at finish. */
+typedef struct PoolSpec {
+	const Node *n;
+	dnnl_alg_kind_t alg;
+	int rank;
+	int64_t x[MAX_RANK], y[MAX_RANK];
+	dnnl_dims_t strides, ker, dil, pl, pr;
+	bool nhwc;
+} PoolSpec;
+
 typedef struct DnnlKernel {
 	Step step[MAX_STEPS];
 	int nsteps; /* step[nsteps - 1] gets add_arg's arguments */
@@ -52,11 +77,8 @@ typedef struct DnnlKernel {
 	int sum_in; /* input copied into output 0 before running, or -1 */
 	Arena *scratch; /* the session's: the blocked temporaries of a run */
 	size_t tmp_bytes[2]; /* blocked X and Y (BIND_TMP idx 0, 1) */
-	/* a convolution: its step, and whether steps reorder X in, Z in
-	 * (FusedConv's sum) and Y out (dnnl_fast_link drops the X and Y
-	 * reorders between two convolutions) */
-	int conv_step;
-	bool x_in, z_in, y_out;
+	ConvIo *conv;	     /* a (de)convolution, else NULL */
+	PoolSpec *pool;	     /* a pooling, else NULL */
 } DnnlKernel;
 
 static dnnl_engine_t engine;
@@ -68,22 +90,30 @@ static void engine_init(void)
 		engine = NULL;
 }
 
+static void step_free(Step *st)
+{
+	for (int i = 0; i < st->nargs; i++)
+		dnnl_memory_destroy(st->args[i].memory);
+	if (st->prim)
+		dnnl_primitive_destroy(st->prim);
+	memset(st, 0, sizeof(*st));
+}
+
 static void kernel_free(void *state)
 {
 	DnnlKernel *k = state;
 	if (!k)
 		return;
-	for (int j = 0; j < k->nsteps; j++) {
-		Step *st = &k->step[j];
-		for (int i = 0; i < st->nargs; i++)
-			dnnl_memory_destroy(st->args[i].memory);
-		if (st->prim)
-			dnnl_primitive_destroy(st->prim);
-	}
+	for (int j = 0; j < k->nsteps; j++)
+		step_free(&k->step[j]);
 	if (k->stream)
 		dnnl_stream_destroy(k->stream);
 	for (int i = 0; i < k->nown; i++)
 		free(k->own[i]);
+	if (k->conv)
+		step_free(&k->conv->op);
+	free(k->conv);
+	free(k->pool);
 	free(k);
 }
 
@@ -141,7 +171,6 @@ static DnnlKernel *kernel_new(gearrt_session *s)
 	memset(k, 0, sizeof(*k));
 	k->threads = threads;
 	k->sum_in = -1;
-	k->conv_step = -1;
 	k->scratch = &s->scratch;
 	return k;
 }
@@ -351,12 +380,6 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
 	return attr;
 }
 
-static const Value *in_val(const Prepared *p, const Node *n, int i)
-{
-	return i < n->ninputs && n->inputs[i] >= 0 ? &p->g->vals[n->inputs[i]]
-						   : NULL;
-}
-
 static bool is_f32(const Value *v)
 {
 	return v->dtype == DT_FLOAT && v->tkind == TK_TENSOR &&
@@ -368,7 +391,7 @@ static bool is_f32(const Value *v)
 static bool all_f32(const Prepared *p, const Node *n, int nin, int nreq)
 {
 	for (int i = 0; i < nin; i++) {
-		const Value *v = in_val(p, n, i);
+		const Value *v = rt_in_val(p, n, i);
 		if ((!v && i < nreq) || (v && !is_f32(v)))
 			return false;
 	}
@@ -392,9 +415,11 @@ static int bind_input(DnnlKernel *k, int arg, const dnnl_memory_desc_t *md,
 	return add_arg(k, arg, md, w ? BIND_FIXED : BIND_IN, i, w);
 }
 
-/* Ends a builder: the kernel into *fk (1), or 0 and nothing kept. */
+/* Ends a builder: the kernel into *fk (1), with its LayoutOps lay (or
+ * NULL), or 0 and nothing kept. */
 static int done(DnnlKernel *k, dnnl_primitive_desc_t pd,
-		dnnl_primitive_attr_t attr, bool ok, FastKernel *fk)
+		dnnl_primitive_attr_t attr, bool ok, const LayoutOps *lay,
+		FastKernel *fk)
 {
 	if (pd)
 		dnnl_primitive_desc_destroy(pd);
@@ -407,6 +432,7 @@ static int done(DnnlKernel *k, dnnl_primitive_desc_t pd,
 	fk->run = kernel_run;
 	fk->free = kernel_free;
 	fk->state = k;
+	fk->lay = lay;
 	return 1;
 }
 
@@ -438,50 +464,137 @@ static int conv_weights(const ConvGeom *cg, bool transpose, int64_t *dims,
 	return r;
 }
 
-/* The steps of a (de)convolution whose pd chose its activation layouts:
- * reorders from and to the plain tensors where that layout is blocked
- * (Z, if with_z, reordered into the blocked Y before), the operation
- * between them. */
-static bool conv_steps(DnnlKernel *k, dnnl_primitive_desc_t pd,
-		       const dnnl_memory_desc_t *src,
-		       const dnnl_memory_desc_t *dst, bool with_z,
-		       const dnnl_memory_desc_t *wu, const void *w,
-		       const Value *b, const dnnl_memory_desc_t *bias)
+/* md, the same dims in NHWC (acdb) order. */
+static bool md_nhwc(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like)
 {
-	const dnnl_memory_desc_t *qs =
-		dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
-	const dnnl_memory_desc_t *qd =
-		dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-	bool ps = dnnl_memory_desc_equal(qs, src);
-	bool pdst = dnnl_memory_desc_equal(qd, dst);
-	k->tmp_bytes[0] = ps ? 0 : dnnl_memory_desc_get_size(qs);
-	k->tmp_bytes[1] = pdst ? 0 : dnnl_memory_desc_get_size(qd);
-	/* the scratch arena grows now, not while running */
+	return like->ndims == 4 &&
+	       dnnl_memory_desc_init_by_tag(md, 4, like->dims, dnnl_f32,
+					    dnnl_acdb) == dnnl_success;
+}
+
+static bool is_nhwc(const dnnl_memory_desc_t *md)
+{
+	dnnl_memory_desc_t n;
+	return md_nhwc(&n, md) && dnnl_memory_desc_equal(&n, md);
+}
+
+/* The layout tensor io of c holds: NHWC (the primitive's) or row-major. */
+static const dnnl_memory_desc_t *conv_held(const ConvIo *c, int io)
+{
+	return c->nhwc[io] ? &c->inner[io] : &c->user[io];
+}
+
+static bool conv_reorders(const ConvIo *c, int io)
+{
+	return !dnnl_memory_desc_equal(conv_held(c, io), &c->inner[io]);
+}
+
+/* Z into Y's buffer (the primitive's Y: the output tensor, or the
+ * temporary if Y is reordered out): copied if already in its layout. */
+static bool conv_z_step(DnnlKernel *k, const ConvIo *c, bool ry)
+{
+	const dnnl_memory_desc_t *z = conv_held(c, CONV_Z);
+	if (!ry && dnnl_memory_desc_equal(z, &c->inner[CONV_Y])) {
+		k->sum_in = 3;
+		return true;
+	}
+	return reorder_step(k, z, BIND_IN, 3, NULL, &c->inner[CONV_Y],
+			    ry ? BIND_TMP : BIND_OUT, ry ? 1 : 0, NULL);
+}
+
+/* LayoutOps.finish of a (de)convolution: its steps, now that its
+ * tensors' layouts are known: Z into Y's buffer, X reordered in where
+ * its layout is not the primitive's, the operation, Y reordered out. */
+static int conv_finish(void *state)
+{
+	DnnlKernel *k = state;
+	ConvIo *c = k->conv;
+	for (int io = 0; io < 3; io++) /* [N,C,1,1]: the same bytes */
+		c->nhwc[io] |= c->nhwc_ok[io] && c->spatial == 1;
+	bool rx = conv_reorders(c, CONV_X), ry = conv_reorders(c, CONV_Y);
+	k->tmp_bytes[0] = rx ? dnnl_memory_desc_get_size(&c->inner[0]) : 0;
+	k->tmp_bytes[1] = ry ? dnnl_memory_desc_get_size(&c->inner[1]) : 0;
 	size_t tmp = k->tmp_bytes[0] + k->tmp_bytes[1];
-	if (tmp) {
+	if (tmp) { /* the scratch arena grows now, not while running */
 		arena_alloc(k->scratch, tmp + 128);
 		arena_reset(k->scratch);
 	}
-	k->sum_in = with_z && pdst ? 3 : -1;
-	if (with_z && !pdst &&
-	    !reorder_step(k, dst, BIND_IN, 3, NULL, qd, BIND_TMP, 1, NULL))
-		return false;
-	if (!ps &&
-	    !reorder_step(k, src, BIND_IN, 0, NULL, qs, BIND_TMP, 0, NULL))
-		return false;
-	k->z_in = with_z && !pdst;
-	k->x_in = !ps;
-	k->y_out = !pdst;
-	k->conv_step = k->nsteps;
-	if (!finish(k, pd, wu, w, 1.0f) ||
-	    add_arg(k, DNNL_ARG_SRC, qs, ps ? BIND_IN : BIND_TMP, 0, NULL) <
-		    0 ||
-	    (b && bind_input(k, DNNL_ARG_BIAS, bias, b, 2) < 0) ||
-	    add_arg(k, DNNL_ARG_DST, qd, pdst ? BIND_OUT : BIND_TMP,
-		    pdst ? 0 : 1, NULL) < 0)
-		return false;
-	return pdst || reorder_step(k, qd, BIND_TMP, 1, NULL, dst, BIND_OUT,
-				    0, NULL);
+	bool ok = (!c->with_z || conv_z_step(k, c, ry)) &&
+		  (!rx || reorder_step(k, &c->user[0], BIND_IN, 0, NULL,
+				       &c->inner[0], BIND_TMP, 0, NULL)) &&
+		  k->nsteps < MAX_STEPS;
+	if (!ok)
+		return error("oneDNN refused a reorder");
+	k->step[k->nsteps++] = c->op;
+	memset(&c->op, 0, sizeof(c->op));
+	ok = add_arg(k, DNNL_ARG_SRC, &c->inner[0], rx ? BIND_TMP : BIND_IN,
+		     0, NULL) == 0 &&
+	     add_arg(k, DNNL_ARG_DST, &c->inner[1], ry ? BIND_TMP : BIND_OUT,
+		     ry ? 1 : 0, NULL) == 0 &&
+	     (!ry || reorder_step(k, &c->inner[1], BIND_TMP, 1, NULL,
+				  &c->user[1], BIND_OUT, 0, NULL));
+	return ok ? 0 : error("oneDNN refused a reorder");
+}
+
+static int conv_io(int slot, const ConvIo *c)
+{
+	return slot == 0			? CONV_X
+	       : slot == -1			? CONV_Y
+	       : slot == 3 && c->with_z ? CONV_Z
+					: -1;
+}
+
+static int conv_group(const void *state, int slot, bool *prefers)
+{
+	const ConvIo *c = ((const DnnlKernel *)state)->conv;
+	int io = conv_io(slot, c);
+	if (io < 0 || !c->nhwc_ok[io])
+		return 0;
+	*prefers = true;
+	return 1 + (io == CONV_Z && c->z_shares_y ? CONV_Y : io);
+}
+
+static void conv_set_nhwc(void *state, int slot)
+{
+	ConvIo *c = ((DnnlKernel *)state)->conv;
+	int io = conv_io(slot, c);
+	if (io >= 0)
+		c->nhwc[io] = true;
+}
+
+static const LayoutOps conv_layout = { conv_group, conv_set_nhwc,
+				       conv_finish };
+
+/* The tensors of a (de)convolution whose pd chose its layouts; the
+ * operation's step is made (weights reordered once, bias, scratchpad),
+ * the rest waits for conv_finish. */
+static bool conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t pd,
+			 const dnnl_memory_desc_t *src,
+			 const dnnl_memory_desc_t *dst, bool with_z,
+			 const dnnl_memory_desc_t *wu, const void *w,
+			 const Value *b, const dnnl_memory_desc_t *bias)
+{
+	ConvIo *c = k->conv = xmalloc(sizeof(*c));
+	memset(c, 0, sizeof(*c));
+	c->user[CONV_X] = *src;
+	c->user[CONV_Y] = c->user[CONV_Z] = *dst;
+	c->inner[CONV_X] =
+		*dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+	c->inner[CONV_Y] = c->inner[CONV_Z] =
+		*dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+	for (int io = 0; io < 3; io++)
+		c->nhwc_ok[io] = is_nhwc(&c->inner[io]);
+	c->with_z = with_z;
+	c->spatial = 1;
+	for (int a = 2; a < dst->ndims; a++)
+		c->spatial *= dst->dims[a];
+	bool ok = finish(k, pd, wu, w, 1.0f) &&
+		  (!b || bind_input(k, DNNL_ARG_BIAS, bias, b, 2) == 0);
+	if (k->nsteps) { /* the step waits in c->op */
+		c->op = k->step[--k->nsteps];
+		memset(&k->step[k->nsteps], 0, sizeof(Step));
+	}
+	return ok;
 }
 
 int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
@@ -489,8 +602,8 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
 {
 	const Node *n = t->n;
 	bool fused = !transpose && n->op != OP_Conv;
-	const Value *w = in_val(p, n, 1), *b = in_val(p, n, 2);
-	const Value *z = fused ? in_val(p, n, 3) : NULL;
+	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
+	const Value *z = fused ? rt_in_val(p, n, 3) : NULL;
 	const Value *y = &p->g->vals[n->outputs[0]];
 	if (!all_f32(p, n, fused ? 4 : 3, 2) || !weight_data(w) ||
 	    (z && !shape_equal(&z->shape, &y->shape)))
@@ -564,9 +677,13 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
 	ok = ok && dnnl_stream_create(&k->stream, engine,
 				      dnnl_stream_default_flags) ==
 			   dnnl_success &&
-	     conv_steps(k, pd, &src, &dst, z != NULL, &wuser, weight_data(w),
-			b, &bias);
-	return done(k, pd, attr, ok, fk);
+	     conv_prepare(k, pd, &src, &dst, z != NULL, &wuser,
+			  weight_data(w), b, &bias);
+	if (ok && z)
+		k->conv->z_shares_y = p->vt[n->inputs[3]].data ==
+					      p->vt[n->outputs[0]].data &&
+				      p->vt[n->outputs[0]].data;
+	return done(k, pd, attr, ok, &conv_layout, fk);
 }
 
 /* ---- MatMul, Gemm, FusedMatMul, FusedGemm ------------------------------ */
@@ -667,8 +784,8 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
 {
 	const Node *n = t->n;
 	bool fused = n->op != OP_MatMul && n->op != OP_Gemm;
-	const Value *a = in_val(p, n, 0), *b = in_val(p, n, 1);
-	const Value *c = in_val(p, n, 2);
+	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
+	const Value *c = rt_in_val(p, n, 2);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	MmDesc d;
 	memset(&d, 0, sizeof(d));
@@ -687,7 +804,7 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
 	bool cfixed = false;
 	const void *cdata = c ? gemm_bias(k, c, d.beta, &cfixed) : NULL;
 	if (c && d.beta != 1.0f && !cdata)
-		return done(k, NULL, NULL, false, fk);
+		return done(k, NULL, NULL, false, NULL, fk);
 	dnnl_memory_desc_t src, wu, wany, dst, bias;
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = make_attr(n, false);
@@ -712,7 +829,7 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
 				 cfixed ? BIND_FIXED : BIND_IN, 2, cdata) ==
 				 0) &&
 		  add_arg(k, DNNL_ARG_DST, &dst, BIND_OUT, 0, NULL) == 0;
-	return done(k, pd, attr, ok, fk);
+	return done(k, pd, attr, ok, NULL, fk);
 }
 
 /* ---- MaxPool, AveragePool, GlobalAveragePool ---------------------------- */
@@ -724,10 +841,71 @@ static int64_t ints_at(const Node *n, const char *name, int i, int64_t dflt)
 	return i < cnt ? v[i] : dflt;
 }
 
+/* The primitive descriptor of ps's pooling in its tensors' layout. */
+static bool pool_pd(const PoolSpec *ps, dnnl_primitive_attr_t attr,
+		    dnnl_primitive_desc_t *pd)
+{
+	dnnl_memory_desc_t src, dst, t;
+	dnnl_pooling_v2_desc_t d;
+	bool ok = md_make(&src, ps->rank, ps->x, NULL) &&
+		  md_make(&dst, ps->rank, ps->y, NULL);
+	if (ok && ps->nhwc)
+		ok = md_nhwc(&t, &src) && (src = t, md_nhwc(&t, &dst)) &&
+		     (dst = t, true);
+	return ok &&
+	       dnnl_pooling_v2_forward_desc_init(
+		       &d, dnnl_forward_inference, ps->alg, &src, &dst,
+		       ps->strides, ps->ker, ps->dil, ps->pl, ps->pr) ==
+		       dnnl_success &&
+	       dnnl_primitive_desc_create(pd, &d, attr, engine, NULL) ==
+		       dnnl_success;
+}
+
+/* LayoutOps.finish of a pooling: its primitive, in its tensors'
+ * layout. */
+static int pool_finish(void *state)
+{
+	DnnlKernel *k = state;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_attr_t attr = make_attr(k->pool->n, false);
+	bool ok = attr && pool_pd(k->pool, attr, &pd) &&
+		  finish(k, pd, NULL, NULL, 1.0f) &&
+		  add_arg(k, DNNL_ARG_SRC,
+			  dnnl_primitive_desc_query_md(pd, dnnl_query_src_md,
+						       0),
+			  BIND_IN, 0, NULL) == 0 &&
+		  add_arg(k, DNNL_ARG_DST,
+			  dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md,
+						       0),
+			  BIND_OUT, 0, NULL) == 0;
+	if (pd)
+		dnnl_primitive_desc_destroy(pd);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	return ok ? 0 : error("oneDNN refused the pooling");
+}
+
+/* X and Y share a layout; rank 4 may be NHWC. */
+static int pool_group(const void *state, int slot, bool *prefers)
+{
+	(void)prefers;
+	const PoolSpec *ps = ((const DnnlKernel *)state)->pool;
+	return ps->rank == 4 && (slot == 0 || slot == -1);
+}
+
+static void pool_set_nhwc(void *state, int slot)
+{
+	(void)slot;
+	((DnnlKernel *)state)->pool->nhwc = true;
+}
+
+static const LayoutOps pool_layout = { pool_group, pool_set_nhwc,
+				       pool_finish };
+
 int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
-	const Value *x = in_val(p, n, 0);
+	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	bool global = n->op == OP_GlobalAveragePool;
 	bool incl = attr_int(n, "count_include_pad", 0) != 0;
@@ -763,30 +941,30 @@ int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		     (!notset || pr[a] > pe)))
 			return 0;
 	}
-	dnnl_alg_kind_t alg = n->op == OP_MaxPool ? dnnl_pooling_max
-			      : incl ? dnnl_pooling_avg_include_padding
-				     : dnnl_pooling_avg_exclude_padding;
 	DnnlKernel *k = kernel_new(s);
 	if (!k)
 		return 0;
-	dnnl_memory_desc_t src, dst;
-	dnnl_primitive_desc_t pd = NULL;
+	PoolSpec *ps = k->pool = xmalloc(sizeof(*ps));
+	memset(ps, 0, sizeof(*ps));
+	ps->n = n;
+	ps->alg = n->op == OP_MaxPool ? dnnl_pooling_max
+		  : incl	      ? dnnl_pooling_avg_include_padding
+				      : dnnl_pooling_avg_exclude_padding;
+	ps->rank = x->shape.rank;
+	memcpy(ps->x, x->shape.dims, sizeof(ps->x));
+	memcpy(ps->y, y->shape.dims, sizeof(ps->y));
+	memcpy(ps->strides, strides, sizeof(strides));
+	memcpy(ps->ker, ker, sizeof(ker));
+	memcpy(ps->dil, dil, sizeof(dil));
+	memcpy(ps->pl, pl, sizeof(pl));
+	memcpy(ps->pr, pr, sizeof(pr));
+	dnnl_primitive_desc_t pd = NULL; /* whether oneDNN takes it */
 	dnnl_primitive_attr_t attr = make_attr(n, false);
-	dnnl_pooling_v2_desc_t d;
-	bool ok = attr && md_make(&src, x->shape.rank, x->shape.dims, NULL) &&
-		  md_make(&dst, y->shape.rank, y->shape.dims, NULL) &&
-		  dnnl_pooling_v2_forward_desc_init(
-			  &d, dnnl_forward_inference, alg, &src, &dst,
-			  strides, ker, dil, pl, pr) == dnnl_success &&
-		  dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
-			  dnnl_success &&
+	bool ok = attr && pool_pd(ps, attr, &pd) &&
 		  dnnl_stream_create(&k->stream, engine,
 				     dnnl_stream_default_flags) ==
-			  dnnl_success &&
-		  finish(k, pd, NULL, NULL, 1.0f) &&
-		  add_arg(k, DNNL_ARG_SRC, &src, BIND_IN, 0, NULL) == 0 &&
-		  add_arg(k, DNNL_ARG_DST, &dst, BIND_OUT, 0, NULL) == 0;
-	return done(k, pd, attr, ok, fk);
+			  dnnl_success;
+	return done(k, pd, attr, ok, &pool_layout, fk);
 }
 
 /* ---- LSTM, GRU, RNN ------------------------------------------------------ */
@@ -842,17 +1020,17 @@ static bool rnn_fits(const Prepared *p, const Node *n, int64_t *T, int64_t *B,
 	const char *dir = attr_str(n, "direction", "forward");
 	int nin = n->op == OP_LSTM ? 8 : 6;
 	for (int i = 0; i < nin; i++) {
-		const Value *v = in_val(p, n, i);
+		const Value *v = rt_in_val(p, n, i);
 		if (i != 4 && v && !is_f32(v))
 			return false;
 	}
 	for (int32_t k = 0; k < n->noutputs; k++)
 		if (n->outputs[k] >= 0 && !is_f32(&p->g->vals[n->outputs[k]]))
 			return false;
-	const Value *x = in_val(p, n, 0), *r = in_val(p, n, 2);
-	if (!x || !r || !weight_data(in_val(p, n, 1)) || !weight_data(r) ||
-	    (in_val(p, n, 3) && !weight_data(in_val(p, n, 3))) ||
-	    (n->op == OP_LSTM && in_val(p, n, 7)) || x->shape.rank != 3 ||
+	const Value *x = rt_in_val(p, n, 0), *r = rt_in_val(p, n, 2);
+	if (!x || !r || !weight_data(rt_in_val(p, n, 1)) || !weight_data(r) ||
+	    (rt_in_val(p, n, 3) && !weight_data(rt_in_val(p, n, 3))) ||
+	    (n->op == OP_LSTM && rt_in_val(p, n, 7)) || x->shape.rank != 3 ||
 	    r->shape.rank != 3 || r->shape.dims[0] != 1 ||
 	    strcmp(dir, "bidirectional") == 0 || node_attr(n, "clip") ||
 	    attr_int(n, "input_forget", 0) || attr_int(n, "layout", 0) ||
@@ -861,7 +1039,7 @@ static bool rnn_fits(const Prepared *p, const Node *n, int64_t *T, int64_t *B,
 	*T = x->shape.dims[0], *B = x->shape.dims[1], *I = x->shape.dims[2];
 	*H = r->shape.dims[2];
 	return *T > 0 && *B > 0 && *I > 0 && *H > 0 &&
-	       whole_sequences(in_val(p, n, 4), *T);
+	       whole_sequences(rt_in_val(p, n, 4), *T);
 }
 
 /* ONNX's W or R ([1, G*H, K]) as oneDNN's ldigo [1, 1, K, G, H] in its
@@ -942,7 +1120,7 @@ static bool rnn_const(DnnlKernel *k, const_dnnl_primitive_desc_t pd, int arg,
 static bool rnn_in(DnnlKernel *k, const Prepared *p, const Node *n, int i,
 		   int arg, const dnnl_memory_desc_t *md)
 {
-	const Value *v = in_val(p, n, i);
+	const Value *v = rt_in_val(p, n, i);
 	return !v || bind_input(k, arg, md, v, i) == 0;
 }
 
@@ -964,7 +1142,7 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	bool lbr = n->op == OP_GRU && attr_int(n, "linear_before_reset", 0);
 	int64_t G = lstm ? 4 : n->op == OP_GRU ? 3 : 1;
 	const int *gate = lstm ? lstm_gates : same_gates;
-	bool has_c = lstm && in_val(p, n, 6);
+	bool has_c = lstm && rt_in_val(p, n, 6);
 	bool want[3];
 	for (int i = 0; i < 3; i++)
 		want[i] = i < n->noutputs && n->outputs[i] >= 0 &&
@@ -980,7 +1158,7 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	dnnl_memory_desc_t md[9], wl_any, wi_any;
 	memset(md, 0, sizeof(md));
 	bool ok = md_make(&md[0], 3, xd, NULL) &&
-		  (!in_val(p, n, 5) || md_make(&md[1], 4, sd, NULL)) &&
+		  (!rt_in_val(p, n, 5) || md_make(&md[1], 4, sd, NULL)) &&
 		  (!has_c || md_make(&md[2], 4, sd, NULL)) &&
 		  md_make(&md[3], 5, wld, NULL) &&
 		  md_make(&md[4], 5, wid, NULL) &&
@@ -1000,7 +1178,7 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		return 0;
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = make_attr(n, false);
-	const Value *bv = in_val(p, n, 3);
+	const Value *bv = rt_in_val(p, n, 3);
 	const dnnl_memory_desc_t *sp = NULL;
 	ok = attr &&
 	     dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
@@ -1009,10 +1187,10 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 				dnnl_stream_default_flags) == dnnl_success &&
 	     step_new(k, pd) &&
 	     rnn_const(k, pd, DNNL_ARG_WEIGHTS_LAYER, &user_w,
-		       rnn_weights(weight_data(in_val(p, n, 1)), G, H, I,
+		       rnn_weights(weight_data(rt_in_val(p, n, 1)), G, H, I,
 				   gate)) &&
 	     rnn_const(k, pd, DNNL_ARG_WEIGHTS_ITER, &user_r,
-		       rnn_weights(weight_data(in_val(p, n, 2)), G, H, H,
+		       rnn_weights(weight_data(rt_in_val(p, n, 2)), G, H, H,
 				   gate)) &&
 	     rnn_const(k, pd, DNNL_ARG_BIAS, &md[5],
 		       rnn_bias(bv ? weight_data(bv) : NULL, G, H, gate,
@@ -1029,139 +1207,15 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		ok = buf && add_arg(k, DNNL_ARG_SCRATCHPAD, sp, BIND_FIXED, 0,
 				    buf) == 0;
 	}
-	return done(k, pd, attr, ok, fk);
-}
-
-/* ---- blocked layout between convolutions ------------------------------- */
-
-static void step_free(Step *st)
-{
-	for (int i = 0; i < st->nargs; i++)
-		dnnl_memory_destroy(st->args[i].memory);
-	if (st->prim)
-		dnnl_primitive_destroy(st->prim);
-}
-
-/* The memory descriptor of argument arg of k's convolution, or NULL. */
-static Step *conv_arg(DnnlKernel *k, int arg, int *at)
-{
-	Step *st = &k->step[k->conv_step];
-	for (int i = 0; i < st->nargs; i++)
-		if (st->args[i].arg == arg) {
-			*at = i;
-			return st;
-		}
-	return NULL;
-}
-
-static const dnnl_memory_desc_t *arg_md(Step *st, int i)
-{
-	const dnnl_memory_desc_t *md = NULL;
-	if (dnnl_memory_get_memory_desc(st->args[i].memory, &md) !=
-	    dnnl_success)
-		return NULL;
-	return md;
-}
-
-enum { MAX_READERS = 8 };
-
-/* The tasks reading v (the output of task u), if every one is a oneDNN
- * convolution reading it as X alone and reordering it in from layout
- * ymd, and v is no graph output nor read by a subgraph: their count
- * (0 if not so). */
-static int conv_readers(const Prepared *p, const Task *u, ValId v,
-			const dnnl_memory_desc_t *ymd, DnnlKernel **r)
-{
-	const Graph *g = p->g;
-	int n = 0, refs = 0;
-	for (int32_t k = 0; k < g->noutputs; k++)
-		if (g->outputs[k] == v)
-			return 0;
-	for (int32_t i = 0; i < g->nnodes; i++) {
-		const Node *m = &g->nodes[i];
-		for (int32_t a = 0; a < m->nattrs; a++)
-			if (m->attrs[a].type == ATTR_GRAPH ||
-			    m->attrs[a].type == ATTR_GRAPHS)
-				return 0; /* a subgraph may read v */
-		for (int32_t k = 0; k < m->ninputs; k++)
-			refs += m->inputs[k] == v;
-	}
-	for (const Task *t = u + 1; t < p->tasks + p->ntasks; t++) {
-		int uses = 0;
-		for (int32_t k = 0; k < t->n->ninputs; k++)
-			if (t->n->inputs[k] == v && (k != 0 || uses++))
-				return 0;
-		if (!uses)
-			continue;
-		DnnlKernel *c = t->fast.run == kernel_run ? t->fast.state
-							  : NULL;
-		int xi = 0;
-		Step *cs = c && c->conv_step >= 0 && c->x_in
-				   ? conv_arg(c, DNNL_ARG_SRC, &xi)
-				   : NULL;
-		const dnnl_memory_desc_t *xmd = cs ? arg_md(cs, xi) : NULL;
-		if (!xmd || !dnnl_memory_desc_equal(xmd, ymd) ||
-		    n == MAX_READERS)
-			return 0;
-		r[n++] = c;
-	}
-	return n == refs ? n : 0;
-}
-
-/* Convolution c reads its blocked X from the input tensor itself. */
-static void drop_x_reorder(DnnlKernel *c)
-{
-	int xi = 0;
-	Step *cs = conv_arg(c, DNNL_ARG_SRC, &xi);
-	cs->bind[xi] = BIND_IN;
-	cs->idx[xi] = 0;
-	int r = c->z_in ? 1 : 0; /* the X reorder step */
-	step_free(&c->step[r]);
-	memmove(&c->step[r], &c->step[r + 1],
-		(size_t)(c->nsteps - r - 1) * sizeof(Step));
-	c->nsteps--;
-	c->conv_step--;
-	c->x_in = false;
-	c->tmp_bytes[0] = 0;
-}
-
-void dnnl_fast_link(Prepared *p)
-{
-	for (Task *u = p->tasks; p->tasks && u < p->tasks + p->ntasks; u++) {
-		DnnlKernel *pk = u->fast.run == kernel_run ? u->fast.state
-							   : NULL;
-		if (!pk || pk->conv_step < 0 || !pk->y_out || pk->z_in ||
-		    u->n->noutputs < 1 || u->n->outputs[0] < 0)
-			continue;
-		ValId v = u->n->outputs[0];
-		int yi = 0;
-		Step *ps = conv_arg(pk, DNNL_ARG_DST, &yi);
-		const dnnl_memory_desc_t *ymd = ps ? arg_md(ps, yi) : NULL;
-		DnnlKernel *r[MAX_READERS];
-		int n = ymd && dnnl_memory_desc_get_size(ymd) ==
-					 p->vt[v].nbytes
-				? conv_readers(p, u, v, ymd, r)
-				: 0;
-		if (!n)
-			continue;
-		/* the producer writes its blocked Y into v's bytes ... */
-		ps->bind[yi] = BIND_OUT;
-		ps->idx[yi] = 0;
-		step_free(&pk->step[--pk->nsteps]);
-		pk->y_out = false;
-		pk->tmp_bytes[1] = 0;
-		/* ... which each reader takes as its blocked X */
-		for (int i = 0; i < n; i++)
-			drop_x_reorder(r[i]);
-	}
+	return done(k, pd, attr, ok, NULL, fk);
 }
 
 bool dnnl_fast_reorders(const FastKernel *fk, bool *x_in, bool *y_out)
 {
 	const DnnlKernel *k = fk->run == kernel_run ? fk->state : NULL;
-	if (!k || k->conv_step < 0)
+	if (!k || !k->conv)
 		return false;
-	*x_in = k->x_in;
-	*y_out = k->y_out;
+	*x_in = conv_reorders(k->conv, CONV_X);
+	*y_out = conv_reorders(k->conv, CONV_Y);
 	return true;
 }

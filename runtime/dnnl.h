@@ -3,7 +3,9 @@
  *
  * Each builder looks at task t's node at its planned shapes and, if
  * oneDNN takes it, creates the primitive once (weights reordered into
- * oneDNN's preferred layout in memory the kernel owns) and fills *k:
+ * oneDNN's preferred layout in memory the kernel owns; a convolution's
+ * reorders and a pooling's primitive wait for its tensors' layouts, its
+ * LayoutOps' finish) and fills *k:
  * 1 if so, 0 if the reference kernel must run (another dtype, an
  * attribute oneDNN does not express, a primitive oneDNN refuses), -1
  * with an error.
@@ -20,13 +22,8 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
  * attributes). */
 int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
 		     FastKernel *k);
-/* Once every task of p has its kernel: a convolution whose output is
- * read only by convolutions taking it as X, all in the blocked layout it
- * writes (of the plain tensor's size), writes that layout into the
- * tensor and they read it, with no reorders between them. */
-void dnnl_fast_link(Prepared *p);
-/* For a convolution kernel: whether it reorders X in and Y out (false if
- * fk is no oneDNN convolution). */
+/* For a convolution kernel, once finished (runtime/layout.c): whether
+ * it reorders X in and Y out (false if fk is no oneDNN convolution). */
 bool dnnl_fast_reorders(const FastKernel *fk, bool *x_in, bool *y_out);
 /* LSTM, GRU, RNN: one direction, the default activations, whole
  * sequences, constant weights. */

@@ -16,13 +16,15 @@
  * destroy) the times are printed to stderr summed per op type and path
  * (the op's name, with "/fast" for a fast path, "/eval" for evaluation),
  * largest first, as milliseconds per run; GEARRT_PROFILE=nodes adds a
- * row per node, in run order.
+ * row per node, in run order, saying which of its tensors are NHWC
+ * (runtime/layout.c) and what a convolution reorders.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "dnnl.h"
 #include "rt.h"
 
 
@@ -180,6 +182,24 @@ static int32_t profile_rows(const Prepared *p, int32_t *row, uint64_t *ns,
 	return nrows;
 }
 
+/* For a profile's node row: which of t's tensors are NHWC, which of a
+ * convolution's are reordered. */
+static const char *task_layouts(const Prepared *p, const Task *t, char *buf,
+				size_t size)
+{
+	const Node *n = t->n;
+	bool x_in = false, y_out = false, in = false, out = false;
+	for (int32_t k = 0; p->nhwc && k < n->ninputs; k++)
+		in |= n->inputs[k] >= 0 && p->nhwc[n->inputs[k]];
+	for (int32_t k = 0; p->nhwc && k < n->noutputs; k++)
+		out |= n->outputs[k] >= 0 && p->nhwc[n->outputs[k]];
+	dnnl_fast_reorders(&t->fast, &x_in, &y_out);
+	snprintf(buf, size, "%s%s%s%s", in ? "  in NHWC" : "",
+		 out ? "  out NHWC" : "", x_in ? "  reorders X" : "",
+		 y_out ? "  reorders Y" : "");
+	return buf;
+}
+
 static void profile_print(const Prepared *p)
 {
 	const Profile *pr = p->prof;
@@ -212,9 +232,11 @@ static void profile_print(const Prepared *p)
 	}
 	for (int32_t i = 0; pr->nodes && i < p->ntasks; i++) {
 		const Task *t = &p->tasks[i];
-		fprintf(stderr, "  node %-40s %s%s %.3f ms\n", t->n->name,
+		char lay[64];
+		fprintf(stderr, "  node %-40s %s%s %.3f ms%s\n", t->n->name,
 			t->n->op_type, task_path(t),
-			(double)pr->ns[i] / 1e6 / (double)pr->runs);
+			(double)pr->ns[i] / 1e6 / (double)pr->runs,
+			task_layouts(p, t, lay, sizeof(lay)));
 	}
 	free(row);
 	free(count);
@@ -267,7 +289,10 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 			return NULL;
 		}
 	}
-	rt_fast_link(p);
+	if (rt_layout(p) < 0) {
+		rt_prepared_free(p);
+		return NULL;
+	}
 	p->prof = profile_new(p->ntasks);
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		Tensor *t = &p->own_out[k];
@@ -294,6 +319,7 @@ void rt_prepared_free(Prepared *p)
 		free((void *)p->own_out[k].data);
 	free(p->own_out);
 	free(p->tasks);
+	free(p->nhwc);
 	free(p->vt);
 	free(p->cur);
 	free(p);

@@ -1,16 +1,18 @@
 /*
  * runtime/fast.c - fast paths chosen when a gear is prepared (rt.h
- * FastKernel): which nodes the plain-C kernels (runtime/direct.c, tried
- * first) and oneDNN (runtime/dnnl.c) run, and which neighbours share
- * work: convolutions keeping oneDNN's blocked layout between them, a
- * ConvTranspose applying the activation after it.  A node no fast path
- * takes runs its op's reference kernel.  GEARRT_NO_FAST=1 in the
- * environment when a gear is prepared turns every fast path off (the
- * reference kernels are then the test oracle: tests/test_fast.c).
+ * FastKernel): which nodes the plain-C kernels (runtime/direct.c and
+ * chanwise.c, tried first) and oneDNN (runtime/dnnl.c) run, and which
+ * neighbours share work: a ConvTranspose applying the activation after
+ * it (the layouts tensors take between kernels are runtime/layout.c's).
+ * A node no fast path takes runs its op's reference kernel.
+ * GEARRT_NO_FAST=1 in the environment when a gear is prepared turns
+ * every fast path off (the reference kernels are then the test oracle:
+ * tests/test_fast.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "chanwise.h"
 #include "direct.h"
 #include "dnnl.h"
 #include "rt.h"
@@ -74,8 +76,8 @@ static int fold_into_deconv(Prepared *p, Task *t)
 	return 1;
 }
 
-/* The plain-C paths (runtime/direct.c), tried before oneDNN: 1 if one
- * took t, 0 if none, -1 with an error. */
+/* The plain-C paths (runtime/direct.c, chanwise.c), tried before
+ * oneDNN: 1 if one took t, 0 if none, -1 with an error. */
 static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 {
 	if (own_op(t->n, "FusedConv"))
@@ -93,11 +95,15 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 	case OP_Softmax:
 		return direct_softmax(s, p, t, &t->fast);
 	case OP_Erf:
+		return direct_unary(s, p, t, &t->fast);
 	case OP_Add:
 	case OP_Sub:
 	case OP_Mul:
 	case OP_Div:
-		return direct_unary(s, p, t, &t->fast);
+		return direct_unary(s, p, t, &t->fast) ||
+		       chan_binary(s, p, t, &t->fast);
+	case OP_GlobalAveragePool:
+		return chan_gap(s, p, t, &t->fast);
 	case OP_Transpose:
 		return direct_transpose(s, p, t, &t->fast);
 	case OP_Resize:
@@ -142,10 +148,4 @@ int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 	if (own_op(n, "FusedMatMul"))
 		return dnnl_fast_matmul(s, p, t, false, &t->fast);
 	return 0;
-}
-
-void rt_fast_link(Prepared *p)
-{
-	if (!fast_disabled())
-		dnnl_fast_link(p);
 }

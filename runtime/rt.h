@@ -43,15 +43,31 @@ struct gearrt_model {
 	bool *by_value;
 };
 
+/* How a fast kernel takes its tensors' layouts (runtime/layout.c).  A
+ * slot is input k (k >= 0) or output k (-1 - k) of the node.  group says
+ * whether the slot's rank-4 tensor may be channels-last (NHWC): 0 if it
+ * must stay row-major, else a number shared by the slots that must have
+ * one layout (an input and the output overwriting it, say); *prefers is
+ * set if channels-last spares the kernel a reorder.  set_nhwc makes the
+ * slot channels-last.  finish, once every slot is set and before the
+ * first run, builds what depends on them (reorder primitives); -1 with
+ * an error. */
+typedef struct LayoutOps {
+	int (*group)(const void *state, int slot, bool *prefers);
+	void (*set_nhwc)(void *state, int slot);
+	int (*finish)(void *state);
+} LayoutOps;
+
 /* A fast path for one node, chosen when its gear is prepared
  * (runtime/fast.c): run(state, in, out) computes the node's outputs into
  * out[k]->data from in[k] (whose data pointers may change between runs:
  * graph inputs and outputs are the caller's buffers); free(state) when
- * the session goes. */
+ * the session goes.  lay: NULL if every tensor it touches is row-major. */
 typedef struct FastKernel {
 	int (*run)(void *state, const Tensor *const *in, Tensor *const *out);
 	void (*free)(void *state);
 	void *state;
+	const LayoutOps *lay;
 } FastKernel;
 
 typedef struct Task {
@@ -77,6 +93,7 @@ typedef struct Prepared {
 	int32_t ntasks;
 	Tensor *own_out;     /* per graph output: session-owned buffers */
 	bool planned;	     /* every task runs its kernel on planned buffers */
+	uint8_t *nhwc;	     /* per value: channels-last (layout.c) */
 	uint8_t *mem;	     /* the arena its plan's offsets are in */
 	uint64_t mem_bytes;
 	struct Profile *prof; /* GEARRT_PROFILE=1: per task times (exec.c) */
@@ -136,9 +153,29 @@ int rt_run_by_value(gearrt_session *s, size_t graph,
  * fast path if one takes its node at these shapes: 1 if so, 0 if the
  * reference kernel runs, -1 with an error. */
 int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t);
-/* Once every task of p is prepared: fast paths of neighbouring tasks
- * share a layout (runtime/dnnl.c dnnl_fast_link). */
-void rt_fast_link(Prepared *p);
+/* runtime/layout.c: once every task of p has its kernel, gives the
+ * rank-4 float tensors between oneDNN convolutions and the kernels that
+ * take either layout the channels-last layout those convolutions compute
+ * in, and finishes the kernels; -1 with an error. */
+int rt_layout(Prepared *p);
+
+/* Input i of node n in p's graph, or NULL if absent. */
+static inline const Value *rt_in_val(const Prepared *p, const Node *n, int i)
+{
+	return i < n->ninputs && n->inputs[i] >= 0 ? &p->g->vals[n->inputs[i]]
+						   : NULL;
+}
+
+/* The hot loops of the plain-C fast paths (runtime/direct.c,
+ * chanwise.c) are compiled for AVX-512 and AVX2 as well as the base ISA,
+ * picked once by the loader. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+	!defined(__SANITIZE_ADDRESS__)
+#define RT_HOT __attribute__((target_clones("avx512f", "avx2", "default"), \
+				   optimize("O3", "fp-contract=fast")))
+#else
+#define RT_HOT
+#endif
 
 /* Sets gearrt_last_error from the compiler's error message. */
 gearrt_status rt_fail(gearrt_status st);

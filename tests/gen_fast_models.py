@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
-fast_direct.onnx, fast_chain.onnx and fast_rnn.onnx for tests/test_fast.c:
+fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx and fast_nhwc.onnx for
+tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -192,3 +193,35 @@ save(rnn, [rnn_w("lw", 4, I_), rnn_w("lr", 4, H_), bias("lb", 4),
       h.make_tensor_value_info("h0", T.FLOAT, [1, B_, H_]),
       h.make_tensor_value_info("c0", T.FLOAT, [1, B_, H_])],
      [o for n in rnn for o in n.output], "fast_rnn.onnx")
+
+
+# runtime/layout.c: tensors between oneDNN convolutions stay NHWC through
+# a squeeze-excite block (GlobalAveragePool, 1x1 Convs, Sigmoid, Mul by
+# [N,C,1,1]), a residual Add, a Sub of a constant [1,C,1,1], a MaxPool
+# and a FusedConv's residual Z: only x in and y out are reordered
+nhwc = [
+    h.make_node("Conv", ["x", "na1", "nb1"], ["a"], pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["a"], ["ar"]),
+    h.make_node("Conv", ["ar", "na2"], ["b"], pads=[1, 1, 1, 1], group=16),
+    h.make_node("GlobalAveragePool", ["b"], ["g"]),
+    h.make_node("Conv", ["g", "na3", "nb3"], ["g1"]),
+    h.make_node("Relu", ["g1"], ["g2"]),
+    h.make_node("Conv", ["g2", "na4", "nb4"], ["g3"]),
+    h.make_node("Sigmoid", ["g3"], ["se"]),
+    h.make_node("Mul", ["b", "se"], ["m"]),
+    h.make_node("Add", ["m", "ar"], ["res"]),
+    h.make_node("Sub", ["res", "nc"], ["shifted"]),
+    h.make_node("MaxPool", ["shifted"], ["p"], kernel_shape=[2, 2],
+                strides=[2, 2]),
+    h.make_node("Conv", ["p", "na5", "nb5"], ["q0"]),
+    h.make_node("Add", ["q0", "p"], ["q"]),
+    h.make_node("Conv", ["q", "na6"], ["y"]),
+]
+save(nhwc, [ws("na1", 16, 8, 3, 3), w("nb1", 16), ws("na2", 16, 1, 3, 3),
+            ws("na3", 4, 16, 1, 1), w("nb3", 4), ws("na4", 16, 4, 1, 1),
+            w("nb4", 16),
+            nh.from_array(rng.standard_normal([1, 16, 1, 1])
+                          .astype(np.float32), "nc"),
+            ws("na5", 16, 16, 1, 1), w("nb5", 16), ws("na6", 8, 16, 1, 1)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 8, 12, 12])], ["y"],
+     "fast_nhwc.onnx")

@@ -8,6 +8,7 @@
  */
 #include <math.h>
 
+#include "runtime/chanwise.h"
 #include "runtime/direct.h"
 #include "runtime/dnnl.h"
 #include "runtime/gearrt.h"
@@ -23,6 +24,8 @@ typedef struct Outs {
 	int fast; /* tasks a fast path took */
 	int reorders; /* of oneDNN convolutions' X and Y */
 	int direct; /* tasks runtime/direct.c took */
+	int chan; /* tasks runtime/chanwise.c took */
+	int nhwc; /* tensors runtime/layout.c made NHWC */
 } Outs;
 
 static char *compile_static(const char *dir, const char *name)
@@ -87,9 +90,12 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 		bool xi, yo;
 		o.fast += p->tasks[i].fast.run != NULL;
 		o.direct += direct_took(&p->tasks[i].fast);
+		o.chan += chan_took(&p->tasks[i].fast);
 		if (dnnl_fast_reorders(&p->tasks[i].fast, &xi, &yo))
 			o.reorders += xi + yo;
 	}
+	for (ValId v = 0; p->nhwc && v < p->g->nvals; v++)
+		o.nhwc += p->nhwc[v];
 	for (size_t i = 0; i < nin; i++)
 		free(in[i].data);
 	gearrt_session_destroy(s);
@@ -118,15 +124,16 @@ static void expect_close(const Outs *a, const Outs *b, const char *what)
 }
 
 /* Every node of the model is one oneDNN takes (Transpose aside). */
-/* want_direct: of them runtime/direct.c's (-1: any number). */
+/* want_direct: of them runtime/direct.c's (-1: any number).  keep: the
+ * 1-thread run's outputs and counts, or NULL. */
 static void fast_vs_reference(const char *name, int want_fast,
-			      int want_direct)
+			      int want_direct, Outs *keep)
 {
 	char *dir = temp_dir(), *om = compile_static(dir, name);
 	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
 	Outs f2 = run_om(om, false, 2);
-	cr_expect_eq(ref.fast, 0, "GEARRT_NO_FAST=1 left %d fast tasks",
-		     ref.fast);
+	cr_expect_eq(ref.fast + ref.nhwc, 0, "GEARRT_NO_FAST=1 left %d fast "
+		     "tasks, %d NHWC tensors", ref.fast, ref.nhwc);
 	cr_expect_eq(f1.fast, want_fast, "%s: %d fast tasks, expected %d",
 		     name, f1.fast, want_fast);
 	cr_expect(want_direct < 0 || f1.direct == want_direct,
@@ -135,8 +142,11 @@ static void fast_vs_reference(const char *name, int want_fast,
 	expect_close(&f1, &ref, "1 thread");
 	expect_close(&f2, &ref, "2 threads");
 	outs_free(&ref);
-	outs_free(&f1);
 	outs_free(&f2);
+	if (keep)
+		*keep = f1;
+	else
+		outs_free(&f1);
 	remove_tree(dir);
 	free(dir);
 	free(om);
@@ -146,7 +156,7 @@ Test(fast, cnn_ops_match_reference)
 {
 	/* 4 Conv (plain, depthwise, grouped SAME, 1-D), 2 ConvTranspose,
 	 * MaxPool, 2 AveragePool, GlobalAveragePool */
-	fast_vs_reference("fast_cnn", 10, -1);
+	fast_vs_reference("fast_cnn", 10, -1, NULL);
 }
 
 Test(fast, direct_ops_match_reference)
@@ -157,7 +167,7 @@ Test(fast, direct_ops_match_reference)
 	 * Relu and the Sigmoid after them (those 2 tasks doing nothing); 2
 	 * nearest Resize by whole factors (a third, rounding to nearest,
 	 * runs its reference kernel) */
-	fast_vs_reference("fast_direct", 20, 20);
+	fast_vs_reference("fast_direct", 20, 20, NULL);
 }
 
 Test(fast, conv_chain_keeps_blocked_layout)
@@ -177,11 +187,26 @@ Test(fast, conv_chain_keeps_blocked_layout)
 	free(om);
 }
 
+Test(fast, nhwc_between_convolutions)
+{
+	/* fast_nhwc: x -> Conv -> depthwise Conv -> squeeze-excite Mul ->
+	 * residual Add -> Sub [1,C,1,1] -> MaxPool -> Conv with residual Z
+	 * -> Conv -> y.  Every tensor between the first Conv and the last
+	 * stays NHWC (the 1x1 ones of the excite branch have one layout);
+	 * only x in and y out are reordered */
+	Outs f1;
+	fast_vs_reference("fast_nhwc", 10, 0, &f1);
+	cr_expect_eq(f1.reorders, 2, "%d reorders", f1.reorders);
+	cr_expect_eq(f1.nhwc, 7, "%d NHWC tensors", f1.nhwc);
+	cr_expect_eq(f1.chan, 3, "%d chanwise tasks", f1.chan);
+	outs_free(&f1);
+}
+
 Test(fast, matmul_gemm_match_reference)
 {
 	/* 3 MatMul (constant, batched constant, two variables), 2 Gemm;
 	 * the Transpose (runtime/direct.c) */
-	fast_vs_reference("fast_mm", 6, 1);
+	fast_vs_reference("fast_mm", 6, 1, NULL);
 }
 
 Test(fast, rnn_ops_match_reference)
@@ -190,7 +215,7 @@ Test(fast, rnn_ops_match_reference)
 	 * sequence_lens), 2 GRU (linear_before_reset 0, 1), RNN; the
 	 * bidirectional LSTM and the one with clip run their reference
 	 * kernel */
-	fast_vs_reference("fast_rnn", 6, 0);
+	fast_vs_reference("fast_rnn", 6, 0, NULL);
 }
 
 /* ---- the fused ops, on nodes built here -------------------------------- */
@@ -214,6 +239,8 @@ static void fixture_init(Fixture *f)
 	f->s.model = &f->md;
 	f->s.threads = 1;
 	f->p.g = f->g;
+	f->p.vt = f->vt;
+	f->p.cur = f->cur;
 }
 
 /* A float value of shape dims; a weight holding data if data is set. */
@@ -246,7 +273,8 @@ static void set_acts(Fixture *f, Node *n, int count, const char **names,
 	pa->floats = params;
 }
 
-/* Runs node n through rt_fast_prepare; in[] the tensors of its inputs. */
+/* Runs node n through rt_fast_prepare (its tensors row-major); in[] the
+ * tensors of its inputs. */
 static void run_fused(Fixture *f, Node *n, const Tensor **in, float *y,
 		      size_t ny)
 {
@@ -257,6 +285,9 @@ static void run_fused(Fixture *f, Node *n, const Tensor **in, float *y,
 	Task t = { .n = n, .out = outs };
 	cr_assert_eq(rt_fast_prepare(&f->s, &f->p, &t), 1,
 		     "no fast path took %s: %s", n->op_type, last_error());
+	cr_assert(!t.fast.lay || !t.fast.lay->finish ||
+			  t.fast.lay->finish(t.fast.state) == 0,
+		  "%s", last_error());
 	cr_assert_eq(t.fast.run(t.fast.state, in, outs), 0, "%s",
 		     last_error());
 	t.fast.free(t.fast.state);
