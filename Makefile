@@ -261,12 +261,16 @@ valgrind: $(BUILD)/gearc $(BUILD)/tests/unit
 	GEARC=$(BUILD)/valgrind-gearc TESTDATA=$(TESTDATA) \
 	    $(BUILD)/tests/unit -j2 --filter 'cli*/*'
 
-# A short, deterministic fuzz run for CI (fixed seed and run count).
+# A short, deterministic fuzz run for CI (fixed seed and run count).  The
+# inputs it finds go to a fresh folder under build/, never into the
+# committed corpus (libFuzzer writes to its first corpus folder).
 fuzz-smoke: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 	@for t in $(FUZZ_TARGETS); do \
+	    rm -rf $(BUILD)/fuzz/smoke_$$t && mkdir -p $(BUILD)/fuzz/smoke_$$t; \
 	    $(BUILD)/fuzz/fuzz_$$t -seed=1 -runs=20000 -timeout=10 \
 	        -rss_limit_mb=4096 -artifact_prefix=$(BUILD)/fuzz/crash_$$t- \
-	        tests/fuzz/corpus_$$t >$(BUILD)/fuzz/smoke_$$t.log 2>&1 || \
+	        $(BUILD)/fuzz/smoke_$$t tests/fuzz/corpus_$$t \
+	        >$(BUILD)/fuzz/smoke_$$t.log 2>&1 || \
 	        { tail -n 30 $(BUILD)/fuzz/smoke_$$t.log; exit 1; }; \
 	    echo "fuzz_$$t: 20000 runs, no crash"; \
 	done
