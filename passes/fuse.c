@@ -22,8 +22,11 @@
  *     Clip(x + 3, 0, 6) / 6, Clip(x * a + b, 0, 1)) and x times such a
  *     chain of x, scaled, with s a = 1/6 and s b = 1/2 (HardSwish:
  *     x * Clip(x + 3, 0, 6) / 6, x * HardSigmoid-chain(x)); there x has
- *     exactly the two users, the chain's start and the Mul.  Every node
- *     of a chain keeps x's shape and dtype; constants are scalars.
+ *     exactly the two users, the chain's start and the Mul; and GELU as
+ *     torch.onnx writes it out, x * (1 + Erf(x / sqrt(2))) * 0.5, the
+ *     0.5 before or after the product (Gelu; x again has two users).
+ *     Every node of a chain keeps x's shape and dtype; constants are
+ *     scalars.
  * A Conv, Gemm or MatMul that took in 2 or 3 becomes FusedConv,
  * FusedGemm or FusedMatMul (compiler/ops/fused.c); one that only folded a
  * BatchNormalization stays its op with new weights.  The new node takes
@@ -302,6 +305,99 @@ static bool match_hswish(Fuse *F, Chain *ch)
 	return false;
 }
 
+/* The scale steps after v (affine steps with no offset): their product
+ * into *s, the last node into *end (-1 if none); the value reached. */
+static ValId scale_steps(Fuse *F, ValId v, double *s, int32_t *end)
+{
+	double m, a;
+	*s = 1, *end = -1;
+	for (Node *n = sole_user(F, v);
+	     n && affine_step(F, n, v, &m, &a) && a == 0; n = sole_user(F, v)) {
+		*s *= m;
+		v = n->outputs[0];
+		*end = (int32_t)(n - F->g->nodes);
+	}
+	return v;
+}
+
+/* 1 + erf(x / sqrt(2)) from node first, a user of x: scale steps, Erf,
+ * Add 1; its output, or -1. */
+static ValId gelu_erf_arm(Fuse *F, Node *first, ValId x)
+{
+	double m = 1, a, k;
+	ValId v = x;
+	Node *n = first;
+	for (; n && n->op != OP_Erf; n = sole_user(F, v)) {
+		if (!affine_step(F, n, v, &k, &a) || a != 0)
+			return -1;
+		m *= k;
+		v = n->outputs[0];
+	}
+	if (!is_op(n, OP_Erf) || n->inputs[0] != v || !keeps_shape(F, n, v) ||
+	    !near(m, M_SQRT1_2))
+		return -1;
+	v = n->outputs[0];
+	n = sole_user(F, v);
+	if (!affine_step(F, n, v, &k, &a) || k != 1 || !near(a, 1))
+		return -1;
+	return n->outputs[0];
+}
+
+/* Mul n of a and b, in either order, keeping a's shape. */
+static bool mul_of(Fuse *F, const Node *n, ValId a, ValId b)
+{
+	return is_op(n, OP_Mul) && n->ninputs == 2 && keeps_shape(F, n, a) &&
+	       ((n->inputs[0] == a && n->inputs[1] == b) ||
+		(n->inputs[1] == a && n->inputs[0] == b));
+}
+
+/* The x side of GELU's product from node other (x's other user): x
+ * itself if other is the product, else x through scale steps (their
+ * product into *s); -1 if neither. */
+static ValId gelu_x_side(Fuse *F, Node *other, ValId x, ValId e, double *s)
+{
+	double a, s2;
+	int32_t end;
+	*s = 1;
+	if (mul_of(F, other, x, e))
+		return x;
+	if (!affine_step(F, other, x, s, &a) || a != 0)
+		return -1;
+	ValId v = scale_steps(F, other->outputs[0], &s2, &end);
+	*s *= s2;
+	return v;
+}
+
+/* x * (1 + erf(x / sqrt(2))) * 0.5, the 0.5 on the x side or after the
+ * product (GELU as torch.onnx writes it out).  x has two users: the erf
+ * arm's start and the product or a scaling of x. */
+static bool match_gelu(Fuse *F, Chain *ch)
+{
+	ValId x = ch->cur;
+	if (F->uses[x] != 2 || F->user1[x] < 0 || F->user2[x] < 0 ||
+	    F->user1[x] == F->user2[x] || F->taken[F->user1[x]] ||
+	    F->taken[F->user2[x]])
+		return false;
+	for (int pick = 0; pick < 2; pick++) {
+		Node *arm = &F->g->nodes[pick ? F->user2[x] : F->user1[x]];
+		Node *other = &F->g->nodes[pick ? F->user1[x] : F->user2[x]];
+		double s1, s2;
+		int32_t end;
+		ValId e = gelu_erf_arm(F, arm, x);
+		ValId hx = e < 0 ? -1 : gelu_x_side(F, other, x, e, &s1);
+		Node *mul = hx < 0 ? NULL : sole_user(F, e);
+		if (!mul_of(F, mul, hx, e) || (hx != x && sole_user(F, hx) != mul))
+			continue;
+		ValId y = scale_steps(F, mul->outputs[0], &s2, &end);
+		if (!near(s1 * s2, 0.5))
+			continue;
+		push_act(ch, "Gelu", 0, 0);
+		advance(F, ch, y, end >= 0 ? end : (int32_t)(mul - F->g->nodes));
+		return true;
+	}
+	return false;
+}
+
 /* One activation after ch->cur; false if none.  The ops below are the
  * activations the fused ops apply (compiler/ops/fused.c), a fact of
  * their own: not the op table's unary ops, most of which do not fuse. */
@@ -309,7 +405,7 @@ static bool match_act(Fuse *F, Chain *ch)
 {
 	if (ch->nacts >= MAX_ACTS)
 		return false;
-	if (match_hswish(F, ch))
+	if (match_hswish(F, ch) || match_gelu(F, ch))
 		return true;
 	Node *n = sole_user(F, ch->cur);
 	if (!n)

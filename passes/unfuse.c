@@ -4,8 +4,10 @@
  * FusedGemm -> Gemm + activations, FusedMatMul -> MatMul [+ Add Bias] +
  * activations.  Activations become their ONNX ops: Clip's bounds as
  * inputs from opset 11 (attributes before), HardSwish as its op from
- * opset 14 and written out as x * HardSigmoid(x; 1/6, 1/2) before.
+ * opset 14 and written out as x * HardSigmoid(x; 1/6, 1/2) before, Gelu
+ * written out as x * (1 + Erf(x / sqrt(2))) * 0.5.
  */
+#include <math.h>
 #include <string.h>
 
 #include "flatten.h"
@@ -51,12 +53,49 @@ static void float_attr(Graph *g, Node *n, const char *name, float f)
 	node_add_attr(g, n, name, ATTR_FLOAT)->f = f;
 }
 
+/* A binary node named name+suffix of a and a scalar constant k (or of
+ * a and b if b >= 0); its output in *res. */
+static void emit_binary(Graph *dst, const char *name, const char *suffix,
+			const char *op, ValId a, ValId b, float k, ValId *res,
+			bool last, ValId out)
+{
+	if (b < 0)
+		b = scalar_weight(dst, arena_printf(dst->arena, "%s_%s",
+						    dst->vals[out].name,
+						    suffix),
+				  k);
+	Node *n = emit(dst, arena_printf(dst->arena, "%s%s", name, suffix),
+		       op, 2, a, res, last, out);
+	n->inputs[0] = a;
+	n->inputs[1] = b;
+}
+
+/* Gelu written out as torch.onnx does: x * (1 + Erf(x / sqrt(2))) * 0.5
+ * (ONNX has a Gelu op only from opset 20). */
+static void emit_gelu(Graph *dst, const char *name, ValId x, ValId *res,
+		      bool last, ValId out)
+{
+	ValId d, e, a, p;
+	emit_binary(dst, name, "_div", "Div", x, -1, (float)M_SQRT2, &d, false,
+		    out);
+	Node *n = emit(dst, arena_printf(dst->arena, "%s_erf", name), "Erf",
+		       1, x, &e, false, out);
+	n->inputs[0] = d;
+	emit_binary(dst, name, "_add", "Add", e, -1, 1.0f, &a, false, out);
+	emit_binary(dst, name, "_mul", "Mul", x, a, 0, &p, false, out);
+	emit_binary(dst, name, "", "Mul", p, -1, 0.5f, res, last, out);
+}
+
 /* Appends activation (act, alpha, beta) of x; the result in *res. */
 static int emit_act(Graph *dst, const char *name, int64_t opset,
 		    const char *act, float alpha, float beta, ValId x,
 		    ValId *res, bool last, ValId out)
 {
 	Node *n;
+	if (!strcmp(act, "Gelu")) {
+		emit_gelu(dst, name, x, res, last, out);
+		return 0;
+	}
 	if (!strcmp(act, "HardSwish") && opset < 14) {
 		ValId h;
 		n = emit(dst, name, "HardSigmoid", 1, x, &h, false, out);

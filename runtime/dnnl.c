@@ -332,6 +332,7 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
 		{ "HardSigmoid", dnnl_eltwise_linear, 2 }, /* then clip 0..1 */
 		{ "HardSwish", dnnl_eltwise_hardswish, 0 },
 		{ "Tanh", dnnl_eltwise_tanh, 0 },
+		{ "Gelu", dnnl_eltwise_gelu_erf, 0 },
 	};
 	const Attr *a = node_attr(n, FUSED_ACTS_ATTR);
 	const Attr *pa = node_attr(n, FUSED_ACT_PARAMS_ATTR);

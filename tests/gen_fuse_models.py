@@ -132,3 +132,22 @@ save("conv_res_shortcut_bn", [
     helper.make_node("Add", ["d", "f"], ["s"]),
     helper.make_node("Relu", ["s"], ["y"])],
     i1 + i2 + i3 + i4 + i5 + i6, X, X)
+
+# MatMul + bias + GELU as torch.onnx writes it: x * (1 + Erf(x / sqrt(2)))
+# * 0.5; and the other common form, 0.5 x first and x * (1 / sqrt(2))
+save("matmul_gelu", [
+    helper.make_node("MatMul", ["x", "gm"], ["a"]),
+    helper.make_node("Add", ["a", "gb"], ["b"]),
+    helper.make_node("Div", ["b", "sqrt2"], ["d"]),
+    helper.make_node("Erf", ["d"], ["e"]),
+    helper.make_node("Add", ["e", "one"], ["e1"]),
+    helper.make_node("Mul", ["b", "e1"], ["p"]),
+    helper.make_node("Mul", ["p", "half"], ["g"]),
+    helper.make_node("MatMul", ["g", "gm2"], ["c"]),
+    helper.make_node("Mul", ["c", "half"], ["ch"]),
+    helper.make_node("Mul", ["c", "rsqrt2"], ["cd"]),
+    helper.make_node("Erf", ["cd"], ["ce"]),
+    helper.make_node("Add", ["one", "ce"], ["ce1"]),
+    helper.make_node("Mul", ["ce1", "ch"], ["y"])],
+    [w("gm", 16, 16), w("gb", 16), w("gm2", 16, 16), s("sqrt2", 2 ** 0.5),
+     s("rsqrt2", 2 ** -0.5), s("one", 1), s("half", 0.5)], M, M)

@@ -307,6 +307,8 @@ static float act(const char *name, float a, float b, float x)
 		return fmaxf(0, fminf(1, a * x + b));
 	if (!strcmp(name, "HardSwish"))
 		return x * fmaxf(0, fminf(1, x / 6 + 0.5f));
+	if (!strcmp(name, "Gelu"))
+		return 0.5f * x * (1 + erff(x / sqrtf(2)));
 	return tanhf(x);
 }
 
@@ -383,9 +385,10 @@ Test(fast, fused_conv_sum_and_activations)
 Test(fast, fused_gemm_and_matmul)
 {
 	/* FusedGemm: A [4,6]^T... transB: Y = Sigmoid(0.5 A B^T + 2 C);
-	 * FusedMatMul: Y = Tanh(Relu(A [2,4,6] x B [6,5] + Bias [5])) */
-	static const char *gn[] = { "Sigmoid" }, *mn[] = { "Relu", "Tanh" };
-	static const float gp[] = { 0, 0 }, mp[] = { 0, 0, 0, 0 };
+	 * FusedMatMul: Y = Gelu(Tanh(Relu(A [2,4,6] x B [6,5] + Bias [5]))) */
+	static const char *gn[] = { "Sigmoid" },
+			  *mn[] = { "Relu", "Tanh", "Gelu" };
+	static const float gp[] = { 0, 0 }, mp[] = { 0, 0, 0, 0, 0, 0 };
 	float a[48], bg[30], c[5], bm[30], bias[5], y[40], want[40];
 	fill(a, 48, 5), fill(bg, 30, 6), fill(c, 5, 7), fill(bm, 30, 8);
 	fill(bias, 5, 9);
@@ -423,13 +426,13 @@ Test(fast, fused_gemm_and_matmul)
 	Node *mm = graph_add_node(f.g, "fm", "FusedMatMul", "ai.gearc", 3, 1);
 	mm->inputs[0] = ma, mm->inputs[1] = mb, mm->inputs[2] = mc;
 	mm->outputs[0] = my;
-	set_acts(&f, mm, 2, mn, mp);
+	set_acts(&f, mm, 3, mn, mp);
 	for (int i = 0; i < 8; i++)
 		for (int j = 0; j < 5; j++) {
 			float s = bias[j];
 			for (int k = 0; k < 6; k++)
 				s += a[i * 6 + k] * bm[k * 5 + j];
-			want[i * 5 + j] = acts(2, mn, mp, s);
+			want[i * 5 + j] = acts(3, mn, mp, s);
 		}
 	const Tensor *min[3] = { &ta, f.g->vals[mb].konst,
 				 f.g->vals[mc].konst };

@@ -128,6 +128,8 @@ static const Case cases[] = {
 	  "BatchNormalization" },
 	{ "convt_bn", "x:-1,4,8,8", 4, { 2, 4, 8, 8 },
 	  { "ConvTranspose", "tw_bn, tw_bn_bias", NULL }, "BatchNormalization" },
+	{ "matmul_gelu", "x:-1,6,16", 3, { 2, 6, 16 },
+	  { "x, gm, gb -> g", "g, gm2, - -> y", NULL }, "Erf" },
 	{ "conv_res_shortcut_bn", "x:-1,4,8,8", 4, { 2, 4, 8, 8 },
 	  { "x, c3.w_bn, c3.w_bn_bias -> f", "c2.w_bn_bias, f -> y",
 	    NULL }, "BatchNormalization" },
@@ -222,8 +224,9 @@ Test(fuse, export_lowers_fused_ops_to_onnx)
 {
 	char *dir = temp_dir();
 	const char *models[] = { "conv_res_hswish", "conv_acts17",
-				 "conv_hsig_forms", "matmul_bias", "gemm_bn" };
-	for (size_t i = 0; i < 5; i++) {
+				 "conv_hsig_forms", "matmul_bias", "gemm_bn",
+				 "matmul_gelu" };
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
 		const Case *k = NULL;
 		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
 			if (!strcmp(cases[c].model, models[i]))

@@ -10,8 +10,9 @@
  * "activation_params" (FLOATS, alpha and beta per activation, 0 where
  * unused): Relu, LeakyRelu (alpha), Clip (alpha = min, beta = max),
  * Sigmoid, HardSigmoid (max(0, min(1, alpha * x + beta))), HardSwish
- * (x * HardSigmoid(x) with 1/6, 0.5) and Tanh.  Bias of FusedMatMul is
- * 1-D and broadcasts over the last axis.
+ * (x * HardSigmoid(x) with 1/6, 0.5), Tanh and Gelu (x * (1 +
+ * erf(x / sqrt(2))) / 2).  Bias of FusedMatMul is 1-D and broadcasts
+ * over the last axis.
  *
  * These are the reference kernels: the standard op's kernel (conv.c,
  * matmul.c) computes into the output, then Z or Bias and the activations
@@ -20,6 +21,7 @@
  * the same contract.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "opimpl.h"
@@ -32,12 +34,13 @@ typedef enum {
 	ACT_HSIGMOID,
 	ACT_HSWISH,
 	ACT_TANH,
+	ACT_GELU,
 	ACT_NONE
 } ActKind;
 
 static const char *const act_names[] = {
 	"Relu",	       "LeakyRelu", "Clip", "Sigmoid",
-	"HardSigmoid", "HardSwish", "Tanh",
+	"HardSigmoid", "HardSwish", "Tanh", "Gelu",
 };
 
 typedef struct Act {
@@ -54,6 +57,17 @@ static int act_kind(Bytes s)
 		    !memcmp(act_names[k], s.data, s.len))
 			return k;
 	return ACT_NONE;
+}
+
+/* "Relu, LeakyRelu, ..., Gelu" (act_names) into buf. */
+static const char *act_list(char *buf, size_t size)
+{
+	size_t at = 0;
+	*buf = 0;
+	for (int k = 0; k < ACT_NONE && at < size; k++)
+		at += (size_t)snprintf(buf + at, size - at, "%s%s",
+				       k ? ", " : "", act_names[k]);
+	return buf;
 }
 
 /* Reads and checks the activations attributes into a[0..*n). */
@@ -77,12 +91,12 @@ static int read_acts(OpCtx *c, Act *a, int *n)
 				2 * as->n);
 	for (int32_t i = 0; i < as->n; i++) {
 		a[i].kind = act_kind(as->strings[i]);
+		char names[128];
 		if (a[i].kind == ACT_NONE)
 			return op_error(c, "activation %d '%.*s' is not one of "
-					"Relu, LeakyRelu, Clip, Sigmoid, "
-					"HardSigmoid, HardSwish, Tanh", i,
-					(int)as->strings[i].len,
-					(const char *)as->strings[i].data);
+					"%s", i, (int)as->strings[i].len,
+					(const char *)as->strings[i].data,
+					act_list(names, sizeof(names)));
 		a[i].alpha = ps->floats[2 * i];
 		a[i].beta = ps->floats[2 * i + 1];
 	}
@@ -107,6 +121,8 @@ static float act_f32(const Act *a, float x)
 		return x * fmaxf(0, fminf(1, x / 6 + 0.5f));
 	case ACT_TANH:
 		return tanhf(x);
+	case ACT_GELU:
+		return x * (1 + (float)erf(x * (float)M_SQRT1_2)) * 0.5f;
 	}
 	return x;
 }
@@ -128,6 +144,8 @@ static double act_f64(const Act *a, double x)
 		return x * fmax(0, fmin(1, x / 6 + 0.5));
 	case ACT_TANH:
 		return tanh(x);
+	case ACT_GELU:
+		return x * (1 + erf(x * M_SQRT1_2)) * 0.5;
 	}
 	return x;
 }
