@@ -657,6 +657,165 @@ int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+/* ---- Add, Sub, Mul, Div of two tensors of one shape --------------------- */
+
+/* Each in float, as the reference kernel rounds it. */
+RT_HOT static void pair_loop(int op, const float *a, const float *b, float *y,
+			     size_t n)
+{
+	switch (op) {
+	case OP_Add:
+		for (size_t i = 0; i < n; i++)
+			y[i] = a[i] + b[i];
+		break;
+	case OP_Sub:
+		for (size_t i = 0; i < n; i++)
+			y[i] = a[i] - b[i];
+		break;
+	case OP_Mul:
+		for (size_t i = 0; i < n; i++)
+			y[i] = a[i] * b[i];
+		break;
+	default:
+		for (size_t i = 0; i < n; i++)
+			y[i] = a[i] / b[i];
+	}
+}
+
+static int pair_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	pair_loop(*(const int *)state, in[0]->data, in[1]->data,
+		  tensor_mut(out[0]), out[0]->nbytes / sizeof(float));
+	return 0;
+}
+
+/* Add, Sub, Mul, Div of fp32 A and B both of Y's shape. */
+int direct_pair(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (n->ninputs != 2 || !static_f32(a) || !static_f32(b) ||
+	    !static_f32(y) || !shape_equal(&a->shape, &y->shape) ||
+	    !shape_equal(&b->shape, &y->shape))
+		return 0;
+	int *op = xmalloc(sizeof(*op));
+	*op = n->op;
+	k->run = pair_run;
+	k->free = free;
+	k->state = op;
+	return 1;
+}
+
+/* ---- LayerNormalization --------------------------------------------------- */
+
+typedef struct LayerNorm {
+	int64_t rows, cols;
+	float eps;
+	bool bias;
+} LayerNorm;
+
+/* The mean and variance of x[0..n) (n > 0), in double in eight lanes,
+ * two passes as the reference kernel. */
+RT_HOT static void row_moments(const float *x, int64_t n, double *mean,
+			       double *var)
+{
+	double s[8] = { 0 }, q[8] = { 0 }, m = 0, v = 0;
+	int64_t full = n / 8 * 8;
+	for (int64_t i = 0; i < full; i += 8)
+		for (int l = 0; l < 8; l++)
+			s[l] += x[i + l];
+	for (int64_t i = full; i < n; i++)
+		m += x[i];
+	for (int l = 0; l < 8; l++)
+		m += s[l];
+	m /= (double)n;
+	for (int64_t i = 0; i < full; i += 8)
+		for (int l = 0; l < 8; l++)
+			q[l] += (x[i + l] - m) * (x[i + l] - m);
+	for (int64_t i = full; i < n; i++)
+		v += (x[i] - m) * (x[i] - m);
+	for (int l = 0; l < 8; l++)
+		v += q[l];
+	*mean = m;
+	*var = v / (double)n;
+}
+
+RT_HOT static void norm_row(const float *x, float *y, int64_t n, float m,
+			    float inv, const float *w, const float *b)
+{
+	for (int64_t j = 0; j < n; j++)
+		y[j] = (x[j] - m) * inv * w[j] + (b ? b[j] : 0.0f);
+}
+
+static int layernorm_run(void *state, const Tensor *const *in,
+			 Tensor *const *out)
+{
+	const LayerNorm *ln = state;
+	const float *x = in[0]->data, *w = in[1]->data;
+	const float *b = ln->bias ? in[2]->data : NULL;
+	float *y = tensor_mut(out[0]);
+	for (int64_t r = 0; r < ln->rows; r++) {
+		double m, v;
+		row_moments(x + r * ln->cols, ln->cols, &m, &v);
+		norm_row(x + r * ln->cols, y + r * ln->cols, ln->cols, (float)m,
+			 (float)(1 / sqrt(v + ln->eps)), w, b);
+	}
+	return 0;
+}
+
+/* v holds cols floats laid out as the dims from axis on (any leading
+ * 1s). */
+static bool row_param(const Value *v, const Shape *x, int32_t axis,
+		      int64_t cols)
+{
+	if (!static_f32(v) || shape_numel(&v->shape) != cols)
+		return false;
+	for (int32_t i = 0; i < v->shape.rank; i++) {
+		int32_t xi = x->rank - v->shape.rank + i;
+		if (v->shape.dims[i] != (xi >= axis ? x->dims[xi] : 1))
+			return false;
+	}
+	return true;
+}
+
+/* LayerNormalization of fp32 with Y alone wanted, Scale and B of the
+ * normalized dims. */
+int direct_layernorm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
+	const Value *b = rt_in_val(p, n, 2);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (!static_f32(x) || !static_f32(y) || x->shape.rank < 1 ||
+	    !shape_equal(&x->shape, &y->shape) || !shape_numel(&x->shape))
+		return 0;
+	for (int32_t o = 1; o < n->noutputs; o++)
+		if (n->outputs[o] >= 0)
+			return 0;
+	int32_t r = x->shape.rank;
+	int64_t axis = attr_int(n, "axis", -1), cols = 1;
+	axis = axis < 0 ? axis + r : axis;
+	if (axis < 0 || axis >= r)
+		return 0;
+	for (int32_t i = (int32_t)axis; i < r; i++)
+		cols *= x->shape.dims[i];
+	if (!row_param(w, &x->shape, (int32_t)axis, cols) ||
+	    (b && !row_param(b, &x->shape, (int32_t)axis, cols)))
+		return 0;
+	LayerNorm *ln = xmalloc(sizeof(*ln));
+	ln->cols = cols;
+	ln->rows = shape_numel(&x->shape) / cols;
+	ln->eps = attr_float(n, "epsilon", 1e-5f);
+	ln->bias = b != NULL;
+	k->run = layernorm_run;
+	k->free = free;
+	k->state = ln;
+	return 1;
+}
+
 /* ---- Transpose ---------------------------------------------------------- */
 
 typedef struct Perm {
@@ -868,6 +1027,7 @@ void direct_noop(FastKernel *k)
 bool direct_took(const FastKernel *k)
 {
 	return k->run == deconv_run || k->run == small_conv_run ||
+	       k->run == pair_run || k->run == layernorm_run ||
 	       k->run == sigmoid_run || k->run == softmax_run ||
 	       k->run == erf_run || k->run == scalar_run ||
 	       k->run == transpose_run || k->run == noop_run ||

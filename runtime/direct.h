@@ -2,7 +2,8 @@
  * runtime/direct.h - fast paths in plain C (runtime/direct.c) for fast.c,
  * where oneDNN is slow or absent: ConvTranspose with few channels (oneDNN
  * pads channels to 16), few-output-channel Conv, Sigmoid and Softmax with
- * a vectorised exp, Erf, scalar arithmetic and Transpose.
+ * a vectorised exp, Erf, scalar arithmetic, arithmetic of same-shaped
+ * tensors, LayerNormalization and Transpose.
  *
  * Each builder fills *k and returns 1 if it takes task t's node at its
  * planned shapes, 0 if another path must run it, -1 with an error.
@@ -27,6 +28,12 @@ int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Erf of fp32 (within 5e-7 of the double erf); Add, Sub, Mul, Div of
  * fp32 by a constant one-element B. */
 int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Add, Sub, Mul, Div of fp32 A and B, both of Y's shape. */
+int direct_pair(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* LayerNormalization of fp32 (Y alone wanted; Scale and B of the
+ * normalized dims), within float rounding of the reference kernel. */
+int direct_layernorm(gearrt_session *s, Prepared *p, Task *t,
+		     FastKernel *k);
 /* Transpose of 4-byte elements. */
 int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
-fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx and fast_nhwc.onnx for
-tests/test_fast.c:
+fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx and
+fast_rows.onnx for tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -225,3 +225,20 @@ save(nhwc, [ws("na1", 16, 8, 3, 3), w("nb1", 16), ws("na2", 16, 1, 3, 3),
             ws("na5", 16, 16, 1, 1), w("nb5", 16), ws("na6", 8, 16, 1, 1)],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 8, 12, 12])], ["y"],
      "fast_nhwc.onnx")
+
+
+# runtime/direct.c: LayerNormalization (last axis with B; the last two
+# axes, no B) and Add, Sub, Mul, Div of two tensors of one shape
+rows = [
+    h.make_node("LayerNormalization", ["r", "lg", "lb"], ["ln_last"],
+                epsilon=1e-3),
+    h.make_node("LayerNormalization", ["r", "lg2"], ["ln_two"], axis=-2),
+    h.make_node("Add", ["r", "r2"], ["pair_add"]),
+    h.make_node("Sub", ["r", "r2"], ["pair_sub"]),
+    h.make_node("Mul", ["r", "r2"], ["pair_mul"]),
+    h.make_node("Div", ["r", "r2"], ["pair_div"]),
+]
+save(rows, [w("lg", 8), w("lb", 8), w("lg2", 3, 8)],
+     [h.make_tensor_value_info("r", T.FLOAT, [2, 3, 8]),
+      h.make_tensor_value_info("r2", T.FLOAT, [2, 3, 8])],
+     [n.output[0] for n in rows], "fast_rows.onnx")

@@ -195,11 +195,18 @@ Test(fast, nhwc_between_convolutions)
 	 * stays NHWC (the 1x1 ones of the excite branch have one layout);
 	 * only x in and y out are reordered */
 	Outs f1;
-	fast_vs_reference("fast_nhwc", 10, 0, &f1);
+	fast_vs_reference("fast_nhwc", 11, 1, &f1);
 	cr_expect_eq(f1.reorders, 2, "%d reorders", f1.reorders);
 	cr_expect_eq(f1.nhwc, 7, "%d NHWC tensors", f1.nhwc);
 	cr_expect_eq(f1.chan, 3, "%d chanwise tasks", f1.chan);
 	outs_free(&f1);
+}
+
+Test(fast, rows_and_pairs_match_reference)
+{
+	/* runtime/direct.c: 2 LayerNormalization (last axis with B; the
+	 * last two, no B), Add, Sub, Mul, Div of same shapes */
+	fast_vs_reference("fast_rows", 6, 6, NULL);
 }
 
 Test(fast, matmul_gemm_match_reference)
