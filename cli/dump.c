@@ -195,6 +195,25 @@ static bool model_memory(const Gearom__Model *m, ModelMemory *mm)
 	return any;
 }
 
+/* Calls fn on each input --input_value=OPT pinned (OPT may be NULL): its
+ * name and value texts. */
+static void each_pinned(const char *opt,
+			void (*fn)(void *ctx, char *name, char *vals),
+			void *ctx)
+{
+	if (!opt)
+		return;
+	char *s = xstrdup(opt), *save = NULL;
+	for (char *e = strtok_r(s, ";", &save); e; e = strtok_r(NULL, ";", &save)) {
+		char *colon = strrchr(e, ':');
+		if (!colon)
+			continue;
+		*colon = 0;
+		fn(ctx, e, colon + 1);
+	}
+	free(s);
+}
+
 /* arena / lower bound, 1 when both are 0. */
 static double plan_ratio(uint64_t arena, uint64_t lower)
 {
@@ -815,6 +834,193 @@ static void json_print(FILE *f, json_object *v, int indent)
 	      f);
 }
 
+/* ---- text: the document read back ------------------------------------- */
+
+/* The text dump prints the document om_json() builds (the facts are
+ * gathered once, there), in lines for people.  Its names were escaped
+ * for a terminal (ESC_CONTROLS) before the document was built. */
+
+static json_object *jget(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+	return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static const char *jgets(json_object *o, const char *k)
+{
+	const char *s = json_object_get_string(jget(o, k));
+	return s ? s : "";
+}
+
+static long long jgeti(json_object *o, const char *k)
+{
+	return (long long)json_object_get_int64(jget(o, k));
+}
+
+static unsigned long long jgetu(json_object *o, const char *k)
+{
+	return (unsigned long long)json_object_get_uint64(jget(o, k));
+}
+
+static size_t jlen(json_object *a)
+{
+	return json_object_is_type(a, json_type_array)
+		       ? json_object_array_length(a)
+		       : 0;
+}
+
+static json_object *jat(json_object *a, size_t i)
+{
+	return i < jlen(a) ? json_object_array_get_idx(a, i) : NULL;
+}
+
+/* A shape or dims of the document: [1,3,48,W]; null (unknown rank) is
+ * [?]. */
+static void text_dims(json_object *a)
+{
+	if (!a) {
+		fputs("[?]", stdout);
+		return;
+	}
+	fputc('[', stdout);
+	for (size_t i = 0; i < jlen(a); i++) {
+		json_object *d = jat(a, i);
+		fputs(i ? "," : "", stdout);
+		if (json_object_is_type(d, json_type_string))
+			fputs(json_object_get_string(d), stdout);
+		else
+			printf("%lld", (long long)json_object_get_int64(d));
+	}
+	fputc(']', stdout);
+}
+
+static void text_source(json_object *s)
+{
+	printf("source:    %s (ir_version %lld", jgets(s, "file"),
+	       jgeti(s, "ir_version"));
+	json_object_object_foreach(jget(s, "opsets"), dom, ver)
+		printf(", opset %s %lld", *dom ? dom : "ai.onnx",
+		       (long long)json_object_get_int64(ver));
+	printf(")\n");
+}
+
+static void text_pin(void *ctx, char *name, char *vals)
+{
+	(void)ctx;
+	printf("pinned:    %s = %s%s%s\n", name, strchr(vals, ',') ? "[" : "",
+	       vals, strchr(vals, ',') ? "]" : "");
+}
+
+/* Options, and the inputs pinned as --input_value wrote them. */
+static void text_options(json_object *opts)
+{
+	json_object_object_foreach(opts, key, val)
+		printf("option:    --%s=%s\n", key, json_object_get_string(val));
+	each_pinned(json_object_get_string(jget(opts, "input_value")),
+		    text_pin, NULL);
+}
+
+static void text_weights(json_object *doc)
+{
+	json_object *w = jget(doc, "weights"), *c = jget(doc, "constants");
+	printf("weights:   %lld tensors, %llu bytes\n", jgeti(w, "count"),
+	       jgetu(w, "bytes"));
+	if (jgeti(c, "count"))
+		printf("constants: %lld computed by gearc, %llu bytes\n",
+		       jgeti(c, "count"), jgetu(c, "bytes"));
+}
+
+/* The model's arena, when a plan is recorded. */
+static void text_arena(json_object *doc)
+{
+	json_object *mm = jget(doc, "memory");
+	json_object *g0 = jget(jat(jget(doc, "gears"), 0), "memory");
+	unsigned long long a = jgetu(mm, "arena_bytes"),
+			   lb = jgetu(mm, "lower_bound_bytes");
+	if (!jget(mm, "arena_bytes"))
+		return;
+	printf("arena:     %llu bytes (lower bound %llu, x%.3f; naive %llu)%s\n",
+	       a, lb, plan_ratio(a, lb), jgetu(mm, "naive_bytes"),
+	       jget(g0, "arena_bytes") ? ", the largest gear's plus the root's"
+				       : "");
+}
+
+static void text_head(json_object *doc)
+{
+	json_object *file = jget(doc, "file"), *p = jget(doc, "producer");
+	printf("file:      %s (%llu bytes, gearom format %lld)\n",
+	       jgets(file, "path"), jgetu(file, "bytes"),
+	       jgeti(doc, "format_version"));
+	printf("producer:  %s %s\n", jgets(p, "name"), jgets(p, "version"));
+	text_source(jget(doc, "source"));
+	printf("mode:      %s, %lld gears\n", jgets(doc, "mode"),
+	       jgeti(doc, "gear_count"));
+	text_options(jget(doc, "options"));
+	text_weights(doc);
+	text_arena(doc);
+}
+
+/* The model's inputs or outputs; an input's max_shape where it is not
+ * its shape. */
+static void text_io(const char *title, json_object *a)
+{
+	printf("%s:\n", title);
+	for (size_t i = 0; i < jlen(a); i++) {
+		json_object *io = jat(a, i), *shape = jget(io, "shape"),
+			    *max = jget(io, "max_shape");
+		printf("  %-24s %-8s ", jgets(io, "name"), jgets(io, "dtype"));
+		text_dims(shape);
+		if (max && !json_object_equal(max, shape)) {
+			fputs("  max ", stdout);
+			text_dims(max);
+		}
+		fputc('\n', stdout);
+	}
+}
+
+/* Lines "    in  NAME [dims]" ("out", with bytes where known) of a gear
+ * or of the hybrid's dynamic graph; key is "shape" or "dims". */
+static void text_shapes(const char *dir, json_object *a, const char *key)
+{
+	for (size_t i = 0; i < jlen(a); i++) {
+		json_object *t = jat(a, i), *bytes = jget(t, "bytes");
+		printf("    %s %-20s ", dir, jgets(t, "name"));
+		text_dims(jget(t, key));
+		if (bytes)
+			printf("  %llu bytes",
+			       (unsigned long long)json_object_get_uint64(bytes));
+		fputc('\n', stdout);
+	}
+}
+
+static void text_gear(json_object *g)
+{
+	json_object *mem = jget(g, "memory");
+	unsigned long long a = jgetu(mem, "arena_bytes"),
+			   lb = jgetu(mem, "lower_bound_bytes");
+	printf("  %-10s dims ", jgets(g, "label"));
+	text_dims(jget(g, "dims"));
+	if (jget(mem, "arena_bytes"))
+		printf("  arena %llu bytes (lower bound %llu, x%.3f)", a, lb,
+		       plan_ratio(a, lb));
+	fputc('\n', stdout);
+	text_shapes("in ", jget(g, "inputs"), "shape");
+	text_shapes("out", jget(g, "outputs"), "shape");
+}
+
+/* What --summary shows: the header, inputs, outputs and gears. */
+static void text_summary(json_object *doc)
+{
+	json_object *gears = jget(doc, "gears");
+	text_head(doc);
+	text_io("inputs", jget(doc, "inputs"));
+	text_io("outputs", jget(doc, "outputs"));
+	if (jlen(gears))
+		printf("gears:\n");
+	for (size_t i = 0; i < jlen(gears); i++)
+		text_gear(jat(gears, i));
+}
+
 /* ---- text ---------------------------------------------------------------- */
 
 static void print_dims(const int64_t *d, size_t n, bool known)
@@ -855,51 +1061,6 @@ static void print_tensor_ref(const Gearom__Graph *g, int32_t t)
 	}
 	const Gearom__Tensor *x = g->tensors[t];
 	printf("%s", x->name);
-}
-
-static void print_io(const char *title, Gearom__IoInfo **io, size_t n)
-{
-	printf("%s:\n", title);
-	for (size_t i = 0; i < n; i++) {
-		printf("  %-24s %-8s ", io[i]->name,
-		       dt_name(io[i]->has_dtype, io[i]->dtype));
-		print_dims(io[i]->shape, io[i]->n_shape,
-			   !io[i]->has_rank || io[i]->rank >= 0);
-		if (io[i]->n_max_shape &&
-		    (io[i]->n_max_shape != io[i]->n_shape ||
-		     memcmp(io[i]->max_shape, io[i]->shape,
-			    io[i]->n_shape * sizeof(int64_t)))) {
-			fputs("  max ", stdout);
-			print_dims(io[i]->max_shape, io[i]->n_max_shape, true);
-		}
-		fputc('\n', stdout);
-	}
-}
-
-static void print_gear(const Gearom__Model *m, const Gearom__Gear *g)
-{
-	printf("  %-10s dims ", g->label);
-	print_dims(g->dims, g->n_dims, true);
-	const Gearom__MemoryPlan *p = gear_plan(m, g);
-	if (p)
-		printf("  arena %llu bytes (lower bound %llu, x%.3f)",
-		       (unsigned long long)p->arena_bytes,
-		       (unsigned long long)p->lower_bound_bytes,
-		       plan_ratio(p->arena_bytes, p->lower_bound_bytes));
-	fputc('\n', stdout);
-	for (size_t i = 0; i < g->n_inputs; i++) {
-		printf("    in  %-20s ", g->inputs[i]->name);
-		print_dims(g->inputs[i]->dims, g->inputs[i]->n_dims, true);
-		fputc('\n', stdout);
-	}
-	for (size_t i = 0; i < g->n_outputs; i++) {
-		const Gearom__ShapeInfo *s = g->outputs[i];
-		printf("    out %-20s ", s->name);
-		print_dims(s->dims, s->n_dims, !s->has_rank || s->rank >= 0);
-		if (s->has_bytes)
-			printf("  %llu bytes", (unsigned long long)s->bytes);
-		fputc('\n', stdout);
-	}
 }
 
 static void print_plan(const Gearom__MemoryPlan *p)
@@ -1115,56 +1276,12 @@ static void print_partitions(const Gearom__Model *m)
 	}
 }
 
-static void print_pinned(const Gearom__Model *m);
-
 static int dump_text(const OmFile *f, const char *path, bool summary)
 {
 	const Gearom__Model *m = f->model;
-	const Gearom__Source *s = m->source;
-	ModelMemory mm;
-	printf("file:      %s (%zu bytes, gearom format %d)\n", path, f->size,
-	       OM_VERSION);
-	printf("producer:  %s %s\n", m->producer ? m->producer->name : "?",
-	       m->producer ? m->producer->version : "?");
-	if (s) {
-		printf("source:    %s (ir_version %lld", s->file,
-		       (long long)s->ir_version);
-		for (size_t i = 0; i < s->n_opsets; i++)
-			printf(", opset %s%s%lld",
-			       s->opsets[i]->domain && *s->opsets[i]->domain
-				       ? s->opsets[i]->domain
-				       : "ai.onnx",
-			       " ", (long long)s->opsets[i]->version);
-		printf(")\n");
-	}
-	printf("mode:      %s, %zu gears\n", mode_name(m), m->n_gears);
-	for (size_t i = 0; i < m->n_options; i++)
-		printf("option:    --%s=%s\n", m->options[i]->key,
-		       m->options[i]->value);
-	print_pinned(m);
-	size_t nw, nc;
-	uint64_t bw = weights_sum(m, false, &nw), bc = weights_sum(m, true, &nc);
-	printf("weights:   %zu tensors, %llu bytes\n", nw,
-	       (unsigned long long)bw);
-	if (nc)
-		printf("constants: %zu computed by gearc, %llu bytes\n", nc,
-		       (unsigned long long)bc);
-	if (model_memory(m, &mm))
-		printf("arena:     %llu bytes (lower bound %llu, x%.3f; "
-		       "naive %llu)%s\n",
-		       (unsigned long long)mm.arena,
-		       (unsigned long long)mm.lower,
-		       plan_ratio(mm.arena, mm.lower),
-		       (unsigned long long)mm.naive,
-		       m->n_gears && gear_plan(m, m->gears[0])
-			       ? ", the largest gear's plus the root's"
-			       : "");
-	print_io("inputs", m->inputs, m->n_inputs);
-	print_io("outputs", m->outputs, m->n_outputs);
-	if (m->n_gears)
-		printf("gears:\n");
-	for (size_t i = 0; i < m->n_gears; i++)
-		print_gear(m, m->gears[i]);
+	json_object *doc = om_json(f, path);
+	text_summary(doc);
+	json_object_put(doc);
 	if (summary)
 		return 0;
 	print_scope(m);
@@ -1443,25 +1560,6 @@ static json_object *json_number(const char *s)
 	return *s && !*end ? json_object_new_double(d) : jstr(s);
 }
 
-/* Calls fn on each pinned input: its name and value texts. */
-static void each_pinned(const Gearom__Model *m,
-			void (*fn)(void *ctx, char *name, char *vals),
-			void *ctx)
-{
-	const char *opt = om_option(m, "input_value");
-	if (!opt)
-		return;
-	char *s = xstrdup(opt), *save = NULL;
-	for (char *e = strtok_r(s, ";", &save); e; e = strtok_r(NULL, ";", &save)) {
-		char *colon = strrchr(e, ':');
-		if (!colon)
-			continue;
-		*colon = 0;
-		fn(ctx, e, colon + 1);
-	}
-	free(s);
-}
-
 static void json_pin(void *ctx, char *name, char *vals)
 {
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
@@ -1478,20 +1576,8 @@ static void json_pin(void *ctx, char *name, char *vals)
 static json_object *json_pinned(const Gearom__Model *m)
 {
 	json_object *a = json_object_new_array();
-	each_pinned(m, json_pin, a);
+	each_pinned(om_option(m, "input_value"), json_pin, a);
 	return a;
-}
-
-static void print_pin(void *ctx, char *name, char *vals)
-{
-	(void)ctx;
-	printf("pinned:    %s = %s%s%s\n", name, strchr(vals, ',') ? "[" : "",
-	       vals, strchr(vals, ',') ? "]" : "");
-}
-
-static void print_pinned(const Gearom__Model *m)
-{
-	each_pinned(m, print_pin, NULL);
 }
 
 /* The JSON document as asked: the whole file, --summary's part of it, or
