@@ -1021,6 +1021,89 @@ static void text_summary(json_object *doc)
 		text_gear(jat(gears, i));
 }
 
+/* One clone of a scope: its dims, gears, nodes and arena. */
+static void text_clone(json_object *c)
+{
+	json_object *dims = jget(c, "dims"), *gears = jget(c, "gears"),
+		    *mem = jget(c, "memory");
+	printf("    %-20s dims ", jgets(c, "graph"));
+	if (dims)
+		text_dims(dims);
+	else
+		fputs("[]", stdout);
+	printf("  gears");
+	for (size_t g = 0; g < jlen(gears); g++)
+		printf(" %lld", (long long)json_object_get_int64(jat(gears, g)));
+	printf("  %lld nodes", jgeti(c, "nodes"));
+	if (jget(mem, "arena_bytes"))
+		printf("  arena %llu bytes", jgetu(mem, "arena_bytes"));
+	fputc('\n', stdout);
+}
+
+/* A scope (by its body graph's name) and its clones. */
+static void text_region(json_object *r)
+{
+	json_object *clones = jget(r, "clones");
+	size_t n = jlen(clones);
+	printf("  %s: %zu clone%s\n", jgets(r, "graph"), n, n == 1 ? "" : "s");
+	for (size_t c = 0; c < n; c++)
+		text_clone(jat(clones, c));
+}
+
+/* "scope:" lines: what --gear_scope did, each scope's clones and gears. */
+static void text_scope(json_object *s)
+{
+	json_object *regions = jget(s, "regions");
+	size_t n = jlen(regions);
+	const char *opt = jgets(s, "option");
+	if (!jget(s, "option"))
+		return;
+	if (!n)
+		printf("scope:     --gear_scope=%s kept the full clone (no "
+		       "smaller scoping found); %lld nodes\n", opt,
+		       jgeti(s, "nodes"));
+	else
+		printf("scope:     --gear_scope=%s: %zu scope%s; %lld nodes "
+		       "shared by every gear, %lld in clones (%lld in all)\n",
+		       opt, n, n == 1 ? "" : "s", jgeti(s, "shared_nodes"),
+		       jgeti(s, "per_gear_nodes"), jgeti(s, "nodes"));
+	for (size_t i = 0; i < n; i++)
+		text_region(jat(regions, i));
+}
+
+/* "hybrid:" lines: the rule, and the dynamic graph's size, inputs and
+ * outputs. */
+static void text_hybrid(json_object *h)
+{
+	json_object *mem = jget(h, "memory");
+	if (!h)
+		return;
+	printf("hybrid:    %s\n", jgets(h, "rule"));
+	printf("  dynamic graph %s: %lld nodes", jgets(h, "dynamic_graph"),
+	       jgeti(h, "nodes"));
+	if (jget(mem, "arena_bytes"))
+		printf(", arena %llu bytes", jgetu(mem, "arena_bytes"));
+	fputc('\n', stdout);
+	text_shapes("in ", jget(h, "inputs"), "dims");
+	text_shapes("out", jget(h, "outputs"), "dims");
+}
+
+static void text_partitions(json_object *a)
+{
+	for (size_t i = 0; i < jlen(a); i++) {
+		json_object *p = jat(a, i), *mem = jget(p, "memory");
+		if (!i)
+			printf("partitions:\n");
+		printf("  %-10s %-24s %-7s %4lld nodes", jgets(p, "graph"),
+		       jgets(p, "name"), jgets(p, "kind"), jgeti(p, "nodes"));
+		if (mem)
+			printf("  arena %llu bytes", jgetu(mem, "arena_bytes"));
+		else
+			printf("  dynamic");
+		fputc('\n', stdout);
+	}
+}
+
 /* ---- text ---------------------------------------------------------------- */
 
 static void print_dims(const int64_t *d, size_t n, bool known)
@@ -1121,61 +1204,6 @@ static void print_fused_acts(const Gearom__Node *n)
 	fputc(']', stdout);
 }
 
-/* ---- text: scopes --------------------------------------------------------------- */
-
-/* "scope:" lines: what --gear_scope did, each scope's clones and gears. */
-static void print_scope(const Gearom__Model *m)
-{
-	const char *opt = om_option(m, "gear_scope");
-	Roles r;
-	size_t shared, per, nscopes = 0;
-	if (!opt)
-		return;
-	find_roles(m, &r);
-	scope_counts(m, &r, &shared, &per);
-	for (size_t gi = 0; gi < m->n_graphs; gi++)
-		nscopes += r.role[gi] == ROLE_SCOPE;
-	if (!nscopes)
-		printf("scope:     --gear_scope=%s kept the full clone (no "
-		       "smaller scoping found); %zu nodes\n", opt,
-		       shared + per);
-	else
-		printf("scope:     --gear_scope=%s: %zu scope%s; %zu nodes "
-		       "shared by every gear, %zu in clones (%zu in all)\n",
-		       opt, nscopes, nscopes == 1 ? "" : "s", shared, per,
-		       shared + per);
-	for (size_t gi = 0; gi < m->n_graphs; gi++) {
-		if (r.role[gi] != ROLE_SCOPE)
-			continue;
-		const Gearom__Node *call = scope_call(m, gi), *cs = scope_case(m, gi);
-		const Gearom__Attribute *map =
-			call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
-		const Gearom__Attribute *tab =
-			cs ? om_attr(cs, CASE_GEAR_DIMS_ATTR) : NULL;
-		const Gearom__Attribute *br =
-			cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
-		size_t nb = br ? br->n_graphs : 0;
-		size_t w = tab && nb ? tab->n_ints / nb : 0;
-		printf("  %s: %zu clone%s\n", m->graphs[gi]->name, nb,
-		       nb == 1 ? "" : "s");
-		for (size_t c = 0; c < nb; c++) {
-			const Gearom__Graph *cg = m->graphs[br->graphs[c]];
-			printf("    %-20s dims ", cg->name);
-			print_dims(w ? tab->ints + c * w : NULL, w, true);
-			printf("  gears");
-			for (size_t g = 0; map && g < map->n_ints; g++)
-				if (map->ints[g] == (int64_t)c)
-					printf(" %zu", g);
-			printf("  %zu nodes", nodes_below(m, (size_t)br->graphs[c]));
-			if (cg->plan)
-				printf("  arena %llu bytes",
-				       (unsigned long long)cg->plan->arena_bytes);
-			fputc('\n', stdout);
-		}
-	}
-	roles_release(&r);
-}
-
 /* After a graph's header: whether every gear runs it (scope compiles). */
 static void print_graph_role(const Gearom__Model *m, size_t gi)
 {
@@ -1223,70 +1251,19 @@ static void print_graph(const Gearom__Model *m, size_t gi)
 	free(by);
 }
 
-static void print_hybrid(const Gearom__Model *m)
-{
-	const Gearom__Node *cs = hybrid_case(m);
-	char rule[256];
-	if (!cs)
-		return;
-	int32_t gi = om_attr(cs, HYBRID_GRAPH_ATTR)->g;
-	const Gearom__Graph *g = m->graphs[gi];
-	printf("hybrid:    %s\n", om_attr_cstr(om_attr(cs, HYBRID_RULE_ATTR),
-					    rule, sizeof(rule)));
-	printf("  dynamic graph %s: %zu nodes", g->name, nodes_below(m, (size_t)gi));
-	if (g->plan)
-		printf(", arena %llu bytes",
-		       (unsigned long long)g->plan->arena_bytes);
-	fputc('\n', stdout);
-	for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
-		bool in = k < g->n_inputs;
-		const Gearom__Tensor *t =
-			g->tensors[in ? g->inputs[k] : g->outputs[k - g->n_inputs]];
-		printf("    %s %-20s ", in ? "in " : "out", t->name);
-		print_sym_dims(t);
-		fputc('\n', stdout);
-	}
-}
-
-static void print_partitions(const Gearom__Model *m)
-{
-	char buf[16];
-	bool any = false;
-	for (size_t gi = 0; gi < m->n_graphs; gi++) {
-		const Gearom__Graph *g = m->graphs[gi];
-		for (size_t i = 0; i < g->n_nodes; i++) {
-			int32_t s;
-			const char *kind = partition_of(g->nodes[i], &s, buf,
-							sizeof(buf));
-			if (!kind)
-				continue;
-			const Gearom__Graph *sub = m->graphs[s];
-			if (!any)
-				printf("partitions:\n");
-			any = true;
-			printf("  %-10s %-24s %-7s %4zu nodes", g->name,
-			       sub->name, kind, sub->n_nodes);
-			if (sub->plan)
-				printf("  arena %llu bytes",
-				       (unsigned long long)sub->plan->arena_bytes);
-			else
-				printf("  dynamic");
-			fputc('\n', stdout);
-		}
-	}
-}
-
 static int dump_text(const OmFile *f, const char *path, bool summary)
 {
 	const Gearom__Model *m = f->model;
 	json_object *doc = om_json(f, path);
 	text_summary(doc);
+	if (!summary) {
+		text_scope(jget(doc, "scope"));
+		text_hybrid(jget(doc, "hybrid"));
+		text_partitions(jget(doc, "partitions"));
+	}
 	json_object_put(doc);
 	if (summary)
 		return 0;
-	print_scope(m);
-	print_hybrid(m);
-	print_partitions(m);
 	for (size_t i = 0; i < m->n_graphs; i++)
 		print_graph(m, i);
 	return 0;
