@@ -1,6 +1,12 @@
 /*
  * cli/dump.c - 'gearc dump': a .om file as text, JSON or Graphviz DOT.
  *
+ * The facts are gathered once, into one document: the json-c tree of
+ * om_json() (and json_graph_detail() for a graph's nodes and tensors),
+ * the contract of --format=json.  The JSON dump prints it; the text dump
+ * prints the same document in lines (text_*), never the message, so a
+ * new fact is added in one place.  DOT draws the graphs from the message.
+ *
  * Everything here reads a Gearom__Model that om_open() has validated, so
  * indices are in range; absent optional parts (no plan yet, no gears) are
  * shown as null / omitted, never invented.
@@ -427,6 +433,42 @@ static json_object *jstr(const char *s) { return json_object_new_string(s ? s : 
 static json_object *jint(int64_t v) { return json_object_new_int64(v); }
 static json_object *juint(uint64_t v) { return json_object_new_uint64(v); }
 
+/* Reading the document back (the text dump, --graph): a missing key or
+ * a null is NULL, 0 or "". */
+static json_object *jget(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+	return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static const char *jgets(json_object *o, const char *k)
+{
+	const char *s = json_object_get_string(jget(o, k));
+	return s ? s : "";
+}
+
+static long long jgeti(json_object *o, const char *k)
+{
+	return (long long)json_object_get_int64(jget(o, k));
+}
+
+static unsigned long long jgetu(json_object *o, const char *k)
+{
+	return (unsigned long long)json_object_get_uint64(jget(o, k));
+}
+
+static size_t jlen(json_object *a)
+{
+	return json_object_is_type(a, json_type_array)
+		       ? json_object_array_length(a)
+		       : 0;
+}
+
+static json_object *jat(json_object *a, size_t i)
+{
+	return i < jlen(a) ? json_object_array_get_idx(a, i) : NULL;
+}
+
 static json_object *json_io(const Gearom__IoInfo *io, bool input)
 {
 	json_object *o = json_object_new_object();
@@ -787,6 +829,198 @@ json_object *om_json(const OmFile *f, const char *path)
 	return o;
 }
 
+/* ---- JSON: --detail and pinned inputs ---------------------------------- */
+
+/* Per tensor of g, its block in g's plan or NULL (malloc'd). */
+static const Gearom__MemBlock **blocks_by_tensor(const Gearom__Graph *g)
+{
+	const Gearom__MemBlock **by = xcalloc(g->n_tensors + 1, sizeof(*by));
+	for (size_t i = 0; g->plan && i < g->plan->n_blocks; i++) {
+		const Gearom__MemBlock *b = g->plan->blocks[i];
+		if (b->node < 0 && b->tensor >= 0)
+			by[b->tensor] = b;
+	}
+	return by;
+}
+
+static const char *kind_name(const Gearom__Tensor *t)
+{
+	static const char *const k[] = { "node", "input", "weight", "outer" };
+	int v = t->has_kind ? (int)t->kind : 0;
+	return v >= 0 && v < 4 ? k[v] : "?";
+}
+
+/* A protobuf bytes field as a JSON string (an empty one has no data). */
+static json_object *jbytes(ProtobufCBinaryData b)
+{
+	return b.len ? json_object_new_string_len((const char *)b.data,
+						  (int)b.len)
+		     : jstr("");
+}
+
+/* An attribute's value as JSON: numbers, strings and lists as they are,
+ * a graph by name, a tensor by dtype and dims (its bytes are not shown). */
+static json_object *json_attr(const Gearom__Model *m,
+			      const Gearom__Attribute *a)
+{
+	json_object *v;
+	switch (a->has_type ? a->type : 0) {
+	case 1: return json_object_new_double(a->f);
+	case 2: return jint(a->i);
+	case 3: return jbytes(a->s);
+	case 4:
+		v = json_object_new_object();
+		if (a->t >= 0 && (size_t)a->t < m->n_weights) {
+			const Gearom__Weight *w = m->weights[a->t];
+			jadd(v, "dtype", jstr(dt_name(w->has_dtype, w->dtype)));
+			jadd(v, "shape", jdims(w->dims, w->n_dims));
+		}
+		return v;
+	case 5: return jstr(a->g >= 0 ? m->graphs[a->g]->name : "");
+	case 6:
+		v = json_object_new_array();
+		for (size_t i = 0; i < a->n_floats; i++)
+			json_object_array_add(v,
+					      json_object_new_double(a->floats[i]));
+		return v;
+	case 7: return jdims(a->ints, a->n_ints);
+	case 8:
+		v = json_object_new_array();
+		for (size_t i = 0; i < a->n_strings; i++)
+			json_object_array_add(v, jbytes(a->strings[i]));
+		return v;
+	case 10:
+		v = json_object_new_array();
+		for (size_t i = 0; i < a->n_graphs; i++)
+			json_object_array_add(v,
+					      jstr(m->graphs[a->graphs[i]]->name));
+		return v;
+	}
+	return NULL;
+}
+
+static json_object *json_refs(const Gearom__Graph *g, const int32_t *t,
+			      size_t n)
+{
+	json_object *a = json_object_new_array_ext((int)n);
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, t[i] >= 0 ? jstr(g->tensors[t[i]]->name)
+						   : NULL);
+	return a;
+}
+
+static json_object *json_node_detail(const Gearom__Model *m,
+				     const Gearom__Graph *g,
+				     const Gearom__Node *n)
+{
+	json_object *o = json_object_new_object(),
+		    *at = json_object_new_object();
+	jadd(o, "name", jstr(n->name));
+	jadd(o, "op", jstr(n->op_type));
+	if (n->domain && *n->domain)
+		jadd(o, "domain", jstr(n->domain));
+	jadd(o, "inputs", json_refs(g, n->inputs, n->n_inputs));
+	jadd(o, "outputs", json_refs(g, n->outputs, n->n_outputs));
+	for (size_t i = 0; i < n->n_attrs; i++)
+		jadd(at, n->attrs[i]->name ? n->attrs[i]->name : "",
+		     json_attr(m, n->attrs[i]));
+	jadd(o, "attributes", at);
+	if (n->label)
+		jadd(o, "label", jstr(n->label));
+	return o;
+}
+
+static json_object *json_tensor_detail(const Gearom__Graph *g, size_t ti,
+				       const Gearom__MemBlock *b)
+{
+	const Gearom__Tensor *t = g->tensors[ti];
+	json_object *o = json_object_new_object();
+	bool known = !t->has_rank || t->rank >= 0;
+	int64_t numel = known ? 1 : -1;
+	for (size_t k = 0; known && k < t->n_dims; k++)
+		numel = t->dims[k] < 0 || numel < 0 ? -1 : numel * t->dims[k];
+	size_t sz = dtype_size(t->has_dtype ? t->dtype : 0);
+	jadd(o, "name", jstr(t->name));
+	jadd(o, "dtype", jstr(dt_name(t->has_dtype, t->dtype)));
+	jadd(o, "shape", jshape(t->has_rank, t->rank, t->dims, t->n_dims));
+	jadd(o, "dims", json_sym_dims(t));
+	jadd(o, "kind", jstr(kind_name(t)));
+	jadd(o, "bytes", numel >= 0 && sz ? jint(numel * (int64_t)sz) : NULL);
+	jadd(o, "offset", b ? juint(b->offset) : NULL);
+	jadd(o, "alias_of", b && b->alias_of >= 0
+				    ? jstr(g->tensors[b->alias_of]->name)
+				    : NULL);
+	jadd(o, "inplace", json_object_new_boolean(b && b->alias_of >= 0 &&
+						   b->inplace));
+	return o;
+}
+
+/* {"nodes": [...], "tensors": [...], "memory": {...}} of graph gi: the
+ * --detail contract (man/gearc.1); memory is null without a plan. */
+static json_object *json_graph_detail(const Gearom__Model *m, size_t gi)
+{
+	const Gearom__Graph *g = m->graphs[gi];
+	const Gearom__MemBlock **by = blocks_by_tensor(g);
+	json_object *o = json_object_new_object(),
+		    *nodes = json_object_new_array_ext((int)g->n_nodes),
+		    *tensors = json_object_new_array_ext((int)g->n_tensors);
+	for (size_t i = 0; i < g->n_nodes; i++)
+		json_object_array_add(nodes, json_node_detail(m, g, g->nodes[i]));
+	for (size_t t = 0; t < g->n_tensors; t++)
+		json_object_array_add(tensors, json_tensor_detail(g, t, by[t]));
+	free(by);
+	jadd(o, "nodes", nodes);
+	jadd(o, "tensors", tensors);
+	jadd(o, "memory", g->plan ? json_plan(g->plan) : NULL);
+	return o;
+}
+
+/* --detail: the entries of the document's "graphs" (sel's, or all) get
+ * "index" and "detail". */
+static void json_add_detail(json_object *doc, const Gearom__Model *m,
+			    const bool *sel)
+{
+	json_object *graphs = jget(doc, "graphs");
+	for (size_t gi = 0; gi < jlen(graphs); gi++) {
+		json_object *o = jat(graphs, gi);
+		if (sel && !sel[gi])
+			continue;
+		jadd(o, "index", jint((int64_t)gi));
+		jadd(o, "detail", json_graph_detail(m, gi));
+	}
+}
+
+/* A pinned value as JSON: an integer or a number as written. */
+static json_object *json_number(const char *s)
+{
+	int64_t v;
+	char *end;
+	if (parse_i64(s, strlen(s), &v))
+		return jint(v);
+	double d = strtod(s, &end);
+	return *s && !*end ? json_object_new_double(d) : jstr(s);
+}
+
+static void json_pin(void *ctx, char *name, char *vals)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	char *save = NULL;
+	for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save))
+		json_object_array_add(a, json_number(v));
+	jadd(o, "name", jstr(name));
+	jadd(o, "values", a);
+	json_object_array_add(ctx, o);
+}
+
+/* "pinned": [{"name": "sr", "values": [16000]}]: inputs --input_value
+ * made constants. */
+static json_object *json_pinned(const Gearom__Model *m)
+{
+	json_object *a = json_object_new_array();
+	each_pinned(om_option(m, "input_value"), json_pin, a);
+	return a;
+}
+
 static bool is_container(json_object *v)
 {
 	return json_object_is_type(v, json_type_object) ||
@@ -836,43 +1070,10 @@ static void json_print(FILE *f, json_object *v, int indent)
 
 /* ---- text: the document read back ------------------------------------- */
 
-/* The text dump prints the document om_json() builds (the facts are
- * gathered once, there), in lines for people.  Its names were escaped
- * for a terminal (ESC_CONTROLS) before the document was built. */
-
-static json_object *jget(json_object *o, const char *k)
-{
-	json_object *v = NULL;
-	return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *jgets(json_object *o, const char *k)
-{
-	const char *s = json_object_get_string(jget(o, k));
-	return s ? s : "";
-}
-
-static long long jgeti(json_object *o, const char *k)
-{
-	return (long long)json_object_get_int64(jget(o, k));
-}
-
-static unsigned long long jgetu(json_object *o, const char *k)
-{
-	return (unsigned long long)json_object_get_uint64(jget(o, k));
-}
-
-static size_t jlen(json_object *a)
-{
-	return json_object_is_type(a, json_type_array)
-		       ? json_object_array_length(a)
-		       : 0;
-}
-
-static json_object *jat(json_object *a, size_t i)
-{
-	return i < jlen(a) ? json_object_array_get_idx(a, i) : NULL;
-}
+/* The text dump prints the document the JSON dump prints (om_json() and
+ * json_graph_detail(), where the facts are gathered), in lines for
+ * people.  Its names were escaped for a terminal (ESC_CONTROLS) before
+ * the document was built. */
 
 /* A shape or dims of the document: [1,3,48,W]; null (unknown rank) is
  * [?]. */
@@ -1104,8 +1305,142 @@ static void text_partitions(json_object *a)
 	}
 }
 
-/* ---- text ---------------------------------------------------------------- */
+/* "  memory: ..." line of a graph's plan (json_plan()). */
+static void text_plan(json_object *p)
+{
+	unsigned long long a = jgetu(p, "arena_bytes"),
+			   lb = jgetu(p, "lower_bound_bytes");
+	printf("  memory: arena %llu bytes, lower bound %llu (x%.3f), naive "
+	       "%llu; tensors %lld (%lld views, %lld in place)", a, lb,
+	       plan_ratio(a, lb), jgetu(p, "naive_bytes"), jgeti(p, "tensors"),
+	       jgeti(p, "views"), jgeti(p, "inplace"));
+	if (jgeti(p, "workspaces"))
+		printf(", %lld subgraph workspaces", jgeti(p, "workspaces"));
+	if (jgeti(p, "unplanned"))
+		printf(", %lld not planned (shapes not static)",
+		       jgeti(p, "unplanned"));
+	fputc('\n', stdout);
+}
 
+/* A graph's detail tensors by name (the first of a name), for the node
+ * listing, which names them. */
+static json_object *tensors_by_name(json_object *tensors)
+{
+	json_object *by = json_object_new_object();
+	for (size_t i = jlen(tensors); i-- > 0;)
+		jadd(by, jgets(jat(tensors, i), "name"),
+		     json_object_get(jat(tensors, i)));
+	return by;
+}
+
+/* " @offset", and what it shares, after a tensor in the node listing. */
+static void text_place(json_object *t)
+{
+	json_object *alias = jget(t, "alias_of");
+	if (!jget(t, "offset"))
+		return;
+	printf(" @%llu", jgetu(t, "offset"));
+	if (alias)
+		printf(" (%s %s)",
+		       json_object_get_boolean(jget(t, "inplace")) ? "in place of"
+								    : "view of",
+		       json_object_get_string(alias));
+}
+
+/* A node's inputs or outputs, "-" for an omitted one; with by (the
+ * outputs), each one's dims and place. */
+static void text_refs(json_object *a, json_object *by)
+{
+	for (size_t k = 0; k < jlen(a); k++) {
+		const char *name = json_object_get_string(jat(a, k));
+		fputs(k ? ", " : "", stdout);
+		fputs(name ? name : "-", stdout);
+		if (!name || !by)
+			continue;
+		fputc(' ', stdout);
+		text_dims(jget(jget(by, name), "dims"));
+		text_place(jget(by, name));
+	}
+}
+
+/* " [Relu, Clip(0,6)]": a fused node's activations, in order. */
+static void text_fused(json_object *n)
+{
+	json_object *p = jget(jget(n, "attributes"), FUSED_ACT_PARAMS_ATTR),
+		    *a = NULL;
+	if (strcmp(jgets(n, "domain"), GEARC_DOMAIN) ||
+	    !json_object_object_get_ex(jget(n, "attributes"), FUSED_ACTS_ATTR,
+				       &a))
+		return;
+	fputs(" [", stdout);
+	for (size_t i = 0; i < jlen(a); i++) {
+		double x = json_object_get_double(jat(p, 2 * i)),
+		       y = json_object_get_double(jat(p, 2 * i + 1));
+		printf("%s%s", i ? ", " : "", json_object_get_string(jat(a, i)));
+		if (2 * i + 1 < jlen(p) && (x || y))
+			printf("(%g,%g)", x, y);
+	}
+	fputc(']', stdout);
+}
+
+/* A line per node: index, op, name, inputs -> outputs with their dims
+ * and places, fused activations. */
+static void text_nodes(json_object *detail)
+{
+	json_object *nodes = jget(detail, "nodes"),
+		    *by = tensors_by_name(jget(detail, "tensors"));
+	for (size_t i = 0; i < jlen(nodes); i++) {
+		json_object *n = jat(nodes, i);
+		printf("  %4zu  %-20s %-24s ", i, jgets(n, "op"),
+		       jgets(n, "name"));
+		text_refs(jget(n, "inputs"), NULL);
+		fputs(" -> ", stdout);
+		text_refs(jget(n, "outputs"), by);
+		text_fused(n);
+		fputc('\n', stdout);
+	}
+	json_object_put(by);
+}
+
+/* A graph (its entry in "graphs" and its detail): header, plan, nodes;
+ * in a scope compile, whether every gear runs it. */
+static void text_graph(json_object *g, json_object *detail, bool scoped)
+{
+	json_object *parent = jget(g, "parent"), *mem = jget(detail, "memory");
+	printf("\ngraph %s: %lld nodes, %lld tensors", jgets(g, "name"),
+	       jgeti(g, "nodes"), jgeti(g, "tensors"));
+	if (parent)
+		printf(", inside %s", json_object_get_string(parent));
+	if (scoped)
+		fputs(json_object_get_boolean(jget(g, "shared"))
+			      ? " [shared by every gear]"
+			      : " [per gear]",
+		      stdout);
+	fputs("\n", stdout);
+	if (mem)
+		text_plan(mem);
+	text_nodes(detail);
+}
+
+/* The document's graphs (sel's, or all).  Each one's detail is built as
+ * it is printed: a 100-gear file's all at once take hundreds of MB. */
+static void text_graphs(json_object *doc, const Gearom__Model *m,
+			const bool *sel)
+{
+	json_object *graphs = jget(doc, "graphs");
+	bool scoped = jget(jget(doc, "options"), "gear_scope") != NULL;
+	for (size_t gi = 0; gi < jlen(graphs); gi++) {
+		if (sel && !sel[gi])
+			continue;
+		json_object *detail = json_graph_detail(m, gi);
+		text_graph(jat(graphs, gi), detail, scoped);
+		json_object_put(detail);
+	}
+}
+
+/* ---- DOT ----------------------------------------------------------------- */
+
+/* [1,3,32,32], or [?] if !known. */
 static void print_dims(const int64_t *d, size_t n, bool known)
 {
 	if (!known) {
@@ -1117,159 +1452,6 @@ static void print_dims(const int64_t *d, size_t n, bool known)
 		printf("%s%lld", i ? "," : "", (long long)d[i]);
 	fputc(']', stdout);
 }
-
-/* Tensor t's dims, symbols where named: [1,3,48,W]. */
-static void print_sym_dims(const Gearom__Tensor *t)
-{
-	if (t->has_rank && t->rank < 0) {
-		fputs("[?]", stdout);
-		return;
-	}
-	fputc('[', stdout);
-	for (size_t k = 0; k < t->n_dims; k++) {
-		const char *sym = dim_symbol(t, k);
-		if (sym)
-			printf("%s%s", k ? "," : "", sym);
-		else
-			printf("%s%lld", k ? "," : "", (long long)t->dims[k]);
-	}
-	fputc(']', stdout);
-}
-
-static void print_tensor_ref(const Gearom__Graph *g, int32_t t)
-{
-	if (t < 0) {
-		fputs("-", stdout);
-		return;
-	}
-	const Gearom__Tensor *x = g->tensors[t];
-	printf("%s", x->name);
-}
-
-static void print_plan(const Gearom__MemoryPlan *p)
-{
-	PlanStats st = plan_stats(p);
-	printf("  memory: arena %llu bytes, lower bound %llu (x%.3f), naive "
-	       "%llu; tensors %lld (%lld views, %lld in place)",
-	       (unsigned long long)p->arena_bytes,
-	       (unsigned long long)p->lower_bound_bytes,
-	       plan_ratio(p->arena_bytes, p->lower_bound_bytes),
-	       (unsigned long long)p->naive_bytes, (long long)st.tensors,
-	       (long long)st.views, (long long)st.inplace);
-	if (st.workspaces)
-		printf(", %lld subgraph workspaces", (long long)st.workspaces);
-	if (p->unplanned)
-		printf(", %u not planned (shapes not static)", p->unplanned);
-	fputc('\n', stdout);
-}
-
-/* Per tensor of g, its block in g's plan or NULL (malloc'd). */
-static const Gearom__MemBlock **blocks_by_tensor(const Gearom__Graph *g)
-{
-	const Gearom__MemBlock **by = xcalloc(g->n_tensors + 1, sizeof(*by));
-	for (size_t i = 0; g->plan && i < g->plan->n_blocks; i++) {
-		const Gearom__MemBlock *b = g->plan->blocks[i];
-		if (b->node < 0 && b->tensor >= 0)
-			by[b->tensor] = b;
-	}
-	return by;
-}
-
-/* " @offset", and what it shares, after a tensor in the node listing. */
-static void print_place(const Gearom__Graph *g, const Gearom__MemBlock *b)
-{
-	if (!b)
-		return;
-	printf(" @%llu", (unsigned long long)b->offset);
-	if (b->alias_of >= 0)
-		printf(" (%s %s)", b->inplace ? "in place of" : "view of",
-		       g->tensors[b->alias_of]->name);
-}
-
-/* " [Relu, Clip(0,6)]": a fused node's activations, in order. */
-static void print_fused_acts(const Gearom__Node *n)
-{
-	const Gearom__Attribute *a = om_attr(n, FUSED_ACTS_ATTR);
-	const Gearom__Attribute *p = om_attr(n, FUSED_ACT_PARAMS_ATTR);
-	if (!n->domain || strcmp(n->domain, GEARC_DOMAIN) || !a)
-		return;
-	fputs(" [", stdout);
-	for (size_t i = 0; i < a->n_strings; i++) {
-		printf("%s%.*s", i ? ", " : "", (int)a->strings[i].len,
-		       (const char *)a->strings[i].data);
-		if (p && 2 * i + 1 < p->n_floats &&
-		    (p->floats[2 * i] || p->floats[2 * i + 1]))
-			printf("(%g,%g)", p->floats[2 * i], p->floats[2 * i + 1]);
-	}
-	fputc(']', stdout);
-}
-
-/* After a graph's header: whether every gear runs it (scope compiles). */
-static void print_graph_role(const Gearom__Model *m, size_t gi)
-{
-	Roles r;
-	if (!om_option(m, "gear_scope"))
-		return;
-	find_roles(m, &r);
-	printf(r.shared[gi] ? " [shared by every gear]" : " [per gear]");
-	roles_release(&r);
-}
-
-static void print_graph(const Gearom__Model *m, size_t gi)
-{
-	const Gearom__Graph *g = m->graphs[gi];
-	const Gearom__MemBlock **by = blocks_by_tensor(g);
-	printf("\ngraph %s: %zu nodes, %zu tensors", g->name, g->n_nodes,
-	       g->n_tensors);
-	if (g->has_parent && g->parent >= 0)
-		printf(", inside %s", m->graphs[g->parent]->name);
-	print_graph_role(m, gi);
-	fputs("\n", stdout);
-	if (g->plan)
-		print_plan(g->plan);
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		const Gearom__Node *n = g->nodes[i];
-		printf("  %4zu  %-20s %-24s ", i, n->op_type, n->name);
-		for (size_t k = 0; k < n->n_inputs; k++) {
-			fputs(k ? ", " : "", stdout);
-			print_tensor_ref(g, n->inputs[k]);
-		}
-		fputs(" -> ", stdout);
-		for (size_t k = 0; k < n->n_outputs; k++) {
-			fputs(k ? ", " : "", stdout);
-			print_tensor_ref(g, n->outputs[k]);
-			if (n->outputs[k] >= 0) {
-				const Gearom__Tensor *t = g->tensors[n->outputs[k]];
-				fputc(' ', stdout);
-				print_sym_dims(t);
-				print_place(g, by[n->outputs[k]]);
-			}
-		}
-		print_fused_acts(n);
-		fputc('\n', stdout);
-	}
-	free(by);
-}
-
-static int dump_text(const OmFile *f, const char *path, bool summary)
-{
-	const Gearom__Model *m = f->model;
-	json_object *doc = om_json(f, path);
-	text_summary(doc);
-	if (!summary) {
-		text_scope(jget(doc, "scope"));
-		text_hybrid(jget(doc, "hybrid"));
-		text_partitions(jget(doc, "partitions"));
-	}
-	json_object_put(doc);
-	if (summary)
-		return 0;
-	for (size_t i = 0; i < m->n_graphs; i++)
-		print_graph(m, i);
-	return 0;
-}
-
-/* ---- DOT ----------------------------------------------------------------- */
 
 /* Prints s as the inside of a DOT string literal. */
 static void dot_str(const char *s)
@@ -1341,252 +1523,6 @@ static void dot_graph(const Gearom__Model *m, size_t gi)
 	printf("  }\n");
 }
 
-/* ---- navigation: --graph, --summary, --detail, pinned inputs ------------- */
-
-/* What 'gearc dump' was asked for. */
-typedef struct DumpOpts {
-	const char *format, *graph;
-	bool summary, detail;
-} DumpOpts;
-
-/* Graph gi is the one --graph names: "NAME", or "PARENT/NAME" where the
- * same name is used in several places (an If's branches in every gear). */
-static bool graph_named(const Gearom__Model *m, size_t gi, const char *name)
-{
-	const Gearom__Graph *g = m->graphs[gi];
-	if (!strcmp(g->name, name))
-		return true;
-	if (!g->has_parent || g->parent < 0)
-		return false;
-	const char *p = m->graphs[g->parent]->name;
-	size_t n = strlen(p);
-	return !strncmp(name, p, n) && name[n] == '/' &&
-	       !strcmp(name + n + 1, g->name);
-}
-
-/* Marks in sel[] the graphs --graph names; an error listing some names
- * if there is none. */
-static int select_graphs(const Gearom__Model *m, const char *name, bool *sel)
-{
-	size_t n = 0, k = 0;
-	char list[400];
-	list[0] = 0;
-	for (size_t gi = 0; gi < m->n_graphs; gi++)
-		n += sel[gi] = graph_named(m, gi, name);
-	if (n)
-		return 0;
-	for (size_t gi = 0; gi < m->n_graphs && k < 300; gi++)
-		k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s",
-				      gi ? ", " : "", m->graphs[gi]->name);
-	return error("--graph: no graph named '%s' in the file (graphs: "
-		     "%s%s)", name, list,
-		     k >= 300 ? ", ..." : "");
-}
-
-static const char *kind_name(const Gearom__Tensor *t)
-{
-	static const char *const k[] = { "node", "input", "weight", "outer" };
-	int v = t->has_kind ? (int)t->kind : 0;
-	return v >= 0 && v < 4 ? k[v] : "?";
-}
-
-/* A protobuf bytes field as a JSON string (an empty one has no data). */
-static json_object *jbytes(ProtobufCBinaryData b)
-{
-	return b.len ? json_object_new_string_len((const char *)b.data,
-						  (int)b.len)
-		     : jstr("");
-}
-
-/* An attribute's value as JSON: numbers, strings and lists as they are,
- * a graph by name, a tensor by dtype and dims (its bytes are not shown). */
-static json_object *json_attr(const Gearom__Model *m,
-			      const Gearom__Attribute *a)
-{
-	json_object *v;
-	switch (a->has_type ? a->type : 0) {
-	case 1: return json_object_new_double(a->f);
-	case 2: return jint(a->i);
-	case 3: return jbytes(a->s);
-	case 4:
-		v = json_object_new_object();
-		if (a->t >= 0 && (size_t)a->t < m->n_weights) {
-			const Gearom__Weight *w = m->weights[a->t];
-			jadd(v, "dtype", jstr(dt_name(w->has_dtype, w->dtype)));
-			jadd(v, "shape", jdims(w->dims, w->n_dims));
-		}
-		return v;
-	case 5: return jstr(a->g >= 0 ? m->graphs[a->g]->name : "");
-	case 6:
-		v = json_object_new_array();
-		for (size_t i = 0; i < a->n_floats; i++)
-			json_object_array_add(v,
-					      json_object_new_double(a->floats[i]));
-		return v;
-	case 7: return jdims(a->ints, a->n_ints);
-	case 8:
-		v = json_object_new_array();
-		for (size_t i = 0; i < a->n_strings; i++)
-			json_object_array_add(v, jbytes(a->strings[i]));
-		return v;
-	case 10:
-		v = json_object_new_array();
-		for (size_t i = 0; i < a->n_graphs; i++)
-			json_object_array_add(v,
-					      jstr(m->graphs[a->graphs[i]]->name));
-		return v;
-	}
-	return NULL;
-}
-
-static json_object *json_refs(const Gearom__Graph *g, const int32_t *t,
-			      size_t n)
-{
-	json_object *a = json_object_new_array_ext((int)n);
-	for (size_t i = 0; i < n; i++)
-		json_object_array_add(a, t[i] >= 0 ? jstr(g->tensors[t[i]]->name)
-						   : NULL);
-	return a;
-}
-
-static json_object *json_node_detail(const Gearom__Model *m,
-				     const Gearom__Graph *g,
-				     const Gearom__Node *n)
-{
-	json_object *o = json_object_new_object(),
-		    *at = json_object_new_object();
-	jadd(o, "name", jstr(n->name));
-	jadd(o, "op", jstr(n->op_type));
-	if (n->domain && *n->domain)
-		jadd(o, "domain", jstr(n->domain));
-	jadd(o, "inputs", json_refs(g, n->inputs, n->n_inputs));
-	jadd(o, "outputs", json_refs(g, n->outputs, n->n_outputs));
-	for (size_t i = 0; i < n->n_attrs; i++)
-		jadd(at, n->attrs[i]->name ? n->attrs[i]->name : "",
-		     json_attr(m, n->attrs[i]));
-	jadd(o, "attributes", at);
-	if (n->label)
-		jadd(o, "label", jstr(n->label));
-	return o;
-}
-
-static json_object *json_tensor_detail(const Gearom__Graph *g, size_t ti,
-				       const Gearom__MemBlock *b)
-{
-	const Gearom__Tensor *t = g->tensors[ti];
-	json_object *o = json_object_new_object();
-	bool known = !t->has_rank || t->rank >= 0;
-	int64_t numel = known ? 1 : -1;
-	for (size_t k = 0; known && k < t->n_dims; k++)
-		numel = t->dims[k] < 0 || numel < 0 ? -1 : numel * t->dims[k];
-	size_t sz = dtype_size(t->has_dtype ? t->dtype : 0);
-	jadd(o, "name", jstr(t->name));
-	jadd(o, "dtype", jstr(dt_name(t->has_dtype, t->dtype)));
-	jadd(o, "shape", jshape(t->has_rank, t->rank, t->dims, t->n_dims));
-	jadd(o, "kind", jstr(kind_name(t)));
-	jadd(o, "bytes", numel >= 0 && sz ? jint(numel * (int64_t)sz) : NULL);
-	jadd(o, "offset", b ? juint(b->offset) : NULL);
-	jadd(o, "alias_of", b && b->alias_of >= 0
-				    ? jstr(g->tensors[b->alias_of]->name)
-				    : NULL);
-	jadd(o, "inplace", json_object_new_boolean(b && b->alias_of >= 0 &&
-						   b->inplace));
-	return o;
-}
-
-/* {"nodes": [...], "tensors": [...]} of graph gi: the --detail contract
- * (man/gearc.1). */
-static json_object *json_graph_detail(const Gearom__Model *m, size_t gi)
-{
-	const Gearom__Graph *g = m->graphs[gi];
-	const Gearom__MemBlock **by = blocks_by_tensor(g);
-	json_object *o = json_object_new_object(),
-		    *nodes = json_object_new_array_ext((int)g->n_nodes),
-		    *tensors = json_object_new_array_ext((int)g->n_tensors);
-	for (size_t i = 0; i < g->n_nodes; i++)
-		json_object_array_add(nodes, json_node_detail(m, g, g->nodes[i]));
-	for (size_t t = 0; t < g->n_tensors; t++)
-		json_object_array_add(tensors, json_tensor_detail(g, t, by[t]));
-	free(by);
-	jadd(o, "nodes", nodes);
-	jadd(o, "tensors", tensors);
-	return o;
-}
-
-/* --detail: every entry of the document's "graphs" gets "detail". */
-static void json_add_detail(json_object *doc, const Gearom__Model *m)
-{
-	json_object *graphs = NULL;
-	if (!json_object_object_get_ex(doc, "graphs", &graphs))
-		return;
-	for (size_t gi = 0; gi < m->n_graphs; gi++) {
-		json_object *o = json_object_array_get_idx(graphs, gi);
-		jadd(o, "index", jint((int64_t)gi));
-		jadd(o, "detail", json_graph_detail(m, gi));
-	}
-}
-
-/* A pinned value as JSON: an integer or a number as written. */
-static json_object *json_number(const char *s)
-{
-	int64_t v;
-	char *end;
-	if (parse_i64(s, strlen(s), &v))
-		return jint(v);
-	double d = strtod(s, &end);
-	return *s && !*end ? json_object_new_double(d) : jstr(s);
-}
-
-static void json_pin(void *ctx, char *name, char *vals)
-{
-	json_object *o = json_object_new_object(), *a = json_object_new_array();
-	char *save = NULL;
-	for (char *v = strtok_r(vals, ",", &save); v; v = strtok_r(NULL, ",", &save))
-		json_object_array_add(a, json_number(v));
-	jadd(o, "name", jstr(name));
-	jadd(o, "values", a);
-	json_object_array_add(ctx, o);
-}
-
-/* "pinned": [{"name": "sr", "values": [16000]}]: inputs --input_value
- * made constants. */
-static json_object *json_pinned(const Gearom__Model *m)
-{
-	json_object *a = json_object_new_array();
-	each_pinned(om_option(m, "input_value"), json_pin, a);
-	return a;
-}
-
-/* The JSON document as asked: the whole file, --summary's part of it, or
- * --graph's graphs. */
-static json_object *dump_json_doc(const OmFile *f, const char *path,
-				  const DumpOpts *d, const bool *sel)
-{
-	const Gearom__Model *m = f->model;
-	json_object *o = om_json(f, path);
-	jadd(o, "pinned", json_pinned(m));
-	if (d->detail || sel)
-		json_add_detail(o, m);
-	if (d->summary) {
-		static const char *const drop[] = { "graphs", "scope", "hybrid",
-						    "partitions" };
-		for (size_t i = 0; i < ARRAY_SIZE(drop); i++)
-			json_object_object_del(o, drop[i]);
-	}
-	if (!sel)
-		return o;
-	json_object *graphs = NULL, *doc = json_object_new_object(),
-		    *a = json_object_new_array();
-	json_object_object_get_ex(o, "graphs", &graphs);
-	for (size_t gi = 0; gi < m->n_graphs; gi++)
-		if (sel[gi])
-			json_object_array_add(a, json_object_get(
-				json_object_array_get_idx(graphs, gi)));
-	json_object_put(o);
-	jadd(doc, "graphs", a);
-	return doc;
-}
-
 /* DOT: each node holding subgraphs (Case's gear branches, If's then and
  * else, a Loop's body) gets a dashed edge to each subgraph's cluster,
  * labelled with the attribute (compound edges end at the cluster). */
@@ -1636,16 +1572,104 @@ static int dump_dot_sel(const OmFile *f, const bool *sel)
 	return 0;
 }
 
-/* The text dump as asked. */
-static int dump_text_opts(const OmFile *f, const char *path,
-			  const DumpOpts *d, const bool *sel)
+/* ---- what was asked: --graph, --summary, --detail --------------------- */
+
+/* What 'gearc dump' was asked for. */
+typedef struct DumpOpts {
+	const char *format, *graph;
+	bool summary, detail;
+} DumpOpts;
+
+/* Graph gi is the one --graph names: "NAME", or "PARENT/NAME" where the
+ * same name is used in several places (an If's branches in every gear). */
+static bool graph_named(const Gearom__Model *m, size_t gi, const char *name)
 {
-	if (!sel)
-		return dump_text(f, path, d->summary);
-	for (size_t gi = 0; gi < f->model->n_graphs; gi++)
+	const Gearom__Graph *g = m->graphs[gi];
+	if (!strcmp(g->name, name))
+		return true;
+	if (!g->has_parent || g->parent < 0)
+		return false;
+	const char *p = m->graphs[g->parent]->name;
+	size_t n = strlen(p);
+	return !strncmp(name, p, n) && name[n] == '/' &&
+	       !strcmp(name + n + 1, g->name);
+}
+
+/* Marks in sel[] the graphs --graph names; an error listing some names
+ * if there is none. */
+static int select_graphs(const Gearom__Model *m, const char *name, bool *sel)
+{
+	size_t n = 0, k = 0;
+	char list[400];
+	list[0] = 0;
+	for (size_t gi = 0; gi < m->n_graphs; gi++)
+		n += sel[gi] = graph_named(m, gi, name);
+	if (n)
+		return 0;
+	for (size_t gi = 0; gi < m->n_graphs && k < 300; gi++)
+		k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s",
+				      gi ? ", " : "", m->graphs[gi]->name);
+	return error("--graph: no graph named '%s' in the file (graphs: "
+		     "%s%s)", name, list,
+		     k >= 300 ? ", ..." : "");
+}
+
+/* The document 'gearc dump' shows: om_json()'s, with "pinned", each
+ * graph's "detail" if detail is set (only sel's graphs with sel), less
+ * what --summary leaves out. */
+static json_object *dump_doc(const OmFile *f, const char *path,
+			     const DumpOpts *d, const bool *sel, bool detail)
+{
+	static const char *const drop[] = { "graphs", "scope", "hybrid",
+					    "partitions" };
+	json_object *o = om_json(f, path);
+	jadd(o, "pinned", json_pinned(f->model));
+	if (detail)
+		json_add_detail(o, f->model, sel);
+	for (size_t i = 0; d->summary && i < ARRAY_SIZE(drop); i++)
+		json_object_object_del(o, drop[i]);
+	return o;
+}
+
+/* --graph's JSON: {"graphs": [sel's entries of the document's]}. */
+static json_object *graphs_only(json_object *o, const bool *sel)
+{
+	json_object *graphs = jget(o, "graphs"), *doc = json_object_new_object(),
+		    *a = json_object_new_array();
+	for (size_t gi = 0; gi < jlen(graphs); gi++)
 		if (sel[gi])
-			print_graph(f->model, gi);
-	return 0;
+			json_object_array_add(a,
+					      json_object_get(jat(graphs, gi)));
+	json_object_put(o);
+	jadd(doc, "graphs", a);
+	return doc;
+}
+
+static void dump_json(const OmFile *f, const char *path, const DumpOpts *d,
+		      const bool *sel)
+{
+	json_object *o = dump_doc(f, path, d, sel, d->detail || sel);
+	if (sel)
+		o = graphs_only(o, sel);
+	json_print(stdout, o, 0);
+	fputc('\n', stdout);
+	json_object_put(o);
+}
+
+/* The same document as text: the whole file, --summary's part of it, or
+ * --graph's graphs. */
+static void dump_text(const OmFile *f, const char *path, const DumpOpts *d,
+		      const bool *sel)
+{
+	json_object *doc = dump_doc(f, path, d, sel, false);
+	if (!sel) {
+		text_summary(doc);
+		text_scope(jget(doc, "scope"));
+		text_hybrid(jget(doc, "hybrid"));
+		text_partitions(jget(doc, "partitions"));
+	}
+	text_graphs(doc, f->model, sel);
+	json_object_put(doc);
 }
 
 static int dump_as(const OmFile *f, const char *path, const DumpOpts *d)
@@ -1659,16 +1683,12 @@ static int dump_as(const OmFile *f, const char *path, const DumpOpts *d)
 			return -1;
 		}
 	}
-	if (!strcmp(d->format, "json")) {
-		json_object *o = dump_json_doc(f, path, d, sel);
-		json_print(stdout, o, 0);
-		fputc('\n', stdout);
-		json_object_put(o);
-	} else if (!strcmp(d->format, "dot")) {
+	if (!strcmp(d->format, "json"))
+		dump_json(f, path, d, sel);
+	else if (!strcmp(d->format, "dot"))
 		rc = dump_dot_sel(f, sel);
-	} else {
-		rc = dump_text_opts(f, path, d, sel);
-	}
+	else
+		dump_text(f, path, d, sel);
 	free(sel);
 	return rc;
 }
