@@ -331,19 +331,38 @@ static void scope_counts(const Gearom__Model *m, const Roles *r,
 		*(r->shared[gi] ? shared : per_gear) += m->graphs[gi]->n_nodes;
 }
 
+/* What a scope records (passes/scope.h): its call's reason and gear map,
+ * its Case's selector inputs, dims table and branches (the clones); NULL
+ * where absent. */
+typedef struct ScopeAttrs {
+	const Gearom__Node *call;
+	const Gearom__Attribute *why, *map, *order, *tab, *br;
+} ScopeAttrs;
+
+static ScopeAttrs scope_attrs(const Gearom__Model *m, size_t body)
+{
+	const Gearom__Node *cs = scope_case(m, body);
+	ScopeAttrs s = { .call = scope_call(m, body) };
+	if (s.call) {
+		s.why = om_attr(s.call, SCOPE_WHY_ATTR);
+		s.map = om_attr(s.call, SCOPE_GEAR_MAP_ATTR);
+	}
+	if (cs) {
+		s.order = om_attr(cs, CASE_INPUT_ORDER_ATTR);
+		s.tab = om_attr(cs, CASE_GEAR_DIMS_ATTR);
+		s.br = om_attr(cs, CASE_BRANCHES_ATTR);
+	}
+	return s;
+}
+
 /* The clone scope body runs at gear g, or -1. */
 static int32_t scope_clone_at(const Gearom__Model *m, size_t body, size_t g)
 {
-	const Gearom__Node *call = scope_call(m, body);
-	const Gearom__Node *cs = scope_case(m, body);
-	const Gearom__Attribute *map =
-		call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
-	const Gearom__Attribute *br =
-		cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
-	if (!map || !br || g >= map->n_ints || map->ints[g] < 0 ||
-	    (size_t)map->ints[g] >= br->n_graphs)
+	ScopeAttrs s = scope_attrs(m, body);
+	if (!s.map || !s.br || g >= s.map->n_ints || s.map->ints[g] < 0 ||
+	    (size_t)s.map->ints[g] >= s.br->n_graphs)
 		return -1;
-	return br->graphs[map->ints[g]];
+	return s.br->graphs[s.map->ints[g]];
 }
 
 /* Nodes gear g runs in a scope compile: the shared ones and its clones'. */
@@ -603,18 +622,14 @@ static json_object *jnames(const Gearom__Graph *g, const int32_t *t, size_t n)
 	return a;
 }
 
-static json_object *json_clone(const Gearom__Model *m, size_t body,
-			       size_t c, int32_t gi)
+/* Clone c of a scope: its graph, row of the dims table, gears, size. */
+static json_object *json_clone(const Gearom__Model *m, const ScopeAttrs *s,
+			       size_t c)
 {
-	const Gearom__Node *call = scope_call(m, body), *cs = scope_case(m, body);
-	const Gearom__Attribute *map =
-		call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
-	const Gearom__Attribute *tab =
-		cs ? om_attr(cs, CASE_GEAR_DIMS_ATTR) : NULL;
-	const Gearom__Attribute *br =
-		cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
+	const Gearom__Attribute *map = s->map, *tab = s->tab;
+	int32_t gi = s->br->graphs[c];
 	json_object *o = json_object_new_object(), *gears = json_object_new_array();
-	size_t w = tab && br && br->n_graphs ? tab->n_ints / br->n_graphs : 0;
+	size_t w = tab && s->br->n_graphs ? tab->n_ints / s->br->n_graphs : 0;
 	jadd(o, "graph", jstr(m->graphs[gi]->name));
 	jadd(o, "dims", w ? jdims(tab->ints + c * w, w) : NULL);
 	for (size_t g = 0; map && g < map->n_ints; g++)
@@ -629,17 +644,10 @@ static json_object *json_clone(const Gearom__Model *m, size_t body,
 static json_object *json_scope_region(const Gearom__Model *m, size_t body)
 {
 	const Gearom__Graph *b = m->graphs[body];
-	const Gearom__Node *call = scope_call(m, body), *cs = scope_case(m, body);
-	const Gearom__Attribute *why =
-		call ? om_attr(call, SCOPE_WHY_ATTR) : NULL;
-	const Gearom__Attribute *map =
-		call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
-	const Gearom__Attribute *order =
-		cs ? om_attr(cs, CASE_INPUT_ORDER_ATTR) : NULL;
-	const Gearom__Attribute *br =
-		cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
+	ScopeAttrs s = scope_attrs(m, body);
+	const Gearom__Attribute *why = s.why, *map = s.map, *order = s.order;
 	json_object *o = json_object_new_object(), *a;
-	jadd(o, "name", jstr(call ? call->name : b->name));
+	jadd(o, "name", jstr(s.call ? s.call->name : b->name));
 	jadd(o, "graph", jstr(b->name));
 	jadd(o, "scope", why ? json_object_new_string_len(
 				       (const char *)why->s.data, (int)why->s.len)
@@ -654,8 +662,8 @@ static json_object *json_scope_region(const Gearom__Model *m, size_t body)
 	jadd(o, "outputs", jnames(b, b->outputs, b->n_outputs));
 	jadd(o, "gear_map", map ? jdims(map->ints, map->n_ints) : NULL);
 	a = json_object_new_array();
-	for (size_t c = 0; br && c < br->n_graphs; c++)
-		json_object_array_add(a, json_clone(m, body, c, br->graphs[c]));
+	for (size_t c = 0; s.br && c < s.br->n_graphs; c++)
+		json_object_array_add(a, json_clone(m, &s, c));
 	jadd(o, "clones", a);
 	return o;
 }
