@@ -717,19 +717,24 @@ static json_object *json_sym_dims(const Gearom__Tensor *t)
 	return a;
 }
 
+/* A tensor's name, dtype, shape and dims (hybrid's inputs and outputs,
+ * and the start of its --detail entry). */
+static json_object *json_tensor(const Gearom__Tensor *t)
+{
+	json_object *o = json_object_new_object();
+	jadd(o, "name", jstr(t->name));
+	jadd(o, "dtype", jstr(dt_name(t->has_dtype, t->dtype)));
+	jadd(o, "shape", jshape(t->has_rank, t->rank, t->dims, t->n_dims));
+	jadd(o, "dims", json_sym_dims(t));
+	return o;
+}
+
 static json_object *json_graph_io(const Gearom__Graph *g, const int32_t *ids,
 				  size_t n)
 {
 	json_object *a = json_object_new_array_ext((int)n);
-	for (size_t i = 0; i < n; i++) {
-		const Gearom__Tensor *t = g->tensors[ids[i]];
-		json_object *o = json_object_new_object();
-		jadd(o, "name", jstr(t->name));
-		jadd(o, "dtype", jstr(dt_name(t->has_dtype, t->dtype)));
-		jadd(o, "shape", jshape(t->has_rank, t->rank, t->dims, t->n_dims));
-		jadd(o, "dims", json_sym_dims(t));
-		json_object_array_add(a, o);
-	}
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json_tensor(g->tensors[ids[i]]));
 	return a;
 }
 
@@ -942,16 +947,12 @@ static json_object *json_tensor_detail(const Gearom__Graph *g, size_t ti,
 				       const Gearom__MemBlock *b)
 {
 	const Gearom__Tensor *t = g->tensors[ti];
-	json_object *o = json_object_new_object();
+	json_object *o = json_tensor(t);
 	bool known = !t->has_rank || t->rank >= 0;
 	int64_t numel = known ? 1 : -1;
 	for (size_t k = 0; known && k < t->n_dims; k++)
 		numel = t->dims[k] < 0 || numel < 0 ? -1 : numel * t->dims[k];
 	size_t sz = dtype_size(t->has_dtype ? t->dtype : 0);
-	jadd(o, "name", jstr(t->name));
-	jadd(o, "dtype", jstr(dt_name(t->has_dtype, t->dtype)));
-	jadd(o, "shape", jshape(t->has_rank, t->rank, t->dims, t->n_dims));
-	jadd(o, "dims", json_sym_dims(t));
 	jadd(o, "kind", jstr(kind_name(t)));
 	jadd(o, "bytes", numel >= 0 && sz ? jint(numel * (int64_t)sz) : NULL);
 	jadd(o, "offset", b ? juint(b->offset) : NULL);
