@@ -1,6 +1,12 @@
 /*
  * cli/dump.c - 'gearc dump': a .om file as text, JSON or Graphviz DOT.
  *
+ * The facts are gathered once, into one document: the json-c tree of
+ * om_json() (and json_graph_detail() for a graph's nodes and tensors),
+ * the contract of --format=json.  The JSON dump prints it; the text dump
+ * prints the same document in lines (text_*), never the message, so a
+ * new fact is added in one place.  DOT draws the graphs from the message.
+ *
  * Everything here reads a Gearom__Model that om_open() has validated, so
  * indices are in range; absent optional parts (no plan yet, no gears) are
  * shown as null / omitted, never invented.
@@ -195,6 +201,25 @@ static bool model_memory(const Gearom__Model *m, ModelMemory *mm)
 	return any;
 }
 
+/* Calls fn on each input --input_value=OPT pinned (OPT may be NULL): its
+ * name and value texts. */
+static void each_pinned(const char *opt,
+			void (*fn)(void *ctx, char *name, char *vals),
+			void *ctx)
+{
+	if (!opt)
+		return;
+	char *s = xstrdup(opt), *save = NULL;
+	for (char *e = strtok_r(s, ";", &save); e; e = strtok_r(NULL, ";", &save)) {
+		char *colon = strrchr(e, ':');
+		if (!colon)
+			continue;
+		*colon = 0;
+		fn(ctx, e, colon + 1);
+	}
+	free(s);
+}
+
 /* arena / lower bound, 1 when both are 0. */
 static double plan_ratio(uint64_t arena, uint64_t lower)
 {
@@ -306,19 +331,38 @@ static void scope_counts(const Gearom__Model *m, const Roles *r,
 		*(r->shared[gi] ? shared : per_gear) += m->graphs[gi]->n_nodes;
 }
 
+/* What a scope records (passes/scope.h): its call's reason and gear map,
+ * its Case's selector inputs, dims table and branches (the clones); NULL
+ * where absent. */
+typedef struct ScopeAttrs {
+	const Gearom__Node *call;
+	const Gearom__Attribute *why, *map, *order, *tab, *br;
+} ScopeAttrs;
+
+static ScopeAttrs scope_attrs(const Gearom__Model *m, size_t body)
+{
+	const Gearom__Node *cs = scope_case(m, body);
+	ScopeAttrs s = { .call = scope_call(m, body) };
+	if (s.call) {
+		s.why = om_attr(s.call, SCOPE_WHY_ATTR);
+		s.map = om_attr(s.call, SCOPE_GEAR_MAP_ATTR);
+	}
+	if (cs) {
+		s.order = om_attr(cs, CASE_INPUT_ORDER_ATTR);
+		s.tab = om_attr(cs, CASE_GEAR_DIMS_ATTR);
+		s.br = om_attr(cs, CASE_BRANCHES_ATTR);
+	}
+	return s;
+}
+
 /* The clone scope body runs at gear g, or -1. */
 static int32_t scope_clone_at(const Gearom__Model *m, size_t body, size_t g)
 {
-	const Gearom__Node *call = scope_call(m, body);
-	const Gearom__Node *cs = scope_case(m, body);
-	const Gearom__Attribute *map =
-		call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
-	const Gearom__Attribute *br =
-		cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
-	if (!map || !br || g >= map->n_ints || map->ints[g] < 0 ||
-	    (size_t)map->ints[g] >= br->n_graphs)
+	ScopeAttrs s = scope_attrs(m, body);
+	if (!s.map || !s.br || g >= s.map->n_ints || s.map->ints[g] < 0 ||
+	    (size_t)s.map->ints[g] >= s.br->n_graphs)
 		return -1;
-	return br->graphs[map->ints[g]];
+	return s.br->graphs[s.map->ints[g]];
 }
 
 /* Nodes gear g runs in a scope compile: the shared ones and its clones'. */
@@ -407,6 +451,42 @@ static void jadd(json_object *o, const char *k, json_object *v)
 static json_object *jstr(const char *s) { return json_object_new_string(s ? s : ""); }
 static json_object *jint(int64_t v) { return json_object_new_int64(v); }
 static json_object *juint(uint64_t v) { return json_object_new_uint64(v); }
+
+/* Reading the document back (the text dump, --graph): a missing key or
+ * a null is NULL, 0 or "". */
+static json_object *jget(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+	return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static const char *jgets(json_object *o, const char *k)
+{
+	const char *s = json_object_get_string(jget(o, k));
+	return s ? s : "";
+}
+
+static long long jgeti(json_object *o, const char *k)
+{
+	return (long long)json_object_get_int64(jget(o, k));
+}
+
+static unsigned long long jgetu(json_object *o, const char *k)
+{
+	return (unsigned long long)json_object_get_uint64(jget(o, k));
+}
+
+static size_t jlen(json_object *a)
+{
+	return json_object_is_type(a, json_type_array)
+		       ? json_object_array_length(a)
+		       : 0;
+}
+
+static json_object *jat(json_object *a, size_t i)
+{
+	return i < jlen(a) ? json_object_array_get_idx(a, i) : NULL;
+}
 
 static json_object *json_io(const Gearom__IoInfo *io, bool input)
 {
@@ -542,18 +622,14 @@ static json_object *jnames(const Gearom__Graph *g, const int32_t *t, size_t n)
 	return a;
 }
 
-static json_object *json_clone(const Gearom__Model *m, size_t body,
-			       size_t c, int32_t gi)
+/* Clone c of a scope: its graph, row of the dims table, gears, size. */
+static json_object *json_clone(const Gearom__Model *m, const ScopeAttrs *s,
+			       size_t c)
 {
-	const Gearom__Node *call = scope_call(m, body), *cs = scope_case(m, body);
-	const Gearom__Attribute *map =
-		call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
-	const Gearom__Attribute *tab =
-		cs ? om_attr(cs, CASE_GEAR_DIMS_ATTR) : NULL;
-	const Gearom__Attribute *br =
-		cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
+	const Gearom__Attribute *map = s->map, *tab = s->tab;
+	int32_t gi = s->br->graphs[c];
 	json_object *o = json_object_new_object(), *gears = json_object_new_array();
-	size_t w = tab && br && br->n_graphs ? tab->n_ints / br->n_graphs : 0;
+	size_t w = tab && s->br->n_graphs ? tab->n_ints / s->br->n_graphs : 0;
 	jadd(o, "graph", jstr(m->graphs[gi]->name));
 	jadd(o, "dims", w ? jdims(tab->ints + c * w, w) : NULL);
 	for (size_t g = 0; map && g < map->n_ints; g++)
@@ -568,17 +644,10 @@ static json_object *json_clone(const Gearom__Model *m, size_t body,
 static json_object *json_scope_region(const Gearom__Model *m, size_t body)
 {
 	const Gearom__Graph *b = m->graphs[body];
-	const Gearom__Node *call = scope_call(m, body), *cs = scope_case(m, body);
-	const Gearom__Attribute *why =
-		call ? om_attr(call, SCOPE_WHY_ATTR) : NULL;
-	const Gearom__Attribute *map =
-		call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
-	const Gearom__Attribute *order =
-		cs ? om_attr(cs, CASE_INPUT_ORDER_ATTR) : NULL;
-	const Gearom__Attribute *br =
-		cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
+	ScopeAttrs s = scope_attrs(m, body);
+	const Gearom__Attribute *why = s.why, *map = s.map, *order = s.order;
 	json_object *o = json_object_new_object(), *a;
-	jadd(o, "name", jstr(call ? call->name : b->name));
+	jadd(o, "name", jstr(s.call ? s.call->name : b->name));
 	jadd(o, "graph", jstr(b->name));
 	jadd(o, "scope", why ? json_object_new_string_len(
 				       (const char *)why->s.data, (int)why->s.len)
@@ -593,8 +662,8 @@ static json_object *json_scope_region(const Gearom__Model *m, size_t body)
 	jadd(o, "outputs", jnames(b, b->outputs, b->n_outputs));
 	jadd(o, "gear_map", map ? jdims(map->ints, map->n_ints) : NULL);
 	a = json_object_new_array();
-	for (size_t c = 0; br && c < br->n_graphs; c++)
-		json_object_array_add(a, json_clone(m, body, c, br->graphs[c]));
+	for (size_t c = 0; s.br && c < s.br->n_graphs; c++)
+		json_object_array_add(a, json_clone(m, &s, c));
 	jadd(o, "clones", a);
 	return o;
 }
@@ -648,19 +717,24 @@ static json_object *json_sym_dims(const Gearom__Tensor *t)
 	return a;
 }
 
+/* A tensor's name, dtype, shape and dims (hybrid's inputs and outputs,
+ * and the start of its --detail entry). */
+static json_object *json_tensor(const Gearom__Tensor *t)
+{
+	json_object *o = json_object_new_object();
+	jadd(o, "name", jstr(t->name));
+	jadd(o, "dtype", jstr(dt_name(t->has_dtype, t->dtype)));
+	jadd(o, "shape", jshape(t->has_rank, t->rank, t->dims, t->n_dims));
+	jadd(o, "dims", json_sym_dims(t));
+	return o;
+}
+
 static json_object *json_graph_io(const Gearom__Graph *g, const int32_t *ids,
 				  size_t n)
 {
 	json_object *a = json_object_new_array_ext((int)n);
-	for (size_t i = 0; i < n; i++) {
-		const Gearom__Tensor *t = g->tensors[ids[i]];
-		json_object *o = json_object_new_object();
-		jadd(o, "name", jstr(t->name));
-		jadd(o, "dtype", jstr(dt_name(t->has_dtype, t->dtype)));
-		jadd(o, "shape", jshape(t->has_rank, t->rank, t->dims, t->n_dims));
-		jadd(o, "dims", json_sym_dims(t));
-		json_object_array_add(a, o);
-	}
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json_tensor(g->tensors[ids[i]]));
 	return a;
 }
 
@@ -768,156 +842,7 @@ json_object *om_json(const OmFile *f, const char *path)
 	return o;
 }
 
-static bool is_container(json_object *v)
-{
-	return json_object_is_type(v, json_type_object) ||
-	       json_object_is_type(v, json_type_array);
-}
-
-/* Pretty JSON with two-space indents, but an array holding no objects or
- * arrays (a shape, a gear's dims) stays on one line: [2, 4, 5, 4]. */
-static void json_print(FILE *f, json_object *v, int indent)
-{
-	if (json_object_is_type(v, json_type_object)) {
-		int n = 0;
-		fputc('{', f);
-		json_object_object_foreach(v, key, val)
-		{
-			json_object *k = json_object_new_string(key);
-			fprintf(f, "%s\n%*s%s: ", n++ ? "," : "", indent + 2, "",
-				json_object_to_json_string_ext(
-					k, JSON_C_TO_STRING_NOSLASHESCAPE));
-			json_object_put(k);
-			json_print(f, val, indent + 2);
-		}
-		fprintf(f, n ? "\n%*s}" : "}", indent, "");
-		return;
-	}
-	if (json_object_is_type(v, json_type_array)) {
-		size_t n = json_object_array_length(v);
-		bool flat = true;
-		for (size_t i = 0; i < n && flat; i++)
-			flat = !is_container(json_object_array_get_idx(v, i));
-		fputc('[', f);
-		for (size_t i = 0; i < n; i++) {
-			if (flat)
-				fputs(i ? ", " : "", f);
-			else
-				fprintf(f, "%s\n%*s", i ? "," : "", indent + 2, "");
-			json_print(f, json_object_array_get_idx(v, i), indent + 2);
-		}
-		if (!flat && n)
-			fprintf(f, "\n%*s", indent, "");
-		fputc(']', f);
-		return;
-	}
-	fputs(json_object_to_json_string_ext(v, JSON_C_TO_STRING_NOSLASHESCAPE),
-	      f);
-}
-
-/* ---- text ---------------------------------------------------------------- */
-
-static void print_dims(const int64_t *d, size_t n, bool known)
-{
-	if (!known) {
-		fputs("[?]", stdout);
-		return;
-	}
-	fputc('[', stdout);
-	for (size_t i = 0; i < n; i++)
-		printf("%s%lld", i ? "," : "", (long long)d[i]);
-	fputc(']', stdout);
-}
-
-/* Tensor t's dims, symbols where named: [1,3,48,W]. */
-static void print_sym_dims(const Gearom__Tensor *t)
-{
-	if (t->has_rank && t->rank < 0) {
-		fputs("[?]", stdout);
-		return;
-	}
-	fputc('[', stdout);
-	for (size_t k = 0; k < t->n_dims; k++) {
-		const char *sym = dim_symbol(t, k);
-		if (sym)
-			printf("%s%s", k ? "," : "", sym);
-		else
-			printf("%s%lld", k ? "," : "", (long long)t->dims[k]);
-	}
-	fputc(']', stdout);
-}
-
-static void print_tensor_ref(const Gearom__Graph *g, int32_t t)
-{
-	if (t < 0) {
-		fputs("-", stdout);
-		return;
-	}
-	const Gearom__Tensor *x = g->tensors[t];
-	printf("%s", x->name);
-}
-
-static void print_io(const char *title, Gearom__IoInfo **io, size_t n)
-{
-	printf("%s:\n", title);
-	for (size_t i = 0; i < n; i++) {
-		printf("  %-24s %-8s ", io[i]->name,
-		       dt_name(io[i]->has_dtype, io[i]->dtype));
-		print_dims(io[i]->shape, io[i]->n_shape,
-			   !io[i]->has_rank || io[i]->rank >= 0);
-		if (io[i]->n_max_shape &&
-		    (io[i]->n_max_shape != io[i]->n_shape ||
-		     memcmp(io[i]->max_shape, io[i]->shape,
-			    io[i]->n_shape * sizeof(int64_t)))) {
-			fputs("  max ", stdout);
-			print_dims(io[i]->max_shape, io[i]->n_max_shape, true);
-		}
-		fputc('\n', stdout);
-	}
-}
-
-static void print_gear(const Gearom__Model *m, const Gearom__Gear *g)
-{
-	printf("  %-10s dims ", g->label);
-	print_dims(g->dims, g->n_dims, true);
-	const Gearom__MemoryPlan *p = gear_plan(m, g);
-	if (p)
-		printf("  arena %llu bytes (lower bound %llu, x%.3f)",
-		       (unsigned long long)p->arena_bytes,
-		       (unsigned long long)p->lower_bound_bytes,
-		       plan_ratio(p->arena_bytes, p->lower_bound_bytes));
-	fputc('\n', stdout);
-	for (size_t i = 0; i < g->n_inputs; i++) {
-		printf("    in  %-20s ", g->inputs[i]->name);
-		print_dims(g->inputs[i]->dims, g->inputs[i]->n_dims, true);
-		fputc('\n', stdout);
-	}
-	for (size_t i = 0; i < g->n_outputs; i++) {
-		const Gearom__ShapeInfo *s = g->outputs[i];
-		printf("    out %-20s ", s->name);
-		print_dims(s->dims, s->n_dims, !s->has_rank || s->rank >= 0);
-		if (s->has_bytes)
-			printf("  %llu bytes", (unsigned long long)s->bytes);
-		fputc('\n', stdout);
-	}
-}
-
-static void print_plan(const Gearom__MemoryPlan *p)
-{
-	PlanStats st = plan_stats(p);
-	printf("  memory: arena %llu bytes, lower bound %llu (x%.3f), naive "
-	       "%llu; tensors %lld (%lld views, %lld in place)",
-	       (unsigned long long)p->arena_bytes,
-	       (unsigned long long)p->lower_bound_bytes,
-	       plan_ratio(p->arena_bytes, p->lower_bound_bytes),
-	       (unsigned long long)p->naive_bytes, (long long)st.tensors,
-	       (long long)st.views, (long long)st.inplace);
-	if (st.workspaces)
-		printf(", %lld subgraph workspaces", (long long)st.workspaces);
-	if (p->unplanned)
-		printf(", %u not planned (shapes not static)", p->unplanned);
-	fputc('\n', stdout);
-}
+/* ---- JSON: --detail and pinned inputs ---------------------------------- */
 
 /* Per tensor of g, its block in g's plan or NULL (malloc'd). */
 static const Gearom__MemBlock **blocks_by_tensor(const Gearom__Graph *g)
@@ -929,364 +854,6 @@ static const Gearom__MemBlock **blocks_by_tensor(const Gearom__Graph *g)
 			by[b->tensor] = b;
 	}
 	return by;
-}
-
-/* " @offset", and what it shares, after a tensor in the node listing. */
-static void print_place(const Gearom__Graph *g, const Gearom__MemBlock *b)
-{
-	if (!b)
-		return;
-	printf(" @%llu", (unsigned long long)b->offset);
-	if (b->alias_of >= 0)
-		printf(" (%s %s)", b->inplace ? "in place of" : "view of",
-		       g->tensors[b->alias_of]->name);
-}
-
-/* " [Relu, Clip(0,6)]": a fused node's activations, in order. */
-static void print_fused_acts(const Gearom__Node *n)
-{
-	const Gearom__Attribute *a = om_attr(n, FUSED_ACTS_ATTR);
-	const Gearom__Attribute *p = om_attr(n, FUSED_ACT_PARAMS_ATTR);
-	if (!n->domain || strcmp(n->domain, GEARC_DOMAIN) || !a)
-		return;
-	fputs(" [", stdout);
-	for (size_t i = 0; i < a->n_strings; i++) {
-		printf("%s%.*s", i ? ", " : "", (int)a->strings[i].len,
-		       (const char *)a->strings[i].data);
-		if (p && 2 * i + 1 < p->n_floats &&
-		    (p->floats[2 * i] || p->floats[2 * i + 1]))
-			printf("(%g,%g)", p->floats[2 * i], p->floats[2 * i + 1]);
-	}
-	fputc(']', stdout);
-}
-
-/* ---- text: scopes --------------------------------------------------------------- */
-
-/* "scope:" lines: what --gear_scope did, each scope's clones and gears. */
-static void print_scope(const Gearom__Model *m)
-{
-	const char *opt = om_option(m, "gear_scope");
-	Roles r;
-	size_t shared, per, nscopes = 0;
-	if (!opt)
-		return;
-	find_roles(m, &r);
-	scope_counts(m, &r, &shared, &per);
-	for (size_t gi = 0; gi < m->n_graphs; gi++)
-		nscopes += r.role[gi] == ROLE_SCOPE;
-	if (!nscopes)
-		printf("scope:     --gear_scope=%s kept the full clone (no "
-		       "smaller scoping found); %zu nodes\n", opt,
-		       shared + per);
-	else
-		printf("scope:     --gear_scope=%s: %zu scope%s; %zu nodes "
-		       "shared by every gear, %zu in clones (%zu in all)\n",
-		       opt, nscopes, nscopes == 1 ? "" : "s", shared, per,
-		       shared + per);
-	for (size_t gi = 0; gi < m->n_graphs; gi++) {
-		if (r.role[gi] != ROLE_SCOPE)
-			continue;
-		const Gearom__Node *call = scope_call(m, gi), *cs = scope_case(m, gi);
-		const Gearom__Attribute *map =
-			call ? om_attr(call, SCOPE_GEAR_MAP_ATTR) : NULL;
-		const Gearom__Attribute *tab =
-			cs ? om_attr(cs, CASE_GEAR_DIMS_ATTR) : NULL;
-		const Gearom__Attribute *br =
-			cs ? om_attr(cs, CASE_BRANCHES_ATTR) : NULL;
-		size_t nb = br ? br->n_graphs : 0;
-		size_t w = tab && nb ? tab->n_ints / nb : 0;
-		printf("  %s: %zu clone%s\n", m->graphs[gi]->name, nb,
-		       nb == 1 ? "" : "s");
-		for (size_t c = 0; c < nb; c++) {
-			const Gearom__Graph *cg = m->graphs[br->graphs[c]];
-			printf("    %-20s dims ", cg->name);
-			print_dims(w ? tab->ints + c * w : NULL, w, true);
-			printf("  gears");
-			for (size_t g = 0; map && g < map->n_ints; g++)
-				if (map->ints[g] == (int64_t)c)
-					printf(" %zu", g);
-			printf("  %zu nodes", nodes_below(m, (size_t)br->graphs[c]));
-			if (cg->plan)
-				printf("  arena %llu bytes",
-				       (unsigned long long)cg->plan->arena_bytes);
-			fputc('\n', stdout);
-		}
-	}
-	roles_release(&r);
-}
-
-/* After a graph's header: whether every gear runs it (scope compiles). */
-static void print_graph_role(const Gearom__Model *m, size_t gi)
-{
-	Roles r;
-	if (!om_option(m, "gear_scope"))
-		return;
-	find_roles(m, &r);
-	printf(r.shared[gi] ? " [shared by every gear]" : " [per gear]");
-	roles_release(&r);
-}
-
-static void print_graph(const Gearom__Model *m, size_t gi)
-{
-	const Gearom__Graph *g = m->graphs[gi];
-	const Gearom__MemBlock **by = blocks_by_tensor(g);
-	printf("\ngraph %s: %zu nodes, %zu tensors", g->name, g->n_nodes,
-	       g->n_tensors);
-	if (g->has_parent && g->parent >= 0)
-		printf(", inside %s", m->graphs[g->parent]->name);
-	print_graph_role(m, gi);
-	fputs("\n", stdout);
-	if (g->plan)
-		print_plan(g->plan);
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		const Gearom__Node *n = g->nodes[i];
-		printf("  %4zu  %-20s %-24s ", i, n->op_type, n->name);
-		for (size_t k = 0; k < n->n_inputs; k++) {
-			fputs(k ? ", " : "", stdout);
-			print_tensor_ref(g, n->inputs[k]);
-		}
-		fputs(" -> ", stdout);
-		for (size_t k = 0; k < n->n_outputs; k++) {
-			fputs(k ? ", " : "", stdout);
-			print_tensor_ref(g, n->outputs[k]);
-			if (n->outputs[k] >= 0) {
-				const Gearom__Tensor *t = g->tensors[n->outputs[k]];
-				fputc(' ', stdout);
-				print_sym_dims(t);
-				print_place(g, by[n->outputs[k]]);
-			}
-		}
-		print_fused_acts(n);
-		fputc('\n', stdout);
-	}
-	free(by);
-}
-
-static void print_hybrid(const Gearom__Model *m)
-{
-	const Gearom__Node *cs = hybrid_case(m);
-	char rule[256];
-	if (!cs)
-		return;
-	int32_t gi = om_attr(cs, HYBRID_GRAPH_ATTR)->g;
-	const Gearom__Graph *g = m->graphs[gi];
-	printf("hybrid:    %s\n", om_attr_cstr(om_attr(cs, HYBRID_RULE_ATTR),
-					    rule, sizeof(rule)));
-	printf("  dynamic graph %s: %zu nodes", g->name, nodes_below(m, (size_t)gi));
-	if (g->plan)
-		printf(", arena %llu bytes",
-		       (unsigned long long)g->plan->arena_bytes);
-	fputc('\n', stdout);
-	for (size_t k = 0; k < g->n_inputs + g->n_outputs; k++) {
-		bool in = k < g->n_inputs;
-		const Gearom__Tensor *t =
-			g->tensors[in ? g->inputs[k] : g->outputs[k - g->n_inputs]];
-		printf("    %s %-20s ", in ? "in " : "out", t->name);
-		print_sym_dims(t);
-		fputc('\n', stdout);
-	}
-}
-
-static void print_partitions(const Gearom__Model *m)
-{
-	char buf[16];
-	bool any = false;
-	for (size_t gi = 0; gi < m->n_graphs; gi++) {
-		const Gearom__Graph *g = m->graphs[gi];
-		for (size_t i = 0; i < g->n_nodes; i++) {
-			int32_t s;
-			const char *kind = partition_of(g->nodes[i], &s, buf,
-							sizeof(buf));
-			if (!kind)
-				continue;
-			const Gearom__Graph *sub = m->graphs[s];
-			if (!any)
-				printf("partitions:\n");
-			any = true;
-			printf("  %-10s %-24s %-7s %4zu nodes", g->name,
-			       sub->name, kind, sub->n_nodes);
-			if (sub->plan)
-				printf("  arena %llu bytes",
-				       (unsigned long long)sub->plan->arena_bytes);
-			else
-				printf("  dynamic");
-			fputc('\n', stdout);
-		}
-	}
-}
-
-static void print_pinned(const Gearom__Model *m);
-
-static int dump_text(const OmFile *f, const char *path, bool summary)
-{
-	const Gearom__Model *m = f->model;
-	const Gearom__Source *s = m->source;
-	ModelMemory mm;
-	printf("file:      %s (%zu bytes, gearom format %d)\n", path, f->size,
-	       OM_VERSION);
-	printf("producer:  %s %s\n", m->producer ? m->producer->name : "?",
-	       m->producer ? m->producer->version : "?");
-	if (s) {
-		printf("source:    %s (ir_version %lld", s->file,
-		       (long long)s->ir_version);
-		for (size_t i = 0; i < s->n_opsets; i++)
-			printf(", opset %s%s%lld",
-			       s->opsets[i]->domain && *s->opsets[i]->domain
-				       ? s->opsets[i]->domain
-				       : "ai.onnx",
-			       " ", (long long)s->opsets[i]->version);
-		printf(")\n");
-	}
-	printf("mode:      %s, %zu gears\n", mode_name(m), m->n_gears);
-	for (size_t i = 0; i < m->n_options; i++)
-		printf("option:    --%s=%s\n", m->options[i]->key,
-		       m->options[i]->value);
-	print_pinned(m);
-	size_t nw, nc;
-	uint64_t bw = weights_sum(m, false, &nw), bc = weights_sum(m, true, &nc);
-	printf("weights:   %zu tensors, %llu bytes\n", nw,
-	       (unsigned long long)bw);
-	if (nc)
-		printf("constants: %zu computed by gearc, %llu bytes\n", nc,
-		       (unsigned long long)bc);
-	if (model_memory(m, &mm))
-		printf("arena:     %llu bytes (lower bound %llu, x%.3f; "
-		       "naive %llu)%s\n",
-		       (unsigned long long)mm.arena,
-		       (unsigned long long)mm.lower,
-		       plan_ratio(mm.arena, mm.lower),
-		       (unsigned long long)mm.naive,
-		       m->n_gears && gear_plan(m, m->gears[0])
-			       ? ", the largest gear's plus the root's"
-			       : "");
-	print_io("inputs", m->inputs, m->n_inputs);
-	print_io("outputs", m->outputs, m->n_outputs);
-	if (m->n_gears)
-		printf("gears:\n");
-	for (size_t i = 0; i < m->n_gears; i++)
-		print_gear(m, m->gears[i]);
-	if (summary)
-		return 0;
-	print_scope(m);
-	print_hybrid(m);
-	print_partitions(m);
-	for (size_t i = 0; i < m->n_graphs; i++)
-		print_graph(m, i);
-	return 0;
-}
-
-/* ---- DOT ----------------------------------------------------------------- */
-
-/* Prints s as the inside of a DOT string literal. */
-static void dot_str(const char *s)
-{
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', stdout);
-		if (*s == '\n')
-			fputs("\\n", stdout);
-		else
-			fputc(*s, stdout);
-	}
-}
-
-static void dot_graph(const Gearom__Model *m, size_t gi)
-{
-	const Gearom__Graph *g = m->graphs[gi];
-	printf("  subgraph cluster_%zu {\n    label=\"", gi);
-	dot_str(g->name);
-	printf("\";\n");
-	for (size_t k = 0; k < g->n_inputs; k++) {
-		printf("    g%zu_t%d [shape=ellipse, label=\"", gi, g->inputs[k]);
-		dot_str(g->tensors[g->inputs[k]]->name);
-		printf("\"];\n");
-	}
-	for (size_t k = 0; k < g->n_outputs; k++) {
-		printf("    g%zu_o%zu [shape=ellipse, style=bold, label=\"", gi,
-		       k);
-		dot_str(g->tensors[g->outputs[k]]->name);
-		printf("\"];\n");
-	}
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		printf("    g%zu_n%zu [shape=box, label=\"", gi, i);
-		dot_str(g->nodes[i]->op_type);
-		printf("\\n");
-		dot_str(g->nodes[i]->name);
-		printf("\"];\n");
-	}
-	/* Edges: producer (node or graph input) -> consumer node. */
-	int32_t *prod = xmalloc((g->n_tensors + 1) * sizeof(int32_t));
-	for (size_t t = 0; t < g->n_tensors; t++)
-		prod[t] = -1;
-	for (size_t i = 0; i < g->n_nodes; i++)
-		for (size_t k = 0; k < g->nodes[i]->n_outputs; k++)
-			if (g->nodes[i]->outputs[k] >= 0)
-				prod[g->nodes[i]->outputs[k]] = (int32_t)i;
-	for (size_t i = 0; i < g->n_nodes; i++)
-		for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) {
-			int32_t t = g->nodes[i]->inputs[k];
-			if (t < 0)
-				continue;
-			const Gearom__Tensor *x = g->tensors[t];
-			if (prod[t] >= 0)
-				printf("    g%zu_n%d", gi, prod[t]);
-			else if (!x->has_kind || x->kind == GEAROM__TENSOR_KIND__TK_INPUT)
-				printf("    g%zu_t%d", gi, t);
-			else
-				continue; /* weights and outer refs: omitted */
-			printf(" -> g%zu_n%zu [label=\"", gi, i);
-			print_dims(x->dims, x->n_dims,
-				   !x->has_rank || x->rank >= 0);
-			printf("\"];\n");
-		}
-	for (size_t k = 0; k < g->n_outputs; k++)
-		if (prod[g->outputs[k]] >= 0)
-			printf("    g%zu_n%d -> g%zu_o%zu;\n", gi,
-			       prod[g->outputs[k]], gi, k);
-	free(prod);
-	printf("  }\n");
-}
-
-/* ---- navigation: --graph, --summary, --detail, pinned inputs ------------- */
-
-/* What 'gearc dump' was asked for. */
-typedef struct DumpOpts {
-	const char *format, *graph;
-	bool summary, detail;
-} DumpOpts;
-
-/* Graph gi is the one --graph names: "NAME", or "PARENT/NAME" where the
- * same name is used in several places (an If's branches in every gear). */
-static bool graph_named(const Gearom__Model *m, size_t gi, const char *name)
-{
-	const Gearom__Graph *g = m->graphs[gi];
-	if (!strcmp(g->name, name))
-		return true;
-	if (!g->has_parent || g->parent < 0)
-		return false;
-	const char *p = m->graphs[g->parent]->name;
-	size_t n = strlen(p);
-	return !strncmp(name, p, n) && name[n] == '/' &&
-	       !strcmp(name + n + 1, g->name);
-}
-
-/* Marks in sel[] the graphs --graph names; an error listing some names
- * if there is none. */
-static int select_graphs(const Gearom__Model *m, const char *name, bool *sel)
-{
-	size_t n = 0, k = 0;
-	char list[400];
-	list[0] = 0;
-	for (size_t gi = 0; gi < m->n_graphs; gi++)
-		n += sel[gi] = graph_named(m, gi, name);
-	if (n)
-		return 0;
-	for (size_t gi = 0; gi < m->n_graphs && k < 300; gi++)
-		k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s",
-				      gi ? ", " : "", m->graphs[gi]->name);
-	return error("--graph: no graph named '%s' in the file (graphs: "
-		     "%s%s)", name, list,
-		     k >= 300 ? ", ..." : "");
 }
 
 static const char *kind_name(const Gearom__Tensor *t)
@@ -1380,15 +947,12 @@ static json_object *json_tensor_detail(const Gearom__Graph *g, size_t ti,
 				       const Gearom__MemBlock *b)
 {
 	const Gearom__Tensor *t = g->tensors[ti];
-	json_object *o = json_object_new_object();
+	json_object *o = json_tensor(t);
 	bool known = !t->has_rank || t->rank >= 0;
 	int64_t numel = known ? 1 : -1;
 	for (size_t k = 0; known && k < t->n_dims; k++)
 		numel = t->dims[k] < 0 || numel < 0 ? -1 : numel * t->dims[k];
 	size_t sz = dtype_size(t->has_dtype ? t->dtype : 0);
-	jadd(o, "name", jstr(t->name));
-	jadd(o, "dtype", jstr(dt_name(t->has_dtype, t->dtype)));
-	jadd(o, "shape", jshape(t->has_rank, t->rank, t->dims, t->n_dims));
 	jadd(o, "kind", jstr(kind_name(t)));
 	jadd(o, "bytes", numel >= 0 && sz ? jint(numel * (int64_t)sz) : NULL);
 	jadd(o, "offset", b ? juint(b->offset) : NULL);
@@ -1400,8 +964,8 @@ static json_object *json_tensor_detail(const Gearom__Graph *g, size_t ti,
 	return o;
 }
 
-/* {"nodes": [...], "tensors": [...]} of graph gi: the --detail contract
- * (man/gearc.1). */
+/* {"nodes": [...], "tensors": [...], "memory": {...}} of graph gi: the
+ * --detail contract (man/gearc.1); memory is null without a plan. */
 static json_object *json_graph_detail(const Gearom__Model *m, size_t gi)
 {
 	const Gearom__Graph *g = m->graphs[gi];
@@ -1416,17 +980,20 @@ static json_object *json_graph_detail(const Gearom__Model *m, size_t gi)
 	free(by);
 	jadd(o, "nodes", nodes);
 	jadd(o, "tensors", tensors);
+	jadd(o, "memory", g->plan ? json_plan(g->plan) : NULL);
 	return o;
 }
 
-/* --detail: every entry of the document's "graphs" gets "detail". */
-static void json_add_detail(json_object *doc, const Gearom__Model *m)
+/* --detail: the entries of the document's "graphs" (sel's, or all) get
+ * "index" and "detail". */
+static void json_add_detail(json_object *doc, const Gearom__Model *m,
+			    const bool *sel)
 {
-	json_object *graphs = NULL;
-	if (!json_object_object_get_ex(doc, "graphs", &graphs))
-		return;
-	for (size_t gi = 0; gi < m->n_graphs; gi++) {
-		json_object *o = json_object_array_get_idx(graphs, gi);
+	json_object *graphs = jget(doc, "graphs");
+	for (size_t gi = 0; gi < jlen(graphs); gi++) {
+		json_object *o = jat(graphs, gi);
+		if (sel && !sel[gi])
+			continue;
 		jadd(o, "index", jint((int64_t)gi));
 		jadd(o, "detail", json_graph_detail(m, gi));
 	}
@@ -1441,25 +1008,6 @@ static json_object *json_number(const char *s)
 		return jint(v);
 	double d = strtod(s, &end);
 	return *s && !*end ? json_object_new_double(d) : jstr(s);
-}
-
-/* Calls fn on each pinned input: its name and value texts. */
-static void each_pinned(const Gearom__Model *m,
-			void (*fn)(void *ctx, char *name, char *vals),
-			void *ctx)
-{
-	const char *opt = om_option(m, "input_value");
-	if (!opt)
-		return;
-	char *s = xstrdup(opt), *save = NULL;
-	for (char *e = strtok_r(s, ";", &save); e; e = strtok_r(NULL, ";", &save)) {
-		char *colon = strrchr(e, ':');
-		if (!colon)
-			continue;
-		*colon = 0;
-		fn(ctx, e, colon + 1);
-	}
-	free(s);
 }
 
 static void json_pin(void *ctx, char *name, char *vals)
@@ -1478,50 +1026,512 @@ static void json_pin(void *ctx, char *name, char *vals)
 static json_object *json_pinned(const Gearom__Model *m)
 {
 	json_object *a = json_object_new_array();
-	each_pinned(m, json_pin, a);
+	each_pinned(om_option(m, "input_value"), json_pin, a);
 	return a;
 }
 
-static void print_pin(void *ctx, char *name, char *vals)
+static bool is_container(json_object *v)
+{
+	return json_object_is_type(v, json_type_object) ||
+	       json_object_is_type(v, json_type_array);
+}
+
+/* Pretty JSON with two-space indents, but an array holding no objects or
+ * arrays (a shape, a gear's dims) stays on one line: [2, 4, 5, 4]. */
+static void json_print(FILE *f, json_object *v, int indent)
+{
+	if (json_object_is_type(v, json_type_object)) {
+		int n = 0;
+		fputc('{', f);
+		json_object_object_foreach(v, key, val)
+		{
+			json_object *k = json_object_new_string(key);
+			fprintf(f, "%s\n%*s%s: ", n++ ? "," : "", indent + 2, "",
+				json_object_to_json_string_ext(
+					k, JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(k);
+			json_print(f, val, indent + 2);
+		}
+		fprintf(f, n ? "\n%*s}" : "}", indent, "");
+		return;
+	}
+	if (json_object_is_type(v, json_type_array)) {
+		size_t n = json_object_array_length(v);
+		bool flat = true;
+		for (size_t i = 0; i < n && flat; i++)
+			flat = !is_container(json_object_array_get_idx(v, i));
+		fputc('[', f);
+		for (size_t i = 0; i < n; i++) {
+			if (flat)
+				fputs(i ? ", " : "", f);
+			else
+				fprintf(f, "%s\n%*s", i ? "," : "", indent + 2, "");
+			json_print(f, json_object_array_get_idx(v, i), indent + 2);
+		}
+		if (!flat && n)
+			fprintf(f, "\n%*s", indent, "");
+		fputc(']', f);
+		return;
+	}
+	fputs(json_object_to_json_string_ext(v, JSON_C_TO_STRING_NOSLASHESCAPE),
+	      f);
+}
+
+/* ---- text: the document read back ------------------------------------- */
+
+/* The text dump prints the document the JSON dump prints (om_json() and
+ * json_graph_detail(), where the facts are gathered), in lines for
+ * people.  Its names were escaped for a terminal (ESC_CONTROLS) before
+ * the document was built. */
+
+/* A shape or dims of the document: [1,3,48,W]; null (unknown rank) is
+ * [?]. */
+static void text_dims(json_object *a)
+{
+	if (!a) {
+		fputs("[?]", stdout);
+		return;
+	}
+	fputc('[', stdout);
+	for (size_t i = 0; i < jlen(a); i++) {
+		json_object *d = jat(a, i);
+		fputs(i ? "," : "", stdout);
+		if (json_object_is_type(d, json_type_string))
+			fputs(json_object_get_string(d), stdout);
+		else
+			printf("%lld", (long long)json_object_get_int64(d));
+	}
+	fputc(']', stdout);
+}
+
+static void text_source(json_object *s)
+{
+	printf("source:    %s (ir_version %lld", jgets(s, "file"),
+	       jgeti(s, "ir_version"));
+	json_object_object_foreach(jget(s, "opsets"), dom, ver)
+		printf(", opset %s %lld", *dom ? dom : "ai.onnx",
+		       (long long)json_object_get_int64(ver));
+	printf(")\n");
+}
+
+static void text_pin(void *ctx, char *name, char *vals)
 {
 	(void)ctx;
 	printf("pinned:    %s = %s%s%s\n", name, strchr(vals, ',') ? "[" : "",
 	       vals, strchr(vals, ',') ? "]" : "");
 }
 
-static void print_pinned(const Gearom__Model *m)
+/* Options, and the inputs pinned as --input_value wrote them. */
+static void text_options(json_object *opts)
 {
-	each_pinned(m, print_pin, NULL);
+	json_object_object_foreach(opts, key, val)
+		printf("option:    --%s=%s\n", key,
+		       json_object_get_string(val));
+	each_pinned(json_object_get_string(jget(opts, "input_value")),
+		    text_pin, NULL);
 }
 
-/* The JSON document as asked: the whole file, --summary's part of it, or
- * --graph's graphs. */
-static json_object *dump_json_doc(const OmFile *f, const char *path,
-				  const DumpOpts *d, const bool *sel)
+static void text_weights(json_object *doc)
 {
-	const Gearom__Model *m = f->model;
-	json_object *o = om_json(f, path);
-	jadd(o, "pinned", json_pinned(m));
-	if (d->detail || sel)
-		json_add_detail(o, m);
-	if (d->summary) {
-		static const char *const drop[] = { "graphs", "scope", "hybrid",
-						    "partitions" };
-		for (size_t i = 0; i < ARRAY_SIZE(drop); i++)
-			json_object_object_del(o, drop[i]);
+	json_object *w = jget(doc, "weights"), *c = jget(doc, "constants");
+	printf("weights:   %lld tensors, %llu bytes\n", jgeti(w, "count"),
+	       jgetu(w, "bytes"));
+	if (jgeti(c, "count"))
+		printf("constants: %lld computed by gearc, %llu bytes\n",
+		       jgeti(c, "count"), jgetu(c, "bytes"));
+}
+
+/* The model's arena, when a plan is recorded. */
+static void text_arena(json_object *doc)
+{
+	json_object *mm = jget(doc, "memory");
+	json_object *g0 = jget(jat(jget(doc, "gears"), 0), "memory");
+	unsigned long long a = jgetu(mm, "arena_bytes"),
+			   lb = jgetu(mm, "lower_bound_bytes");
+	if (!jget(mm, "arena_bytes"))
+		return;
+	printf("arena:     %llu bytes (lower bound %llu, x%.3f; naive "
+	       "%llu)%s\n", a, lb, plan_ratio(a, lb), jgetu(mm, "naive_bytes"),
+	       jget(g0, "arena_bytes") ? ", the largest gear's plus the root's"
+				       : "");
+}
+
+static void text_head(json_object *doc)
+{
+	json_object *file = jget(doc, "file"), *p = jget(doc, "producer");
+	printf("file:      %s (%llu bytes, gearom format %lld)\n",
+	       jgets(file, "path"), jgetu(file, "bytes"),
+	       jgeti(doc, "format_version"));
+	printf("producer:  %s %s\n", jgets(p, "name"), jgets(p, "version"));
+	text_source(jget(doc, "source"));
+	printf("mode:      %s, %lld gears\n", jgets(doc, "mode"),
+	       jgeti(doc, "gear_count"));
+	text_options(jget(doc, "options"));
+	text_weights(doc);
+	text_arena(doc);
+}
+
+/* The model's inputs or outputs; an input's max_shape where it is not
+ * its shape. */
+static void text_io(const char *title, json_object *a)
+{
+	printf("%s:\n", title);
+	for (size_t i = 0; i < jlen(a); i++) {
+		json_object *io = jat(a, i), *shape = jget(io, "shape"),
+			    *max = jget(io, "max_shape");
+		printf("  %-24s %-8s ", jgets(io, "name"), jgets(io, "dtype"));
+		text_dims(shape);
+		if (max && !json_object_equal(max, shape)) {
+			fputs("  max ", stdout);
+			text_dims(max);
+		}
+		fputc('\n', stdout);
 	}
-	if (!sel)
-		return o;
-	json_object *graphs = NULL, *doc = json_object_new_object(),
-		    *a = json_object_new_array();
-	json_object_object_get_ex(o, "graphs", &graphs);
-	for (size_t gi = 0; gi < m->n_graphs; gi++)
-		if (sel[gi])
-			json_object_array_add(a, json_object_get(
-				json_object_array_get_idx(graphs, gi)));
-	json_object_put(o);
-	jadd(doc, "graphs", a);
-	return doc;
+}
+
+/* Lines "    in  NAME [dims]" ("out", with bytes where known) of a gear
+ * or of the hybrid's dynamic graph; key is "shape" or "dims". */
+static void text_shapes(const char *dir, json_object *a, const char *key)
+{
+	for (size_t i = 0; i < jlen(a); i++) {
+		json_object *t = jat(a, i), *bytes = jget(t, "bytes");
+		printf("    %s %-20s ", dir, jgets(t, "name"));
+		text_dims(jget(t, key));
+		if (bytes)
+			printf("  %llu bytes", jgetu(t, "bytes"));
+		fputc('\n', stdout);
+	}
+}
+
+static void text_gear(json_object *g)
+{
+	json_object *mem = jget(g, "memory");
+	unsigned long long a = jgetu(mem, "arena_bytes"),
+			   lb = jgetu(mem, "lower_bound_bytes");
+	printf("  %-10s dims ", jgets(g, "label"));
+	text_dims(jget(g, "dims"));
+	if (jget(mem, "arena_bytes"))
+		printf("  arena %llu bytes (lower bound %llu, x%.3f)", a, lb,
+		       plan_ratio(a, lb));
+	fputc('\n', stdout);
+	text_shapes("in ", jget(g, "inputs"), "shape");
+	text_shapes("out", jget(g, "outputs"), "shape");
+}
+
+/* What --summary shows: the header, inputs, outputs and gears. */
+static void text_summary(json_object *doc)
+{
+	json_object *gears = jget(doc, "gears");
+	text_head(doc);
+	text_io("inputs", jget(doc, "inputs"));
+	text_io("outputs", jget(doc, "outputs"));
+	if (jlen(gears))
+		printf("gears:\n");
+	for (size_t i = 0; i < jlen(gears); i++)
+		text_gear(jat(gears, i));
+}
+
+/* One clone of a scope: its dims, gears, nodes and arena. */
+static void text_clone(json_object *c)
+{
+	json_object *dims = jget(c, "dims"), *gears = jget(c, "gears"),
+		    *mem = jget(c, "memory");
+	printf("    %-20s dims ", jgets(c, "graph"));
+	if (dims)
+		text_dims(dims);
+	else
+		fputs("[]", stdout);
+	printf("  gears");
+	for (size_t g = 0; g < jlen(gears); g++)
+		printf(" %lld",
+		       (long long)json_object_get_int64(jat(gears, g)));
+	printf("  %lld nodes", jgeti(c, "nodes"));
+	if (jget(mem, "arena_bytes"))
+		printf("  arena %llu bytes", jgetu(mem, "arena_bytes"));
+	fputc('\n', stdout);
+}
+
+/* A scope (by its body graph's name) and its clones. */
+static void text_region(json_object *r)
+{
+	json_object *clones = jget(r, "clones");
+	size_t n = jlen(clones);
+	printf("  %s: %zu clone%s\n", jgets(r, "graph"), n, n == 1 ? "" : "s");
+	for (size_t c = 0; c < n; c++)
+		text_clone(jat(clones, c));
+}
+
+/* "scope:" lines: what --gear_scope did, each scope's clones and gears. */
+static void text_scope(json_object *s)
+{
+	json_object *regions = jget(s, "regions");
+	size_t n = jlen(regions);
+	const char *opt = jgets(s, "option");
+	if (!jget(s, "option"))
+		return;
+	if (!n)
+		printf("scope:     --gear_scope=%s kept the full clone (no "
+		       "smaller scoping found); %lld nodes\n", opt,
+		       jgeti(s, "nodes"));
+	else
+		printf("scope:     --gear_scope=%s: %zu scope%s; %lld nodes "
+		       "shared by every gear, %lld in clones (%lld in all)\n",
+		       opt, n, n == 1 ? "" : "s", jgeti(s, "shared_nodes"),
+		       jgeti(s, "per_gear_nodes"), jgeti(s, "nodes"));
+	for (size_t i = 0; i < n; i++)
+		text_region(jat(regions, i));
+}
+
+/* "hybrid:" lines: the rule, and the dynamic graph's size, inputs and
+ * outputs. */
+static void text_hybrid(json_object *h)
+{
+	json_object *mem = jget(h, "memory");
+	if (!h)
+		return;
+	printf("hybrid:    %s\n", jgets(h, "rule"));
+	printf("  dynamic graph %s: %lld nodes", jgets(h, "dynamic_graph"),
+	       jgeti(h, "nodes"));
+	if (jget(mem, "arena_bytes"))
+		printf(", arena %llu bytes", jgetu(mem, "arena_bytes"));
+	fputc('\n', stdout);
+	text_shapes("in ", jget(h, "inputs"), "dims");
+	text_shapes("out", jget(h, "outputs"), "dims");
+}
+
+static void text_partitions(json_object *a)
+{
+	for (size_t i = 0; i < jlen(a); i++) {
+		json_object *p = jat(a, i), *mem = jget(p, "memory");
+		if (!i)
+			printf("partitions:\n");
+		printf("  %-10s %-24s %-7s %4lld nodes", jgets(p, "graph"),
+		       jgets(p, "name"), jgets(p, "kind"), jgeti(p, "nodes"));
+		if (mem)
+			printf("  arena %llu bytes", jgetu(mem, "arena_bytes"));
+		else
+			printf("  dynamic");
+		fputc('\n', stdout);
+	}
+}
+
+/* "  memory: ..." line of a graph's plan (json_plan()). */
+static void text_plan(json_object *p)
+{
+	unsigned long long a = jgetu(p, "arena_bytes"),
+			   lb = jgetu(p, "lower_bound_bytes");
+	printf("  memory: arena %llu bytes, lower bound %llu (x%.3f), naive "
+	       "%llu; tensors %lld (%lld views, %lld in place)", a, lb,
+	       plan_ratio(a, lb), jgetu(p, "naive_bytes"), jgeti(p, "tensors"),
+	       jgeti(p, "views"), jgeti(p, "inplace"));
+	if (jgeti(p, "workspaces"))
+		printf(", %lld subgraph workspaces", jgeti(p, "workspaces"));
+	if (jgeti(p, "unplanned"))
+		printf(", %lld not planned (shapes not static)",
+		       jgeti(p, "unplanned"));
+	fputc('\n', stdout);
+}
+
+/* A graph's detail tensors by name (the first of a name), for the node
+ * listing, which names them. */
+static json_object *tensors_by_name(json_object *tensors)
+{
+	json_object *by = json_object_new_object();
+	for (size_t i = jlen(tensors); i-- > 0;)
+		jadd(by, jgets(jat(tensors, i), "name"),
+		     json_object_get(jat(tensors, i)));
+	return by;
+}
+
+/* " @offset", and what it shares, after a tensor in the node listing. */
+static void text_place(json_object *t)
+{
+	json_object *alias = jget(t, "alias_of");
+	bool inplace = json_object_get_boolean(jget(t, "inplace"));
+	if (!jget(t, "offset"))
+		return;
+	printf(" @%llu", jgetu(t, "offset"));
+	if (alias)
+		printf(" (%s %s)", inplace ? "in place of" : "view of",
+		       json_object_get_string(alias));
+}
+
+/* A node's inputs or outputs, "-" for an omitted one; with by (the
+ * outputs), each one's dims and place. */
+static void text_refs(json_object *a, json_object *by)
+{
+	for (size_t k = 0; k < jlen(a); k++) {
+		const char *name = json_object_get_string(jat(a, k));
+		fputs(k ? ", " : "", stdout);
+		fputs(name ? name : "-", stdout);
+		if (!name || !by)
+			continue;
+		fputc(' ', stdout);
+		text_dims(jget(jget(by, name), "dims"));
+		text_place(jget(by, name));
+	}
+}
+
+/* " [Relu, Clip(0,6)]": a fused node's activations, in order. */
+static void text_fused(json_object *n)
+{
+	json_object *p = jget(jget(n, "attributes"), FUSED_ACT_PARAMS_ATTR),
+		    *a = NULL;
+	if (strcmp(jgets(n, "domain"), GEARC_DOMAIN) ||
+	    !json_object_object_get_ex(jget(n, "attributes"), FUSED_ACTS_ATTR,
+				       &a))
+		return;
+	fputs(" [", stdout);
+	for (size_t i = 0; i < jlen(a); i++) {
+		double x = json_object_get_double(jat(p, 2 * i)),
+		       y = json_object_get_double(jat(p, 2 * i + 1));
+		printf("%s%s", i ? ", " : "",
+		       json_object_get_string(jat(a, i)));
+		if (2 * i + 1 < jlen(p) && (x || y))
+			printf("(%g,%g)", x, y);
+	}
+	fputc(']', stdout);
+}
+
+/* A line per node: index, op, name, inputs -> outputs with their dims
+ * and places, fused activations. */
+static void text_nodes(json_object *detail)
+{
+	json_object *nodes = jget(detail, "nodes"),
+		    *by = tensors_by_name(jget(detail, "tensors"));
+	for (size_t i = 0; i < jlen(nodes); i++) {
+		json_object *n = jat(nodes, i);
+		printf("  %4zu  %-20s %-24s ", i, jgets(n, "op"),
+		       jgets(n, "name"));
+		text_refs(jget(n, "inputs"), NULL);
+		fputs(" -> ", stdout);
+		text_refs(jget(n, "outputs"), by);
+		text_fused(n);
+		fputc('\n', stdout);
+	}
+	json_object_put(by);
+}
+
+/* A graph (its entry in "graphs" and its detail): header, plan, nodes;
+ * in a scope compile, whether every gear runs it. */
+static void text_graph(json_object *g, json_object *detail, bool scoped)
+{
+	json_object *parent = jget(g, "parent"), *mem = jget(detail, "memory");
+	printf("\ngraph %s: %lld nodes, %lld tensors", jgets(g, "name"),
+	       jgeti(g, "nodes"), jgeti(g, "tensors"));
+	if (parent)
+		printf(", inside %s", json_object_get_string(parent));
+	if (scoped)
+		fputs(json_object_get_boolean(jget(g, "shared"))
+			      ? " [shared by every gear]"
+			      : " [per gear]",
+		      stdout);
+	fputs("\n", stdout);
+	if (mem)
+		text_plan(mem);
+	text_nodes(detail);
+}
+
+/* The document's graphs (sel's, or all).  Each one's detail is built as
+ * it is printed, so that a large file's text dump holds one at a time
+ * (bench_rec at 100 gears: 46 MB at the peak, 315 MB with all of them). */
+static void text_graphs(json_object *doc, const Gearom__Model *m,
+			const bool *sel)
+{
+	json_object *graphs = jget(doc, "graphs");
+	bool scoped = jget(jget(doc, "options"), "gear_scope") != NULL;
+	for (size_t gi = 0; gi < jlen(graphs); gi++) {
+		if (sel && !sel[gi])
+			continue;
+		json_object *detail = json_graph_detail(m, gi);
+		text_graph(jat(graphs, gi), detail, scoped);
+		json_object_put(detail);
+	}
+}
+
+/* ---- DOT ----------------------------------------------------------------- */
+
+/* [1,3,32,32], or [?] if !known. */
+static void print_dims(const int64_t *d, size_t n, bool known)
+{
+	if (!known) {
+		fputs("[?]", stdout);
+		return;
+	}
+	fputc('[', stdout);
+	for (size_t i = 0; i < n; i++)
+		printf("%s%lld", i ? "," : "", (long long)d[i]);
+	fputc(']', stdout);
+}
+
+/* Prints s as the inside of a DOT string literal. */
+static void dot_str(const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', stdout);
+		if (*s == '\n')
+			fputs("\\n", stdout);
+		else
+			fputc(*s, stdout);
+	}
+}
+
+static void dot_graph(const Gearom__Model *m, size_t gi)
+{
+	const Gearom__Graph *g = m->graphs[gi];
+	printf("  subgraph cluster_%zu {\n    label=\"", gi);
+	dot_str(g->name);
+	printf("\";\n");
+	for (size_t k = 0; k < g->n_inputs; k++) {
+		printf("    g%zu_t%d [shape=ellipse, label=\"", gi, g->inputs[k]);
+		dot_str(g->tensors[g->inputs[k]]->name);
+		printf("\"];\n");
+	}
+	for (size_t k = 0; k < g->n_outputs; k++) {
+		printf("    g%zu_o%zu [shape=ellipse, style=bold, label=\"", gi,
+		       k);
+		dot_str(g->tensors[g->outputs[k]]->name);
+		printf("\"];\n");
+	}
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		printf("    g%zu_n%zu [shape=box, label=\"", gi, i);
+		dot_str(g->nodes[i]->op_type);
+		printf("\\n");
+		dot_str(g->nodes[i]->name);
+		printf("\"];\n");
+	}
+	/* Edges: producer (node or graph input) -> consumer node. */
+	int32_t *prod = xmalloc((g->n_tensors + 1) * sizeof(int32_t));
+	for (size_t t = 0; t < g->n_tensors; t++)
+		prod[t] = -1;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; k < g->nodes[i]->n_outputs; k++)
+			if (g->nodes[i]->outputs[k] >= 0)
+				prod[g->nodes[i]->outputs[k]] = (int32_t)i;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; k < g->nodes[i]->n_inputs; k++) {
+			int32_t t = g->nodes[i]->inputs[k];
+			if (t < 0)
+				continue;
+			const Gearom__Tensor *x = g->tensors[t];
+			if (prod[t] >= 0)
+				printf("    g%zu_n%d", gi, prod[t]);
+			else if (!x->has_kind || x->kind == GEAROM__TENSOR_KIND__TK_INPUT)
+				printf("    g%zu_t%d", gi, t);
+			else
+				continue; /* weights and outer refs: omitted */
+			printf(" -> g%zu_n%zu [label=\"", gi, i);
+			print_dims(x->dims, x->n_dims,
+				   !x->has_rank || x->rank >= 0);
+			printf("\"];\n");
+		}
+	for (size_t k = 0; k < g->n_outputs; k++)
+		if (prod[g->outputs[k]] >= 0)
+			printf("    g%zu_n%d -> g%zu_o%zu;\n", gi,
+			       prod[g->outputs[k]], gi, k);
+	free(prod);
+	printf("  }\n");
 }
 
 /* DOT: each node holding subgraphs (Case's gear branches, If's then and
@@ -1573,16 +1583,104 @@ static int dump_dot_sel(const OmFile *f, const bool *sel)
 	return 0;
 }
 
-/* The text dump as asked. */
-static int dump_text_opts(const OmFile *f, const char *path,
-			  const DumpOpts *d, const bool *sel)
+/* ---- what was asked: --graph, --summary, --detail --------------------- */
+
+/* What 'gearc dump' was asked for. */
+typedef struct DumpOpts {
+	const char *format, *graph;
+	bool summary, detail;
+} DumpOpts;
+
+/* Graph gi is the one --graph names: "NAME", or "PARENT/NAME" where the
+ * same name is used in several places (an If's branches in every gear). */
+static bool graph_named(const Gearom__Model *m, size_t gi, const char *name)
 {
-	if (!sel)
-		return dump_text(f, path, d->summary);
-	for (size_t gi = 0; gi < f->model->n_graphs; gi++)
+	const Gearom__Graph *g = m->graphs[gi];
+	if (!strcmp(g->name, name))
+		return true;
+	if (!g->has_parent || g->parent < 0)
+		return false;
+	const char *p = m->graphs[g->parent]->name;
+	size_t n = strlen(p);
+	return !strncmp(name, p, n) && name[n] == '/' &&
+	       !strcmp(name + n + 1, g->name);
+}
+
+/* Marks in sel[] the graphs --graph names; an error listing some names
+ * if there is none. */
+static int select_graphs(const Gearom__Model *m, const char *name, bool *sel)
+{
+	size_t n = 0, k = 0;
+	char list[400];
+	list[0] = 0;
+	for (size_t gi = 0; gi < m->n_graphs; gi++)
+		n += sel[gi] = graph_named(m, gi, name);
+	if (n)
+		return 0;
+	for (size_t gi = 0; gi < m->n_graphs && k < 300; gi++)
+		k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s",
+				      gi ? ", " : "", m->graphs[gi]->name);
+	return error("--graph: no graph named '%s' in the file (graphs: "
+		     "%s%s)", name, list,
+		     k >= 300 ? ", ..." : "");
+}
+
+/* The document 'gearc dump' shows: om_json()'s, with "pinned", each
+ * graph's "detail" if detail is set (only sel's graphs with sel), less
+ * what --summary leaves out. */
+static json_object *dump_doc(const OmFile *f, const char *path,
+			     const DumpOpts *d, const bool *sel, bool detail)
+{
+	static const char *const drop[] = { "graphs", "scope", "hybrid",
+					    "partitions" };
+	json_object *o = om_json(f, path);
+	jadd(o, "pinned", json_pinned(f->model));
+	if (detail)
+		json_add_detail(o, f->model, sel);
+	for (size_t i = 0; d->summary && i < ARRAY_SIZE(drop); i++)
+		json_object_object_del(o, drop[i]);
+	return o;
+}
+
+/* --graph's JSON: {"graphs": [sel's entries of the document's]}. */
+static json_object *graphs_only(json_object *o, const bool *sel)
+{
+	json_object *graphs = jget(o, "graphs"), *a = json_object_new_array(),
+		    *doc = json_object_new_object();
+	for (size_t gi = 0; gi < jlen(graphs); gi++)
 		if (sel[gi])
-			print_graph(f->model, gi);
-	return 0;
+			json_object_array_add(a,
+					      json_object_get(jat(graphs, gi)));
+	json_object_put(o);
+	jadd(doc, "graphs", a);
+	return doc;
+}
+
+static void dump_json(const OmFile *f, const char *path, const DumpOpts *d,
+		      const bool *sel)
+{
+	json_object *o = dump_doc(f, path, d, sel, d->detail || sel);
+	if (sel)
+		o = graphs_only(o, sel);
+	json_print(stdout, o, 0);
+	fputc('\n', stdout);
+	json_object_put(o);
+}
+
+/* The same document as text: the whole file, --summary's part of it, or
+ * --graph's graphs. */
+static void dump_text(const OmFile *f, const char *path, const DumpOpts *d,
+		      const bool *sel)
+{
+	json_object *doc = dump_doc(f, path, d, sel, false);
+	if (!sel) {
+		text_summary(doc);
+		text_scope(jget(doc, "scope"));
+		text_hybrid(jget(doc, "hybrid"));
+		text_partitions(jget(doc, "partitions"));
+	}
+	text_graphs(doc, f->model, sel);
+	json_object_put(doc);
 }
 
 static int dump_as(const OmFile *f, const char *path, const DumpOpts *d)
@@ -1596,16 +1694,12 @@ static int dump_as(const OmFile *f, const char *path, const DumpOpts *d)
 			return -1;
 		}
 	}
-	if (!strcmp(d->format, "json")) {
-		json_object *o = dump_json_doc(f, path, d, sel);
-		json_print(stdout, o, 0);
-		fputc('\n', stdout);
-		json_object_put(o);
-	} else if (!strcmp(d->format, "dot")) {
+	if (!strcmp(d->format, "json"))
+		dump_json(f, path, d, sel);
+	else if (!strcmp(d->format, "dot"))
 		rc = dump_dot_sel(f, sel);
-	} else {
-		rc = dump_text_opts(f, path, d, sel);
-	}
+	else
+		dump_text(f, path, d, sel);
 	free(sel);
 	return rc;
 }

@@ -12,13 +12,20 @@
 #
 #   tests/om_sums.sh > /tmp/before; ...; tests/om_sums.sh | diff /tmp/before -
 #
-# Needs /usr/bin/python3 only to read the two JSON files.
+# Needs /usr/bin/python3 only to read the two JSON files.  With
+# OM_SUMS_KEEP=DIR (a directory not there yet) the .om files are left in
+# DIR, for tests/dump_sums.sh.
 set -eu
 BUILD=${1:-build}
 GEARC=$BUILD/gearc
 FIX=tests/fixtures
-OUT=$(mktemp -d /tmp/om_sums.XXXXXX)
-trap 'rm -rf "$OUT"' EXIT
+if [ -n "${OM_SUMS_KEEP:-}" ]; then
+	OUT=$OM_SUMS_KEEP
+	mkdir "$OUT"
+else
+	OUT=$(mktemp -d /tmp/om_sums.XXXXXX)
+	trap 'rm -rf "$OUT"' EXIT
+fi
 
 om() { # name model args...
 	name=$1 model=$2

@@ -441,8 +441,18 @@ Test(cli_usable, dump_json_detail)
 		jget(t, "kind");
 		if (json_object_get_type(jget(t, "offset")) == json_type_int)
 			seen_planned = true;
+		/* dims: the shape, symbols named (null with it) */
+		json_object *shape = jget(t, "shape"), *dims = jget(t, "dims");
+		cr_expect_eq(!shape, !dims);
+		cr_expect(!shape || json_object_array_length(shape) ==
+					    json_object_array_length(dims));
 	}
 	cr_expect(seen_planned, "no tensor has an arena offset");
+	/* memory: the graph's plan, here gear 0's */
+	json_object *gear0 = json_object_array_get_idx(jget(j, "gears"), 0);
+	cr_expect(json_object_equal(jget(jget(b0, "detail"), "memory"),
+				    jget(gear0, "memory")),
+		  "%s", json_object_to_json_string(jget(b0, "detail")));
 	json_object_put(j);
 	/* DOT: the Case and the If point at their branches' clusters */
 	Run r = run_gearc("dump", "--format=dot", om);
