@@ -160,9 +160,18 @@ static int kernel_run(void *state, const Tensor *const *in,
 				  : error("oneDNN: %s", dnnl_status2str(rc));
 }
 
-static DnnlKernel *kernel_new(gearrt_session *s)
+/* A primitive of less work (flops; elements read for a pooling; one
+ * time step's flops for a recurrent cell) runs on one thread: forking
+ * and joining the session's threads costs more than they save.  At 2
+ * threads, medians of 7 alternating runs of 200 (gearc run --bench),
+ * every primitive parallel -> those above this only: rec 0.165 -> 0.152
+ * ms, vad 0.062 -> 0.051 (one thread: 0.051), bench_tf 0.367 -> 0.309,
+ * cls 0.370 -> 0.362; a limit of 2^20 was slower on all four. */
+#define PARALLEL_MIN (1 << 18)
+
+static DnnlKernel *kernel_new(gearrt_session *s, double work)
 {
-	int threads = s->threads > 1 ? s->threads : 1;
+	int threads = s->threads > 1 && work >= PARALLEL_MIN ? s->threads : 1;
 	omp_set_num_threads(threads); /* before oneDNN first asks */
 	pthread_once(&engine_once, engine_init);
 	if (!engine)
@@ -510,6 +519,7 @@ static int conv_finish(void *state)
 {
 	DnnlKernel *k = state;
 	ConvIo *c = k->conv;
+	omp_set_num_threads(k->threads); /* for the reorders made here */
 	for (int io = 0; io < 3; io++) /* [N,C,1,1]: the same bytes */
 		c->nhwc[io] |= c->nhwc_ok[io] && c->spatial == 1;
 	bool rx = conv_reorders(c, CONV_X), ry = conv_reorders(c, CONV_Y);
@@ -643,7 +653,12 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
 			return 0;
 	}
 	int wr = conv_weights(&cg, transpose, wd, ws);
-	DnnlKernel *k = kernel_new(s);
+	double work = 2.0 * (double)cg.n * (double)cg.cout *
+		      (double)(cg.cin / cg.group);
+	for (int a = 0; a < cg.nsp; a++)
+		work *= (double)(transpose ? cg.in[a] : cg.out[a]) *
+			(double)cg.kernel[a];
+	DnnlKernel *k = kernel_new(s, work);
 	if (!k)
 		return 0;
 	dnnl_memory_desc_t src, dst, sany, dany, wany, wuser, bias;
@@ -799,7 +814,8 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
 	const void *w = weight_data(b);
 	if ((d.alpha != 1.0f && !w) || shape_numel(&y->shape) == 0)
 		return 0;
-	DnnlKernel *k = kernel_new(s);
+	DnnlKernel *k = kernel_new(s, 2.0 * (double)shape_numel(&y->shape) *
+					      (double)d.a[d.rank - 1]);
 	if (!k)
 		return 0;
 	bool cfixed = false;
@@ -867,6 +883,7 @@ static bool pool_pd(const PoolSpec *ps, dnnl_primitive_attr_t attr,
 static int pool_finish(void *state)
 {
 	DnnlKernel *k = state;
+	omp_set_num_threads(k->threads);
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = make_attr(k->pool->n, false);
 	bool ok = attr && pool_pd(k->pool, attr, &pd) &&
@@ -942,7 +959,10 @@ int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		     (!notset || pr[a] > pe)))
 			return 0;
 	}
-	DnnlKernel *k = kernel_new(s);
+	double work = (double)shape_numel(&y->shape);
+	for (int a = 0; a < nsp; a++)
+		work *= (double)ker[a];
+	DnnlKernel *k = kernel_new(s, work);
 	if (!k)
 		return 0;
 	PoolSpec *ps = k->pool = xmalloc(sizeof(*ps));
@@ -1174,7 +1194,9 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	dnnl_rnn_desc_t d;
 	if (!rnn_desc(n, lbr, &d, dir, md))
 		return 0;
-	DnnlKernel *k = kernel_new(s);
+	/* the work of one time step: the steps run one after another */
+	DnnlKernel *k = kernel_new(s, 2.0 * (double)(B * G * H) *
+					      (double)(I + H));
 	if (!k)
 		return 0;
 	dnnl_primitive_desc_t pd = NULL;
@@ -1219,4 +1241,10 @@ bool dnnl_fast_reorders(const FastKernel *fk, bool *x_in, bool *y_out)
 	*x_in = conv_reorders(k->conv, CONV_X);
 	*y_out = conv_reorders(k->conv, CONV_Y);
 	return true;
+}
+
+int dnnl_fast_threads(const FastKernel *fk)
+{
+	const DnnlKernel *k = fk->run == kernel_run ? fk->state : NULL;
+	return k ? k->threads : 0;
 }

@@ -25,6 +25,9 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
 /* For a convolution kernel, once finished (runtime/layout.c): whether
  * it reorders X in and Y out (false if fk is no oneDNN convolution). */
 bool dnnl_fast_reorders(const FastKernel *fk, bool *x_in, bool *y_out);
+/* The threads a oneDNN kernel runs on: the session's, or 1 for a
+ * primitive of little work; 0 if fk is no oneDNN kernel. */
+int dnnl_fast_threads(const FastKernel *fk);
 /* LSTM, GRU, RNN: one direction, the default activations, whole
  * sequences, constant weights. */
 int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);

@@ -17,8 +17,9 @@
 // --worker (ONNX Runtime, intraOpNumThreads = interOpNumThreads = threads,
 // graphOptimizationLevel 'all', reading the same .npy inputs).  After two
 // warm-up runs each, the engines run alternately (A B, then B A) and each
-// times its own run; a cell has BENCH_ORT_BUDGET_MS of run time (default
-// 5000), between 5 and BENCH_ORT_RUNS (default 30) runs.  Printed per row:
+// times its own run (in cells of 2 threads after a pause, QUIET_MS); a
+// cell has BENCH_ORT_BUDGET_MS of run time (default 5000), between 5 and
+// BENCH_ORT_RUNS (default 30) runs.  Printed per row:
 // medians and gearrt/ORT; load (gearrt: open + session + first run; ORT:
 // session creation + first run); peak RSS of each process (VmHWM; ORT's
 // less node's own before onnxruntime-node was loaded); gearrt's GFLOP/s
@@ -36,6 +37,11 @@ import process from 'node:process';
 import readline from 'node:readline';
 
 const RTOL = 1e-4, ATOL = 1e-5, PEAK = 115;
+// Before each run of a cell of more than one thread, both engines idle
+// this long: both keep their worker threads spinning a while after a run
+// (libgomp's GOMP_SPINCOUNT, ORT's spinning thread pool), which on this
+// machine's 2 cores would run against the other engine's timed run.
+const QUIET_MS = 20;
 const MATRIX_OPS = /^(Conv|ConvTranspose|MatMul|Gemm)$/;
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const fixtures = path.join(root, 'tests', 'fixtures');
@@ -233,6 +239,8 @@ async function cell(build, c, om, g, threads, dump) {
 		const order = i % 2 ? [ox, gr] : [gr, ox];
 		const r = [];
 		for (const p of order) {
+			if (threads > 1) /* the other engine's workers idle */
+				await new Promise(res => setTimeout(res, QUIET_MS));
 			const l = await p.ask('r');
 			if (l === null || l.startsWith('{'))
 				throw new Error(l || 'engine exited');

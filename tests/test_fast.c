@@ -26,6 +26,7 @@ typedef struct Outs {
 	int direct; /* tasks runtime/direct.c took */
 	int chan; /* tasks runtime/chanwise.c took */
 	int nhwc; /* tensors runtime/layout.c made NHWC */
+	int parallel; /* oneDNN kernels on more than one thread */
 } Outs;
 
 static char *compile_static(const char *dir, const char *name)
@@ -91,6 +92,7 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 		o.fast += p->tasks[i].fast.run != NULL;
 		o.direct += direct_took(&p->tasks[i].fast);
 		o.chan += chan_took(&p->tasks[i].fast);
+		o.parallel += dnnl_fast_threads(&p->tasks[i].fast) > 1;
 		if (dnnl_fast_reorders(&p->tasks[i].fast, &xi, &yo))
 			o.reorders += xi + yo;
 	}
@@ -207,6 +209,24 @@ Test(fast, rows_and_pairs_match_reference)
 	/* runtime/direct.c: 2 LayerNormalization (last axis with B; the
 	 * last two, no B), Add, Sub, Mul, Div of same shapes */
 	fast_vs_reference("fast_rows", 6, 6, NULL);
+}
+
+Test(fast, small_primitives_run_on_one_thread)
+{
+	/* at 2 threads: fast_chain's three 16-channel 3x3 convolutions of
+	 * 12x12 (663k flops each) are parallel, fast_mm's MatMul and Gemm
+	 * (a few thousand flops each) on one */
+	char *dir = temp_dir(), *chain = compile_static(dir, "fast_chain");
+	char *mm = compile_static(dir, "fast_mm");
+	Outs c = run_om(chain, false, 2), m = run_om(mm, false, 2);
+	cr_expect_eq(c.parallel, 3, "%d parallel", c.parallel);
+	cr_expect_eq(m.parallel, 0, "%d parallel", m.parallel);
+	outs_free(&c);
+	outs_free(&m);
+	remove_tree(dir);
+	free(dir);
+	free(chain);
+	free(mm);
 }
 
 Test(fast, matmul_gemm_match_reference)
