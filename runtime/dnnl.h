@@ -22,12 +22,17 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
  * attributes). */
 int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
 		     FastKernel *k);
-/* For a convolution kernel, once finished (runtime/layout.c): whether
- * it reorders X in and Y out (false if fk is no oneDNN convolution). */
-bool dnnl_fast_reorders(const FastKernel *fk, bool *x_in, bool *y_out);
-/* The threads a oneDNN kernel runs on: the session's, or 1 for a
- * primitive of little work; 0 if fk is no oneDNN kernel. */
-int dnnl_fast_threads(const FastKernel *fk);
+/* What a oneDNN kernel does, once finished (runtime/layout.c): the
+ * threads it runs on (the session's, or 1 for a primitive of little
+ * work), the images it runs one at a time (1: the batch at once), and,
+ * for a convolution, whether it reorders X in and Y out. */
+typedef struct DnnlInfo {
+	int threads;
+	int64_t images;
+	bool x_in, y_out;
+} DnnlInfo;
+/* false (and *info zeroed) if fk is no oneDNN kernel. */
+bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info);
 /* LSTM, GRU, RNN: one direction, the default activations, whole
  * sequences, constant weights. */
 int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);

@@ -188,15 +188,16 @@ static const char *task_layouts(const Prepared *p, const Task *t, char *buf,
 				size_t size)
 {
 	const Node *n = t->n;
-	bool x_in = false, y_out = false, in = false, out = false;
+	bool in = false, out = false;
+	DnnlInfo d;
 	for (int32_t k = 0; p->nhwc && k < n->ninputs; k++)
 		in |= n->inputs[k] >= 0 && p->nhwc[n->inputs[k]];
 	for (int32_t k = 0; p->nhwc && k < n->noutputs; k++)
 		out |= n->outputs[k] >= 0 && p->nhwc[n->outputs[k]];
-	dnnl_fast_reorders(&t->fast, &x_in, &y_out);
+	dnnl_fast_info(&t->fast, &d);
 	snprintf(buf, size, "%s%s%s%s", in ? "  in NHWC" : "",
-		 out ? "  out NHWC" : "", x_in ? "  reorders X" : "",
-		 y_out ? "  reorders Y" : "");
+		 out ? "  out NHWC" : "", d.x_in ? "  reorders X" : "",
+		 d.y_out ? "  reorders Y" : "");
 	return buf;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
-fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx and
-fast_rows.onnx for tests/test_fast.c:
+fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
+fast_rows.onnx and fast_batch.onnx for tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -242,3 +242,17 @@ save(rows, [w("lg", 8), w("lb", 8), w("lg2", 3, 8)],
      [h.make_tensor_value_info("r", T.FLOAT, [2, 3, 8]),
       h.make_tensor_value_info("r2", T.FLOAT, [2, 3, 8])],
      [n.output[0] for n in rows], "fast_rows.onnx")
+
+
+# runtime/dnnl.c: a convolution of a graph input of 1 MB or more runs image
+# by image (its input reorder needs one image's temporary): x [4,8,96,96]
+# -> Conv 3x3 + Relu -> Conv 1x1 with x's residual -> y
+batch = [
+    h.make_node("Conv", ["x", "bw1", "bb1"], ["ba"], pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["ba"], ["bar"]),
+    h.make_node("Conv", ["bar", "bw2"], ["bc"]),
+    h.make_node("Add", ["bc", "x"], ["y"]),
+]
+save(batch, [ws("bw1", 16, 8, 3, 3), w("bb1", 16), ws("bw2", 8, 16, 1, 1)],
+     [h.make_tensor_value_info("x", T.FLOAT, [4, 8, 96, 96])], ["y"],
+     "fast_batch.onnx")

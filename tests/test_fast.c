@@ -27,6 +27,7 @@ typedef struct Outs {
 	int chan; /* tasks runtime/chanwise.c took */
 	int nhwc; /* tensors runtime/layout.c made NHWC */
 	int parallel; /* oneDNN kernels on more than one thread */
+	int split; /* oneDNN kernels running image by image */
 } Outs;
 
 static char *compile_static(const char *dir, const char *name)
@@ -88,13 +89,14 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 	}
 	Prepared *p = s->prep[0];
 	for (int32_t i = 0; i < p->ntasks; i++) {
-		bool xi, yo;
+		DnnlInfo d;
 		o.fast += p->tasks[i].fast.run != NULL;
 		o.direct += direct_took(&p->tasks[i].fast);
 		o.chan += chan_took(&p->tasks[i].fast);
-		o.parallel += dnnl_fast_threads(&p->tasks[i].fast) > 1;
-		if (dnnl_fast_reorders(&p->tasks[i].fast, &xi, &yo))
-			o.reorders += xi + yo;
+		dnnl_fast_info(&p->tasks[i].fast, &d);
+		o.parallel += d.threads > 1;
+		o.split += d.images > 1;
+		o.reorders += d.x_in + d.y_out;
 	}
 	for (ValId v = 0; p->nhwc && v < p->g->nvals; v++)
 		o.nhwc += p->nhwc[v];
@@ -227,6 +229,17 @@ Test(fast, small_primitives_run_on_one_thread)
 	free(dir);
 	free(chain);
 	free(mm);
+}
+
+Test(fast, large_input_convolution_runs_image_by_image)
+{
+	/* fast_batch: x [4,8,96,96] (1.2 MB) -> Conv + Relu -> Conv + x:
+	 * the first convolution reorders x image by image; the second,
+	 * reading a planned tensor, takes the batch at once */
+	Outs f1;
+	fast_vs_reference("fast_batch", 2, 0, &f1);
+	cr_expect_eq(f1.split, 1, "%d kernels split", f1.split);
+	outs_free(&f1);
 }
 
 Test(fast, matmul_gemm_match_reference)
