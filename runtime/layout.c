@@ -16,7 +16,9 @@
  *     and Y, a per-channel Mul's X and Y);
  *   - a component stays row-major if any of its tensors is a graph input
  *     or output, evaluated, or touched by a task that cannot take NHWC
- *     (a view, a reference kernel other than an elementwise one);
+ *     (a view, a reference kernel other than an elementwise one), or
+ *     shares a task's layout with a row-major value (a weight of its
+ *     shape, an integer tensor);
  *   - else it is NHWC if some slot in it spares a convolution a reorder.
  *
  * A tensor whose spatial size is 1 ([N,C,1,1]) has the same bytes either
@@ -52,17 +54,26 @@ static void join(Comp *c, int32_t a, int32_t b)
 	c->gain[a] |= c->gain[b];
 }
 
-/* A value whose layout is to be decided: a planned rank-4 float tensor
- * of a node, its spatial size above 1. */
-static bool candidate(const Prepared *p, ValId v)
+/* A value whose bytes have a layout to speak of: a static rank-4
+ * tensor of spatial size above 1 ([N,C,1,1] reads the same either
+ * way). */
+static bool laid_out(const Prepared *p, ValId v)
 {
 	if (v < 0)
 		return false;
 	const Value *x = &p->g->vals[v];
-	return x->kind == VAL_NODE && x->tkind == TK_TENSOR &&
-	       x->dtype == DT_FLOAT && x->shape.rank == 4 &&
+	return x->tkind == TK_TENSOR && x->shape.rank == 4 &&
 	       shape_is_static(&x->shape) &&
-	       x->shape.dims[2] * x->shape.dims[3] > 1 &&
+	       x->shape.dims[2] * x->shape.dims[3] > 1;
+}
+
+/* One whose layout is to be decided here: a planned float tensor of a
+ * node.  Any other laid-out value (a weight, a graph input, an integer
+ * tensor) is row-major, and so are the slots that share its layout. */
+static bool candidate(const Prepared *p, ValId v)
+{
+	const Value *x = v >= 0 ? &p->g->vals[v] : NULL;
+	return laid_out(p, v) && x->kind == VAL_NODE && x->dtype == DT_FLOAT &&
 	       p->cur[v] == &p->vt[v];
 }
 
@@ -106,6 +117,13 @@ static void join_slots(Comp *c, const Prepared *p, const Node *n)
 	ValId first = -1;
 	for (int slot = -n->noutputs; slot < n->ninputs; slot++) {
 		ValId v = slot_val(n, slot);
+		if (laid_out(p, v) && !candidate(p, v)) {
+			force_plain(c, p, n); /* x + a weight of x's shape */
+			return;
+		}
+	}
+	for (int slot = -n->noutputs; slot < n->ninputs; slot++) {
+		ValId v = slot_val(n, slot);
 		if (!candidate(p, v))
 			continue;
 		if (first < 0)
@@ -117,20 +135,27 @@ static void join_slots(Comp *c, const Prepared *p, const Node *n)
 
 enum { MAX_GROUPS = 8 };
 
-/* The slots of a kernel with LayoutOps, by its groups. */
+/* The slots of a kernel with LayoutOps, by its groups; a group holding
+ * a row-major value (a weight, a graph input) stays row-major. */
 static void group_slots(Comp *c, const Prepared *p, const Task *t)
 {
 	const Node *n = t->n;
 	ValId rep[MAX_GROUPS];
+	bool pinned[MAX_GROUPS] = { false };
 	for (int i = 0; i < MAX_GROUPS; i++)
 		rep[i] = -1;
 	for (int slot = -n->noutputs; slot < n->ninputs; slot++) {
 		ValId v = slot_val(n, slot);
-		if (!candidate(p, v))
+		if (!laid_out(p, v))
 			continue;
 		bool prefers = false;
 		int grp = t->fast.lay->group(t->fast.state, slot, &prefers);
-		if (grp <= 0 || grp >= MAX_GROUPS) {
+		bool ok = grp > 0 && grp < MAX_GROUPS;
+		if (!candidate(p, v)) {
+			pinned[ok ? grp : 0] = true;
+			continue;
+		}
+		if (!ok) {
 			c->plain[find(c, v)] = 1;
 			continue;
 		}
@@ -140,6 +165,9 @@ static void group_slots(Comp *c, const Prepared *p, const Task *t)
 		else
 			join(c, rep[grp], v);
 	}
+	for (int i = 1; i < MAX_GROUPS; i++)
+		if (pinned[i] && rep[i] >= 0)
+			c->plain[find(c, rep[i])] = 1;
 }
 
 static void classify(Comp *c, const Prepared *p, const Task *t)

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
-fast_rows.onnx and fast_batch.onnx for tests/test_fast.c:
+fast_rows.onnx, fast_batch.onnx and fast_pinned.onnx for
+tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -256,3 +257,22 @@ batch = [
 save(batch, [ws("bw1", 16, 8, 3, 3), w("bb1", 16), ws("bw2", 8, 16, 1, 1)],
      [h.make_tensor_value_info("x", T.FLOAT, [4, 8, 96, 96])], ["y"],
      "fast_batch.onnx")
+
+
+# runtime/layout.c: a weight of a tensor's own shape (an Add's operand, a
+# per-channel Mul's X) is row-major, so the tensors sharing its layout
+# stay row-major too: x -> Conv -> a; a + Wa -> b -> Conv -> y; Wm *
+# GlobalAveragePool(a) -> c -> Conv -> y2
+pinned = [
+    h.make_node("Conv", ["x", "pw1"], ["a"], pads=[1, 1, 1, 1]),
+    h.make_node("Add", ["a", "pwa"], ["b"]),
+    h.make_node("Conv", ["b", "pw2"], ["y"]),
+    h.make_node("GlobalAveragePool", ["a"], ["ga"]),
+    h.make_node("Mul", ["pwm", "ga"], ["c"]),
+    h.make_node("Conv", ["c", "pw3"], ["y2"]),
+]
+save(pinned, [ws("pw1", 16, 8, 3, 3), w("pwa", 1, 16, 10, 10),
+              ws("pw2", 8, 16, 1, 1), w("pwm", 1, 16, 10, 10),
+              ws("pw3", 8, 16, 1, 1)],
+     [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 10, 10])], ["y", "y2"],
+     "fast_pinned.onnx")

@@ -206,6 +206,17 @@ Test(fast, nhwc_between_convolutions)
 	outs_free(&f1);
 }
 
+Test(fast, weights_keep_their_layout_partners_row_major)
+{
+	/* fast_pinned: a + Wa and Wm * GAP(a), W of a's shape: the tensors
+	 * that share those weights' layout stay row-major (NHWC there would
+	 * pair element i of one layout with element i of the other) */
+	Outs f1;
+	fast_vs_reference("fast_pinned", 6, -1, &f1);
+	cr_expect_eq(f1.nhwc, 0, "%d NHWC tensors", f1.nhwc);
+	outs_free(&f1);
+}
+
 Test(fast, rows_and_pairs_match_reference)
 {
 	/* runtime/direct.c: 2 LayerNormalization (last axis with B; the
