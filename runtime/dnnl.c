@@ -57,15 +57,17 @@ typedef struct ConvIo {
 	int64_t spatial;	 /* Y's spatial size */
 } ConvIo;
 
-/* A pooling's description, its primitive made at finish. */
-typedef struct PoolSpec {
+/* A primitive of one X and one Y sharing their layout (a pooling, a
+ * resampling): its description, the primitive made at finish. */
+typedef struct XySpec {
 	const Node *n;
+	bool resample;
 	dnnl_alg_kind_t alg;
 	int rank;
 	int64_t x[MAX_RANK], y[MAX_RANK];
-	dnnl_dims_t strides, ker, dil, pl, pr;
+	dnnl_dims_t strides, ker, dil, pl, pr; /* a pooling's */
 	bool nhwc;
-} PoolSpec;
+} XySpec;
 
 typedef struct DnnlKernel {
 	Step step[MAX_STEPS];
@@ -79,7 +81,7 @@ typedef struct DnnlKernel {
 	size_t tmp_bytes[2]; /* blocked X and Y (BIND_TMP idx 0, 1) */
 	int64_t split; /* the steps run on each of split images in turn */
 	ConvIo *conv;	     /* a (de)convolution, else NULL */
-	PoolSpec *pool;	     /* a pooling, else NULL */
+	XySpec *xy;	     /* a pooling or resampling, else NULL */
 } DnnlKernel;
 
 static dnnl_engine_t engine;
@@ -114,7 +116,7 @@ static void kernel_free(void *state)
 	if (k->conv)
 		step_free(&k->conv->op);
 	free(k->conv);
-	free(k->pool);
+	free(k->xy);
 	free(k);
 }
 
@@ -894,35 +896,42 @@ static int64_t ints_at(const Node *n, const char *name, int i, int64_t dflt)
 	return i < cnt ? v[i] : dflt;
 }
 
-/* The primitive descriptor of ps's pooling in its tensors' layout. */
-static bool pool_pd(const PoolSpec *ps, dnnl_primitive_attr_t attr,
-		    dnnl_primitive_desc_t *pd)
+/* The primitive descriptor of xs's operation in its tensors' layout. */
+static bool xy_pd(const XySpec *xs, dnnl_primitive_attr_t attr,
+		  dnnl_primitive_desc_t *pd)
 {
 	dnnl_memory_desc_t src, dst, t;
-	dnnl_pooling_v2_desc_t d;
-	bool ok = md_make(&src, ps->rank, ps->x, NULL) &&
-		  md_make(&dst, ps->rank, ps->y, NULL);
-	if (ok && ps->nhwc)
+	dnnl_pooling_v2_desc_t pool;
+	dnnl_resampling_desc_t rs;
+	bool ok = md_make(&src, xs->rank, xs->x, NULL) &&
+		  md_make(&dst, xs->rank, xs->y, NULL);
+	if (ok && xs->nhwc)
 		ok = md_nhwc(&t, &src) && (src = t, md_nhwc(&t, &dst)) &&
 		     (dst = t, true);
+	if (ok && xs->resample)
+		ok = dnnl_resampling_forward_desc_init(
+			     &rs, dnnl_forward_inference, xs->alg, NULL, &src,
+			     &dst) == dnnl_success;
+	else if (ok)
+		ok = dnnl_pooling_v2_forward_desc_init(
+			     &pool, dnnl_forward_inference, xs->alg, &src,
+			     &dst, xs->strides, xs->ker, xs->dil, xs->pl,
+			     xs->pr) == dnnl_success;
 	return ok &&
-	       dnnl_pooling_v2_forward_desc_init(
-		       &d, dnnl_forward_inference, ps->alg, &src, &dst,
-		       ps->strides, ps->ker, ps->dil, ps->pl, ps->pr) ==
-		       dnnl_success &&
-	       dnnl_primitive_desc_create(pd, &d, attr, engine, NULL) ==
-		       dnnl_success;
+	       dnnl_primitive_desc_create(pd, xs->resample ? (void *)&rs
+							     : (void *)&pool,
+					  attr, engine, NULL) == dnnl_success;
 }
 
-/* LayoutOps.finish of a pooling: its primitive, in its tensors'
- * layout. */
-static int pool_finish(void *state)
+/* LayoutOps.finish of a pooling or resampling: its primitive, in its
+ * tensors' layout. */
+static int xy_finish(void *state)
 {
 	DnnlKernel *k = state;
 	omp_set_num_threads(k->threads);
 	dnnl_primitive_desc_t pd = NULL;
-	dnnl_primitive_attr_t attr = make_attr(k->pool->n, false);
-	bool ok = attr && pool_pd(k->pool, attr, &pd) &&
+	dnnl_primitive_attr_t attr = make_attr(k->xy->n, false);
+	bool ok = attr && xy_pd(k->xy, attr, &pd) &&
 		  finish(k, pd, NULL, NULL, 1.0f) &&
 		  add_arg(k, DNNL_ARG_SRC,
 			  dnnl_primitive_desc_query_md(pd, dnnl_query_src_md,
@@ -936,25 +945,49 @@ static int pool_finish(void *state)
 		dnnl_primitive_desc_destroy(pd);
 	if (attr)
 		dnnl_primitive_attr_destroy(attr);
-	return ok ? 0 : error("oneDNN refused the pooling");
+	return ok ? 0 : error("oneDNN refused the %s",
+			      k->xy->resample ? "resampling" : "pooling");
 }
 
 /* X and Y share a layout; rank 4 may be NHWC. */
-static int pool_group(const void *state, int slot, bool *prefers)
+static int xy_group(const void *state, int slot, bool *prefers)
 {
 	(void)prefers;
-	const PoolSpec *ps = ((const DnnlKernel *)state)->pool;
-	return ps->rank == 4 && (slot == 0 || slot == -1);
+	const XySpec *xs = ((const DnnlKernel *)state)->xy;
+	return xs->rank == 4 && (slot == 0 || slot == -1);
 }
 
-static void pool_set_nhwc(void *state, int slot)
+static void xy_set_nhwc(void *state, int slot)
 {
 	(void)slot;
-	((DnnlKernel *)state)->pool->nhwc = true;
+	((DnnlKernel *)state)->xy->nhwc = true;
 }
 
-static const LayoutOps pool_layout = { pool_group, pool_set_nhwc,
-				       pool_finish };
+static const LayoutOps xy_layout = { xy_group, xy_set_nhwc, xy_finish };
+
+/* A kernel for xs (its x, y, rank, alg set here from X and Y), if oneDNN
+ * takes it: the primitive waits for xy_finish. */
+static int xy_kernel(gearrt_session *s, const Node *n, const Value *x,
+		     const Value *y, XySpec *xs, double work, FastKernel *fk)
+{
+	DnnlKernel *k = kernel_new(s, work);
+	if (!k) {
+		free(xs);
+		return 0;
+	}
+	k->xy = xs;
+	xs->n = n;
+	xs->rank = x->shape.rank;
+	memcpy(xs->x, x->shape.dims, sizeof(xs->x));
+	memcpy(xs->y, y->shape.dims, sizeof(xs->y));
+	dnnl_primitive_desc_t pd = NULL; /* whether oneDNN takes it */
+	dnnl_primitive_attr_t attr = make_attr(n, false);
+	bool ok = attr && xy_pd(xs, attr, &pd) &&
+		  dnnl_stream_create(&k->stream, engine,
+				     dnnl_stream_default_flags) ==
+			  dnnl_success;
+	return done(k, pd, attr, ok, &xy_layout, fk);
+}
 
 int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 {
@@ -998,30 +1031,67 @@ int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	double work = (double)shape_numel(&y->shape);
 	for (int a = 0; a < nsp; a++)
 		work *= (double)ker[a];
-	DnnlKernel *k = kernel_new(s, work);
-	if (!k)
-		return 0;
-	PoolSpec *ps = k->pool = xmalloc(sizeof(*ps));
-	memset(ps, 0, sizeof(*ps));
-	ps->n = n;
-	ps->alg = n->op == OP_MaxPool ? dnnl_pooling_max
+	XySpec *xs = xmalloc(sizeof(*xs));
+	memset(xs, 0, sizeof(*xs));
+	xs->alg = n->op == OP_MaxPool ? dnnl_pooling_max
 		  : incl	      ? dnnl_pooling_avg_include_padding
 				      : dnnl_pooling_avg_exclude_padding;
-	ps->rank = x->shape.rank;
-	memcpy(ps->x, x->shape.dims, sizeof(ps->x));
-	memcpy(ps->y, y->shape.dims, sizeof(ps->y));
-	memcpy(ps->strides, strides, sizeof(strides));
-	memcpy(ps->ker, ker, sizeof(ker));
-	memcpy(ps->dil, dil, sizeof(dil));
-	memcpy(ps->pl, pl, sizeof(pl));
-	memcpy(ps->pr, pr, sizeof(pr));
-	dnnl_primitive_desc_t pd = NULL; /* whether oneDNN takes it */
-	dnnl_primitive_attr_t attr = make_attr(n, false);
-	bool ok = attr && pool_pd(ps, attr, &pd) &&
-		  dnnl_stream_create(&k->stream, engine,
-				     dnnl_stream_default_flags) ==
-			  dnnl_success;
-	return done(k, pd, attr, ok, &pool_layout, fk);
+	memcpy(xs->strides, strides, sizeof(strides));
+	memcpy(xs->ker, ker, sizeof(ker));
+	memcpy(xs->dil, dil, sizeof(dil));
+	memcpy(xs->pl, pl, sizeof(pl));
+	memcpy(xs->pr, pr, sizeof(pr));
+	return xy_kernel(s, n, x, y, xs, work, fk);
+}
+
+/* ---- Resize ---------------------------------------------------------- */
+
+/* Resize's scale of axis a, from its constant scales (or, given sizes,
+ * Y over X); 0 if not known. */
+static double resize_scale(const Prepared *p, const Node *n, const Value *x,
+			   const Value *y, int a)
+{
+	const Value *sc = rt_in_val(p, n, 2);
+	if (!sc || !shape_numel(&sc->shape))
+		return (double)y->shape.dims[a] / (double)x->shape.dims[a];
+	const float *f = weight_data(sc);
+	return f && is_f32(sc) && shape_numel(&sc->shape) == x->shape.rank
+		       ? f[a]
+		       : 0;
+}
+
+/* Linear Resize of the spatial axes whose coordinates oneDNN's
+ * resampling computes as ONNX does: half_pixel (or pytorch_half_pixel
+ * with no output length of 1) and each axis's scale exactly Y over X
+ * (sizes given, or scales that are those ratios); N and C unscaled. */
+int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	const char *ct = attr_str(n, "coordinate_transformation_mode",
+				  "half_pixel");
+	bool pytorch = !strcmp(ct, "pytorch_half_pixel");
+	if (model_opset(s->model->m) < 11 || !all_f32(p, n, 1, 1) ||
+	    x->shape.rank < 3 || x->shape.rank > 5 ||
+	    y->shape.rank != x->shape.rank || !shape_numel(&y->shape) ||
+	    strcmp(attr_str(n, "mode", "nearest"), "linear") ||
+	    (strcmp(ct, "half_pixel") && !pytorch) ||
+	    node_attr(n, "axes") || attr_int(n, "antialias", 0) ||
+	    node_attr(n, "keep_aspect_ratio_policy"))
+		return 0;
+	for (int a = 0; a < x->shape.rank; a++) {
+		int64_t in = x->shape.dims[a], out = y->shape.dims[a];
+		if ((a < 2 && in != out) || (pytorch && out == 1) ||
+		    resize_scale(p, n, x, y, a) != (double)out / (double)in)
+			return 0;
+	}
+	XySpec *xs = xmalloc(sizeof(*xs));
+	memset(xs, 0, sizeof(*xs));
+	xs->resample = true;
+	xs->alg = dnnl_resampling_linear;
+	return xy_kernel(s, n, x, y, xs,
+			 4.0 * (double)shape_numel(&y->shape), fk);
 }
 
 /* ---- LSTM, GRU, RNN ------------------------------------------------------ */

@@ -38,5 +38,8 @@ bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info);
 int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* MaxPool, AveragePool, GlobalAveragePool. */
 int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Resize, linear, with half_pixel coordinates and scales of Y over X. */
+int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t,
+		     FastKernel *k);
 
 #endif

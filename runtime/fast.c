@@ -141,6 +141,8 @@ int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
 	case OP_GRU:
 	case OP_RNN:
 		return dnnl_fast_rnn(s, p, t, &t->fast);
+	case OP_Resize:
+		return dnnl_fast_resize(s, p, t, &t->fast);
 	default:
 		break;
 	}

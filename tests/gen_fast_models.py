@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
-fast_rows.onnx, fast_batch.onnx and fast_pinned.onnx for
-tests/test_fast.c:
+fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx and fast_resize.onnx
+for tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -276,3 +276,24 @@ save(pinned, [ws("pw1", 16, 8, 3, 3), w("pwa", 1, 16, 10, 10),
               ws("pw3", 8, 16, 1, 1)],
      [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 10, 10])], ["y", "y2"],
      "fast_pinned.onnx")
+
+
+# runtime/dnnl.c dnnl_fast_resize: linear Resize, half_pixel, by scales
+# (x2 up, and 0.6 down where the output is not in * 0.6: the reference
+# kernel's) and by sizes (pytorch_half_pixel down, half_pixel up)
+rs = [
+    h.make_node("Resize", ["x", "", "up2"], ["lin_up"], mode="linear"),
+    h.make_node("Resize", ["x", "", "down06"], ["lin_down_ref"],
+                mode="linear"),
+    h.make_node("Resize", ["x", "", "", "sz_down"], ["lin_pt_down"],
+                mode="linear",
+                coordinate_transformation_mode="pytorch_half_pixel"),
+    h.make_node("Resize", ["x", "", "", "sz_up"], ["lin_sz_up"],
+                mode="linear"),
+]
+save(rs, [nh.from_array(np.array([1, 1, 2, 2], np.float32), "up2"),
+          nh.from_array(np.array([1, 1, 0.6, 0.6], np.float32), "down06"),
+          nh.from_array(np.array([2, 6, 5, 3], np.int64), "sz_down"),
+          nh.from_array(np.array([2, 6, 17, 23], np.int64), "sz_up")],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 6, 8, 9])],
+     [n.output[0] for n in rs], "fast_resize.onnx")

@@ -217,6 +217,14 @@ Test(fast, weights_keep_their_layout_partners_row_major)
 	outs_free(&f1);
 }
 
+Test(fast, linear_resize_matches_reference)
+{
+	/* oneDNN's resampling: linear half_pixel x2 by scales, by sizes up
+	 * and (pytorch_half_pixel) down; the 0.6 scale whose output is not
+	 * 0.6 of the input runs the reference kernel */
+	fast_vs_reference("fast_resize", 3, 0, NULL);
+}
+
 Test(fast, rows_and_pairs_match_reference)
 {
 	/* runtime/direct.c: 2 LayerNormalization (last axis with B; the
