@@ -7,9 +7,11 @@
  * GlobalAveragePool -> 1x1 convolutions -> Mul(X, [N,C,1,1]): without
  * these, the pooled and the scaled tensor would be reordered out of
  * NHWC and back around every block, and the broadcast Mul would run the
- * reference kernel.  Arithmetic is in float as the reference kernels
- * round it (a binary op) or in double (the average, as the reference's
- * sum), so the results match theirs.
+ * reference kernel.  A detector's FPN concatenates its levels on the
+ * channel axis (Concat: a copy per row, or per pixel in NHWC).
+ * Arithmetic is in float as the reference kernels round it (a binary
+ * op) or in double (the average, as the reference's sum), so the
+ * results match theirs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -255,7 +257,85 @@ int chan_gap(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	return take(fk, gap_run, k, &gap_layout);
 }
 
+/* ---- Concat of channels ------------------------------------------------ */
+
+typedef struct Cat {
+	int nin;
+	int64_t n, hw, cout; /* Y [n, cout, h, w] */
+	int64_t *c;	     /* per input, its channels */
+	bool nhwc;
+} Cat;
+
+static void cat_free(void *state)
+{
+	Cat *k = state;
+	free(k->c);
+	free(k);
+}
+
+static int cat_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Cat *k = state;
+	float *y = tensor_mut(out[0]);
+	int64_t rows = k->nhwc ? k->n * k->hw : k->n;
+	int64_t unit = k->nhwc ? 1 : k->hw; /* floats per channel in a row */
+	for (int64_t r = 0; r < rows; r++) {
+		float *yr = y + r * k->cout * unit;
+		for (int i = 0; i < k->nin; i++) {
+			size_t len = (size_t)(k->c[i] * unit);
+			memcpy(yr, (const float *)in[i]->data + (size_t)r * len,
+			       len * sizeof(*yr));
+			yr += len;
+		}
+	}
+	return 0;
+}
+
+/* Every input and Y share a layout. */
+static int cat_group(const void *state, int slot, bool *prefers)
+{
+	(void)state, (void)slot, (void)prefers;
+	return 1;
+}
+
+static void cat_set_nhwc(void *state, int slot)
+{
+	(void)slot;
+	((Cat *)state)->nhwc = true;
+}
+
+static const LayoutOps cat_layout = { cat_group, cat_set_nhwc, NULL };
+
+int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *y = &p->g->vals[n->outputs[0]];
+	int64_t axis = attr_int(n, "axis", 1);
+	if (!f32_4d(y) || (axis != 1 && axis != -3) || n->ninputs < 1 ||
+	    shape_numel(&y->shape) == 0)
+		return 0;
+	for (int32_t i = 0; i < n->ninputs; i++) {
+		const Value *x = rt_in_val(p, n, i);
+		if (!f32_4d(x) || x->shape.dims[0] != y->shape.dims[0] ||
+		    x->shape.dims[2] != y->shape.dims[2] ||
+		    x->shape.dims[3] != y->shape.dims[3])
+			return 0;
+	}
+	Cat *k = xmalloc(sizeof(*k));
+	k->nin = n->ninputs;
+	k->c = xmalloc((size_t)n->ninputs * sizeof(*k->c));
+	for (int32_t i = 0; i < n->ninputs; i++)
+		k->c[i] = rt_in_val(p, n, i)->shape.dims[1];
+	k->n = y->shape.dims[0], k->cout = y->shape.dims[1];
+	k->hw = y->shape.dims[2] * y->shape.dims[3];
+	k->nhwc = false;
+	take(fk, cat_run, k, &cat_layout);
+	fk->free = cat_free;
+	return 1;
+}
+
 bool chan_took(const FastKernel *k)
 {
-	return k->run == chan_run || k->run == gap_run;
+	return k->run == chan_run || k->run == gap_run || k->run == cat_run;
 }

@@ -903,6 +903,8 @@ int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
 
 typedef struct Upsample {
 	int64_t planes, ih, iw, fy, fx; /* Y: planes x ih fy x iw fx */
+	int64_t c;   /* rank 4: channels, each plane one (n, c) */
+	bool nhwc;   /* rank 4: X and Y channels-last */
 } Upsample;
 
 RT_HOT static void upsample_row(const float *x, float *y, int64_t iw,
@@ -918,10 +920,32 @@ RT_HOT static void upsample_row(const float *x, float *y, int64_t iw,
 			y[i * fx + k] = x[i];
 }
 
+/* NHWC: each pixel's channels repeated fx times along the row, each
+ * row fy times. */
+static void upsample_nhwc(const Upsample *u, const float *x, float *y)
+{
+	int64_t c = u->c, ow = u->iw * u->fx, rows = u->planes / c * u->ih;
+	for (int64_t r = 0; r < rows; r++) {
+		float *row = y + r * u->fy * ow * c;
+		for (int64_t i = 0; i < u->iw; i++)
+			for (int64_t k = 0; k < u->fx; k++)
+				memcpy(row + (i * u->fx + k) * c,
+				       x + (r * u->iw + i) * c,
+				       (size_t)c * sizeof(*row));
+		for (int64_t k = 1; k < u->fy; k++)
+			memcpy(row + k * ow * c, row,
+			       (size_t)(ow * c) * sizeof(*row));
+	}
+}
+
 static int upsample_run(void *state, const Tensor *const *in,
 			Tensor *const *out)
 {
 	const Upsample *u = state;
+	if (u->nhwc) {
+		upsample_nhwc(u, in[0]->data, tensor_mut(out[0]));
+		return 0;
+	}
 	const float *x = in[0]->data;
 	float *y = tensor_mut(out[0]);
 	int64_t ow = u->iw * u->fx;
@@ -936,6 +960,22 @@ static int upsample_run(void *state, const Tensor *const *in,
 		}
 	return 0;
 }
+
+/* X and Y share a layout; rank 4 may be NHWC. */
+static int upsample_group(const void *state, int slot, bool *prefers)
+{
+	(void)prefers;
+	return ((const Upsample *)state)->c > 0 && (slot == 0 || slot == -1);
+}
+
+static void upsample_set_nhwc(void *state, int slot)
+{
+	(void)slot;
+	((Upsample *)state)->nhwc = true;
+}
+
+static const LayoutOps upsample_layout = { upsample_group, upsample_set_nhwc,
+					   NULL };
 
 /* Nearest Resize whose output is the input times whole factors on the
  * last two axes, with asymmetric coordinates and floor rounding: each
@@ -980,9 +1020,12 @@ int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		u->planes *= xd[a];
 	u->ih = xd[r - 2], u->iw = xd[r - 1];
 	u->fy = yd[r - 2] / xd[r - 2], u->fx = yd[r - 1] / xd[r - 1];
+	u->c = r == 4 ? xd[1] : 0;
+	u->nhwc = false;
 	k->run = upsample_run;
 	k->free = free;
 	k->state = u;
+	k->lay = &upsample_layout;
 	return 1;
 }
 

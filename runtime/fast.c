@@ -107,6 +107,8 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_layernorm(s, p, t, &t->fast);
 	case OP_GlobalAveragePool:
 		return chan_gap(s, p, t, &t->fast);
+	case OP_Concat:
+		return chan_concat(s, p, t, &t->fast);
 	case OP_Transpose:
 		return direct_transpose(s, p, t, &t->fast);
 	case OP_Resize:

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
-fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx and fast_resize.onnx
-for tests/test_fast.c:
+fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx and
+fast_fpn.onnx for tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -297,3 +297,24 @@ save(rs, [nh.from_array(np.array([1, 1, 2, 2], np.float32), "up2"),
           nh.from_array(np.array([2, 6, 17, 23], np.int64), "sz_up")],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 6, 8, 9])],
      [n.output[0] for n in rs], "fast_resize.onnx")
+
+
+# runtime/layout.c through an FPN's ops: nearest Resize by 2 (direct.c)
+# and a channel Concat (chanwise.c) keep NHWC between the convolutions:
+# x -> Conv -> a -> Conv/2 -> b; a + Resize(b) -> s; Concat(a, s) -> Conv -> y
+fpn = [
+    h.make_node("Conv", ["x", "fw1"], ["fa"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["fa", "fw2"], ["fb"], pads=[1, 1, 1, 1],
+                strides=[2, 2]),
+    h.make_node("Resize", ["fb", "", "fup"], ["fu"], mode="nearest",
+                coordinate_transformation_mode="asymmetric",
+                nearest_mode="floor"),
+    h.make_node("Add", ["fa", "fu"], ["fs"]),
+    h.make_node("Concat", ["fa", "fs"], ["fc"], axis=1),
+    h.make_node("Conv", ["fc", "fw3"], ["y"]),
+]
+save(fpn, [ws("fw1", 16, 8, 3, 3), ws("fw2", 16, 16, 3, 3),
+           nh.from_array(np.array([1, 1, 2, 2], np.float32), "fup"),
+           ws("fw3", 8, 32, 1, 1)],
+     [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 16, 16])], ["y"],
+     "fast_fpn.onnx")

@@ -206,6 +206,18 @@ Test(fast, nhwc_between_convolutions)
 	outs_free(&f1);
 }
 
+Test(fast, nhwc_through_resize_and_concat)
+{
+	/* fast_fpn: x -> Conv -> a -> Conv/2 -> b; a + Resize(b, x2);
+	 * Concat(a, sum) -> Conv -> y: NHWC through the nearest Resize,
+	 * the Add and the Concat; only x and y reordered */
+	Outs f1;
+	fast_vs_reference("fast_fpn", 6, -1, &f1);
+	cr_expect_eq(f1.reorders, 2, "%d reorders", f1.reorders);
+	cr_expect_eq(f1.nhwc, 5, "%d NHWC tensors", f1.nhwc);
+	outs_free(&f1);
+}
+
 Test(fast, weights_keep_their_layout_partners_row_major)
 {
 	/* fast_pinned: a + Wa and Wm * GAP(a), W of a's shape: the tensors
