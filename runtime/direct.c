@@ -449,47 +449,149 @@ RT_HOT void direct_sigmoid_run(const float *x, float *y, size_t n)
 }
 
 /* Softmax of one row of len (> 0) floats; a row with a NaN or whose max
- * is infinite gives NaN everywhere, as the reference kernel does.  The
- * max and the sum go through LANES partial results in a fixed order (the
- * same at any thread count), so that they vectorise. */
-enum { LANES = 16 };
+ * is infinite gives NaN everywhere, as the reference kernel does.  In
+ * GCC's vectors of VL floats (one register on AVX-512, two on AVX2): the
+ * max and the sum go through VL partial results in a fixed order (the
+ * same at any thread count); the tail of a row, under VL, one at a
+ * time. */
+typedef int32_t IVec __attribute__((vector_size(VL * sizeof(int32_t))));
+_Static_assert(VL == 16, "softmax_row's lane numbers are 16");
 
+/* exp_clamped of each lane of *v (already clamped), in place (vectors
+ * go by pointer: returning one would change the ABI between clones). */
+static inline __attribute__((always_inline)) void vec_exp(Vec *v)
+{
+	const float round = 12582912.0f; /* 1.5 * 2^23 */
+	Vec fk = (*v * 1.44269504088896341f + round) - round;
+	Vec r = *v - fk * 0.693359375f - fk * -2.12194440e-4f;
+	Vec p = (Vec){ 0 } + 1.9875691500e-4f;
+	p = p * r + 1.3981999507e-3f;
+	p = p * r + 8.3334519073e-3f;
+	p = p * r + 4.1665795894e-2f;
+	p = p * r + 1.6666665459e-1f;
+	p = p * r + 5.0000001201e-1f;
+	p = p * r * r + r + 1.0f;
+	IVec bits = (__builtin_convertvector(fk, IVec) + 127) << 23;
+	*v = p * (Vec)bits;
+}
+
+/* Lanes of a where mask is set, of b elsewhere. */
+#define VEC_PICK(mask, a, b) \
+	((Vec)(((mask) & (IVec)(a)) | (~(mask) & (IVec)(b))))
+
+/* The largest lane (NaN lanes aside) and the sum of the lanes, by halving
+ * (the same order every time). */
+static inline __attribute__((always_inline)) float vec_max(Vec v)
+{
+	static const IVec h8 = { 8,  9,	 10, 11, 12, 13, 14, 15,
+				 0,  1,	 2,  3,	 4,  5,	 6,  7 };
+	static const IVec h4 = { 4, 5, 6, 7, 0, 1, 2, 3,
+				 12, 13, 14, 15, 8, 9, 10, 11 };
+	static const IVec h2 = { 2, 3, 0, 1, 6, 7, 4, 5,
+				 10, 11, 8, 9, 14, 15, 12, 13 };
+	static const IVec h1 = { 1, 0, 3, 2, 5, 4, 7, 6,
+				 9, 8, 11, 10, 13, 12, 15, 14 };
+	Vec s = __builtin_shuffle(v, h8);
+	v = VEC_PICK(s > v, s, v);
+	s = __builtin_shuffle(v, h4);
+	v = VEC_PICK(s > v, s, v);
+	s = __builtin_shuffle(v, h2);
+	v = VEC_PICK(s > v, s, v);
+	s = __builtin_shuffle(v, h1);
+	v = VEC_PICK(s > v, s, v);
+	return v[0];
+}
+
+static inline __attribute__((always_inline)) float vec_sum(Vec v)
+{
+	static const IVec h8 = { 8,  9,	 10, 11, 12, 13, 14, 15,
+				 0,  1,	 2,  3,	 4,  5,	 6,  7 };
+	static const IVec h4 = { 4, 5, 6, 7, 0, 1, 2, 3,
+				 12, 13, 14, 15, 8, 9, 10, 11 };
+	static const IVec h2 = { 2, 3, 0, 1, 6, 7, 4, 5,
+				 10, 11, 8, 9, 14, 15, 12, 13 };
+	static const IVec h1 = { 1, 0, 3, 2, 5, 4, 7, 6,
+				 9, 8, 11, 10, 13, 12, 15, 14 };
+	v += __builtin_shuffle(v, h8);
+	v += __builtin_shuffle(v, h4);
+	v += __builtin_shuffle(v, h2);
+	v += __builtin_shuffle(v, h1);
+	return v[0];
+}
+
+/* exp(v - m) in each lane, v - m clamped to [-87, 88]. */
+static inline __attribute__((always_inline)) void vec_exp_from(Vec *v,
+							       float m)
+{
+	*v -= m;
+	*v = VEC_PICK(*v >= -87.0f, *v, (Vec){ 0 } - 87.0f);
+	*v = VEC_PICK(*v <= 88.0f, *v, (Vec){ 0 } + 88.0f);
+	vec_exp(v);
+}
+
+/* A row of fewer than VL floats, one at a time. */
+static void softmax_short(const float *x, float *y, int64_t len)
+{
+	float m = x[0], sum = 0;
+	bool nan = false;
+	for (int64_t j = 0; j < len; j++) {
+		m = x[j] > m ? x[j] : m;
+		nan |= x[j] != x[j];
+	}
+	for (int64_t j = 0; j < len; j++)
+		y[j] = nan || m == INFINITY || m == -INFINITY
+			       ? NAN
+			       : exp_clamped(clamp_exp_arg(x[j] - m));
+	for (int64_t j = 0; j < len; j++)
+		sum += y[j];
+	for (int64_t j = 0; j < len; j++)
+		y[j] /= sum;
+}
+
+/* A row of len >= VL: whole vectors, and where len is no multiple of VL
+ * one more ending at the row's end (overlapping the one before; its
+ * overlapped lanes are left out of the sum). */
 RT_HOT static void softmax_row(const float *x, float *y, int64_t len)
 {
-	float mx[LANES], acc[LANES], m = x[0], sum = 0;
-	int32_t nan[LANES], any = 0;
-	int64_t full = len / LANES * LANES;
-	for (int l = 0; l < LANES; l++)
-		mx[l] = x[0], acc[l] = 0, nan[l] = 0;
-	for (int64_t j = 0; j < full; j += LANES)
-		for (int l = 0; l < LANES; l++) {
-			float v = x[j + l];
-			mx[l] = v > mx[l] ? v : mx[l];
-			nan[l] |= v != v;
-		}
-	for (int64_t j = full; j < len; j++) {
-		m = x[j] > m ? x[j] : m;
-		any |= x[j] != x[j];
+	static const IVec lane = { 0, 1, 2,  3,	 4,  5,	 6,  7,
+				   8, 9, 10, 11, 12, 13, 14, 15 };
+	if (len < VL) {
+		softmax_short(x, y, len);
+		return;
 	}
-	for (int l = 0; l < LANES; l++) {
-		m = mx[l] > m ? mx[l] : m;
-		any |= nan[l];
+	int64_t full = len / VL * VL, last = len - VL;
+	int32_t over = (int32_t)(VL - (len - full)); /* lanes to leave out */
+	Vec vm, v, acc = { 0 };
+	IVec vnan = { 0 };
+	memcpy(&vm, x + last, sizeof(vm));
+	vnan |= vm != vm;
+	for (int64_t j = 0; j < full; j += VL) {
+		memcpy(&v, x + j, sizeof(v));
+		vm = VEC_PICK(v > vm, v, vm);
+		vnan |= v != v;
 	}
-	if (any || m == INFINITY || m == -INFINITY) {
+	float m = vec_max(vm);
+	bool nan = false;
+	for (int l = 0; l < VL; l++)
+		nan |= vnan[l] != 0;
+	if (nan || m == INFINITY || m == -INFINITY) {
 		for (int64_t j = 0; j < len; j++)
 			y[j] = NAN;
 		return;
 	}
-	for (int64_t j = 0; j < len; j++)
-		y[j] = exp_clamped(clamp_exp_arg(x[j] - m));
-	for (int64_t j = 0; j < full; j += LANES)
-		for (int l = 0; l < LANES; l++)
-			acc[l] += y[j + l];
-	for (int64_t j = full; j < len; j++)
-		sum += y[j];
-	for (int l = 0; l < LANES; l++)
-		sum += acc[l];
-	float inv = 1.0f / sum;
+	for (int64_t j = 0; j < full; j += VL) {
+		memcpy(&v, x + j, sizeof(v));
+		vec_exp_from(&v, m);
+		acc += v;
+		memcpy(y + j, &v, sizeof(v));
+	}
+	if (full < len) {
+		memcpy(&v, x + last, sizeof(v));
+		vec_exp_from(&v, m);
+		acc += VEC_PICK(lane >= over, v, (Vec){ 0 });
+		memcpy(y + last, &v, sizeof(v));
+	}
+	float inv = 1.0f / vec_sum(acc);
 	for (int64_t j = 0; j < len; j++)
 		y[j] *= inv;
 }
@@ -816,6 +918,90 @@ int direct_layernorm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+/* ---- views, Gather of constant indices ------------------------------------ */
+
+/* A view op (the op table's VIEW_ALIAS) whose output the plan put in its
+ * input's bytes: nothing to do. */
+int direct_view(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	ValId x = n->ninputs > 0 ? n->inputs[0] : -1;
+	if (x < 0 || !t->out[0] || !p->vt[x].data ||
+	    p->vt[x].data != t->out[0]->data ||
+	    p->vt[x].nbytes != t->out[0]->nbytes)
+		return 0;
+	direct_noop(k);
+	return 1;
+}
+
+typedef struct Gather {
+	int64_t outer, axis_len, nidx;
+	size_t inner; /* bytes of one slice */
+	int64_t *idx; /* nidx, each in [0, axis_len) */
+} Gather;
+
+static void gather_free(void *state)
+{
+	Gather *g = state;
+	free(g->idx);
+	free(g);
+}
+
+static int gather_run(void *state, const Tensor *const *in,
+		      Tensor *const *out)
+{
+	const Gather *g = state;
+	const uint8_t *x = in[0]->data;
+	uint8_t *y = tensor_mut(out[0]);
+	for (int64_t o = 0; o < g->outer; o++)
+		for (int64_t k = 0; k < g->nidx; k++, y += g->inner)
+			memcpy(y, x + (size_t)(o * g->axis_len + g->idx[k]) *
+					      g->inner,
+			       g->inner);
+	return 0;
+}
+
+/* Gather by constant indices, all in range (an index out of range is
+ * the reference kernel's error to give). */
+int direct_gather(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *iv = rt_in_val(p, n, 1);
+	const Tensor *it = iv && iv->kind == VAL_WEIGHT ? iv->konst : NULL;
+	size_t es = x ? dtype_size(x->dtype) : 0;
+	int32_t r = x ? x->shape.rank : 0;
+	int64_t axis = attr_int(n, "axis", 0);
+	axis = axis < 0 ? axis + r : axis;
+	if (!es || x->tkind != TK_TENSOR || !shape_is_static(&x->shape) ||
+	    !it || (it->dtype != DT_INT64 && it->dtype != DT_INT32) ||
+	    axis < 0 || axis >= r || !t->out[0])
+		return 0;
+	Gather *g = xmalloc(sizeof(*g));
+	g->outer = 1, g->inner = es;
+	for (int32_t a = 0; a < r; a++)
+		if (a < axis)
+			g->outer *= x->shape.dims[a];
+		else if (a > axis)
+			g->inner *= (size_t)x->shape.dims[a];
+	g->axis_len = x->shape.dims[axis];
+	g->nidx = shape_numel(&it->shape);
+	g->idx = xmalloc(((size_t)g->nidx + 1) * sizeof(*g->idx));
+	for (int64_t i = 0; i < g->nidx; i++) {
+		int64_t v = tensor_get_i64(it, i);
+		g->idx[i] = v < 0 ? v + g->axis_len : v;
+		if (g->idx[i] < 0 || g->idx[i] >= g->axis_len) {
+			gather_free(g);
+			return 0;
+		}
+	}
+	k->run = gather_run;
+	k->free = gather_free;
+	k->state = g;
+	return 1;
+}
+
 /* ---- Transpose ---------------------------------------------------------- */
 
 typedef struct Perm {
@@ -1071,6 +1257,7 @@ bool direct_took(const FastKernel *k)
 {
 	return k->run == deconv_run || k->run == small_conv_run ||
 	       k->run == pair_run || k->run == layernorm_run ||
+	       k->run == gather_run ||
 	       k->run == sigmoid_run || k->run == softmax_run ||
 	       k->run == erf_run || k->run == scalar_run ||
 	       k->run == transpose_run || k->run == noop_run ||

@@ -3,7 +3,8 @@
  * where oneDNN is slow or absent: ConvTranspose with few channels (oneDNN
  * pads channels to 16), few-output-channel Conv, Sigmoid and Softmax with
  * a vectorised exp, Erf, scalar arithmetic, arithmetic of same-shaped
- * tensors, LayerNormalization and Transpose.
+ * tensors, LayerNormalization, Gather by constant indices, Transpose,
+ * and views the plan aliased (nothing to do).
  *
  * Each builder fills *k and returns 1 if it takes task t's node at its
  * planned shapes, 0 if another path must run it, -1 with an error.
@@ -34,6 +35,10 @@ int direct_pair(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
  * normalized dims), within float rounding of the reference kernel. */
 int direct_layernorm(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);
+/* A view op whose output the plan put in its input's bytes: a no-op. */
+int direct_view(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Gather by constant indices, all in range. */
+int direct_gather(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Transpose of 4-byte elements. */
 int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);

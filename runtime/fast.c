@@ -113,8 +113,12 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_transpose(s, p, t, &t->fast);
 	case OP_Resize:
 		return direct_resize(s, p, t, &t->fast);
+	case OP_Gather:
+		return direct_gather(s, p, t, &t->fast);
 	default:
-		return 0;
+		return op_info[t->n->op].view == VIEW_ALIAS
+			       ? direct_view(s, p, t, &t->fast)
+			       : 0;
 	}
 }
 

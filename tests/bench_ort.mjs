@@ -15,11 +15,18 @@
 // gear, two processes hold one engine each: `bench_run -s` (libgearrt;
 // it writes the fixed-seed inputs as input_K.npy) and this script with
 // --worker (ONNX Runtime, intraOpNumThreads = interOpNumThreads = threads,
-// graphOptimizationLevel 'all', reading the same .npy inputs).  After two
-// warm-up runs each, the engines run alternately (A B, then B A) and each
-// times its own run (in cells of 2 threads after a pause, QUIET_MS); a
-// cell has BENCH_ORT_BUDGET_MS of run time (default 5000), between 5 and
-// BENCH_ORT_RUNS (default 30) runs.  Printed per row:
+// graphOptimizationLevel 'all', reading the same .npy inputs).  After a
+// warm-up block each, the engines run in alternating blocks (A B, then
+// B A) of BLOCK runs back to back, each timing its own runs; the first
+// run of a block is not counted (the other engine ran last); a cell has
+// BENCH_ORT_BUDGET_MS of run time (default 5000), between 8 and
+// BENCH_ORT_RUNS (default 32) counted runs.  Blocks, not single runs,
+// because on this machine a worker thread left idle for 50 ms or more
+// (while the other engine runs) takes milliseconds to wake: libgomp's
+// static partitioning (oneDNN's) then waits for it, ORT's pool does not,
+// and a run of a 2-thread cell after such a pause measured that wake,
+// not the engine (rec at 2 threads: 0.2 ms back to back, 11.8 ms after
+// 100 ms idle).  Printed per row:
 // medians and gearrt/ORT; load (gearrt: open + session + first run; ORT:
 // session creation + first run); peak RSS of each process (VmHWM; ORT's
 // less node's own before onnxruntime-node was loaded); gearrt's GFLOP/s
@@ -37,11 +44,7 @@ import process from 'node:process';
 import readline from 'node:readline';
 
 const RTOL = 1e-4, ATOL = 1e-5, PEAK = 115;
-// Before each run of a cell of more than one thread, both engines idle
-// this long: both keep their worker threads spinning a while after a run
-// (libgomp's GOMP_SPINCOUNT, ORT's spinning thread pool), which on this
-// machine's 2 cores would run against the other engine's timed run.
-const QUIET_MS = 20;
+const BLOCK = 5; /* runs of one engine in a row, the first not counted */
 const MATRIX_OPS = /^(Conv|ConvTranspose|MatMul|Gemm)$/;
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const fixtures = path.join(root, 'tests', 'fixtures');
@@ -235,30 +238,27 @@ async function cell(build, c, om, g, threads, dump) {
 		path.join(fixtures, c.model), dir, String(threads), spec]);
 	const oinfo = await ox.json();
 	const ta = [], tb = [];
-	const pair = async i => {
-		const order = i % 2 ? [ox, gr] : [gr, ox];
-		const r = [];
-		for (const p of order) {
-			if (threads > 1) /* the other engine's workers idle */
-				await new Promise(res => setTimeout(res, QUIET_MS));
+	/* BLOCK runs of engine p back to back, all but the first into out */
+	const block = async (p, out) => {
+		for (let k = 0; k < BLOCK; k++) {
 			const l = await p.ask('r');
 			if (l === null || l.startsWith('{'))
 				throw new Error(l || 'engine exited');
-			r.push(Number(l));
+			if (k)
+				out.push(Number(l));
 		}
-		return i % 2 ? [r[1], r[0]] : r;
 	};
-	let spent = 0;
-	for (let i = 0; i < 2; i++) {
-		const [a, b] = await pair(i);
-		spent = a + b;
-	}
+	const wa = [], wb = [];
+	await block(gr, wa);
+	await block(ox, wb);
+	const spent = median(wa) + median(wb);
 	const budget = Number(process.env.BENCH_ORT_BUDGET_MS || 5000);
-	const most = Number(process.env.BENCH_ORT_RUNS || 30);
-	const runs = Math.max(5, Math.min(most, Math.floor(budget / spent)));
-	for (let i = 0; i < runs; i++) {
-		const [a, b] = await pair(i);
-		ta.push(a), tb.push(b);
+	const most = Number(process.env.BENCH_ORT_RUNS || 32);
+	const runs = Math.max(8, Math.min(most, Math.floor(budget / spent)));
+	for (let i = 0; ta.length < runs; i++) {
+		const order = i % 2 ? [[ox, tb], [gr, ta]] : [[gr, ta], [ox, tb]];
+		for (const [p, out] of order)
+			await block(p, out);
 	}
 	const ra = await gr.ask('q'), rb = await ox.ask('q');
 	gr.end(), ox.end();
@@ -270,7 +270,8 @@ async function cell(build, c, om, g, threads, dump) {
 	const dims = dump.gears.length ? dump.gears[g].dims.join(',') :
 		'static';
 	const gfs = fl.f / ma / 1e6, mark = fl.partial ? '>' : '';
-	const row = [c.key, dims, threads, runs, ma.toFixed(3), mb.toFixed(3),
+	const row = [c.key, dims, threads, ta.length, ma.toFixed(3),
+		mb.toFixed(3),
 		(ma / mb).toFixed(2), info.load_ms.toFixed(1),
 		oinfo.load_ms.toFixed(1), rssA.toFixed(1), rssB.toFixed(1),
 		(rssA / rssB).toFixed(2), mark + gfs.toFixed(2),

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
-fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx and
-fast_fpn.onnx for tests/test_fast.c:
+fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
+fast_fpn.onnx and fast_views.onnx for tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -229,7 +229,8 @@ save(nhwc, [ws("na1", 16, 8, 3, 3), w("nb1", 16), ws("na2", 16, 1, 3, 3),
 
 
 # runtime/direct.c: LayerNormalization (last axis with B; the last two
-# axes, no B) and Add, Sub, Mul, Div of two tensors of one shape
+# axes, no B), Add, Sub, Mul, Div of two tensors of one shape, Softmax of
+# rows of whole vectors (48) and with a tail (37)
 rows = [
     h.make_node("LayerNormalization", ["r", "lg", "lb"], ["ln_last"],
                 epsilon=1e-3),
@@ -238,10 +239,14 @@ rows = [
     h.make_node("Sub", ["r", "r2"], ["pair_sub"]),
     h.make_node("Mul", ["r", "r2"], ["pair_mul"]),
     h.make_node("Div", ["r", "r2"], ["pair_div"]),
+    h.make_node("Softmax", ["r48"], ["softmax_48"]),
+    h.make_node("Softmax", ["r37"], ["softmax_37"]),
 ]
 save(rows, [w("lg", 8), w("lb", 8), w("lg2", 3, 8)],
      [h.make_tensor_value_info("r", T.FLOAT, [2, 3, 8]),
-      h.make_tensor_value_info("r2", T.FLOAT, [2, 3, 8])],
+      h.make_tensor_value_info("r2", T.FLOAT, [2, 3, 8]),
+      h.make_tensor_value_info("r48", T.FLOAT, [3, 48]),
+      h.make_tensor_value_info("r37", T.FLOAT, [3, 37])],
      [n.output[0] for n in rows], "fast_rows.onnx")
 
 
@@ -318,3 +323,19 @@ save(fpn, [ws("fw1", 16, 8, 3, 3), ws("fw2", 16, 16, 3, 3),
            ws("fw3", 8, 32, 1, 1)],
      [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 16, 16])], ["y"],
      "fast_fpn.onnx")
+
+
+# runtime/direct.c: Gather by constant indices (int64 with a negative one,
+# axis 1; an int32 scalar, axis 0) and a Reshape the plan aliases (a no-op)
+views = [
+    h.make_node("Gather", ["v", "gi"], ["gather_axis1"], axis=1),
+    h.make_node("Gather", ["v", "gs"], ["gather_scalar"]),
+    h.make_node("Relu", ["v"], ["vr"]),
+    h.make_node("Reshape", ["vr", "vshape"], ["vflat"]),
+    h.make_node("Sigmoid", ["vflat"], ["view_sigmoid"]),
+]
+save(views, [nh.from_array(np.array([2, -1, 0], np.int64), "gi"),
+             nh.from_array(np.array(1, np.int32), "gs"),
+             nh.from_array(np.array([6, 20], np.int64), "vshape")],
+     [h.make_tensor_value_info("v", T.FLOAT, [2, 3, 4, 5])],
+     ["gather_axis1", "gather_scalar", "view_sigmoid"], "fast_views.onnx")

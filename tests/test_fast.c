@@ -237,11 +237,19 @@ Test(fast, linear_resize_matches_reference)
 	fast_vs_reference("fast_resize", 3, 0, NULL);
 }
 
+Test(fast, gathers_and_views_match_reference)
+{
+	/* runtime/direct.c: 2 Gather of constant indices, the Reshape the
+	 * plan aliased (a no-op), the Sigmoid after it */
+	fast_vs_reference("fast_views", 4, 4, NULL);
+}
+
 Test(fast, rows_and_pairs_match_reference)
 {
 	/* runtime/direct.c: 2 LayerNormalization (last axis with B; the
-	 * last two, no B), Add, Sub, Mul, Div of same shapes */
-	fast_vs_reference("fast_rows", 6, 6, NULL);
+	 * last two, no B), Add, Sub, Mul, Div of same shapes, Softmax of
+	 * rows of 48 and 37 */
+	fast_vs_reference("fast_rows", 8, 8, NULL);
 }
 
 Test(fast, small_primitives_run_on_one_thread)
@@ -539,8 +547,9 @@ Test(fast, unsupported_activation_falls_back)
 
 Test(fast, direct_sigmoid_softmax_edge_values)
 {
-	/* Sigmoid: NaN stays NaN, +-inf and +-100 saturate; Softmax: a row
-	 * with a NaN is all NaN, a -inf element gets 0 */
+	/* Sigmoid: NaN stays NaN, +-inf and +-100 saturate; Softmax (rows
+	 * of 20: a vector and a tail of 4): a row with a NaN is all NaN, a
+	 * -inf element gets 0, a row near -1000 is the same as near 0 */
 	float x[8] = { NAN, INFINITY, -INFINITY, 100, -100, 0, 3, -3 }, y[8];
 	direct_sigmoid_run(x, y, 8);
 	cr_expect(isnan(y[0]));
@@ -552,26 +561,38 @@ Test(fast, direct_sigmoid_softmax_edge_values)
 	Opset os = { "", 17 };
 	f.m->nopsets = 1;
 	f.m->opsets = &os;
-	int64_t d[] = { 2, 20 };
+	int64_t d[] = { 3, 20 };
 	ValId vx = add_value(&f, "x", 2, d, NULL);
 	ValId vy = add_value(&f, "y", 2, d, NULL);
 	Node *n = graph_add_node(f.g, "sm", "Softmax", "", 1, 1);
 	n->op = OP_Softmax;
 	n->inputs[0] = vx, n->outputs[0] = vy;
-	float in[40], out[40], want[20], sum = 0;
-	fill(in, 40, 11);
+	float in[60], out[60];
+	double want[60];
+	fill(in, 60, 11);
 	in[7] = NAN;
-	in[20 + 5] = -INFINITY;
+	in[20 + 5] = in[40 + 5] = -INFINITY;
 	for (int i = 0; i < 20; i++)
-		sum += (want[i] = i == 5 ? 0 : expf(in[20 + i]));
+		in[40 + i] -= 1000;
+	for (int r = 1; r < 3; r++) {
+		double mx = -INFINITY, sum = 0;
+		for (int i = 0; i < 20; i++)
+			mx = fmax(mx, in[20 * r + i]);
+		for (int i = 0; i < 20; i++)
+			sum += (want[20 * r + i] = exp(in[20 * r + i] - mx));
+		for (int i = 0; i < 20; i++)
+			want[20 * r + i] /= sum;
+	}
 	Tensor tx = { .data = in };
 	const Tensor *tin[1] = { &tx };
-	run_fused(&f, n, tin, out, 40);
+	run_fused(&f, n, tin, out, 60);
 	for (int i = 0; i < 20; i++) {
 		cr_expect(isnan(out[i]), "row 0 element %d: %g", i, out[i]);
-		cr_expect(fabsf(out[20 + i] - want[i] / sum) <= 1e-6f,
-			  "row 1 element %d: %g, expected %g", i, out[20 + i],
-			  want[i] / sum);
+		for (int r = 1; r < 3; r++)
+			cr_expect(fabs(out[20 * r + i] - want[20 * r + i]) <=
+					  1e-6 * want[20 * r + i] + 1e-9,
+				  "row %d element %d: %g, expected %g", r, i,
+				  out[20 * r + i], want[20 * r + i]);
 	}
 	model_free(f.m);
 }
