@@ -24,7 +24,9 @@
  *     x * Clip(x + 3, 0, 6) / 6, x * HardSigmoid-chain(x)); there x has
  *     exactly the two users, the chain's start and the Mul; and GELU as
  *     torch.onnx writes it out, x * (1 + Erf(x / sqrt(2))) * 0.5, the
- *     0.5 before or after the product (Gelu; x again has two users).
+ *     0.5 before or after the product (Gelu; x again has two users);
+ *     and Add, Sub, Mul or Div by a constant (Linear(m, a): m * x + a;
+ *     successive ones merge: attention's scale after its MatMul).
  *     Every node of a chain keeps x's shape and dtype; constants are
  *     scalars.
  * A Conv, Gemm or MatMul that took in 2 or 3 becomes FusedConv,
@@ -259,6 +261,19 @@ static void push_act(Chain *ch, const char *name, float alpha, float beta)
 	ch->nacts++;
 }
 
+/* y = m * x + a after the chain: a Linear activation, merged into a
+ * Linear just before it. */
+static void push_linear(Chain *ch, double m, double a)
+{
+	int last = ch->nacts - 1;
+	if (last >= 0 && !strcmp(ch->act[last], "Linear")) {
+		ch->par[2 * last] = (float)(m * ch->par[2 * last]);
+		ch->par[2 * last + 1] = (float)(m * ch->par[2 * last + 1] + a);
+		return;
+	}
+	push_act(ch, "Linear", (float)m, (float)a);
+}
+
 static void advance(Fuse *F, Chain *ch, ValId end, int32_t node)
 {
 	F->taken[node] = 1;
@@ -415,6 +430,12 @@ static bool match_act(Fuse *F, Chain *ch)
 		push_act(ch, "HardSigmoid", (float)(c.s * c.m),
 			 (float)(c.s * c.a));
 		advance(F, ch, c.end, c.endnode);
+		return true;
+	}
+	double m, a;
+	if (affine_step(F, n, ch->cur, &m, &a)) {
+		push_linear(ch, m, a);
+		advance(F, ch, n->outputs[0], (int32_t)(n - F->g->nodes));
 		return true;
 	}
 	if (n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur))

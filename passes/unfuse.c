@@ -5,7 +5,8 @@
  * activations.  Activations become their ONNX ops: Clip's bounds as
  * inputs from opset 11 (attributes before), HardSwish as its op from
  * opset 14 and written out as x * HardSigmoid(x; 1/6, 1/2) before, Gelu
- * written out as x * (1 + Erf(x / sqrt(2))) * 0.5.
+ * written out as x * (1 + Erf(x / sqrt(2))) * 0.5, Linear as Mul (and
+ * Add).
  */
 #include <math.h>
 #include <string.h>
@@ -94,6 +95,17 @@ static int emit_act(Graph *dst, const char *name, int64_t opset,
 	Node *n;
 	if (!strcmp(act, "Gelu")) {
 		emit_gelu(dst, name, x, res, last, out);
+		return 0;
+	}
+	if (!strcmp(act, "Linear")) { /* Mul by alpha, Add beta if not 0 */
+		ValId m;
+		emit_binary(dst, name, beta != 0 ? "_mul" : "", "Mul", x, -1,
+			    alpha, &m, last && beta == 0, out);
+		if (beta != 0)
+			emit_binary(dst, name, "", "Add", m, -1, beta, res,
+				    last, out);
+		else
+			*res = m;
 		return 0;
 	}
 	if (!strcmp(act, "HardSwish") && opset < 14) {

@@ -352,15 +352,17 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
 		const char *name;
 		dnnl_alg_kind_t alg;
 		int nparams; /* of alpha, beta passed on */
+		bool clip01; /* then clipped to [0, 1] */
 	} acts[] = {
-		{ "Relu", dnnl_eltwise_relu, 0 },
-		{ "LeakyRelu", dnnl_eltwise_relu, 1 },
-		{ "Clip", dnnl_eltwise_clip_v2, 2 },
-		{ "Sigmoid", dnnl_eltwise_logistic, 0 },
-		{ "HardSigmoid", dnnl_eltwise_linear, 2 }, /* then clip 0..1 */
-		{ "HardSwish", dnnl_eltwise_hardswish, 0 },
-		{ "Tanh", dnnl_eltwise_tanh, 0 },
-		{ "Gelu", dnnl_eltwise_gelu_erf, 0 },
+		{ "Relu", dnnl_eltwise_relu, 0, false },
+		{ "LeakyRelu", dnnl_eltwise_relu, 1, false },
+		{ "Clip", dnnl_eltwise_clip_v2, 2, false },
+		{ "Sigmoid", dnnl_eltwise_logistic, 0, false },
+		{ "HardSigmoid", dnnl_eltwise_linear, 2, true },
+		{ "HardSwish", dnnl_eltwise_hardswish, 0, false },
+		{ "Tanh", dnnl_eltwise_tanh, 0, false },
+		{ "Gelu", dnnl_eltwise_gelu_erf, 0, false },
+		{ "Linear", dnnl_eltwise_linear, 2, false },
 	};
 	const Attr *a = node_attr(n, FUSED_ACTS_ATTR);
 	const Attr *pa = node_attr(n, FUSED_ACT_PARAMS_ATTR);
@@ -395,7 +397,7 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
 		be = acts[j].nparams >= 2 ? be : 0;
 		ok = dnnl_post_ops_append_eltwise(ops, 1.0f, acts[j].alg, al,
 						  be) == dnnl_success;
-		if (ok && acts[j].alg == dnnl_eltwise_linear)
+		if (ok && acts[j].clip01)
 			ok = dnnl_post_ops_append_eltwise(
 				     ops, 1.0f, dnnl_eltwise_clip_v2, 0.0f,
 				     1.0f) == dnnl_success;

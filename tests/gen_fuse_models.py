@@ -151,3 +151,12 @@ save("matmul_gelu", [
     helper.make_node("Mul", ["ce1", "ch"], ["y"])],
     [w("gm", 16, 16), w("gb", 16), w("gm2", 16, 16), s("sqrt2", 2 ** 0.5),
      s("rsqrt2", 2 ** -0.5), s("one", 1), s("half", 0.5)], M, M)
+
+# MatMul of two variables (attention's Q K^T) + Div by a constant + Sub of
+# one: a Linear(1/4, -1) activation, the two steps merged
+save("matmul_linear", [
+    helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+    helper.make_node("MatMul", ["x", "xt"], ["a"]),
+    helper.make_node("Div", ["a", "four"], ["d"]),
+    helper.make_node("Sub", ["d", "one"], ["y"])],
+    [s("four", 4), s("one", 1)], M, ["N", 6, 6])

@@ -388,6 +388,8 @@ static float act(const char *name, float a, float b, float x)
 		return x * fmaxf(0, fminf(1, x / 6 + 0.5f));
 	if (!strcmp(name, "Gelu"))
 		return 0.5f * x * (1 + erff(x / sqrtf(2)));
+	if (!strcmp(name, "Linear"))
+		return a * x + b;
 	return tanhf(x);
 }
 
@@ -463,11 +465,13 @@ Test(fast, fused_conv_sum_and_activations)
 
 Test(fast, fused_gemm_and_matmul)
 {
-	/* FusedGemm: A [4,6]^T... transB: Y = Sigmoid(0.5 A B^T + 2 C);
+	/* FusedGemm: A [4,6]^T... transB: Y = Sigmoid(Linear(3, -0.5)(0.5
+	 * A B^T + 2 C)) (values outside [0, 1] before the Sigmoid);
 	 * FusedMatMul: Y = Gelu(Tanh(Relu(A [2,4,6] x B [6,5] + Bias [5]))) */
-	static const char *gn[] = { "Sigmoid" },
+	static const char *gn[] = { "Linear", "Sigmoid" },
 			  *mn[] = { "Relu", "Tanh", "Gelu" };
-	static const float gp[] = { 0, 0 }, mp[] = { 0, 0, 0, 0, 0, 0 };
+	static const float gp[] = { 3, -0.5f, 0, 0 },
+			   mp[] = { 0, 0, 0, 0, 0, 0 };
 	float a[48], bg[30], c[5], bm[30], bias[5], y[40], want[40];
 	fill(a, 48, 5), fill(bg, 30, 6), fill(c, 5, 7), fill(bm, 30, 8);
 	fill(bias, 5, 9);
@@ -484,13 +488,13 @@ Test(fast, fused_gemm_and_matmul)
 	node_add_attr(f.g, n, "transB", ATTR_INT)->i = 1;
 	node_add_attr(f.g, n, "alpha", ATTR_FLOAT)->f = 0.5f;
 	node_add_attr(f.g, n, "beta", ATTR_FLOAT)->f = 2.0f;
-	set_acts(&f, n, 1, gn, gp);
+	set_acts(&f, n, 2, gn, gp);
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; j < 5; j++) {
 			float s = 0;
 			for (int k = 0; k < 6; k++)
 				s += a[i * 6 + k] * bg[j * 6 + k];
-			want[i * 5 + j] = acts(1, gn, gp, 0.5f * s + 2 * c[j]);
+			want[i * 5 + j] = acts(2, gn, gp, 0.5f * s + 2 * c[j]);
 		}
 	Tensor ta = { .data = a };
 	const Tensor *in[3] = { &ta, f.g->vals[vb].konst, f.g->vals[vc].konst };

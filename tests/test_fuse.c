@@ -130,6 +130,8 @@ static const Case cases[] = {
 	  { "ConvTranspose", "tw_bn, tw_bn_bias", NULL }, "BatchNormalization" },
 	{ "matmul_gelu", "x:-1,6,16", 3, { 2, 6, 16 },
 	  { "x, gm, gb -> g", "g, gm2, - -> y", NULL }, "Erf" },
+	{ "matmul_linear", "x:-1,6,16", 3, { 2, 6, 16 },
+	  { "[Linear(0.25,-1)]", "x, xt, - -> y", NULL }, "Div" },
 	{ "conv_res_shortcut_bn", "x:-1,4,8,8", 4, { 2, 4, 8, 8 },
 	  { "x, c3.w_bn, c3.w_bn_bias -> f", "c2.w_bn_bias, f -> y",
 	    NULL }, "BatchNormalization" },
@@ -225,7 +227,7 @@ Test(fuse, export_lowers_fused_ops_to_onnx)
 	char *dir = temp_dir();
 	const char *models[] = { "conv_res_hswish", "conv_acts17",
 				 "conv_hsig_forms", "matmul_bias", "gemm_bn",
-				 "matmul_gelu" };
+				 "matmul_gelu", "matmul_linear" };
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
 		const Case *k = NULL;
 		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)

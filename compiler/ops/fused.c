@@ -10,9 +10,9 @@
  * "activation_params" (FLOATS, alpha and beta per activation, 0 where
  * unused): Relu, LeakyRelu (alpha), Clip (alpha = min, beta = max),
  * Sigmoid, HardSigmoid (max(0, min(1, alpha * x + beta))), HardSwish
- * (x * HardSigmoid(x) with 1/6, 0.5), Tanh and Gelu (x * (1 +
- * erf(x / sqrt(2))) / 2).  Bias of FusedMatMul is 1-D and broadcasts
- * over the last axis.
+ * (x * HardSigmoid(x) with 1/6, 0.5), Tanh, Gelu (x * (1 +
+ * erf(x / sqrt(2))) / 2) and Linear (alpha * x + beta).  Bias of
+ * FusedMatMul is 1-D and broadcasts over the last axis.
  *
  * These are the reference kernels: the standard op's kernel (conv.c,
  * matmul.c) computes into the output, then Z or Bias and the activations
@@ -35,12 +35,13 @@ typedef enum {
 	ACT_HSWISH,
 	ACT_TANH,
 	ACT_GELU,
+	ACT_LINEAR,
 	ACT_NONE
 } ActKind;
 
 static const char *const act_names[] = {
 	"Relu",	       "LeakyRelu", "Clip", "Sigmoid",
-	"HardSigmoid", "HardSwish", "Tanh", "Gelu",
+	"HardSigmoid", "HardSwish", "Tanh", "Gelu", "Linear",
 };
 
 typedef struct Act {
@@ -123,6 +124,8 @@ static float act_f32(const Act *a, float x)
 		return tanhf(x);
 	case ACT_GELU:
 		return x * (1 + (float)erf(x * (float)M_SQRT1_2)) * 0.5f;
+	case ACT_LINEAR:
+		return a->alpha * x + a->beta;
 	}
 	return x;
 }
@@ -146,6 +149,8 @@ static double act_f64(const Act *a, double x)
 		return tanh(x);
 	case ACT_GELU:
 		return x * (1 + erf(x * M_SQRT1_2)) * 0.5;
+	case ACT_LINEAR:
+		return a->alpha * x + a->beta;
 	}
 	return x;
 }
