@@ -107,7 +107,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/.flags
 
 $(BUILD)/%.o: %.c $(BUILD)/.flags | $(GEN_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(OMPFLAGS) -c $< -o $@
 
 $(BUILD)/libgearc.a: $(LIB_OBJ)
 	rm -f $@
@@ -131,7 +131,14 @@ $(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/.flags
 
 $(BUILD)/pic/%.o: %.c $(BUILD)/.flags | $(GEN_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -DGEARRT_BUILD -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(OMPFLAGS) -fPIC -fvisibility=hidden -DGEARRT_BUILD -c $< -o $@
+
+# The plain-C fast paths spread their loops over a session's threads
+# with OpenMP (runtime/rt.h RT_PARALLEL_FOR; oneDNN runs on libgomp too).
+# (A variable of their own: a target's variables reach its prerequisites,
+# and build/.flags must not see it.)
+RT_OMP := runtime/direct runtime/chanwise
+$(RT_OMP:%=$(BUILD)/%.o) $(RT_OMP:%=$(BUILD)/pic/%.o): OMPFLAGS := -fopenmp
 
 $(BUILD)/libgearrt.a: $(RT_OBJ)
 	rm -f $@

@@ -45,6 +45,7 @@ typedef struct Chan {
 	int64_t n, c, hw;	  /* Y [n, c, h, w] */
 	int64_t bstep;		  /* B's stride between batches: 0 or c */
 	bool nhwc;
+	int threads;
 } Chan;
 
 /* y[i] = x[i] op b (or b op x) for i < len. */
@@ -98,19 +99,19 @@ static int chan_run(void *state, const Tensor *const *in, Tensor *const *out)
 	const Chan *k = state;
 	const float *x = in[k->xi]->data, *b = in[1 - k->xi]->data;
 	float *y = tensor_mut(out[0]);
-	int64_t img = k->c * k->hw;
-	for (int64_t n = 0; n < k->n; n++) {
-		const float *bn = b + n * k->bstep;
-		const float *xn = x + n * img;
-		float *yn = y + n * img;
+	/* a row: one pixel's channels (NHWC) or one channel's plane */
+	int64_t per = k->nhwc ? k->hw : k->c, rows = k->n * per;
+	int64_t len = k->nhwc ? k->c : k->hw;
+	int nt = k->threads;
+	RT_PARALLEL_FOR
+	for (int64_t r = 0; r < rows; r++) {
+		const float *bn = b + r / per * k->bstep;
 		if (k->nhwc)
-			for (int64_t p = 0; p < k->hw; p++)
-				chan_vec(k->op, k->swap, xn + p * k->c, bn,
-					 yn + p * k->c, k->c);
+			chan_vec(k->op, k->swap, x + r * len, bn, y + r * len,
+				 len);
 		else
-			for (int64_t c = 0; c < k->c; c++)
-				chan_row(k->op, k->swap, xn + c * k->hw, bn[c],
-					 yn + c * k->hw, k->hw);
+			chan_row(k->op, k->swap, x + r * len, bn[r % per],
+				 y + r * len, len);
 	}
 	return 0;
 }
@@ -148,7 +149,6 @@ static int64_t per_channel(const Value *b, const Value *y)
 
 int chan_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 {
-	(void)s;
 	const Node *n = t->n;
 	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
 	const Value *y = &p->g->vals[n->outputs[0]];
@@ -169,7 +169,10 @@ int chan_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->n = y->shape.dims[0], k->c = y->shape.dims[1];
 	k->hw = y->shape.dims[2] * y->shape.dims[3];
 	k->bstep = bstep;
-	return take(fk, chan_run, k, &chan_layout);
+	k->threads = rt_threads_for(s, (double)shape_numel(&y->shape));
+	take(fk, chan_run, k, &chan_layout);
+	fk->threads = k->threads;
+	return 1;
 }
 
 /* ---- GlobalAveragePool -------------------------------------------------- */

@@ -38,8 +38,9 @@ static const float *weights_of(const Value *v)
 typedef struct Deconv {
 	ConvGeom g;
 	const float *w, *b; /* [cin, cout/group, kh, kw]; bias or NULL */
-	float *acc;	    /* one phase of an output row */
+	float *acc;	    /* per thread, one phase of an output row */
 	int act;	    /* DIRECT_RELU, DIRECT_SIGMOID after it, or 0 */
+	int threads;
 } Deconv;
 
 static void deconv_free(void *state)
@@ -96,33 +97,38 @@ static void deconv_phase(const Deconv *d, const float *x, int64_t oc,
 
 static void act_row(int act, float *y, int64_t n);
 
+/* Output row oy of channel oc of image n, phase by phase, with acc (a
+ * row's room) as the phases' accumulator. */
+static void deconv_row(const Deconv *d, const float *xb, float *yb,
+		       int64_t n, int64_t oc, int64_t oy, float *acc)
+{
+	const ConvGeom *g = &d->g;
+	int64_t oh = g->out[0], ow = g->out[1], sx = g->stride[1];
+	const float *x = xb + n * g->cin * g->in[0] * g->in[1];
+	float bias = d->b ? d->b[oc] : 0.0f;
+	float *y = yb + ((n * g->cout + oc) * oh + oy) * ow;
+	for (int64_t px = 0; px < sx && px < ow; px++) {
+		int64_t nj = (ow - px + sx - 1) / sx;
+		deconv_phase(d, x, oc, oy, px, nj, acc);
+		for (int64_t j = 0; j < nj; j++)
+			y[px + j * sx] = acc[j] + bias;
+	}
+	act_row(d->act, y, ow);
+}
+
 static int deconv_run(void *state, const Tensor *const *in,
 		      Tensor *const *out)
 {
 	const Deconv *d = state;
 	const ConvGeom *g = &d->g;
-	int64_t oh = g->out[0], ow = g->out[1], sx = g->stride[1];
 	const float *xb = in[0]->data;
 	float *yb = tensor_mut(out[0]);
-	for (int64_t n = 0; n < g->n; n++) {
-		const float *x = xb + n * g->cin * g->in[0] * g->in[1];
-		for (int64_t oc = 0; oc < g->cout; oc++) {
-			float bias = d->b ? d->b[oc] : 0.0f;
-			float *y = yb + (n * g->cout + oc) * oh * ow;
-			for (int64_t oy = 0; oy < oh; oy++) {
-				for (int64_t px = 0; px < sx && px < ow;
-				     px++) {
-					int64_t nj = (ow - px + sx - 1) / sx;
-					deconv_phase(d, x, oc, oy, px, nj,
-						     d->acc);
-					float *row = y + oy * ow + px;
-					for (int64_t j = 0; j < nj; j++)
-						row[j * sx] = d->acc[j] + bias;
-				}
-				act_row(d->act, y + oy * ow, ow);
-			}
-		}
-	}
+	int64_t oh = g->out[0], rows = g->n * g->cout * oh;
+	int nt = d->threads;
+	RT_PARALLEL_FOR
+	for (int64_t r = 0; r < rows; r++)
+		deconv_row(d, xb, yb, r / oh / g->cout, r / oh % g->cout,
+			   r % oh, d->acc + rt_thread() * (g->out[1] + 1));
 	return 0;
 }
 
@@ -171,11 +177,17 @@ int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	d->g = cg;
 	d->w = weights_of(w);
 	d->b = b ? weights_of(b) : NULL;
-	d->acc = xmalloc((size_t)(cg.out[1] + 1) * sizeof(float));
+	double work = 2.0 * (double)cg.n * (double)cg.cout *
+		      (double)(cg.cin / cg.group) * (double)cg.in[0] *
+		      (double)cg.in[1] * (double)(cg.kernel[0] * cg.kernel[1]);
+	d->threads = rt_threads_for(s, work);
+	d->acc = xmalloc((size_t)(d->threads * (cg.out[1] + 1)) *
+			 sizeof(float));
 	d->act = 0;
 	k->run = deconv_run;
 	k->free = deconv_free;
 	k->state = d;
+	k->threads = d->threads;
 	return 1;
 }
 
@@ -195,6 +207,7 @@ typedef struct SmallConv {
 	float *w;	 /* [cout/OCB rounded up][cin][kh][kw][OCB] */
 	const float *b;	 /* [cout] or NULL */
 	bool relu;
+	int threads;
 } SmallConv;
 
 static void small_conv_free(void *state)
@@ -333,25 +346,24 @@ static int small_conv_run(void *state, const Tensor *const *in,
 	const SmallConv *c = state;
 	const ConvGeom *g = &c->g;
 	int64_t oh = g->out[0], ow = g->out[1];
-	int64_t nb = (g->cout + OCB - 1) / OCB;
-	for (int64_t n = 0; n < g->n; n++) {
+	int64_t nb = (g->cout + OCB - 1) / OCB, rows = g->n * nb * oh;
+	int nt = c->threads;
+	RT_PARALLEL_FOR
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t n = r / oh / nb, ob = r / oh % nb, oy = r % oh;
 		const float *x = (const float *)in[0]->data +
 				 n * g->cin * g->in[0] * g->in[1];
 		float *y = (float *)tensor_mut(out[0]) + n * g->cout * oh * ow;
-		for (int64_t ob = 0; ob < nb; ob++) {
-			float bias[OCB];
-			for (int l = 0; l < OCB; l++)
-				bias[l] = c->b && ob * OCB + l < g->cout
-						  ? c->b[ob * OCB + l]
-						  : 0;
-			for (int64_t oy = 0; oy < oh; oy++)
-				conv_row(c, x, y, ob, oy, bias);
-		}
+		float bias[OCB];
+		for (int l = 0; l < OCB; l++)
+			bias[l] = c->b && ob * OCB + l < g->cout
+					  ? c->b[ob * OCB + l]
+					  : 0;
+		conv_row(c, x, y, ob, oy, bias);
 	}
 	return 0;
 }
 
-/* Relu alone, or no activation: false if another. */
 static bool relu_only(const Node *n, bool *relu)
 {
 	const Attr *a = node_attr(n, "activations");
@@ -391,6 +403,11 @@ int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	int64_t taps = cg.cin * cg.kernel[0] * cg.kernel[1];
 	SmallConv *sc = xmalloc(sizeof(*sc));
 	sc->g = cg;
+	sc->threads = rt_threads_for(s, 2.0 * (double)cg.n * (double)cg.cout *
+					       (double)(cg.out[0] * cg.out[1]) *
+					       (double)cg.cin *
+					       (double)(cg.kernel[0] *
+							cg.kernel[1]));
 	sc->b = b ? weights_of(b) : NULL;
 	sc->relu = relu;
 	sc->w = xmalloc((size_t)(nb * taps * OCB) * sizeof(float));
@@ -405,6 +422,7 @@ int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	k->run = small_conv_run;
 	k->free = small_conv_free;
 	k->state = sc;
+	k->threads = sc->threads;
 	return 1;
 }
 
@@ -479,43 +497,43 @@ static inline __attribute__((always_inline)) void vec_exp(Vec *v)
 #define VEC_PICK(mask, a, b) \
 	((Vec)(((mask) & (IVec)(a)) | (~(mask) & (IVec)(b))))
 
-/* The largest lane (NaN lanes aside) and the sum of the lanes, by halving
- * (the same order every time). */
-static inline __attribute__((always_inline)) float vec_max(Vec v)
+/* The largest lane (NaN lanes aside) and the sum of the lanes of *p, by
+ * halving (the same order every time; GCC's shuffles, else lane by
+ * lane in that order). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VEC_HALVE(v, op, h) ((v) = op((v), __builtin_shuffle((v), (h))))
+#else
+#define VEC_HALVE(v, op, h)                                               \
+	do {                                                              \
+		Vec s_;                                                   \
+		for (int l_ = 0; l_ < VL; l_++)                           \
+			s_[l_] = (v)[(h)[l_]];                            \
+		(v) = op((v), s_);                                        \
+	} while (0)
+#endif
+#define VEC_MAX2(a, b) VEC_PICK((b) > (a), (b), (a))
+#define VEC_ADD2(a, b) ((a) + (b))
+
+static const IVec halve[4] = {
+	{ 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7 },
+	{ 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11 },
+	{ 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13 },
+	{ 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14 },
+};
+
+static inline __attribute__((always_inline)) float vec_max(const Vec *p)
 {
-	static const IVec h8 = { 8,  9,	 10, 11, 12, 13, 14, 15,
-				 0,  1,	 2,  3,	 4,  5,	 6,  7 };
-	static const IVec h4 = { 4, 5, 6, 7, 0, 1, 2, 3,
-				 12, 13, 14, 15, 8, 9, 10, 11 };
-	static const IVec h2 = { 2, 3, 0, 1, 6, 7, 4, 5,
-				 10, 11, 8, 9, 14, 15, 12, 13 };
-	static const IVec h1 = { 1, 0, 3, 2, 5, 4, 7, 6,
-				 9, 8, 11, 10, 13, 12, 15, 14 };
-	Vec s = __builtin_shuffle(v, h8);
-	v = VEC_PICK(s > v, s, v);
-	s = __builtin_shuffle(v, h4);
-	v = VEC_PICK(s > v, s, v);
-	s = __builtin_shuffle(v, h2);
-	v = VEC_PICK(s > v, s, v);
-	s = __builtin_shuffle(v, h1);
-	v = VEC_PICK(s > v, s, v);
+	Vec v = *p;
+	for (int i = 0; i < 4; i++)
+		VEC_HALVE(v, VEC_MAX2, halve[i]);
 	return v[0];
 }
 
-static inline __attribute__((always_inline)) float vec_sum(Vec v)
+static inline __attribute__((always_inline)) float vec_sum(const Vec *p)
 {
-	static const IVec h8 = { 8,  9,	 10, 11, 12, 13, 14, 15,
-				 0,  1,	 2,  3,	 4,  5,	 6,  7 };
-	static const IVec h4 = { 4, 5, 6, 7, 0, 1, 2, 3,
-				 12, 13, 14, 15, 8, 9, 10, 11 };
-	static const IVec h2 = { 2, 3, 0, 1, 6, 7, 4, 5,
-				 10, 11, 8, 9, 14, 15, 12, 13 };
-	static const IVec h1 = { 1, 0, 3, 2, 5, 4, 7, 6,
-				 9, 8, 11, 10, 13, 12, 15, 14 };
-	v += __builtin_shuffle(v, h8);
-	v += __builtin_shuffle(v, h4);
-	v += __builtin_shuffle(v, h2);
-	v += __builtin_shuffle(v, h1);
+	Vec v = *p;
+	for (int i = 0; i < 4; i++)
+		VEC_HALVE(v, VEC_ADD2, halve[i]);
 	return v[0];
 }
 
@@ -570,7 +588,7 @@ RT_HOT static void softmax_row(const float *x, float *y, int64_t len)
 		vm = VEC_PICK(v > vm, v, vm);
 		vnan |= v != v;
 	}
-	float m = vec_max(vm);
+	float m = vec_max(&vm);
 	bool nan = false;
 	for (int l = 0; l < VL; l++)
 		nan |= vnan[l] != 0;
@@ -591,20 +609,28 @@ RT_HOT static void softmax_row(const float *x, float *y, int64_t len)
 		acc += VEC_PICK(lane >= over, v, (Vec){ 0 });
 		memcpy(y + last, &v, sizeof(v));
 	}
-	float inv = 1.0f / vec_sum(acc);
+	float inv = 1.0f / vec_sum(&acc);
 	for (int64_t j = 0; j < len; j++)
 		y[j] *= inv;
 }
 
+typedef struct Rows {
+	int64_t len; /* floats a row */
+	int threads;
+} Rows;
+
 static int softmax_run(void *state, const Tensor *const *in,
 		       Tensor *const *out)
 {
-	int64_t len = *(const int64_t *)state;
+	const Rows *rs = state;
+	int64_t len = rs->len;
 	const float *x = in[0]->data;
 	float *y = tensor_mut(out[0]);
-	size_t rows = out[0]->nbytes / sizeof(float) / (size_t)len;
-	for (size_t r = 0; r < rows; r++)
-		softmax_row(x + r * (size_t)len, y + r * (size_t)len, len);
+	int64_t rows = (int64_t)(out[0]->nbytes / sizeof(float)) / len;
+	int nt = rs->threads;
+	RT_PARALLEL_FOR
+	for (int64_t r = 0; r < rows; r++)
+		softmax_row(x + r * len, y + r * len, len);
 	return 0;
 }
 
@@ -623,13 +649,15 @@ int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	if (axis < 0 || axis >= r || (opset >= 13 && axis != r - 1) ||
 	    opset <= 0)
 		return 0;
-	int64_t *len = xmalloc(sizeof(*len));
-	*len = 1; /* the axis to the end: one axis since opset 13 */
+	Rows *rs = xmalloc(sizeof(*rs));
+	rs->len = 1; /* the axis to the end: one axis since opset 13 */
 	for (int64_t a = axis; a < r; a++)
-		*len *= x->shape.dims[a];
+		rs->len *= x->shape.dims[a];
+	rs->threads = rt_threads_for(s, 16.0 * (double)shape_numel(&x->shape));
 	k->run = softmax_run;
 	k->free = free;
-	k->state = len;
+	k->state = rs;
+	k->threads = rs->threads;
 	return 1;
 }
 
@@ -816,6 +844,7 @@ typedef struct LayerNorm {
 	int64_t rows, cols;
 	float eps;
 	bool bias;
+	int threads;
 } LayerNorm;
 
 /* The mean and variance of x[0..n) (n > 0), in double in eight lanes,
@@ -858,6 +887,8 @@ static int layernorm_run(void *state, const Tensor *const *in,
 	const float *x = in[0]->data, *w = in[1]->data;
 	const float *b = ln->bias ? in[2]->data : NULL;
 	float *y = tensor_mut(out[0]);
+	int nt = ln->threads;
+	RT_PARALLEL_FOR
 	for (int64_t r = 0; r < ln->rows; r++) {
 		double m, v;
 		row_moments(x + r * ln->cols, ln->cols, &m, &v);
@@ -886,7 +917,6 @@ static bool row_param(const Value *v, const Shape *x, int32_t axis,
  * normalized dims. */
 int direct_layernorm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
-	(void)s;
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
 	const Value *b = rt_in_val(p, n, 2);
@@ -912,9 +942,11 @@ int direct_layernorm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	ln->rows = shape_numel(&x->shape) / cols;
 	ln->eps = attr_float(n, "epsilon", 1e-5f);
 	ln->bias = b != NULL;
+	ln->threads = rt_threads_for(s, 8.0 * (double)shape_numel(&x->shape));
 	k->run = layernorm_run;
 	k->free = free;
 	k->state = ln;
+	k->threads = ln->threads;
 	return 1;
 }
 
@@ -1091,6 +1123,7 @@ typedef struct Upsample {
 	int64_t planes, ih, iw, fy, fx; /* Y: planes x ih fy x iw fx */
 	int64_t c;   /* rank 4: channels, each plane one (n, c) */
 	bool nhwc;   /* rank 4: X and Y channels-last */
+	int threads;
 } Upsample;
 
 RT_HOT static void upsample_row(const float *x, float *y, int64_t iw,
@@ -1111,6 +1144,8 @@ RT_HOT static void upsample_row(const float *x, float *y, int64_t iw,
 static void upsample_nhwc(const Upsample *u, const float *x, float *y)
 {
 	int64_t c = u->c, ow = u->iw * u->fx, rows = u->planes / c * u->ih;
+	int nt = u->threads;
+	RT_PARALLEL_FOR
 	for (int64_t r = 0; r < rows; r++) {
 		float *row = y + r * u->fy * ow * c;
 		for (int64_t i = 0; i < u->iw; i++)
@@ -1134,16 +1169,15 @@ static int upsample_run(void *state, const Tensor *const *in,
 	}
 	const float *x = in[0]->data;
 	float *y = tensor_mut(out[0]);
-	int64_t ow = u->iw * u->fx;
-	for (int64_t p = 0; p < u->planes; p++)
-		for (int64_t r = 0; r < u->ih; r++) {
-			float *row = y + (p * u->ih + r) * u->fy * ow;
-			upsample_row(x + (p * u->ih + r) * u->iw, row, u->iw,
-				     u->fx);
-			for (int64_t k = 1; k < u->fy; k++)
-				memcpy(row + k * ow, row,
-				       (size_t)ow * sizeof(*row));
-		}
+	int64_t ow = u->iw * u->fx, rows = u->planes * u->ih;
+	int nt = u->threads;
+	RT_PARALLEL_FOR
+	for (int64_t r = 0; r < rows; r++) { /* input row r of all planes */
+		float *row = y + r * u->fy * ow;
+		upsample_row(x + r * u->iw, row, u->iw, u->fx);
+		for (int64_t k = 1; k < u->fy; k++)
+			memcpy(row + k * ow, row, (size_t)ow * sizeof(*row));
+	}
 	return 0;
 }
 
@@ -1208,9 +1242,11 @@ int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	u->fy = yd[r - 2] / xd[r - 2], u->fx = yd[r - 1] / xd[r - 1];
 	u->c = r == 4 ? xd[1] : 0;
 	u->nhwc = false;
+	u->threads = rt_threads_for(s, (double)shape_numel(&y->shape));
 	k->run = upsample_run;
 	k->free = free;
 	k->state = u;
+	k->threads = u->threads;
 	k->lay = &upsample_layout;
 	return 1;
 }

@@ -178,18 +178,9 @@ static int kernel_run(void *state, const Tensor *const *in,
 				  : error("oneDNN: %s", dnnl_status2str(rc));
 }
 
-/* A primitive of less work (flops; elements read for a pooling; one
- * time step's flops for a recurrent cell) runs on one thread: forking
- * and joining the session's threads costs more than they save.  At 2
- * threads, medians of 7 alternating runs of 200 (gearc run --bench),
- * every primitive parallel -> those above this only: rec 0.165 -> 0.152
- * ms, vad 0.062 -> 0.051 (one thread: 0.051), bench_tf 0.367 -> 0.309,
- * cls 0.370 -> 0.362; a limit of 2^20 was slower on all four. */
-#define PARALLEL_MIN (1 << 18)
-
 static DnnlKernel *kernel_new(gearrt_session *s, double work)
 {
-	int threads = s->threads > 1 && work >= PARALLEL_MIN ? s->threads : 1;
+	int threads = rt_threads_for(s, work);
 	omp_set_num_threads(threads); /* before oneDNN first asks */
 	pthread_once(&engine_once, engine_init);
 	if (!engine)
@@ -464,6 +455,7 @@ static int done(DnnlKernel *k, dnnl_primitive_desc_t pd,
 	fk->free = kernel_free;
 	fk->state = k;
 	fk->lay = lay;
+	fk->threads = k->threads;
 	return 1;
 }
 
@@ -1347,7 +1339,6 @@ bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info)
 	memset(info, 0, sizeof(*info));
 	if (!k)
 		return false;
-	info->threads = k->threads;
 	info->images = k->split;
 	info->x_in = k->conv && conv_reorders(k->conv, CONV_X);
 	info->y_out = k->conv && conv_reorders(k->conv, CONV_Y);

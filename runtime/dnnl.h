@@ -23,11 +23,9 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
 int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
 		     FastKernel *k);
 /* What a oneDNN kernel does, once finished (runtime/layout.c): the
- * threads it runs on (the session's, or 1 for a primitive of little
- * work), the images it runs one at a time (1: the batch at once), and,
- * for a convolution, whether it reorders X in and Y out. */
+ * images it runs one at a time (1: the batch at once) and, for a
+ * convolution, whether it reorders X in and Y out. */
 typedef struct DnnlInfo {
-	int threads;
 	int64_t images;
 	bool x_in, y_out;
 } DnnlInfo;

@@ -68,6 +68,7 @@ typedef struct FastKernel {
 	void (*free)(void *state);
 	void *state;
 	const LayoutOps *lay;
+	int threads; /* the threads a run uses (0: one) */
 } FastKernel;
 
 typedef struct Task {
@@ -175,6 +176,35 @@ static inline const Value *rt_in_val(const Prepared *p, const Node *n, int i)
 				   optimize("O3", "fp-contract=fast")))
 #else
 #define RT_HOT
+#endif
+
+/* The threads a kernel of this much work (flops; elements moved for a
+ * copy or a pooling; one time step's flops for a recurrent cell) runs
+ * on: the session's, or 1 below RT_PARALLEL_MIN, where forking and
+ * joining the threads costs more than they save.  At 2 threads, medians
+ * of 7 alternating runs of 200 (gearc run --bench), every oneDNN
+ * primitive parallel -> those above this only: rec 0.165 -> 0.152 ms,
+ * vad 0.062 -> 0.051 (one thread: 0.051), bench_tf 0.367 -> 0.309, cls
+ * 0.370 -> 0.362; a limit of 2^20 was slower on all four. */
+#define RT_PARALLEL_MIN (1 << 18)
+
+static inline int rt_threads_for(const gearrt_session *s, double work)
+{
+	return s->threads > 1 && work >= RT_PARALLEL_MIN ? s->threads : 1;
+}
+
+/* RT_PARALLEL_FOR before a for loop of independent iterations spreads
+ * them over nt threads (a variable nt in scope) in equal blocks, where
+ * the file is compiled with OpenMP (the Makefile's RT_OMP files); else
+ * the loop runs on one.  rt_thread() is the running thread's number. */
+#ifdef _OPENMP
+#include <omp.h>
+#define RT_PARALLEL_FOR \
+	_Pragma("omp parallel for num_threads(nt) schedule(static)")
+static inline int rt_thread(void) { return omp_get_thread_num(); }
+#else
+#define RT_PARALLEL_FOR (void)nt;
+static inline int rt_thread(void) { return 0; }
 #endif
 
 /* Sets gearrt_last_error from the compiler's error message. */

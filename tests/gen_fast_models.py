@@ -2,7 +2,8 @@
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
-fast_fpn.onnx and fast_views.onnx for tests/test_fast.c:
+fast_fpn.onnx, fast_views.onnx and fast_threads.onnx for
+tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -339,3 +340,28 @@ save(views, [nh.from_array(np.array([2, -1, 0], np.int64), "gi"),
              nh.from_array(np.array([6, 20], np.int64), "vshape")],
      [h.make_tensor_value_info("v", T.FLOAT, [2, 3, 4, 5])],
      ["gather_axis1", "gather_scalar", "view_sigmoid"], "fast_views.onnx")
+
+
+# At 2 threads, the plain-C paths of enough work split their rows over
+# both (runtime/rt.h RT_PARALLEL_FOR): a few-channel ConvTranspose and
+# Conv, Softmax, LayerNormalization, nearest Resize and a per-channel Mul
+par = [
+    h.make_node("ConvTranspose", ["tx", "tw1", "tb1"], ["par_deconv"],
+                strides=[2, 2]),
+    h.make_node("Conv", ["tx16", "tw2"], ["par_conv"], pads=[1, 1, 1, 1]),
+    h.make_node("Softmax", ["tsm"], ["par_softmax"]),
+    h.make_node("LayerNormalization", ["tln", "tg", "tb"], ["par_ln"]),
+    h.make_node("Resize", ["tx16", "", "tup"], ["par_resize"],
+                mode="nearest", coordinate_transformation_mode="asymmetric",
+                nearest_mode="floor"),
+    h.make_node("Mul", ["par_resize", "tscale"], ["par_scale"]),
+]
+save(par, [w("tw1", 4, 4, 2, 2), w("tb1", 4), ws("tw2", 4, 16, 3, 3),
+           w("tg", 128), w("tb", 128),
+           nh.from_array(np.array([1, 1, 2, 2], np.float32), "tup"),
+           w("tscale", 1, 16, 1, 1)],
+     [h.make_tensor_value_info("tx", T.FLOAT, [1, 4, 64, 64]),
+      h.make_tensor_value_info("tx16", T.FLOAT, [1, 16, 64, 64]),
+      h.make_tensor_value_info("tsm", T.FLOAT, [64, 512]),
+      h.make_tensor_value_info("tln", T.FLOAT, [256, 128])],
+     [n.output[0] for n in par], "fast_threads.onnx")

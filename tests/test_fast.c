@@ -26,7 +26,7 @@ typedef struct Outs {
 	int direct; /* tasks runtime/direct.c took */
 	int chan; /* tasks runtime/chanwise.c took */
 	int nhwc; /* tensors runtime/layout.c made NHWC */
-	int parallel; /* oneDNN kernels on more than one thread */
+	int parallel; /* fast kernels on more than one thread */
 	int split; /* oneDNN kernels running image by image */
 } Outs;
 
@@ -94,7 +94,7 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 		o.direct += direct_took(&p->tasks[i].fast);
 		o.chan += chan_took(&p->tasks[i].fast);
 		dnnl_fast_info(&p->tasks[i].fast, &d);
-		o.parallel += d.threads > 1;
+		o.parallel += p->tasks[i].fast.threads > 1;
 		o.split += d.images > 1;
 		o.reorders += d.x_in + d.y_out;
 	}
@@ -250,6 +250,24 @@ Test(fast, rows_and_pairs_match_reference)
 	 * last two, no B), Add, Sub, Mul, Div of same shapes, Softmax of
 	 * rows of 48 and 37 */
 	fast_vs_reference("fast_rows", 8, 8, NULL);
+}
+
+Test(fast, plain_c_paths_split_rows_over_threads)
+{
+	/* fast_threads at 2 threads: the few-channel ConvTranspose and
+	 * Conv, Softmax, LayerNormalization, nearest Resize and per-channel
+	 * Mul (each of 2^18 or more) run on both, and compute the reference
+	 * kernels' outputs */
+	char *dir = temp_dir(), *om = compile_static(dir, "fast_threads");
+	Outs ref = run_om(om, true, 1), f2 = run_om(om, false, 2);
+	cr_expect_eq(f2.parallel, 6, "%d parallel", f2.parallel);
+	cr_expect_eq(f2.direct + f2.chan, 6);
+	expect_close(&f2, &ref, "2 threads");
+	outs_free(&ref);
+	outs_free(&f2);
+	remove_tree(dir);
+	free(dir);
+	free(om);
 }
 
 Test(fast, small_primitives_run_on_one_thread)
