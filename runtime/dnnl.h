@@ -24,10 +24,12 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
 		     FastKernel *k);
 /* What a oneDNN kernel does, once finished (runtime/layout.c): the
  * images it runs one at a time (1: the batch at once) and, for a
- * convolution, whether it reorders X in and Y out. */
+ * convolution, whether it reorders X in and Y out and oneDNN's name of
+ * its implementation ("" for other kernels). */
 typedef struct DnnlInfo {
 	int64_t images;
 	bool x_in, y_out;
+	const char *impl;
 } DnnlInfo;
 /* false (and *info zeroed) if fk is no oneDNN kernel. */
 bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info);

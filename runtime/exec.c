@@ -17,7 +17,8 @@
  * (the op's name, with "/fast" for a fast path, "/eval" for evaluation),
  * largest first, as milliseconds per run; GEARRT_PROFILE=nodes adds a
  * row per node, in run order, saying which of its tensors are NHWC
- * (runtime/layout.c) and what a convolution reorders.
+ * (runtime/layout.c), what a convolution reorders and which oneDNN
+ * implementation it runs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,10 +195,11 @@ static const char *task_layouts(const Prepared *p, const Task *t, char *buf,
 		in |= n->inputs[k] >= 0 && p->nhwc[n->inputs[k]];
 	for (int32_t k = 0; p->nhwc && k < n->noutputs; k++)
 		out |= n->outputs[k] >= 0 && p->nhwc[n->outputs[k]];
-	dnnl_fast_info(&t->fast, &d);
-	snprintf(buf, size, "%s%s%s%s", in ? "  in NHWC" : "",
+	if (!dnnl_fast_info(&t->fast, &d))
+		d.impl = "";
+	snprintf(buf, size, "%s%s%s%s%s%s", in ? "  in NHWC" : "",
 		 out ? "  out NHWC" : "", d.x_in ? "  reorders X" : "",
-		 d.y_out ? "  reorders Y" : "");
+		 d.y_out ? "  reorders Y" : "", *d.impl ? "  " : "", d.impl);
 	return buf;
 }
 
@@ -233,7 +235,7 @@ static void profile_print(const Prepared *p)
 	}
 	for (int32_t i = 0; pr->nodes && i < p->ntasks; i++) {
 		const Task *t = &p->tasks[i];
-		char lay[64];
+		char lay[128];
 		fprintf(stderr, "  node %-40s %s%s %.3f ms%s\n", t->n->name,
 			t->n->op_type, task_path(t),
 			(double)pr->ns[i] / 1e6 / (double)pr->runs,

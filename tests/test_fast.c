@@ -28,6 +28,7 @@ typedef struct Outs {
 	int nhwc; /* tensors runtime/layout.c made NHWC */
 	int parallel; /* fast kernels on more than one thread */
 	int split; /* oneDNN kernels running image by image */
+	char impls[512]; /* the convolutions' implementations, in run order */
 } Outs;
 
 static char *compile_static(const char *dir, const char *name)
@@ -97,6 +98,10 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 		o.parallel += p->tasks[i].fast.threads > 1;
 		o.split += d.images > 1;
 		o.reorders += d.x_in + d.y_out;
+		if (d.impl && *d.impl)
+			snprintf(o.impls + strlen(o.impls),
+				 sizeof(o.impls) - strlen(o.impls), "%s,",
+				 d.impl);
 	}
 	for (ValId v = 0; p->nhwc && v < p->g->nvals; v++)
 		o.nhwc += p->nhwc[v];
@@ -201,6 +206,16 @@ Test(fast, nhwc_between_convolutions)
 	Outs f1;
 	fast_vs_reference("fast_nhwc", 11, 1, &f1);
 	cr_expect_eq(f1.reorders, 2, "%d reorders", f1.reorders);
+	/* the 3x3 of 2 images runs oneDNN's brgemm kernel, so do the 1x1
+	 * ones; the depthwise one its direct JIT kernel (dnnl.c
+	 * direct_jit; brgemm kernels need AVX-512) */
+	if (strstr(f1.impls, "avx512_core"))
+			cr_expect_str_eq(
+			f1.impls, "brgconv:avx512_core,jit_dw:avx512_core,"
+				  "brgconv_1x1:avx512_core,"
+				  "brgconv_1x1:avx512_core,"
+				  "brgconv_1x1:avx512_core,"
+				  "brgconv_1x1:avx512_core,");
 	cr_expect_eq(f1.nhwc, 7, "%d NHWC tensors", f1.nhwc);
 	cr_expect_eq(f1.chan, 3, "%d chanwise tasks", f1.chan);
 	outs_free(&f1);
@@ -214,6 +229,11 @@ Test(fast, nhwc_through_resize_and_concat)
 	Outs f1;
 	fast_vs_reference("fast_fpn", 6, -1, &f1);
 	cr_expect_eq(f1.reorders, 2, "%d reorders", f1.reorders);
+	/* one image of 16x16 and 8x8 pixels: the 3x3 ones run oneDNN's
+	 * direct JIT kernel, the 1x1 one its brgemm one (on AVX-512) */
+	if (strstr(f1.impls, "avx512_core"))
+		cr_expect_str_eq(f1.impls, "jit:avx512_core,jit:avx512_core,"
+					   "brgconv_1x1:avx512_core,");
 	cr_expect_eq(f1.nhwc, 5, "%d NHWC tensors", f1.nhwc);
 	outs_free(&f1);
 }
