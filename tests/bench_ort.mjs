@@ -20,7 +20,8 @@
 // B A) of BLOCK runs back to back, each timing its own runs; the first
 // run of a block is not counted (the other engine ran last); a cell has
 // BENCH_ORT_BUDGET_MS of run time (default 5000), between 8 and
-// BENCH_ORT_RUNS (default 32) counted runs.  Blocks, not single runs,
+// BENCH_ORT_RUNS (default 48) counted runs; in a cell of 2 threads both
+// engines idle IDLE_MS before each block.  Blocks, not single runs,
 // because on this machine a worker thread left idle for 50 ms or more
 // (while the other engine runs) takes milliseconds to wake: libgomp's
 // static partitioning (oneDNN's) then waits for it, ORT's pool does not,
@@ -45,6 +46,11 @@ import readline from 'node:readline';
 
 const RTOL = 1e-4, ATOL = 1e-5, PEAK = 115;
 const BLOCK = 5; /* runs of one engine in a row, the first not counted */
+/* Between blocks of a cell of 2 threads, both engines idle this long:
+ * after a run each keeps its worker spinning a while (libgomp's
+ * GOMP_SPINCOUNT, ORT's spinning pool), which on 2 cores would run
+ * against the other engine's next block. */
+const IDLE_MS = 150;
 const MATRIX_OPS = /^(Conv|ConvTranspose|MatMul|Gemm)$/;
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const fixtures = path.join(root, 'tests', 'fixtures');
@@ -240,6 +246,8 @@ async function cell(build, c, om, g, threads, dump) {
 	const ta = [], tb = [];
 	/* BLOCK runs of engine p back to back, all but the first into out */
 	const block = async (p, out) => {
+		if (threads > 1)
+			await new Promise(res => setTimeout(res, IDLE_MS));
 		for (let k = 0; k < BLOCK; k++) {
 			const l = await p.ask('r');
 			if (l === null || l.startsWith('{'))
@@ -253,7 +261,7 @@ async function cell(build, c, om, g, threads, dump) {
 	await block(ox, wb);
 	const spent = median(wa) + median(wb);
 	const budget = Number(process.env.BENCH_ORT_BUDGET_MS || 5000);
-	const most = Number(process.env.BENCH_ORT_RUNS || 32);
+	const most = Number(process.env.BENCH_ORT_RUNS || 48);
 	const runs = Math.max(8, Math.min(most, Math.floor(budget / spent)));
 	for (let i = 0; ta.length < runs; i++) {
 		const order = i % 2 ? [[ox, tb], [gr, ta]] : [[gr, ta], [ox, tb]];
@@ -304,7 +312,7 @@ async function main() {
 	const ort = createRequire(path.join(build, 'ort', 'x.js'))(
 		'onnxruntime-node');
 	console.log(`libgearrt against ONNX Runtime ${ort.env.versions.node}` +
-		` (onnxruntime-node), alternating run by run; medians in ms;` +
+		` (onnxruntime-node), alternating blocks of ${BLOCK} runs; medians in ms;` +
 		` load = open/session + first run; RSS = peak MB of each` +
 		` process (ORT's less node's own); GF/s = gearrt's` +
 		` Conv/MatMul/Gemm GFLOP/s, % of ${PEAK} a thread;` +
