@@ -281,13 +281,19 @@ static void advance(Fuse *F, Chain *ch, ValId end, int32_t node)
 	ch->last = node;
 }
 
+/* x has two users, two nodes no chain took in yet. */
+static bool two_users(const Fuse *F, ValId x)
+{
+	return F->uses[x] == 2 && F->user1[x] >= 0 && F->user2[x] >= 0 &&
+	       F->user1[x] != F->user2[x] && !F->taken[F->user1[x]] &&
+	       !F->taken[F->user2[x]];
+}
+
 /* x * (chain of x), times a scale: HardSwish.  x has two users. */
 static bool match_hswish(Fuse *F, Chain *ch)
 {
 	ValId x = ch->cur;
-	if (F->uses[x] != 2 || F->user1[x] < 0 || F->user2[x] < 0 ||
-	    F->user1[x] == F->user2[x] || F->taken[F->user1[x]] ||
-	    F->taken[F->user2[x]])
+	if (!two_users(F, x))
 		return false;
 	for (int pick = 0; pick < 2; pick++) {
 		Node *start = &F->g->nodes[pick ? F->user2[x] : F->user1[x]];
@@ -389,9 +395,7 @@ static ValId gelu_x_side(Fuse *F, Node *other, ValId x, ValId e, double *s)
 static bool match_gelu(Fuse *F, Chain *ch)
 {
 	ValId x = ch->cur;
-	if (F->uses[x] != 2 || F->user1[x] < 0 || F->user2[x] < 0 ||
-	    F->user1[x] == F->user2[x] || F->taken[F->user1[x]] ||
-	    F->taken[F->user2[x]])
+	if (!two_users(F, x))
 		return false;
 	for (int pick = 0; pick < 2; pick++) {
 		Node *arm = &F->g->nodes[pick ? F->user2[x] : F->user1[x]];

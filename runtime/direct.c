@@ -428,23 +428,30 @@ int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 
 /* ---- exp, Sigmoid, Softmax -------------------------------------------- */
 
+/* exp(v) = 2^k exp(r): k = round(v / ln 2) into fk (rounded by adding
+ * and taking away 1.5 * 2^23), r = v - k ln 2 (ln 2 in two parts), and
+ * exp(r) by a degree-6 polynomial into p (Cephes expf); for a float or
+ * a Vec (GCC's vectors take the same operators, scalars broadcast). */
+#define EXP_REDUCE(v, fk, p)                                              \
+	do {                                                              \
+		(fk) = ((v) * 1.44269504088896341f + 12582912.0f) -       \
+		       12582912.0f;                                       \
+		__typeof__(v) r_ = (v) - (fk) * 0.693359375f -            \
+				   (fk) * -2.12194440e-4f;                \
+		(p) = r_ * 1.9875691500e-4f + 1.3981999507e-3f;           \
+		(p) = (p) * r_ + 8.3334519073e-3f;                        \
+		(p) = (p) * r_ + 4.1665795894e-2f;                        \
+		(p) = (p) * r_ + 1.6666665459e-1f;                        \
+		(p) = (p) * r_ + 5.0000001201e-1f;                        \
+		(p) = (p) * r_ * r_ + r_ + 1.0f;                          \
+	} while (0)
+
 /* exp(v) for v in [-87, 88] (2^k stays a normal float). */
 static inline __attribute__((always_inline)) float exp_clamped(float v)
 {
-	const float log2e = 1.44269504088896341f;
-	const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-	const float round = 12582912.0f; /* 1.5 * 2^23 */
-	float fk = (v * log2e + round) - round;
-	float r = v - fk * ln2_hi - fk * ln2_lo;
-	float p = 1.9875691500e-4f;
-	p = p * r + 1.3981999507e-3f;
-	p = p * r + 8.3334519073e-3f;
-	p = p * r + 4.1665795894e-2f;
-	p = p * r + 1.6666665459e-1f;
-	p = p * r + 5.0000001201e-1f;
-	p = p * r * r + r + 1.0f;
+	float fk, p, scale;
+	EXP_REDUCE(v, fk, p);
 	int32_t bits = ((int32_t)fk + 127) << 23;
-	float scale;
 	memcpy(&scale, &bits, sizeof(scale));
 	return p * scale;
 }
@@ -479,16 +486,8 @@ _Static_assert(VL == 16, "softmax_row's lane numbers are 16");
  * go by pointer: returning one would change the ABI between clones). */
 static inline __attribute__((always_inline)) void vec_exp(Vec *v)
 {
-	const float round = 12582912.0f; /* 1.5 * 2^23 */
-	Vec fk = (*v * 1.44269504088896341f + round) - round;
-	Vec r = *v - fk * 0.693359375f - fk * -2.12194440e-4f;
-	Vec p = (Vec){ 0 } + 1.9875691500e-4f;
-	p = p * r + 1.3981999507e-3f;
-	p = p * r + 8.3334519073e-3f;
-	p = p * r + 4.1665795894e-2f;
-	p = p * r + 1.6666665459e-1f;
-	p = p * r + 5.0000001201e-1f;
-	p = p * r * r + r + 1.0f;
+	Vec fk, p;
+	EXP_REDUCE(*v, fk, p);
 	IVec bits = (__builtin_convertvector(fk, IVec) + 127) << 23;
 	*v = p * (Vec)bits;
 }
@@ -720,7 +719,7 @@ static int erf_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-/* ---- Add, Sub, Mul, Div by a constant scalar ---------------------------- */
+/* ---- Add, Sub, Mul, Div by a constant scalar or a tensor of one shape --- */
 
 typedef struct Scalar {
 	int op;
@@ -728,26 +727,41 @@ typedef struct Scalar {
 } Scalar;
 
 /* Each in float, as the reference kernel's (correctly rounded) result. */
-RT_HOT static void scalar_loop(int op, const float *x, float c, float *y,
-			    size_t n)
+/* y[i] = a[i] op b[i * bstep] in float, as the reference kernel rounds
+ * each; inlined with a constant bstep (0: b one scalar; 1: a tensor). */
+static inline __attribute__((always_inline)) void
+arith_loop(int op, const float *a, const float *b, size_t bstep, float *y,
+	   size_t n)
 {
 	switch (op) {
 	case OP_Add:
 		for (size_t i = 0; i < n; i++)
-			y[i] = x[i] + c;
+			y[i] = a[i] + b[i * bstep];
 		break;
 	case OP_Sub:
 		for (size_t i = 0; i < n; i++)
-			y[i] = x[i] - c;
+			y[i] = a[i] - b[i * bstep];
 		break;
 	case OP_Mul:
 		for (size_t i = 0; i < n; i++)
-			y[i] = x[i] * c;
+			y[i] = a[i] * b[i * bstep];
 		break;
 	default:
 		for (size_t i = 0; i < n; i++)
-			y[i] = x[i] / c;
+			y[i] = a[i] / b[i * bstep];
 	}
+}
+
+RT_HOT static void scalar_loop(int op, const float *x, float c, float *y,
+			       size_t n)
+{
+	arith_loop(op, x, &c, 0, y, n);
+}
+
+RT_HOT static void pair_loop(int op, const float *a, const float *b, float *y,
+			     size_t n)
+{
+	arith_loop(op, a, b, 1, y, n);
 }
 
 static int scalar_run(void *state, const Tensor *const *in,
@@ -759,82 +773,49 @@ static int scalar_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-/* Erf of fp32; Add, Sub, Mul, Div of fp32 X by a constant one-element B
- * (Y of X's shape). */
-int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
-{
-	(void)s;
-	const Node *n = t->n;
-	const Value *x = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
-	const Value *y = &p->g->vals[n->outputs[0]];
-	if (!static_f32(x) || !static_f32(y) ||
-	    !shape_equal(&x->shape, &y->shape))
-		return 0;
-	if (n->op == OP_Erf) {
-		k->run = erf_run;
-		k->free = NULL;
-		k->state = NULL;
-		return 1;
-	}
-	if (!static_f32(b) || !weights_of(b) || shape_numel(&b->shape) != 1)
-		return 0;
-	Scalar *sc = xmalloc(sizeof(*sc));
-	sc->op = n->op;
-	sc->c = weights_of(b)[0];
-	k->run = scalar_run;
-	k->free = free;
-	k->state = sc;
-	return 1;
-}
-
-/* ---- Add, Sub, Mul, Div of two tensors of one shape --------------------- */
-
-/* Each in float, as the reference kernel rounds it. */
-RT_HOT static void pair_loop(int op, const float *a, const float *b, float *y,
-			     size_t n)
-{
-	switch (op) {
-	case OP_Add:
-		for (size_t i = 0; i < n; i++)
-			y[i] = a[i] + b[i];
-		break;
-	case OP_Sub:
-		for (size_t i = 0; i < n; i++)
-			y[i] = a[i] - b[i];
-		break;
-	case OP_Mul:
-		for (size_t i = 0; i < n; i++)
-			y[i] = a[i] * b[i];
-		break;
-	default:
-		for (size_t i = 0; i < n; i++)
-			y[i] = a[i] / b[i];
-	}
-}
-
 static int pair_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
-	pair_loop(*(const int *)state, in[0]->data, in[1]->data,
+	pair_loop(((const Scalar *)state)->op, in[0]->data, in[1]->data,
 		  tensor_mut(out[0]), out[0]->nbytes / sizeof(float));
 	return 0;
 }
 
-/* Add, Sub, Mul, Div of fp32 A and B both of Y's shape. */
-int direct_pair(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+/* Erf of fp32. */
+int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (n->op != OP_Erf || !static_f32(x) || !static_f32(y) ||
+	    !shape_equal(&x->shape, &y->shape))
+		return 0;
+	k->run = erf_run;
+	k->free = NULL;
+	k->state = NULL;
+	return 1;
+}
+
+/* Add, Sub, Mul, Div of fp32 A (Y's shape) and B, a constant of one
+ * element or a tensor of Y's shape. */
+int direct_arith(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
 	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	if (n->ninputs != 2 || !static_f32(a) || !static_f32(b) ||
-	    !static_f32(y) || !shape_equal(&a->shape, &y->shape) ||
-	    !shape_equal(&b->shape, &y->shape))
+	    !static_f32(y) || !shape_equal(&a->shape, &y->shape))
 		return 0;
-	int *op = xmalloc(sizeof(*op));
-	*op = n->op;
-	k->run = pair_run;
+	bool pair = shape_equal(&b->shape, &y->shape);
+	if (!pair && (!weights_of(b) || shape_numel(&b->shape) != 1))
+		return 0;
+	Scalar *sc = xmalloc(sizeof(*sc));
+	sc->op = n->op;
+	sc->c = pair ? 0 : weights_of(b)[0];
+	k->run = pair ? pair_run : scalar_run;
 	k->free = free;
-	k->state = op;
+	k->state = sc;
 	return 1;
 }
 

@@ -26,11 +26,11 @@ int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Sigmoid of fp32. */
 int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 
-/* Erf of fp32 (within 5e-7 of the double erf); Add, Sub, Mul, Div of
- * fp32 by a constant one-element B. */
+/* Erf of fp32 (within 5e-7 of the double erf). */
 int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-/* Add, Sub, Mul, Div of fp32 A and B, both of Y's shape. */
-int direct_pair(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Add, Sub, Mul, Div of fp32 A, of Y's shape, and B, a constant of one
+ * element or a tensor of Y's shape. */
+int direct_arith(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* LayerNormalization of fp32 (Y alone wanted; Scale and B of the
  * normalized dims), within float rounding of the reference kernel. */
 int direct_layernorm(gearrt_session *s, Prepared *p, Task *t,

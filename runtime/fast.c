@@ -100,8 +100,7 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 	case OP_Sub:
 	case OP_Mul:
 	case OP_Div:
-		return direct_unary(s, p, t, &t->fast) ||
-		       direct_pair(s, p, t, &t->fast) ||
+		return direct_arith(s, p, t, &t->fast) ||
 		       chan_binary(s, p, t, &t->fast);
 	case OP_LayerNormalization:
 		return direct_layernorm(s, p, t, &t->fast);
