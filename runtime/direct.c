@@ -536,13 +536,13 @@ static inline __attribute__((always_inline)) float vec_sum(const Vec *p)
 	return v[0];
 }
 
-/* exp(v - m) in each lane, v - m clamped to [-87, 88]. */
+/* exp(v - m) in each lane, v - m (never above 0 here) clamped to -87 at
+ * the least. */
 static inline __attribute__((always_inline)) void vec_exp_from(Vec *v,
 							       float m)
 {
-	*v -= m;
+	*v -= m; /* <= 0: m is the row's largest, the row has no NaN */
 	*v = VEC_PICK(*v >= -87.0f, *v, (Vec){ 0 } - 87.0f);
-	*v = VEC_PICK(*v <= 88.0f, *v, (Vec){ 0 } + 88.0f);
 	vec_exp(v);
 }
 
