@@ -32,7 +32,8 @@ int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
  * element or a tensor of Y's shape. */
 int direct_arith(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* LayerNormalization of fp32 (Y alone wanted; Scale and B of the
- * normalized dims), within float rounding of the reference kernel. */
+ * normalized dims): a row of whole vectors in float partial sums, any
+ * other in double as the reference kernel. */
 int direct_layernorm(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);
 /* A view op whose output the plan put in its input's bytes: a no-op. */
