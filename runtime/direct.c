@@ -504,7 +504,7 @@ static inline __attribute__((always_inline)) void vec_exp(Vec *v)
 #else
 #define VEC_HALVE(v, op, h)                                               \
 	do {                                                              \
-		Vec s_;                                                   \
+		__typeof__(v) s_;                                         \
 		for (int l_ = 0; l_ < VL; l_++)                           \
 			s_[l_] = (v)[(h)[l_]];                            \
 		(v) = op((v), s_);                                        \
@@ -512,6 +512,7 @@ static inline __attribute__((always_inline)) void vec_exp(Vec *v)
 #endif
 #define VEC_MAX2(a, b) VEC_PICK((b) > (a), (b), (a))
 #define VEC_ADD2(a, b) ((a) + (b))
+#define VEC_OR2(a, b) ((a) | (b))
 
 static const IVec halve[4] = {
 	{ 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7 },
@@ -526,6 +527,15 @@ static inline __attribute__((always_inline)) float vec_max(const Vec *p)
 	for (int i = 0; i < 4; i++)
 		VEC_HALVE(v, VEC_MAX2, halve[i]);
 	return v[0];
+}
+
+/* Whether any lane of *p is set. */
+static inline __attribute__((always_inline)) bool ivec_any(const IVec *p)
+{
+	IVec v = *p;
+	for (int i = 0; i < 4; i++)
+		VEC_HALVE(v, VEC_OR2, halve[i]);
+	return v[0] != 0;
 }
 
 static inline __attribute__((always_inline)) float vec_sum(const Vec *p)
@@ -588,10 +598,7 @@ RT_HOT static void softmax_row(const float *x, float *y, int64_t len)
 		vnan |= v != v;
 	}
 	float m = vec_max(&vm);
-	bool nan = false;
-	for (int l = 0; l < VL; l++)
-		nan |= vnan[l] != 0;
-	if (nan || m == INFINITY || m == -INFINITY) {
+	if (ivec_any(&vnan) || m == INFINITY || m == -INFINITY) {
 		for (int64_t j = 0; j < len; j++)
 			y[j] = NAN;
 		return;
