@@ -253,14 +253,14 @@ save(rows, [w("lg", 8), w("lb", 8), w("lg2", 3, 8)],
 
 # runtime/dnnl.c: a convolution of a graph input of 1 MB or more runs image
 # by image (its input reorder needs one image's temporary): x [4,8,96,96]
-# -> Conv 3x3 + Relu -> Conv 1x1 with x's residual -> y
+# -> Conv 3x3 to 24 channels + Relu -> Conv 1x1 with x's residual -> y
 batch = [
     h.make_node("Conv", ["x", "bw1", "bb1"], ["ba"], pads=[1, 1, 1, 1]),
     h.make_node("Relu", ["ba"], ["bar"]),
     h.make_node("Conv", ["bar", "bw2"], ["bc"]),
     h.make_node("Add", ["bc", "x"], ["y"]),
 ]
-save(batch, [ws("bw1", 16, 8, 3, 3), w("bb1", 16), ws("bw2", 8, 16, 1, 1)],
+save(batch, [ws("bw1", 24, 8, 3, 3), w("bb1", 24), ws("bw2", 8, 24, 1, 1)],
      [h.make_tensor_value_info("x", T.FLOAT, [4, 8, 96, 96])], ["y"],
      "fast_batch.onnx")
 
