@@ -97,23 +97,49 @@ static void deconv_phase(const Deconv *d, const float *x, int64_t oc,
 
 static void act_row(int act, float *y, int64_t n);
 
-/* Output row oy of channel oc of image n, phase by phase, with acc (a
- * row's room) as the phases' accumulator. */
+/* y[j] = the phases' outputs interleaved (a phase's output j goes to
+ * y[px + j sx]) plus the bias; phases of nj outputs each, phase px at
+ * acc + px nj.  Stride 2, the heads' common case, in one loop the
+ * compiler vectorises. */
+RT_HOT static void interleave(float *restrict y, const float *restrict acc,
+			      int64_t ow, int64_t sx, int64_t nj, float bias)
+{
+	if (sx == 2) {
+		const float *a0 = acc, *a1 = acc + nj;
+		int64_t pairs = ow / 2;
+		for (int64_t j = 0; j < pairs; j++) {
+			y[2 * j] = a0[j] + bias;
+			y[2 * j + 1] = a1[j] + bias;
+		}
+		if (ow % 2)
+			y[ow - 1] = a0[pairs] + bias;
+		return;
+	}
+	for (int64_t x = 0; x < ow; x++)
+		y[x] = acc[x % sx * nj + x / sx] + bias;
+}
+
+/* Output row oy of channel oc of image n: each phase into its part of
+ * acc (room for the row rounded up to whole phases), then interleaved. */
 static void deconv_row(const Deconv *d, const float *xb, float *yb,
 		       int64_t n, int64_t oc, int64_t oy, float *acc)
 {
 	const ConvGeom *g = &d->g;
 	int64_t oh = g->out[0], ow = g->out[1], sx = g->stride[1];
+	int64_t nj = (ow + sx - 1) / sx;
 	const float *x = xb + n * g->cin * g->in[0] * g->in[1];
-	float bias = d->b ? d->b[oc] : 0.0f;
 	float *y = yb + ((n * g->cout + oc) * oh + oy) * ow;
-	for (int64_t px = 0; px < sx && px < ow; px++) {
-		int64_t nj = (ow - px + sx - 1) / sx;
-		deconv_phase(d, x, oc, oy, px, nj, acc);
-		for (int64_t j = 0; j < nj; j++)
-			y[px + j * sx] = acc[j] + bias;
-	}
+	for (int64_t px = 0; px < sx && px < ow; px++)
+		deconv_phase(d, x, oc, oy, px, (ow - px + sx - 1) / sx,
+			     acc + px * nj);
+	interleave(y, acc, ow, sx, nj, d->b ? d->b[oc] : 0.0f);
 	act_row(d->act, y, ow);
+}
+
+/* A thread's accumulator: a row rounded up to whole phases. */
+static int64_t deconv_room(const ConvGeom *g)
+{
+	return (g->out[1] + g->stride[1] - 1) / g->stride[1] * g->stride[1];
 }
 
 static int deconv_run(void *state, const Tensor *const *in,
@@ -128,7 +154,7 @@ static int deconv_run(void *state, const Tensor *const *in,
 	RT_PARALLEL_FOR
 	for (int64_t r = 0; r < rows; r++)
 		deconv_row(d, xb, yb, r / oh / g->cout, r / oh % g->cout,
-			   r % oh, d->acc + rt_thread() * (g->out[1] + 1));
+			   r % oh, d->acc + rt_thread() * deconv_room(g));
 	return 0;
 }
 
@@ -181,7 +207,7 @@ int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		      (double)(cg.cin / cg.group) * (double)cg.in[0] *
 		      (double)cg.in[1] * (double)(cg.kernel[0] * cg.kernel[1]);
 	d->threads = rt_threads_for(s, work);
-	d->acc = xmalloc((size_t)(d->threads * (cg.out[1] + 1)) *
+	d->acc = xmalloc((size_t)(d->threads * deconv_room(&cg)) *
 			 sizeof(float));
 	d->act = 0;
 	k->run = deconv_run;
