@@ -2,7 +2,7 @@
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
-fast_fpn.onnx, fast_views.onnx and fast_threads.onnx for
+fast_fpn.onnx, fast_views.onnx, fast_threads.onnx and fast_heads.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -365,3 +365,23 @@ save(par, [w("tw1", 4, 4, 2, 2), w("tb1", 4), ws("tw2", 4, 16, 3, 3),
       h.make_tensor_value_info("tsm", T.FLOAT, [64, 512]),
       h.make_tensor_value_info("tln", T.FLOAT, [256, 128])],
      [n.output[0] for n in par], "fast_threads.onnx")
+
+
+# A detector's ends: its stem, a Conv of the 3-channel model input to 8
+# channels (oneDNN writes them blocked by 8, NHWC's bytes, reading x as
+# it is: dnnl.c reads_input_as_is), feeding a Conv to 16 in NHWC; and a
+# few-channel ConvTranspose of strides 2 x 3 (runtime/direct.c: phases
+# interleaved by the general loop, stride 2 having its own)
+heads = [
+    h.make_node("Conv", ["x", "hw1", "hb1"], ["stem_in"], pads=[1, 1, 1, 1],
+                strides=[2, 2]),
+    h.make_node("Relu", ["stem_in"], ["stem"]),
+    h.make_node("Conv", ["stem", "hw2", "hb2"], ["c16"], pads=[1, 1, 1, 1]),
+    h.make_node("ConvTranspose", ["d", "hwd", "hbd"], ["up23"],
+                strides=[2, 3], pads=[1, 1, 0, 2]),
+]
+save(heads, [ws("hw1", 8, 3, 3, 3), w("hb1", 8), ws("hw2", 16, 8, 3, 3),
+             w("hb2", 16), w("hwd", 4, 2, 3, 4), w("hbd", 2)],
+     [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 24, 76]),
+      h.make_tensor_value_info("d", T.FLOAT, [1, 4, 5, 7])],
+     ["c16", "up23"], "fast_heads.onnx")

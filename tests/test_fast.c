@@ -319,6 +319,20 @@ Test(fast, large_input_convolution_runs_image_by_image)
 	outs_free(&f1);
 }
 
+Test(fast, detector_stem_and_head_match_reference)
+{
+	/* fast_heads: x [1,3,24,76] -> Conv to 8 channels, stride 2, Relu
+	 * -> Conv to 16 -> c16; the first reads x as it is (written blocked
+	 * by 8 channels, NHWC's bytes), so only c16 is reordered and the
+	 * stem's output is NHWC.  A ConvTranspose of strides 2 x 3 and odd
+	 * widths (runtime/direct.c) */
+	Outs f1;
+	fast_vs_reference("fast_heads", 3, 1, &f1);
+	cr_expect_eq(f1.reorders, 1, "%d reorders", f1.reorders);
+	cr_expect_eq(f1.nhwc, 1, "%d NHWC tensors", f1.nhwc);
+	outs_free(&f1);
+}
+
 Test(fast, matmul_gemm_match_reference)
 {
 	/* 3 MatMul (constant, batched constant, two variables), 2 Gemm;
