@@ -15,13 +15,14 @@
 // gear, two processes hold one engine each: `bench_run -s` (libgearrt;
 // it writes the fixed-seed inputs as input_K.npy) and this script with
 // --worker (ONNX Runtime, intraOpNumThreads = interOpNumThreads = threads,
-// graphOptimizationLevel 'all', reading the same .npy inputs).  After a
-// warm-up block each, the engines run in alternating blocks (A B, then
-// B A) of BLOCK runs back to back, each timing its own runs; the first
-// run of a block is not counted (the other engine ran last); a cell has
-// BENCH_ORT_BUDGET_MS of run time (default 5000), between 8 and
-// BENCH_ORT_RUNS (default 48) counted runs; in a cell of 2 threads both
-// engines idle IDLE_MS before each block.  Blocks, not single runs,
+// graphOptimizationLevel 'all', reading the same .npy inputs).  After
+// WARM_MS of runs and a warm-up block each, the engines run in
+// alternating blocks (A B, then B A) of BLOCK runs back to back, each
+// timing its own runs; the first run of a block is not counted (the
+// other engine ran last); a cell has BENCH_ORT_BUDGET_MS of run time
+// (default 5000), between 8 and BENCH_ORT_RUNS (default 48) counted
+// runs; in a cell of 2 threads both engines idle IDLE_MS before each
+// block.  Blocks, not single runs,
 // because on this machine a worker thread left idle for 50 ms or more
 // (while the other engine runs) takes milliseconds to wake: libgomp's
 // static partitioning (oneDNN's) then waits for it, ORT's pool does not,
@@ -51,6 +52,7 @@ const BLOCK = 5; /* runs of one engine in a row, the first not counted */
  * GOMP_SPINCOUNT, ORT's spinning pool), which on 2 cores would run
  * against the other engine's next block. */
 const IDLE_MS = 150;
+const WARM_MS = 200; /* each engine's warm-up in a cell, back to back */
 const MATRIX_OPS = /^(Conv|ConvTranspose|MatMul|Gemm)$/;
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const fixtures = path.join(root, 'tests', 'fixtures');
@@ -256,6 +258,19 @@ async function cell(build, c, om, g, threads, dump) {
 				out.push(Number(l));
 		}
 	};
+	/* each engine first runs back to back for WARM_MS, as trtexec's
+	 * --warmUp: a fresh process on this VM runs up to 10% slower for
+	 * its first 100-250 ms (seen in libgearrt's runs as in ORT's) */
+	const warm = async p => {
+		const t0 = performance.now();
+		do {
+			const l = await p.ask('r');
+			if (l === null || l.startsWith('{'))
+				throw new Error(l || 'engine exited');
+		} while (performance.now() - t0 < WARM_MS);
+	};
+	await warm(gr);
+	await warm(ox);
 	const wa = [], wb = [];
 	await block(gr, wa);
 	await block(ox, wb);
