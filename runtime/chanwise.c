@@ -52,46 +52,14 @@ typedef struct Chan {
 RT_HOT static void chan_row(int op, bool swap, const float *x, float b,
 			    float *y, int64_t len)
 {
-	switch (op) {
-	case OP_Add:
-		for (int64_t i = 0; i < len; i++)
-			y[i] = x[i] + b;
-		break;
-	case OP_Mul:
-		for (int64_t i = 0; i < len; i++)
-			y[i] = x[i] * b;
-		break;
-	case OP_Sub:
-		for (int64_t i = 0; i < len; i++)
-			y[i] = swap ? b - x[i] : x[i] - b;
-		break;
-	default:
-		for (int64_t i = 0; i < len; i++)
-			y[i] = swap ? b / x[i] : x[i] / b;
-	}
+	rt_arith_loop(op, swap, x, &b, 0, y, (size_t)len);
 }
 
 /* y[i] = x[i] op b[i] (or b[i] op x[i]) for i < len: one NHWC pixel. */
 RT_HOT static void chan_vec(int op, bool swap, const float *x,
 			    const float *b, float *y, int64_t len)
 {
-	switch (op) {
-	case OP_Add:
-		for (int64_t i = 0; i < len; i++)
-			y[i] = x[i] + b[i];
-		break;
-	case OP_Mul:
-		for (int64_t i = 0; i < len; i++)
-			y[i] = x[i] * b[i];
-		break;
-	case OP_Sub:
-		for (int64_t i = 0; i < len; i++)
-			y[i] = swap ? b[i] - x[i] : x[i] - b[i];
-		break;
-	default:
-		for (int64_t i = 0; i < len; i++)
-			y[i] = swap ? b[i] / x[i] : x[i] / b[i];
-	}
+	rt_arith_loop(op, swap, x, b, 1, y, (size_t)len);
 }
 
 static int chan_run(void *state, const Tensor *const *in, Tensor *const *out)

@@ -7,11 +7,13 @@
  * phases (the outputs px, px + s, px + 2s, ...), every phase being an
  * ordinary stride-1 correlation of input rows with the kernel taps that
  * land on it: a contiguous multiply-add over the input row into a phase
- * accumulator, which is then written to the strided output with the bias.
+ * accumulator; the phases are then interleaved into the output row with
+ * the bias.
  *
- * Sigmoid: exp by range reduction to [-ln2/2, ln2/2] and a degree-6
- * polynomial (Cephes expf), in branch-free loops the compiler vectorises;
- * within 2e-7 relative of the reference kernel's double exp.
+ * Sigmoid and Softmax: exp by range reduction to [-ln2/2, ln2/2] and a
+ * polynomial fitted to exp's relative error (EXP_BIAS, EXP_FINISH), in
+ * branch-free loops the compiler vectorises; within 2e-7 relative of
+ * the reference kernel's double exp.
  *
  * The hot loops are compiled for AVX-512 and AVX2 as well as the base
  * ISA, picked once by the loader (target_clones).
@@ -203,10 +205,7 @@ int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	d->g = cg;
 	d->w = weights_of(w);
 	d->b = b ? weights_of(b) : NULL;
-	double work = 2.0 * (double)cg.n * (double)cg.cout *
-		      (double)(cg.cin / cg.group) * (double)cg.in[0] *
-		      (double)cg.in[1] * (double)(cg.kernel[0] * cg.kernel[1]);
-	d->threads = rt_threads_for(s, work);
+	d->threads = rt_threads_for(s, rt_conv_flops(&cg, true));
 	d->acc = xmalloc((size_t)(d->threads * deconv_room(&cg)) *
 			 sizeof(float));
 	d->act = 0;
@@ -429,11 +428,7 @@ int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	int64_t taps = cg.cin * cg.kernel[0] * cg.kernel[1];
 	SmallConv *sc = xmalloc(sizeof(*sc));
 	sc->g = cg;
-	sc->threads = rt_threads_for(s, 2.0 * (double)cg.n * (double)cg.cout *
-					       (double)(cg.out[0] * cg.out[1]) *
-					       (double)cg.cin *
-					       (double)(cg.kernel[0] *
-							cg.kernel[1]));
+	sc->threads = rt_threads_for(s, rt_conv_flops(&cg, false));
 	sc->b = b ? weights_of(b) : NULL;
 	sc->relu = relu;
 	sc->w = xmalloc((size_t)(nb * taps * OCB) * sizeof(float));
@@ -491,8 +486,8 @@ static inline __attribute__((always_inline)) float exp_clamped(float v)
 	return y;
 }
 
-/* v clamped to [-87, 88], NaN to -87 (the int conversion in exp_clamped
- * must never see a NaN: callers find NaN inputs themselves). */
+/* v clamped to [-87, 88], NaN to -87 (2^k in exp_clamped is a normal
+ * float only there; callers find NaN inputs themselves). */
 static inline __attribute__((always_inline)) float clamp_exp_arg(float v)
 {
 	v = v >= -87.0f ? v : -87.0f;
@@ -769,42 +764,17 @@ typedef struct Scalar {
 	float c;
 } Scalar;
 
-/* Each in float, as the reference kernel's (correctly rounded) result. */
-/* y[i] = a[i] op b[i * bstep] in float, as the reference kernel rounds
- * each; inlined with a constant bstep (0: b one scalar; 1: a tensor). */
-static inline __attribute__((always_inline)) void
-arith_loop(int op, const float *a, const float *b, size_t bstep, float *y,
-	   size_t n)
-{
-	switch (op) {
-	case OP_Add:
-		for (size_t i = 0; i < n; i++)
-			y[i] = a[i] + b[i * bstep];
-		break;
-	case OP_Sub:
-		for (size_t i = 0; i < n; i++)
-			y[i] = a[i] - b[i * bstep];
-		break;
-	case OP_Mul:
-		for (size_t i = 0; i < n; i++)
-			y[i] = a[i] * b[i * bstep];
-		break;
-	default:
-		for (size_t i = 0; i < n; i++)
-			y[i] = a[i] / b[i * bstep];
-	}
-}
-
+/* Each ISA's x op c and a op b (rt_arith_loop). */
 RT_HOT static void scalar_loop(int op, const float *x, float c, float *y,
 			       size_t n)
 {
-	arith_loop(op, x, &c, 0, y, n);
+	rt_arith_loop(op, false, x, &c, 0, y, n);
 }
 
 RT_HOT static void pair_loop(int op, const float *a, const float *b, float *y,
 			     size_t n)
 {
-	arith_loop(op, a, b, 1, y, n);
+	rt_arith_loop(op, false, a, b, 1, y, n);
 }
 
 static int scalar_run(void *state, const Tensor *const *in,

@@ -775,12 +775,8 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
 			return 0;
 	}
 	int wr = conv_weights(&cg, transpose, wd, ws);
-	double work = 2.0 * (double)cg.n * (double)cg.cout *
-		      (double)(cg.cin / cg.group);
-	for (int a = 0; a < cg.nsp; a++)
-		work *= (double)(transpose ? cg.in[a] : cg.out[a]) *
-			(double)cg.kernel[a];
-	DnnlKernel *k = kernel_new(s, work / (double)split);
+	DnnlKernel *k =
+		kernel_new(s, rt_conv_flops(&cg, transpose) / (double)split);
 	if (!k)
 		return 0;
 	k->split = split;

@@ -29,15 +29,6 @@
 #include "rt.h"
 
 
-static bool node_has_graphs(const Node *n)
-{
-	for (int32_t k = 0; k < n->nattrs; k++)
-		if (n->attrs[k].type == ATTR_GRAPH ||
-		    n->attrs[k].type == ATTR_GRAPHS)
-			return true;
-	return false;
-}
-
 /* Gives planned value v its arena bytes; -1 if the block does not fit. */
 static int place(Prepared *p, const MemBlock *b)
 {
@@ -115,7 +106,7 @@ static void make_task(Prepared *p, Task *t, const Node *n)
 	t->result = xmalloc(((size_t)n->noutputs + 1) * sizeof(*t->result));
 	t->set = xmalloc((size_t)n->noutputs + 1);
 	t->seq = t->run && touches_sequences(p->g, n);
-	t->dynamic = !t->run || (node_has_graphs(n) && n->op != OP_Case &&
+	t->dynamic = !t->run || (rt_has_subgraphs(n) && n->op != OP_Case &&
 				 n->op != OP_PartitionedCall);
 	for (int32_t k = 0; k < n->noutputs; k++) {
 		ValId o = n->outputs[k];

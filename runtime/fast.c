@@ -39,10 +39,8 @@ static bool read_by_only(const Graph *g, ValId v, const Node *n)
 			return false;
 	for (int32_t i = 0; i < g->nnodes; i++) {
 		const Node *m = &g->nodes[i];
-		for (int32_t a = 0; a < m->nattrs; a++)
-			if (m->attrs[a].type == ATTR_GRAPH ||
-			    m->attrs[a].type == ATTR_GRAPHS)
-				return false; /* a subgraph may read v */
+		if (rt_has_subgraphs(m))
+			return false; /* a subgraph may read v */
 		for (int32_t k = 0; k < m->ninputs; k++)
 			if (m->inputs[k] == v && m != n)
 				return false;

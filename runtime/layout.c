@@ -185,10 +185,8 @@ static void classify(Comp *c, const Prepared *p, const Task *t)
 static bool holds_subgraphs(const Graph *g)
 {
 	for (int32_t i = 0; i < g->nnodes; i++)
-		for (int32_t k = 0; k < g->nodes[i].nattrs; k++)
-			if (g->nodes[i].attrs[k].type == ATTR_GRAPH ||
-			    g->nodes[i].attrs[k].type == ATTR_GRAPHS)
-				return true;
+		if (rt_has_subgraphs(&g->nodes[i]))
+			return true;
 	return false;
 }
 

@@ -178,6 +178,33 @@ static inline const Value *rt_in_val(const Prepared *p, const Node *n, int i)
 #define RT_HOT
 #endif
 
+/* y[i] = a[i] op b[i * bstep] (b[i * bstep] op a[i] if swap) for
+ * i < n, op Add, Sub, Mul or Div, each rounded in float as the reference
+ * kernels round it.  For the RT_HOT loops of the plain-C paths to inline
+ * with a constant bstep (0: b one scalar; 1: a tensor of a's shape). */
+static inline __attribute__((always_inline)) void
+rt_arith_loop(int op, bool swap, const float *a, const float *b,
+	      size_t bstep, float *y, size_t n)
+{
+	switch (op) {
+	case OP_Add:
+		for (size_t i = 0; i < n; i++)
+			y[i] = a[i] + b[i * bstep];
+		break;
+	case OP_Mul:
+		for (size_t i = 0; i < n; i++)
+			y[i] = a[i] * b[i * bstep];
+		break;
+	case OP_Sub:
+		for (size_t i = 0; i < n; i++)
+			y[i] = swap ? b[i * bstep] - a[i] : a[i] - b[i * bstep];
+		break;
+	default:
+		for (size_t i = 0; i < n; i++)
+			y[i] = swap ? b[i * bstep] / a[i] : a[i] / b[i * bstep];
+	}
+}
+
 /* The threads a kernel of this much work (flops; elements moved for a
  * copy or a pooling; one time step's flops for a recurrent cell) runs
  * on: the session's, or 1 below RT_PARALLEL_MIN, where forking and
@@ -191,6 +218,30 @@ static inline const Value *rt_in_val(const Prepared *p, const Node *n, int i)
 static inline int rt_threads_for(const gearrt_session *s, double work)
 {
 	return s->threads > 1 && work >= RT_PARALLEL_MIN ? s->threads : 1;
+}
+
+/* A (de)convolution's work for rt_threads_for: 2 flops per multiply-add,
+ * cin/group taps of the window per output channel of each output pixel
+ * (of each input pixel, transposed). */
+static inline double rt_conv_flops(const ConvGeom *cg, bool transpose)
+{
+	double f = 2.0 * (double)cg->n * (double)cg->cout *
+		   (double)(cg->cin / cg->group);
+	for (int a = 0; a < cg->nsp; a++)
+		f *= (double)(transpose ? cg->in[a] : cg->out[a]) *
+		     (double)cg->kernel[a];
+	return f;
+}
+
+/* Whether node n holds subgraphs (If, Loop, Scan bodies), which may read
+ * any value of its graph. */
+static inline bool rt_has_subgraphs(const Node *n)
+{
+	for (int32_t k = 0; k < n->nattrs; k++)
+		if (n->attrs[k].type == ATTR_GRAPH ||
+		    n->attrs[k].type == ATTR_GRAPHS)
+			return true;
+	return false;
 }
 
 /* RT_PARALLEL_FOR before a for loop of independent iterations spreads
