@@ -188,6 +188,29 @@ static bool affine_step(Fuse *F, const Node *n, ValId x, double *m,
 	return false;
 }
 
+/* Scale steps, Mul or Div by a constant, from node n (which reads v)
+ * on: their product into *s, the last one's node into *end (-1 if
+ * none); the value reached. */
+static ValId scale_from(Fuse *F, Node *n, ValId v, double *s, int32_t *end)
+{
+	double m, a;
+	*s = 1, *end = -1;
+	for (; (is_op(n, OP_Mul) || is_op(n, OP_Div)) &&
+	       affine_step(F, n, v, &m, &a);
+	     n = sole_user(F, v)) {
+		*s *= m;
+		v = n->outputs[0];
+		*end = (int32_t)(n - F->g->nodes);
+	}
+	return v;
+}
+
+/* The scale steps after v: scale_from v's only user. */
+static ValId scale_after(Fuse *F, ValId v, double *s, int32_t *end)
+{
+	return scale_from(F, sole_user(F, v), v, s, end);
+}
+
 /* Clip's constant bounds (absent: +-FLT_MAX); false if not constant. */
 static bool clip_bounds(Fuse *F, const Node *n, float *lo, float *hi)
 {
@@ -217,7 +240,7 @@ typedef struct HsChain {
 	double m, a, h, s;
 	ValId end;
 	int32_t endnode;
-	int steps;
+	bool stepped; /* an affine or scale step besides the Clip */
 } HsChain;
 
 static bool hs_chain(Fuse *F, Node *first, ValId x, HsChain *c)
@@ -225,10 +248,10 @@ static bool hs_chain(Fuse *F, Node *first, ValId x, HsChain *c)
 	Node *n = first;
 	ValId v = x;
 	double m, a;
-	c->m = 1, c->a = 0, c->s = 1, c->steps = 0;
+	c->m = 1, c->a = 0, c->stepped = false;
 	while (n && affine_step(F, n, v, &m, &a)) {
 		c->m *= m, c->a = c->a * m + a;
-		v = n->outputs[0], c->steps++;
+		v = n->outputs[0], c->stepped = true;
 		n = sole_user(F, v);
 	}
 	float lo, hi;
@@ -236,18 +259,11 @@ static bool hs_chain(Fuse *F, Node *first, ValId x, HsChain *c)
 	    !clip_bounds(F, n, &lo, &hi) || lo != 0 || !(hi > 0) ||
 	    hi > 1e30f)
 		return false;
+	int32_t end;
 	c->h = hi;
-	v = n->outputs[0];
-	c->end = v;
-	c->endnode = (int32_t)(n - F->g->nodes);
-	for (n = sole_user(F, v); n && n->op != OP_Add && n->op != OP_Sub &&
-				  affine_step(F, n, v, &m, &a);
-	     n = sole_user(F, v)) {
-		c->s *= m, c->steps++;
-		v = n->outputs[0];
-		c->end = v;
-		c->endnode = (int32_t)(n - F->g->nodes);
-	}
+	c->end = scale_after(F, n->outputs[0], &c->s, &end);
+	c->endnode = end >= 0 ? end : (int32_t)(n - F->g->nodes);
+	c->stepped |= end >= 0;
 	return true;
 }
 
@@ -305,55 +321,28 @@ static bool match_hswish(Fuse *F, Chain *ch)
 		if (!((mul->inputs[0] == x && mul->inputs[1] == c.end) ||
 		      (mul->inputs[1] == x && mul->inputs[0] == c.end)))
 			continue;
-		ValId v = mul->outputs[0];
-		int32_t endnode = (int32_t)(mul - F->g->nodes);
-		double s = c.s, m, a;
-		for (Node *n = sole_user(F, v);
-		     n && (n->op == OP_Mul || n->op == OP_Div) &&
-		     affine_step(F, n, v, &m, &a);
-		     n = sole_user(F, v)) {
-			s *= m;
-			v = n->outputs[0];
-			endnode = (int32_t)(n - F->g->nodes);
-		}
+		double s;
+		int32_t end;
+		ValId v = scale_after(F, mul->outputs[0], &s, &end);
+		s *= c.s;
 		if (!near(s * c.h, 1) || !near(s * c.m, 1.0 / 6) ||
 		    !near(s * c.a, 0.5))
 			continue;
 		push_act(ch, "HardSwish", 0, 0);
-		advance(F, ch, v, endnode);
+		advance(F, ch, v, end >= 0 ? end : (int32_t)(mul - F->g->nodes));
 		return true;
 	}
 	return false;
-}
-
-/* The scale steps after v (affine steps with no offset): their product
- * into *s, the last node into *end (-1 if none); the value reached. */
-static ValId scale_steps(Fuse *F, ValId v, double *s, int32_t *end)
-{
-	double m, a;
-	*s = 1, *end = -1;
-	for (Node *n = sole_user(F, v);
-	     n && affine_step(F, n, v, &m, &a) && a == 0; n = sole_user(F, v)) {
-		*s *= m;
-		v = n->outputs[0];
-		*end = (int32_t)(n - F->g->nodes);
-	}
-	return v;
 }
 
 /* 1 + erf(x / sqrt(2)) from node first, a user of x: scale steps, Erf,
  * Add 1; its output, or -1. */
 static ValId gelu_erf_arm(Fuse *F, Node *first, ValId x)
 {
-	double m = 1, a, k;
-	ValId v = x;
-	Node *n = first;
-	for (; n && n->op != OP_Erf; n = sole_user(F, v)) {
-		if (!affine_step(F, n, v, &k, &a) || a != 0)
-			return -1;
-		m *= k;
-		v = n->outputs[0];
-	}
+	double m, a, k;
+	int32_t end;
+	ValId v = scale_from(F, first, x, &m, &end);
+	Node *n = end >= 0 ? sole_user(F, v) : first;
 	if (!is_op(n, OP_Erf) || n->inputs[0] != v || !keeps_shape(F, n, v) ||
 	    !near(m, M_SQRT1_2))
 		return -1;
@@ -377,16 +366,12 @@ static bool mul_of(Fuse *F, const Node *n, ValId a, ValId b)
  * product into *s); -1 if neither. */
 static ValId gelu_x_side(Fuse *F, Node *other, ValId x, ValId e, double *s)
 {
-	double a, s2;
 	int32_t end;
 	*s = 1;
 	if (mul_of(F, other, x, e))
 		return x;
-	if (!affine_step(F, other, x, s, &a) || a != 0)
-		return -1;
-	ValId v = scale_steps(F, other->outputs[0], &s2, &end);
-	*s *= s2;
-	return v;
+	ValId v = scale_from(F, other, x, s, &end);
+	return end >= 0 ? v : -1;
 }
 
 /* x * (1 + erf(x / sqrt(2))) * 0.5, the 0.5 on the x side or after the
@@ -407,7 +392,7 @@ static bool match_gelu(Fuse *F, Chain *ch)
 		Node *mul = hx < 0 ? NULL : sole_user(F, e);
 		if (!mul_of(F, mul, hx, e) || (hx != x && sole_user(F, hx) != mul))
 			continue;
-		ValId y = scale_steps(F, mul->outputs[0], &s2, &end);
+		ValId y = scale_after(F, mul->outputs[0], &s2, &end);
 		if (!near(s1 * s2, 0.5))
 			continue;
 		push_act(ch, "Gelu", 0, 0);
@@ -430,7 +415,7 @@ static bool match_act(Fuse *F, Chain *ch)
 	if (!n)
 		return false;
 	HsChain c;
-	if (hs_chain(F, n, ch->cur, &c) && c.steps > 0 && near(c.s * c.h, 1)) {
+	if (hs_chain(F, n, ch->cur, &c) && c.stepped && near(c.s * c.h, 1)) {
 		push_act(ch, "HardSigmoid", (float)(c.s * c.m),
 			 (float)(c.s * c.a));
 		advance(F, ch, c.end, c.endnode);
