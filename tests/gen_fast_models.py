@@ -2,7 +2,8 @@
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
-fast_fpn.onnx, fast_views.onnx, fast_threads.onnx and fast_heads.onnx for
+fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx and
+fast_chan.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -385,3 +386,30 @@ save(heads, [ws("hw1", 8, 3, 3, 3), w("hb1", 8), ws("hw2", 16, 8, 3, 3),
      [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 24, 76]),
       h.make_tensor_value_info("d", T.FLOAT, [1, 4, 5, 7])],
      ["c16", "up23"], "fast_heads.onnx")
+
+
+# runtime/chanwise.c: the per-channel operand on the left of Sub and Div
+# (c - x, c / x), row-major on the graph input and NHWC between two
+# convolutions (one pixel's channels at a time), [1,C,1,1], [C,1,1] and
+# [N,C,1,1] operands
+chan = [
+    h.make_node("Sub", ["cs", "x"], ["sub_plain"]),
+    h.make_node("Div", ["cd", "x"], ["div_plain"]),
+    h.make_node("Conv", ["x", "cw1", "cb1"], ["a"], pads=[1, 1, 1, 1]),
+    h.make_node("Sigmoid", ["a"], ["g"]),  # away from 0, for the Div
+    h.make_node("Div", ["cd16", "g"], ["d"]),
+    h.make_node("Sub", ["cs16", "d"], ["s"]),
+    h.make_node("Conv", ["s", "cw2"], ["y"], pads=[1, 1, 1, 1]),
+]
+save(chan, [nh.from_array(rng.standard_normal([1, 4, 1, 1])
+                          .astype(np.float32), "cs"),
+            nh.from_array(rng.standard_normal([4, 1, 1])
+                          .astype(np.float32), "cd"),
+            ws("cw1", 16, 4, 3, 3), w("cb1", 16),
+            nh.from_array(rng.standard_normal([2, 16, 1, 1])
+                          .astype(np.float32), "cs16"),
+            nh.from_array(rng.standard_normal([1, 16, 1, 1])
+                          .astype(np.float32), "cd16"),
+            ws("cw2", 4, 16, 3, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 6, 9])],
+     ["sub_plain", "div_plain", "y"], "fast_chan.onnx")

@@ -333,6 +333,19 @@ Test(fast, detector_stem_and_head_match_reference)
 	outs_free(&f1);
 }
 
+Test(fast, channel_operand_first_matches_reference)
+{
+	/* fast_chan: c - x and c / x by per-channel constants (chanwise.c's
+	 * swapped operands), on the graph input (row-major) and between two
+	 * convolutions (NHWC: the outputs of the first, with its Sigmoid
+	 * fused, of the Div and of the Sub, whose operand is [2,C,1,1]) */
+	Outs f1;
+	fast_vs_reference("fast_chan", 6, -1, &f1);
+	cr_expect_eq(f1.chan, 4, "%d chanwise tasks", f1.chan);
+	cr_expect_eq(f1.nhwc, 3, "%d NHWC tensors", f1.nhwc);
+	outs_free(&f1);
+}
+
 Test(fast, matmul_gemm_match_reference)
 {
 	/* 3 MatMul (constant, batched constant, two variables), 2 Gemm;
