@@ -35,9 +35,9 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* The hybrid and partition options used, after the gear options, in the
+/* The hybrid, partition and pass options used, after the gear options, in the
  * spelling GE's options have. */
-static void record_hybrid_options(Model *m, const CompileOptions *o)
+static void record_pass_options(Model *m, const CompileOptions *o)
 {
 	if (o->hybrid)
 		model_add_option(m, "compile_hybrid_mode", "1");
@@ -48,6 +48,8 @@ static void record_hybrid_options(Model *m, const CompileOptions *o)
 	}
 	if (o->no_fuse)
 		model_add_option(m, "no_fuse", "1");
+	if (o->keep_fp16)
+		model_add_option(m, "keep_fp16", "1");
 }
 
 static int arena_max(Graph *g, void *ctx)
@@ -178,7 +180,7 @@ int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 	if (!rc)
 		rc = pin_apply(m, pins);
 	if (!rc)
-		record_hybrid_options(m, o);
+		record_pass_options(m, o);
 	if (!rc)
 		rc = run_passes(m, o);
 	if (!rc)
@@ -328,7 +330,7 @@ int cmd_compile(int argc, char **argv)
 {
 	CompileOptions o = { 0 };
 	const char *framework = NULL, *jobs = NULL, *quiet = NULL, *help = NULL;
-	const char *input_value = NULL, *no_fuse = NULL;
+	const char *input_value = NULL, *no_fuse = NULL, *keep_fp16 = NULL;
 	HybridFlags hf = { 0 };
 	const ArgSpec spec[] = {
 		{ "model", 0, true, &o.model },
@@ -347,6 +349,7 @@ int cmd_compile(int argc, char **argv)
 		{ "compile_hybrid_mode", 0, true, &hf.mode },
 		{ "static_model_ops_lower_limit", 0, true, &hf.limit },
 		{ "no_fuse", 0, false, &no_fuse },
+		{ "keep_fp16", 0, false, &keep_fp16 },
 		{ "quiet", 'q', false, &quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
@@ -364,6 +367,7 @@ int cmd_compile(int argc, char **argv)
 		return fail(EXIT_USAGE);
 	o.quiet = quiet != NULL;
 	o.no_fuse = no_fuse != NULL;
+	o.keep_fp16 = keep_fp16 != NULL;
 	if (!o.quiet && isatty(STDERR_FILENO))
 		o.progress = progress_tty;
 

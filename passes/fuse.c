@@ -776,12 +776,34 @@ static int fuse_at(Fuse *F, int32_t i)
 	return 0;
 }
 
+/* A Cast to its input's own dtype (what widen-fp16 leaves of a float16
+ * model's Cast pairs) copies: it becomes an Identity, which the memory
+ * plan makes a view. */
+static void drop_same_casts(Graph *g)
+{
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		Node *n = &g->nodes[i];
+		if (n->op != OP_Cast || n->ninputs != 1 || n->inputs[0] < 0 ||
+		    n->noutputs != 1 || n->outputs[0] < 0)
+			continue;
+		const Value *x = &g->vals[n->inputs[0]];
+		const Value *y = &g->vals[n->outputs[0]];
+		if (x->tkind != TK_TENSOR || x->dtype == DT_UNDEFINED ||
+		    x->dtype != y->dtype)
+			continue;
+		n->op = OP_Identity;
+		n->op_type = "Identity";
+		n->nattrs = 0;
+	}
+}
+
 /* Fuses one static graph (not thread-safe beyond fold_get). */
 static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 {
 	if (o->no_fuse || g == m->dynamic)
 		return 0;
 	Fuse F = { .m = m, .g = g, .opset = model_opset(m) };
+	drop_same_casts(g);
 	count_uses(&F);
 	int rc = 0;
 	for (int32_t i = 0; i < g->nnodes && !rc; i++)

@@ -36,6 +36,7 @@ typedef struct CompileOptions {
 	bool static_limit_given; /* --static_model_ops_lower_limit given: */
 	int32_t static_limit;	 /* its value (>= -1); else the default 4 */
 	int no_fuse; /* --no-fuse: skip the fuse pass (passes/fuse.c) */
+	int keep_fp16; /* --keep-fp16: skip widen-fp16 (passes/widen.c) */
 } CompileOptions;
 
 typedef int (*PassFn)(Model *m, const CompileOptions *o);
@@ -133,6 +134,14 @@ int graph_dce(Graph *g, ValId **remap);
  * graph's. */
 enum { SPEC_INFERRED = 1, SPEC_DONE };
 int specialise(Model *m, Graph *g, const CompileOptions *o);
+
+/* Widens a float16 model to float32 inside, keeping its float16 inputs
+ * and outputs with a Cast at each (passes/widen.c).  Runs first, so the
+ * gears share the widened weights; no-op with o->keep_fp16 or when the
+ * model has no float16. */
+int pass_widen_fp16(Model *m, const CompileOptions *o);
+/* Whether it has anything to do: float16 somewhere, no --keep-fp16. */
+bool widen_applies(const Model *m, const CompileOptions *o);
 
 /* Folds BatchNormalization into the Conv/ConvTranspose/Gemm before it
  * and fuses residual Adds, biases and activation chains into FusedConv,

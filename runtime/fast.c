@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "chanwise.h"
+#include "convert.h"
 #include "direct.h"
 #include "dnnl.h"
 #include "rt.h"
@@ -94,6 +95,8 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_softmax(s, p, t, &t->fast);
 	case OP_Erf:
 		return direct_unary(s, p, t, &t->fast);
+	case OP_Cast:
+		return convert_cast(s, p, t, &t->fast);
 	case OP_Add:
 	case OP_Sub:
 	case OP_Mul:

@@ -1,0 +1,15 @@
+/*
+ * runtime/convert.h - Cast as one pass over memory (runtime/convert.c):
+ * float16 <-> float32 (F16C where the CPU has it) and the integer types
+ * and bool -> float32, each rounded once as the reference kernel rounds.
+ */
+#ifndef GEARC_RT_CONVERT_H
+#define GEARC_RT_CONVERT_H
+
+#include "rt.h"
+
+/* Cast of a static tensor between those dtypes: 1 and *k filled if it
+ * takes task t's node, 0 if the reference kernel runs it. */
+int convert_cast(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+
+#endif
