@@ -409,10 +409,13 @@ $(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/libgearc.a
 # --ignore-scripts skips the optional CUDA download) into $(BUILD)/ort once.
 # Without node/npm it says how to get them and prints libgearrt's own
 # figures (tests/bench_run.c: load, median and minimum per gear).
+# Last, the Python module's cost per run over the C API on the VAD at 512
+# samples (tests/bench_python.py: both medians).
 ORT_PREFIX := $(BUILD)/ort
 ORT_PKG := $(ORT_PREFIX)/node_modules/onnxruntime-node/package.json
 
-bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc
+bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc \
+       $(if $(PY_OK),python)
 	$(BUILD)/bench $(BENCH_ARGS)
 	$(BUILD)/bench_memplan $(TESTDATA)
 	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
@@ -427,6 +430,10 @@ bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc
 	else \
 	    node tests/bench_ort.mjs $(BUILD); \
 	fi
+	@if [ -n "$(PY_OK)" ]; then PYTHONPATH=$(BUILD)/python \
+	    $(PYTHON) tests/bench_python.py $(BUILD); else \
+	    echo "bench: no python3-dev/numpy: the Python module's overhead" \
+	         "is not measured"; fi
 
 # libgearrt's side of the comparison, and its figures alone
 # (tests/bench_run.c).

@@ -127,13 +127,14 @@ static PyStructSequence_Field stats_fields[] = {
 	{ "cache_hits", "runs that reused one" },
 	{ "evictions", "specialisations dropped for room" },
 	{ "cached", "specialisations held now" },
+	{ "last_rebuilt", "True if the last run built its specialisation" },
 	{ "last_rebuild_ms", "the last rebuild's wall time" },
 	{ NULL, NULL },
 };
 static PyStructSequence_Desc stats_desc = {
 	"gearrt.Stats",
 	"A session's counters since it was created (gearrt_stats).",
-	stats_fields, 8,
+	stats_fields, 9,
 };
 
 /* (d0, d1, ...) with None for negative dims. */
@@ -952,7 +953,7 @@ static PyObject *Session_get_stats(SessionObject *self, void *Py_UNUSED(c))
 	PyObject *r = PyStructSequence_New(&StatsType);
 	if (!r)
 		return NULL;
-	PyObject *v[8] = {
+	PyObject *v[9] = {
 		PyLong_FromUnsignedLongLong(st.runs),
 		PyLong_FromUnsignedLongLong(st.gear_runs),
 		PyLong_FromUnsignedLongLong(st.dynamic_runs),
@@ -960,11 +961,12 @@ static PyObject *Session_get_stats(SessionObject *self, void *Py_UNUSED(c))
 		PyLong_FromUnsignedLongLong(st.cache_hits),
 		PyLong_FromUnsignedLongLong(st.evictions),
 		PyLong_FromLong(st.cached),
+		PyBool_FromLong(st.last_rebuilt),
 		PyFloat_FromDouble(st.last_rebuild_ms),
 	};
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 9; i++) {
 		if (!v[i]) {
-			for (int k = 0; k < 8; k++)
+			for (int k = 0; k < 9; k++)
 				Py_XDECREF(v[k]);
 			Py_DECREF(r);
 			return NULL;
@@ -989,7 +991,8 @@ static PyGetSetDef Session_getset[] = {
 	  "'dynamic'; None before the first.", NULL },
 	{ "stats", (getter)Session_get_stats, NULL,
 	  "The session's counters: Stats(runs, gear_runs, dynamic_runs, "
-	  "rebuilds, cache_hits, evictions, cached, last_rebuild_ms).", NULL },
+	  "rebuilds, cache_hits, evictions, cached, last_rebuilt, "
+	  "last_rebuild_ms).", NULL },
 	{ "model", (getter)Session_get_model, NULL, "The session's Model.",
 	  NULL },
 	{ NULL },
