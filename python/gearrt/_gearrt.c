@@ -203,11 +203,16 @@ static void model_release(ModelObject *self)
 	}
 }
 
+/* Raises unless the model is open. */
 static int model_check_open(ModelObject *self)
 {
-	if (!self->closed)
+	if (self->closed)
+		PyErr_Format(Error, "model %R is closed", self->path);
+	else if (!self->m)
+		PyErr_SetString(Error, "model not open: make it with "
+				       "gearrt.Model(path)");
+	else
 		return 0;
-	PyErr_Format(Error, "model '%U' is closed", self->path);
 	return -1;
 }
 
@@ -355,7 +360,7 @@ static void Model_dealloc(ModelObject *self)
 
 static PyObject *Model_repr(ModelObject *self)
 {
-	return PyUnicode_FromFormat("<gearrt.Model '%U' (%zd inputs, %zd "
+	return PyUnicode_FromFormat("<gearrt.Model %R (%zd inputs, %zd "
 				    "outputs, %zd gears%s)>",
 				    self->path ? self->path : Py_None,
 				    self->inputs ? PyTuple_GET_SIZE(self->inputs) : 0,
@@ -484,7 +489,7 @@ typedef struct {
 	size_t nin, nout;
 	gearrt_tensor *in, *out; /* the run's tensors, reused */
 	PyObject **keep;	 /* the arrays behind in[] during a run */
-	PyObject **dest;	 /* the caller's out= arrays, or NULL */
+	PyObject **dest;	 /* the caller's out= arrays during a run */
 } SessionObject;
 
 /* Destroys the library's session and lets go of the model. */
@@ -560,7 +565,7 @@ static int session_enter(SessionObject *self)
 	if (model_check_open(self->model) < 0)
 		goto fail;
 	if (!self->s) {
-		PyErr_Format(Error, "session of '%U' is closed",
+		PyErr_Format(Error, "session of %R is closed",
 			     self->model->path);
 		goto fail;
 	}
@@ -662,13 +667,12 @@ static int bind_inputs(SessionObject *self, PyObject *feeds)
 }
 
 /* Binds out={name: array}: each a writable C-contiguous array of the
- * output's dtype, which the library writes into. */
+ * output's dtype, which the library writes into (held in dest[] for the
+ * run: another thread may change the dict while the GIL is released). */
 static int bind_outputs(SessionObject *self, PyObject *out)
 {
-	for (size_t i = 0; i < self->nout; i++) {
+	for (size_t i = 0; i < self->nout; i++)
 		self->out[i] = (gearrt_tensor){ 0 };
-		self->dest[i] = NULL;
-	}
 	if (!out || out == Py_None)
 		return 0;
 	if (!PyDict_Check(out)) {
@@ -705,7 +709,7 @@ static int bind_outputs(SessionObject *self, PyObject *out)
 		self->out[i].dtype = info.dtype;
 		self->out[i].data = PyArray_DATA(a);
 		self->out[i].size = (size_t)PyArray_NBYTES(a);
-		self->dest[i] = v;
+		Py_XSETREF(self->dest[i], Py_NewRef(v));
 	}
 	return 0;
 }
@@ -734,7 +738,7 @@ static PyObject *output_array(SessionObject *self, size_t i)
 		return v;
 	}
 	PyObject *a = PyArray_SimpleNew(t->rank, dims, npy);
-	if (a)
+	if (a && PyArray_NBYTES((PyArrayObject *)a))
 		memcpy(PyArray_DATA((PyArrayObject *)a), t->data,
 		       (size_t)PyArray_NBYTES((PyArrayObject *)a));
 	return a;
@@ -824,7 +828,7 @@ static int parse_run(PyObject *const *args, Py_ssize_t nargs,
 
 PyDoc_STRVAR(Session_run_doc,
 "run(feeds, *, out=None) -> dict\n"
-"run(output_names, feeds, *, out=None) -> list\n--\n\n"
+"run(output_names, feeds, *, out=None) -> list\n\n"
 "Runs the model once.\n\n"
 "feeds         dict: input name -> numpy array (or anything numpy.asarray\n"
 "              takes), every input of the model.  A C-contiguous, aligned,\n"
@@ -866,6 +870,8 @@ static PyObject *Session_run(SessionObject *self, PyObject *const *args,
 done:
 	for (size_t i = 0; i < self->nin; i++)
 		Py_CLEAR(self->keep[i]);
+	for (size_t i = 0; i < self->nout; i++)
+		Py_CLEAR(self->dest[i]);
 	atomic_store(&self->busy, 0);
 	return res;
 }
@@ -912,7 +918,7 @@ static PyMethodDef Session_methods[] = {
 static int session_stats(SessionObject *self, gearrt_stats *st)
 {
 	if (!self->s) {
-		PyErr_Format(Error, "session of '%U' is closed",
+		PyErr_Format(Error, "session of %R is closed",
 			     self->model->path);
 		return -1;
 	}

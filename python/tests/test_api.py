@@ -32,6 +32,8 @@ def test_describe(demo_om):
         (0, (1,), {"probs": (1, 10)}), (1, (4,), {"probs": (4, 10)}),
         (2, (8,), {"probs": (8, 10)})]
     assert not m.has_dynamic and not m.closed
+    assert repr(m) == "<gearrt.Model %r (1 inputs, 1 outputs, 3 gears)>" \
+        % demo_om
 
 
 def test_every_dtype_round_trips(dtypes_om):
@@ -109,6 +111,7 @@ def test_out_buffers(demo_om):
     (np.zeros((4, 3, 32, 32), np.float64),
      "^input 'x': dtype float64, expected float32$"),
     (np.zeros((3, 32, 32), np.float32), "^input 'x': rank 3, expected 4$"),
+    (np.zeros((1,) * 9, np.float32), "^input 'x': rank 9, expected 4$"),
     (np.zeros((4, 3, 32, 31), np.float32),
      r"^input 'x': shape \[4,3,32,31\], expected \[-1,3,32,32\]$"),
     (np.zeros((4, 3, 32, 32), np.complex64),
@@ -134,6 +137,8 @@ def test_feed_errors(demo_om):
         s.run(["q"], {"x": x})
     with pytest.raises(gearrt.Error, match="no such file|cannot"):
         gearrt.Model(demo_om + ".missing")
+    with pytest.raises(gearrt.Error, match="model not open"):
+        gearrt.Model.__new__(gearrt.Model).session()
 
 
 def test_no_gear(demo_om):
