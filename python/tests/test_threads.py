@@ -46,7 +46,8 @@ def test_two_threads_equal_one(ort_om):
 
 def test_busy_session_raises(ort_om):
     """A second thread calling run() while the first is inside gets
-    gearrt.Error; the first thread's results stay right."""
+    gearrt.Error; the first thread's results stay right.  This thread can
+    only see the flag set if the runner released the GIL inside run()."""
     m = gearrt.Model(ort_om("det"))
     s = m.session()
     f = feeds_for(m, 2, 0)
