@@ -5,8 +5,11 @@
 #   make check      install missing packages, build, run every test
 #   make SANITIZE=1 ...   the same, built with ASan+UBSan (and DEBUG=1)
 #   make DEBUG=1 ...      the IR verifier runs between passes, .om read back
-#   make install    PREFIX=/usr/local DESTDIR= : gearc, its man page, and
-#                   libgearrt (.a, .so, gearrt.h, gearrt.pc)
+#   make install    PREFIX=/usr/local DESTDIR= : gearc, its man page,
+#                   libgearrt (.a, .so, gearrt.h, gearrt.pc) and, when
+#                   python3-dev is present, the Python module gearrt
+#   make python     the Python module alone, into build/python (part of
+#                   make when python3-dev and python3-numpy are present)
 #   make bench      benchmarks (figures as medians and ratios)
 #   make clean
 #
@@ -63,12 +66,17 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         libonnx-testdata:$(TESTDATA) \
         pkgconf:/usr/bin/pkg-config \
         libdnnl-dev:/usr/include/dnnl.h \
-        gcc:/usr/bin/gcc make:/usr/bin/make
+        gcc:/usr/bin/gcc make:/usr/bin/make \
+        python3-dev:/usr/bin/python3-config \
+        python3-numpy:/usr/lib/python3/dist-packages/numpy/__init__.py \
+        python3-pytest:/usr/lib/python3/dist-packages/pytest/__init__.py \
+        python3-setuptools:/usr/lib/python3/dist-packages/setuptools/__init__.py
 
-.PHONY: all deps demo check embed-check unit conformance conformance-check valgrind fuzz fuzz-smoke cli-check install uninstall clean bench FORCE
+.PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind fuzz fuzz-smoke cli-check install uninstall clean bench FORCE
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so
+all: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so \
+     $(if $(PY_OK),python)
 
 # Installs what is missing with apt-get when run as root; otherwise prints
 # the exact command and stops.
@@ -149,6 +157,51 @@ $(BUILD)/libgearrt.so: $(RT_PIC)
 	    $(RT_LIBS)
 	ln -sf libgearrt.so $(BUILD)/libgearrt.so.0
 
+# The same objects as a static archive, for the Python module (below).
+$(BUILD)/libgearrt_pic.a: $(RT_PIC)
+	rm -f $@
+	ar rcs $@ $^
+
+# The Python module gearrt (python/): the extension python/gearrt/_gearrt.c
+# against CPython and numpy's C API, with libgearrt linked in statically
+# from its position-independent objects, so an installed module needs no
+# library path (the system libraries libgearrt uses stay shared); its
+# symbols stay hidden (--exclude-libs), so a program that also loads
+# libgearrt.so keeps the two apart.  Built into build/python, ready for
+# PYTHONPATH=build/python.  PYTHON is Debian's interpreter by default.
+PYTHON ?= /usr/bin/python3
+PY_CONF := $(shell $(PYTHON) -c 'import sysconfig as s, numpy as n; \
+    print(s.get_paths()["include"], s.get_config_var("EXT_SUFFIX"), \
+    n.get_include(), s.get_python_version())' 2>/dev/null)
+PY_INC := $(word 1,$(PY_CONF))
+PY_EXT := $(word 2,$(PY_CONF))
+PY_NPINC := $(word 3,$(PY_CONF))
+PY_VER := $(word 4,$(PY_CONF))
+PY_OK := $(and $(PY_CONF),$(wildcard $(PY_INC)/Python.h))
+PY_SRC := $(wildcard python/gearrt/*.py python/gearrt/*.pyi) python/gearrt/py.typed
+PY_MOD := $(BUILD)/python/gearrt/_gearrt$(PY_EXT)
+PY_FILES := $(PY_SRC:python/%=$(BUILD)/python/%)
+# Debian's python3 reads /usr/lib/python3/dist-packages for PREFIX=/usr
+# and PREFIX/lib/python3.X/dist-packages for any other prefix.
+PYDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PY_VER)/dist-packages)
+
+python: $(PY_MOD) $(PY_FILES)
+
+$(BUILD)/python/gearrt.o: python/gearrt/_gearrt.c runtime/gearrt.h $(BUILD)/.flags
+	@[ -n "$(PY_OK)" ] || { echo "gearc: the Python module needs" \
+	    "python3-dev and python3-numpy for $(PYTHON) (make deps)"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(DEFS) $(CFLAGS) $(SANFLAGS) -fPIC -fvisibility=hidden \
+	    -I. -isystem $(PY_INC) -isystem $(PY_NPINC) -c $< -o $@
+
+$(PY_MOD): $(BUILD)/python/gearrt.o $(BUILD)/libgearrt_pic.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -shared -Wl,--exclude-libs,ALL -o $@ $^ $(RT_LIBS)
+
+$(BUILD)/python/gearrt/%: python/gearrt/%
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 $(BUILD)/gearrt.pc: FORCE
 	@mkdir -p $(BUILD)
 	@printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: gearrt\nDescription: runtime for gearc .om models\nVersion: %s\nLibs: -L$${libdir} -lgearrt\nLibs.private: %s\nCflags: -I$${includedir}\n' \
@@ -216,7 +269,22 @@ demo: deps
 	$(BUILD)/gearc run $(BUILD)/demo.om --random-inputs --gear=1 --bench=20
 
 check: deps
-	@$(MAKE) --no-print-directory unit conformance-check embed-check
+	@$(MAKE) --no-print-directory unit conformance-check embed-check \
+	    python-check
+
+# The Python module's tests (python/tests, pytest) against build/python.
+# In a sanitizer build the module carries ASan, which must be the first
+# library the interpreter loads: it is preloaded, and leak checks are off
+# (the interpreter keeps memory to its exit).
+PY_SAN_ENV := $(if $(SANFLAGS),LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) \
+    $$($(CC) -print-file-name=libubsan.so)" ASAN_OPTIONS=detect_leaks=0)
+python-check: python $(BUILD)/gearc
+	@GEARC=$(CURDIR)/$(BUILD)/gearc PYTHONPATH=$(CURDIR)/$(BUILD)/python \
+	    PYTHONDONTWRITEBYTECODE=1 $(PY_SAN_ENV) \
+	    $(PYTHON) -m pytest -q -p no:cacheprovider python/tests; rc=$$?; \
+	if [ $$rc = 5 ]; then echo "python-check: pytest found no tests"; \
+	elif [ $$rc != 0 ]; then echo "python-check: pytest exit status $$rc"; fi; \
+	exit $$rc
 
 # The README's embedding example, compiled and run against the installed
 # library (make install PREFIX=build/inst, then pkg-config).
@@ -293,7 +361,7 @@ unit: $(BUILD)/gearc $(BUILD)/tests/unit
 	    exit 1; fi
 
 install: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so \
-         $(BUILD)/gearrt.pc
+         $(BUILD)/gearrt.pc $(if $(PY_OK),install-python)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(LIBDIR) \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
 	install -m 755 $(BUILD)/gearc $(DESTDIR)$(BINDIR)/gearc
@@ -304,7 +372,14 @@ install: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so \
 	install -m 644 runtime/gearrt.h $(DESTDIR)$(INCDIR)/gearrt.h
 	install -m 644 $(BUILD)/gearrt.pc $(DESTDIR)$(LIBDIR)/pkgconfig/gearrt.pc
 
+# The Python module, into PYDIR (above).
+install-python: python
+	install -d $(DESTDIR)$(PYDIR)/gearrt
+	install -m 644 $(PY_FILES) $(DESTDIR)$(PYDIR)/gearrt/
+	install -m 755 $(PY_MOD) $(DESTDIR)$(PYDIR)/gearrt/
+
 uninstall:
+	rm -rf $(if $(PY_OK),$(DESTDIR)$(PYDIR)/gearrt)
 	rm -f $(DESTDIR)$(BINDIR)/gearc $(DESTDIR)$(MANDIR)/gearc.1 \
 	    $(DESTDIR)$(LIBDIR)/libgearrt.a $(DESTDIR)$(LIBDIR)/libgearrt.so \
 	    $(DESTDIR)$(LIBDIR)/libgearrt.so.0 $(DESTDIR)$(INCDIR)/gearrt.h \
@@ -334,10 +409,13 @@ $(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/libgearc.a
 # --ignore-scripts skips the optional CUDA download) into $(BUILD)/ort once.
 # Without node/npm it says how to get them and prints libgearrt's own
 # figures (tests/bench_run.c: load, median and minimum per gear).
+# Last, the Python module's cost per run over the C API on the VAD at 512
+# samples (tests/bench_python.py: both medians).
 ORT_PREFIX := $(BUILD)/ort
 ORT_PKG := $(ORT_PREFIX)/node_modules/onnxruntime-node/package.json
 
-bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc
+bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc \
+       $(if $(PY_OK),python)
 	$(BUILD)/bench $(BENCH_ARGS)
 	$(BUILD)/bench_memplan $(TESTDATA)
 	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
@@ -352,6 +430,10 @@ bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc
 	else \
 	    node tests/bench_ort.mjs $(BUILD); \
 	fi
+	@if [ -n "$(PY_OK)" ]; then PYTHONPATH=$(BUILD)/python \
+	    $(PYTHON) tests/bench_python.py $(BUILD); else \
+	    echo "bench: no python3-dev/numpy: the Python module's overhead" \
+	         "is not measured"; fi
 
 # libgearrt's side of the comparison, and its figures alone
 # (tests/bench_run.c).

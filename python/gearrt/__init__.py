@@ -1,0 +1,26 @@
+"""gearrt: runs gearc's compiled .om models from Python (libgearrt).
+
+    import gearrt, numpy as np
+    m = gearrt.Model("demo.om")            # opened and checked once
+    s = m.session(threads=1)               # one per thread
+    outs = s.run({"x": np.zeros((4, 3, 32, 32), np.float32)})
+    outs["probs"].shape                    # (4, 10)
+
+Model(path): .inputs / .outputs (IOInfo: name, dtype, shape with None where
+it varies with the gear, type), .gears (Gear: index, dims, outputs), .path,
+.session(threads=1, shape_cache=8, no_gears=False).
+
+Session.run(feeds) -> dict, run(None, feeds) -> list (as onnxruntime),
+run(feeds, out={name: array}) writes into the caller's arrays; .last_gear,
+.last_path ('gear', 'static', 'dynamic'), .stats.
+
+Errors: gearrt.Error (a ValueError and a RuntimeError) with the library's
+one-line message; gearrt.NoGearError (an Error) when the inputs' dims match
+no gear.  `python -m gearrt FILE.om --input NAME=FILE.npy` runs a file as
+`gearc run` does.
+"""
+from ._gearrt import (Error, Gear, IOInfo, Model, NoGearError, Session,
+                      Stats, __version__)
+
+__all__ = ["Error", "Gear", "IOInfo", "Model", "NoGearError", "Session",
+           "Stats", "__version__"]

@@ -1,0 +1,75 @@
+# Type stubs for gearrt (python/gearrt/_gearrt.c).
+import os
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class Error(ValueError, RuntimeError):
+    """A libgearrt call failed; the message is the library's one line."""
+
+class NoGearError(Error):
+    """The inputs' dims match no gear; the message lists the gears."""
+
+class IOInfo(NamedTuple):
+    name: str
+    dtype: np.dtype
+    shape: Tuple[Optional[int], ...]
+    type: str
+
+class Gear(NamedTuple):
+    index: int
+    dims: Tuple[int, ...]
+    outputs: Dict[str, Tuple[int, ...]]
+
+class Stats(NamedTuple):
+    runs: int
+    gear_runs: int
+    dynamic_runs: int
+    rebuilds: int
+    cache_hits: int
+    evictions: int
+    cached: int
+    last_rebuilt: bool
+    last_rebuild_ms: float
+
+Feeds = Mapping[str, npt.ArrayLike]
+
+class Session:
+    @property
+    def model(self) -> Model: ...
+    @property
+    def last_gear(self) -> Optional[int]: ...
+    @property
+    def last_path(self) -> Optional[str]: ...
+    @property
+    def stats(self) -> Stats: ...
+    @overload
+    def run(self, feeds: Feeds, *,
+            out: Optional[Mapping[str, np.ndarray]] = ...) -> Dict[str, np.ndarray]: ...
+    @overload
+    def run(self, output_names: Optional[Sequence[str]], feeds: Feeds, *,
+            out: Optional[Mapping[str, np.ndarray]] = ...) -> List[np.ndarray]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Session: ...
+    def __exit__(self, *exc: Any) -> None: ...
+
+class Model:
+    path: str
+    inputs: Tuple[IOInfo, ...]
+    outputs: Tuple[IOInfo, ...]
+    gears: Tuple[Gear, ...]
+    def __init__(self, path: Union[str, bytes, "os.PathLike[str]"]) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def has_dynamic(self) -> bool: ...
+    def session(self, threads: int = ..., shape_cache: int = ...,
+                no_gears: bool = ...) -> Session: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Model: ...
+    def __exit__(self, *exc: Any) -> None: ...
+
+

@@ -1,0 +1,121 @@
+"""python -m gearrt FILE.om [--input NAME=FILE.npy ...] [--bench N]
+[--threads N] [--output-dir DIR]: runs a .om as `gearc run` does.
+
+Prints the path the run took ("gear K (dims D)", "dynamic graph (dims D,
+rebuilt|cached)" or "static graph") and each output's name, dtype and
+shape; --bench N runs N more times and prints the median and minimum;
+--output-dir writes DIR/NAME.npy per output (NAME's bytes other than a
+letter, digit, '.', '_' or '-' as %xx).  Errors print one line
+"gearrt: error: ..." and exit 1 (2 for a usage error).
+"""
+import argparse
+import os
+import re
+import sys
+import time
+
+import numpy as np
+
+import gearrt
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(prog="python -m gearrt",
+                                description="Runs a gearc .om file.")
+    p.add_argument("file", help="the .om file")
+    p.add_argument("--input", "-i", action="append", default=[],
+                   metavar="NAME=FILE.npy", help="an input (repeat per input)")
+    p.add_argument("--bench", type=int, metavar="N",
+                   help="time N more runs: median and minimum")
+    p.add_argument("--threads", "-t", type=int, default=1, metavar="N",
+                   help="intra-op threads")
+    p.add_argument("--output-dir", "-o", metavar="DIR",
+                   help="write DIR/NAME.npy per output")
+    a = p.parse_args(argv)
+    if a.bench is not None and a.bench < 1:
+        p.error("--bench %d: expected an integer 1..1000000" % a.bench)
+    if a.output_dir and not os.path.isdir(a.output_dir):
+        p.error("--output-dir '%s' is not a directory" % a.output_dir)
+    return a
+
+
+def feeds_of(m, given):
+    """The inputs from NAME=FILE.npy pairs, each input given once."""
+    names = [i.name for i in m.inputs]
+    feeds = {}
+    for g in given:
+        name, sep, path = g.partition("=")
+        if not sep:
+            raise gearrt.Error("--input '%s': expected NAME=PATH" % g)
+        if name not in names:
+            raise gearrt.Error("--input '%s': the model has no input of "
+                               "that name" % g)
+        try:
+            feeds[name] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise gearrt.Error("input '%s': %s" % (name, e)) from None
+    for n in names:
+        if n not in feeds:
+            raise gearrt.Error("input '%s' is not given (--input "
+                               "%s=FILE.npy)" % (n, n))
+    return feeds
+
+
+def path_line(m, s, feeds):
+    """What the run took, worded as gearc run words it."""
+    if s.last_path == "dynamic":
+        dims = ",".join(str(d) for i in m.inputs
+                        for d in np.shape(feeds[i.name]))
+        return "dynamic graph (dims %s, %s)" % (
+            dims, "rebuilt" if s.stats.last_rebuilt else "cached")
+    if s.last_gear is not None:
+        return "gear %d (dims %s)" % (s.last_gear, ",".join(
+            str(d) for d in m.gears[s.last_gear].dims))
+    return "static graph"
+
+
+def escape(name):
+    return re.sub(r"[^A-Za-z0-9._-]",
+                  lambda c: "".join("%%%02x" % b for b in c.group().encode()),
+                  name)
+
+
+def main(argv=None):
+    a = parse(argv)
+    try:
+        t0 = time.perf_counter()
+        m = gearrt.Model(a.file)
+        feeds = feeds_of(m, a.input)
+        s = m.session(threads=a.threads)
+        outs = s.run(feeds)
+        load = (time.perf_counter() - t0) * 1e3
+        print(path_line(m, s, feeds))
+        for o in m.outputs:
+            y = outs[o.name]
+            print("output '%s' %s [%s]" % (o.name, o.type,
+                                          ",".join(str(d) for d in y.shape)))
+            if a.output_dir:
+                np.save(os.path.join(a.output_dir, escape(o.name) + ".npy"),
+                        y)
+        if a.bench:
+            t = []
+            for _ in range(a.bench):
+                t0 = time.perf_counter()
+                s.run(feeds)
+                t.append((time.perf_counter() - t0) * 1e3)
+            t.sort()
+            print("bench: load %.3f ms, run median %.3f ms, min %.3f ms over "
+                  "%d runs" % (load, t[len(t) // 2], t[0], len(t)))
+            st = s.stats
+            if st.dynamic_runs:
+                print("shape cache: %d rebuilds (last %.3f ms), %d cache "
+                      "hits over %d runs" % (st.rebuilds, st.last_rebuild_ms,
+                                             st.cache_hits, st.runs))
+    except gearrt.Error as e:
+        print("gearrt: error: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

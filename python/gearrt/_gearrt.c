@@ -1,0 +1,1097 @@
+/*
+ * python/gearrt/_gearrt.c - the CPython binding of libgearrt
+ * (runtime/gearrt.h): gearrt.Model, gearrt.Session and their errors.
+ *
+ *   m = gearrt.Model("rec.om")
+ *   s = m.session(threads=1)
+ *   outs = s.run({"x": pixels})          # {"probs": ndarray}
+ *
+ * Inputs.  An input that is a C-contiguous, aligned, native-endian numpy
+ * array (or buffer) is handed to the library as it is: no copy.  Any other
+ * array is copied once into that form (its dtype kept: a wrong dtype is the
+ * library's error, as a wrong rank or dims are); a list or scalar is
+ * converted once to the input's dtype.
+ *
+ * Outputs.  By default each output is copied out of the session's memory
+ * into a fresh array the caller owns; run(..., out={name: array}) has the
+ * library write straight into the caller's array instead.
+ *
+ * Threads.  The GIL is released while the library runs, so sessions on
+ * several threads run in parallel.  A session serves one thread at a time
+ * (gearrt.h): an atomic busy flag makes a second concurrent run() raise.
+ *
+ * Lifetimes.  A Session holds its Model; Model.close() closes the file at
+ * once if no session is open, else when its last session goes, and every
+ * later call on the model or its sessions raises gearrt.Error.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <stdatomic.h>
+
+#include "runtime/gearrt.h"
+
+#ifndef GEARC_VERSION
+#error "build with -DGEARC_VERSION='\"x.y.z\"' (the Makefile's VERSION)"
+#endif
+
+/* ---- dtypes ------------------------------------------------------------ */
+
+/* Every dtype that crosses the API and its numpy type: one row each.
+ * numpy has no bfloat16: those tensors cross as uint16 arrays of their
+ * bits (the input's row is found first, so uint16 feeds a bfloat16 input). */
+static const struct {
+	int32_t gearrt;
+	int npy;
+} DTYPES[] = {
+	{ GEARRT_FLOAT32, NPY_FLOAT32 }, { GEARRT_UINT8, NPY_UINT8 },
+	{ GEARRT_INT8, NPY_INT8 },	 { GEARRT_UINT16, NPY_UINT16 },
+	{ GEARRT_INT16, NPY_INT16 },	 { GEARRT_INT32, NPY_INT32 },
+	{ GEARRT_INT64, NPY_INT64 },	 { GEARRT_BOOL, NPY_BOOL },
+	{ GEARRT_FLOAT16, NPY_FLOAT16 }, { GEARRT_FLOAT64, NPY_FLOAT64 },
+	{ GEARRT_UINT32, NPY_UINT32 },	 { GEARRT_UINT64, NPY_UINT64 },
+	{ GEARRT_BFLOAT16, NPY_UINT16 },
+};
+enum { NDTYPES = sizeof(DTYPES) / sizeof(DTYPES[0]) };
+
+/* The numpy type of a gearrt dtype, -1 if it has none. */
+static int npy_of(int32_t dtype)
+{
+	for (int i = 0; i < NDTYPES; i++)
+		if (DTYPES[i].gearrt == dtype)
+			return DTYPES[i].npy;
+	return -1;
+}
+
+/* The gearrt dtype of a numpy dtype: 'want' (the input's) if it maps to
+ * that numpy type, else the first row's; -1 if none. */
+static int32_t gearrt_of(PyArray_Descr *d, int32_t want)
+{
+	int w = npy_of(want);
+	if (w >= 0 && PyArray_EquivTypenums(d->type_num, w))
+		return want;
+	for (int i = 0; i < NDTYPES; i++)
+		if (PyArray_EquivTypenums(d->type_num, DTYPES[i].npy))
+			return DTYPES[i].gearrt;
+	return -1;
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+static PyObject *Error, *NoGearError;
+
+/* Raises the library's message for status st; returns NULL. */
+static PyObject *raise_status(gearrt_status st)
+{
+	PyErr_SetString(st == GEARRT_E_NO_GEAR ? NoGearError : Error,
+			gearrt_last_error());
+	return NULL;
+}
+
+/* ---- result types ------------------------------------------------------ */
+
+static PyTypeObject IOInfoType, GearType, StatsType;
+
+static PyStructSequence_Field io_fields[] = {
+	{ "name", "the input's or output's name" },
+	{ "dtype", "its numpy dtype (uint16 for bfloat16)" },
+	{ "shape", "its dims, None where they vary with the gear" },
+	{ "type", "the library's dtype name: 'float32', 'bfloat16', ..." },
+	{ NULL, NULL },
+};
+static PyStructSequence_Desc io_desc = {
+	"gearrt.IOInfo",
+	"An input or output of a model: (name, dtype, shape, type).",
+	io_fields, 4,
+};
+
+static PyStructSequence_Field gear_fields[] = {
+	{ "index", "the gear's number, as Session.last_gear gives it" },
+	{ "dims", "the values of every input's varying dims, inputs in "
+		  "order, axes in order" },
+	{ "outputs", "dict: output name -> its exact shape at this gear" },
+	{ NULL, NULL },
+};
+static PyStructSequence_Desc gear_desc = {
+	"gearrt.Gear", "One gear of a model: (index, dims, outputs).",
+	gear_fields, 3,
+};
+
+static PyStructSequence_Field stats_fields[] = {
+	{ "runs", "successful runs" },
+	{ "gear_runs", "... on a gear (or a static compile)" },
+	{ "dynamic_runs", "... on the dynamic graph" },
+	{ "rebuilds", "specialisations built" },
+	{ "cache_hits", "runs that reused one" },
+	{ "evictions", "specialisations dropped for room" },
+	{ "cached", "specialisations held now" },
+	{ "last_rebuilt", "True if the last run built its specialisation" },
+	{ "last_rebuild_ms", "the last rebuild's wall time" },
+	{ NULL, NULL },
+};
+static PyStructSequence_Desc stats_desc = {
+	"gearrt.Stats",
+	"A session's counters since it was created (gearrt_stats).",
+	stats_fields, 9,
+};
+
+/* (d0, d1, ...) with None for negative dims. */
+static PyObject *shape_tuple(const int64_t *dims, int32_t rank)
+{
+	PyObject *t = PyTuple_New(rank);
+	for (int32_t k = 0; t && k < rank; k++) {
+		PyObject *v = dims[k] < 0 ? Py_NewRef(Py_None)
+					  : PyLong_FromLongLong(dims[k]);
+		if (!v) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, k, v);
+	}
+	return t;
+}
+
+static PyObject *io_info(const gearrt_tensor *t)
+{
+	int npy = npy_of(t->dtype);
+	PyObject *r = PyStructSequence_New(&IOInfoType);
+	if (!r)
+		return NULL;
+	PyObject *items[4] = {
+		PyUnicode_FromString(t->name),
+		npy < 0 ? Py_NewRef(Py_None)
+			: (PyObject *)PyArray_DescrFromType(npy),
+		shape_tuple(t->dims, t->rank),
+		PyUnicode_FromString(gearrt_dtype_name(t->dtype)
+					     ? gearrt_dtype_name(t->dtype)
+					     : "?"),
+	};
+	for (int i = 0; i < 4; i++) {
+		if (!items[i]) {
+			for (int k = 0; k < 4; k++)
+				Py_XDECREF(items[k]);
+			Py_DECREF(r);
+			return NULL;
+		}
+		PyStructSequence_SET_ITEM(r, i, items[i]);
+	}
+	return r;
+}
+
+/* ---- Model ------------------------------------------------------------- */
+
+typedef struct {
+	PyObject_HEAD
+	gearrt_model *m; /* NULL once closed and its last session gone */
+	PyObject *path;
+	PyObject *inputs, *outputs, *gears; /* tuples */
+	PyObject *in_names, *out_names;	    /* tuples of str */
+	int closed;
+	Py_ssize_t nsessions; /* sessions not yet destroyed */
+} ModelObject;
+
+static PyTypeObject ModelType, SessionType;
+
+/* Closes the library's model once it is closed and unused. */
+static void model_release(ModelObject *self)
+{
+	if (self->closed && !self->nsessions && self->m) {
+		gearrt_model_close(self->m);
+		self->m = NULL;
+	}
+}
+
+/* Raises unless the model is open. */
+static int model_check_open(ModelObject *self)
+{
+	if (self->closed)
+		PyErr_Format(Error, "model %R is closed", self->path);
+	else if (!self->m)
+		PyErr_SetString(Error, "model not open: make it with "
+				       "gearrt.Model(path)");
+	else
+		return 0;
+	return -1;
+}
+
+static PyObject *info_tuple(gearrt_model *m, size_t n,
+			    gearrt_status (*get)(const gearrt_model *, size_t,
+						 gearrt_tensor *),
+			    PyObject **names)
+{
+	PyObject *t = PyTuple_New((Py_ssize_t)n);
+	*names = PyTuple_New((Py_ssize_t)n);
+	if (!t || !*names)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		gearrt_tensor info;
+		if (get(m, i, &info) != GEARRT_OK) {
+			raise_status(GEARRT_E_ARG);
+			goto fail;
+		}
+		PyObject *r = io_info(&info);
+		if (!r)
+			goto fail;
+		PyTuple_SET_ITEM(t, (Py_ssize_t)i, r);
+		PyObject *name = PyStructSequence_GET_ITEM(r, 0);
+		PyTuple_SET_ITEM(*names, (Py_ssize_t)i, Py_NewRef(name));
+	}
+	return t;
+fail:
+	Py_XDECREF(t);
+	Py_CLEAR(*names);
+	return NULL;
+}
+
+static PyObject *gear_info(ModelObject *self, size_t g)
+{
+	const int64_t *dims;
+	size_t nd;
+	if (gearrt_gear_dims(self->m, g, &dims, &nd) != GEARRT_OK)
+		return raise_status(GEARRT_E_ARG);
+	PyObject *r = PyStructSequence_New(&GearType);
+	PyObject *d = PyTuple_New((Py_ssize_t)nd), *outs = PyDict_New();
+	if (!r || !d || !outs)
+		goto fail;
+	for (size_t k = 0; k < nd; k++) {
+		PyObject *v = PyLong_FromLongLong(dims[k]);
+		if (!v)
+			goto fail;
+		PyTuple_SET_ITEM(d, (Py_ssize_t)k, v);
+	}
+	for (size_t i = 0; i < gearrt_output_count(self->m); i++) {
+		gearrt_tensor info;
+		if (gearrt_gear_output(self->m, g, i, &info) != GEARRT_OK) {
+			raise_status(GEARRT_E_ARG);
+			goto fail;
+		}
+		PyObject *sh = shape_tuple(info.dims, info.rank);
+		if (!sh || PyDict_SetItem(outs, PyTuple_GET_ITEM(
+							self->out_names,
+							(Py_ssize_t)i),
+					  sh) < 0) {
+			Py_XDECREF(sh);
+			goto fail;
+		}
+		Py_DECREF(sh);
+	}
+	PyStructSequence_SET_ITEM(r, 0, PyLong_FromSize_t(g));
+	if (!PyStructSequence_GET_ITEM(r, 0))
+		goto fail;
+	PyStructSequence_SET_ITEM(r, 1, d);
+	PyStructSequence_SET_ITEM(r, 2, outs);
+	return r;
+fail:
+	Py_XDECREF(r);
+	Py_XDECREF(d);
+	Py_XDECREF(outs);
+	return NULL;
+}
+
+/* Reads the model's inputs, outputs and gears into Python objects once. */
+static int model_describe(ModelObject *self)
+{
+	gearrt_model *m = self->m;
+	self->inputs = info_tuple(m, gearrt_input_count(m), gearrt_input_info,
+				  &self->in_names);
+	if (!self->inputs)
+		return -1;
+	self->outputs = info_tuple(m, gearrt_output_count(m),
+				   gearrt_output_info, &self->out_names);
+	if (!self->outputs)
+		return -1;
+	size_t ng = gearrt_gear_count(m);
+	self->gears = PyTuple_New((Py_ssize_t)ng);
+	for (size_t g = 0; self->gears && g < ng; g++) {
+		PyObject *r = gear_info(self, g);
+		if (!r)
+			return -1;
+		PyTuple_SET_ITEM(self->gears, (Py_ssize_t)g, r);
+	}
+	return self->gears ? 0 : -1;
+}
+
+static int Model_init(ModelObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "path", NULL };
+	PyObject *bytes = NULL;
+	if (self->m || self->path) {
+		PyErr_SetString(Error, "Model.__init__: the model is open "
+				       "already");
+		return -1;
+	}
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:Model", kwlist,
+					 PyUnicode_FSConverter, &bytes))
+		return -1;
+	const char *path = PyBytes_AS_STRING(bytes);
+	gearrt_model *m = NULL;
+	gearrt_status st;
+	Py_BEGIN_ALLOW_THREADS
+	st = gearrt_model_open(path, &m);
+	Py_END_ALLOW_THREADS
+	if (st != GEARRT_OK) {
+		Py_DECREF(bytes);
+		raise_status(st);
+		return -1;
+	}
+	self->m = m;
+	self->path = PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(bytes),
+						      PyBytes_GET_SIZE(bytes));
+	Py_DECREF(bytes);
+	if (!self->path || model_describe(self) < 0)
+		return -1;
+	return 0;
+}
+
+static void Model_dealloc(ModelObject *self)
+{
+	self->closed = 1;
+	model_release(self);
+	Py_XDECREF(self->path);
+	Py_XDECREF(self->inputs);
+	Py_XDECREF(self->outputs);
+	Py_XDECREF(self->gears);
+	Py_XDECREF(self->in_names);
+	Py_XDECREF(self->out_names);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Model_repr(ModelObject *self)
+{
+	return PyUnicode_FromFormat("<gearrt.Model %R (%zd inputs, %zd "
+				    "outputs, %zd gears%s)>",
+				    self->path ? self->path : Py_None,
+				    self->inputs ? PyTuple_GET_SIZE(self->inputs) : 0,
+				    self->outputs ? PyTuple_GET_SIZE(self->outputs) : 0,
+				    self->gears ? PyTuple_GET_SIZE(self->gears) : 0,
+				    self->closed ? ", closed" : "");
+}
+
+static PyObject *Model_session(ModelObject *self, PyObject *args,
+			       PyObject *kw);
+
+PyDoc_STRVAR(Model_close_doc,
+"close()\n--\n\n"
+"Closes the model: later calls on it or its sessions raise gearrt.Error.\n"
+"The file's memory is freed now if no session is open, else when the\n"
+"last one is closed or collected.  Closing twice is harmless.");
+
+static PyObject *Model_close(ModelObject *self, PyObject *Py_UNUSED(a))
+{
+	self->closed = 1;
+	model_release(self);
+	Py_RETURN_NONE;
+}
+
+static PyObject *Model_enter(ModelObject *self, PyObject *Py_UNUSED(a))
+{
+	if (model_check_open(self) < 0)
+		return NULL;
+	return Py_NewRef(self);
+}
+
+static PyObject *Model_exit(ModelObject *self, PyObject *Py_UNUSED(a))
+{
+	return Model_close(self, NULL);
+}
+
+PyDoc_STRVAR(Model_session_doc,
+"session(threads=1, shape_cache=8, no_gears=False)\n--\n\n"
+"A new Session on this model: one per thread (the model itself is shared\n"
+"by any number of sessions).\n\n"
+"threads      intra-op threads of each run.\n"
+"shape_cache  how many specialisations of a --hybrid file's dynamic graph\n"
+"             (or of a gear to its inputs' values) the session keeps;\n"
+"             0 keeps none: every run off the gears rebuilds.\n"
+"no_gears     run the dynamic graph even when the inputs' dims are a\n"
+"             gear's (to compare the two paths).");
+
+static PyMethodDef Model_methods[] = {
+	{ "session", (PyCFunction)(void (*)(void))Model_session,
+	  METH_VARARGS | METH_KEYWORDS, Model_session_doc },
+	{ "close", (PyCFunction)Model_close, METH_NOARGS, Model_close_doc },
+	{ "__enter__", (PyCFunction)Model_enter, METH_NOARGS,
+	  "Returns the model (with ... as m:)." },
+	{ "__exit__", (PyCFunction)Model_exit, METH_VARARGS,
+	  "Closes the model." },
+	{ NULL },
+};
+
+static PyObject *Model_get_closed(ModelObject *self, void *Py_UNUSED(c))
+{
+	return PyBool_FromLong(self->closed);
+}
+
+static PyObject *Model_get_dynamic(ModelObject *self, void *Py_UNUSED(c))
+{
+	if (model_check_open(self) < 0)
+		return NULL;
+	return PyBool_FromLong(gearrt_has_dynamic(self->m));
+}
+
+static PyMemberDef Model_members[] = {
+	{ "path", T_OBJECT, offsetof(ModelObject, path), READONLY,
+	  "The .om file's path, as given." },
+	{ "inputs", T_OBJECT, offsetof(ModelObject, inputs), READONLY,
+	  "The inputs in order: IOInfo(name, dtype, shape, type), shape with "
+	  "None where it varies with the gear." },
+	{ "outputs", T_OBJECT, offsetof(ModelObject, outputs), READONLY,
+	  "The outputs in order, as inputs." },
+	{ "gears", T_OBJECT, offsetof(ModelObject, gears), READONLY,
+	  "The gears: Gear(index, dims, outputs); () for a static compile." },
+	{ NULL },
+};
+
+static PyGetSetDef Model_getset[] = {
+	{ "closed", (getter)Model_get_closed, NULL,
+	  "True once close() was called.", NULL },
+	{ "has_dynamic", (getter)Model_get_dynamic, NULL,
+	  "True if the file holds a dynamic graph (a --hybrid compile): "
+	  "dims that match no gear run it instead of raising NoGearError.",
+	  NULL },
+	{ NULL },
+};
+
+PyDoc_STRVAR(Model_doc,
+"Model(path)\n--\n\n"
+"A compiled .om file, opened with every check `gearc verify` makes\n"
+"(raises gearrt.Error with the library's message if one fails).\n"
+"Read-only once open: any number of sessions on any threads may use it.\n\n"
+"    m = gearrt.Model('rec.om')\n"
+"    m.inputs[0]   # IOInfo(name='x', dtype=dtype('float32'),\n"
+"                  #        shape=(1, 3, 48, None), type='float32')\n"
+"    s = m.session()");
+
+static PyTypeObject ModelType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "gearrt.Model",
+	.tp_basicsize = sizeof(ModelObject),
+	.tp_dealloc = (destructor)Model_dealloc,
+	.tp_repr = (reprfunc)Model_repr,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = Model_doc,
+	.tp_methods = Model_methods,
+	.tp_members = Model_members,
+	.tp_getset = Model_getset,
+	.tp_init = (initproc)Model_init,
+	.tp_new = PyType_GenericNew,
+};
+
+/* ---- Session ----------------------------------------------------------- */
+
+typedef struct {
+	PyObject_HEAD
+	ModelObject *model;
+	gearrt_session *s; /* NULL once closed */
+	atomic_int busy;   /* a run or close is under way */
+	size_t nin, nout;
+	gearrt_tensor *in, *out; /* the run's tensors, reused */
+	PyObject **keep;	 /* the arrays behind in[] during a run */
+	PyObject **dest;	 /* the caller's out= arrays during a run */
+} SessionObject;
+
+/* Destroys the library's session and lets go of the model. */
+static void session_destroy(SessionObject *self)
+{
+	if (!self->s)
+		return;
+	gearrt_session_destroy(self->s);
+	self->s = NULL;
+	self->model->nsessions--;
+	model_release(self->model);
+}
+
+static PyObject *Model_session(ModelObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "threads", "shape_cache", "no_gears", NULL };
+	int threads = 1, cache = GEARRT_SHAPE_CACHE_DEFAULT, no_gears = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|iip:session", kwlist,
+					 &threads, &cache, &no_gears) ||
+	    model_check_open(self) < 0)
+		return NULL;
+	gearrt_options opt = {
+		.threads = threads,
+		.shape_cache = cache ? cache : GEARRT_SHAPE_CACHE_OFF,
+		.no_gears = no_gears,
+	};
+	SessionObject *s = PyObject_New(SessionObject, &SessionType);
+	if (!s)
+		return NULL;
+	s->model = (ModelObject *)Py_NewRef(self);
+	s->s = NULL;
+	atomic_init(&s->busy, 0);
+	s->nin = gearrt_input_count(self->m);
+	s->nout = gearrt_output_count(self->m);
+	s->in = PyMem_Calloc(s->nin + 1, sizeof(gearrt_tensor));
+	s->out = PyMem_Calloc(s->nout + 1, sizeof(gearrt_tensor));
+	s->keep = PyMem_Calloc(s->nin + 1, sizeof(PyObject *));
+	s->dest = PyMem_Calloc(s->nout + 1, sizeof(PyObject *));
+	if (!s->in || !s->out || !s->keep || !s->dest) {
+		Py_DECREF(s);
+		return PyErr_NoMemory();
+	}
+	gearrt_status st = gearrt_session_create(self->m, &opt, &s->s);
+	if (st != GEARRT_OK) {
+		s->s = NULL;
+		Py_DECREF(s);
+		return raise_status(st);
+	}
+	self->nsessions++;
+	return (PyObject *)s;
+}
+
+static void Session_dealloc(SessionObject *self)
+{
+	session_destroy(self);
+	PyMem_Free(self->in);
+	PyMem_Free(self->out);
+	PyMem_Free(self->keep);
+	PyMem_Free(self->dest);
+	Py_XDECREF(self->model);
+	PyObject_Free(self);
+}
+
+/* Takes the busy flag, or raises; then checks the session is usable. */
+static int session_enter(SessionObject *self)
+{
+	if (atomic_exchange(&self->busy, 1)) {
+		PyErr_SetString(Error, "session is running on another thread "
+				       "(a session serves one thread at a "
+				       "time: make one per thread)");
+		return -1;
+	}
+	if (model_check_open(self->model) < 0)
+		goto fail;
+	if (!self->s) {
+		PyErr_Format(Error, "session of %R is closed",
+			     self->model->path);
+		goto fail;
+	}
+	return 0;
+fail:
+	atomic_store(&self->busy, 0);
+	return -1;
+}
+
+/* Fills in[i] from feed obj for input i: the array as it is if the library
+ * can read it in place, else converted once (kept in keep[i]). */
+static int bind_input(SessionObject *self, size_t i, PyObject *obj)
+{
+	gearrt_tensor info;
+	gearrt_input_info(self->model->m, i, &info);
+	const gearrt_tensor *want = &info;
+	PyArrayObject *a;
+	if (PyArray_Check(obj)) {
+		a = (PyArrayObject *)Py_NewRef(obj);
+	} else if (PyObject_CheckBuffer(obj)) {
+		a = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
+	} else {
+		int npy = npy_of(want->dtype);
+		a = (PyArrayObject *)PyArray_FromAny(
+			obj, npy < 0 ? NULL : PyArray_DescrFromType(npy), 0, 0,
+			NPY_ARRAY_CARRAY_RO, NULL);
+	}
+	if (!a)
+		return -1;
+	self->keep[i] = (PyObject *)a;
+	int32_t dt = gearrt_of(PyArray_DESCR(a), want->dtype);
+	if (dt < 0) {
+		PyErr_Format(Error, "input '%s': numpy dtype %R has no gearrt "
+				    "dtype (expected %s)",
+			     want->name, (PyObject *)PyArray_DESCR(a),
+			     gearrt_dtype_name(want->dtype));
+		return -1;
+	}
+	if (!PyArray_ISCARRAY_RO(a) || !PyArray_ISNOTSWAPPED(a)) {
+		PyObject *c = PyArray_FromAny(
+			(PyObject *)a, PyArray_DescrFromType(npy_of(dt)), 0, 0,
+			NPY_ARRAY_CARRAY_RO | NPY_ARRAY_ENSURECOPY, NULL);
+		if (!c)
+			return -1;
+		Py_SETREF(self->keep[i], c);
+		a = (PyArrayObject *)c;
+	}
+	gearrt_tensor *t = &self->in[i];
+	t->name = NULL;
+	t->dtype = dt;
+	t->rank = PyArray_NDIM(a);
+	for (int k = 0; k < t->rank && k < GEARRT_MAX_RANK; k++)
+		t->dims[k] = PyArray_DIM(a, k);
+	t->data = PyArray_DATA(a);
+	t->size = (size_t)PyArray_NBYTES(a);
+	return 0;
+}
+
+/* Binds every input from the feeds dict; a missing or unknown name is an
+ * error naming it. */
+static int bind_inputs(SessionObject *self, PyObject *feeds)
+{
+	if (!PyDict_Check(feeds)) {
+		PyErr_Format(PyExc_TypeError, "feeds: expected a dict of input "
+					      "name -> array, got %.80s",
+			     Py_TYPE(feeds)->tp_name);
+		return -1;
+	}
+	for (size_t i = 0; i < self->nin; i++) {
+		PyObject *name = PyTuple_GET_ITEM(self->model->in_names,
+						  (Py_ssize_t)i);
+		PyObject *v = PyDict_GetItemWithError(feeds, name);
+		if (!v) {
+			if (!PyErr_Occurred())
+				PyErr_Format(Error, "input '%U' is not given "
+						    "(the model's inputs: %R)",
+					     name, self->model->in_names);
+			return -1;
+		}
+		if (bind_input(self, i, v) < 0)
+			return -1;
+	}
+	if ((size_t)PyDict_GET_SIZE(feeds) != self->nin) {
+		PyObject *k, *v;
+		Py_ssize_t pos = 0;
+		while (PyDict_Next(feeds, &pos, &k, &v)) {
+			int has = PySequence_Contains(self->model->in_names, k);
+			if (has < 0)
+				return -1;
+			if (!has) {
+				PyErr_Format(Error, "feeds: the model has no "
+						    "input %R (its inputs: %R)",
+					     k, self->model->in_names);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Binds out={name: array}: each a writable C-contiguous array of the
+ * output's dtype, which the library writes into (held in dest[] for the
+ * run: another thread may change the dict while the GIL is released). */
+static int bind_outputs(SessionObject *self, PyObject *out)
+{
+	for (size_t i = 0; i < self->nout; i++)
+		self->out[i] = (gearrt_tensor){ 0 };
+	if (!out || out == Py_None)
+		return 0;
+	if (!PyDict_Check(out)) {
+		PyErr_Format(PyExc_TypeError, "out: expected a dict of output "
+					      "name -> array, got %.80s",
+			     Py_TYPE(out)->tp_name);
+		return -1;
+	}
+	PyObject *k, *v;
+	Py_ssize_t pos = 0;
+	while (PyDict_Next(out, &pos, &k, &v)) {
+		Py_ssize_t i = PySequence_Index(self->model->out_names, k);
+		if (i < 0) {
+			PyErr_Clear();
+			PyErr_Format(Error, "out: the model has no output %R "
+					    "(its outputs: %R)",
+				     k, self->model->out_names);
+			return -1;
+		}
+		gearrt_tensor info;
+		gearrt_output_info(self->model->m, (size_t)i, &info);
+		PyArrayObject *a = (PyArrayObject *)v;
+		if (!PyArray_Check(v) || !PyArray_ISCARRAY(a) ||
+		    !PyArray_ISNOTSWAPPED(a) ||
+		    !PyArray_EquivTypenums(PyArray_TYPE(a), npy_of(info.dtype))) {
+			PyErr_Format(Error, "out '%s': expected a writable "
+					    "C-contiguous %s array, got %R",
+				     info.name, gearrt_dtype_name(info.dtype),
+				     PyArray_Check(v)
+					     ? (PyObject *)PyArray_DESCR(a)
+					     : (PyObject *)Py_TYPE(v));
+			return -1;
+		}
+		self->out[i].dtype = info.dtype;
+		self->out[i].data = PyArray_DATA(a);
+		self->out[i].size = (size_t)PyArray_NBYTES(a);
+		Py_XSETREF(self->dest[i], Py_NewRef(v));
+	}
+	return 0;
+}
+
+/* Output i as an array: a fresh copy of session memory, or the caller's
+ * out= array (a view of its first bytes if its shape differs). */
+static PyObject *output_array(SessionObject *self, size_t i)
+{
+	const gearrt_tensor *t = &self->out[i];
+	npy_intp dims[GEARRT_MAX_RANK];
+	for (int32_t k = 0; k < t->rank; k++)
+		dims[k] = (npy_intp)t->dims[k];
+	PyObject *dest = self->dest[i];
+	int npy = npy_of(t->dtype);
+	if (dest) {
+		PyArrayObject *d = (PyArrayObject *)dest;
+		if (PyArray_NDIM(d) == t->rank &&
+		    PyArray_CompareLists(PyArray_DIMS(d), dims, t->rank))
+			return Py_NewRef(dest);
+		PyObject *v = PyArray_New(&PyArray_Type, t->rank, dims, npy,
+					  NULL, PyArray_DATA(d), 0,
+					  NPY_ARRAY_CARRAY, NULL);
+		if (v && PyArray_SetBaseObject((PyArrayObject *)v,
+					       Py_NewRef(dest)) < 0)
+			Py_CLEAR(v);
+		return v;
+	}
+	PyObject *a = PyArray_SimpleNew(t->rank, dims, npy);
+	if (a && PyArray_NBYTES((PyArrayObject *)a))
+		memcpy(PyArray_DATA((PyArrayObject *)a), t->data,
+		       (size_t)PyArray_NBYTES((PyArrayObject *)a));
+	return a;
+}
+
+/* The result: a dict of every output, or a list of those named (all if
+ * names is None). */
+static PyObject *results(SessionObject *self, PyObject *names, int as_list)
+{
+	PyObject *out_names = self->model->out_names;
+	if (!as_list) {
+		PyObject *d = PyDict_New();
+		for (size_t i = 0; d && i < self->nout; i++) {
+			PyObject *a = output_array(self, i);
+			if (!a || PyDict_SetItem(d, PyTuple_GET_ITEM(out_names,
+								    (Py_ssize_t)i),
+						 a) < 0)
+				Py_CLEAR(d);
+			Py_XDECREF(a);
+		}
+		return d;
+	}
+	if (names == Py_None) {
+		PyObject *l = PyList_New((Py_ssize_t)self->nout);
+		for (size_t i = 0; l && i < self->nout; i++) {
+			PyObject *a = output_array(self, i);
+			if (!a)
+				Py_CLEAR(l);
+			else
+				PyList_SET_ITEM(l, (Py_ssize_t)i, a);
+		}
+		return l;
+	}
+	PyObject *seq = PySequence_Fast(names, "output_names: expected a list "
+					       "of output names or None");
+	if (!seq)
+		return NULL;
+	Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+	PyObject *l = PyList_New(n);
+	for (Py_ssize_t k = 0; l && k < n; k++) {
+		PyObject *name = PySequence_Fast_GET_ITEM(seq, k);
+		Py_ssize_t i = PySequence_Index(out_names, name);
+		PyObject *a = NULL;
+		if (i < 0) {
+			PyErr_Clear();
+			PyErr_Format(Error, "output_names: the model has no "
+					    "output %R (its outputs: %R)",
+				     name, out_names);
+		} else {
+			a = output_array(self, (size_t)i);
+		}
+		if (!a)
+			Py_CLEAR(l);
+		else
+			PyList_SET_ITEM(l, k, a);
+	}
+	Py_DECREF(seq);
+	return l;
+}
+
+/* run(feeds, *, out=None) or run(output_names, feeds, *, out=None);
+ * returns 1 for the second (a list), 0 for the first, -1 on error. */
+static int parse_run(PyObject *const *args, Py_ssize_t nargs,
+		     PyObject *kwnames, PyObject **names, PyObject **feeds,
+		     PyObject **out)
+{
+	Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+	*out = NULL;
+	for (Py_ssize_t k = 0; k < nkw; k++) {
+		PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+		if (PyUnicode_CompareWithASCIIString(key, "out")) {
+			PyErr_Format(PyExc_TypeError, "run() got an unexpected "
+						      "keyword argument %R", key);
+			return -1;
+		}
+		*out = args[nargs + k];
+	}
+	if (nargs < 1 || nargs > 2) {
+		PyErr_SetString(PyExc_TypeError, "run() takes (feeds) or "
+						 "(output_names, feeds)");
+		return -1;
+	}
+	*names = nargs == 2 ? args[0] : Py_None;
+	*feeds = args[nargs - 1];
+	return nargs == 2;
+}
+
+PyDoc_STRVAR(Session_run_doc,
+"run(feeds, *, out=None) -> dict\n"
+"run(output_names, feeds, *, out=None) -> list\n\n"
+"Runs the model once.\n\n"
+"feeds         dict: input name -> numpy array (or anything numpy.asarray\n"
+"              takes), every input of the model.  A C-contiguous, aligned,\n"
+"              native-endian array is read in place, with no copy; other\n"
+"              arrays are copied once into that form (their dtype kept),\n"
+"              lists and scalars converted once to the input's dtype.\n"
+"              bfloat16 inputs take uint16 arrays of the bits.\n"
+"output_names  as onnxruntime.InferenceSession.run: None for every output,\n"
+"              or a list of names; the result is then a list in that order.\n"
+"out           dict: output name -> a writable C-contiguous array of the\n"
+"              output's dtype with room for it: the library writes the\n"
+"              output there and the result holds that array (a view of its\n"
+"              first elements if its shape differs).  Other outputs are\n"
+"              fresh arrays the caller owns.\n\n"
+"The gear is the one whose dims equal the inputs' (see Model.gears).\n"
+"Raises gearrt.Error with the library's message for a wrong dtype, rank\n"
+"or dims, gearrt.NoGearError (listing the gears) for dims that match no\n"
+"gear in a file with no dynamic graph.  The GIL is released during the\n"
+"run; a second thread calling run() on the same session meanwhile gets\n"
+"gearrt.Error (use one session per thread).");
+
+static PyObject *Session_run(SessionObject *self, PyObject *const *args,
+			     Py_ssize_t nargs, PyObject *kwnames)
+{
+	PyObject *names, *feeds, *out, *res = NULL;
+	int as_list = parse_run(args, nargs, kwnames, &names, &feeds, &out);
+	if (as_list < 0 || session_enter(self) < 0)
+		return NULL;
+	gearrt_status st = GEARRT_OK;
+	if (bind_inputs(self, feeds) < 0 || bind_outputs(self, out) < 0)
+		goto done;
+	Py_BEGIN_ALLOW_THREADS
+	st = gearrt_run(self->s, self->in, self->nin, self->out, self->nout);
+	Py_END_ALLOW_THREADS
+	if (st != GEARRT_OK)
+		raise_status(st);
+	else
+		res = results(self, names, as_list);
+done:
+	for (size_t i = 0; i < self->nin; i++)
+		Py_CLEAR(self->keep[i]);
+	for (size_t i = 0; i < self->nout; i++)
+		Py_CLEAR(self->dest[i]);
+	atomic_store(&self->busy, 0);
+	return res;
+}
+
+PyDoc_STRVAR(Session_close_doc,
+"close()\n--\n\n"
+"Frees the session's memory; later runs raise gearrt.Error.  Closing\n"
+"twice is harmless.");
+
+static PyObject *Session_close(SessionObject *self, PyObject *Py_UNUSED(a))
+{
+	if (atomic_exchange(&self->busy, 1)) {
+		PyErr_SetString(Error, "session is running on another thread: "
+				       "close it when the run returns");
+		return NULL;
+	}
+	session_destroy(self);
+	atomic_store(&self->busy, 0);
+	Py_RETURN_NONE;
+}
+
+static PyObject *Session_enter(SessionObject *self, PyObject *Py_UNUSED(a))
+{
+	return Py_NewRef(self);
+}
+
+static PyObject *Session_exit(SessionObject *self, PyObject *Py_UNUSED(a))
+{
+	return Session_close(self, NULL);
+}
+
+static PyMethodDef Session_methods[] = {
+	{ "run", (PyCFunction)(void (*)(void))Session_run,
+	  METH_FASTCALL | METH_KEYWORDS, Session_run_doc },
+	{ "close", (PyCFunction)Session_close, METH_NOARGS, Session_close_doc },
+	{ "__enter__", (PyCFunction)Session_enter, METH_NOARGS,
+	  "Returns the session (with ... as s:)." },
+	{ "__exit__", (PyCFunction)Session_exit, METH_VARARGS,
+	  "Closes the session." },
+	{ NULL },
+};
+
+/* The library's counters; NULL (raised) if the session is closed. */
+static int session_stats(SessionObject *self, gearrt_stats *st)
+{
+	if (!self->s) {
+		PyErr_Format(Error, "session of %R is closed",
+			     self->model->path);
+		return -1;
+	}
+	gearrt_session_stats(self->s, st);
+	return 0;
+}
+
+static PyObject *Session_get_last_gear(SessionObject *self, void *Py_UNUSED(c))
+{
+	gearrt_stats st;
+	if (session_stats(self, &st) < 0)
+		return NULL;
+	int g = gearrt_last_gear(self->s);
+	return g < 0 ? Py_NewRef(Py_None) : PyLong_FromLong(g);
+}
+
+static PyObject *Session_get_last_path(SessionObject *self, void *Py_UNUSED(c))
+{
+	static const char *const names[] = {
+		[GEARRT_PATH_STATIC] = "static",
+		[GEARRT_PATH_GEAR] = "gear",
+		[GEARRT_PATH_DYNAMIC] = "dynamic",
+	};
+	gearrt_stats st;
+	if (session_stats(self, &st) < 0)
+		return NULL;
+	if (st.last_path <= GEARRT_PATH_NONE ||
+	    st.last_path > GEARRT_PATH_DYNAMIC)
+		Py_RETURN_NONE;
+	return PyUnicode_FromString(names[st.last_path]);
+}
+
+static PyObject *Session_get_stats(SessionObject *self, void *Py_UNUSED(c))
+{
+	gearrt_stats st;
+	if (session_stats(self, &st) < 0)
+		return NULL;
+	PyObject *r = PyStructSequence_New(&StatsType);
+	if (!r)
+		return NULL;
+	PyObject *v[9] = {
+		PyLong_FromUnsignedLongLong(st.runs),
+		PyLong_FromUnsignedLongLong(st.gear_runs),
+		PyLong_FromUnsignedLongLong(st.dynamic_runs),
+		PyLong_FromUnsignedLongLong(st.rebuilds),
+		PyLong_FromUnsignedLongLong(st.cache_hits),
+		PyLong_FromUnsignedLongLong(st.evictions),
+		PyLong_FromLong(st.cached),
+		PyBool_FromLong(st.last_rebuilt),
+		PyFloat_FromDouble(st.last_rebuild_ms),
+	};
+	for (int i = 0; i < 9; i++) {
+		if (!v[i]) {
+			for (int k = 0; k < 9; k++)
+				Py_XDECREF(v[k]);
+			Py_DECREF(r);
+			return NULL;
+		}
+		PyStructSequence_SET_ITEM(r, i, v[i]);
+	}
+	return r;
+}
+
+static PyObject *Session_get_model(SessionObject *self, void *Py_UNUSED(c))
+{
+	return Py_NewRef(self->model);
+}
+
+static PyGetSetDef Session_getset[] = {
+	{ "last_gear", (getter)Session_get_last_gear, NULL,
+	  "The gear the last successful run used (an index into "
+	  "Model.gears), or None: a static compile, the dynamic graph, or no "
+	  "run yet.", NULL },
+	{ "last_path", (getter)Session_get_last_path, NULL,
+	  "What the last successful run took: 'gear', 'static' or "
+	  "'dynamic'; None before the first.", NULL },
+	{ "stats", (getter)Session_get_stats, NULL,
+	  "The session's counters: Stats(runs, gear_runs, dynamic_runs, "
+	  "rebuilds, cache_hits, evictions, cached, last_rebuilt, "
+	  "last_rebuild_ms).", NULL },
+	{ "model", (getter)Session_get_model, NULL, "The session's Model.",
+	  NULL },
+	{ NULL },
+};
+
+PyDoc_STRVAR(Session_doc,
+"A session on a Model (made by Model.session()): it owns the memory runs\n"
+"use and serves one thread at a time; make one per thread.\n\n"
+"    outs = s.run({'x': x})               # dict: name -> ndarray\n"
+"    probs, = s.run(None, {'x': x})       # as onnxruntime\n"
+"    s.run({'x': x}, out={'probs': buf})  # written into buf");
+
+static PyTypeObject SessionType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "gearrt.Session",
+	.tp_basicsize = sizeof(SessionObject),
+	.tp_dealloc = (destructor)Session_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = Session_doc,
+	.tp_methods = Session_methods,
+	.tp_getset = Session_getset,
+};
+
+/* ---- module ------------------------------------------------------------ */
+
+PyDoc_STRVAR(module_doc,
+"gearrt: runs gearc's compiled .om models from Python (libgearrt).\n\n"
+"    import gearrt, numpy as np\n"
+"    m = gearrt.Model('demo.om')\n"
+"    s = m.session()\n"
+"    outs = s.run({'x': np.zeros((4, 3, 32, 32), np.float32)})\n\n"
+"Model(path) opens and checks a file; Model.session() makes a Session;\n"
+"Session.run(feeds) runs it.  Errors are gearrt.Error (a ValueError and a\n"
+"RuntimeError) with the library's one-line message; gearrt.NoGearError\n"
+"when the inputs' dims match no gear.");
+
+static struct PyModuleDef module = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "gearrt._gearrt",
+	.m_doc = module_doc,
+	.m_size = -1,
+};
+
+static int add_types(PyObject *m)
+{
+	if (PyStructSequence_InitType2(&IOInfoType, &io_desc) < 0 ||
+	    PyStructSequence_InitType2(&GearType, &gear_desc) < 0 ||
+	    PyStructSequence_InitType2(&StatsType, &stats_desc) < 0 ||
+	    PyType_Ready(&ModelType) < 0 || PyType_Ready(&SessionType) < 0)
+		return -1;
+	PyTypeObject *types[] = { &IOInfoType, &GearType, &StatsType,
+				  &ModelType, &SessionType };
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (PyModule_AddType(m, types[i]) < 0)
+			return -1;
+	return 0;
+}
+
+static int add_errors(PyObject *m)
+{
+	PyObject *bases = PyTuple_Pack(2, PyExc_ValueError,
+				       PyExc_RuntimeError);
+	if (!bases)
+		return -1;
+	Error = PyErr_NewExceptionWithDoc(
+		"gearrt.Error",
+		"A libgearrt call failed: the message is the library's one line "
+		"naming the file, input, gear or node at fault.",
+		bases, NULL);
+	Py_DECREF(bases);
+	if (!Error || PyModule_AddObjectRef(m, "Error", Error) < 0)
+		return -1;
+	NoGearError = PyErr_NewExceptionWithDoc(
+		"gearrt.NoGearError",
+		"The inputs' dims match no gear (and the file has no dynamic "
+		"graph); the message lists the gears.",
+		Error, NULL);
+	if (!NoGearError ||
+	    PyModule_AddObjectRef(m, "NoGearError", NoGearError) < 0)
+		return -1;
+	return 0;
+}
+
+PyMODINIT_FUNC PyInit__gearrt(void)
+{
+	import_array();
+	PyObject *m = PyModule_Create(&module);
+	if (!m)
+		return NULL;
+	if (add_types(m) < 0 || add_errors(m) < 0 ||
+	    PyModule_AddStringConstant(m, "__version__", GEARC_VERSION) < 0) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}

@@ -1,0 +1,192 @@
+"""gearrt's API: description, dtypes, run forms, out=, errors, lifetimes."""
+import gc
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import gearrt
+from conftest import DTYPES
+
+
+def test_version_and_docs():
+    assert gearrt.__version__ and gearrt.__version__[0].isdigit()
+    for obj in (gearrt, gearrt.Model, gearrt.Session, gearrt.Session.run,
+                gearrt.Model.session, gearrt.Model.close, gearrt.Error,
+                gearrt.NoGearError, gearrt.IOInfo, gearrt.Gear, gearrt.Stats):
+        assert obj.__doc__ and len(obj.__doc__) > 20, obj
+    assert "out" in gearrt.Session.run.__doc__
+    assert issubclass(gearrt.Error, ValueError)
+    assert issubclass(gearrt.Error, RuntimeError)
+    assert issubclass(gearrt.NoGearError, gearrt.Error)
+
+
+def test_describe(demo_om):
+    m = gearrt.Model(demo_om)
+    assert m.path == demo_om
+    (x,), (probs,) = m.inputs, m.outputs
+    assert (x.name, x.dtype, x.shape, x.type) == \
+        ("x", np.dtype(np.float32), (None, 3, 32, 32), "float32")
+    assert (probs.name, probs.shape) == ("probs", (None, 10))
+    assert [(g.index, g.dims, g.outputs) for g in m.gears] == [
+        (0, (1,), {"probs": (1, 10)}), (1, (4,), {"probs": (4, 10)}),
+        (2, (8,), {"probs": (8, 10)})]
+    assert not m.has_dynamic and not m.closed
+    assert repr(m) == "<gearrt.Model %r (1 inputs, 1 outputs, 3 gears)>" \
+        % demo_om
+
+
+def test_every_dtype_round_trips(dtypes_om):
+    """Every dtype of gearrt.h through Identity: same values, same type."""
+    m = gearrt.Model(dtypes_om)
+    assert [i.type for i in m.inputs] == DTYPES
+    rng = np.random.default_rng(1)
+    feeds = {}
+    for i in m.inputs:
+        if i.type == "bfloat16":  # crosses as uint16 bits
+            v = (rng.standard_normal((2, 3)).astype(np.float32)
+                 .view(np.uint32) >> 16).astype(np.uint16)
+        elif i.dtype.kind == "f":
+            v = rng.standard_normal((2, 3)).astype(i.dtype)
+        elif i.dtype.kind == "b":
+            v = rng.integers(0, 2, (2, 3)).astype(bool)
+        else:
+            info = np.iinfo(i.dtype)
+            v = rng.integers(info.min, info.max, (2, 3), dtype=i.dtype,
+                             endpoint=True)
+        feeds[i.name] = v
+    outs = m.session().run(feeds)
+    for d in DTYPES:
+        x, y = feeds["x_" + d], outs["y_" + d]
+        assert y.dtype == x.dtype and y.shape == (2, 3), d
+        assert np.array_equal(y.view(np.uint8), x.view(np.uint8)), d
+
+
+def test_run_forms(demo_om):
+    s = gearrt.Model(demo_om).session()
+    x = np.random.default_rng(2).random((4, 3, 32, 32), np.float32)
+    d = s.run({"x": x})
+    assert list(d) == ["probs"] and d["probs"].shape == (4, 10)
+    assert (s.last_gear, s.last_path) == (1, "gear")
+    (a,) = s.run(None, {"x": x})
+    (b,) = s.run(["probs"], {"x": x})
+    assert np.array_equal(a, d["probs"]) and np.array_equal(b, a)
+    # fresh arrays the caller owns: a later run leaves them alone
+    s.run({"x": np.zeros_like(x)})
+    assert np.array_equal(a, d["probs"])
+    st = s.stats
+    assert (st.runs, st.gear_runs, st.dynamic_runs) == (4, 4, 0)
+
+
+def test_converted_inputs(demo_om):
+    """Non-contiguous, big-endian and list inputs give the same outputs."""
+    s = gearrt.Model(demo_om).session()
+    x = np.random.default_rng(3).random((1, 3, 32, 32), np.float32)
+    want = s.run({"x": x})["probs"]
+    for v in (np.asfortranarray(x), x.astype(">f4"), x.tolist(),
+              np.repeat(x, 2, axis=0)[::2]):
+        assert np.array_equal(s.run({"x": v})["probs"], want)
+
+
+def test_out_buffers(demo_om):
+    s = gearrt.Model(demo_om).session()
+    x = np.random.default_rng(4).random((4, 3, 32, 32), np.float32)
+    want = s.run({"x": x})["probs"]
+    buf = np.full((4, 10), np.nan, np.float32)
+    got = s.run({"x": x}, out={"probs": buf})["probs"]
+    assert got is buf and np.array_equal(buf, want)
+    big = np.zeros((8, 10), np.float32)  # room for the largest gear
+    got = s.run(None, {"x": x}, out={"probs": big})[0]
+    assert got.shape == (4, 10) and got.base is big
+    assert np.array_equal(big[:4], want)
+    with pytest.raises(gearrt.Error, match="out 'probs'"):
+        s.run({"x": x}, out={"probs": np.zeros((4, 10), np.float64)})
+    with pytest.raises(gearrt.Error, match="buffer"):
+        s.run({"x": x}, out={"probs": np.zeros((2, 10), np.float32)})
+    with pytest.raises(gearrt.Error, match="no output 'p'"):
+        s.run({"x": x}, out={"p": buf})
+
+
+@pytest.mark.parametrize("x, msg", [
+    (np.zeros((4, 3, 32, 32), np.float64),
+     "^input 'x': dtype float64, expected float32$"),
+    (np.zeros((3, 32, 32), np.float32), "^input 'x': rank 3, expected 4$"),
+    (np.zeros((1,) * 9, np.float32), "^input 'x': rank 9, expected 4$"),
+    (np.zeros((4, 3, 32, 31), np.float32),
+     r"^input 'x': shape \[4,3,32,31\], expected \[-1,3,32,32\]$"),
+    (np.zeros((4, 3, 32, 32), np.complex64),
+     "^input 'x': numpy dtype dtype\\('complex64'\\) has no gearrt dtype"),
+])
+def test_input_errors(demo_om, x, msg):
+    s = gearrt.Model(demo_om).session()
+    with pytest.raises(gearrt.Error, match=msg) as e:
+        s.run({"x": x})
+    assert not isinstance(e.value, gearrt.NoGearError)
+
+
+def test_feed_errors(demo_om):
+    s = gearrt.Model(demo_om).session()
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    with pytest.raises(gearrt.Error, match="input 'x' is not given"):
+        s.run({})
+    with pytest.raises(gearrt.Error, match="no input 'y'"):
+        s.run({"x": x, "y": x})
+    with pytest.raises(TypeError):
+        s.run([x])
+    with pytest.raises(gearrt.Error, match="no output 'q'"):
+        s.run(["q"], {"x": x})
+    with pytest.raises(gearrt.Error, match="no such file|cannot"):
+        gearrt.Model(demo_om + ".missing")
+    with pytest.raises(gearrt.Error, match="model not open"):
+        gearrt.Model.__new__(gearrt.Model).session()
+
+
+def test_no_gear(demo_om):
+    s = gearrt.Model(demo_om).session()
+    with pytest.raises(gearrt.NoGearError, match="gears are: 1; 4; 8$"):
+        s.run({"x": np.zeros((3, 3, 32, 32), np.float32)})
+    assert s.last_path is None and s.last_gear is None
+
+
+def test_closed(demo_om):
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    m = gearrt.Model(demo_om)
+    s = m.session()
+    s.run({"x": x})
+    m.close()
+    m.close()
+    assert m.closed and m.inputs  # the description stays
+    with pytest.raises(gearrt.Error, match="is closed"):
+        s.run({"x": x})
+    with pytest.raises(gearrt.Error, match="is closed"):
+        m.session()
+    del s
+    gc.collect()
+    with gearrt.Model(demo_om) as m2:
+        with m2.session() as s2:
+            s2.run({"x": x})
+        with pytest.raises(gearrt.Error, match="^session of .* is closed$"):
+            s2.run({"x": x})
+        m2.session().run({"x": x})
+    with pytest.raises(gearrt.Error, match="^model .* is closed$"):
+        m2.session()
+
+
+def test_zero_copy(demo_om):
+    """A C-contiguous input is read in place: no allocation of its size
+    during the run (tracemalloc sees numpy's data); a Fortran-order one is
+    copied once."""
+    s = gearrt.Model(demo_om).session()
+    x = np.random.default_rng(5).random((8, 3, 32, 32), np.float32)
+    s.run({"x": x})
+    f = np.asfortranarray(x)
+
+    def peak(v):
+        tracemalloc.start()
+        s.run({"x": v})
+        p = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return p
+
+    assert peak(x) < x.nbytes // 4
+    assert peak(f) >= x.nbytes
