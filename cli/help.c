@@ -194,7 +194,7 @@ static const char run_help[] =
 "                          N runs\" (load: open, checks and the first run)\n"
 "                          and, if the dynamic graph ran, \"shape cache: R\n"
 "                          rebuilds (last T ms), H cache hits over N runs\"\n"
-"  -t N, --threads=N       intra-op threads (default 1)\n"
+"  -t N, --threads=N       intra-op threads (default 1, at most 256)\n"
 "  --no-gears              run the dynamic graph of a --hybrid file even at\n"
 "                          a gear's dims (to compare the two paths)\n"
 "  -q, --quiet             print neither the gear nor the outputs (--bench's\n"

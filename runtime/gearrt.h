@@ -134,18 +134,25 @@ GEARRT_API gearrt_status gearrt_gear_dims(const gearrt_model *model, size_t g,
 GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
 				 size_t i, gearrt_tensor *info);
 
-/* shape_cache: how many specialisations of the dynamic graph (see
- * "Hybrid files" below) a session keeps; 0 (a zeroed struct, or NULL
- * options) means the default, GEARRT_SHAPE_CACHE_DEFAULT;
- * GEARRT_SHAPE_CACHE_OFF (or any negative number) keeps none: every run
- * off the gears rebuilds.  no_gears: run the dynamic graph even when the
- * inputs' dims are a gear's (for comparing the two paths); a run on a
- * file without a dynamic graph is then GEARRT_E_NO_GEAR. */
+/* threads: intra-op threads, 0 or 1 for one, at most GEARRT_THREADS_MAX.
+ * shape_cache: how many specialisations of the dynamic graph (see
+ * "Hybrid files" below) a session keeps, at most GEARRT_SHAPE_CACHE_MAX;
+ * 0 (a zeroed struct, or NULL options) means the default,
+ * GEARRT_SHAPE_CACHE_DEFAULT; GEARRT_SHAPE_CACHE_OFF (or any negative
+ * number) keeps none: every run off the gears rebuilds.  no_gears: run
+ * the dynamic graph even when the inputs' dims are a gear's (for
+ * comparing the two paths); a run on a file without a dynamic graph is
+ * then GEARRT_E_NO_GEAR.  threads or shape_cache out of range (threads
+ * negative or above the maximum, shape_cache above it) is GEARRT_E_ARG
+ * from gearrt_session_create, whose message names the option and its
+ * range. */
+#define GEARRT_THREADS_MAX 256
 #define GEARRT_SHAPE_CACHE_DEFAULT 8
+#define GEARRT_SHAPE_CACHE_MAX 1024
 #define GEARRT_SHAPE_CACHE_OFF (-1)
 
 typedef struct gearrt_options {
-	int threads; /* intra-op threads; 0 or 1: one */
+	int threads;
 	int shape_cache;
 	int no_gears;
 } gearrt_options;

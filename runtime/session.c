@@ -15,15 +15,24 @@ gearrt_status gearrt_session_create(gearrt_model *md,
 		      "NULL");
 		return GEARRT_E_ARG;
 	}
+	gearrt_options o = options ? *options : (gearrt_options){ 0 };
+	if (o.threads < 0 || o.threads > GEARRT_THREADS_MAX)
+		return error("gearrt_session_create: threads %d is out of "
+			     "range (0..%d)", o.threads, GEARRT_THREADS_MAX),
+		       GEARRT_E_ARG;
+	if (o.shape_cache > GEARRT_SHAPE_CACHE_MAX)
+		return error("gearrt_session_create: shape_cache %d is out of "
+			     "range (at most %d; negative: none)",
+			     o.shape_cache, GEARRT_SHAPE_CACHE_MAX),
+		       GEARRT_E_ARG;
 	gearrt_session *s = xmalloc(sizeof(*s));
 	memset(s, 0, sizeof(*s));
 	s->model = md;
-	s->threads = options && options->threads > 1 ? options->threads : 1;
+	s->threads = o.threads > 1 ? o.threads : 1;
 	s->last_gear = -1;
-	s->no_gears = options && options->no_gears;
-	s->cache = rt_cache_new(!options || !options->shape_cache
-					? GEARRT_SHAPE_CACHE_DEFAULT
-					: options->shape_cache);
+	s->no_gears = o.no_gears;
+	s->cache = rt_cache_new(o.shape_cache ? o.shape_cache
+					      : GEARRT_SHAPE_CACHE_DEFAULT);
 	size_t bytes = (size_t)md->arena_bytes;
 	s->arena = aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
 	size_t n = md->ngears ? md->ngears : 1;
