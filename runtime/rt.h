@@ -97,6 +97,8 @@ typedef struct Prepared {
 	uint8_t *nhwc;	     /* per value: channels-last (layout.c) */
 	uint8_t *mem;	     /* the arena its plan's offsets are in */
 	uint64_t mem_bytes;
+	int32_t *in_at;	     /* model input i -> graph input */
+	int32_t *out_at;     /* model output i -> graph output */
 	struct Profile *prof; /* GEARRT_PROFILE=1: per task times (exec.c) */
 } Prepared;
 
@@ -109,6 +111,11 @@ struct gearrt_session {
 	Prepared **prep; /* per entry of model->run_graph, or NULL */
 	int last_gear;
 	bool no_gears;		/* gearrt_options.no_gears */
+	/* A run's tensors in the running graph's order (rt_run_prepared):
+	 * room for every input and output of the model, made with the
+	 * session. */
+	const gearrt_tensor **io_in;
+	gearrt_tensor **io_out;
 	struct ShapeCache *cache; /* runtime/hybrid.c */
 	gearrt_stats st;
 };
@@ -126,6 +133,14 @@ Prepared *rt_prepare(gearrt_session *s, Graph *g);
 Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 			uint64_t mem_bytes);
 void rt_prepared_free(Prepared *p);
+/* Fills p's in_at / out_at (session.c): -1 with an error unless g's
+ * inputs and outputs are the model's, one to one by name. */
+int rt_map_io(const gearrt_model *md, Prepared *p);
+/* Runs p on the caller's tensors, inputs (checked) and outputs[0..nout)
+ * in the model's order; -1 with an error naming the node. */
+int rt_run_prepared(gearrt_session *s, Prepared *p,
+		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
+		    size_t nout);
 /* Runs p: in[i] / out[i] are the caller's tensors for g's inputs and
  * outputs in g's order (out[i].data NULL: session-owned).  -1 with an
  * error naming the node. */

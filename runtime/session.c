@@ -35,6 +35,8 @@ gearrt_status gearrt_session_create(gearrt_model *md,
 					      : GEARRT_SHAPE_CACHE_DEFAULT);
 	size_t bytes = (size_t)md->arena_bytes;
 	s->arena = aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+	s->io_in = xcalloc(md->nin + 1, sizeof(*s->io_in));
+	s->io_out = xcalloc(md->nout + 1, sizeof(*s->io_out));
 	size_t n = md->ngears ? md->ngears : 1;
 	s->prep = xmalloc(n * sizeof(Prepared *));
 	memset(s->prep, 0, n * sizeof(Prepared *));
@@ -57,6 +59,8 @@ void gearrt_session_destroy(gearrt_session *s)
 	free(s->prep);
 	rt_cache_free(s->cache);
 	free(s->arena);
+	free(s->io_in);
+	free(s->io_out);
 	arena_release(&s->scratch);
 	arena_release(&s->pool);
 	free(s);
@@ -191,7 +195,56 @@ static gearrt_status select_graph(const gearrt_session *s,
 	return *dynamic ? GEARRT_OK : no_gear(md, in);
 }
 
-enum { MAX_IO = 1024 };
+/* Graph g's input (out: output) called name, not taken before (seen[k]
+ * marks it taken): its index, or -1 with an error. */
+static int32_t map_one(const Graph *g, bool out, const char *name,
+		       bool *seen)
+{
+	int32_t k = out ? rt_graph_output(g, name) : rt_graph_input(g, name);
+	if (k < 0 || seen[k])
+		return error("graph '%s': the model's %s '%s' is %s", g->name,
+			     out ? "output" : "input", name,
+			     k < 0 ? "not one of the graph's" : "listed twice"),
+		       -1;
+	seen[k] = true;
+	return k;
+}
+
+int rt_map_io(const gearrt_model *md, Prepared *p)
+{
+	const Graph *g = p->g;
+	if ((size_t)g->ninputs != md->nin || (size_t)g->noutputs != md->nout)
+		return error("graph '%s' has %d inputs and %d outputs, the "
+			     "model %zu and %zu", g->name, g->ninputs,
+			     g->noutputs, md->nin, md->nout);
+	p->in_at = xmalloc((md->nin + 1) * sizeof(int32_t));
+	p->out_at = xmalloc((md->nout + 1) * sizeof(int32_t));
+	bool *seen = xcalloc(md->nin + md->nout + 1, sizeof(bool));
+	int rc = 0;
+	for (size_t i = 0; i < md->nin && !rc; i++)
+		rc = (p->in_at[i] = map_one(g, false, md->in_info[i].name,
+					    seen)) < 0;
+	for (size_t i = 0; i < md->nout && !rc; i++)
+		rc = (p->out_at[i] = map_one(g, true, md->out_info[i].name,
+					     seen + md->nin)) < 0;
+	free(seen);
+	return rc ? -1 : 0;
+}
+
+int rt_run_prepared(gearrt_session *s, Prepared *p,
+		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
+		    size_t nout)
+{
+	const gearrt_model *md = s->model;
+	memset(s->io_out, 0, md->nout * sizeof(*s->io_out));
+	for (size_t i = 0; i < md->nin; i++)
+		s->io_in[p->in_at[i]] = &inputs[i];
+	for (size_t i = 0; i < nout; i++) {
+		outputs[i].name = md->out_info[i].name;
+		s->io_out[p->out_at[i]] = &outputs[i];
+	}
+	return rt_exec(s, p, s->io_in, s->io_out);
+}
 
 /* Runs run_graph[which] as compiled (prepared on its first run): 0, -1
  * with an error, -2 if it could not be prepared. */
@@ -199,20 +252,10 @@ static int run_compiled(gearrt_session *s, size_t which,
 			const gearrt_tensor *inputs, gearrt_tensor *outputs,
 			size_t nout)
 {
-	const gearrt_model *md = s->model;
-	Graph *g = md->run_graph[which];
+	Graph *g = s->model->run_graph[which];
 	if (!s->prep[which] && !(s->prep[which] = rt_prepare(s, g)))
 		return -2;
-	const gearrt_tensor *in[MAX_IO];
-	gearrt_tensor *out[MAX_IO];
-	memset(out, 0, sizeof(out));
-	for (size_t i = 0; i < md->nin; i++)
-		in[rt_graph_input(g, md->in_info[i].name)] = &inputs[i];
-	for (size_t i = 0; i < nout; i++) {
-		outputs[i].name = md->out_info[i].name;
-		out[rt_graph_output(g, md->out_info[i].name)] = &outputs[i];
-	}
-	return rt_exec(s, s->prep[which], in, out);
+	return rt_run_prepared(s, s->prep[which], inputs, outputs, nout);
 }
 
 gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
@@ -223,7 +266,7 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 		return error("gearrt_run: session, inputs and outputs must "
 			     "not be NULL"), GEARRT_E_ARG;
 	const gearrt_model *md = s->model;
-	if (nin != md->nin || nout > md->nout || md->nout > MAX_IO)
+	if (nin != md->nin || nout > md->nout)
 		return error("gearrt_run: %zu inputs and %zu outputs given; the "
 			     "model has %zu inputs and %zu outputs", nin, nout,
 			     md->nin, md->nout), GEARRT_E_ARG;
