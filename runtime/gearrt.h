@@ -45,7 +45,21 @@
  * bad arguments never abort the process.
  *
  * Tensors.  dtype uses ONNX's TensorProto numbering; data is dense,
- * row-major, little-endian.  Strings are not supported across the API.
+ * row-major, little-endian.
+ *
+ * Strings.  A GEARRT_STRING tensor's data is an array of const char *,
+ * one per element, each a NUL-terminated UTF-8 string, and its size is
+ * the element count times sizeof(char *) (gearrt_dtype_size).  An input
+ * whose data or any element is NULL, or whose size is short, is
+ * GEARRT_E_INPUT; the session reads the caller's strings during the run
+ * only.  A string output's data points to session-owned pointers to
+ * session-owned copies of the strings, valid until the session's next
+ * run; an output given a buffer (data set) receives the pointers there
+ * (size at least the count times sizeof(char *), else GEARRT_E_OUTPUT),
+ * still pointing into the session.  An output string holding a NUL byte
+ * cannot be a C string: GEARRT_E_OUTPUT.  The session keeps the copies'
+ * memory and grows it only when a run needs more than any before, so a
+ * string model's runs allocate no more than their strings need.
  */
 #ifndef GEARRT_H
 #define GEARRT_H
@@ -83,6 +97,7 @@ typedef enum gearrt_dtype {
 	GEARRT_INT16 = 5,
 	GEARRT_INT32 = 6,
 	GEARRT_INT64 = 7,
+	GEARRT_STRING = 8, /* see "Strings" above */
 	GEARRT_BOOL = 9,
 	GEARRT_FLOAT16 = 10,
 	GEARRT_FLOAT64 = 11,

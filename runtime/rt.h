@@ -7,7 +7,9 @@
  *              sink of GE's static executor) and a run of it;
  *   session.c  sessions, gear selection, argument checks, gearrt_run;
  *   hybrid.c   a hybrid file's dynamic graph specialised per input dims,
- *              and the per-session cache of those specialisations.
+ *              and the per-session cache of those specialisations;
+ *   strings.c  string tensors between the API's char * and the IR's
+ *              Bytes.
  *
  * A Prepared graph is built on a session's first run of that graph and
  * kept: every value gets a Tensor whose data is resolved once (a weight in
@@ -116,6 +118,8 @@ struct gearrt_session {
 	 * session. */
 	const gearrt_tensor **io_in;
 	gearrt_tensor **io_out;
+	struct Strings *strings; /* string inputs and outputs (session.c),
+				  * or NULL if the model has none */
 	struct ShapeCache *cache; /* runtime/hybrid.c */
 	gearrt_stats st;
 };
@@ -146,6 +150,23 @@ int rt_run_prepared(gearrt_session *s, Prepared *p,
  * error naming the node. */
 int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
 	    gearrt_tensor *const *out);
+
+/* runtime/strings.c: a session's string buffers, NULL for a model
+ * without string inputs or outputs. */
+struct Strings *rt_strings_new(const gearrt_model *md);
+void rt_strings_free(const gearrt_model *md, struct Strings *x);
+/* The inputs (checked) as the graph takes them: string ones as the IR's
+ * Bytes, pointing at the caller's strings. */
+const gearrt_tensor *rt_strings_in(gearrt_session *s,
+				   const gearrt_tensor *inputs);
+/* Before a run: string outputs go to session memory, the caller's
+ * buffers kept.  After it: they are arrays of NUL-terminated strings
+ * (in the caller's buffer if given), or, if the run failed (ok false),
+ * the caller's buffers back; GEARRT_E_OUTPUT with an error if one does
+ * not fit. */
+void rt_strings_before(gearrt_session *s, gearrt_tensor *out, size_t nout);
+gearrt_status rt_strings_after(gearrt_session *s, gearrt_tensor *out,
+			       size_t nout, bool ok);
 
 /* runtime/hybrid.c: the dynamic graph's shape cache of s, with room for
  * size entries (<= 0: none kept). */

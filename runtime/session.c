@@ -37,6 +37,7 @@ gearrt_status gearrt_session_create(gearrt_model *md,
 	s->arena = aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
 	s->io_in = xcalloc(md->nin + 1, sizeof(*s->io_in));
 	s->io_out = xcalloc(md->nout + 1, sizeof(*s->io_out));
+	s->strings = rt_strings_new(md);
 	size_t n = md->ngears ? md->ngears : 1;
 	s->prep = xmalloc(n * sizeof(Prepared *));
 	memset(s->prep, 0, n * sizeof(Prepared *));
@@ -61,6 +62,7 @@ void gearrt_session_destroy(gearrt_session *s)
 	free(s->arena);
 	free(s->io_in);
 	free(s->io_out);
+	rt_strings_free(s->model, s->strings);
 	arena_release(&s->scratch);
 	arena_release(&s->pool);
 	free(s);
@@ -119,12 +121,19 @@ static gearrt_status check_input(const gearrt_model *md, size_t i,
 					      sizeof(b))), GEARRT_E_INPUT;
 	Shape sh = { .rank = t->rank };
 	memcpy(sh.dims, t->dims, (size_t)t->rank * sizeof(int64_t));
-	int64_t bytes = shape_bytes(&sh, t->dtype);
-	if (bytes < 0 || (size_t)bytes > t->size || (bytes && !t->data))
+	int64_t n = shape_numel(&sh), bytes = -1;
+	if (n < 0 || !mul_nonneg_i64(n, (int64_t)gearrt_dtype_size(t->dtype),
+				     &bytes) ||
+	    (size_t)bytes > t->size || (bytes && !t->data))
 		return error("input '%s': shape %s needs %lld bytes, %zu given",
 			     want->name, dims_str(t->dims, t->rank, a, sizeof(a)),
 			     (long long)bytes, t->data ? t->size : 0),
 		       GEARRT_E_INPUT;
+	for (int64_t k = 0; t->dtype == GEARRT_STRING && k < n; k++)
+		if (!((const char *const *)t->data)[k])
+			return error("input '%s': string element %lld is NULL",
+				     want->name, (long long)k),
+			       GEARRT_E_INPUT;
 	return GEARRT_OK;
 }
 
@@ -258,23 +267,12 @@ static int run_compiled(gearrt_session *s, size_t which,
 	return rt_run_prepared(s, s->prep[which], inputs, outputs, nout);
 }
 
-gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
-			 size_t nin, gearrt_tensor *outputs, size_t nout)
+/* gearrt_run once its arguments are checked (and strings converted). */
+static gearrt_status run_checked(gearrt_session *s,
+				 const gearrt_tensor *inputs,
+				 gearrt_tensor *outputs, size_t nout)
 {
-	clear_error();
-	if (!s || (nin && !inputs) || (nout && !outputs))
-		return error("gearrt_run: session, inputs and outputs must "
-			     "not be NULL"), GEARRT_E_ARG;
 	const gearrt_model *md = s->model;
-	if (nin != md->nin || nout > md->nout)
-		return error("gearrt_run: %zu inputs and %zu outputs given; the "
-			     "model has %zu inputs and %zu outputs", nin, nout,
-			     md->nin, md->nout), GEARRT_E_ARG;
-	for (size_t i = 0; i < nin; i++) {
-		gearrt_status st = check_input(md, i, &inputs[i]);
-		if (st)
-			return st;
-	}
 	size_t which = 0;
 	bool dynamic;
 	gearrt_status st = select_graph(s, inputs, &which, &dynamic);
@@ -304,4 +302,30 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 	s->st.gear_runs++;
 	s->st.last_path = md->ngears ? GEARRT_PATH_GEAR : GEARRT_PATH_STATIC;
 	return GEARRT_OK;
+}
+
+gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
+			 size_t nin, gearrt_tensor *outputs, size_t nout)
+{
+	clear_error();
+	if (!s || (nin && !inputs) || (nout && !outputs))
+		return error("gearrt_run: session, inputs and outputs must "
+			     "not be NULL"), GEARRT_E_ARG;
+	const gearrt_model *md = s->model;
+	if (nin != md->nin || nout > md->nout)
+		return error("gearrt_run: %zu inputs and %zu outputs given; the "
+			     "model has %zu inputs and %zu outputs", nin, nout,
+			     md->nin, md->nout), GEARRT_E_ARG;
+	for (size_t i = 0; i < nin; i++) {
+		gearrt_status st = check_input(md, i, &inputs[i]);
+		if (st)
+			return st;
+	}
+	if (!s->strings)
+		return run_checked(s, inputs, outputs, nout);
+	rt_strings_before(s, outputs, nout);
+	gearrt_status st = run_checked(s, rt_strings_in(s, inputs), outputs,
+				       nout);
+	gearrt_status after = rt_strings_after(s, outputs, nout, !st);
+	return st ? st : after;
 }

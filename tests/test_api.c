@@ -186,3 +186,162 @@ Test(api, a_sum_of_1100_inputs_runs_in_gearc_run)
 	free(dir);
 	free(om);
 }
+
+/* ---- strings ------------------------------------------------------------ */
+
+/* strings.onnx: text string [3] -> upper (UPPER, stopword "monday",
+ * case-insensitive; shape from the data) and lower (LOWER, [3]). */
+typedef struct Str {
+	char *dir, *om;
+	gearrt_model *m;
+	gearrt_session *s;
+} Str;
+
+static Str str_open(void)
+{
+	Str t = { .dir = temp_dir() };
+	t.om = compile_fixture(t.dir, "strings", "strings.onnx", NULL);
+	cr_assert_eq(gearrt_model_open(t.om, &t.m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_session_create(t.m, NULL, &t.s), GEARRT_OK);
+	return t;
+}
+
+static void str_close(Str *t)
+{
+	gearrt_session_destroy(t->s);
+	gearrt_model_close(t->m);
+	remove_tree(t->dir);
+	free(t->dir);
+	free(t->om);
+}
+
+static gearrt_tensor text(const char **words)
+{
+	return (gearrt_tensor){ .dtype = GEARRT_STRING, .rank = 1,
+				.dims = { 3 }, .data = words,
+				.size = 3 * sizeof(char *) };
+}
+
+static void expect_words(const gearrt_tensor *o, const char *const *want,
+			 int64_t n)
+{
+	cr_assert_eq(o->dtype, GEARRT_STRING);
+	cr_assert(o->rank == 1 && o->dims[0] == n, "%s: rank %d, dims[0] %lld",
+		  o->name, o->rank, (long long)o->dims[0]);
+	const char *const *got = o->data;
+	for (int64_t k = 0; k < n; k++)
+		cr_expect_str_eq(got[k], want[k], "%s[%lld]", o->name,
+				 (long long)k);
+}
+
+Test(api, string_tensors_cross_the_api_as_char_pointers)
+{
+	Str t = str_open();
+	gearrt_tensor info;
+	cr_assert_eq(gearrt_input_info(t.m, 0, &info), GEARRT_OK);
+	cr_expect_eq(info.dtype, GEARRT_STRING);
+	cr_expect_eq(gearrt_dtype_size(GEARRT_STRING), sizeof(char *));
+	cr_expect_str_eq(gearrt_dtype_name(GEARRT_STRING), "string");
+	char mon[] = "Monday"; /* the caller's own buffers */
+	const char *words[3] = { mon, "tuesday", "Wed" };
+	gearrt_tensor in = text(words), out[2] = { { 0 }, { 0 } };
+	cr_assert_eq(gearrt_run(t.s, &in, 1, out, 2), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	expect_words(&out[0], (const char *[]){ "TUESDAY", "WED" }, 2);
+	expect_words(&out[1], (const char *[]){ "monday", "tuesday", "wed" }, 3);
+	cr_expect_eq(out[1].size, 3 * sizeof(char *));
+	/* the outputs are the session's copies: the caller's strings may
+	 * change; a caller's buffer gets the pointers */
+	mon[0] = 'S';
+	const char *lower[3] = { 0 };
+	out[0] = (gearrt_tensor){ 0 };
+	out[1] = (gearrt_tensor){ .data = lower, .size = sizeof(lower) };
+	cr_assert_eq(gearrt_run(t.s, &in, 1, out, 2), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	expect_words(&out[0], (const char *[]){ "SONDAY", "TUESDAY", "WED" }, 3);
+	cr_expect_eq(out[1].data, (void *)lower);
+	cr_expect_str_eq(lower[0], "sonday");
+	cr_expect_str_eq(lower[2], "wed");
+	str_close(&t);
+}
+
+Test(api, malformed_string_tensors_are_statuses)
+{
+	Str t = str_open();
+	const char *words[3] = { "a", "b", "c" };
+	gearrt_tensor in = text(words), out[2] = { { 0 }, { 0 } };
+	in.data = NULL;
+	cr_expect_eq(gearrt_run(t.s, &in, 1, out, 2), GEARRT_E_INPUT);
+	in = text(words);
+	in.size = 2 * sizeof(char *);
+	cr_expect_eq(gearrt_run(t.s, &in, 1, out, 2), GEARRT_E_INPUT);
+	cr_expect(strstr(gearrt_last_error(), "input 'text': shape [3] needs "
+					      "24 bytes, 16 given"),
+		  "%s", gearrt_last_error());
+	in.size = 0; /* the old contract's "size 0" */
+	cr_expect_eq(gearrt_run(t.s, &in, 1, out, 2), GEARRT_E_INPUT);
+	in = text(words);
+	words[1] = NULL;
+	cr_expect_eq(gearrt_run(t.s, &in, 1, out, 2), GEARRT_E_INPUT);
+	cr_expect(strstr(gearrt_last_error(), "input 'text': string element 1 "
+					      "is NULL"),
+		  "%s", gearrt_last_error());
+	words[1] = "b";
+	float f[3] = { 0 };
+	in = (gearrt_tensor){ .dtype = GEARRT_FLOAT32, .rank = 1, .dims = { 3 },
+			      .data = f, .size = sizeof(f) };
+	cr_expect_eq(gearrt_run(t.s, &in, 1, out, 2), GEARRT_E_INPUT);
+	cr_expect(strstr(gearrt_last_error(), "dtype float32, expected string"),
+		  "%s", gearrt_last_error());
+	in = text(words);
+	const char *small[1];
+	out[1] = (gearrt_tensor){ .data = small, .size = sizeof(small) };
+	cr_expect_eq(gearrt_run(t.s, &in, 1, out, 2), GEARRT_E_OUTPUT);
+	cr_expect(strstr(gearrt_last_error(), "output 'lower' needs 24 bytes, "
+					      "its buffer has 8"),
+		  "%s", gearrt_last_error());
+	cr_expect_eq(out[1].data, (void *)small, "the caller's buffer is kept");
+	out[1] = (gearrt_tensor){ 0 };
+	cr_expect_eq(gearrt_run(t.s, &in, 1, out, 2), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	str_close(&t);
+}
+
+/* gearc run aborted on --random-inputs for a string input ("BUG ...
+ * tensor_set_i64 on string") and refused to write string outputs. */
+Test(api, gearc_run_reads_and_writes_string_npy)
+{
+	Str t = str_open();
+	char odir[512], cmd[2048];
+	snprintf(odir, sizeof(odir), "--output-dir=%s", t.dir);
+	Run r = run_gearc("run", t.om, "--random-inputs", odir);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "output 'lower' string [3]"), "%s", r.out);
+	run_free(&r);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && /usr/bin/python3 -c \""
+		 "import numpy; u = numpy.load('upper.npy'); "
+		 "l = numpy.load('lower.npy'); "
+		 "assert l.dtype.kind == 'U' and len(l) == 3, l; "
+		 "assert all(w.isalpha() and w.islower() for w in l), l; "
+		 "assert list(u) == [w.upper() for w in l if w != 'monday'], u\"",
+		 t.dir);
+	cr_expect_eq(system(cmd), 0, "numpy disagrees with %s", t.dir);
+	/* a <U input numpy wrote */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && /usr/bin/python3 -c \""
+		 "import numpy; numpy.save('text.npy', numpy.array(['MONDAY', "
+		 "'Friday', 'x']))\"", t.dir);
+	cr_assert_eq(system(cmd), 0);
+	char in[600];
+	snprintf(in, sizeof(in), "text=%s/text.npy", t.dir);
+	r = run_gearc("run", t.om, "--input", in, odir);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "output 'upper' string [2]"), "%s", r.out);
+	run_free(&r);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && /usr/bin/python3 -c \""
+		 "import numpy; u = numpy.load('upper.npy'); "
+		 "assert list(u) == ['FRIDAY', 'X'] and u.dtype == '<U6', u\"",
+		 t.dir);
+	cr_expect_eq(system(cmd), 0, "upper.npy is not ['FRIDAY', 'X']");
+	str_close(&t);
+}
