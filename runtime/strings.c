@@ -86,8 +86,6 @@ static size_t numel(const gearrt_tensor *t)
 	return n;
 }
 
-/* The inputs (checked) as the graph takes them: string ones as Bytes
- * pointing at the caller's strings. */
 const gearrt_tensor *rt_strings_in(gearrt_session *s,
 				   const gearrt_tensor *inputs)
 {
@@ -107,8 +105,6 @@ const gearrt_tensor *rt_strings_in(gearrt_session *s,
 	return x->in;
 }
 
-/* Before a run: string outputs go to session memory (the graph's
- * Bytes); the caller's buffers are kept for after. */
 void rt_strings_before(gearrt_session *s, gearrt_tensor *out, size_t nout)
 {
 	for (size_t i = 0; i < nout; i++) {
@@ -124,36 +120,35 @@ void rt_strings_before(gearrt_session *s, gearrt_tensor *out, size_t nout)
  * one; -1 with an error. */
 static int string_out(struct Strings *x, size_t i, gearrt_tensor *o)
 {
-	size_t n = numel(o), chars = 0;
+	const gearrt_tensor *g = &x->given[i];
+	size_t n = numel(o), need = n * sizeof(char *), chars = 0;
 	const Bytes *b = o->data;
+	if (g->data && g->size < need)
+		return error("output '%s' needs %zu bytes, its buffer has %zu",
+			     o->name, need, g->size);
 	for (size_t k = 0; k < n; k++) {
-		if (memchr(b[k].data, 0, b[k].len))
+		if (b[k].len && memchr(b[k].data, 0, b[k].len))
 			return error("output '%s': string element %zu holds a "
 				     "NUL byte, which a C string cannot",
 				     o->name, k);
 		chars += b[k].len + 1;
 	}
-	const char **p = grow(&x->ptrs[i], (n + 1) * sizeof(char *));
+	const char **p = grow(&x->ptrs[i], need + sizeof(char *));
 	char *c = grow(&x->chars[i], chars + 1);
 	for (size_t k = 0; k < n; k++) {
-		memcpy(c, b[k].data, b[k].len);
+		if (b[k].len)
+			memcpy(c, b[k].data, b[k].len);
 		c[b[k].len] = 0;
 		p[k] = c;
 		c += b[k].len + 1;
 	}
-	const gearrt_tensor *g = &x->given[i];
+	if (g->data && need)
+		memcpy(g->data, p, need);
 	o->data = g->data ? g->data : (void *)p;
-	o->size = g->data ? g->size : n * sizeof(char *);
-	if (g->data && g->size < n * sizeof(char *))
-		return error("output '%s' needs %zu bytes, its buffer has %zu",
-			     o->name, n * sizeof(char *), g->size);
-	if (g->data)
-		memcpy(g->data, p, n * sizeof(char *));
+	o->size = g->data ? g->size : need;
 	return 0;
 }
 
-/* After a run: string outputs as gearrt.h gives them; on a failed run
- * (ok false) the caller's buffers back. */
 gearrt_status rt_strings_after(gearrt_session *s, gearrt_tensor *out,
 				size_t nout, bool ok)
 {

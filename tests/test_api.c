@@ -263,6 +263,13 @@ Test(api, string_tensors_cross_the_api_as_char_pointers)
 	cr_expect_eq(out[1].data, (void *)lower);
 	cr_expect_str_eq(lower[0], "sonday");
 	cr_expect_str_eq(lower[2], "wed");
+	/* every word a stopword: one empty string */
+	const char *mondays[3] = { "monday", "MONDAY", "Monday" };
+	in = text(mondays);
+	out[0] = out[1] = (gearrt_tensor){ 0 };
+	cr_assert_eq(gearrt_run(t.s, &in, 1, out, 2), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	expect_words(&out[0], (const char *[]){ "" }, 1);
 	str_close(&t);
 }
 
