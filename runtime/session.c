@@ -123,8 +123,12 @@ static gearrt_status check_input(const gearrt_model *md, size_t i,
 	memcpy(sh.dims, t->dims, (size_t)t->rank * sizeof(int64_t));
 	int64_t n = shape_numel(&sh), bytes = -1;
 	if (n < 0 || !mul_nonneg_i64(n, (int64_t)gearrt_dtype_size(t->dtype),
-				     &bytes) ||
-	    (size_t)bytes > t->size || (bytes && !t->data))
+				     &bytes))
+		return error("input '%s': shape %s holds more than 2^63 bytes",
+			     want->name,
+			     dims_str(t->dims, t->rank, a, sizeof(a))),
+		       GEARRT_E_INPUT;
+	if ((size_t)bytes > t->size || (bytes && !t->data))
 		return error("input '%s': shape %s needs %lld bytes, %zu given",
 			     want->name, dims_str(t->dims, t->rank, a, sizeof(a)),
 			     (long long)bytes, t->data ? t->size : 0),

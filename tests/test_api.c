@@ -9,23 +9,29 @@
 #include "runtime/gearrt.h"
 #include "testrun.h"
 
-/* Compiles tests/fixtures/MODEL with gearc into dir/NAME.om (extra: one
- * more flag, or NULL); the path (malloc'd). */
-static char *compile_fixture(const char *dir, const char *name,
-			     const char *model, const char *extra)
+/* Compiles tests/fixtures/MODEL with gearc into dir/NAME.om (extra,
+ * extra2: more flags, or NULL); the path (malloc'd). */
+static char *compile_with(const char *dir, const char *name,
+			  const char *model, const char *extra,
+			  const char *extra2)
 {
 	char *out = path_in(dir, name);
 	char mflag[512], oflag[512];
 	snprintf(mflag, sizeof(mflag), "--model=tests/fixtures/%s", model);
 	snprintf(oflag, sizeof(oflag), "--output=%s.om", out);
-	Run r = extra ? run_gearc(mflag, oflag, extra, "-q")
-		      : run_gearc(mflag, oflag, "-q");
+	Run r = run_gearc(mflag, oflag, "-q", extra, extra2);
 	cr_assert_eq(r.status, 0, "compile %s: %s", model, r.err);
 	run_free(&r);
 	char *om = malloc(strlen(out) + 4);
 	sprintf(om, "%s.om", out);
 	free(out);
 	return om;
+}
+
+static char *compile_fixture(const char *dir, const char *name,
+			     const char *model, const char *extra)
+{
+	return compile_with(dir, name, model, extra, NULL);
 }
 
 /* ---- options ------------------------------------------------------------ */
@@ -351,4 +357,38 @@ Test(api, gearc_run_reads_and_writes_string_npy)
 		 t.dir);
 	cr_expect_eq(system(cmd), 0, "upper.npy is not ['FRIDAY', 'X']");
 	str_close(&t);
+}
+
+/* ---- sizes -------------------------------------------------------------- */
+
+/* Dims whose byte size overflows said "needs -1 bytes". */
+Test(api, an_input_shape_too_large_for_64_bits_says_so)
+{
+	char *dir = temp_dir();
+	char *om = compile_with(dir, "two", "two_inputs.onnx",
+				"--input_shape=a:-1,3,-1,-1;b:-1,3,-1,-1",
+				"--dynamic_dims=1,8,8,1,8,8;2,8,8,2,8,8");
+	gearrt_model *m;
+	gearrt_session *s;
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_session_create(m, NULL, &s), GEARRT_OK);
+	float x[4];
+	gearrt_tensor in[2] = {
+		{ .dtype = GEARRT_FLOAT32, .rank = 4,
+		  .dims = { INT64_C(1) << 40, 3, INT64_C(1) << 40, 1 },
+		  .data = x, .size = sizeof(x) },
+		{ .dtype = GEARRT_FLOAT32, .rank = 4, .dims = { 1, 3, 8, 8 },
+		  .data = x, .size = sizeof(x) },
+	};
+	gearrt_tensor out = { 0 };
+	cr_expect_eq(gearrt_run(s, in, 2, &out, 1), GEARRT_E_INPUT);
+	cr_expect_str_eq(gearrt_last_error(),
+			 "input 'a': shape [1099511627776,3,1099511627776,1] "
+			 "holds more than 2^63 bytes");
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	remove_tree(dir);
+	free(dir);
+	free(om);
 }
