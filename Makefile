@@ -225,11 +225,12 @@ conformance: $(BUILD)/conformance
 	$(BUILD)/conformance -r $(TESTDATA)
 
 # libFuzzer harnesses (clang): the option parser, ONNX import + compile,
-# and the .om reader + dump.  make fuzz FUZZ_SECONDS=N runs each for N
+# the .om reader + dump, libgearrt's loader and a run, and libgearrt's
+# session options with .npy inputs (api).  make fuzz FUZZ_SECONDS=N runs each for N
 # seconds from the committed seed corpus; new inputs go to build/fuzz/.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
-FUZZ_TARGETS := options onnx om rt
+FUZZ_TARGETS := options onnx om rt api
 FUZZ_CFLAGS = -std=c11 -g -O1 $(DEFS) -I. -I$(BUILD)/gen -MMD -MP \
               -fsanitize=fuzzer-no-link,address,undefined \
               -fno-sanitize-recover=all

@@ -117,9 +117,20 @@ static int check_given(const RunArgs *ra, gearrt_model *m)
 	return 0;
 }
 
+/* 1 to 8 lowercase letters from the bits of x, in a. */
+static Bytes random_word(Arena *a, uint64_t x)
+{
+	size_t n = 1 + (x & 7);
+	uint8_t *w = arena_alloc(a, n + 1);
+	for (size_t k = 0; k < n; k++)
+		w[k] = (uint8_t)('a' + (x >> (3 + 5 * k)) % 26);
+	return (Bytes){ n, w };
+}
+
 /* Fills t (dtype, dims set) with a fixed-seed pattern: floats uniform in
- * [-1, 1), integers 0..9, bools alternating. */
-static void fill_random(Tensor *t)
+ * [-1, 1), integers 0..9, bools alternating, strings of 1 to 8
+ * lowercase letters (in a). */
+static void fill_random(Arena *a, Tensor *t)
 {
 	uint64_t x = 0x9E3779B97F4A7C15u;
 	int64_t n = shape_numel(&t->shape);
@@ -131,6 +142,8 @@ static void fill_random(Tensor *t)
 			tensor_set_f64(t, i, 2 * u - 1);
 		else if (t->dtype == DT_BOOL)
 			tensor_set_i64(t, i, i & 1);
+		else if (t->dtype == DT_STRING)
+			((Bytes *)tensor_mut(t))[i] = random_word(a, x);
 		else
 			tensor_set_i64(t, i, (int64_t)(u * 10));
 	}
@@ -165,6 +178,25 @@ static int gear_shape(gearrt_model *m, size_t i, int gear, Shape *s)
 	return 0;
 }
 
+/* t as gearrt_run takes it: strings as NUL-terminated char * (in a). */
+static void api_tensor(Arena *a, const Tensor *t, const char *name,
+		       gearrt_tensor *in)
+{
+	*in = (gearrt_tensor){ .name = name, .dtype = t->dtype,
+			       .rank = t->shape.rank, .data = (void *)t->data,
+			       .size = t->nbytes };
+	memcpy(in->dims, t->shape.dims, (size_t)t->shape.rank * sizeof(int64_t));
+	if (t->dtype != DT_STRING)
+		return;
+	size_t n = (size_t)shape_numel(&t->shape);
+	const Bytes *b = t->data;
+	char **str = arena_array(a, n + 1, sizeof(char *));
+	for (size_t k = 0; k < n; k++)
+		str[k] = arena_strndup(a, (const char *)b[k].data, b[k].len);
+	in->data = str;
+	in->size = n * sizeof(char *);
+}
+
 static int gather_inputs(const RunArgs *ra, gearrt_model *m, Model *scratch,
 			 int gear, gearrt_tensor *in)
 {
@@ -187,15 +219,10 @@ static int gather_inputs(const RunArgs *ra, gearrt_model *m, Model *scratch,
 					       &s, NULL);
 			if (!r)
 				return -1;
-			fill_random(r);
+			fill_random(&scratch->arena, r);
 			t = r;
 		}
-		in[i] = (gearrt_tensor){ .name = info.name, .dtype = t->dtype,
-					 .rank = t->shape.rank,
-					 .data = (void *)t->data,
-					 .size = t->nbytes };
-		memcpy(in[i].dims, t->shape.dims,
-		       (size_t)t->shape.rank * sizeof(int64_t));
+		api_tensor(&scratch->arena, t, info.name, &in[i]);
 	}
 	return 0;
 }
@@ -314,7 +341,8 @@ static int run_model(RunArgs *ra)
 {
 	int nbench = 0, threads = 1, gear = 0, rc = -1;
 	if ((ra->bench && parse_int("bench", ra->bench, 1, 1000000, &nbench) < 0) ||
-	    (ra->threads && parse_int("threads", ra->threads, 1, 256, &threads) < 0) ||
+	    (ra->threads && parse_int("threads", ra->threads, 1, GEARRT_THREADS_MAX,
+					    &threads) < 0) ||
 	    (ra->gear && parse_int("gear", ra->gear, 0, 1000000, &gear) < 0))
 		return EXIT_USAGE;
 	double t0 = now_ms();

@@ -287,6 +287,10 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 		rt_prepared_free(p);
 		return NULL;
 	}
+	if (rt_map_io(s->model, p) < 0) {
+		rt_prepared_free(p);
+		return NULL;
+	}
 	p->prof = profile_new(p->ntasks);
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		Tensor *t = &p->own_out[k];
@@ -312,6 +316,8 @@ void rt_prepared_free(Prepared *p)
 	for (int32_t k = 0; p->own_out && k < p->g->noutputs; k++)
 		free((void *)p->own_out[k].data);
 	free(p->own_out);
+	free(p->in_at);
+	free(p->out_at);
 	free(p->tasks);
 	free(p->nhwc);
 	free(p->vt);

@@ -45,7 +45,21 @@
  * bad arguments never abort the process.
  *
  * Tensors.  dtype uses ONNX's TensorProto numbering; data is dense,
- * row-major, little-endian.  Strings are not supported across the API.
+ * row-major, little-endian.
+ *
+ * Strings.  A GEARRT_STRING tensor's data is an array of const char *,
+ * one per element, each a NUL-terminated UTF-8 string, and its size is
+ * the element count times sizeof(char *) (gearrt_dtype_size).  An input
+ * whose data or any element is NULL, or whose size is short, is
+ * GEARRT_E_INPUT; the session reads the caller's strings during the run
+ * only.  A string output's data points to session-owned pointers to
+ * session-owned copies of the strings, valid until the session's next
+ * run; an output given a buffer (data set) receives the pointers there
+ * (size at least the count times sizeof(char *), else GEARRT_E_OUTPUT),
+ * still pointing into the session.  An output string holding a NUL byte
+ * cannot be a C string: GEARRT_E_OUTPUT.  The session keeps the copies'
+ * memory and grows it only when a run needs more than any before, so a
+ * string model's runs allocate no more than their strings need.
  */
 #ifndef GEARRT_H
 #define GEARRT_H
@@ -83,6 +97,7 @@ typedef enum gearrt_dtype {
 	GEARRT_INT16 = 5,
 	GEARRT_INT32 = 6,
 	GEARRT_INT64 = 7,
+	GEARRT_STRING = 8, /* see "Strings" above */
 	GEARRT_BOOL = 9,
 	GEARRT_FLOAT16 = 10,
 	GEARRT_FLOAT64 = 11,
@@ -134,18 +149,25 @@ GEARRT_API gearrt_status gearrt_gear_dims(const gearrt_model *model, size_t g,
 GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
 				 size_t i, gearrt_tensor *info);
 
-/* shape_cache: how many specialisations of the dynamic graph (see
- * "Hybrid files" below) a session keeps; 0 (a zeroed struct, or NULL
- * options) means the default, GEARRT_SHAPE_CACHE_DEFAULT;
- * GEARRT_SHAPE_CACHE_OFF (or any negative number) keeps none: every run
- * off the gears rebuilds.  no_gears: run the dynamic graph even when the
- * inputs' dims are a gear's (for comparing the two paths); a run on a
- * file without a dynamic graph is then GEARRT_E_NO_GEAR. */
+/* threads: intra-op threads, 0 or 1 for one, at most GEARRT_THREADS_MAX.
+ * shape_cache: how many specialisations of the dynamic graph (see
+ * "Hybrid files" below) a session keeps, at most GEARRT_SHAPE_CACHE_MAX;
+ * 0 (a zeroed struct, or NULL options) means the default,
+ * GEARRT_SHAPE_CACHE_DEFAULT; GEARRT_SHAPE_CACHE_OFF (or any negative
+ * number) keeps none: every run off the gears rebuilds.  no_gears: run
+ * the dynamic graph even when the inputs' dims are a gear's (for
+ * comparing the two paths); a run on a file without a dynamic graph is
+ * then GEARRT_E_NO_GEAR.  threads or shape_cache out of range (threads
+ * negative or above the maximum, shape_cache above it) is GEARRT_E_ARG
+ * from gearrt_session_create, whose message names the option and its
+ * range. */
+#define GEARRT_THREADS_MAX 256
 #define GEARRT_SHAPE_CACHE_DEFAULT 8
+#define GEARRT_SHAPE_CACHE_MAX 1024
 #define GEARRT_SHAPE_CACHE_OFF (-1)
 
 typedef struct gearrt_options {
-	int threads; /* intra-op threads; 0 or 1: one */
+	int threads;
 	int shape_cache;
 	int no_gears;
 } gearrt_options;

@@ -48,8 +48,6 @@ typedef struct Entry {
 	Arena ir;	   /* the specialised graph */
 	uint8_t *mem;	   /* its own feature-map arena, or NULL */
 	Prepared *p;
-	int32_t *in_at;	   /* model input i -> graph input */
-	int32_t *out_at;   /* model output i -> graph output */
 } Entry;
 
 struct ShapeCache {
@@ -78,8 +76,6 @@ static void entry_free(Entry *e)
 	free(e->mem);
 	free(e->dims);
 	free(e->vals);
-	free(e->in_at);
-	free(e->out_at);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -166,27 +162,6 @@ static const char *dims_text(const gearrt_model *md, const gearrt_tensor *in,
 	return buf;
 }
 
-/* Maps the model's inputs and outputs onto g's by name. */
-static int map_io(const gearrt_model *md, const Graph *g, Entry *e)
-{
-	e->in_at = xmalloc((md->nin + 1) * sizeof(int32_t));
-	e->out_at = xmalloc((md->nout + 1) * sizeof(int32_t));
-	for (size_t i = 0; i < md->nin; i++)
-		if ((e->in_at[i] = rt_graph_input(g, md->in_info[i].name)) < 0)
-			return error("the dynamic graph has no input '%s'",
-				     md->in_info[i].name);
-	for (size_t i = 0; i < md->nout; i++)
-		if ((e->out_at[i] = rt_graph_output(g, md->out_info[i].name)) <
-		    0)
-			return error("the dynamic graph has no output '%s'",
-				     md->out_info[i].name);
-	if ((size_t)g->ninputs != md->nin || (size_t)g->noutputs != md->nout)
-		return error("the dynamic graph has %d inputs and %d outputs, "
-			     "the model %zu and %zu", g->ninputs, g->noutputs,
-			     md->nin, md->nout);
-	return 0;
-}
-
 /* The key: graph, every input's dims, the key inputs' bytes. */
 static void entry_key(Entry *e, const gearrt_model *md, int32_t graph,
 		      const gearrt_tensor *in)
@@ -252,7 +227,7 @@ static int build(gearrt_session *s, int32_t graph, const gearrt_tensor *in,
 		shp[k] = &sh[k];
 	}
 	Graph *g = graph_flatten(md->m, src, &e->ir, shp, val);
-	if (!g || memplan_graph(md->m, g, NULL) < 0 || map_io(md, g, e) < 0)
+	if (!g || memplan_graph(md->m, g, NULL) < 0)
 		return -1;
 	uint8_t *mem = s->arena;
 	uint64_t bytes = md->arena_bytes;
@@ -298,24 +273,12 @@ static Entry *specialisation(gearrt_session *s, int32_t graph,
 	return e;
 }
 
-enum { MAX_IO = 1024 };
-
 /* Runs e on the caller's tensors; -1 with an error. */
 static int run_entry(gearrt_session *s, Entry *e, const gearrt_tensor *inputs,
 		     gearrt_tensor *outputs, size_t nout, bool built)
 {
-	const gearrt_model *md = s->model;
-	const gearrt_tensor *in[MAX_IO];
-	gearrt_tensor *out[MAX_IO];
 	e->tick = ++s->cache->tick;
-	memset(out, 0, md->nout * sizeof(*out));
-	for (size_t i = 0; i < md->nin; i++)
-		in[e->in_at[i]] = &inputs[i];
-	for (size_t i = 0; i < nout; i++) {
-		outputs[i].name = md->out_info[i].name;
-		out[e->out_at[i]] = &outputs[i];
-	}
-	if (rt_exec(s, e->p, in, out) < 0)
+	if (rt_run_prepared(s, e->p, inputs, outputs, nout) < 0)
 		return -1;
 	s->st.cache_hits += !built;
 	s->st.last_rebuilt = built;

@@ -19,6 +19,8 @@ const char *gearrt_dtype_name(int32_t dtype)
 
 size_t gearrt_dtype_size(int32_t dtype)
 {
+	if (dtype == GEARRT_STRING)
+		return sizeof(const char *);
 	return dtype_valid(dtype) ? dtype_size(dtype) : 0;
 }
 

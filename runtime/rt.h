@@ -7,7 +7,9 @@
  *              sink of GE's static executor) and a run of it;
  *   session.c  sessions, gear selection, argument checks, gearrt_run;
  *   hybrid.c   a hybrid file's dynamic graph specialised per input dims,
- *              and the per-session cache of those specialisations.
+ *              and the per-session cache of those specialisations;
+ *   strings.c  string tensors between the API's char * and the IR's
+ *              Bytes.
  *
  * A Prepared graph is built on a session's first run of that graph and
  * kept: every value gets a Tensor whose data is resolved once (a weight in
@@ -97,6 +99,8 @@ typedef struct Prepared {
 	uint8_t *nhwc;	     /* per value: channels-last (layout.c) */
 	uint8_t *mem;	     /* the arena its plan's offsets are in */
 	uint64_t mem_bytes;
+	int32_t *in_at;	     /* model input i -> graph input */
+	int32_t *out_at;     /* model output i -> graph output */
 	struct Profile *prof; /* GEARRT_PROFILE=1: per task times (exec.c) */
 } Prepared;
 
@@ -109,6 +113,13 @@ struct gearrt_session {
 	Prepared **prep; /* per entry of model->run_graph, or NULL */
 	int last_gear;
 	bool no_gears;		/* gearrt_options.no_gears */
+	/* A run's tensors in the running graph's order (rt_run_prepared):
+	 * room for every input and output of the model, made with the
+	 * session. */
+	const gearrt_tensor **io_in;
+	gearrt_tensor **io_out;
+	struct Strings *strings; /* string inputs and outputs (session.c),
+				  * or NULL if the model has none */
 	struct ShapeCache *cache; /* runtime/hybrid.c */
 	gearrt_stats st;
 };
@@ -126,11 +137,36 @@ Prepared *rt_prepare(gearrt_session *s, Graph *g);
 Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 			uint64_t mem_bytes);
 void rt_prepared_free(Prepared *p);
+/* Fills p's in_at / out_at (session.c): -1 with an error unless g's
+ * inputs and outputs are the model's, one to one by name. */
+int rt_map_io(const gearrt_model *md, Prepared *p);
+/* Runs p on the caller's tensors, inputs (checked) and outputs[0..nout)
+ * in the model's order; -1 with an error naming the node. */
+int rt_run_prepared(gearrt_session *s, Prepared *p,
+		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
+		    size_t nout);
 /* Runs p: in[i] / out[i] are the caller's tensors for g's inputs and
  * outputs in g's order (out[i].data NULL: session-owned).  -1 with an
  * error naming the node. */
 int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
 	    gearrt_tensor *const *out);
+
+/* runtime/strings.c: a session's string buffers, NULL for a model
+ * without string inputs or outputs. */
+struct Strings *rt_strings_new(const gearrt_model *md);
+void rt_strings_free(const gearrt_model *md, struct Strings *x);
+/* The inputs (checked) as the graph takes them: string ones as the IR's
+ * Bytes, pointing at the caller's strings. */
+const gearrt_tensor *rt_strings_in(gearrt_session *s,
+				   const gearrt_tensor *inputs);
+/* Before a run: string outputs go to session memory, the caller's
+ * buffers kept.  After it: they are arrays of NUL-terminated strings
+ * (in the caller's buffer if given), or, if the run failed (ok false),
+ * the caller's buffers back; GEARRT_E_OUTPUT with an error if one does
+ * not fit. */
+void rt_strings_before(gearrt_session *s, gearrt_tensor *out, size_t nout);
+gearrt_status rt_strings_after(gearrt_session *s, gearrt_tensor *out,
+			       size_t nout, bool ok);
 
 /* runtime/hybrid.c: the dynamic graph's shape cache of s, with room for
  * size entries (<= 0: none kept). */

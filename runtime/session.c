@@ -15,17 +15,29 @@ gearrt_status gearrt_session_create(gearrt_model *md,
 		      "NULL");
 		return GEARRT_E_ARG;
 	}
+	gearrt_options o = options ? *options : (gearrt_options){ 0 };
+	if (o.threads < 0 || o.threads > GEARRT_THREADS_MAX)
+		return error("gearrt_session_create: threads %d is out of "
+			     "range (0..%d)", o.threads, GEARRT_THREADS_MAX),
+		       GEARRT_E_ARG;
+	if (o.shape_cache > GEARRT_SHAPE_CACHE_MAX)
+		return error("gearrt_session_create: shape_cache %d is out of "
+			     "range (at most %d; negative: none)",
+			     o.shape_cache, GEARRT_SHAPE_CACHE_MAX),
+		       GEARRT_E_ARG;
 	gearrt_session *s = xmalloc(sizeof(*s));
 	memset(s, 0, sizeof(*s));
 	s->model = md;
-	s->threads = options && options->threads > 1 ? options->threads : 1;
+	s->threads = o.threads > 1 ? o.threads : 1;
 	s->last_gear = -1;
-	s->no_gears = options && options->no_gears;
-	s->cache = rt_cache_new(!options || !options->shape_cache
-					? GEARRT_SHAPE_CACHE_DEFAULT
-					: options->shape_cache);
+	s->no_gears = o.no_gears;
+	s->cache = rt_cache_new(o.shape_cache ? o.shape_cache
+					      : GEARRT_SHAPE_CACHE_DEFAULT);
 	size_t bytes = (size_t)md->arena_bytes;
 	s->arena = aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
+	s->io_in = xcalloc(md->nin + 1, sizeof(*s->io_in));
+	s->io_out = xcalloc(md->nout + 1, sizeof(*s->io_out));
+	s->strings = rt_strings_new(md);
 	size_t n = md->ngears ? md->ngears : 1;
 	s->prep = xmalloc(n * sizeof(Prepared *));
 	memset(s->prep, 0, n * sizeof(Prepared *));
@@ -48,6 +60,9 @@ void gearrt_session_destroy(gearrt_session *s)
 	free(s->prep);
 	rt_cache_free(s->cache);
 	free(s->arena);
+	free(s->io_in);
+	free(s->io_out);
+	rt_strings_free(s->model, s->strings);
 	arena_release(&s->scratch);
 	arena_release(&s->pool);
 	free(s);
@@ -106,12 +121,23 @@ static gearrt_status check_input(const gearrt_model *md, size_t i,
 					      sizeof(b))), GEARRT_E_INPUT;
 	Shape sh = { .rank = t->rank };
 	memcpy(sh.dims, t->dims, (size_t)t->rank * sizeof(int64_t));
-	int64_t bytes = shape_bytes(&sh, t->dtype);
-	if (bytes < 0 || (size_t)bytes > t->size || (bytes && !t->data))
+	int64_t n = shape_numel(&sh), bytes = -1;
+	if (n < 0 || !mul_nonneg_i64(n, (int64_t)gearrt_dtype_size(t->dtype),
+				     &bytes))
+		return error("input '%s': shape %s holds more than 2^63 bytes",
+			     want->name,
+			     dims_str(t->dims, t->rank, a, sizeof(a))),
+		       GEARRT_E_INPUT;
+	if ((size_t)bytes > t->size || (bytes && !t->data))
 		return error("input '%s': shape %s needs %lld bytes, %zu given",
 			     want->name, dims_str(t->dims, t->rank, a, sizeof(a)),
 			     (long long)bytes, t->data ? t->size : 0),
 		       GEARRT_E_INPUT;
+	for (int64_t k = 0; t->dtype == GEARRT_STRING && k < n; k++)
+		if (!((const char *const *)t->data)[k])
+			return error("input '%s': string element %lld is NULL",
+				     want->name, (long long)k),
+			       GEARRT_E_INPUT;
 	return GEARRT_OK;
 }
 
@@ -182,7 +208,56 @@ static gearrt_status select_graph(const gearrt_session *s,
 	return *dynamic ? GEARRT_OK : no_gear(md, in);
 }
 
-enum { MAX_IO = 1024 };
+/* Graph g's input (out: output) called name, not taken before (seen[k]
+ * marks it taken): its index, or -1 with an error. */
+static int32_t map_one(const Graph *g, bool out, const char *name,
+		       bool *seen)
+{
+	int32_t k = out ? rt_graph_output(g, name) : rt_graph_input(g, name);
+	if (k < 0 || seen[k])
+		return error("graph '%s': the model's %s '%s' is %s", g->name,
+			     out ? "output" : "input", name,
+			     k < 0 ? "not one of the graph's" : "listed twice"),
+		       -1;
+	seen[k] = true;
+	return k;
+}
+
+int rt_map_io(const gearrt_model *md, Prepared *p)
+{
+	const Graph *g = p->g;
+	if ((size_t)g->ninputs != md->nin || (size_t)g->noutputs != md->nout)
+		return error("graph '%s' has %d inputs and %d outputs, the "
+			     "model %zu and %zu", g->name, g->ninputs,
+			     g->noutputs, md->nin, md->nout);
+	p->in_at = xmalloc((md->nin + 1) * sizeof(int32_t));
+	p->out_at = xmalloc((md->nout + 1) * sizeof(int32_t));
+	bool *seen = xcalloc(md->nin + md->nout + 1, sizeof(bool));
+	int rc = 0;
+	for (size_t i = 0; i < md->nin && !rc; i++)
+		rc = (p->in_at[i] = map_one(g, false, md->in_info[i].name,
+					    seen)) < 0;
+	for (size_t i = 0; i < md->nout && !rc; i++)
+		rc = (p->out_at[i] = map_one(g, true, md->out_info[i].name,
+					     seen + md->nin)) < 0;
+	free(seen);
+	return rc ? -1 : 0;
+}
+
+int rt_run_prepared(gearrt_session *s, Prepared *p,
+		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
+		    size_t nout)
+{
+	const gearrt_model *md = s->model;
+	memset(s->io_out, 0, md->nout * sizeof(*s->io_out));
+	for (size_t i = 0; i < md->nin; i++)
+		s->io_in[p->in_at[i]] = &inputs[i];
+	for (size_t i = 0; i < nout; i++) {
+		outputs[i].name = md->out_info[i].name;
+		s->io_out[p->out_at[i]] = &outputs[i];
+	}
+	return rt_exec(s, p, s->io_in, s->io_out);
+}
 
 /* Runs run_graph[which] as compiled (prepared on its first run): 0, -1
  * with an error, -2 if it could not be prepared. */
@@ -190,39 +265,18 @@ static int run_compiled(gearrt_session *s, size_t which,
 			const gearrt_tensor *inputs, gearrt_tensor *outputs,
 			size_t nout)
 {
-	const gearrt_model *md = s->model;
-	Graph *g = md->run_graph[which];
+	Graph *g = s->model->run_graph[which];
 	if (!s->prep[which] && !(s->prep[which] = rt_prepare(s, g)))
 		return -2;
-	const gearrt_tensor *in[MAX_IO];
-	gearrt_tensor *out[MAX_IO];
-	memset(out, 0, sizeof(out));
-	for (size_t i = 0; i < md->nin; i++)
-		in[rt_graph_input(g, md->in_info[i].name)] = &inputs[i];
-	for (size_t i = 0; i < nout; i++) {
-		outputs[i].name = md->out_info[i].name;
-		out[rt_graph_output(g, md->out_info[i].name)] = &outputs[i];
-	}
-	return rt_exec(s, s->prep[which], in, out);
+	return rt_run_prepared(s, s->prep[which], inputs, outputs, nout);
 }
 
-gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
-			 size_t nin, gearrt_tensor *outputs, size_t nout)
+/* gearrt_run once its arguments are checked (and strings converted). */
+static gearrt_status run_checked(gearrt_session *s,
+				 const gearrt_tensor *inputs,
+				 gearrt_tensor *outputs, size_t nout)
 {
-	clear_error();
-	if (!s || (nin && !inputs) || (nout && !outputs))
-		return error("gearrt_run: session, inputs and outputs must "
-			     "not be NULL"), GEARRT_E_ARG;
 	const gearrt_model *md = s->model;
-	if (nin != md->nin || nout > md->nout || md->nout > MAX_IO)
-		return error("gearrt_run: %zu inputs and %zu outputs given; the "
-			     "model has %zu inputs and %zu outputs", nin, nout,
-			     md->nin, md->nout), GEARRT_E_ARG;
-	for (size_t i = 0; i < nin; i++) {
-		gearrt_status st = check_input(md, i, &inputs[i]);
-		if (st)
-			return st;
-	}
 	size_t which = 0;
 	bool dynamic;
 	gearrt_status st = select_graph(s, inputs, &which, &dynamic);
@@ -252,4 +306,30 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 	s->st.gear_runs++;
 	s->st.last_path = md->ngears ? GEARRT_PATH_GEAR : GEARRT_PATH_STATIC;
 	return GEARRT_OK;
+}
+
+gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
+			 size_t nin, gearrt_tensor *outputs, size_t nout)
+{
+	clear_error();
+	if (!s || (nin && !inputs) || (nout && !outputs))
+		return error("gearrt_run: session, inputs and outputs must "
+			     "not be NULL"), GEARRT_E_ARG;
+	const gearrt_model *md = s->model;
+	if (nin != md->nin || nout > md->nout)
+		return error("gearrt_run: %zu inputs and %zu outputs given; the "
+			     "model has %zu inputs and %zu outputs", nin, nout,
+			     md->nin, md->nout), GEARRT_E_ARG;
+	for (size_t i = 0; i < nin; i++) {
+		gearrt_status st = check_input(md, i, &inputs[i]);
+		if (st)
+			return st;
+	}
+	if (!s->strings)
+		return run_checked(s, inputs, outputs, nout);
+	rt_strings_before(s, outputs, nout);
+	gearrt_status st = run_checked(s, rt_strings_in(s, inputs), outputs,
+				       nout);
+	gearrt_status after = rt_strings_after(s, outputs, nout, !st);
+	return st ? st : after;
 }

@@ -251,12 +251,40 @@ static int check_values(Model *m, const char *dir)
 	return 0;
 }
 
-static gearrt_tensor api_tensor(const Tensor *t)
+/* t as gearrt_run takes it: strings as NUL-terminated char * (in m). */
+static gearrt_tensor api_tensor(Model *m, const Tensor *t)
 {
 	gearrt_tensor a = { .dtype = t->dtype, .rank = t->shape.rank,
 			    .data = (void *)t->data, .size = t->nbytes };
 	memcpy(a.dims, t->shape.dims, (size_t)t->shape.rank * sizeof(int64_t));
+	if (t->dtype != DT_STRING)
+		return a;
+	size_t n = (size_t)shape_numel(&t->shape);
+	const Bytes *b = t->data;
+	char **str = arena_array(&m->arena, n + 1, sizeof(char *));
+	for (size_t k = 0; k < n; k++)
+		str[k] = arena_strndup(&m->arena, (const char *)b[k].data,
+				       b[k].len);
+	a.data = str;
+	a.size = n * sizeof(char *);
 	return a;
+}
+
+/* Output o of a run as a tensor (strings as the IR's Bytes, in m). */
+static Tensor ir_tensor(Model *m, const gearrt_tensor *o)
+{
+	Tensor t = { .dtype = o->dtype, .shape = shape_of(o->rank, o->dims),
+		     .data = o->data, .nbytes = o->size };
+	if (o->dtype != DT_STRING)
+		return t;
+	size_t n = (size_t)shape_numel(&t.shape);
+	const char *const *str = o->data;
+	Bytes *b = arena_array(&m->arena, n + 1, sizeof(Bytes));
+	for (size_t k = 0; k < n; k++)
+		b[k] = (Bytes){ strlen(str[k]), (const uint8_t *)str[k] };
+	t.data = b;
+	t.nbytes = n * sizeof(Bytes);
+	return t;
 }
 
 static int run_outputs(Model *m, const char *dir, gearrt_session *s,
@@ -271,7 +299,7 @@ static int run_outputs(Model *m, const char *dir, gearrt_session *s,
 		free(path);
 		if (!t)
 			return -1;
-		in[k] = api_tensor(t);
+		in[k] = api_tensor(m, t);
 		if (in[k].dtype == DT_UINT16 && m->graph->ninputs > (int)k &&
 		    m->graph->vals[m->graph->inputs[k]].dtype == DT_BFLOAT16)
 			in[k].dtype = DT_BFLOAT16;
@@ -285,9 +313,7 @@ static int run_outputs(Model *m, const char *dir, gearrt_session *s,
 		free(path);
 		if (!want)
 			return -1;
-		Shape sh = shape_of(out[k].rank, out[k].dims);
-		Tensor got = { .dtype = out[k].dtype, .shape = sh,
-			       .data = out[k].data, .nbytes = out[k].size };
+		Tensor got = ir_tensor(m, &out[k]);
 		if (tensor_close(&got, want, 1e-3, 1e-7) < 0)
 			return error_prefix("output %zu", k);
 	}
