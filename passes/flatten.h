@@ -21,6 +21,11 @@
  * a compile, so what the gear computes is folded into weights.  Every
  * graph output keeps the name it has in the model; an output that would
  * be an input, a weight or another output is given by an Identity.
+ * Then, as ONNX Runtime wants it:
+ *   - each subgraph output that is not a node output of its subgraph (a
+ *     body input, an outer value, or a weight: weights are written as
+ *     initializers of the main graph) or that is an earlier output too is
+ *     given by an Identity inside the subgraph.
  *
  * Returns the graph (parent NULL, named like the model's main graph) or
  * NULL with an error naming the node that could not be lowered.

@@ -78,6 +78,43 @@ static bool is_static(const Onnx__ValueInfoProto *v)
 	return s[0] == '[' && !strstr(s, "-1");
 }
 
+/* ---- standard ONNX: what onnx.checker and ONNX Runtime refuse ---------- */
+
+static bool made_in(const Onnx__GraphProto *g, const char *name)
+{
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t k = 0; k < g->node[i]->n_output; k++)
+			if (!strcmp(g->node[i]->output[k], name))
+				return true;
+	return false;
+}
+
+/* Graph g (a subgraph when sub): a subgraph's outputs made by its own
+ * nodes. */
+static void check_graph(const char *what, const Onnx__GraphProto *g,
+			bool sub)
+{
+	for (size_t i = 0; i < g->n_output; i++)
+		cr_expect(!sub || made_in(g, g->output[i]->name),
+			  "%s: subgraph '%s' returns '%s', which none of its "
+			  "nodes makes", what, g->name, g->output[i]->name);
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+		for (size_t k = 0; k < n->n_attribute; k++) {
+			const Onnx__AttributeProto *a = n->attribute[k];
+			if (a->g)
+				check_graph(what, a->g, true);
+			for (size_t j = 0; j < a->n_graphs; j++)
+				check_graph(what, a->graphs[j], true);
+		}
+	}
+}
+
+static void check_standard(const char *what, const Onnx__ModelProto *m)
+{
+	check_graph(what, m->graph, false);
+}
+
 static const char *meta(const Onnx__ModelProto *m, const char *key)
 {
 	for (size_t i = 0; i < m->n_metadata_props; i++)
@@ -141,6 +178,7 @@ static int check_model(const Case *c, const Onnx__ModelProto *src,
 	Count cs = { 0 }, cm = { 0 };
 	count_nodes(src->graph, &cs);
 	count_nodes(m->graph, &cm);
+	check_standard(c->key, m);
 	cr_expect_eq(m->ir_version, src->ir_version, "%s: ir_version",
 		     c->key);
 	cr_assert_eq(m->n_opset_import, src->n_opset_import);
@@ -491,6 +529,96 @@ Test(export, errors)
 	cr_expect(strstr(r.out, "--gear=all"), "%s", r.out);
 	run_free(&r);
 	free(om);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* ---- gearc's own forms as standard ONNX (issue 25) --------------------- */
+
+/* Compiles FX model with the flags into dir/m.om, exports gear k to
+ * dir/m_gearK.onnx (every gear) and loads gear k's model. */
+static Onnx__ModelProto *compile_export(const char *dir, const char *model,
+					const char *shape, const char *dims,
+					int k)
+{
+	char m[800], out[600], om[600], odir[600], onnx[700];
+	snprintf(m, sizeof(m), "--model=" FX "%s", model);
+	snprintf(out, sizeof(out), "--output=%s/m", dir);
+	Run r = dims ? run_gearc(m, out, shape, dims, "-q")
+		     : run_gearc(m, out, shape, "-q");
+	cr_assert_eq(r.status, 0, "compile %s: %s", model, r.err);
+	run_free(&r);
+	snprintf(om, sizeof(om), "%s/m.om", dir);
+	snprintf(odir, sizeof(odir), "--output=%s", dir);
+	r = run_gearc("export", om, "--gear=all", odir);
+	cr_assert_eq(r.status, 0, "export %s: %s", model, r.err);
+	run_free(&r);
+	snprintf(onnx, sizeof(onnx), "%s/m_gear%d.onnx", dir, k);
+	/* gearc reads its own export back */
+	snprintf(m, sizeof(m), "--model=%s", onnx);
+	snprintf(out, sizeof(out), "--output=%s/re", dir);
+	r = run_gearc(m, out, "-q");
+	cr_expect_eq(r.status, 0, "re-import %s: %s", onnx, r.err);
+	run_free(&r);
+	return load_onnx(onnx);
+}
+
+static const Onnx__NodeProto *find_node(const Onnx__GraphProto *g,
+					const char *op)
+{
+	for (size_t i = 0; i < g->n_node; i++)
+		if (!strcmp(g->node[i]->op_type, op))
+			return g->node[i];
+	return NULL;
+}
+
+static const Onnx__GraphProto *graph_attr(const Onnx__NodeProto *n,
+					  const char *name)
+{
+	for (size_t k = 0; n && k < n->n_attribute; k++)
+		if (!strcmp(n->attribute[k]->name, name))
+			return n->attribute[k]->g;
+	return NULL;
+}
+
+static void expect_shape(const Onnx__ValueInfoProto *v, const char *want)
+{
+	char s[256];
+	shape_of_vi(v, s, sizeof(s));
+	cr_expect_str_eq(s, want, "'%s'", v->name);
+}
+
+Test(export, subgraph_outputs_made_inside)
+{
+	char *dir = temp_dir();
+	/* the body's c_out = Identity(c_in) folds to a constant */
+	Onnx__ModelProto *m = compile_export(dir, "export_loop.onnx",
+					     "--input_shape=x:2,4", NULL, 0);
+	check_standard("export_loop", m);
+	const Onnx__GraphProto *body = graph_attr(find_node(m->graph, "Loop"),
+						  "body");
+	cr_assert(body);
+	const Onnx__NodeProto *id = find_node(body, "Identity");
+	cr_assert(id, "the folded condition is not given by an Identity");
+	cr_expect_str_eq(id->output[0], body->output[0]->name);
+	onnx__model_proto__free_unpacked(m, NULL);
+	/* the no-cache branch returns a Constant (an empty past) */
+	m = compile_export(dir, "export_kv.onnx",
+			   "--input_shape=x:1,2,8;past_key:1,2,4,4;"
+			   "use_cache_branch:1",
+			   NULL, 0);
+	check_standard("export_kv", m);
+	/* static but for the past's length, which use_cache_branch picks */
+	const Onnx__GraphProto *g = m->graph;
+	for (size_t i = 0; i < g->n_value_info; i++)
+		if (strcmp(g->value_info[i]->name, "past"))
+			cr_expect(is_static(g->value_info[i]), "'%s'",
+				  g->value_info[i]->name);
+		else
+			expect_shape(g->value_info[i], "[1,2,-1,4]");
+	expect_shape(g->output[0], "[1,2,8]");
+	expect_shape(g->output[1], "[1,2,-1,4]");
+	onnx__model_proto__free_unpacked(m, NULL);
 	remove_tree(dir);
 	free(dir);
 }
