@@ -80,6 +80,26 @@ static bool is_static(const Onnx__ValueInfoProto *v)
 
 /* ---- standard ONNX: what onnx.checker and ONNX Runtime refuse ---------- */
 
+typedef struct Names {
+	const char **s;
+	int n, cap;
+} Names;
+
+/* Adds name to l; false if l has it already. */
+static bool add_name(Names *l, const char *name)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->s[i], name))
+			return false;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->s = realloc(l->s, (size_t)l->cap * sizeof(*l->s));
+		cr_assert(l->s);
+	}
+	l->s[l->n++] = name;
+	return true;
+}
+
 static bool made_in(const Onnx__GraphProto *g, const char *name)
 {
 	for (size_t i = 0; i < g->n_node; i++)
@@ -89,30 +109,51 @@ static bool made_in(const Onnx__GraphProto *g, const char *name)
 	return false;
 }
 
-/* Graph g (a subgraph when sub): a subgraph's outputs made by its own
- * nodes. */
+/* Graph g (a subgraph when sub): node names given and unique in the
+ * model, each value made once in the model, a subgraph's outputs made by
+ * its own nodes. */
 static void check_graph(const char *what, const Onnx__GraphProto *g,
-			bool sub)
+			bool sub, Names *nodes, Names *vals)
 {
+	for (size_t i = 0; i < g->n_input; i++)
+		cr_expect(add_name(vals, g->input[i]->name),
+			  "%s: value '%s' made twice", what, g->input[i]->name);
+	for (size_t i = 0; i < g->n_initializer; i++)
+		cr_expect(add_name(vals, g->initializer[i]->name),
+			  "%s: value '%s' made twice", what,
+			  g->initializer[i]->name);
 	for (size_t i = 0; i < g->n_output; i++)
 		cr_expect(!sub || made_in(g, g->output[i]->name),
 			  "%s: subgraph '%s' returns '%s', which none of its "
 			  "nodes makes", what, g->name, g->output[i]->name);
 	for (size_t i = 0; i < g->n_node; i++) {
 		const Onnx__NodeProto *n = g->node[i];
+		cr_expect(n->name && n->name[0], "%s: an unnamed %s", what,
+			  n->op_type);
+		cr_expect(!n->name || add_name(nodes, n->name),
+			  "%s: node name '%s' twice", what, n->name);
+		for (size_t k = 0; k < n->n_output; k++)
+			cr_expect(!n->output[k][0] ||
+					  add_name(vals, n->output[k]),
+				  "%s: value '%s' made twice", what,
+				  n->output[k]);
 		for (size_t k = 0; k < n->n_attribute; k++) {
 			const Onnx__AttributeProto *a = n->attribute[k];
 			if (a->g)
-				check_graph(what, a->g, true);
+				check_graph(what, a->g, true, nodes, vals);
 			for (size_t j = 0; j < a->n_graphs; j++)
-				check_graph(what, a->graphs[j], true);
+				check_graph(what, a->graphs[j], true, nodes,
+					    vals);
 		}
 	}
 }
 
 static void check_standard(const char *what, const Onnx__ModelProto *m)
 {
-	check_graph(what, m->graph, false);
+	Names nodes = { 0 }, vals = { 0 };
+	check_graph(what, m->graph, false, &nodes, &vals);
+	free(nodes.s);
+	free(vals.s);
 }
 
 static const char *meta(const Onnx__ModelProto *m, const char *key)
@@ -586,6 +627,22 @@ static void expect_shape(const Onnx__ValueInfoProto *v, const char *want)
 	char s[256];
 	shape_of_vi(v, s, sizeof(s));
 	cr_expect_str_eq(s, want, "'%s'", v->name);
+}
+
+Test(export, unnamed_nodes_get_unique_names)
+{
+	char *dir = temp_dir();
+	for (int k = 0; k < 2; k++) {
+		Onnx__ModelProto *m = compile_export(
+			dir, "export_kv.onnx",
+			"--input_shape=x:1,-1,8;past_key:1,2,4,4;"
+			"use_cache_branch:1",
+			"--dynamic_dims=1;2", k);
+		check_standard("export_kv", m);
+		onnx__model_proto__free_unpacked(m, NULL);
+	}
+	remove_tree(dir);
+	free(dir);
 }
 
 Test(export, subgraph_outputs_made_inside)
