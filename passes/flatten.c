@@ -19,8 +19,8 @@ typedef struct Flat {
 	Model *m;
 	Graph *dst;
 	int32_t gear;
-	/* for export: fused nodes become their ONNX nodes, every subgraph
-	 * output a node output of its own */
+	/* for export: fused nodes become their ONNX nodes, Fail branches
+	 * standard ONNX, every subgraph output a node output of its own */
 	bool standard;
 	/* Tensor -> its weight value in dst (open addressing) */
 	const Tensor **keys;
@@ -378,6 +378,51 @@ static void name_outputs(Graph *g, const char **names)
 
 /* ---- standard ONNX ------------------------------------------------------ */
 
+/* The value of b (a branch of an If of g) reading g's value v. */
+static ValId outer_ref(Graph *b, const Graph *g, ValId v)
+{
+	for (ValId i = 0; i < b->nvals; i++)
+		if (b->vals[i].kind == VAL_OUTER && b->vals[i].outer == v)
+			return i;
+	ValId id = graph_add_value(b, g->vals[v].name, VAL_OUTER);
+	value_copy_type(&b->vals[id], &g->vals[v]);
+	b->vals[id].outer = v;
+	b->vals[id].producer = -1;
+	return id;
+}
+
+/* The Fail nodes of the branches of g's If n as standard ONNX
+ * (passes/unfuse.c), on the If's condition. */
+static int lower_branches(Graph *g, const Node *n, int64_t opset)
+{
+	for (int32_t k = 0; k < n->nattrs; k++) {
+		Graph *b = n->attrs[k].type == ATTR_GRAPH ? n->attrs[k].g : NULL;
+		for (int32_t i = 0; b && i < b->nnodes; i++)
+			if (b->nodes[i].op == OP_Fail &&
+			    unfuse_fail(b, i--, outer_ref(b, g, n->inputs[0]),
+					opset) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* Every Fail of g's If branches lowered before the walk reaches them: a
+ * Fail left in g is not a branch's, the gear would always fail. */
+static int lower_fails(Graph *g, void *ctx)
+{
+	const int64_t *opset = ctx;
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		if (n->op == OP_Fail)
+			return error("node '%s': this gear always fails: %s",
+				     n->name,
+				     attr_str(n, FAIL_MESSAGE_ATTR, "Fail"));
+		if (n->op == OP_If && lower_branches(g, n, *opset) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Every output of subgraph g made by a node of g: ONNX Runtime refuses a
  * subgraph returning an outer value or an initializer (weights of every
  * graph are initializers of the main graph) directly. */
@@ -391,9 +436,14 @@ static int own_outputs(Graph *g, void *ctx)
 	return 0;
 }
 
-/* g as standard ONNX: its subgraphs' outputs their own. */
-static int standard_onnx(Graph *g)
+/* g as standard ONNX: its Fail branches lowered (what they leave unused
+ * goes), its subgraphs' outputs their own. */
+static int standard_onnx(const Model *m, Graph *g)
 {
+	int64_t opset = model_opset(m);
+	if (graph_walk(g, lower_fails, &opset) < 0 ||
+	    graph_toposort(g) < 0 || graph_dce(g, NULL) < 0)
+		return -1;
 	return graph_walk(g, own_outputs, NULL);
 }
 
@@ -449,7 +499,7 @@ static Graph *flatten_into(Flat *F, Arena *a, const Graph *src,
 		names[k] = src->vals[src->outputs[k]].name;
 	if (graph_toposort(g) < 0 || infer_graph(m, g) < 0 ||
 	    graph_inline(g) < 0 || graph_dce(g, NULL) < 0 ||
-	    (F->standard && standard_onnx(g) < 0))
+	    (F->standard && standard_onnx(m, g) < 0))
 		return NULL;
 	name_outputs(g, names);
 	if (graph_toposort(g) < 0 || graph_verify(g) < 0)

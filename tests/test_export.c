@@ -100,6 +100,16 @@ static bool add_name(Names *l, const char *name)
 	return true;
 }
 
+static bool has_opset(const Onnx__ModelProto *m, const char *domain)
+{
+	for (size_t i = 0; i < m->n_opset_import; i++) {
+		const char *d = m->opset_import[i]->domain;
+		if (!strcmp(d ? d : "", domain))
+			return true;
+	}
+	return false;
+}
+
 static bool made_in(const Onnx__GraphProto *g, const char *name)
 {
 	for (size_t i = 0; i < g->n_node; i++)
@@ -109,11 +119,12 @@ static bool made_in(const Onnx__GraphProto *g, const char *name)
 	return false;
 }
 
-/* Graph g (a subgraph when sub): node names given and unique in the
- * model, each value made once in the model, a subgraph's outputs made by
- * its own nodes. */
-static void check_graph(const char *what, const Onnx__GraphProto *g,
-			bool sub, Names *nodes, Names *vals)
+/* Graph g (a subgraph when sub) of m: each node's domain imported, node
+ * names given and unique in the model, each value made once in the model,
+ * a subgraph's outputs made by its own nodes. */
+static void check_graph(const char *what, const Onnx__ModelProto *m,
+			const Onnx__GraphProto *g, bool sub, Names *nodes,
+			Names *vals)
 {
 	for (size_t i = 0; i < g->n_input; i++)
 		cr_expect(add_name(vals, g->input[i]->name),
@@ -128,6 +139,9 @@ static void check_graph(const char *what, const Onnx__GraphProto *g,
 			  "nodes makes", what, g->name, g->output[i]->name);
 	for (size_t i = 0; i < g->n_node; i++) {
 		const Onnx__NodeProto *n = g->node[i];
+		const char *dom = n->domain ? n->domain : "";
+		cr_expect(has_opset(m, dom), "%s: node '%s' (%s) of domain "
+			  "'%s', not imported", what, n->name, n->op_type, dom);
 		cr_expect(n->name && n->name[0], "%s: an unnamed %s", what,
 			  n->op_type);
 		cr_expect(!n->name || add_name(nodes, n->name),
@@ -140,9 +154,9 @@ static void check_graph(const char *what, const Onnx__GraphProto *g,
 		for (size_t k = 0; k < n->n_attribute; k++) {
 			const Onnx__AttributeProto *a = n->attribute[k];
 			if (a->g)
-				check_graph(what, a->g, true, nodes, vals);
+				check_graph(what, m, a->g, true, nodes, vals);
 			for (size_t j = 0; j < a->n_graphs; j++)
-				check_graph(what, a->graphs[j], true, nodes,
+				check_graph(what, m, a->graphs[j], true, nodes,
 					    vals);
 		}
 	}
@@ -151,7 +165,7 @@ static void check_graph(const char *what, const Onnx__GraphProto *g,
 static void check_standard(const char *what, const Onnx__ModelProto *m)
 {
 	Names nodes = { 0 }, vals = { 0 };
-	check_graph(what, m->graph, false, &nodes, &vals);
+	check_graph(what, m, m->graph, false, &nodes, &vals);
 	free(nodes.s);
 	free(vals.s);
 }
@@ -574,7 +588,7 @@ Test(export, errors)
 	free(dir);
 }
 
-/* ---- gearc's own forms as standard ONNX (issue 25) --------------------- */
+/* ---- gearc's own forms as standard ONNX (issue 25, items 7-9) ----------- */
 
 /* Compiles FX model with the flags into dir/m.om, exports gear k to
  * dir/m_gearK.onnx (every gear) and loads gear k's model. */
@@ -627,6 +641,38 @@ static void expect_shape(const Onnx__ValueInfoProto *v, const char *want)
 	char s[256];
 	shape_of_vi(v, s, sizeof(s));
 	cr_expect_str_eq(s, want, "'%s'", v->name);
+}
+
+Test(export, fail_branch_as_standard_onnx)
+{
+	char *dir = temp_dir();
+	/* T=4: rows of 3 do not fit, the else branch compiles to Fail */
+	Onnx__ModelProto *m = compile_export(dir, "export_fail.onnx",
+					     "--input_shape=x:1,4;k:", NULL, 0);
+	check_standard("export_fail", m);
+	const Onnx__GraphProto *el = graph_attr(find_node(m->graph, "If"),
+						"else_branch");
+	cr_assert(el, "no If with an else branch");
+	/* the Reshape that fails if taken carries the Fail's name */
+	const Onnx__NodeProto *r = find_node(el, "Reshape");
+	cr_assert(r, "no failing Reshape in the else branch");
+	cr_expect_str_eq(r->name, "if_k/else_branch/fail");
+	cr_assert_eq(el->n_output, 3);
+	expect_shape(el->output[0], "[2,2]");
+	expect_shape(el->output[1], "[]");
+	expect_shape(el->output[2], "[2]");
+	cr_expect_eq(el->output[1]->type->tensor_type->elem_type,
+		     ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
+	cr_expect_eq(el->output[2]->type->tensor_type->elem_type,
+		     ONNX__TENSOR_PROTO__DATA_TYPE__BOOL);
+	onnx__model_proto__free_unpacked(m, NULL);
+	/* Silero VAD's case: 512 samples, the sample rate at run time */
+	m = compile_export(dir, "vad_sr.onnx", "--input_shape=x:1,512;sr:",
+			   NULL, 0);
+	check_standard("vad_sr", m);
+	onnx__model_proto__free_unpacked(m, NULL);
+	remove_tree(dir);
+	free(dir);
 }
 
 Test(export, unnamed_nodes_get_unique_names)
