@@ -19,7 +19,9 @@ typedef struct Flat {
 	Model *m;
 	Graph *dst;
 	int32_t gear;
-	bool keep_fused; /* else fused nodes become their ONNX nodes */
+	/* for export: fused nodes become their ONNX nodes, Fail branches
+	 * standard ONNX, every subgraph output a node output of its own */
+	bool standard;
 	/* Tensor -> its weight value in dst (open addressing) */
 	const Tensor **keys;
 	ValId *vals;
@@ -167,7 +169,7 @@ static int copy_fused(Flat *F, const Frame *fr, const Node *n)
 static int copy_node(Flat *F, const Frame *fr, const Node *n)
 {
 	bool fused = unfuse_is_fused(n);
-	if (fused && !F->keep_fused)
+	if (fused && F->standard)
 		return copy_fused(F, fr, n);
 	if (!fused && !strcmp(n->domain, GEARC_DOMAIN))
 		return error("node '%s': gearc's op %s has no ONNX form here",
@@ -332,27 +334,32 @@ static int flat_graph(Flat *F, const Frame *fr)
 
 /* ---- outputs ------------------------------------------------------------ */
 
-/* Output k of g is named name: renames its value, or adds an Identity
- * when the value is not a node output or is an earlier output too. */
-static void name_output(Graph *g, int32_t k, const char *name)
+/* Output k of g given by a new Identity of g, output name, when the value
+ * is not a node output of g (an input, a weight, an outer reference) or
+ * is an earlier output too; returns whether it was. */
+static bool own_output(Graph *g, int32_t k, const char *name)
 {
 	ValId v = g->outputs[k];
 	bool taken = g->vals[v].kind != VAL_NODE;
 	for (int32_t j = 0; j < k && !taken; j++)
 		taken = g->outputs[j] == v;
-	if (!taken) {
-		g->vals[v].name = name;
-		return;
-	}
+	if (!taken)
+		return false;
 	ValId id = graph_add_value(g, name, VAL_NODE);
-	Value *w = &g->vals[id], *src = &g->vals[v];
-	w->dtype = src->dtype;
-	w->tkind = src->tkind;
-	w->shape = src->shape;
+	value_copy_type(&g->vals[id], &g->vals[v]);
 	Node *n = graph_add_node(g, name, "Identity", "", 1, 1);
 	n->inputs[0] = v;
 	n->outputs[0] = id;
+	g->vals[id].producer = g->nnodes - 1;
 	g->outputs[k] = id;
+	return true;
+}
+
+/* Output k of g is named name: renames its value, or adds an Identity. */
+static void name_output(Graph *g, int32_t k, const char *name)
+{
+	if (!own_output(g, k, name))
+		g->vals[g->outputs[k]].name = name;
 }
 
 /* The output names first, so that no other value is renamed to one. */
@@ -367,6 +374,77 @@ static void name_outputs(Graph *g, const char **names)
 		name_output(g, k, names[k]);
 	for (int32_t k = 0; k < g->noutputs; k++)
 		g->vals[g->outputs[k]].flags |= VF_GRAPH_OUT;
+}
+
+/* ---- standard ONNX ------------------------------------------------------ */
+
+/* The value of b (a branch of an If of g) reading g's value v. */
+static ValId outer_ref(Graph *b, const Graph *g, ValId v)
+{
+	for (ValId i = 0; i < b->nvals; i++)
+		if (b->vals[i].kind == VAL_OUTER && b->vals[i].outer == v)
+			return i;
+	ValId id = graph_add_value(b, g->vals[v].name, VAL_OUTER);
+	value_copy_type(&b->vals[id], &g->vals[v]);
+	b->vals[id].outer = v;
+	b->vals[id].producer = -1;
+	return id;
+}
+
+/* The Fail nodes of the branches of g's If n as standard ONNX
+ * (passes/unfuse.c), on the If's condition. */
+static int lower_branches(Graph *g, const Node *n, int64_t opset)
+{
+	for (int32_t k = 0; k < n->nattrs; k++) {
+		Graph *b = n->attrs[k].type == ATTR_GRAPH ? n->attrs[k].g : NULL;
+		for (int32_t i = 0; b && i < b->nnodes; i++)
+			if (b->nodes[i].op == OP_Fail &&
+			    unfuse_fail(b, i--, outer_ref(b, g, n->inputs[0]),
+					opset) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* Every Fail of g's If branches lowered before the walk reaches them: a
+ * Fail left in g is not a branch's, the gear would always fail. */
+static int lower_fails(Graph *g, void *ctx)
+{
+	const int64_t *opset = ctx;
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		if (n->op == OP_Fail)
+			return error("node '%s': this gear always fails: %s",
+				     n->name,
+				     attr_str(n, FAIL_MESSAGE_ATTR, "Fail"));
+		if (n->op == OP_If && lower_branches(g, n, *opset) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Every output of subgraph g made by a node of g: ONNX Runtime refuses a
+ * subgraph returning an outer value or an initializer (weights of every
+ * graph are initializers of the main graph) directly. */
+static int own_outputs(Graph *g, void *ctx)
+{
+	(void)ctx;
+	for (int32_t k = 0; g->parent && k < g->noutputs; k++) {
+		const char *name = g->vals[g->outputs[k]].name;
+		own_output(g, k, graph_fresh_name(g, name));
+	}
+	return 0;
+}
+
+/* g as standard ONNX: its Fail branches lowered (what they leave unused
+ * goes), its subgraphs' outputs their own. */
+static int standard_onnx(const Model *m, Graph *g)
+{
+	int64_t opset = model_opset(m);
+	if (graph_walk(g, lower_fails, &opset) < 0 ||
+	    graph_toposort(g) < 0 || graph_dce(g, NULL) < 0)
+		return -1;
+	return graph_walk(g, own_outputs, NULL);
 }
 
 /* ---- the whole ---------------------------------------------------------- */
@@ -420,7 +498,8 @@ static Graph *flatten_into(Flat *F, Arena *a, const Graph *src,
 	for (int32_t k = 0; k < g->noutputs; k++)
 		names[k] = src->vals[src->outputs[k]].name;
 	if (graph_toposort(g) < 0 || infer_graph(m, g) < 0 ||
-	    graph_inline(g) < 0 || graph_dce(g, NULL) < 0)
+	    graph_inline(g) < 0 || graph_dce(g, NULL) < 0 ||
+	    (F->standard && standard_onnx(m, g) < 0))
 		return NULL;
 	name_outputs(g, names);
 	if (graph_toposort(g) < 0 || graph_verify(g) < 0)
@@ -435,13 +514,13 @@ Graph *gear_flatten(Model *m, int32_t gear, const Shape *const *shapes)
 		error("gear %d: the model has %d gears", gear, gear_count(m));
 		return NULL;
 	}
-	Flat F = { .m = m, .gear = gear };
+	Flat F = { .m = m, .gear = gear, .standard = true };
 	return flatten_into(&F, &m->arena, src, shapes, NULL);
 }
 
 Graph *graph_flatten(Model *m, const Graph *src, Arena *a,
 		     const Shape *const *shapes, const Tensor *const *values)
 {
-	Flat F = { .m = m, .keep_fused = true };
+	Flat F = { .m = m };
 	return flatten_into(&F, a, src, shapes, values);
 }

@@ -21,6 +21,15 @@
  * a compile, so what the gear computes is folded into weights.  Every
  * graph output keeps the name it has in the model; an output that would
  * be an input, a weight or another output is given by an Identity.
+ * Then, as ONNX Runtime wants it:
+ *   - a Fail node of an If branch (the branch is invalid at these shapes,
+ *     compiler/ops/control.c) becomes standard ONNX that fails if the
+ *     branch is taken (unfuse_fail below); a Fail anywhere else is an
+ *     error (the gear could only fail);
+ *   - each subgraph output that is not a node output of its subgraph (a
+ *     body input, an outer value, or a weight: weights are written as
+ *     initializers of the main graph) or that is an earlier output too is
+ *     given by an Identity inside the subgraph.
  *
  * Returns the graph (parent NULL, named like the model's main graph) or
  * NULL with an error naming the node that could not be lowered.
@@ -57,5 +66,12 @@ Graph *graph_flatten(Model *m, const Graph *src, Arena *a,
 bool unfuse_is_fused(const Node *n);
 int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		ValId out);
+/* passes/unfuse.c: node at of b, a Fail (an If branch invalid at the
+ * compiled shapes), replaced by standard ONNX nodes that fail at run time
+ * and otherwise write its outputs (same values, dtypes and shapes); cond
+ * is the If's condition as a value of b, a run-time value whatever the
+ * branch: it keeps every runtime from computing the failure at load.  The
+ * Reshape that fails takes the Fail's name. */
+int unfuse_fail(Graph *b, int32_t at, ValId cond, int64_t opset);
 
 #endif

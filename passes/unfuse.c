@@ -6,7 +6,8 @@
  * inputs from opset 11 (attributes before), HardSwish as its op from
  * opset 14 and written out as x * HardSigmoid(x; 1/6, 1/2) before, Gelu
  * written out as x * (1 + Erf(x / sqrt(2))) * 0.5, Linear as Mul (and
- * Add).
+ * Add).  Fail (an If branch gearc found invalid at the compiled shapes)
+ * -> standard ops that raise an error if the branch is taken.
  */
 #include <math.h>
 #include <string.h>
@@ -198,5 +199,128 @@ int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 			     out) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* ---- Fail --------------------------------------------------------------- */
+
+/* An int64 weight of b: v[0..] in shape s. */
+static ValId i64_weight(Graph *b, const char *name, Shape s, const int64_t *v)
+{
+	name = graph_fresh_name(b, name);
+	ValId id = graph_add_value(b, name, VAL_WEIGHT);
+	Value *w = &b->vals[id];
+	w->dtype = DT_INT64;
+	w->shape = s;
+	w->konst = tensor_new(b->arena, name, DT_INT64, &s, v);
+	w->producer = -1;
+	return id;
+}
+
+/* Appends op(a[, c]) to b, named name; its output is out, or (out < 0) a
+ * new value of dtype and shape s. */
+static Node *fail_step(Graph *b, const char *name, const char *op, ValId a,
+		       ValId c, int32_t dtype, Shape s, ValId out)
+{
+	if (out < 0) {
+		out = graph_add_value(b, graph_fresh_name(b, name), VAL_NODE);
+		b->vals[out].dtype = dtype;
+		b->vals[out].shape = s;
+	}
+	Node *n = graph_add_node(b, name, op, "", c >= 0 ? 2 : 1, 1);
+	n->inputs[0] = a;
+	if (c >= 0)
+		n->inputs[1] = c;
+	n->outputs[0] = out;
+	b->vals[out].producer = b->nnodes - 1;
+	return n;
+}
+
+static Node *fail_cast(Graph *b, const char *name, ValId a, int32_t dtype,
+		       Shape s, ValId out)
+{
+	Node *n = fail_step(b, name, "Cast", a, -1, dtype, s, out);
+	node_add_attr(b, n, "to", ATTR_INT)->i = dtype;
+	return n;
+}
+
+/* Removes node at of b: the later nodes move down one place. */
+static void drop_node(Graph *b, int32_t at)
+{
+	memmove(&b->nodes[at], &b->nodes[at + 1],
+		(size_t)(b->nnodes - at - 1) * sizeof(Node));
+	b->nnodes--;
+	for (ValId v = 0; v < b->nvals; v++)
+		if (b->vals[v].producer > at)
+			b->vals[v].producer--;
+}
+
+/* Output o of a lowered Fail: the scalar e cast to o's dtype and expanded
+ * to its shape (an unknown dim as 1, an unknown rank as the scalar). */
+static void fail_output(Graph *b, const char *base, int32_t i, ValId e,
+			ValId o)
+{
+	Shape s = b->vals[o].shape, scalar = shape_of(0, NULL);
+	int32_t dtype = b->vals[o].dtype;
+	const char *name = arena_printf(b->arena, "%s/out%d", base, i);
+	if (s.rank < 0) {
+		fail_cast(b, name, e, dtype, scalar, o);
+		return;
+	}
+	ValId c = fail_cast(b, arena_printf(b->arena, "%s/cast%d", base, i),
+			    e, dtype, scalar, -1)->outputs[0];
+	int64_t dims[MAX_RANK];
+	for (int32_t d = 0; d < s.rank; d++)
+		dims[d] = s.dims[d] < 0 ? 1 : s.dims[d];
+	int64_t r = s.rank;
+	ValId sh = i64_weight(b, arena_printf(b->arena, "%s/shape%d", base, i),
+			      shape_of(1, &r), dims);
+	fail_step(b, name, "Expand", c, sh, dtype, s, o);
+}
+
+/* The Fail as
+ *   k = Cast(cond, INT64)                     0 or 1
+ *   s = Add(k, [2])                           [2] or [3]
+ *   r = Reshape([0], s)                       one element into 2 or 3
+ *   e = Gather(r, 0)                          never reached
+ *   out_i = Expand(Cast(e, dtype_i), shape_i)
+ * ONNX makes a Reshape whose element counts differ an error, and no
+ * runtime can make its output, so each fails there when the branch runs
+ * (ONNX Runtime names the node, which has the Fail's name).  The shape
+ * comes from the If's condition, a run-time value: neither onnx's shape
+ * inference nor a runtime's constant folding at load sees the error.  The
+ * outputs read r, so no runtime may skip it, and have the Fail's dtypes
+ * and shapes, as the If's other branch.  (The source branch is not in the
+ * .om to be written instead: the compile replaced it.) */
+int unfuse_fail(Graph *b, int32_t at, ValId cond, int64_t opset)
+{
+	const Node *f = &b->nodes[at];
+	const char *base = f->name;
+	if (opset < 8)
+		return error("node '%s': gearc's op Fail is written with "
+			     "Expand, which needs opset 8 (the model has %lld)",
+			     base, (long long)opset);
+	int32_t no = f->noutputs;
+	ValId *outs = arena_memdup(b->arena, f->outputs,
+				   (size_t)no * sizeof(ValId) + 1);
+	Shape scalar = shape_of(0, NULL), one = shape_of(1, (int64_t[]){ 1 });
+	Shape unknown1 = shape_of(1, (int64_t[]){ -1 });
+	static const int64_t two = 2, zero = 0;
+	ValId k = fail_cast(b, arena_printf(b->arena, "%s/cond", base), cond,
+			    DT_INT64, scalar, -1)->outputs[0];
+	ValId s = fail_step(b, arena_printf(b->arena, "%s/size", base), "Add",
+			    k, i64_weight(b, "fail_two", one, &two), DT_INT64,
+			    one, -1)->outputs[0];
+	ValId r = fail_step(b, base, "Reshape",
+			    i64_weight(b, "fail_one_element", one, &zero), s,
+			    DT_INT64, unknown1, -1)->outputs[0];
+	ValId e = fail_step(b, arena_printf(b->arena, "%s/first", base),
+			    "Gather", r, i64_weight(b, "fail_index", scalar,
+						    &zero),
+			    DT_INT64, scalar, -1)->outputs[0];
+	for (int32_t i = 0; i < no; i++)
+		if (outs[i] >= 0)
+			fail_output(b, base, i, e, outs[i]);
+	drop_node(b, at);
 	return 0;
 }

@@ -20,7 +20,8 @@
 
 typedef struct Writer {
 	Arena a;
-	NameMap used; /* every value name in the model */
+	NameMap used;  /* every value name in the model */
+	NameMap nodes; /* every node name in the model */
 	/* initializers: Tensor -> index (open addressing) */
 	const Tensor **keys;
 	int32_t *idx;
@@ -36,14 +37,27 @@ static Onnx__GraphProto *emit_graph(Writer *w, const Graph *g,
 
 /* ---- names -------------------------------------------------------------- */
 
-/* base if no value has it yet, else base_2, base_3, ...; now taken. */
-static const char *fresh(Writer *w, const char *base)
+/* base if no name of taken has it yet, else base_2, base_3, ...; now
+ * taken: the one way every name in an export is made unique. */
+static const char *unique(Writer *w, NameMap *taken, const char *base)
 {
 	const char *name = base;
-	for (int n = 2; namemap_get(&w->used, name) >= 0; n++)
+	for (int n = 2; namemap_get(taken, name) >= 0; n++)
 		name = arena_printf(&w->a, "%s_%d", base, n);
-	namemap_put(&w->used, name, 1);
+	namemap_put(taken, name, 1);
 	return name;
+}
+
+static const char *fresh(Writer *w, const char *base)
+{
+	return unique(w, &w->used, base);
+}
+
+/* n's name, unique among the model's nodes (ONNX Runtime refuses two
+ * nodes of one name); an unnamed node is named after its op. */
+static const char *node_name(Writer *w, const Node *n)
+{
+	return unique(w, &w->nodes, n->name[0] ? n->name : n->op_type);
 }
 
 /* ---- tensors ------------------------------------------------------------ */
@@ -286,7 +300,7 @@ static Onnx__NodeProto *node_proto(Writer *w, const Node *n,
 {
 	Onnx__NodeProto *p = arena_alloc(&w->a, sizeof(*p));
 	onnx__node_proto__init(p);
-	p->name = n->name[0] ? (char *)n->name : NULL;
+	p->name = (char *)node_name(w, n);
 	p->op_type = (char *)n->op_type;
 	p->domain = n->domain[0] ? (char *)n->domain : NULL;
 	p->n_input = (size_t)n->ninputs;
@@ -586,6 +600,7 @@ int onnx_write(const Model *m, const Graph *g, OnnxExport *x,
 	Writer w = { 0 };
 	arena_init(&w.a);
 	namemap_init(&w.used);
+	namemap_init(&w.nodes);
 	int rc = -1;
 	Onnx__GraphProto *gp = emit_graph(&w, g, NULL, true);
 	if (!gp)
@@ -616,6 +631,7 @@ out:
 	free(w.keys);
 	free(w.idx);
 	namemap_release(&w.used);
+	namemap_release(&w.nodes);
 	arena_release(&w.a);
 	return rc;
 }

@@ -18,9 +18,12 @@
  *     entry for every other node output whose dtype is known: its shape,
  *     a dim with no value where gearc does not know it (data-dependent
  *     values), no shape at an unknown rank;
- *   - names unique in the whole model: the graph's inputs and outputs keep
- *     theirs, any other value whose name is taken gets "_2", "_3", ...
- *     (source IR versions below 4 also list initializers as inputs).
+ *   - names unique in the whole model, made so by one rule: the graph's
+ *     inputs and outputs keep theirs, any other value whose name is taken
+ *     gets "_2", "_3", ...; node names the same among nodes, an unnamed
+ *     node named after its op_type (ONNX Runtime refuses two nodes of one
+ *     name) (source IR versions below 4 also list initializers as
+ *     inputs).
  * External data (ONNX's convention): when x->external is set, or when
  * the model would pass protobuf's 2 GB limit, every initializer of at
  * least 1024 bytes (strings excepted) is written to "BASE.data" next to

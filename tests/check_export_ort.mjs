@@ -22,8 +22,15 @@
 // small so the folder stays near 2 MB: det, rec, bench_rec, scope_cls and cls
 // use smaller gears than tests/fixtures/expected.json.
 //
-// Prints one line per gear and "export-ort: P passed, F failed"; exit 1
-// on any mismatch.
+// Then the exports of issue 25's cases (tests/gen_export_models.py and
+// vad_sr.onnx), which hold what gearc makes of its own: a branch compiled
+// to Fail, a Loop body and an If branch returning constants, unnamed
+// nodes.  Each must load; each run (its own int64 and bool inputs, floats
+// as above) must agree with the source model, or, when the run takes a
+// Fail branch, raise an error in both.  These are not written.
+//
+// Prints one line per gear (and run) and "export-ort: P passed, F
+// failed"; exit 1 on any mismatch.
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -72,6 +79,24 @@ const cases = [
 		'--input_shape=x:-1,3,48,192', '--dynamic_batch_size=1,2'] },
 ];
 
+// runs: per run, the values of the int64 and bool inputs (one value for
+// every element); fails: the gears at which that run takes a Fail branch.
+const standardCases = [
+	{ key: 'export_fail', model: 'export_fail.onnx', args: [
+		'--input_shape=x:1,-1;k:', '--dynamic_dims=4;6'],
+		runs: [{ k: 4n }, { k: 5n, fails: [0] }] },
+	{ key: 'vad_sr', model: 'vad_sr.onnx', args: [
+		'--input_shape=x:1,512;sr:'],
+		runs: [{ sr: 16000n, mode: 1n }, { sr: 8000n, mode: 1n,
+			fails: [0] }] },
+	{ key: 'export_loop', model: 'export_loop.onnx', args: [
+		'--input_shape=x:2,4'], runs: [{}] },
+	{ key: 'export_kv', model: 'export_kv.onnx', args: [
+		'--input_shape=x:1,-1,8;past_key:1,2,4,4;use_cache_branch:1',
+		'--dynamic_dims=1;2'],
+		runs: [{ use_cache_branch: true }, { use_cache_branch: false }] },
+];
+
 let seed = 1;
 function rand() {
 	seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -108,20 +133,26 @@ function npy(tensor) {
 	return Buffer.concat([head, Buffer.from(h, 'latin1'), body]);
 }
 
-function feedsFor(dump, gear) {
+// values: an int64 or bool input's value (default 16000, true).
+function feedsFor(dump, gear, values = {}) {
 	const feeds = {}, shapes = {};
 	seed = 1;
 	for (const inp of dump.inputs) {
 		const g = gear.inputs.find(i => i.name === inp.name);
 		const shape = g ? g.shape : inp.shape;
 		const n = shape.reduce((a, b) => a * b, 1);
+		const v = values[inp.name];
 		if (inp.dtype === 'float32')
 			feeds[inp.name] = new ort.Tensor('float32',
 				Float32Array.from({ length: n }, rand), shape);
 		else if (inp.dtype === 'int64')
 			feeds[inp.name] = new ort.Tensor('int64',
-				BigInt64Array.from({ length: n }, () => 16000n),
-				shape);
+				BigInt64Array.from({ length: n },
+					() => v ?? 16000n), shape);
+		else if (inp.dtype === 'bool')
+			feeds[inp.name] = new ort.Tensor('bool',
+				Uint8Array.from({ length: n },
+					() => (v ?? true) ? 1 : 0), shape);
 		else
 			throw new Error(`input ${inp.name}: dtype ${inp.dtype}`);
 		shapes[inp.name] = shape;
@@ -185,6 +216,58 @@ for (const c of cases) {
 		for (const [k, t] of Object.entries(ref))
 			fs.writeFileSync(path.join(gd,
 				`output_${escapeName(k)}.npy`), npy(t));
+	}
+}
+// The error of run(), or null.
+async function error(run) {
+	try {
+		await run();
+		return null;
+	} catch (e) {
+		return String(e.message).split('\n')[0];
+	}
+}
+
+for (const c of standardCases) {
+	const om = path.join(tmp, `${c.key}.om`), dir = path.join(tmp, c.key);
+	fs.mkdirSync(dir);
+	execFileSync(gearc, [`--model=${path.join(fixtures, c.model)}`,
+		...c.args, '--quiet', `--output=${om}`]);
+	execFileSync(gearc, ['export', om, '--gear=all', `--output=${dir}`]);
+	const dump = JSON.parse(execFileSync(gearc,
+		['dump', '--format=json', om]));
+	// runs that take a Fail branch raise: no error log for them
+	const quiet = { logSeverityLevel: 4 };
+	const src = await ort.InferenceSession.create(
+		path.join(fixtures, c.model), quiet);
+	const gears = dump.gears.length ? dump.gears
+		: [{ index: 0, dims: [], inputs: [] }];
+	for (const gear of gears) {
+		let exp = null;
+		const file = path.join(dir, `${c.key}_gear${gear.index}.onnx`);
+		const load = await error(async () => {
+			exp = await ort.InferenceSession.create(file, quiet);
+		});
+		for (const [r, values] of c.runs.entries()) {
+			const { feeds } = feedsFor(dump, gear, values);
+			const fails = (values.fails || []).includes(gear.index);
+			let ref, got, why = load && `does not load: ${load}`;
+			const se = await error(async () => {
+				ref = await src.run(feeds);
+			});
+			const ee = load ? null : await error(async () => {
+				got = await exp.run(feeds);
+			});
+			if (!why && fails)
+				why = !se ? 'the source model runs' : !ee
+					? 'runs, the source model fails' : null;
+			else if (!why)
+				why = se || ee || compare(ref, got);
+			console.log(`${why ? 'FAIL' : 'ok  '} ${c.key} gear ` +
+				`${gear.index} run ${r}` +
+				(why ? `: ${why}` : fails ? `: fails: ${ee}` : ''));
+			why ? fail++ : pass++;
+		}
 	}
 }
 if (write)

@@ -78,6 +78,98 @@ static bool is_static(const Onnx__ValueInfoProto *v)
 	return s[0] == '[' && !strstr(s, "-1");
 }
 
+/* ---- standard ONNX: what onnx.checker and ONNX Runtime refuse ---------- */
+
+typedef struct Names {
+	const char **s;
+	int n, cap;
+} Names;
+
+/* Adds name to l; false if l has it already. */
+static bool add_name(Names *l, const char *name)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->s[i], name))
+			return false;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->s = realloc(l->s, (size_t)l->cap * sizeof(*l->s));
+		cr_assert(l->s);
+	}
+	l->s[l->n++] = name;
+	return true;
+}
+
+static bool has_opset(const Onnx__ModelProto *m, const char *domain)
+{
+	for (size_t i = 0; i < m->n_opset_import; i++) {
+		const char *d = m->opset_import[i]->domain;
+		if (!strcmp(d ? d : "", domain))
+			return true;
+	}
+	return false;
+}
+
+static bool made_in(const Onnx__GraphProto *g, const char *name)
+{
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t k = 0; k < g->node[i]->n_output; k++)
+			if (!strcmp(g->node[i]->output[k], name))
+				return true;
+	return false;
+}
+
+/* Graph g (a subgraph when sub) of m: each node's domain imported, node
+ * names given and unique in the model, each value made once in the model,
+ * a subgraph's outputs made by its own nodes. */
+static void check_graph(const char *what, const Onnx__ModelProto *m,
+			const Onnx__GraphProto *g, bool sub, Names *nodes,
+			Names *vals)
+{
+	for (size_t i = 0; i < g->n_input; i++)
+		cr_expect(add_name(vals, g->input[i]->name),
+			  "%s: value '%s' made twice", what, g->input[i]->name);
+	for (size_t i = 0; i < g->n_initializer; i++)
+		cr_expect(add_name(vals, g->initializer[i]->name),
+			  "%s: value '%s' made twice", what,
+			  g->initializer[i]->name);
+	for (size_t i = 0; i < g->n_output; i++)
+		cr_expect(!sub || made_in(g, g->output[i]->name),
+			  "%s: subgraph '%s' returns '%s', which none of its "
+			  "nodes makes", what, g->name, g->output[i]->name);
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+		const char *dom = n->domain ? n->domain : "";
+		cr_expect(has_opset(m, dom), "%s: node '%s' (%s) of domain "
+			  "'%s', not imported", what, n->name, n->op_type, dom);
+		cr_expect(n->name && n->name[0], "%s: an unnamed %s", what,
+			  n->op_type);
+		cr_expect(!n->name || add_name(nodes, n->name),
+			  "%s: node name '%s' twice", what, n->name);
+		for (size_t k = 0; k < n->n_output; k++)
+			cr_expect(!n->output[k][0] ||
+					  add_name(vals, n->output[k]),
+				  "%s: value '%s' made twice", what,
+				  n->output[k]);
+		for (size_t k = 0; k < n->n_attribute; k++) {
+			const Onnx__AttributeProto *a = n->attribute[k];
+			if (a->g)
+				check_graph(what, m, a->g, true, nodes, vals);
+			for (size_t j = 0; j < a->n_graphs; j++)
+				check_graph(what, m, a->graphs[j], true, nodes,
+					    vals);
+		}
+	}
+}
+
+static void check_standard(const char *what, const Onnx__ModelProto *m)
+{
+	Names nodes = { 0 }, vals = { 0 };
+	check_graph(what, m, m->graph, false, &nodes, &vals);
+	free(nodes.s);
+	free(vals.s);
+}
+
 static const char *meta(const Onnx__ModelProto *m, const char *key)
 {
 	for (size_t i = 0; i < m->n_metadata_props; i++)
@@ -141,6 +233,7 @@ static int check_model(const Case *c, const Onnx__ModelProto *src,
 	Count cs = { 0 }, cm = { 0 };
 	count_nodes(src->graph, &cs);
 	count_nodes(m->graph, &cm);
+	check_standard(c->key, m);
 	cr_expect_eq(m->ir_version, src->ir_version, "%s: ir_version",
 		     c->key);
 	cr_assert_eq(m->n_opset_import, src->n_opset_import);
@@ -491,6 +584,144 @@ Test(export, errors)
 	cr_expect(strstr(r.out, "--gear=all"), "%s", r.out);
 	run_free(&r);
 	free(om);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* ---- gearc's own forms as standard ONNX (issue 25, items 7-9) ----------- */
+
+/* Compiles FX model with the flags into dir/m.om, exports gear k to
+ * dir/m_gearK.onnx (every gear) and loads gear k's model. */
+static Onnx__ModelProto *compile_export(const char *dir, const char *model,
+					const char *shape, const char *dims,
+					int k)
+{
+	char m[800], out[600], om[600], odir[600], onnx[700];
+	snprintf(m, sizeof(m), "--model=" FX "%s", model);
+	snprintf(out, sizeof(out), "--output=%s/m", dir);
+	Run r = dims ? run_gearc(m, out, shape, dims, "-q")
+		     : run_gearc(m, out, shape, "-q");
+	cr_assert_eq(r.status, 0, "compile %s: %s", model, r.err);
+	run_free(&r);
+	snprintf(om, sizeof(om), "%s/m.om", dir);
+	snprintf(odir, sizeof(odir), "--output=%s", dir);
+	r = run_gearc("export", om, "--gear=all", odir);
+	cr_assert_eq(r.status, 0, "export %s: %s", model, r.err);
+	run_free(&r);
+	snprintf(onnx, sizeof(onnx), "%s/m_gear%d.onnx", dir, k);
+	/* gearc reads its own export back */
+	snprintf(m, sizeof(m), "--model=%s", onnx);
+	snprintf(out, sizeof(out), "--output=%s/re", dir);
+	r = run_gearc(m, out, "-q");
+	cr_expect_eq(r.status, 0, "re-import %s: %s", onnx, r.err);
+	run_free(&r);
+	return load_onnx(onnx);
+}
+
+static const Onnx__NodeProto *find_node(const Onnx__GraphProto *g,
+					const char *op)
+{
+	for (size_t i = 0; i < g->n_node; i++)
+		if (!strcmp(g->node[i]->op_type, op))
+			return g->node[i];
+	return NULL;
+}
+
+static const Onnx__GraphProto *graph_attr(const Onnx__NodeProto *n,
+					  const char *name)
+{
+	for (size_t k = 0; n && k < n->n_attribute; k++)
+		if (!strcmp(n->attribute[k]->name, name))
+			return n->attribute[k]->g;
+	return NULL;
+}
+
+static void expect_shape(const Onnx__ValueInfoProto *v, const char *want)
+{
+	char s[256];
+	shape_of_vi(v, s, sizeof(s));
+	cr_expect_str_eq(s, want, "'%s'", v->name);
+}
+
+Test(export, fail_branch_as_standard_onnx)
+{
+	char *dir = temp_dir();
+	/* T=4: rows of 3 do not fit, the else branch compiles to Fail */
+	Onnx__ModelProto *m = compile_export(dir, "export_fail.onnx",
+					     "--input_shape=x:1,4;k:", NULL, 0);
+	check_standard("export_fail", m);
+	const Onnx__GraphProto *el = graph_attr(find_node(m->graph, "If"),
+						"else_branch");
+	cr_assert(el, "no If with an else branch");
+	/* the Reshape that fails if taken carries the Fail's name */
+	const Onnx__NodeProto *r = find_node(el, "Reshape");
+	cr_assert(r, "no failing Reshape in the else branch");
+	cr_expect_str_eq(r->name, "if_k/else_branch/fail");
+	cr_assert_eq(el->n_output, 3);
+	expect_shape(el->output[0], "[2,2]");
+	expect_shape(el->output[1], "[]");
+	expect_shape(el->output[2], "[2]");
+	cr_expect_eq(el->output[1]->type->tensor_type->elem_type,
+		     ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
+	cr_expect_eq(el->output[2]->type->tensor_type->elem_type,
+		     ONNX__TENSOR_PROTO__DATA_TYPE__BOOL);
+	onnx__model_proto__free_unpacked(m, NULL);
+	/* Silero VAD's case: 512 samples, the sample rate at run time */
+	m = compile_export(dir, "vad_sr.onnx", "--input_shape=x:1,512;sr:",
+			   NULL, 0);
+	check_standard("vad_sr", m);
+	onnx__model_proto__free_unpacked(m, NULL);
+	remove_tree(dir);
+	free(dir);
+}
+
+Test(export, unnamed_nodes_get_unique_names)
+{
+	char *dir = temp_dir();
+	for (int k = 0; k < 2; k++) {
+		Onnx__ModelProto *m = compile_export(
+			dir, "export_kv.onnx",
+			"--input_shape=x:1,-1,8;past_key:1,2,4,4;"
+			"use_cache_branch:1",
+			"--dynamic_dims=1;2", k);
+		check_standard("export_kv", m);
+		onnx__model_proto__free_unpacked(m, NULL);
+	}
+	remove_tree(dir);
+	free(dir);
+}
+
+Test(export, subgraph_outputs_made_inside)
+{
+	char *dir = temp_dir();
+	/* the body's c_out = Identity(c_in) folds to a constant */
+	Onnx__ModelProto *m = compile_export(dir, "export_loop.onnx",
+					     "--input_shape=x:2,4", NULL, 0);
+	check_standard("export_loop", m);
+	const Onnx__GraphProto *body = graph_attr(find_node(m->graph, "Loop"),
+						  "body");
+	cr_assert(body);
+	const Onnx__NodeProto *id = find_node(body, "Identity");
+	cr_assert(id, "the folded condition is not given by an Identity");
+	cr_expect_str_eq(id->output[0], body->output[0]->name);
+	onnx__model_proto__free_unpacked(m, NULL);
+	/* the no-cache branch returns a Constant (an empty past) */
+	m = compile_export(dir, "export_kv.onnx",
+			   "--input_shape=x:1,2,8;past_key:1,2,4,4;"
+			   "use_cache_branch:1",
+			   NULL, 0);
+	check_standard("export_kv", m);
+	/* static but for the past's length, which use_cache_branch picks */
+	const Onnx__GraphProto *g = m->graph;
+	for (size_t i = 0; i < g->n_value_info; i++)
+		if (strcmp(g->value_info[i]->name, "past"))
+			cr_expect(is_static(g->value_info[i]), "'%s'",
+				  g->value_info[i]->name);
+		else
+			expect_shape(g->value_info[i], "[1,2,-1,4]");
+	expect_shape(g->output[0], "[1,2,8]");
+	expect_shape(g->output[1], "[1,2,-1,4]");
+	onnx__model_proto__free_unpacked(m, NULL);
 	remove_tree(dir);
 	free(dir);
 }
