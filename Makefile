@@ -162,8 +162,8 @@ $(BUILD)/tests/unit: $(TEST_OBJ) $(BUILD)/tests/allocount.o $(BUILD)/tests/tenso
 	$(CC) $(LDFLAGS_ALL) $(WRAP_ALLOC) -o $@ $^ $(LDLIBS) -lcriterion
 
 $(BUILD)/conformance: $(BUILD)/tests/conformance.o $(BUILD)/tests/tensorcmp.o \
-		$(BUILD)/libgearc.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
+		$(BUILD)/tests/allocount.o $(BUILD)/libgearc.a
+	$(CC) $(LDFLAGS_ALL) $(WRAP_ALLOC) -o $@ $^ $(LDLIBS)
 
 # Output shapes against ONNX's backend tests: prints each failure and
 # "conformance: P/N".

@@ -193,7 +193,7 @@ static int infer_node(OpCtx *c)
 static int infer_nodes(const Infer *st, Graph *g)
 {
 	OpCtx c = { .model = st->m, .g = g, .opset = st->opset,
-		    .fold_limit = st->fold_limit };
+		    .fold_limit = st->fold_limit, .arena = g->arena };
 	bind_outer(g);
 	for (int32_t i = 0; i < g->nnodes; i++) {
 		c.n = &g->nodes[i];
@@ -310,7 +310,7 @@ int eval_node(Model *m, Graph *g, const Node *node, const EvalSource *src,
 	clone_node_graphs(a, &frame, &n, src);
 	Infer st = infer_state(m, EVAL_NO_LIMIT);
 	OpCtx c = { .model = m, .g = &frame, .n = &n, .opset = st.opset,
-		    .fold_limit = st.fold_limit };
+		    .fold_limit = st.fold_limit, .arena = a };
 	if (infer_node(&c) < 0)
 		return -1;
 	for (int32_t k = 0; k < n.noutputs; k++) {
@@ -390,8 +390,7 @@ int op_eval_subgraph(OpCtx *c, const Graph *sub, const Tensor *const *in,
 		     const Tensor **outs)
 {
 	EvalSource src = { ctx_value, c };
-	Arena *a = c->bind ? c->bind->scratch : c->g->arena;
-	if (eval_graph(c->model, c->g, &src, sub, in, a, outs) < 0)
+	if (eval_graph(c->model, c->g, &src, sub, in, c->arena, outs) < 0)
 		return error_prefix("node '%s' (%s)", c->n->name,
 				    c->n->op_type);
 	return 0;

@@ -80,6 +80,10 @@ typedef struct Task {
 	 * as scratch (sequence elements live until the run ends) and may
 	 * publish outputs the plan does not hold (result[]). */
 	bool seq;
+	/* Its kernel's allocations outlive the node (a sequence's elements,
+	 * a string output's bytes): it allocates from the session's pool,
+	 * reset per run, not from its scratch, reset after each node. */
+	bool keep;
 	const Tensor **result;
 	const Tensor **in; /* per node input, filled from cur[] per run */
 	Tensor **out;	   /* per node output: its planned tensor, or NULL */
@@ -105,7 +109,8 @@ struct gearrt_session {
 	int threads;
 	uint8_t *arena; /* the feature-map arena, 64-byte aligned */
 	Arena scratch;	/* a kernel's temporaries, reset after each node */
-	Arena pool;	/* evaluated nodes' outputs, reset per run */
+	Arena pool;	/* evaluated nodes' outputs and what Task.keep
+			   kernels make, reset per run */
 	Prepared **prep; /* per entry of model->run_graph, or NULL */
 	int last_gear;
 	bool no_gears;		/* gearrt_options.no_gears */

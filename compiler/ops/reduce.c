@@ -170,14 +170,17 @@ static int64_t out_index(const Shape *s, const bool *red, int64_t i)
 	return o;
 }
 
+/* Float reductions in double: 1, or -1 on error. */
 static int run_reduce_float(OpCtx *c, const Tensor *t, const bool *red,
 			     Tensor *y)
 {
 	int op = c->n->op;
 	int64_t n = shape_numel(&t->shape), m = shape_numel(&y->shape);
-	double *acc = arena_array(c->g->arena, (size_t)m, sizeof(double));
+	double *acc = op_scratch(c, (size_t)m * sizeof(double));
 	double *mx = NULL;
 	int64_t cnt = m ? n / m : 0;
+	if (!acc)
+		return -1;
 	double init = op == OP_ReduceProd  ? 1
 		      : op == OP_ReduceMax ? -INFINITY
 		      : op == OP_ReduceMin ? INFINITY
@@ -186,7 +189,9 @@ static int run_reduce_float(OpCtx *c, const Tensor *t, const bool *red,
 		acc[j] = init;
 	if (op == OP_ReduceLogSumExp) {
 		/* log(sum(exp(x))) = max + log(sum(exp(x - max))) */
-		mx = arena_array(c->g->arena, (size_t)m, sizeof(double));
+		mx = op_scratch(c, (size_t)m * sizeof(double));
+		if (!mx)
+			return -1;
 		for (int64_t j = 0; j < m; j++)
 			mx[j] = -INFINITY;
 		for (int64_t i = 0; i < n; i++) {
@@ -233,12 +238,13 @@ static int run_reduce_float(OpCtx *c, const Tensor *t, const bool *red,
 		}
 		tensor_set_f64(y, j, v);
 	}
-	return 0;
+	return 1;
 }
 
 /* Integer reductions, exact: sums and products wrap modulo 2^64 and are
  * then truncated to the dtype, as a numpy reduction cast back would.
- * Returns 1 if folded, 0 if not (Mean overflowing, an empty Max/Min). */
+ * Returns 1 if computed, 0 if not (Mean overflowing, an empty Max/Min),
+ * -1 on error. */
 static int run_reduce_int(OpCtx *c, const Tensor *t, const bool *red,
 			   Tensor *y)
 {
@@ -252,8 +258,10 @@ static int run_reduce_int(OpCtx *c, const Tensor *t, const bool *red,
 	if ((op == OP_ReduceMax || op == OP_ReduceMin || op == OP_ReduceMean) &&
 	    cnt == 0)
 		return 0;
-	uint64_t *acc = arena_array(c->g->arena, (size_t)m, sizeof(uint64_t));
-	bool *seen = arena_array(c->g->arena, (size_t)m, sizeof(bool));
+	uint64_t *acc = op_scratch(c, (size_t)m * sizeof(uint64_t));
+	bool *seen = op_scratch_zeroed(c, (size_t)m * sizeof(bool));
+	if (!acc || !seen)
+		return -1;
 	for (int64_t j = 0; j < m; j++)
 		acc[j] = op == OP_ReduceProd;
 	for (int64_t i = 0; i < n; i++) {
@@ -318,13 +326,11 @@ int run_reduce(OpCtx *c)
 	Tensor *y = op_new_tensor(c, yv->dtype, &yv->shape);
 	if (!y)
 		return -1;
-	if (is_float_dt(t->dtype)) {
-		run_reduce_float(c, t, red, y);
-	} else if (!run_reduce_int(c, t, red, y)) {
-		return 0;
-	}
-	op_set_const(c, 0, y);
-	return 0;
+	int rc = is_float_dt(t->dtype) ? run_reduce_float(c, t, red, y)
+				       : run_reduce_int(c, t, red, y);
+	if (rc > 0)
+		op_set_const(c, 0, y);
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- ArgMax, ArgMin ----------------------------------------------------- */
@@ -547,8 +553,10 @@ int run_topk(OpCtx *c)
 	Tensor *idxs = op_new_tensor(c, DT_INT64, ys);
 	if (!vals || !idxs)
 		return -1;
-	int64_t *idx = arena_array(c->g->arena, (size_t)len, sizeof(int64_t));
-	int64_t *tmp = arena_array(c->g->arena, (size_t)len, sizeof(int64_t));
+	int64_t *idx = op_scratch(c, (size_t)len * sizeof(int64_t));
+	int64_t *tmp = op_scratch(c, (size_t)len * sizeof(int64_t));
+	if (!idx || !tmp)
+		return -1;
 	size_t esz = dtype_size(t->dtype);
 	TopkOrder o = { .t = t, .inner = inner,
 			.sign = attr_int(c->n, "largest", 1) ? 1 : -1 };

@@ -1106,8 +1106,10 @@ int run_split(OpCtx *c)
 	int64_t st[MAX_RANK], pos = 0;
 	if (!x)
 		return 0;
-	int64_t *sz = arena_array(c->g->arena, (size_t)nout, sizeof(int64_t));
+	int64_t *sz = op_scratch(c, (size_t)nout * sizeof(int64_t));
 	int known;
+	if (!sz)
+		return -1;
 	if (op_axis(c, "axis", attr_int(c->n, "axis", 0), x->shape.rank,
 		    &axis) < 0 ||
 	    (known = split_sizes(c, x->shape.dims[axis], sz, nout)) < 0)
