@@ -1,10 +1,13 @@
 /*
  * tests/test_scratch.c - the kernels that take scratch memory at run time
  * (ReduceX float and int, ArgMax/ArgMin, TopK, Split): sessions on eight
- * threads give one thread's outputs, and runs after the first allocate
- * nothing and leave the model as it was.  Models:
+ * threads give one thread's outputs, runs after the first allocate
+ * nothing and leave the model as it was, reductions of inputs past what
+ * folding reads run, and NaN and infinities have one order.  Models:
  * tests/gen_scratch_models.py.
  */
+#include <math.h>
+
 #include "runtime/rt.h"
 #include "testrun.h"
 #include "testutil.h"
@@ -80,4 +83,137 @@ Test(scratch, runs_after_the_first_allocate_nothing_and_leave_the_model)
 	free(out);
 	scr_close(&io);
 	close_fixture(&o);
+}
+
+/* big_reduce: ReduceMean over axis 2 and ReduceSum of [1,2048,1024],
+ * twice what folding reads, against sums in double here. */
+Test(scratch, reductions_of_two_million_elements_run)
+{
+	Opened o = open_fixture("big_reduce");
+	enum { R = 2048, C = 1024 };
+	float *x = malloc(sizeof(float) * R * C), mean[R], sum;
+	for (int i = 0; i < R * C; i++)
+		x[i] = (float)((unsigned)i * 7919u % 1000) / 250.0f - 2.0f;
+	gearrt_tensor in = { .dtype = GEARRT_FLOAT32, .rank = 3,
+			     .dims = { 1, R, C }, .data = x,
+			     .size = sizeof(float) * R * C };
+	gearrt_tensor out[2] = { { .data = mean, .size = sizeof(mean) },
+				 { .data = &sum, .size = sizeof(sum) } };
+	cr_assert_eq(gearrt_run(o.s, &in, 1, out, 2), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	double total = 0;
+	for (int r = 0; r < R; r++) {
+		double s = 0;
+		for (int c = 0; c < C; c++)
+			s += x[r * C + c];
+		total += s;
+		cr_assert_float_eq(mean[r], s / C, 1e-6, "row %d", r);
+	}
+	cr_expect_float_eq(sum, total, 1e-6 * (fabs(total) + 1));
+	free(x);
+	close_fixture(&o);
+}
+
+/* big_argmax: ArgMax (keepdims) and ArgMin over axis 1 of
+ * [1,21,256,256], as DeepLab's head does, against a loop here. */
+Test(scratch, argmax_over_1x21x256x256_runs)
+{
+	Opened o = open_fixture("big_argmax");
+	enum { K = 21, P = 256 * 256 };
+	float *x = malloc(sizeof(float) * K * P);
+	int64_t *amax = malloc(sizeof(int64_t) * P);
+	int64_t *amin = malloc(sizeof(int64_t) * P);
+	for (int i = 0; i < K * P; i++)
+		x[i] = (float)((unsigned)i * 2654435761u >> 20 & 63);
+	gearrt_tensor in = { .dtype = GEARRT_FLOAT32, .rank = 4,
+			     .dims = { 1, K, 256, 256 }, .data = x,
+			     .size = sizeof(float) * K * P };
+	gearrt_tensor out[2] = { { .data = amax, .size = sizeof(int64_t) * P },
+				 { .data = amin, .size = sizeof(int64_t) * P } };
+	cr_assert_eq(gearrt_run(o.s, &in, 1, out, 2), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	for (int p = 0; p < P; p++) {
+		int hi = 0, lo = 0;
+		for (int k = 1; k < K; k++) {
+			hi = x[k * P + p] > x[hi * P + p] ? k : hi;
+			lo = x[k * P + p] < x[lo * P + p] ? k : lo;
+		}
+		cr_assert_eq(amax[p], hi, "pixel %d", p);
+		cr_assert_eq(amin[p], lo, "pixel %d", p);
+	}
+	free(x);
+	free(amax);
+	free(amin);
+	close_fixture(&o);
+}
+
+/* NaN sorts above every number in TopK, largest or not (PyTorch's topk,
+ * numpy's sort, ONNX's reference implementation); ArgMax and ArgMin take
+ * the first NaN (select_last_index: the last), as numpy does. */
+Test(scratch, topk_and_argmax_order_nan_and_infinities)
+{
+	Opened o = open_fixture("topk_nan");
+	const float inf = INFINITY, nan = NAN;
+	float x[12] = { 1, nan, 3, inf, -inf, nan, /* */
+			nan, 2, -1, -inf, 5, inf };
+	float hv[12], lv[12];
+	int64_t hi[12], li[12], am[2], aml[2], an[2], anl[2];
+	gearrt_tensor in = { .dtype = GEARRT_FLOAT32, .rank = 2,
+			     .dims = { 2, 6 }, .data = x, .size = sizeof(x) };
+	gearrt_tensor out[8] = {
+		{ .data = hv, .size = sizeof(hv) },
+		{ .data = hi, .size = sizeof(hi) },
+		{ .data = lv, .size = sizeof(lv) },
+		{ .data = li, .size = sizeof(li) },
+		{ .data = am, .size = sizeof(am) },
+		{ .data = aml, .size = sizeof(aml) },
+		{ .data = an, .size = sizeof(an) },
+		{ .data = anl, .size = sizeof(anl) },
+	};
+	cr_assert_eq(gearrt_run(o.s, &in, 1, out, 8), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	static const int64_t want_hi[12] = { 1, 5, 3, 2, 0, 4,
+					     0, 5, 4, 1, 2, 3 };
+	static const int64_t want_li[12] = { 4, 0, 2, 3, 1, 5,
+					     3, 2, 1, 4, 5, 0 };
+	for (int i = 0; i < 12; i++) {
+		int r = i / 6 * 6;
+		cr_expect_eq(hi[i], want_hi[i], "largest: index %d", i);
+		cr_expect_eq(li[i], want_li[i], "smallest: index %d", i);
+		float h = x[r + want_hi[i]], l = x[r + want_li[i]];
+		cr_expect(h == hv[i] || (h != h && hv[i] != hv[i]),
+			  "largest: value %d", i);
+		cr_expect(l == lv[i] || (l != l && lv[i] != lv[i]),
+			  "smallest: value %d", i);
+	}
+	cr_expect(am[0] == 1 && am[1] == 0, "ArgMax %ld %ld", (long)am[0],
+		  (long)am[1]);
+	cr_expect(aml[0] == 5 && aml[1] == 0, "ArgMax last %ld %ld",
+		  (long)aml[0], (long)aml[1]);
+	cr_expect(an[0] == 1 && an[1] == 0, "ArgMin %ld %ld", (long)an[0],
+		  (long)an[1]);
+	cr_expect(anl[0] == 5 && anl[1] == 0, "ArgMin last %ld %ld",
+		  (long)anl[0], (long)anl[1]);
+	close_fixture(&o);
+}
+
+/* The folding driver bounds what a reduction reads at compile time: a
+ * constant of 2^20 elements folds, one of 2^20 + 1 does not. */
+static bool sum_folds(int64_t n)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId w = tu_weight(g, "w", DT_FLOAT, shape_of(1, &n));
+	Node *r = tu_node(g, "ReduceSum", "r", &w, 1, 1);
+	ValId y = tu_out(r, 0);
+	infer_ok(m);
+	bool folded = g->vals[y].konst != NULL;
+	model_free(m);
+	return folded;
+}
+
+Test(scratch, folding_reads_at_most_a_million_elements)
+{
+	cr_expect(sum_folds(1 << 20));
+	cr_expect(!sum_folds((1 << 20) + 1));
 }
