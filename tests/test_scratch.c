@@ -217,3 +217,45 @@ Test(scratch, folding_reads_at_most_a_million_elements)
 	cr_expect(sum_folds(1 << 20));
 	cr_expect(!sum_folds((1 << 20) + 1));
 }
+
+/* Shape and Size run as the runtime runs a kernel (bound buffers, the
+ * session's scratch): nothing comes from the graph's arena. */
+Test(scratch, shape_and_size_kernels_leave_the_graph_arena)
+{
+	static const char *ops[] = { "Shape", "Size" };
+	static const int64_t want[2][2] = { { 2, 3 }, { 6, 0 } };
+	for (int i = 0; i < 2; i++) {
+		Model *m = tu_model(13);
+		Graph *g = m->graph;
+		int64_t d[2] = { 2, 3 }, got[2] = { 0, 0 };
+		ValId x = tu_input(g, "x", DT_FLOAT, shape_of(2, d));
+		Node *n = tu_node(g, ops[i], "n", &x, 1, 1);
+		ValId y = tu_out(n, 0);
+		infer_ok(m);
+		float xd[6] = { 0 };
+		Tensor xt = { .dtype = DT_FLOAT, .shape = g->vals[x].shape,
+			      .data = xd, .nbytes = sizeof(xd) };
+		Tensor yt = { .dtype = DT_INT64, .shape = g->vals[y].shape,
+			      .data = got,
+			      .nbytes = (size_t)shape_bytes(&g->vals[y].shape,
+							    DT_INT64) };
+		const Tensor *in[1] = { &xt };
+		Tensor *out[1] = { &yt };
+		uint8_t set[1] = { 0 };
+		Arena scratch = { 0 };
+		OpBind b = { .in = in, .out = out, .set = set };
+		OpCtx c = { .model = m, .g = g, .n = &g->nodes[0], .opset = 13,
+			    .fold_limit = INT64_MAX, .bind = &b,
+			    .arena = &scratch };
+		size_t used = g->arena->used;
+		cr_assert_eq(op_info[c.n->op].run(&c), 0, "%s", last_error());
+		cr_expect(set[0], "%s set no output", ops[i]);
+		cr_expect_eq(g->arena->used, used, "%s took %zu bytes of the "
+			     "graph's arena", ops[i], g->arena->used - used);
+		cr_expect(got[0] == want[i][0] && got[1] == want[i][1],
+			  "%s: %lld %lld", ops[i], (long long)got[0],
+			  (long long)got[1]);
+		arena_release(&scratch);
+		model_free(m);
+	}
+}

@@ -557,9 +557,10 @@ int run_shape(OpCtx *c)
 	if (!shape_is_static(&part))
 		return 0;
 	y.dims[0] = part.rank;
-	const Tensor *t = tensor_new(c->g->arena, NULL, DT_INT64, &y, part.dims);
+	Tensor *t = op_new_output(c, 0, DT_INT64, &y);
 	if (!t)
 		return -1;
+	memcpy(tensor_mut(t), part.dims, (size_t)part.rank * sizeof(int64_t));
 	op_set_const(c, 0, t);
 	return 0;
 }
@@ -580,9 +581,10 @@ int run_size(OpCtx *c)
 	Shape y = { .rank = 0 };
 	if (n < 0)
 		return 0;
-	const Tensor *t = tensor_new(c->g->arena, NULL, DT_INT64, &y, &n);
+	Tensor *t = op_new_output(c, 0, DT_INT64, &y);
 	if (!t)
 		return -1;
+	*(int64_t *)tensor_mut(t) = n;
 	op_set_const(c, 0, t);
 	return 0;
 }
