@@ -76,13 +76,13 @@ typedef struct Task {
 	OpFn run;	   /* NULL: run by evaluation */
 	FastKernel fast;   /* fast.run NULL: the op's reference kernel */
 	bool dynamic;	   /* run by evaluation */
-	/* A sequence op (rt.h top): its kernel runs with the session's pool
-	 * as scratch (sequence elements live until the run ends) and may
-	 * publish outputs the plan does not hold (result[]). */
+	/* A sequence op (rt.h top): its kernel may publish outputs the plan
+	 * does not hold (result[]). */
 	bool seq;
 	/* Its kernel's allocations outlive the node (a sequence's elements,
-	 * a string output's bytes): it allocates from the session's pool,
-	 * reset per run, not from its scratch, reset after each node. */
+	 * live until the run ends; a string output's bytes): it allocates
+	 * from the session's pool, reset per run, not from its scratch,
+	 * reset after each node. */
 	bool keep;
 	const Tensor **result;
 	const Tensor **in; /* per node input, filled from cur[] per run */
