@@ -290,7 +290,7 @@ helgrind: $(BUILD)/scratch_soak $(SCRATCH_OM)
 
 # Memory over 100,000 runs of a prepared gear (tests/scratch_soak.c):
 # scratch_ops.om, and the recogniser fixture at 1x3x48x320: the heap in
-# use may not change at all, the resident set not grow.  About 2 minutes.
+# use may not change at all, the resident set not grow.  About 3 minutes.
 SOAK_RUNS ?= 100000
 soak: $(BUILD)/scratch_soak $(SCRATCH_OM)
 	$(BUILD)/gearc --model=tests/fixtures/rec.onnx -q \
