@@ -9,7 +9,10 @@
  *   3. calls the op's infer hook, which sets every output's dtype and
  *      shape (-1 for a dim it cannot know, never a guess);
  *   4. calls the op's kernel (its run hook), if it has one and every
- *      output is static and at most Model.fold_limit bytes (0: 64 KiB),
+ *      output is static and at most Model.fold_limit bytes (0: 64 KiB)
+ *      and, for ops that read all of a large input to make a small output
+ *      (reductions, ArgMax/ArgMin, TopK), that input has at most
+ *      FOLD_MAX_IN elements,
  *      to compute the outputs' contents from constant inputs (the hook
  *      leaves them unknown if it cannot), so that shape arithmetic
  *      (Shape -> Gather -> Concat -> Reshape) is known by the time a
@@ -28,7 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { FOLD_LIMIT_DEFAULT = 64 * 1024 };
+enum { FOLD_LIMIT_DEFAULT = 64 * 1024, FOLD_MAX_IN = 1 << 20 };
 
 typedef struct Infer {
 	Model *m;
@@ -136,12 +139,38 @@ static bool shapes_from_kernel(const OpCtx *c)
 	       (c->n->op == OP_PartitionedCall || c->n->op == OP_Case);
 }
 
+/* Ops that read all of input 0 whatever the size of their output (a
+ * small result of a large tensor): folding also bounds that input. */
+static bool reads_whole_input(int op)
+{
+	switch (op) {
+	case OP_ReduceL1: case OP_ReduceL2: case OP_ReduceLogSum:
+	case OP_ReduceLogSumExp: case OP_ReduceMax: case OP_ReduceMean:
+	case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceSum:
+	case OP_ReduceSumSquare: case OP_ArgMax: case OP_ArgMin:
+	case OP_TopK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* False if folding would read more than FOLD_MAX_IN elements of input 0
+ * of such an op (evaluation at run time reads any size). */
+static bool input_foldable(OpCtx *c)
+{
+	const Value *x = op_in(c, 0);
+	return c->fold_limit >= EVAL_NO_LIMIT || !x ||
+	       !reads_whole_input(c->n->op) ||
+	       shape_numel(&x->shape) <= FOLD_MAX_IN;
+}
+
 /* Runs the kernel if every output is static and small enough. */
 static int fold_node(OpCtx *c)
 {
 	OpFn run = op_info[c->n->op].run;
 	bool any = false;
-	if (!run)
+	if (!run || !input_foldable(c))
 		return 0;
 	for (int i = 0; i < c->n->noutputs; i++) {
 		const Value *v = op_out(c, i);
@@ -193,7 +222,7 @@ static int infer_node(OpCtx *c)
 static int infer_nodes(const Infer *st, Graph *g)
 {
 	OpCtx c = { .model = st->m, .g = g, .opset = st->opset,
-		    .fold_limit = st->fold_limit };
+		    .fold_limit = st->fold_limit, .arena = g->arena };
 	bind_outer(g);
 	for (int32_t i = 0; i < g->nnodes; i++) {
 		c.n = &g->nodes[i];
@@ -310,7 +339,7 @@ int eval_node(Model *m, Graph *g, const Node *node, const EvalSource *src,
 	clone_node_graphs(a, &frame, &n, src);
 	Infer st = infer_state(m, EVAL_NO_LIMIT);
 	OpCtx c = { .model = m, .g = &frame, .n = &n, .opset = st.opset,
-		    .fold_limit = st.fold_limit };
+		    .fold_limit = st.fold_limit, .arena = a };
 	if (infer_node(&c) < 0)
 		return -1;
 	for (int32_t k = 0; k < n.noutputs; k++) {
@@ -390,8 +419,7 @@ int op_eval_subgraph(OpCtx *c, const Graph *sub, const Tensor *const *in,
 		     const Tensor **outs)
 {
 	EvalSource src = { ctx_value, c };
-	Arena *a = c->bind ? c->bind->scratch : c->g->arena;
-	if (eval_graph(c->model, c->g, &src, sub, in, a, outs) < 0)
+	if (eval_graph(c->model, c->g, &src, sub, in, c->arena, outs) < 0)
 		return error_prefix("node '%s' (%s)", c->n->name,
 				    c->n->op_type);
 	return 0;

@@ -97,6 +97,16 @@ static bool touches_sequences(const Graph *g, const Node *n)
 	return false;
 }
 
+/* A string output holds pointers to bytes its kernel allocated. */
+static bool makes_strings(const Graph *g, const Node *n)
+{
+	for (int32_t k = 0; k < n->noutputs; k++)
+		if (n->outputs[k] >= 0 &&
+		    g->vals[n->outputs[k]].dtype == DT_STRING)
+			return true;
+	return false;
+}
+
 static void make_task(Prepared *p, Task *t, const Node *n)
 {
 	t->n = n;
@@ -106,6 +116,7 @@ static void make_task(Prepared *p, Task *t, const Node *n)
 	t->result = xmalloc(((size_t)n->noutputs + 1) * sizeof(*t->result));
 	t->set = xmalloc((size_t)n->noutputs + 1);
 	t->seq = t->run && touches_sequences(p->g, n);
+	t->keep = t->seq || makes_strings(p->g, n);
 	t->dynamic = !t->run || (rt_has_subgraphs(n) && n->op != OP_Case &&
 				 n->op != OP_PartitionedCall);
 	for (int32_t k = 0; k < n->noutputs; k++) {
@@ -367,15 +378,15 @@ static int run_kernel(gearrt_session *s, Prepared *p, Task *t)
 		return run_fast(t);
 	OpBind b = { .in = t->in, .out = t->out, .set = t->set,
 		     .result = t->seq ? t->result : NULL,
-		     .scratch = t->seq ? &s->pool : &s->scratch,
 		     .value = cur_value, .exec = p };
 	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
 		    .opset = model_opset_or_newest(s->model->m),
-		    .fold_limit = INT64_MAX, .bind = &b };
+		    .fold_limit = INT64_MAX, .bind = &b,
+		    .arena = t->keep ? &s->pool : &s->scratch };
 	memset(t->set, 0, (size_t)n->noutputs);
 	clear_error();
 	int rc = t->run(&c);
-	if (!t->seq)
+	if (!t->keep)
 		arena_reset(&s->scratch);
 	if (rc < 0)
 		return -1;

@@ -78,10 +78,14 @@ typedef struct Task {
 	OpFn run;	   /* NULL: run by evaluation */
 	FastKernel fast;   /* fast.run NULL: the op's reference kernel */
 	bool dynamic;	   /* run by evaluation */
-	/* A sequence op (rt.h top): its kernel runs with the session's pool
-	 * as scratch (sequence elements live until the run ends) and may
-	 * publish outputs the plan does not hold (result[]). */
+	/* A sequence op (rt.h top): its kernel may publish outputs the plan
+	 * does not hold (result[]). */
 	bool seq;
+	/* Its kernel's allocations outlive the node (a sequence's elements,
+	 * live until the run ends; a string output's bytes): it allocates
+	 * from the session's pool, reset per run, not from its scratch,
+	 * reset after each node. */
+	bool keep;
 	const Tensor **result;
 	const Tensor **in; /* per node input, filled from cur[] per run */
 	Tensor **out;	   /* per node output: its planned tensor, or NULL */
@@ -109,7 +113,8 @@ struct gearrt_session {
 	int threads;
 	uint8_t *arena; /* the feature-map arena, 64-byte aligned */
 	Arena scratch;	/* a kernel's temporaries, reset after each node */
-	Arena pool;	/* evaluated nodes' outputs, reset per run */
+	Arena pool;	/* evaluated nodes' outputs and what Task.keep
+			   kernels make, reset per run */
 	Prepared **prep; /* per entry of model->run_graph, or NULL */
 	int last_gear;
 	bool no_gears;		/* gearrt_options.no_gears */

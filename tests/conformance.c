@@ -24,7 +24,11 @@
  * statically, written as a .om, loaded by libgearrt, run on input_N.pb,
  * and each output compared with output_N.pb by the same tolerance.  The
  * session's arena is filled with 0xff bytes (NaN as floats) first, so a
- * memory plan that overlaps two live tensors fails a test.
+ * memory plan that overlaps two live tensors fails a test.  The session
+ * then runs twice more: neither run may allocate from the model's arenas
+ * (a model is read-only once open: sessions on other threads read it),
+ * and, where the graph is planned (every node a kernel), neither may
+ * make a heap allocation; a fourth run's outputs must match again.
  *
  * With -r -w DIR, each compiled .om is kept as DIR/SUITE__TEST.om, so
  * tests/om_sums.sh can checksum what the compiler wrote.
@@ -44,6 +48,10 @@
 #include "runtime/rt.h"
 #include "tests/tensorcmp.h"
 #include <unistd.h>
+
+/* tests/allocount.c: heap allocations by the code linked in (the binary
+ * links with malloc, calloc, realloc and aligned_alloc wrapped). */
+extern long alloc_count;
 
 static const char *suites[] = { "node", "pytorch-converted",
 				 "pytorch-operator", "simple" };
@@ -287,6 +295,51 @@ static Tensor ir_tensor(Model *m, const gearrt_tensor *o)
 	return t;
 }
 
+/* Runs s on in[0..nin) and compares its nout outputs with output_N.pb. */
+static int run_once(Model *m, const char *dir, gearrt_session *s,
+		    const gearrt_tensor *in, size_t nin, size_t nout)
+{
+	gearrt_tensor out[64];
+	memset(out, 0, sizeof(out));
+	if (gearrt_run(s, in, nin, out, nout) != GEARRT_OK)
+		return error_prefix("run");
+	for (size_t k = 0; k < nout; k++) {
+		char *path = strf("%s/test_data_set_0/output_%zu.pb", dir, k);
+		const Tensor *want = onnx_load_tensor(m, path);
+		free(path);
+		if (!want)
+			return -1;
+		Tensor got = ir_tensor(m, &out[k]);
+		if (tensor_close(&got, want, 1e-3, 1e-7) < 0)
+			return error_prefix("output %zu", k);
+	}
+	return 0;
+}
+
+/* Bytes handed out by the arenas of md's model and of its graphs. */
+static size_t model_bytes(const gearrt_model *md)
+{
+	size_t n = md->m->arena.used;
+	for (size_t k = 0; k < (md->ngears ? md->ngears : 1); k++)
+		if (md->run_graph[k]->arena != &md->m->arena)
+			n += md->run_graph[k]->arena->used;
+	return n;
+}
+
+/* True if s's last run ran a planned graph: every node a kernel on
+ * planned buffers, no specialisation by input values.  Only such runs
+ * promise no heap allocation (DESIGN.md section 9: nodes evaluated at
+ * run time and specialised graphs allocate). */
+static bool planned_run(const gearrt_session *s)
+{
+	int g = gearrt_last_gear(s);
+	size_t k = g < 0 ? 0 : (size_t)g;
+	return !s->model->by_value[k] && s->prep[k] && s->prep[k]->planned;
+}
+
+/* Runs s on test_data_set_0 four times: the first and last runs'
+ * outputs must match; the second and third must leave the model's arenas
+ * as they were and, on a planned graph, make no heap allocation. */
 static int run_outputs(Model *m, const char *dir, gearrt_session *s,
 		       size_t nin, size_t nout)
 {
@@ -304,20 +357,25 @@ static int run_outputs(Model *m, const char *dir, gearrt_session *s,
 		    m->graph->vals[m->graph->inputs[k]].dtype == DT_BFLOAT16)
 			in[k].dtype = DT_BFLOAT16;
 	}
-	memset(out, 0, sizeof(out));
-	if (gearrt_run(s, in, nin, out, nout) != GEARRT_OK)
-		return error_prefix("run");
-	for (size_t k = 0; k < nout; k++) {
-		char *path = strf("%s/test_data_set_0/output_%zu.pb", dir, k);
-		const Tensor *want = onnx_load_tensor(m, path);
-		free(path);
-		if (!want)
-			return -1;
-		Tensor got = ir_tensor(m, &out[k]);
-		if (tensor_close(&got, want, 1e-3, 1e-7) < 0)
-			return error_prefix("output %zu", k);
+	if (run_once(m, dir, s, in, nin, nout) < 0)
+		return -1;
+	for (int i = 2; i <= 3; i++) {
+		memset(out, 0, sizeof(out));
+		long before = alloc_count;
+		size_t held = model_bytes(s->model);
+		if (gearrt_run(s, in, nin, out, nout) != GEARRT_OK)
+			return error_prefix("run %d", i);
+		if (alloc_count != before && planned_run(s))
+			return error("run %d made %ld heap allocations (a run "
+				     "after the first makes none)", i,
+				     alloc_count - before);
+		if (model_bytes(s->model) != held)
+			return error("run %d allocated %zu bytes from the "
+				     "model's arena (a model is read-only once "
+				     "open)", i, model_bytes(s->model) - held);
 	}
-	return 0;
+	return run_once(m, dir, s, in, nin, nout) < 0 ? error_prefix("run 4")
+						       : 0;
 }
 
 static const char *keep_dir;

@@ -687,11 +687,11 @@ Test(cli_usable, fail_kernel_raises_only_when_run)
 	cr_expect_eq(g->vals[y].shape.rank, 2);
 	cr_expect_eq(g->vals[y].shape.dims[1], 16);
 	cr_expect_null(g->vals[y].konst, "folding computed a Fail");
-	OpCtx c = { .model = m, .g = g, .n = &g->nodes[0] };
+	OpCtx c = { .model = m, .g = g, .n = &g->nodes[0], .arena = &m->arena };
 	cr_expect_eq(op_info[OP_Fail].run(&c), 0);
 	Tensor *out[1] = { NULL };
 	uint8_t set[1] = { 0 };
-	OpBind bind = { .out = out, .set = set, .scratch = &m->arena };
+	OpBind bind = { .out = out, .set = set };
 	c.bind = &bind;
 	clear_error();
 	cr_expect_eq(op_info[OP_Fail].run(&c), -1);

@@ -353,7 +353,7 @@ Test(infer, subgraph_outer_values)
 	ValId r = tu_out(tu_node(sub, "Reshape", "inner", IDS(ox, ot), 1), 0);
 	infer_ok(m);
 	OpCtx c = { .model = m, .g = g, .n = &g->nodes[0], .opset = 13,
-		    .fold_limit = 1024 };
+		    .fold_limit = 1024, .arena = g->arena };
 	cr_assert_eq(op_infer_subgraph(&c, sub), 0, "%s", last_error());
 	cr_assert_eq(sub->vals[ox].dtype, DT_FLOAT);
 	cr_assert_str_eq(tu_shape(sub, ox), "[2,3]");

@@ -79,9 +79,9 @@ static void run_vs_fold(Model *m, Node *n, bool in_place)
 	size_t used = scratch.used;
 	uint8_t set[2] = { 0 };
 	Tensor *outs[1] = { out };
-	OpBind b = { .in = in, .out = outs, .set = set, .scratch = &scratch };
+	OpBind b = { .in = in, .out = outs, .set = set };
 	OpCtx c = { .model = m, .g = g, .n = n, .opset = m->opsets[0].version,
-		    .fold_limit = INT64_MAX, .bind = &b };
+		    .fold_limit = INT64_MAX, .bind = &b, .arena = &scratch };
 	cr_assert_eq(op_info[n->op].run(&c), 0, "%s: %s", n->op_type,
 		     last_error());
 	cr_assert(set[0], "%s set no output", n->op_type);

@@ -329,9 +329,9 @@ static void run_bound(Model *m, Graph *g, const Node *n, Arena *scratch,
 		      const Tensor **in, Tensor **out)
 {
 	uint8_t set[4] = { 0 };
-	OpBind b = { .in = in, .out = out, .set = set, .scratch = scratch };
+	OpBind b = { .in = in, .out = out, .set = set };
 	OpCtx c = { .model = m, .g = g, .n = (Node *)n, .opset = 13,
-		    .bind = &b };
+		    .bind = &b, .arena = scratch };
 	clear_error();
 	cr_assert_eq(op_info[n->op].run(&c), 0, "%s: %s", n->op_type,
 		     last_error());

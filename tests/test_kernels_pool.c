@@ -332,8 +332,9 @@ static int run_bound(Model *m, Node *n, Tensor **out, Arena *scratch)
 		const Value *v = &g->vals[n->outputs[k]];
 		out[k] = tensor_new(&m->arena, NULL, v->dtype, &v->shape, NULL);
 	}
-	OpBind b = { .in = in, .out = out, .set = set, .scratch = scratch };
-	OpCtx c = { .model = m, .g = g, .n = n, .opset = 13, .bind = &b };
+	OpBind b = { .in = in, .out = out, .set = set };
+	OpCtx c = { .model = m, .g = g, .n = n, .opset = 13, .bind = &b,
+		    .arena = scratch };
 	return op_info[n->op].run(&c);
 }
 

@@ -123,10 +123,10 @@ static void expect_in_place(Model *m, Node *n, int k)
 	in[k] = x;
 	uint8_t set[1] = { 0 };
 	Tensor *outs[1] = { out };
-	OpBind b = { .in = in, .out = outs, .set = set, .scratch = &scratch };
+	OpBind b = { .in = in, .out = outs, .set = set };
 	OpCtx c = { .model = m, .g = g, .n = n,
 		    .opset = m->opsets[0].version, .fold_limit = INT64_MAX,
-		    .bind = &b };
+		    .bind = &b, .arena = &scratch };
 	cr_assert_eq(op_info[n->op].run(&c), 0, "%s: %s", n->op_type,
 		     last_error());
 	cr_assert(set[0], "%s set no output", n->op_type);

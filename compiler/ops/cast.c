@@ -12,8 +12,9 @@
  *     integer to an integer type.  Anything else is an error naming the
  *     element.
  * String bytes are allocated with op_scratch(): when folding that is the
- * graph's arena; the runtime must keep a string output's scratch alive
- * for as long as the output lives.
+ * graph's arena; at run time the session's pool, which a task with a
+ * string output allocates from (runtime/rt.h Task.keep) and which lives
+ * until the next run.
  */
 #include <ctype.h>
 #include <errno.h>

@@ -202,8 +202,7 @@ int op_broadcast_to(OpCtx *c, int i, const Shape *to)
 
 Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s)
 {
-	Arena *a = c->bind ? c->bind->scratch : c->g->arena;
-	Tensor *t = tensor_new(a, NULL, dt, s, NULL);
+	Tensor *t = tensor_new(c->arena, NULL, dt, s, NULL);
 	if (!t)
 		op_error(c, "%s", last_error());
 	else
@@ -272,12 +271,11 @@ Tensor *op_new_output_zeroed(OpCtx *c, int i, int dt, const Shape *s)
 
 void *op_scratch(OpCtx *c, size_t bytes)
 {
-	Arena *a = c->bind ? c->bind->scratch : c->g->arena;
 	if (bytes > (size_t)INT64_MAX / 2) {
 		op_error(c, "needs %zu bytes of scratch memory", bytes);
 		return NULL;
 	}
-	return arena_alloc_raw(a, bytes ? bytes : 1);
+	return arena_alloc_raw(c->arena, bytes ? bytes : 1);
 }
 
 void *op_scratch_zeroed(OpCtx *c, size_t bytes)

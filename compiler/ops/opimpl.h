@@ -22,8 +22,11 @@
  *     kernel that uses it writes in place and op_set_const() copies
  *     nothing.  A kernel that sets no output fails the run.
  * Kernels allocate only through op_new_output(), op_new_tensor() and
- * op_scratch(): the graph's arena when folding, the session's scratch
- * arena (reset after each node) when running.  They read node
+ * op_scratch(), which take memory from c->arena: the graph's arena when
+ * folding, the session's (reused run after run) when running.  A kernel
+ * never allocates from c->g->arena: at run time the graph is the open
+ * model's, which sessions on other threads read at the same time and
+ * which must not grow with every run.  They read node
  * attributes, input shapes (op_in(c, i)->shape) and output shapes
  * (op_out(c, i)->shape), which are the running shapes in both places.
  *
@@ -45,7 +48,6 @@ typedef struct OpBind {
 	 * kernel published, kept where op_new_tensor put it; NULL if the
 	 * runtime takes no such outputs. */
 	const Tensor **result;
-	Arena *scratch;		 /* op_new_tensor and op_scratch */
 	/* The running contents of any value of the graph (control flow
 	 * reads outer references through it); exec is its context. */
 	const Tensor *(*value)(void *exec, ValId v);
@@ -63,6 +65,11 @@ typedef struct OpCtx {
 	int64_t opset;	    /* default-domain opset version */
 	int64_t fold_limit; /* max bytes of a folded output */
 	OpBind *bind;	    /* execution; NULL when folding */
+	/* What op_new_tensor, op_scratch and op_eval_subgraph allocate from,
+	 * chosen by the driver: the graph's arena when folding (a folded
+	 * result joins the graph), the session's scratch when running (reset
+	 * after the node, or after the run for tensors that outlive it). */
+	Arena *arena;
 } OpCtx;
 
 /* True when the node runs for real (bound tensors, or evaluation at run
@@ -138,10 +145,11 @@ int op_broadcast_to(OpCtx *c, int i, const Shape *to);
 /* ---- folding helpers (common.c) ---------------------------------------- */
 
 /* A new zero-filled tensor of dtype dt and static shape s for a kernel
- * to fill and pass to op_set_const().  It is allocated from the graph's
- * arena (c->g->arena): gear branches are specialised on several threads,
- * each with its own arena, so hooks must never allocate elsewhere.  NULL
- * with an error (naming the node) if the size overflows. */
+ * to fill and pass to op_set_const().  It is allocated from c->arena
+ * (gear branches are specialised on several threads, each graph with its
+ * own arena; sessions run on several threads, each with its own scratch),
+ * so hooks must never allocate elsewhere.  NULL with an error (naming the
+ * node) if the size overflows. */
 Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s);
 /* The tensor to fill for output i, of dtype dt and shape s: at run time
  * the bound buffer (no copy on op_set_const), when folding a new tensor as

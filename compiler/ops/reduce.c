@@ -10,18 +10,19 @@
  * An axes input that is not a known constant leaves the reduced dims
  * unknown and marks the output data-dependent.
  *
- * Folding (inputs constant, output small): reductions compute in double
+ * Kernels: reductions compute in double
  * for float types and exactly in 64-bit integers for integer types (sums
  * and products wrap as in the dtype; L2, LogSum and LogSumExp of integers
- * are not folded); ArgMax/ArgMin and TopK fold unless a float input holds
- * a NaN.  An input of more than FOLD_MAX_IN elements is not folded.
+ * are not computed).  NaN: ReduceMax/ReduceMin and ArgMax/ArgMin take it
+ * as their result, the first (select_last_index: the last) NaN, as numpy
+ * and ONNX's reference implementation do; TopK orders it above every
+ * number.  The same kernels run at run time, on inputs of any size: the
+ * bound on what folding reads is the folding driver's (passes/infer.c).
  */
 #include <math.h>
 #include <string.h>
 
 #include "opimpl.h"
-
-enum { FOLD_MAX_IN = 1 << 20 };
 
 static bool is_float_dt(int dt) { return (DTS_FLOAT & DTS(dt)) != 0; }
 
@@ -170,14 +171,17 @@ static int64_t out_index(const Shape *s, const bool *red, int64_t i)
 	return o;
 }
 
+/* Float reductions in double: 1, or -1 on error. */
 static int run_reduce_float(OpCtx *c, const Tensor *t, const bool *red,
 			     Tensor *y)
 {
 	int op = c->n->op;
 	int64_t n = shape_numel(&t->shape), m = shape_numel(&y->shape);
-	double *acc = arena_array(c->g->arena, (size_t)m, sizeof(double));
+	double *acc = op_scratch(c, (size_t)m * sizeof(double));
 	double *mx = NULL;
 	int64_t cnt = m ? n / m : 0;
+	if (!acc)
+		return -1;
 	double init = op == OP_ReduceProd  ? 1
 		      : op == OP_ReduceMax ? -INFINITY
 		      : op == OP_ReduceMin ? INFINITY
@@ -186,7 +190,9 @@ static int run_reduce_float(OpCtx *c, const Tensor *t, const bool *red,
 		acc[j] = init;
 	if (op == OP_ReduceLogSumExp) {
 		/* log(sum(exp(x))) = max + log(sum(exp(x - max))) */
-		mx = arena_array(c->g->arena, (size_t)m, sizeof(double));
+		mx = op_scratch(c, (size_t)m * sizeof(double));
+		if (!mx)
+			return -1;
 		for (int64_t j = 0; j < m; j++)
 			mx[j] = -INFINITY;
 		for (int64_t i = 0; i < n; i++) {
@@ -233,12 +239,13 @@ static int run_reduce_float(OpCtx *c, const Tensor *t, const bool *red,
 		}
 		tensor_set_f64(y, j, v);
 	}
-	return 0;
+	return 1;
 }
 
 /* Integer reductions, exact: sums and products wrap modulo 2^64 and are
  * then truncated to the dtype, as a numpy reduction cast back would.
- * Returns 1 if folded, 0 if not (Mean overflowing, an empty Max/Min). */
+ * Returns 1 if computed, 0 if not (Mean overflowing, an empty Max/Min),
+ * -1 on error. */
 static int run_reduce_int(OpCtx *c, const Tensor *t, const bool *red,
 			   Tensor *y)
 {
@@ -252,8 +259,10 @@ static int run_reduce_int(OpCtx *c, const Tensor *t, const bool *red,
 	if ((op == OP_ReduceMax || op == OP_ReduceMin || op == OP_ReduceMean) &&
 	    cnt == 0)
 		return 0;
-	uint64_t *acc = arena_array(c->g->arena, (size_t)m, sizeof(uint64_t));
-	bool *seen = arena_array(c->g->arena, (size_t)m, sizeof(bool));
+	uint64_t *acc = op_scratch(c, (size_t)m * sizeof(uint64_t));
+	bool *seen = op_scratch_zeroed(c, (size_t)m * sizeof(bool));
+	if (!acc || !seen)
+		return -1;
 	for (int64_t j = 0; j < m; j++)
 		acc[j] = op == OP_ReduceProd;
 	for (int64_t i = 0; i < n; i++) {
@@ -302,8 +311,7 @@ int run_reduce(OpCtx *c)
 	const Value *yv = op_out(c, 0);
 	bool red[MAX_RANK];
 	Axes ax;
-	if (!t || !yv || shape_numel(&t->shape) > FOLD_MAX_IN ||
-	    t->dtype == DT_STRING)
+	if (!t || !yv || t->dtype == DT_STRING)
 		return 0;
 	if (reduce_axes(c, &ax) < 0)
 		return -1;
@@ -318,13 +326,11 @@ int run_reduce(OpCtx *c)
 	Tensor *y = op_new_tensor(c, yv->dtype, &yv->shape);
 	if (!y)
 		return -1;
-	if (is_float_dt(t->dtype)) {
-		run_reduce_float(c, t, red, y);
-	} else if (!run_reduce_int(c, t, red, y)) {
-		return 0;
-	}
-	op_set_const(c, 0, y);
-	return 0;
+	int rc = is_float_dt(t->dtype) ? run_reduce_float(c, t, red, y)
+				       : run_reduce_int(c, t, red, y);
+	if (rc > 0)
+		op_set_const(c, 0, y);
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- ArgMax, ArgMin ----------------------------------------------------- */
@@ -358,11 +364,14 @@ int infer_argminmax(OpCtx *c)
 }
 
 /* Compares elements i and j of t: <0, 0, >0 (uint64 unsigned, floats as
- * doubles, other integers as int64). */
-static int cmp_elems(const Tensor *t, int64_t i, int64_t j)
+ * doubles, other integers as int64).  A total order: NaN equals NaN and
+ * is above every number if nan_hi, else below. */
+static int cmp_elems(const Tensor *t, int64_t i, int64_t j, bool nan_hi)
 {
 	if (is_float_dt(t->dtype)) {
 		double a = tensor_get_f64(t, i), b = tensor_get_f64(t, j);
+		if (a != a || b != b)
+			return ((a != a) - (b != b)) * (nan_hi ? 1 : -1);
 		return (a > b) - (a < b);
 	}
 	if (t->dtype == DT_UINT64) {
@@ -372,19 +381,6 @@ static int cmp_elems(const Tensor *t, int64_t i, int64_t j)
 	}
 	int64_t a = tensor_get_i64(t, i), b = tensor_get_i64(t, j);
 	return (a > b) - (a < b);
-}
-
-static bool has_nan(const Tensor *t)
-{
-	if (!is_float_dt(t->dtype))
-		return false;
-	int64_t n = shape_numel(&t->shape);
-	for (int64_t i = 0; i < n; i++) {
-		double v = tensor_get_f64(t, i);
-		if (v != v)
-			return true;
-	}
-	return false;
 }
 
 /* The strides of a slice along axis: outer blocks of len * inner. */
@@ -407,8 +403,7 @@ int run_argminmax(OpCtx *c)
 	int32_t axis;
 	bool last = attr_int(c->n, "select_last_index", 0) != 0;
 	int sign = c->n->op == OP_ArgMax ? 1 : -1;
-	if (!t || !yv || t->shape.rank < 1 || has_nan(t) ||
-	    shape_numel(&t->shape) > FOLD_MAX_IN)
+	if (!t || !yv || t->shape.rank < 1)
 		return 0;
 	if (op_axis(c, "axis", attr_int(c->n, "axis", 0), t->shape.rank,
 		    &axis) < 0)
@@ -422,7 +417,8 @@ int run_argminmax(OpCtx *c)
 			int64_t base = o * len * inner + in, best = 0;
 			for (int64_t k = 1; k < len; k++) {
 				int r = sign * cmp_elems(t, base + k * inner,
-							 base + best * inner);
+							 base + best * inner,
+							 sign > 0);
 				if (r > 0 || (r == 0 && last))
 					best = k;
 			}
@@ -506,7 +502,7 @@ typedef struct TopkOrder {
 static bool topk_before(const TopkOrder *o, int64_t a, int64_t b)
 {
 	int r = o->sign * cmp_elems(o->t, o->base + a * o->inner,
-				    o->base + b * o->inner);
+				    o->base + b * o->inner, true);
 	return r > 0 || (r == 0 && a < b);
 }
 
@@ -528,7 +524,9 @@ static void topk_sort(const TopkOrder *o, int64_t *idx, int64_t *tmp,
 	memcpy(idx, tmp, (size_t)n * sizeof(int64_t));
 }
 
-/* Folds in sorted order (also for sorted=0, where any order is valid). */
+/* Sorted order (also for sorted=0, where any order is valid), NaN above
+ * every number whether largest or not (PyTorch's topk and sort, numpy's
+ * sort, ONNX's reference implementation), ties by the lower index. */
 int run_topk(OpCtx *c)
 {
 	const Tensor *t = op_const_in(c, 0);
@@ -536,8 +534,7 @@ int run_topk(OpCtx *c)
 	const Shape *ys = yv ? &yv->shape : iv ? &iv->shape : NULL;
 	int64_t outer, len, inner, k;
 	int32_t axis;
-	if (!t || !ys || t->shape.rank < 1 || has_nan(t) ||
-	    shape_numel(&t->shape) > FOLD_MAX_IN || topk_k(c, &k) <= 0)
+	if (!t || !ys || t->shape.rank < 1 || topk_k(c, &k) <= 0)
 		return 0;
 	if (op_axis(c, "axis", attr_int(c->n, "axis", -1), t->shape.rank,
 		    &axis) < 0)
@@ -547,8 +544,10 @@ int run_topk(OpCtx *c)
 	Tensor *idxs = op_new_tensor(c, DT_INT64, ys);
 	if (!vals || !idxs)
 		return -1;
-	int64_t *idx = arena_array(c->g->arena, (size_t)len, sizeof(int64_t));
-	int64_t *tmp = arena_array(c->g->arena, (size_t)len, sizeof(int64_t));
+	int64_t *idx = op_scratch(c, (size_t)len * sizeof(int64_t));
+	int64_t *tmp = op_scratch(c, (size_t)len * sizeof(int64_t));
+	if (!idx || !tmp)
+		return -1;
 	size_t esz = dtype_size(t->dtype);
 	TopkOrder o = { .t = t, .inner = inner,
 			.sign = attr_int(c->n, "largest", 1) ? 1 : -1 };

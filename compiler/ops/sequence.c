@@ -1155,7 +1155,9 @@ int run_string_normalizer(OpCtx *c)
 	const char *act = attr_str(c->n, "case_change_action", "NONE");
 	int mode = !strcmp(act, "LOWER") ? 1 : !strcmp(act, "UPPER") ? 2 : 0;
 	int64_t n = shape_numel(&t->shape);
-	uint8_t *keep = arena_alloc(c->g->arena, (size_t)n + 1);
+	uint8_t *keep = op_scratch_zeroed(c, (size_t)n + 1);
+	if (!keep)
+		return -1;
 	int64_t kept = strnorm_kept(c, t, keep);
 	if (kept < 0)
 		return 0;
@@ -1171,7 +1173,9 @@ int run_string_normalizer(OpCtx *c)
 			continue;
 		if (mode && !ascii(&w[i]))
 			return 0; /* case mapping beyond ASCII: locale */
-		uint8_t *p = arena_alloc(c->g->arena, w[i].len + 1);
+		uint8_t *p = op_scratch_zeroed(c, w[i].len + 1);
+		if (!p)
+			return -1;
 		for (size_t j = 0; j < w[i].len; j++) {
 			int ch = w[i].data[j];
 			p[j] = (uint8_t)(mode == 1   ? ascii_lower(ch)

@@ -557,9 +557,10 @@ int run_shape(OpCtx *c)
 	if (!shape_is_static(&part))
 		return 0;
 	y.dims[0] = part.rank;
-	const Tensor *t = tensor_new(c->g->arena, NULL, DT_INT64, &y, part.dims);
+	Tensor *t = op_new_output(c, 0, DT_INT64, &y);
 	if (!t)
 		return -1;
+	memcpy(tensor_mut(t), part.dims, (size_t)part.rank * sizeof(int64_t));
 	op_set_const(c, 0, t);
 	return 0;
 }
@@ -580,9 +581,10 @@ int run_size(OpCtx *c)
 	Shape y = { .rank = 0 };
 	if (n < 0)
 		return 0;
-	const Tensor *t = tensor_new(c->g->arena, NULL, DT_INT64, &y, &n);
+	Tensor *t = op_new_output(c, 0, DT_INT64, &y);
 	if (!t)
 		return -1;
+	*(int64_t *)tensor_mut(t) = n;
 	op_set_const(c, 0, t);
 	return 0;
 }
@@ -1106,8 +1108,10 @@ int run_split(OpCtx *c)
 	int64_t st[MAX_RANK], pos = 0;
 	if (!x)
 		return 0;
-	int64_t *sz = arena_array(c->g->arena, (size_t)nout, sizeof(int64_t));
+	int64_t *sz = op_scratch(c, (size_t)nout * sizeof(int64_t));
 	int known;
+	if (!sz)
+		return -1;
 	if (op_axis(c, "axis", attr_int(c->n, "axis", 0), x->shape.rank,
 		    &axis) < 0 ||
 	    (known = split_sizes(c, x->shape.dims[axis], sz, nout)) < 0)

@@ -1,0 +1,120 @@
+/*
+ * tests/scratch_soak.c - a static .om run over and over, as a server runs
+ * it: for `make helgrind` and `make soak` (tests/scratch_run.h fills the
+ * inputs).
+ *
+ * usage: scratch_soak --threads=T --runs=R MODEL.om
+ *          T sessions on T threads, R runs each; every run's outputs must
+ *          equal those of one session's run (exit 1 if any differs).
+ *        scratch_soak --soak=N MODEL.om
+ *          one session: 100 runs to warm up, then N runs; the heap in use
+ *          (glibc's mallinfo2: every allocation, the libraries' too) must
+ *          not change and the resident set must not grow by more than
+ *          SOAK_RSS_SLACK (exit 1 otherwise).  Prints both figures.
+ */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/scratch_run.h"
+
+/* Pages the kernel may map in late (a stack page, libc's buffers): far
+ * below what a run leaking a byte per run would add over 100,000 runs. */
+enum { SOAK_RSS_SLACK = 256 * 1024 };
+
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+}
+
+static size_t rss_bytes(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int soak(gearrt_model *m, const ScrIo *io, long runs)
+{
+	gearrt_session *s;
+	uint8_t *out = malloc(io->out_bytes + 1);
+	if (gearrt_session_create(m, NULL, &s) != GEARRT_OK)
+		return fprintf(stderr, "%s\n", gearrt_last_error()), 1;
+	for (int i = 0; i < 100; i++)
+		if (scr_run(s, io, out) != GEARRT_OK)
+			return fprintf(stderr, "%s\n", gearrt_last_error()), 1;
+	size_t rss0 = rss_bytes(), heap0 = heap_in_use(); /* stdio first */
+	double t0 = now_s();
+	for (long i = 0; i < runs; i++)
+		if (scr_run(s, io, out) != GEARRT_OK)
+			return fprintf(stderr, "run %ld: %s\n", i + 101,
+				       gearrt_last_error()), 1;
+	double t = now_s() - t0;
+	size_t heap1 = heap_in_use(), rss1 = rss_bytes();
+	gearrt_session_destroy(s);
+	free(out);
+	printf("soak: %ld runs (%.1f us a run): heap in use %zu -> %zu bytes, "
+	       "resident %zu -> %zu KiB\n", runs, t * 1e6 / (double)runs,
+	       heap0, heap1, rss0 / 1024, rss1 / 1024);
+	if (heap1 != heap0 || rss1 > rss0 + SOAK_RSS_SLACK) {
+		printf("soak: memory grew over %ld runs\n", runs);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long threads = 0, runs = 0, soak_runs = 0;
+	const char *path = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "--threads=", 10))
+			threads = atol(argv[i] + 10);
+		else if (!strncmp(argv[i], "--runs=", 7))
+			runs = atol(argv[i] + 7);
+		else if (!strncmp(argv[i], "--soak=", 7))
+			soak_runs = atol(argv[i] + 7);
+		else
+			path = argv[i];
+	}
+	if (!path || (soak_runs <= 0 && (threads <= 0 || runs <= 0))) {
+		fprintf(stderr, "usage: scratch_soak --threads=T --runs=R "
+				"MODEL.om | --soak=N MODEL.om\n");
+		return 2;
+	}
+	gearrt_model *m;
+	ScrIo io;
+	if (gearrt_model_open(path, &m) != GEARRT_OK)
+		return fprintf(stderr, "%s\n", gearrt_last_error()), 1;
+	if (scr_open(m, &io) < 0)
+		return 1;
+	int rc;
+	if (soak_runs > 0) {
+		rc = soak(m, &io, soak_runs);
+	} else {
+		int bad = scr_threads(m, &io, (int)threads, (int)runs);
+		printf("threads: %ld sessions x %ld runs: %d runs failed or "
+		       "differed from one thread's\n", threads, runs,
+		       bad < 0 ? (int)(threads * runs) : bad);
+		rc = bad != 0;
+	}
+	scr_close(&io);
+	gearrt_model_close(m);
+	return rc;
+}
