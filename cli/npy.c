@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "serializer/om.h"
 
 static const struct {
 	const char *descr;
@@ -133,20 +134,13 @@ Tensor *npy_read(Arena *a, const char *path)
 	return t;
 }
 
-static int write_all(FILE *f, const char *path, const void *p, size_t n)
-{
-	if (n && fwrite(p, 1, n, f) != n)
-		return error("%s: cannot write: %s", path, strerror(errno));
-	return 0;
-}
-
 int npy_write(const char *path, int dtype, const Shape *s, const void *data)
 {
 	const char *d = dtype_descr(dtype);
 	if (!d)
 		return error("%s: %s cannot be written as .npy", path,
 			     dtype_name(dtype));
-	char h[512], tmp[4096];
+	char h[512];
 	int n = snprintf(h, sizeof(h), "{'descr': '%c%s', 'fortran_order': "
 			 "False, 'shape': (", dtype_size(dtype) == 1 ? '|' : '<',
 			 d);
@@ -161,20 +155,8 @@ int npy_write(const char *path, int dtype, const Shape *s, const void *data)
 	h[hl - 1] = '\n';
 	uint8_t pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
 			    (uint8_t)hl, (uint8_t)(hl >> 8) };
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "wb");
-	if (!f)
-		return error("%s: cannot create: %s", path, strerror(errno));
-	int rc = write_all(f, path, pre, sizeof(pre));
-	if (!rc)
-		rc = write_all(f, path, h, hl);
-	if (!rc)
-		rc = write_all(f, path, data, (size_t)shape_bytes(s, dtype));
-	if (fclose(f) != 0 && !rc)
-		rc = error("%s: cannot write: %s", path, strerror(errno));
-	if (!rc && rename(tmp, path) < 0)
-		rc = error("%s: cannot write: %s", path, strerror(errno));
-	if (rc)
-		unlink(tmp);
-	return rc;
+	const void *parts[] = { pre, h, data };
+	const size_t sizes[] = { sizeof(pre), hl,
+				 (size_t)shape_bytes(s, dtype) };
+	return om_write_bytes("--output-dir", path, parts, sizes, 3);
 }

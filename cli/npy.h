@@ -15,8 +15,10 @@
 /* Reads path into a tensor allocated from a (data copied, aligned).
  * NULL with an error "PATH: what is wrong". */
 Tensor *npy_read(Arena *a, const char *path);
-/* Writes dtype/shape/data as path (atomically: a temporary file, then
- * rename); -1 with an error naming the path. */
+/* Writes dtype/shape/data as path atomically, as `gearc run --output-dir`
+ * does (serializer/om.h's om_write_bytes: an exclusive temporary file,
+ * then rename; nothing but a regular file at path is replaced); -1 with
+ * an error "--output-dir 'PATH': ...". */
 int npy_write(const char *path, int dtype, const Shape *s, const void *data);
 
 #endif
