@@ -137,6 +137,52 @@ Test(cli_run, errors_name_what_to_fix)
 	free(dir), free(om), free(a), free(fa), free(fb), free(junk), free(fj);
 }
 
+/* Zero-size tensors (a 0 in --input_shape, valid in ONNX) compile, verify,
+ * run, write and read as .npy, and export. */
+Test(cli_run, zero_size_tensors_end_to_end)
+{
+	char *dir = temp_dir(), *out = path_in(dir, "z");
+	char *fo = flag("--output", out), *om = path_in(dir, "z.om");
+	Run r = run_gearc("--model=tests/fixtures/demo_cnn.onnx",
+			  "--input_shape=x:0,3,32,32", fo, "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	r = run_gearc("verify", om);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *fd = flag("--output-dir", dir);
+	r = run_gearc("run", om, "--random-inputs", fd);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "output 'probs' float32 [0,10]\n"), "%s",
+		  r.out);
+	run_free(&r);
+	Arena ar = { 0 };
+	char *probs = path_in(dir, "probs.npy");
+	Tensor *t = npy_read(&ar, probs);
+	cr_assert(t, "%s", last_error());
+	cr_expect(t->shape.rank == 2 && t->shape.dims[0] == 0 &&
+		  t->shape.dims[1] == 10 && t->nbytes == 0);
+	arena_release(&ar);
+	char *x = path_in(dir, "x.npy"), *fx;
+	Shape s = { .rank = 4, .dims = { 0, 3, 32, 32 } };
+	cr_assert_eq(npy_write(x, DT_FLOAT, &s, NULL), 0, "%s", last_error());
+	fx = flag("x", x);
+	r = run_gearc("run", om, "-i", fx, "-q");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *onnx = path_in(dir, "z.onnx"), *fe = flag("--output", onnx);
+	r = run_gearc("export", om, fe);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *fm = flag("--model", onnx), *fo2 = flag("--output", out);
+	r = run_gearc(fm, fo2, "-q");
+	cr_expect_eq(r.status, 0, "re-import of the export: %s", r.err);
+	run_free(&r);
+	remove_tree(dir);
+	free(dir), free(out), free(fo), free(om), free(fd), free(probs);
+	free(x), free(fx), free(onnx), free(fe), free(fm), free(fo2);
+}
+
 Test(cli_run, backend_test_pb_inputs)
 {
 	char *dir = temp_dir(), *out = path_in(dir, "relu"), of[512], mf[512];
