@@ -167,7 +167,8 @@ static const char *om_name(Arena *a, const char *path)
 	return arena_strndup(a, base, n);
 }
 
-/* --gear's value: -1 for all, else the gear; -2 on a usage error. */
+/* --gear's value: -1 for all, else the gear; -2 on a usage error, -3 for
+ * a gear the file does not have. */
 static int32_t parse_gear(const char *s, int32_t ngears, const char *file)
 {
 	int64_t k;
@@ -185,10 +186,10 @@ static int32_t parse_gear(const char *s, int32_t ngears, const char *file)
 		error("--gear: '%s' is not a gear number or 'all'", s);
 		return -2;
 	}
-	if (k >= ngears) {
+	if (k >= ngears) { /* a disagreement with the file: exit 1 */
 		error("--gear=%s: %s has %d gear%s (0..%d)", s, file, ngears,
 		      ngears == 1 ? "" : "s", ngears - 1);
-		return -2;
+		return -3;
 	}
 	return (int32_t)k;
 }
@@ -248,7 +249,9 @@ int cmd_export(int argc, char **argv)
 	Export E = { .f = &f, .m = m, .name = om_name(&m->arena, pos[0]),
 		     .external = ext != NULL };
 	int32_t k = parse_gear(gear, gear_count(m), pos[0]);
-	int status = k == -2 ? EXIT_USAGE : run_export(&E, k, output);
+	int status = k == -2   ? EXIT_USAGE
+		     : k == -3 ? EXIT_FAIL
+			       : run_export(&E, k, output);
 	model_free(m);
 	om_close(&f);
 	return status ? fail(status) : EXIT_OK;
