@@ -8,7 +8,9 @@
  * Inputs are .npy files or ONNX TensorProto files (.pb, as in ONNX's
  * backend test data).  Prints the gear chosen and each output's name,
  * dtype and shape; --output-dir writes DIR/NAME.npy per output (NAME with
- * every byte other than a letter, digit, '.', '_' or '-' as %xx).
+ * every byte other than a letter, digit, '.', '_' or '-' as %xx; DIR made
+ * if missing, one level).  --gear=K runs at gear K's shapes: random inputs
+ * take them, given ones must have them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "compiler/onnx.h"
@@ -271,6 +274,10 @@ static void print_path(const RunArgs *ra, gearrt_model *m, gearrt_session *s)
 static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
 		  const gearrt_tensor *out, size_t nout)
 {
+	bool made = false;
+	if (ra->output_dir &&
+	    make_output_dir("--output-dir", ra->output_dir, &made) < 0)
+		return -1;
 	if (!ra->quiet)
 		print_path(ra, m, s);
 	for (size_t i = 0; i < nout; i++) {
@@ -286,8 +293,11 @@ static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
 		char *path = output_path(ra->output_dir, out[i].name);
 		int rc = npy_write(path, out[i].dtype, &sh, out[i].data);
 		free(path);
-		if (rc < 0)
+		if (rc < 0) {
+			if (made)
+				rmdir(ra->output_dir); /* if nothing is in it */
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -444,13 +454,12 @@ int cmd_run(int argc, char **argv)
 		return fail(EXIT_USAGE);
 	}
 	ra.file = pos[0];
-	if (ra.output_dir) {
-		struct stat st;
-		if (stat(ra.output_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			error("run: --output-dir '%s' is not a directory",
-			      ra.output_dir);
-			return fail(EXIT_USAGE);
-		}
+	struct stat st;
+	if (ra.output_dir && stat(ra.output_dir, &st) == 0 &&
+	    !S_ISDIR(st.st_mode)) {
+		error("run: --output-dir '%s' is not a directory",
+		      ra.output_dir);
+		return fail(EXIT_USAGE);
 	}
 	int rc = run_model(&ra);
 	return rc == EXIT_OK ? EXIT_OK : fail(rc);

@@ -1,10 +1,11 @@
 /*
  * tests/test_cli_out.c - what gearc writes (issue 25): compile's, export's
  * and run's outputs replace only regular files and their temporary files
- * are created exclusively (a planted symbolic link is never followed).
- * FIFOs, devices and links are made at test time; the device is made with
- * mknod in the test's own directory (never /dev/null), and only when the
- * tests run as root.
+ * are created exclusively (a planted symbolic link is never followed);
+ * the directory an output goes in is created one level deep, as mkdir
+ * does.  FIFOs, devices and links are made at test time; the device is
+ * made with mknod in the test's own directory (never /dev/null), and only
+ * when the tests run as root.
  */
 #include <signal.h>
 #include <sys/stat.h>
@@ -236,4 +237,63 @@ Test(cli_out, run_temp_file_does_not_follow_a_planted_link,
 	arena_release(&a);
 	remove_tree(d);
 	free(d), free(om), free(outs), free(target), free(out), free(o);
+}
+
+/* ---- the directory of an output is made, one level ---------------------- */
+
+Test(cli_out, output_directories_are_created_one_level,
+     .timeout = OUT_TIMEOUT)
+{
+	char *d = temp_dir(), *om = compile_two(d);
+	char *all = path_in(d, "static/"), *o = kv("--output", all);
+	Run r = RUN("export", om, "--gear=all", o);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	expect_listing(all, "two_gear0.onnx two_gear1.onnx ");
+	free(o);
+
+	/* one gear into PATH/ (a directory by its '/') */
+	char *one = path_in(d, "one/");
+	o = kv("--output", one);
+	r = RUN("export", om, "--gear=1", o);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	expect_listing(one, "two_gear1.onnx ");
+	free(o);
+
+	char *outs = path_in(d, "outs");
+	o = kv("--output-dir", outs);
+	r = RUN("run", om, "--random-inputs", "-q", o);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	expect_listing(outs, "out.npy ");
+	free(o);
+
+	/* a missing parent is an error, and nothing is made */
+	char *deep = path_in(d, "no/such");
+	o = kv("--output", deep);
+	r = RUN("export", om, "--gear=all", o);
+	expect_error(&r, 1, "no/such': cannot create the directory: No such "
+			    "file or directory");
+	run_free(&r);
+	free(o);
+	o = kv("--output-dir", deep);
+	r = RUN("run", om, "--random-inputs", "-q", o);
+	expect_error(&r, 1, "--output-dir '");
+	cr_expect(strstr(r.err, "no/such': cannot create the directory"), "%s",
+		  r.err);
+	run_free(&r);
+	free(o);
+
+	/* nor by an export refused before it writes */
+	char *gone = path_in(d, "gone");
+	o = kv("--output", gone);
+	r = RUN("export", om, "--gear=9", o);
+	expect_error(&r, 1, "--gear=9: ");
+	run_free(&r);
+	free(o);
+	expect_listing(d, "one outs static two.om ");
+	remove_tree(d);
+	free(d), free(om), free(all), free(one), free(outs), free(deep);
+	free(gone);
 }

@@ -467,9 +467,9 @@ Test(export, errors)
 	r = run_gearc("export", FX "demo_cnn.onnx", "--gear=0", out);
 	expect_error(&r, 1, "not a gearc .om file");
 	run_free(&r);
-	snprintf(missing, sizeof(missing), "--output=%s/nowhere", dir);
+	snprintf(missing, sizeof(missing), "--output=%s/nowhere/deeper", dir);
 	r = run_gearc("export", om, "--gear=all", missing);
-	expect_error(&r, 1, "not a directory");
+	expect_error(&r, 1, "cannot create the directory");
 	run_free(&r);
 	snprintf(missing, sizeof(missing), "--output=%s/nowhere/x.onnx", dir);
 	r = run_gearc("export", om, "--gear=0", missing);
