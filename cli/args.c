@@ -1,5 +1,8 @@
-/* cli/args.c - flag parsing shared by every subcommand. */
+/* cli/args.c - flag parsing and output directories, shared by every
+ * subcommand. */
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -111,5 +114,20 @@ int args_parse(int argc, char **argv, const ArgSpec *spec, const char *cmd,
 		if (rc < 0)
 			return -1;
 	}
+	return 0;
+}
+
+int make_output_dir(const char *flag, const char *dir, bool *made)
+{
+	struct stat st;
+	*made = false;
+	if (stat(dir, &st) == 0)
+		return S_ISDIR(st.st_mode)
+			       ? 0
+			       : error("%s '%s': not a directory", flag, dir);
+	if (errno != ENOENT || mkdir(dir, 0777) < 0)
+		return error("%s '%s': cannot create the directory: %s", flag,
+			     dir, strerror(errno));
+	*made = true;
 	return 0;
 }

@@ -41,6 +41,13 @@ typedef struct ArgSpec {
 int args_parse(int argc, char **argv, const ArgSpec *spec, const char *cmd,
 	       const char **pos, int maxpos, int *npos);
 
+/* The directory an output goes in: dir itself if it is one, else created
+ * (one level, as mkdir(1) does: a missing parent is an error), *made then
+ * set so that a failed command can remove it again.  -1 with an error
+ * "FLAG 'DIR': not a directory" or "...: cannot create the directory:
+ * REASON". */
+int make_output_dir(const char *flag, const char *dir, bool *made);
+
 /* Subcommands: return an exit status. */
 int cmd_compile(int argc, char **argv);
 int cmd_dump(int argc, char **argv);

@@ -8,13 +8,14 @@
  * table, and the model written (serializer/export.h).  --gear=all writes
  * PATH/NAME_gearK.onnx for every gear (NAME: the .om's file name without
  * ".om"); one gear goes to PATH, or to PATH/NAME_gearK.onnx when PATH is
- * a directory.  The gear's values and input shapes go in the model's
+ * a directory or ends in '/'.  A missing directory is made, one level.  The gear's values and input shapes go in the model's
  * doc_string and metadata_props (keys "gearc.*").
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "passes/flatten.h"
@@ -149,6 +150,13 @@ static bool is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* PATH names a directory: it is one, or it ends in '/'. */
+static bool names_dir(const char *path)
+{
+	size_t n = strlen(path);
+	return is_dir(path) || (n && path[n - 1] == '/');
+}
+
 static const char *gear_file(const Export *E, const char *dir, int32_t k)
 {
 	size_t n = strlen(dir);
@@ -167,7 +175,8 @@ static const char *om_name(Arena *a, const char *path)
 	return arena_strndup(a, base, n);
 }
 
-/* --gear's value: -1 for all, else the gear; -2 on a usage error. */
+/* --gear's value: -1 for all, else the gear; -2 on a usage error, -3 for
+ * a gear the file does not have. */
 static int32_t parse_gear(const char *s, int32_t ngears, const char *file)
 {
 	int64_t k;
@@ -185,30 +194,32 @@ static int32_t parse_gear(const char *s, int32_t ngears, const char *file)
 		error("--gear: '%s' is not a gear number or 'all'", s);
 		return -2;
 	}
-	if (k >= ngears) {
+	if (k >= ngears) { /* a disagreement with the file: exit 1 */
 		error("--gear=%s: %s has %d gear%s (0..%d)", s, file, ngears,
 		      ngears == 1 ? "" : "s", ngears - 1);
-		return -2;
+		return -3;
 	}
 	return (int32_t)k;
 }
 
+/* Gear 'gear' (-1: all) into output, a directory for all gears or when
+ * it names one (created, one level, if missing; removed again if the
+ * export fails and leaves it empty). */
 static int run_export(const Export *E, int32_t gear, const char *output)
 {
-	if (gear >= 0) {
-		const char *path = is_dir(output) ? gear_file(E, output, gear)
-						  : output;
-		return export_gear(E, gear, path) < 0 ? EXIT_FAIL : EXIT_OK;
-	}
-	if (!is_dir(output)) {
-		error("--output '%s': not a directory (--gear=all writes "
-		      "DIR/%s_gearK.onnx for every gear)",
-		      output, E->name);
+	bool made = false;
+	if (gear >= 0 && !names_dir(output))
+		return export_gear(E, gear, output) < 0 ? EXIT_FAIL : EXIT_OK;
+	if (make_output_dir("--output", output, &made) < 0)
 		return EXIT_FAIL;
-	}
-	for (int32_t k = 0; k < gear_count(E->m); k++)
-		if (export_gear(E, k, gear_file(E, output, k)) < 0)
+	int32_t first = gear >= 0 ? gear : 0;
+	int32_t last = gear >= 0 ? gear : gear_count(E->m) - 1;
+	for (int32_t k = first; k <= last; k++)
+		if (export_gear(E, k, gear_file(E, output, k)) < 0) {
+			if (made)
+				rmdir(output);
 			return EXIT_FAIL;
+		}
 	return EXIT_OK;
 }
 
@@ -248,7 +259,9 @@ int cmd_export(int argc, char **argv)
 	Export E = { .f = &f, .m = m, .name = om_name(&m->arena, pos[0]),
 		     .external = ext != NULL };
 	int32_t k = parse_gear(gear, gear_count(m), pos[0]);
-	int status = k == -2 ? EXIT_USAGE : run_export(&E, k, output);
+	int status = k == -2   ? EXIT_USAGE
+		     : k == -3 ? EXIT_FAIL
+			       : run_export(&E, k, output);
 	model_free(m);
 	om_close(&f);
 	return status ? fail(status) : EXIT_OK;

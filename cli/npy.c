@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "serializer/om.h"
 
 static const struct {
 	const char *descr;
@@ -366,13 +367,6 @@ Tensor *npy_read(Arena *a, const char *path)
 	return t;
 }
 
-static int write_all(FILE *f, const char *path, const void *p, size_t n)
-{
-	if (n && fwrite(p, 1, n, f) != n)
-		return error("%s: cannot write: %s", path, strerror(errno));
-	return 0;
-}
-
 /* n UTF-8 strings as the body of a <U array (UTF-32LE, *width code
  * points an element, NUL padded; malloc'd, *size bytes); NULL with an
  * error naming path and the element that is not UTF-8. */
@@ -434,7 +428,7 @@ static int npy_body_of(const char *path, int dtype, const Shape *s,
 
 int npy_write(const char *path, int dtype, const Shape *s, const void *data)
 {
-	char descr[32], h[512], tmp[4096];
+	char descr[32], h[512];
 	const void *body = NULL;
 	size_t nbody = 0;
 	uint8_t *own;
@@ -454,23 +448,9 @@ int npy_write(const char *path, int dtype, const Shape *s, const void *data)
 	h[hl - 1] = '\n';
 	uint8_t pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
 			    (uint8_t)hl, (uint8_t)(hl >> 8) };
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "wb");
-	if (!f) {
-		free(own);
-		return error("%s: cannot create: %s", path, strerror(errno));
-	}
-	int rc = write_all(f, path, pre, sizeof(pre));
-	if (!rc)
-		rc = write_all(f, path, h, hl);
-	if (!rc)
-		rc = write_all(f, path, body, nbody);
-	if (fclose(f) != 0 && !rc)
-		rc = error("%s: cannot write: %s", path, strerror(errno));
-	if (!rc && rename(tmp, path) < 0)
-		rc = error("%s: cannot write: %s", path, strerror(errno));
-	if (rc)
-		unlink(tmp);
+	const void *parts[] = { pre, h, body };
+	const size_t sizes[] = { sizeof(pre), hl, nbody };
+	int rc = om_write_bytes("--output-dir", path, parts, sizes, 3);
 	free(own);
 	return rc;
 }

@@ -21,10 +21,11 @@
 Tensor *npy_read(Arena *a, const char *path);
 /* The same from the file's bytes p[0..size); the error names no file. */
 Tensor *npy_parse(Arena *a, const uint8_t *p, size_t size);
-/* Writes dtype/shape/data as path (atomically: a temporary file, then
- * rename); -1 with an error naming the path.  For DT_STRING data is an
- * array of NUL-terminated UTF-8 strings (const char *), as gearrt.h
- * gives them. */
+/* Writes dtype/shape/data as path atomically, as `gearc run --output-dir`
+ * does (serializer/om.h's om_write_bytes: an exclusive temporary file,
+ * then rename; nothing but a regular file at path is replaced); -1 with
+ * an error "--output-dir 'PATH': ...".  For DT_STRING data is an array of
+ * NUL-terminated UTF-8 strings (const char *), as gearrt.h gives them. */
 int npy_write(const char *path, int dtype, const Shape *s, const void *data);
 
 #endif

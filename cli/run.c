@@ -8,7 +8,9 @@
  * Inputs are .npy files or ONNX TensorProto files (.pb, as in ONNX's
  * backend test data).  Prints the gear chosen and each output's name,
  * dtype and shape; --output-dir writes DIR/NAME.npy per output (NAME with
- * every byte other than a letter, digit, '.', '_' or '-' as %xx).
+ * every byte other than a letter, digit, '.', '_' or '-' as %xx; DIR made
+ * if missing, one level).  --gear=K runs at gear K's shapes: random inputs
+ * take them, given ones must have them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "compiler/onnx.h"
@@ -89,32 +92,56 @@ static const Tensor *load_input(Model *scratch, const char *path)
 	return onnx_load_tensor(scratch, path);
 }
 
+/* Whether --input value g gives input name. */
+static bool gives(const char *g, const char *name)
+{
+	size_t n = strlen(name);
+	return !strncmp(g, name, n) && g[n] == '=';
+}
+
 /* The value of input 'name' from --input, or NULL. */
 static const char *given_path(const RunArgs *ra, const char *name)
 {
-	size_t n = strlen(name);
 	for (int i = 0; i < ra->ngiven; i++)
-		if (!strncmp(ra->given[i], name, n) && ra->given[i][n] == '=')
-			return ra->given[i] + n + 1;
+		if (gives(ra->given[i], name))
+			return ra->given[i] + strlen(name) + 1;
 	return NULL;
 }
 
+/* Every --input names an input of the model, and no input is given twice
+ * (a usage error, as for any repeated flag).  An exit status. */
 static int check_given(const RunArgs *ra, gearrt_model *m)
 {
+	for (size_t k = 0; k < gearrt_input_count(m); k++) {
+		gearrt_tensor t;
+		gearrt_input_info(m, k, &t);
+		for (int i = 0, first = -1; i < ra->ngiven; i++) {
+			if (!gives(ra->given[i], t.name))
+				continue;
+			if (first < 0) {
+				first = i;
+				continue;
+			}
+			error("run: --input '%s' and --input '%s' both give "
+			      "input '%s' (one --input per input)",
+			      ra->given[first], ra->given[i], t.name);
+			return EXIT_USAGE;
+		}
+	}
 	for (int i = 0; i < ra->ngiven; i++) {
 		bool found = false;
 		for (size_t k = 0; k < gearrt_input_count(m) && !found; k++) {
 			gearrt_tensor t;
 			gearrt_input_info(m, k, &t);
-			size_t n = strlen(t.name);
-			found = !strncmp(ra->given[i], t.name, n) &&
-				ra->given[i][n] == '=';
+			found = gives(ra->given[i], t.name);
 		}
-		if (!found)
-			return error("run: --input '%s': the model has no input "
-				     "of that name", ra->given[i]);
+		if (!found) {
+			error("run: --input '%s': the model has no input of "
+			      "that name", ra->given[i]);
+			return EXIT_FAIL;
+		}
 	}
-	return 0;
+	return EXIT_OK;
 }
 
 /* 1 to 8 lowercase letters from the bits of x, in a. */
@@ -274,6 +301,10 @@ static void print_path(const RunArgs *ra, gearrt_model *m, gearrt_session *s)
 static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
 		  const gearrt_tensor *out, size_t nout)
 {
+	bool made = false;
+	if (ra->output_dir &&
+	    make_output_dir("--output-dir", ra->output_dir, &made) < 0)
+		return -1;
 	if (!ra->quiet)
 		print_path(ra, m, s);
 	for (size_t i = 0; i < nout; i++) {
@@ -289,8 +320,11 @@ static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
 		char *path = output_path(ra->output_dir, out[i].name);
 		int rc = npy_write(path, out[i].dtype, &sh, out[i].data);
 		free(path);
-		if (rc < 0)
+		if (rc < 0) {
+			if (made)
+				rmdir(ra->output_dir); /* if nothing is in it */
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -337,9 +371,41 @@ static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
 	return 0;
 }
 
+/* --gear=K: K must be a gear of the file (a static file's one graph is
+ * gear 0, as for export). */
+static int check_gear(const RunArgs *ra, gearrt_model *m, int gear)
+{
+	size_t n = gearrt_gear_count(m) ? gearrt_gear_count(m) : 1;
+	if ((size_t)gear >= n)
+		return error("--gear=%s: %s has %zu gear%s (0..%zu)", ra->gear,
+			     ra->file, n, n == 1 ? "" : "s", n - 1);
+	return 0;
+}
+
+/* Inputs given with --gear=K must have gear K's shapes: --gear never
+ * picks a gear the inputs do not select. */
+static int check_gear_inputs(const RunArgs *ra, gearrt_model *m, int gear,
+			     const gearrt_tensor *in)
+{
+	for (size_t i = 0; i < gearrt_input_count(m); i++) {
+		Shape want, got = { .rank = in[i].rank };
+		char a[128], b[128];
+		memcpy(got.dims, in[i].dims, (size_t)got.rank * sizeof(int64_t));
+		if (gear_shape(m, i, gear, &want) < 0)
+			return -1;
+		if (!shape_equal(&got, &want))
+			return error("--gear=%s: input '%s' is %s, gear %d "
+				     "takes %s",
+				     ra->gear, in[i].name,
+				     shape_str(&got, a, sizeof(a)), gear,
+				     shape_str(&want, b, sizeof(b)));
+	}
+	return 0;
+}
+
 static int run_model(RunArgs *ra)
 {
-	int nbench = 0, threads = 1, gear = 0, rc = -1;
+	int nbench = 0, threads = 1, gear = 0, status = EXIT_FAIL;
 	if ((ra->bench && parse_int("bench", ra->bench, 1, 1000000, &nbench) < 0) ||
 	    (ra->threads && parse_int("threads", ra->threads, 1, GEARRT_THREADS_MAX,
 					    &threads) < 0) ||
@@ -352,13 +418,11 @@ static int run_model(RunArgs *ra)
 	gearrt_tensor *in = NULL, *out = NULL;
 	if (gearrt_model_open(ra->file, &m) != GEARRT_OK)
 		goto done;
-	if (check_given(ra, m) < 0)
+	if ((status = check_given(ra, m)) != EXIT_OK)
 		goto done;
-	if (ra->gear && (size_t)gear >= gearrt_gear_count(m)) {
-		error("run: --gear %d: the model has %zu gears", gear,
-		      gearrt_gear_count(m));
+	status = EXIT_FAIL;
+	if (ra->gear && check_gear(ra, m, gear) < 0)
 		goto done;
-	}
 	gearrt_options opt = { .threads = threads,
 			       .no_gears = ra->no_gears != NULL };
 	size_t nin = gearrt_input_count(m), nout = gearrt_output_count(m);
@@ -367,7 +431,8 @@ static int run_model(RunArgs *ra)
 	memset(out, 0, (nout + 1) * sizeof(*out));
 	for (size_t i = 0; i < nout; i++)
 		gearrt_output_info(m, i, &out[i]);
-	if (gather_inputs(ra, m, scratch, gear, in) < 0)
+	if (gather_inputs(ra, m, scratch, gear, in) < 0 ||
+	    (ra->gear && check_gear_inputs(ra, m, gear, in) < 0))
 		goto done;
 	if (gearrt_session_create(m, &opt, &s) != GEARRT_OK)
 		goto done;
@@ -378,14 +443,14 @@ static int run_model(RunArgs *ra)
 	if (report(ra, m, s, out, nout) < 0 ||
 	    (nbench && bench(s, in, nin, out, nout, nbench, load) < 0))
 		goto done;
-	rc = 0;
+	status = EXIT_OK;
 done:
 	free(in);
 	free(out);
 	gearrt_session_destroy(s);
 	gearrt_model_close(m);
 	model_free(scratch);
-	return rc < 0 ? EXIT_FAIL : EXIT_OK;
+	return status;
 }
 
 int cmd_run(int argc, char **argv)
@@ -417,13 +482,12 @@ int cmd_run(int argc, char **argv)
 		return fail(EXIT_USAGE);
 	}
 	ra.file = pos[0];
-	if (ra.output_dir) {
-		struct stat st;
-		if (stat(ra.output_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			error("run: --output-dir '%s' is not a directory",
-			      ra.output_dir);
-			return fail(EXIT_USAGE);
-		}
+	struct stat st;
+	if (ra.output_dir && stat(ra.output_dir, &st) == 0 &&
+	    !S_ISDIR(st.st_mode)) {
+		error("run: --output-dir '%s' is not a directory",
+		      ra.output_dir);
+		return fail(EXIT_USAGE);
 	}
 	int rc = run_model(&ra);
 	return rc == EXIT_OK ? EXIT_OK : fail(rc);

@@ -179,8 +179,9 @@ static char *xstrndup(Span s)
 enum { V_OK, V_EMPTY, V_BAD, V_BIG };
 
 /* One value, blanks around it ignored: a positive integer that fits in
- * int64, or -1 when minus1. */
-static int parse_value(Span s, bool minus1, int64_t *out)
+ * int64 (a gear value), or when dim (a dim of --input_shape) also 0 (a
+ * zero-size tensor, as ONNX allows; not "-0") or -1 (a gear dim). */
+static int parse_value(Span s, bool dim, int64_t *out)
 {
 	s = trim(s);
 	if (!s.n)
@@ -191,7 +192,7 @@ static int parse_value(Span s, bool minus1, int64_t *out)
 				return V_BAD;
 		return V_BIG;
 	}
-	if (*out > 0 || (minus1 && *out == -1))
+	if (*out > 0 || (dim && (*out == -1 || (*out == 0 && *s.p != '-'))))
 		return V_OK;
 	return V_BAD;
 }
@@ -277,7 +278,7 @@ static int dim_error(int idx, const char *text, int32_t d, int kind, Span v)
 			     "(\"%s\") is too large for int64", idx, text, d,
 			     quote(&q, trim(v)));
 	return error("--input_shape: entry %d (\"%s\"): dim %d (\"%s\") "
-		     "must be a positive integer or -1", idx, text, d,
+		     "must be an integer >= 0 or -1", idx, text, d,
 		     quote(&q, trim(v)));
 }
 

@@ -16,10 +16,10 @@
  *   --input_shape="name:d0,d1,...;name2:..."
  *       Entries split on ';'; name and dims split at the LAST ':' (ONNX
  *       names may contain ':'); the name is trimmed of spaces and tabs.
- *       A dim is a positive integer or -1 (a gear dim); at most MAX_RANK
- *       dims; a name may appear only once.  No dims at all ("sr:")
- *       is a scalar (rank 0), atc's syntax for one.  No empty entry, so no
- *       trailing ';' (atc rejects it too).
+ *       A dim is an integer >= 0 (0: a zero-size tensor, as ONNX allows)
+ *       or -1 (a gear dim); at most MAX_RANK dims; a name may appear only
+ *       once.  No dims at all ("sr:") is a scalar (rank 0), atc's syntax
+ *       for one.  No empty entry, so no trailing ';' (atc rejects it too).
  *   --dynamic_batch_size="1,8,16"          gears split on ','
  *   --dynamic_image_size="224,224;448,448" gears split on ';', H,W each
  *   --dynamic_dims="1,32;1,64"             gears split on ';', one value

@@ -544,13 +544,14 @@ int32_t parallel_for(int32_t n, int threads, int (*fn)(void *ctx, int32_t i),
 
 /* ---- files ----------------------------------------------------------- */
 
-static const char *file_kind(mode_t m)
+const char *file_kind(mode_t m)
 {
 	return S_ISDIR(m)    ? "is a directory"
 	       : S_ISFIFO(m) ? "is a FIFO"
 	       : S_ISSOCK(m) ? "is a socket"
 	       : S_ISCHR(m)  ? "is a character device"
 	       : S_ISBLK(m)  ? "is a block device"
+	       : S_ISLNK(m)  ? "is a symbolic link"
 			     : "is not a regular file";
 }
 

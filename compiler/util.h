@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -152,6 +153,10 @@ typedef struct FileMap {
 	bool mapped; /* data is a mapping (of the file, or of the memory
 		      * filemap_read read it into) */
 } FileMap;
+
+/* "is a FIFO", "is a directory", ... for a file that is not a regular
+ * one (mode from stat or lstat), as the errors about it say it. */
+const char *file_kind(mode_t m);
 
 /* Maps path; on failure sets an error naming what/path and returns -1.
  * A mapping faults (SIGBUS) if the file is truncated while it is used:

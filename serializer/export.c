@@ -577,21 +577,23 @@ static int write_files(Writer *w, const Onnx__ModelProto *mp,
 {
 	char *tmp = NULL, *dtmp = NULL;
 	int dfd = -1, fd;
-	if (data_path && (dfd = om_temp_open(data_path, &dtmp)) < 0)
+	if (data_path &&
+	    (dfd = om_temp_open("--output", data_path, &dtmp)) < 0)
 		return -1;
-	if ((fd = om_temp_open(path, &tmp)) < 0) {
+	if ((fd = om_temp_open("--output", path, &tmp)) < 0) {
 		if (dfd >= 0)
 			discard(dfd, dtmp);
 		return -1;
 	}
 	if (dfd >= 0) {
 		int de = write_temp(dfd, w, mp, true);
-		if (om_temp_commit(dfd, dtmp, data_path, de) < 0) {
+		if (om_temp_commit(dfd, dtmp, "--output", data_path, de)) {
 			discard(fd, tmp);
 			return -1;
 		}
 	}
-	return om_temp_commit(fd, tmp, path, write_temp(fd, w, mp, false));
+	return om_temp_commit(fd, tmp, "--output", path,
+			      write_temp(fd, w, mp, false));
 }
 
 int onnx_write(const Model *m, const Graph *g, OnnxExport *x,

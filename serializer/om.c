@@ -336,13 +336,28 @@ static char *temp_name(const char *path)
 	return tmp;
 }
 
-/* Creates "DIR/.BASE.tmp.PID.N" next to path (mode 0666 less umask). */
-static int create_temp(const char *path, char **tmp)
+/* What is at path, if anything, must be a regular file: an output never
+ * replaces a device, FIFO, socket, directory or symbolic link.  (A path
+ * that cannot be looked at is left to the file's creation to report.) */
+static int check_replaceable(const char *flag, const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0 || S_ISREG(st.st_mode))
+		return 0;
+	return error("%s '%s': %s; gearc replaces only a regular file",
+		     flag, path, file_kind(st.st_mode));
+}
+
+/* Creates "DIR/.BASE.tmp.PID.N" next to path (mode 0666 less umask),
+ * exclusively: a name taken by anything, a planted symbolic link
+ * included, is skipped for the next N. */
+static int create_temp(const char *flag, const char *path, char **tmp)
 {
 	for (int tries = 0; tries < 100; tries++) {
 		*tmp = temp_name(path);
 		set_pending(*tmp);
-		int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					    O_CLOEXEC,
 			      0666);
 		if (fd >= 0)
 			return fd;
@@ -351,10 +366,10 @@ static int create_temp(const char *path, char **tmp)
 		free(*tmp);
 		*tmp = NULL;
 		if (e != EEXIST)
-			return error("--output '%s': cannot create file: %s",
+			return error("%s '%s': cannot create file: %s", flag,
 				     path, strerror(e));
 	}
-	return error("--output '%s': cannot create a temporary file", path);
+	return error("%s '%s': cannot create a temporary file", flag, path);
 }
 
 bool om_use_tmpfile = true;
@@ -482,6 +497,8 @@ void om_remove_stale_temps(const char *path)
 /* Writes l to path through a temporary file; 0 or -1 with the error. */
 static int write_and_rename(const Layout *l, const char *path)
 {
+	if (check_replaceable("--output", path) < 0)
+		return -1;
 	char *tmp = NULL;
 	int e = 0, fd = create_unnamed(path);
 	if (fd >= 0) {
@@ -498,34 +515,54 @@ static int write_and_rename(const Layout *l, const char *path)
 		}
 	}
 	if (fd < 0) {
-		if ((fd = create_temp(path, &tmp)) < 0)
+		if ((fd = create_temp("--output", path, &tmp)) < 0)
 			return -1;
 		e = write_file(fd, l);
 	}
-	return om_temp_commit(fd, tmp, path, e);
+	return om_temp_commit(fd, tmp, "--output", path, e);
 }
 
-int om_temp_open(const char *path, char **tmp)
+int om_temp_open(const char *flag, const char *path, char **tmp)
 {
 	*tmp = NULL;
-	return create_temp(path, tmp);
+	if (check_replaceable(flag, path) < 0)
+		return -1;
+	return create_temp(flag, path, tmp);
 }
 
-int om_temp_commit(int fd, char *tmp, const char *path, int e)
+int om_temp_commit(int fd, char *tmp, const char *flag, const char *path,
+		   int e)
 {
 	if (close(fd) < 0 && !e)
 		e = errno;
 	int rc = 0;
 	if (e)
-		rc = error("--output '%s': cannot write: %s", path, strerror(e));
+		rc = error("%s '%s': cannot write: %s", flag, path,
+			   strerror(e));
+	else if (check_replaceable(flag, path) < 0)
+		rc = -1; /* put there while the file was written */
 	else if (rename(tmp, path) < 0)
-		rc = error("--output '%s': cannot replace it: %s", path,
+		rc = error("%s '%s': cannot replace it: %s", flag, path,
 			   strerror(errno));
 	if (rc < 0)
 		unlink(tmp);
 	pending = 0;
 	free(tmp);
 	return rc;
+}
+
+int om_write_bytes(const char *flag, const char *path,
+		   const void *const *parts, const size_t *sizes, int nparts)
+{
+	char *tmp;
+	int e = 0, fd = om_temp_open(flag, path, &tmp);
+	if (fd < 0)
+		return -1;
+	for (int i = 0; i < nparts && !e; i++)
+		e = write_all(fd, parts[i], sizes[i]);
+	if (!e && fsync(fd) < 0)
+		e = errno;
+	return om_temp_commit(fd, tmp, flag, path, e);
 }
 
 int om_write(const Model *m, const char *path)

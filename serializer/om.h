@@ -97,7 +97,8 @@ enum { OM_PART_MODEL_DEF = 1, OM_PART_WEIGHTS = 2 };
  * streamed from their Tensors.  On failure nothing is left and an
  * existing file at path is untouched; the error reads
  * "--output 'PATH': cannot create file: REASON" (or "cannot write",
- * "cannot replace it").  A Model the reader would reject is refused
+ * "cannot replace it", "is a FIFO; gearc replaces only a regular file":
+ * nothing but a regular file at path is replaced, see om_temp_open).  A Model the reader would reject is refused
  * before any file is created. */
 int om_write(const Model *m, const char *path);
 /* false: om_write writes the named temporary file from the start, as on
@@ -118,15 +119,24 @@ void om_remove_temp(void);
 void om_remove_stale_temps(const char *path);
 #define OM_STALE_TEMP_SECONDS 60
 
-/* om_write's atomic-file protocol, for the other writers (serializer/
- * export.c).  om_temp_open creates the temporary file next to path and
- * returns its descriptor, its name in *tmp (malloc'd), or -1 with the
- * error set.  The caller writes and fsyncs; om_temp_commit then closes
- * fd and, if e (an errno from the writes) is 0, renames the file to path,
- * else removes it; it frees tmp and returns 0 or -1 with om_write's
- * errors. */
-int om_temp_open(const char *path, char **tmp);
-int om_temp_commit(int fd, char *tmp, const char *path, int e);
+/* om_write's atomic-file protocol, for every other output (serializer/
+ * export.c, cli/npy.c); flag names the option the path came from in the
+ * errors ("--output 'PATH': ...").  om_temp_open refuses a path that
+ * holds anything but a regular file (a device, FIFO, socket, directory
+ * or symbolic link: "is a FIFO; gearc replaces only a regular file"),
+ * then creates the temporary file ".NAME.tmp.PID.N" next to path
+ * exclusively (O_EXCL | O_NOFOLLOW: a name already taken, by a planted
+ * symbolic link too, is skipped) and returns its descriptor, its name in
+ * *tmp (malloc'd), or -1 with the error set.  The caller writes and
+ * fsyncs; om_temp_commit then closes fd and, if e (an errno from the
+ * writes) is 0, checks path again and renames the file to it, else
+ * removes it; it frees tmp and returns 0 or -1 with om_write's errors.
+ * om_write_bytes does all three for nparts buffers written in order. */
+int om_temp_open(const char *flag, const char *path, char **tmp);
+int om_temp_commit(int fd, char *tmp, const char *flag, const char *path,
+		   int e);
+int om_write_bytes(const char *flag, const char *path,
+		   const void *const *parts, const size_t *sizes, int nparts);
 
 /* The same bytes in memory (malloc'd; free with free()). */
 int om_encode(const Model *m, uint8_t **out, size_t *len);

@@ -124,17 +124,137 @@ Test(cli_run, errors_name_what_to_fix)
 	r = run_gearc("run", om, "--random-inputs", "--bench=x");
 	expect_error(&r, 2, "--bench 'x': expected an integer");
 	run_free(&r);
-	r = run_gearc("run", om, "--random-inputs", "--output-dir=/nonexistent");
-	expect_error(&r, 2, "--output-dir '/nonexistent' is not a directory");
+	char *fo = flag("--output-dir", junk);
+	r = run_gearc("run", om, "--random-inputs", fo);
+	expect_error(&r, 2, "junk.npy' is not a directory");
 	run_free(&r);
+	free(fo);
 	r = run_gearc("run", om, "--random-inputs", "--gear=7");
-	expect_error(&r, 1, "--gear 7: the model has 2 gears");
+	expect_error(&r, 1, "--gear=7: ");
+	cr_expect(strstr(r.err, "two.om has 2 gears (0..1)"), "%s", r.err);
 	run_free(&r);
 	r = run_gearc("run");
 	expect_error(&r, 2, "run needs the .om file");
 	run_free(&r);
 	remove_tree(dir);
 	free(dir), free(om), free(a), free(fa), free(fb), free(junk), free(fj);
+}
+
+/* An input given twice is a usage error, as any repeated flag is (the
+ * first was taken); the check is against the model's names, so a name
+ * holding '=' is told apart. */
+Test(cli_run, an_input_given_twice_is_a_usage_error)
+{
+	char *dir = temp_dir(), *om = compile_two(dir);
+	char *a = write_input(dir, "a.npy", 1, 8, 0), *b =
+		write_input(dir, "b.npy", 1, 8, 1);
+	char *fa = flag("a", a), *fa2 = flag("a", b), *fb = flag("b", b);
+	Run r = run_gearc("run", om, "-i", fa, "--input", fa2, "-i", fb);
+	expect_error(&r, 2, "both give input 'a' (one --input per input)");
+	run_free(&r);
+	r = run_gearc("run", om, "-i", fa, "--input", fb, "-q");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	remove_tree(dir);
+	free(dir), free(om), free(a), free(b), free(fa), free(fa2), free(fb);
+}
+
+/* --gear=K runs at gear K's shapes: random inputs take them, and inputs
+ * given must have them (it never silently runs another gear).  A gear the
+ * file lacks exits 1 in run as in export; a static file's graph is gear
+ * 0 in both. */
+Test(cli_run, gear_and_given_inputs_must_agree)
+{
+	char *dir = temp_dir(), *om = compile_two(dir);
+	char *a = write_input(dir, "a.npy", 2, 16, 0), *b =
+		write_input(dir, "b.npy", 2, 16, 1);
+	char *fa = flag("a", a), *fb = flag("b", b);
+	Run r = run_gearc("run", om, "-i", fa, "-i", fb, "--gear=0");
+	expect_error(&r, 1, "--gear=0: input 'a' is [2,3,16,16], gear 0 "
+			    "takes [1,3,8,8]");
+	run_free(&r);
+	r = run_gearc("run", om, "-i", fa, "-i", fb, "--gear=1");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "gear 1 (dims 2,16,16,2,16,16)\n"), "%s",
+		  r.out);
+	run_free(&r);
+	/* one input given, the other random at the gear's shape */
+	r = run_gearc("run", om, "-i", fa, "--random-inputs", "--gear=1", "-q");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *eo = path_in(dir, "x.onnx"), *fe = flag("--output", eo);
+	r = run_gearc("run", om, "--random-inputs", "--gear=2");
+	expect_error(&r, 1, "--gear=2: ");
+	cr_expect(strstr(r.err, "has 2 gears (0..1)"), "%s", r.err);
+	run_free(&r);
+	r = run_gearc("export", om, "--gear=2", fe);
+	expect_error(&r, 1, "--gear=2: ");
+	cr_expect(strstr(r.err, "has 2 gears (0..1)"), "%s", r.err);
+	run_free(&r);
+	char *so = path_in(dir, "s"), *fs = flag("--output", so);
+	r = run_gearc("--model=tests/fixtures/two_inputs.onnx",
+		      "--input_shape=a:1,3,8,8;b:1,3,8,8", fs, "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *som = path_in(dir, "s.om");
+	r = run_gearc("run", som, "--random-inputs", "--gear=0", "-q");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	r = run_gearc("run", som, "--random-inputs", "--gear=1");
+	expect_error(&r, 1, "s.om has 1 gear (0..0)");
+	run_free(&r);
+	r = run_gearc("export", som, "--gear=1", fe);
+	expect_error(&r, 1, "s.om has 1 gear (0..0)");
+	run_free(&r);
+	remove_tree(dir);
+	free(dir), free(om), free(a), free(b), free(fa), free(fb), free(eo);
+	free(fe), free(so), free(fs), free(som);
+}
+
+/* Zero-size tensors (a 0 in --input_shape, valid in ONNX) compile, verify,
+ * run, write and read as .npy, and export. */
+Test(cli_run, zero_size_tensors_end_to_end)
+{
+	char *dir = temp_dir(), *out = path_in(dir, "z");
+	char *fo = flag("--output", out), *om = path_in(dir, "z.om");
+	Run r = run_gearc("--model=tests/fixtures/demo_cnn.onnx",
+			  "--input_shape=x:0,3,32,32", fo, "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	r = run_gearc("verify", om);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *fd = flag("--output-dir", dir);
+	r = run_gearc("run", om, "--random-inputs", fd);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "output 'probs' float32 [0,10]\n"), "%s",
+		  r.out);
+	run_free(&r);
+	Arena ar = { 0 };
+	char *probs = path_in(dir, "probs.npy");
+	Tensor *t = npy_read(&ar, probs);
+	cr_assert(t, "%s", last_error());
+	cr_expect(t->shape.rank == 2 && t->shape.dims[0] == 0 &&
+		  t->shape.dims[1] == 10 && t->nbytes == 0);
+	arena_release(&ar);
+	char *x = path_in(dir, "x.npy"), *fx;
+	Shape s = { .rank = 4, .dims = { 0, 3, 32, 32 } };
+	cr_assert_eq(npy_write(x, DT_FLOAT, &s, NULL), 0, "%s", last_error());
+	fx = flag("x", x);
+	r = run_gearc("run", om, "-i", fx, "-q");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *onnx = path_in(dir, "z.onnx"), *fe = flag("--output", onnx);
+	r = run_gearc("export", om, fe);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *fm = flag("--model", onnx), *fo2 = flag("--output", out);
+	r = run_gearc(fm, fo2, "-q");
+	cr_expect_eq(r.status, 0, "re-import of the export: %s", r.err);
+	run_free(&r);
+	remove_tree(dir);
+	free(dir), free(out), free(fo), free(om), free(fd), free(probs);
+	free(x), free(fx), free(onnx), free(fe), free(fm), free(fo2);
 }
 
 Test(cli_run, backend_test_pb_inputs)

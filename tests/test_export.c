@@ -473,7 +473,7 @@ Test(export, same_bytes_every_time_and_static_files)
 	onnx__model_proto__free_unpacked(m, NULL);
 	onnx__model_proto__free_unpacked(m0, NULL);
 	r = run_gearc("export", om2, "--gear=1", b);
-	expect_error(&r, 2, "has 1 gear (0..0)");
+	expect_error(&r, 1, "has 1 gear (0..0)");
 	run_free(&r);
 	/* a directory as --output for one gear: DIR/NAME_gearK.onnx */
 	snprintf(out, sizeof(out), "--output=%s", dir);
@@ -542,7 +542,7 @@ Test(export, errors)
 	char out[600], missing[600], file[600];
 	snprintf(out, sizeof(out), "--output=%s/x.onnx", dir);
 	Run r = run_gearc("export", om, "--gear=3", out);
-	expect_error(&r, 2, "--gear=3: ");
+	expect_error(&r, 1, "--gear=3: ");
 	cr_expect(strstr(r.err, "has 3 gears (0..2)"), "%s", r.err);
 	run_free(&r);
 	r = run_gearc("export", om, out);
@@ -560,9 +560,9 @@ Test(export, errors)
 	r = run_gearc("export", FX "demo_cnn.onnx", "--gear=0", out);
 	expect_error(&r, 1, "not a gearc .om file");
 	run_free(&r);
-	snprintf(missing, sizeof(missing), "--output=%s/nowhere", dir);
+	snprintf(missing, sizeof(missing), "--output=%s/nowhere/deeper", dir);
 	r = run_gearc("export", om, "--gear=all", missing);
-	expect_error(&r, 1, "not a directory");
+	expect_error(&r, 1, "cannot create the directory");
 	run_free(&r);
 	snprintf(missing, sizeof(missing), "--output=%s/nowhere/x.onnx", dir);
 	r = run_gearc("export", om, "--gear=0", missing);

@@ -201,6 +201,25 @@ Test(gearspec, static_input_shape)
 	gear_parsed_release(&p);
 }
 
+/* 0 is a dim (a zero-size tensor, valid in ONNX), also beside a gear dim;
+ * a gear value of 0 stays refused, as atc refuses it. */
+Test(gearspec, zero_dims)
+{
+	ParsedGears p;
+	parse_ok(&p, opts("x:0,3;y:2, 0 ,4", NULL, NULL, NULL, NULL));
+	assert_shape(shape_of(p.shapes[0].rank, p.shapes[0].dims), 2,
+		     (int64_t[]){ 0, 3 });
+	assert_shape(shape_of(p.shapes[1].rank, p.shapes[1].dims), 3,
+		     (int64_t[]){ 2, 0, 4 });
+	gear_parsed_release(&p);
+	parse_ok(&p, opts("x:-1,0", "1,2", NULL, NULL, NULL));
+	cr_assert_eq(p.mode, MODE_BATCH);
+	gear_parsed_release(&p);
+	parse_err(opts("x:-1,3", "0,2", NULL, NULL, NULL),
+		  "--dynamic_batch_size: value 1 (\"0\") must be a positive "
+		  "integer");
+}
+
 Test(gearspec, name_split_at_last_colon)
 {
 	ParsedGears p;
@@ -504,24 +523,24 @@ Test(gearspec, input_shape_bad_dims)
 	parse_err(opts("x:,1", NULL, NULL, NULL, NULL),
 		  "--input_shape: entry 1 (\"x:,1\"): dim 0 is empty (stray "
 		  "',')");
-	parse_err(opts("x:1,0", NULL, NULL, NULL, NULL),
-		  "--input_shape: entry 1 (\"x:1,0\"): dim 1 (\"0\") must be a "
-		  "positive integer or -1");
+	parse_err(opts("x:1,-0", NULL, NULL, NULL, NULL),
+		  "--input_shape: entry 1 (\"x:1,-0\"): dim 1 (\"-0\") must be "
+		  "an integer >= 0 or -1");
 	parse_err(opts("x:-2,3", NULL, NULL, NULL, NULL),
-		  "--input_shape: entry 1 (\"x:-2,3\"): dim 0 (\"-2\") must be a "
-		  "positive integer or -1");
+		  "--input_shape: entry 1 (\"x:-2,3\"): dim 0 (\"-2\") must be "
+		  "an integer >= 0 or -1");
 	parse_err(opts("x:abc", NULL, NULL, NULL, NULL),
-		  "--input_shape: entry 1 (\"x:abc\"): dim 0 (\"abc\") must be a "
-		  "positive integer or -1");
+		  "--input_shape: entry 1 (\"x:abc\"): dim 0 (\"abc\") must be "
+		  "an integer >= 0 or -1");
 	parse_err(opts("x:1.5", NULL, NULL, NULL, NULL),
-		  "--input_shape: entry 1 (\"x:1.5\"): dim 0 (\"1.5\") must be a "
-		  "positive integer or -1");
+		  "--input_shape: entry 1 (\"x:1.5\"): dim 0 (\"1.5\") must be "
+		  "an integer >= 0 or -1");
 	parse_err(opts("x:+3", NULL, NULL, NULL, NULL),
-		  "--input_shape: entry 1 (\"x:+3\"): dim 0 (\"+3\") must be a "
-		  "positive integer or -1");
+		  "--input_shape: entry 1 (\"x:+3\"): dim 0 (\"+3\") must be "
+		  "an integer >= 0 or -1");
 	parse_err(opts("x:1 2", NULL, NULL, NULL, NULL),
-		  "--input_shape: entry 1 (\"x:1 2\"): dim 0 (\"1 2\") must be a "
-		  "positive integer or -1");
+		  "--input_shape: entry 1 (\"x:1 2\"): dim 0 (\"1 2\") must be "
+		  "an integer >= 0 or -1");
 	parse_err(opts("x:3,99999999999999999999", NULL, NULL, NULL, NULL),
 		  "--input_shape: entry 1 (\"x:3,99999999999999999999\"): dim 1 "
 		  "(\"99999999999999999999\") is too large for int64");

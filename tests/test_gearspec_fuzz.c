@@ -232,7 +232,7 @@ static void check_parsed(int iter, const ParsedGears *p, const GearOptions *o)
 		/* rank 0: "sr:", a scalar */
 		cr_assert(e->rank >= 0 && e->rank <= MAX_RANK);
 		for (int32_t d = 0; d < e->rank; d++) {
-			cr_assert(e->dims[d] > 0 || e->dims[d] == -1,
+			cr_assert(e->dims[d] >= 0 || e->dims[d] == -1,
 				  "iteration %d: dim %lld", iter,
 				  (long long)e->dims[d]);
 			ndyn += e->dims[d] == -1;

@@ -1580,15 +1580,27 @@ Test(om, failed_write_keeps_old_file)
 
 /* Everything written, but the rename fails (the target is a directory):
  * the temporary file is removed. */
+/* A directory at the output's path is refused before anything is
+ * written; one put there while the file is written is found before the
+ * rename, and the temporary file is removed. */
 Test(om, failed_rename_cleans_up)
 {
 	Fixture fx = build();
-	char *dir = tmpdir(), *path = join(dir, "m.om"), names[256];
+	char *dir = tmpdir(), *path = join(dir, "m.om"), names[256], *tmp;
 	cr_assert_eq(mkdir(path, 0755), 0);
 	cr_assert_eq(om_write(fx.m, path), -1);
-	cr_assert(strstr(last_error(), "m.om': cannot replace it: Is a "
-					"directory"),
+	cr_assert(strstr(last_error(), "m.om': is a directory; gearc replaces "
+					"only a regular file"),
 		  "%s", last_error());
+	list_dir(dir, names, sizeof(names));
+	cr_assert_str_eq(names, "m.om");
+	cr_assert_eq(rmdir(path), 0);
+	int fd = om_temp_open("--output", path, &tmp);
+	cr_assert_geq(fd, 0, "%s", last_error());
+	cr_assert_eq(mkdir(path, 0755), 0);
+	cr_assert_eq(om_temp_commit(fd, tmp, "--output", path, 0), -1);
+	cr_assert(strstr(last_error(), "m.om': is a directory"), "%s",
+		  last_error());
 	list_dir(dir, names, sizeof(names));
 	cr_assert_str_eq(names, "m.om");
 	rm_rf(dir);
