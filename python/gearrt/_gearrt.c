@@ -698,11 +698,10 @@ static int bind_strings(SessionObject *self, size_t i, PyArrayObject *a,
 
 /* Output t (named name) as a new object array of str, decoded from the
  * session's UTF-8. */
-static PyObject *string_array(const gearrt_tensor *t, const npy_intp *dims,
+static PyObject *string_array(const gearrt_tensor *t, npy_intp *dims,
 			      PyObject *name)
 {
-	PyArrayObject *a = (PyArrayObject *)PyArray_SimpleNew(t->rank,
-							      (npy_intp *)dims,
+	PyArrayObject *a = (PyArrayObject *)PyArray_SimpleNew(t->rank, dims,
 							      NPY_OBJECT);
 	if (!a)
 		return NULL;

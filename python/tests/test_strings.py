@@ -50,6 +50,7 @@ def test_input_forms(strings_om):
     wide = np.array(["Monday", "-", "tuesday", "-", "Wed", "-"])
     for v in (np.array(WORDS, dtype=object), WORDS,
               np.array(WORDS).astype(">U7"), wide[::2],
+              wide.astype(object)[::2], tuple(WORDS),
               np.array([np.str_(w) for w in WORDS], dtype=object)):
         got = s.run({"text": v})
         for name, y in want.items():
