@@ -14,6 +14,10 @@ Session.run(feeds) -> dict, run(None, feeds) -> list (as onnxruntime),
 run(feeds, out={name: array}) writes into the caller's arrays; .last_gear,
 .last_path ('gear', 'static', 'dynamic'), .stats.
 
+Strings: a string input takes a numpy '<U' array, an object array of str
+or a list of str (copied to UTF-8 for the run; bytes raise gearrt.Error);
+a string output is an object array of str, as onnxruntime returns it.
+
 Errors: gearrt.Error (a ValueError and a RuntimeError) with the library's
 one-line message; gearrt.NoGearError (an Error) when the inputs' dims match
 no gear.  `python -m gearrt FILE.om --input NAME=FILE.npy` runs a file as

@@ -15,6 +15,7 @@ class NoGearError(Error):
 
 class IOInfo(NamedTuple):
     name: str
+    # numpy's; uint16 for bfloat16, object for string (type 'string')
     dtype: np.dtype
     shape: Tuple[Optional[int], ...]
     type: str
@@ -35,6 +36,8 @@ class Stats(NamedTuple):
     last_rebuilt: bool
     last_rebuild_ms: float
 
+# A string input: a '<U' array, an object array of str or a list of str
+# (copied to UTF-8 for the run; bytes are refused).
 Feeds = Mapping[str, npt.ArrayLike]
 
 class Session:
@@ -46,6 +49,8 @@ class Session:
     def last_path(self) -> Optional[str]: ...
     @property
     def stats(self) -> Stats: ...
+    # A string output is an object array of str (as onnxruntime returns it);
+    # out= takes no string output.
     @overload
     def run(self, feeds: Feeds, *,
             out: Optional[Mapping[str, np.ndarray]] = ...) -> Dict[str, np.ndarray]: ...

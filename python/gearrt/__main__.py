@@ -5,7 +5,7 @@ Prints the path the run took ("gear K (dims D)", "dynamic graph (dims D,
 rebuilt|cached)" or "static graph") and each output's name, dtype and
 shape; --bench N runs N more times and prints the median and minimum;
 --output-dir writes DIR/NAME.npy per output (NAME's bytes other than a
-letter, digit, '.', '_' or '-' as %xx).  Errors print one line
+letter, digit, '.', '_' or '-' as %xx; strings as numpy '<U').  Errors print one line
 "gearrt: error: ..." and exit 1 (2 for a usage error).
 """
 import argparse
@@ -94,9 +94,9 @@ def main(argv=None):
             y = outs[o.name]
             print("output '%s' %s [%s]" % (o.name, o.type,
                                           ",".join(str(d) for d in y.shape)))
-            if a.output_dir:
+            if a.output_dir:  # strings as <U, as gearc run writes them
                 np.save(os.path.join(a.output_dir, escape(o.name) + ".npy"),
-                        y)
+                        y.astype(str) if o.type == "string" else y)
         if a.bench:
             t = []
             for _ in range(a.bench):

@@ -10,11 +10,13 @@
  * array (or buffer) is handed to the library as it is: no copy.  Any other
  * array is copied once into that form (its dtype kept: a wrong dtype is the
  * library's error, as a wrong rank or dims are); a list or scalar is
- * converted once to the input's dtype.
+ * converted once to the input's dtype.  A string input (a '<U' array, or
+ * an object array of str) is copied to UTF-8 C strings for the run only.
  *
  * Outputs.  By default each output is copied out of the session's memory
- * into a fresh array the caller owns; run(..., out={name: array}) has the
- * library write straight into the caller's array instead.
+ * into a fresh array the caller owns (strings: an object array of str, as
+ * onnxruntime returns them); run(..., out={name: array}) has the library
+ * write straight into the caller's array instead (no string output).
  *
  * Threads.  The GIL is released while the library runs, so sessions on
  * several threads run in parallel.  A session serves one thread at a time
@@ -41,7 +43,9 @@
 
 /* Every dtype that crosses the API and its numpy type: one row each.
  * numpy has no bfloat16: those tensors cross as uint16 arrays of their
- * bits (the input's row is found first, so uint16 feeds a bfloat16 input). */
+ * bits (the input's row is found first, so uint16 feeds a bfloat16 input).
+ * Strings are object arrays of str, as onnxruntime returns them; a string
+ * input also takes a numpy unicode ('<U') array (gearrt_of). */
 static const struct {
 	int32_t gearrt;
 	int npy;
@@ -52,7 +56,7 @@ static const struct {
 	{ GEARRT_INT64, NPY_INT64 },	 { GEARRT_BOOL, NPY_BOOL },
 	{ GEARRT_FLOAT16, NPY_FLOAT16 }, { GEARRT_FLOAT64, NPY_FLOAT64 },
 	{ GEARRT_UINT32, NPY_UINT32 },	 { GEARRT_UINT64, NPY_UINT64 },
-	{ GEARRT_BFLOAT16, NPY_UINT16 },
+	{ GEARRT_BFLOAT16, NPY_UINT16 }, { GEARRT_STRING, NPY_OBJECT },
 };
 enum { NDTYPES = sizeof(DTYPES) / sizeof(DTYPES[0]) };
 
@@ -69,6 +73,8 @@ static int npy_of(int32_t dtype)
  * that numpy type, else the first row's; -1 if none. */
 static int32_t gearrt_of(PyArray_Descr *d, int32_t want)
 {
+	if (d->type_num == NPY_UNICODE)
+		return GEARRT_STRING;
 	int w = npy_of(want);
 	if (w >= 0 && PyArray_EquivTypenums(d->type_num, w))
 		return want;
@@ -96,7 +102,7 @@ static PyTypeObject IOInfoType, GearType, StatsType;
 
 static PyStructSequence_Field io_fields[] = {
 	{ "name", "the input's or output's name" },
-	{ "dtype", "its numpy dtype (uint16 for bfloat16)" },
+	{ "dtype", "its numpy dtype (uint16 for bfloat16, object for string)" },
 	{ "shape", "its dims, None where they vary with the gear" },
 	{ "type", "the library's dtype name: 'float32', 'bfloat16', ..." },
 	{ NULL, NULL },
@@ -490,6 +496,7 @@ typedef struct {
 	gearrt_tensor *in, *out; /* the run's tensors, reused */
 	PyObject **keep;	 /* the arrays behind in[] during a run */
 	PyObject **dest;	 /* the caller's out= arrays during a run */
+	char **strs;		 /* string inputs' UTF-8 during a run */
 } SessionObject;
 
 /* Destroys the library's session and lets go of the model. */
@@ -528,7 +535,8 @@ static PyObject *Model_session(ModelObject *self, PyObject *args, PyObject *kw)
 	s->out = PyMem_Calloc(s->nout + 1, sizeof(gearrt_tensor));
 	s->keep = PyMem_Calloc(s->nin + 1, sizeof(PyObject *));
 	s->dest = PyMem_Calloc(s->nout + 1, sizeof(PyObject *));
-	if (!s->in || !s->out || !s->keep || !s->dest) {
+	s->strs = PyMem_Calloc(s->nin + 1, sizeof(char *));
+	if (!s->in || !s->out || !s->keep || !s->dest || !s->strs) {
 		Py_DECREF(s);
 		return PyErr_NoMemory();
 	}
@@ -549,6 +557,7 @@ static void Session_dealloc(SessionObject *self)
 	PyMem_Free(self->out);
 	PyMem_Free(self->keep);
 	PyMem_Free(self->dest);
+	PyMem_Free(self->strs);
 	Py_XDECREF(self->model);
 	PyObject_Free(self);
 }
@@ -575,8 +584,149 @@ fail:
 	return -1;
 }
 
+/* ---- strings ------------------------------------------------------------ */
+
+/* UTF-8 of code point cp at q (if q): its length, 0 if cp is no Unicode
+ * scalar value. */
+static size_t utf8_put(char *q, Py_UCS4 cp)
+{
+	static const unsigned char lead[] = { 0, 0, 0xC0, 0xE0, 0xF0 };
+	if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	size_t n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+	for (size_t k = n - 1; q && k > 0; k--, cp >>= 6)
+		q[k] = (char)(0x80 | (cp & 0x3F));
+	if (q)
+		q[0] = (char)(lead[n] | cp);
+	return n;
+}
+
+/* Element k of a str array a ('<U', or object holding str) as UTF-8 at q
+ * (if q, no NUL added): its length in bytes; -1 with gearrt.Error naming
+ * input 'name' and the element if it is no str or cannot be a C string. */
+static Py_ssize_t element_utf8(PyArrayObject *a, npy_intp k, const char *name,
+			       char *q)
+{
+	const char *p = (const char *)PyArray_DATA(a) + k * PyArray_ITEMSIZE(a);
+	Py_ssize_t len = 0;
+	if (PyArray_TYPE(a) == NPY_UNICODE) {
+		const Py_UCS4 *u = (const Py_UCS4 *)p;
+		npy_intp n = PyArray_ITEMSIZE(a) / 4;
+		while (n && !u[n - 1])
+			n--; /* numpy drops trailing NULs too */
+		for (npy_intp c = 0; c < n; c++) {
+			size_t m = u[c] ? utf8_put(q ? q + len : NULL, u[c]) : 0;
+			if (!m) {
+				char cp[16];
+				snprintf(cp, sizeof(cp), "U+%04X", (unsigned)u[c]);
+				PyErr_Format(Error, "input '%s': string element "
+						    "%zd holds %s, which %s",
+					     name, (Py_ssize_t)k, cp,
+					     u[c] ? "is no Unicode scalar value"
+						  : "a C string cannot hold");
+				return -1;
+			}
+			len += (Py_ssize_t)m;
+		}
+		return len;
+	}
+	PyObject *o = *(PyObject *const *)p;
+	if (!o || !PyUnicode_Check(o)) {
+		PyErr_Format(Error, "input '%s': element %zd is %.80s, expected "
+				    "str%s",
+			     name, (Py_ssize_t)k,
+			     o ? Py_TYPE(o)->tp_name : "NULL",
+			     o && PyBytes_Check(o) ? " (decode bytes first)" : "");
+		return -1;
+	}
+	const char *s = PyUnicode_AsUTF8AndSize(o, &len);
+	if (!s) {
+		if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+			PyErr_Clear();
+			PyErr_Format(Error, "input '%s': string element %zd "
+					    "holds a surrogate, which is no "
+					    "Unicode scalar value",
+				     name, (Py_ssize_t)k);
+		}
+		return -1;
+	}
+	if (memchr(s, 0, (size_t)len)) {
+		PyErr_Format(Error, "input '%s': string element %zd holds "
+				    "U+0000, which a C string cannot hold",
+			     name, (Py_ssize_t)k);
+		return -1;
+	}
+	if (q)
+		memcpy(q, s, (size_t)len);
+	return len;
+}
+
+/* Input i from the C-contiguous str array a: its elements as UTF-8 C
+ * strings in one block, strs[i] (the pointers, then the strings), which
+ * in[i] points to and which lives for the run only. */
+static int bind_strings(SessionObject *self, size_t i, PyArrayObject *a,
+			const char *name)
+{
+	npy_intp n = PyArray_SIZE(a);
+	size_t bytes = (size_t)n * sizeof(char *);
+	for (npy_intp k = 0; k < n; k++) {
+		Py_ssize_t len = element_utf8(a, k, name, NULL);
+		if (len < 0)
+			return -1;
+		bytes += (size_t)len + 1;
+	}
+	char *mem = PyMem_Malloc(bytes ? bytes : 1);
+	if (!mem) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	self->strs[i] = mem;
+	const char **ptr = (const char **)mem;
+	char *q = mem + (size_t)n * sizeof(char *);
+	for (npy_intp k = 0; k < n; k++) {
+		Py_ssize_t len = element_utf8(a, k, name, q);
+		if (len < 0) /* as the first pass: it cannot fail here */
+			return -1;
+		q[len] = '\0';
+		ptr[k] = q;
+		q += len + 1;
+	}
+	self->in[i].data = mem;
+	self->in[i].size = (size_t)n * sizeof(char *);
+	return 0;
+}
+
+/* Output t (named name) as a new object array of str, decoded from the
+ * session's UTF-8. */
+static PyObject *string_array(const gearrt_tensor *t, npy_intp *dims,
+			      PyObject *name)
+{
+	PyArrayObject *a = (PyArrayObject *)PyArray_SimpleNew(t->rank, dims,
+							      NPY_OBJECT);
+	if (!a)
+		return NULL;
+	const char *const *str = t->data;
+	PyObject **slot = PyArray_DATA(a);
+	for (npy_intp k = 0; k < PyArray_SIZE(a); k++) {
+		PyObject *s = PyUnicode_DecodeUTF8(str[k],
+						   (Py_ssize_t)strlen(str[k]),
+						   NULL);
+		if (!s) {
+			PyErr_Clear();
+			PyErr_Format(Error, "output '%U': string element %zd "
+					    "is not valid UTF-8",
+				     name, (Py_ssize_t)k);
+			Py_DECREF(a);
+			return NULL;
+		}
+		Py_XSETREF(slot[k], s);
+	}
+	return (PyObject *)a;
+}
+
 /* Fills in[i] from feed obj for input i: the array as it is if the library
- * can read it in place, else converted once (kept in keep[i]). */
+ * can read it in place, else converted once (kept in keep[i]); strings
+ * as UTF-8 copies (bind_strings). */
 static int bind_input(SessionObject *self, size_t i, PyObject *obj)
 {
 	gearrt_tensor info;
@@ -599,15 +749,23 @@ static int bind_input(SessionObject *self, size_t i, PyObject *obj)
 	int32_t dt = gearrt_of(PyArray_DESCR(a), want->dtype);
 	if (dt < 0) {
 		PyErr_Format(Error, "input '%s': numpy dtype %R has no gearrt "
-				    "dtype (expected %s)",
+				    "dtype (expected %s)%s",
 			     want->name, (PyObject *)PyArray_DESCR(a),
-			     gearrt_dtype_name(want->dtype));
+			     gearrt_dtype_name(want->dtype),
+			     PyArray_TYPE(a) == NPY_STRING
+				     ? ": bytes are not strings, decode them "
+				       "to str"
+				     : "");
 		return -1;
 	}
 	if (!PyArray_ISCARRAY_RO(a) || !PyArray_ISNOTSWAPPED(a)) {
-		PyObject *c = PyArray_FromAny(
-			(PyObject *)a, PyArray_DescrFromType(npy_of(dt)), 0, 0,
-			NPY_ARRAY_CARRAY_RO | NPY_ARRAY_ENSURECOPY, NULL);
+		PyArray_Descr *d = PyArray_DescrNewByteorder(PyArray_DESCR(a),
+							     NPY_NATIVE);
+		PyObject *c = d ? PyArray_FromAny((PyObject *)a, d, 0, 0,
+						  NPY_ARRAY_CARRAY_RO |
+							  NPY_ARRAY_ENSURECOPY,
+						  NULL)
+				: NULL;
 		if (!c)
 			return -1;
 		Py_SETREF(self->keep[i], c);
@@ -621,7 +779,11 @@ static int bind_input(SessionObject *self, size_t i, PyObject *obj)
 		t->dims[k] = PyArray_DIM(a, k);
 	t->data = PyArray_DATA(a);
 	t->size = (size_t)PyArray_NBYTES(a);
-	return 0;
+	/* strings for another dtype's input: the library's dtype error,
+	 * which it gives before it reads any data */
+	if (dt != GEARRT_STRING || want->dtype != GEARRT_STRING)
+		return 0;
+	return bind_strings(self, i, a, want->name);
 }
 
 /* Binds every input from the feeds dict; a missing or unknown name is an
@@ -668,7 +830,8 @@ static int bind_inputs(SessionObject *self, PyObject *feeds)
 
 /* Binds out={name: array}: each a writable C-contiguous array of the
  * output's dtype, which the library writes into (held in dest[] for the
- * run: another thread may change the dict while the GIL is released). */
+ * run: another thread may change the dict while the GIL is released).
+ * No string output: its array would hold the session's char pointers. */
 static int bind_outputs(SessionObject *self, PyObject *out)
 {
 	for (size_t i = 0; i < self->nout; i++)
@@ -694,6 +857,14 @@ static int bind_outputs(SessionObject *self, PyObject *out)
 		}
 		gearrt_tensor info;
 		gearrt_output_info(self->model->m, (size_t)i, &info);
+		if (info.dtype == GEARRT_STRING) {
+			PyErr_Format(Error, "out '%s': a string output is "
+					    "returned as a new object array "
+					    "of str, not written into one: "
+					    "leave it out of out=",
+				     info.name);
+			return -1;
+		}
 		PyArrayObject *a = (PyArrayObject *)v;
 		if (!PyArray_Check(v) || !PyArray_ISCARRAY(a) ||
 		    !PyArray_ISNOTSWAPPED(a) ||
@@ -714,8 +885,9 @@ static int bind_outputs(SessionObject *self, PyObject *out)
 	return 0;
 }
 
-/* Output i as an array: a fresh copy of session memory, or the caller's
- * out= array (a view of its first bytes if its shape differs). */
+/* Output i as an array: a fresh copy of session memory (strings decoded
+ * into str objects), or the caller's out= array (a view of its first
+ * bytes if its shape differs). */
 static PyObject *output_array(SessionObject *self, size_t i)
 {
 	const gearrt_tensor *t = &self->out[i];
@@ -724,6 +896,10 @@ static PyObject *output_array(SessionObject *self, size_t i)
 		dims[k] = (npy_intp)t->dims[k];
 	PyObject *dest = self->dest[i];
 	int npy = npy_of(t->dtype);
+	if (t->dtype == GEARRT_STRING)
+		return string_array(t, dims,
+				    PyTuple_GET_ITEM(self->model->out_names,
+						     (Py_ssize_t)i));
 	if (dest) {
 		PyArrayObject *d = (PyArrayObject *)dest;
 		if (PyArray_NDIM(d) == t->rank &&
@@ -835,14 +1011,19 @@ PyDoc_STRVAR(Session_run_doc,
 "              native-endian array is read in place, with no copy; other\n"
 "              arrays are copied once into that form (their dtype kept),\n"
 "              lists and scalars converted once to the input's dtype.\n"
-"              bfloat16 inputs take uint16 arrays of the bits.\n"
+"              bfloat16 inputs take uint16 arrays of the bits.  String\n"
+"              inputs take '<U' arrays, object arrays of str or lists of\n"
+"              str, copied to UTF-8 for the run (bytes and other objects\n"
+"              raise gearrt.Error; so does U+0000 or a lone surrogate).\n"
 "output_names  as onnxruntime.InferenceSession.run: None for every output,\n"
 "              or a list of names; the result is then a list in that order.\n"
 "out           dict: output name -> a writable C-contiguous array of the\n"
 "              output's dtype with room for it: the library writes the\n"
 "              output there and the result holds that array (a view of its\n"
 "              first elements if its shape differs).  Other outputs are\n"
-"              fresh arrays the caller owns.\n\n"
+"              fresh arrays the caller owns; a string output is always a\n"
+"              fresh object array of str (as onnxruntime returns it), and\n"
+"              out= naming one raises gearrt.Error.\n\n"
 "The gear is the one whose dims equal the inputs' (see Model.gears).\n"
 "Raises gearrt.Error with the library's message for a wrong dtype, rank\n"
 "or dims, gearrt.NoGearError (listing the gears) for dims that match no\n"
@@ -868,8 +1049,11 @@ static PyObject *Session_run(SessionObject *self, PyObject *const *args,
 	else
 		res = results(self, names, as_list);
 done:
-	for (size_t i = 0; i < self->nin; i++)
+	for (size_t i = 0; i < self->nin; i++) {
 		Py_CLEAR(self->keep[i]);
+		PyMem_Free(self->strs[i]);
+		self->strs[i] = NULL;
+	}
 	for (size_t i = 0; i < self->nout; i++)
 		Py_CLEAR(self->dest[i]);
 	atomic_store(&self->busy, 0);
@@ -1033,7 +1217,8 @@ PyDoc_STRVAR(module_doc,
 "Model(path) opens and checks a file; Model.session() makes a Session;\n"
 "Session.run(feeds) runs it.  Errors are gearrt.Error (a ValueError and a\n"
 "RuntimeError) with the library's one-line message; gearrt.NoGearError\n"
-"when the inputs' dims match no gear.");
+"when the inputs' dims match no gear.  String tensors are object arrays\n"
+"of str ('<U' arrays also feed a string input), as in onnxruntime.");
 
 static struct PyModuleDef module = {
 	PyModuleDef_HEAD_INIT,

@@ -74,3 +74,10 @@ def ort_om(compile_om):
     return lambda case: compile_om("ort_" + case,
                                    FIXTURES / cases[case]["model"],
                                    cases[case]["args"])
+
+
+@pytest.fixture(scope="session")
+def strings_om(compile_om):
+    """tests/fixtures/strings.onnx: text string [3] -> upper (StringNormalizer
+    UPPER, stopword 'monday': [n], n from the data), lower (LOWER, [3])."""
+    return compile_om("strings", FIXTURES / "strings.onnx", [])

@@ -13,7 +13,8 @@ from onnx import TensorProto, helper
 
 # gearrt_dtype's names, in its order
 DTYPES = ["float32", "uint8", "int8", "uint16", "int16", "int32", "int64",
-          "bool", "float16", "float64", "uint32", "uint64", "bfloat16"]
+          "string", "bool", "float16", "float64", "uint32", "uint64",
+          "bfloat16"]
 ONNX = {"float32": TensorProto.FLOAT, "float64": TensorProto.DOUBLE,
         "bfloat16": TensorProto.BFLOAT16, "float16": TensorProto.FLOAT16,
         "bool": TensorProto.BOOL}

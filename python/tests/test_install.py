@@ -86,6 +86,27 @@ def test_cli_as_gearc_run(demo_om, hybrid_om, tmp_path, batch, hybrid):
                       % ([1, 4, 8].index(batch), batch))
 
 
+def test_cli_strings_as_gearc_run(strings_om, tmp_path):
+    """--output-dir writes string outputs as '<U' .npy files, as gearc run
+    does (not as pickled object arrays)."""
+    np.save(tmp_path / "text.npy", np.array(["MONDAY", "Friday", "x"]))
+    args = [strings_om, "--input", "text=%s" % (tmp_path / "text.npy")]
+    for d, run in (("py", cli), ("gearc", lambda *a: gearc("run", *a))):
+        (tmp_path / d).mkdir()
+        r = run(*args, "--output-dir=%s" % (tmp_path / d))
+        if d == "py":
+            assert r.returncode == 0, r.stderr
+            got = r.stdout
+        else:
+            want = r
+    assert got == want == "static graph\noutput 'upper' string [2]\n" \
+        "output 'lower' string [3]\n"
+    for name in ("upper", "lower"):
+        a = (tmp_path / "py" / (name + ".npy")).read_bytes()
+        assert a == (tmp_path / "gearc" / (name + ".npy")).read_bytes(), name
+    assert np.load(tmp_path / "py" / "upper.npy").tolist() == ["FRIDAY", "X"]
+
+
 def test_cli_errors(demo_om, tmp_path):
     r = cli(demo_om)
     assert r.returncode == 1
