@@ -99,8 +99,10 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 	case OP_Cast:
 		return convert_cast(s, p, t, &t->fast);
 	case OP_MatMulInteger:
+	case OP_QLinearMatMul:
 		return quant_matmul(s, p, t, &t->fast);
 	case OP_ConvInteger:
+	case OP_QLinearConv:
 		return quant_conv(s, p, t, &t->fast);
 	case OP_DynamicQuantizeLinear:
 	case OP_QuantizeLinear:

@@ -1,6 +1,7 @@
 /*
- * runtime/quant.c - MatMulInteger, ConvInteger and the linear
- * (de)quantizations as fast paths (runtime/quant.h).
+ * runtime/quant.c - MatMulInteger, ConvInteger, QLinearMatMul,
+ * QLinearConv and the linear (de)quantizations as fast paths
+ * (runtime/quant.h).
  *
  * The integer products.  Both ops are one product
  *   Y[m][n] = sum_k (A[m][k] - za) (B[k][n] - zb)
@@ -27,6 +28,12 @@
  * primitive: it takes the run-time offsets (the zero point of A comes
  * from a DynamicQuantizeLinear in the same run), which oneDNN 2.6's
  * primitives give only for the source, and no weight layout to keep.
+ *
+ * QLinearMatMul and QLinearConv compute the same sums (at most 33025
+ * terms, so that they fit int32 unwrapped as the reference's double
+ * does) into a buffer and requantize them as the reference does: the
+ * scales' product over Y's scale in float, times the sum (plus the bias)
+ * in double, rounded half to even, Y's zero point added, saturated.
  *
  * A convolution is im2col + that product per image, group and tile of
  * output rows (at most QCONV_TILE bytes of columns), its columns being
@@ -154,7 +161,64 @@ RT_HOT static void column_offsets(int64_t m, int64_t n, const int32_t *r,
 	}
 }
 
-/* ---- MatMulInteger ------------------------------------------------------ */
+/* ---- requantization (QLinearMatMul, QLinearConv) ------------------------ */
+
+/* The node inputs an integer product reads: A (X), its zero point, B
+ * (W), its; and for the QLinear ops A's, B's and Y's scales, Y's zero
+ * point and the bias (-1: none). */
+typedef struct QSlots {
+	int a, az, b, bz, as, bs, ys, yz, bias;
+} QSlots;
+
+static const QSlots integer_slots = { 0, 2, 1, 3, -1, -1, -1, -1, -1 };
+static const QSlots qlinear_slots = { 0, 2, 3, 5, 1, 4, 6, 7, 8 };
+
+/* The largest reduction whose integer sums fit int32 (255 * 255 * k <
+ * 2^31): the QLinear ops' reference sums in double without wrapping. */
+enum { QLINEAR_MAX_K = 33025 };
+
+/* y[j] = sat(nearbyint((acc[j] + bias) * mult[j * mstep]) + zp), y
+ * uint8 (int8 if s8), as compiler/ops/conv.c's q8_store rounds: in
+ * double, half to even, NaN to the zero point. */
+RT_HOT static void requant(const int32_t *acc, size_t n, double bias,
+			   const double *mult, size_t mstep, double zp,
+			   bool s8, void *y)
+{
+	double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+	uint8_t *yu = y;
+	int8_t *ys = y;
+	for (size_t j = 0; j < n; j++) {
+		double v = ((double)acc[j] + bias) * mult[j * mstep];
+		double q = isnan(v) ? zp : nearbyint(v) + zp;
+		q = q < lo ? lo : q > hi ? hi : q;
+		if (s8)
+			ys[j] = (int8_t)q;
+		else
+			yu[j] = (uint8_t)q;
+	}
+}
+
+/* One float scale of tensor t: element i, or its only one. */
+static float scale_at(const Tensor *t, int64_t i)
+{
+	return ((const float *)t->data)[shape_numel(&t->shape) > 1 ? i : 0];
+}
+
+/* The QLinear ops' scales and Y's zero point: float32 scales of one
+ * value (A's, Y's) or of one or n (B's, per column or channel), and a
+ * (u)int8 zero point of one value. */
+static bool qlinear_params(const Prepared *p, const Node *n, int64_t cols)
+{
+	const Value *as = rt_in_val(p, n, 1), *bs = rt_in_val(p, n, 4);
+	const Value *ys = rt_in_val(p, n, 6), *yz = rt_in_val(p, n, 7);
+	int64_t nb = bs ? shape_numel(&bs->shape) : 0;
+	return is_static(as, DT_FLOAT) && shape_numel(&as->shape) == 1 &&
+	       is_static(bs, DT_FLOAT) && (nb == 1 || nb == cols) &&
+	       is_static(ys, DT_FLOAT) && shape_numel(&ys->shape) == 1 &&
+	       is_q8(yz) && shape_numel(&yz->shape) == 1;
+}
+
+/* ---- MatMulInteger, QLinearMatMul --------------------------------------- */
 
 typedef struct QMatMul {
 	IntGemm g;
@@ -162,6 +226,10 @@ typedef struct QMatMul {
 	bool a_s8, b_u8, b_batched;
 	bool za;	   /* A has a zero point */
 	int64_t nzb;	   /* B's zero points: 0, 1 or n */
+	QSlots in;
+	int32_t *acc;	   /* QLinearMatMul: the sums before requantizing */
+	double *mult;	   /* QLinearMatMul: per column, a * b / y's scale */
+	bool y_s8;
 	const int8_t *b;   /* B as int8, constant (NULL: per run) */
 	int8_t *b_own;	   /* that, made here, or the per-run copy */
 	uint8_t *a;	   /* int8 A as uint8, per run */
@@ -175,6 +243,8 @@ static void qmm_free(void *state)
 	free(q->a);
 	free(q->rows);
 	free(q->zb);
+	free(q->acc);
+	free(q->mult);
 	free(q);
 }
 
@@ -190,27 +260,46 @@ RT_HOT static void row_sums(int64_t m, int64_t k, const uint8_t *a,
 	}
 }
 
+/* QLinearMatMul's y from the sums in q->acc, as run_qlinear_matmul
+ * (compiler/ops/misc.c) scales them: a * b / y's scale in float. */
+static int qmm_requant(QMatMul *q, const Tensor *const *in,
+		       Tensor *const *out)
+{
+	int64_t rows = q->batch * q->m, n = q->n;
+	float sa = scale_at(in[1], 0), sy = scale_at(in[6], 0);
+	double zp = zp_at(in[7], 0);
+	uint8_t *y = tensor_mut(out[0]);
+	for (int64_t j = 0; j < n; j++)
+		q->mult[j] = sa * scale_at(in[4], j) / sy;
+	for (int64_t i = 0; i < rows; i++)
+		requant(q->acc + i * n, (size_t)n, 0, q->mult, 1, zp, q->y_s8,
+			y + i * n);
+	return 0;
+}
+
 static int qmm_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
 	QMatMul *q = state;
 	int64_t m = q->m, n = q->n, k = q->k;
 	size_t asz = (size_t)(q->batch * m * k);
 	size_t bsz = (size_t)((q->b_batched ? q->batch : 1) * k * n);
-	const uint8_t *a = in[0]->data;
+	const uint8_t *a = in[q->in.a]->data;
 	const int8_t *b = q->b;
-	int32_t *y = tensor_mut(out[0]);
-	const Tensor *bz = q->nzb ? in[3] : NULL;
-	int32_t za = zp_at(q->za ? in[2] : NULL, 0) + (q->a_s8 ? 128 : 0);
+	int32_t *y = q->acc ? q->acc : tensor_mut(out[0]);
+	const Tensor *bz = q->nzb ? in[q->in.bz] : NULL;
+	int32_t za = zp_at(q->za ? in[q->in.az] : NULL, 0) +
+		     (q->a_s8 ? 128 : 0);
 	int32_t bo = q->nzb <= 1 ? zp_at(bz, 0) - (q->b_u8 ? 128 : 0) : 0;
 	if (q->a_s8) {
 		flip_copy(a, 1, 0x80, q->a, asz);
 		a = q->a;
 	}
 	if (!b && q->b_u8) {
-		flip_copy(in[1]->data, 1, 0x80, (uint8_t *)q->b_own, bsz);
+		flip_copy(in[q->in.b]->data, 1, 0x80, (uint8_t *)q->b_own,
+			  bsz);
 		b = q->b_own;
 	} else if (!b) {
-		b = in[1]->data;
+		b = in[q->in.b]->data;
 	}
 	for (int64_t j = 0; q->nzb > 1 && j < n; j++)
 		q->zb[j] = zp_at(bz, j) - (q->b_u8 ? 128 : 0);
@@ -225,7 +314,7 @@ static int qmm_run(void *state, const Tensor *const *in, Tensor *const *out)
 			column_offsets(m, n, q->rows, q->zb, yi, n);
 		}
 	}
-	return 0;
+	return q->acc ? qmm_requant(q, in, out) : 0;
 }
 
 /* Zero points z (absent, or of count 1 or n, 1-D): their count, or -1. */
@@ -240,11 +329,13 @@ static int64_t zp_count(const Value *z, int64_t n)
 int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
-	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
-	const Value *az = rt_in_val(p, n, 2), *bz = rt_in_val(p, n, 3);
+	bool ql = n->op == OP_QLinearMatMul;
+	const QSlots *in = ql ? &qlinear_slots : &integer_slots;
+	const Value *a = rt_in_val(p, n, in->a), *b = rt_in_val(p, n, in->b);
+	const Value *az = rt_in_val(p, n, in->az), *bz = rt_in_val(p, n, in->bz);
 	const Value *y = &p->g->vals[n->outputs[0]];
-	if (!is_q8(a) || !is_q8(b) || !is_static(y, DT_INT32) ||
-	    a->shape.rank < 1 || b->shape.rank < 2)
+	if (!is_q8(a) || !is_q8(b) || a->shape.rank < 1 ||
+	    b->shape.rank < 2 || !(ql ? is_q8(y) : is_static(y, DT_INT32)))
 		return 0;
 	int32_t ra = a->shape.rank, rb = b->shape.rank;
 	int64_t kk = a->shape.dims[ra - 1], nn = b->shape.dims[rb - 1];
@@ -264,7 +355,8 @@ int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		}
 		m = a->shape.dims[ra - 2];
 	}
-	if (shape_numel(&y->shape) != batch * m * nn)
+	if (shape_numel(&y->shape) != batch * m * nn ||
+	    (ql && (kk > QLINEAR_MAX_K || !qlinear_params(p, n, nn))))
 		return 0;
 	QMatMul *q = calloc(1, sizeof(*q));
 	if (!q)
@@ -273,7 +365,7 @@ int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 			.batch = batch, .m = m, .n = nn, .k = kk,
 			.a_s8 = a->dtype == DT_INT8,
 			.b_u8 = b->dtype == DT_UINT8, .b_batched = rb > 2,
-			.za = az != NULL,
+			.za = az != NULL, .in = *in, .y_s8 = y->dtype == DT_INT8,
 			.nzb = zp_count(bz, nn) };
 	size_t bsz = (size_t)shape_numel(&b->shape);
 	const uint8_t *bw = weights_of(b);
@@ -292,6 +384,10 @@ int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	if (ok && q->nzb > 1)
 		ok = (q->rows = malloc((size_t)m * sizeof(int32_t))) &&
 		     (q->zb = malloc((size_t)nn * sizeof(int32_t)));
+	if (ok && ql)
+		ok = (q->acc = malloc((size_t)(batch * m * nn) *
+				      sizeof(int32_t))) &&
+		     (q->mult = malloc((size_t)nn * sizeof(double)));
 	if (!ok) {
 		qmm_free(q);
 		return error("out of memory");
@@ -301,7 +397,7 @@ int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
-/* ---- ConvInteger -------------------------------------------------------- */
+/* ---- ConvInteger, QLinearConv ------------------------------------------- */
 
 typedef struct QConv {
 	IntGemm g;
@@ -315,6 +411,10 @@ typedef struct QConv {
 	uint8_t *w;	 /* W as uint8, cout x kk */
 	int8_t *col;	 /* kk x (rows * ow) */
 	int32_t *sums, *zw; /* per-channel zero points: column sums, z */
+	QSlots in;
+	int32_t *acc;	 /* QLinearConv: the sums before requantizing */
+	double *mult;	 /* QLinearConv: per channel, x * w / y's scale */
+	bool y_s8;
 } QConv;
 
 static void qconv_free(void *state)
@@ -324,6 +424,8 @@ static void qconv_free(void *state)
 	free(q->col);
 	free(q->sums);
 	free(q->zw);
+	free(q->acc);
+	free(q->mult);
 	free(q);
 }
 
@@ -381,14 +483,36 @@ RT_HOT static void channel_offsets(int64_t m, int64_t n, const int32_t *z,
 	}
 }
 
+/* QLinearConv's y from the sums in q->acc and the bias, as
+ * run_qlinear_conv (compiler/ops/conv.c) scales them: x * w in double
+ * rounded to float, over y's scale in float. */
+static int qconv_requant(QConv *q, const Tensor *const *in,
+			 Tensor *const *out)
+{
+	int64_t osz = q->oh * q->ow;
+	double sx = scale_at(in[1], 0), zp = zp_at(in[7], 0);
+	float sy = scale_at(in[6], 0);
+	const Tensor *b = q->in.bias < 0 ? NULL : in[q->in.bias];
+	uint8_t *y = tensor_mut(out[0]);
+	for (int64_t m = 0; m < q->cout; m++)
+		q->mult[m] = (float)(sx * scale_at(in[4], m)) / sy;
+	for (int64_t i = 0; i < q->n * q->cout; i++) {
+		int64_t m = i % q->cout;
+		double bias = b ? ((const int32_t *)b->data)[m] : 0;
+		requant(q->acc + i * osz, (size_t)osz, bias, q->mult + m, 0,
+			zp, q->y_s8, y + i * osz);
+	}
+	return 0;
+}
+
 static int qconv_run(void *state, const Tensor *const *in,
 		     Tensor *const *out)
 {
 	QConv *q = state;
-	const uint8_t *x = in[0]->data;
-	int32_t *y = tensor_mut(out[0]);
-	const Tensor *wz = q->nzw ? in[3] : NULL;
-	int32_t zx = zp_at(q->zx ? in[2] : NULL, 0);
+	const uint8_t *x = in[q->in.a]->data;
+	int32_t *y = q->acc ? q->acc : tensor_mut(out[0]);
+	const Tensor *wz = q->nzw ? in[q->in.bz] : NULL;
+	int32_t zx = zp_at(q->zx ? in[q->in.az] : NULL, 0);
 	int8_t bo = (int8_t)(q->x_s8 ? zx : zx - 128);
 	uint8_t flip = q->x_s8 ? 0 : 0x80;
 	int32_t ao = q->nzw <= 1 ? zp_at(wz, 0) + q->wshift : 0;
@@ -419,19 +543,19 @@ static int qconv_run(void *state, const Tensor *const *in,
 						osz);
 			}
 		}
-	return 0;
+	return q->acc ? qconv_requant(q, in, out) : 0;
 }
 
 /* The geometry of ConvInteger node n, 1-D taken as 2-D of height 1:
  * false if it is not one quant_conv runs. */
 static bool qconv_geom(gearrt_session *s, Prepared *p, const Node *n,
-		       QConv *q)
+		       const QSlots *in, QConv *q)
 {
 	ConvGeom g;
 	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
 		    .opset = model_opset(s->model->m),
 		    .fold_limit = INT64_MAX };
-	if (nn_conv_geom(&c, 0, 1, false, &g) < 0) {
+	if (nn_conv_geom(&c, in->a, in->b, false, &g) < 0) {
 		clear_error();
 		return false;
 	}
@@ -455,16 +579,23 @@ static bool qconv_geom(gearrt_session *s, Prepared *p, const Node *n,
 int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
-	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
-	const Value *xz = rt_in_val(p, n, 2), *wz = rt_in_val(p, n, 3);
+	bool ql = n->op == OP_QLinearConv;
+	const QSlots *in = ql ? &qlinear_slots : &integer_slots;
+	const Value *x = rt_in_val(p, n, in->a), *w = rt_in_val(p, n, in->b);
+	const Value *xz = rt_in_val(p, n, in->az), *wz = rt_in_val(p, n, in->bz);
+	const Value *b = ql ? rt_in_val(p, n, in->bias) : NULL;
 	const Value *y = &p->g->vals[n->outputs[0]];
 	const uint8_t *wd = weights_of(w);
 	QConv c;
-	if (!is_q8(x) || !is_q8(w) || !wd || !is_static(y, DT_INT32) ||
-	    zp_count(xz, 1) < 0 || !qconv_geom(s, p, n, &c) ||
+	if (!is_q8(x) || !is_q8(w) || !wd ||
+	    !(ql ? is_q8(y) : is_static(y, DT_INT32)) ||
+	    zp_count(xz, 1) < 0 || !qconv_geom(s, p, n, in, &c) ||
 	    zp_count(wz, c.cout) < 0 ||
 	    shape_numel(&w->shape) != c.cout * c.kk ||
-	    shape_numel(&y->shape) != c.n * c.cout * c.oh * c.ow)
+	    shape_numel(&y->shape) != c.n * c.cout * c.oh * c.ow ||
+	    (ql && (c.kk > QLINEAR_MAX_K || !qlinear_params(p, n, c.cout) ||
+		    (b && (!is_static(b, DT_INT32) ||
+			   shape_numel(&b->shape) != c.cout)))))
 		return 0;
 	QConv *q = malloc(sizeof(*q));
 	if (!q)
@@ -475,6 +606,9 @@ int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	q->zx = xz != NULL;
 	q->wshift = w->dtype == DT_INT8 ? 128 : 0;
 	q->nzw = zp_count(wz, c.cout);
+	q->in = *in;
+	q->in.bias = b ? in->bias : -1;
+	q->y_s8 = y->dtype == DT_INT8;
 	int64_t rows = QCONV_TILE / (q->kk * q->ow);
 	q->rows = rows < 1 ? 1 : rows > q->oh ? q->oh : rows;
 	size_t tile = (size_t)(q->rows * q->ow), wsz = (size_t)(c.cout * c.kk);
@@ -484,6 +618,10 @@ int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	if (ok && q->nzw > 1)
 		ok = (q->sums = malloc(tile * sizeof(int32_t))) &&
 		     (q->zw = malloc((size_t)c.cout * sizeof(int32_t)));
+	if (ok && ql)
+		ok = (q->acc = malloc((size_t)shape_numel(&y->shape) *
+				      sizeof(int32_t))) &&
+		     (q->mult = malloc((size_t)c.cout * sizeof(double)));
 	if (!ok) {
 		qconv_free(q);
 		return error("out of memory");

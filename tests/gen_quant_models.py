@@ -15,6 +15,10 @@ the integer results as int32 outputs:
     W with a zero point (pads 1), int8 W with per-channel zero points
     (stride 2), int8 X into uint8 W with per-channel zero points (2
     groups, dilation 2, no pads), a depthwise one, a 1-D one;
+  - quant_qlinear: QLinearMatMul ([1,64,256] x [256,128]) uint8 with
+    per-tensor scales, int8 with per-column B scales; QLinearConv 3x3
+    of 32 channels, uint8 with a bias, int8 strided with per-channel W
+    scales; the scales chosen so that some results saturate;
   - quant_mlp: a dynamic-quantized MLP as onnxruntime's quantize_dynamic
     writes it (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by
     the scale product -> Add bias, Relu between layers), uint8 weights
@@ -154,6 +158,46 @@ def quant_mlp():
     save("quant_mlp", nodes, [("x", [1, 16, 128])], [(y, T.FLOAT)], inits)
 
 
+def quant_qlinear():
+    n = h.make_node
+    f = np.float32
+    inits = {
+        "xs": np.array(0.01, f), "xz": np.array(120, np.uint8),
+        "xs8z": np.array(-5, np.int8),
+        "bu": u8(256, 128), "bu_s": np.array(0.003, f),
+        "bu_z": np.array(128, np.uint8),
+        "bs": s8(256, 128), "bs_s": np.linspace(1e-3, 4e-3, 128).astype(f),
+        "bs_z": np.zeros(128, np.int8),
+        "ys": np.array(0.04, f), "yz": np.array(10, np.uint8),
+        "ys8": np.array(0.02, f), "ys8z": np.array(-2, np.int8),
+        "wu": u8(32, 32, 3, 3), "wu_s": np.array(0.002, f),
+        "wu_z": np.array(127, np.uint8),
+        "ws": s8(16, 32, 3, 3), "ws_s": np.linspace(1e-3, 3e-3, 16)
+        .astype(f), "ws_z": np.zeros(16, np.int8),
+        "cb": rng.integers(-3000, 3000, 32).astype(np.int32),
+        "cy": np.array(0.02, f),
+    }
+    nodes = [
+        n("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        n("QuantizeLinear", ["x", "xs", "xs8z"], ["xq8"]),
+        n("QLinearMatMul", ["xq", "xs", "xz", "bu", "bu_s", "bu_z", "ys",
+                            "yz"], ["mm_u8"]),
+        n("QLinearMatMul", ["xq8", "xs", "xs8z", "bs", "bs_s", "bs_z",
+                            "ys8", "ys8z"], ["mm_s8"]),
+        n("QuantizeLinear", ["xc", "xs", "xz"], ["cq"]),
+        n("QLinearConv", ["cq", "xs", "xz", "wu", "wu_s", "wu_z", "cy", "yz",
+                          "cb"], ["conv_u8"], pads=[1, 1, 1, 1]),
+        n("QuantizeLinear", ["xc", "xs", "xs8z"], ["cq8"]),
+        n("QLinearConv", ["cq8", "xs", "xs8z", "ws", "ws_s", "ws_z", "cy",
+                          "ys8z"], ["conv_s8"], strides=[2, 2]),
+    ]
+    save("quant_qlinear", nodes, [("x", [1, 64, 256]),
+                                  ("xc", [1, 32, 28, 28])],
+         [("mm_u8", T.UINT8), ("mm_s8", T.INT8), ("conv_u8", T.UINT8),
+          ("conv_s8", T.INT8)], inits)
+
+
 quant_mm()
 quant_conv()
 quant_mlp()
+quant_qlinear()

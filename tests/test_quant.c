@@ -2,8 +2,9 @@
  * tests/test_quant.c - the integer and quantization fast paths
  * (runtime/quant.c) against the reference kernels (GEARRT_NO_FAST=1),
  * bit for bit, at 1 and 2 threads, on tests/fixtures/quant_mm.onnx,
- * quant_conv.onnx and quant_mlp.onnx (tests/gen_quant_models.py): every
- * MatMulInteger, ConvInteger, DynamicQuantizeLinear, QuantizeLinear and
+ * quant_conv.onnx, quant_qlinear.onnx and quant_mlp.onnx
+ * (tests/gen_quant_models.py): every MatMulInteger, ConvInteger,
+ * QLinearMatMul, QLinearConv, DynamicQuantizeLinear, QuantizeLinear and
  * DequantizeLinear of them must take its fast path.
  */
 #include "runtime/gearrt.h"
@@ -117,6 +118,7 @@ static void expect_same(const Outs *a, const Outs *b, const char *what)
 
 /* The ops runtime/quant.c runs. */
 static const int quant_ops[] = { OP_MatMulInteger, OP_ConvInteger,
+				 OP_QLinearMatMul, OP_QLinearConv,
 				 OP_DynamicQuantizeLinear, OP_QuantizeLinear,
 				 OP_DequantizeLinear };
 
@@ -177,4 +179,14 @@ Test(quant, dynamic_mlp_exact)
 	 * MatMulInteger; the Casts, Muls and Adds after them as they run */
 	int parallel;
 	quant_vs_reference("quant_mlp", 6, &parallel);
+}
+
+Test(quant, qlinear_exact)
+{
+	/* 2 QLinearMatMul (uint8 per-tensor scales, int8 per-column B
+	 * scales), 2 QLinearConv (uint8 with a bias, int8 strided with
+	 * per-channel W scales), saturating both ways; 4 QuantizeLinear */
+	int parallel;
+	quant_vs_reference("quant_qlinear", 8, &parallel);
+	cr_expect_geq(parallel, 2, "%d kernels on 2 threads", parallel);
 }
