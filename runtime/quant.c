@@ -177,25 +177,42 @@ static const QSlots qlinear_slots = { 0, 2, 3, 5, 1, 4, 6, 7, 8 };
  * 2^31): the QLinear ops' reference sums in double without wrapping. */
 enum { QLINEAR_MAX_K = 33025 };
 
-/* y[j] = sat(nearbyint((acc[j] + bias) * mult[j * mstep]) + zp), y
- * uint8 (int8 if s8), as compiler/ops/conv.c's q8_store rounds: in
- * double, half to even, NaN to the zero point. */
-RT_HOT static void requant(const int32_t *acc, size_t n, double bias,
-			   const double *mult, size_t mstep, double zp,
-			   bool s8, void *y)
+/* sat(nearbyint(v) + zp) in [lo, hi], NaN to zp, as compiler/ops/conv.c's
+ * q8_store rounds (in double, half to even); the NaN test last, so that
+ * the loops below vectorise. */
+static inline __attribute__((always_inline)) double
+requant1(double v, double zp, double lo, double hi)
 {
-	double lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+	double q = nearbyint(v) + zp;
+	q = q < lo ? lo : q > hi ? hi : q;
+	return v != v ? zp : q;
+}
+
+/* y[j] = requant1((acc[j] + bias) * mult[j or 0]), mult per element if
+ * cols, else one; y uint8 (int8 if s8). */
+RT_HOT static void requant(const int32_t *acc, size_t n, double bias,
+			   const double *mult, bool cols, double zp, bool s8,
+			   void *y)
+{
 	uint8_t *yu = y;
 	int8_t *ys = y;
-	for (size_t j = 0; j < n; j++) {
-		double v = ((double)acc[j] + bias) * mult[j * mstep];
-		double q = isnan(v) ? zp : nearbyint(v) + zp;
-		q = q < lo ? lo : q > hi ? hi : q;
-		if (s8)
-			ys[j] = (int8_t)q;
-		else
-			yu[j] = (uint8_t)q;
-	}
+	double m = mult[0];
+	if (s8 && cols)
+		for (size_t j = 0; j < n; j++)
+			ys[j] = (int8_t)(int32_t)requant1(
+				((double)acc[j] + bias) * mult[j], zp, -128, 127);
+	else if (s8)
+		for (size_t j = 0; j < n; j++)
+			ys[j] = (int8_t)(int32_t)requant1(
+				((double)acc[j] + bias) * m, zp, -128, 127);
+	else if (cols)
+		for (size_t j = 0; j < n; j++)
+			yu[j] = (uint8_t)(int32_t)requant1(
+				((double)acc[j] + bias) * mult[j], zp, 0, 255);
+	else
+		for (size_t j = 0; j < n; j++)
+			yu[j] = (uint8_t)(int32_t)requant1(
+				((double)acc[j] + bias) * m, zp, 0, 255);
 }
 
 /* One float scale of tensor t: element i, or its only one. */
@@ -272,8 +289,8 @@ static int qmm_requant(QMatMul *q, const Tensor *const *in,
 	for (int64_t j = 0; j < n; j++)
 		q->mult[j] = sa * scale_at(in[4], j) / sy;
 	for (int64_t i = 0; i < rows; i++)
-		requant(q->acc + i * n, (size_t)n, 0, q->mult, 1, zp, q->y_s8,
-			y + i * n);
+		requant(q->acc + i * n, (size_t)n, 0, q->mult, true, zp,
+			q->y_s8, y + i * n);
 	return 0;
 }
 
@@ -499,8 +516,8 @@ static int qconv_requant(QConv *q, const Tensor *const *in,
 	for (int64_t i = 0; i < q->n * q->cout; i++) {
 		int64_t m = i % q->cout;
 		double bias = b ? ((const int32_t *)b->data)[m] : 0;
-		requant(q->acc + i * osz, (size_t)osz, bias, q->mult + m, 0,
-			zp, q->y_s8, y + i * osz);
+		requant(q->acc + i * osz, (size_t)osz, bias, q->mult + m,
+			false, zp, q->y_s8, y + i * osz);
 	}
 	return 0;
 }

@@ -18,7 +18,8 @@ the integer results as int32 outputs:
   - quant_qlinear: QLinearMatMul ([1,64,256] x [256,128]) uint8 with
     per-tensor scales, int8 with per-column B scales; QLinearConv 3x3
     of 32 channels, uint8 with a bias, int8 strided with per-channel W
-    scales; the scales chosen so that some results saturate;
+    scales; the scales chosen so that some results saturate; and both
+    with scales of product 2^-9, so that some results are ties;
   - quant_mlp: a dynamic-quantized MLP as onnxruntime's quantize_dynamic
     writes it (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by
     the scale product -> Add bias, Relu between layers), uint8 weights
@@ -175,7 +176,13 @@ def quant_qlinear():
         "ws": s8(16, 32, 3, 3), "ws_s": np.linspace(1e-3, 3e-3, 16)
         .astype(f), "ws_z": np.zeros(16, np.int8),
         "cb": rng.integers(-3000, 3000, 32).astype(np.int32),
+        "cb16": rng.integers(-3000, 3000, 16).astype(np.int32),
         "cy": np.array(0.02, f),
+        # scales whose product over y's is 2^-9: a sum of 256 mod 512
+        # lies on a rounding tie (half to even, not away from zero)
+        "p4": np.array(2.0 ** -4, f), "two": np.array(2.0, f),
+        "zero8": np.array(0, np.int8), "zero8c": np.zeros(128, np.int8),
+        "p4c": np.full(16, 2.0 ** -4, f),
     }
     nodes = [
         n("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
@@ -190,11 +197,16 @@ def quant_qlinear():
         n("QuantizeLinear", ["xc", "xs", "xs8z"], ["cq8"]),
         n("QLinearConv", ["cq8", "xs", "xs8z", "ws", "ws_s", "ws_z", "cy",
                           "ys8z"], ["conv_s8"], strides=[2, 2]),
+        n("QLinearMatMul", ["xq8", "p4", "xs8z", "bs", "p4", "zero8c", "two",
+                            "zero8"], ["mm_tie"]),
+        n("QLinearConv", ["cq8", "p4", "xs8z", "ws", "p4c", "ws_z", "two",
+                          "zero8", "cb16"], ["conv_tie"]),
     ]
     save("quant_qlinear", nodes, [("x", [1, 64, 256]),
                                   ("xc", [1, 32, 28, 28])],
          [("mm_u8", T.UINT8), ("mm_s8", T.INT8), ("conv_u8", T.UINT8),
-          ("conv_s8", T.INT8)], inits)
+          ("conv_s8", T.INT8), ("mm_tie", T.INT8), ("conv_tie", T.INT8)],
+         inits)
 
 
 quant_mm()
