@@ -472,7 +472,7 @@ typedef struct QConv {
 	int8_t *col;	 /* kk x (rows * ow) */
 	int32_t *sums, *zw; /* a tile's column sums - bo; W's zero points */
 	QSlots in;
-	int32_t *acc;	 /* QLinearConv: the sums before requantizing */
+	int32_t *acc;	 /* QLinearConv: a tile's sums before requantizing */
 	double *mult;	 /* QLinearConv: per channel, x * w / y's scale */
 	bool y_s8;
 } QConv;
@@ -532,26 +532,34 @@ RT_HOT static void channel_offsets(int64_t m, int64_t n, const int32_t *z,
 	}
 }
 
-/* QLinearConv's y from the sums in q->acc and the bias, as
- * run_qlinear_conv (compiler/ops/conv.c) scales them: x * w in double
- * rounded to float, over y's scale in float. */
-static int qconv_requant(QConv *q, const Tensor *const *in,
-			 Tensor *const *out)
+/* QLinearConv's multipliers, as run_qlinear_conv (compiler/ops/conv.c)
+ * makes them: x * w in double rounded to float, over y's scale in
+ * float. */
+static void qconv_mults(QConv *q, const Tensor *const *in)
 {
-	int64_t osz = q->oh * q->ow;
-	double sx = scale_at(in[1], 0), zp = zp_at(in[7], 0);
+	double sx = scale_at(in[1], 0);
 	float sy = scale_at(in[6], 0);
-	const Tensor *b = q->in.bias < 0 ? NULL : in[q->in.bias];
-	uint8_t *y = tensor_mut(out[0]);
 	for (int64_t m = 0; m < q->cout; m++)
 		q->mult[m] = (float)(sx * scale_at(in[4], m)) / sy;
-	for (int64_t i = 0; i < q->n * q->cout; i++) {
-		int64_t m = i % q->cout;
-		double bias = b ? ((const int32_t *)b->data)[m] : 0;
-		requant(q->acc + i * osz, (size_t)osz, bias, q->mult + m,
-			false, zp, q->y_s8, y + i * osz);
+}
+
+/* QLinearConv's y at output channels c0.. (a group's) of image img,
+ * output pixels p0.. of a tile of n, from the tile's sums in q->acc
+ * (a row of n per channel) and the bias. */
+static void qconv_requant(const QConv *q, const Tensor *const *in,
+			  Tensor *out, int64_t img, int64_t c0, int64_t p0,
+			  int64_t n)
+{
+	int64_t osz = q->oh * q->ow;
+	double zp = zp_at(in[7], 0);
+	const Tensor *b = q->in.bias < 0 ? NULL : in[q->in.bias];
+	uint8_t *y = tensor_mut(out);
+	for (int64_t m = 0; m < q->mg; m++) {
+		int64_t c = c0 + m;
+		double bias = b ? ((const int32_t *)b->data)[c] : 0;
+		requant(q->acc + m * n, (size_t)n, bias, q->mult + c, false,
+			zp, q->y_s8, y + (img * q->cout + c) * osz + p0);
 	}
-	return 0;
 }
 
 static int qconv_run(void *state, const Tensor *const *in,
@@ -559,7 +567,7 @@ static int qconv_run(void *state, const Tensor *const *in,
 {
 	QConv *q = state;
 	const uint8_t *x = in[q->in.a]->data;
-	int32_t *y = q->acc ? q->acc : tensor_mut(out[0]);
+	int32_t *y = q->acc ? NULL : tensor_mut(out[0]);
 	const Tensor *wz = q->nzw ? in[q->in.bz] : NULL;
 	int32_t zx = zp_at(q->zx ? in[q->in.az] : NULL, 0);
 	int8_t bo = (int8_t)(q->x_s8 ? zx : zx - 128);
@@ -570,31 +578,43 @@ static int qconv_run(void *state, const Tensor *const *in,
 		q->zw[i] = zp_at(wz, q->nzw > 1 ? i : 0) + q->wshift;
 		offsets |= q->zw[i] != 0;
 	}
+	if (q->acc)
+		qconv_mults(q, in);
 	for (int64_t img = 0; img < q->n; img++)
 		for (int64_t g = 0; g < q->group; g++) {
 			const uint8_t *xg = x + (img * q->cin + g * q->cg) *
 						       q->ih * q->iw;
 			const uint8_t *wg = q->w + g * q->mg * q->kk;
-			int32_t *yg = y + (img * q->cout + g * q->mg) * osz;
+			int64_t c0 = g * q->mg;
 			for (int64_t r0 = 0; r0 < q->oh; r0 += q->rows) {
 				int64_t r1 = r0 + q->rows < q->oh ? r0 + q->rows
 								  : q->oh;
 				int64_t tile = (r1 - r0) * q->ow;
-				int32_t *yt = yg + r0 * q->ow;
+				/* the sums: into Y (ConvInteger) or the
+				 * tile's buffer (QLinearConv) */
+				int64_t ldc = q->acc ? tile : osz;
+				int32_t *yt = q->acc ? q->acc
+						     : y + (img * q->cout + c0) *
+								   osz +
+							   r0 * q->ow;
 				im2col_q8(q, xg, r0, r1, bo, flip);
 				if (int_gemm(&q->g, q->mg, tile, q->kk, wg,
 					     q->kk, q->col, tile, bo, yt,
-					     osz) < 0)
+					     ldc) < 0)
 					return -1;
-				if (!offsets)
-					continue;
-				col_sums(q->kk, tile, q->col, bo, q->sums);
-				channel_offsets(q->mg, tile,
-						q->zw + g * q->mg, q->sums, yt,
-						osz);
+				if (offsets) {
+					col_sums(q->kk, tile, q->col, bo,
+						 q->sums);
+					channel_offsets(q->mg, tile,
+							q->zw + c0, q->sums,
+							yt, ldc);
+				}
+				if (q->acc)
+					qconv_requant(q, in, out[0], img, c0,
+						      r0 * q->ow, tile);
 			}
 		}
-	return q->acc ? qconv_requant(q, in, out) : 0;
+	return 0;
 }
 
 /* The geometry of ConvInteger node n, 1-D taken as 2-D of height 1:
@@ -670,7 +690,7 @@ int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		ok = (q->sums = malloc(tile * sizeof(int32_t))) &&
 		     (q->zw = malloc((size_t)c.cout * sizeof(int32_t)));
 	if (ok && ql)
-		ok = (q->acc = malloc((size_t)shape_numel(&y->shape) *
+		ok = (q->acc = malloc((size_t)q->mg * tile *
 				      sizeof(int32_t))) &&
 		     (q->mult = malloc((size_t)c.cout * sizeof(double)));
 	if (!ok) {

@@ -14,12 +14,14 @@ the integer results as int32 outputs:
   - quant_conv: ConvInteger 3x3 with 32 channels on [1,32,28,28]: uint8
     W with a zero point (pads 1), int8 W with per-channel zero points
     (stride 2), int8 X into uint8 W with per-channel zero points (2
-    groups, dilation 2, no pads), a depthwise one, a 1-D one;
+    groups, dilation 2, no pads), a depthwise one, a 1-D one, one on
+    [1,32,96,96] whose output rows runtime/quant.c takes in 3 tiles;
   - quant_qlinear: QLinearMatMul ([1,64,256] x [256,128]) uint8 with
     per-tensor scales, int8 with per-column B scales; QLinearConv 3x3
     of 32 channels, uint8 with a bias, int8 strided with per-channel W
     scales; the scales chosen so that some results saturate; and both
-    with scales of product 2^-9, so that some results are ties;
+    with scales of product 2^-9, so that some results are ties; a
+    QLinearConv on [1,32,96,96], in 3 tiles;
   - quant_mlp: a dynamic-quantized MLP as onnxruntime's quantize_dynamic
     writes it (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by
     the scale product -> Add bias, Relu between layers), uint8 weights
@@ -117,11 +119,16 @@ def quant_conv():
           pads=[1, 0, 1, 2]),
         n("DynamicQuantizeLinear", ["x1"], ["x1q", "x1s", "x1z"]),
         n("ConvInteger", ["x1q", "w1", "x1z"], ["c_1d"], pads=[2, 2]),
+        # 288 x 96 columns a row: 3 tiles of output rows (37, 37, 22)
+        n("DynamicQuantizeLinear", ["xl"], ["xlq", "xls", "xlz"]),
+        n("ConvInteger", ["xlq", "ws", "xlz", "ws_z"], ["c_tiles"],
+          pads=[1, 1, 1, 1]),
     ]
     i32 = T.INT32
-    save("quant_conv", nodes, [("x", [1, 32, 28, 28]), ("x1", [2, 32, 50])],
+    save("quant_conv", nodes, [("x", [1, 32, 28, 28]), ("x1", [2, 32, 50]),
+                               ("xl", [1, 32, 96, 96])],
          [("c_u8", i32), ("c_s8_ch", i32), ("c_group", i32),
-          ("c_dw", i32), ("c_1d", i32)], inits)
+          ("c_dw", i32), ("c_1d", i32), ("c_tiles", i32)], inits)
 
 
 def dense(x, k, m, name, nodes, inits, relu):
@@ -201,12 +208,17 @@ def quant_qlinear():
                             "zero8"], ["mm_tie"]),
         n("QLinearConv", ["cq8", "p4", "xs8z", "ws", "p4c", "ws_z", "two",
                           "zero8", "cb16"], ["conv_tie"]),
+        # 3 tiles of output rows, each requantized on its own
+        n("QuantizeLinear", ["xl", "xs", "xz"], ["lq"]),
+        n("QLinearConv", ["lq", "xs", "xz", "wu", "wu_s", "wu_z", "cy", "yz",
+                          "cb"], ["conv_tiles"], pads=[1, 1, 1, 1]),
     ]
     save("quant_qlinear", nodes, [("x", [1, 64, 256]),
-                                  ("xc", [1, 32, 28, 28])],
+                                  ("xc", [1, 32, 28, 28]),
+                                  ("xl", [1, 32, 96, 96])],
          [("mm_u8", T.UINT8), ("mm_s8", T.INT8), ("conv_u8", T.UINT8),
-          ("conv_s8", T.INT8), ("mm_tie", T.INT8), ("conv_tie", T.INT8)],
-         inits)
+          ("conv_s8", T.INT8), ("mm_tie", T.INT8), ("conv_tie", T.INT8),
+          ("conv_tiles", T.UINT8)], inits)
 
 
 quant_mm()

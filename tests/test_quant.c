@@ -178,10 +178,10 @@ Test(quant, conv_integer_exact)
 {
 	/* 5 ConvInteger: 3x3 uint8 W padded, int8 W per-channel zero
 	 * points strided, int8 X into 2 groups dilated, depthwise with
-	 * asymmetric pads, 1-D without a W zero point; 2
-	 * DynamicQuantizeLinear, QuantizeLinear */
+	 * asymmetric pads, 1-D without a W zero point, one in 3 tiles of
+	 * output rows; 3 DynamicQuantizeLinear, QuantizeLinear */
 	int parallel;
-	quant_vs_reference("quant_conv", 8, &parallel);
+	quant_vs_reference("quant_conv", 10, &parallel);
 	cr_expect_geq(parallel, vnni() ? 3 : 0, "%d kernels on 2 threads",
 		      parallel);
 }
@@ -199,9 +199,10 @@ Test(quant, qlinear_exact)
 	/* 3 QLinearMatMul (uint8 per-tensor scales, int8 per-column B
 	 * scales, int8 with results on rounding ties), 3 QLinearConv
 	 * (uint8 with a bias, int8 strided with per-channel W scales, int8
-	 * on ties), saturating both ways; 4 QuantizeLinear */
+	 * on ties, uint8 in 3 tiles of output rows), saturating both ways;
+	 * 5 QuantizeLinear */
 	int parallel;
-	quant_vs_reference("quant_qlinear", 10, &parallel);
+	quant_vs_reference("quant_qlinear", 12, &parallel);
 	cr_expect_geq(parallel, vnni() ? 2 : 0, "%d kernels on 2 threads",
 		      parallel);
 }
@@ -215,7 +216,7 @@ Test(quant, plain_loop_exact)
 		cr_skip_test("oneDNN's ISA was fixed before the cap");
 	int parallel;
 	quant_vs_reference("quant_mm", 13, &parallel);
-	quant_vs_reference("quant_conv", 8, &parallel);
-	quant_vs_reference("quant_qlinear", 10, &parallel);
+	quant_vs_reference("quant_conv", 10, &parallel);
+	quant_vs_reference("quant_qlinear", 12, &parallel);
 	cr_expect_eq(parallel, 0, "%d kernels on 2 threads", parallel);
 }
