@@ -466,6 +466,7 @@ typedef struct QConv {
 	int64_t kk;	 /* a column's taps: cg * kh * kw */
 	int64_t rows;	 /* output rows per tile */
 	bool x_s8, zx;	 /* X is int8, has a zero point */
+	bool direct;	 /* one input channel a group: no im2col, no GEMM */
 	int32_t wshift;	 /* 128 if W was int8, else 0 */
 	int64_t nzw;	 /* W's zero points: 0, 1 or cout */
 	uint8_t *w;	 /* W as uint8, cout x kk */
@@ -543,23 +544,89 @@ static void qconv_mults(QConv *q, const Tensor *const *in)
 		q->mult[m] = (float)(sx * scale_at(in[4], m)) / sy;
 }
 
-/* QLinearConv's y at output channels c0.. (a group's) of image img,
- * output pixels p0.. of a tile of n, from the tile's sums in q->acc
- * (a row of n per channel) and the bias. */
+/* QLinearConv's y at output channels c0..c0+nc of image img, output
+ * pixels p0.. of a tile of n, from the tile's sums in q->acc (a row of n
+ * per channel) and the bias. */
 static void qconv_requant(const QConv *q, const Tensor *const *in,
-			  Tensor *out, int64_t img, int64_t c0, int64_t p0,
-			  int64_t n)
+			  Tensor *out, int64_t img, int64_t c0, int64_t nc,
+			  int64_t p0, int64_t n)
 {
 	int64_t osz = q->oh * q->ow;
 	double zp = zp_at(in[7], 0);
 	const Tensor *b = q->in.bias < 0 ? NULL : in[q->in.bias];
 	uint8_t *y = tensor_mut(out);
-	for (int64_t m = 0; m < q->mg; m++) {
+	for (int64_t m = 0; m < nc; m++) {
 		int64_t c = c0 + m;
 		double bias = b ? ((const int32_t *)b->data)[c] : 0;
 		requant(q->acc + m * n, (size_t)n, bias, q->mult + c, false,
 			zp, q->y_s8, y + (img * q->cout + c) * osz + p0);
 	}
+}
+
+/* acc[i] += w * (x[i * stride] - zx), x uint8 (int8 if s8). */
+RT_HOT static void dw_taps(const uint8_t *x, size_t stride, int32_t w,
+			   int32_t zx, bool s8, int32_t *acc, size_t n)
+{
+	uint32_t *a = (uint32_t *)acc;
+	if (s8 && stride == 1)
+		for (size_t i = 0; i < n; i++)
+			a[i] += (uint32_t)(w * ((int8_t)x[i] - zx));
+	else if (stride == 1)
+		for (size_t i = 0; i < n; i++)
+			a[i] += (uint32_t)(w * (x[i] - zx));
+	else if (s8)
+		for (size_t i = 0; i < n; i++)
+			a[i] += (uint32_t)(w * ((int8_t)x[i * stride] - zx));
+	else
+		for (size_t i = 0; i < n; i++)
+			a[i] += (uint32_t)(w * (x[i * stride] - zx));
+}
+
+/* The sums of one output channel whose group has one input channel xc
+ * (a depthwise convolution's), directly: W's taps wc (uint8, zero point
+ * zw) over X - zx, taps outside the image left out. */
+static void qconv_direct(const QConv *q, const uint8_t *xc,
+			 const uint8_t *wc, int32_t zw, int32_t zx,
+			 int32_t *acc)
+{
+	memset(acc, 0, (size_t)(q->oh * q->ow) * sizeof(*acc));
+	for (int64_t oy = 0; oy < q->oh; oy++)
+		for (int64_t ky = 0; ky < q->kh; ky++) {
+			int64_t iy = oy * q->sh - q->ph + ky * q->dh;
+			if (iy < 0 || iy >= q->ih)
+				continue;
+			for (int64_t kx = 0; kx < q->kw; kx++) {
+				int32_t w = wc[ky * q->kw + kx] - zw;
+				int64_t off = kx * q->dw - q->pw, lo, hi;
+				conv_range(off, q->sw, q->iw, q->ow, &lo, &hi);
+				if (w)
+					dw_taps(xc + iy * q->iw + lo * q->sw + off,
+						(size_t)q->sw, w, zx, q->x_s8,
+						acc + oy * q->ow + lo,
+						(size_t)(hi - lo));
+			}
+		}
+}
+
+/* ConvInteger / QLinearConv by qconv_direct, channel by channel. */
+static int qconv_direct_run(QConv *q, const Tensor *const *in,
+			    Tensor *const *out)
+{
+	const uint8_t *x = in[q->in.a]->data;
+	int32_t zx = zp_at(q->zx ? in[q->in.az] : NULL, 0);
+	int64_t osz = q->oh * q->ow;
+	for (int64_t img = 0; img < q->n; img++)
+		for (int64_t c = 0; c < q->cout; c++) {
+			const uint8_t *xc = x + (img * q->cin + c / q->mg) *
+						       q->ih * q->iw;
+			int32_t *acc = q->acc ? q->acc
+					      : (int32_t *)tensor_mut(out[0]) +
+							(img * q->cout + c) * osz;
+			qconv_direct(q, xc, q->w + c * q->kk, q->zw[c], zx, acc);
+			if (q->acc)
+				qconv_requant(q, in, out[0], img, c, 1, 0, osz);
+		}
+	return 0;
 }
 
 static int qconv_run(void *state, const Tensor *const *in,
@@ -580,6 +647,8 @@ static int qconv_run(void *state, const Tensor *const *in,
 	}
 	if (q->acc)
 		qconv_mults(q, in);
+	if (q->direct)
+		return qconv_direct_run(q, in, out);
 	for (int64_t img = 0; img < q->n; img++)
 		for (int64_t g = 0; g < q->group; g++) {
 			const uint8_t *xg = x + (img * q->cin + g * q->cg) *
@@ -611,7 +680,7 @@ static int qconv_run(void *state, const Tensor *const *in,
 				}
 				if (q->acc)
 					qconv_requant(q, in, out[0], img, c0,
-						      r0 * q->ow, tile);
+						      q->mg, r0 * q->ow, tile);
 			}
 		}
 	return 0;
@@ -680,18 +749,19 @@ int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	q->in = *in;
 	q->in.bias = b ? in->bias : -1;
 	q->y_s8 = y->dtype == DT_INT8;
+	q->direct = q->cg == 1;
 	int64_t rows = QCONV_TILE / (q->kk * q->ow);
 	q->rows = rows < 1 ? 1 : rows > q->oh ? q->oh : rows;
 	size_t tile = (size_t)(q->rows * q->ow), wsz = (size_t)(c.cout * c.kk);
+	size_t accsz = q->direct ? (size_t)(q->oh * q->ow) : (size_t)q->mg * tile;
 	q->w = malloc(wsz);
-	q->col = malloc((size_t)q->kk * tile);
-	bool ok = q->w && q->col;
+	q->col = q->direct ? NULL : malloc((size_t)q->kk * tile);
+	bool ok = q->w && (q->direct || q->col);
 	if (ok)
 		ok = (q->sums = malloc(tile * sizeof(int32_t))) &&
 		     (q->zw = malloc((size_t)c.cout * sizeof(int32_t)));
 	if (ok && ql)
-		ok = (q->acc = malloc((size_t)q->mg * tile *
-				      sizeof(int32_t))) &&
+		ok = (q->acc = malloc(accsz * sizeof(int32_t))) &&
 		     (q->mult = malloc((size_t)c.cout * sizeof(double)));
 	if (!ok) {
 		qconv_free(q);

@@ -21,7 +21,8 @@ the integer results as int32 outputs:
     of 32 channels, uint8 with a bias, int8 strided with per-channel W
     scales; the scales chosen so that some results saturate; and both
     with scales of product 2^-9, so that some results are ties; a
-    QLinearConv on [1,32,96,96], in 3 tiles;
+    QLinearConv on [1,32,96,96], in 3 tiles; a depthwise int8 one,
+    strided;
   - quant_mlp: a dynamic-quantized MLP as onnxruntime's quantize_dynamic
     writes it (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by
     the scale product -> Add bias, Relu between layers), uint8 weights
@@ -190,6 +191,8 @@ def quant_qlinear():
         "p4": np.array(2.0 ** -4, f), "two": np.array(2.0, f),
         "zero8": np.array(0, np.int8), "zero8c": np.zeros(128, np.int8),
         "p4c": np.full(16, 2.0 ** -4, f),
+        "wdw": s8(32, 1, 3, 3), "wdw_s": np.linspace(0.01, 0.04, 32)
+        .astype(f), "wdw_z": np.zeros(32, np.int8),
     }
     nodes = [
         n("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
@@ -212,13 +215,16 @@ def quant_qlinear():
         n("QuantizeLinear", ["xl", "xs", "xz"], ["lq"]),
         n("QLinearConv", ["lq", "xs", "xz", "wu", "wu_s", "wu_z", "cy", "yz",
                           "cb"], ["conv_tiles"], pads=[1, 1, 1, 1]),
+        n("QLinearConv", ["cq8", "xs", "xs8z", "wdw", "wdw_s", "wdw_z", "cy",
+                          "ys8z", "cb"], ["conv_dw"], group=32,
+          strides=[2, 2], pads=[1, 1, 1, 1]),
     ]
     save("quant_qlinear", nodes, [("x", [1, 64, 256]),
                                   ("xc", [1, 32, 28, 28]),
                                   ("xl", [1, 32, 96, 96])],
          [("mm_u8", T.UINT8), ("mm_s8", T.INT8), ("conv_u8", T.UINT8),
           ("conv_s8", T.INT8), ("mm_tie", T.INT8), ("conv_tie", T.INT8),
-          ("conv_tiles", T.UINT8)], inits)
+          ("conv_tiles", T.UINT8), ("conv_dw", T.INT8)], inits)
 
 
 quant_mm()

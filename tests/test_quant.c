@@ -199,10 +199,10 @@ Test(quant, qlinear_exact)
 	/* 3 QLinearMatMul (uint8 per-tensor scales, int8 per-column B
 	 * scales, int8 with results on rounding ties), 3 QLinearConv
 	 * (uint8 with a bias, int8 strided with per-channel W scales, int8
-	 * on ties, uint8 in 3 tiles of output rows), saturating both ways;
-	 * 5 QuantizeLinear */
+	 * on ties, uint8 in 3 tiles of output rows, int8 depthwise
+	 * strided), saturating both ways; 5 QuantizeLinear */
 	int parallel;
-	quant_vs_reference("quant_qlinear", 12, &parallel);
+	quant_vs_reference("quant_qlinear", 13, &parallel);
 	cr_expect_geq(parallel, vnni() ? 2 : 0, "%d kernels on 2 threads",
 		      parallel);
 }
@@ -217,6 +217,6 @@ Test(quant, plain_loop_exact)
 	int parallel;
 	quant_vs_reference("quant_mm", 13, &parallel);
 	quant_vs_reference("quant_conv", 10, &parallel);
-	quant_vs_reference("quant_qlinear", 12, &parallel);
+	quant_vs_reference("quant_qlinear", 13, &parallel);
 	cr_expect_eq(parallel, 0, "%d kernels on 2 threads", parallel);
 }
