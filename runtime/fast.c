@@ -16,6 +16,7 @@
 #include "convert.h"
 #include "direct.h"
 #include "dnnl.h"
+#include "quant.h"
 #include "rt.h"
 
 static bool fast_disabled(void)
@@ -97,6 +98,16 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_unary(s, p, t, &t->fast);
 	case OP_Cast:
 		return convert_cast(s, p, t, &t->fast);
+	case OP_MatMulInteger:
+	case OP_QLinearMatMul:
+		return quant_matmul(s, p, t, &t->fast);
+	case OP_ConvInteger:
+	case OP_QLinearConv:
+		return quant_conv(s, p, t, &t->fast);
+	case OP_DynamicQuantizeLinear:
+	case OP_QuantizeLinear:
+	case OP_DequantizeLinear:
+		return quant_linear(s, p, t, &t->fast);
 	case OP_Add:
 	case OP_Sub:
 	case OP_Mul:

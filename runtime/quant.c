@@ -1,0 +1,956 @@
+/*
+ * runtime/quant.c - MatMulInteger, ConvInteger, QLinearMatMul,
+ * QLinearConv and the linear (de)quantizations as fast paths
+ * (runtime/quant.h).
+ *
+ * The integer products.  Both ops are one product
+ *   Y[m][n] = sum_k (A[m][k] - za) (B[k][n] - zb)
+ * of 8-bit operands (a convolution's A is W, its B the im2col of X), the
+ * reference kernels computing it in double, exactly.  oneDNN's
+ * dnnl_gemm_u8s8s32 computes A (B - bo) for uint8 A and int8 B with one
+ * bo in int32; the other signs are moved there exactly, since a - z =
+ * (a + 128) - (z + 128):
+ *   - int8 A becomes uint8 A + 128 (a copy per run; constant W once) and
+ *     its zero point z + 128, which is in 0..255;
+ *   - uint8 B becomes int8 B - 128 (constant B once) and its zero point
+ *     z - 128, which is in -128..127, B's offset bo;
+ *   - A's zero point za is taken away after the product, as za times
+ *     B's column sums less bo (summed once for a constant B): oneDNN's
+ *     own A offset sums B's columns on every call in plain code;
+ *   - per-column zero points of B (per-channel of W) cannot be one
+ *     offset: the product runs with bo 0 and each column n then loses
+ *     z'[n] * sum_k (A[m][k] - za), the row's sum, computed here.
+ * Every term is an integer; the sums wrap in 32 bits as the reference's
+ * conversion of its double to int32 does, and are exact when the result
+ * fits int32 (|Y| <= 255 * 255 * K, K < 33000).  oneDNN's GEMM is exact
+ * only where it multiplies with AVX512-VNNI (vpdpbusd adds four u8 x s8
+ * products into an int32 without saturating; the pre-VNNI vpmaddubsw
+ * saturates a pair's sum at int16, 2 * 255 * 127 > 32767), so it runs
+ * only when oneDNN's effective ISA has VNNI; elsewhere a plain-C loop
+ * computes the same product.  dnnl_gemm_u8s8s32 rather than a matmul
+ * primitive: it takes the run-time offsets (the zero point of A comes
+ * from a DynamicQuantizeLinear in the same run), which oneDNN 2.6's
+ * primitives give only for the source, and no weight layout to keep.
+ *
+ * QLinearMatMul and QLinearConv compute the same sums (at most 33025
+ * terms, so that they fit int32 unwrapped as the reference's double
+ * does) into a buffer and requantize them as the reference does: the
+ * scales' product over Y's scale in float, times the sum (plus the bias)
+ * in double, rounded half to even, Y's zero point added, saturated.
+ *
+ * A convolution is im2col + that product per image, group and tile of
+ * output rows (at most QCONV_TILE bytes of columns), its columns being
+ * X's int8 form with the taps outside the image set to X's zero point,
+ * so that they add 0 as the reference's zero padding of X - zx does.
+ *
+ * The linear quantizations are passes of float arithmetic rounded as
+ * the reference kernels round them (compiler/ops/misc.c): x / scale in
+ * float, rintf (half to even), the zero point added in float (exact
+ * below 2^24; beyond, both saturate), the bounds; (x - zp) * scale as one
+ * float product.  tests/test_quant.c checks each against the reference
+ * kernel bit for bit.
+ */
+#include <dnnl.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quant.h"
+
+enum { QCONV_TILE = 1 << 20 };
+
+static bool is_q8(const Value *v)
+{
+	return v && v->tkind == TK_TENSOR && shape_is_static(&v->shape) &&
+	       (v->dtype == DT_INT8 || v->dtype == DT_UINT8);
+}
+
+static bool is_static(const Value *v, int dtype)
+{
+	return v && v->tkind == TK_TENSOR && shape_is_static(&v->shape) &&
+	       v->dtype == dtype;
+}
+
+static const void *weights_of(const Value *v)
+{
+	return v && v->kind == VAL_WEIGHT && v->konst ? v->konst->data : NULL;
+}
+
+/* Zero point i of tensor z (absent: 0). */
+static int32_t zp_at(const Tensor *z, int64_t i)
+{
+	if (!z)
+		return 0;
+	return z->dtype == DT_INT8 ? ((const int8_t *)z->data)[i]
+				   : ((const uint8_t *)z->data)[i];
+}
+
+/* y[i] = x[i] ^ flip: int8 <-> uint8 with 128 added or taken away. */
+RT_HOT static void flip_copy(const uint8_t *x, size_t stride, uint8_t flip,
+			     uint8_t *y, size_t n)
+{
+	if (stride == 1)
+		for (size_t i = 0; i < n; i++)
+			y[i] = x[i] ^ flip;
+	else
+		for (size_t i = 0; i < n; i++)
+			y[i] = x[i * stride] ^ flip;
+}
+
+/* ---- the integer product ------------------------------------------------ */
+
+typedef struct IntGemm {
+	bool vnni;   /* oneDNN's GEMM, exact on this CPU */
+	int threads; /* its threads */
+} IntGemm;
+
+static IntGemm int_gemm_for(const gearrt_session *s, double macs)
+{
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+	IntGemm g = { (isa & dnnl_cpu_isa_avx512_core_vnni) ==
+			      dnnl_cpu_isa_avx512_core_vnni,
+		      rt_threads_for(s, 2 * macs) };
+	return g;
+}
+
+/* C = A (B - bo) in 32 bits, wrapping: A uint8 m x k, B int8 k x n,
+ * row strides lda, ldb, ldc. */
+RT_HOT static void gemm_loop(int64_t m, int64_t n, int64_t k,
+			     const uint8_t *a, int64_t lda, const int8_t *b,
+			     int64_t ldb, int32_t bo, int32_t *c, int64_t ldc)
+{
+	for (int64_t i = 0; i < m; i++) {
+		uint32_t *ci = (uint32_t *)(c + i * ldc);
+		memset(ci, 0, (size_t)n * sizeof(*ci));
+		for (int64_t l = 0; l < k; l++) {
+			int32_t av = a[i * lda + l];
+			const int8_t *bl = b + l * ldb;
+			for (int64_t j = 0; av && j < n; j++)
+				ci[j] += (uint32_t)(av * (bl[j] - bo));
+		}
+	}
+}
+
+/* The same with oneDNN where exact.  No offset of A: oneDNN would sum
+ * B's columns for it on every call, in plain code (M16 N512 K128:
+ * 0.019 ms without, 0.035 ms with); the callers sum them once (constant
+ * B) or vectorised. */
+static int int_gemm(const IntGemm *g, int64_t m, int64_t n, int64_t k,
+		    const uint8_t *a, int64_t lda, const int8_t *b,
+		    int64_t ldb, int32_t bo, int32_t *c, int64_t ldc)
+{
+	static const int32_t co = 0;
+	if (!g->vnni) {
+		gemm_loop(m, n, k, a, lda, b, ldb, bo, c, ldc);
+		return 0;
+	}
+	omp_set_num_threads(g->threads);
+	if (dnnl_gemm_u8s8s32('N', 'N', 'F', m, n, k, 1.0f, a, lda, 0, b,
+			      ldb, (int8_t)bo, 0.0f, c, ldc,
+			      &co) != dnnl_success)
+		return error("oneDNN's integer GEMM (%lld x %lld x %lld) "
+			     "failed", (long long)m, (long long)n,
+			     (long long)k);
+	return 0;
+}
+
+/* s[j] = sum over column j of B (k x n) - bo. */
+RT_HOT static void col_sums(int64_t k, int64_t n, const int8_t *b,
+			    int32_t bo, int32_t *s)
+{
+	for (int64_t j = 0; j < n; j++)
+		s[j] = (int32_t)(-(uint32_t)bo * (uint32_t)k);
+	for (int64_t l = 0; l < k; l++)
+		for (int64_t j = 0; j < n; j++)
+			s[j] += b[l * n + j];
+}
+
+/* The offsets the product A (B - bo) left out: c[i][j] -= za * s[j]
+ * (s: B's column sums - bo), and with per-column zero points z (bo 0),
+ * z[j] * r[i] (r: A's row sums - za). */
+RT_HOT static void mm_offsets(int64_t m, int64_t n, int32_t za,
+			      const int32_t *s, const int32_t *r,
+			      const int32_t *z, int32_t *c, int64_t ldc)
+{
+	for (int64_t i = 0; i < m; i++) {
+		uint32_t *ci = (uint32_t *)(c + i * ldc);
+		if (z)
+			for (int64_t j = 0; j < n; j++)
+				ci[j] -= (uint32_t)za * (uint32_t)s[j] +
+					 (uint32_t)z[j] * (uint32_t)r[i];
+		else
+			for (int64_t j = 0; j < n; j++)
+				ci[j] -= (uint32_t)za * (uint32_t)s[j];
+	}
+}
+
+/* ---- requantization (QLinearMatMul, QLinearConv) ------------------------ */
+
+/* The node inputs an integer product reads: A (X), its zero point, B
+ * (W), its; and for the QLinear ops A's, B's and Y's scales, Y's zero
+ * point and the bias (-1: none). */
+typedef struct QSlots {
+	int a, az, b, bz, as, bs, ys, yz, bias;
+} QSlots;
+
+static const QSlots integer_slots = { 0, 2, 1, 3, -1, -1, -1, -1, -1 };
+static const QSlots qlinear_slots = { 0, 2, 3, 5, 1, 4, 6, 7, 8 };
+
+/* The largest reduction whose integer sums fit int32 (255 * 255 * k <
+ * 2^31): the QLinear ops' reference sums in double without wrapping. */
+enum { QLINEAR_MAX_K = 33025 };
+
+/* sat(nearbyint(v) + zp) in [lo, hi], NaN to zp, as compiler/ops/conv.c's
+ * q8_store rounds (in double, half to even); the NaN test last, so that
+ * the loops below vectorise. */
+static inline __attribute__((always_inline)) double
+requant1(double v, double zp, double lo, double hi)
+{
+	double q = nearbyint(v) + zp;
+	q = q < lo ? lo : q > hi ? hi : q;
+	return v != v ? zp : q;
+}
+
+/* y[j] = requant1((acc[j] + bias) * mult[j or 0]), mult per element if
+ * cols, else one; y uint8 (int8 if s8). */
+RT_HOT static void requant(const int32_t *acc, size_t n, double bias,
+			   const double *mult, bool cols, double zp, bool s8,
+			   void *y)
+{
+	uint8_t *yu = y;
+	int8_t *ys = y;
+	double m = mult[0];
+	if (s8 && cols)
+		for (size_t j = 0; j < n; j++)
+			ys[j] = (int8_t)(int32_t)requant1(
+				((double)acc[j] + bias) * mult[j], zp, -128, 127);
+	else if (s8)
+		for (size_t j = 0; j < n; j++)
+			ys[j] = (int8_t)(int32_t)requant1(
+				((double)acc[j] + bias) * m, zp, -128, 127);
+	else if (cols)
+		for (size_t j = 0; j < n; j++)
+			yu[j] = (uint8_t)(int32_t)requant1(
+				((double)acc[j] + bias) * mult[j], zp, 0, 255);
+	else
+		for (size_t j = 0; j < n; j++)
+			yu[j] = (uint8_t)(int32_t)requant1(
+				((double)acc[j] + bias) * m, zp, 0, 255);
+}
+
+/* One float scale of tensor t: element i, or its only one. */
+static float scale_at(const Tensor *t, int64_t i)
+{
+	return ((const float *)t->data)[shape_numel(&t->shape) > 1 ? i : 0];
+}
+
+/* The QLinear ops' scales and Y's zero point: float32 scales of one
+ * value (A's, Y's) or of one or n (B's, per column or channel), and a
+ * (u)int8 zero point of one value. */
+static bool qlinear_params(const Prepared *p, const Node *n, int64_t cols)
+{
+	const Value *as = rt_in_val(p, n, 1), *bs = rt_in_val(p, n, 4);
+	const Value *ys = rt_in_val(p, n, 6), *yz = rt_in_val(p, n, 7);
+	int64_t nb = bs ? shape_numel(&bs->shape) : 0;
+	return is_static(as, DT_FLOAT) && shape_numel(&as->shape) == 1 &&
+	       is_static(bs, DT_FLOAT) && (nb == 1 || nb == cols) &&
+	       is_static(ys, DT_FLOAT) && shape_numel(&ys->shape) == 1 &&
+	       is_q8(yz) && shape_numel(&yz->shape) == 1;
+}
+
+/* ---- MatMulInteger, QLinearMatMul --------------------------------------- */
+
+typedef struct QMatMul {
+	IntGemm g;
+	int64_t batch, m, n, k;
+	bool a_s8, b_u8, b_batched;
+	bool za;	   /* A has a zero point */
+	int64_t nzb;	   /* B's zero points: 0, 1 or n */
+	QSlots in;
+	int32_t *acc;	   /* QLinearMatMul: the sums before requantizing */
+	double *mult;	   /* QLinearMatMul: per column, a * b / y's scale */
+	bool y_s8;
+	const int8_t *b;   /* B as int8, constant (NULL: per run) */
+	int8_t *b_own;	   /* that, made here, or the per-run copy */
+	uint8_t *a;	   /* int8 A as uint8, per run */
+	int32_t *rows, *zb; /* per-column zero points: row sums, z - 128 */
+	int32_t *sums;	   /* B's column sums (per batch if B is) */
+	bool sums_const;   /* summed once, B being constant */
+	int32_t *cs;	   /* a run's column sums - bo */
+} QMatMul;
+
+static void qmm_free(void *state)
+{
+	QMatMul *q = state;
+	free(q->b_own);
+	free(q->a);
+	free(q->rows);
+	free(q->zb);
+	free(q->sums);
+	free(q->cs);
+	free(q->acc);
+	free(q->mult);
+	free(q);
+}
+
+/* r[i] = sum over row i of A (m x k) - ao. */
+RT_HOT static void row_sums(int64_t m, int64_t k, const uint8_t *a,
+			    int32_t ao, int32_t *r)
+{
+	for (int64_t i = 0; i < m; i++) {
+		uint32_t s = 0;
+		for (int64_t l = 0; l < k; l++)
+			s += a[i * k + l];
+		r[i] = (int32_t)(s - (uint32_t)ao * (uint32_t)k);
+	}
+}
+
+/* QLinearMatMul's y from the sums in q->acc, as run_qlinear_matmul
+ * (compiler/ops/misc.c) scales them: a * b / y's scale in float. */
+static int qmm_requant(QMatMul *q, const Tensor *const *in,
+		       Tensor *const *out)
+{
+	int64_t rows = q->batch * q->m, n = q->n;
+	float sa = scale_at(in[1], 0), sy = scale_at(in[6], 0);
+	double zp = zp_at(in[7], 0);
+	uint8_t *y = tensor_mut(out[0]);
+	for (int64_t j = 0; j < n; j++)
+		q->mult[j] = sa * scale_at(in[4], j) / sy;
+	for (int64_t i = 0; i < rows; i++)
+		requant(q->acc + i * n, (size_t)n, 0, q->mult, true, zp,
+			q->y_s8, y + i * n);
+	return 0;
+}
+
+static int qmm_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	QMatMul *q = state;
+	int64_t m = q->m, n = q->n, k = q->k;
+	size_t asz = (size_t)(q->batch * m * k);
+	size_t bsz = (size_t)((q->b_batched ? q->batch : 1) * k * n);
+	const uint8_t *a = in[q->in.a]->data;
+	const int8_t *b = q->b;
+	int32_t *y = q->acc ? q->acc : tensor_mut(out[0]);
+	const Tensor *bz = q->nzb ? in[q->in.bz] : NULL;
+	int32_t za = zp_at(q->za ? in[q->in.az] : NULL, 0) +
+		     (q->a_s8 ? 128 : 0);
+	int32_t bo = q->nzb <= 1 ? zp_at(bz, 0) - (q->b_u8 ? 128 : 0) : 0;
+	if (q->a_s8) {
+		flip_copy(a, 1, 0x80, q->a, asz);
+		a = q->a;
+	}
+	if (!b && q->b_u8) {
+		flip_copy(in[q->in.b]->data, 1, 0x80, (uint8_t *)q->b_own,
+			  bsz);
+		b = q->b_own;
+	} else if (!b) {
+		b = in[q->in.b]->data;
+	}
+	for (int64_t j = 0; q->nzb > 1 && j < n; j++)
+		q->zb[j] = zp_at(bz, j) - (q->b_u8 ? 128 : 0);
+	for (int64_t i = 0; i < q->batch; i++) {
+		const uint8_t *ai = a + i * m * k;
+		int64_t bat = q->b_batched ? i : 0;
+		const int8_t *bi = b + bat * k * n;
+		int32_t *yi = y + i * m * n, *sums = q->sums + bat * n;
+		if (int_gemm(&q->g, m, n, k, ai, k, bi, n, bo, yi, n) < 0)
+			return -1;
+		if (!q->sums_const)
+			col_sums(k, n, bi, 0, sums);
+		for (int64_t j = 0; j < n; j++)
+			q->cs[j] = (int32_t)((uint32_t)sums[j] -
+					     (uint32_t)bo * (uint32_t)k);
+		if (q->nzb > 1)
+			row_sums(m, k, ai, za, q->rows);
+		if (za || q->nzb > 1)
+			mm_offsets(m, n, za, q->cs, q->rows,
+				   q->nzb > 1 ? q->zb : NULL, yi, n);
+	}
+	return q->acc ? qmm_requant(q, in, out) : 0;
+}
+
+/* Zero points z (absent, or of count 1 or n, 1-D): their count, or -1. */
+static int64_t zp_count(const Value *z, int64_t n)
+{
+	if (!z)
+		return 0;
+	int64_t c = shape_numel(&z->shape);
+	return c == 1 ? 1 : c == n && z->shape.rank == 1 ? n : -1;
+}
+
+int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	bool ql = n->op == OP_QLinearMatMul;
+	const QSlots *in = ql ? &qlinear_slots : &integer_slots;
+	const Value *a = rt_in_val(p, n, in->a), *b = rt_in_val(p, n, in->b);
+	const Value *az = rt_in_val(p, n, in->az), *bz = rt_in_val(p, n, in->bz);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (!is_q8(a) || !is_q8(b) || a->shape.rank < 1 ||
+	    b->shape.rank < 2 || !(ql ? is_q8(y) : is_static(y, DT_INT32)))
+		return 0;
+	int32_t ra = a->shape.rank, rb = b->shape.rank;
+	int64_t kk = a->shape.dims[ra - 1], nn = b->shape.dims[rb - 1];
+	int64_t batch = 1, m;
+	if (kk < 1 || b->shape.dims[rb - 2] != kk || zp_count(az, 1) < 0 ||
+	    zp_count(bz, nn) < 0)
+		return 0;
+	if (rb == 2) {
+		m = shape_numel(&a->shape) / kk;
+	} else {
+		if (ra != rb)
+			return 0;
+		for (int32_t d = 0; d < ra - 2; d++) {
+			if (a->shape.dims[d] != b->shape.dims[d])
+				return 0;
+			batch *= a->shape.dims[d];
+		}
+		m = a->shape.dims[ra - 2];
+	}
+	if (shape_numel(&y->shape) != batch * m * nn ||
+	    (ql && (kk > QLINEAR_MAX_K || !qlinear_params(p, n, nn))))
+		return 0;
+	QMatMul *q = calloc(1, sizeof(*q));
+	if (!q)
+		return error("out of memory");
+	*q = (QMatMul){ .g = int_gemm_for(s, (double)(batch * m * nn * kk)),
+			.batch = batch, .m = m, .n = nn, .k = kk,
+			.a_s8 = a->dtype == DT_INT8,
+			.b_u8 = b->dtype == DT_UINT8, .b_batched = rb > 2,
+			.za = az != NULL, .in = *in, .y_s8 = y->dtype == DT_INT8,
+			.nzb = zp_count(bz, nn) };
+	size_t bsz = (size_t)shape_numel(&b->shape);
+	const uint8_t *bw = weights_of(b);
+	bool ok = true;
+	if (bw && !q->b_u8) {
+		q->b = (const int8_t *)bw;
+	} else if (bw || q->b_u8) {
+		ok = (q->b_own = malloc(bsz)) != NULL;
+		if (ok && bw)
+			flip_copy(bw, 1, 0x80, (uint8_t *)q->b_own, bsz);
+		if (bw)
+			q->b = q->b_own;
+	}
+	if (ok && q->a_s8)
+		ok = (q->a = malloc((size_t)shape_numel(&a->shape))) != NULL;
+	if (ok && q->nzb > 1)
+		ok = (q->rows = malloc((size_t)m * sizeof(int32_t))) &&
+		     (q->zb = malloc((size_t)nn * sizeof(int32_t)));
+	if (ok)
+		ok = (q->sums = malloc(bsz / (size_t)kk * sizeof(int32_t))) &&
+		     (q->cs = malloc((size_t)nn * sizeof(int32_t)));
+	for (size_t i = 0; ok && q->b && i < bsz / (size_t)(kk * nn); i++)
+		col_sums(kk, nn, q->b + i * (size_t)(kk * nn), 0,
+			 q->sums + i * (size_t)nn);
+	q->sums_const = q->b != NULL;
+	if (ok && ql)
+		ok = (q->acc = malloc((size_t)(batch * m * nn) *
+				      sizeof(int32_t))) &&
+		     (q->mult = malloc((size_t)nn * sizeof(double)));
+	if (!ok) {
+		qmm_free(q);
+		return error("out of memory");
+	}
+	*k = (FastKernel){ .run = qmm_run, .free = qmm_free, .state = q,
+			   .threads = q->g.vnni ? q->g.threads : 1 };
+	return 1;
+}
+
+/* ---- ConvInteger, QLinearConv ------------------------------------------- */
+
+typedef struct QConv {
+	IntGemm g;
+	int64_t n, cin, cout, group, cg, mg; /* channels of a group: cg, mg */
+	int64_t ih, iw, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+	int64_t kk;	 /* a column's taps: cg * kh * kw */
+	int64_t rows;	 /* output rows per tile */
+	bool x_s8, zx;	 /* X is int8, has a zero point */
+	bool direct;	 /* one input channel a group: no im2col, no GEMM */
+	int32_t wshift;	 /* 128 if W was int8, else 0 */
+	int64_t nzw;	 /* W's zero points: 0, 1 or cout */
+	uint8_t *w;	 /* W as uint8, cout x kk */
+	int8_t *col;	 /* kk x (rows * ow) */
+	int32_t *sums, *zw; /* a tile's column sums - bo; W's zero points */
+	QSlots in;
+	int32_t *acc;	 /* QLinearConv: a tile's sums before requantizing */
+	double *mult;	 /* QLinearConv: per channel, x * w / y's scale */
+	bool y_s8;
+} QConv;
+
+static void qconv_free(void *state)
+{
+	QConv *q = state;
+	free(q->w);
+	free(q->col);
+	free(q->sums);
+	free(q->zw);
+	free(q->acc);
+	free(q->mult);
+	free(q);
+}
+
+/* The columns of output rows [r0, r1) of one image's group of channels
+ * x, as int8 (x ^ flip), the taps outside the image at bo. */
+static void im2col_q8(const QConv *q, const uint8_t *x, int64_t r0,
+		      int64_t r1, int8_t bo, uint8_t flip)
+{
+	int64_t tile = (r1 - r0) * q->ow;
+	for (int64_t c = 0; c < q->cg; c++)
+		for (int64_t ky = 0; ky < q->kh; ky++)
+			for (int64_t kx = 0; kx < q->kw; kx++) {
+				int64_t off = kx * q->dw - q->pw, lo, hi;
+				int8_t *d = q->col +
+					    ((c * q->kh + ky) * q->kw + kx) * tile;
+				conv_range(off, q->sw, q->iw, q->ow, &lo, &hi);
+				for (int64_t oy = r0; oy < r1; oy++, d += q->ow) {
+					int64_t iy = oy * q->sh - q->ph + ky * q->dh;
+					if (iy < 0 || iy >= q->ih) {
+						memset(d, bo, (size_t)q->ow);
+						continue;
+					}
+					const uint8_t *src =
+						x + (c * q->ih + iy) * q->iw;
+					memset(d, bo, (size_t)lo);
+					flip_copy(src + lo * q->sw + off,
+						  (size_t)q->sw, flip,
+						  (uint8_t *)d + lo,
+						  (size_t)(hi - lo));
+					memset(d + hi, bo, (size_t)(q->ow - hi));
+				}
+			}
+}
+
+/* Per-channel offsets z[i] (i < m) the product left out: c[i][j] -=
+ * z[i] * s[j]. */
+RT_HOT static void channel_offsets(int64_t m, int64_t n, const int32_t *z,
+				   const int32_t *s, int32_t *c, int64_t ldc)
+{
+	for (int64_t i = 0; i < m; i++) {
+		uint32_t *ci = (uint32_t *)(c + i * ldc);
+		for (int64_t j = 0; j < n; j++)
+			ci[j] -= (uint32_t)z[i] * (uint32_t)s[j];
+	}
+}
+
+/* QLinearConv's multipliers, as run_qlinear_conv (compiler/ops/conv.c)
+ * makes them: x * w in double rounded to float, over y's scale in
+ * float. */
+static void qconv_mults(QConv *q, const Tensor *const *in)
+{
+	double sx = scale_at(in[1], 0);
+	float sy = scale_at(in[6], 0);
+	for (int64_t m = 0; m < q->cout; m++)
+		q->mult[m] = (float)(sx * scale_at(in[4], m)) / sy;
+}
+
+/* QLinearConv's y at output channels c0..c0+nc of image img, output
+ * pixels p0.. of a tile of n, from the tile's sums in q->acc (a row of n
+ * per channel) and the bias. */
+static void qconv_requant(const QConv *q, const Tensor *const *in,
+			  Tensor *out, int64_t img, int64_t c0, int64_t nc,
+			  int64_t p0, int64_t n)
+{
+	int64_t osz = q->oh * q->ow;
+	double zp = zp_at(in[7], 0);
+	const Tensor *b = q->in.bias < 0 ? NULL : in[q->in.bias];
+	uint8_t *y = tensor_mut(out);
+	for (int64_t m = 0; m < nc; m++) {
+		int64_t c = c0 + m;
+		double bias = b ? ((const int32_t *)b->data)[c] : 0;
+		requant(q->acc + m * n, (size_t)n, bias, q->mult + c, false,
+			zp, q->y_s8, y + (img * q->cout + c) * osz + p0);
+	}
+}
+
+/* acc[i] += w * (x[i * stride] - zx), x uint8 (int8 if s8). */
+RT_HOT static void dw_taps(const uint8_t *x, size_t stride, int32_t w,
+			   int32_t zx, bool s8, int32_t *acc, size_t n)
+{
+	uint32_t *a = (uint32_t *)acc;
+	if (s8 && stride == 1)
+		for (size_t i = 0; i < n; i++)
+			a[i] += (uint32_t)(w * ((int8_t)x[i] - zx));
+	else if (stride == 1)
+		for (size_t i = 0; i < n; i++)
+			a[i] += (uint32_t)(w * (x[i] - zx));
+	else if (s8)
+		for (size_t i = 0; i < n; i++)
+			a[i] += (uint32_t)(w * ((int8_t)x[i * stride] - zx));
+	else
+		for (size_t i = 0; i < n; i++)
+			a[i] += (uint32_t)(w * (x[i * stride] - zx));
+}
+
+/* The sums of one output channel whose group has one input channel xc
+ * (a depthwise convolution's), directly: W's taps wc (uint8, zero point
+ * zw) over X - zx, taps outside the image left out. */
+static void qconv_direct(const QConv *q, const uint8_t *xc,
+			 const uint8_t *wc, int32_t zw, int32_t zx,
+			 int32_t *acc)
+{
+	memset(acc, 0, (size_t)(q->oh * q->ow) * sizeof(*acc));
+	for (int64_t oy = 0; oy < q->oh; oy++)
+		for (int64_t ky = 0; ky < q->kh; ky++) {
+			int64_t iy = oy * q->sh - q->ph + ky * q->dh;
+			if (iy < 0 || iy >= q->ih)
+				continue;
+			for (int64_t kx = 0; kx < q->kw; kx++) {
+				int32_t w = wc[ky * q->kw + kx] - zw;
+				int64_t off = kx * q->dw - q->pw, lo, hi;
+				conv_range(off, q->sw, q->iw, q->ow, &lo, &hi);
+				if (w)
+					dw_taps(xc + iy * q->iw + lo * q->sw + off,
+						(size_t)q->sw, w, zx, q->x_s8,
+						acc + oy * q->ow + lo,
+						(size_t)(hi - lo));
+			}
+		}
+}
+
+/* ConvInteger / QLinearConv by qconv_direct, channel by channel. */
+static int qconv_direct_run(QConv *q, const Tensor *const *in,
+			    Tensor *const *out)
+{
+	const uint8_t *x = in[q->in.a]->data;
+	int32_t zx = zp_at(q->zx ? in[q->in.az] : NULL, 0);
+	int64_t osz = q->oh * q->ow;
+	for (int64_t img = 0; img < q->n; img++)
+		for (int64_t c = 0; c < q->cout; c++) {
+			const uint8_t *xc = x + (img * q->cin + c / q->mg) *
+						       q->ih * q->iw;
+			int32_t *acc = q->acc ? q->acc
+					      : (int32_t *)tensor_mut(out[0]) +
+							(img * q->cout + c) * osz;
+			qconv_direct(q, xc, q->w + c * q->kk, q->zw[c], zx, acc);
+			if (q->acc)
+				qconv_requant(q, in, out[0], img, c, 1, 0, osz);
+		}
+	return 0;
+}
+
+static int qconv_run(void *state, const Tensor *const *in,
+		     Tensor *const *out)
+{
+	QConv *q = state;
+	const uint8_t *x = in[q->in.a]->data;
+	int32_t *y = q->acc ? NULL : tensor_mut(out[0]);
+	const Tensor *wz = q->nzw ? in[q->in.bz] : NULL;
+	int32_t zx = zp_at(q->zx ? in[q->in.az] : NULL, 0);
+	int8_t bo = (int8_t)(q->x_s8 ? zx : zx - 128);
+	uint8_t flip = q->x_s8 ? 0 : 0x80;
+	int64_t osz = q->oh * q->ow;
+	bool offsets = false;
+	for (int64_t i = 0; i < q->cout; i++) {
+		q->zw[i] = zp_at(wz, q->nzw > 1 ? i : 0) + q->wshift;
+		offsets |= q->zw[i] != 0;
+	}
+	if (q->acc)
+		qconv_mults(q, in);
+	if (q->direct)
+		return qconv_direct_run(q, in, out);
+	for (int64_t img = 0; img < q->n; img++)
+		for (int64_t g = 0; g < q->group; g++) {
+			const uint8_t *xg = x + (img * q->cin + g * q->cg) *
+						       q->ih * q->iw;
+			const uint8_t *wg = q->w + g * q->mg * q->kk;
+			int64_t c0 = g * q->mg;
+			for (int64_t r0 = 0; r0 < q->oh; r0 += q->rows) {
+				int64_t r1 = r0 + q->rows < q->oh ? r0 + q->rows
+								  : q->oh;
+				int64_t tile = (r1 - r0) * q->ow;
+				/* the sums: into Y (ConvInteger) or the
+				 * tile's buffer (QLinearConv) */
+				int64_t ldc = q->acc ? tile : osz;
+				int32_t *yt = q->acc ? q->acc
+						     : y + (img * q->cout + c0) *
+								   osz +
+							   r0 * q->ow;
+				im2col_q8(q, xg, r0, r1, bo, flip);
+				if (int_gemm(&q->g, q->mg, tile, q->kk, wg,
+					     q->kk, q->col, tile, bo, yt,
+					     ldc) < 0)
+					return -1;
+				if (offsets) {
+					col_sums(q->kk, tile, q->col, bo,
+						 q->sums);
+					channel_offsets(q->mg, tile,
+							q->zw + c0, q->sums,
+							yt, ldc);
+				}
+				if (q->acc)
+					qconv_requant(q, in, out[0], img, c0,
+						      q->mg, r0 * q->ow, tile);
+			}
+		}
+	return 0;
+}
+
+/* The geometry of ConvInteger node n, 1-D taken as 2-D of height 1:
+ * false if it is not one quant_conv runs. */
+static bool qconv_geom(gearrt_session *s, Prepared *p, const Node *n,
+		       const QSlots *in, QConv *q)
+{
+	ConvGeom g;
+	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
+		    .opset = model_opset(s->model->m),
+		    .fold_limit = INT64_MAX };
+	if (nn_conv_geom(&c, in->a, in->b, false, &g) < 0) {
+		clear_error();
+		return false;
+	}
+	if ((g.nsp != 1 && g.nsp != 2) || g.group < 1 || g.cin % g.group ||
+	    g.cout % g.group)
+		return false;
+	int a = g.nsp - 1; /* the width's axis */
+	*q = (QConv){ .n = g.n, .cin = g.cin, .cout = g.cout,
+		      .group = g.group, .cg = g.cin / g.group,
+		      .mg = g.cout / g.group,
+		      .ih = a ? g.in[0] : 1, .iw = g.in[a],
+		      .oh = a ? g.out[0] : 1, .ow = g.out[a],
+		      .kh = a ? g.kernel[0] : 1, .kw = g.kernel[a],
+		      .sh = a ? g.stride[0] : 1, .sw = g.stride[a],
+		      .ph = a ? g.pad[0] : 0, .pw = g.pad[a],
+		      .dh = a ? g.dilation[0] : 1, .dw = g.dilation[a] };
+	q->kk = q->cg * q->kh * q->kw;
+	return q->oh > 0 && q->ow > 0 && q->kk > 0;
+}
+
+int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	bool ql = n->op == OP_QLinearConv;
+	const QSlots *in = ql ? &qlinear_slots : &integer_slots;
+	const Value *x = rt_in_val(p, n, in->a), *w = rt_in_val(p, n, in->b);
+	const Value *xz = rt_in_val(p, n, in->az), *wz = rt_in_val(p, n, in->bz);
+	const Value *b = ql ? rt_in_val(p, n, in->bias) : NULL;
+	const Value *y = &p->g->vals[n->outputs[0]];
+	const uint8_t *wd = weights_of(w);
+	QConv c;
+	if (!is_q8(x) || !is_q8(w) || !wd ||
+	    !(ql ? is_q8(y) : is_static(y, DT_INT32)) ||
+	    zp_count(xz, 1) < 0 || !qconv_geom(s, p, n, in, &c) ||
+	    zp_count(wz, c.cout) < 0 ||
+	    shape_numel(&w->shape) != c.cout * c.kk ||
+	    shape_numel(&y->shape) != c.n * c.cout * c.oh * c.ow ||
+	    (ql && (c.kk > QLINEAR_MAX_K || !qlinear_params(p, n, c.cout) ||
+		    (b && (!is_static(b, DT_INT32) ||
+			   shape_numel(&b->shape) != c.cout)))))
+		return 0;
+	QConv *q = malloc(sizeof(*q));
+	if (!q)
+		return error("out of memory");
+	*q = c;
+	q->g = int_gemm_for(s, (double)(c.n * c.cout * c.oh * c.ow * c.kk));
+	q->x_s8 = x->dtype == DT_INT8;
+	q->zx = xz != NULL;
+	q->wshift = w->dtype == DT_INT8 ? 128 : 0;
+	q->nzw = zp_count(wz, c.cout);
+	q->in = *in;
+	q->in.bias = b ? in->bias : -1;
+	q->y_s8 = y->dtype == DT_INT8;
+	q->direct = q->cg == 1;
+	int64_t rows = QCONV_TILE / (q->kk * q->ow);
+	q->rows = rows < 1 ? 1 : rows > q->oh ? q->oh : rows;
+	size_t tile = (size_t)(q->rows * q->ow), wsz = (size_t)(c.cout * c.kk);
+	size_t accsz = q->direct ? (size_t)(q->oh * q->ow) : (size_t)q->mg * tile;
+	q->w = malloc(wsz);
+	q->col = q->direct ? NULL : malloc((size_t)q->kk * tile);
+	bool ok = q->w && (q->direct || q->col);
+	if (ok)
+		ok = (q->sums = malloc(tile * sizeof(int32_t))) &&
+		     (q->zw = malloc((size_t)c.cout * sizeof(int32_t)));
+	if (ok && ql)
+		ok = (q->acc = malloc(accsz * sizeof(int32_t))) &&
+		     (q->mult = malloc((size_t)c.cout * sizeof(double)));
+	if (!ok) {
+		qconv_free(q);
+		return error("out of memory");
+	}
+	flip_copy(wd, 1, q->wshift ? 0x80 : 0, q->w, wsz);
+	*k = (FastKernel){ .run = qconv_run, .free = qconv_free, .state = q,
+			   .threads = q->g.vnni ? q->g.threads : 1 };
+	return 1;
+}
+
+/* ---- the linear quantizations ------------------------------------------- */
+
+/* The lowest and highest of x[0..n) and 0, NaNs left out, as the
+ * reference's loop finds them (in 16 lanes, which the min and max do not
+ * mind: a lane's value only moves to a strictly lower or higher one). */
+RT_HOT static void min_max(const float *x, size_t n, float *lo, float *hi)
+{
+	float l[16] = { 0 }, h[16] = { 0 }, a = 0, b = 0;
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16)
+		for (int j = 0; j < 16; j++) {
+			l[j] = x[i + j] < l[j] ? x[i + j] : l[j];
+			h[j] = x[i + j] > h[j] ? x[i + j] : h[j];
+		}
+	for (; i < n; i++) {
+		a = x[i] < a ? x[i] : a;
+		b = x[i] > b ? x[i] : b;
+	}
+	for (int j = 0; j < 16; j++) {
+		a = l[j] < a ? l[j] : a;
+		b = h[j] > b ? h[j] : b;
+	}
+	*lo = a;
+	*hi = b;
+}
+
+/* y = clamp(rintf(x / scale) + zp, lo, hi) as uint8 (or int8 if s8);
+ * false if some x / scale is NaN (those y are lo). */
+RT_HOT static bool quantize(const float *x, size_t n, float scale, float zp,
+			    float lo, float hi, bool s8, void *y)
+{
+	int bad = 0;
+	uint8_t *yu = y;
+	int8_t *ys = y;
+	for (size_t i = 0; i < n; i++) {
+		float q = rintf(x[i] / scale) + zp;
+		bad |= q != q;
+		q = q > lo ? q : lo;
+		q = q < hi ? q : hi;
+		if (s8)
+			ys[i] = (int8_t)(int32_t)q;
+		else
+			yu[i] = (uint8_t)(int32_t)q;
+	}
+	return !bad;
+}
+
+/* y = (x - zp) * scale, x uint8 (or int8 if s8). */
+RT_HOT static void dequantize(const void *x, size_t n, int32_t zp,
+			      float scale, bool s8, float *y)
+{
+	const uint8_t *xu = x;
+	const int8_t *xs = x;
+	if (s8)
+		for (size_t i = 0; i < n; i++)
+			y[i] = (float)(xs[i] - zp) * scale;
+	else
+		for (size_t i = 0; i < n; i++)
+			y[i] = (float)(xu[i] - zp) * scale;
+}
+
+static int dql_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	(void)state;
+	const float *x = in[0]->data;
+	size_t n = (size_t)shape_numel(&in[0]->shape);
+	uint8_t *y = tensor_mut(out[0]);
+	float lo, hi;
+	min_max(x, n, &lo, &hi);
+	float scale = (hi - lo) / 255.0f, z = 0;
+	if (scale != 0) {
+		z = rintf(0 - lo / scale);
+		z = z >= 255 ? 255 : z > 0 ? z : 0;
+		quantize(x, n, scale, z, 0, 255, false, y);
+	} else {
+		memset(y, 0, n);
+	}
+	if (out[1])
+		*(float *)tensor_mut(out[1]) = scale;
+	if (out[2])
+		*(uint8_t *)tensor_mut(out[2]) = (uint8_t)z;
+	return 0;
+}
+
+/* A (de)quantization's blocks: outer x an x inner elements, parameter j
+ * for the an rows of each block (an 1: per tensor). */
+typedef struct QLinear {
+	bool dequant, s8, zp; /* zp: a zero point is given */
+	int64_t outer, an, inner;
+} QLinear;
+
+static int ql_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const QLinear *q = state;
+	const uint8_t *x = in[0]->data;
+	uint8_t *y = tensor_mut(out[0]);
+	const float *sc = in[1]->data;
+	size_t inner = (size_t)q->inner, xs = q->dequant ? 1 : sizeof(float);
+	size_t ys = q->dequant ? sizeof(float) : 1;
+	for (int64_t j = 0; j < q->an; j++) {
+		float s = sc[j];
+		int32_t z = zp_at(q->zp ? in[2] : NULL, j);
+		if (!q->dequant && (!(s != 0) || isinf(s)))
+			return error("the scale is %g, expected a finite "
+				     "nonzero number", (double)s);
+		for (int64_t o = 0; o < q->outer; o++) {
+			size_t at = (size_t)((o * q->an + j)) * inner;
+			if (q->dequant)
+				dequantize(x + at * xs, inner, z, s, q->s8,
+					   (float *)(void *)(y + at * ys));
+			else if (!quantize((const float *)(const void *)(x + at * xs),
+					   inner, s, (float)z,
+					   q->s8 ? -128 : 0, q->s8 ? 127 : 255,
+					   q->s8, y + at * ys))
+				return error("x / scale is NaN");
+		}
+	}
+	return 0;
+}
+
+/* The blocks of node n's per-tensor or per-axis parameters: false if
+ * the reference kernel must run it (blocked, or scales of another
+ * count). */
+static bool ql_blocks(const Prepared *p, const Node *n, QLinear *q)
+{
+	const Value *x = rt_in_val(p, n, 0), *s = rt_in_val(p, n, 1);
+	const Value *z = rt_in_val(p, n, 2);
+	int64_t ns = shape_numel(&s->shape);
+	int32_t r = x->shape.rank;
+	int64_t axis = attr_int(n, "axis", 1);
+	q->outer = 1;
+	q->an = 1;
+	q->inner = shape_numel(&x->shape);
+	if (attr_int(n, "block_size", 0) > 0 || !is_static(s, DT_FLOAT) ||
+	    (z && (!is_q8(z) || shape_numel(&z->shape) != ns)))
+		return false;
+	if (s->shape.rank == 0 || ns == 1)
+		return true;
+	axis += axis < 0 ? r : 0;
+	if (s->shape.rank != 1 || axis < 0 || axis >= r ||
+	    x->shape.dims[axis] != ns)
+		return false;
+	q->an = ns;
+	q->inner = 1;
+	for (int32_t d = 0; d < axis; d++)
+		q->outer *= x->shape.dims[d];
+	for (int32_t d = (int32_t)axis + 1; d < r; d++)
+		q->inner *= x->shape.dims[d];
+	return true;
+}
+
+int quant_linear(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (n->op == OP_DynamicQuantizeLinear) {
+		for (int32_t i = 1; i < n->noutputs; i++)
+			if (n->outputs[i] >= 0 && !t->out[i])
+				return 0;
+		if (!is_static(x, DT_FLOAT) || !is_static(y, DT_UINT8))
+			return 0;
+		*k = (FastKernel){ .run = dql_run };
+		return 1;
+	}
+	bool dq = n->op == OP_DequantizeLinear;
+	QLinear q = { .dequant = dq };
+	if (!(dq ? is_q8(x) && is_static(y, DT_FLOAT)
+		 : is_static(x, DT_FLOAT) && is_q8(y)) ||
+	    !ql_blocks(p, n, &q))
+		return 0;
+	q.s8 = (dq ? x : y)->dtype == DT_INT8;
+	q.zp = rt_in_val(p, n, 2) != NULL;
+	QLinear *st = malloc(sizeof(*st));
+	if (!st)
+		return error("out of memory");
+	*st = q;
+	*k = (FastKernel){ .run = ql_run, .free = free, .state = st };
+	return 1;
+}

@@ -1,0 +1,222 @@
+/*
+ * tests/test_quant.c - the integer and quantization fast paths
+ * (runtime/quant.c) against the reference kernels (GEARRT_NO_FAST=1),
+ * bit for bit, at 1 and 2 threads, on tests/fixtures/quant_mm.onnx,
+ * quant_conv.onnx, quant_qlinear.onnx and quant_mlp.onnx
+ * (tests/gen_quant_models.py): every MatMulInteger, ConvInteger,
+ * QLinearMatMul, QLinearConv, DynamicQuantizeLinear, QuantizeLinear and
+ * DequantizeLinear of them must take its fast path.
+ */
+#include <dnnl.h>
+
+#include "runtime/gearrt.h"
+#include "runtime/rt.h"
+#include "testrun.h"
+
+enum { MAX_OUT = 16 };
+
+typedef struct Outs {
+	size_t n;
+	void *data[MAX_OUT];
+	size_t size[MAX_OUT];
+	int fast[OP_COUNT]; /* per op: tasks a fast path took */
+	int ref[OP_COUNT];  /* per op: tasks left to the reference kernel */
+	int parallel;	    /* fast kernels on more than one thread */
+} Outs;
+
+static char *compile(const char *dir, const char *name)
+{
+	char *out = path_in(dir, name);
+	char mflag[512], oflag[512];
+	snprintf(mflag, sizeof(mflag), "--model=tests/fixtures/%s.onnx", name);
+	snprintf(oflag, sizeof(oflag), "--output=%s", out);
+	Run r = run_gearc(mflag, oflag, "-q");
+	cr_assert_eq(r.status, 0, "compile %s: %s", name, r.err);
+	run_free(&r);
+	char *om = malloc(strlen(out) + 4);
+	sprintf(om, "%s.om", out);
+	free(out);
+	return om;
+}
+
+/* Floats in [-1, 1] from seed. */
+static void fill(float *p, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		p[i] = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
+	}
+}
+
+static Outs run_om(const char *om, bool no_fast, int threads)
+{
+	Outs o = { 0 };
+	gearrt_model *m;
+	gearrt_session *s;
+	gearrt_options opt = { .threads = threads };
+	gearrt_tensor in[4], out[MAX_OUT];
+	setenv("GEARRT_NO_FAST", no_fast ? "1" : "0", 1);
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_session_create(m, &opt, &s), GEARRT_OK);
+	size_t nin = gearrt_input_count(m);
+	cr_assert(nin <= 4);
+	for (size_t i = 0; i < nin; i++) {
+		cr_assert_eq(gearrt_input_info(m, i, &in[i]), GEARRT_OK);
+		size_t cnt = 1;
+		for (int32_t d = 0; d < in[i].rank; d++)
+			cnt *= (size_t)in[i].dims[d];
+		in[i].data = malloc(cnt * sizeof(float));
+		in[i].size = cnt * sizeof(float);
+		fill(in[i].data, cnt, 11u + (uint32_t)i);
+	}
+	o.n = gearrt_output_count(m);
+	cr_assert(o.n <= MAX_OUT);
+	memset(out, 0, sizeof(out));
+	cr_assert_eq(gearrt_run(s, in, nin, out, o.n), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	for (size_t k = 0; k < o.n; k++) {
+		o.size[k] = out[k].size;
+		o.data[k] = malloc(out[k].size + 1);
+		memcpy(o.data[k], out[k].data, out[k].size);
+	}
+	Prepared *p = s->prep[0];
+	for (int32_t i = 0; i < p->ntasks; i++) {
+		const Task *t = &p->tasks[i];
+		if (t->fast.run)
+			o.fast[t->n->op]++;
+		else
+			o.ref[t->n->op]++;
+		o.parallel += t->fast.threads > 1;
+	}
+	for (size_t i = 0; i < nin; i++)
+		free(in[i].data);
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	return o;
+}
+
+static void outs_free(Outs *o)
+{
+	for (size_t k = 0; k < o->n; k++)
+		free(o->data[k]);
+}
+
+/* a's outputs are b's, byte for byte (int32, uint8 and float alike). */
+static void expect_same(const Outs *a, const Outs *b, const char *what)
+{
+	cr_assert_eq(a->n, b->n);
+	for (size_t k = 0; k < a->n; k++) {
+		cr_assert_eq(a->size[k], b->size[k]);
+		const uint8_t *x = a->data[k], *y = b->data[k];
+		size_t i = 0;
+		while (i < a->size[k] && x[i] == y[i])
+			i++;
+		cr_expect_eq(i, a->size[k], "%s: output %zu differs from the "
+			     "reference kernel's at byte %zu of %zu", what, k,
+			     i, a->size[k]);
+	}
+}
+
+/* Whether oneDNN multiplies with VNNI here, so that quant.c runs its
+ * integer GEMM (on the session's threads) rather than the plain loop. */
+static bool vnni(void)
+{
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+	return (isa & dnnl_cpu_isa_avx512_core_vnni) ==
+	       dnnl_cpu_isa_avx512_core_vnni;
+}
+
+/* The ops runtime/quant.c runs. */
+static const int quant_ops[] = { OP_MatMulInteger, OP_ConvInteger,
+				 OP_QLinearMatMul, OP_QLinearConv,
+				 OP_DynamicQuantizeLinear, OP_QuantizeLinear,
+				 OP_DequantizeLinear };
+
+/* name's fixture: every quant op fast (want of them), the outputs those
+ * of the reference kernels at 1 and 2 threads; *parallel: the 2-thread
+ * run's kernels on 2 threads. */
+static void quant_vs_reference(const char *name, int want, int *parallel)
+{
+	char *dir = temp_dir(), *om = compile(dir, name);
+	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
+	Outs f2 = run_om(om, false, 2);
+	int fast = 0;
+	for (size_t i = 0; i < sizeof(quant_ops) / sizeof(*quant_ops); i++) {
+		int op = quant_ops[i];
+		cr_expect_eq(ref.fast[op], 0);
+		cr_expect_eq(f1.ref[op], 0, "%s: %d %s nodes on the reference "
+			     "kernel", name, f1.ref[op], op_info[op].name);
+		fast += f1.fast[op];
+	}
+	cr_expect_eq(fast, want, "%s: %d fast quant nodes, expected %d", name,
+		     fast, want);
+	expect_same(&f1, &ref, "1 thread");
+	expect_same(&f2, &ref, "2 threads");
+	*parallel = f2.parallel;
+	outs_free(&ref);
+	outs_free(&f1);
+	outs_free(&f2);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
+Test(quant, matmul_integer_exact)
+{
+	/* 6 MatMulInteger (uint8 and int8 A and B, per-tensor, per-column
+	 * and absent zero points, saturated operands, a batched product of
+	 * run-time operands), DynamicQuantizeLinear, 4 QuantizeLinear (one
+	 * per axis), 2 DequantizeLinear (one per axis) */
+	int parallel;
+	quant_vs_reference("quant_mm", 13, &parallel);
+	cr_expect_geq(parallel, vnni() ? 5 : 0, "%d kernels on 2 threads",
+		      parallel);
+}
+
+Test(quant, conv_integer_exact)
+{
+	/* 5 ConvInteger: 3x3 uint8 W padded, int8 W per-channel zero
+	 * points strided, int8 X into 2 groups dilated, depthwise with
+	 * asymmetric pads, 1-D without a W zero point, one in 3 tiles of
+	 * output rows; 3 DynamicQuantizeLinear, QuantizeLinear */
+	int parallel;
+	quant_vs_reference("quant_conv", 10, &parallel);
+	cr_expect_geq(parallel, vnni() ? 3 : 0, "%d kernels on 2 threads",
+		      parallel);
+}
+
+Test(quant, dynamic_mlp_exact)
+{
+	/* quantize_dynamic's chain, 3 layers: 3 DynamicQuantizeLinear, 3
+	 * MatMulInteger; the Casts, Muls and Adds after them as they run */
+	int parallel;
+	quant_vs_reference("quant_mlp", 6, &parallel);
+}
+
+Test(quant, qlinear_exact)
+{
+	/* 3 QLinearMatMul (uint8 per-tensor scales, int8 per-column B
+	 * scales, int8 with results on rounding ties), 3 QLinearConv
+	 * (uint8 with a bias, int8 strided with per-channel W scales, int8
+	 * on ties, uint8 in 3 tiles of output rows, int8 depthwise
+	 * strided), saturating both ways; 5 QuantizeLinear */
+	int parallel;
+	quant_vs_reference("quant_qlinear", 13, &parallel);
+	cr_expect_geq(parallel, vnni() ? 2 : 0, "%d kernels on 2 threads",
+		      parallel);
+}
+
+Test(quant, plain_loop_exact)
+{
+	/* oneDNN capped below VNNI (read at its first call in this test's
+	 * process): quant.c's plain-C product, on the same fixtures */
+	setenv("DNNL_MAX_CPU_ISA", "AVX512_CORE", 1);
+	if (vnni())
+		cr_skip_test("oneDNN's ISA was fixed before the cap");
+	int parallel;
+	quant_vs_reference("quant_mm", 13, &parallel);
+	quant_vs_reference("quant_conv", 10, &parallel);
+	quant_vs_reference("quant_qlinear", 13, &parallel);
+	cr_expect_eq(parallel, 0, "%d kernels on 2 threads", parallel);
+}
