@@ -18,6 +18,7 @@ typedef struct FileCheck {
 	uint64_t wsize;
 	uint8_t *refs; /* per graph: attributes naming it as a subgraph */
 	uint8_t *gear_of; /* per graph: gears naming it as their branch */
+	int32_t *depth;	  /* per graph: levels below the root */
 	NameMap *inputs;  /* model input name -> index */
 	size_t nvals;	  /* the gear inputs' -1s: values per gear */
 } FileCheck;
@@ -300,7 +301,9 @@ static int check_plan(const Gearom__Graph *g, const Gearom__MemoryPlan *p)
 	return 0;
 }
 
-/* The tree of graphs: parents come first, so it has no cycle. */
+/* The tree of graphs: parents come first, so it has no cycle, and it is
+ * at most MAX_OM_GRAPH_DEPTH deep (compiler/ir.h), so that every walk
+ * recursing into subgraphs stays within the stack. */
 static int check_parent(const FileCheck *c, int32_t gi)
 {
 	const Gearom__Graph *g = c->m->graphs[gi];
@@ -310,6 +313,10 @@ static int check_parent(const FileCheck *c, int32_t gi)
 			     : g->parent < 0 || g->parent >= gi)
 		return error("parent %d is not valid for graph %d%s",
 			     g->parent, gi, gi == c->m->root ? " (root)" : "");
+	c->depth[gi] = gi == c->m->root ? 0 : c->depth[g->parent] + 1;
+	if (c->depth[gi] > MAX_OM_GRAPH_DEPTH)
+		return error("subgraphs are nested more than %d levels deep",
+			     MAX_OM_GRAPH_DEPTH);
 	return 0;
 }
 
@@ -568,6 +575,7 @@ static int check_all(FileCheck *c)
 		if (check_weight(c, m->weights[k]) < 0)
 			return error_prefix("weight %zu", k);
 	c->refs = xcalloc(m->n_graphs, 1);
+	c->depth = xcalloc(m->n_graphs + 1, sizeof(int32_t));
 	for (size_t k = 0; k < m->n_graphs; k++)
 		if (check_parent(c, (int32_t)k) < 0)
 			return error_prefix("graph %zu", k);
@@ -607,6 +615,7 @@ int om_check_model(const Gearom__Model *m, const uint8_t *weights,
 	int rc = check_all(&c);
 	namemap_release(&inputs);
 	free(c.refs);
+	free(c.depth);
 	free(c.gear_of);
 	return rc;
 }

@@ -38,8 +38,10 @@
  *     Node.label (NULL outside gear branches);  an empty bytes field may
  *     have data NULL;
  *   - graphs[root] is the root, with parent -1; every other graph has
- *     0 <= parent < its own index (so the tree has no cycle), and is named
- *     by at most one ATTR_GRAPH(S) attribute, which is in its parent;
+ *     0 <= parent < its own index (so the tree has no cycle), is at most
+ *     MAX_OM_GRAPH_DEPTH levels below the root (compiler/ir.h: so every
+ *     walk recursing into subgraphs is bounded), and is named by at most
+ *     one ATTR_GRAPH(S) attribute, which is in its parent;
  *   - tensors: dtype 0..16, rank -1..8 with exactly rank dims (none for
  *     -1), dims >= -1, kind and type in their enums, weight -1 or a valid
  *     index (valid for TK_WEIGHT), outer a valid index into the parent's

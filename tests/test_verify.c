@@ -6,7 +6,7 @@
 #include <dirent.h>
 
 #include "cli/cli.h"
-#include "serializer/omimpl.h"
+#include "omedit.h"
 #include "synth.h"
 
 #define DEMO "--model=tests/fixtures/demo_cnn.onnx"
@@ -45,30 +45,10 @@ static void fx_free(Fx *x)
 	free(x->om);
 }
 
-/* Writes x's file with MODEL_DEF replaced by its (mutated) message,
- * weights kept, the checksum right. */
+/* Writes x's file with MODEL_DEF replaced by its (mutated) message. */
 static void write_mutated(const Fx *x)
 {
-	const uint8_t *d = x->data;
-	Gearom__Model *msg = x->f.model;
-	uint32_t nparts = om_get_u32(d + 28);
-	uint64_t woff = nparts == 2 ? om_get_u64(d + 88 + 8) : 0;
-	uint64_t wsz = nparts == 2 ? om_get_u64(d + 88 + 16) : 0;
-	size_t defsz = protobuf_c_message_get_packed_size(&msg->base);
-	uint64_t nwoff = om_align(128 + defsz);
-	size_t len = (size_t)(nparts == 2 ? nwoff + wsz : 128 + defsz);
-	uint8_t *c = calloc(len, 1);
-	memcpy(c, d, 64 + 24 * nparts);
-	om_put_u64(c + 16, len);
-	om_put_u64(c + 80, defsz);
-	protobuf_c_message_pack(&msg->base, c + 128);
-	if (nparts == 2) {
-		om_put_u64(c + 96, nwoff);
-		memcpy(c + nwoff, d + woff, wsz);
-	}
-	om_put_u32(c + 24, crc32_update(0, c + 64, len - 64));
-	write_file(x->om, c, len);
-	free(c);
+	omedit_write(x->data, x->f.model, x->om);
 }
 
 static Gearom__Graph *gear_graph(const Fx *x, int gear)

@@ -1,0 +1,247 @@
+/* tests/test_reader.c - what every command that reads a .om checks first
+ * (the reader, `gearc verify`'s checks, the runtime's loader, export):
+ * hostile files made by editing a file gearc wrote are refused by each
+ * of verify, run, export and gearrt_model_open with one line, never a
+ * crash. */
+#include "testrun.h"
+
+#include "omedit.h"
+#include "runtime/gearrt.h"
+#include "synth.h"
+
+/* ---- nesting depth ------------------------------------------------------ */
+
+static Graph *sub_graph(Graph *parent, const char *fmt, int k)
+{
+	char name[32];
+	snprintf(name, sizeof(name), fmt, k);
+	return graph_new(parent->arena, arena_strdup(parent->arena, name),
+			 parent);
+}
+
+/* An outer reference in g to v of g's parent, typed as v. */
+static ValId outer(Graph *g, const char *name, ValId v)
+{
+	ValId o = graph_add_value(g, name, VAL_OUTER);
+	g->vals[o].outer = v;
+	g->vals[o].dtype = g->parent->vals[v].dtype;
+	g->vals[o].shape = g->parent->vals[v].shape;
+	return o;
+}
+
+static void one_output(Graph *g, ValId v)
+{
+	g->outputs = arena_alloc(g->arena, sizeof(ValId));
+	g->outputs[0] = v;
+	g->noutputs = 1;
+}
+
+static ValId unary(Graph *g, const char *op, const char *fmt, int k, ValId x)
+{
+	char name[32];
+	snprintf(name, sizeof(name), fmt, k);
+	return tu_out(tu_node(g, op, arena_strdup(g->arena, name), IDS(x), 1),
+		      0);
+}
+
+/* In g: If(cond) whose then branch "gK+1" holds the next level (Relu(x)
+ * at the last) and whose else branch "eK" is Neg(x). */
+static void nested_if(Graph *g, int k, int levels, ValId cond, ValId x)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "if%d", k);
+	ValId y = tu_out(tu_node(g, "If", arena_strdup(g->arena, name),
+				 IDS(cond), 1), 0);
+	Graph *th = sub_graph(g, "g%d", k + 1), *el = sub_graph(g, "e%d", k);
+	ValId tx = outer(th, "x", x);
+	if (k + 1 < levels)
+		nested_if(th, k + 1, levels, outer(th, "cond", cond), tx);
+	else
+		one_output(th, unary(th, "Relu", "relu%d", k + 1, tx));
+	one_output(el, unary(el, "Neg", "neg%d", k, outer(el, "x", x)));
+	node_add_attr(g, &g->nodes[g->nnodes - 1], "then_branch",
+		      ATTR_GRAPH)->g = th;
+	node_add_attr(g, &g->nodes[g->nnodes - 1], "else_branch",
+		      ATTR_GRAPH)->g = el;
+	one_output(g, y);
+}
+
+/* x float [2,3], cond bool -> Relu -> If nested levels subgraph levels
+ * deep (its innermost then branch at depth levels) -> y, compiled. */
+static Model *nested_model(int levels)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId cond = tu_input(g, "cond", DT_BOOL, SCALAR);
+	ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(2, 3));
+	nested_if(g, 0, levels, cond, unary(g, "Relu", "relu%d", 0, x));
+	m = synth_compile(m, NULL, NULL, NULL, NULL, 1);
+	cr_assert(m, "%s", last_error());
+	return m;
+}
+
+/* The graph of f named name. */
+static int32_t graph_named(const Gearom__Model *m, const char *name)
+{
+	for (size_t i = 0; i < m->n_graphs; i++)
+		if (!strcmp(m->graphs[i]->name, name))
+			return (int32_t)i;
+	cr_assert_fail("no graph '%s'", name);
+	return -1;
+}
+
+/* Writes to path a nested_model(3) file f (bytes data) made depth
+ * levels deep: between g2 (depth 2) and the innermost g3 go depth - 3
+ * copies of g2, each with a copy of its else branch e2.  The copies are
+ * shallow (tensors and plans shared; g3 is left unreferenced); the
+ * message is put back as it was. */
+static void write_deepened(const OmFile *f, const uint8_t *data, int depth,
+			   const char *path)
+{
+	Gearom__Model *m = f->model;
+	int32_t g2 = graph_named(m, "g2"), e2 = graph_named(m, "e2");
+	int32_t g3 = graph_named(m, "g3"), n0 = (int32_t)m->n_graphs;
+	int32_t K = depth - 3, n = n0 + 2 * K + 1;
+	Arena a = { 0 };
+	Gearom__Graph **gs = arena_array(&a, (size_t)n, sizeof(*gs));
+	memcpy(gs, m->graphs, (size_t)n0 * sizeof(*gs));
+	for (int32_t k = 0; k < K; k++) {
+		Gearom__Graph *c = arena_memdup(&a, m->graphs[g2], sizeof(*c));
+		Gearom__Graph *e = arena_memdup(&a, m->graphs[e2], sizeof(*e));
+		c->name = arena_printf(&a, "d%d", k);
+		c->parent = k ? n0 + 2 * (k - 1) : g2;
+		e->name = arena_printf(&a, "f%d", k);
+		e->parent = n0 + 2 * k;
+		gs[n0 + 2 * k] = c;
+		gs[n0 + 2 * k + 1] = e;
+	}
+	gs[n - 1] = arena_memdup(&a, m->graphs[g3], sizeof(**gs));
+	gs[n - 1]->parent = K ? n0 + 2 * (K - 1) : g2;
+	/* g2 and each copy: If(then: the next level, else: its own e) */
+	Gearom__Node *node = m->graphs[g2]->nodes[0];
+	Gearom__Attribute **was = node->attrs;
+	for (int32_t k = -1; k < K; k++) {
+		int32_t next = n0 + 2 * (k + 1), other = k < 0 ? e2 : n0 + 2 * k + 1;
+		Gearom__Node *c = arena_memdup(&a, node, sizeof(*c));
+		c->attrs = arena_array(&a, node->n_attrs, sizeof(*c->attrs));
+		for (size_t j = 0; j < node->n_attrs; j++) {
+			Gearom__Attribute *x = arena_memdup(&a, was[j],
+							    sizeof(*x));
+			x->g = !strcmp(x->name, "then_branch") ? next : other;
+			c->attrs[j] = x;
+		}
+		if (k < 0) {
+			node->attrs = c->attrs;
+		} else {
+			Gearom__Node **one = arena_array(&a, 1, sizeof(*one));
+			one[0] = c;
+			gs[n0 + 2 * k]->nodes = one;
+		}
+	}
+	Gearom__Graph **gwas = m->graphs;
+	m->graphs = gs;
+	m->n_graphs = (size_t)n;
+	omedit_write(data, m, path);
+	m->graphs = gwas;
+	m->n_graphs = (size_t)n0;
+	node->attrs = was;
+	arena_release(&a);
+}
+
+typedef struct Deep {
+	char *dir, *om;
+	uint8_t *data;
+	size_t size;
+	OmFile f;
+} Deep;
+
+/* nested_model(levels) written to a fresh directory. */
+static Deep deep_open(int levels)
+{
+	Deep d = { .dir = temp_dir() };
+	d.om = path_in(d.dir, "deep.om");
+	Model *m = nested_model(levels);
+	cr_assert_eq(om_encode(m, &d.data, &d.size), 0, "%s", last_error());
+	model_free(m);
+	write_file(d.om, d.data, d.size);
+	cr_assert_eq(om_parse(&d.f, d.data, d.size, "deep.om"), 0, "%s",
+		     last_error());
+	return d;
+}
+
+static void deep_close(Deep *d)
+{
+	om_close(&d->f);
+	free(d->data);
+	remove_tree(d->dir);
+	free(d->dir);
+	free(d->om);
+}
+
+/* verify, run, export and gearrt_model_open on path: each works, or each
+ * fails with status 1 and one line holding want. */
+static void expect_every_reader(const char *dir, const char *path,
+				const char *want)
+{
+	char *onnx = path_in(dir, "out.onnx"), out[600];
+	snprintf(out, sizeof(out), "--output=%s", onnx);
+	Run r[3] = { run_gearc("verify", path),
+		     run_gearc("run", path, "--random-inputs"),
+		     run_gearc("export", path, out) };
+	cr_expect_eq(access(onnx, F_OK) == 0, !want, "export %s %s",
+		     want ? "wrote" : "did not write", onnx);
+	unlink(onnx);
+	for (int i = 0; i < 3; i++) {
+		if (want)
+			expect_error(&r[i], 1, want);
+		else
+			cr_expect_eq(r[i].status, 0, "%s", r[i].err);
+		run_free(&r[i]);
+	}
+	gearrt_model *md = NULL;
+	gearrt_status st = gearrt_model_open(path, &md);
+	if (want) {
+		cr_expect_eq(st, GEARRT_E_FILE, "gearrt_model_open: %d", st);
+		cr_expect(strstr(gearrt_last_error(), want), "%s",
+			  gearrt_last_error());
+		cr_expect_null(md);
+	} else {
+		cr_expect_eq(st, GEARRT_OK, "%s", gearrt_last_error());
+	}
+	gearrt_model_close(md);
+	free(onnx);
+}
+
+/* Every walk over subgraphs recurses: a file nested deeper than
+ * MAX_OM_GRAPH_DEPTH is refused where it is read, one nested that deep
+ * works (under the default 8 MB stack, and ASan's larger frames). */
+Test(reader, nesting_depth_is_bounded_where_the_file_is_read, .timeout = 120)
+{
+	Deep d = deep_open(3);
+	char *deep = path_in(d.dir, "deeper.om"), want[80];
+	snprintf(want, sizeof(want), "subgraphs are nested more than %d "
+		 "levels deep", MAX_OM_GRAPH_DEPTH);
+	write_deepened(&d.f, d.data, MAX_OM_GRAPH_DEPTH, deep);
+	expect_every_reader(d.dir, deep, NULL);
+	write_deepened(&d.f, d.data, MAX_OM_GRAPH_DEPTH + 1, deep);
+	expect_every_reader(d.dir, deep, want);
+	write_deepened(&d.f, d.data, 10000, deep);
+	expect_every_reader(d.dir, deep, want);
+	free(deep);
+	deep_close(&d);
+}
+
+/* The writer refuses what the reader would: a model nested one level too
+ * deep compiles but is not written. */
+Test(reader, the_writer_refuses_a_model_nested_too_deep)
+{
+	Model *m = nested_model(MAX_OM_GRAPH_DEPTH + 1);
+	uint8_t *data;
+	size_t size;
+	cr_expect_eq(om_encode(m, &data, &size), -1);
+	cr_expect(strstr(last_error(), "nested more than"), "%s", last_error());
+	model_free(m);
+	Deep d = deep_open(MAX_OM_GRAPH_DEPTH);
+	expect_every_reader(d.dir, d.om, NULL);
+	deep_close(&d);
+}
