@@ -187,7 +187,7 @@ static void expect_every_reader(const char *dir, const char *path,
 	snprintf(out, sizeof(out), "--output=%s", onnx);
 	Run r[3] = { run_gearc("verify", path),
 		     run_gearc("run", path, "--random-inputs"),
-		     run_gearc("export", path, out) };
+		     run_gearc("export", path, "--gear=0", out) };
 	cr_expect_eq(access(onnx, F_OK) == 0, !want, "export %s %s",
 		     want ? "wrote" : "did not write", onnx);
 	unlink(onnx);
@@ -244,4 +244,164 @@ Test(reader, the_writer_refuses_a_model_nested_too_deep)
 	Deep d = deep_open(MAX_OM_GRAPH_DEPTH);
 	expect_every_reader(d.dir, d.om, NULL);
 	deep_close(&d);
+}
+
+/* ---- tensor kinds and the input/output table ----------------------------- */
+
+typedef struct Fx {
+	char *dir, *om;
+	uint8_t *data; /* the file as gearc wrote it */
+	size_t size;
+	OmFile f; /* data, parsed: its message is edited */
+} Fx;
+
+/* Compiles model with the given options into a fresh directory. */
+static Fx fx_compile(const char *model, const char *shape, const char *gears)
+{
+	Fx x = { .dir = temp_dir() };
+	x.om = path_in(x.dir, "m.om");
+	char out[700], marg[300], sarg[300];
+	snprintf(out, sizeof(out), "--output=%s", x.om);
+	snprintf(marg, sizeof(marg), "--model=tests/fixtures/%s", model);
+	snprintf(sarg, sizeof(sarg), "--input_shape=%s", shape);
+	Run r = gears ? run_gearc(marg, out, sarg, gears, "--no-fuse")
+		      : run_gearc(marg, out, sarg, "--no-fuse");
+	cr_assert_eq(r.status, 0, "compile: %s", r.err);
+	run_free(&r);
+	x.data = (uint8_t *)read_file(x.om, &x.size);
+	cr_assert(x.data);
+	cr_assert_eq(om_parse(&x.f, x.data, x.size, "m.om"), 0, "%s",
+		     last_error());
+	return x;
+}
+
+static void fx_free(Fx *x)
+{
+	om_close(&x->f);
+	free(x->data);
+	remove_tree(x->dir);
+	free(x->dir);
+	free(x->om);
+}
+
+static Gearom__Graph *root_of(const Fx *x)
+{
+	return x->f.model->graphs[x->f.model->root];
+}
+
+static Gearom__Tensor *tensor_named(const Gearom__Graph *g, const char *name)
+{
+	for (size_t i = 0; i < g->n_tensors; i++)
+		if (!strcmp(g->tensors[i]->name, name))
+			return g->tensors[i];
+	cr_assert_fail("graph '%s' has no tensor '%s'", g->name, name);
+	return NULL;
+}
+
+/* Writes x's edited message to x->om and expects every reader to refuse
+ * it with want (NULL: to take it). */
+static void expect_refused(const Fx *x, const char *want)
+{
+	omedit_write(x->data, x->f.model, x->om);
+	expect_every_reader(x->dir, x->om, want);
+}
+
+/* Sets lvalue to v, expects the file refused with want, puts it back. */
+#define REFUSED(x, lvalue, v, want)                     \
+	do {                                            \
+		__typeof__(lvalue) was_ = (lvalue);     \
+		(lvalue) = (v);                         \
+		expect_refused(x, want);                \
+		(lvalue) = was_;                        \
+	} while (0)
+
+/* The runtime binds the caller's buffers to the graph's input list: a
+ * tensor of input kind outside it would have no data (a NULL read in
+ * Gemm's kernel), one listed twice or a node output listed would take a
+ * buffer it must not. */
+Test(reader, tensor_kinds_agree_with_the_input_list, .timeout = 60)
+{
+	Fx x = fx_compile("demo_cnn.onnx", "x:2,3,32,32", NULL);
+	Gearom__Graph *g = root_of(&x);
+	Gearom__Tensor *w = tensor_named(g, "fc.W");
+	w->kind = GEAROM__TENSOR_KIND__TK_INPUT;
+	REFUSED(&x, w->weight, -1, "'fc.W') is an input tensor but not one "
+				  "of the graph's inputs");
+	w->kind = GEAROM__TENSOR_KIND__TK_WEIGHT;
+	int32_t c1 = -1;
+	for (size_t i = 0; i < g->n_tensors; i++)
+		if (!strcmp(g->tensors[i]->name, "c1"))
+			c1 = (int32_t)i;
+	REFUSED(&x, g->inputs[0], c1, "input 0 ('c1') is not an input tensor");
+	int32_t two[2] = { g->inputs[0], g->inputs[0] };
+	g->n_inputs = 2;
+	REFUSED(&x, g->inputs, two, "input 1 ('x') is listed twice");
+	g->n_inputs = 1;
+	expect_refused(&x, NULL); /* as compiled again */
+	fx_free(&x);
+}
+
+/* A static file's input/output table against its graph: what the caller
+ * is asked for must be what the graph reads (smaller: the kernels read
+ * past the caller's buffer; another dtype: they read it as another), and
+ * so for outputs. */
+Test(reader, a_static_files_io_table_agrees_with_its_graph, .timeout = 60)
+{
+	Fx x = fx_compile("demo_cnn.onnx", "x:2,3,32,32", NULL);
+	Gearom__IoInfo *in = x.f.model->inputs[0];
+	Gearom__IoInfo *out = x.f.model->outputs[0];
+	REFUSED(&x, in->shape[0], 1, "graph 'demo_cnn': input 'x' is float32 "
+		"[2,3,32,32], the file's I/O table says float32 [1,3,32,32]");
+	REFUSED(&x, in->shape[0], (int64_t)1 << 32, "the file's I/O table says "
+		"float32 [4294967296,3,32,32]");
+	REFUSED(&x, in->dtype, DT_FLOAT16, "input 'x' is float32 [2,3,32,32], "
+		"the file's I/O table says float16");
+	REFUSED(&x, out->dtype, DT_DOUBLE, "output 'probs' is float32 [2,10], "
+		"the file's I/O table says float64 [2,10]");
+	REFUSED(&x, out->shape[1], 11, "output 'probs' is float32 [2,10], the "
+		"file's I/O table says float32 [2,11]");
+	REFUSED(&x, in->name, "y", "graph 'demo_cnn' has no input 'y'");
+	/* sizes that overflow are refused where the file is read */
+	in->shape[0] = (int64_t)1 << 62;
+	REFUSED(&x, in->shape[1], (int64_t)1 << 62,
+		"input 0: its size overflows int64");
+	in->shape[0] = 2;
+	Gearom__Tensor *t = tensor_named(root_of(&x), "c1");
+	REFUSED(&x, t->dims[1], (int64_t)1 << 62,
+		"graph 0: tensor 11: its size overflows int64");
+	fx_free(&x);
+}
+
+Test(reader, input_and_output_names_are_unique, .timeout = 60)
+{
+	Fx x = fx_compile("two_inputs.onnx", "a:1,3,8,8;b:1,3,8,8", NULL);
+	Gearom__Model *m = x.f.model;
+	REFUSED(&x, m->inputs[1]->name, "a", "input 1: the name 'a' is taken "
+		"by an earlier input");
+	Gearom__IoInfo *outs[2] = { m->outputs[0], m->outputs[0] };
+	m->n_outputs = 2;
+	REFUSED(&x, m->outputs, outs, "output 1: the name 'out' is taken by "
+		"an earlier output");
+	m->n_outputs = 1;
+	fx_free(&x);
+}
+
+/* A gear's values are the inputs' dims at their -1s, inputs in order
+ * (gearrt.h): the gear inputs must list them so, whatever the order of
+ * --input_shape, which the compile now follows. */
+Test(reader, gear_inputs_follow_the_model_inputs, .timeout = 60)
+{
+	Fx x = fx_compile("two_inputs.onnx", "b:-1,3,8,8;a:-1,3,8,8",
+			  "--dynamic_dims=1,2;2,1");
+	Gearom__Model *m = x.f.model;
+	cr_assert_str_eq(m->gear_inputs[0]->name, "a");
+	cr_assert_str_eq(m->gear_inputs[1]->name, "b");
+	cr_expect_eq(m->gears[0]->dims[0], 2); /* a at gear 0 */
+	cr_expect_eq(m->gears[0]->dims[1], 1); /* b at gear 0 */
+	expect_every_reader(x.dir, x.om, NULL);
+	Gearom__GearInput *swapped[2] = { m->gear_inputs[1],
+					  m->gear_inputs[0] };
+	REFUSED(&x, m->gear_inputs, swapped, "input 0 'a' has a -1 dim, but "
+		"gear input 0 is 'b'");
+	fx_free(&x);
 }

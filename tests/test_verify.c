@@ -91,8 +91,8 @@ Test(verify, clean_files_pass)
 	Fx x = compile_demo();
 	Run r = run_gearc("verify", x.om);
 	cr_expect_eq(r.status, 0, "%s", r.err);
-	cr_expect_str_eq(r.out, "verify: 4 graphs, 4 plans (28 tensors), 32 "
-				"shapes: ok\n");
+	cr_expect_str_eq(r.out, "verify: 4 graphs, 4 plans (28 tensors), I/O "
+				"table against 3 graphs, 32 shapes: ok\n");
 	cr_expect_str_empty(r.err);
 	run_free(&r);
 	r = run_gearc("verify", "-v", x.om);
@@ -110,8 +110,8 @@ Test(verify, clean_files_pass)
 	char *s = path_in(x.dir, "s.om");
 	r = run_gearc("verify", s);
 	cr_expect_eq(r.status, 0, "%s", r.err);
-	cr_expect_str_eq(r.out, "verify: 1 graphs, 1 plans (9 tensors), 10 "
-				"shapes: ok\n");
+	cr_expect_str_eq(r.out, "verify: 1 graphs, 1 plans (9 tensors), I/O "
+				"table against 1 graphs, 10 shapes: ok\n");
 	run_free(&r);
 	free(s);
 	fx_free(&x);
@@ -537,8 +537,9 @@ Test(verify, lying_arena_and_shape_figures)
 	out->bytes = 40;
 	out->dims[0] = 2; /* as the branch does not give it */
 	out->bytes = 80;
-	expect_verify_error(&x, "gear 0: its branch 'Batch_0' gives output "
-				"'probs' at another shape");
+	expect_verify_error(&x, "gear 0: graph 'Batch_0': output 'probs' is "
+				"float32 [1,10], the file's I/O table says "
+				"float32 [2,10]");
 	out->dims[0] = 1;
 	out->bytes = 40;
 	fx_free(&x);
@@ -589,8 +590,9 @@ Test(verify, lying_gear_tables)
 	m->gears[2]->inputs[0]->dims[1] = 3;
 	Gearom__Graph *b = gear_graph(&x, 0);
 	b->tensors[tensor(b, "x")]->dims[0] = 2;
-	expect_verify_error(&x, "gear 0: its branch 'Batch_0' takes input 'x' "
-				"at another shape");
+	expect_verify_error(&x, "gear 0: graph 'Batch_0': input 'x' is float32 "
+				"[2,3,32,32], the file's I/O table says "
+				"float32 [1,3,32,32]");
 	b->tensors[tensor(b, "x")]->dims[0] = 1;
 	write_mutated(&x);
 	Run r = run_gearc("verify", x.om);
