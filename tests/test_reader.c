@@ -178,15 +178,17 @@ static void deep_close(Deep *d)
 	free(d->om);
 }
 
-/* verify, run, export and gearrt_model_open on path: each works, or each
- * fails with status 1 and one line holding want. */
-static void expect_every_reader(const char *dir, const char *path,
-				const char *want)
+/* verify, run (random inputs, and input is an --input flag or NULL),
+ * export and gearrt_model_open on path: each works, or each fails with
+ * status 1 and one line holding want. */
+static void expect_every_reader_with(const char *dir, const char *path,
+				     const char *want, const char *input)
 {
 	char *onnx = path_in(dir, "out.onnx"), out[600];
 	snprintf(out, sizeof(out), "--output=%s", onnx);
 	Run r[3] = { run_gearc("verify", path),
-		     run_gearc("run", path, "--random-inputs"),
+		     input ? run_gearc("run", path, "--random-inputs", input)
+			   : run_gearc("run", path, "--random-inputs"),
 		     run_gearc("export", path, "--gear=0", out) };
 	cr_expect_eq(access(onnx, F_OK) == 0, !want, "export %s %s",
 		     want ? "wrote" : "did not write", onnx);
@@ -212,6 +214,34 @@ static void expect_every_reader(const char *dir, const char *path,
 	free(onnx);
 }
 
+static void expect_every_reader(const char *dir, const char *path,
+				const char *want)
+{
+	expect_every_reader_with(dir, path, want, NULL);
+}
+
+/* "--input=cond=DIR/true.npy", a numpy bool scalar true written there:
+ * every If of nested_model takes its then branch, all the way down. */
+static char *cond_true(const char *dir)
+{
+	static const char hdr[] = "{'descr': '|b1', 'fortran_order': False, "
+				  "'shape': (), }";
+	char npy[192], *path = path_in(dir, "true.npy");
+	char *flag = malloc(strlen(path) + 20);
+	size_t n = 10 + sizeof(hdr) - 1, pad = 63 - n % 64;
+	memcpy(npy, "\x93NUMPY\x01\x00", 8);
+	npy[8] = (char)(n + pad + 1 - 10);
+	npy[9] = 0;
+	memcpy(npy + 10, hdr, sizeof(hdr) - 1);
+	memset(npy + n, ' ', pad);
+	npy[n + pad] = '\n';
+	npy[n + pad + 1] = 1;
+	write_file(path, npy, n + pad + 2);
+	sprintf(flag, "--input=cond=%s", path);
+	free(path);
+	return flag;
+}
+
 /* Every walk over subgraphs recurses: a file nested deeper than
  * MAX_OM_GRAPH_DEPTH is refused where it is read, one nested that deep
  * works (under the default 8 MB stack, and ASan's larger frames). */
@@ -221,8 +251,10 @@ Test(reader, nesting_depth_is_bounded_where_the_file_is_read, .timeout = 120)
 	char *deep = path_in(d.dir, "deeper.om"), want[80];
 	snprintf(want, sizeof(want), "subgraphs are nested more than %d "
 		 "levels deep", MAX_OM_GRAPH_DEPTH);
+	char *cond = cond_true(d.dir);
 	write_deepened(&d.f, d.data, MAX_OM_GRAPH_DEPTH, deep);
-	expect_every_reader(d.dir, deep, NULL);
+	expect_every_reader_with(d.dir, deep, NULL, cond);
+	free(cond);
 	write_deepened(&d.f, d.data, MAX_OM_GRAPH_DEPTH + 1, deep);
 	expect_every_reader(d.dir, deep, want);
 	write_deepened(&d.f, d.data, 10000, deep);
@@ -242,7 +274,9 @@ Test(reader, the_writer_refuses_a_model_nested_too_deep)
 	cr_expect(strstr(last_error(), "nested more than"), "%s", last_error());
 	model_free(m);
 	Deep d = deep_open(MAX_OM_GRAPH_DEPTH);
-	expect_every_reader(d.dir, d.om, NULL);
+	char *cond = cond_true(d.dir);
+	expect_every_reader_with(d.dir, d.om, NULL, cond);
+	free(cond);
 	deep_close(&d);
 }
 
@@ -404,4 +438,149 @@ Test(reader, gear_inputs_follow_the_model_inputs, .timeout = 60)
 	REFUSED(&x, m->gear_inputs, swapped, "input 0 'a' has a -1 dim, but "
 		"gear input 0 is 'b'");
 	fx_free(&x);
+}
+
+/* ---- export reads as verify does ------------------------------------------ */
+
+typedef struct Sweep {
+	const Fx *x;
+	char *dir; /* export's --output, a directory */
+	int tried, refused;
+} Sweep;
+
+/* Writes x's edited message; if verify refuses the file, export (every
+ * gear) refuses it with the same line and writes nothing, and run
+ * refuses it too. */
+static void same_verdict(Sweep *s)
+{
+	char out[700];
+	snprintf(out, sizeof(out), "--output=%s", s->dir);
+	omedit_write(s->x->data, s->x->f.model, s->x->om);
+	Run v = run_gearc("verify", "-q", s->x->om);
+	s->tried++;
+	if (v.status == 0) {
+		run_free(&v);
+		return;
+	}
+	s->refused++;
+	expect_error(&v, 1, s->x->om);
+	Run e = run_gearc("export", s->x->om, "--gear=all", out);
+	Run r = run_gearc("run", s->x->om, "--random-inputs");
+	cr_expect_eq(e.status, 1, "export exit %d: %s", e.status, e.err);
+	cr_expect_str_eq(e.err, v.err, "export and verify disagree");
+	expect_error(&r, 1, v.err + strlen("gearc: error: "));
+	char cmd[800];
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", s->dir);
+	cr_expect_eq(system(cmd), 0, "export wrote into %s", s->dir);
+	run_free(&v);
+	run_free(&e);
+	run_free(&r);
+}
+
+/* Sets lvalue to v, checks the verdicts, puts it back. */
+#define FLIP(s, lvalue, v)                          \
+	do {                                        \
+		__typeof__(lvalue) was_ = (lvalue); \
+		(lvalue) = (v);                     \
+		same_verdict(s);                    \
+		(lvalue) = was_;                    \
+	} while (0)
+
+static void flip_tensors(Sweep *s, Gearom__Graph *g)
+{
+	for (size_t t = 0; t < g->n_tensors; t++) {
+		Gearom__Tensor *x = g->tensors[t];
+		if (x->n_dims && x->dims[0] > 0)
+			FLIP(s, x->dims[0], x->dims[0] + 1);
+		FLIP(s, x->dtype, x->dtype == DT_FLOAT ? DT_INT64 : DT_FLOAT);
+	}
+}
+
+static void flip_plan(Sweep *s, Gearom__MemoryPlan *p)
+{
+	for (size_t k = 0; p && k < p->n_blocks; k++) {
+		Gearom__MemBlock *b = p->blocks[k];
+		FLIP(s, b->offset, b->offset + 64);
+		FLIP(s, b->size, b->size + 64);
+		FLIP(s, b->last, b->last - 1);
+	}
+	if (p)
+		FLIP(s, p->arena_bytes, p->arena_bytes - 64);
+}
+
+static void flip_io(Sweep *s, Gearom__Model *m)
+{
+	for (size_t i = 0; i < m->n_inputs + m->n_outputs; i++) {
+		Gearom__IoInfo *io = i < m->n_inputs
+					     ? m->inputs[i]
+					     : m->outputs[i - m->n_inputs];
+		for (size_t d = 0; d < io->n_shape; d++)
+			FLIP(s, io->shape[d], io->shape[d] + 1);
+		FLIP(s, io->dtype, DT_FLOAT16);
+	}
+	for (size_t g = 0; g < m->n_gears; g++)
+		for (size_t k = 0; k < m->gears[g]->n_outputs; k++) {
+			Gearom__ShapeInfo *o = m->gears[g]->outputs[k];
+			FLIP(s, o->dims[0], o->dims[0] + 1);
+		}
+}
+
+/* One reader and one set of checks for every command: of the files made
+ * by changing one field of a gear compile (tensor dims and dtypes, plan
+ * blocks, the I/O table, gear shapes), each that verify refuses export
+ * and run refuse with the same line, export writing nothing. */
+Test(reader, export_refuses_what_verify_refuses, .timeout = 600)
+{
+	Fx x = fx_compile("demo_cnn.onnx", "x:-1,3,32,32",
+			  "--dynamic_batch_size=1,4");
+	Sweep s = { .x = &x, .dir = path_in(x.dir, "exported") };
+	cr_assert_eq(mkdir(s.dir, 0755), 0);
+	Gearom__Model *m = x.f.model;
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		flip_tensors(&s, m->graphs[gi]);
+		flip_plan(&s, m->graphs[gi]->plan);
+	}
+	flip_io(&s, m);
+	cr_log_info("%d of %d edited files refused", s.refused, s.tried);
+	cr_expect_gt(s.refused, 100, "only %d of %d refused", s.refused,
+		     s.tried);
+	free(s.dir);
+	fx_free(&x);
+}
+
+/* protobuf-c packs an empty string of a STRINGS attribute (raised from
+ * the .om as length 0, no data) by appending (0, NULL): export's buffer
+ * copies nothing (UBSan, in `make SANITIZE=1`, flagged the memcpy). */
+Test(reader, export_of_an_empty_string_in_an_attribute)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId x = tu_input(g, "x", DT_STRING, SHAPE(3));
+	Node *n = tu_node(g, "StringNormalizer", "norm", IDS(x), 1);
+	Attr *a = node_add_attr(g, n, "stopwords", ATTR_STRINGS);
+	Bytes *words = arena_array(g->arena, 2, sizeof(Bytes));
+	words[0] = (Bytes){ 0, (const uint8_t *)"" };
+	words[1] = (Bytes){ 1, (const uint8_t *)"b" };
+	a->n = 2;
+	a->strings = words;
+	one_output(g, tu_out(&g->nodes[0], 0));
+	m = synth_compile(m, NULL, NULL, NULL, NULL, 1);
+	cr_assert(m, "%s", last_error());
+	char *dir = temp_dir(), *om = path_in(dir, "s.om");
+	char *onnx = path_in(dir, "s.onnx"), out[700];
+	uint8_t *data;
+	size_t size;
+	cr_assert_eq(om_encode(m, &data, &size), 0, "%s", last_error());
+	write_file(om, data, size);
+	snprintf(out, sizeof(out), "--output=%s", onnx);
+	Run r = run_gearc("export", om, out);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_eq(access(onnx, F_OK), 0);
+	run_free(&r);
+	free(data);
+	model_free(m);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+	free(onnx);
 }
