@@ -129,6 +129,15 @@ static int check_weight(const FileCheck *c, const Gearom__Weight *w)
 
 /* ---- graphs ------------------------------------------------------------ */
 
+/* x and y have one type: kind of type, dtype, rank and dims. */
+static bool same_type(const Gearom__Tensor *x, const Gearom__Tensor *y)
+{
+	return x->type == y->type && x->dtype == y->dtype &&
+	       x->rank == y->rank && x->n_dims == y->n_dims &&
+	       (!x->n_dims ||
+		!memcmp(x->dims, y->dims, x->n_dims * sizeof(int64_t)));
+}
+
 static int check_tensor(const FileCheck *c, const Gearom__Graph *g,
 			const Gearom__Tensor *t)
 {
@@ -157,11 +166,15 @@ static int check_tensor(const FileCheck *c, const Gearom__Graph *g,
 	} else if (g->parent < 0) {
 		return error("outer reference in the root graph");
 	} else {
-		size_t n = c->m->graphs[g->parent]->n_tensors;
-		if (!IN_RANGE(t->outer, n))
+		const Gearom__Graph *p = c->m->graphs[g->parent];
+		if (!IN_RANGE(t->outer, p->n_tensors))
 			return error("outer %d is out of range (graph %d has "
 				     "%zu tensors)",
-				     t->outer, g->parent, n);
+				     t->outer, g->parent, p->n_tensors);
+		if (!same_type(t, p->tensors[t->outer]))
+			return error("outer reference to '%s' of graph %d is "
+				     "not typed as that tensor",
+				     p->tensors[t->outer]->name, g->parent);
 	}
 	if (t->n_dim_params &&
 	    (t->rank < 0 || t->n_dim_params != (size_t)t->rank))

@@ -45,7 +45,8 @@
  *   - tensors: dtype 0..16, rank -1..8 with exactly rank dims (none for
  *     -1), dims >= -1, kind and type in their enums, weight -1 or a valid
  *     index (valid for TK_WEIGHT), outer a valid index into the parent's
- *     tensors for TK_OUTER (never in the root) and -1 otherwise,
+ *     tensors for TK_OUTER (never in the root; typed as that tensor:
+ *     type, dtype, rank, dims) and -1 otherwise,
  *     dim_params empty or rank entries;
  *   - nodes: inputs/outputs -1 or valid tensor indices; attributes: type
  *     0..14, t/tensors valid weight indices (t set for ATTR_TENSOR), g /

@@ -584,3 +584,22 @@ Test(reader, export_of_an_empty_string_in_an_attribute)
 	free(om);
 	free(onnx);
 }
+
+/* An outer reference is typed as the tensor it names: a subgraph's
+ * kernels read that tensor's buffer. */
+Test(reader, outer_references_are_typed_as_their_tensor, .timeout = 60)
+{
+	Deep d = deep_open(3);
+	Gearom__Model *m = d.f.model;
+	Gearom__Tensor *x = tensor_named(m->graphs[graph_named(m, "g2")], "x");
+	int32_t dt = x->dtype;
+	x->dtype = DT_DOUBLE;
+	omedit_write(d.data, m, d.om);
+	expect_every_reader(d.dir, d.om, "outer reference to 'x' of graph");
+	x->dtype = dt;
+	x->dims[1] = 4;
+	omedit_write(d.data, m, d.om);
+	expect_every_reader(d.dir, d.om, "outer reference to 'x' of graph");
+	x->dims[1] = 3;
+	deep_close(&d);
+}
