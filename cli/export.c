@@ -2,7 +2,9 @@
  * cli/export.c - 'gearc export FILE.om --gear=K|all --output=PATH': each
  * gear as a static ONNX model, loadable by any ONNX runtime.
  *
- * The .om is opened and raised (serializer/raise.h), the gear's graph
+ * The .om is opened with every check of `gearc verify`
+ * (serializer/verify.h: verify_open, as the runtime opens it) and raised
+ * (serializer/raise.h), the gear's graph
  * flattened to plain ONNX and re-inferred at the gear's input shapes
  * (passes/flatten.h), its output shapes checked against the file's output
  * table, and the model written (serializer/export.h).  --gear=all writes
@@ -21,6 +23,7 @@
 #include "passes/flatten.h"
 #include "serializer/export.h"
 #include "serializer/raise.h"
+#include "serializer/verify.h"
 
 typedef struct Export {
 	const OmFile *f;
@@ -248,7 +251,7 @@ int cmd_export(int argc, char **argv)
 		return fail(EXIT_USAGE);
 	}
 	OmFile f;
-	if (om_open(&f, pos[0]) < 0)
+	if (verify_open(&f, pos[0]) < 0)
 		return fail(EXIT_FAIL);
 	Model *m = om_to_model(&f);
 	if (!m) {

@@ -855,36 +855,64 @@ static void set_shape(Graph *g, Value *v, const ShapeEntry *e)
 	v->shape = shape_of(e->rank, e->dims);
 }
 
+/* The position of input v among g's inputs. */
+static int32_t input_pos(const Graph *g, ValId v)
+{
+	int32_t k = 0;
+	while (k < g->ninputs && g->inputs[k] != v)
+		k++;
+	return k;
+}
+
+/* The gear inputs are the inputs with -1 dims in the model's order,
+ * whatever the order of --input_shape, since a gear's values are the
+ * inputs' dims at their -1s, inputs in order (runtime/gearrt.h): the
+ * table's columns are permuted to follow. */
 static GearSpec *build_spec(Model *m, const ParsedGears *p, const ValId *vid)
 {
 	GearSpec *s = arena_alloc(&m->arena, sizeof(*s));
 	int32_t n = 0, first = 0;
-	for (int32_t i = 0; i < p->nshapes; i++)
-		n += count_dyn(&p->shapes[i]) > 0;
+	int32_t *ord = arena_array(&m->arena, (size_t)p->nshapes + 1,
+				   sizeof(int32_t));
+	int32_t *pfirst = arena_array(&m->arena, (size_t)p->nshapes + 1,
+				      sizeof(int32_t));
+	for (int32_t i = 0; i < p->nshapes; i++) {
+		pfirst[i] = first;
+		first += count_dyn(&p->shapes[i]);
+		if (!count_dyn(&p->shapes[i]))
+			continue;
+		int32_t j = n++; /* insertion by input position */
+		for (; j > 0 && input_pos(m->graph, vid[ord[j - 1]]) >
+				       input_pos(m->graph, vid[i]); j--)
+			ord[j] = ord[j - 1];
+		ord[j] = i;
+	}
+	ASSERT(first == p->nvals);
 	s->mode = p->mode;
 	s->ninputs = n;
 	s->inputs = arena_array(&m->arena, (size_t)n, sizeof(*s->inputs));
-	n = 0;
-	for (int32_t i = 0; i < p->nshapes; i++) {
-		const ShapeEntry *e = &p->shapes[i];
-		if (!count_dyn(e))
-			continue;
-		GearInput *in = &s->inputs[n++];
-		in->name = m->graph->vals[vid[i]].name;
-		in->val = vid[i];
+	s->ngears = p->ngears;
+	s->nvals = p->nvals;
+	s->table = arena_array(&m->arena, (size_t)p->ngears * (size_t)p->nvals,
+			       sizeof(int64_t));
+	first = 0;
+	for (int32_t k = 0; k < n; k++) {
+		const ShapeEntry *e = &p->shapes[ord[k]];
+		GearInput *in = &s->inputs[k];
+		in->name = m->graph->vals[vid[ord[k]]].name;
+		in->val = vid[ord[k]];
 		in->shape = shape_of(e->rank, e->dims);
 		for (int32_t d = 0; d < e->rank; d++)
 			if (e->dims[d] == -1)
 				in->dyn_axes[in->ndyn++] = d;
 		in->first = first;
+		for (int32_t g = 0; g < p->ngears; g++)
+			memcpy(s->table + (size_t)g * (size_t)p->nvals + first,
+			       p->table + (size_t)g * (size_t)p->nvals +
+				       pfirst[ord[k]],
+			       (size_t)in->ndyn * sizeof(int64_t));
 		first += in->ndyn;
 	}
-	ASSERT(first == p->nvals);
-	s->ngears = p->ngears;
-	s->nvals = p->nvals;
-	s->table = arena_memdup(&m->arena, p->table,
-				(size_t)p->ngears * (size_t)p->nvals *
-					sizeof(int64_t));
 	return s;
 }
 

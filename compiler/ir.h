@@ -30,6 +30,19 @@
 #define MAX_RANK 8
 #define DIM_UNKNOWN (-1)
 
+/* How deep subgraphs nest: every walk over subgraphs (inference,
+ * evaluation, the planner, the runtime, export) recurses once per level,
+ * so a bound where a model enters keeps them all off the end of the
+ * stack.  The ONNX importer refuses a model whose subgraphs nest more
+ * than MAX_GRAPH_DEPTH levels below its main graph.  A compile adds at
+ * most GRAPH_LEVELS_ADDED levels above them (a gear or hybrid Case's
+ * branch, a partition, a gear scope's body and its Case of clones), and
+ * the .om reader (serializer/check.c) and writer refuse a file whose
+ * graphs nest deeper than MAX_OM_GRAPH_DEPTH below the root. */
+#define MAX_GRAPH_DEPTH 64
+#define GRAPH_LEVELS_ADDED 4
+#define MAX_OM_GRAPH_DEPTH (MAX_GRAPH_DEPTH + GRAPH_LEVELS_ADDED)
+
 typedef int32_t ValId;
 
 /* ONNX TensorProto.DataType numbering. */

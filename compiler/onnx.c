@@ -37,7 +37,6 @@
 
 enum {
 	MAX_WIRE_DEPTH = 256, /* nested protobuf messages */
-	MAX_GRAPH_DEPTH = 64, /* nested subgraphs below the main graph */
 };
 
 typedef struct Importer {

@@ -21,8 +21,10 @@
  * cut or replaced under a running program cannot fault it, as a mapping
  * would; serializer/om.h) and uses the weights in place there, never
  * copying them again; it makes every check `gearc verify` makes (the header,
- * checksum, every index, shape inference re-run on every graph, every
- * memory plan) and refuses a file that fails one.  A model is read-only
+ * checksum, every index, the nesting depth, the gear table and the
+ * input/output table against every graph a run starts at, shape inference
+ * re-run on every graph, every memory plan) and refuses a file that fails
+ * one.  A model is read-only
  * once open: any number of sessions, on any threads, may use it; close it
  * after its last session is destroyed.
  *

@@ -50,29 +50,6 @@ static void io_info(gearrt_tensor *t, const Gearom__IoInfo *x)
 		t->dims[k] = x->shape[k];
 }
 
-/* Every model input and output must be a plain tensor of a graph that
- * runs, under the same name. */
-static int check_io(const gearrt_model *md, const Graph *g)
-{
-	if ((size_t)g->ninputs != md->nin || (size_t)g->noutputs != md->nout)
-		return error("graph '%s' has %d inputs and %d outputs, the "
-			     "model %zu and %zu", g->name, g->ninputs,
-			     g->noutputs, md->nin, md->nout);
-	for (size_t i = 0; i < md->nin; i++) {
-		int32_t k = rt_graph_input(g, md->in_info[i].name);
-		if (k < 0 || g->vals[g->inputs[k]].tkind != TK_TENSOR)
-			return error("graph '%s' has no tensor input '%s'",
-				     g->name, md->in_info[i].name);
-	}
-	for (size_t i = 0; i < md->nout; i++) {
-		int32_t k = rt_graph_output(g, md->out_info[i].name);
-		if (k < 0 || g->vals[g->outputs[k]].tkind != TK_TENSOR)
-			return error("graph '%s' has no tensor output '%s'",
-				     g->name, md->out_info[i].name);
-	}
-	return 0;
-}
-
 /* Whether input i's contents may key a specialisation: a few integers or
  * booleans of a fixed shape (a sample rate, a mode flag), the kind of
  * input an If or a shape computation reads. */
@@ -112,8 +89,9 @@ static void setup_value_keys(gearrt_model *md)
 		md->by_value[g] = has_unknown_partition(md->run_graph[g]);
 }
 
-/* The graphs a run can start at: each gear's branch, or the root. */
-static int setup_graphs(gearrt_model *md)
+/* The graphs a run can start at: each gear's branch, or the root
+ * (verify_file checked their inputs and outputs against the model's). */
+static void setup_graphs(gearrt_model *md)
 {
 	Model *m = md->m;
 	md->ngears = m->gears ? (size_t)m->gears->ngears : 0;
@@ -123,26 +101,23 @@ static int setup_graphs(gearrt_model *md)
 		Graph *b = md->ngears && m->branches[g] ? m->branches[g]
 						       : m->graph;
 		md->run_graph[g] = b;
-		if (check_io(md, b) < 0)
-			return -1;
 		if (b->plan && b->plan->arena_bytes > md->arena_bytes)
 			md->arena_bytes = b->plan->arena_bytes;
 	}
 	md->dynamic = md->ngears ? hybrid_graph(m->graph) : NULL;
 	setup_value_keys(md);
-	return 0;
 }
 
 static gearrt_model *model_load(const char *path)
 {
 	gearrt_model *md = xmalloc(sizeof(*md));
 	memset(md, 0, sizeof(*md));
-	if (om_open(&md->f, path) < 0) {
+	if (verify_open(&md->f, path) < 0) {
 		free(md);
 		return NULL;
 	}
 	const Gearom__Model *x = md->f.model;
-	if (verify_file(&md->f) < 0 || !(md->m = om_to_model(&md->f)))
+	if (!(md->m = om_to_model(&md->f)))
 		goto fail;
 	md->nin = x->n_inputs;
 	md->nout = x->n_outputs;
@@ -152,8 +127,7 @@ static gearrt_model *model_load(const char *path)
 		io_info(&md->in_info[i], x->inputs[i]);
 	for (size_t i = 0; i < md->nout; i++)
 		io_info(&md->out_info[i], x->outputs[i]);
-	if (setup_graphs(md) < 0)
-		goto fail;
+	setup_graphs(md);
 	return md;
 fail:
 	error_prefix("%s", path);

@@ -18,6 +18,7 @@ typedef struct FileCheck {
 	uint64_t wsize;
 	uint8_t *refs; /* per graph: attributes naming it as a subgraph */
 	uint8_t *gear_of; /* per graph: gears naming it as their branch */
+	int32_t *depth;	  /* per graph: levels below the root */
 	NameMap *inputs;  /* model input name -> index */
 	size_t nvals;	  /* the gear inputs' -1s: values per gear */
 } FileCheck;
@@ -42,6 +43,18 @@ int om_check_shape(int32_t rank, size_t n, const int64_t *dims, int64_t min)
 	for (size_t k = 0; k < n; k++)
 		if (dims[k] < min)
 			return error("dim %zu is %lld", k, (long long)dims[k]);
+	return 0;
+}
+
+/* A static shape's bytes fit int64, as inference and the importer make
+ * sure of every tensor they shape, so no size computed from it
+ * overflows. */
+static int check_size(int32_t rank, const int64_t *dims, int32_t dt)
+{
+	Shape s = shape_of(rank, dims);
+	if (rank >= 0 && dt != DT_UNDEFINED && shape_is_static(&s) &&
+	    shape_bytes(&s, dt) < 0)
+		return error("its size overflows int64");
 	return 0;
 }
 
@@ -116,6 +129,15 @@ static int check_weight(const FileCheck *c, const Gearom__Weight *w)
 
 /* ---- graphs ------------------------------------------------------------ */
 
+/* x and y have one type: kind of type, dtype, rank and dims. */
+static bool same_type(const Gearom__Tensor *x, const Gearom__Tensor *y)
+{
+	return x->type == y->type && x->dtype == y->dtype &&
+	       x->rank == y->rank && x->n_dims == y->n_dims &&
+	       (!x->n_dims ||
+		!memcmp(x->dims, y->dims, x->n_dims * sizeof(int64_t)));
+}
+
 static int check_tensor(const FileCheck *c, const Gearom__Graph *g,
 			const Gearom__Tensor *t)
 {
@@ -123,7 +145,8 @@ static int check_tensor(const FileCheck *c, const Gearom__Graph *g,
 	if (!t->name)
 		return error("no name");
 	if (om_check_dtype(t->dtype) < 0 ||
-	    om_check_shape(t->rank, t->n_dims, t->dims, -1) < 0)
+	    om_check_shape(t->rank, t->n_dims, t->dims, -1) < 0 ||
+	    check_size(t->rank, t->dims, t->dtype) < 0)
 		return -1;
 	if (kind < GEAROM__TENSOR_KIND__TK_NODE ||
 	    kind > GEAROM__TENSOR_KIND__TK_OUTER)
@@ -143,11 +166,15 @@ static int check_tensor(const FileCheck *c, const Gearom__Graph *g,
 	} else if (g->parent < 0) {
 		return error("outer reference in the root graph");
 	} else {
-		size_t n = c->m->graphs[g->parent]->n_tensors;
-		if (!IN_RANGE(t->outer, n))
+		const Gearom__Graph *p = c->m->graphs[g->parent];
+		if (!IN_RANGE(t->outer, p->n_tensors))
 			return error("outer %d is out of range (graph %d has "
 				     "%zu tensors)",
-				     t->outer, g->parent, n);
+				     t->outer, g->parent, p->n_tensors);
+		if (!same_type(t, p->tensors[t->outer]))
+			return error("outer reference to '%s' of graph %d is "
+				     "not typed as that tensor",
+				     p->tensors[t->outer]->name, g->parent);
 	}
 	if (t->n_dim_params &&
 	    (t->rank < 0 || t->n_dim_params != (size_t)t->rank))
@@ -300,7 +327,9 @@ static int check_plan(const Gearom__Graph *g, const Gearom__MemoryPlan *p)
 	return 0;
 }
 
-/* The tree of graphs: parents come first, so it has no cycle. */
+/* The tree of graphs: parents come first, so it has no cycle, and it is
+ * at most MAX_OM_GRAPH_DEPTH deep (compiler/ir.h), so that every walk
+ * recursing into subgraphs stays within the stack. */
 static int check_parent(const FileCheck *c, int32_t gi)
 {
 	const Gearom__Graph *g = c->m->graphs[gi];
@@ -310,7 +339,37 @@ static int check_parent(const FileCheck *c, int32_t gi)
 			     : g->parent < 0 || g->parent >= gi)
 		return error("parent %d is not valid for graph %d%s",
 			     g->parent, gi, gi == c->m->root ? " (root)" : "");
+	c->depth[gi] = gi == c->m->root ? 0 : c->depth[g->parent] + 1;
+	if (c->depth[gi] > MAX_OM_GRAPH_DEPTH)
+		return error("subgraphs are nested more than %d levels deep",
+			     MAX_OM_GRAPH_DEPTH);
 	return 0;
+}
+
+/* The graph's inputs are its TK_INPUT tensors, each once: the runtime
+ * gives each input the caller's buffer, and a TK_INPUT tensor it did not
+ * would have none. */
+static int check_inputs(const Gearom__Graph *g)
+{
+	uint8_t *listed = xcalloc(g->n_tensors + 1, 1);
+	int rc = 0;
+	for (size_t k = 0; k < g->n_inputs && !rc; k++) {
+		const Gearom__Tensor *t = g->tensors[g->inputs[k]];
+		if (t->kind != GEAROM__TENSOR_KIND__TK_INPUT)
+			rc = error("input %zu ('%s') is not an input tensor "
+				   "(kind %d)", k, t->name, (int)t->kind);
+		else if (listed[g->inputs[k]]++)
+			rc = error("input %zu ('%s') is listed twice", k,
+				   t->name);
+	}
+	for (size_t k = 0; k < g->n_tensors && !rc; k++)
+		if (g->tensors[k]->kind == GEAROM__TENSOR_KIND__TK_INPUT &&
+		    !listed[k])
+			rc = error("tensor %zu ('%s') is an input tensor but "
+				   "not one of the graph's inputs", k,
+				   g->tensors[k]->name);
+	free(listed);
+	return rc;
 }
 
 static int check_graph(const FileCheck *c, int32_t gi)
@@ -327,7 +386,8 @@ static int check_graph(const FileCheck *c, int32_t gi)
 	if (om_check_refs("input", g->inputs, g->n_inputs, g->n_tensors,
 			  false) < 0 ||
 	    om_check_refs("output", g->outputs, g->n_outputs, g->n_tensors,
-			  false) < 0)
+			  false) < 0 ||
+	    check_inputs(g) < 0)
 		return -1;
 	if (g->plan && check_plan(g, g->plan) < 0)
 		return error_prefix("memory plan");
@@ -341,7 +401,8 @@ static int check_io(const Gearom__IoInfo *io)
 	if (!io->name)
 		return error("no name");
 	if (om_check_dtype(io->dtype) < 0 ||
-	    om_check_shape(io->rank, io->n_shape, io->shape, -1) < 0)
+	    om_check_shape(io->rank, io->n_shape, io->shape, -1) < 0 ||
+	    check_size(io->rank, io->shape, io->dtype) < 0)
 		return -1;
 	if (io->n_max_shape && io->n_max_shape != io->n_shape)
 		return error("max_shape has %zu dims, shape %zu",
@@ -350,6 +411,9 @@ static int check_io(const Gearom__IoInfo *io)
 		if (io->max_shape[k] < -1)
 			return error("max_shape dim %zu is %lld", k,
 				     (long long)io->max_shape[k]);
+	if (io->n_max_shape &&
+	    check_size(io->rank, io->max_shape, io->dtype) < 0)
+		return error_prefix("max_shape");
 	return 0;
 }
 
@@ -501,6 +565,53 @@ static int check_gear(const FileCheck *c, size_t i)
 	return check_gear_io(c, g);
 }
 
+static int check_output_names(const Gearom__Model *m)
+{
+	NameMap names;
+	namemap_init(&names);
+	int rc = 0;
+	for (size_t k = 0; k < m->n_outputs && !rc; k++)
+		if (namemap_put(&names, m->outputs[k]->name, (int32_t)k) >= 0)
+			rc = error("output %zu: the name '%s' is taken by an "
+				   "earlier output", k, m->outputs[k]->name);
+	namemap_release(&names);
+	return rc;
+}
+
+static bool has_gear_dim(const Gearom__IoInfo *io)
+{
+	for (size_t d = 0; d < io->n_shape; d++)
+		if (io->shape[d] == -1)
+			return true;
+	return false;
+}
+
+/* In a gear file, the gear inputs are the model inputs with a -1 dim, in
+ * the model's order: a gear's values are the inputs' dims at the -1s,
+ * inputs in order (gearrt.h), and that is how the runtime picks a gear.
+ * (A static file's -1 dims run at the caller's dims.) */
+static int check_gear_order(const Gearom__Model *m)
+{
+	size_t k = 0;
+	for (size_t i = 0; m->n_gears && i < m->n_inputs; i++) {
+		const Gearom__IoInfo *io = m->inputs[i];
+		if (!has_gear_dim(io))
+			continue;
+		if (k == m->n_gear_inputs ||
+		    strcmp(m->gear_inputs[k]->name, io->name))
+			return error("input %zu '%s' has a -1 dim, but gear "
+				     "input %zu is '%s' (the gear inputs are "
+				     "the inputs with -1 dims, in order)", i,
+				     io->name, k, k < m->n_gear_inputs
+					     ? m->gear_inputs[k]->name : "none");
+		k++;
+	}
+	if (k != m->n_gear_inputs)
+		return error("gear input %zu '%s' is not a model input with a "
+			     "-1 dim", k, m->gear_inputs[k]->name);
+	return 0;
+}
+
 /* Mode and gears agree; each gear input is a model input, stated with
  * the same shape; the gear values are one per -1 of the gear inputs. */
 static int check_gear_table(FileCheck *c)
@@ -515,7 +626,11 @@ static int check_gear_table(FileCheck *c)
 			     "expected some of each", (int)m->mode, m->n_gears,
 			     m->n_gear_inputs);
 	for (size_t k = 0; k < m->n_inputs; k++)
-		namemap_put(c->inputs, m->inputs[k]->name, (int32_t)k);
+		if (namemap_put(c->inputs, m->inputs[k]->name, (int32_t)k) >= 0)
+			return error("input %zu: the name '%s' is taken by an "
+				     "earlier input", k, m->inputs[k]->name);
+	if (check_output_names(m) < 0 || check_gear_order(m) < 0)
+		return -1;
 	for (size_t k = 0; k < m->n_gear_inputs; k++) {
 		const Gearom__GearInput *in = m->gear_inputs[k];
 		const Gearom__IoInfo *io = input_named(c, in->name);
@@ -568,6 +683,7 @@ static int check_all(FileCheck *c)
 		if (check_weight(c, m->weights[k]) < 0)
 			return error_prefix("weight %zu", k);
 	c->refs = xcalloc(m->n_graphs, 1);
+	c->depth = xcalloc(m->n_graphs + 1, sizeof(int32_t));
 	for (size_t k = 0; k < m->n_graphs; k++)
 		if (check_parent(c, (int32_t)k) < 0)
 			return error_prefix("graph %zu", k);
@@ -607,6 +723,7 @@ int om_check_model(const Gearom__Model *m, const uint8_t *weights,
 	int rc = check_all(&c);
 	namemap_release(&inputs);
 	free(c.refs);
+	free(c.depth);
 	free(c.gear_of);
 	return rc;
 }

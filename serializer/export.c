@@ -514,6 +514,8 @@ static void fdbuf_append(ProtobufCBuffer *base, size_t len,
 			 const uint8_t *data)
 {
 	FdBuf *b = (FdBuf *)base;
+	if (!len) /* protobuf-c appends empty bytes fields as (0, NULL) */
+		return;
 	b->pos += len;
 	if (b->n + len > FDBUF_SIZE)
 		fdbuf_flush(b);

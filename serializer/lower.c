@@ -363,6 +363,23 @@ static int number_graph(Lower *L, const Graph *g, int32_t parent)
 	return 0;
 }
 
+/* The graphs nest no deeper than the reader takes (serializer/check.c);
+ * parents are numbered before their subgraphs. */
+static int check_depth(Lower *L)
+{
+	const OmLowered *l = L->l;
+	int32_t *depth = arena_array(L->a, (size_t)l->ngraphs, sizeof(int32_t));
+	for (int32_t gi = 0; gi < l->ngraphs; gi++) {
+		int32_t p = l->parents[gi];
+		depth[gi] = p < 0 ? 0 : depth[p] + 1;
+		if (depth[gi] > MAX_OM_GRAPH_DEPTH)
+			return error("graph '%s': subgraphs are nested more "
+				     "than %d levels deep", l->graphs[gi]->name,
+				     MAX_OM_GRAPH_DEPTH);
+	}
+	return 0;
+}
+
 /* ---- source, options, gears, inputs and outputs ----------------------- */
 
 static void lower_source(Lower *L, Gearom__Model *msg)
@@ -630,6 +647,8 @@ int om_lower(OmLowered *l, const Model *m)
 	msg->mode = (Gearom__Mode)m->mode;
 	lower_gears(&L, msg);
 	int rc = number_graph(&L, m->graph, -1);
+	if (!rc)
+		rc = check_depth(&L);
 	free(L.chash);
 	free(L.cidx);
 	if (rc < 0) {

@@ -38,24 +38,31 @@
  *     Node.label (NULL outside gear branches);  an empty bytes field may
  *     have data NULL;
  *   - graphs[root] is the root, with parent -1; every other graph has
- *     0 <= parent < its own index (so the tree has no cycle), and is named
- *     by at most one ATTR_GRAPH(S) attribute, which is in its parent;
+ *     0 <= parent < its own index (so the tree has no cycle), is at most
+ *     MAX_OM_GRAPH_DEPTH levels below the root (compiler/ir.h: so every
+ *     walk recursing into subgraphs is bounded), and is named by at most
+ *     one ATTR_GRAPH(S) attribute, which is in its parent;
  *   - tensors: dtype 0..16, rank -1..8 with exactly rank dims (none for
  *     -1), dims >= -1, kind and type in their enums, weight -1 or a valid
  *     index (valid for TK_WEIGHT), outer a valid index into the parent's
- *     tensors for TK_OUTER (never in the root) and -1 otherwise,
+ *     tensors for TK_OUTER (never in the root; typed as that tensor:
+ *     type, dtype, rank, dims) and -1 otherwise,
  *     dim_params empty or rank entries;
  *   - nodes: inputs/outputs -1 or valid tensor indices; attributes: type
  *     0..14, t/tensors valid weight indices (t set for ATTR_TENSOR), g /
  *     graphs valid subgraphs (g set for ATTR_GRAPH);
- *   - graph inputs/outputs valid tensor indices; memory plans: order valid
+ *   - graph inputs/outputs valid tensor indices, the inputs exactly the
+ *     graph's TK_INPUT tensors, each once; every static shape (tensors,
+ *     inputs and outputs, max shapes) has a byte size that fits int64;
+ *     memory plans: order valid
  *     node indices, blocks valid tensor (and alias_of -1 or valid) indices,
  *     or tensor and alias_of -1 with a valid node (a workspace), offset +
  *     size does not overflow (the rest is `gearc verify`'s job);
  *   - weights: dtype 1..16, at most 8 dims >= 0, 64-aligned and inside
  *     WEIGHTS, size = numel * dtype size (strings: the u64-length layout
  *     exactly fills size);
- *   - inputs/outputs as tensors' shapes, max_shape empty or as many dims
+ *   - inputs/outputs as tensors' shapes, no two inputs and no two outputs
+ *     of one name, max_shape empty or as many dims
  *     (the writer gives every input a max_shape: the shape at the gear
  *     with the largest product of its gear values, or its shape if it
  *     has none);
@@ -63,8 +70,9 @@
  *     position, the same number of dims each, graph -1 or valid, input and
  *     output shapes as tensors' shapes;
  *   - the gear table holds together: mode static exactly when there are
- *     no gears and no gear inputs; each gear input is a model input of
- *     the same shape, its dyn_axes every -1 of it in increasing order;
+ *     no gears and no gear inputs; the gear inputs are the model inputs
+ *     with a -1 dim, in the model's order, each of the same shape as its
+ *     model input, its dyn_axes every -1 of it in increasing order;
  *     each gear has one value >= 1 per -1 of the gear inputs, a branch
  *     graph (if any) that is a child of the root and no other gear's, its
  *     inputs' shapes the gear inputs' with its values at the -1s, its

@@ -28,13 +28,18 @@
  *   figures   arena_bytes, lower_bound_bytes and naive_bytes are what the
  *             blocks give (the arena: the highest block end).
  * Gears: the root's Case states the gear table again (gear_count,
- * gear_dims, branches) and must agree with it; each gear's branch takes
- * and gives the tensors at the gear's shapes.  (What the runtime's loader
- * needs too, serializer/check.c checks at om_open: the mode against the
- * gears, gear values >= 1, one per -1 of the gear inputs, each gear's
- * shapes from the gear inputs', their bytes from shape and dtype, a
- * branch is a graph under the root, an arena no larger than its blocks
- * side by side.)
+ * gear_dims, branches) and must agree with it.  (serializer/check.c
+ * checks at om_open: the mode against the gears, gear values >= 1, one
+ * per -1 of the gear inputs, which are the inputs with -1 dims in order,
+ * each gear's shapes from the gear inputs', their bytes from shape and
+ * dtype, a branch is a graph under the root, an arena no larger than its
+ * blocks side by side, unique input and output names, graph inputs that
+ * are exactly the graph's input tensors, sizes that fit int64.)
+ * I/O table: every graph a run starts at (a static file's root, each
+ * gear's branch or the root, the dynamic graph) has the model's inputs
+ * and outputs, one to one by name, plain tensors of the table's dtypes,
+ * ranks and dims (the gear's at its -1s): what the runtime binds the
+ * caller's tensors to.
  * Shapes: the file is raised back into the IR (serializer/raise.h), and
  * for every static graph (the clones of each multi-dims scope, each gear
  * branch, then the root; or the main graph) the node outputs are reset
@@ -67,6 +72,7 @@
 
 typedef struct Counts {
 	int64_t graphs, plans, tensors, shapes, partitions;
+	int64_t io; /* graphs checked against the input/output table */
 } Counts;
 
 /* One graph's plan under check.  Per node: step; per tensor: producer,
@@ -1175,37 +1181,113 @@ static int check_case_table(const Gearom__Model *m, const Gearom__Node *n)
 	return 0;
 }
 
-/* Tensor t of g has exactly the dims of s. */
-static bool dims_are(const Gearom__Graph *g, int32_t t,
-		     const Gearom__ShapeInfo *s)
+/* ---- the input/output table against the graphs that run ---------------- */
+
+/* Among g's tensors v[0..n), the one named name; NULL if none. */
+static const Gearom__Tensor *io_named(const Gearom__Graph *g,
+				      const int32_t *v, size_t n,
+				      const char *name)
 {
-	const Gearom__Tensor *x = g->tensors[t];
-	return x->rank == s->rank && x->n_dims == s->n_dims &&
-	       (!s->n_dims ||
-		!memcmp(x->dims, s->dims, s->n_dims * sizeof(int64_t)));
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(g->tensors[v[k]]->name, name))
+			return g->tensors[v[k]];
+	return NULL;
 }
 
-/* A branch graph's inputs and outputs have the gear's shapes (gear
- * input names -> index in names). */
-static int check_branch(const Gearom__Model *m, const Gearom__Gear *x,
-			const NameMap *names)
+/* The model's input or output io as graph tensor x: a plain tensor of
+ * its dtype and rank, with the dims want (the gear's shape, or the
+ * table's), a -1 of want (an output the table leaves open) taking any
+ * dim, and a -1 where the table has one (a graph run at the caller's
+ * dims, or the dynamic graph) taking any want. */
+static int io_agrees(const char *what, const Gearom__IoInfo *io,
+		     const Gearom__Tensor *x, int32_t rank,
+		     const int64_t *want)
 {
-	const Gearom__Graph *b = m->graphs[x->graph];
-	for (size_t i = 0; i < b->n_inputs; i++) {
-		int32_t t = b->inputs[i];
-		int32_t k = namemap_get(names, b->tensors[t]->name);
-		if (k >= 0 && (size_t)k < x->n_inputs &&
-		    !dims_are(b, t, x->inputs[k]))
-			return error("gear %d: its branch '%s' takes input "
-				     "'%s' at another shape", x->index, b->name,
-				     x->inputs[k]->name);
+	char a[160], b[160];
+	Shape xs = shape_of(x->rank, x->dims), ws = shape_of(rank, want);
+	bool ok = x->type == GEAROM__TYPE_KIND__TYPE_TENSOR &&
+		  x->dtype == io->dtype && (rank < 0 || x->rank == rank);
+	for (int32_t d = 0; ok && rank >= 0 && d < rank; d++)
+		ok = x->dims[d] == want[d] || want[d] == -1 ||
+		     (x->dims[d] == -1 && io->rank == rank &&
+		      io->shape[d] == -1);
+	if (ok)
+		return 0;
+	return error("%s '%s' is %s%s %s, the file's I/O table says %s %s",
+		     what, io->name,
+		     x->type == GEAROM__TYPE_KIND__TYPE_TENSOR ? "" : "not a "
+		     "plain tensor but ", dtype_name(x->dtype),
+		     shape_str(&xs, a, sizeof(a)), dtype_name(io->dtype),
+		     shape_str(&ws, b, sizeof(b)));
+}
+
+/* What the runtime relies on when it binds the caller's tensors to graph
+ * gi, which runs for gear x (NULL: a static file's root, or the dynamic
+ * graph): its inputs and outputs are the model's, one to one by name,
+ * each as io_agrees says, at the gear's shapes. */
+static int check_run_io(const Gearom__Model *m, int32_t gi,
+			const Gearom__Gear *x)
+{
+	const Gearom__Graph *g = m->graphs[gi];
+	if (g->n_inputs != m->n_inputs || g->n_outputs != m->n_outputs)
+		return error("graph '%s' has %zu inputs and %zu outputs, the "
+			     "model %zu and %zu", g->name, g->n_inputs,
+			     g->n_outputs, m->n_inputs, m->n_outputs);
+	for (size_t i = 0; i < m->n_inputs + m->n_outputs; i++) {
+		bool in = i < m->n_inputs;
+		size_t k = in ? i : i - m->n_inputs;
+		const Gearom__IoInfo *io = in ? m->inputs[k] : m->outputs[k];
+		const Gearom__Tensor *t =
+			in ? io_named(g, g->inputs, g->n_inputs, io->name)
+			   : io_named(g, g->outputs, g->n_outputs, io->name);
+		const Gearom__ShapeInfo *s = NULL;
+		for (size_t j = 0; x && in && j < x->n_inputs && !s; j++)
+			if (!strcmp(x->inputs[j]->name, io->name))
+				s = x->inputs[j];
+		if (x && !in && k < x->n_outputs)
+			s = x->outputs[k];
+		if (!t)
+			return error("graph '%s' has no %s '%s'", g->name,
+				     in ? "input" : "output", io->name);
+		if (io_agrees(in ? "input" : "output", io, t,
+			      s ? s->rank : io->rank, s ? s->dims : io->shape) < 0)
+			return error_prefix("graph '%s'", g->name);
 	}
-	for (size_t k = 0; k < x->n_outputs && k < b->n_outputs; k++)
-		if (!dims_are(b, b->outputs[k], x->outputs[k]))
-			return error("gear %d: its branch '%s' gives output "
-				     "'%s' at another shape", x->index, b->name,
-				     x->outputs[k]->name);
 	return 0;
+}
+
+/* The graph the root's Case runs for inputs that match no gear, or -1. */
+static int32_t dynamic_graph(const Gearom__Model *m)
+{
+	const Gearom__Graph *root = m->graphs[m->root];
+	for (size_t i = 0; i < root->n_nodes; i++) {
+		const Gearom__Attribute *a = om_attr(root->nodes[i],
+						     HYBRID_GRAPH_ATTR);
+		if (is_case(root->nodes[i]) && a && a->g >= 0)
+			return a->g;
+	}
+	return -1;
+}
+
+/* Every graph a run can start at: each gear's branch (or the root), the
+ * dynamic graph, or a static file's root. */
+static int check_io_table(const Gearom__Model *m, Counts *cnt)
+{
+	int32_t dyn = dynamic_graph(m);
+	if (!m->n_gears) {
+		cnt->io++;
+		return check_run_io(m, m->root, NULL);
+	}
+	bool root = false;
+	for (size_t k = 0; k < m->n_gears; k++) {
+		const Gearom__Gear *x = m->gears[k];
+		cnt->io += x->graph >= 0 || !root;
+		root |= x->graph < 0;
+		if (check_run_io(m, x->graph >= 0 ? x->graph : m->root, x) < 0)
+			return error_prefix("gear %zu", k);
+	}
+	cnt->io += dyn >= 0;
+	return dyn >= 0 ? check_run_io(m, dyn, NULL) : 0;
 }
 
 /* One Case of the root states the gear table: it must agree. */
@@ -1225,16 +1307,7 @@ static int check_gears(const Gearom__Model *m)
 		if (check_case_table(m, n) < 0)
 			return error_prefix("graph '%s'", root->name);
 	}
-	NameMap names;
-	namemap_init(&names);
-	for (size_t k = 0; k < m->n_gear_inputs; k++)
-		namemap_put(&names, m->gear_inputs[k]->name, (int32_t)k);
-	int rc = 0;
-	for (size_t g = 0; g < m->n_gears && !rc; g++)
-		if (m->gears[g]->graph >= 0)
-			rc = check_branch(m, m->gears[g], &names);
-	namemap_release(&names);
-	return rc;
+	return 0;
 }
 
 /* ---- command ------------------------------------------------------------- */
@@ -1273,12 +1346,31 @@ int verify_plans(const OmFile *f)
 	return check_plans(f, false, &cnt);
 }
 
+/* Every check, in this order. */
+static int check_file(const OmFile *f, bool verbose, Counts *cnt)
+{
+	const Gearom__Model *m = f->model;
+	if (check_plans(f, verbose, cnt) < 0 || check_gears(m) < 0 ||
+	    check_io_table(m, cnt) < 0 || check_partitions(m, cnt) < 0 ||
+	    check_shapes(f, cnt) < 0)
+		return -1;
+	return 0;
+}
+
 int verify_file(const OmFile *f)
 {
 	Counts cnt = { 0 };
-	if (check_plans(f, false, &cnt) < 0 ||
-	    check_partitions(f->model, &cnt) < 0 || check_shapes(f, &cnt) < 0)
+	return check_file(f, false, &cnt);
+}
+
+int verify_open(OmFile *f, const char *path)
+{
+	if (om_open(f, path) < 0)
 		return -1;
+	if (verify_file(f) < 0) {
+		om_close(f);
+		return error_prefix("%s", path);
+	}
 	return 0;
 }
 
@@ -1286,16 +1378,16 @@ int verify_print(const OmFile *f, bool verbose, bool quiet)
 {
 	const Gearom__Model *m = f->model;
 	Counts cnt = { .graphs = (int64_t)m->n_graphs };
-	if (check_plans(f, verbose, &cnt) < 0 || check_gears(m) < 0 ||
-	    check_partitions(m, &cnt) < 0 || check_shapes(f, &cnt) < 0)
+	if (check_file(f, verbose, &cnt) < 0)
 		return -1;
 	if (quiet) /* --quiet: the exit status says it */
 		return 0;
 	printf("verify: %lld graphs, ", (long long)cnt.graphs);
 	if (cnt.partitions)
 		printf("%lld partitions, ", (long long)cnt.partitions);
-	printf("%lld plans (%lld tensors), %lld shapes: ok\n",
-	       (long long)cnt.plans, (long long)cnt.tensors,
+	printf("%lld plans (%lld tensors), I/O table against %lld graphs, "
+	       "%lld shapes: ok\n", (long long)cnt.plans,
+	       (long long)cnt.tensors, (long long)cnt.io,
 	       (long long)cnt.shapes);
 	return 0;
 }

@@ -827,18 +827,24 @@ Test(gearspec, apply_dims_three_inputs)
 	model_free(m);
 }
 
-Test(gearspec, apply_input_shape_order_not_model_order)
+/* --dynamic_dims counts the -1s in --input_shape order; the spec (and
+ * the .om) lists the gear inputs in the model's order, as the runtime
+ * matches a gear's values, with the table's columns moved alongside. */
+Test(gearspec, apply_gear_inputs_in_model_order)
 {
 	Model *m = model3();
 	ParsedGears p;
 	apply_ok(m, &p, opts("mask:-1,-1;tokens:2,-1", NULL, NULL,
 			     "1,8,8;2,16,16", NULL));
 	const GearSpec *s = m->gears;
-	cr_assert_str_eq(s->inputs[0].name, "mask");
-	cr_assert_str_eq(s->inputs[1].name, "tokens");
-	cr_assert_eq(s->inputs[1].first, 2);
-	cr_assert_eq(s->inputs[1].ndyn, 1);
-	cr_assert_eq(s->inputs[1].dyn_axes[0], 1);
+	cr_assert_str_eq(s->inputs[0].name, "tokens");
+	cr_assert_str_eq(s->inputs[1].name, "mask");
+	cr_assert_eq(s->inputs[0].first, 0);
+	cr_assert_eq(s->inputs[0].ndyn, 1);
+	cr_assert_eq(s->inputs[0].dyn_axes[0], 1);
+	cr_assert_eq(s->inputs[1].first, 1);
+	assert_table(s->table, (int64_t[]){ 8, 1, 8, 16, 2, 16 }, 6);
+	assert_shape(gear_input_shape(s, 0, 1), 2, (int64_t[]){ 2, 16 });
 	assert_shape(gear_input_shape(s, 1, 1), 2, (int64_t[]){ 2, 16 });
 	assert_shape(*shape_named(m, "tokens"), 2, (int64_t[]){ 2, -1 });
 	gear_parsed_release(&p);

@@ -6,7 +6,7 @@
 #include <dirent.h>
 
 #include "cli/cli.h"
-#include "serializer/omimpl.h"
+#include "omedit.h"
 #include "synth.h"
 
 #define DEMO "--model=tests/fixtures/demo_cnn.onnx"
@@ -45,30 +45,10 @@ static void fx_free(Fx *x)
 	free(x->om);
 }
 
-/* Writes x's file with MODEL_DEF replaced by its (mutated) message,
- * weights kept, the checksum right. */
+/* Writes x's file with MODEL_DEF replaced by its (mutated) message. */
 static void write_mutated(const Fx *x)
 {
-	const uint8_t *d = x->data;
-	Gearom__Model *msg = x->f.model;
-	uint32_t nparts = om_get_u32(d + 28);
-	uint64_t woff = nparts == 2 ? om_get_u64(d + 88 + 8) : 0;
-	uint64_t wsz = nparts == 2 ? om_get_u64(d + 88 + 16) : 0;
-	size_t defsz = protobuf_c_message_get_packed_size(&msg->base);
-	uint64_t nwoff = om_align(128 + defsz);
-	size_t len = (size_t)(nparts == 2 ? nwoff + wsz : 128 + defsz);
-	uint8_t *c = calloc(len, 1);
-	memcpy(c, d, 64 + 24 * nparts);
-	om_put_u64(c + 16, len);
-	om_put_u64(c + 80, defsz);
-	protobuf_c_message_pack(&msg->base, c + 128);
-	if (nparts == 2) {
-		om_put_u64(c + 96, nwoff);
-		memcpy(c + nwoff, d + woff, wsz);
-	}
-	om_put_u32(c + 24, crc32_update(0, c + 64, len - 64));
-	write_file(x->om, c, len);
-	free(c);
+	omedit_write(x->data, x->f.model, x->om);
 }
 
 static Gearom__Graph *gear_graph(const Fx *x, int gear)
@@ -111,8 +91,8 @@ Test(verify, clean_files_pass)
 	Fx x = compile_demo();
 	Run r = run_gearc("verify", x.om);
 	cr_expect_eq(r.status, 0, "%s", r.err);
-	cr_expect_str_eq(r.out, "verify: 4 graphs, 4 plans (28 tensors), 32 "
-				"shapes: ok\n");
+	cr_expect_str_eq(r.out, "verify: 4 graphs, 4 plans (28 tensors), I/O "
+				"table against 3 graphs, 32 shapes: ok\n");
 	cr_expect_str_empty(r.err);
 	run_free(&r);
 	r = run_gearc("verify", "-v", x.om);
@@ -130,8 +110,8 @@ Test(verify, clean_files_pass)
 	char *s = path_in(x.dir, "s.om");
 	r = run_gearc("verify", s);
 	cr_expect_eq(r.status, 0, "%s", r.err);
-	cr_expect_str_eq(r.out, "verify: 1 graphs, 1 plans (9 tensors), 10 "
-				"shapes: ok\n");
+	cr_expect_str_eq(r.out, "verify: 1 graphs, 1 plans (9 tensors), I/O "
+				"table against 1 graphs, 10 shapes: ok\n");
 	run_free(&r);
 	free(s);
 	fx_free(&x);
@@ -557,8 +537,9 @@ Test(verify, lying_arena_and_shape_figures)
 	out->bytes = 40;
 	out->dims[0] = 2; /* as the branch does not give it */
 	out->bytes = 80;
-	expect_verify_error(&x, "gear 0: its branch 'Batch_0' gives output "
-				"'probs' at another shape");
+	expect_verify_error(&x, "gear 0: graph 'Batch_0': output 'probs' is "
+				"float32 [1,10], the file's I/O table says "
+				"float32 [2,10]");
 	out->dims[0] = 1;
 	out->bytes = 40;
 	fx_free(&x);
@@ -609,8 +590,9 @@ Test(verify, lying_gear_tables)
 	m->gears[2]->inputs[0]->dims[1] = 3;
 	Gearom__Graph *b = gear_graph(&x, 0);
 	b->tensors[tensor(b, "x")]->dims[0] = 2;
-	expect_verify_error(&x, "gear 0: its branch 'Batch_0' takes input 'x' "
-				"at another shape");
+	expect_verify_error(&x, "gear 0: graph 'Batch_0': input 'x' is float32 "
+				"[2,3,32,32], the file's I/O table says "
+				"float32 [1,3,32,32]");
 	b->tensors[tensor(b, "x")]->dims[0] = 1;
 	write_mutated(&x);
 	Run r = run_gearc("verify", x.om);

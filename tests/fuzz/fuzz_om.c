@@ -1,10 +1,15 @@
 /*
- * tests/fuzz/fuzz_om.c - libFuzzer: the .om reader and dump.
+ * tests/fuzz/fuzz_om.c - libFuzzer: the .om reader, verify's checks and
+ * dump.
  *
  * The input is a .om file (checksums are not fixed up, so the fuzzer
  * mostly exercises the container checks; fuzz with -use_value_profile=1
- * or from the seed corpus to get deeper).  If it opens, its JSON dump is
- * built, and must be valid UTF-8.  A crash, leak or hang is a bug.
+ * or from the seed corpus to get deeper: nested_ifs.om reaches the
+ * nesting bound, static_two.om the I/O table against the graph).  If it
+ * opens, every check of `gearc verify` runs on it (verify_file, as run,
+ * export and the runtime make them), and its JSON dump is built, which
+ * must be valid UTF-8.  A crash, leak, hang or a failure without a
+ * one-line message is a bug.
  */
 #include <json-c/json.h>
 #include <stdlib.h>
@@ -13,6 +18,13 @@
 #include "cli/cli.h"
 #include "serializer/om.h"
 #include "serializer/omimpl.h"
+#include "serializer/verify.h"
+
+static void check_message(void)
+{
+	if (!*last_error() || strchr(last_error(), '\n'))
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -27,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						   size - OM_HEADER_SIZE));
 	}
 	if (om_parse(&f, copy, size, "fuzz.om") == 0) {
+		if (verify_file(&f) < 0)
+			check_message();
 		/* as gearc dump shows it: valid UTF-8 */
 		om_escape_names(&f, 0);
 		json_object *j = om_json(&f, "fuzz.om");
@@ -38,8 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		json_object_put(j);
 		om_close(&f);
-	} else if (!*last_error() || strchr(last_error(), '\n')) {
-		abort();
+	} else {
+		check_message();
 	}
 	free(copy);
 	return 0;
