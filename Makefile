@@ -340,9 +340,11 @@ valgrind: $(BUILD)/gearc $(BUILD)/tests/unit
 # Sessions on several threads under helgrind (valgrind's race detector),
 # over tests/fixtures/scratch_ops.onnx, a model of every op whose kernel
 # takes scratch memory at run time (ReduceX float and int, ArgMax/ArgMin,
-# TopK, Split): 4 sessions x 20 runs, each run's outputs equal to one
-# thread's, and helgrind reports nothing, with no suppressions (a session
-# of one thread enters no OpenMP region).  About 3 s.
+# TopK, Split), then tests/fixtures/strings.onnx (StringNormalizer, run
+# by evaluation, and string tensors across the API): 4 sessions x 20 runs each, each
+# run's outputs equal to one thread's, and helgrind reports nothing, with
+# no suppressions (a session of one thread enters no OpenMP region).
+# About 5 s.
 SCRATCH_OM := $(BUILD)/scratch_ops.om
 
 $(BUILD)/scratch_soak: $(BUILD)/tests/scratch_soak.o $(BUILD)/libgearrt.a
@@ -351,11 +353,18 @@ $(BUILD)/scratch_soak: $(BUILD)/tests/scratch_soak.o $(BUILD)/libgearrt.a
 $(SCRATCH_OM): tests/fixtures/scratch_ops.onnx $(BUILD)/gearc
 	$(BUILD)/gearc --model=$< --output=$(basename $@) -q
 
-helgrind: $(BUILD)/scratch_soak $(SCRATCH_OM)
+STRINGS_OM := $(BUILD)/strings.om
+
+$(STRINGS_OM): tests/fixtures/strings.onnx $(BUILD)/gearc
+	$(BUILD)/gearc --model=$< --output=$(basename $@) -q
+
+helgrind: $(BUILD)/scratch_soak $(SCRATCH_OM) $(STRINGS_OM)
 	@command -v valgrind >/dev/null || { echo "gearc: valgrind is \
 	    missing: apt-get install -y valgrind"; exit 1; }
 	valgrind -q --tool=helgrind --error-exitcode=99 \
 	    $(BUILD)/scratch_soak --threads=4 --runs=20 $(SCRATCH_OM)
+	valgrind -q --tool=helgrind --error-exitcode=99 \
+	    $(BUILD)/scratch_soak --threads=4 --runs=20 $(STRINGS_OM)
 
 # Memory over 100,000 runs of a prepared gear (tests/scratch_soak.c):
 # scratch_ops.om, and the recogniser fixture at 1x3x48x320: the heap in

@@ -5,12 +5,15 @@
  * libgearrt.a alone, so valgrind's tools see the library as users do.
  *
  * Inputs are filled from their index (floats in [-4, 4) with ties, small
- * integers); outputs go to caller buffers, one after another in out[].
+ * integers, words); outputs go to caller buffers, one after another in
+ * out[], a string output as the FNV-1a hash of its strings (their
+ * pointers differ from session to session).
  */
 #ifndef GEARC_SCRATCH_RUN_H
 #define GEARC_SCRATCH_RUN_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +45,26 @@ static inline void scr_fill(gearrt_tensor *t)
 			((float *)t->data)[i] = (float)(h >> 22) / 128.0f - 4;
 		else if (t->dtype == GEARRT_INT32)
 			((int32_t *)t->data)[i] = (int32_t)(h >> 24) - 128;
+		else if (t->dtype == GEARRT_STRING) {
+			static const char *const words[] = {
+				"monday", "Tuesday", "the", "WEDNESDAY", "",
+				"a", "ete", "thursday"
+			};
+			((const char **)t->data)[i] = words[(h >> 24) % 8];
+		}
 	}
 }
 
+/* An output's room in out[]: its bytes, or a string output's hash (its
+ * length may depend on the data). */
+static inline size_t scr_out_bytes(const gearrt_tensor *t)
+{
+	return t->dtype == GEARRT_STRING ? sizeof(uint64_t) : scr_bytes(t);
+}
+
 /* The model's inputs (malloc'd, filled) and outputs; -1 with a message
- * on stderr if an input is not float32 or int32 or a dim is not static. */
+ * on stderr if an input is not float32, int32 or a string or a dim is
+ * not static. */
 static inline int scr_open(const gearrt_model *m, ScrIo *io)
 {
 	memset(io, 0, sizeof(*io));
@@ -62,9 +80,10 @@ static inline int scr_open(const gearrt_model *m, ScrIo *io)
 			if (t->dims[k] < 0)
 				return fprintf(stderr, "input %zu: a dynamic "
 					       "dim\n", i), -1;
-		if (t->dtype != GEARRT_FLOAT32 && t->dtype != GEARRT_INT32)
+		if (t->dtype != GEARRT_FLOAT32 && t->dtype != GEARRT_INT32 &&
+		    t->dtype != GEARRT_STRING)
 			return fprintf(stderr, "input %zu: %s, expected "
-				       "float32 or int32\n", i,
+				       "float32, int32 or string\n", i,
 				       gearrt_dtype_name(t->dtype)), -1;
 		t->size = scr_bytes(t);
 		t->data = malloc(t->size ? t->size : 1);
@@ -72,7 +91,7 @@ static inline int scr_open(const gearrt_model *m, ScrIo *io)
 	}
 	for (size_t i = 0; i < io->nout; i++) {
 		gearrt_output_info(m, i, &io->out_info[i]);
-		io->out_bytes += scr_bytes(&io->out_info[i]);
+		io->out_bytes += scr_out_bytes(&io->out_info[i]);
 	}
 	return 0;
 }
@@ -83,18 +102,43 @@ static inline void scr_close(ScrIo *io)
 		free(io->in[i].data);
 }
 
+/* FNV-1a over n strings, each with its NUL. */
+static inline uint64_t scr_hash(const char *const *str, size_t n)
+{
+	uint64_t h = 14695981039346656037u;
+	for (size_t i = 0; i < n; i++)
+		for (const char *c = str[i];; c++) {
+			h = (h ^ (uint8_t)*c) * 1099511628211u;
+			if (!*c)
+				break;
+		}
+	return h;
+}
+
 /* One run of s, its outputs into out[0..io->out_bytes). */
 static inline gearrt_status scr_run(gearrt_session *s, const ScrIo *io,
 				    uint8_t *out)
 {
 	gearrt_tensor o[16];
-	size_t at = 0;
-	for (size_t i = 0; i < io->nout; i++) {
-		size_t n = scr_bytes(&io->out_info[i]);
-		o[i] = (gearrt_tensor){ .data = out + at, .size = n };
+	for (size_t i = 0, at = 0; i < io->nout; i++) {
+		bool str = io->out_info[i].dtype == GEARRT_STRING;
+		size_t n = scr_out_bytes(&io->out_info[i]);
+		/* a string output in the session's own buffers */
+		o[i] = (gearrt_tensor){ .data = str ? NULL : out + at,
+					.size = str ? 0 : n };
 		at += n;
 	}
-	return gearrt_run(s, io->in, io->nin, o, io->nout);
+	gearrt_status st = gearrt_run(s, io->in, io->nin, o, io->nout);
+	for (size_t i = 0, at = 0; i < io->nout; i++) {
+		size_t n = scr_out_bytes(&io->out_info[i]);
+		if (st == GEARRT_OK && o[i].dtype == GEARRT_STRING) {
+			uint64_t h = scr_hash(o[i].data,
+					      o[i].size / sizeof(char *));
+			memcpy(out + at, &h, sizeof(h));
+		}
+		at += n;
+	}
+	return st;
 }
 
 typedef struct ScrWorker {

@@ -64,6 +64,20 @@ Test(scratch, eight_sessions_on_eight_threads_give_one_threads_outputs)
 	close_fixture(&o);
 }
 
+/* String tensors across threads: StringNormalizer (its data-dependent
+ * output makes both nodes run by evaluation) on 8 sessions, its strings
+ * and the API's copies of them each session's own. */
+Test(scratch, string_sessions_on_eight_threads_give_one_threads_outputs)
+{
+	Opened o = open_fixture("strings");
+	ScrIo io;
+	cr_assert_eq(scr_open(o.m, &io), 0);
+	cr_expect_eq(scr_threads(o.m, &io, 8, 300), 0,
+		     "runs on 8 threads failed or differed from one thread's");
+	scr_close(&io);
+	close_fixture(&o);
+}
+
 Test(scratch, runs_after_the_first_allocate_nothing_and_leave_the_model)
 {
 	Opened o = open_fixture("scratch_ops");
