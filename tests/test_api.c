@@ -9,31 +9,6 @@
 #include "runtime/gearrt.h"
 #include "testrun.h"
 
-/* Compiles tests/fixtures/MODEL with gearc into dir/NAME.om (extra,
- * extra2: more flags, or NULL); the path (malloc'd). */
-static char *compile_with(const char *dir, const char *name,
-			  const char *model, const char *extra,
-			  const char *extra2)
-{
-	char *out = path_in(dir, name);
-	char mflag[512], oflag[512];
-	snprintf(mflag, sizeof(mflag), "--model=tests/fixtures/%s", model);
-	snprintf(oflag, sizeof(oflag), "--output=%s.om", out);
-	Run r = run_gearc(mflag, oflag, "-q", extra, extra2);
-	cr_assert_eq(r.status, 0, "compile %s: %s", model, r.err);
-	run_free(&r);
-	char *om = malloc(strlen(out) + 4);
-	sprintf(om, "%s.om", out);
-	free(out);
-	return om;
-}
-
-static char *compile_fixture(const char *dir, const char *name,
-			     const char *model, const char *extra)
-{
-	return compile_with(dir, name, model, extra, NULL);
-}
-
 /* ---- options ------------------------------------------------------------ */
 
 static gearrt_status create_with(gearrt_model *m, gearrt_options o)
@@ -49,8 +24,9 @@ static gearrt_status create_with(gearrt_model *m, gearrt_options o)
 Test(api, options_out_of_range_are_statuses)
 {
 	char *dir = temp_dir();
-	char *om = compile_fixture(dir, "two", "two_inputs.onnx",
-				   "--input_shape=a:1,3,8,8;b:1,3,8,8");
+	char *om = compile_fixture(dir, "two", "two_inputs",
+				   (const char *[]){ "--input_shape=a:1,3,8,8;"
+						     "b:1,3,8,8", NULL });
 	gearrt_model *m;
 	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
 		     gearrt_last_error());
@@ -117,7 +93,7 @@ extern long alloc_count; /* tests/allocount.c */
 Test(api, a_sum_of_1100_inputs_runs_through_the_api)
 {
 	char *dir = temp_dir();
-	char *om = compile_fixture(dir, "sum", "sum_1100.onnx", NULL);
+	char *om = compile_fixture(dir, "sum", "sum_1100", NULL);
 	gearrt_model *m;
 	gearrt_session *s;
 	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
@@ -169,7 +145,7 @@ static void random_floats(float *v, int n)
 Test(api, a_sum_of_1100_inputs_runs_in_gearc_run)
 {
 	char *dir = temp_dir();
-	char *om = compile_fixture(dir, "sum", "sum_1100.onnx", NULL);
+	char *om = compile_fixture(dir, "sum", "sum_1100", NULL);
 	char odir[512];
 	snprintf(odir, sizeof(odir), "--output-dir=%s", dir);
 	Run r = run_gearc("run", om, "--random-inputs", odir);
@@ -206,7 +182,7 @@ typedef struct Str {
 static Str str_open(void)
 {
 	Str t = { .dir = temp_dir() };
-	t.om = compile_fixture(t.dir, "strings", "strings.onnx", NULL);
+	t.om = compile_fixture(t.dir, "strings", "strings", NULL);
 	cr_assert_eq(gearrt_model_open(t.om, &t.m), GEARRT_OK, "%s",
 		     gearrt_last_error());
 	cr_assert_eq(gearrt_session_create(t.m, NULL, &t.s), GEARRT_OK);
@@ -365,9 +341,9 @@ Test(api, gearc_run_reads_and_writes_string_npy)
 Test(api, an_input_shape_too_large_for_64_bits_says_so)
 {
 	char *dir = temp_dir();
-	char *om = compile_with(dir, "two", "two_inputs.onnx",
-				"--input_shape=a:-1,3,-1,-1;b:-1,3,-1,-1",
-				"--dynamic_dims=1,8,8,1,8,8;2,8,8,2,8,8");
+	char *om = compile_fixture(dir, "two", "two_inputs", (const char *[]){
+		"--input_shape=a:-1,3,-1,-1;b:-1,3,-1,-1",
+		"--dynamic_dims=1,8,8,1,8,8;2,8,8,2,8,8", NULL });
 	gearrt_model *m;
 	gearrt_session *s;
 	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",

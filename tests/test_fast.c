@@ -31,21 +31,6 @@ typedef struct Outs {
 	char impls[512]; /* the convolutions' implementations, in run order */
 } Outs;
 
-static char *compile_static(const char *dir, const char *name)
-{
-	char *out = path_in(dir, name);
-	char mflag[512], oflag[512];
-	snprintf(mflag, sizeof(mflag), "--model=tests/fixtures/%s.onnx", name);
-	snprintf(oflag, sizeof(oflag), "--output=%s", out);
-	Run r = run_gearc(mflag, oflag, "-q");
-	cr_assert_eq(r.status, 0, "compile %s: %s", name, r.err);
-	run_free(&r);
-	char *om = malloc(strlen(out) + 4);
-	sprintf(om, "%s.om", out);
-	free(out);
-	return om;
-}
-
 static void fill(float *p, size_t n, uint32_t seed)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -138,7 +123,7 @@ static void expect_close(const Outs *a, const Outs *b, const char *what)
 static void fast_vs_reference(const char *name, int want_fast,
 			      int want_direct, Outs *keep)
 {
-	char *dir = temp_dir(), *om = compile_static(dir, name);
+	char *dir = temp_dir(), *om = compile_fixture(dir, name, name, NULL);
 	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
 	Outs f2 = run_om(om, false, 2);
 	cr_expect_eq(ref.fast + ref.nhwc, 0, "GEARRT_NO_FAST=1 left %d fast "
@@ -184,7 +169,8 @@ Test(fast, conv_chain_keeps_blocked_layout)
 	/* Conv -> 2 Conv: at most the first X and the last two Ys are
 	 * reordered (none if oneDNN picks the plain layout), never the
 	 * middle tensor, read by both */
-	char *dir = temp_dir(), *om = compile_static(dir, "fast_chain");
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "fast_chain", "fast_chain", NULL);
 	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
 	cr_expect_eq(f1.fast, 3);
 	cr_expect_leq(f1.reorders, 3, "%d reorders", f1.reorders);
@@ -278,7 +264,8 @@ Test(fast, plain_c_paths_split_rows_over_threads)
 	 * Conv, Softmax, LayerNormalization, nearest Resize and per-channel
 	 * Mul (each of 2^18 or more) run on both, and compute the reference
 	 * kernels' outputs */
-	char *dir = temp_dir(), *om = compile_static(dir, "fast_threads");
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "fast_threads", "fast_threads", NULL);
 	Outs ref = run_om(om, true, 1), f2 = run_om(om, false, 2);
 	cr_expect_eq(f2.parallel, 6, "%d parallel", f2.parallel);
 	cr_expect_eq(f2.direct + f2.chan, 6);
@@ -295,8 +282,9 @@ Test(fast, small_primitives_run_on_one_thread)
 	/* at 2 threads: fast_chain's three 16-channel 3x3 convolutions of
 	 * 12x12 (663k flops each) are parallel, fast_mm's MatMul and Gemm
 	 * (a few thousand flops each) on one */
-	char *dir = temp_dir(), *chain = compile_static(dir, "fast_chain");
-	char *mm = compile_static(dir, "fast_mm");
+	char *dir = temp_dir();
+	char *chain = compile_fixture(dir, "fast_chain", "fast_chain", NULL);
+	char *mm = compile_fixture(dir, "fast_mm", "fast_mm", NULL);
 	Outs c = run_om(chain, false, 2), m = run_om(mm, false, 2);
 	cr_expect_eq(c.parallel, 3, "%d parallel", c.parallel);
 	cr_expect_eq(m.parallel, 0, "%d parallel", m.parallel);

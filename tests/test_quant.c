@@ -24,21 +24,6 @@ typedef struct Outs {
 	int parallel;	    /* fast kernels on more than one thread */
 } Outs;
 
-static char *compile(const char *dir, const char *name)
-{
-	char *out = path_in(dir, name);
-	char mflag[512], oflag[512];
-	snprintf(mflag, sizeof(mflag), "--model=tests/fixtures/%s.onnx", name);
-	snprintf(oflag, sizeof(oflag), "--output=%s", out);
-	Run r = run_gearc(mflag, oflag, "-q");
-	cr_assert_eq(r.status, 0, "compile %s: %s", name, r.err);
-	run_free(&r);
-	char *om = malloc(strlen(out) + 4);
-	sprintf(om, "%s.om", out);
-	free(out);
-	return om;
-}
-
 /* Floats in [-1, 1] from seed. */
 static void fill(float *p, size_t n, uint32_t seed)
 {
@@ -138,7 +123,7 @@ static const int quant_ops[] = { OP_MatMulInteger, OP_ConvInteger,
  * run's kernels on 2 threads. */
 static void quant_vs_reference(const char *name, int want, int *parallel)
 {
-	char *dir = temp_dir(), *om = compile(dir, name);
+	char *dir = temp_dir(), *om = compile_fixture(dir, name, name, NULL);
 	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
 	Outs f2 = run_om(om, false, 2);
 	int fast = 0;

@@ -18,26 +18,14 @@
 
 enum { MAXIO = 12 };
 
-/* Compiles fixture name to dir/name (dir/kept with extra). */
+/* Fixture name compiled to dir/name (dir/kept with extra): the network
+ * at batch gears 1 and 2, fp16_cast as it is. */
 static char *compile(const char *dir, const char *name, const char *extra)
 {
-	char *out = path_in(dir, extra ? "kept" : name);
-	char mflag[512], oflag[512];
-	snprintf(mflag, sizeof(mflag), "--model=tests/fixtures/%s.onnx", name);
-	snprintf(oflag, sizeof(oflag), "--output=%s", out);
-	const char *argv[] = { mflag, oflag, "-q", extra, NULL, NULL, NULL };
-	if (strcmp(name, "fp16_cast")) {
-		argv[3] = "--input_shape=x:-1,3,16,16";
-		argv[4] = "--dynamic_batch_size=1,2";
-		argv[5] = extra;
-	}
-	Run r = run_gearcv(argv);
-	cr_assert_eq(r.status, 0, "compile %s: %s", name, r.err);
-	run_free(&r);
-	char *om = malloc(strlen(out) + 4);
-	sprintf(om, "%s.om", out);
-	free(out);
-	return om;
+	const char *gears[] = { "--input_shape=x:-1,3,16,16",
+				"--dynamic_batch_size=1,2", extra, NULL };
+	return compile_fixture(dir, extra ? "kept" : name, name,
+			       strcmp(name, "fp16_cast") ? gears : NULL);
 }
 
 typedef struct Outs {

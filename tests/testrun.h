@@ -127,6 +127,31 @@ static inline char *path_in(const char *dir, const char *name)
 	return p;
 }
 
+/* Compiles tests/fixtures/MODEL.onnx with the flags in extra[] (NULL
+ * ended; NULL for none) to DIR/NAME.om, asserting success; the .om's
+ * path (malloc'd). */
+static inline char *compile_fixture(const char *dir, const char *name,
+				    const char *model,
+				    const char *const *extra)
+{
+	char *out = path_in(dir, name);
+	char mflag[512], oflag[512];
+	const char *argv[16] = { mflag, oflag, "-q" };
+	int n = 3;
+	snprintf(mflag, sizeof(mflag), "--model=tests/fixtures/%s.onnx", model);
+	snprintf(oflag, sizeof(oflag), "--output=%s", out);
+	for (; extra && *extra && n < 15; extra++)
+		argv[n++] = *extra;
+	argv[n] = NULL;
+	Run r = run_gearcv(argv);
+	cr_assert_eq(r.status, 0, "compile %s: %s", model, r.err);
+	run_free(&r);
+	char *om = malloc(strlen(out) + 4);
+	sprintf(om, "%s.om", out);
+	free(out);
+	return om;
+}
+
 static inline char *read_file(const char *path, size_t *n)
 {
 	int fd = open(path, O_RDONLY);
