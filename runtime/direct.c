@@ -757,6 +757,22 @@ static int erf_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
+/* ---- Relu --------------------------------------------------------------- */
+
+RT_HOT static void relu_loop(const float *x, float *y, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] = x[i] > 0 ? x[i] : 0;
+}
+
+static int relu_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	(void)state;
+	relu_loop(in[0]->data, tensor_mut(out[0]),
+		  out[0]->nbytes / sizeof(float));
+	return 0;
+}
+
 /* ---- Add, Sub, Mul, Div by a constant scalar or a tensor of one shape --- */
 
 typedef struct Scalar {
@@ -793,17 +809,17 @@ static int pair_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-/* Erf of fp32. */
+/* Erf or Relu of fp32. */
 int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
-	if (n->op != OP_Erf || !static_f32(x) || !static_f32(y) ||
-	    !shape_equal(&x->shape, &y->shape))
+	if ((n->op != OP_Erf && n->op != OP_Relu) || !static_f32(x) ||
+	    !static_f32(y) || !shape_equal(&x->shape, &y->shape))
 		return 0;
-	k->run = erf_run;
+	k->run = n->op == OP_Erf ? erf_run : relu_run;
 	k->free = NULL;
 	k->state = NULL;
 	return 1;
@@ -1314,7 +1330,8 @@ bool direct_took(const FastKernel *k)
 	       k->run == pair_run || k->run == layernorm_run ||
 	       k->run == gather_run ||
 	       k->run == sigmoid_run || k->run == softmax_run ||
-	       k->run == erf_run || k->run == scalar_run ||
+	       k->run == erf_run || k->run == relu_run ||
+	       k->run == scalar_run ||
 	       k->run == transpose_run || k->run == noop_run ||
 	       k->run == upsample_run;
 }

@@ -100,6 +100,7 @@ direct = [
     # Erf, arithmetic by a constant scalar, Transpose (4-byte elements)
     h.make_node("Div", ["x", "three"], ["div_scalar"]),
     h.make_node("Erf", ["div_scalar"], ["erf"]),
+    h.make_node("Relu", ["x"], ["relu"]),
     h.make_node("Sub", ["x", "three"], ["sub_scalar"]),
     h.make_node("Transpose", ["x"], ["transpose"], perm=[2, 0, 3, 1]),
     h.make_node("Transpose", ["xw"], ["transpose_last"], perm=[0, 2, 1, 3]),
