@@ -44,6 +44,12 @@
  * anchor is defined before it), the anchor's name and that node's output
  * value: names downstream do not change.  The nodes taken in are then
  * dead and graph_dce() removes them.
+ *
+ * Apart from the anchors, LayerNorm over the last axis written out
+ * (ReduceMean, Sub, Pow or Mul, ReduceMean, Add, Sqrt, Div, Mul [, Add]:
+ * SVTR's neck from Paddle2ONNX, torch.onnx before opset 17) becomes one
+ * LayerNormalization, whatever the model's opset (gearc export writes it
+ * out again before opset 17: passes/unfuse.c).
  */
 #include <math.h>
 #include <pthread.h>
@@ -913,6 +919,142 @@ static int fuse_at(Fuse *F, int32_t i)
 	return 0;
 }
 
+/* ---- LayerNorm written out -------------------------------------------- */
+
+/* n is ReduceMean of x over its last axis alone (an attribute: opset
+ * 18's axes input is not matched), dims kept. */
+static bool mean_last(Fuse *F, const Node *n, ValId x)
+{
+	const int64_t *ax = NULL;
+	int32_t r = F->g->vals[x].shape.rank;
+	if (!is_op(n, OP_ReduceMean) || n->inputs[0] != x ||
+	    attr_int(n, "keepdims", 1) != 1 || r < 1 ||
+	    (n->ninputs > 1 && n->inputs[1] >= 0))
+		return false;
+	return attr_ints(n, "axes", &ax) == 1 &&
+	       (ax[0] == -1 || ax[0] == r - 1);
+}
+
+/* The other operand of binary op n with x (x on the side first says:
+ * 0 first, 1 second, -1 either), or -1. */
+static ValId operand(const Node *n, int op, ValId x, int side)
+{
+	if (!is_op(n, op) || n->ninputs != 2)
+		return -1;
+	if (side != 1 && n->inputs[0] == x && n->inputs[1] != x)
+		return n->inputs[1];
+	if (side != 0 && n->inputs[1] == x && n->inputs[0] != x)
+		return n->inputs[0];
+	return -1;
+}
+
+/* The two nodes that read v, neither taken in by a chain, in u[]
+ * (Mul(d, d) reads d twice); 0, or -1 if v has other readers. */
+static int two_nodes_read(Fuse *F, ValId v, Node **u)
+{
+	int n = 0, refs = 0;
+	for (int32_t i = 0; i < F->g->nnodes; i++) {
+		Node *m = &F->g->nodes[i];
+		int r = 0;
+		for (int32_t k = 0; k < m->ninputs; k++)
+			r += m->inputs[k] == v;
+		if (!r)
+			continue;
+		if (F->taken[i] || n == 2)
+			return -1;
+		u[n++] = m;
+		refs += r;
+	}
+	return n == 2 && refs == F->uses[v] ? 0 : -1;
+}
+
+/* d * d or d ^ 2, n reading d. */
+static bool square_of(Fuse *F, const Node *n, ValId d)
+{
+	float k;
+	if (is_op(n, OP_Mul) && n->ninputs == 2)
+		return n->inputs[0] == d && n->inputs[1] == d;
+	ValId e = operand(n, OP_Pow, d, 0);
+	return e >= 0 && scalar_const(F, e, &k) && k == 2;
+}
+
+/* LayerNorm over the last axis as Paddle2ONNX and torch.onnx (opset < 17)
+ * write it out, from ReduceMean node i:
+ *   m = ReduceMean(x), d = x - m, v = ReduceMean(d^2 or d*d),
+ *   y = d / Sqrt(v + eps) * gamma [+ beta]
+ * gamma and beta constants of the last axis' size (1-D).  Becomes one
+ * LayerNormalization(x, gamma, beta; axis -1, epsilon eps) in the slot of
+ * the last node, which keeps its output; the others go dead. */
+static void match_layernorm(Fuse *F, int32_t i)
+{
+	Graph *g = F->g;
+	Node *mean = &g->nodes[i];
+	if (!is_op(mean, OP_ReduceMean) || F->taken[i] || mean->ninputs < 1)
+		return;
+	ValId x = mean->inputs[0], m = mean->outputs[0];
+	const Value *xv = &g->vals[x];
+	if (xv->dtype != DT_FLOAT || !shape_is_static(&xv->shape) ||
+	    !mean_last(F, mean, x))
+		return;
+	Node *sub = sole_user(F, m);
+	if (operand(sub, OP_Sub, m, 1) != x || !keeps_shape(F, sub, x))
+		return;
+	ValId d = sub->outputs[0];
+	Node *users[2];
+	if (two_nodes_read(F, d, users) < 0)
+		return;
+	for (int pick = 0; pick < 2; pick++) {
+		Node *sq = users[pick], *div = users[!pick];
+		if (!square_of(F, sq, d) || !keeps_shape(F, sq, x))
+			continue;
+		Node *var = sole_user(F, sq->outputs[0]);
+		if (!mean_last(F, var, sq->outputs[0]))
+			continue;
+		Node *add = sole_user(F, var->outputs[0]);
+		float eps;
+		ValId e = operand(add, OP_Add, var->outputs[0], -1);
+		if (e < 0 || !scalar_const(F, e, &eps) || !(eps >= 0))
+			continue;
+		Node *sqrt_n = sole_user(F, add->outputs[0]);
+		if (!is_op(sqrt_n, OP_Sqrt) || sqrt_n->noutputs != 1 ||
+		    sole_user(F, sqrt_n->outputs[0]) != div ||
+		    operand(div, OP_Div, d, 0) != sqrt_n->outputs[0] ||
+		    !keeps_shape(F, div, x))
+			continue;
+		int64_t c = xv->shape.dims[xv->shape.rank - 1];
+		Node *mul = sole_user(F, div->outputs[0]), *last = mul;
+		ValId gm = operand(mul, OP_Mul, div->outputs[0], -1);
+		if (gm < 0 || !keeps_shape(F, mul, x) || !vec_const(F, gm, c))
+			continue;
+		Node *badd = sole_user(F, mul->outputs[0]);
+		ValId bt = operand(badd, OP_Add, mul->outputs[0], -1);
+		if (bt >= 0 && keeps_shape(F, badd, x) && vec_const(F, bt, c))
+			last = badd;
+		else
+			bt = -1;
+		Node ln = { 0 };
+		node_init(g, &ln, last->name, "LayerNormalization", "",
+			  bt >= 0 ? 3 : 2, 1);
+		ln.label = last->label;
+		ln.inputs[0] = x;
+		ln.inputs[1] = gm;
+		if (bt >= 0)
+			ln.inputs[2] = bt;
+		ln.outputs[0] = last->outputs[0];
+		node_add_attr(g, &ln, "axis", ATTR_INT)->i = -1;
+		node_add_attr(g, &ln, "epsilon", ATTR_FLOAT)->f = eps;
+		const Node *chain[] = { mean, sub, sq, var, add, sqrt_n, div,
+					mul };
+		for (size_t k = 0; k < sizeof(chain) / sizeof(chain[0]); k++)
+			F->taken[chain[k] - g->nodes] = 1;
+		int32_t at = (int32_t)(last - g->nodes);
+		F->taken[at] = 1;
+		g->nodes[at] = ln;
+		g->vals[ln.outputs[0]].producer = at;
+		return;
+	}
+}
+
 /* Fuses one static graph (not thread-safe beyond fold_get). */
 static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 {
@@ -921,8 +1063,10 @@ static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 	Fuse F = { .m = m, .g = g, .opset = model_opset(m) };
 	count_uses(&F);
 	int rc = 0;
-	for (int32_t i = 0; i < g->nnodes && !rc; i++)
+	for (int32_t i = 0; i < g->nnodes && !rc; i++) {
 		rc = fuse_at(&F, i);
+		match_layernorm(&F, i);
+	}
 	free(F.uses);
 	free(F.user1);
 	free(F.user2);

@@ -195,3 +195,41 @@ save("conv_chan_affine", [
     i1 + i2 + [numpy_helper.from_array(C4, "ck"),
                numpy_helper.from_array(C4[0] * 0.5 + 0.25, "cb"),
                s("two", 2)], X, X)
+
+# LayerNorm written out over the last axis, as Paddle2ONNX writes SVTR's
+# (opset 9, and torch.onnx before opset 17): ReduceMean, Sub, Pow 2,
+# ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta; after a MatMul with
+# its bias and a residual of x, x read by the residual after it too
+save("matmul_layernorm", [
+    helper.make_node("MatMul", ["x", "lw"], ["a"]),
+    helper.make_node("Add", ["a", "lb"], ["ab"]),
+    helper.make_node("Add", ["x", "ab"], ["r"]),
+    helper.make_node("ReduceMean", ["r"], ["m"], axes=[-1]),
+    helper.make_node("Sub", ["r", "m"], ["d"]),
+    helper.make_node("Pow", ["d", "two"], ["d2"]),
+    helper.make_node("ReduceMean", ["d2"], ["v"], axes=[-1]),
+    helper.make_node("Add", ["v", "eps"], ["ve"]),
+    helper.make_node("Sqrt", ["ve"], ["sd"]),
+    helper.make_node("Div", ["d", "sd"], ["n"]),
+    helper.make_node("Mul", ["n", "gamma"], ["ng"]),
+    helper.make_node("Add", ["ng", "beta"], ["ln"]),
+    helper.make_node("Add", ["r", "ln"], ["y"])],
+    [w("lw", 16, 16), w("lb", 16), s("two", 2), s("eps", 1e-5),
+     numpy_helper.from_array(
+         (rng.random(16) + 0.5).astype(np.float32), "gamma"),
+     w("beta", 16)], M, M, opset=9)
+
+# Its other spelling: the square as d * d, axes [2] (the last axis
+# counted from the front), eps on the left, gamma on the left and no beta
+save("layernorm_muls", [
+    helper.make_node("ReduceMean", ["x"], ["m"], axes=[2]),
+    helper.make_node("Sub", ["x", "m"], ["d"]),
+    helper.make_node("Mul", ["d", "d"], ["d2"]),
+    helper.make_node("ReduceMean", ["d2"], ["v"], axes=[2]),
+    helper.make_node("Add", ["eps", "v"], ["ve"]),
+    helper.make_node("Sqrt", ["ve"], ["sd"]),
+    helper.make_node("Div", ["d", "sd"], ["n"]),
+    helper.make_node("Mul", ["gamma", "n"], ["y"])],
+    [s("eps", 1e-6),
+     numpy_helper.from_array(
+         (rng.random(16) + 0.5).astype(np.float32), "gamma")], M, M)

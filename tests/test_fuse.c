@@ -142,6 +142,11 @@ static const Case cases[] = {
 	{ "conv_chan_affine", "x:-1,4,8,8", 4, { 2, 4, 8, 8 },
 	  { "x, c1.w_k_k, c1.w_k_k_bias_2, - -> r", "[Relu]",
 	    "r, c2.w_k, c2.w_k_bias -> y" }, "Sub" },
+	{ "matmul_layernorm", "x:-1,6,16", 3, { 2, 6, 16 },
+	  { "LayerNormalization", "r, gamma, beta -> ln", NULL },
+	  "ReduceMean" },
+	{ "layernorm_muls", "x:-1,6,16", 3, { 2, 6, 16 },
+	  { "LayerNormalization", "x, gamma -> y", NULL }, "ReduceMean" },
 };
 
 Test(fuse, patterns_fuse_and_compute_the_same)
@@ -235,7 +240,8 @@ Test(fuse, export_lowers_fused_ops_to_onnx)
 	const char *models[] = { "conv_res_hswish", "conv_acts17",
 				 "conv_hsig_forms", "matmul_bias", "gemm_bn",
 				 "matmul_gelu", "matmul_linear",
-				 "conv_paddle_hswish", "conv_chan_affine" };
+				 "conv_paddle_hswish", "conv_chan_affine",
+				 "matmul_layernorm", "layernorm_muls" };
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
 		const Case *k = NULL;
 		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
@@ -252,6 +258,11 @@ Test(fuse, export_lowers_fused_ops_to_onnx)
 		cr_expect(!has_bytes(bytes, n, "Fused") &&
 			  !has_bytes(bytes, n, "ai.gearc"),
 			  "%s: gearc's op exported", k->model);
+		/* the models' opsets are all before 17, the fused
+		 * LayerNormalization's: written out again */
+		cr_expect(!has_bytes(bytes, n, "LayerNormalization"),
+			  "%s: LayerNormalization exported before opset 17",
+			  k->model);
 		free(bytes);
 		/* the exported gear compiles as a static model and computes
 		 * what the fused .om does */
