@@ -26,7 +26,8 @@ int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Sigmoid of fp32. */
 int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 
-/* Erf (within 5e-7 of the double erf) or Relu of fp32. */
+/* Erf (within 5e-7 of the double erf), Relu or Pow by a constant 2 of
+ * fp32. */
 int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Add, Sub, Mul, Div of fp32 A, of Y's shape, and B, a constant of one
  * element or a tensor of Y's shape. */

@@ -94,6 +94,7 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 	case OP_Softmax:
 		return direct_softmax(s, p, t, &t->fast);
 	case OP_Erf:
+	case OP_Pow:
 		return direct_unary(s, p, t, &t->fast);
 	case OP_Add:
 	case OP_Sub:
