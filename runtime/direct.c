@@ -186,6 +186,12 @@ static bool static_conv(gearrt_session *s, Prepared *p, const Node *n,
 	return true;
 }
 
+/* Channels in and out per group from which oneDNN's ConvTranspose takes
+ * over: below, it pads channels to a multiple of 16 and reorders in and
+ * out (PP-OCRv4 det's 24-channel 2x2 upsampling head: 2x this path's
+ * time). */
+enum { DECONV_CH = 32 };
+
 int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
@@ -195,7 +201,8 @@ int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		return 0;
 	if (cg.nsp != 2 || cg.group < 1 || cg.cin % cg.group ||
 	    cg.cout % cg.group ||
-	    (cg.cin / cg.group >= 16 && cg.cout / cg.group >= 16) ||
+	    (cg.cin / cg.group >= DECONV_CH &&
+	     cg.cout / cg.group >= DECONV_CH) ||
 	    (b && shape_numel(&b->shape) != cg.cout))
 		return 0;
 	for (int a = 0; a < 2; a++)

@@ -14,7 +14,7 @@
 
 #include "rt.h"
 
-/* ConvTranspose (2-D, fp32, constant weights) with fewer than 16
+/* ConvTranspose (2-D, fp32, constant weights) with fewer than 32
  * channels in or out per group. */
 int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Conv and FusedConv (Relu or no activation, no Z): 2-D, stride 1, one
