@@ -66,7 +66,8 @@ const fixtures = path.join(root, 'tests', 'fixtures');
  * compiled with the gears the issue's users run: det at 640x640, 960x960,
  * 1280x736 and batch 2 and 4 at 640; rec at 1x{320,640,1280} and
  * {6,8}x{320,640}; cls at batch 1, 6, 24; Silero VAD v5 at batch 1 and 4
- * with the sample rate an input (sr = 16000 on every run) and pinned;
+ * with the sample rate an input (sr = 16000 on every run) and pinned
+ * (the ONNX Runtime worker feeds it the pinned value, pinnedOf);
  * the legacy VAD at 1x512. */
 const OCR = 'package/assets/', VAD = 'package/dist/';
 const REAL = [
@@ -168,13 +169,35 @@ function lineProc(cmd, args) {
 	};
 }
 
+// An input the .om has pinned (--input_value=NAME:V,...), which the ONNX
+// model still reads: its values in the model's dtype, shape and all.
+function pinnedTensor(ort, s, p) {
+	const md = s.inputMetadata.find(m => m.name === p.name);
+	const dims = md.shape.every(d => typeof d === 'number') ? md.shape :
+		[p.values.length];
+	const data = md.type === 'int64' ?
+		BigInt64Array.from(p.values, v => BigInt(v)) :
+		md.type === 'int32' ? Int32Array.from(p.values) :
+		Float32Array.from(p.values);
+	return new ort.Tensor(md.type, data, dims);
+}
+
+// The pinned inputs of compile arguments args: [{ name, values }].
+function pinnedOf(args) {
+	const a = args.find(x => x.startsWith('--input_value='));
+	return !a ? [] : a.slice(14).split(';').map(e => {
+		const [name, v] = e.split(':');
+		return { name, values: v.split(',').map(Number) };
+	});
+}
+
 // --worker MODEL DIR THREADS SPEC: ONNX Runtime's side of one cell.
 async function worker(model, dir, threads, spec) {
 	const base = rssKb();
 	const prefix = process.env.BENCH_ORT_PREFIX;
 	const ort = createRequire(path.join(prefix, 'x.js'))(
 		'onnxruntime-node');
-	const { inputs, outputs } = JSON.parse(spec);
+	const { inputs, outputs, pinned } = JSON.parse(spec);
 	const feeds = {};
 	inputs.forEach((t, k) => {
 		const a = readNpy(path.join(dir, `input_${k}.npy`));
@@ -186,6 +209,8 @@ async function worker(model, dir, threads, spec) {
 		intraOpNumThreads: threads, interOpNumThreads: threads,
 		graphOptimizationLevel: 'all', executionMode: 'sequential',
 	});
+	for (const p of pinned || [])
+		feeds[p.name] = pinnedTensor(ort, s, p);
 	let res = await s.run(feeds, names);
 	console.log(JSON.stringify({ load_ms: performance.now() - t0 }));
 	const rl = readline.createInterface({ input: process.stdin });
@@ -272,7 +297,8 @@ async function cell(build, c, om, g, threads, dump) {
 			    ['-s', '-t', String(threads), om, String(g), dir]);
 	const info = await gr.json();
 	const spec = JSON.stringify({ inputs: info.inputs,
-				      outputs: info.outputs });
+				      outputs: info.outputs,
+				      pinned: pinnedOf(c.args) });
 	const ox = lineProc(process.execPath, [
 		new URL(import.meta.url).pathname, '--worker',
 		c.path, dir, String(threads), spec]);
