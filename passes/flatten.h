@@ -60,10 +60,11 @@ Graph *gear_flatten(Model *m, int32_t gear, const Shape *const *shapes);
 Graph *graph_flatten(Model *m, const Graph *src, Arena *a,
 		     const Shape *const *shapes, const Tensor *const *values);
 
-/* passes/unfuse.c: whether n is FusedConv, FusedGemm or FusedMatMul;
- * and n (its inputs ins[], already values of dst) appended to dst as
- * standard ONNX nodes for opset, the last writing out. */
-bool unfuse_is_fused(const Node *n);
+/* passes/unfuse.c: whether n is FusedConv, FusedGemm or FusedMatMul, or
+ * a LayerNormalization before opset 17 (fuse.c makes them in any); and n
+ * (its inputs ins[], already values of dst) appended to dst as standard
+ * ONNX nodes for opset, the last writing out. */
+bool unfuse_is_fused(const Node *n, int64_t opset);
 int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		ValId out);
 /* passes/unfuse.c: node at of b, a Fail (an If branch invalid at the

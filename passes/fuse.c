@@ -9,10 +9,16 @@
  *  1. BatchNormalization (inference form, constant scale, B, mean, var)
  *     after a Conv, ConvTranspose or Gemm is folded into its weights:
  *     W' = W * s, B' = (B - mean) * s + bias with s = scale / sqrt(var +
- *     eps), per output channel.  The new tensors are made once per
- *     distinct set of source tensors for the whole model (a cache shared
- *     by the gears, which are fused on several threads), so the .om
- *     stores them once;
+ *     eps), per output channel; so are, after a Conv, ConvTranspose or
+ *     Gemm (or its BatchNormalization), Add, Sub, Mul and Div by a
+ *     constant of one value or one per output channel ([C], [1,C,1,1];
+ *     K - x too, x / K only): W' = W * m, B' = B * m + a, one step at a
+ *     time (Paddle2ONNX writes PP-LCNetV3's learnable affine so; with
+ *     the anchor's output then read by the affine alone, the HardSwish
+ *     after it sees the folded conv's output as its x).  The new tensors
+ *     are made once per distinct set of source tensors for the whole
+ *     model (a cache shared by the gears, which are fused on several
+ *     threads), so the .om stores them once;
  *  2. after a Conv, an Add of a tensor of exactly its output's shape and
  *     dtype (a residual) becomes FusedConv's Z; after a MatMul, an Add of
  *     a constant 1-D bias over the last axis becomes FusedMatMul's Bias;
@@ -20,8 +26,10 @@
  *     Sigmoid, HardSigmoid, HardSwish, Tanh, and the written-out forms
  *     s * Clip(a * x + b, 0, h) with s * h = 1 (HardSigmoid(s a, s b):
  *     Clip(x + 3, 0, 6) / 6, Clip(x * a + b, 0, 1)) and x times such a
- *     chain of x, scaled, with s a = 1/6 and s b = 1/2 (HardSwish:
- *     x * Clip(x + 3, 0, 6) / 6, x * HardSigmoid-chain(x)); there x has
+ *     chain of x, scaled, with a = h / 6 and b = h / 2 (HardSwish:
+ *     x * Clip(x + 3, 0, 6) / 6, x * HardSigmoid-chain(x)), the scale
+ *     s h other than 1 a Linear(s h, 0) after it (the next learnable
+ *     affine's Mul, in Paddle2ONNX's PP-LCNetV3); there x has
  *     exactly the two users, the chain's start and the Mul; and GELU as
  *     torch.onnx writes it out, x * (1 + Erf(x / sqrt(2))) * 0.5, the
  *     0.5 before or after the product (Gelu; x again has two users);
@@ -36,6 +44,12 @@
  * anchor is defined before it), the anchor's name and that node's output
  * value: names downstream do not change.  The nodes taken in are then
  * dead and graph_dce() removes them.
+ *
+ * Apart from the anchors, LayerNorm over the last axis written out
+ * (ReduceMean, Sub, Pow or Mul, ReduceMean, Add, Sqrt, Div, Mul [, Add]:
+ * SVTR's neck from Paddle2ONNX, torch.onnx before opset 17) becomes one
+ * LayerNormalization, whatever the model's opset (gearc export writes it
+ * out again before opset 17: passes/unfuse.c).
  */
 #include <math.h>
 #include <pthread.h>
@@ -325,10 +339,11 @@ static bool match_hswish(Fuse *F, Chain *ch)
 		int32_t end;
 		ValId v = scale_after(F, mul->outputs[0], &s, &end);
 		s *= c.s;
-		if (!near(s * c.h, 1) || !near(s * c.m, 1.0 / 6) ||
-		    !near(s * c.a, 0.5))
+		if (!near(c.m / c.h, 1.0 / 6) || !near(c.a / c.h, 0.5))
 			continue;
 		push_act(ch, "HardSwish", 0, 0);
+		if (!near(s * c.h, 1))
+			push_linear(ch, s * c.h, 0);
 		advance(F, ch, v, end >= 0 ? end : (int32_t)(mul - F->g->nodes));
 		return true;
 	}
@@ -407,7 +422,7 @@ static bool match_gelu(Fuse *F, Chain *ch)
  * their own: not the op table's unary ops, most of which do not fuse. */
 static bool match_act(Fuse *F, Chain *ch)
 {
-	if (ch->nacts >= MAX_ACTS)
+	if (ch->nacts >= MAX_ACTS - 1) /* HardSwish may push a Linear too */
 		return false;
 	if (match_hswish(F, ch) || match_gelu(F, ch))
 		return true;
@@ -464,11 +479,17 @@ static bool match_act(Fuse *F, Chain *ch)
 
 /* ---- BatchNormalization folding ----------------------------------------- */
 
+/* What folds into W and B: a BatchNormalization, or one affine step,
+ * x * K, x + K, x - K, K - x or x / K, K a scalar or one value per output
+ * channel. */
+enum { FOLD_BN, FOLD_MUL, FOLD_ADD, FOLD_SUB, FOLD_RSUB, FOLD_DIV };
+
 /* The folded weights of one set of sources, shared by every gear. */
 typedef struct FoldEntry {
 	struct FoldEntry *next;
 	const Model *m;
-	const Tensor *src[6]; /* W, B or C, scale, bias, mean, var */
+	const Tensor *src[6]; /* W, B or C, then scale, bias, mean, var or K */
+	int how;	      /* FOLD_* */
 	int kind;
 	int64_t param; /* group, or transB */
 	float eps, beta;
@@ -499,36 +520,61 @@ static int64_t w_channel(int kind, const Shape *ws, int64_t param,
 	}
 }
 
+/* Output channel c's scale s and shift t of what e folds: y' = s y + t. */
+static void fold_affine(const FoldEntry *e, int64_t c, double *s, double *t)
+{
+	const Tensor *k = e->src[2];
+	if (e->how == FOLD_BN) {
+		const float *sc = k->data, *bi = e->src[3]->data;
+		const float *mean = e->src[4]->data, *var = e->src[5]->data;
+		*s = sc[c] / sqrt((double)var[c] + e->eps);
+		*t = bi[c] - mean[c] * *s;
+		return;
+	}
+	double v = ((const float *)k->data)[shape_numel(&k->shape) == 1 ? 0 : c];
+	*s = e->how == FOLD_MUL ? v : e->how == FOLD_DIV ? 1 / v
+	   : e->how == FOLD_RSUB ? -1 : 1;
+	*t = e->how == FOLD_ADD || e->how == FOLD_RSUB ? v
+	   : e->how == FOLD_SUB ? -v : 0;
+}
+
 static const Tensor *fold_make(Arena *a, const FoldEntry *e, int64_t nch,
 			       const Tensor **bout)
 {
 	const Tensor *w = e->src[0], *b = e->src[1];
-	const float *sc = e->src[2]->data, *bi = e->src[3]->data;
-	const float *mean = e->src[4]->data, *var = e->src[5]->data;
 	double *s = xcalloc((size_t)nch, sizeof(double));
+	double *t = xcalloc((size_t)nch, sizeof(double));
 	for (int64_t c = 0; c < nch; c++)
-		s[c] = sc[c] / sqrt((double)var[c] + e->eps);
-	Tensor *nw = tensor_new(a, w->name, DT_FLOAT, &w->shape, NULL);
+		fold_affine(e, c, &s[c], &t[c]);
+	bool shift = e->how == FOLD_ADD || e->how == FOLD_SUB;
+	Tensor *nw = shift ? NULL :
+		tensor_new(a, w->name, DT_FLOAT, &w->shape, NULL);
 	Shape bs = shape_of(1, &nch);
 	Tensor *nb = tensor_new(a, NULL, DT_FLOAT, &bs, NULL);
-	if (!nw || !nb) {
+	if ((!shift && !nw) || !nb) {
 		free(s);
+		free(t);
 		return NULL;
 	}
-	nw->folded = nb->folded = true;
-	float *wd = (float *)nw->data, *bd = (float *)nb->data;
-	const float *ws = w->data;
-	for (int64_t i = 0; i < shape_numel(&w->shape); i++)
-		wd[i] = (float)(ws[i] * s[w_channel(e->kind, &w->shape,
-						    e->param, i)]);
+	nb->folded = true;
+	if (nw) {
+		nw->folded = true;
+		float *wd = (float *)nw->data;
+		const float *ws = w->data;
+		for (int64_t i = 0; i < shape_numel(&w->shape); i++)
+			wd[i] = (float)(ws[i] * s[w_channel(e->kind, &w->shape,
+							    e->param, i)]);
+	}
+	float *bd = (float *)nb->data;
 	int64_t nb0 = b ? shape_numel(&b->shape) : 0;
 	for (int64_t c = 0; c < nch; c++) {
 		double b0 = b ? ((const float *)b->data)[nb0 == 1 ? 0 : c] : 0;
-		bd[c] = (float)((b0 * e->beta - mean[c]) * s[c] + bi[c]);
+		bd[c] = (float)(b0 * e->beta * s[c] + t[c]);
 	}
 	free(s);
+	free(t);
 	*bout = nb;
-	return nw;
+	return nw ? nw : w;
 }
 
 /* The folded W and B of key e (made once per model). */
@@ -536,7 +582,7 @@ static int fold_get(Model *m, FoldEntry *key, int64_t nch)
 {
 	pthread_mutex_lock(&fold_lock);
 	for (FoldEntry *e = fold_cache; e; e = e->next)
-		if (e->m == m && e->kind == key->kind &&
+		if (e->m == m && e->how == key->how && e->kind == key->kind &&
 		    e->param == key->param && e->eps == key->eps &&
 		    e->beta == key->beta &&
 		    !memcmp(e->src, key->src, sizeof(key->src))) {
@@ -590,51 +636,147 @@ static ValId new_weight(Graph *g, const char *base, const Tensor *t)
 	return id;
 }
 
-static int match_bn(Fuse *F, Chain *ch)
+/* The output channels of ch's anchor if its W (and B) can take in a
+ * per-channel affine map, else 0; the fold's parameter into *param. */
+static int64_t fold_channels(Fuse *F, const Chain *ch, int64_t *param)
 {
-	Node *n = sole_user(F, ch->cur);
 	Graph *g = F->g;
-	if (!is_op(n, OP_BatchNormalization) || n->ninputs != 5 ||
-	    n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur) ||
-	    attr_int(n, "training_mode", 0) || !attr_int(n, "spatial", 1))
-		return 0;
 	const Tensor *w = g->vals[ch->w].konst;
 	const Tensor *b = ch->b >= 0 ? g->vals[ch->b].konst : NULL;
 	const Value *y = &g->vals[ch->cur];
-	int64_t nch = y->shape.dims[1], param = 0;
 	if (!w || w->dtype != DT_FLOAT || (ch->b >= 0 && !b) ||
 	    (b && b->dtype != DT_FLOAT) || y->shape.rank < 2)
 		return 0;
+	int64_t nch = y->shape.dims[ch->kind == A_GEMM ? y->shape.rank - 1 : 1];
+	*param = 0;
 	if (ch->kind == A_CONVT) {
-		param = attr_int(ch->anchor, "group", 1);
-		if (param < 1 || w->shape.dims[0] % param ||
-		    w->shape.dims[1] * param != nch)
+		*param = attr_int(ch->anchor, "group", 1);
+		if (*param < 1 || w->shape.dims[0] % *param ||
+		    w->shape.dims[1] * *param != nch)
 			return 0;
 	} else if (ch->kind == A_GEMM) {
-		param = attr_int(ch->anchor, "transB", 0) != 0;
+		*param = attr_int(ch->anchor, "transB", 0) != 0;
 		if (b && !(shape_numel(&b->shape) == 1 ||
 			   (b->shape.dims[b->shape.rank - 1] == nch &&
 			    shape_numel(&b->shape) == nch)))
 			return 0;
-	} else if (w->shape.dims[0] != nch || (b && shape_numel(&b->shape) != nch)) {
+	} else if (w->shape.dims[0] != nch ||
+		   (b && shape_numel(&b->shape) != nch)) {
 		return 0;
 	}
-	FoldEntry key = { .m = F->m, .kind = ch->kind, .param = param,
-			  .eps = attr_float(n, "epsilon", 1e-5f),
-			  .beta = ch->kind == A_GEMM ? ch->gemm_beta : 1 };
-	key.src[0] = w, key.src[1] = b;
-	for (int k = 0; k < 4; k++)
-		if (!(key.src[2 + k] = vec_const(F, n->inputs[1 + k], nch)))
-			return 0;
-	if (fold_get(F->m, &key, nch) < 0)
+	return nch;
+}
+
+/* Folds key (its how and src[2..5] set) into ch's W and B, taking in
+ * node n. */
+static int fold_node(Fuse *F, Chain *ch, FoldEntry *key, int64_t nch,
+		     const Node *n)
+{
+	Graph *g = F->g;
+	key->m = F->m;
+	key->kind = ch->kind;
+	key->beta = ch->kind == A_GEMM ? ch->gemm_beta : 1;
+	key->src[0] = g->vals[ch->w].konst;
+	key->src[1] = ch->b >= 0 ? g->vals[ch->b].konst : NULL;
+	if (fold_get(F->m, key, nch) < 0)
 		return -1;
 	const char *wn = g->vals[ch->w].name;
-	ch->w = new_weight(g, arena_printf(g->arena, "%s_bn", wn), key.w);
-	ch->b = new_weight(g, arena_printf(g->arena, "%s_bn_bias", wn), key.b);
+	if (key->w != key->src[0])
+		ch->w = new_weight(g, arena_printf(g->arena, "%s_%s", wn,
+						   key->how == FOLD_BN ? "bn"
+								       : "k"),
+				   key->w);
+	ch->b = new_weight(g, arena_printf(g->arena, "%s_%s_bias", wn,
+					   key->how == FOLD_BN ? "bn" : "k"),
+			   key->b);
 	ch->gemm_beta = 1;
 	ch->changed = true;
 	advance(F, ch, n->outputs[0], (int32_t)(n - g->nodes));
 	return 0;
+}
+
+static int match_bn(Fuse *F, Chain *ch)
+{
+	Node *n = sole_user(F, ch->cur);
+	int64_t param, nch;
+	if (!is_op(n, OP_BatchNormalization) || n->ninputs != 5 ||
+	    n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur) ||
+	    attr_int(n, "training_mode", 0) || !attr_int(n, "spatial", 1) ||
+	    !(nch = fold_channels(F, ch, &param)))
+		return 0;
+	FoldEntry key = { .how = FOLD_BN, .param = param,
+			  .eps = attr_float(n, "epsilon", 1e-5f) };
+	for (int k = 0; k < 4; k++)
+		if (!(key.src[2 + k] = vec_const(F, n->inputs[1 + k], nch)))
+			return 0;
+	return fold_node(F, ch, &key, nch, n);
+}
+
+/* A float constant, non-zero if nonzero, that broadcasts into y as one
+ * value or one per channel (axis ax of y, nch of them), or NULL. */
+static const Tensor *chan_const(Fuse *F, ValId v, const Value *y, int ax,
+				int64_t nch, bool nonzero)
+{
+	const Tensor *t = v >= 0 ? F->g->vals[v].konst : NULL;
+	if (!t || t->dtype != DT_FLOAT || t->shape.rank > y->shape.rank)
+		return NULL;
+	int64_t n = shape_numel(&t->shape);
+	for (int32_t j = 0; n != 1 && j < t->shape.rank; j++)
+		if (t->shape.dims[j] !=
+		    (y->shape.rank - t->shape.rank + j == ax ? nch : 1))
+			return NULL;
+	if (n != 1 && n != nch)
+		return NULL;
+	for (int64_t i = 0; nonzero && i < n; i++)
+		if (((const float *)t->data)[i] == 0)
+			return NULL;
+	return t;
+}
+
+/* Add, Sub, Mul or Div of ch->cur and a constant of one value or one
+ * per output channel, straight after the anchor: folded into W and B
+ * (Paddle2ONNX writes PP-LCNetV3's learnable affine after each conv so).
+ * Repeats while there is one; -1 on error. */
+static int match_affine(Fuse *F, Chain *ch)
+{
+	for (;;) {
+		Node *n = sole_user(F, ch->cur);
+		int64_t param, nch;
+		if (!n || n->ninputs != 2 || n->noutputs != 1 ||
+		    !keeps_shape(F, n, ch->cur) ||
+		    !(nch = fold_channels(F, ch, &param)))
+			return 0;
+		bool first = n->inputs[0] == ch->cur, second = n->inputs[1] == ch->cur;
+		if (first == second)
+			return 0;
+		FoldEntry key = { .param = param };
+		switch (n->op) {
+		case OP_Add:
+			key.how = FOLD_ADD;
+			break;
+		case OP_Sub:
+			key.how = first ? FOLD_SUB : FOLD_RSUB;
+			break;
+		case OP_Mul:
+			key.how = FOLD_MUL;
+			break;
+		case OP_Div:
+			if (!first)
+				return 0;
+			key.how = FOLD_DIV;
+			break;
+		default:
+			return 0;
+		}
+		const Value *y = &F->g->vals[ch->cur];
+		int ax = ch->kind == A_GEMM ? y->shape.rank - 1 : 1;
+		ValId k = n->inputs[first ? 1 : 0];
+		if (!(key.src[2] = chan_const(F, k, y, ax, nch,
+					      key.how == FOLD_DIV)))
+			return 0;
+		if (fold_node(F, ch, &key, nch, n) < 0)
+			return -1;
+	}
 }
 
 /* ---- residual and bias -------------------------------------------------- */
@@ -760,7 +902,8 @@ static int fuse_at(Fuse *F, int32_t i)
 		     .last = i, .w = a->inputs[1],
 		     .b = a->ninputs > 2 ? a->inputs[2] : -1, .extra = -1,
 		     .gemm_beta = attr_float(a, "beta", 1) };
-	if (kind != A_MATMUL && match_bn(F, &ch) < 0)
+	if (kind != A_MATMUL && (match_bn(F, &ch) < 0 ||
+				 match_affine(F, &ch) < 0))
 		return -1;
 	if (kind == A_CONVT) {
 		if (ch.changed)
@@ -797,6 +940,142 @@ static void drop_same_casts(Graph *g)
 	}
 }
 
+/* ---- LayerNorm written out -------------------------------------------- */
+
+/* n is ReduceMean of x over its last axis alone (an attribute: opset
+ * 18's axes input is not matched), dims kept. */
+static bool mean_last(Fuse *F, const Node *n, ValId x)
+{
+	const int64_t *ax = NULL;
+	int32_t r = F->g->vals[x].shape.rank;
+	if (!is_op(n, OP_ReduceMean) || n->inputs[0] != x ||
+	    attr_int(n, "keepdims", 1) != 1 || r < 1 ||
+	    (n->ninputs > 1 && n->inputs[1] >= 0))
+		return false;
+	return attr_ints(n, "axes", &ax) == 1 &&
+	       (ax[0] == -1 || ax[0] == r - 1);
+}
+
+/* The other operand of binary op n with x (x on the side first says:
+ * 0 first, 1 second, -1 either), or -1. */
+static ValId operand(const Node *n, int op, ValId x, int side)
+{
+	if (!is_op(n, op) || n->ninputs != 2)
+		return -1;
+	if (side != 1 && n->inputs[0] == x && n->inputs[1] != x)
+		return n->inputs[1];
+	if (side != 0 && n->inputs[1] == x && n->inputs[0] != x)
+		return n->inputs[0];
+	return -1;
+}
+
+/* The two nodes that read v, neither taken in by a chain, in u[]
+ * (Mul(d, d) reads d twice); 0, or -1 if v has other readers. */
+static int two_nodes_read(Fuse *F, ValId v, Node **u)
+{
+	int n = 0, refs = 0;
+	for (int32_t i = 0; i < F->g->nnodes; i++) {
+		Node *m = &F->g->nodes[i];
+		int r = 0;
+		for (int32_t k = 0; k < m->ninputs; k++)
+			r += m->inputs[k] == v;
+		if (!r)
+			continue;
+		if (F->taken[i] || n == 2)
+			return -1;
+		u[n++] = m;
+		refs += r;
+	}
+	return n == 2 && refs == F->uses[v] ? 0 : -1;
+}
+
+/* d * d or d ^ 2, n reading d. */
+static bool square_of(Fuse *F, const Node *n, ValId d)
+{
+	float k;
+	if (is_op(n, OP_Mul) && n->ninputs == 2)
+		return n->inputs[0] == d && n->inputs[1] == d;
+	ValId e = operand(n, OP_Pow, d, 0);
+	return e >= 0 && scalar_const(F, e, &k) && k == 2;
+}
+
+/* LayerNorm over the last axis as Paddle2ONNX and torch.onnx (opset < 17)
+ * write it out, from ReduceMean node i:
+ *   m = ReduceMean(x), d = x - m, v = ReduceMean(d^2 or d*d),
+ *   y = d / Sqrt(v + eps) * gamma [+ beta]
+ * gamma and beta constants of the last axis' size (1-D).  Becomes one
+ * LayerNormalization(x, gamma, beta; axis -1, epsilon eps) in the slot of
+ * the last node, which keeps its output; the others go dead. */
+static void match_layernorm(Fuse *F, int32_t i)
+{
+	Graph *g = F->g;
+	Node *mean = &g->nodes[i];
+	if (!is_op(mean, OP_ReduceMean) || F->taken[i] || mean->ninputs < 1)
+		return;
+	ValId x = mean->inputs[0], m = mean->outputs[0];
+	const Value *xv = &g->vals[x];
+	if (xv->dtype != DT_FLOAT || !shape_is_static(&xv->shape) ||
+	    !mean_last(F, mean, x))
+		return;
+	Node *sub = sole_user(F, m);
+	if (operand(sub, OP_Sub, m, 1) != x || !keeps_shape(F, sub, x))
+		return;
+	ValId d = sub->outputs[0];
+	Node *users[2];
+	if (two_nodes_read(F, d, users) < 0)
+		return;
+	for (int pick = 0; pick < 2; pick++) {
+		Node *sq = users[pick], *div = users[!pick];
+		if (!square_of(F, sq, d) || !keeps_shape(F, sq, x))
+			continue;
+		Node *var = sole_user(F, sq->outputs[0]);
+		if (!mean_last(F, var, sq->outputs[0]))
+			continue;
+		Node *add = sole_user(F, var->outputs[0]);
+		float eps;
+		ValId e = operand(add, OP_Add, var->outputs[0], -1);
+		if (e < 0 || !scalar_const(F, e, &eps) || !(eps >= 0))
+			continue;
+		Node *sqrt_n = sole_user(F, add->outputs[0]);
+		if (!is_op(sqrt_n, OP_Sqrt) || sqrt_n->noutputs != 1 ||
+		    sole_user(F, sqrt_n->outputs[0]) != div ||
+		    operand(div, OP_Div, d, 0) != sqrt_n->outputs[0] ||
+		    !keeps_shape(F, div, x))
+			continue;
+		int64_t c = xv->shape.dims[xv->shape.rank - 1];
+		Node *mul = sole_user(F, div->outputs[0]), *last = mul;
+		ValId gm = operand(mul, OP_Mul, div->outputs[0], -1);
+		if (gm < 0 || !keeps_shape(F, mul, x) || !vec_const(F, gm, c))
+			continue;
+		Node *badd = sole_user(F, mul->outputs[0]);
+		ValId bt = operand(badd, OP_Add, mul->outputs[0], -1);
+		if (bt >= 0 && keeps_shape(F, badd, x) && vec_const(F, bt, c))
+			last = badd;
+		else
+			bt = -1;
+		Node ln = { 0 };
+		node_init(g, &ln, last->name, "LayerNormalization", "",
+			  bt >= 0 ? 3 : 2, 1);
+		ln.label = last->label;
+		ln.inputs[0] = x;
+		ln.inputs[1] = gm;
+		if (bt >= 0)
+			ln.inputs[2] = bt;
+		ln.outputs[0] = last->outputs[0];
+		node_add_attr(g, &ln, "axis", ATTR_INT)->i = -1;
+		node_add_attr(g, &ln, "epsilon", ATTR_FLOAT)->f = eps;
+		const Node *chain[] = { mean, sub, sq, var, add, sqrt_n, div,
+					mul };
+		for (size_t k = 0; k < sizeof(chain) / sizeof(chain[0]); k++)
+			F->taken[chain[k] - g->nodes] = 1;
+		int32_t at = (int32_t)(last - g->nodes);
+		F->taken[at] = 1;
+		g->nodes[at] = ln;
+		g->vals[ln.outputs[0]].producer = at;
+		return;
+	}
+}
+
 /* Fuses one static graph (not thread-safe beyond fold_get). */
 static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 {
@@ -806,8 +1085,10 @@ static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 	drop_same_casts(g);
 	count_uses(&F);
 	int rc = 0;
-	for (int32_t i = 0; i < g->nnodes && !rc; i++)
+	for (int32_t i = 0; i < g->nnodes && !rc; i++) {
 		rc = fuse_at(&F, i);
+		match_layernorm(&F, i);
+	}
 	free(F.uses);
 	free(F.user1);
 	free(F.user2);

@@ -8,6 +8,8 @@
  * written out as x * (1 + Erf(x / sqrt(2))) * 0.5, Linear as Mul (and
  * Add).  Fail (an If branch gearc found invalid at the compiled shapes)
  * -> standard ops that raise an error if the branch is taken.
+ * LayerNormalization, which fuse.c makes of the written-out form in a
+ * model of any opset, is written out again before opset 17.
  */
 #include <math.h>
 #include <string.h>
@@ -148,15 +150,69 @@ static int emit_act(Graph *dst, const char *name, int64_t opset,
 	return 0;
 }
 
-bool unfuse_is_fused(const Node *n)
+bool unfuse_is_fused(const Node *n, int64_t opset)
 {
 	return n->op == OP_FusedConv || n->op == OP_FusedGemm ||
-	       n->op == OP_FusedMatMul;
+	       n->op == OP_FusedMatMul ||
+	       (n->op == OP_LayerNormalization && opset < 17);
+}
+
+/* ReduceMean of x over its last axis, dims kept (axes an attribute: the
+ * opsets before 17 that need this). */
+static ValId emit_mean_last(Graph *dst, const char *name, ValId x, ValId out)
+{
+	ValId r;
+	Node *n = emit(dst, name, "ReduceMean", 1, x, &r, false, out);
+	n->inputs[0] = x;
+	int64_t ax = -1;
+	node_add_ints(dst, n, "axes", &ax, 1);
+	Shape *s = &dst->vals[r].shape;
+	s->dims[s->rank - 1] = 1;
+	return r;
+}
+
+/* LayerNormalization over the last axis (fuse.c makes no other) written
+ * out for an opset without the op, as Paddle2ONNX and torch.onnx write
+ * it: d = x - ReduceMean(x); d / Sqrt(ReduceMean(d * d) + eps) * Scale
+ * [+ B]. */
+static int emit_layernorm(Graph *dst, const Node *n, const ValId *ins,
+			  ValId out)
+{
+	int32_t rank = dst->vals[ins[0]].shape.rank;
+	int64_t axis = attr_int(n, "axis", -1);
+	if (axis != -1 && axis != rank - 1)
+		return error("node '%s': LayerNormalization over axis %lld "
+			     "has no form before opset 17", n->name,
+			     (long long)axis);
+	const char *nm = n->name;
+	bool bias = n->ninputs > 2 && ins[2] >= 0;
+	ValId x = ins[0], m, d, q, v, e, r, y, g;
+	m = emit_mean_last(dst, arena_printf(dst->arena, "%s_mean", nm), x,
+			   out);
+	emit_binary(dst, nm, "_sub", "Sub", x, m, 0, &d, false, out);
+	emit_binary(dst, nm, "_sq", "Mul", d, d, 0, &q, false, out);
+	v = emit_mean_last(dst, arena_printf(dst->arena, "%s_var", nm), q,
+			   out);
+	emit_binary(dst, nm, "_eps", "Add", v, -1,
+		    attr_float(n, "epsilon", 1e-5f), &e, false, out);
+	dst->vals[e].shape = dst->vals[v].shape;
+	Node *sq = emit(dst, arena_printf(dst->arena, "%s_sqrt", nm), "Sqrt",
+			1, e, &r, false, out);
+	sq->inputs[0] = e;
+	dst->vals[r].shape = dst->vals[v].shape;
+	emit_binary(dst, nm, "_div", "Div", d, r, 0, &y, false, out);
+	emit_binary(dst, nm, bias ? "_scale" : "", "Mul", y, ins[1], 0, &g,
+		    !bias, out);
+	if (bias)
+		emit_binary(dst, nm, "", "Add", g, ins[2], 0, &y, true, out);
+	return 0;
 }
 
 int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		ValId out)
 {
+	if (n->op == OP_LayerNormalization)
+		return emit_layernorm(dst, n, ins, out);
 	const Attr *as = node_attr(n, FUSED_ACTS_ATTR);
 	const Attr *ps = node_attr(n, FUSED_ACT_PARAMS_ATTR);
 	int32_t nacts = as ? as->n : 0;

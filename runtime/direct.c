@@ -186,6 +186,12 @@ static bool static_conv(gearrt_session *s, Prepared *p, const Node *n,
 	return true;
 }
 
+/* Channels in and out per group from which oneDNN's ConvTranspose takes
+ * over: below, it pads channels to a multiple of 16 and reorders in and
+ * out (PP-OCRv4 det's 24-channel 2x2 upsampling head: 2x this path's
+ * time). */
+enum { DECONV_CH = 32 };
+
 int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
@@ -195,7 +201,8 @@ int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		return 0;
 	if (cg.nsp != 2 || cg.group < 1 || cg.cin % cg.group ||
 	    cg.cout % cg.group ||
-	    (cg.cin / cg.group >= 16 && cg.cout / cg.group >= 16) ||
+	    (cg.cin / cg.group >= DECONV_CH &&
+	     cg.cout / cg.group >= DECONV_CH) ||
 	    (b && shape_numel(&b->shape) != cg.cout))
 		return 0;
 	for (int a = 0; a < 2; a++)
@@ -757,6 +764,49 @@ static int erf_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
+/* ---- Relu --------------------------------------------------------------- */
+
+RT_HOT static void relu_loop(const float *x, float *y, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] = x[i] > 0 ? x[i] : 0;
+}
+
+static int relu_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	(void)state;
+	relu_loop(in[0]->data, tensor_mut(out[0]),
+		  out[0]->nbytes / sizeof(float));
+	return 0;
+}
+
+/* ---- Pow by 2 ------------------------------------------------------------ */
+
+/* x * x: one rounding of the exact square, which is what a correctly
+ * rounded pow(x, 2) gives too. */
+RT_HOT static void square_loop(const float *x, float *y, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] = x[i] * x[i];
+}
+
+static int square_run(void *state, const Tensor *const *in,
+		      Tensor *const *out)
+{
+	(void)state;
+	square_loop(in[0]->data, tensor_mut(out[0]),
+		    out[0]->nbytes / sizeof(float));
+	return 0;
+}
+
+/* Pow's exponent is the constant 2 (a scalar or of one element). */
+static bool pow_by_two(Prepared *p, const Node *n)
+{
+	const Value *e = n->ninputs == 2 ? rt_in_val(p, n, 1) : NULL;
+	return e && static_f32(e) && shape_numel(&e->shape) == 1 &&
+	       weights_of(e) && weights_of(e)[0] == 2.0f;
+}
+
 /* ---- Add, Sub, Mul, Div by a constant scalar or a tensor of one shape --- */
 
 typedef struct Scalar {
@@ -793,17 +843,20 @@ static int pair_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-/* Erf of fp32. */
+/* Erf, Relu or Pow by 2 of fp32. */
 int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
-	if (n->op != OP_Erf || !static_f32(x) || !static_f32(y) ||
+	if ((n->op != OP_Erf && n->op != OP_Relu &&
+	     !(n->op == OP_Pow && pow_by_two(p, n))) ||
+	    !static_f32(x) || !static_f32(y) ||
 	    !shape_equal(&x->shape, &y->shape))
 		return 0;
-	k->run = erf_run;
+	k->run = n->op == OP_Erf ? erf_run
+		 : n->op == OP_Relu ? relu_run : square_run;
 	k->free = NULL;
 	k->state = NULL;
 	return 1;
@@ -1314,7 +1367,9 @@ bool direct_took(const FastKernel *k)
 	       k->run == pair_run || k->run == layernorm_run ||
 	       k->run == gather_run ||
 	       k->run == sigmoid_run || k->run == softmax_run ||
-	       k->run == erf_run || k->run == scalar_run ||
+	       k->run == erf_run || k->run == relu_run ||
+	       k->run == square_run ||
+	       k->run == scalar_run ||
 	       k->run == transpose_run || k->run == noop_run ||
 	       k->run == upsample_run;
 }

@@ -14,7 +14,7 @@
 
 #include "rt.h"
 
-/* ConvTranspose (2-D, fp32, constant weights) with fewer than 16
+/* ConvTranspose (2-D, fp32, constant weights) with fewer than 32
  * channels in or out per group. */
 int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Conv and FusedConv (Relu or no activation, no Z): 2-D, stride 1, one
@@ -26,7 +26,8 @@ int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Sigmoid of fp32. */
 int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 
-/* Erf of fp32 (within 5e-7 of the double erf). */
+/* Erf (within 5e-7 of the double erf), Relu or Pow by a constant 2 of
+ * fp32. */
 int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Add, Sub, Mul, Div of fp32 A, of Y's shape, and B, a constant of one
  * element or a tensor of Y's shape. */

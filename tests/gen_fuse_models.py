@@ -160,3 +160,76 @@ save("matmul_linear", [
     helper.make_node("Div", ["a", "four"], ["d"]),
     helper.make_node("Sub", ["d", "one"], ["y"])],
     [s("four", 4), s("one", 1)], M, ["N", 6, 6])
+
+# PP-LCNetV3's block as Paddle2ONNX writes it (opset 9): Conv, the
+# learnable affine Mul(K, x) -> Add(x, K) of [1] constants, HardSwish as
+# Add(x, 3) -> Clip(min=0, max=6 attributes) -> Mul(x, .) -> Div(6), then
+# the next learnable affine Mul(K, x) -> Add(x, K): the first affine folds
+# into the conv's weights, HardSwish and the second become activations
+n1, i1 = conv("c1", "x", "a")
+save("conv_paddle_hswish", [
+    n1, helper.make_node("Mul", ["k1", "a"], ["am"]),
+    helper.make_node("Add", ["am", "b1"], ["ab"]),
+    helper.make_node("Add", ["ab", "three"], ["a3"]),
+    helper.make_node("Clip", ["a3"], ["cl"], min=0.0, max=6.0),
+    helper.make_node("Mul", ["ab", "cl"], ["p"]),
+    helper.make_node("Div", ["p", "six"], ["hs"]),
+    helper.make_node("Mul", ["k2", "hs"], ["hm"]),
+    helper.make_node("Add", ["hm", "b2"], ["y"])],
+    i1 + [s("k1", [1.4]), s("b1", [0.6]), s("three", 3), s("six", 6),
+          s("k2", [0.17]), s("b2", [0.2])], X, X, opset=9)
+
+# Per-channel affine steps after a conv, as torch.onnx and tf2onnx write a
+# folded normalisation: Mul by [1,C,1,1] (constant on the left), Sub of
+# [C,1,1], Div by a scalar, then Relu; after a second conv (no bias) the
+# constant minus x, K - x with K [1,C,1,1]: all fold into the weights
+n1, i1 = conv("c1", "x", "a")
+n2, i2 = conv("c2", "r", "c", bias=False)
+C4 = rng.standard_normal((1, 4, 1, 1)).astype(np.float32)
+save("conv_chan_affine", [
+    n1, helper.make_node("Mul", ["ck", "a"], ["am"]),
+    helper.make_node("Sub", ["am", "cb"], ["as"]),
+    helper.make_node("Div", ["as", "two"], ["ad"]),
+    helper.make_node("Relu", ["ad"], ["r"]),
+    n2, helper.make_node("Sub", ["ck", "c"], ["y"])],
+    i1 + i2 + [numpy_helper.from_array(C4, "ck"),
+               numpy_helper.from_array(C4[0] * 0.5 + 0.25, "cb"),
+               s("two", 2)], X, X)
+
+# LayerNorm written out over the last axis, as Paddle2ONNX writes SVTR's
+# (opset 9, and torch.onnx before opset 17): ReduceMean, Sub, Pow 2,
+# ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta; after a MatMul with
+# its bias and a residual of x, x read by the residual after it too
+save("matmul_layernorm", [
+    helper.make_node("MatMul", ["x", "lw"], ["a"]),
+    helper.make_node("Add", ["a", "lb"], ["ab"]),
+    helper.make_node("Add", ["x", "ab"], ["r"]),
+    helper.make_node("ReduceMean", ["r"], ["m"], axes=[-1]),
+    helper.make_node("Sub", ["r", "m"], ["d"]),
+    helper.make_node("Pow", ["d", "two"], ["d2"]),
+    helper.make_node("ReduceMean", ["d2"], ["v"], axes=[-1]),
+    helper.make_node("Add", ["v", "eps"], ["ve"]),
+    helper.make_node("Sqrt", ["ve"], ["sd"]),
+    helper.make_node("Div", ["d", "sd"], ["n"]),
+    helper.make_node("Mul", ["n", "gamma"], ["ng"]),
+    helper.make_node("Add", ["ng", "beta"], ["ln"]),
+    helper.make_node("Add", ["r", "ln"], ["y"])],
+    [w("lw", 16, 16), w("lb", 16), s("two", 2), s("eps", 1e-5),
+     numpy_helper.from_array(
+         (rng.random(16) + 0.5).astype(np.float32), "gamma"),
+     w("beta", 16)], M, M, opset=9)
+
+# Its other spelling: the square as d * d, axes [2] (the last axis
+# counted from the front), eps on the left, gamma on the left and no beta
+save("layernorm_muls", [
+    helper.make_node("ReduceMean", ["x"], ["m"], axes=[2]),
+    helper.make_node("Sub", ["x", "m"], ["d"]),
+    helper.make_node("Mul", ["d", "d"], ["d2"]),
+    helper.make_node("ReduceMean", ["d2"], ["v"], axes=[2]),
+    helper.make_node("Add", ["eps", "v"], ["ve"]),
+    helper.make_node("Sqrt", ["ve"], ["sd"]),
+    helper.make_node("Div", ["d", "sd"], ["n"]),
+    helper.make_node("Mul", ["gamma", "n"], ["y"])],
+    [s("eps", 1e-6),
+     numpy_helper.from_array(
+         (rng.random(16) + 0.5).astype(np.float32), "gamma")], M, M)

@@ -155,13 +155,14 @@ Test(fast, cnn_ops_match_reference)
 
 Test(fast, direct_ops_match_reference)
 {
-	/* runtime/direct.c: 4 few-channel ConvTranspose, Sigmoid, Softmax,
+	/* runtime/direct.c: 5 few-channel ConvTranspose, Sigmoid, Softmax,
 	 * Conv and FusedConv (Relu) with few output channels, Mul, Div and
-	 * Sub by a scalar, Erf, 2 Transpose; 2 ConvTranspose applying the
-	 * Relu and the Sigmoid after them (those 2 tasks doing nothing); 2
+	 * Sub by a scalar, Erf, Relu, Pow by 2, 2 Transpose; 2 ConvTranspose
+	 * applying the Relu and the Sigmoid after them (those 2 tasks doing
+	 * nothing); 2
 	 * nearest Resize by whole factors (a third, rounding to nearest,
 	 * runs its reference kernel) */
-	fast_vs_reference("fast_direct", 20, 20, NULL);
+	fast_vs_reference("fast_direct", 23, 23, NULL);
 }
 
 Test(fast, conv_chain_keeps_blocked_layout)
@@ -245,9 +246,9 @@ Test(fast, linear_resize_matches_reference)
 
 Test(fast, gathers_and_views_match_reference)
 {
-	/* runtime/direct.c: 2 Gather of constant indices, the Reshape the
-	 * plan aliased (a no-op), the Sigmoid after it */
-	fast_vs_reference("fast_views", 4, 4, NULL);
+	/* runtime/direct.c: 2 Gather of constant indices, the Relu before
+	 * the Reshape the plan aliased (a no-op), the Sigmoid after it */
+	fast_vs_reference("fast_views", 5, 5, NULL);
 }
 
 Test(fast, rows_and_pairs_match_reference)
