@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -130,4 +131,10 @@ int make_output_dir(const char *flag, const char *dir, bool *made)
 			     dir, strerror(errno));
 	*made = true;
 	return 0;
+}
+
+uint64_t phys_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
 }

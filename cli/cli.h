@@ -47,6 +47,8 @@ int args_parse(int argc, char **argv, const ArgSpec *spec, const char *cmd,
  * "FLAG 'DIR': not a directory" or "...: cannot create the directory:
  * REASON". */
 int make_output_dir(const char *flag, const char *dir, bool *made);
+/* This machine's physical memory in bytes, 0 if unknown. */
+uint64_t phys_memory(void);
 
 /* Subcommands: return an exit status. */
 int cmd_compile(int argc, char **argv);

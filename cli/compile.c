@@ -74,9 +74,7 @@ static uint64_t largest_arena(Model *m)
 static int plan_too_big(Graph *g, void *ctx)
 {
 	Model *m = ctx;
-	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz
-					     : 0;
+	uint64_t phys = phys_memory();
 	if (phys && g->plan && g->plan->arena_bytes > phys)
 		model_warn(m, INT64_MAX, "graph '%s' needs a %llu-byte arena, "
 			   "more than this machine's physical memory (%llu "

@@ -242,6 +242,14 @@ static int gather_inputs(const RunArgs *ra, gearrt_model *m, Model *scratch,
 			Shape s;
 			if (gear_shape(m, i, gear, &s) < 0)
 				return -1;
+			int64_t bytes = shape_bytes(&s, info.dtype);
+			uint64_t phys = phys_memory();
+			if (bytes < 0 || (phys && (uint64_t)bytes > phys))
+				return error("run: random input '%s' of shape "
+					     "%s needs more than this machine's "
+					     "memory (%llu bytes)", info.name,
+					     shape_str(&s, (char[256]){ 0 }, 256),
+					     (unsigned long long)phys);
 			Tensor *r = tensor_new(&scratch->arena, NULL, info.dtype,
 					       &s, NULL);
 			if (!r)

@@ -351,3 +351,22 @@ Test(cli_run, a_branch_invalid_at_the_gear_fails_only_when_taken)
 	free(dir), free(out), free(om), free(xp), free(mp), free(s16);
 	free(s8), free(fx), free(fm), free(f16), free(f8);
 }
+
+/* A random input larger than the machine's memory aborted gearc run
+ * (exit 134, "out of memory allocating ..."): now one line, exit 1. */
+Test(cli_run, a_random_input_larger_than_memory_is_an_error)
+{
+	char *d = temp_dir(), out[600], om[600];
+	snprintf(out, sizeof(out), "--output=%s/huge", d);
+	snprintf(om, sizeof(om), "%s/huge.om", d);
+	Run r = run_gearc("--model=tests/fixtures/mlp.onnx",
+			  "--input_shape=x:4294967296,64", out, "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	r = run_gearc("run", om, "--random-inputs");
+	expect_error(&r, 1, "random input 'x' of shape [4294967296,64] needs "
+		     "more than this machine's memory");
+	run_free(&r);
+	remove_tree(d);
+	free(d);
+}
