@@ -207,14 +207,15 @@ GEARRT_API int gearrt_last_gear(const gearrt_session *session);
  * is planned, no heap allocation.  Without a dynamic graph, dims that
  * match no gear stay GEARRT_E_NO_GEAR.
  *
- * Inputs' values.  A gear whose compile left a partition to evaluation
- * because an input's value decides its shapes (an If on a sample rate,
- * say) is specialised the same way to the contents of the model's small
- * integer inputs (at most 8 integers or booleans of a fixed shape): the
- * If keeps one branch and the whole gear is planned.  These
- * specialisations share the cache, keyed by the gear, the dims and those
- * contents; a session whose key inputs change more often than the cache
- * can hold goes back to evaluating the partition (see rebuilds). */
+ * Inputs' values.  A gear (or a static compile's graph) with a node left
+ * to evaluation that reads one of the model's small integer inputs (at
+ * most 8 integers or booleans of a fixed shape) - a partition whose shapes
+ * that value decides, an If on a sample rate - is specialised the same
+ * way to those inputs' contents: the If keeps one branch and the whole
+ * gear is planned.  These specialisations share the cache, keyed by the
+ * gear, the dims and those contents; a session whose key inputs change
+ * more often than the cache can hold goes back to evaluating the node
+ * (see rebuilds). */
 typedef enum gearrt_path {
 	GEARRT_PATH_NONE = 0, /* no successful run yet */
 	GEARRT_PATH_STATIC,   /* a static compile's graph */

@@ -6,10 +6,10 @@
  *   - a hybrid file's dynamic graph at dims that match no gear (GE's
  *     dynamic-shape fallback: a shape outside the gears runs, slower,
  *     instead of failing);
- *   - a gear (or static) graph holding a partition that would run by
- *     evaluation, when the model has inputs whose contents key
- *     specialisations (model.c value_key: a few integers, such as a
- *     VAD's sample rate that an If reads): specialised to those
+ *   - a gear (or static) graph holding a node that would run by
+ *     evaluation (an unknown partition, an If) reading inputs whose
+ *     contents key specialisations (model.c value_key: a few integers,
+ *     such as a VAD's sample rate that an If reads): specialised to those
  *     contents, the If keeps one branch and the whole gear is planned.
  *
  * A specialisation (an Entry) is the graph cloned into the entry's own

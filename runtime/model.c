@@ -67,13 +67,40 @@ static bool value_key(const gearrt_tensor *t)
 	return n <= MAX_KEY_VALUES;
 }
 
-/* Whether g holds a partition that runs by evaluation. */
-static bool has_unknown_partition(const Graph *g)
+/* Whether node n runs by evaluation: an unknown partition, or control
+ * flow (If, Loop, Scan bodies; a gear Case and a known partition are
+ * planned). */
+static bool evaluated(const Node *n)
 {
-	for (int32_t i = 0; i < g->nnodes; i++)
-		if (partition_is_unknown(&g->nodes[i]))
-			return true;
-	return false;
+	return partition_is_unknown(n) ||
+	       (rt_has_subgraphs(n) && n->op != OP_Case &&
+		!partition_is_node(n));
+}
+
+/* Whether g holds a node that runs by evaluation and reads, through its
+ * inputs, a key input's contents (an unknown partition given sr, an If
+ * on Equal(sr, 16000)): specialised to those contents, it folds away. */
+static bool evaluates_a_key(const gearrt_model *md, const Graph *g)
+{
+	bool *keyed = xcalloc((size_t)g->nvals + 1, sizeof(bool)), hit = false;
+	for (int32_t k = 0; k < g->ninputs; k++)
+		for (size_t i = 0; i < md->nin; i++)
+			if (md->value_key[i] &&
+			    !strcmp(md->in_info[i].name,
+				    g->vals[g->inputs[k]].name))
+				keyed[g->inputs[k]] = true;
+	for (int32_t i = 0; i < g->nnodes && !hit; i++) {
+		const Node *n = &g->nodes[i];
+		bool reads = false;
+		for (int32_t k = 0; k < n->ninputs; k++)
+			reads |= n->inputs[k] >= 0 && keyed[n->inputs[k]];
+		hit = reads && evaluated(n);
+		for (int32_t k = 0; reads && k < n->noutputs; k++)
+			if (n->outputs[k] >= 0)
+				keyed[n->outputs[k]] = true;
+	}
+	free(keyed);
+	return hit;
 }
 
 /* Which inputs key value specialisations, and which graphs take them. */
@@ -86,7 +113,7 @@ static void setup_value_keys(gearrt_model *md)
 	for (size_t i = 0; i < md->nin; i++)
 		any |= md->value_key[i] = value_key(&md->in_info[i]);
 	for (size_t g = 0; any && g < n; g++)
-		md->by_value[g] = has_unknown_partition(md->run_graph[g]);
+		md->by_value[g] = evaluates_a_key(md, md->run_graph[g]);
 }
 
 /* The graphs a run can start at: each gear's branch, or the root

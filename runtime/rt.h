@@ -40,7 +40,7 @@ struct gearrt_model {
 	const Graph *dynamic;  /* a hybrid file's dynamic graph, or NULL */
 	/* Value specialisation (hybrid.c): per input, whether its contents
 	 * key a specialisation; per run_graph entry, whether it runs
-	 * specialised to them (it holds an evaluated partition). */
+	 * specialised to them (an evaluated node of it reads one). */
 	bool *value_key;
 	bool *by_value;
 };

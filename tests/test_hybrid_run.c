@@ -18,7 +18,8 @@
 extern long alloc_count; /* tests/allocount.c */
 
 /* Compiles tests/fixtures/MODEL into dir/NAME.om with the given shape and
- * gear flag, --hybrid unless plain; the .om path (malloc'd). */
+ * gear flag (NULL: a static compile), --hybrid unless plain; the .om path
+ * (malloc'd). */
 static char *compile_h(const char *dir, const char *name, const char *model,
 		       const char *shape, const char *gears, bool hybrid)
 {
@@ -27,8 +28,10 @@ static char *compile_h(const char *dir, const char *name, const char *model,
 	snprintf(mflag, sizeof(mflag), "--model=tests/fixtures/%s", model);
 	snprintf(sflag, sizeof(sflag), "--input_shape=%s", shape);
 	snprintf(oflag, sizeof(oflag), "--output=%s", out);
-	Run r = hybrid ? run_gearc(mflag, sflag, gears, oflag, "--hybrid", "-q")
-		       : run_gearc(mflag, sflag, gears, oflag, "-q");
+	const char *args[] = { mflag, sflag, oflag, "-q",
+			       hybrid ? "--hybrid" : NULL, NULL, NULL };
+	args[hybrid ? 5 : 4] = gears;
+	Run r = run_gearcv(args);
 	cr_assert_eq(r.status, 0, "compile %s: %s", model, r.err);
 	run_free(&r);
 	char *om = malloc(strlen(out) + 4);
@@ -553,6 +556,74 @@ Test(hybrid_run, a_key_input_that_keeps_changing_stops_specialising)
 	cr_expect_eq(st.rebuilds, 3, "%llu builds",
 		     (unsigned long long)st.rebuilds);
 	cr_expect_eq(st.gear_runs, 8);
+	gearrt_session_destroy(s);
+	fix_close(&f);
+}
+
+/* vad_sr.onnx's inputs (x at 512 samples, sr, mode) and outputs. */
+typedef struct VadSr {
+	float x[512], prob[16];
+	int64_t sr, mode[2], mode_out[2];
+	gearrt_tensor in[3], out[2];
+} VadSr;
+
+static void vad_sr_io(VadSr *v, int64_t sr)
+{
+	for (int i = 0; i < 512; i++)
+		v->x[i] = (float)(i % 13) / 13.0f;
+	v->sr = sr;
+	v->mode[0] = 1, v->mode[1] = 0;
+	gearrt_tensor in[3] = {
+		{ .name = "x", .dtype = GEARRT_FLOAT32, .rank = 2,
+		  .dims = { 1, 512 }, .data = v->x, .size = sizeof(v->x) },
+		{ .name = "sr", .dtype = GEARRT_INT64, .rank = 0,
+		  .data = &v->sr, .size = sizeof(v->sr) },
+		{ .name = "mode", .dtype = GEARRT_INT64, .rank = 1,
+		  .dims = { 2 }, .data = v->mode, .size = sizeof(v->mode) },
+	};
+	gearrt_tensor out[2] = {
+		{ .data = v->prob, .size = sizeof(v->prob) },
+		{ .data = v->mode_out, .size = sizeof(v->mode_out) },
+	};
+	memcpy(v->in, in, sizeof(in));
+	memcpy(v->out, out, sizeof(out));
+}
+
+/* Silero VAD v5 compiled statically with sr a runtime input: no unknown
+ * partition, only If(Equal(sr, 16000)) at the graph's top, which ran by
+ * evaluation every run (the real model's whole gear as If/eval).  A key
+ * input read by an evaluated node now specialises the static graph too:
+ * once per value, as evaluation computes it; sr = 8000 still takes the
+ * branch that does not fit 512 samples and fails. */
+Test(hybrid_run, a_static_if_on_a_key_input_is_specialised)
+{
+	Fix f = fix_open("vad_sr.onnx", "x:1,512;sr:", NULL, false);
+	gearrt_session *s = session(f.m, 0, false);
+	gearrt_session *r = session(f.m, GEARRT_SHAPE_CACHE_OFF, false);
+	gearrt_stats st;
+	VadSr v, ref;
+	for (int k = 0; k < 2; k++) {
+		vad_sr_io(&v, 16000);
+		cr_assert_eq(gearrt_run(s, v.in, 3, v.out, 2), GEARRT_OK,
+			     "%s", gearrt_last_error());
+		gearrt_session_stats(s, &st);
+		cr_expect(st.rebuilds == 1 && st.cache_hits == (uint64_t)k,
+			  "run %d: %llu builds, %llu hits", k,
+			  (unsigned long long)st.rebuilds,
+			  (unsigned long long)st.cache_hits);
+		cr_expect_eq(st.last_path, GEARRT_PATH_STATIC);
+	}
+	vad_sr_io(&ref, 16000);
+	cr_assert_eq(gearrt_run(r, ref.in, 3, ref.out, 2), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	expect_close(v.prob, ref.prob, 16, "prob");
+	cr_expect(v.mode_out[0] == 11 && v.mode_out[1] == 20);
+	vad_sr_io(&v, 8000);
+	cr_expect_eq(gearrt_run(s, v.in, 3, v.out, 2), GEARRT_E_RUN);
+	cr_expect(strstr(gearrt_last_error(),
+			 "cannot reshape input 'x' [1,512] into [4,1,64]"),
+		  "%s", gearrt_last_error());
+	gearrt_session_destroy(r);
 	gearrt_session_destroy(s);
 	fix_close(&f);
 }
