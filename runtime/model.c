@@ -10,8 +10,6 @@
 
 const char *gearrt_last_error(void) { return last_error(); }
 
-gearrt_status rt_fail(gearrt_status st) { return st; }
-
 const char *gearrt_dtype_name(int32_t dtype)
 {
 	return dtype_valid(dtype) ? dtype_name(dtype) : NULL;

@@ -299,7 +299,4 @@ static inline int rt_thread(void) { return omp_get_thread_num(); }
 static inline int rt_thread(void) { return 0; }
 #endif
 
-/* Sets gearrt_last_error from the compiler's error message. */
-gearrt_status rt_fail(gearrt_status st);
-
 #endif
