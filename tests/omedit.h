@@ -36,4 +36,43 @@ static inline void omedit_write(const uint8_t *orig, const Gearom__Model *msg,
 	free(c);
 }
 
+/* A compiled file to edit. */
+typedef struct Fx {
+	char *dir, *om;
+	uint8_t *data; /* the file as gearc wrote it */
+	size_t size;
+	OmFile f; /* data, parsed: its message is edited */
+} Fx;
+
+/* tests/fixtures/MODEL compiled (--no-fuse) at --input_shape=SHAPE and
+ * the gear flag gears (or NULL) into a fresh directory, and parsed. */
+static inline Fx fx_compile(const char *model, const char *shape,
+			    const char *gears)
+{
+	Fx x = { .dir = temp_dir() };
+	x.om = path_in(x.dir, "m.om");
+	char out[700], marg[300], sarg[300];
+	snprintf(out, sizeof(out), "--output=%s", x.om);
+	snprintf(marg, sizeof(marg), "--model=tests/fixtures/%s", model);
+	snprintf(sarg, sizeof(sarg), "--input_shape=%s", shape);
+	Run r = gears ? run_gearc(marg, out, sarg, gears, "--no-fuse")
+		      : run_gearc(marg, out, sarg, "--no-fuse");
+	cr_assert_eq(r.status, 0, "compile: %s", r.err);
+	run_free(&r);
+	x.data = (uint8_t *)read_file(x.om, &x.size);
+	cr_assert(x.data);
+	cr_assert_eq(om_parse(&x.f, x.data, x.size, "m.om"), 0, "%s",
+		     last_error());
+	return x;
+}
+
+static inline void fx_free(Fx *x)
+{
+	om_close(&x->f);
+	free(x->data);
+	remove_tree(x->dir);
+	free(x->dir);
+	free(x->om);
+}
+
 #endif

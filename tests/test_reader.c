@@ -282,42 +282,6 @@ Test(reader, the_writer_refuses_a_model_nested_too_deep)
 
 /* ---- tensor kinds and the input/output table ----------------------------- */
 
-typedef struct Fx {
-	char *dir, *om;
-	uint8_t *data; /* the file as gearc wrote it */
-	size_t size;
-	OmFile f; /* data, parsed: its message is edited */
-} Fx;
-
-/* Compiles model with the given options into a fresh directory. */
-static Fx fx_compile(const char *model, const char *shape, const char *gears)
-{
-	Fx x = { .dir = temp_dir() };
-	x.om = path_in(x.dir, "m.om");
-	char out[700], marg[300], sarg[300];
-	snprintf(out, sizeof(out), "--output=%s", x.om);
-	snprintf(marg, sizeof(marg), "--model=tests/fixtures/%s", model);
-	snprintf(sarg, sizeof(sarg), "--input_shape=%s", shape);
-	Run r = gears ? run_gearc(marg, out, sarg, gears, "--no-fuse")
-		      : run_gearc(marg, out, sarg, "--no-fuse");
-	cr_assert_eq(r.status, 0, "compile: %s", r.err);
-	run_free(&r);
-	x.data = (uint8_t *)read_file(x.om, &x.size);
-	cr_assert(x.data);
-	cr_assert_eq(om_parse(&x.f, x.data, x.size, "m.om"), 0, "%s",
-		     last_error());
-	return x;
-}
-
-static void fx_free(Fx *x)
-{
-	om_close(&x->f);
-	free(x->data);
-	remove_tree(x->dir);
-	free(x->dir);
-	free(x->om);
-}
-
 static Gearom__Graph *root_of(const Fx *x)
 {
 	return x->f.model->graphs[x->f.model->root];

@@ -11,38 +11,11 @@
 
 #define DEMO "--model=tests/fixtures/demo_cnn.onnx"
 
-typedef struct Fx {
-	char *dir, *om;
-	uint8_t *data; /* the clean file */
-	size_t size;
-	OmFile f; /* data, parsed */
-} Fx;
-
 /* demo_cnn with batch gears 1,4,8 compiled into a fresh directory. */
 static Fx compile_demo(void)
 {
-	Fx x = { .dir = temp_dir() };
-	x.om = path_in(x.dir, "m.om");
-	char out[700];
-	snprintf(out, sizeof(out), "--output=%s", x.om);
-	Run r = run_gearc(DEMO, out, "--input_shape=x:-1,3,32,32",
-			  "--dynamic_batch_size=1,4,8", "--no-fuse");
-	cr_assert_eq(r.status, 0, "compile: %s", r.err);
-	run_free(&r);
-	x.data = (uint8_t *)read_file(x.om, &x.size);
-	cr_assert(x.data);
-	cr_assert_eq(om_parse(&x.f, x.data, x.size, "m.om"), 0, "%s",
-		     last_error());
-	return x;
-}
-
-static void fx_free(Fx *x)
-{
-	om_close(&x->f);
-	free(x->data);
-	remove_tree(x->dir);
-	free(x->dir);
-	free(x->om);
+	return fx_compile("demo_cnn.onnx", "x:-1,3,32,32",
+			  "--dynamic_batch_size=1,4,8");
 }
 
 /* Writes x's file with MODEL_DEF replaced by its (mutated) message. */
