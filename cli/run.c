@@ -433,6 +433,7 @@ static int run_model(RunArgs *ra)
 		goto done;
 	gearrt_options opt = { .threads = threads,
 			       .no_gears = ra->no_gears != NULL };
+	gearrt_options_from_env(&opt);
 	size_t nin = gearrt_input_count(m), nout = gearrt_output_count(m);
 	in = xmalloc((nin + 1) * sizeof(*in));
 	out = xmalloc((nout + 1) * sizeof(*out));

@@ -305,8 +305,3 @@ int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	fk->free = cat_free;
 	return 1;
 }
-
-bool chan_took(const FastKernel *k)
-{
-	return k->run == chan_run || k->run == gap_run || k->run == cat_run;
-}

@@ -18,7 +18,5 @@ int chan_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 int chan_gap(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Concat of [N,C_i,H,W] on the channel axis (an FPN's levels). */
 int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-/* Whether k is one of these paths' kernels. */
-bool chan_took(const FastKernel *k);
 
 #endif

@@ -1031,7 +1031,8 @@ int direct_view(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	(void)s;
 	const Node *n = t->n;
 	ValId x = n->ninputs > 0 ? n->inputs[0] : -1;
-	if (x < 0 || !t->out[0] || !p->vt[x].data ||
+	if (op_info[n->op].view != VIEW_ALIAS || x < 0 || !t->out[0] ||
+	    !p->vt[x].data ||
 	    p->vt[x].data != t->out[0]->data ||
 	    p->vt[x].nbytes != t->out[0]->nbytes)
 		return 0;
@@ -1359,17 +1360,4 @@ void direct_noop(FastKernel *k)
 	k->run = noop_run;
 	k->free = NULL;
 	k->state = NULL;
-}
-
-bool direct_took(const FastKernel *k)
-{
-	return k->run == deconv_run || k->run == small_conv_run ||
-	       k->run == pair_run || k->run == layernorm_run ||
-	       k->run == gather_run ||
-	       k->run == sigmoid_run || k->run == softmax_run ||
-	       k->run == erf_run || k->run == relu_run ||
-	       k->run == square_run ||
-	       k->run == scalar_run ||
-	       k->run == transpose_run || k->run == noop_run ||
-	       k->run == upsample_run;
 }

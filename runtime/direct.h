@@ -37,7 +37,8 @@ int direct_arith(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
  * other in double as the reference kernel. */
 int direct_layernorm(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);
-/* A view op whose output the plan put in its input's bytes: a no-op. */
+/* A view op (op table VIEW_ALIAS) whose output the plan put in its
+ * input's bytes: a no-op. */
 int direct_view(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Gather by constant indices, all in range. */
 int direct_gather(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
@@ -54,8 +55,6 @@ enum { DIRECT_RELU = 1, DIRECT_SIGMOID };
 bool direct_deconv_act(FastKernel *k, int act);
 /* A kernel doing nothing (a node another kernel computed). */
 void direct_noop(FastKernel *k);
-/* Whether k is one of these paths' kernels. */
-bool direct_took(const FastKernel *k);
 
 /* 1 / (1 + exp(-x)) for n floats, within 2e-7 relative of the double
  * result (tests/test_fast.c). */

@@ -729,10 +729,10 @@ static int64_t image_split(const Prepared *p, const Node *n,
 		       : 1;
 }
 
-int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
-		   FastKernel *fk)
+int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
+	bool transpose = n->op == OP_ConvTranspose;
 	bool fused = !transpose && n->op != OP_Conv;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	const Value *z = fused ? rt_in_val(p, n, 3) : NULL;
@@ -936,10 +936,10 @@ static const void *gemm_bias(DnnlKernel *k, const Value *c, float beta,
 	return o;
 }
 
-int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
-		     FastKernel *fk)
+int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
+	bool gemm = n->op == OP_Gemm || n->op == OP_FusedGemm;
 	bool fused = n->op != OP_MatMul && n->op != OP_Gemm;
 	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
 	const Value *c = rt_in_val(p, n, 2);

@@ -1,5 +1,6 @@
 /*
- * runtime/dnnl.h - oneDNN fast paths (runtime/dnnl.c) for fast.c.
+ * runtime/dnnl.h - oneDNN fast paths (runtime/dnnl.c): builders of
+ * fast.c's registry rows.
  *
  * Each builder looks at task t's node at its planned shapes and, if
  * oneDNN takes it, creates the primitive once (weights reordered into
@@ -15,13 +16,10 @@
 
 #include "rt.h"
 
-/* Conv, ConvTranspose, FusedConv (transpose: ConvTranspose). */
-int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, bool transpose,
-		   FastKernel *k);
-/* MatMul, Gemm, FusedMatMul, FusedGemm (gemm: Gemm's inputs and
- * attributes). */
-int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, bool gemm,
-		     FastKernel *k);
+/* Conv, ConvTranspose, FusedConv. */
+int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* MatMul, Gemm, FusedMatMul, FusedGemm. */
+int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* What a oneDNN kernel does, once finished (runtime/layout.c): the
  * images it runs one at a time (1: the batch at once) and, for a
  * convolution, whether it reorders X in and Y out and oneDNN's name of

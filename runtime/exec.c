@@ -5,17 +5,20 @@
  * bytes are: weights in the mapped file, planned tensors in the session's
  * arena at the plan's offset (a view or an in-place result shares its
  * owner's offset), graph inputs and outputs in the caller's buffers
- * (pointers refreshed by each run).  Each node becomes a Task.  rt_exec
- * walks the tasks: a kernel task binds its node's tensors in an OpBind
- * and calls the op's run hook; an evaluated task (control flow, shapes
- * known only at run time) goes through eval_node and copies its results
- * into planned buffers where it has them.
+ * (pointers refreshed by each run).  Each node becomes a Task run by
+ * the kernel registry's row that takes it (fast.c).  rt_exec walks the
+ * tasks: a fast kernel runs on the task's tensors; a reference task
+ * binds its node's tensors in an OpBind and calls the op's run hook; an
+ * evaluated task (control flow, shapes known only at run time) goes
+ * through eval_node and copies its results into planned buffers where
+ * it has them.
  *
- * With GEARRT_PROFILE=1 in the environment as a graph is prepared, every
- * task of a run is timed; when the prepared graph goes (the session's
- * destroy) the times are printed to stderr summed per op type and path
- * (the op's name, with "/fast" for a fast path, "/eval" for evaluation),
- * largest first, as milliseconds per run; GEARRT_PROFILE=nodes adds a
+ * With gearrt_options.profile set (GEARRT_PROFILE=1 to gearc run and the
+ * Python module), every task of a run is timed; when the prepared graph
+ * goes (the session's destroy) the times are printed to stderr summed
+ * per op and kernel ("Conv/dnnl.conv", "Shape/ref", "If/eval": the op's
+ * name and its registry row's), largest first, as milliseconds per run;
+ * GEARRT_PROFILE_NODES (GEARRT_PROFILE=nodes) adds a
  * row per node, in run order, saying which of its tensors are NHWC
  * (runtime/layout.c), what a convolution reorders and which oneDNN
  * implementation it runs.
@@ -107,25 +110,25 @@ static bool makes_strings(const Graph *g, const Node *n)
 	return false;
 }
 
-static void make_task(Prepared *p, Task *t, const Node *n)
+/* Task t for node n, its kernel chosen from the registry (fast.c). */
+static int make_task(gearrt_session *s, Prepared *p, Task *t, const Node *n)
 {
 	t->n = n;
-	t->run = n->op ? op_info[n->op].run : NULL;
+	bool run = n->op && op_info[n->op].run;
 	t->in = xmalloc(((size_t)n->ninputs + 1) * sizeof(*t->in));
 	t->out = xmalloc(((size_t)n->noutputs + 1) * sizeof(*t->out));
 	t->result = xmalloc(((size_t)n->noutputs + 1) * sizeof(*t->result));
 	t->set = xmalloc((size_t)n->noutputs + 1);
-	t->seq = t->run && touches_sequences(p->g, n);
+	t->seq = run && touches_sequences(p->g, n);
 	t->keep = t->seq || makes_strings(p->g, n);
-	t->dynamic = !t->run || (rt_has_subgraphs(n) && n->op != OP_Case &&
-				 n->op != OP_PartitionedCall);
 	for (int32_t k = 0; k < n->noutputs; k++) {
 		ValId o = n->outputs[k];
 		t->out[k] = o >= 0 && p->cur[o] ? &p->vt[o] : NULL;
-		if (o >= 0 && !p->cur[o] && !t->seq)
-			t->dynamic = true;
 	}
-	p->planned &= !t->dynamic && !t->seq;
+	if (rt_kernel_choose(s, p, t) < 0)
+		return -1;
+	p->planned &= !rt_evaluated(t) && !t->seq;
+	return 0;
 }
 
 /* ---- GEARRT_PROFILE ---------------------------------------------------- */
@@ -143,25 +146,19 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static Profile *profile_new(int32_t ntasks)
+static Profile *profile_new(const gearrt_session *s, int32_t ntasks)
 {
-	const char *e = getenv("GEARRT_PROFILE");
-	if (!e || !*e || !strcmp(e, "0"))
+	if (!s->profile)
 		return NULL;
 	Profile *pr = xmalloc(sizeof(*pr));
 	pr->ns = xmalloc(((size_t)ntasks + 1) * sizeof(*pr->ns));
 	memset(pr->ns, 0, ((size_t)ntasks + 1) * sizeof(*pr->ns));
 	pr->runs = 0;
-	pr->nodes = !strcmp(e, "nodes");
+	pr->nodes = s->profile == GEARRT_PROFILE_NODES;
 	return pr;
 }
 
-static const char *task_path(const Task *t)
-{
-	return t->fast.run ? "/fast" : t->dynamic ? "/eval" : "";
-}
-
-/* The rows of p's profile: per distinct op type and path, its tasks'
+/* The rows of p's profile: per distinct op and kernel, its tasks'
  * summed time; row[i] is the first task of each row. */
 static int32_t profile_rows(const Prepared *p, int32_t *row, uint64_t *ns,
 			    int32_t *count)
@@ -171,8 +168,8 @@ static int32_t profile_rows(const Prepared *p, int32_t *row, uint64_t *ns,
 		const Task *t = &p->tasks[i];
 		int32_t r = 0;
 		while (r < nrows &&
-		       (strcmp(p->tasks[row[r]].n->op_type, t->n->op_type) ||
-			strcmp(task_path(&p->tasks[row[r]]), task_path(t))))
+		       (p->tasks[row[r]].n->op != t->n->op ||
+			p->tasks[row[r]].kernel != t->kernel))
 			r++;
 		if (r == nrows) {
 			row[nrows] = i;
@@ -197,8 +194,8 @@ static const char *task_layouts(const Prepared *p, const Task *t, char *buf,
 		in |= n->inputs[k] >= 0 && p->nhwc[n->inputs[k]];
 	for (int32_t k = 0; p->nhwc && k < n->noutputs; k++)
 		out |= n->outputs[k] >= 0 && p->nhwc[n->outputs[k]];
-	if (!dnnl_fast_info(&t->fast, &d))
-		d.impl = "";
+	if (t->kernel->backend != KB_DNNL || !dnnl_fast_info(&t->fast, &d))
+		d = (DnnlInfo){ .impl = "" };
 	snprintf(buf, size, "%s%s%s%s%s%s", in ? "  in NHWC" : "",
 		 out ? "  out NHWC" : "", d.x_in ? "  reorders X" : "",
 		 d.y_out ? "  reorders Y" : "", *d.impl ? "  " : "", d.impl);
@@ -227,8 +224,8 @@ static void profile_print(const Prepared *p)
 				best = r;
 		const Task *t = &p->tasks[row[best]];
 		char name[96];
-		snprintf(name, sizeof(name), "%s%s", t->n->op_type,
-			 task_path(t));
+		snprintf(name, sizeof(name), "%s/%s", t->n->op_type,
+			 rt_kernel_name(t));
 		fprintf(stderr, "  %-28s %5d nodes %10.3f ms %5.1f%%\n", name,
 			(int)count[best],
 			(double)ns[best] / 1e6 / (double)pr->runs,
@@ -238,8 +235,8 @@ static void profile_print(const Prepared *p)
 	for (int32_t i = 0; pr->nodes && i < p->ntasks; i++) {
 		const Task *t = &p->tasks[i];
 		char lay[128];
-		fprintf(stderr, "  node %-40s %s%s %.3f ms%s\n", t->n->name,
-			t->n->op_type, task_path(t),
+		fprintf(stderr, "  node %-40s %s/%s %.3f ms%s\n", t->n->name,
+			t->n->op_type, rt_kernel_name(t),
 			(double)pr->ns[i] / 1e6 / (double)pr->runs,
 			task_layouts(p, t, lay, sizeof(lay)));
 	}
@@ -288,8 +285,7 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 	memset(p->tasks, 0, ((size_t)p->ntasks + 1) * sizeof(Task));
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		Task *t = &p->tasks[i];
-		make_task(p, t, &g->nodes[pl ? pl->order[i] : i]);
-		if (!t->dynamic && rt_fast_prepare(s, p, t) < 0) {
+		if (make_task(s, p, t, &g->nodes[pl ? pl->order[i] : i]) < 0) {
 			rt_prepared_free(p);
 			return NULL;
 		}
@@ -302,7 +298,7 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 		rt_prepared_free(p);
 		return NULL;
 	}
-	p->prof = profile_new(p->ntasks);
+	p->prof = profile_new(s, p->ntasks);
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		Tensor *t = &p->own_out[k];
 		*t = p->vt[g->outputs[k]];
@@ -371,11 +367,9 @@ static int run_fast(Task *t)
 	return error_prefix("node '%s' (%s)", n->name, n->op_type);
 }
 
-static int run_kernel(gearrt_session *s, Prepared *p, Task *t)
+static int run_reference(gearrt_session *s, Prepared *p, Task *t)
 {
 	const Node *n = t->n;
-	if (t->fast.run)
-		return run_fast(t);
 	OpBind b = { .in = t->in, .out = t->out, .set = t->set,
 		     .result = t->seq ? t->result : NULL,
 		     .value = cur_value, .exec = p };
@@ -385,7 +379,7 @@ static int run_kernel(gearrt_session *s, Prepared *p, Task *t)
 		    .arena = t->keep ? &s->pool : &s->scratch };
 	memset(t->set, 0, (size_t)n->noutputs);
 	clear_error();
-	int rc = t->run(&c);
+	int rc = op_info[n->op].run(&c);
 	if (!t->keep)
 		arena_reset(&s->scratch);
 	if (rc < 0)
@@ -439,6 +433,17 @@ static int run_evaluated(gearrt_session *s, Prepared *p, Task *t)
 		if (n->outputs[k] >= 0 && take_output(p, n, k, outs[k]) < 0)
 			return -1;
 	return 0;
+}
+
+/* Runs t's kernel: by its registry row's backend. */
+static int run_task(gearrt_session *s, Prepared *p, Task *t)
+{
+	switch (t->kernel->backend) {
+	case KB_PLAIN:
+	case KB_DNNL: return run_fast(t);
+	case KB_REFERENCE: return run_reference(s, p, t);
+	default: return run_evaluated(s, p, t);
+	}
 }
 
 /* The graph's outputs into the caller's tensors. */
@@ -503,7 +508,7 @@ int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
 	arena_reset(&s->pool);
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		Task *t = &p->tasks[i];
-		for (int32_t k = 0; (t->dynamic || t->seq) &&
+		for (int32_t k = 0; (rt_evaluated(t) || t->seq) &&
 				    k < t->n->noutputs; k++)
 			if (t->n->outputs[k] >= 0 && !t->out[k])
 				p->cur[t->n->outputs[k]] = NULL;
@@ -513,9 +518,7 @@ int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		Task *t = &p->tasks[i];
 		uint64_t t0 = pr ? now_ns() : 0;
-		if (gather_inputs(p, t) < 0 ||
-		    (t->dynamic ? run_evaluated(s, p, t)
-				: run_kernel(s, p, t)) < 0)
+		if (gather_inputs(p, t) < 0 || run_task(s, p, t) < 0)
 			return -1;
 		if (pr)
 			pr->ns[i] += now_ns() - t0;

@@ -1,13 +1,18 @@
 /*
- * runtime/fast.c - fast paths chosen when a gear is prepared (rt.h
- * FastKernel): which nodes the plain-C kernels (runtime/direct.c and
- * chanwise.c, tried first) and oneDNN (runtime/dnnl.c) run, and which
- * neighbours share work: a ConvTranspose applying the activation after
- * it (the layouts tensors take between kernels are runtime/layout.c's).
- * A node no fast path takes runs its op's reference kernel.
- * GEARRT_NO_FAST=1 in the environment when a gear is prepared turns
- * every fast path off (the reference kernels are then the test oracle:
- * tests/test_fast.c).
+ * runtime/fast.c - the kernel registry: which kernel runs each node
+ * (rt.h KernelRow).  The rows are tried in order when a gear is
+ * prepared; the first whose op and input-0 dtype match and whose
+ * builder takes the node at its planned shapes runs it.  The plain-C
+ * kernels (runtime/direct.c, chanwise.c, quant.c, convert.c) come
+ * first, then oneDNN's (runtime/dnnl.c), then the reference kernels
+ * (the op table's run hook) and evaluation, which take every node the
+ * others leave.  A fast path is one builder and one row here; its name
+ * is what GEARRT_PROFILE prints and tests ask for.  Neighbours may
+ * share work: a ConvTranspose applies the activation after it
+ * (fold_into_deconv).  The layouts tensors take between kernels are
+ * runtime/layout.c's.  gearrt_options.no_fast (GEARRT_NO_FAST=1 to
+ * gearc run and the Python module) leaves only the reference rows: the
+ * test oracle (tests/test_fast.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +23,6 @@
 #include "dnnl.h"
 #include "quant.h"
 #include "rt.h"
-
-static bool fast_disabled(void)
-{
-	const char *e = getenv("GEARRT_NO_FAST");
-	return e && *e && strcmp(e, "0");
-}
-
-/* gearc's own fused ops (domain ai.gearc), by name: looked up once here,
- * never while running. */
-static bool own_op(const Node *n, const char *name)
-{
-	return n->domain && !strcmp(n->domain, "ai.gearc") &&
-	       !strcmp(n->op_type, name);
-}
 
 /* Value v is read by node n alone and is no graph output. */
 static bool read_by_only(const Graph *g, ValId v, const Node *n)
@@ -53,9 +44,12 @@ static bool read_by_only(const Graph *g, ValId v, const Node *n)
 /* A Relu or Sigmoid whose input only it reads, made by an earlier plain-C
  * ConvTranspose: that kernel applies the activation and writes t's
  * output tensor instead of its own (never read now); t does nothing.
- * 1 if so, else 0. */
-static int fold_into_deconv(Prepared *p, Task *t)
+ * 1 if so, else 0 (an earlier task's kernel is changed: run by its row,
+ * so this one is only tried once the earlier tasks have theirs). */
+static int fold_into_deconv(gearrt_session *s, Prepared *p, Task *t,
+			    FastKernel *k)
 {
+	(void)s;
 	const Node *n = t->n;
 	ValId v = n->ninputs == 1 ? n->inputs[0] : -1;
 	if (v < 0 || !p->tasks || t < p->tasks ||
@@ -72,104 +66,140 @@ static int fold_into_deconv(Prepared *p, Task *t)
 							   : DIRECT_SIGMOID))
 		return 0;
 	u->out[0] = t->out[0];
-	direct_noop(&t->fast);
+	direct_noop(k);
 	return 1;
 }
 
-/* The plain-C paths (runtime/direct.c, chanwise.c), tried before
- * oneDNN: 1 if one took t, 0 if none, -1 with an error. */
-static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
+/* The op's run hook computes the node on planned buffers (a Case or a
+ * PartitionedCall runs its subgraph itself). */
+static int reference(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
-	if (own_op(t->n, "FusedConv"))
-		return direct_conv(s, p, t, &t->fast);
-	switch (t->n->op) {
-	case OP_Conv:
-		return direct_conv(s, p, t, &t->fast);
-	case OP_ConvTranspose:
-		return direct_deconv(s, p, t, &t->fast);
-	case OP_Relu:
-		return fold_into_deconv(p, t) ? 1
-					       : direct_unary(s, p, t, &t->fast);
-	case OP_Sigmoid:
-		return fold_into_deconv(p, t) ? 1
-					       : direct_sigmoid(s, p, t, &t->fast);
-	case OP_Softmax:
-		return direct_softmax(s, p, t, &t->fast);
-	case OP_Erf:
-	case OP_Pow:
-		return direct_unary(s, p, t, &t->fast);
-	case OP_Cast:
-		return convert_cast(s, p, t, &t->fast);
-	case OP_MatMulInteger:
-	case OP_QLinearMatMul:
-		return quant_matmul(s, p, t, &t->fast);
-	case OP_ConvInteger:
-	case OP_QLinearConv:
-		return quant_conv(s, p, t, &t->fast);
-	case OP_DynamicQuantizeLinear:
-	case OP_QuantizeLinear:
-	case OP_DequantizeLinear:
-		return quant_linear(s, p, t, &t->fast);
-	case OP_Add:
-	case OP_Sub:
-	case OP_Mul:
-	case OP_Div:
-		return direct_arith(s, p, t, &t->fast) ||
-		       chan_binary(s, p, t, &t->fast);
-	case OP_LayerNormalization:
-		return direct_layernorm(s, p, t, &t->fast);
-	case OP_GlobalAveragePool:
-		return chan_gap(s, p, t, &t->fast);
-	case OP_Concat:
-		return chan_concat(s, p, t, &t->fast);
-	case OP_Transpose:
-		return direct_transpose(s, p, t, &t->fast);
-	case OP_Resize:
-		return direct_resize(s, p, t, &t->fast);
-	case OP_Gather:
-		return direct_gather(s, p, t, &t->fast);
-	default:
-		return op_info[t->n->op].view == VIEW_ALIAS
-			       ? direct_view(s, p, t, &t->fast)
-			       : 0;
+	(void)s, (void)k;
+	const Node *n = t->n;
+	if (!n->op || !op_info[n->op].run ||
+	    (rt_has_subgraphs(n) && n->op != OP_Case &&
+	     n->op != OP_PartitionedCall))
+		return 0;
+	for (int32_t i = 0; i < n->noutputs; i++)
+		if (n->outputs[i] >= 0 && !p->cur[n->outputs[i]] && !t->seq)
+			return 0;
+	return 1;
+}
+
+/* Every node can be evaluated (passes/infer.c eval_node): the last row. */
+static int evaluate(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s, (void)p, (void)t, (void)k;
+	return 1;
+}
+
+enum {
+	F32 = KR_DT(DT_FLOAT),
+	Q8 = KR_DT(DT_INT8) | KR_DT(DT_UINT8),
+	B32 = KR_DT(DT_FLOAT) | KR_DT(DT_INT32) | KR_DT(DT_UINT32),
+	ANY = 0,
+	ROWS = LAY_ROWS,
+	EITHER = LAY_ROWS | LAY_NHWC,
+};
+
+#define PLAIN(op, dt, lay, build, name) \
+	{ OP_##op, KB_PLAIN, dt, lay, build, name }
+#define DNNL(op, dt, lay, build, name) \
+	{ OP_##op, KB_DNNL, dt, lay, build, name }
+
+/* In order: the first row that takes a node runs it. */
+static const KernelRow rows[] = {
+	PLAIN(Conv, F32, ROWS, direct_conv, "direct.conv"),
+	PLAIN(FusedConv, F32, ROWS, direct_conv, "direct.conv"),
+	PLAIN(ConvTranspose, F32, ROWS, direct_deconv, "direct.deconv"),
+	PLAIN(Relu, F32, ROWS, fold_into_deconv, "direct.deconv_act"),
+	PLAIN(Relu, F32, ROWS, direct_unary, "direct.relu"),
+	PLAIN(Sigmoid, F32, ROWS, fold_into_deconv, "direct.deconv_act"),
+	PLAIN(Sigmoid, F32, ROWS, direct_sigmoid, "direct.sigmoid"),
+	PLAIN(Softmax, F32, ROWS, direct_softmax, "direct.softmax"),
+	PLAIN(Erf, F32, ROWS, direct_unary, "direct.erf"),
+	PLAIN(Pow, F32, ROWS, direct_unary, "direct.square"),
+	PLAIN(Cast, ANY, ROWS, convert_cast, "convert.cast"),
+	PLAIN(MatMulInteger, Q8, ROWS, quant_matmul, "quant.matmul"),
+	PLAIN(QLinearMatMul, Q8, ROWS, quant_matmul, "quant.matmul"),
+	PLAIN(ConvInteger, Q8, ROWS, quant_conv, "quant.conv"),
+	PLAIN(QLinearConv, Q8, ROWS, quant_conv, "quant.conv"),
+	PLAIN(DynamicQuantizeLinear, F32, ROWS, quant_linear,
+	      "quant.dynamic_quantize"),
+	PLAIN(QuantizeLinear, F32, ROWS, quant_linear, "quant.quantize"),
+	PLAIN(DequantizeLinear, Q8, ROWS, quant_linear, "quant.dequantize"),
+	PLAIN(Add, F32, ROWS, direct_arith, "direct.arith"),
+	PLAIN(Sub, F32, ROWS, direct_arith, "direct.arith"),
+	PLAIN(Mul, F32, ROWS, direct_arith, "direct.arith"),
+	PLAIN(Div, F32, ROWS, direct_arith, "direct.arith"),
+	PLAIN(Add, F32, EITHER, chan_binary, "chan.binary"),
+	PLAIN(Sub, F32, EITHER, chan_binary, "chan.binary"),
+	PLAIN(Mul, F32, EITHER, chan_binary, "chan.binary"),
+	PLAIN(Div, F32, EITHER, chan_binary, "chan.binary"),
+	PLAIN(LayerNormalization, F32, ROWS, direct_layernorm,
+	      "direct.layernorm"),
+	PLAIN(GlobalAveragePool, F32, EITHER, chan_gap, "chan.gap"),
+	PLAIN(Concat, F32, EITHER, chan_concat, "chan.concat"),
+	PLAIN(Transpose, B32, ROWS, direct_transpose, "direct.transpose"),
+	PLAIN(Resize, F32, EITHER, direct_resize, "direct.resize"),
+	PLAIN(Gather, ANY, ROWS, direct_gather, "direct.gather"),
+	{ KR_ANY_OP, KB_PLAIN, ANY, ROWS, direct_view, "direct.view" },
+	DNNL(Conv, F32, EITHER, dnnl_fast_conv, "dnnl.conv"),
+	DNNL(FusedConv, F32, EITHER, dnnl_fast_conv, "dnnl.conv"),
+	DNNL(ConvTranspose, F32, EITHER, dnnl_fast_conv, "dnnl.deconv"),
+	DNNL(MatMul, F32, ROWS, dnnl_fast_matmul, "dnnl.matmul"),
+	DNNL(FusedMatMul, F32, ROWS, dnnl_fast_matmul, "dnnl.matmul"),
+	DNNL(Gemm, F32, ROWS, dnnl_fast_matmul, "dnnl.gemm"),
+	DNNL(FusedGemm, F32, ROWS, dnnl_fast_matmul, "dnnl.gemm"),
+	DNNL(MaxPool, F32, EITHER, dnnl_fast_pool, "dnnl.pool"),
+	DNNL(AveragePool, F32, EITHER, dnnl_fast_pool, "dnnl.pool"),
+	DNNL(GlobalAveragePool, F32, EITHER, dnnl_fast_pool, "dnnl.pool"),
+	DNNL(LSTM, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
+	DNNL(GRU, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
+	DNNL(RNN, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
+	DNNL(Resize, F32, EITHER, dnnl_fast_resize, "dnnl.resize"),
+	{ KR_ANY_OP, KB_REFERENCE, ANY, EITHER, reference, "ref" },
+	{ KR_ANY_OP, KB_EVAL, ANY, ROWS, evaluate, "eval" },
+};
+
+static bool row_matches(const KernelRow *r, const Prepared *p,
+			const Task *t)
+{
+	const Node *n = t->n;
+	if (r->op != KR_ANY_OP && r->op != n->op)
+		return false;
+	int dt = n->ninputs > 0 && n->inputs[0] >= 0
+			 ? p->g->vals[n->inputs[0]].dtype
+			 : DT_UNDEFINED;
+	return !r->dtypes || (r->dtypes & KR_DT(dt));
+}
+
+/* A fast row may take t: fast paths on, and t's outputs planned. */
+static bool fast_allowed(const gearrt_session *s, const Task *t)
+{
+	return !s->no_fast && t->n->noutputs >= 1 && t->out[0];
+}
+
+int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t)
+{
+	bool fast = fast_allowed(s, t) && reference(s, p, t, NULL) == 1;
+	for (const KernelRow *r = rows;; r++) {
+		bool is_fast = r->backend == KB_PLAIN || r->backend == KB_DNNL;
+		if ((is_fast && !fast) || !row_matches(r, p, t))
+			continue;
+		FastKernel k = { 0 };
+		int rc = r->build(s, p, t, &k);
+		if (rc < 0)
+			return -1;
+		if (rc) { /* the last row, evaluation, takes every node */
+			t->kernel = r;
+			t->fast = k;
+			return 0;
+		}
 	}
 }
 
-int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t)
+const char *rt_kernel_name(const Task *t)
 {
-	const Node *n = t->n;
-	if (fast_disabled() || n->noutputs < 1 || !t->out[0])
-		return 0;
-	int rc = direct_prepare(s, p, t);
-	if (rc)
-		return rc;
-	switch (n->op) {
-	case OP_Conv:
-		return dnnl_fast_conv(s, p, t, false, &t->fast);
-	case OP_ConvTranspose:
-		return dnnl_fast_conv(s, p, t, true, &t->fast);
-	case OP_MatMul:
-		return dnnl_fast_matmul(s, p, t, false, &t->fast);
-	case OP_Gemm:
-		return dnnl_fast_matmul(s, p, t, true, &t->fast);
-	case OP_MaxPool:
-	case OP_AveragePool:
-	case OP_GlobalAveragePool:
-		return dnnl_fast_pool(s, p, t, &t->fast);
-	case OP_LSTM:
-	case OP_GRU:
-	case OP_RNN:
-		return dnnl_fast_rnn(s, p, t, &t->fast);
-	case OP_Resize:
-		return dnnl_fast_resize(s, p, t, &t->fast);
-	default:
-		break;
-	}
-	if (own_op(n, "FusedConv"))
-		return dnnl_fast_conv(s, p, t, false, &t->fast);
-	if (own_op(n, "FusedGemm"))
-		return dnnl_fast_matmul(s, p, t, true, &t->fast);
-	if (own_op(n, "FusedMatMul"))
-		return dnnl_fast_matmul(s, p, t, false, &t->fast);
-	return 0;
+	return t->kernel ? t->kernel->name : "";
 }

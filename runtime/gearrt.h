@@ -159,20 +159,39 @@ GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
  * number) keeps none: every run off the gears rebuilds.  no_gears: run
  * the dynamic graph even when the inputs' dims are a gear's (for
  * comparing the two paths); a run on a file without a dynamic graph is
- * then GEARRT_E_NO_GEAR.  threads or shape_cache out of range (threads
- * negative or above the maximum, shape_cache above it) is GEARRT_E_ARG
- * from gearrt_session_create, whose message names the option and its
- * range. */
+ * then GEARRT_E_NO_GEAR.  no_fast: every node runs its op's reference
+ * kernel, no fast path (oneDNN or plain C) is built (an oracle to compare
+ * fast paths with; gearc run and the Python module set it from
+ * GEARRT_NO_FAST=1).  profile: GEARRT_PROFILE_OPS times every node of
+ * every run and prints the times to stderr per op and kernel when the
+ * session is destroyed; GEARRT_PROFILE_NODES adds a row per node (gearc
+ * run and the Python module set it from GEARRT_PROFILE=1 / =nodes).
+ * threads, shape_cache or profile out of range (threads negative or
+ * above the maximum, shape_cache above it, profile not one of the
+ * three) is GEARRT_E_ARG from gearrt_session_create, whose message names
+ * the option and its range.  Fields are only ever added at the end. */
 #define GEARRT_THREADS_MAX 256
 #define GEARRT_SHAPE_CACHE_DEFAULT 8
 #define GEARRT_SHAPE_CACHE_MAX 1024
 #define GEARRT_SHAPE_CACHE_OFF (-1)
+#define GEARRT_PROFILE_OFF 0
+#define GEARRT_PROFILE_OPS 1
+#define GEARRT_PROFILE_NODES 2
 
 typedef struct gearrt_options {
 	int threads;
 	int shape_cache;
 	int no_gears;
+	int no_fast;
+	int profile;
 } gearrt_options;
+
+/* Sets o's no_fast and profile from the environment, for a program
+ * whose users expect gearc run's variables: no_fast if GEARRT_NO_FAST is
+ * set and not "0"; profile GEARRT_PROFILE_NODES if GEARRT_PROFILE is
+ * "nodes", GEARRT_PROFILE_OPS if it is anything else but "" or "0".  The
+ * library reads no environment variable otherwise. */
+GEARRT_API void gearrt_options_from_env(gearrt_options *o);
 
 /* options may be NULL (defaults). */
 GEARRT_API gearrt_status gearrt_session_create(gearrt_model *model,

@@ -172,7 +172,7 @@ static void group_slots(Comp *c, const Prepared *p, const Task *t)
 
 static void classify(Comp *c, const Prepared *p, const Task *t)
 {
-	if (t->dynamic || t->seq)
+	if (rt_evaluated(t) || t->seq)
 		force_plain(c, p, t->n);
 	else if (t->fast.lay)
 		group_slots(c, p, t);

@@ -65,6 +65,9 @@ typedef struct LayoutOps {
  * out[k]->data from in[k] (whose data pointers may change between runs:
  * graph inputs and outputs are the caller's buffers); free(state) when
  * the session goes.  lay: NULL if every tensor it touches is row-major. */
+struct Task;
+struct Prepared;
+
 typedef struct FastKernel {
 	int (*run)(void *state, const Tensor *const *in, Tensor *const *out);
 	void (*free)(void *state);
@@ -73,11 +76,43 @@ typedef struct FastKernel {
 	int threads; /* the threads a run uses (0: one) */
 } FastKernel;
 
+/* The kernel registry (runtime/fast.c): ordered rows, each a way to run
+ * a node.  A task runs the first row whose op and input-0 dtype match and
+ * whose builder takes the node at its planned shapes; the reference
+ * kernels (the op table's run hook) and evaluation are the last rows.
+ * A row's name ("direct.conv", "dnnl.conv", "ref", "eval") is what the
+ * profiler prints and tests ask about (rt_kernel_name). */
+typedef enum KernelBackend {
+	KB_PLAIN,     /* plain C: runtime/direct.c, chanwise.c, quant.c, ... */
+	KB_DNNL,      /* oneDNN: runtime/dnnl.c */
+	KB_REFERENCE, /* the op's run hook on planned buffers */
+	KB_EVAL,      /* passes/infer.c eval_node, shapes known at run time */
+} KernelBackend;
+
+/* The layouts a row's kernel takes its rank-4 tensors in (layout.c). */
+enum { LAY_ROWS = 1, LAY_NHWC = 2 };
+
+/* Fills *k and returns 1 if the row takes task t, 0 if not, -1 with an
+ * error. */
+typedef int (*KernelBuild)(gearrt_session *s, struct Prepared *p,
+			   struct Task *t, FastKernel *k);
+
+typedef struct KernelRow {
+	int op;		  /* OP_..., or KR_ANY_OP */
+	KernelBackend backend;
+	uint32_t dtypes;  /* input 0's dtypes (KR_DT(DT_...) bits), 0: any */
+	uint8_t layouts;  /* LAY_ROWS, LAY_NHWC */
+	KernelBuild build;
+	const char *name;
+} KernelRow;
+
+#define KR_ANY_OP (-1)
+#define KR_DT(d) (1u << (d))
+
 typedef struct Task {
 	const Node *n;
-	OpFn run;	   /* NULL: run by evaluation */
-	FastKernel fast;   /* fast.run NULL: the op's reference kernel */
-	bool dynamic;	   /* run by evaluation */
+	const KernelRow *kernel; /* the row running it (rt_kernel_choose) */
+	FastKernel fast;	 /* a plain-C or oneDNN row's kernel */
 	/* A sequence op (rt.h top): its kernel may publish outputs the plan
 	 * does not hold (result[]). */
 	bool seq;
@@ -92,6 +127,18 @@ typedef struct Task {
 	uint8_t *set;
 } Task;
 
+/* Task t runs a fast path (a plain-C or oneDNN row): t->fast. */
+static inline bool rt_fast(const Task *t)
+{
+	return t->kernel->backend == KB_PLAIN || t->kernel->backend == KB_DNNL;
+}
+
+/* Task t runs by evaluation (its output shapes known at run time). */
+static inline bool rt_evaluated(const Task *t)
+{
+	return t->kernel->backend == KB_EVAL;
+}
+
 typedef struct Prepared {
 	Graph *g;
 	Tensor *vt;	     /* per value: its planned tensor */
@@ -105,7 +152,7 @@ typedef struct Prepared {
 	uint64_t mem_bytes;
 	int32_t *in_at;	     /* model input i -> graph input */
 	int32_t *out_at;     /* model output i -> graph output */
-	struct Profile *prof; /* GEARRT_PROFILE=1: per task times (exec.c) */
+	struct Profile *prof; /* options.profile: per task times (exec.c) */
 } Prepared;
 
 struct gearrt_session {
@@ -118,6 +165,8 @@ struct gearrt_session {
 	Prepared **prep; /* per entry of model->run_graph, or NULL */
 	int last_gear;
 	bool no_gears;		/* gearrt_options.no_gears */
+	bool no_fast;		/* gearrt_options.no_fast: reference kernels */
+	int profile;		/* gearrt_options.profile (exec.c) */
 	/* A run's tensors in the running graph's order (rt_run_prepared):
 	 * room for every input and output of the model, made with the
 	 * session. */
@@ -191,10 +240,11 @@ int rt_run_by_value(gearrt_session *s, size_t graph,
 		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
 		    size_t nout);
 
-/* runtime/fast.c: gives task t (planned, its tensors resolved in p) a
- * fast path if one takes its node at these shapes: 1 if so, 0 if the
- * reference kernel runs, -1 with an error. */
-int rt_fast_prepare(gearrt_session *s, Prepared *p, Task *t);
+/* runtime/fast.c: gives task t (its tensors resolved in p) the first
+ * registry row that takes it: 0, or -1 with an error. */
+int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t);
+/* The name of the row running t ("dnnl.conv", "ref", "eval"). */
+const char *rt_kernel_name(const Task *t);
 /* runtime/layout.c: once every task of p has its kernel, gives the
  * rank-4 float tensors between oneDNN convolutions and the kernels that
  * take either layout the channels-last layout those convolutions compute

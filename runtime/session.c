@@ -25,12 +25,18 @@ gearrt_status gearrt_session_create(gearrt_model *md,
 			     "range (at most %d; negative: none)",
 			     o.shape_cache, GEARRT_SHAPE_CACHE_MAX),
 		       GEARRT_E_ARG;
+	if (o.profile < 0 || o.profile > GEARRT_PROFILE_NODES)
+		return error("gearrt_session_create: profile %d is out of "
+			     "range (0..%d)", o.profile, GEARRT_PROFILE_NODES),
+		       GEARRT_E_ARG;
 	gearrt_session *s = xmalloc(sizeof(*s));
 	memset(s, 0, sizeof(*s));
 	s->model = md;
 	s->threads = o.threads > 1 ? o.threads : 1;
 	s->last_gear = -1;
 	s->no_gears = o.no_gears;
+	s->no_fast = o.no_fast;
+	s->profile = o.profile;
 	s->cache = rt_cache_new(o.shape_cache ? o.shape_cache
 					      : GEARRT_SHAPE_CACHE_DEFAULT);
 	size_t bytes = (size_t)md->arena_bytes;
@@ -332,4 +338,14 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 				       nout);
 	gearrt_status after = rt_strings_after(s, outputs, nout, !st);
 	return st ? st : after;
+}
+
+void gearrt_options_from_env(gearrt_options *o)
+{
+	const char *e = getenv("GEARRT_NO_FAST");
+	o->no_fast = e && *e && strcmp(e, "0");
+	e = getenv("GEARRT_PROFILE");
+	o->profile = !e || !*e || !strcmp(e, "0") ? GEARRT_PROFILE_OFF
+		     : !strcmp(e, "nodes")	 ? GEARRT_PROFILE_NODES
+						 : GEARRT_PROFILE_OPS;
 }

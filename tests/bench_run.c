@@ -114,6 +114,7 @@ static void bench_gear(const char *name, const char *om, size_t g, int runs,
 	gearrt_model *m;
 	gearrt_session *s;
 	gearrt_options opt = { .threads = threads };
+	gearrt_options_from_env(&opt);
 	if (gearrt_model_open(om, &m) || gearrt_session_create(m, &opt, &s)) {
 		printf("%-10s gear %zu: %s\n", name, g, gearrt_last_error());
 		return;
@@ -205,6 +206,7 @@ static int serve(const char *om, size_t g, const char *dir, int threads)
 	gearrt_model *m;
 	gearrt_session *s;
 	gearrt_options opt = { .threads = threads };
+	gearrt_options_from_env(&opt);
 	double t0 = now_ms();
 	if (gearrt_model_open(om, &m) || gearrt_session_create(m, &opt, &s)) {
 		printf("{\"error\": \"%s\"}\n", gearrt_last_error());
@@ -295,10 +297,10 @@ int main(int argc, char **argv)
 	}
 	mkdir("build", 0777);
 	mkdir("build/bench_om", 0777);
-	const char *nf = getenv("GEARRT_NO_FAST");
+	gearrt_options env = { 0 };
+	gearrt_options_from_env(&env);
 	printf("libgearrt, %s, %d thread(s), %d runs a gear\n",
-	       nf && *nf && strcmp(nf, "0") ? "reference kernels"
-					    : "oneDNN fast paths",
+	       env.no_fast ? "reference kernels" : "oneDNN fast paths",
 	       threads, runs);
 	printf("%-10s %-12s %9s %11s %9s\n", "model", "gear", "load ms",
 	       "median ms", "min ms");

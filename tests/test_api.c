@@ -41,6 +41,9 @@ Test(api, options_out_of_range_are_statuses)
 		{ { .shape_cache = INT_MAX }, "shape_cache 2147483647 is out of "
 					      "range (at most 1024" },
 		{ { .shape_cache = GEARRT_SHAPE_CACHE_MAX + 1 }, "shape_cache 1025" },
+		{ { .profile = GEARRT_PROFILE_NODES + 1 }, "profile 3 is out of "
+							   "range (0..2)" },
+		{ { .profile = -1 }, "profile -1" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		cr_expect_eq(create_with(m, bad[i].o), GEARRT_E_ARG, "case %zu",

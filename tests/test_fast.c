@@ -8,7 +8,6 @@
  */
 #include <math.h>
 
-#include "runtime/chanwise.h"
 #include "runtime/direct.h"
 #include "runtime/dnnl.h"
 #include "runtime/gearrt.h"
@@ -45,8 +44,7 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 	Outs o = { 0 };
 	gearrt_model *m;
 	gearrt_session *s;
-	gearrt_options opt = { .threads = threads };
-	setenv("GEARRT_NO_FAST", no_fast ? "1" : "0", 1);
+	gearrt_options opt = { .threads = threads, .no_fast = no_fast };
 	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
 		     gearrt_last_error());
 	cr_assert_eq(gearrt_session_create(m, &opt, &s), GEARRT_OK);
@@ -75,11 +73,14 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 	}
 	Prepared *p = s->prep[0];
 	for (int32_t i = 0; i < p->ntasks; i++) {
-		DnnlInfo d;
-		o.fast += p->tasks[i].fast.run != NULL;
-		o.direct += direct_took(&p->tasks[i].fast);
-		o.chan += chan_took(&p->tasks[i].fast);
-		dnnl_fast_info(&p->tasks[i].fast, &d);
+		const Task *t = &p->tasks[i];
+		const char *k = rt_kernel_name(t);
+		DnnlInfo d = { 0 };
+		o.fast += rt_fast(t);
+		o.direct += !strncmp(k, "direct.", 7);
+		o.chan += !strncmp(k, "chan.", 5);
+		if (t->kernel->backend == KB_DNNL)
+			dnnl_fast_info(&t->fast, &d);
 		o.parallel += p->tasks[i].fast.threads > 1;
 		o.split += d.images > 1;
 		o.reorders += d.x_in + d.y_out;
@@ -406,8 +407,8 @@ static void set_acts(Fixture *f, Node *n, int count, const char **names,
 	pa->floats = params;
 }
 
-/* Runs node n through rt_fast_prepare (its tensors row-major); in[] the
- * tensors of its inputs. */
+/* Runs node n through the kernel registry (its tensors row-major): a
+ * fast path must take it; in[] the tensors of its inputs. */
 static void run_fused(Fixture *f, Node *n, const Tensor **in, float *y,
 		      size_t ny)
 {
@@ -416,8 +417,11 @@ static void run_fused(Fixture *f, Node *n, const Tensor **in, float *y,
 		       .data = y, .nbytes = ny * sizeof(float) };
 	Tensor *outs[1] = { &out };
 	Task t = { .n = n, .out = outs };
-	cr_assert_eq(rt_fast_prepare(&f->s, &f->p, &t), 1,
-		     "no fast path took %s: %s", n->op_type, last_error());
+	f->cur[yo] = &out;
+	cr_assert_eq(rt_kernel_choose(&f->s, &f->p, &t), 0, "%s",
+		     last_error());
+	cr_assert(rt_fast(&t), "no fast path took %s: %s runs it",
+		  n->op_type, rt_kernel_name(&t));
 	cr_assert(!t.fast.lay || !t.fast.lay->finish ||
 			  t.fast.lay->finish(t.fast.state) == 0,
 		  "%s", last_error());
@@ -597,7 +601,9 @@ Test(fast, unsupported_activation_falls_back)
 	Tensor out = { 0 };
 	Tensor *outs[1] = { &out };
 	Task t = { .n = n, .out = outs };
-	cr_assert_eq(rt_fast_prepare(&f.s, &f.p, &t), 0);
+	f.cur[vy] = &out;
+	cr_assert_eq(rt_kernel_choose(&f.s, &f.p, &t), 0);
+	cr_expect_str_eq(rt_kernel_name(&t), "ref");
 	cr_assert_null(t.fast.run);
 	arena_release(&f.s.scratch);
 	model_free(f.m);
@@ -653,4 +659,57 @@ Test(fast, direct_sigmoid_softmax_edge_values)
 				  out[20 * r + i], want[20 * r + i]);
 	}
 	model_free(f.m);
+}
+
+/* GEARRT_PROFILE=nodes and GEARRT_NO_FAST=1 to gearc run: the profile
+ * names each node's kernel by its registry row; reference kernels only
+ * with GEARRT_NO_FAST. */
+Test(fast, profile_names_the_kernels)
+{
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "fast_direct", "fast_direct", NULL);
+	setenv("GEARRT_PROFILE", "nodes", 1);
+	unsetenv("GEARRT_NO_FAST");
+	Run r = run_gearc("run", om, "--random-inputs", "--quiet");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "ConvTranspose/direct.deconv") &&
+			  strstr(r.err, "Relu/direct.deconv_act") &&
+			  strstr(r.err, "Softmax/direct.softmax"),
+		  "%s", r.err);
+	run_free(&r);
+	setenv("GEARRT_NO_FAST", "1", 1);
+	r = run_gearc("run", om, "--random-inputs", "--quiet");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "ConvTranspose/ref") &&
+			  !strstr(r.err, "/direct.") && !strstr(r.err, "/dnnl."),
+		  "%s", r.err);
+	run_free(&r);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
+/* The library reads no environment: GEARRT_NO_FAST matters only
+ * through gearrt_options (gearrt_options_from_env). */
+Test(fast, no_fast_is_an_option)
+{
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "fast_direct", "fast_direct", NULL);
+	setenv("GEARRT_NO_FAST", "1", 1);
+	Outs o = run_om(om, false, 1);
+	cr_expect_eq(o.fast, 23, "%d fast tasks", o.fast);
+	outs_free(&o);
+	gearrt_options opt = { .threads = 3 };
+	gearrt_options_from_env(&opt);
+	cr_expect(opt.no_fast && !opt.profile && opt.threads == 3);
+	setenv("GEARRT_NO_FAST", "0", 1);
+	setenv("GEARRT_PROFILE", "nodes", 1);
+	gearrt_options_from_env(&opt);
+	cr_expect(!opt.no_fast && opt.profile == GEARRT_PROFILE_NODES);
+	setenv("GEARRT_PROFILE", "yes", 1);
+	gearrt_options_from_env(&opt);
+	cr_expect_eq(opt.profile, GEARRT_PROFILE_OPS);
+	remove_tree(dir);
+	free(dir);
+	free(om);
 }

@@ -38,9 +38,8 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 	Outs o = { 0 };
 	gearrt_model *m;
 	gearrt_session *s;
-	gearrt_options opt = { .threads = threads };
+	gearrt_options opt = { .threads = threads, .no_fast = no_fast };
 	gearrt_tensor in[4], out[MAX_OUT];
-	setenv("GEARRT_NO_FAST", no_fast ? "1" : "0", 1);
 	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
 		     gearrt_last_error());
 	cr_assert_eq(gearrt_session_create(m, &opt, &s), GEARRT_OK);
@@ -68,7 +67,7 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 	Prepared *p = s->prep[0];
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		const Task *t = &p->tasks[i];
-		if (t->fast.run)
+		if (rt_fast(t))
 			o.fast[t->n->op]++;
 		else
 			o.ref[t->n->op]++;

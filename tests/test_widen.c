@@ -42,10 +42,10 @@ static Outs run_om(const char *om, void *const *in, bool no_fast)
 	Outs o = { 0 };
 	gearrt_model *m;
 	gearrt_session *s;
-	setenv("GEARRT_NO_FAST", no_fast ? "1" : "0", 1);
+	gearrt_options opt = { .no_fast = no_fast };
 	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
 		     gearrt_last_error());
-	cr_assert_eq(gearrt_session_create(m, NULL, &s), GEARRT_OK);
+	cr_assert_eq(gearrt_session_create(m, &opt, &s), GEARRT_OK);
 	size_t nin = gearrt_input_count(m);
 	gearrt_tensor t[MAXIO];
 	cr_assert(nin <= MAXIO);
@@ -74,7 +74,7 @@ static Outs run_om(const char *om, void *const *in, bool no_fast)
 	for (int32_t i = 0; i < p->ntasks; i++)
 		if (p->tasks[i].n->op == OP_Cast) {
 			o.casts++;
-			o.fast_casts += p->tasks[i].fast.run != NULL;
+			o.fast_casts += rt_fast(&p->tasks[i]);
 		}
 	gearrt_session_destroy(s);
 	gearrt_model_close(m);

@@ -412,7 +412,10 @@ PyDoc_STRVAR(Model_session_doc,
 "             (or of a gear to its inputs' values) the session keeps;\n"
 "             0 keeps none: every run off the gears rebuilds.\n"
 "no_gears     run the dynamic graph even when the inputs' dims are a\n"
-"             gear's (to compare the two paths).");
+"             gear's (to compare the two paths).\n\n"
+"GEARRT_NO_FAST=1 and GEARRT_PROFILE=1 (or =nodes) in the environment\n"
+"when the session is made act as in gearc run: reference kernels only;\n"
+"per-node times printed to stderr when the session goes.");
 
 static PyMethodDef Model_methods[] = {
 	{ "session", (PyCFunction)(void (*)(void))Model_session,
@@ -523,6 +526,7 @@ static PyObject *Model_session(ModelObject *self, PyObject *args, PyObject *kw)
 		.shape_cache = cache ? cache : GEARRT_SHAPE_CACHE_OFF,
 		.no_gears = no_gears,
 	};
+	gearrt_options_from_env(&opt); /* GEARRT_NO_FAST, GEARRT_PROFILE */
 	SessionObject *s = PyObject_New(SessionObject, &SessionType);
 	if (!s)
 		return NULL;

@@ -196,3 +196,26 @@ def test_zero_copy(demo_om):
 
     assert peak(x) < x.nbytes // 4
     assert peak(f) >= x.nbytes
+
+
+def test_profile_and_no_fast_from_the_environment(demo_om):
+    """GEARRT_PROFILE and GEARRT_NO_FAST act as in gearc run: the module
+    passes them to the session's options."""
+    import os
+    import subprocess
+    import sys
+    code = ("import gearrt, numpy as np\n"
+            "s = gearrt.Model(%r).session()\n"
+            "s.run({'x': np.zeros((1, 3, 32, 32), np.float32)})\n"
+            "del s\n" % demo_om)
+
+    def profile(**env):
+        r = subprocess.run([sys.executable, "-c", code],
+                           env=dict(os.environ, **env),
+                           capture_output=True, text=True, check=True)
+        return r.stderr
+    fast = profile(GEARRT_PROFILE="1", GEARRT_NO_FAST="0")
+    assert "gearrt profile:" in fast and "Conv/dnnl.conv" in fast
+    ref = profile(GEARRT_PROFILE="nodes", GEARRT_NO_FAST="1")
+    assert "Conv/ref" in ref and "dnnl." not in ref and "  node " in ref
+    assert profile(GEARRT_PROFILE="0") == ""
