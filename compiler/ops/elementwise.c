@@ -691,7 +691,7 @@ int run_dropout(OpCtx *c)
 		return op_error(c, "ratio is %g, expected 0 <= ratio < 1", ratio);
 	const Attr *seed = node_attr(c->n, "seed");
 	bool drop = train && ratio != 0;
-	if (drop && !seed && !c->bind)
+	if (drop && !seed && !op_at_run_time(c))
 		return 0;
 	int64_t n = shape_numel(&x->shape);
 	Tensor *mask =

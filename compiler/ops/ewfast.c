@@ -1,6 +1,6 @@
 /*
- * compiler/ops/ewfast.c - float32 fast paths of the elementwise kernels
- * at run time: unary math and activations, Clip, the binary arithmetic
+ * compiler/ops/ewfast.c - float32 fast paths of the elementwise kernels:
+ * unary math and activations, Clip, the binary arithmetic
  * (Add, Sub, Mul, Div, Max, Min, Pow) and the comparisons to bool, as
  * tight loops over the planned output buffer.
  *
@@ -11,7 +11,8 @@
  * runs the inputs walk with stride 1 or 0, so same-shape, scalar,
  * last-axis and channel broadcasts all become one inner loop.  An output
  * aliased to an input (in place) is fine: element i is read before it is
- * written.  Folding keeps the exact engine: these run only with c->bind.
+ * written.  Being the exact engine's results, they serve folding and
+ * running alike (opimpl.h: a kernel does not tell the two apart).
  */
 #include <math.h>
 #include <string.h>
@@ -169,7 +170,7 @@ int ew_fast_binary(OpCtx *c)
 {
 	const Tensor *a = op_const_in(c, 0), *b = op_const_in(c, 1);
 	Value *yv = op_out(c, 0);
-	if (!c->bind || !a || !b || !yv || c->opset < 7 ||
+	if (!a || !b || !yv || c->opset < 7 ||
 	    c->n->ninputs != 2 || a->dtype != DT_FLOAT ||
 	    b->dtype != DT_FLOAT)
 		return 0;
@@ -202,7 +203,7 @@ int ew_fast_unary(OpCtx *c, const EwParams *p)
 {
 	const Tensor *xt = op_const_in(c, 0);
 	Value *yv = op_out(c, 0);
-	if (!c->bind || !xt || !yv || xt->dtype != DT_FLOAT ||
+	if (!xt || !yv || xt->dtype != DT_FLOAT ||
 	    yv->dtype != DT_FLOAT)
 		return 0;
 	Tensor *yt = op_new_output(c, 0, DT_FLOAT, &xt->shape);
@@ -259,7 +260,7 @@ int ew_fast_unary(OpCtx *c, const EwParams *p)
 int ew_fast_clip(OpCtx *c, bool has_lo, double lo, bool has_hi, double hi)
 {
 	const Tensor *xt = op_const_in(c, 0);
-	if (!c->bind || !xt || xt->dtype != DT_FLOAT)
+	if (!xt || xt->dtype != DT_FLOAT)
 		return 0;
 	Tensor *yt = op_new_output(c, 0, DT_FLOAT, &xt->shape);
 	if (!yt)

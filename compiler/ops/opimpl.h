@@ -217,9 +217,9 @@ double ew_round(int dt, double v);
  * being the element of input k (shape shapes[k], numpy-broadcast to out;
  * at most 3 inputs); stops with false as soon as fn returns false. */
 typedef bool (*EwElemFn)(void *ctx, int64_t o, const int64_t *in);
-/* Run-time float32 fast paths (ewfast.c): 1 if the op was computed, 0
- * if not handled (folding, other dtypes: use the exact engine), -1 on
- * error.  Binary covers Add, Sub, Mul, Div, Max, Min, Pow and the
+/* Float32 fast paths (ewfast.c), with the exact engine's results: 1 if
+ * the op was computed, 0 if not handled (other dtypes: use the exact
+ * engine), -1 on error.  Binary covers Add, Sub, Mul, Div, Max, Min, Pow and the
  * comparisons; unary the unary ops of the op table given p. */
 int ew_fast_binary(OpCtx *c);
 int ew_fast_unary(OpCtx *c, const EwParams *p);
