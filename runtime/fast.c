@@ -93,6 +93,10 @@ static int evaluate(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+/* Layouts: ROWS, a kernel of row-major tensors; EITHER, one whose
+ * LayoutOps say per tensor which layouts it takes (rt.h), or, without
+ * LayoutOps, an elementwise one (it computes element i from element i in
+ * any order: layout.c joins its tensors into one layout). */
 enum {
 	F32 = KR_DT(DT_FLOAT),
 	Q8 = KR_DT(DT_INT8) | KR_DT(DT_UINT8),
@@ -112,13 +116,13 @@ static const KernelRow rows[] = {
 	PLAIN(Conv, F32, ROWS, direct_conv, "direct.conv"),
 	PLAIN(FusedConv, F32, ROWS, direct_conv, "direct.conv"),
 	PLAIN(ConvTranspose, F32, ROWS, direct_deconv, "direct.deconv"),
-	PLAIN(Relu, F32, ROWS, fold_into_deconv, "direct.deconv_act"),
-	PLAIN(Relu, F32, ROWS, direct_unary, "direct.relu"),
-	PLAIN(Sigmoid, F32, ROWS, fold_into_deconv, "direct.deconv_act"),
-	PLAIN(Sigmoid, F32, ROWS, direct_sigmoid, "direct.sigmoid"),
+	PLAIN(Relu, F32, EITHER, fold_into_deconv, "direct.deconv_act"),
+	PLAIN(Relu, F32, EITHER, direct_unary, "direct.relu"),
+	PLAIN(Sigmoid, F32, EITHER, fold_into_deconv, "direct.deconv_act"),
+	PLAIN(Sigmoid, F32, EITHER, direct_sigmoid, "direct.sigmoid"),
 	PLAIN(Softmax, F32, ROWS, direct_softmax, "direct.softmax"),
-	PLAIN(Erf, F32, ROWS, direct_unary, "direct.erf"),
-	PLAIN(Pow, F32, ROWS, direct_unary, "direct.square"),
+	PLAIN(Erf, F32, EITHER, direct_unary, "direct.erf"),
+	PLAIN(Pow, F32, EITHER, direct_unary, "direct.square"),
 	PLAIN(Cast, ANY, ROWS, convert_cast, "convert.cast"),
 	PLAIN(MatMulInteger, Q8, ROWS, quant_matmul, "quant.matmul"),
 	PLAIN(QLinearMatMul, Q8, ROWS, quant_matmul, "quant.matmul"),
@@ -128,10 +132,10 @@ static const KernelRow rows[] = {
 	      "quant.dynamic_quantize"),
 	PLAIN(QuantizeLinear, F32, ROWS, quant_linear, "quant.quantize"),
 	PLAIN(DequantizeLinear, Q8, ROWS, quant_linear, "quant.dequantize"),
-	PLAIN(Add, F32, ROWS, direct_arith, "direct.arith"),
-	PLAIN(Sub, F32, ROWS, direct_arith, "direct.arith"),
-	PLAIN(Mul, F32, ROWS, direct_arith, "direct.arith"),
-	PLAIN(Div, F32, ROWS, direct_arith, "direct.arith"),
+	PLAIN(Add, F32, EITHER, direct_arith, "direct.arith"),
+	PLAIN(Sub, F32, EITHER, direct_arith, "direct.arith"),
+	PLAIN(Mul, F32, EITHER, direct_arith, "direct.arith"),
+	PLAIN(Div, F32, EITHER, direct_arith, "direct.arith"),
 	PLAIN(Add, F32, EITHER, chan_binary, "chan.binary"),
 	PLAIN(Sub, F32, EITHER, chan_binary, "chan.binary"),
 	PLAIN(Mul, F32, EITHER, chan_binary, "chan.binary"),
@@ -191,6 +195,11 @@ int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t)
 		int rc = r->build(s, p, t, &k);
 		if (rc < 0)
 			return -1;
+		if (rc && k.lay && !(r->layouts & LAY_NHWC))
+			return error("node '%s' (%s): kernel %s takes NHWC "
+				     "tensors its registry row does not "
+				     "declare", t->n->name, t->n->op_type,
+				     r->name);
 		if (rc) { /* the last row, evaluation, takes every node */
 			t->kernel = r;
 			t->fast = k;

@@ -16,7 +16,8 @@
  *     and Y, a per-channel Mul's X and Y);
  *   - a component stays row-major if any of its tensors is a graph input
  *     or output, evaluated, or touched by a task that cannot take NHWC
- *     (a view, a reference kernel other than an elementwise one), or
+ *     (its registry row takes LAY_ROWS alone: a view, a softmax; a
+ *     reference kernel other than an elementwise one), or
  *     shares a task's layout with a row-major value (a weight of its
  *     shape, an integer tensor);
  *   - else it is NHWC if some slot in it spares a convolution a reorder.
@@ -172,7 +173,7 @@ static void group_slots(Comp *c, const Prepared *p, const Task *t)
 
 static void classify(Comp *c, const Prepared *p, const Task *t)
 {
-	if (rt_evaluated(t) || t->seq)
+	if (rt_evaluated(t) || t->seq || !(t->kernel->layouts & LAY_NHWC))
 		force_plain(c, p, t->n);
 	else if (t->fast.lay)
 		group_slots(c, p, t);

@@ -89,7 +89,8 @@ typedef enum KernelBackend {
 	KB_EVAL,      /* passes/infer.c eval_node, shapes known at run time */
 } KernelBackend;
 
-/* The layouts a row's kernel takes its rank-4 tensors in (layout.c). */
+/* The layouts a row's kernel takes its rank-4 tensors in (layout.c):
+ * LAY_ROWS alone keeps every tensor it touches row-major. */
 enum { LAY_ROWS = 1, LAY_NHWC = 2 };
 
 /* Fills *k and returns 1 if the row takes task t, 0 if not, -1 with an
