@@ -44,8 +44,8 @@ static bool read_by_only(const Graph *g, ValId v, const Node *n)
 /* A Relu or Sigmoid whose input only it reads, made by an earlier plain-C
  * ConvTranspose: that kernel applies the activation and writes t's
  * output tensor instead of its own (never read now); t does nothing.
- * 1 if so, else 0 (an earlier task's kernel is changed: run by its row,
- * so this one is only tried once the earlier tasks have theirs). */
+ * 1 if so, else 0.  Tasks get their kernels in run order, so the
+ * ConvTranspose's is built when this row looks at it. */
 static int fold_into_deconv(gearrt_session *s, Prepared *p, Task *t,
 			    FastKernel *k)
 {
@@ -195,11 +195,14 @@ int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t)
 		int rc = r->build(s, p, t, &k);
 		if (rc < 0)
 			return -1;
-		if (rc && k.lay && !(r->layouts & LAY_NHWC))
+		if (rc && k.lay && !(r->layouts & LAY_NHWC)) {
+			if (k.free)
+				k.free(k.state);
 			return error("node '%s' (%s): kernel %s takes NHWC "
 				     "tensors its registry row does not "
 				     "declare", t->n->name, t->n->op_type,
 				     r->name);
+		}
 		if (rc) { /* the last row, evaluation, takes every node */
 			t->kernel = r;
 			t->fast = k;
