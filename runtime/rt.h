@@ -15,11 +15,13 @@
  * kept: every value gets a Tensor whose data is resolved once (a weight in
  * the mapped file, a block of the session's arena at the plan's offset,
  * or, for the graph's inputs and outputs, the caller's buffer, refreshed
- * per run), and every node a Task: its kernel (the op table's run hook)
- * and its input and output tensors.  A node whose kernel needs shapes at
+ * per run), and every node a Task: its kernel (a row of the kernel
+ * registry, runtime/fast.c: a fast path, or the op table's run hook) and
+ * its input and output tensors.  A node whose kernel needs shapes at
  * run time (no run hook: If, Loop, Scan; or an output the plan left out,
- * its shape depending on data) runs by evaluation (passes/infer.c
- * eval_node) and its outputs live in the session's pool, reset per run.
+ * its shape depending on data) runs by evaluation (the registry's last
+ * row, passes/infer.c eval_node) and its outputs live in the session's
+ * pool, reset per run.
  */
 #ifndef GEARC_RT_H
 #define GEARC_RT_H
