@@ -18,6 +18,7 @@
 #include "dnnl.h"
 #include "quant.h"
 #include "rt.h"
+#include "small.h"
 
 static bool fast_disabled(void)
 {
@@ -84,7 +85,9 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_conv(s, p, t, &t->fast);
 	switch (t->n->op) {
 	case OP_Conv:
-		return direct_conv(s, p, t, &t->fast);
+		return small_dwconv(s, p, t, &t->fast)
+			       ? 1
+			       : direct_conv(s, p, t, &t->fast);
 	case OP_ConvTranspose:
 		return direct_deconv(s, p, t, &t->fast);
 	case OP_Relu:
@@ -120,8 +123,18 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_layernorm(s, p, t, &t->fast);
 	case OP_GlobalAveragePool:
 		return chan_gap(s, p, t, &t->fast);
-	case OP_Concat:
-		return chan_concat(s, p, t, &t->fast);
+	case OP_Concat: {
+		int rc = chan_concat(s, p, t, &t->fast);
+		return rc ? rc : small_move(s, p, t, &t->fast);
+	}
+	case OP_Slice:
+	case OP_Pad:
+	case OP_Split:
+	case OP_Tile:
+	case OP_Expand:
+		return small_move(s, p, t, &t->fast);
+	case OP_LSTM:
+		return small_lstm(s, p, t, &t->fast);
 	case OP_Transpose:
 		return direct_transpose(s, p, t, &t->fast);
 	case OP_Resize:
