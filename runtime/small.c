@@ -425,6 +425,27 @@ static bool default_acts(const Node *n, int64_t dirs)
 	return true;
 }
 
+static bool numel_is(const Value *v, int64_t want)
+{
+	return !v || shape_numel(&v->shape) == want;
+}
+
+/* The tensors the run reads and writes have the sizes it assumes. */
+static bool lstm_sizes(const Prepared *p, const Node *n, const Lstm *l)
+{
+	int64_t D = l->dirs, H = l->hidden, state = D * l->batch * H;
+	const Value *out[3] = { NULL, NULL, NULL };
+	for (int o = 0; o < n->noutputs && o < 3; o++)
+		out[o] = n->outputs[o] >= 0 ? &p->g->vals[n->outputs[o]] : NULL;
+	return numel_is(rt_in_val(p, n, 1), D * 4 * H * l->input) &&
+	       numel_is(rt_in_val(p, n, 2), D * 4 * H * H) &&
+	       numel_is(rt_in_val(p, n, 3), D * 8 * H) &&
+	       numel_is(rt_in_val(p, n, 5), state) &&
+	       numel_is(rt_in_val(p, n, 6), state) &&
+	       numel_is(out[0], l->seq * state) && numel_is(out[1], state) &&
+	       numel_is(out[2], state);
+}
+
 int small_lstm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
@@ -456,6 +477,8 @@ int small_lstm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	    l.dirs != (strcmp(dir, "bidirectional") ? 1 : 2) ||
 	    !default_acts(n, l.dirs))
 		return 0;
+	if (!lstm_sizes(p, n, &l))
+		return 0;
 	Lstm *st = xmalloc(sizeof(*st));
 	*st = l;
 	st->g = xmalloc((size_t)(10 * l.hidden) * sizeof(float));
@@ -475,35 +498,23 @@ typedef struct Dw {
 	const float *w, *b; /* [C, 1, k...], [C] or NULL */
 } Dw;
 
-/* Output row oy of channel ch (2-D; 1-D is one row). */
-RT_HOT static void dw_row(const Dw *d, const float *x, float *y, int64_t ch,
-			  int64_t oy)
+/* Channel ch of one image: x its input row, y its output row. */
+RT_HOT static void dw_row(const Dw *d, const float *x, float *y, int64_t ch)
 {
 	const ConvGeom *g = &d->g;
-	bool two = g->nsp == 2;
-	int64_t ih = two ? g->in[0] : 1, iw = g->in[g->nsp - 1];
-	int64_t kh = two ? g->kernel[0] : 1, kw = g->kernel[g->nsp - 1];
-	int64_t sh = two ? g->stride[0] : 1, sw = g->stride[g->nsp - 1];
-	int64_t dh = two ? g->dilation[0] : 1, dw = g->dilation[g->nsp - 1];
-	int64_t ph = two ? g->pad[0] : 0, pw = g->pad[g->nsp - 1];
-	int64_t ow = g->out[g->nsp - 1];
-	const float *wc = d->w + ch * kh * kw;
+	int64_t iw = g->in[0], ow = g->out[0], kw = g->kernel[0];
+	int64_t sw = g->stride[0], dw = g->dilation[0], pw = g->pad[0];
+	const float *wc = d->w + ch * kw;
 	float bias = d->b ? d->b[ch] : 0;
 	for (int64_t ox = 0; ox < ow; ox++)
 		y[ox] = bias;
-	for (int64_t a = 0; a < kh; a++) {
-		int64_t iy = oy * sh - ph + a * dh;
-		if (iy < 0 || iy >= ih)
-			continue;
-		const float *xr = x + iy * iw;
-		for (int64_t bb = 0; bb < kw; bb++) {
-			float wv = wc[a * kw + bb];
-			int64_t off = bb * dw - pw;
-			for (int64_t ox = 0; ox < ow; ox++) {
-				int64_t ix = ox * sw + off;
-				if (ix >= 0 && ix < iw)
-					y[ox] += wv * xr[ix];
-			}
+	for (int64_t a = 0; a < kw; a++) {
+		float wv = wc[a];
+		int64_t off = a * dw - pw;
+		for (int64_t ox = 0; ox < ow; ox++) {
+			int64_t ix = ox * sw + off;
+			if (ix >= 0 && ix < iw)
+				y[ox] += wv * x[ix];
 		}
 	}
 }
@@ -512,17 +523,12 @@ static int dw_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
 	const Dw *d = state;
 	const ConvGeom *g = &d->g;
-	bool two = g->nsp == 2;
-	int64_t isz = g->in[0] * (two ? g->in[1] : 1);
-	int64_t oh = two ? g->out[0] : 1, ow = g->out[g->nsp - 1];
 	const float *x = in[0]->data;
 	float *y = tensor_mut(out[0]);
 	for (int64_t i = 0; i < g->n; i++)
 		for (int64_t ch = 0; ch < g->cin; ch++) {
-			int64_t img = i * g->cin + ch;
-			for (int64_t oy = 0; oy < oh; oy++)
-				dw_row(d, x + img * isz,
-				       y + (img * oh + oy) * ow, ch, oy);
+			int64_t row = i * g->cin + ch;
+			dw_row(d, x + row * g->in[0], y + row * g->out[0], ch);
 		}
 	return 0;
 }
@@ -545,7 +551,9 @@ int small_dwconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		clear_error();
 		return 0;
 	}
-	if (d.g.group < 2 || d.g.group != d.g.cin || d.g.cout != d.g.cin)
+	if (d.g.group < 2 || d.g.group != d.g.cin || d.g.cout != d.g.cin ||
+	    shape_numel(&w->shape) != d.g.cin * d.g.kernel[0] ||
+	    (b && shape_numel(&b->shape) != d.g.cin))
 		return 0;
 	d.w = const_of(w)->data;
 	d.b = b ? const_of(b)->data : NULL;
