@@ -312,8 +312,9 @@ static void lstm_free(void *state)
 	free(l);
 }
 
-RT_HOT static float dot(const float *restrict a, const float *restrict b,
-			int64_t n)
+/* Inlined into the RT_HOT loops, so each ISA's clone has its own. */
+static inline __attribute__((always_inline)) float
+dot(const float *restrict a, const float *restrict b, int64_t n)
 {
 	float lane[16] = { 0 }, s = 0;
 	int64_t i = 0;
