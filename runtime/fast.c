@@ -135,6 +135,15 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return small_move(s, p, t, &t->fast);
 	case OP_LSTM:
 		return small_lstm(s, p, t, &t->fast);
+	case OP_ReduceMean:
+	case OP_ReduceSum:
+		return small_reduce(s, p, t, &t->fast);
+	case OP_Log:
+	case OP_Sqrt:
+	case OP_Neg:
+	case OP_Abs:
+	case OP_Exp:
+		return small_unary(s, p, t, &t->fast);
 	case OP_Transpose:
 		return direct_transpose(s, p, t, &t->fast);
 	case OP_Resize:

@@ -592,7 +592,157 @@ int small_dwconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+/* ---- ReduceMean, ReduceSum ------------------------------------------------ */
+
+/* Y[o, i] = sum over r of X[o, r, i] (divided by red for a mean), summed
+ * in double in X's order, as the reference kernel sums. */
+typedef struct Reduce {
+	int64_t outer, red, inner;
+	bool mean;
+	double *acc; /* inner */
+} Reduce;
+
+static void reduce_free(void *state)
+{
+	Reduce *r = state;
+	free(r->acc);
+	free(r);
+}
+
+static int reduce_run(void *state, const Tensor *const *in,
+		      Tensor *const *out)
+{
+	const Reduce *r = state;
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	for (int64_t o = 0; o < r->outer; o++, y += r->inner) {
+		for (int64_t i = 0; i < r->inner; i++)
+			r->acc[i] = 0;
+		for (int64_t k = 0; k < r->red; k++, x += r->inner)
+			for (int64_t i = 0; i < r->inner; i++)
+				r->acc[i] += x[i];
+		for (int64_t i = 0; i < r->inner; i++)
+			y[i] = (float)(r->mean ? r->acc[i] / (double)r->red
+					       : r->acc[i]);
+	}
+	return 0;
+}
+
+/* The reduced axes of node n over rank r: false if not known here (a
+ * computed axes input, noop_with_empty_axes, an axis out of range). */
+static bool reduce_axes(const Prepared *p, const Node *n, int64_t opset,
+			int32_t r, bool *red)
+{
+	bool input = n->op == OP_ReduceSum ? opset >= 13 : opset >= 18;
+	const Value *av = input ? rt_in_val(p, n, 1) : NULL;
+	const Tensor *at = const_of(av);
+	const int64_t *attr = NULL;
+	int64_t cnt = input ? (at ? shape_numel(&at->shape) : 0)
+			    : attr_ints(n, "axes", &attr);
+	if ((av && !at) || (cnt <= 0 && attr_int(n, "noop_with_empty_axes", 0)))
+		return false;
+	for (int32_t a = 0; a < r; a++)
+		red[a] = cnt <= 0;
+	for (int64_t k = 0; k < cnt; k++) {
+		int64_t a = at ? tensor_get_i64(at, k) : attr[k];
+		a = a < 0 ? a + r : a;
+		if (a < 0 || a >= r)
+			return false;
+		red[a] = true;
+	}
+	return true;
+}
+
+int small_reduce(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
+	bool red[MAX_RANK];
+	Reduce r = { .outer = 1, .red = 1, .inner = 1,
+		     .mean = n->op == OP_ReduceMean };
+	if ((n->op != OP_ReduceMean && n->op != OP_ReduceSum) ||
+	    !static_f32(x) || !static_f32(y) ||
+	    !reduce_axes(p, n, model_opset(s->model->m), x->shape.rank, red))
+		return 0;
+	/* outer axes, then reduced ones, then inner ones; axes of one
+	 * element may sit anywhere */
+	int stage = 0;
+	for (int32_t a = 0; a < x->shape.rank; a++) {
+		int64_t d = x->shape.dims[a];
+		if (d == 1)
+			continue;
+		int want = red[a] ? 1 : stage == 0 ? 0 : 2;
+		if (want < stage)
+			return 0;
+		stage = want;
+		*(want == 0 ? &r.outer : want == 1 ? &r.red : &r.inner) *= d;
+	}
+	if (r.outer * r.inner != shape_numel(&y->shape) ||
+	    shape_numel(&x->shape) == 0)
+		return 0;
+	Reduce *st = xmalloc(sizeof(*st));
+	*st = r;
+	st->acc = xmalloc((size_t)r.inner * sizeof(double));
+	k->run = reduce_run;
+	k->free = reduce_free;
+	k->state = st;
+	return 1;
+}
+
+/* ---- Log, Sqrt, Neg, Abs, Exp ------------------------------------------ */
+
+RT_HOT static void unary_loop(int op, const float *x, float *y, size_t n)
+{
+	switch (op) {
+	case OP_Log:
+		for (size_t i = 0; i < n; i++)
+			y[i] = logf(x[i]);
+		break;
+	case OP_Sqrt:
+		for (size_t i = 0; i < n; i++)
+			y[i] = sqrtf(x[i]);
+		break;
+	case OP_Neg:
+		for (size_t i = 0; i < n; i++)
+			y[i] = -x[i];
+		break;
+	case OP_Abs:
+		for (size_t i = 0; i < n; i++)
+			y[i] = fabsf(x[i]);
+		break;
+	default:
+		for (size_t i = 0; i < n; i++)
+			y[i] = expf(x[i]);
+	}
+}
+
+/* y may be x (in place): each element is read before it is written. */
+static int unary_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Node *n = state;
+	unary_loop(n->op, in[0]->data, tensor_mut(out[0]),
+		   out[0]->nbytes / sizeof(float));
+	return 0;
+}
+
+int small_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
+	if ((n->op != OP_Log && n->op != OP_Sqrt && n->op != OP_Neg &&
+	     n->op != OP_Abs && n->op != OP_Exp) ||
+	    !static_f32(x) || !static_f32(y) ||
+	    !shape_equal(&x->shape, &y->shape))
+		return 0;
+	k->run = unary_run;
+	k->free = NULL;
+	k->state = (void *)n;
+	return 1;
+}
+
 bool small_took(const FastKernel *k)
 {
-	return k->run == move_run || k->run == lstm_run || k->run == dw_run;
+	return k->run == move_run || k->run == lstm_run || k->run == dw_run ||
+	       k->run == reduce_run || k->run == unary_run;
 }

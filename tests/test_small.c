@@ -41,7 +41,8 @@ static Tensor *new_tensor(Model *m, const Value *v)
 /* Runs node n of m's main graph (inferred here) on random values of its
  * graph inputs, by the reference kernel and by the fast path the runtime
  * picks: that must be runtime/small.c's if small, else one of another
- * path or none.  Outputs within atol + rtol * |reference|. */
+ * path or none.  Outputs within atol + rtol * |reference|, or NaN
+ * where it is. */
 static void check_node(Model *m, const Node *n, bool small, float atol,
 		       float rtol)
 {
@@ -111,7 +112,8 @@ static void check_node(Model *m, const Node *n, bool small, float atol,
 				x = (double)((const int64_t *)got[k]->data)[i];
 				y = (double)((const int64_t *)ref[k]->data)[i];
 			}
-			cr_assert(fabs(x - y) <= atol + rtol * fabs(y),
+			cr_assert((isnan(x) && isnan(y)) ||
+					  fabs(x - y) <= atol + rtol * fabs(y),
 				  "%s: output %d element %lld is %g, the "
 				  "reference %g", n->op_type, k, (long long)i,
 				  x, y);
@@ -360,4 +362,55 @@ Test(small, depthwise_conv_matches_reference)
 	dw_case(SHAPE(2, 3, 9, 8), 5, 2, 2, 1, false, 3);
 	/* 2-D, and two channels a group: oneDNN's */
 	dw_case(SHAPE(1, 4, 9), 3, 1, 1, 1, true, 2);
+}
+
+/* ---- ReduceMean, ReduceSum ------------------------------------------------ */
+
+/* axes: an attribute before opset 18 (ReduceSum: 13), an input since;
+ * NULL: none (every axis). */
+static void reduce_case(const char *op, int64_t opset, Shape xs,
+			const int64_t *axes, int32_t naxes, int64_t keep,
+			bool small)
+{
+	Model *m = tu_model(opset);
+	Graph *g = m->graph;
+	bool input = !strcmp(op, "ReduceSum") ? opset >= 13 : opset >= 18;
+	ValId x = tu_input(g, "x", DT_FLOAT, xs);
+	ValId a = axes && input ? tu_weight_ints(g, "axes", axes, naxes) : -1;
+	Node *n = tu_node(g, op, "r", IDS(x, a), 1);
+	if (axes && !input)
+		tu_ints(g, n, "axes", axes, naxes);
+	tu_int(g, n, "keepdims", keep);
+	check_node(m, n, small, 1e-6f, 1e-6f);
+}
+
+Test(small, reduce_matches_reference)
+{
+	/* Silero VAD legacy's mean over the frequencies, and its last one */
+	reduce_case("ReduceMean", 11, SHAPE(1, 129, 8), L(1), 1, 1, true);
+	reduce_case("ReduceMean", 11, SHAPE(1, 2), L(1), 1, 0, true);
+	/* several adjacent axes, negative ones, axes of one element
+	 * between; every axis; the axes input */
+	reduce_case("ReduceMean", 13, SHAPE(2, 3, 1, 4, 5), L(-2, 1), 2, 0,
+		    true);
+	reduce_case("ReduceSum", 11, SHAPE(3, 4), NULL, 0, 1, true);
+	reduce_case("ReduceSum", 13, SHAPE(2, 5, 3), L(0), 1, 1, true);
+	reduce_case("ReduceMean", 18, SHAPE(4, 6), L(-1), 1, 0, true);
+	/* axes apart: the reference kernel's */
+	reduce_case("ReduceSum", 13, SHAPE(2, 3, 4), L(0, 2), 2, 1, false);
+}
+
+/* ---- Log, Sqrt, Neg, Abs, Exp ---------------------------------------- */
+
+Test(small, unary_matches_reference)
+{
+	static const char *ops[] = { "Log", "Sqrt", "Neg", "Abs", "Exp" };
+	for (int i = 0; i < 5; i++) {
+		Model *m = tu_model(13);
+		Graph *g = m->graph;
+		ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(3, 43));
+		Node *n = tu_node(g, ops[i], ops[i], IDS(x), 1);
+		/* Log and Sqrt of negative inputs: NaN on both sides */
+		check_node(m, n, true, 1e-6f, 1e-6f);
+	}
 }
