@@ -129,7 +129,7 @@ static int moved_inputs(const Node *n)
 /* Numbered elements above this: the copy of the reference kernel's
  * result costs more memory than it saves time.  Below 2^24, a float
  * holds every number exactly. */
-enum { MOVE_MAX = 1 << 22 };
+enum { MOVE_MAX = 1 << 20 };
 
 /* The dtypes whose elements can hold element numbers: the numbered
  * tensors have the node's own dtype, so the reference kernel runs on
