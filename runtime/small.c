@@ -5,12 +5,12 @@
  * its slices, concatenations and paddings took most of them on the
  * reference kernels, which walk every element through a general index
  * loop.  Data movement here is replayed: when the gear is prepared, the
- * op's own reference kernel runs once on tensors of element numbers
- * (int32, input k's numbered after input k-1's, from 1; 0 is Pad's fill
- * value) and the numbers it puts in each output become a list of runs
- * (input, first element, length) of consecutive elements; a run then
- * copies each run with memcpy.  The semantics stay the reference
- * kernel's, in one place.
+ * op's own reference kernel runs once on tensors of element numbers (in
+ * the node's dtype; input k's numbered after input k-1's, from 1; 0 is
+ * Pad's fill value) and the numbers it puts in each output become a list
+ * of runs (input, first element, length) of consecutive elements, which
+ * every run of the node copies with memcpy.  The semantics stay the
+ * reference kernel's, in one place.
  *
  * The LSTM cell of a small hidden size (Silero VAD: 64 and 128) in plain
  * C: oneDNN's RNN primitive has a large fixed cost per call, and the
@@ -22,9 +22,12 @@
  * Depthwise 1-D convolution (a filter per channel): oneDNN runs it as a
  * GEMM (Silero VAD legacy's 258-channel one: 52 us); here each tap adds
  * its weight times the input row to the output row (a tenth of the
- * reference kernel's instructions); 2-D
- * ones stay oneDNN's (jit_dw, in the layout of the convolutions around
- * them).
+ * reference kernel's instructions); 2-D ones stay oneDNN's (jit_dw, in
+ * the layout of the convolutions around them).
+ *
+ * ReduceMean/ReduceSum over adjacent axes and Log, Sqrt, Neg, Abs, Exp:
+ * the reference kernels go through an index or a double per element
+ * (Silero VAD legacy: 18% of a run's instructions).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -126,9 +129,10 @@ static int moved_inputs(const Node *n)
 	}
 }
 
-/* Numbered elements above this: the copy of the reference kernel's
- * result costs more memory than it saves time.  Below 2^24, a float
- * holds every number exactly. */
+/* Numbered elements (inputs and outputs) above this stay the reference
+ * kernel's: numbering them would lengthen a gear's preparation for
+ * little (the VADs' largest: 128K).  Below 2^24, a float holds every
+ * number exactly. */
 enum { MOVE_MAX = 1 << 20 };
 
 /* The dtypes whose elements can hold element numbers: the numbered
@@ -296,8 +300,10 @@ int small_move(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 
 /* ---- LSTM ---------------------------------------------------------------- */
 
-/* Hidden sizes and timesteps (times batch) up to which this cell beats
- * oneDNN's primitive. */
+/* Hidden sizes and timesteps (times batch) up to which this cell takes
+ * an LSTM (the VADs': hidden 64 and 128, one step, batch 1 and 4);
+ * longer sequences stay oneDNN's, whose input GEMM covers every step at
+ * once. */
 enum { LSTM_MAX_HIDDEN = 256, LSTM_MAX_STEPS = 64 };
 
 typedef struct Lstm {
