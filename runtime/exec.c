@@ -110,6 +110,52 @@ static bool makes_strings(const Graph *g, const Node *n)
 	return false;
 }
 
+static int alias_run(void *state, const Tensor *const *in,
+		     Tensor *const *out)
+{
+	(void)state;
+	if (in[0]->nbytes != out[0]->nbytes)
+		return error("its input has %zu bytes, the view %zu",
+			     in[0]->nbytes, out[0]->nbytes);
+	out[0]->data = in[0]->data;
+	return 0;
+}
+
+/* A view (Reshape, Squeeze, ...) whose output the plan holds no bytes
+ * for (its input's are not in the arena: a graph input, a view of one,
+ * an evaluated result) and whose shapes are static: its tensor takes the
+ * input's bytes on every run, where it was evaluated (Silero VAD
+ * legacy's Reshape and Unsqueeze of its input: 10% of a run's
+ * instructions).  No node writes in place into an unplanned value.
+ * Marks the output planned and t->alias; the registry's first row,
+ * rt_alias_build, then takes t (with fast paths off too: an alias
+ * computes nothing). */
+static void alias_view(Prepared *p, Task *t)
+{
+	const Node *n = t->n;
+	ValId x = n->ninputs > 0 ? n->inputs[0] : -1;
+	ValId o = n->noutputs == 1 ? n->outputs[0] : -1;
+	if (!n->op || op_info[n->op].view != VIEW_ALIAS || x < 0 || o < 0 ||
+	    p->cur[o] || rt_has_subgraphs(n))
+		return;
+	const Value *xv = &p->g->vals[x], *ov = &p->g->vals[o];
+	if (xv->tkind != TK_TENSOR || ov->tkind != TK_TENSOR ||
+	    xv->dtype != ov->dtype || !shape_is_static(&xv->shape) ||
+	    !shape_is_static(&ov->shape) || p->vt[x].nbytes != p->vt[o].nbytes)
+		return;
+	p->cur[o] = &p->vt[o];
+	t->alias = true;
+}
+
+int rt_alias_build(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s, (void)p;
+	if (!t->alias)
+		return 0;
+	k->run = alias_run;
+	return 1;
+}
+
 /* Task t for node n, its kernel chosen from the registry (fast.c). */
 static int make_task(gearrt_session *s, Prepared *p, Task *t, const Node *n)
 {
@@ -121,6 +167,7 @@ static int make_task(gearrt_session *s, Prepared *p, Task *t, const Node *n)
 	t->set = xmalloc((size_t)n->noutputs + 1);
 	t->seq = run && touches_sequences(p->g, n);
 	t->keep = t->seq || makes_strings(p->g, n);
+	alias_view(p, t);
 	for (int32_t k = 0; k < n->noutputs; k++) {
 		ValId o = n->outputs[k];
 		t->out[k] = o >= 0 && p->cur[o] ? &p->vt[o] : NULL;

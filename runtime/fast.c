@@ -23,6 +23,7 @@
 #include "dnnl.h"
 #include "quant.h"
 #include "rt.h"
+#include "small.h"
 
 /* Value v is read by node n alone and is no graph output. */
 static bool read_by_only(const Graph *g, ValId v, const Node *n)
@@ -113,6 +114,8 @@ enum {
 
 /* In order: the first row that takes a node runs it. */
 static const KernelRow rows[] = {
+	{ KR_ANY_OP, KB_PLAIN, ANY, ROWS, rt_alias_build, "exec.alias" },
+	PLAIN(Conv, F32, ROWS, small_dwconv, "small.dwconv"),
 	PLAIN(Conv, F32, ROWS, direct_conv, "direct.conv"),
 	PLAIN(FusedConv, F32, ROWS, direct_conv, "direct.conv"),
 	PLAIN(ConvTranspose, F32, ROWS, direct_deconv, "direct.deconv"),
@@ -144,6 +147,20 @@ static const KernelRow rows[] = {
 	      "direct.layernorm"),
 	PLAIN(GlobalAveragePool, F32, EITHER, chan_gap, "chan.gap"),
 	PLAIN(Concat, F32, EITHER, chan_concat, "chan.concat"),
+	PLAIN(Concat, ANY, ROWS, small_move, "small.move"),
+	PLAIN(Slice, ANY, ROWS, small_move, "small.move"),
+	PLAIN(Pad, ANY, ROWS, small_move, "small.move"),
+	PLAIN(Split, ANY, ROWS, small_move, "small.move"),
+	PLAIN(Tile, ANY, ROWS, small_move, "small.move"),
+	PLAIN(Expand, ANY, ROWS, small_move, "small.move"),
+	PLAIN(LSTM, F32, ROWS, small_lstm, "small.lstm"),
+	PLAIN(ReduceMean, F32, ROWS, small_reduce, "small.reduce"),
+	PLAIN(ReduceSum, F32, ROWS, small_reduce, "small.reduce"),
+	PLAIN(Log, F32, ROWS, small_unary, "small.unary"),
+	PLAIN(Sqrt, F32, ROWS, small_unary, "small.unary"),
+	PLAIN(Neg, F32, ROWS, small_unary, "small.unary"),
+	PLAIN(Abs, F32, ROWS, small_unary, "small.unary"),
+	PLAIN(Exp, F32, ROWS, small_unary, "small.unary"),
 	PLAIN(Transpose, B32, ROWS, direct_transpose, "direct.transpose"),
 	PLAIN(Resize, F32, EITHER, direct_resize, "direct.resize"),
 	PLAIN(Gather, ANY, ROWS, direct_gather, "direct.gather"),
@@ -186,7 +203,8 @@ static bool fast_allowed(const gearrt_session *s, const Task *t)
 
 int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t)
 {
-	bool fast = fast_allowed(s, t) && reference(s, p, t, NULL) == 1;
+	bool fast = t->alias ||
+		    (fast_allowed(s, t) && reference(s, p, t, NULL) == 1);
 	for (const KernelRow *r = rows;; r++) {
 		bool is_fast = r->backend == KB_PLAIN || r->backend == KB_DNNL;
 		if ((is_fast && !fast) || !row_matches(r, p, t))

@@ -119,6 +119,9 @@ typedef struct Task {
 	/* A sequence op (rt.h top): its kernel may publish outputs the plan
 	 * does not hold (result[]). */
 	bool seq;
+	/* A view of unplanned bytes that takes its input's bytes each run
+	 * (exec.c alias_view). */
+	bool alias;
 	/* Its kernel's allocations outlive the node (a sequence's elements,
 	 * live until the run ends; a string output's bytes): it allocates
 	 * from the session's pool, reset per run, not from its scratch,
@@ -246,6 +249,8 @@ int rt_run_by_value(gearrt_session *s, size_t graph,
 /* runtime/fast.c: gives task t (its tensors resolved in p) the first
  * registry row that takes it: 0, or -1 with an error. */
 int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t);
+/* runtime/exec.c: the registry row of a view exec.c made an alias. */
+int rt_alias_build(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* The name of the row running t ("dnnl.conv", "ref", "eval"). */
 const char *rt_kernel_name(const Task *t);
 /* runtime/layout.c: once every task of p has its kernel, gives the

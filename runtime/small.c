@@ -1,0 +1,748 @@
+/*
+ * runtime/small.c - fast paths in plain C for small graphs (small.h).
+ *
+ * A voice-activity detector runs a few hundred microseconds a step, and
+ * its slices, concatenations and paddings took most of them on the
+ * reference kernels, which walk every element through a general index
+ * loop.  Data movement here is replayed: when the gear is prepared, the
+ * op's own reference kernel runs once on tensors of element numbers (in
+ * the node's dtype; input k's numbered after input k-1's, from 1; 0 is
+ * Pad's fill value) and the numbers it puts in each output become a list
+ * of runs (input, first element, length) of consecutive elements, which
+ * every run of the node copies with memcpy.  The semantics stay the
+ * reference kernel's, in one place.
+ *
+ * The LSTM cell of a small hidden size (Silero VAD: 64 and 128) in plain
+ * C: oneDNN's RNN primitive has a large fixed cost per call, and the
+ * reference kernel's dot products and allocations are not vectorised.
+ * The gates of one timestep are a dot product of each row of W with x
+ * and of R with h; Sigmoid is direct.c's vectorised one and
+ * tanh(v) = 2 sigmoid(2v) - 1.
+ *
+ * Depthwise 1-D convolution (a filter per channel): oneDNN runs it as a
+ * GEMM (Silero VAD legacy's 258-channel one: 52 us); here each tap adds
+ * its weight times the input row to the output row (a tenth of the
+ * reference kernel's instructions); 2-D ones stay oneDNN's (jit_dw, in
+ * the layout of the convolutions around them).
+ *
+ * ReduceMean/ReduceSum over adjacent axes and Log, Sqrt, Neg, Abs, Exp:
+ * the reference kernels go through an index or a double per element
+ * (Silero VAD legacy: 18% of a run's instructions).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "direct.h"
+#include "small.h"
+
+static bool static_tensor(const Value *v)
+{
+	return v && v->tkind == TK_TENSOR && shape_is_static(&v->shape) &&
+	       dtype_size(v->dtype) && v->dtype != DT_STRING;
+}
+
+static bool static_f32(const Value *v)
+{
+	return static_tensor(v) && v->dtype == DT_FLOAT;
+}
+
+static const Tensor *const_of(const Value *v)
+{
+	return v && v->kind == VAL_WEIGHT ? v->konst : NULL;
+}
+
+/* ---- data movement ------------------------------------------------------ */
+
+/* Elements [src, src + len) of input in (-1: the fill value) to
+ * [dst, dst + len) of the output. */
+typedef struct Run {
+	int32_t in;
+	int64_t src, dst, len;
+} Run;
+
+typedef struct Move {
+	size_t es;	  /* bytes of an element */
+	int nout;
+	Run **runs;	  /* per output */
+	int64_t *nruns;	  /* per output */
+	int fill_in;	  /* the input holding the fill value, or -1: 0 */
+} Move;
+
+static void move_free(void *state)
+{
+	Move *m = state;
+	for (int o = 0; o < m->nout; o++)
+		free(m->runs[o]);
+	free(m->runs);
+	free(m->nruns);
+	free(m);
+}
+
+static void fill(uint8_t *y, const uint8_t *v, size_t es, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++, y += es)
+		memcpy(y, v, es);
+}
+
+static int move_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Move *m = state;
+	static const uint8_t zero[16];
+	const uint8_t *v = zero;
+	if (m->fill_in >= 0 && in[m->fill_in] &&
+	    in[m->fill_in]->nbytes >= m->es)
+		v = in[m->fill_in]->data;
+	for (int o = 0; o < m->nout; o++) {
+		if (!out[o])
+			continue;
+		uint8_t *y = tensor_mut(out[o]);
+		for (int64_t r = 0; r < m->nruns[o]; r++) {
+			const Run *u = &m->runs[o][r];
+			uint8_t *d = y + (size_t)u->dst * m->es;
+			if (u->in < 0)
+				fill(d, v, m->es, u->len);
+			else
+				memcpy(d, (const uint8_t *)in[u->in]->data +
+						  (size_t)u->src * m->es,
+				       (size_t)u->len * m->es);
+		}
+	}
+	return 0;
+}
+
+/* The inputs whose elements the op moves (the others must be constant);
+ * -1 for an op this path does not take. */
+static int moved_inputs(const Node *n)
+{
+	switch (n->op) {
+	case OP_Concat:
+		return n->ninputs;
+	case OP_Slice:
+	case OP_Pad:
+	case OP_Split:
+	case OP_Tile:
+	case OP_Expand:
+		return 1;
+	default:
+		return -1;
+	}
+}
+
+/* Numbered elements (inputs and outputs) above this stay the reference
+ * kernel's: numbering them would lengthen a gear's preparation for
+ * little (the VADs' largest: 128K).  Below 2^24, a float holds every
+ * number exactly. */
+enum { MOVE_MAX = 1 << 20 };
+
+/* The dtypes whose elements can hold element numbers: the numbered
+ * tensors have the node's own dtype, so the reference kernel runs on
+ * exactly the tensors it would run on. */
+static bool numbers_fit(int dt)
+{
+	return dt == DT_FLOAT || dt == DT_DOUBLE || dt == DT_INT32 ||
+	       dt == DT_INT64 || dt == DT_UINT32 || dt == DT_UINT64;
+}
+
+/* Output element numbers -> runs (number 0: the fill value). */
+static Run *runs_of(const int64_t *num, int64_t n, const int64_t *base,
+		    int nin, int64_t *nruns)
+{
+	Run *r = xmalloc(((size_t)n + 1) * sizeof(*r));
+	int64_t k = 0;
+	for (int64_t i = 0; i < n; i++) {
+		int32_t in = -1;
+		int64_t src = 0;
+		if (num[i] > 0) {
+			in = 0;
+			while (in + 1 < nin && num[i] > base[in + 1])
+				in++;
+			src = num[i] - 1 - base[in];
+		}
+		Run *last = k ? &r[k - 1] : NULL;
+		if (last && last->in == in &&
+		    (in < 0 || last->src + last->len == src)) {
+			last->len++;
+			continue;
+		}
+		r[k++] = (Run){ in, src, i, 1 };
+	}
+	*nruns = k;
+	return r;
+}
+
+/* Output o's numbers as runs: false if one is no element number. */
+static bool replay(Move *m, int o, const Tensor *y, const int64_t *base,
+		   int nmoved, int64_t total, bool fills)
+{
+	int64_t cnt = shape_numel(&y->shape);
+	int64_t *num = xmalloc(((size_t)cnt + 1) * sizeof(*num));
+	bool ok = true;
+	for (int64_t i = 0; ok && i < cnt; i++) {
+		double v = tensor_get_f64(y, i);
+		num[i] = (int64_t)v;
+		ok = v >= (fills ? 0 : 1) && v <= (double)total &&
+		     v == (double)num[i];
+	}
+	if (ok)
+		m->runs[o] = runs_of(num, cnt, base, nmoved, &m->nruns[o]);
+	free(num);
+	return ok;
+}
+
+/* Runs the reference kernel of t's node on tensors of element numbers
+ * and turns its outputs into m's runs: 1 if done, 0 if the numbers did
+ * not come out as element numbers (then another path runs the node). */
+static int number_and_replay(gearrt_session *s, Prepared *p, Task *t,
+			     int nmoved, Move *m)
+{
+	const Node *n = t->n;
+	int nin = n->ninputs, nout = n->noutputs;
+	Arena *a = &s->scratch;
+	const Tensor **in = arena_array(a, (size_t)nin + 1, sizeof(*in));
+	Tensor **out = arena_array(a, (size_t)nout + 1, sizeof(*out));
+	uint8_t *set = arena_alloc(a, (size_t)nout + 1);
+	int64_t *base = arena_array(a, (size_t)nin + 1, sizeof(*base));
+	int64_t total = 0;
+	int rc = 1;
+	for (int k = 0; rc && k < nin; k++) {
+		const Value *v = rt_in_val(p, n, k);
+		in[k] = v ? p->cur[n->inputs[k]] : NULL;
+		if (v && k == m->fill_in) /* Pad's value: 0 */
+			rc = (in[k] = tensor_new(a, NULL, v->dtype, &v->shape,
+						 NULL)) != NULL;
+		if (!v || k >= nmoved)
+			continue;
+		Tensor *x = tensor_new(a, NULL, v->dtype, &v->shape, NULL);
+		int64_t c = shape_numel(&v->shape);
+		for (int64_t i = 0; x && i < c; i++)
+			tensor_set_f64(x, i, (double)(total + i + 1));
+		base[k] = total;
+		total += c;
+		rc = (in[k] = x) != NULL;
+	}
+	for (int o = 0; rc && o < nout; o++) {
+		const Value *v = &p->g->vals[n->outputs[o]];
+		rc = (out[o] = tensor_new(a, NULL, v->dtype, &v->shape,
+					  NULL)) != NULL;
+	}
+	OpBind b = { .in = in, .out = out, .set = set, .exec = p };
+	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
+		    .opset = model_opset(s->model->m),
+		    .fold_limit = INT64_MAX, .bind = &b, .arena = a };
+	if (!rc || op_info[n->op].run(&c) < 0)
+		rc = 0;
+	for (int o = 0; rc && o < nout; o++)
+		rc = set[o] && replay(m, o, out[o], base, nmoved, total,
+				      n->op == OP_Pad);
+	clear_error();
+	arena_reset(a);
+	return rc;
+}
+
+/* Pad's fill value: input 2 (opset 11 on, 0 if absent); before, the
+ * attribute value, taken here only when 0. */
+static bool pad_fill(const Prepared *p, const Node *n, int64_t opset,
+		     int *fill_in)
+{
+	*fill_in = -1;
+	if (n->op != OP_Pad)
+		return true;
+	if (opset < 11)
+		return attr_float(n, "value", 0) == 0;
+	*fill_in = rt_in_val(p, n, 2) ? 2 : -1;
+	return true;
+}
+
+int small_move(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	int nmoved = moved_inputs(n), fill_in;
+	const Value *x = rt_in_val(p, n, 0);
+	int64_t total = 0, opset = model_opset(s->model->m);
+	if (nmoved < 1 || !static_tensor(x) || !numbers_fit(x->dtype) ||
+	    !op_info[n->op].run ||
+	    !pad_fill(p, n, opset, &fill_in))
+		return 0;
+	for (int i = 0; i < n->ninputs; i++) {
+		const Value *v = rt_in_val(p, n, i);
+		if (i < nmoved ? !static_tensor(v) || v->dtype != x->dtype
+			       : v && i != fill_in && !const_of(v))
+			return 0;
+		total += i < nmoved ? shape_numel(&v->shape) : 0;
+	}
+	for (int o = 0; o < n->noutputs; o++) {
+		const Value *v = n->outputs[o] >= 0 ? &p->g->vals[n->outputs[o]]
+						    : NULL;
+		if (!v || !t->out[o] || !static_tensor(v) ||
+		    v->dtype != x->dtype)
+			return 0;
+		total += shape_numel(&v->shape);
+	}
+	if (total > MOVE_MAX)
+		return 0;
+	Move *m = xmalloc(sizeof(*m));
+	m->es = dtype_size(x->dtype);
+	m->nout = n->noutputs;
+	m->fill_in = fill_in;
+	m->runs = xmalloc(((size_t)m->nout + 1) * sizeof(*m->runs));
+	m->nruns = xmalloc(((size_t)m->nout + 1) * sizeof(*m->nruns));
+	memset(m->runs, 0, ((size_t)m->nout + 1) * sizeof(*m->runs));
+	if (!number_and_replay(s, p, t, nmoved, m)) {
+		move_free(m);
+		return 0;
+	}
+	k->run = move_run;
+	k->free = move_free;
+	k->state = m;
+	return 1;
+}
+
+/* ---- LSTM ---------------------------------------------------------------- */
+
+/* Hidden sizes and timesteps (times batch) up to which this cell takes
+ * an LSTM (the VADs': hidden 64 and 128, one step, batch 1 and 4);
+ * longer sequences stay oneDNN's, whose input GEMM covers every step at
+ * once. */
+enum { LSTM_MAX_HIDDEN = 256, LSTM_MAX_STEPS = 64 };
+
+typedef struct Lstm {
+	int64_t dirs, seq, batch, input, hidden;
+	int nin, nout; /* the node's inputs and outputs */
+	bool reverse;
+	float *g, *tmp, *h, *c; /* 4H gates, 4H, H, H */
+} Lstm;
+
+static void lstm_free(void *state)
+{
+	Lstm *l = state;
+	free(l->g);
+	free(l);
+}
+
+/* Inlined into the RT_HOT loops, so each ISA's clone has its own. */
+static inline __attribute__((always_inline)) float
+dot(const float *restrict a, const float *restrict b, int64_t n)
+{
+	float lane[16] = { 0 }, s = 0;
+	int64_t i = 0;
+	for (; i + 16 <= n; i += 16)
+		for (int k = 0; k < 16; k++)
+			lane[k] += a[i + k] * b[i + k];
+	for (; i < n; i++)
+		s += a[i] * b[i];
+	for (int k = 0; k < 16; k++)
+		s += lane[k];
+	return s;
+}
+
+/* g[j] = bias[j] + W[j] . x + R[j] . h for the 4H gate rows. */
+RT_HOT static void gates(const Lstm *l, const float *w, const float *r,
+			 const float *b, const float *x, float *g)
+{
+	int64_t I = l->input, H = l->hidden;
+	for (int64_t j = 0; j < 4 * H; j++)
+		g[j] = (b ? b[j] + b[4 * H + j] : 0) + dot(w + j * I, x, I) +
+		       dot(r + j * H, l->h, H);
+}
+
+/* tanh(v) = 2 sigmoid(2v) - 1 over n floats, through tmp. */
+RT_HOT static void tanh_run(const float *v, float *y, float *tmp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = 2 * v[i];
+	direct_sigmoid_run(tmp, y, n);
+	for (size_t i = 0; i < n; i++)
+		y[i] = 2 * y[i] - 1;
+}
+
+/* One timestep on the gates g (ONNX's order i, o, f, c): the state h, c
+ * updated. */
+RT_HOT static void cell(const Lstm *l, float *g)
+{
+	int64_t H = l->hidden;
+	float *gi = g, *go = g + H, *gf = g + 2 * H, *gc = g + 3 * H;
+	direct_sigmoid_run(g, g, (size_t)(3 * H));
+	tanh_run(gc, gc, l->tmp, (size_t)H);
+	for (int64_t j = 0; j < H; j++)
+		l->c[j] = gf[j] * l->c[j] + gi[j] * gc[j];
+	tanh_run(l->c, l->h, l->tmp, (size_t)H);
+	for (int64_t j = 0; j < H; j++)
+		l->h[j] *= go[j];
+}
+
+static int lstm_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Lstm *l = state;
+	int64_t T = l->seq, B = l->batch, H = l->hidden, I = l->input;
+	const float *x = in[0]->data, *w = in[1]->data, *r = in[2]->data;
+	const float *b = l->nin > 3 && in[3] ? in[3]->data : NULL;
+	const float *h0 = l->nin > 5 && in[5] ? in[5]->data : NULL;
+	const float *c0 = l->nin > 6 && in[6] ? in[6]->data : NULL;
+	float *y = out[0] ? tensor_mut(out[0]) : NULL;
+	float *yh = l->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
+	float *yc = l->nout > 2 && out[2] ? tensor_mut(out[2]) : NULL;
+	size_t hb = (size_t)H * sizeof(float);
+	for (int64_t d = 0; d < l->dirs; d++) {
+		const float *wd = w + d * 4 * H * I, *rd = r + d * 4 * H * H;
+		const float *bd = b ? b + d * 8 * H : NULL;
+		bool rev = d == 1 || l->reverse;
+		for (int64_t bi = 0; bi < B; bi++) {
+			int64_t at = (d * B + bi) * H;
+			if (h0)
+				memcpy(l->h, h0 + at, hb);
+			else
+				memset(l->h, 0, hb);
+			if (c0)
+				memcpy(l->c, c0 + at, hb);
+			else
+				memset(l->c, 0, hb);
+			for (int64_t s = 0; s < T; s++) {
+				int64_t tt = rev ? T - 1 - s : s;
+				gates(l, wd, rd, bd, x + (tt * B + bi) * I,
+				      l->g);
+				cell(l, l->g);
+				if (y)
+					memcpy(y + ((tt * l->dirs + d) * B +
+						    bi) * H, l->h, hb);
+			}
+			if (yh)
+				memcpy(yh + at, l->h, hb);
+			if (yc)
+				memcpy(yc + at, l->c, hb);
+		}
+	}
+	return 0;
+}
+
+/* The activations attribute, if given, names the defaults. */
+static bool default_acts(const Node *n, int64_t dirs)
+{
+	static const char *const want[3] = { "Sigmoid", "Tanh", "Tanh" };
+	const Attr *a = node_attr(n, "activations");
+	if (!a)
+		return true;
+	if (a->type != ATTR_STRINGS || a->n != 3 * dirs)
+		return false;
+	for (int32_t i = 0; i < a->n; i++) {
+		const char *w = want[i % 3];
+		if (a->strings[i].len != strlen(w) ||
+		    strncasecmp(w, (const char *)a->strings[i].data,
+				a->strings[i].len))
+			return false;
+	}
+	return true;
+}
+
+static bool numel_is(const Value *v, int64_t want)
+{
+	return !v || shape_numel(&v->shape) == want;
+}
+
+/* The tensors the run reads and writes have the sizes it assumes. */
+static bool lstm_sizes(const Prepared *p, const Node *n, const Lstm *l)
+{
+	int64_t D = l->dirs, H = l->hidden, state = D * l->batch * H;
+	const Value *out[3] = { NULL, NULL, NULL };
+	for (int o = 0; o < n->noutputs && o < 3; o++)
+		out[o] = n->outputs[o] >= 0 ? &p->g->vals[n->outputs[o]] : NULL;
+	return numel_is(rt_in_val(p, n, 1), D * 4 * H * l->input) &&
+	       numel_is(rt_in_val(p, n, 2), D * 4 * H * H) &&
+	       numel_is(rt_in_val(p, n, 3), D * 8 * H) &&
+	       numel_is(rt_in_val(p, n, 5), state) &&
+	       numel_is(rt_in_val(p, n, 6), state) &&
+	       numel_is(out[0], l->seq * state) && numel_is(out[1], state) &&
+	       numel_is(out[2], state);
+}
+
+int small_lstm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
+	const Value *r = rt_in_val(p, n, 2);
+	const char *dir = attr_str(n, "direction", "forward");
+	if (n->op != OP_LSTM || !static_f32(x) || !static_f32(w) ||
+	    !static_f32(r) || x->shape.rank != 3 || r->shape.rank != 3 ||
+	    rt_in_val(p, n, 4) || rt_in_val(p, n, 7) ||
+	    node_attr(n, "clip") || attr_int(n, "input_forget", 0) ||
+	    attr_int(n, "layout", 0))
+		return 0;
+	for (int i = 3; i <= 6; i++)
+		if (i != 4 && rt_in_val(p, n, i) &&
+		    !static_f32(rt_in_val(p, n, i)))
+			return 0;
+	for (int o = 0; o < n->noutputs && o < 3; o++)
+		if (n->outputs[o] >= 0 && !t->out[o])
+			return 0;
+	Lstm l = { .dirs = r->shape.dims[0], .hidden = r->shape.dims[2],
+		   .seq = x->shape.dims[0], .batch = x->shape.dims[1],
+		   .input = x->shape.dims[2], .nin = n->ninputs,
+		   .nout = n->noutputs,
+		   .reverse = !strcmp(dir, "reverse") };
+	if (l.hidden < 1 || l.hidden > LSTM_MAX_HIDDEN ||
+	    l.seq * l.batch > LSTM_MAX_STEPS ||
+	    w->shape.dims[1] != 4 * l.hidden || w->shape.dims[2] != l.input ||
+	    l.dirs != (strcmp(dir, "bidirectional") ? 1 : 2) ||
+	    !default_acts(n, l.dirs))
+		return 0;
+	if (!lstm_sizes(p, n, &l))
+		return 0;
+	Lstm *st = xmalloc(sizeof(*st));
+	*st = l;
+	st->g = xmalloc((size_t)(10 * l.hidden) * sizeof(float));
+	st->tmp = st->g + 4 * l.hidden;
+	st->h = st->tmp + 4 * l.hidden;
+	st->c = st->h + l.hidden;
+	k->run = lstm_run;
+	k->free = lstm_free;
+	k->state = st;
+	return 1;
+}
+
+/* ---- depthwise convolution --------------------------------------------- */
+
+/* Tap a of the filter reads input ox * stride + off[a] for the outputs
+ * ox in [lo[a], hi[a]), the ones inside the row (the same for every
+ * channel, found once). */
+typedef struct Dw {
+	ConvGeom g;
+	const float *w, *b; /* [C, 1, k], [C] or NULL */
+	int64_t *off, *lo, *hi;
+} Dw;
+
+static void dw_free(void *state)
+{
+	Dw *d = state;
+	free(d->off);
+	free(d);
+}
+
+static void dw_taps(Dw *d)
+{
+	const ConvGeom *g = &d->g;
+	int64_t k = g->kernel[0], sw = g->stride[0], iw = g->in[0];
+	d->off = xmalloc((size_t)(3 * k) * sizeof(int64_t));
+	d->lo = d->off + k, d->hi = d->lo + k;
+	for (int64_t a = 0; a < k; a++) {
+		int64_t off = a * g->dilation[0] - g->pad[0];
+		int64_t hi = iw - 1 - off < 0 ? 0 : (iw - 1 - off) / sw + 1;
+		d->off[a] = off;
+		d->lo[a] = off >= 0 ? 0 : (-off + sw - 1) / sw;
+		d->hi[a] = hi < g->out[0] ? hi : g->out[0];
+	}
+}
+
+/* Channel ch of one image: x its input row, y its output row. */
+RT_HOT static void dw_row(const Dw *d, const float *restrict x,
+			  float *restrict y, int64_t ch)
+{
+	const ConvGeom *g = &d->g;
+	int64_t ow = g->out[0], kw = g->kernel[0], sw = g->stride[0];
+	const float *wc = d->w + ch * kw;
+	float bias = d->b ? d->b[ch] : 0;
+	for (int64_t ox = 0; ox < ow; ox++)
+		y[ox] = bias;
+	for (int64_t a = 0; a < kw; a++) {
+		float wv = wc[a];
+		const float *xa = x + d->off[a];
+		for (int64_t ox = d->lo[a]; ox < d->hi[a]; ox++)
+			y[ox] += wv * xa[ox * sw];
+	}
+}
+
+static int dw_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Dw *d = state;
+	const ConvGeom *g = &d->g;
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	for (int64_t i = 0; i < g->n; i++)
+		for (int64_t ch = 0; ch < g->cin; ch++) {
+			int64_t row = i * g->cin + ch;
+			dw_row(d, x + row * g->in[0], y + row * g->out[0], ch);
+		}
+	return 0;
+}
+
+int small_dwconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
+	const Value *b = rt_in_val(p, n, 2);
+	Dw d = { .w = NULL };
+	if (n->op != OP_Conv || !static_f32(x) || !static_f32(w) ||
+	    !const_of(w) || (b && (!static_f32(b) || !const_of(b))) ||
+	    x->shape.rank != 3 || n->noutputs != 1 ||
+	    !static_f32(&p->g->vals[n->outputs[0]]))
+		return 0;
+	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
+		    .opset = model_opset(s->model->m),
+		    .fold_limit = INT64_MAX };
+	if (nn_conv_geom(&c, 0, 1, false, &d.g) < 0) {
+		clear_error();
+		return 0;
+	}
+	if (d.g.group < 2 || d.g.group != d.g.cin || d.g.cout != d.g.cin ||
+	    shape_numel(&w->shape) != d.g.cin * d.g.kernel[0] ||
+	    (b && shape_numel(&b->shape) != d.g.cin))
+		return 0;
+	d.w = const_of(w)->data;
+	d.b = b ? const_of(b)->data : NULL;
+	Dw *st = xmalloc(sizeof(*st));
+	*st = d;
+	dw_taps(st);
+	k->run = dw_run;
+	k->free = dw_free;
+	k->state = st;
+	return 1;
+}
+
+/* ---- ReduceMean, ReduceSum ------------------------------------------------ */
+
+/* Y[o, i] = sum over r of X[o, r, i] (divided by red for a mean), summed
+ * in double in X's order, as the reference kernel sums. */
+typedef struct Reduce {
+	int64_t outer, red, inner;
+	bool mean;
+	double *acc; /* inner */
+} Reduce;
+
+static void reduce_free(void *state)
+{
+	Reduce *r = state;
+	free(r->acc);
+	free(r);
+}
+
+static int reduce_run(void *state, const Tensor *const *in,
+		      Tensor *const *out)
+{
+	const Reduce *r = state;
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	for (int64_t o = 0; o < r->outer; o++, y += r->inner) {
+		for (int64_t i = 0; i < r->inner; i++)
+			r->acc[i] = 0;
+		for (int64_t k = 0; k < r->red; k++, x += r->inner)
+			for (int64_t i = 0; i < r->inner; i++)
+				r->acc[i] += x[i];
+		for (int64_t i = 0; i < r->inner; i++)
+			y[i] = (float)(r->mean ? r->acc[i] / (double)r->red
+					       : r->acc[i]);
+	}
+	return 0;
+}
+
+/* The reduced axes of node n over rank r: false if not known here (a
+ * computed axes input, noop_with_empty_axes, an axis out of range). */
+static bool reduce_axes(const Prepared *p, const Node *n, int64_t opset,
+			int32_t r, bool *red)
+{
+	bool input = n->op == OP_ReduceSum ? opset >= 13 : opset >= 18;
+	const Value *av = input ? rt_in_val(p, n, 1) : NULL;
+	const Tensor *at = const_of(av);
+	const int64_t *attr = NULL;
+	int64_t cnt = input ? (at ? shape_numel(&at->shape) : 0)
+			    : attr_ints(n, "axes", &attr);
+	if ((av && !at) || (cnt <= 0 && attr_int(n, "noop_with_empty_axes", 0)))
+		return false;
+	for (int32_t a = 0; a < r; a++)
+		red[a] = cnt <= 0;
+	for (int64_t k = 0; k < cnt; k++) {
+		int64_t a = at ? tensor_get_i64(at, k) : attr[k];
+		a = a < 0 ? a + r : a;
+		if (a < 0 || a >= r)
+			return false;
+		red[a] = true;
+	}
+	return true;
+}
+
+int small_reduce(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
+	bool red[MAX_RANK];
+	Reduce r = { .outer = 1, .red = 1, .inner = 1,
+		     .mean = n->op == OP_ReduceMean };
+	if ((n->op != OP_ReduceMean && n->op != OP_ReduceSum) ||
+	    !static_f32(x) || !static_f32(y) ||
+	    !reduce_axes(p, n, model_opset(s->model->m), x->shape.rank, red))
+		return 0;
+	/* outer axes, then reduced ones, then inner ones; axes of one
+	 * element may sit anywhere */
+	int stage = 0;
+	for (int32_t a = 0; a < x->shape.rank; a++) {
+		int64_t d = x->shape.dims[a];
+		if (d == 1)
+			continue;
+		int want = red[a] ? 1 : stage == 0 ? 0 : 2;
+		if (want < stage)
+			return 0;
+		stage = want;
+		*(want == 0 ? &r.outer : want == 1 ? &r.red : &r.inner) *= d;
+	}
+	if (r.outer * r.inner != shape_numel(&y->shape) ||
+	    shape_numel(&x->shape) == 0)
+		return 0;
+	Reduce *st = xmalloc(sizeof(*st));
+	*st = r;
+	st->acc = xmalloc((size_t)r.inner * sizeof(double));
+	k->run = reduce_run;
+	k->free = reduce_free;
+	k->state = st;
+	return 1;
+}
+
+/* ---- Log, Sqrt, Neg, Abs, Exp ------------------------------------------ */
+
+RT_HOT static void unary_loop(int op, const float *x, float *y, size_t n)
+{
+	switch (op) {
+	case OP_Log:
+		for (size_t i = 0; i < n; i++)
+			y[i] = logf(x[i]);
+		break;
+	case OP_Sqrt:
+		for (size_t i = 0; i < n; i++)
+			y[i] = sqrtf(x[i]);
+		break;
+	case OP_Neg:
+		for (size_t i = 0; i < n; i++)
+			y[i] = -x[i];
+		break;
+	case OP_Abs:
+		for (size_t i = 0; i < n; i++)
+			y[i] = fabsf(x[i]);
+		break;
+	default:
+		for (size_t i = 0; i < n; i++)
+			y[i] = expf(x[i]);
+	}
+}
+
+/* y may be x (in place): each element is read before it is written. */
+static int unary_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Node *n = state;
+	unary_loop(n->op, in[0]->data, tensor_mut(out[0]),
+		   out[0]->nbytes / sizeof(float));
+	return 0;
+}
+
+int small_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
+	if ((n->op != OP_Log && n->op != OP_Sqrt && n->op != OP_Neg &&
+	     n->op != OP_Abs && n->op != OP_Exp) ||
+	    !static_f32(x) || !static_f32(y) ||
+	    !shape_equal(&x->shape, &y->shape))
+		return 0;
+	k->run = unary_run;
+	k->free = NULL;
+	k->state = (void *)n;
+	return 1;
+}

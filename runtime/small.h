@@ -1,0 +1,35 @@
+/*
+ * runtime/small.h - fast paths in plain C (runtime/small.c) for the ops
+ * of small graphs (a voice-activity detector's 512-sample step), where
+ * a reference kernel's or a oneDNN primitive's fixed cost is most of a
+ * node's time: data movement (Slice, Concat, Pad, Split, Tile, Expand)
+ * replayed as copies, an LSTM cell of small hidden size, depthwise
+ * convolution, ReduceMean/ReduceSum over adjacent axes, and Log, Sqrt,
+ * Neg, Abs, Exp.
+ *
+ * Each builder fills *k and returns 1 if it takes task t's node at its
+ * planned shapes, 0 if another path must run it, -1 with an error.
+ */
+#ifndef GEARC_RT_SMALL_H
+#define GEARC_RT_SMALL_H
+
+#include "rt.h"
+
+/* Slice, Concat, Pad, Split, Tile, Expand of any fixed-size dtype, every
+ * input but the moved data constant: the reference kernel moves element
+ * numbers once, when the gear is prepared; a run copies the runs of
+ * consecutive elements that it found. */
+int small_move(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* LSTM of fp32, default activations, no clip, peepholes, input_forget or
+ * sequence_lens; hidden size at most 256 and few timesteps. */
+int small_lstm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* 1-D Conv of fp32 with one input and one output channel per group
+ * (every channel its own filter), constant weights and bias. */
+int small_dwconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* ReduceMean and ReduceSum of fp32 over adjacent axes (constant axes),
+ * summed in double as the reference kernel sums. */
+int small_reduce(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Log, Sqrt, Neg, Abs and Exp of fp32. */
+int small_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+
+#endif
