@@ -106,6 +106,9 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 	case OP_ConvInteger:
 	case OP_QLinearConv:
 		return quant_conv(s, p, t, &t->fast);
+	case OP_DynQuantMatMul:
+	case OP_DynQuantConv:
+		return quant_dynquant(s, p, t, &t->fast);
 	case OP_DynamicQuantizeLinear:
 	case OP_QuantizeLinear:
 	case OP_DequantizeLinear:

@@ -3,9 +3,11 @@
  * (runtime/quant.c) against the reference kernels (GEARRT_NO_FAST=1),
  * bit for bit, at 1 and 2 threads, on tests/fixtures/quant_mm.onnx,
  * quant_conv.onnx, quant_qlinear.onnx and quant_mlp.onnx
- * (tests/gen_quant_models.py): every MatMulInteger, ConvInteger,
- * QLinearMatMul, QLinearConv, DynamicQuantizeLinear, QuantizeLinear and
- * DequantizeLinear of them must take its fast path.
+ * (tests/gen_quant_models.py) and quant_fused.onnx
+ * (tests/gen_qbench_models.py): every MatMulInteger, ConvInteger,
+ * QLinearMatMul, QLinearConv, DynamicQuantizeLinear, QuantizeLinear,
+ * DequantizeLinear, DynQuantMatMul and DynQuantConv of them must take
+ * its fast path.
  */
 #include <dnnl.h>
 
@@ -116,12 +118,14 @@ static bool vnni(void)
 static const int quant_ops[] = { OP_MatMulInteger, OP_ConvInteger,
 				 OP_QLinearMatMul, OP_QLinearConv,
 				 OP_DynamicQuantizeLinear, OP_QuantizeLinear,
-				 OP_DequantizeLinear };
+				 OP_DequantizeLinear, OP_DynQuantMatMul,
+				 OP_DynQuantConv };
 
 /* name's fixture: every quant op fast (want of them), the outputs those
  * of the reference kernels at 1 and 2 threads; *parallel: the 2-thread
  * run's kernels on 2 threads. */
-static void quant_vs_reference(const char *name, int want, int *parallel)
+static void quant_vs_reference(const char *name, int want, int *parallel,
+			       int *fused)
 {
 	char *dir = temp_dir(), *om = compile_fixture(dir, name, name, NULL);
 	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
@@ -139,6 +143,7 @@ static void quant_vs_reference(const char *name, int want, int *parallel)
 	expect_same(&f1, &ref, "1 thread");
 	expect_same(&f2, &ref, "2 threads");
 	*parallel = f2.parallel;
+	*fused = f1.fast[OP_DynQuantMatMul] + f1.fast[OP_DynQuantConv];
 	outs_free(&ref);
 	outs_free(&f1);
 	outs_free(&f2);
@@ -153,8 +158,8 @@ Test(quant, matmul_integer_exact)
 	 * and absent zero points, saturated operands, a batched product of
 	 * run-time operands), DynamicQuantizeLinear, 4 QuantizeLinear (one
 	 * per axis), 2 DequantizeLinear (one per axis) */
-	int parallel;
-	quant_vs_reference("quant_mm", 13, &parallel);
+	int parallel, fused;
+	quant_vs_reference("quant_mm", 13, &parallel, &fused);
 	cr_expect_geq(parallel, vnni() ? 5 : 0, "%d kernels on 2 threads",
 		      parallel);
 }
@@ -165,18 +170,33 @@ Test(quant, conv_integer_exact)
 	 * points strided, int8 X into 2 groups dilated, depthwise with
 	 * asymmetric pads, 1-D without a W zero point, one in 3 tiles of
 	 * output rows; 3 DynamicQuantizeLinear, QuantizeLinear */
-	int parallel;
-	quant_vs_reference("quant_conv", 10, &parallel);
+	int parallel, fused;
+	quant_vs_reference("quant_conv", 10, &parallel, &fused);
 	cr_expect_geq(parallel, vnni() ? 3 : 0, "%d kernels on 2 threads",
 		      parallel);
 }
 
 Test(quant, dynamic_mlp_exact)
 {
-	/* quantize_dynamic's chain, 3 layers: 3 DynamicQuantizeLinear, 3
-	 * MatMulInteger; the Casts, Muls and Adds after them as they run */
-	int parallel;
-	quant_vs_reference("quant_mlp", 6, &parallel);
+	/* quantize_dynamic's chain, 3 layers, each fused into one
+	 * DynQuantMatMul (DynamicQuantizeLinear, MatMulInteger, Cast, the
+	 * scales' Mul, Mul, Add) */
+	int parallel, fused;
+	quant_vs_reference("quant_mlp", 3, &parallel, &fused);
+	cr_expect_eq(fused, 3);
+}
+
+Test(quant, dynamic_fused_exact)
+{
+	/* tests/gen_qbench_models.py's quant_fused: 2 DynQuantMatMul (K 50,
+	 * N 37 and 40, 3-D x, swapped operands, per-column scales and zero
+	 * points), 5 DynQuantConv (padded, strided per-channel int8, 2
+	 * groups dilated, pointwise, 1-D), a chain left unfused (its
+	 * MatMulInteger's sums are an output: MatMulInteger fast) and the
+	 * DynamicQuantizeLinear it reads */
+	int parallel, fused;
+	quant_vs_reference("quant_fused", 9, &parallel, &fused);
+	cr_expect_eq(fused, 7);
 }
 
 Test(quant, qlinear_exact)
@@ -186,8 +206,8 @@ Test(quant, qlinear_exact)
 	 * (uint8 with a bias, int8 strided with per-channel W scales, int8
 	 * on ties, uint8 in 3 tiles of output rows, int8 depthwise
 	 * strided), saturating both ways; 5 QuantizeLinear */
-	int parallel;
-	quant_vs_reference("quant_qlinear", 13, &parallel);
+	int parallel, fused;
+	quant_vs_reference("quant_qlinear", 13, &parallel, &fused);
 	cr_expect_geq(parallel, vnni() ? 2 : 0, "%d kernels on 2 threads",
 		      parallel);
 }
@@ -199,9 +219,10 @@ Test(quant, plain_loop_exact)
 	setenv("DNNL_MAX_CPU_ISA", "AVX512_CORE", 1);
 	if (vnni())
 		cr_skip_test("oneDNN's ISA was fixed before the cap");
-	int parallel;
-	quant_vs_reference("quant_mm", 13, &parallel);
-	quant_vs_reference("quant_conv", 10, &parallel);
-	quant_vs_reference("quant_qlinear", 13, &parallel);
+	int parallel, fused;
+	quant_vs_reference("quant_mm", 13, &parallel, &fused);
+	quant_vs_reference("quant_conv", 10, &parallel, &fused);
+	quant_vs_reference("quant_qlinear", 13, &parallel, &fused);
+	quant_vs_reference("quant_fused", 9, &parallel, &fused);
 	cr_expect_eq(parallel, 0, "%d kernels on 2 threads", parallel);
 }
