@@ -10,9 +10,12 @@
  * its fast path.
  */
 #include <dnnl.h>
+#include <math.h>
 
+#include "cli/npy.h"
 #include "runtime/gearrt.h"
 #include "runtime/rt.h"
+#include "tests/tensorcmp.h"
 #include "testrun.h"
 
 enum { MAX_OUT = 16 };
@@ -225,4 +228,94 @@ Test(quant, plain_loop_exact)
 	quant_vs_reference("quant_qlinear", 13, &parallel, &fused);
 	quant_vs_reference("quant_fused", 9, &parallel, &fused);
 	cr_expect_eq(parallel, 0, "%d kernels on 2 threads", parallel);
+}
+
+/* tests/check_qbench_ort.mjs's inputs: seed 1, s = s * 1664525 +
+ * 1013904223, x = (s >> 8) / 2^24 - 0.5. */
+static void ort_fill(float *p, size_t n)
+{
+	uint32_t seed = 1;
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		p[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+	}
+}
+
+/* sqrt(sum (a - b)^2 / sum b^2) over n floats. */
+static double rel_l2(const float *a, const float *b, size_t n)
+{
+	double num = 0, den = 0;
+	for (size_t i = 0; i < n; i++) {
+		num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+		den += (double)b[i] * b[i];
+	}
+	return sqrt(num / den);
+}
+
+/* name's output on check_qbench_ort.mjs's input against ONNX Runtime's
+ * (tests/fixtures/qbench/NAME.npy): within relative L2 0.05 if dynamic
+ * quantisation is in the graph (one uint8 rounding apart moves the
+ * output, issue 28), else rtol 1e-3 / atol 1e-4; its fused ops fast. */
+static void qbench_vs_ort(const char *name, bool dynamic, int fused)
+{
+	char *dir = temp_dir(), *om = compile_fixture(dir, name, name, NULL);
+	char want_path[256];
+	snprintf(want_path, sizeof(want_path), "tests/fixtures/qbench/%s.npy",
+		 name);
+	Arena a = { 0 };
+	Tensor *want = npy_read(&a, want_path);
+	cr_assert(want, "%s", last_error());
+	gearrt_model *m;
+	gearrt_session *s;
+	gearrt_tensor in, out;
+	setenv("GEARRT_NO_FAST", "0", 1);
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK);
+	cr_assert_eq(gearrt_session_create(m, NULL, &s), GEARRT_OK);
+	cr_assert_eq(gearrt_input_info(m, 0, &in), GEARRT_OK);
+	size_t cnt = 1;
+	for (int32_t d = 0; d < in.rank; d++)
+		cnt *= (size_t)in.dims[d];
+	in.data = malloc(cnt * sizeof(float));
+	in.size = cnt * sizeof(float);
+	ort_fill(in.data, cnt);
+	memset(&out, 0, sizeof(out));
+	cr_assert_eq(gearrt_run(s, &in, 1, &out, 1), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	Tensor got = { .dtype = out.dtype, .shape = shape_of(out.rank, out.dims),
+		       .data = out.data, .nbytes = out.size };
+	cr_assert(shape_equal(&got.shape, &want->shape));
+	if (dynamic) {
+		double d = rel_l2(out.data, want->data,
+				  (size_t)shape_numel(&want->shape));
+		cr_expect_leq(d, 0.05, "%s: relative L2 %g from ONNX Runtime",
+			      name, d);
+	} else {
+		cr_expect_eq(tensor_close(&got, want, 1e-3, 1e-4), 0, "%s: %s",
+			     name, last_error());
+	}
+	int n = 0;
+	const Prepared *p = s->prep[0];
+	for (int32_t i = 0; i < p->ntasks; i++)
+		n += (p->tasks[i].n->op == OP_DynQuantMatMul ||
+		      p->tasks[i].n->op == OP_DynQuantConv) &&
+		     p->tasks[i].fast.run;
+	cr_expect_eq(n, fused, "%s: %d fused int8 ops fast, expected %d", name,
+		     n, fused);
+	free(in.data);
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	arena_release(&a);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
+Test(quant, bench_models_match_onnxruntime)
+{
+	/* tests/gen_qbench_models.py: quantize_dynamic's CNN (6 ConvInteger
+	 * chains and a MatMulInteger head) and encoder layer (6
+	 * MatMulInteger chains), a static QDQ CNN */
+	qbench_vs_ort("qdyn_cnn", true, 7);
+	qbench_vs_ort("qdyn_enc", true, 6);
+	qbench_vs_ort("qdq_cnn", false, 0);
 }
