@@ -716,6 +716,9 @@ static bool qconv_geom(gearrt_session *s, Prepared *p, const Node *n,
 	return q->oh > 0 && q->ow > 0 && q->kk > 0;
 }
 
+static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
+			   FastKernel *k);
+
 int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
@@ -737,6 +740,9 @@ int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		    (b && (!is_static(b, DT_INT32) ||
 			   shape_numel(&b->shape) != c.cout)))))
 		return 0;
+	int rc = ql ? dq_qlinear_conv(p, n, &c, k) : 0;
+	if (rc)
+		return rc;
 	QConv *q = malloc(sizeof(*q));
 	if (!q)
 		return error("out of memory");
@@ -1324,6 +1330,7 @@ typedef struct DqKernel {
 	uint8_t *xt;	 /* Conv: X quantized, channels last */
 	uint8_t *a;	 /* Conv: a block of im2col rows */
 	int32_t *r, *c;	 /* per row r'; Conv: a block's sums */
+	int32_t *acc;	 /* QLinearConv: a channel's exact sums */
 	float *sp, *bias;
 	QConv g;	 /* Conv: the geometry */
 } DqKernel;
@@ -1341,6 +1348,8 @@ static void dq_free(void *state)
 	free(q->c);
 	free(q->sp);
 	free(q->bias);
+	free(q->acc);
+	free(q->g.mult);
 	free(q);
 }
 
@@ -1390,16 +1399,16 @@ static int dqmm_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-/* y[p][c] = x[c][p] for c < ch, p < np (bytes). */
+/* y[p][c] = x[c][p] ^ flip for c < ch, p < np (bytes). */
 static void dq_transpose(const uint8_t *x, int64_t ch, int64_t np,
-			 uint8_t *y)
+			 uint8_t flip, uint8_t *y)
 {
 	enum { B = 32 };
 	for (int64_t p0 = 0; p0 < np; p0 += B)
 		for (int64_t c = 0; c < ch; c++) {
 			int64_t p1 = p0 + B < np ? p0 + B : np;
 			for (int64_t p = p0; p < p1; p++)
-				y[p * ch + c] = x[c * np + p];
+				y[p * ch + c] = x[c * np + p] ^ flip;
 		}
 }
 
@@ -1452,7 +1461,7 @@ static void dq_x_channels_last(DqKernel *q, const float *x, float s, float z)
 	}
 #endif
 	dq_fill(x, (size_t)(g->cin * isz), s, z, q->xq);
-	dq_transpose(q->xq, g->cin, isz, q->xt);
+	dq_transpose(q->xq, g->cin, isz, 0, q->xt);
 }
 
 /* Channel j's outputs of a block of nr pixels from its sums. */
@@ -1613,5 +1622,108 @@ int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	}
 	*k = (FastKernel){ .run = conv ? dqconv_run : dqmm_run,
 			   .free = dq_free, .state = q };
+	return 1;
+}
+
+/* ---- QLinearConv on the same kernel ------------------------------------
+ * X's bytes channels last as uint8 (int8 X plus 128, its zero point
+ * too), the sums of each channel made exact as above, then requantized
+ * as qconv_requant does (compiler/ops/conv.c's rounding). */
+
+/* acc[i] = the exact sum of row i, column j: S - za cs[j] - zb[j] r[i]. */
+static void dq_sums(const int32_t *c, int64_t ldc, int64_t nr, int32_t za,
+		    const DqPacked *p, int64_t j, const int32_t *r,
+		    int32_t *acc)
+{
+	uint32_t zc = (uint32_t)za * (uint32_t)p->cs[j];
+	for (int64_t i = 0; i < nr; i++)
+		acc[i] = (int32_t)((uint32_t)c[i * ldc + j] - zc -
+				   (uint32_t)p->zb[j] * (uint32_t)r[i]);
+}
+
+static int dqql_run(void *state, const Tensor *const *in,
+		    Tensor *const *out)
+{
+	DqKernel *q = state;
+	QConv *g = &q->g;
+	int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
+	const uint8_t *x = in[0]->data;
+	int32_t za = zp_at(in[2], 0) + (g->x_s8 ? 128 : 0);
+	double zp = zp_at(in[7], 0);
+	const int32_t *bias = q->bias_in ? in[8]->data : NULL;
+	uint8_t *y = tensor_mut(out[0]);
+	qconv_mults(g, in);
+	for (int64_t img = 0; img < g->n; img++) {
+		dq_transpose(x + img * g->cin * isz, g->cin, isz,
+			     g->x_s8 ? 0x80 : 0, q->xt);
+		for (int64_t gi = 0; gi < g->group; gi++) {
+			const DqPacked *p = &q->w[gi];
+			int64_t c0 = gi * g->mg, ldc = p->npan * 16;
+			for (int64_t p0 = 0; p0 < osz; p0 += q->rows) {
+				int64_t nr = osz - p0 < q->rows ? osz - p0
+								: q->rows;
+				const uint8_t *a = q->a;
+				if (dq_pointwise(g))
+					a = q->xt + p0 * g->cin;
+				else
+					dq_im2col(q, gi, p0, nr, za, q->a,
+						  p->k4);
+				dq_rows(q->vnni, a, p->k4, nr, p->k, za, q->r);
+				dq_gemm(q->vnni, nr, a, p->k4, p, q->c, NULL);
+				for (int64_t j = 0; j < g->mg; j++) {
+					int64_t ch = c0 + j;
+					dq_sums(q->c, ldc, nr, za, p, j, q->r,
+						q->acc);
+					requant(q->acc, (size_t)nr,
+						bias ? bias[ch] : 0,
+						g->mult + ch, false, zp, g->y_s8,
+						y + (img * g->cout + ch) * osz +
+							p0);
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* QLinearConv node of geometry c (a group of more than one input
+ * channel) on the VNNI kernel: 1 if taken, 0 if not (no VNNI, a zero
+ * point of W not constant), -1 with an error. */
+static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
+			   FastKernel *k)
+{
+	const Value *w = rt_in_val(p, n, 3), *wz = rt_in_val(p, n, 5);
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (!dq_vnni() || c->cg < 2 || (wz && !wz->konst))
+		return 0;
+	DqKernel *q = calloc(1, sizeof(*q));
+	if (!q)
+		return error("out of memory");
+	*q = (DqKernel){ .vnni = true, .conv = true, .groups = c->group,
+			 .bias_in = rt_in_val(p, n, 8) != NULL, .g = *c };
+	QConv *g = &q->g;
+	g->x_s8 = x->dtype == DT_INT8;
+	g->y_s8 = y->dtype == DT_INT8;
+	g->mult = NULL;
+	int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
+	int64_t k4 = (g->kk + 3) & ~(int64_t)3;
+	q->rows = DQ_ROWS < osz ? DQ_ROWS : osz;
+	bool ok = (q->w = calloc((size_t)q->groups, sizeof(DqPacked))) &&
+		  (g->mult = malloc((size_t)g->cout * sizeof(double))) &&
+		  (q->xt = malloc((size_t)(g->cin * isz))) &&
+		  (q->a = calloc((size_t)(q->rows * k4), 1)) &&
+		  (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
+		  (q->acc = malloc((size_t)q->rows * sizeof(int32_t))) &&
+		  (q->c = malloc((size_t)(q->rows * ((g->mg + 15) / 16 * 16)) *
+				 sizeof(int32_t)));
+	for (int64_t gi = 0; ok && gi < g->group; gi++)
+		ok = dq_pack_conv(q, weights_of(w), w->dtype == DT_UINT8,
+				  wz ? wz->konst : NULL, gi);
+	if (!ok) {
+		dq_free(q);
+		return error("out of memory");
+	}
+	*k = (FastKernel){ .run = dqql_run, .free = dq_free, .state = q };
 	return 1;
 }
