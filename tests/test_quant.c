@@ -319,3 +319,52 @@ Test(quant, bench_models_match_onnxruntime)
 	qbench_vs_ort("qdyn_enc", true, 6);
 	qbench_vs_ort("qdq_cnn", false, 0);
 }
+
+Test(quant, dynamic_chain_dumps_fused_and_exports_back)
+{
+	/* quant_mlp: gearc dump lists the fused ops; gearc export writes
+	 * the chain back as standard ONNX (no ai.gearc op, which gearc
+	 * compiles unfused with --no-fuse), and that runs to the same
+	 * bytes as the fused file */
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "mlp", "quant_mlp", NULL);
+	char *onnx = path_in(dir, "mlp_export.onnx");
+	char *back = path_in(dir, "back"), mflag[600], oflag[600];
+	const char *dump[] = { "dump", om, NULL };
+	Run r = run_gearcv(dump);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	int fused = 0;
+	for (const char *p = r.out; (p = strstr(p, "DynQuantMatMul")); p++)
+		fused++;
+	cr_expect_eq(fused, 3, "dump:\n%s", r.out);
+	run_free(&r);
+	const char *exp[] = { "export", om, "-o", onnx, NULL };
+	r = run_gearcv(exp);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	snprintf(mflag, sizeof(mflag), "--model=%s", onnx);
+	snprintf(oflag, sizeof(oflag), "--output=%s", back);
+	const char *comp[] = { mflag, oflag, "--no-fuse", "-q", NULL };
+	r = run_gearcv(comp);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *back_om = path_in(dir, "back.om");
+	const char *dump2[] = { "dump", back_om, NULL };
+	r = run_gearcv(dump2);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strstr(r.out, "DynQuant") &&
+			  strstr(r.out, "DynamicQuantizeLinear") &&
+			  strstr(r.out, "MatMulInteger"),
+		  "export's graph:\n%s", r.out);
+	run_free(&r);
+	Outs a = run_om(om, false, 1), b = run_om(back_om, true, 1);
+	expect_same(&a, &b, "export");
+	outs_free(&a);
+	outs_free(&b);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+	free(onnx);
+	free(back);
+	free(back_om);
+}
