@@ -446,7 +446,8 @@ $(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/libgearc.a
 # Part 3: libgearrt against ONNX Runtime (tests/bench_ort.mjs, which drives
 # `bench_run -s` for libgearrt): the real-export fixtures at their gears and
 # the synthetic tests/fixtures/bench_{cnn,tf}.onnx (made by
-# tests/gen_bench_models.py), alternating in blocks of runs at 1 thread,
+# tests/gen_bench_models.py) and the quantized qdyn_cnn, qdyn_enc and
+# qdq_cnn (tests/gen_qbench_models.py), alternating in blocks of runs at 1 thread,
 # plus a 2-thread row per model: medians and ratio, load, peak RSS, GFLOP/s and
 # whether the outputs agree.  Only this target needs node and npm: it
 # installs onnxruntime-node (its native library ships in the npm tarball;

@@ -1083,6 +1083,7 @@ static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 		return 0;
 	Fuse F = { .m = m, .g = g, .opset = model_opset(m) };
 	drop_same_casts(g);
+	qfuse_graph(g);
 	count_uses(&F);
 	int rc = 0;
 	for (int32_t i = 0; i < g->nnodes && !rc; i++) {

@@ -148,6 +148,9 @@ bool widen_applies(const Model *m, const CompileOptions *o);
  * FusedGemm and FusedMatMul in every static graph but the dynamic one
  * (passes/fuse.c).  Runs after specialise; no-op with o->no_fuse. */
 int pass_fuse(Model *m, const CompileOptions *o);
+/* passes/qfuse.c: dynamic int8 chains of g into DynQuantMatMul and
+ * DynQuantConv (the fuse pass's first step; graph_dce() after it). */
+void qfuse_graph(Graph *g);
 
 /* The memory plan of every static graph, then of the root of a gear
  * compile (passes/memplan.h). */

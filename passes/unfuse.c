@@ -2,7 +2,9 @@
  * passes/unfuse.c - gearc's fused ops back as standard ONNX, for gearc
  * export (passes/flatten.c): FusedConv -> Conv [+ Add Z] + activations,
  * FusedGemm -> Gemm + activations, FusedMatMul -> MatMul [+ Add Bias] +
- * activations.  Activations become their ONNX ops: Clip's bounds as
+ * activations, DynQuantMatMul / DynQuantConv -> DynamicQuantizeLinear,
+ * MatMulInteger / ConvInteger, Cast, Mul (the scales), Mul [+ Add Bias].
+ * Activations become their ONNX ops: Clip's bounds as
  * inputs from opset 11 (attributes before), HardSwish as its op from
  * opset 14 and written out as x * HardSigmoid(x; 1/6, 1/2) before, Gelu
  * written out as x * (1 + Erf(x / sqrt(2))) * 0.5, Linear as Mul (and
@@ -153,7 +155,8 @@ static int emit_act(Graph *dst, const char *name, int64_t opset,
 bool unfuse_is_fused(const Node *n, int64_t opset)
 {
 	return n->op == OP_FusedConv || n->op == OP_FusedGemm ||
-	       n->op == OP_FusedMatMul ||
+	       n->op == OP_FusedMatMul || n->op == OP_DynQuantMatMul ||
+	       n->op == OP_DynQuantConv ||
 	       (n->op == OP_LayerNormalization && opset < 17);
 }
 
@@ -208,11 +211,65 @@ static int emit_layernorm(Graph *dst, const Node *n, const ValId *ins,
 	return 0;
 }
 
+/* DynQuantMatMul / DynQuantConv (passes/qfuse.c) as the chain it was:
+ * DynamicQuantizeLinear, MatMulInteger or ConvInteger (the node's
+ * attributes), Cast to float, Mul of the scales, Mul [, Add Bias]. */
+static void emit_dynquant(Graph *dst, const Node *n, const ValId *ins,
+			  ValId out)
+{
+	bool conv = n->op == OP_DynQuantConv;
+	bool bias = n->ninputs > 4 && ins[4] >= 0;
+	const char *nm = n->name;
+	Node *d = graph_add_node(dst, arena_printf(dst->arena, "%s_quant", nm),
+				 "DynamicQuantizeLinear", "", 1, 3);
+	d->op = OP_DynamicQuantizeLinear;
+	d->inputs[0] = ins[0];
+	static const char *const part[] = { "q", "scale", "zp" };
+	Shape scalar = shape_of(0, NULL);
+	for (int k = 0; k < 3; k++) {
+		const char *base = arena_printf(dst->arena, "%s_%s", nm,
+						part[k]);
+		ValId v = graph_add_value(dst, graph_fresh_name(dst, base),
+					  VAL_NODE);
+		dst->vals[v].dtype = k == 1 ? DT_FLOAT : DT_UINT8;
+		dst->vals[v].shape = k ? scalar : dst->vals[ins[0]].shape;
+		dst->vals[v].producer = dst->nnodes - 1;
+		dst->nodes[dst->nnodes - 1].outputs[k] = v;
+	}
+	const ValId *q = dst->nodes[dst->nnodes - 1].outputs;
+	ValId qx = q[0], qs = q[1], qz = q[2], acc, f, sp, y;
+	d = emit(dst, arena_printf(dst->arena, "%s_int", nm),
+		 conv ? "ConvInteger" : "MatMulInteger", 4, ins[1], &acc,
+		 false, out);
+	dst->vals[acc].dtype = DT_INT32;
+	d->inputs[0] = qx;
+	d->inputs[1] = ins[1];
+	d->inputs[2] = qz;
+	d->inputs[3] = ins[2];
+	for (int32_t k = 0; k < n->nattrs; k++)
+		*node_add_attr(dst, d, n->attrs[k].name, n->attrs[k].type) =
+			n->attrs[k];
+	d = emit(dst, arena_printf(dst->arena, "%s_cast", nm), "Cast", 1, out,
+		 &f, false, out);
+	d->inputs[0] = acc;
+	node_add_attr(dst, d, "to", ATTR_INT)->i = DT_FLOAT;
+	emit_binary(dst, nm, "_scales", "Mul", qs, ins[3], 0, &sp, false, out);
+	dst->vals[sp].shape = dst->vals[ins[3]].shape;
+	emit_binary(dst, nm, bias ? "_mul" : "", "Mul", f, sp, 0, &y, !bias,
+		    out);
+	if (bias)
+		emit_binary(dst, nm, "", "Add", y, ins[4], 0, &y, true, out);
+}
+
 int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		ValId out)
 {
 	if (n->op == OP_LayerNormalization)
 		return emit_layernorm(dst, n, ins, out);
+	if (n->op == OP_DynQuantMatMul || n->op == OP_DynQuantConv) {
+		emit_dynquant(dst, n, ins, out);
+		return 0;
+	}
 	const Attr *as = node_attr(n, FUSED_ACTS_ATTR);
 	const Attr *ps = node_attr(n, FUSED_ACT_PARAMS_ATTR);
 	int32_t nacts = as ? as->n : 0;

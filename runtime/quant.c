@@ -716,6 +716,9 @@ static bool qconv_geom(gearrt_session *s, Prepared *p, const Node *n,
 	return q->oh > 0 && q->ow > 0 && q->kk > 0;
 }
 
+static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
+			   FastKernel *k);
+
 int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
@@ -737,6 +740,9 @@ int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		    (b && (!is_static(b, DT_INT32) ||
 			   shape_numel(&b->shape) != c.cout)))))
 		return 0;
+	int rc = ql ? dq_qlinear_conv(p, n, &c, k) : 0;
+	if (rc)
+		return rc;
 	QConv *q = malloc(sizeof(*q));
 	if (!q)
 		return error("out of memory");
@@ -834,22 +840,40 @@ RT_HOT static void dequantize(const void *x, size_t n, int32_t zp,
 			y[i] = (float)(xu[i] - zp) * scale;
 }
 
+/* DynamicQuantizeLinear's scale of x[0..n) and its zero point *z (0
+ * when the scale is 0). */
+static float dql_params(const float *x, size_t n, float *z)
+{
+	float lo, hi;
+	min_max(x, n, &lo, &hi);
+	float scale = (hi - lo) / 255.0f;
+	*z = 0;
+	if (scale != 0) {
+		*z = rintf(0 - lo / scale);
+		*z = *z >= 255 ? 255 : *z > 0 ? *z : 0;
+	}
+	return scale;
+}
+
+/* y = x[0..n) quantized with scale and z of dql_params (all 0 if the
+ * scale is 0). */
+static void dq_fill(const float *x, size_t n, float scale, float z,
+			 uint8_t *y)
+{
+	if (scale != 0)
+		quantize(x, n, scale, z, 0, 255, false, y);
+	else
+		memset(y, 0, n);
+}
+
 static int dql_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
 	(void)state;
 	const float *x = in[0]->data;
 	size_t n = (size_t)shape_numel(&in[0]->shape);
 	uint8_t *y = tensor_mut(out[0]);
-	float lo, hi;
-	min_max(x, n, &lo, &hi);
-	float scale = (hi - lo) / 255.0f, z = 0;
-	if (scale != 0) {
-		z = rintf(0 - lo / scale);
-		z = z >= 255 ? 255 : z > 0 ? z : 0;
-		quantize(x, n, scale, z, 0, 255, false, y);
-	} else {
-		memset(y, 0, n);
-	}
+	float z, scale = dql_params(x, n, &z);
+	dq_fill(x, n, scale, z, y);
 	if (out[1])
 		*(float *)tensor_mut(out[1]) = scale;
 	if (out[2])
@@ -952,5 +976,754 @@ int quant_linear(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		return error("out of memory");
 	*st = q;
 	*k = (FastKernel){ .run = ql_run, .free = free, .state = st };
+	return 1;
+}
+
+/* ---- DynQuantMatMul, DynQuantConv ---------------------------------------
+ *
+ * One u8 x s8 product Y[m][n] = sum_k A[m][k] B'[k][n] per run, A the
+ * quantized X (a MatMul's rows, a convolution's im2col rows: one output
+ * pixel's taps, channels last) and B' the constant weights as int8
+ * (uint8 W less 128), packed once at prepare into panels of 16 columns,
+ * 4 consecutive k of a column adjacent: the operand layout of
+ * AVX512-VNNI's vpdpbusd, which adds four u8 x s8 products into each
+ * int32 lane without saturating.  K is padded to a multiple of 4 with
+ * zeros in both operands.  The zero points come after, exactly in 32
+ * bits (wrapping like the reference's conversion to int32):
+ *   sum_k (a - za)(b - zb) = S - za cs[n] - zb'[n] r'[m]
+ * with b - zb = b' - zb' (zb' = zb - 128 for uint8 W), cs B's column
+ * sums, r' = sum_k (a - za) (a padded tap of a convolution holds za, so
+ * it adds nothing).  Then float(sum) * (s * W_scale) [+ Bias], each step
+ * rounded in float as the reference rounds it (this file is compiled
+ * without contraction into FMA: -std=c11).  Without VNNI (checked at run
+ * time) a plain-C loop computes the same sums. */
+
+enum { DQ_MR = 6, DQ_NP = 4, DQ_ROWS = 192 };
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DQ_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define DQ_HAVE_VNNI 1
+#else
+#define DQ_HAVE_VNNI 0
+#endif
+
+/* B's packed form: panels of 16 columns x k4 (k padded to 4), column
+ * sums and zero points per column (zb'), the scales and bias. */
+typedef struct DqPacked {
+	int64_t k, k4, n, npan;
+	int8_t *b;	/* npan x (k4 / 4) x 16 x 4 */
+	int32_t *cs;	/* per column: sum over k of B' */
+	int32_t *zb;	/* per column: zb' */
+} DqPacked;
+
+static void dq_packed_free(DqPacked *p)
+{
+	free(p->b);
+	free(p->cs);
+	free(p->zb);
+}
+
+/* Packs B[kk][j] = w[kk * ldk + j * ldn] (k x n, uint8 if u8: less 128)
+ * with zero points z (absent, one, or one per column from z0) into p. */
+static bool dq_pack(DqPacked *p, const uint8_t *w, int64_t k, int64_t n,
+		    int64_t ldk, int64_t ldn, bool u8, const Tensor *z,
+		    int64_t z0)
+{
+	p->k = k;
+	p->k4 = (k + 3) & ~(int64_t)3;
+	p->n = n;
+	p->npan = (n + 15) / 16;
+	size_t sz = (size_t)(p->npan * p->k4 * 16);
+	p->b = calloc(sz, 1);
+	p->cs = calloc((size_t)(p->npan * 16), sizeof(int32_t));
+	p->zb = calloc((size_t)(p->npan * 16), sizeof(int32_t));
+	if (!p->b || !p->cs || !p->zb)
+		return false;
+	int64_t nz = z ? shape_numel(&z->shape) : 0;
+	for (int64_t j = 0; j < n; j++) {
+		int8_t *col = p->b + (j / 16) * p->k4 * 16 + (j % 16) * 4;
+		int32_t s = 0;
+		for (int64_t kk = 0; kk < k; kk++) {
+			int8_t v = (int8_t)(w[kk * ldk + j * ldn] ^ (u8 ? 0x80 : 0));
+			col[(kk / 4) * 64 + kk % 4] = v;
+			s += v;
+		}
+		p->cs[j] = s;
+		p->zb[j] = zp_at(z, nz > 1 ? z0 + j : 0) - (u8 ? 128 : 0);
+	}
+	return true;
+}
+
+/* The epilogue of a tile: per column its scale, bias, cs and zb'. */
+typedef struct DqEpi {
+	const float *sp, *bias; /* per column (padded to panels) */
+	const int32_t *cs, *zb;
+	int32_t za;
+	const int32_t *r;	/* per row: r' */
+	float *y;		/* row-major, ldy; NULL: int32 sums to c */
+	int64_t ldy, n;
+} DqEpi;
+
+/* y[i][j] = float(S - za cs[j] - zb[j] r[i]) * sp[j] (+ bias[j]). */
+static inline float dq_value(uint32_t s, const DqEpi *e, int64_t i,
+			     int64_t j)
+{
+	uint32_t v = s - (uint32_t)e->za * (uint32_t)e->cs[j] -
+		     (uint32_t)e->zb[j] * (uint32_t)e->r[i];
+	float f = (float)(int32_t)v * e->sp[j];
+	return e->bias ? f + e->bias[j] : f;
+}
+
+/* The plain-C product of rows i0..i0+mr, panels p0..p0+np. */
+static void dq_tile_c(int mr, int np, int64_t kq, const uint8_t *a,
+		      int64_t lda, const int8_t *b, int64_t ps, int32_t *c,
+		      int64_t ldc)
+{
+	for (int i = 0; i < mr; i++)
+		for (int j = 0; j < np * 16; j++) {
+			const int8_t *bj = b + (j / 16) * ps + (j % 16) * 4;
+			uint32_t s = 0;
+			for (int64_t q = 0; q < kq * 4; q++)
+				s += (uint32_t)(a[i * lda + q] *
+						bj[(q / 4) * 64 + q % 4]);
+			c[i * ldc + j] = (int32_t)s;
+		}
+}
+
+#if DQ_HAVE_VNNI
+/* The same with vpdpbusd, MR x NP accumulators of 16 lanes in
+ * registers; sums to c (ldc) or, with e->y, the epilogue's floats
+ * (columns past e->n masked off). */
+static inline __attribute__((always_inline)) DQ_VNNI_TARGET void
+dq_tile_vnni(const int MR, const int NP, int64_t kq, const uint8_t *a,
+	     int64_t lda, const int8_t *b, int64_t ps, int32_t *c,
+	     int64_t ldc, const DqEpi *e, int64_t i0, int64_t j0)
+{
+	__m512i acc[DQ_MR][DQ_NP];
+#pragma GCC unroll 8
+	for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+		for (int j = 0; j < NP; j++)
+			acc[i][j] = _mm512_setzero_si512();
+	for (int64_t q = 0; q < kq; q++) {
+		__m512i bv[DQ_NP];
+#pragma GCC unroll 4
+		for (int j = 0; j < NP; j++)
+			bv[j] = _mm512_loadu_si512(b + j * ps + q * 64);
+#pragma GCC unroll 8
+		for (int i = 0; i < MR; i++) {
+			int32_t a4;
+			memcpy(&a4, a + i * lda + q * 4, 4);
+			__m512i av = _mm512_set1_epi32(a4);
+#pragma GCC unroll 4
+			for (int j = 0; j < NP; j++)
+				acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], av,
+								bv[j]);
+		}
+	}
+	if (!e || !e->y) {
+#pragma GCC unroll 8
+		for (int i = 0; i < MR; i++)
+#pragma GCC unroll 4
+			for (int j = 0; j < NP; j++)
+				_mm512_storeu_si512(c + i * ldc + j * 16,
+						    acc[i][j]);
+		return;
+	}
+#pragma GCC unroll 4
+	for (int j = 0; j < NP; j++) {
+		int64_t col = j0 + j * 16, left = e->n - col;
+		__mmask16 mask = left >= 16 ? 0xffff
+					    : (__mmask16)((1u << left) - 1);
+		__m512i za_cs = _mm512_mullo_epi32(
+			_mm512_set1_epi32(e->za),
+			_mm512_loadu_si512(e->cs + col));
+		__m512i zb = _mm512_loadu_si512(e->zb + col);
+		__m512 sp = _mm512_loadu_ps(e->sp + col);
+		__m512 bias = e->bias ? _mm512_loadu_ps(e->bias + col)
+				      : _mm512_setzero_ps();
+#pragma GCC unroll 8
+		for (int i = 0; i < MR; i++) {
+			__m512i v = _mm512_sub_epi32(
+				_mm512_sub_epi32(acc[i][j], za_cs),
+				_mm512_mullo_epi32(
+					zb, _mm512_set1_epi32(e->r[i0 + i])));
+			__m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sp);
+			if (e->bias)
+				f = _mm512_add_ps(f, bias);
+			_mm512_mask_storeu_ps(e->y + (i0 + i) * e->ldy + col,
+					      mask, f);
+		}
+	}
+}
+
+/* r[i] = sum of row i of a (k bytes, row stride lda) - k * za. */
+DQ_VNNI_TARGET static void dq_row_sums_vnni(const uint8_t *a, int64_t lda,
+					   int64_t m, int64_t k, int32_t za,
+					   int32_t *r)
+{
+	for (int64_t i = 0; i < m; i++) {
+		__m512i s = _mm512_setzero_si512();
+		for (int64_t l = 0; l < k; l += 64) {
+			__mmask64 mask = k - l >= 64 ? ~(__mmask64)0
+						     : ((__mmask64)1 << (k - l)) - 1;
+			s = _mm512_add_epi64(
+				s, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(
+							   mask, a + i * lda + l),
+						   _mm512_setzero_si512()));
+		}
+		uint32_t t = (uint32_t)_mm512_reduce_add_epi64(s);
+		r[i] = (int32_t)(t - (uint32_t)za * (uint32_t)k);
+	}
+}
+
+/* y[p][c] = x[c][p] (c < ch, p < np) quantized as quantize() does
+ * (rounded half to even, z added, clamped to 0..255, NaN to 0). */
+DQ_VNNI_TARGET static void dq_quantize_t_vnni(const float *x, int64_t ch,
+					      int64_t np, float scale,
+					      float z, uint8_t *y)
+{
+	const __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(z);
+	const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(255);
+	uint8_t b[16];
+	for (int64_t p0 = 0; p0 < np; p0 += 16) {
+		int64_t n = np - p0 < 16 ? np - p0 : 16;
+		__mmask16 mask = (__mmask16)((1u << n) - 1);
+		for (int64_t c = 0; c < ch; c++) {
+			__m512 v = _mm512_maskz_loadu_ps(mask, x + c * np + p0);
+			v = _mm512_add_ps(
+				_mm512_roundscale_ps(_mm512_div_ps(v, vs),
+						     _MM_FROUND_TO_NEAREST_INT |
+							     _MM_FROUND_NO_EXC),
+				vz);
+			v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+			_mm_storeu_si128((__m128i *)b,
+					 _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+			for (int64_t l = 0; l < n; l++)
+				y[(p0 + l) * ch + c] = b[l];
+		}
+	}
+}
+
+/* Channel j's outputs y[i] (i < nr) from the sums c[i * ldc + j]. */
+DQ_VNNI_TARGET static void dq_channel_vnni(const int32_t *c, int64_t ldc,
+					   int64_t nr, const DqEpi *e,
+					   int64_t j, float *y)
+{
+	const __m512i idx = _mm512_mullo_epi32(
+		_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+				  14, 15),
+		_mm512_set1_epi32((int32_t)ldc));
+	const __m512i za_cs = _mm512_set1_epi32(
+		(int32_t)((uint32_t)e->za * (uint32_t)e->cs[j]));
+	const __m512i zb = _mm512_set1_epi32(e->zb[j]);
+	const __m512 sp = _mm512_set1_ps(e->sp[j]);
+	const __m512 bias = _mm512_set1_ps(e->bias ? e->bias[j] : 0);
+	for (int64_t i = 0; i < nr; i += 16) {
+		int64_t n = nr - i < 16 ? nr - i : 16;
+		__mmask16 mask = (__mmask16)((1u << n) - 1);
+		__m512i s = _mm512_mask_i32gather_epi32(
+			_mm512_setzero_si512(), mask, idx, c + i * ldc + j, 4);
+		__m512i r = _mm512_maskz_loadu_epi32(mask, e->r + i);
+		s = _mm512_sub_epi32(_mm512_sub_epi32(s, za_cs),
+				     _mm512_mullo_epi32(zb, r));
+		__m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(s), sp);
+		if (e->bias)
+			f = _mm512_add_ps(f, bias);
+		_mm512_mask_storeu_ps(y + i, mask, f);
+	}
+}
+
+#define DQ_CASE(MR, NP)                                                   \
+	case (MR) * 8 + (NP):                                             \
+		dq_tile_vnni(MR, NP, kq, a, lda, b, ps, c, ldc, e, i0, j0); \
+		break;
+
+DQ_VNNI_TARGET static void dq_tile_any(int mr, int np, int64_t kq,
+				       const uint8_t *a, int64_t lda,
+				       const int8_t *b, int64_t ps,
+				       int32_t *c, int64_t ldc,
+				       const DqEpi *e, int64_t i0, int64_t j0)
+{
+	switch (mr * 8 + np) {
+	DQ_CASE(1, 1) DQ_CASE(1, 2) DQ_CASE(1, 3) DQ_CASE(1, 4)
+	DQ_CASE(2, 1) DQ_CASE(2, 2) DQ_CASE(2, 3) DQ_CASE(2, 4)
+	DQ_CASE(3, 1) DQ_CASE(3, 2) DQ_CASE(3, 3) DQ_CASE(3, 4)
+	DQ_CASE(4, 1) DQ_CASE(4, 2) DQ_CASE(4, 3) DQ_CASE(4, 4)
+	DQ_CASE(5, 1) DQ_CASE(5, 2) DQ_CASE(5, 3) DQ_CASE(5, 4)
+	DQ_CASE(6, 1) DQ_CASE(6, 2) DQ_CASE(6, 3) DQ_CASE(6, 4)
+	}
+}
+#undef DQ_CASE
+#endif
+
+/* The CPU has AVX512-VNNI and oneDNN's ISA is not capped below it
+ * (DNNL_MAX_CPU_ISA: one switch for every integer product here, which
+ * the tests use to run the plain-C loops). */
+static bool dq_vnni(void)
+{
+#if DQ_HAVE_VNNI
+	__builtin_cpu_init();
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+	return __builtin_cpu_supports("avx512vnni") &&
+	       __builtin_cpu_supports("avx512bw") &&
+	       (isa & dnnl_cpu_isa_avx512_core_vnni) ==
+		       dnnl_cpu_isa_avx512_core_vnni;
+#else
+	return false;
+#endif
+}
+
+/* C (or, with e->y, Y) of rows 0..m of A (lda, k4 bytes a row) against
+ * the packed B; c: m x (npan * 16) sums (may be NULL with e->y). */
+static void dq_gemm(bool vnni, int64_t m, const uint8_t *a, int64_t lda,
+		    const DqPacked *p, int32_t *c, const DqEpi *e)
+{
+	int64_t kq = p->k4 / 4, ps = p->k4 * 16, ldc = p->npan * 16;
+	for (int64_t p0 = 0; p0 < p->npan; p0 += DQ_NP) {
+		int np = (int)(p->npan - p0 < DQ_NP ? p->npan - p0 : DQ_NP);
+		const int8_t *b = p->b + p0 * ps;
+		for (int64_t i0 = 0; i0 < m; i0 += DQ_MR) {
+			int mr = (int)(m - i0 < DQ_MR ? m - i0 : DQ_MR);
+			const uint8_t *ai = a + i0 * lda;
+			int32_t *ci = c ? c + i0 * ldc + p0 * 16 : NULL;
+#if DQ_HAVE_VNNI
+			if (vnni) {
+				dq_tile_any(mr, np, kq, ai, lda, b, ps, ci, ldc,
+					    e, i0, p0 * 16);
+				continue;
+			}
+#endif
+			(void)vnni;
+			dq_tile_c(mr, np, kq, ai, lda, b, ps, ci, ldc);
+			for (int i = 0; e && e->y && i < mr; i++)
+				for (int64_t j = p0 * 16;
+				     j < e->n && j < (p0 + np) * 16; j++)
+					e->y[(i0 + i) * e->ldy + j] = dq_value(
+						(uint32_t)ci[i * ldc + j - p0 * 16],
+						e, i0 + i, j);
+		}
+	}
+}
+
+/* sp[j] = s * W_scale[j or 0] for the n columns (float, as Mul). */
+static void dq_scales(float s, const Tensor *ws, const Tensor *bias,
+		      int64_t n, float *sp, float *b)
+{
+	int64_t nw = shape_numel(&ws->shape);
+	int64_t nb = bias ? shape_numel(&bias->shape) : 0;
+	for (int64_t j = 0; j < n; j++) {
+		sp[j] = s * ((const float *)ws->data)[nw > 1 ? j : 0];
+		if (bias)
+			b[j] = ((const float *)bias->data)[nb > 1 ? j : 0];
+	}
+}
+
+typedef struct DqKernel {
+	bool vnni, conv;
+	bool bias_in;	 /* input 4, the bias, is given */
+	DqPacked *w;	 /* per group */
+	int64_t groups;
+	int64_t m, rows; /* MatMul: A's rows; rows per block */
+	uint8_t *xq;	 /* X quantized (MatMul: rows of k4) */
+	uint8_t *xt;	 /* Conv: X quantized, channels last */
+	uint8_t *a;	 /* Conv: a block of im2col rows */
+	int32_t *r, *c;	 /* per row r'; Conv: a block's sums */
+	int32_t *acc;	 /* QLinearConv: a channel's exact sums */
+	float *sp, *bias;
+	QConv g;	 /* Conv: the geometry */
+} DqKernel;
+
+static void dq_free(void *state)
+{
+	DqKernel *q = state;
+	for (int64_t i = 0; q->w && i < q->groups; i++)
+		dq_packed_free(&q->w[i]);
+	free(q->w);
+	free(q->xq);
+	free(q->xt);
+	free(q->a);
+	free(q->r);
+	free(q->c);
+	free(q->sp);
+	free(q->bias);
+	free(q->acc);
+	free(q->g.mult);
+	free(q);
+}
+
+/* r[i] = sum of row i of a (k values) - k * za. */
+static void dq_row_sums(const uint8_t *a, int64_t lda, int64_t m, int64_t k,
+			int32_t za, int32_t *r)
+{
+	for (int64_t i = 0; i < m; i++) {
+		uint32_t s = 0;
+		for (int64_t l = 0; l < k; l++)
+			s += a[i * lda + l];
+		r[i] = (int32_t)(s - (uint32_t)za * (uint32_t)k);
+	}
+}
+
+/* r' of rows 0..m (dq_row_sums). */
+static void dq_rows(bool vnni, const uint8_t *a, int64_t lda, int64_t m,
+		    int64_t k, int32_t za, int32_t *r)
+{
+#if DQ_HAVE_VNNI
+	if (vnni) {
+		dq_row_sums_vnni(a, lda, m, k, za, r);
+		return;
+	}
+#endif
+	(void)vnni;
+	dq_row_sums(a, lda, m, k, za, r);
+}
+
+static int dqmm_run(void *state, const Tensor *const *in,
+		    Tensor *const *out)
+{
+	DqKernel *q = state;
+	const DqPacked *p = &q->w[0];
+	const float *x = in[0]->data;
+	float z, s = dql_params(x, (size_t)(q->m * p->k), &z);
+	int32_t za = (int32_t)z;
+	for (int64_t i = 0; i < q->m; i++) /* rows of k4, padded with 0 */
+		dq_fill(x + i * p->k, (size_t)p->k, s, z,
+			     q->xq + i * p->k4);
+	dq_rows(q->vnni, q->xq, p->k4, q->m, p->k, za, q->r);
+	dq_scales(s, in[3], q->bias_in ? in[4] : NULL, p->n, q->sp, q->bias);
+	DqEpi e = { .sp = q->sp, .bias = q->bias_in ? q->bias : NULL, .cs = p->cs,
+		    .zb = p->zb, .za = za, .r = q->r,
+		    .y = tensor_mut(out[0]), .ldy = p->n, .n = p->n };
+	dq_gemm(q->vnni, q->m, q->xq, p->k4, p, q->c, &e);
+	return 0;
+}
+
+/* y[p][c] = x[c][p] ^ flip for c < ch, p < np (bytes). */
+static void dq_transpose(const uint8_t *x, int64_t ch, int64_t np,
+			 uint8_t flip, uint8_t *y)
+{
+	enum { B = 32 };
+	for (int64_t p0 = 0; p0 < np; p0 += B)
+		for (int64_t c = 0; c < ch; c++) {
+			int64_t p1 = p0 + B < np ? p0 + B : np;
+			for (int64_t p = p0; p < p1; p++)
+				y[p * ch + c] = x[c * np + p] ^ flip;
+		}
+}
+
+/* The im2col rows of output pixels p0..p0+nr of group gi, channels last
+ * (tap (ky, kx), then channel), rows of k4 bytes; taps outside the image
+ * hold the zero point za. */
+static void dq_im2col(const DqKernel *q, int64_t gi, int64_t p0, int64_t nr,
+		      int32_t za, uint8_t *a, int64_t k4)
+{
+	const QConv *g = &q->g;
+	const uint8_t *xt = q->xt + gi * g->cg;
+	size_t cg = (size_t)g->cg;
+	for (int64_t i = 0; i < nr; i++) {
+		int64_t oy = (p0 + i) / g->ow, ox = (p0 + i) % g->ow;
+		uint8_t *d = a + i * k4;
+		for (int64_t ky = 0; ky < g->kh; ky++) {
+			int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+			for (int64_t kx = 0; kx < g->kw; kx++, d += cg) {
+				int64_t ix = ox * g->sw - g->pw + kx * g->dw;
+				if (iy < 0 || iy >= g->ih || ix < 0 ||
+				    ix >= g->iw)
+					memset(d, za, cg);
+				else
+					memcpy(d, xt + (iy * g->iw + ix) *
+							       g->cin,
+					       cg);
+			}
+		}
+	}
+}
+
+/* A 1x1 convolution of stride 1 without pads over every channel with
+ * a row of a multiple of 4 bytes: X channels last is its im2col. */
+static bool dq_pointwise(const QConv *g)
+{
+	return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 &&
+	       g->ph == 0 && g->pw == 0 && g->oh == g->ih && g->ow == g->iw &&
+	       g->group == 1 && g->cin % 4 == 0;
+}
+
+/* One image of X quantized into q->xt, channels last. */
+static void dq_x_channels_last(DqKernel *q, const float *x, float s, float z)
+{
+	const QConv *g = &q->g;
+	int64_t isz = g->ih * g->iw;
+#if DQ_HAVE_VNNI
+	if (q->vnni && s != 0) {
+		dq_quantize_t_vnni(x, g->cin, isz, s, z, q->xt);
+		return;
+	}
+#endif
+	dq_fill(x, (size_t)(g->cin * isz), s, z, q->xq);
+	dq_transpose(q->xq, g->cin, isz, 0, q->xt);
+}
+
+/* Channel j's outputs of a block of nr pixels from its sums. */
+static void dq_channel(bool vnni, const int32_t *c, int64_t ldc, int64_t nr,
+		       const DqEpi *e, int64_t j, float *y)
+{
+#if DQ_HAVE_VNNI
+	if (vnni) {
+		dq_channel_vnni(c, ldc, nr, e, j, y);
+		return;
+	}
+#endif
+	(void)vnni;
+	for (int64_t i = 0; i < nr; i++)
+		y[i] = dq_value((uint32_t)c[i * ldc + j], e, i, j);
+}
+
+static int dqconv_run(void *state, const Tensor *const *in,
+		      Tensor *const *out)
+{
+	DqKernel *q = state;
+	const QConv *g = &q->g;
+	const float *x = in[0]->data;
+	int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
+	float z, s = dql_params(x, (size_t)(g->n * g->cin * isz), &z);
+	int32_t za = (int32_t)z;
+	float *y = tensor_mut(out[0]);
+	dq_scales(s, in[3], q->bias_in ? in[4] : NULL, g->cout, q->sp,
+		  q->bias);
+	for (int64_t img = 0; img < g->n; img++) {
+		dq_x_channels_last(q, x + img * g->cin * isz, s, z);
+		for (int64_t gi = 0; gi < g->group; gi++) {
+			const DqPacked *p = &q->w[gi];
+			int64_t c0 = gi * g->mg, ldc = p->npan * 16;
+			DqEpi e = { .sp = q->sp + c0,
+				    .bias = q->bias_in ? q->bias + c0 : NULL,
+				    .cs = p->cs, .zb = p->zb, .za = za,
+				    .r = q->r };
+			for (int64_t p0 = 0; p0 < osz; p0 += q->rows) {
+				int64_t nr = osz - p0 < q->rows ? osz - p0
+								: q->rows;
+				const uint8_t *a = q->a;
+				if (dq_pointwise(g))
+					a = q->xt + p0 * g->cin;
+				else
+					dq_im2col(q, gi, p0, nr, za, q->a,
+						  p->k4);
+				dq_rows(q->vnni, a, p->k4, nr, p->k, za, q->r);
+				dq_gemm(q->vnni, nr, a, p->k4, p, q->c, NULL);
+				for (int64_t j = 0; j < g->mg; j++)
+					dq_channel(q->vnni, q->c, ldc, nr, &e, j,
+						   y + (img * g->cout + c0 + j) *
+							       osz + p0);
+			}
+		}
+	}
+	return 0;
+}
+
+/* W of group gi as B (k = cg * kh * kw rows, channels last, mg
+ * columns), packed with its zero points. */
+static bool dq_pack_conv(DqKernel *q, const uint8_t *w, bool u8,
+			 const Tensor *wz, int64_t gi)
+{
+	const QConv *g = &q->g;
+	int64_t taps = g->kh * g->kw, k = g->cg * taps;
+	uint8_t *wt = malloc((size_t)(g->mg * k));
+	if (!wt)
+		return false;
+	for (int64_t j = 0; j < g->mg; j++)
+		for (int64_t c = 0; c < g->cg; c++)
+			for (int64_t t = 0; t < taps; t++)
+				wt[j * k + t * g->cg + c] =
+					w[((gi * g->mg + j) * g->cg + c) * taps + t];
+	bool ok = dq_pack(&q->w[gi], wt, k, g->mg, 1, k, u8, wz, gi * g->mg);
+	free(wt);
+	return ok;
+}
+
+/* Inputs W (constant, (u)int8), its zero point (constant, 0, 1 or nch
+ * values), the scale and bias (float, 1 or nch values), Y float. */
+static bool dq_inputs(const Prepared *p, const Node *n, int64_t nch)
+{
+	const Value *w = rt_in_val(p, n, 1), *wz = rt_in_val(p, n, 2);
+	const Value *ws = rt_in_val(p, n, 3), *b = rt_in_val(p, n, 4);
+	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
+	int64_t nw = ws ? shape_numel(&ws->shape) : 0;
+	int64_t nb = b ? shape_numel(&b->shape) : 1;
+	return is_static(x, DT_FLOAT) && is_static(y, DT_FLOAT) && is_q8(w) &&
+	       weights_of(w) && zp_count(wz, nch) >= 0 &&
+	       (!wz || (wz->konst && is_q8(wz))) && is_static(ws, DT_FLOAT) &&
+	       (nw == 1 || nw == nch) && (!b || is_static(b, DT_FLOAT)) &&
+	       (nb == 1 || nb == nch);
+}
+
+int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	bool conv = n->op == OP_DynQuantConv;
+	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
+	const Value *wz = rt_in_val(p, n, 2);
+	DqKernel d = { .vnni = dq_vnni(), .conv = conv, .groups = 1,
+		       .bias_in = rt_in_val(p, n, 4) != NULL };
+	int64_t nch, kk;
+	if (conv) {
+		if (!qconv_geom(s, p, n, &integer_slots, &d.g))
+			return 0;
+		nch = d.g.cout;
+		kk = d.g.kk;
+		d.groups = d.g.group;
+	} else {
+		if (!w || w->shape.rank != 2 || !x || x->shape.rank < 1)
+			return 0;
+		kk = w->shape.dims[0];
+		nch = w->shape.dims[1];
+		if (kk < 1 || x->shape.dims[x->shape.rank - 1] != kk)
+			return 0;
+		d.m = shape_numel(&x->shape) / kk;
+	}
+	if (!dq_inputs(p, n, nch) ||
+	    shape_numel(&w->shape) != nch * kk)
+		return 0;
+	DqKernel *q = calloc(1, sizeof(*q));
+	if (!q)
+		return error("out of memory");
+	*q = d;
+	const uint8_t *wd = weights_of(w);
+	bool u8 = w->dtype == DT_UINT8;
+	const Tensor *zt = wz ? wz->konst : NULL;
+	int64_t k4 = (kk + 3) & ~(int64_t)3, cols = (nch + 15) / 16 * 16;
+	bool ok = (q->w = calloc((size_t)q->groups, sizeof(DqPacked))) &&
+		  (q->sp = malloc((size_t)cols * sizeof(float))) &&
+		  (q->bias = malloc((size_t)cols * sizeof(float)));
+	if (ok && conv) {
+		const QConv *g = &q->g;
+		int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
+		int64_t k4g = ((g->kk + 3) & ~(int64_t)3);
+		q->rows = DQ_ROWS < osz ? DQ_ROWS : osz;
+		ok = (q->xq = malloc((size_t)(g->cin * isz))) &&
+		     (q->xt = malloc((size_t)(g->cin * isz))) &&
+		     (q->a = calloc((size_t)(q->rows * k4g), 1)) &&
+		     (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
+		     (q->c = malloc((size_t)(q->rows * ((g->mg + 15) / 16 * 16)) *
+				    sizeof(int32_t)));
+		for (int64_t gi = 0; ok && gi < g->group; gi++)
+			ok = dq_pack_conv(q, wd, u8, zt, gi);
+	} else if (ok) {
+		ok = (q->xq = calloc((size_t)(q->m * k4), 1)) &&
+		     (q->r = malloc((size_t)q->m * sizeof(int32_t))) &&
+		     (q->vnni || (q->c = malloc((size_t)(q->m * cols) *
+						 sizeof(int32_t)))) &&
+		     dq_pack(&q->w[0], wd, kk, nch, nch, 1, u8, zt, 0);
+	}
+	if (!ok) {
+		dq_free(q);
+		return error("out of memory");
+	}
+	*k = (FastKernel){ .run = conv ? dqconv_run : dqmm_run,
+			   .free = dq_free, .state = q };
+	return 1;
+}
+
+/* ---- QLinearConv on the same kernel ------------------------------------
+ * X's bytes channels last as uint8 (int8 X plus 128, its zero point
+ * too), the sums of each channel made exact as above, then requantized
+ * as qconv_requant does (compiler/ops/conv.c's rounding). */
+
+/* acc[i] = the exact sum of row i, column j: S - za cs[j] - zb[j] r[i]. */
+static void dq_sums(const int32_t *c, int64_t ldc, int64_t nr, int32_t za,
+		    const DqPacked *p, int64_t j, const int32_t *r,
+		    int32_t *acc)
+{
+	uint32_t zc = (uint32_t)za * (uint32_t)p->cs[j];
+	for (int64_t i = 0; i < nr; i++)
+		acc[i] = (int32_t)((uint32_t)c[i * ldc + j] - zc -
+				   (uint32_t)p->zb[j] * (uint32_t)r[i]);
+}
+
+static int dqql_run(void *state, const Tensor *const *in,
+		    Tensor *const *out)
+{
+	DqKernel *q = state;
+	QConv *g = &q->g;
+	int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
+	const uint8_t *x = in[0]->data;
+	int32_t za = zp_at(in[2], 0) + (g->x_s8 ? 128 : 0);
+	double zp = zp_at(in[7], 0);
+	const int32_t *bias = q->bias_in ? in[8]->data : NULL;
+	uint8_t *y = tensor_mut(out[0]);
+	qconv_mults(g, in);
+	for (int64_t img = 0; img < g->n; img++) {
+		dq_transpose(x + img * g->cin * isz, g->cin, isz,
+			     g->x_s8 ? 0x80 : 0, q->xt);
+		for (int64_t gi = 0; gi < g->group; gi++) {
+			const DqPacked *p = &q->w[gi];
+			int64_t c0 = gi * g->mg, ldc = p->npan * 16;
+			for (int64_t p0 = 0; p0 < osz; p0 += q->rows) {
+				int64_t nr = osz - p0 < q->rows ? osz - p0
+								: q->rows;
+				const uint8_t *a = q->a;
+				if (dq_pointwise(g))
+					a = q->xt + p0 * g->cin;
+				else
+					dq_im2col(q, gi, p0, nr, za, q->a,
+						  p->k4);
+				dq_rows(q->vnni, a, p->k4, nr, p->k, za, q->r);
+				dq_gemm(q->vnni, nr, a, p->k4, p, q->c, NULL);
+				for (int64_t j = 0; j < g->mg; j++) {
+					int64_t ch = c0 + j;
+					dq_sums(q->c, ldc, nr, za, p, j, q->r,
+						q->acc);
+					requant(q->acc, (size_t)nr,
+						bias ? bias[ch] : 0,
+						g->mult + ch, false, zp, g->y_s8,
+						y + (img * g->cout + ch) * osz +
+							p0);
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* QLinearConv node of geometry c (a group of more than one input
+ * channel) on the VNNI kernel: 1 if taken, 0 if not (no VNNI, a zero
+ * point of W not constant), -1 with an error. */
+static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
+			   FastKernel *k)
+{
+	const Value *w = rt_in_val(p, n, 3), *wz = rt_in_val(p, n, 5);
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (!dq_vnni() || c->cg < 2 || (wz && !wz->konst))
+		return 0;
+	DqKernel *q = calloc(1, sizeof(*q));
+	if (!q)
+		return error("out of memory");
+	*q = (DqKernel){ .vnni = true, .conv = true, .groups = c->group,
+			 .bias_in = rt_in_val(p, n, 8) != NULL, .g = *c };
+	QConv *g = &q->g;
+	g->x_s8 = x->dtype == DT_INT8;
+	g->y_s8 = y->dtype == DT_INT8;
+	g->mult = NULL;
+	int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
+	int64_t k4 = (g->kk + 3) & ~(int64_t)3;
+	q->rows = DQ_ROWS < osz ? DQ_ROWS : osz;
+	bool ok = (q->w = calloc((size_t)q->groups, sizeof(DqPacked))) &&
+		  (g->mult = malloc((size_t)g->cout * sizeof(double))) &&
+		  (q->xt = malloc((size_t)(g->cin * isz))) &&
+		  (q->a = calloc((size_t)(q->rows * k4), 1)) &&
+		  (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
+		  (q->acc = malloc((size_t)q->rows * sizeof(int32_t))) &&
+		  (q->c = malloc((size_t)(q->rows * ((g->mg + 15) / 16 * 16)) *
+				 sizeof(int32_t)));
+	for (int64_t gi = 0; ok && gi < g->group; gi++)
+		ok = dq_pack_conv(q, weights_of(w), w->dtype == DT_UINT8,
+				  wz ? wz->konst : NULL, gi);
+	if (!ok) {
+		dq_free(q);
+		return error("out of memory");
+	}
+	*k = (FastKernel){ .run = dqql_run, .free = dq_free, .state = q };
 	return 1;
 }

@@ -29,4 +29,11 @@ int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
  * DequantizeLinear ((u)int8 to float32), per tensor or per axis. */
 int quant_linear(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 
+/* DynQuantMatMul (X of any rank against a 2-D W) and DynQuantConv (1-D
+ * or 2-D): X quantized, the u8 x s8 product (AVX512-VNNI where the CPU
+ * has it, else plain C) and the float scales and bias of the reference
+ * kernel (compiler/ops/qfused.c), bit for bit; constant W and zero
+ * points, packed once. */
+int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+
 #endif

@@ -11,7 +11,8 @@
 //
 // Models: every entry of tests/fixtures/expected.json at its gears, and the
 // synthetic bench_cnn (batch 1 and 8) and bench_tf (sequence 64, 128, 256)
-// of tests/gen_bench_models.py.  Each is compiled into BUILD/bench_ort/.
+// of tests/gen_bench_models.py, and the quantized qdyn_cnn, qdyn_enc and
+// qdq_cnn of tests/gen_qbench_models.py.  Each is compiled into BUILD/bench_ort/.
 // With --real DIR (`make bench-real`), the public exports of REAL instead,
 // read from DIR (as `npm pack` unpacks them there), at the gears their
 // users pick, every gear at 1 and at 2 threads.
@@ -377,6 +378,8 @@ function fixtureCases() {
 		'--input_shape=x:-1,3,224,224', '--dynamic_batch_size=1,8'] });
 	cases.push({ key: 'bench_tf', model: 'bench_tf.onnx', args: [
 		'--input_shape=x:1,-1,128', '--dynamic_dims=64;128;256'] });
+	for (const key of ['qdyn_cnn', 'qdyn_enc', 'qdq_cnn'])
+		cases.push({ key, model: key + '.onnx', args: [] });
 	return cases.map(c => ({ ...c, path: path.join(fixtures, c.model) }));
 }
 

@@ -310,15 +310,21 @@ int run_conv_transpose(OpCtx *c) { return run_float_conv(c, true); }
  * W zero point one value or one per output channel. */
 int run_conv_integer(OpCtx *c)
 {
-	ConvGeom g;
 	if (!op_all_const(c))
 		return 0;
-	if (geom(c, 0, 1, false, &g) < 0)
-		return -1;
-	const Tensor *x = op_const_in(c, 0), *w = op_const_in(c, 1);
-	double *yd = conv_f64(c, &g, false, load_f64(c, x, op_const_in(c, 2)),
-			      load_f64(c, w, op_const_in(c, 3)), NULL);
+	double *yd = conv_integer_of(c, op_const_in(c, 0), op_const_in(c, 2),
+				     op_const_in(c, 3));
 	return yd ? set_int32_output(c, yd) : -1;
+}
+
+double *conv_integer_of(OpCtx *c, const Tensor *x, const Tensor *xz,
+			const Tensor *wz)
+{
+	ConvGeom g;
+	if (geom(c, 0, 1, false, &g) < 0)
+		return NULL;
+	return conv_f64(c, &g, false, load_f64(c, x, xz),
+			load_f64(c, op_const_in(c, 1), wz), NULL);
 }
 
 int set_int32_output(OpCtx *c, const double *yd)

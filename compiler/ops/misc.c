@@ -137,31 +137,35 @@ static uint8_t sat_u8(float q)
  * min x)) / 255, zero point = sat(round(-min / scale)), y = sat(round(x
  * / scale) + zero point).  An all-zero x has scale 0: y and the zero
  * point are then 0. */
+void dql_quantize(const float *x, int64_t n, uint8_t *y, float *scale,
+		  uint8_t *zp)
+{
+	float lo = 0, hi = 0;
+	for (int64_t i = 0; i < n; i++) {
+		lo = x[i] < lo ? x[i] : lo;
+		hi = x[i] > hi ? x[i] : hi;
+	}
+	float s = (hi - lo) / 255.0f;
+	uint8_t z = s != 0 ? sat_u8(0 - lo / s) : 0;
+	for (int64_t i = 0; i < n; i++)
+		y[i] = s != 0 ? sat_u8(rintf(x[i] / s) + (float)z) : 0;
+	*scale = s;
+	*zp = z;
+}
+
 int run_dynamic_quantize_linear(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	Shape scalar = shape_of(0, NULL);
 	if (!x || x->dtype != DT_FLOAT)
 		return 0;
-	const float *xp = x->data;
-	int64_t n = shape_numel(&x->shape);
-	float lo = 0, hi = 0;
-	for (int64_t i = 0; i < n; i++) {
-		lo = xp[i] < lo ? xp[i] : lo;
-		hi = xp[i] > hi ? xp[i] : hi;
-	}
-	float scale = (hi - lo) / 255.0f;
-	uint8_t zp = scale != 0 ? sat_u8(0 - lo / scale) : 0;
 	Tensor *y = op_new_output_zeroed(c, 0, DT_UINT8, &x->shape);
 	Tensor *ys = op_new_output_zeroed(c, 1, DT_FLOAT, &scalar);
 	Tensor *yz = op_new_output_zeroed(c, 2, DT_UINT8, &scalar);
 	if (!y || !ys || !yz)
 		return -1;
-	uint8_t *yp = tensor_mut(y);
-	for (int64_t i = 0; scale != 0 && i < n; i++)
-		yp[i] = sat_u8(rintf(xp[i] / scale) + (float)zp);
-	*(float *)tensor_mut(ys) = scale;
-	*(uint8_t *)tensor_mut(yz) = zp;
+	dql_quantize(x->data, shape_numel(&x->shape), tensor_mut(y),
+		     tensor_mut(ys), tensor_mut(yz));
 	op_set_const(c, 0, y);
 	op_set_const(c, 1, ys);
 	op_set_const(c, 2, yz);
@@ -275,7 +279,7 @@ int run_dequantize_linear(OpCtx *c)
 }
 
 /* numpy.matmul's shape rule for inputs ai and bi (see matmul.c). */
-static int matmul_shape(OpCtx *c, int ai, int bi, Shape *y)
+int matmul_shape(OpCtx *c, int ai, int bi, Shape *y)
 {
 	const Value *a = op_in(c, ai), *b = op_in(c, bi);
 	char sa[128], sb[128];
@@ -351,19 +355,23 @@ static double *mm_operand(OpCtx *c, const Tensor *t, const Tensor *zp,
 	return d;
 }
 
-/* numpy.matmul of operands ai and bi (zero points azi, bzi) in double,
- * exact for 8-bit operands; NULL on error. */
-static double *int_matmul(OpCtx *c, int ai, int azi, int bi, int bzi)
+double *int_matmul_of(OpCtx *c, const Tensor *a, const Tensor *az,
+		      const Tensor *b, const Tensor *bz)
 {
-	const Tensor *a = op_const_in(c, ai), *b = op_const_in(c, bi);
 	const Shape *ys = &op_out(c, 0)->shape;
-	double *ad = mm_operand(c, a, op_const_in(c, azi), true);
-	double *bd = mm_operand(c, b, op_const_in(c, bzi), false);
+	double *ad = mm_operand(c, a, az, true);
+	double *bd = mm_operand(c, b, bz, false);
 	double *yd = op_scratch_zeroed(c, shape_numel(ys) * sizeof(double));
 	if (!ad || !bd || !yd ||
 	    matmul_batched(c, MM_F64, &a->shape, ad, &b->shape, bd, ys, yd) < 0)
 		return NULL;
 	return yd;
+}
+
+static double *int_matmul(OpCtx *c, int ai, int azi, int bi, int bzi)
+{
+	return int_matmul_of(c, op_const_in(c, ai), op_const_in(c, azi),
+			     op_const_in(c, bi), op_const_in(c, bzi));
 }
 
 /* MatMulInteger: int32 Y = (A - a_zero_point) x (B - b_zero_point), the

@@ -216,7 +216,7 @@ static int conv_rank(OpCtx *c, int xi, int wi, int32_t *rank)
 /* Conv and its quantized forms: X (input xi) [N, C, D1..Dn], W (input
  * wi) [M, C/group, k1..kn], optional B (input bi) [M] -> Y [N, M,
  * out1..outn] of dtype dt. */
-static int conv_like(OpCtx *c, int xi, int wi, int bi, int dt)
+int conv_like(OpCtx *c, int xi, int wi, int bi, int dt)
 {
 	Value *x = op_in(c, xi), *w = op_in(c, wi);
 	Window win;

@@ -387,6 +387,9 @@ int infer_avgpool(OpCtx *c);
 int infer_global_pool(OpCtx *c); /* GlobalAveragePool, GlobalMaxPool */
 int infer_batchnorm(OpCtx *c);
 int infer_conv_integer(OpCtx *c);
+/* Sets output 0 (dtype dt) of a Conv-like node: X input xi, W wi, bias
+ * bi (-1: none). */
+int conv_like(OpCtx *c, int xi, int wi, int bi, int dt);
 int infer_qlinear_conv(OpCtx *c);
 int infer_conv_transpose(OpCtx *c);
 int infer_lppool(OpCtx *c);
@@ -543,6 +546,11 @@ int set_int32_output(OpCtx *c, const double *yd);
 int run_conv(OpCtx *c);
 int run_conv_transpose(OpCtx *c);
 int run_conv_integer(OpCtx *c);
+/* ConvInteger of node c's geometry (X's shape input 0, W input 1) on
+ * the operands x (its zero point xz) and W (wz), exact in double; NULL
+ * on error. */
+double *conv_integer_of(OpCtx *c, const Tensor *x, const Tensor *xz,
+			const Tensor *wz);
 int run_qlinear_conv(OpCtx *c);
 
 /* misc.c */
@@ -615,6 +623,26 @@ int infer_case(OpCtx *c);
 int run_case(OpCtx *c);
 int infer_partitioned_call(OpCtx *c);
 int run_partitioned_call(OpCtx *c);
+
+/* misc.c: DynamicQuantizeLinear of x[0..n) into y, its scale and zero
+ * point; numpy.matmul's shape rule for inputs ai and bi; numpy.matmul of
+ * 8-bit a and b less their zero points (of output 0's shape), exact in
+ * double, NULL on error. */
+void dql_quantize(const float *x, int64_t n, uint8_t *y, float *scale,
+		  uint8_t *zp);
+int matmul_shape(OpCtx *c, int ai, int bi, Shape *y);
+double *int_matmul_of(OpCtx *c, const Tensor *a, const Tensor *az,
+		      const Tensor *b, const Tensor *bz);
+
+/* qfused.c: the dynamic int8 ops passes/qfuse.c makes */
+int infer_dynquant_matmul(OpCtx *c);
+int run_dynquant_matmul(OpCtx *c);
+int infer_dynquant_conv(OpCtx *c);
+int run_dynquant_conv(OpCtx *c);
+/* Shape s broadcasts into an output of rank rank as one value or ch
+ * values along axis (W_scale's and Bias's rule). */
+bool dynquant_per_channel(const Shape *s, int32_t rank, int32_t axis,
+			  int64_t ch);
 
 /* fused.c: the fused ops passes/fuse.c makes */
 int infer_fused_conv(OpCtx *c);

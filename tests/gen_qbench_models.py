@@ -1,0 +1,289 @@
+#!/usr/bin/python3
+"""tests/gen_qbench_models.py - makes the quantized models of make bench
+(tests/bench_ort.mjs) and of tests/test_quant.c's fused-op tests, written
+as onnxruntime.quantization writes them (its tools are not needed):
+  - qdyn_cnn: quantize_dynamic of a small CNN on x [1,16,112,112]: each
+    Conv is DynamicQuantizeLinear -> ConvInteger (uint8 weights with a
+    zero point) -> Cast -> Mul by the scale product -> Add of the bias
+    (a Reshape of it to [1,C,1,1], as quantize_dynamic writes it), Relu
+    between; 3x3 and 1x1 convolutions, two strided, one grouped; then
+    GlobalAveragePool, Flatten and a dynamic-quantized MatMul head;
+  - qdyn_enc: quantize_dynamic of a transformer encoder layer (d 256,
+    4 heads, FFN 1024) on x [1,128,256]: one DynamicQuantizeLinear feeds
+    the Q, K and V projections (MatMulInteger, int8 weights, per-column
+    scales), attention in float, the output projection and the FFN
+    (Gelu written out with Erf) dynamic-quantized, residual Adds and
+    LayerNormalization;
+  - qdq_cnn: static QDQ quantization of the CNN (QuantizeLinear ->
+    DequantizeLinear pairs on activations, int8 weights with per-channel
+    scales through DequantizeLinear, float bias) on x [1,16,112,112].
+Weights come from a fixed-seed generator; run from the repository root
+with /usr/bin/python3."""
+import numpy as np
+import onnx
+from onnx import helper as h, TensorProto as T, numpy_helper as nh
+
+rng = np.random.default_rng(2829)
+n = h.make_node
+
+
+def save(name, nodes, inputs, outputs, inits, opset=17):
+    """Float inputs; outputs float but the integer sums (names "*_i")."""
+    g = h.make_graph(
+        nodes, name,
+        [h.make_tensor_value_info(k, T.FLOAT, s) for k, s in inputs],
+        [h.make_tensor_value_info(k, T.INT32 if k.endswith("_i") else
+                                  T.FLOAT, None) for k in outputs],
+        [nh.from_array(v, k) for k, v in inits.items()])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    m = onnx.shape_inference.infer_shapes(m)
+    onnx.checker.check_model(m)
+    onnx.save(m, "tests/fixtures/%s.onnx" % name)
+
+
+def qweight(w, axis=None, signed=False):
+    """w quantized per tensor (uint8 with a zero point) or, signed, per
+    channel along axis (int8, symmetric): (q, scale, zero point)."""
+    if signed:
+        red = tuple(i for i in range(w.ndim) if i != axis)
+        s = (np.abs(w).max(axis=red) / 127).astype(np.float32)
+        sh = [1] * w.ndim
+        sh[axis] = -1
+        q = np.clip(np.round(w / s.reshape(sh)), -127, 127).astype(np.int8)
+        return q, s, np.zeros(s.shape, np.int8)
+    lo, hi = min(w.min(), 0), max(w.max(), 0)
+    s = np.float32((hi - lo) / 255)
+    z = np.uint8(np.clip(np.round(-lo / s), 0, 255))
+    q = np.clip(np.round(w / s) + z, 0, 255).astype(np.uint8)
+    return q, np.array(s, np.float32), np.array(z, np.uint8)
+
+
+class Net:
+    def __init__(self):
+        self.nodes, self.inits, self.k = [], {}, 0
+
+    def name(self, base):
+        self.k += 1
+        return "%s%d" % (base, self.k)
+
+    def init(self, base, v):
+        k = self.name(base)
+        self.inits[k] = v
+        return k
+
+    def dql(self, x):
+        q, s, z = x + "_q", x + "_s", x + "_z"
+        self.nodes.append(n("DynamicQuantizeLinear", [x], [q, s, z]))
+        return q, s, z
+
+    def scale_bias(self, acc, s, ws, bias, y):
+        f, p, m = self.name("f"), self.name("p"), self.name("m")
+        self.nodes += [n("Cast", [acc], [f], to=T.FLOAT),
+                       n("Mul", [s, ws], [p]),
+                       n("Mul", [f, p], [m if bias else y])]
+        if bias:
+            self.nodes.append(n("Add", [m, bias], [y]))
+        return y
+
+    def dyn_conv(self, x, cin, cout, k, stride=1, group=1, relu=True,
+                 dq=None, dilation=1, signed=False):
+        w = (rng.standard_normal((cout, cin // group, k, k)) /
+             np.sqrt(cin // group * k * k)).astype(np.float32)
+        q, s, z = qweight(w, 0, signed)
+        if signed:  # per channel: scales [C, 1, 1] broadcast over axis 1
+            s = s.reshape(cout, 1, 1)
+        wq, ws, wz = (self.init("w", q), self.init("ws", s),
+                      self.init("wz", z))
+        b = self.init("b", (rng.standard_normal(cout) * 0.1)
+                      .astype(np.float32))
+        shape = self.init("bshape", np.array([1, -1, 1, 1], np.int64))
+        br = self.name("bias")
+        xq, xs, xz = dq or self.dql(x)
+        acc, y = self.name("acc"), self.name("conv")
+        self.nodes += [
+            n("Reshape", [b, shape], [br]),
+            n("ConvInteger", [xq, wq, xz, wz], [acc], strides=[stride] * 2,
+              pads=[k // 2] * 4, group=group, dilations=[dilation] * 2)]
+        self.scale_bias(acc, xs, ws, br, y)
+        if relu:
+            r = self.name("relu")
+            self.nodes.append(n("Relu", [y], [r]))
+            y = r
+        return y
+
+    def dyn_matmul(self, x, k, m, dq=None, signed=False):
+        w = (rng.standard_normal((k, m)) / np.sqrt(k)).astype(np.float32)
+        q, s, z = qweight(w, 1, signed)
+        wq, ws = self.init("w", q), self.init("ws", s)
+        wz = self.init("wz", z)
+        b = self.init("b", (rng.standard_normal(m) * 0.05)
+                      .astype(np.float32))
+        xq, xs, xz = dq or self.dql(x)
+        acc, y = self.name("acc"), self.name("mm")
+        self.nodes.append(n("MatMulInteger", [xq, wq, xz, wz], [acc]))
+        return self.scale_bias(acc, xs, ws, b, y)
+
+
+def qdyn_cnn():
+    t = Net()
+    y = t.dyn_conv("x", 16, 32, 3)
+    y = t.dyn_conv(y, 32, 32, 3, stride=2)
+    y = t.dyn_conv(y, 32, 64, 1)
+    y = t.dyn_conv(y, 64, 64, 3, group=2)
+    y = t.dyn_conv(y, 64, 128, 3, stride=2)
+    y = t.dyn_conv(y, 128, 128, 1)
+    t.nodes += [n("GlobalAveragePool", [y], ["gap"]),
+                n("Flatten", ["gap"], ["flat"])]
+    t.dyn_matmul("flat", 128, 10)
+    t.nodes[-1].output[0] = "logits"
+    save("qdyn_cnn", t.nodes, [("x", [1, 16, 112, 112])], ["logits"],
+         t.inits)
+
+
+def layernorm(t, x, d):
+    g = t.init("ln_g", (1 + rng.standard_normal(d) * 0.1).astype(np.float32))
+    b = t.init("ln_b", (rng.standard_normal(d) * 0.1).astype(np.float32))
+    y = t.name("ln")
+    t.nodes.append(n("LayerNormalization", [x, g, b], [y], axis=-1,
+                     epsilon=1e-5))
+    return y
+
+
+def qdyn_enc():
+    t, d, heads, ff, seq = Net(), 256, 4, 1024, 128
+    dh = d // heads
+    dq = t.dql("x")
+    proj = [t.dyn_matmul("x", d, d, dq, signed=True) for _ in range(3)]
+    split = t.init("heads", np.array([1, seq, heads, dh], np.int64))
+    hq, hk, hv = [], [], []
+    for p, out, perm in zip(proj, (hq, hk, hv),
+                            ([0, 2, 1, 3], [0, 2, 3, 1], [0, 2, 1, 3])):
+        r, tr = t.name("r"), t.name("t")
+        t.nodes += [n("Reshape", [p, split], [r]),
+                    n("Transpose", [r], [tr], perm=perm)]
+        out.append(tr)
+    scale = t.init("scale", np.array(1 / np.sqrt(dh), np.float32))
+    merged = t.init("merged", np.array([1, seq, d], np.int64))
+    t.nodes += [
+        n("MatMul", [hq[0], hk[0]], ["qk"]),
+        n("Mul", ["qk", scale], ["qk_s"]),
+        n("Softmax", ["qk_s"], ["attn"], axis=-1),
+        n("MatMul", ["attn", hv[0]], ["ctx"]),
+        n("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3]),
+        n("Reshape", ["ctx_t", merged], ["ctx_m"])]
+    o = t.dyn_matmul("ctx_m", d, d, signed=True)
+    t.nodes.append(n("Add", ["x", o], ["res1"]))
+    y1 = layernorm(t, "res1", d)
+    f1 = t.dyn_matmul(y1, d, ff, signed=True)
+    c = [t.init(k, np.array(v, np.float32))
+         for k, v in (("sqrt2", np.sqrt(2)), ("one", 1), ("half", 0.5))]
+    t.nodes += [n("Div", [f1, c[0]], ["g_d"]), n("Erf", ["g_d"], ["g_e"]),
+                n("Add", ["g_e", c[1]], ["g_a"]),
+                n("Mul", [f1, "g_a"], ["g_m"]),
+                n("Mul", ["g_m", c[2]], ["gelu"])]
+    f2 = t.dyn_matmul("gelu", ff, d, signed=True)
+    t.nodes.append(n("Add", [y1, f2], ["res2"]))
+    y = layernorm(t, "res2", d)
+    t.nodes[-1].output[0] = "y"
+    save("qdyn_enc", t.nodes, [("x", [1, seq, d])], ["y"], t.inits)
+
+
+def qdq(t, x, s, z):
+    q, d = t.name("q"), t.name("dq")
+    t.nodes += [n("QuantizeLinear", [x, s, z], [q]),
+                n("DequantizeLinear", [q, s, z], [d])]
+    return d
+
+
+def qdq_conv(t, x, cin, cout, k, stride=1, group=1):
+    w = (rng.standard_normal((cout, cin // group, k, k)) /
+         np.sqrt(cin // group * k * k)).astype(np.float32)
+    q, s, z = qweight(w, 0, True)
+    wq, ws, wz = t.init("w", q), t.init("ws", s), t.init("wz", z)
+    b = t.init("b", (rng.standard_normal(cout) * 0.1).astype(np.float32))
+    wd, y, r = t.name("wdq"), t.name("conv"), t.name("relu")
+    t.nodes += [n("DequantizeLinear", [wq, ws, wz], [wd], axis=0),
+                n("Conv", [x, wd, b], [y], strides=[stride] * 2,
+                  pads=[k // 2] * 4, group=group),
+                n("Relu", [y], [r])]
+    ys = t.init("as", np.array(0.02, np.float32))
+    yz = t.init("az", np.array(0, np.uint8))
+    return qdq(t, r, ys, yz)
+
+
+def qdq_cnn():
+    t = Net()
+    xs = t.init("xs", np.array(2 / 255, np.float32))
+    xz = t.init("xz", np.array(128, np.uint8))
+    y = qdq(t, "x", xs, xz)
+    for cin, cout, k, st, g in ((16, 32, 3, 1, 1), (32, 32, 3, 2, 1),
+                                (32, 64, 1, 1, 1), (64, 64, 3, 1, 2),
+                                (64, 128, 3, 2, 1), (128, 128, 1, 1, 1)):
+        y = qdq_conv(t, y, cin, cout, k, st, g)
+    t.nodes += [n("GlobalAveragePool", [y], ["gap"]),
+                n("Flatten", ["gap"], ["logits"])]
+    save("qdq_cnn", t.nodes, [("x", [1, 16, 112, 112])], ["logits"],
+         t.inits, opset=13)
+
+
+qdyn_cnn()
+qdyn_enc()
+qdq_cnn()
+
+
+def quant_fused():
+    """The chains passes/qfuse.c fuses and the fast kernel's edges, each
+    output one fused op's (tests/test_quant.c): a MatMul of K 50 and N 37
+    (neither a multiple of the kernel's 4 and 16) on 3-D x, uint8 W with
+    a zero point, the Mul and Add operands swapped; int8 W with
+    per-column scales and zero points, no bias; one DynamicQuantizeLinear
+    feeding both; convolutions: 3x3 padded with the bias reshaped, int8
+    W with per-channel scales ([C,1,1]) strided, 2 groups dilated, 1x1
+    pointwise, the last three from one DynamicQuantizeLinear; 1-D; and a chain that must not fuse (its Cast's output is a graph
+    output too)."""
+    t = Net()
+    f = np.float32
+    dq = t.dql("x")
+    w = t.init("w", rng.integers(0, 256, (50, 37)).astype(np.uint8))
+    ws, wz = t.init("ws", np.array(0.01, f)), t.init("wz", np.array(
+        131, np.uint8))
+    b = t.init("b", rng.standard_normal(37).astype(f))
+    t.nodes += [n("MatMulInteger", [dq[0], w, dq[2], wz], ["mm_i"]),
+                n("Cast", ["mm_i"], ["mm_f"], to=T.FLOAT),
+                n("Mul", [ws, dq[1]], ["mm_p"]),
+                n("Mul", ["mm_p", "mm_f"], ["mm_m"]),
+                n("Add", [b, "mm_m"], ["mm_u8"])]
+    w2 = t.init("w2", rng.integers(-128, 128, (50, 40)).astype(np.int8))
+    ws2 = t.init("ws2", np.linspace(0.005, 0.02, 40).astype(f))
+    wz2 = t.init("wz2", rng.integers(-5, 5, 40).astype(np.int8))
+    t.nodes += [n("MatMulInteger", [dq[0], w2, dq[2], wz2], ["mm2_i"]),
+                n("Cast", ["mm2_i"], ["mm2_f"], to=T.FLOAT),
+                n("Mul", [dq[1], ws2], ["mm2_p"]),
+                n("Mul", ["mm2_f", "mm2_p"], ["mm_s8"])]
+    # not fused: mm3_i is read by the Cast and is an output
+    t.nodes += [n("MatMulInteger", [dq[0], w2, dq[2], wz2], ["mm3_i"]),
+                n("Cast", ["mm3_i"], ["mm3_f"], to=T.FLOAT),
+                n("Mul", ["mm3_f", "mm2_p"], ["mm_unfused"])]
+    c = t.dyn_conv("xc", 16, 24, 3, relu=False)
+    dqc = t.dql(c)
+    convs = [c] + [t.dyn_conv(c, 24, co, k, stride=st, group=g, dilation=d,
+                              relu=False, dq=dqc, signed=sg)
+                   for co, k, st, g, d, sg in ((20, 3, 2, 1, 1, True),
+                                               (32, 3, 1, 2, 2, False),
+                                               (16, 1, 1, 1, 1, False))]
+    wc = rng.standard_normal((16, 8, 5)).astype(f)
+    q, s, z = qweight(wc, 0, True)
+    t.inits.update({"w1d": q, "ws1d": s.reshape(16, 1), "wz1d": z})
+    dq1 = t.dql("x1")
+    t.nodes += [n("ConvInteger", [dq1[0], "w1d", dq1[2], "wz1d"], ["c1_i"],
+                  pads=[2, 2]),
+                n("Cast", ["c1_i"], ["c1_f"], to=T.FLOAT),
+                n("Mul", [dq1[1], "ws1d"], ["c1_p"]),
+                n("Mul", ["c1_f", "c1_p"], ["conv_1d"])]
+    outs = ["mm_u8", "mm_s8", "mm_unfused", "mm3_i"] + convs + ["conv_1d"]
+    save("quant_fused", t.nodes, [("x", [2, 7, 50]), ("xc", [1, 16, 30, 30]),
+                                 ("x1", [2, 8, 40])], outs, t.inits)
+
+
+quant_fused()
