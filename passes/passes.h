@@ -1,6 +1,6 @@
 /*
  * passes/passes.h - the compile pipeline (passes.c) and the entry points
- * of the passes without a header of their own: gear.c, print.c, infer.c,
+ * of the passes without a header of their own: gear.c, print.c,
  * inline.c, dce.c, fuse.c and memplan.c's pass (each section names its
  * file).  scope.h, partition.h, hybrid.h and memplan.h own the rest.
  *
@@ -15,6 +15,7 @@
 #define GEARC_PASSES_H
 
 #include "compiler/gearspec.h"
+#include "compiler/infer.h"
 #include "compiler/ir.h"
 
 #include <stdio.h>
@@ -91,30 +92,6 @@ int pass_gear_root(Model *m, const CompileOptions *o);
 /* passes/print.c: prints g (and its subgraphs, indented) as text: one line per node with
  * its inputs, outputs, dtypes and shapes. */
 void graph_print(FILE *f, const Graph *g, int indent);
-
-/* Shape and dtype inference over g and its subgraphs, in topological
- * order, with the op table's infer hooks, folding outputs of at most
- * m->fold_limit bytes (passes/infer.c).  An op with no hook, or one
- * whose inputs it cannot handle, is an error naming the node and op. */
-int infer_graph(Model *m, Graph *g);
-
-/* Where run-time evaluation finds the contents of a graph's values: the
- * runtime's bound tensors (runtime/exec.c), or folded constants. */
-typedef struct EvalSource {
-	const Tensor *(*value)(void *ctx, ValId v); /* NULL if not known */
-	void *ctx;
-} EvalSource;
-/* Runs node n of g by inference with folding and no size limit, on a
- * copy of g's values in which n's inputs and the outer references of its
- * subgraphs hold src's tensors: for nodes whose shapes or contents need
- * inference at run time (If, Loop, Scan, data-dependent shapes).  outs[k]
- * receives output k (NULL if omitted); everything is allocated from a.
- * -1 with an error naming the node if an output cannot be computed. */
-int eval_node(Model *m, Graph *g, const Node *n, const EvalSource *src,
-	      Arena *a, const Tensor **outs);
-/* Runs subgraph sub of g (a Case branch) on inputs in[] the same way. */
-int eval_graph(Model *m, Graph *g, const EvalSource *src, const Graph *sub,
-	       const Tensor *const *in, Arena *a, const Tensor **outs);
 
 /* Replaces every If of g whose condition is constant by the nodes of its
  * taken branch, recursively and in every subgraph (passes/inline.c).

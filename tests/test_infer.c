@@ -1,4 +1,4 @@
-/* tests/test_infer.c - shape and dtype inference (passes/infer.c) and the
+/* tests/test_infer.c - shape and dtype inference (compiler/infer.c) and the
  * infer hooks of compiler/ops/. */
 #include <criterion/criterion.h>
 #include <stdint.h>

@@ -11,7 +11,7 @@
  * the node and op.
  *
  * A kernel runs in one of two places, and must not tell them apart:
- *   - folding (passes/infer.c): after the infer hook, if every output is
+ *   - folding (compiler/infer.c): after the infer hook, if every output is
  *     static and at most fold_limit bytes; inputs are the graph values'
  *     konst, NULL where not known, and a kernel that cannot compute (an
  *     input not constant, a result not exactly defined) returns 0 and
@@ -54,7 +54,7 @@ typedef struct OpBind {
 	void *exec;
 } OpBind;
 
-/* The fold limit of evaluation at run time (passes/infer.c eval_node):
+/* The fold limit of evaluation at run time (compiler/infer.c eval_node):
  * inference with folding standing in for execution. */
 #define OP_EVAL_LIMIT (INT64_MAX / 4)
 
@@ -624,7 +624,7 @@ int run_fused_gemm(OpCtx *c);
 int infer_fused_matmul(OpCtx *c);
 int run_fused_matmul(OpCtx *c);
 
-/* ---- subgraphs (passes/infer.c) ---------------------------------------- */
+/* ---- subgraphs (compiler/infer.c) -------------------------------------- */
 
 /* Infers subgraph sub of c's node with c's settings (for If, Loop, Scan
  * hooks): the hook first sets the dtypes and shapes of sub's inputs;

@@ -1,5 +1,6 @@
 /*
- * passes/infer.c - shape and dtype inference.
+ * compiler/infer.c - the interpreter: shape and dtype inference with
+ * folding, and evaluation at run time by the same means (compiler/infer.h).
  *
  * infer_graph() walks a graph's nodes in order (they are sorted
  * topologically) and, for each node:
@@ -25,8 +26,8 @@
  * references first take the dtype, shape and contents of the parent's
  * values, which are inferred by then.
  */
-#include "compiler/ops/opimpl.h"
-#include "passes.h"
+#include "infer.h"
+#include "ops/opimpl.h"
 
 #include <stdio.h>
 #include <string.h>
