@@ -7,7 +7,7 @@ main() returns it; nothing calls exit()):
  *   0 success, 1 failure (model, file, I/O), 2 usage (bad or conflicting
  *   flags).  Errors print as one line "gearc: error: <message>".
  *
- * Declared here: args.c (args_parse), one cmd_* per command file, help.c,
+ * Declared here: args.c (args_parse, cmd_args, fail), one cmd_* per command file, help.c,
  * compile.c's compile_model/compile_pinned/om_output_path and dump.c's
  * om_json/om_escape_names, which the tests, fuzzers and conformance tool
  * call as the commands do.  The library layers below (compiler/, passes/,
@@ -40,6 +40,12 @@ typedef struct ArgSpec {
  * cmd names the command in it). */
 int args_parse(int argc, char **argv, const ArgSpec *spec, const char *cmd,
 	       const char **pos, int maxpos, int *npos);
+/* What every command does first: args_parse, then --help (*help, the
+ * value its spec sets).  An exit status to return at once (EXIT_USAGE
+ * with the error printed, or EXIT_OK with the command's help printed),
+ * or -1 to go on. */
+int cmd_args(int argc, char **argv, const ArgSpec *spec, const char *cmd,
+	     const char **pos, int maxpos, int *npos, const char *const *help);
 
 /* The directory an output goes in: dir itself if it is one, else created
  * (one level, as mkdir(1) does: a missing parent is an error), *made then
@@ -81,7 +87,8 @@ struct json_object *om_json(const struct OmFile *f, const char *path);
  * shows it: how 0 for JSON, ESC_CONTROLS for text. */
 void om_escape_names(struct OmFile *f, unsigned how);
 
-/* Prints "gearc: error: <last_error()>" to stderr and returns status. */
+/* Prints "gearc: error: <last_error()>" to stderr and returns status
+ * (args.c). */
 int fail(int status);
 
 #endif

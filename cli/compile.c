@@ -12,12 +12,6 @@
 #include "passes/scope.h"
 #include "serializer/om.h"
 
-int fail(int status)
-{
-	fprintf(stderr, "gearc: error: %s\n", last_error());
-	return status;
-}
-
 char *om_output_path(const char *output)
 {
 	size_t n = strlen(output);
@@ -354,12 +348,9 @@ int cmd_compile(int argc, char **argv)
 	};
 	const char *pos[1];
 	int npos;
-	if (args_parse(argc, argv, spec, "compile", pos, 0, &npos) < 0)
-		return fail(EXIT_USAGE);
-	if (help) {
-		print_help(stdout, "compile");
-		return EXIT_OK;
-	}
+	int done = cmd_args(argc, argv, spec, "compile", pos, 0, &npos, &help);
+	if (done >= 0)
+		return done;
 	if (check_flags(&o, framework, jobs) < 0 ||
 	    check_hybrid_flags(&o, &hf) < 0)
 		return fail(EXIT_USAGE);
