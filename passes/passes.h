@@ -110,7 +110,11 @@ int graph_dce(Graph *g, ValId **remap);
  * already).  On m->graph it renumbers the gear spec's input ids with the
  * graph's. */
 enum { SPEC_INFERRED = 1, SPEC_DONE };
-int specialise(Model *m, Graph *g, const CompileOptions *o);
+int specialise(Model *m, Graph *g);
+/* specialise as a GraphPassFn, for the pass table and
+ * for_each_gear_graph: what it does depends on no option (the fold limit
+ * is m->fold_limit, which run_passes sets). */
+int pass_specialise(Model *m, Graph *g, const CompileOptions *o);
 
 /* Widens a float16 model to float32 inside, keeping its float16 inputs
  * and outputs with a Cast at each (passes/widen.c).  Runs first, so the

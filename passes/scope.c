@@ -867,7 +867,7 @@ static Graph *make_clone(Scope *s, const Region *R, const Graph *tmpl,
 		v->flags = (uint16_t)((v->flags & ~VF_DATA_DEP) |
 				      (x->flags & VF_DATA_DEP));
 	}
-	if (specialise(s->m, cl, s->o) < 0) {
+	if (specialise(s->m, cl) < 0) {
 		error_prefix("scope %s, clone %s (gear %d)", R->name, label,
 			     R->first[c]);
 		return NULL;
@@ -1203,8 +1203,8 @@ static void warn_full_clone(Scope *s, int64_t scoped, int64_t full)
 static int scopes_smaller(Scope *s, Graph *root)
 {
 	Model *m = s->m;
-	if (specialise(m, root, s->o) < 0 ||
-	    for_each_gear_graph(m, specialise, s->o) < 0)
+	if (specialise(m, root) < 0 ||
+	    for_each_gear_graph(m, pass_specialise, s->o) < 0)
 		return -1;
 	int64_t scoped = nodes_in(root), full = GEAR_ROOT_NODES;
 	for (int32_t g = 0; g < s->ngears; g++)

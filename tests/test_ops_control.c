@@ -1186,8 +1186,7 @@ Test(ops_control, specialise_remaps_gear_inputs)
 	GearInput gi = { .name = "x", .val = x };
 	gs.inputs = &gi;
 	m->gears = &gs;
-	CompileOptions o = { 0 };
-	cr_assert_eq(specialise(m, g, &o), 0, "%s", last_error());
+	cr_assert_eq(specialise(m, g), 0, "%s", last_error());
 	cr_assert_eq(gi.val, 0);
 	cr_assert_str_eq(g->vals[gi.val].name, "x");
 	m->gears = NULL;
