@@ -24,6 +24,8 @@ main() returns it; nothing calls exit()):
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
+struct ParsedPins;
+
 /* One flag of a subcommand.  Names are written with '_' (atc's spelling);
  * on the command line '-' and '_' are interchangeable. */
 typedef struct ArgSpec {
@@ -72,9 +74,14 @@ int print_help(FILE *f, const char *cmd);
  * an error set (exit status 1: the options were already parsed). */
 int compile_model(const CompileOptions *o, const ParsedGears *pg);
 /* The same with inputs pinned by --input_value (compiler/pin.h). */
-struct ParsedPins;
 int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 		   const struct ParsedPins *pins);
+
+/* --input_value (cli/pinflag.c; the grammar in compiler/pin.h): s may
+ * be NULL (no --input_value), *p is then empty.  pg is the parsed
+ * --input_shape, for the gear-input check.  -1 with a usage error; *p
+ * is freed by pin_parsed_release either way. */
+int pin_parse(struct ParsedPins *p, const char *s, const ParsedGears *pg);
 
 /* "NAME" -> "NAME.om" unless it already ends in ".om"; malloc'd. */
 char *om_output_path(const char *output);
