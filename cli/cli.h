@@ -70,6 +70,15 @@ int cmd_run(int argc, char **argv);
  * is no such command. */
 int print_help(FILE *f, const char *cmd);
 
+/* The flags of 'gearc compile': what the passes are told, and the rest. */
+typedef struct CompileOptions {
+	const char *model;  /* --model */
+	const char *output; /* --output, ".om" appended if missing */
+	GearOptions gear;
+	int quiet; /* --quiet */
+	PassOptions pass;
+} CompileOptions;
+
 /* Compiles as the options say and writes the .om.  Returns 0, or -1 with
  * an error set (exit status 1: the options were already parsed). */
 int compile_model(const CompileOptions *o, const ParsedGears *pg);

@@ -30,7 +30,7 @@ int specialise(Model *m, Graph *g)
 	return 0;
 }
 
-int pass_specialise(Model *m, Graph *g, const CompileOptions *o)
+int pass_specialise(Model *m, Graph *g, const PassOptions *o)
 {
 	(void)o;
 	return specialise(m, g);
@@ -74,7 +74,7 @@ const char *pass_names(void)
 /* Whether pass p has anything to do in this compile: progress lists only
  * those (a static compile has no gear or hybrid passes). */
 static bool pass_applies(const Pass *p, const Model *m,
-			 const CompileOptions *o)
+			 const PassOptions *o)
 {
 	if (!strcmp(p->name, "hybrid") || !strcmp(p->name, "symbols") ||
 	    !strcmp(p->name, "hybrid-root"))
@@ -134,7 +134,7 @@ static void dump_after(const Model *m, const Pass *p, bool failed)
 	fflush(stdout);
 }
 
-int run_passes(Model *m, const CompileOptions *o)
+int run_passes(Model *m, const PassOptions *o)
 {
 	int n = 0, step = 0;
 	m->fold_limit = o->fold_limit;
@@ -150,7 +150,7 @@ int run_passes(Model *m, const CompileOptions *o)
 		if (rc < 0) {
 			if (listed)
 				dump_after(m, p, true);
-			return error_prefix("model '%s'", o->model);
+			return -1;
 		}
 #ifdef GEARC_DEBUG
 		if (graph_verify(m->graph) < 0)

@@ -44,7 +44,7 @@ typedef struct Region {
 
 typedef struct Scope {
 	Model *m;
-	const CompileOptions *o;
+	const PassOptions *o;
 	bool is_auto;
 	Graph *src; /* the model's graph, value ids as in every branch */
 	int32_t ngears, nv, nn;
@@ -138,7 +138,7 @@ static Graph *source_copy(Model *m)
 /* Classifying needs each gear's shapes and contents, with the model's
  * value ids: the branches inferred, not yet inlined or cleaned (the rest
  * of specialise(), which then does not infer them again). */
-static int infer_branch(Model *m, Graph *g, const CompileOptions *o)
+static int infer_branch(Model *m, Graph *g, const PassOptions *o)
 {
 	(void)o;
 	if (infer_graph(m, g) < 0)
@@ -1285,7 +1285,7 @@ static int scope_model(Scope *s)
 	return build_scoped(s);
 }
 
-int pass_gear_scope(Model *m, const CompileOptions *o)
+int pass_gear_scope(Model *m, const PassOptions *o)
 {
 	if (!o || !o->gear_scope)
 		return 0;

@@ -19,8 +19,8 @@
 
 static Model *compile_m(Model *m, GearOptions go, bool hybrid, int jobs)
 {
-	CompileOptions o = { .model = "test", .gear = go, .jobs = jobs,
-			     .fold_limit = 64 * 1024, .hybrid = hybrid };
+	PassOptions o = { .jobs = jobs,
+			  .fold_limit = 64 * 1024, .hybrid = hybrid };
 	ParsedGears pg;
 	cr_assert(m, "%s", last_error());
 	cr_assert_eq(gear_parse(&pg, &go), 0, "%s", last_error());
