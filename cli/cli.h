@@ -26,6 +26,21 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 struct ParsedPins;
 
+/* The gear options as given (compiler/gearspec.h describes them). */
+typedef struct GearOptions {
+	const char *input_shape; /* NULL when not given */
+	const char *dynamic_batch_size;
+	const char *dynamic_image_size;
+	const char *dynamic_dims;
+	const char *input_format; /* NULL: NCHW */
+} GearOptions;
+
+/* Parses and checks the gear options alone (cli/gearflags.c; the
+ * grammar in compiler/gearspec.h).  Returns 0, or -1 with an error set
+ * (a usage error: exit status 2).  On error *p is left empty; either way
+ * gear_parsed_release(p) frees everything. */
+int gear_parse(ParsedGears *p, const GearOptions *o);
+
 /* One flag of a subcommand.  Names are written with '_' (atc's spelling);
  * on the command line '-' and '_' are interchangeable. */
 typedef struct ArgSpec {

@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "passes/passes.h"
 #include "serializer/om.h"

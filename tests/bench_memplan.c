@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "serializer/om.h"
 #include "synth.h"

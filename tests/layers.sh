@@ -14,8 +14,9 @@ trap 'rm -f "$above"' EXIT
 	# compiler/ names nothing above it
 	grep -n '#include "\(cli\|passes\|serializer\|runtime\)/' \
 		compiler/*.[ch] compiler/ops/*.[ch]
-	# only cli/ knows the command line
+	# only cli/ knows the command line, and parses its flags
 	grep -n '#include "cli/' passes/*.[ch] serializer/*.[ch] runtime/*.[ch]
+	grep -n '^int \(gear\|pin\)_parse(' compiler/*.c
 	# the runtime specialises graphs through passes/runspec.h alone
 	grep -n '\b\(graph_flatten\|memplan_graph\|infer_graph\|eval_node\|eval_graph\)(' \
 		runtime/*.[ch]

@@ -16,6 +16,7 @@
 #ifndef GEARC_SYNTH_H
 #define GEARC_SYNTH_H
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "testutil.h"
 

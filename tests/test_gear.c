@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "passes/passes.h"
 #include "serializer/om.h"

@@ -9,6 +9,7 @@
 #include "testrun.h"
 #include "testutil.h"
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "passes/hybrid.h"
 #include "passes/partition.h"

@@ -12,6 +12,7 @@
 #include "testrun.h"
 #include "testutil.h"
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "passes/memplan.h"
 #include "passes/partition.h"
