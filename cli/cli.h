@@ -7,10 +7,12 @@ main() returns it; nothing calls exit()):
  *   0 success, 1 failure (model, file, I/O), 2 usage (bad or conflicting
  *   flags).  Errors print as one line "gearc: error: <message>".
  *
- * Declared here: args.c (args_parse, cmd_args, fail), one cmd_* per command file, help.c,
- * compile.c's compile_model/compile_pinned/om_output_path and dump.c's
- * om_json/om_escape_names, which the tests, fuzzers and conformance tool
- * call as the commands do.  The library layers below (compiler/, passes/,
+ * Declared here: args.c (args_parse, cmd_args, fail), one cmd_* per
+ * command file, help.c, the flag grammars gearflags.c (gear_parse) and
+ * pinflag.c (pin_parse), compile.c's CompileOptions, compile_model,
+ * compile_pinned and om_output_path, and dump.c's om_json and
+ * om_escape_names, which the tests, fuzzers and conformance tool call as
+ * the commands do.  The library layers below (compiler/, passes/,
  * serializer/, runtime/) never include this header.
  */
 #ifndef GEARC_CLI_H
