@@ -168,15 +168,15 @@ static bool input_foldable(OpCtx *c)
 }
 
 /* Random ops without a seed draw anew at every run: their values are not
- * constants, so they are not folded (they are run when evaluated at run
- * time). */
+ * constants, so the interpreter never runs them, whatever the fold limit
+ * (a subgraph that folding evaluates runs with none); only the runtime's
+ * bound kernel does. */
 static bool draws_anew(const OpCtx *c)
 {
 	switch (c->n->op) {
 	case OP_RandomNormal: case OP_RandomNormalLike: case OP_RandomUniform:
 	case OP_RandomUniformLike: case OP_Bernoulli: case OP_Multinomial:
-		return c->fold_limit < EVAL_NO_LIMIT &&
-		       !node_attr(c->n, "seed");
+		return !node_attr(c->n, "seed");
 	default:
 		return false;
 	}

@@ -287,41 +287,6 @@ Test(infer, fold_limit_is_honoured)
 	model_free(m);
 }
 
-static const Tensor *no_value(void *ctx, ValId v)
-{
-	(void)ctx;
-	(void)v;
-	return NULL;
-}
-
-/* A random op without a seed is not a constant: inference does not fold
- * it, and evaluation at run time (eval_node, the runtime's for a node
- * whose outputs need inference) draws it like the bound kernel. */
-Test(infer, unseeded_random_folds_never_and_evaluates)
-{
-	Model *m = tu_model(13);
-	Graph *g = m->graph;
-	Node *n = tu_node(g, "RandomUniform", "r", NULL, 0, 1);
-	tu_ints(g, n, "shape", INTS(64));
-	ValId y = tu_out(n, 0);
-	cr_assert_eq(infer_graph(m, g), 0, "%s", last_error());
-	cr_assert_null(g->vals[y].konst);
-	cr_assert_str_eq(tu_shape(g, y), "[64]");
-	Arena a;
-	arena_init(&a);
-	const Tensor *outs[1] = { NULL };
-	EvalSource src = { no_value, NULL };
-	cr_assert_eq(eval_node(m, g, &g->nodes[0], &src, &a, outs), 0, "%s",
-		     last_error());
-	cr_assert_not_null(outs[0]);
-	cr_assert_eq(shape_numel(&outs[0]->shape), 64);
-	const float *p = outs[0]->data;
-	for (int i = 0; i < 64; i++)
-		cr_assert(p[i] >= 0 && p[i] < 1, "draw %d is %g", i, p[i]);
-	arena_release(&a);
-	model_free(m);
-}
-
 /* y = Cast(Shape(x)) + z compiled by run_passes with fold limit limit;
  * returns how many Shape nodes are left. */
 static int shapes_left_after_compile(int64_t limit)

@@ -8,9 +8,9 @@
  * does not depend on how the work is split.  The key is the seed
  * attribute's when the node has one: such a node gives the same values
  * at every run (and is folded to those values when compiling).  Without
- * a seed the values must differ between runs, so the compiler does not
- * fold the node (compiler/infer.c) and the kernel takes a fresh key
- * from a process-wide atomic counter at each run.
+ * a seed the values must differ between runs, so the interpreter never
+ * runs the node (compiler/infer.c) and the kernel, run by the runtime,
+ * takes a fresh key from a process-wide atomic counter at each run.
  *
  * The values cannot match ONNX's backend test data, which numpy's own
  * generator drew: those tests check dtypes and shapes only.
@@ -42,8 +42,8 @@ static double normal(uint64_t key, uint64_t k)
 	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
 }
 
-/* The node's key: from its seed, else a new one per run (the compiler
- * never folds a random op without a seed: compiler/infer.c). */
+/* The node's key: from its seed, else a new one per run (the interpreter
+ * never runs a random op without a seed: compiler/infer.c). */
 static uint64_t rng_key(const OpCtx *c)
 {
 	static _Atomic uint64_t runs;
