@@ -275,7 +275,12 @@ demo: deps
 
 check: deps
 	@$(MAKE) --no-print-directory unit conformance-check embed-check \
-	    python-check
+	    python-check layers-check
+
+# The arrows between the layers point one way (README.md, "## Layout").
+.PHONY: layers-check
+layers-check: $(BUILD)/gearc
+	@tests/layers.sh $(BUILD)
 
 # The Python module's tests (python/tests, pytest) against build/python.
 # In a sanitizer build the module carries ASan, which must be the first

@@ -1,11 +1,17 @@
-/* cli/args.c - flag parsing and output directories, shared by every
- * subcommand. */
+/* cli/args.c - flag parsing, the error line and output directories,
+ * shared by every subcommand. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+
+int fail(int status)
+{
+	fprintf(stderr, "gearc: error: %s\n", last_error());
+	return status;
+}
 
 /* Flag names compare with '-' and '_' as the same character, so atc's
  * --input_shape and the GNU-style --input-shape both work. */
@@ -137,4 +143,16 @@ uint64_t phys_memory(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+}
+
+int cmd_args(int argc, char **argv, const ArgSpec *spec, const char *cmd,
+	     const char **pos, int maxpos, int *npos, const char *const *help)
+{
+	if (args_parse(argc, argv, spec, cmd, pos, maxpos, npos) < 0)
+		return fail(EXIT_USAGE);
+	if (*help) {
+		print_help(stdout, cmd);
+		return EXIT_OK;
+	}
+	return -1;
 }

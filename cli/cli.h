@@ -7,10 +7,12 @@ main() returns it; nothing calls exit()):
  *   0 success, 1 failure (model, file, I/O), 2 usage (bad or conflicting
  *   flags).  Errors print as one line "gearc: error: <message>".
  *
- * Declared here: args.c (args_parse), one cmd_* per command file, help.c,
- * compile.c's compile_model/compile_pinned/om_output_path and dump.c's
- * om_json/om_escape_names, which the tests, fuzzers and conformance tool
- * call as the commands do.  The library layers below (compiler/, passes/,
+ * Declared here: args.c (args_parse, cmd_args, fail), one cmd_* per
+ * command file, help.c, the flag grammars gearflags.c (gear_parse) and
+ * pinflag.c (pin_parse), compile.c's CompileOptions, compile_model,
+ * compile_pinned and om_output_path, and dump.c's om_json and
+ * om_escape_names, which the tests, fuzzers and conformance tool call as
+ * the commands do.  The library layers below (compiler/, passes/,
  * serializer/, runtime/) never include this header.
  */
 #ifndef GEARC_CLI_H
@@ -23,6 +25,23 @@ main() returns it; nothing calls exit()):
 #include "serializer/verify.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+struct ParsedPins;
+
+/* The gear options as given (compiler/gearspec.h describes them). */
+typedef struct GearOptions {
+	const char *input_shape; /* NULL when not given */
+	const char *dynamic_batch_size;
+	const char *dynamic_image_size;
+	const char *dynamic_dims;
+	const char *input_format; /* NULL: NCHW */
+} GearOptions;
+
+/* Parses and checks the gear options alone (cli/gearflags.c; the
+ * grammar in compiler/gearspec.h).  Returns 0, or -1 with an error set
+ * (a usage error: exit status 2).  On error *p is left empty; either way
+ * gear_parsed_release(p) frees everything. */
+int gear_parse(ParsedGears *p, const GearOptions *o);
 
 /* One flag of a subcommand.  Names are written with '_' (atc's spelling);
  * on the command line '-' and '_' are interchangeable. */
@@ -40,6 +59,12 @@ typedef struct ArgSpec {
  * cmd names the command in it). */
 int args_parse(int argc, char **argv, const ArgSpec *spec, const char *cmd,
 	       const char **pos, int maxpos, int *npos);
+/* What every command does first: args_parse, then --help (*help, the
+ * value its spec sets).  An exit status to return at once (EXIT_USAGE
+ * with the error printed, or EXIT_OK with the command's help printed),
+ * or -1 to go on. */
+int cmd_args(int argc, char **argv, const ArgSpec *spec, const char *cmd,
+	     const char **pos, int maxpos, int *npos, const char *const *help);
 
 /* The directory an output goes in: dir itself if it is one, else created
  * (one level, as mkdir(1) does: a missing parent is an error), *made then
@@ -62,13 +87,27 @@ int cmd_run(int argc, char **argv);
  * is no such command. */
 int print_help(FILE *f, const char *cmd);
 
+/* The flags of 'gearc compile': what the passes are told, and the rest. */
+typedef struct CompileOptions {
+	const char *model;  /* --model */
+	const char *output; /* --output, ".om" appended if missing */
+	GearOptions gear;
+	int quiet; /* --quiet */
+	PassOptions pass;
+} CompileOptions;
+
 /* Compiles as the options say and writes the .om.  Returns 0, or -1 with
  * an error set (exit status 1: the options were already parsed). */
 int compile_model(const CompileOptions *o, const ParsedGears *pg);
 /* The same with inputs pinned by --input_value (compiler/pin.h). */
-struct ParsedPins;
 int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 		   const struct ParsedPins *pins);
+
+/* --input_value (cli/pinflag.c; the grammar in compiler/pin.h): s may
+ * be NULL (no --input_value), *p is then empty.  pg is the parsed
+ * --input_shape, for the gear-input check.  -1 with a usage error; *p
+ * is freed by pin_parsed_release either way. */
+int pin_parse(struct ParsedPins *p, const char *s, const ParsedGears *pg);
 
 /* "NAME" -> "NAME.om" unless it already ends in ".om"; malloc'd. */
 char *om_output_path(const char *output);
@@ -81,7 +120,8 @@ struct json_object *om_json(const struct OmFile *f, const char *path);
  * shows it: how 0 for JSON, ESC_CONTROLS for text. */
 void om_escape_names(struct OmFile *f, unsigned how);
 
-/* Prints "gearc: error: <last_error()>" to stderr and returns status. */
+/* Prints "gearc: error: <last_error()>" to stderr and returns status
+ * (args.c). */
 int fail(int status);
 
 #endif

@@ -12,12 +12,6 @@
 #include "passes/scope.h"
 #include "serializer/om.h"
 
-int fail(int status)
-{
-	fprintf(stderr, "gearc: error: %s\n", last_error());
-	return status;
-}
-
 char *om_output_path(const char *output)
 {
 	size_t n = strlen(output);
@@ -39,16 +33,16 @@ static const char *base_name(const char *path)
  * spelling GE's options have. */
 static void record_pass_options(Model *m, const CompileOptions *o)
 {
-	if (o->hybrid)
+	if (o->pass.hybrid)
 		model_add_option(m, "compile_hybrid_mode", "1");
-	if (o->static_limit_given) {
+	if (o->pass.static_limit_given) {
 		char buf[32];
-		snprintf(buf, sizeof(buf), "%d", o->static_limit);
+		snprintf(buf, sizeof(buf), "%d", o->pass.static_limit);
 		model_add_option(m, "static_model_ops_lower_limit", buf);
 	}
-	if (o->no_fuse)
+	if (o->pass.no_fuse)
 		model_add_option(m, "no_fuse", "1");
-	if (o->keep_fp16)
+	if (o->pass.keep_fp16)
 		model_add_option(m, "keep_fp16", "1");
 }
 
@@ -108,7 +102,7 @@ static void print_warnings(const Model *m, const CompileOptions *o)
 {
 	if (o->quiet)
 		return;
-	if (o->progress)
+	if (o->pass.progress)
 		fputs("\r\033[K", stderr);
 	for (int32_t i = 0; i < model_warning_count(m); i++)
 		fprintf(stderr, "gearc: warning: %s\n", model_warning(m, i));
@@ -172,21 +166,21 @@ int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 	/* Only the file name: the .om must not depend on where it was
 	 * built from. */
 	m->path = base_name(o->model);
-	m->jobs = o->jobs;
+	m->jobs = o->pass.jobs;
 	warn_opset(m);
 	int rc = gear_apply(m, pg);
 	if (!rc)
 		rc = pin_apply(m, pins);
 	if (!rc)
 		record_pass_options(m, o);
-	if (!rc)
-		rc = run_passes(m, o);
+	if (!rc && (rc = run_passes(m, &o->pass)) < 0)
+		error_prefix("model '%s'", o->model);
 	if (!rc)
 		warn_model(m);
 	char *path = om_output_path(o->output);
 	if (!rc) {
-		if (o->progress)
-			o->progress("writing the .om file", 0, 0);
+		if (o->pass.progress)
+			o->pass.progress("writing the .om file", 0, 0);
 		rc = om_write(m, path);
 	}
 	print_warnings(m, o);
@@ -232,7 +226,7 @@ static int check_hybrid_flags(CompileOptions *o, const HybridFlags *h)
 	if (h->hybrid && h->mode && !strcmp(h->mode, "0"))
 		return error("--hybrid and --compile_hybrid_mode=0 disagree "
 			     "(give one of them)");
-	o->hybrid = h->hybrid || (h->mode && !strcmp(h->mode, "1"));
+	o->pass.hybrid = h->hybrid || (h->mode && !strcmp(h->mode, "1"));
 	if (!h->limit)
 		return 0;
 	if (!parse_i64(h->limit, strlen(h->limit), &v) || v < -1 ||
@@ -240,19 +234,19 @@ static int check_hybrid_flags(CompileOptions *o, const HybridFlags *h)
 		return error("--static_model_ops_lower_limit: '%s' is not a "
 			     "node count (expected an integer >= -1; -1 makes "
 			     "every partitioned graph dynamic)", h->limit);
-	o->static_limit_given = true;
-	o->static_limit = (int32_t)v;
+	o->pass.static_limit_given = true;
+	o->pass.static_limit = (int32_t)v;
 	return 0;
 }
 
 /* --hybrid compiles a dynamic graph besides the gears: it needs gears. */
 static int check_hybrid_gears(const CompileOptions *o, const ParsedGears *pg)
 {
-	if (o->hybrid && pg->mode == MODE_STATIC)
+	if (o->pass.hybrid && pg->mode == MODE_STATIC)
 		return error("--hybrid needs a gear option (--dynamic_batch_size, "
 			     "--dynamic_image_size or --dynamic_dims): it "
 			     "compiles a dynamic graph besides the gears");
-	if (o->hybrid && o->gear_scope)
+	if (o->pass.hybrid && o->pass.gear_scope)
 		return error("--hybrid cannot be used with --gear_scope: the "
 			     "dynamic graph is chosen by the gear Case, which "
 			     "--gear_scope replaces by per-scope selection");
@@ -301,14 +295,14 @@ static int check_flags(CompileOptions *o, const char *framework,
 		return error("--framework: '%s' is not supported (gearc reads "
 			     "ONNX models: --framework=5)",
 			     framework);
-	if (jobs && parse_jobs(jobs, &o->jobs) < 0)
+	if (jobs && parse_jobs(jobs, &o->pass.jobs) < 0)
 		return -1;
-	const char *bad = o->dump_after ? dump_after_check(o->dump_after)
-					: NULL;
+	const char *dump = o->pass.dump_after;
+	const char *bad = dump ? dump_after_check(dump) : NULL;
 	if (bad)
 		return error("--dump-after: no pass named '%s' (passes: %s)",
 			     bad, pass_names());
-	if (o->gear_scope && gear_scope_check(o->gear_scope) < 0)
+	if (o->pass.gear_scope && gear_scope_check(o->pass.gear_scope) < 0)
 		return -1;
 	return 0;
 }
@@ -316,7 +310,7 @@ static int check_flags(CompileOptions *o, const char *framework,
 /* --gear_scope chooses what to clone per gear: it needs gears. */
 static int check_scope(const CompileOptions *o, const ParsedGears *pg)
 {
-	if (o->gear_scope && pg->mode == MODE_STATIC)
+	if (o->pass.gear_scope && pg->mode == MODE_STATIC)
 		return error("--gear_scope needs a gear option "
 			     "(--dynamic_batch_size, --dynamic_image_size or "
 			     "--dynamic_dims): scopes choose what is cloned "
@@ -341,8 +335,8 @@ int cmd_compile(int argc, char **argv)
 		{ "input_value", 0, true, &input_value },
 		{ "framework", 0, true, &framework },
 		{ "jobs", 'j', true, &jobs },
-		{ "dump_after", 0, true, &o.dump_after },
-		{ "gear_scope", 0, true, &o.gear_scope },
+		{ "dump_after", 0, true, &o.pass.dump_after },
+		{ "gear_scope", 0, true, &o.pass.gear_scope },
 		{ "hybrid", 0, false, &hf.hybrid },
 		{ "compile_hybrid_mode", 0, true, &hf.mode },
 		{ "static_model_ops_lower_limit", 0, true, &hf.limit },
@@ -354,20 +348,17 @@ int cmd_compile(int argc, char **argv)
 	};
 	const char *pos[1];
 	int npos;
-	if (args_parse(argc, argv, spec, "compile", pos, 0, &npos) < 0)
-		return fail(EXIT_USAGE);
-	if (help) {
-		print_help(stdout, "compile");
-		return EXIT_OK;
-	}
+	int done = cmd_args(argc, argv, spec, "compile", pos, 0, &npos, &help);
+	if (done >= 0)
+		return done;
 	if (check_flags(&o, framework, jobs) < 0 ||
 	    check_hybrid_flags(&o, &hf) < 0)
 		return fail(EXIT_USAGE);
 	o.quiet = quiet != NULL;
-	o.no_fuse = no_fuse != NULL;
-	o.keep_fp16 = keep_fp16 != NULL;
+	o.pass.no_fuse = no_fuse != NULL;
+	o.pass.keep_fp16 = keep_fp16 != NULL;
 	if (!o.quiet && isatty(STDERR_FILENO))
-		o.progress = progress_tty;
+		o.pass.progress = progress_tty;
 
 	ParsedGears pg;
 	if (gear_parse(&pg, &o.gear) < 0)

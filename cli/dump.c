@@ -1743,12 +1743,9 @@ int cmd_dump(int argc, char **argv)
 		{ 0 },
 	};
 	int npos;
-	if (args_parse(argc, argv, spec, "dump", pos, 1, &npos) < 0)
-		return fail(EXIT_USAGE);
-	if (help) {
-		print_help(stdout, "dump");
-		return EXIT_OK;
-	}
+	int done = cmd_args(argc, argv, spec, "dump", pos, 1, &npos, &help);
+	if (done >= 0)
+		return done;
 	if (!d.format)
 		d.format = "text";
 	d.summary = summary != NULL;

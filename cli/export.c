@@ -239,12 +239,9 @@ int cmd_export(int argc, char **argv)
 		{ 0 },
 	};
 	int npos;
-	if (args_parse(argc, argv, spec, "export", pos, 1, &npos) < 0)
-		return fail(EXIT_USAGE);
-	if (help) {
-		print_help(stdout, "export");
-		return EXIT_OK;
-	}
+	int done = cmd_args(argc, argv, spec, "export", pos, 1, &npos, &help);
+	if (done >= 0)
+		return done;
 	if (npos != 1 || !output) {
 		error("export needs a .om file and --output (gearc export "
 		      "FILE.om --gear=K|all --output=PATH)");

@@ -478,13 +478,11 @@ int cmd_run(int argc, char **argv)
 		{ 0 },
 	};
 	int npos;
-	if (take_inputs(&argc, argv, &ra) < 0 ||
-	    args_parse(argc, argv, spec, "run", pos, 1, &npos) < 0)
+	if (take_inputs(&argc, argv, &ra) < 0)
 		return fail(EXIT_USAGE);
-	if (help) {
-		print_help(stdout, "run");
-		return EXIT_OK;
-	}
+	int done = cmd_args(argc, argv, spec, "run", pos, 1, &npos, &help);
+	if (done >= 0)
+		return done;
 	if (npos != 1) {
 		error("run needs the .om file to run (gearc run FILE.om --input "
 		      "NAME=FILE.npy ...)");

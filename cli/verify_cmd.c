@@ -13,12 +13,9 @@ int cmd_verify(int argc, char **argv)
 		{ 0 },
 	};
 	int npos;
-	if (args_parse(argc, argv, spec, "verify", pos, 1, &npos) < 0)
-		return fail(EXIT_USAGE);
-	if (help) {
-		print_help(stdout, "verify");
-		return EXIT_OK;
-	}
+	int done = cmd_args(argc, argv, spec, "verify", pos, 1, &npos, &help);
+	if (done >= 0)
+		return done;
 	if (quiet && verbose) {
 		error("--quiet and --verbose cannot be used together");
 		return fail(EXIT_USAGE);

@@ -2,7 +2,8 @@
  * compiler/gearspec.h - --input_shape and the gear options.
  *
  * Two steps, so the CLI can tell the two exit statuses apart:
- *   gear_parse()  checks the flag strings alone (syntax, counts, duplicates,
+ *   gear_parse()  (cli/gearflags.c, declared in cli/cli.h: the grammar is
+ *                 the command line's) checks the flag strings alone (syntax, counts, duplicates,
  *                 which options go together).  Its errors are usage errors:
  *                 exit status 2.
  *   gear_apply()  checks the parsed options against the model (names exist
@@ -12,7 +13,7 @@
  *                 m->gears and m->mode.  Its errors are exit status 1.
  * Every error is one line naming the flag and the offending value/input.
  *
- * Syntax (all checked by gear_parse):
+ * Syntax (all checked by gear_parse, cli/gearflags.c):
  *   --input_shape="name:d0,d1,...;name2:..."
  *       Entries split on ';'; name and dims split at the LAST ':' (ONNX
  *       names may contain ':'); the name is trimmed of spaces and tabs.
@@ -49,14 +50,6 @@
 
 #include "ir.h"
 
-typedef struct GearOptions {
-	const char *input_shape; /* NULL when not given */
-	const char *dynamic_batch_size;
-	const char *dynamic_image_size;
-	const char *dynamic_dims;
-	const char *input_format; /* NULL: NCHW */
-} GearOptions;
-
 typedef struct ShapeEntry {
 	char *name;
 	int32_t rank;
@@ -90,11 +83,20 @@ typedef struct ParsedGears {
 	char *given[GOPT_COUNT]; /* copies of the option strings, or NULL */
 } ParsedGears;
 
-/* Parses and checks the options alone.  Returns 0, or -1 with an error
- * set (a usage error: exit status 2).  On error *p is left empty; either
- * way gear_parsed_release(p) frees everything. */
-int gear_parse(ParsedGears *p, const GearOptions *o);
+/* Frees what gear_parse (cli/gearflags.c) put in *p and empties it. */
 void gear_parsed_release(ParsedGears *p);
+
+/* User text in a message (gear_parse's and gear_apply's): at most
+ * QUOTE_MAX bytes of p[0..len) (cut at a UTF-8 boundary, "..." added),
+ * quotes and backslashes escaped, control bytes as \xNN, so a message
+ * stays one line of bounded length.  Returns q->s. */
+enum { QUOTE_MAX = 64 };
+typedef struct Quote {
+	char s[4 * QUOTE_MAX + 4];
+} Quote;
+const char *gear_quote(Quote *q, const char *p, size_t len);
+/* How many gear dims (-1) entry e has. */
+int32_t gear_count_dyn(const ShapeEntry *e);
 
 /* Checks p against m->graph's inputs and applies it: each listed input's
  * Value.shape becomes its --input_shape dims (-1 kept at gear dims),

@@ -278,7 +278,7 @@ typedef struct Model {
 	KeyVal *options; /* the options used, in the order given */
 	int jobs; /* threads the writer may use (-j); 0: one per core */
 	/* The largest output, in bytes, whose contents shape inference
-	 * computes at compile time (CompileOptions.fold_limit, which
+	 * computes at compile time (PassOptions.fold_limit, which
 	 * run_passes puts here); 0: 64 KiB. */
 	int64_t fold_limit;
 	/* Gear compile (passes/gear.c); NULL/-1 for a static compile.  The

@@ -7,7 +7,7 @@
  *   infer    shape/dtype inference hook (compiler/ops/<family>.c), or 0;
  *   run      the kernel: computes the outputs from the inputs' contents,
  *            or 0.  The compiler runs it on constant inputs (constant
- *            folding, passes/infer.c); the runtime runs it on the tensors
+ *            folding, compiler/infer.c); the runtime runs it on the tensors
  *            it binds (runtime/), so folding and execution share one
  *            implementation of each op's semantics;
  *   view     VIEW_ALIAS if the op's output is a pure view of input 0

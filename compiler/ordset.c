@@ -98,11 +98,6 @@ void ordset_remove(OrdSet *s, int32_t i)
 	s->root = merge(s, l, r);
 }
 
-OrdKey ordset_key(const OrdSet *s, int32_t i)
-{
-	return s->node[i].key;
-}
-
 uint64_t ordset_weight(const OrdSet *s, int32_t i)
 {
 	return s->node[i].weight;

@@ -36,7 +36,6 @@ void ordset_release(OrdSet *s);
 void ordset_insert(OrdSet *s, int32_t i, OrdKey k, uint64_t weight);
 /* Item i, which is in the set. */
 void ordset_remove(OrdSet *s, int32_t i);
-OrdKey ordset_key(const OrdSet *s, int32_t i);
 uint64_t ordset_weight(const OrdSet *s, int32_t i);
 /* The item with the smallest key >= k, > k; the largest < k; the last;
  * -1 if there is none. */

@@ -11,7 +11,7 @@
  *
  * Two steps, as in gearspec.h, so the CLI can tell the exit statuses
  * apart:
- *   pin_parse()  the flag alone, and against the other flags: entries
+ *   pin_parse()  (cli/pinflag.c, declared in cli/cli.h) the flag alone, and against the other flags: entries
  *                split on ';', name and values at the LAST ':', values
  *                on ','; no empty entry, name or value; a name once; not
  *                a gear input (-1 in --input_shape).  Usage errors: 2.
@@ -39,9 +39,7 @@ typedef struct ParsedPins {
 	char *canon; /* "sr:16000;mode:1,0", what the .om records */
 } ParsedPins;
 
-/* s may be NULL (no --input_value): *p is then empty.  pg is the parsed
- * --input_shape, for the gear-input check. */
-int pin_parse(ParsedPins *p, const char *s, const ParsedGears *pg);
+/* Frees what pin_parse (cli/pinflag.c) put in *p and empties it. */
 void pin_parsed_release(ParsedPins *p);
 int pin_apply(Model *m, const ParsedPins *p);
 

@@ -476,6 +476,62 @@ int32_t namemap_put(NameMap *m, const char *key, int32_t val)
 	return -1;
 }
 
+void ptrmap_release(PtrMap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+static uint32_t ptr_slot(const PtrMap *m, const void *key)
+{
+	uint32_t mask = m->cap - 1;
+	uint32_t i = (uint32_t)(((uintptr_t)key >> 4) * 2654435761u) & mask;
+	while (m->keys[i] && m->keys[i] != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
+int32_t ptrmap_get(const PtrMap *m, const void *key)
+{
+	if (!m->cap)
+		return -1;
+	uint32_t i = ptr_slot(m, key);
+	return m->keys[i] ? m->vals[i] : -1;
+}
+
+static void ptrmap_rehash(PtrMap *m, uint32_t cap)
+{
+	PtrMap n = { xcalloc(cap, sizeof(void *)), xcalloc(cap, sizeof(int32_t)),
+		     cap, 0 };
+	for (uint32_t i = 0; i < m->cap; i++) {
+		if (!m->keys[i])
+			continue;
+		uint32_t j = ptr_slot(&n, m->keys[i]);
+		n.keys[j] = m->keys[i];
+		n.vals[j] = m->vals[i];
+		n.len++;
+	}
+	ptrmap_release(m);
+	*m = n;
+}
+
+int32_t ptrmap_put(PtrMap *m, const void *key, int32_t val)
+{
+	if (2 * (m->len + 1) > m->cap)
+		ptrmap_rehash(m, m->cap ? 2 * m->cap : 64);
+	uint32_t i = ptr_slot(m, key);
+	if (m->keys[i]) {
+		int32_t old = m->vals[i];
+		m->vals[i] = val;
+		return old;
+	}
+	m->keys[i] = key;
+	m->vals[i] = val;
+	m->len++;
+	return -1;
+}
+
 /* ---- threads --------------------------------------------------------- */
 
 int thread_count(int jobs)

@@ -129,6 +129,20 @@ int32_t namemap_get(const NameMap *m, const char *key);
 /* Sets key -> val; returns the previous value or -1 if it was new. */
 int32_t namemap_put(NameMap *m, const char *key, int32_t val);
 
+/* Pointer -> int32 map, the same for keys compared by address (a weight
+ * met again: passes/flatten.c, serializer/export.c).  Zero is empty. */
+typedef struct PtrMap {
+	const void **keys;
+	int32_t *vals;
+	uint32_t cap, len;
+} PtrMap;
+
+void ptrmap_release(PtrMap *m);
+/* Returns the value for key (not NULL), or -1. */
+int32_t ptrmap_get(const PtrMap *m, const void *key);
+/* Sets key (not NULL) -> val; returns the previous value or -1. */
+int32_t ptrmap_put(PtrMap *m, const void *key, int32_t val);
+
 /* ---- threads --------------------------------------------------------- */
 
 /* The threads -j N asks for: N, or the number of cores if N <= 0. */

@@ -22,10 +22,7 @@ typedef struct Flat {
 	/* for export: fused nodes become their ONNX nodes, Fail branches
 	 * standard ONNX, every subgraph output a node output of its own */
 	bool standard;
-	/* Tensor -> its weight value in dst (open addressing) */
-	const Tensor **keys;
-	ValId *vals;
-	uint32_t cap, len;
+	PtrMap weights; /* Tensor -> its weight value in dst */
 } Flat;
 
 /* One source graph being copied: its map and its parent's (for outer
@@ -54,51 +51,18 @@ const Graph *gear_source_graph(const Model *m, int32_t gear)
 
 /* ---- weights ------------------------------------------------------------ */
 
-static uint32_t ptr_hash(const void *p)
-{
-	uintptr_t v = (uintptr_t)p;
-	return (uint32_t)((v >> 4) * 2654435761u);
-}
-
-static void weights_grow(Flat *F)
-{
-	uint32_t cap = F->cap ? 2 * F->cap : 64;
-	const Tensor **keys = xcalloc(cap, sizeof(*keys));
-	ValId *vals = xcalloc(cap, sizeof(*vals));
-	for (uint32_t i = 0; i < F->cap; i++) {
-		if (!F->keys[i])
-			continue;
-		uint32_t h = ptr_hash(F->keys[i]) & (cap - 1);
-		while (keys[h])
-			h = (h + 1) & (cap - 1);
-		keys[h] = F->keys[i];
-		vals[h] = F->vals[i];
-	}
-	free(F->keys);
-	free(F->vals);
-	F->keys = keys;
-	F->vals = vals;
-	F->cap = cap;
-}
-
 /* The weight value of dst holding t, made on first use from v. */
 static ValId weight_of(Flat *F, const Value *v)
 {
-	if (2 * (F->len + 1) > F->cap)
-		weights_grow(F);
-	uint32_t h = ptr_hash(v->konst) & (F->cap - 1);
-	while (F->keys[h] && F->keys[h] != v->konst)
-		h = (h + 1) & (F->cap - 1);
-	if (F->keys[h])
-		return F->vals[h];
-	ValId id = graph_add_value(F->dst, v->name, VAL_WEIGHT);
+	ValId id = ptrmap_get(&F->weights, v->konst);
+	if (id >= 0)
+		return id;
+	id = graph_add_value(F->dst, v->name, VAL_WEIGHT);
 	Value *w = &F->dst->vals[id];
 	w->dtype = v->konst->dtype;
 	w->shape = v->konst->shape;
 	w->konst = v->konst;
-	F->keys[h] = v->konst;
-	F->vals[h] = id;
-	F->len++;
+	ptrmap_put(&F->weights, v->konst, id);
 	return id;
 }
 
@@ -489,8 +453,7 @@ static Graph *flatten_into(Flat *F, Arena *a, const Graph *src,
 	Model *m = F->m;
 	F->dst = graph_new(a, m->graph->name, NULL);
 	Graph *g = flatten_top(F, src, shapes, values);
-	free(F->keys);
-	free(F->vals);
+	ptrmap_release(&F->weights);
 	if (!g)
 		return NULL;
 	const char **names = arena_array(a, (size_t)g->noutputs + 1,

@@ -1077,7 +1077,7 @@ static void match_layernorm(Fuse *F, int32_t i)
 }
 
 /* Fuses one static graph (not thread-safe beyond fold_get). */
-static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
+static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 {
 	if (o->no_fuse || g == m->dynamic)
 		return 0;
@@ -1097,7 +1097,7 @@ static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 	return rc < 0 ? -1 : graph_dce(g, NULL);
 }
 
-int pass_fuse(Model *m, const CompileOptions *o)
+int pass_fuse(Model *m, const PassOptions *o)
 {
 	int rc = for_each_gear_graph(m, fuse_one, o);
 	fold_forget(m);

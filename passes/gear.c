@@ -94,7 +94,7 @@ static void case_attrs(Model *m, Graph *root, Node *cs)
 			gear_mode_name(gs->mode));
 }
 
-void gear_branches(Model *m, const CompileOptions *o)
+void gear_branches(Model *m, const PassOptions *o)
 {
 	int32_t ngears = m->gears->ngears;
 	if (m->branches)
@@ -105,7 +105,7 @@ void gear_branches(Model *m, const CompileOptions *o)
 			   m);
 }
 
-int pass_gear_clone(Model *m, const CompileOptions *o)
+int pass_gear_clone(Model *m, const PassOptions *o)
 {
 	const GearSpec *gs = m->gears;
 	if (!gs || m->gear_outputs) /* static, or scopes instead */
@@ -168,7 +168,7 @@ int pass_gear_clone(Model *m, const CompileOptions *o)
 
 typedef struct Job {
 	Model *m;
-	const CompileOptions *o;
+	const PassOptions *o;
 	GraphPassFn fn;
 } Job;
 
@@ -194,7 +194,7 @@ static int gear_error(const GearSpec *gs, int32_t g)
 	return error_prefix("gear %d (" GEAR_LABEL ", dims %s)", g, g, dims);
 }
 
-int for_each_gear_graph(Model *m, GraphPassFn fn, const CompileOptions *o)
+int for_each_gear_graph(Model *m, GraphPassFn fn, const PassOptions *o)
 {
 	if (!m->gears || !m->branches)
 		return fn(m, m->graph, o);
@@ -208,7 +208,7 @@ int for_each_gear_graph(Model *m, GraphPassFn fn, const CompileOptions *o)
 		       : error_prefix("the dynamic graph (--hybrid)");
 }
 
-int pass_gear_root(Model *m, const CompileOptions *o)
+int pass_gear_root(Model *m, const PassOptions *o)
 {
 	(void)o;
 	if (!m->gears)

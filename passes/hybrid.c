@@ -22,7 +22,7 @@ static const char *gear_symbol(Arena *a, const GearSpec *gs, int32_t k,
 	return arena_printf(a, "s%d", gs->inputs[k].first + j);
 }
 
-int pass_hybrid(Model *m, const CompileOptions *o)
+int pass_hybrid(Model *m, const PassOptions *o)
 {
 	const GearSpec *gs = m->gears;
 	if (!o || !o->hybrid)
@@ -49,7 +49,7 @@ int pass_hybrid(Model *m, const CompileOptions *o)
 	return 0;
 }
 
-int pass_hybrid_root(Model *m, const CompileOptions *o)
+int pass_hybrid_root(Model *m, const PassOptions *o)
 {
 	(void)o;
 	Graph *root = m->graph;
@@ -79,7 +79,7 @@ Graph *hybrid_graph(const Graph *root)
 	return NULL;
 }
 
-int symbols_one(Model *m, Graph *g, const CompileOptions *o)
+int symbols_one(Model *m, Graph *g, const PassOptions *o)
 {
 	(void)o;
 	if (g == m->dynamic)

@@ -87,12 +87,12 @@
 
 /* The model pass before gear-clone: builds m->dynamic (no-op unless
  * o->hybrid). */
-int pass_hybrid(Model *m, const CompileOptions *o);
+int pass_hybrid(Model *m, const PassOptions *o);
 /* The model pass before gear-root: attaches m->dynamic to the Case. */
-int pass_hybrid_root(Model *m, const CompileOptions *o);
+int pass_hybrid_root(Model *m, const PassOptions *o);
 
 /* The per-graph pass: hybrid_symbols(g) when g is m->dynamic. */
-int symbols_one(Model *m, Graph *g, const CompileOptions *o);
+int symbols_one(Model *m, Graph *g, const PassOptions *o);
 /* The symbolic walk over g (its partitions included, if it has any),
  * with the rules of the given default-domain opset. */
 void hybrid_symbols(Graph *g, int64_t opset);

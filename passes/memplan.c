@@ -909,13 +909,13 @@ static int plan_graph(Model *m, Graph *g)
 	return rc;
 }
 
-int memplan_graph(Model *m, Graph *g, const CompileOptions *o)
+int memplan_graph(Model *m, Graph *g, const PassOptions *o)
 {
 	(void)o;
 	return plan_graph(m, g);
 }
 
-int pass_memplan(Model *m, const CompileOptions *o)
+int pass_memplan(Model *m, const PassOptions *o)
 {
 	if (for_each_gear_graph(m, memplan_graph, o) < 0)
 		return -1;

@@ -114,9 +114,9 @@ bool memplan_inplace_ok(int op, int k);
 /* Plans g and its subgraphs (not the branches of a Case) into g->plan,
  * allocated from g->arena.  Returns 0, or -1 with an error naming the
  * graph. */
-int memplan_graph(Model *m, Graph *g, const CompileOptions *o);
+int memplan_graph(Model *m, Graph *g, const PassOptions *o);
 /* The pass: every static graph (each gear branch, on threads), then the
  * root of a gear compile. */
-int pass_memplan(Model *m, const CompileOptions *o);
+int pass_memplan(Model *m, const PassOptions *o);
 
 #endif

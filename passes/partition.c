@@ -839,13 +839,13 @@ int32_t graph_partition(Graph *g, int32_t limit)
 	return nc;
 }
 
-int32_t partition_limit(const CompileOptions *o)
+int32_t partition_limit(const PassOptions *o)
 {
 	return o && o->static_limit_given ? o->static_limit
 					  : PARTITION_LIMIT_DEFAULT;
 }
 
-int partition_one(Model *m, Graph *g, const CompileOptions *o)
+int partition_one(Model *m, Graph *g, const PassOptions *o)
 {
 	(void)m;
 	graph_partition(g, partition_limit(o));

@@ -80,7 +80,7 @@
 
 /* The limit the options ask for: --static_model_ops_lower_limit, or
  * PARTITION_LIMIT_DEFAULT when it was not given. */
-int32_t partition_limit(const CompileOptions *o);
+int32_t partition_limit(const PassOptions *o);
 
 /* Whether node n of g is unknown by the rules above. */
 bool partition_node_unknown(const Graph *g, const Node *n);
@@ -114,6 +114,6 @@ bool partition_is_unknown(const Node *n);
 Graph *partition_subgraph(const Node *n);
 
 /* The per-graph pass: graph_partition(g, partition_limit(o)). */
-int partition_one(Model *m, Graph *g, const CompileOptions *o);
+int partition_one(Model *m, Graph *g, const PassOptions *o);
 
 #endif

@@ -13,10 +13,9 @@
  * and specialises what it must count before the pass would.  Specialising
  * a gear branch renumbers its own value ids (the gear spec names the
  * root's); the main graph's renumber the spec's ids too. */
-int specialise(Model *m, Graph *g, const CompileOptions *o)
+int specialise(Model *m, Graph *g)
 {
 	ValId *map = NULL;
-	(void)o;
 	if (g->specialised == SPEC_DONE)
 		return 0;
 	if ((g->specialised != SPEC_INFERRED && infer_graph(m, g) < 0) ||
@@ -31,12 +30,18 @@ int specialise(Model *m, Graph *g, const CompileOptions *o)
 	return 0;
 }
 
+int pass_specialise(Model *m, Graph *g, const PassOptions *o)
+{
+	(void)o;
+	return specialise(m, g);
+}
+
 static const Pass passes[] = {
 	{ "widen-fp16", pass_widen_fp16, 0, "computing float16 in float32" },
 	{ "hybrid", pass_hybrid, 0, "cloning the dynamic graph (--hybrid)" },
 	{ "gear-scope", pass_gear_scope, 0, "cloning only what depends on the gear" },
 	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
-	{ "specialise", 0, specialise,
+	{ "specialise", 0, pass_specialise,
 	  "shape inference, folding, If inlining and dead-node removal" },
 	{ "fuse", pass_fuse, 0, "fusing BatchNormalization, bias, residual and activations" },
 	{ "symbols", 0, symbols_one, "naming the dynamic graph's dims" },
@@ -69,7 +74,7 @@ const char *pass_names(void)
 /* Whether pass p has anything to do in this compile: progress lists only
  * those (a static compile has no gear or hybrid passes). */
 static bool pass_applies(const Pass *p, const Model *m,
-			 const CompileOptions *o)
+			 const PassOptions *o)
 {
 	if (!strcmp(p->name, "hybrid") || !strcmp(p->name, "symbols") ||
 	    !strcmp(p->name, "hybrid-root"))
@@ -129,7 +134,7 @@ static void dump_after(const Model *m, const Pass *p, bool failed)
 	fflush(stdout);
 }
 
-int run_passes(Model *m, const CompileOptions *o)
+int run_passes(Model *m, const PassOptions *o)
 {
 	int n = 0, step = 0;
 	m->fold_limit = o->fold_limit;
@@ -145,7 +150,7 @@ int run_passes(Model *m, const CompileOptions *o)
 		if (rc < 0) {
 			if (listed)
 				dump_after(m, p, true);
-			return error_prefix("model '%s'", o->model);
+			return -1;
 		}
 #ifdef GEARC_DEBUG
 		if (graph_verify(m->graph) < 0)

@@ -1,6 +1,6 @@
 /*
  * passes/passes.h - the compile pipeline (passes.c) and the entry points
- * of the passes without a header of their own: gear.c, print.c, infer.c,
+ * of the passes without a header of their own: gear.c, print.c,
  * inline.c, dce.c, fuse.c and memplan.c's pass (each section names its
  * file).  scope.h, partition.h, hybrid.h and memplan.h own the rest.
  *
@@ -15,19 +15,19 @@
 #define GEARC_PASSES_H
 
 #include "compiler/gearspec.h"
+#include "compiler/infer.h"
 #include "compiler/ir.h"
 
 #include <stdio.h>
 
 typedef void (*ProgressFn)(const char *what, int step, int nsteps);
 
-typedef struct CompileOptions {
-	const char *model;  /* --model */
-	const char *output; /* --output, ".om" appended if missing */
-	GearOptions gear;
+/* What the passes and their driver are told (cli/cli.h's
+ * PassOptions holds the rest of a compile's flags: files, gear
+ * options, --quiet). */
+typedef struct PassOptions {
 	const char *dump_after; /* --dump-after=PASS, or NULL */
 	int jobs;		/* -j N; 0: number of cores */
-	int quiet;		/* --quiet */
 	int64_t fold_limit;	/* max bytes of a folded constant, 0: 64 KiB */
 	ProgressFn progress;	/* NULL: silent */
 	const char *gear_scope; /* --gear_scope (passes/scope.h), or NULL */
@@ -37,13 +37,13 @@ typedef struct CompileOptions {
 	int32_t static_limit;	 /* its value (>= -1); else the default 4 */
 	int no_fuse; /* --no-fuse: skip the fuse pass (passes/fuse.c) */
 	int keep_fp16; /* --keep-fp16: skip widen-fp16 (passes/widen.c) */
-} CompileOptions;
+} PassOptions;
 
-typedef int (*PassFn)(Model *m, const CompileOptions *o);
+typedef int (*PassFn)(Model *m, const PassOptions *o);
 /* A pass over one static graph (the main graph of a static compile, or
  * one gear branch); it may run on any thread and must touch nothing but g
  * and g->arena. */
-typedef int (*GraphPassFn)(Model *m, Graph *g, const CompileOptions *o);
+typedef int (*GraphPassFn)(Model *m, Graph *g, const PassOptions *o);
 
 /* A pass is either model-wide (run) or per static graph (run_graph). */
 typedef struct Pass {
@@ -55,8 +55,9 @@ typedef struct Pass {
 
 /* Runs every pass in order on m, o->fold_limit set as m->fold_limit:
  * verifies the IR after each one (GEARC_DEBUG builds), prints the graph
- * after o->dump_after, reports progress.  Errors name the model file. */
-int run_passes(Model *m, const CompileOptions *o);
+ * after o->dump_after, reports progress.  Errors name the pass's node or
+ * graph; the caller names the model. */
+int run_passes(Model *m, const PassOptions *o);
 /* The pass called name, or NULL. */
 const Pass *pass_find(const char *name);
 /* --dump-after=PASS[,PASS...]: NULL if every name is a pass, else the
@@ -71,50 +72,26 @@ const char *pass_names(void);
  * max shape, gear_dims, gear table, MapIndex, Case) with one branch per
  * gear, each with its inputs at the gear's exact shapes.  No-op for a
  * static compile, or when gear-scope made scopes (Model.gear_outputs). */
-int pass_gear_clone(Model *m, const CompileOptions *o);
+int pass_gear_clone(Model *m, const PassOptions *o);
 /* The nodes pass_gear_clone adds to the root: MapIndex and Case. */
 enum { GEAR_ROOT_NODES = 2 };
 /* The branches alone, from m->graph (the model's), unless m->branches
  * exist: gear-scope (passes/scope.h) infers them to find its scopes, and
  * keeps them for the root clone when it makes none. */
-void gear_branches(Model *m, const CompileOptions *o);
+void gear_branches(Model *m, const PassOptions *o);
 /* Runs fn on every graph compiled on its own: each gear branch and the
  * dynamic graph of a --hybrid compile (one more job, last), on o->jobs
  * threads (0: the number of cores), or the main graph of a static
  * compile.  On failure the error names the first failing gear (or the
  * dynamic graph). */
-int for_each_gear_graph(Model *m, GraphPassFn fn, const CompileOptions *o);
+int for_each_gear_graph(Model *m, GraphPassFn fn, const PassOptions *o);
 /* Infers the root graph once the branches are specialised: the Case's
  * outputs take the branches' shapes, -1 where gears differ. */
-int pass_gear_root(Model *m, const CompileOptions *o);
+int pass_gear_root(Model *m, const PassOptions *o);
 
 /* passes/print.c: prints g (and its subgraphs, indented) as text: one line per node with
  * its inputs, outputs, dtypes and shapes. */
 void graph_print(FILE *f, const Graph *g, int indent);
-
-/* Shape and dtype inference over g and its subgraphs, in topological
- * order, with the op table's infer hooks, folding outputs of at most
- * m->fold_limit bytes (passes/infer.c).  An op with no hook, or one
- * whose inputs it cannot handle, is an error naming the node and op. */
-int infer_graph(Model *m, Graph *g);
-
-/* Where run-time evaluation finds the contents of a graph's values: the
- * runtime's bound tensors (runtime/exec.c), or folded constants. */
-typedef struct EvalSource {
-	const Tensor *(*value)(void *ctx, ValId v); /* NULL if not known */
-	void *ctx;
-} EvalSource;
-/* Runs node n of g by inference with folding and no size limit, on a
- * copy of g's values in which n's inputs and the outer references of its
- * subgraphs hold src's tensors: for nodes whose shapes or contents need
- * inference at run time (If, Loop, Scan, data-dependent shapes).  outs[k]
- * receives output k (NULL if omitted); everything is allocated from a.
- * -1 with an error naming the node if an output cannot be computed. */
-int eval_node(Model *m, Graph *g, const Node *n, const EvalSource *src,
-	      Arena *a, const Tensor **outs);
-/* Runs subgraph sub of g (a Case branch) on inputs in[] the same way. */
-int eval_graph(Model *m, Graph *g, const EvalSource *src, const Graph *sub,
-	       const Tensor *const *in, Arena *a, const Tensor **outs);
 
 /* Replaces every If of g whose condition is constant by the nodes of its
  * taken branch, recursively and in every subgraph (passes/inline.c).
@@ -133,27 +110,31 @@ int graph_dce(Graph *g, ValId **remap);
  * already).  On m->graph it renumbers the gear spec's input ids with the
  * graph's. */
 enum { SPEC_INFERRED = 1, SPEC_DONE };
-int specialise(Model *m, Graph *g, const CompileOptions *o);
+int specialise(Model *m, Graph *g);
+/* specialise as a GraphPassFn, for the pass table and
+ * for_each_gear_graph: what it does depends on no option (the fold limit
+ * is m->fold_limit, which run_passes sets). */
+int pass_specialise(Model *m, Graph *g, const PassOptions *o);
 
 /* Widens a float16 model to float32 inside, keeping its float16 inputs
  * and outputs with a Cast at each (passes/widen.c).  Runs first, so the
  * gears share the widened weights; no-op with o->keep_fp16 or when the
  * model has no float16. */
-int pass_widen_fp16(Model *m, const CompileOptions *o);
+int pass_widen_fp16(Model *m, const PassOptions *o);
 /* Whether it has anything to do: float16 somewhere, no --keep-fp16. */
-bool widen_applies(const Model *m, const CompileOptions *o);
+bool widen_applies(const Model *m, const PassOptions *o);
 
 /* Folds BatchNormalization into the Conv/ConvTranspose/Gemm before it
  * and fuses residual Adds, biases and activation chains into FusedConv,
  * FusedGemm and FusedMatMul in every static graph but the dynamic one
  * (passes/fuse.c).  Runs after specialise; no-op with o->no_fuse. */
-int pass_fuse(Model *m, const CompileOptions *o);
+int pass_fuse(Model *m, const PassOptions *o);
 /* passes/qfuse.c: dynamic int8 chains of g into DynQuantMatMul and
  * DynQuantConv (the fuse pass's first step; graph_dce() after it). */
 void qfuse_graph(Graph *g);
 
 /* The memory plan of every static graph, then of the root of a gear
  * compile (passes/memplan.h). */
-int pass_memplan(Model *m, const CompileOptions *o);
+int pass_memplan(Model *m, const PassOptions *o);
 
 #endif

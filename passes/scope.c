@@ -44,7 +44,7 @@ typedef struct Region {
 
 typedef struct Scope {
 	Model *m;
-	const CompileOptions *o;
+	const PassOptions *o;
 	bool is_auto;
 	Graph *src; /* the model's graph, value ids as in every branch */
 	int32_t ngears, nv, nn;
@@ -138,7 +138,7 @@ static Graph *source_copy(Model *m)
 /* Classifying needs each gear's shapes and contents, with the model's
  * value ids: the branches inferred, not yet inlined or cleaned (the rest
  * of specialise(), which then does not infer them again). */
-static int infer_branch(Model *m, Graph *g, const CompileOptions *o)
+static int infer_branch(Model *m, Graph *g, const PassOptions *o)
 {
 	(void)o;
 	if (infer_graph(m, g) < 0)
@@ -867,7 +867,7 @@ static Graph *make_clone(Scope *s, const Region *R, const Graph *tmpl,
 		v->flags = (uint16_t)((v->flags & ~VF_DATA_DEP) |
 				      (x->flags & VF_DATA_DEP));
 	}
-	if (specialise(s->m, cl, s->o) < 0) {
+	if (specialise(s->m, cl) < 0) {
 		error_prefix("scope %s, clone %s (gear %d)", R->name, label,
 			     R->first[c]);
 		return NULL;
@@ -1203,8 +1203,8 @@ static void warn_full_clone(Scope *s, int64_t scoped, int64_t full)
 static int scopes_smaller(Scope *s, Graph *root)
 {
 	Model *m = s->m;
-	if (specialise(m, root, s->o) < 0 ||
-	    for_each_gear_graph(m, specialise, s->o) < 0)
+	if (specialise(m, root) < 0 ||
+	    for_each_gear_graph(m, pass_specialise, s->o) < 0)
 		return -1;
 	int64_t scoped = nodes_in(root), full = GEAR_ROOT_NODES;
 	for (int32_t g = 0; g < s->ngears; g++)
@@ -1285,7 +1285,7 @@ static int scope_model(Scope *s)
 	return build_scoped(s);
 }
 
-int pass_gear_scope(Model *m, const CompileOptions *o)
+int pass_gear_scope(Model *m, const PassOptions *o)
 {
 	if (!o || !o->gear_scope)
 		return 0;

@@ -97,7 +97,7 @@
 
 /* The pass: no-op without o->gear_scope; an error without gears.  Records
  * the option in Model.options as "gear_scope". */
-int pass_gear_scope(Model *m, const CompileOptions *o);
+int pass_gear_scope(Model *m, const PassOptions *o);
 
 /* Checks --gear_scope's value alone (usage errors): "auto", or prefixes
  * separated by ',', none empty, none twice, not mixed with "auto". */

@@ -194,7 +194,7 @@ static bool main_edge(const Graph *g, ValId v)
 	return v >= 0 && is_half(g->vals[v].dtype);
 }
 
-bool widen_applies(const Model *m, const CompileOptions *o)
+bool widen_applies(const Model *m, const PassOptions *o)
 {
 	bool found = false;
 	if (!o->keep_fp16)
@@ -202,7 +202,7 @@ bool widen_applies(const Model *m, const CompileOptions *o)
 	return found;
 }
 
-int pass_widen_fp16(Model *m, const CompileOptions *o)
+int pass_widen_fp16(Model *m, const PassOptions *o)
 {
 	Graph *g = m->graph;
 	if (!widen_applies(m, o))

@@ -10,7 +10,7 @@
  * tasks: a fast kernel runs on the task's tensors; a reference task
  * binds its node's tensors in an OpBind and calls the op's run hook; an
  * evaluated task (control flow, shapes known only at run time) goes
- * through eval_node and copies its results into planned buffers where
+ * through runspec_node and copies its results into planned buffers where
  * it has them.
  *
  * With gearrt_options.profile set (GEARRT_PROFILE=1 to gearc run and the
@@ -474,7 +474,7 @@ static int run_evaluated(gearrt_session *s, Prepared *p, Task *t)
 	EvalSource src = { cur_value, p };
 	const Tensor **outs = arena_array(&s->pool, (size_t)n->noutputs + 1,
 					  sizeof(*outs));
-	if (eval_node(s->model->m, p->g, n, &src, &s->pool, outs) < 0)
+	if (runspec_node(s->model->m, p->g, n, &src, &s->pool, outs) < 0)
 		return -1;
 	for (int32_t k = 0; k < n->noutputs; k++)
 		if (n->outputs[k] >= 0 && take_output(p, n, k, outs[k]) < 0)

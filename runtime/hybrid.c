@@ -14,11 +14,11 @@
  *
  * A specialisation (an Entry) is the graph cloned into the entry's own
  * IR arena with its partitions inlined, its inputs given the run's shapes
- * and the key inputs' contents (passes/flatten.h graph_flatten, which
- * also infers with folding, inlines constant Ifs and drops dead nodes, as
- * a compile does), planned by the compiler's planner (memplan_graph) and
- * prepared like a gear (rt_prepare_in): in the session's arena when its
- * plan fits there, else in an arena of its own.  What stays
+ * and the key inputs' contents, inferred with folding, constant Ifs
+ * inlined, dead nodes dropped and planned as a compile does
+ * (passes/runspec.h runspec_graph), and prepared like a gear
+ * (rt_prepare_in): in the session's arena when its plan fits there, else
+ * in an arena of its own.  What stays
  * data-dependent is left out of the plan and evaluated at run time by
  * exec.c.
  *
@@ -29,12 +29,11 @@
  * value specialisations built and few reused) stops specialising gears
  * and runs them as compiled.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "passes/flatten.h"
-#include "passes/memplan.h"
 #include "rt.h"
 
 typedef struct Entry {
@@ -226,8 +225,8 @@ static int build(gearrt_session *s, int32_t graph, const gearrt_tensor *in,
 			return -1;
 		shp[k] = &sh[k];
 	}
-	Graph *g = graph_flatten(md->m, src, &e->ir, shp, val);
-	if (!g || memplan_graph(md->m, g, NULL) < 0)
+	Graph *g = runspec_graph(md->m, src, &e->ir, shp, val);
+	if (!g)
 		return -1;
 	uint8_t *mem = s->arena;
 	uint64_t bytes = md->arena_bytes;

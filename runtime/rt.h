@@ -20,14 +20,14 @@
  * its input and output tensors.  A node whose kernel needs shapes at
  * run time (no run hook: If, Loop, Scan; or an output the plan left out,
  * its shape depending on data) runs by evaluation (the registry's last
- * row, passes/infer.c eval_node) and its outputs live in the session's
+ * row, passes/runspec.h runspec_node) and its outputs live in the session's
  * pool, reset per run.
  */
 #ifndef GEARC_RT_H
 #define GEARC_RT_H
 
 #include "compiler/ops/opimpl.h"
-#include "passes/passes.h"
+#include "passes/runspec.h"
 #include "runtime/gearrt.h"
 #include "serializer/om.h"
 

@@ -22,10 +22,7 @@ typedef struct Writer {
 	Arena a;
 	NameMap used;  /* every value name in the model */
 	NameMap nodes; /* every node name in the model */
-	/* initializers: Tensor -> index (open addressing) */
-	const Tensor **keys;
-	int32_t *idx;
-	uint32_t cap;
+	PtrMap init_of; /* Tensor -> its index in inits */
 	Onnx__TensorProto **inits;
 	const Tensor **isrc;
 	int32_t ninits, capinits;
@@ -90,52 +87,18 @@ static Onnx__TensorProto *tensor_proto(Writer *w, const Tensor *t,
 	return p;
 }
 
-static uint32_t ptr_hash(const void *p)
-{
-	return (uint32_t)(((uintptr_t)p >> 4) * 2654435761u);
-}
-
-/* Slot of t in the initializer table (grown as needed). */
-static uint32_t init_slot(Writer *w, const Tensor *t)
-{
-	if (2 * ((uint32_t)w->ninits + 1) > w->cap) {
-		uint32_t cap = w->cap ? 2 * w->cap : 64;
-		const Tensor **keys = xcalloc(cap, sizeof(*keys));
-		int32_t *idx = xcalloc(cap, sizeof(*idx));
-		for (uint32_t i = 0; i < w->cap; i++) {
-			if (!w->keys[i])
-				continue;
-			uint32_t h = ptr_hash(w->keys[i]) & (cap - 1);
-			while (keys[h])
-				h = (h + 1) & (cap - 1);
-			keys[h] = w->keys[i];
-			idx[h] = w->idx[i];
-		}
-		free(w->keys);
-		free(w->idx);
-		w->keys = keys;
-		w->idx = idx;
-		w->cap = cap;
-	}
-	uint32_t h = ptr_hash(t) & (w->cap - 1);
-	while (w->keys[h] && w->keys[h] != t)
-		h = (h + 1) & (w->cap - 1);
-	return h;
-}
-
 /* The initializer name of weight value v: its Tensor written once. */
 static const char *init_name(Writer *w, const Value *v)
 {
-	uint32_t h = init_slot(w, v->konst);
-	if (w->keys[h])
-		return w->inits[w->idx[h]]->name;
-	int32_t i = ARENA_PUSH(&w->a, w->inits, w->ninits, w->capinits);
+	int32_t i = ptrmap_get(&w->init_of, v->konst);
+	if (i >= 0)
+		return w->inits[i]->name;
+	i = ARENA_PUSH(&w->a, w->inits, w->ninits, w->capinits);
 	w->isrc = arena_grow(&w->a, w->isrc, (size_t)i, (size_t)w->capinits,
 			     sizeof(*w->isrc));
 	w->isrc[i] = v->konst;
 	w->inits[i] = tensor_proto(w, v->konst, fresh(w, v->name));
-	w->keys[h] = v->konst;
-	w->idx[h] = i;
+	ptrmap_put(&w->init_of, v->konst, i);
 	return w->inits[i]->name;
 }
 
@@ -632,8 +595,7 @@ int onnx_write(const Model *m, const Graph *g, OnnxExport *x,
 	x->nnodes = g->nnodes;
 	x->ninitializers = w.ninits;
 out:
-	free(w.keys);
-	free(w.idx);
+	ptrmap_release(&w.init_of);
 	namemap_release(&w.used);
 	namemap_release(&w.nodes);
 	arena_release(&w.a);

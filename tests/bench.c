@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "passes/passes.h"
 #include "serializer/om.h"
@@ -266,9 +267,7 @@ static const char *base_name(const char *path)
 static int compile_once(const Opts *o, const GearOptions *go, int jobs,
 			Times *t)
 {
-	CompileOptions co = { .model = o->model, .output = "bench.om",
-			      .gear = *go, .jobs = jobs, .quiet = 1,
-			      .fold_limit = 64 * 1024 };
+	PassOptions co = { .jobs = jobs, .fold_limit = 64 * 1024 };
 	ParsedGears pg;
 	uint8_t *bytes = NULL;
 	size_t len = 0;

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "serializer/om.h"
 #include "synth.h"
@@ -169,8 +170,8 @@ static int compile_timed(const Entry *e, Model **out, double *t_plan,
 		go.dynamic_batch_size = gears_100(true);
 	if (go.dynamic_dims && !strcmp(go.dynamic_dims, GEARS_100))
 		go.dynamic_dims = gears_100(false);
-	CompileOptions o = { .model = e->name, .gear = go, .jobs = 1,
-			     .fold_limit = 64 * 1024 };
+	PassOptions o = { .jobs = 1,
+			  .fold_limit = 64 * 1024 };
 	ParsedGears pg;
 	int rc = gear_parse(&pg, &go);
 	if (!rc)

@@ -441,7 +441,7 @@ static int run_test(const char *dir)
 		model_free(m);
 		return 1;
 	}
-	CompileOptions o = { .model = dir, .fold_limit = 64 * 1024 };
+	PassOptions o = { .fold_limit = 64 * 1024 };
 	uint8_t *bytes = NULL;
 	size_t len = 0;
 	OmFile f;

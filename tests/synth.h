@@ -16,6 +16,7 @@
 #ifndef GEARC_SYNTH_H
 #define GEARC_SYNTH_H
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "testutil.h"
 
@@ -353,8 +354,8 @@ static inline Model *synth_compile(Model *m, const char *input_shape,
 			   .dynamic_batch_size = batch,
 			   .dynamic_image_size = image,
 			   .dynamic_dims = dims };
-	CompileOptions o = { .model = m->path, .gear = go, .jobs = jobs,
-			     .fold_limit = 64 * 1024 };
+	PassOptions o = { .jobs = jobs,
+			  .fold_limit = 64 * 1024 };
 	ParsedGears pg;
 	int rc = gear_parse(&pg, &go);
 	if (!rc)
@@ -407,7 +408,7 @@ static inline Model *backend_compile(const char *dir)
 		}
 	}
 	g->ninputs = kept;
-	CompileOptions o = { .model = dir, .jobs = 1, .fold_limit = 64 * 1024 };
+	PassOptions o = { .jobs = 1, .fold_limit = 64 * 1024 };
 	if (run_passes(m, &o) < 0) {
 		model_free(m);
 		return NULL;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "passes/passes.h"
 #include "serializer/om.h"
@@ -18,9 +19,9 @@ static Model *compile_opts(const char *path, GearOptions go, int jobs,
 			   const char *want_error)
 {
 	ParsedGears pg;
-	CompileOptions o = { .model = path, .gear = go, .jobs = jobs,
-			     .fold_limit = 64 * 1024,
-			     .no_fuse = 1 /* these test the unfused clone */ };
+	PassOptions o = { .jobs = jobs,
+			  .fold_limit = 64 * 1024,
+			  .no_fuse = 1 /* these test the unfused clone */ };
 	Model *m = onnx_load(path);
 	cr_assert(m, "%s", last_error());
 	cr_assert_eq(gear_parse(&pg, &go), 0, "%s", last_error());

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "compiler/gearspec.h"
 
 /* ---- models ---------------------------------------------------------- */

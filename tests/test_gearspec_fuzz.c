@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "compiler/gearspec.h"
 
 enum { ITERATIONS = 20000, MAX_LEN = 2048, NOPT = 5 };

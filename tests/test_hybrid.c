@@ -9,6 +9,7 @@
 #include "testrun.h"
 #include "testutil.h"
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "passes/hybrid.h"
 #include "passes/partition.h"
@@ -19,8 +20,8 @@
 
 static Model *compile_m(Model *m, GearOptions go, bool hybrid, int jobs)
 {
-	CompileOptions o = { .model = "test", .gear = go, .jobs = jobs,
-			     .fold_limit = 64 * 1024, .hybrid = hybrid };
+	PassOptions o = { .jobs = jobs,
+			  .fold_limit = 64 * 1024, .hybrid = hybrid };
 	ParsedGears pg;
 	cr_assert(m, "%s", last_error());
 	cr_assert_eq(gear_parse(&pg, &go), 0, "%s", last_error());

@@ -1,4 +1,4 @@
-/* tests/test_infer.c - shape and dtype inference (passes/infer.c) and the
+/* tests/test_infer.c - shape and dtype inference (compiler/infer.c) and the
  * infer hooks of compiler/ops/. */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -302,8 +302,8 @@ static int shapes_left_after_compile(int64_t limit)
 	g->outputs[0] = y;
 	g->noutputs = 1;
 	g->vals[y].flags |= VF_GRAPH_OUT;
-	CompileOptions o = { .model = "t.onnx", .jobs = 1,
-			     .fold_limit = limit };
+	PassOptions o = { .jobs = 1,
+			  .fold_limit = limit };
 	cr_assert_eq(run_passes(m, &o), 0, "%s", last_error());
 	int n = 0;
 	for (int32_t i = 0; i < m->graph->nnodes; i++)
@@ -312,7 +312,7 @@ static int shapes_left_after_compile(int64_t limit)
 	return n;
 }
 
-/* The pipeline folds with CompileOptions.fold_limit, not a limit of its
+/* The pipeline folds with PassOptions.fold_limit, not a limit of its
  * own: Shape's 24 bytes fold at the default 64 KiB, not at 16. */
 Test(infer, pipeline_honours_fold_limit)
 {

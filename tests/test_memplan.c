@@ -734,7 +734,7 @@ Test(memplan, hundred_gears_of_750_nodes_cost_under_20_percent,
 	double best = 1e9;
 	for (int r = 0; r < 3; r++) {
 		double t1 = cpu_now();
-		cr_assert_eq(pass_memplan(m, &(CompileOptions){ .jobs = 1 }), 0);
+		cr_assert_eq(pass_memplan(m, &(PassOptions){ .jobs = 1 }), 0);
 		if (cpu_now() - t1 < best)
 			best = cpu_now() - t1;
 	}

@@ -12,6 +12,7 @@
 #include "testrun.h"
 #include "testutil.h"
 
+#include "cli/cli.h"
 #include "compiler/onnx.h"
 #include "passes/memplan.h"
 #include "passes/partition.h"
@@ -621,10 +622,10 @@ static Model *compile_det_nms(int jobs, int32_t limit)
 {
 	GearOptions go = { .input_shape = "x:1,3,-1,-1",
 			   .dynamic_image_size = "320,320;640,480" };
-	CompileOptions o = { .model = DET_NMS, .gear = go, .jobs = jobs,
-			     .fold_limit = 64 * 1024, .no_fuse = 1,
-			     .static_limit_given = limit != PARTITION_LIMIT_DEFAULT,
-			     .static_limit = limit };
+	PassOptions o = { .jobs = jobs,
+			  .fold_limit = 64 * 1024, .no_fuse = 1,
+			  .static_limit_given = limit != PARTITION_LIMIT_DEFAULT,
+			  .static_limit = limit };
 	ParsedGears pg;
 	Model *m = onnx_load(DET_NMS);
 	cr_assert(m, "%s", last_error());

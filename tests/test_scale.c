@@ -47,7 +47,7 @@ Test(scale, planning_200k_tensors_live_at_once, .timeout = 120)
 	Model *m = synth_compile(synth_wide(n), NULL, 0, 0, 0, 1);
 	cr_assert(m, "%s", last_error());
 	double t0 = cpu_now();
-	cr_assert_eq(pass_memplan(m, &(CompileOptions){ .jobs = 1 }), 0, "%s",
+	cr_assert_eq(pass_memplan(m, &(PassOptions){ .jobs = 1 }), 0, "%s",
 		     last_error());
 	double t = cpu_now() - t0;
 	const MemPlan *p = m->graph->plan;

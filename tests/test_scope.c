@@ -37,9 +37,9 @@ static Model *compile(const char *path, GearOptions go, const char *scope,
 		      int jobs, const char *want_error)
 {
 	ParsedGears pg;
-	CompileOptions o = { .model = path, .gear = go, .jobs = jobs,
-			     .fold_limit = 64 * 1024, .gear_scope = scope,
-			     .no_fuse = 1 /* node counts of the unfused model */ };
+	PassOptions o = { .jobs = jobs,
+			  .fold_limit = 64 * 1024, .gear_scope = scope,
+			  .no_fuse = 1 /* node counts of the unfused model */ };
 	Model *m = onnx_load(path);
 	cr_assert(m, "%s", last_error());
 	cr_assert_eq(gear_parse(&pg, &go), 0, "%s", last_error());
@@ -894,9 +894,9 @@ static Model *backend_gears(const char *dir, int ax, const char *scope)
 	g->ninputs = kept;
 	ParsedGears pg;
 	GearOptions go = { .input_shape = spec, .dynamic_dims = gears };
-	CompileOptions o = { .model = dir, .gear = go, .jobs = 2,
-			     .fold_limit = 64 * 1024, .gear_scope = scope,
-			     .no_fuse = 1 };
+	PassOptions o = { .jobs = 2,
+			  .fold_limit = 64 * 1024, .gear_scope = scope,
+			  .no_fuse = 1 };
 	int rc = !spec[0] ? -1 : gear_parse(&pg, &go);
 	if (spec[0]) {
 		if (!rc)

@@ -322,7 +322,7 @@ Test(verify, subgraph_workspaces)
 {
 	Model *m = if_model();
 	cr_assert_eq(graph_verify(m->graph), 0, "%s", last_error());
-	CompileOptions o = { .jobs = 1 };
+	PassOptions o = { .jobs = 1 };
 	cr_assert_eq(pass_memplan(m, &o), 0, "%s", last_error());
 	uint8_t *d;
 	size_t n;

@@ -252,23 +252,6 @@ void tensor_set_i64(Tensor *t, int64_t i, int64_t v)
 	}
 }
 
-Tensor *op_new_output(OpCtx *c, int i, int dt, const Shape *s)
-{
-	Tensor *o = c->bind && i >= 0 && i < c->n->noutputs ? c->bind->out[i]
-							     : NULL;
-	if (o && o->dtype == dt && shape_equal(&o->shape, s))
-		return o;
-	return op_new_tensor(c, dt, s);
-}
-
-Tensor *op_new_output_zeroed(OpCtx *c, int i, int dt, const Shape *s)
-{
-	Tensor *o = op_new_output(c, i, dt, s);
-	if (o && c->bind && o->nbytes)
-		memset(tensor_mut(o), 0, o->nbytes);
-	return o;
-}
-
 void *op_scratch(OpCtx *c, size_t bytes)
 {
 	if (bytes > (size_t)INT64_MAX / 2) {

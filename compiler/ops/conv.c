@@ -5,9 +5,9 @@
  *
  * fp32 runs on the blocked sgemm (sgemm.c): Conv as im2col + sgemm per
  * image and group, with no im2col for 1x1 stride-1 unpadded convs and a
- * direct loop for 2-D depthwise ones; ConvTranspose as sgemm + col2im.
+ * loop of its own for 2-D depthwise ones; ConvTranspose as sgemm + col2im.
  * The other dtypes (double, float16, bfloat16) and the integer forms run
- * a direct reference loop in double, which is exact for the integer
+ * a reference loop in double, which is exact for the integer
  * sums (below 2^53).
  */
 #include <math.h>

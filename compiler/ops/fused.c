@@ -155,16 +155,6 @@ static double act_f64(const Act *a, double x)
 	return x;
 }
 
-/* The output the underlying kernel just set, or NULL if it set none
- * (an input not constant while folding). */
-static Tensor *kernel_output(OpCtx *c)
-{
-	if (c->bind)
-		return c->bind->set[0] ? c->bind->out[0] : NULL;
-	Value *v = op_out(c, 0);
-	return v ? (Tensor *)v->konst : NULL;
-}
-
 /* y += add, add either y's shape (period 0) or 1-D broadcast over the
  * last axis (period = its length); then the activations, in place. */
 static void post_ops(Tensor *y, const Tensor *add, const Act *a, int na)
@@ -207,7 +197,7 @@ static int run_fused(OpCtx *c, OpFn kernel, int extra)
 		return 0;
 	if (read_acts(c, a, &na) < 0 || kernel(c) < 0)
 		return -1;
-	Tensor *y = kernel_output(c);
+	Tensor *y = op_out_result(c, 0);
 	if (y)
 		post_ops(y, add, a, na);
 	return 0;

@@ -11,7 +11,7 @@
  * The windows fold (their size is a shape parameter, so it is constant
  * in a specialised gear).  MatMulInteger, QLinearMatMul, Einsum and Det
  * have kernels: the integer products in double (exact for 8-bit
- * operands) through matmul_batched (matmul.c), Einsum as a direct sum over
+ * operands) through matmul_batched (matmul.c), Einsum as an explicit sum over
  * every label combination, Det by LU with partial pivoting.
  * The kernels of DFT, STFT and MelWeightMatrix are in signal.c.
  */
@@ -716,7 +716,7 @@ static int ein_gemm(OpCtx *c, const EinPlan *p, const int64_t *dim,
 		if ((in_a[l] || in_b[l]) && !in_y[l])
 			sum[nk++] = (uint8_t)l;
 	if (nbat + nl + nk > MAX_RANK || nbat + nk + nr > MAX_RANK)
-		return 0; /* not arranged: the direct sum does it */
+		return 0; /* not arranged: the explicit sum does it */
 	int64_t nb = 1, m = 1, n = 1, k = 1;
 	int32_t r = 0;
 	for (int32_t i = 0; i < nbat; i++)

@@ -11,7 +11,7 @@
  * the node and op.
  *
  * A kernel runs in one of two places, and must not tell them apart:
- *   - folding (passes/infer.c): after the infer hook, if every output is
+ *   - folding (compiler/infer.c): after the infer hook, if every output is
  *     static and at most fold_limit bytes; inputs are the graph values'
  *     konst, NULL where not known, and a kernel that cannot compute (an
  *     input not constant, a result not exactly defined) returns 0 and
@@ -21,6 +21,11 @@
  *     the memory plan; op_new_output() hands out those buffers, so a
  *     kernel that uses it writes in place and op_set_const() copies
  *     nothing.  A kernel that sets no output fails the run.
+ * Only the accessors below (ops.c) look at c->bind; a hook never does.
+ * What differs between the two places is a property of a value, asked
+ * the same way in both: whether an input is constant (op_const_in),
+ * whether a sequence has a tensor form (op_seq_in, op_seq_out), whether
+ * the node must not fold (compiler/infer.c: random ops without a seed).
  * Kernels allocate only through op_new_output(), op_new_tensor() and
  * op_scratch(), which take memory from c->arena: the graph's arena when
  * folding, the session's (reused run after run) when running.  A kernel
@@ -54,7 +59,7 @@ typedef struct OpBind {
 	void *exec;
 } OpBind;
 
-/* The fold limit of evaluation at run time (passes/infer.c eval_node):
+/* The fold limit of evaluation at run time (compiler/infer.c eval_node):
  * inference with folding standing in for execution. */
 #define OP_EVAL_LIMIT (INT64_MAX / 4)
 
@@ -73,8 +78,8 @@ typedef struct OpCtx {
 } OpCtx;
 
 /* True when the node runs for real (bound tensors, or evaluation at run
- * time), not when the compiler folds: only ops whose effect differs (Fail
- * raises, random ops without a seed draw) may ask. */
+ * time), not when the compiler folds: only Fail, whose effect differs (it
+ * raises), asks. */
 static inline bool op_at_run_time(const OpCtx *c)
 {
 	return c->bind || c->fold_limit >= OP_EVAL_LIMIT;
@@ -92,6 +97,31 @@ void op_set_out(OpCtx *c, int i, int dtype, const Shape *s);
  * the contents go to the bound buffer (copied unless t is that buffer);
  * t must then have the output's dtype and shape. */
 void op_set_const(OpCtx *c, int i, const Tensor *t);
+/* The tensor to fill for output i, of dtype dt and shape s: at run time
+ * the bound buffer (no copy on op_set_const), when folding a new tensor as
+ * op_new_tensor gives.  NULL with an error if s overflows.  The bound
+ * buffer holds garbage (maybe an input's data, when the plan runs the
+ * node in place): a kernel that accumulates uses op_new_output_zeroed. */
+Tensor *op_new_output(OpCtx *c, int i, int dt, const Shape *s);
+/* op_new_output, zero-filled. */
+Tensor *op_new_output_zeroed(OpCtx *c, int i, int dt, const Shape *s);
+/* Output i's contents as the kernel set them (op_set_const), NULL if
+ * it set none: for a kernel that finishes what another one computed (the
+ * fused ops' post-ops, in place). */
+Tensor *op_out_result(OpCtx *c, int i);
+/* Sequences (compiler/ops/sequence.c).  A sequence in tensor form is a
+ * Tensor of the element dtype, shape [n], data n element pointers.  A
+ * graph value never holds a sequence's contents (the chain that made it
+ * is replayed instead), so these are NULL / no-ops there; the runtime's
+ * bound values have that form.
+ * op_seq_in: input i in tensor form, or NULL.
+ * op_seq_out: the tensor output i is built into, or NULL if the output
+ * keeps no contents (then a kernel making a sequence has nothing to do).
+ * op_set_seq: output i becomes the sequence of dtype dt holding
+ * els[0..n) (owned by it). */
+const Tensor *op_seq_in(OpCtx *c, int i);
+Tensor *op_seq_out(OpCtx *c, int i);
+void op_set_seq(OpCtx *c, int i, int dt, const Tensor **els, int64_t n);
 /* Formats "node 'NAME' (OP): <message>" as the error; returns -1. */
 int op_error(OpCtx *c, const char *fmt, ...) PRINTF_LIKE(2, 3);
 
@@ -151,14 +181,6 @@ int op_broadcast_to(OpCtx *c, int i, const Shape *to);
  * so hooks must never allocate elsewhere.  NULL with an error (naming the
  * node) if the size overflows. */
 Tensor *op_new_tensor(OpCtx *c, int dt, const Shape *s);
-/* The tensor to fill for output i, of dtype dt and shape s: at run time
- * the bound buffer (no copy on op_set_const), when folding a new tensor as
- * op_new_tensor gives.  NULL with an error if s overflows.  The bound
- * buffer holds garbage (maybe an input's data, when the plan runs the
- * node in place): a kernel that accumulates uses op_new_output_zeroed. */
-Tensor *op_new_output(OpCtx *c, int i, int dt, const Shape *s);
-/* op_new_output, zero-filled. */
-Tensor *op_new_output_zeroed(OpCtx *c, int i, int dt, const Shape *s);
 /* bytes of temporary memory (not zeroed), 16-byte aligned, valid until
  * the kernel returns; NULL with an error if too large. */
 void *op_scratch(OpCtx *c, size_t bytes);
@@ -652,7 +674,7 @@ int run_fused_gemm(OpCtx *c);
 int infer_fused_matmul(OpCtx *c);
 int run_fused_matmul(OpCtx *c);
 
-/* ---- subgraphs (passes/infer.c) ---------------------------------------- */
+/* ---- subgraphs (compiler/infer.c) -------------------------------------- */
 
 /* Infers subgraph sub of c's node with c's settings (for If, Loop, Scan
  * hooks): the hook first sets the dtypes and shapes of sub's inputs;

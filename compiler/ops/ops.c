@@ -125,6 +125,63 @@ void op_set_const(OpCtx *c, int i, const Tensor *t)
 	v->konst = t;
 }
 
+Tensor *op_new_output(OpCtx *c, int i, int dt, const Shape *s)
+{
+	Tensor *o = c->bind && i >= 0 && i < c->n->noutputs ? c->bind->out[i]
+							     : NULL;
+	if (o && o->dtype == dt && shape_equal(&o->shape, s))
+		return o;
+	return op_new_tensor(c, dt, s);
+}
+
+Tensor *op_new_output_zeroed(OpCtx *c, int i, int dt, const Shape *s)
+{
+	Tensor *o = op_new_output(c, i, dt, s);
+	if (o && c->bind && o->nbytes)
+		memset(tensor_mut(o), 0, o->nbytes);
+	return o;
+}
+
+/* The contents of output i the kernel set: the bound buffer at run time
+ * (or, for an output the runtime did not plan, the tensor published), the
+ * value's konst when folding. */
+Tensor *op_out_result(OpCtx *c, int i)
+{
+	if (i < 0 || i >= c->n->noutputs)
+		return NULL;
+	if (c->bind) {
+		if (!c->bind->set[i])
+			return NULL;
+		return c->bind->out[i] ? c->bind->out[i]
+				       : (Tensor *)(uintptr_t)c->bind->result[i];
+	}
+	Value *v = op_out(c, i);
+	return v ? (Tensor *)(uintptr_t)v->konst : NULL;
+}
+
+const Tensor *op_seq_in(OpCtx *c, int i)
+{
+	return c->bind && i >= 0 && i < c->n->ninputs ? c->bind->in[i] : NULL;
+}
+
+Tensor *op_seq_out(OpCtx *c, int i)
+{
+	return c->bind && i >= 0 && i < c->n->noutputs ? c->bind->out[i]
+						       : NULL;
+}
+
+void op_set_seq(OpCtx *c, int i, int dt, const Tensor **els, int64_t n)
+{
+	Tensor *o = op_seq_out(c, i);
+	if (!o)
+		return;
+	o->dtype = dt;
+	o->shape = shape_of(1, &n);
+	o->data = els;
+	o->nbytes = (size_t)n * sizeof(*els);
+	c->bind->set[i] = 1;
+}
+
 int op_error(OpCtx *c, const char *fmt, ...)
 {
 	char msg[768];

@@ -8,9 +8,9 @@
  * does not depend on how the work is split.  The key is the seed
  * attribute's when the node has one: such a node gives the same values
  * at every run (and is folded to those values when compiling).  Without
- * a seed the values must differ between runs, so the kernel does not
- * fold (it returns 0 when folding, as for a result that is not defined)
- * and at run time takes a fresh key from a process-wide atomic counter.
+ * a seed the values must differ between runs, so the interpreter never
+ * runs the node (compiler/infer.c) and the kernel, run by the runtime,
+ * takes a fresh key from a process-wide atomic counter at each run.
  *
  * The values cannot match ONNX's backend test data, which numpy's own
  * generator drew: those tests check dtypes and shapes only.
@@ -42,8 +42,9 @@ static double normal(uint64_t key, uint64_t k)
 	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
 }
 
-/* The node's key: 1 with *key, 0 when folding a node without a seed. */
-static int rng_key(OpCtx *c, uint64_t *key)
+/* The node's key: from its seed, else a new one per run (the interpreter
+ * never runs a random op without a seed: compiler/infer.c). */
+static uint64_t rng_key(const OpCtx *c)
 {
 	static _Atomic uint64_t runs;
 	const Attr *s = node_attr(c->n, "seed");
@@ -51,13 +52,9 @@ static int rng_key(OpCtx *c, uint64_t *key)
 		double d = s->type == ATTR_INT ? (double)s->i : s->f;
 		uint64_t bits;
 		memcpy(&bits, &d, sizeof(bits));
-		*key = splitmix64(bits);
-		return 1;
+		return splitmix64(bits);
 	}
-	if (!c->bind)
-		return 0;
-	*key = splitmix64(atomic_fetch_add(&runs, 1) ^ UINT64_C(0x5eed));
-	return 1;
+	return splitmix64(atomic_fetch_add(&runs, 1) ^ UINT64_C(0x5eed));
 }
 
 /* RandomUniform(Like): low + (high - low) * u; RandomNormal(Like):
@@ -65,9 +62,9 @@ static int rng_key(OpCtx *c, uint64_t *key)
 int run_random(OpCtx *c)
 {
 	const Value *yv = op_out(c, 0);
-	uint64_t key;
-	if (!yv || !rng_key(c, &key))
+	if (!yv)
 		return 0;
+	uint64_t key = rng_key(c);
 	bool norm = c->n->op == OP_RandomNormal ||
 		    c->n->op == OP_RandomNormalLike;
 	double a = attr_float(c->n, norm ? "mean" : "low", 0);
@@ -93,9 +90,9 @@ int run_bernoulli(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	const Value *yv = op_out(c, 0);
-	uint64_t key;
-	if (!x || !yv || !rng_key(c, &key))
+	if (!x || !yv)
 		return 0;
+	uint64_t key = rng_key(c);
 	Tensor *y = op_new_output_zeroed(c, 0, yv->dtype, &yv->shape);
 	if (!y)
 		return -1;
@@ -118,9 +115,9 @@ int run_multinomial(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	const Value *yv = op_out(c, 0);
-	uint64_t key;
-	if (!x || !yv || !rng_key(c, &key))
+	if (!x || !yv)
 		return 0;
+	uint64_t key = rng_key(c);
 	int64_t rows = x->shape.dims[0], k = x->shape.dims[1];
 	int64_t m = yv->shape.dims[1];
 	if (k < 1 && rows > 0)

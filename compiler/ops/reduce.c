@@ -17,7 +17,7 @@
  * as their result, the first (select_last_index: the last) NaN, as numpy
  * and ONNX's reference implementation do; TopK orders it above every
  * number.  The same kernels run at run time, on inputs of any size: the
- * bound on what folding reads is the folding driver's (passes/infer.c).
+ * bound on what folding reads is the folding driver's (compiler/infer.c).
  */
 #include <math.h>
 #include <string.h>

@@ -182,11 +182,11 @@ typedef struct RnnK {
 	float *y, *yh, *yc;
 } RnnK;
 
-/* tanh through expf, which is several times faster than libm's tanhf
- * (expm1f inside): (1 - e) / (1 + e) with e = exp(-2|x|), its error a few
- * ulp of 1 once |x| >= 1/8; below that the odd Taylor series to x^9,
- * whose first omitted term is under 2e-12 there.  NaN stays NaN. */
-static float fast_tanh(float x)
+/* tanh through expf rather than libm's tanhf (expm1f inside):
+ * (1 - e) / (1 + e) with e = exp(-2|x|), its error a few ulp of 1 once
+ * |x| >= 1/8; below that the odd Taylor series to x^9, whose first
+ * omitted term is under 2e-12 there.  NaN stays NaN. */
+static float tanh_by_exp(float x)
 {
 	float ax = fabsf(x);
 	if (ax < 0.125f) {
@@ -202,7 +202,7 @@ static float act_apply(const Act *a, float v)
 {
 	switch (a->kind) {
 	case A_SIGMOID: return 1 / (1 + expf(-v));
-	case A_TANH: return fast_tanh(v);
+	case A_TANH: return tanh_by_exp(v);
 	case A_RELU: return v > 0 ? v : 0;
 	case A_AFFINE: return a->alpha * v + a->beta;
 	case A_LEAKYRELU: return v >= 0 ? v : a->alpha * v;

@@ -21,14 +21,14 @@
  * pointers (const Tensor *) to its elements (nbytes = n * sizeof(void *)).
  * The runtime binds a sequence input as such a tensor; the kernel of an
  * op with a sequence output (SequenceEmpty/Construct/Insert/Erase,
- * SplitToSequence) fills the output Tensor bound to it in place (dtype,
- * shape, data, nbytes) and marks it set: the pointer array and deep
+ * SplitToSequence) fills the output's tensor form (op_seq_out) through
+ * op_set_seq (compiler/ops/opimpl.h), where it has one: the pointer array and deep
  * copies of the elements are allocated with op_scratch()/op_new_tensor(),
  * so the runtime must keep that node's scratch alive until the
  * sequence's last use (not reset it after the node).  Kernels reading a
  * sequence (SequenceAt, SequenceLength, ConcatFromSequence) get its
- * elements from seq_tensors(): the bound sequence tensor at run time, the
- * replayed chain when folding.  SequenceMap needs the executor to run its
+ * elements from seq_tensors(): the input's tensor form (op_seq_in) where
+ * it has one, else the replayed chain.  SequenceMap needs the executor to run its
  * body and has no kernel yet.
  */
 #include <string.h>
@@ -409,12 +409,8 @@ static const Tensor *elem_konst(OpCtx *c, const Elem *e)
 static int64_t seq_tensors(OpCtx *c, int i, const Tensor *const **els)
 {
 	Elem el[MAX_ELEMS];
-	if (c->bind) {
-		const Tensor *t = c->bind->in[i];
-		if (!t) {
-			op_error(c, "input %d is not bound", i);
-			return -2;
-		}
+	const Tensor *t = op_seq_in(c, i);
+	if (t) {
 		*els = t->data;
 		return t->shape.dims[0];
 	}
@@ -441,24 +437,6 @@ static const Tensor *seq_copy(OpCtx *c, const Tensor *t)
 	if (k)
 		memcpy(tensor_mut(k), t->data, t->nbytes);
 	return k;
-}
-
-/* Run time: output i becomes the sequence of dtype dt holding els[0..n)
- * (already owned by it).  Folding: nothing (seq_elems replays it). */
-static int seq_publish(OpCtx *c, int i, int dt, const Tensor **els,
-		       int64_t n)
-{
-	if (!c->bind)
-		return 0;
-	Tensor *o = i < c->n->noutputs ? c->bind->out[i] : NULL;
-	if (!o)
-		return 0;
-	o->dtype = dt;
-	o->shape = shape_of(1, &n);
-	o->data = els;
-	o->nbytes = (size_t)n * sizeof(*els);
-	c->bind->set[i] = 1;
-	return 0;
 }
 
 /* Run time: a new array of n + extra element slots. */
@@ -567,24 +545,29 @@ int infer_sequence_erase(OpCtx *c)
 	return 0;
 }
 
-/* The kernels of the ops making sequences only run at run time: when
- * folding, seq_elems() replays them. */
+/* The kernels of the ops making sequences have something to do only
+ * where the output has a tensor form (op_seq_out): a graph value keeps
+ * none, seq_elems() replays them. */
 
 int run_sequence_empty(OpCtx *c)
 {
-	const Tensor **els = c->bind ? seq_slots(c, 0) : NULL;
+	if (!op_seq_out(c, 0))
+		return 0;
+	const Tensor **els = seq_slots(c, 0);
 	if (!els)
-		return c->bind ? -1 : 0;
-	return seq_publish(c, 0, (int)attr_int(c->n, "dtype", DT_FLOAT), els,
-			   0);
+		return -1;
+	op_set_seq(c, 0, (int)attr_int(c->n, "dtype", DT_FLOAT), els, 0);
+	return 0;
 }
 
 int run_sequence_construct(OpCtx *c)
 {
 	int n = c->n->ninputs;
-	const Tensor **els = c->bind ? seq_slots(c, n) : NULL;
+	if (!op_seq_out(c, 0))
+		return 0;
+	const Tensor **els = seq_slots(c, n);
 	if (!els)
-		return c->bind ? -1 : 0;
+		return -1;
 	for (int i = 0; i < n; i++) {
 		const Tensor *t = op_const_in(c, i);
 		if (!t)
@@ -592,7 +575,8 @@ int run_sequence_construct(OpCtx *c)
 		if (!(els[i] = seq_copy(c, t)))
 			return -1;
 	}
-	return seq_publish(c, 0, els[0]->dtype, els, n);
+	op_set_seq(c, 0, els[0]->dtype, els, n);
+	return 0;
 }
 
 /* SequenceInsert (ins: input 1 at position input 2, default the end)
@@ -602,7 +586,7 @@ static int seq_edit(OpCtx *c, bool ins)
 	const Tensor *const *old;
 	const Tensor *t = ins ? op_const_in(c, 1) : NULL;
 	int64_t pos = 0;
-	if (!c->bind)
+	if (!op_seq_out(c, 0))
 		return 0;
 	int64_t n = seq_tensors(c, 0, &old);
 	int rc = position(c, ins ? 2 : 1, &pos);
@@ -627,7 +611,8 @@ static int seq_edit(OpCtx *c, bool ins)
 		    !(els[k++] = seq_copy(c, old[i])))
 			return -1;
 	}
-	return seq_publish(c, 0, c->bind->in[0]->dtype, els, k);
+	op_set_seq(c, 0, op_in(c, 0)->dtype, els, k);
+	return 0;
 }
 
 int run_sequence_insert(OpCtx *c) { return seq_edit(c, true); }
@@ -680,7 +665,7 @@ int run_sequence_at(OpCtx *c)
 	const Tensor *t;
 	Elem e;
 	int64_t pos;
-	if (!c->bind) { /* folding: only the element read is sliced */
+	if (!op_seq_in(c, 0)) { /* replayed: only the element read is sliced */
 		int rc = seq_at(c, &e);
 		if (rc <= 0)
 			return rc;
@@ -715,9 +700,9 @@ int infer_sequence_length(OpCtx *c)
 int run_sequence_length(OpCtx *c)
 {
 	Elem el[MAX_ELEMS];
-	int64_t n = c->bind ? (c->bind->in[0] ? c->bind->in[0]->shape.dims[0]
-					       : -1)
-			    : seq_elems(c->g, c->n->inputs[0], el);
+	const Tensor *sq = op_seq_in(c, 0);
+	int64_t n = sq ? sq->shape.dims[0]
+		       : seq_elems(c->g, c->n->inputs[0], el);
 	Shape s = { .rank = 0 };
 	if (n < 0)
 		return 0;
@@ -843,7 +828,7 @@ int run_split_to_sequence(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0), *sp = op_const_in(c, 1);
 	int32_t ax;
-	if (!c->bind)
+	if (!op_seq_out(c, 0))
 		return 0;
 	if (!x || op_axis(c, "axis", attr_int(c->n, "axis", 0), x->shape.rank,
 			  &ax) < 0)
@@ -876,7 +861,8 @@ int run_split_to_sequence(OpCtx *c)
 			return op_error(c, "split adds up to %lld, not %lld",
 					(long long)from, (long long)d);
 	}
-	return seq_publish(c, 0, x->dtype, els, n);
+	op_set_seq(c, 0, x->dtype, els, n);
+	return 0;
 }
 
 /* ConcatFromSequence: the elements joined along axis (new_axis: stacked

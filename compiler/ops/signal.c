@@ -3,9 +3,10 @@
  * MelWeightMatrix (their infer hooks are in misc.c).
  *
  * Transforms compute in double, as numpy.fft does for the ONNX
- * reference: a radix-2 FFT when the length is a power of two, else a
- * direct DFT over a table of twiddle factors.  X[k] = sum x[n]
- * e^(-2 pi i k n / N); the inverse uses e^(+...) and divides by N.
+ * reference: a radix-2 FFT when the length is a power of two, else the
+ * DFT by its definition, O(n^2), over a table of twiddle factors.
+ * X[k] = sum x[n] e^(-2 pi i k n / N); the inverse uses e^(+...) and
+ * divides by N.
  */
 #include <math.h>
 #include <string.h>
@@ -17,7 +18,7 @@ typedef struct Fft {
 	int64_t n;
 	bool pow2;
 	double *cs, *sn; /* [n] */
-	double *tre, *tim; /* [n] scratch for the direct DFT */
+	double *tre, *tim; /* [n] scratch for the O(n^2) DFT */
 } Fft;
 
 static int fft_init(OpCtx *c, Fft *f, int64_t n)

@@ -44,7 +44,7 @@ static gearrt_model *model(void)
 	snprintf(om_path, sizeof(om_path), "/tmp/fuzz_api.%ld.om",
 		 (long)getpid());
 	Model *m = onnx_load("tests/fixtures/strings.onnx");
-	CompileOptions o = { .model = "strings.onnx", .quiet = 1, .jobs = 1 };
+	PassOptions o = { .jobs = 1 };
 	if (!m || run_passes(m, &o) < 0 || om_write(m, om_path) < 0 ||
 	    gearrt_model_open(om_path, &md) != GEARRT_OK) {
 		fprintf(stderr, "fuzz_api: cannot compile strings.onnx: %s\n",

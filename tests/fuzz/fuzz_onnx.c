@@ -151,8 +151,7 @@ static void compile(const uint8_t *data, size_t size, bool gears)
 		return;
 	}
 	check_maps(m);
-	CompileOptions o = { .model = "fuzz.onnx", .fold_limit = 64 * 1024,
-			     .jobs = 1 };
+	PassOptions o = { .fold_limit = 64 * 1024, .jobs = 1 };
 	char *shape = gears && m->graph->ninputs ? batch_shape(m->graph) : NULL;
 	Graph *g = m->graph;
 	for (int32_t k = 0; !shape && k < g->ninputs; k++) {
@@ -162,9 +161,9 @@ static void compile(const uint8_t *data, size_t size, bool gears)
 				s->dims[i] = 2;
 	}
 	ParsedGears pg;
-	o.gear.input_shape = shape;
-	o.gear.dynamic_batch_size = shape ? "1,2" : NULL;
-	int rc = gear_parse(&pg, &o.gear);
+	GearOptions go = { .input_shape = shape,
+			   .dynamic_batch_size = shape ? "1,2" : NULL };
+	int rc = gear_parse(&pg, &go);
 	if (!rc) {
 		rc = gear_apply(m, &pg);
 		gear_parsed_release(&pg);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "compiler/gearspec.h"
 
 static ValId input(Model *m, const char *name, int dt, int32_t rank,

@@ -1,5 +1,6 @@
 /*
- * passes/infer.c - shape and dtype inference.
+ * compiler/infer.c - the interpreter: shape and dtype inference with
+ * folding, and evaluation at run time by the same means (compiler/infer.h).
  *
  * infer_graph() walks a graph's nodes in order (they are sorted
  * topologically) and, for each node:
@@ -8,7 +9,8 @@
  *      inference decides them, whatever the model declared;
  *   3. calls the op's infer hook, which sets every output's dtype and
  *      shape (-1 for a dim it cannot know, never a guess);
- *   4. calls the op's kernel (its run hook), if it has one and every
+ *   4. calls the op's kernel (its run hook), if it has one, the node is
+ *      deterministic (not a random op without a seed) and every
  *      output is static and at most Model.fold_limit bytes (0: 64 KiB)
  *      and, for ops that read all of a large input to make a small output
  *      (reductions, ArgMax/ArgMin, TopK), that input has at most
@@ -25,8 +27,8 @@
  * references first take the dtype, shape and contents of the parent's
  * values, which are inferred by then.
  */
-#include "compiler/ops/opimpl.h"
-#include "passes.h"
+#include "infer.h"
+#include "ops/opimpl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -165,12 +167,27 @@ static bool input_foldable(OpCtx *c)
 	       shape_numel(&x->shape) <= FOLD_MAX_IN;
 }
 
+/* Random ops without a seed draw anew at every run: their values are not
+ * constants, so the interpreter never runs them, whatever the fold limit
+ * (a subgraph that folding evaluates runs with none); only the runtime's
+ * bound kernel does. */
+static bool draws_anew(const OpCtx *c)
+{
+	switch (c->n->op) {
+	case OP_RandomNormal: case OP_RandomNormalLike: case OP_RandomUniform:
+	case OP_RandomUniformLike: case OP_Bernoulli: case OP_Multinomial:
+		return !node_attr(c->n, "seed");
+	default:
+		return false;
+	}
+}
+
 /* Runs the kernel if every output is static and small enough. */
 static int fold_node(OpCtx *c)
 {
 	OpFn run = op_info[c->n->op].run;
 	bool any = false;
-	if (!run || !input_foldable(c))
+	if (!run || !input_foldable(c) || draws_anew(c))
 		return 0;
 	for (int i = 0; i < c->n->noutputs; i++) {
 		const Value *v = op_out(c, i);
