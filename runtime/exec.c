@@ -441,8 +441,9 @@ static int run_evaluated(gearrt_session *s, Prepared *p, Task *t)
 	return 0;
 }
 
-/* The graph's outputs into the caller's tensors. */
-static int deliver(Prepared *p, gearrt_tensor *const *out)
+/* The graph's outputs into the caller's tensors: GEARRT_E_OUTPUT if a
+ * caller's buffer is too small. */
+static gearrt_status deliver(Prepared *p, gearrt_tensor *const *out)
 {
 	const Graph *g = p->g;
 	for (int32_t k = 0; k < g->noutputs; k++) {
@@ -452,7 +453,7 @@ static int deliver(Prepared *p, gearrt_tensor *const *out)
 			continue;
 		if (!t)
 			return error("output '%s' was not computed",
-				     g->vals[g->outputs[k]].name);
+				     g->vals[g->outputs[k]].name), GEARRT_E_RUN;
 		o->dtype = t->dtype;
 		o->rank = t->shape.rank;
 		for (int32_t d = 0; d < t->shape.rank; d++)
@@ -464,11 +465,12 @@ static int deliver(Prepared *p, gearrt_tensor *const *out)
 		}
 		if (o->size < t->nbytes)
 			return error("output '%s' needs %zu bytes, its buffer "
-				     "has %zu", t->name, t->nbytes, o->size);
+				     "has %zu", t->name, t->nbytes, o->size),
+			       GEARRT_E_OUTPUT;
 		if (o->data != t->data && t->nbytes)
 			memmove(o->data, t->data, t->nbytes);
 	}
-	return 0;
+	return GEARRT_OK;
 }
 
 /* Caller buffers into the graph's input and output tensors. */
@@ -497,8 +499,8 @@ static void bind_io(Prepared *p, const gearrt_tensor *const *in,
 	}
 }
 
-int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
-	    gearrt_tensor *const *out)
+gearrt_status rt_exec(gearrt_session *s, Prepared *p,
+		      const gearrt_tensor *const *in, gearrt_tensor *const *out)
 {
 	arena_reset(&s->pool);
 	for (int32_t i = 0; i < p->ntasks; i++) {
@@ -516,7 +518,7 @@ int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
 		if (gather_inputs(p, t) < 0 ||
 		    (t->dynamic ? run_evaluated(s, p, t)
 				: run_kernel(s, p, t)) < 0)
-			return -1;
+			return GEARRT_E_RUN;
 		if (pr)
 			pr->ns[i] += now_ns() - t0;
 	}

@@ -146,15 +146,16 @@ void rt_prepared_free(Prepared *p);
  * inputs and outputs are the model's, one to one by name. */
 int rt_map_io(const gearrt_model *md, Prepared *p);
 /* Runs p on the caller's tensors, inputs (checked) and outputs[0..nout)
- * in the model's order; -1 with an error naming the node. */
-int rt_run_prepared(gearrt_session *s, Prepared *p,
+ * in the model's order: as rt_exec. */
+gearrt_status rt_run_prepared(gearrt_session *s, Prepared *p,
 		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
 		    size_t nout);
 /* Runs p: in[i] / out[i] are the caller's tensors for g's inputs and
- * outputs in g's order (out[i].data NULL: session-owned).  -1 with an
- * error naming the node. */
-int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
-	    gearrt_tensor *const *out);
+ * outputs in g's order (out[i].data NULL: session-owned).  With an
+ * error: GEARRT_E_RUN naming the node that failed, GEARRT_E_OUTPUT
+ * naming the output a caller's buffer is too small for. */
+gearrt_status rt_exec(gearrt_session *s, Prepared *p,
+		      const gearrt_tensor *const *in, gearrt_tensor *const *out);
 
 /* runtime/strings.c: a session's string buffers, NULL for a model
  * without string inputs or outputs. */
@@ -184,12 +185,12 @@ int32_t rt_cache_count(const struct ShapeCache *c);
 gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
 			     gearrt_tensor *outputs, size_t nout);
 /* Runs run_graph[graph] specialised to the key inputs' contents (rt.h's
- * by_value) through the cache: 1 if it ran, 0 if the graph runs as
- * compiled instead (not by value, no cache, or this session stopped
- * specialising), -1 with an error. */
-int rt_run_by_value(gearrt_session *s, size_t graph,
-		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
-		    size_t nout);
+ * by_value) through the cache, *ran set; *ran false if the graph runs
+ * as compiled instead (not by value, no cache, or this session stopped
+ * specialising).  A failed run's status as rt_exec's. */
+gearrt_status rt_run_by_value(gearrt_session *s, size_t graph,
+			      const gearrt_tensor *inputs,
+			      gearrt_tensor *outputs, size_t nout, bool *ran);
 
 /* runtime/fast.c: gives task t (planned, its tensors resolved in p) a
  * fast path if one takes its node at these shapes: 1 if so, 0 if the

@@ -244,9 +244,9 @@ int rt_map_io(const gearrt_model *md, Prepared *p)
 	return rc ? -1 : 0;
 }
 
-int rt_run_prepared(gearrt_session *s, Prepared *p,
-		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
-		    size_t nout)
+gearrt_status rt_run_prepared(gearrt_session *s, Prepared *p,
+			      const gearrt_tensor *inputs,
+			      gearrt_tensor *outputs, size_t nout)
 {
 	const gearrt_model *md = s->model;
 	memset(s->io_out, 0, md->nout * sizeof(*s->io_out));
@@ -259,15 +259,15 @@ int rt_run_prepared(gearrt_session *s, Prepared *p,
 	return rt_exec(s, p, s->io_in, s->io_out);
 }
 
-/* Runs run_graph[which] as compiled (prepared on its first run): 0, -1
- * with an error, -2 if it could not be prepared. */
-static int run_compiled(gearrt_session *s, size_t which,
+/* Runs run_graph[which] as compiled (prepared on its first run): a
+ * status as rt_exec's, GEARRT_E_FILE if it could not be prepared. */
+static gearrt_status run_compiled(gearrt_session *s, size_t which,
 			const gearrt_tensor *inputs, gearrt_tensor *outputs,
 			size_t nout)
 {
 	Graph *g = s->model->run_graph[which];
 	if (!s->prep[which] && !(s->prep[which] = rt_prepare(s, g)))
-		return -2;
+		return GEARRT_E_FILE;
 	return rt_run_prepared(s, s->prep[which], inputs, outputs, nout);
 }
 
@@ -288,19 +288,18 @@ static gearrt_status run_checked(gearrt_session *s,
 			s->last_gear = -1;
 		return st;
 	}
-	int rc = rt_run_by_value(s, which, inputs, outputs, nout);
-	if (!rc) {
+	bool ran;
+	st = rt_run_by_value(s, which, inputs, outputs, nout, &ran);
+	if (!ran) {
 		s->st.last_rebuilt = 0;
-		rc = run_compiled(s, which, inputs, outputs, nout);
+		st = run_compiled(s, which, inputs, outputs, nout);
 	}
-	if (rc == -2)
-		return GEARRT_E_FILE;
-	if (rc < 0) {
-		const char *e = last_error();
-		bool buf = strstr(e, "bytes, its buffer has") != NULL;
+	if (st == GEARRT_E_FILE)
+		return st;
+	if (st) {
 		if (md->ngears)
 			error_prefix("gear %zu", which);
-		return buf ? GEARRT_E_OUTPUT : GEARRT_E_RUN;
+		return st;
 	}
 	s->last_gear = md->ngears ? (int)which : -1;
 	s->st.gear_runs++;
