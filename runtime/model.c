@@ -5,7 +5,6 @@
 #include "passes/hybrid.h"
 #include "passes/partition.h"
 #include "rt.h"
-#include "serializer/raise.h"
 #include "serializer/verify.h"
 
 const char *gearrt_last_error(void) { return last_error(); }
@@ -115,7 +114,7 @@ static void setup_value_keys(gearrt_model *md)
 }
 
 /* The graphs a run can start at: each gear's branch, or the root
- * (verify_file checked their inputs and outputs against the model's). */
+ * (verify_open checked their inputs and outputs against the model's). */
 static void setup_graphs(gearrt_model *md)
 {
 	Model *m = md->m;
@@ -137,13 +136,13 @@ static gearrt_model *model_load(const char *path)
 {
 	gearrt_model *md = xmalloc(sizeof(*md));
 	memset(md, 0, sizeof(*md));
-	if (verify_open(&md->f, path) < 0) {
+	if (verify_open(&md->f, path, true, &md->m) < 0) {
 		free(md);
 		return NULL;
 	}
 	const Gearom__Model *x = md->f.model;
-	if (!(md->m = om_to_model(&md->f)))
-		goto fail;
+	md->path = xstrdup(path);
+	pthread_mutex_init(&md->lock, NULL);
 	md->nin = x->n_inputs;
 	md->nout = x->n_outputs;
 	md->in_info = xmalloc((md->nin + 1) * sizeof(gearrt_tensor));
@@ -153,11 +152,27 @@ static gearrt_model *model_load(const char *path)
 	for (size_t i = 0; i < md->nout; i++)
 		io_info(&md->out_info[i], x->outputs[i]);
 	setup_graphs(md);
+	md->gear_checked = xcalloc(md->ngears + 1, sizeof(atomic_schar));
+	md->gear_error = xcalloc(md->ngears + 1, sizeof(char *));
 	return md;
-fail:
-	error_prefix("%s", path);
-	gearrt_model_close(md);
-	return NULL;
+}
+
+gearrt_status rt_check_gear(gearrt_model *md, size_t g)
+{
+	if (g >= md->ngears || atomic_load(&md->gear_checked[g]) > 0)
+		return GEARRT_OK;
+	pthread_mutex_lock(&md->lock);
+	if (!atomic_load(&md->gear_checked[g])) {
+		bool ok = verify_gear(md->m, g) == 0;
+		if (!ok)
+			md->gear_error[g] = xstrdup(last_error());
+		atomic_store(&md->gear_checked[g], ok ? 1 : -1);
+	}
+	pthread_mutex_unlock(&md->lock);
+	if (atomic_load(&md->gear_checked[g]) > 0)
+		return GEARRT_OK;
+	error("%s: %s", md->path, md->gear_error[g]);
+	return GEARRT_E_FILE;
 }
 
 gearrt_status gearrt_model_open(const char *path, gearrt_model **model)
@@ -178,6 +193,13 @@ void gearrt_model_close(gearrt_model *md)
 	if (md->m)
 		model_free(md->m);
 	om_close(&md->f);
+	for (size_t g = 0; md->gear_error && g < md->ngears; g++)
+		free(md->gear_error[g]);
+	free(md->gear_error);
+	free((void *)md->gear_checked);
+	if (md->path)
+		pthread_mutex_destroy(&md->lock);
+	free(md->path);
 	free(md->in_info);
 	free(md->out_info);
 	free(md->run_graph);

@@ -2,7 +2,9 @@
  * runtime/rt.h - libgearrt's insides (private; users include gearrt.h).
  *
  *   model.c    opening a .om: the checked reader, `gearc verify`'s
- *              checks, the raise to IR; describing inputs, outputs, gears;
+ *              checks on the file raised to IR once (a gear's branch
+ *              checked before its first run); describing inputs,
+ *              outputs, gears;
  *   exec.c     one static graph made runnable for one session (the task
  *              sink of GE's static executor) and a run of it;
  *   session.c  sessions, gear selection, argument checks, gearrt_run;
@@ -24,6 +26,9 @@
 #ifndef GEARC_RT_H
 #define GEARC_RT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "compiler/ops/opimpl.h"
 #include "passes/passes.h"
 #include "runtime/gearrt.h"
@@ -43,6 +48,13 @@ struct gearrt_model {
 	 * specialised to them (an evaluated node of it reads one). */
 	bool *value_key;
 	bool *by_value;
+	/* Per gear: 0 until its branch's shapes are checked (model.c's
+	 * rt_check_gear, before its first run), then 1, or -1 with
+	 * gear_error; lock serialises the check between sessions. */
+	atomic_schar *gear_checked;
+	char **gear_error;
+	char *path;
+	pthread_mutex_t lock;
 };
 
 /* How a fast kernel takes its tensors' layouts (runtime/layout.c).  A
@@ -128,6 +140,11 @@ struct gearrt_session {
 	struct ShapeCache *cache; /* runtime/hybrid.c */
 	gearrt_stats st;
 };
+
+/* Gear g of md checked as verify checks it, once per model, before any
+ * session runs it: GEARRT_OK, or GEARRT_E_FILE with the check's error
+ * (every time the gear is asked for). */
+gearrt_status rt_check_gear(gearrt_model *md, size_t g);
 
 /* The graph input / output of g called name, or -1. */
 int32_t rt_graph_input(const Graph *g, const char *name);

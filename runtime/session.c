@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rt.h"
 
@@ -259,15 +260,30 @@ gearrt_status rt_run_prepared(gearrt_session *s, Prepared *p,
 	return rt_exec(s, p, s->io_in, s->io_out);
 }
 
-/* Runs run_graph[which] as compiled (prepared on its first run): a
- * status as rt_exec's, GEARRT_E_FILE if it could not be prepared. */
-static gearrt_status run_compiled(gearrt_session *s, size_t which,
-			const gearrt_tensor *inputs, gearrt_tensor *outputs,
-			size_t nout)
+static double now_ms(void)
 {
-	Graph *g = s->model->run_graph[which];
-	if (!s->prep[which] && !(s->prep[which] = rt_prepare(s, g)))
-		return GEARRT_E_FILE;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Runs run_graph[which] as compiled, checked (rt_check_gear) and
+ * prepared on its first run, which st.prepare_ms times: a status as
+ * rt_exec's, GEARRT_E_FILE if it fails its check or its preparation. */
+static gearrt_status run_compiled(gearrt_session *s, size_t which,
+				  const gearrt_tensor *inputs,
+				  gearrt_tensor *outputs, size_t nout)
+{
+	if (!s->prep[which]) {
+		double t0 = now_ms();
+		gearrt_status st = rt_check_gear(s->model, which);
+		if (!st && !(s->prep[which] = rt_prepare(
+				     s, s->model->run_graph[which])))
+			st = GEARRT_E_FILE;
+		s->st.prepare_ms += now_ms() - t0;
+		if (st)
+			return st;
+	}
 	return rt_run_prepared(s, s->prep[which], inputs, outputs, nout);
 }
 
@@ -288,9 +304,10 @@ static gearrt_status run_checked(gearrt_session *s,
 			s->last_gear = -1;
 		return st;
 	}
-	bool ran;
-	st = rt_run_by_value(s, which, inputs, outputs, nout, &ran);
-	if (!ran) {
+	bool ran = false; /* specialised from the gear's graph: checked first */
+	if (md->by_value[which] && !(st = rt_check_gear(s->model, which)))
+		st = rt_run_by_value(s, which, inputs, outputs, nout, &ran);
+	if (!ran && !st) {
 		s->st.last_rebuilt = 0;
 		st = run_compiled(s, which, inputs, outputs, nout);
 	}

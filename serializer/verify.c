@@ -56,6 +56,11 @@
  *
  * The first violation is the error: one line naming the graph and the
  * tensors or node at fault; exit status 1.
+ *
+ * The file is raised once and the checks' model is what the runtime's
+ * loader and export run on (verify_open: re-inference puts back each
+ * value's constant and flags as raised).  The loader defers each gear
+ * branch's re-inference to verify_gear, before the gear's first run.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -963,6 +968,8 @@ typedef struct Saved {
 	ValId v;
 	int32_t dtype;
 	Shape shape;
+	const Tensor *konst; /* what inference folded is put back as raised */
+	uint16_t flags;
 } Saved;
 
 typedef struct Snapshot {
@@ -982,7 +989,8 @@ static void snapshot(Snapshot *sn, Graph *g)
 			sn->cap = sn->cap ? 2 * sn->cap : 256;
 			sn->s = xrealloc(sn->s, sn->cap * sizeof(Saved));
 		}
-		sn->s[sn->n++] = (Saved){ g, v, x->dtype, x->shape };
+		sn->s[sn->n++] = (Saved){ g, v, x->dtype, x->shape, x->konst,
+					  x->flags };
 		x->dtype = DT_UNDEFINED;
 		x->shape = shape_unknown();
 		x->konst = NULL;
@@ -1001,12 +1009,17 @@ static void snapshot(Snapshot *sn, Graph *g)
 	}
 }
 
+/* The re-inferred dtypes and shapes against the recorded ones; each
+ * value then holds what the file raised (its constant, flags), so the
+ * model checked is the model the runtime runs. */
 static int compare(const Snapshot *sn, Counts *cnt)
 {
 	char a[160], b[160];
 	for (size_t i = 0; i < sn->n; i++) {
 		const Saved *s = &sn->s[i];
-		const Value *x = &s->g->vals[s->v];
+		Value *x = &s->g->vals[s->v];
+		x->konst = s->konst;
+		x->flags = s->flags;
 		if (x->dtype != s->dtype || !shape_equal(&x->shape, &s->shape))
 			return error("graph '%s': node '%s' output '%s': the "
 				     "file records %s %s, inference gives %s %s",
@@ -1129,20 +1142,19 @@ static int reinfer_dynamic(Model *m, Graph *g, Counts *cnt)
 	return rc;
 }
 
-static int check_shapes(const OmFile *f, Counts *cnt)
+/* Shapes re-inferred on m, the file raised: every static graph, the gear
+ * branches only if gears (else verify_gear checks each). */
+static int check_shapes(Model *m, bool gears, Counts *cnt)
 {
-	Model *m = om_to_model(f);
-	if (!m)
-		return -1;
 	int rc = reinfer_scope_clones(m, m->graph, cnt);
-	for (int32_t i = 0; m->gears && i < m->gears->ngears && !rc; i++)
+	for (int32_t i = 0; gears && m->gears && i < m->gears->ngears && !rc;
+	     i++)
 		if (m->branches[i])
 			rc = reinfer(m, m->branches[i], cnt);
 	if (!rc && hybrid_graph(m->graph))
 		rc = reinfer_dynamic(m, hybrid_graph(m->graph), cnt);
 	if (!rc)
 		rc = reinfer(m, m->graph, cnt);
-	model_free(m);
 	return rc;
 }
 
@@ -1346,39 +1358,67 @@ int verify_plans(const OmFile *f)
 	return check_plans(f, false, &cnt);
 }
 
-/* Every check, in this order. */
-static int check_file(const OmFile *f, bool verbose, Counts *cnt)
+/* Every check but the shapes, in this order. */
+static int check_tables(const OmFile *f, bool verbose, Counts *cnt)
 {
 	const Gearom__Model *m = f->model;
 	if (check_plans(f, verbose, cnt) < 0 || check_gears(m) < 0 ||
-	    check_io_table(m, cnt) < 0 || check_partitions(m, cnt) < 0 ||
-	    check_shapes(f, cnt) < 0)
+	    check_io_table(m, cnt) < 0 || check_partitions(m, cnt) < 0)
 		return -1;
+	return 0;
+}
+
+/* Every check, the file raised once for the shapes': 0 with the model
+ * in *m (if m), or -1 with the first violation. */
+static int check_file(const OmFile *f, bool verbose, bool gears, Counts *cnt,
+		      Model **m)
+{
+	Model *r = NULL;
+	if (check_tables(f, verbose, cnt) < 0 || !(r = om_to_model(f)) ||
+	    check_shapes(r, gears, cnt) < 0) {
+		if (r)
+			model_free(r);
+		return -1;
+	}
+	if (m)
+		*m = r;
+	else
+		model_free(r);
 	return 0;
 }
 
 int verify_file(const OmFile *f)
 {
 	Counts cnt = { 0 };
-	return check_file(f, false, &cnt);
+	return check_file(f, false, true, &cnt, NULL);
 }
 
-int verify_open(OmFile *f, const char *path)
+int verify_open(OmFile *f, const char *path, bool gears_later, Model **m)
 {
+	Counts cnt = { 0 };
+	*m = NULL;
 	if (om_open(f, path) < 0)
 		return -1;
-	if (verify_file(f) < 0) {
+	if (check_file(f, false, !gears_later, &cnt, m) < 0) {
 		om_close(f);
 		return error_prefix("%s", path);
 	}
 	return 0;
 }
 
+int verify_gear(Model *m, size_t g)
+{
+	Counts cnt = { 0 };
+	if (!m->gears || g >= (size_t)m->gears->ngears || !m->branches[g])
+		return 0;
+	return reinfer(m, m->branches[g], &cnt);
+}
+
 int verify_print(const OmFile *f, bool verbose, bool quiet)
 {
 	const Gearom__Model *m = f->model;
 	Counts cnt = { .graphs = (int64_t)m->n_graphs };
-	if (check_file(f, verbose, &cnt) < 0)
+	if (check_file(f, verbose, true, &cnt, NULL) < 0)
 		return -1;
 	if (quiet) /* --quiet: the exit status says it */
 		return 0;

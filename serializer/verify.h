@@ -21,9 +21,16 @@ int verify_plans(const OmFile *f);
 int verify_file(const OmFile *f);
 /* The same, printing what was checked ("verify: N graphs, ...: ok"). */
 int verify_print(const OmFile *f, bool verbose, bool quiet);
-/* om_open, then verify_file: how every command that uses a .om's
- * contents (the runtime's loader, export) reads it, so each refuses what
- * verify refuses.  -1 with the error ("PATH: ..."), f closed. */
-int verify_open(OmFile *f, const char *path);
+/* om_open, then every check of verify_file on the file raised into the
+ * IR once, *m (the checks' model: what the runtime's loader and export
+ * run on, so each refuses what verify refuses).  gears_later leaves the
+ * shapes of the gear branches to verify_gear, to be called for each
+ * gear before its first run (the loader: a file of many gears opens
+ * without re-inferring them all).  -1 with the error ("PATH: ..."), f
+ * closed and *m NULL. */
+int verify_open(OmFile *f, const char *path, bool gears_later, Model **m);
+/* The shape check of gear g's branch on m (from verify_open with
+ * gears_later), made once per gear: 0, or -1 with the violation. */
+int verify_gear(Model *m, size_t g);
 
 #endif
