@@ -15,7 +15,8 @@
  * task of a run is timed; when the prepared graph goes (the session's
  * destroy) the times are printed to stderr summed per op type and path
  * (the op's name, with "/fast" for a fast path, "/eval" for evaluation),
- * largest first, as milliseconds per run; GEARRT_PROFILE=nodes adds a
+ * largest first, as milliseconds per run, after the time the graph took
+ * to prepare and its first run's; GEARRT_PROFILE=nodes adds a
  * row per node, in run order, saying which of its tensors are NHWC
  * (runtime/layout.c), what a convolution reorders and which oneDNN
  * implementation it runs.
@@ -133,6 +134,7 @@ static void make_task(Prepared *p, Task *t, const Node *n)
 typedef struct Profile {
 	uint64_t *ns; /* per task, summed over runs */
 	uint64_t runs;
+	uint64_t prepare_ns, first_ns; /* rt_prepare's, the first run's */
 	bool nodes; /* GEARRT_PROFILE=nodes: a row per node too */
 } Profile;
 
@@ -151,7 +153,7 @@ static Profile *profile_new(int32_t ntasks)
 	Profile *pr = xmalloc(sizeof(*pr));
 	pr->ns = xmalloc(((size_t)ntasks + 1) * sizeof(*pr->ns));
 	memset(pr->ns, 0, ((size_t)ntasks + 1) * sizeof(*pr->ns));
-	pr->runs = 0;
+	pr->runs = pr->prepare_ns = pr->first_ns = 0;
 	pr->nodes = !strcmp(e, "nodes");
 	return pr;
 }
@@ -217,8 +219,10 @@ static void profile_print(const Prepared *p)
 	int32_t nrows = profile_rows(p, row, ns, count);
 	for (int32_t r = 0; r < nrows; r++)
 		total += ns[r];
-	fprintf(stderr, "gearrt profile: graph '%s', %llu runs, %.3f ms a "
-		"run in %d nodes\n", p->g->name, (unsigned long long)pr->runs,
+	fprintf(stderr, "gearrt profile: graph '%s', prepared in %.3f ms, "
+		"first run %.3f ms, %llu runs, %.3f ms a run in %d nodes\n",
+		p->g->name, (double)pr->prepare_ns / 1e6,
+		(double)pr->first_ns / 1e6, (unsigned long long)pr->runs,
 		(double)total / 1e6 / (double)pr->runs, (int)p->ntasks);
 	for (int32_t done = 0; done < nrows; done++) {
 		int32_t best = 0; /* largest row left (taken ones are -1) */
@@ -266,6 +270,7 @@ Prepared *rt_prepare(gearrt_session *s, Graph *g)
 Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 			uint64_t mem_bytes)
 {
+	uint64_t t0 = now_ns();
 	Prepared *p = xmalloc(sizeof(*p));
 	memset(p, 0, sizeof(*p));
 	p->g = g;
@@ -308,6 +313,8 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 		*t = p->vt[g->outputs[k]];
 		t->data = p->cur[g->outputs[k]] ? xmalloc(t->nbytes + 1) : NULL;
 	}
+	if (p->prof)
+		p->prof->prepare_ns = now_ns() - t0;
 	return p;
 }
 
@@ -510,8 +517,9 @@ gearrt_status rt_exec(gearrt_session *s, Prepared *p,
 			if (t->n->outputs[k] >= 0 && !t->out[k])
 				p->cur[t->n->outputs[k]] = NULL;
 	}
-	bind_io(p, in, out);
 	Profile *pr = p->prof;
+	uint64_t run0 = pr ? now_ns() : 0;
+	bind_io(p, in, out);
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		Task *t = &p->tasks[i];
 		uint64_t t0 = pr ? now_ns() : 0;
@@ -522,7 +530,8 @@ gearrt_status rt_exec(gearrt_session *s, Prepared *p,
 		if (pr)
 			pr->ns[i] += now_ns() - t0;
 	}
-	if (pr)
-		pr->runs++;
-	return deliver(p, out);
+	gearrt_status st = deliver(p, out);
+	if (pr && !pr->runs++)
+		pr->first_ns = now_ns() - run0;
+	return st;
 }

@@ -1,6 +1,8 @@
 /* runtime/model.c - opening and describing a .om (gearrt.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "passes/hybrid.h"
 #include "passes/partition.h"
@@ -182,7 +184,15 @@ gearrt_status gearrt_model_open(const char *path, gearrt_model **model)
 		error("gearrt_model_open: path and model must not be NULL");
 		return GEARRT_E_ARG;
 	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	*model = model_load(path);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	const char *e = getenv("GEARRT_PROFILE");
+	if (*model && e && *e && strcmp(e, "0"))
+		fprintf(stderr, "gearrt profile: opened '%s' in %.3f ms\n", path,
+			(double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+				(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	return *model ? GEARRT_OK : GEARRT_E_FILE;
 }
 
