@@ -250,7 +250,7 @@ int cmd_export(int argc, char **argv)
 	}
 	OmFile f;
 	Model *m;
-	if (verify_open(&f, pos[0], false, &m) < 0)
+	if (verify_open(&f, pos[0], NULL, &m) < 0)
 		return fail(EXIT_FAIL);
 	Export E = { .f = &f, .m = m, .name = om_name(&m->arena, pos[0]),
 		     .external = ext != NULL };

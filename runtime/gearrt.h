@@ -24,9 +24,11 @@
  * checksum, every index, the nesting depth, the gear table and the
  * input/output table against every graph a run starts at, shape inference
  * re-run on every graph, every memory plan) and refuses a file that fails
- * one, but for a gear's own graph's shapes: those are re-inferred before
- * the gear's first run (once per model, whichever session runs it first),
- * so a file of many gears opens without them; a gear that fails is
+ * one, but for what is a gear's own (its graph and those below it: read
+ * into the IR, their plans checked, their shapes re-inferred): that is
+ * done before the gear's first run (once per model, whichever session
+ * runs it first), so a file of many gears opens without them; a gear
+ * that fails is
  * GEARRT_E_FILE from gearrt_run on every run of it, naming the file, and
  * the other gears run.  A model is read-only to its users
  * once open: any number of sessions, on any threads, may use it; close it

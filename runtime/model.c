@@ -102,33 +102,47 @@ static bool evaluates_a_key(const gearrt_model *md, const Graph *g)
 	return hit;
 }
 
-/* Which inputs key value specialisations, and which graphs take them. */
+/* Whether run_graph[g] runs specialised to the key inputs' contents. */
+static bool takes_value_keys(const gearrt_model *md, size_t g)
+{
+	bool any = false;
+	for (size_t i = 0; i < md->nin; i++)
+		any |= md->value_key[i];
+	return any && evaluates_a_key(md, md->run_graph[g]);
+}
+
+/* Which inputs key value specialisations, and which raised graphs take
+ * them (a gear's branch: when rt_check_gear raises it). */
 static void setup_value_keys(gearrt_model *md)
 {
 	size_t n = md->ngears ? md->ngears : 1;
-	bool any = false;
 	md->value_key = xcalloc(md->nin + 1, sizeof(bool));
 	md->by_value = xcalloc(n, sizeof(bool));
 	for (size_t i = 0; i < md->nin; i++)
-		any |= md->value_key[i] = value_key(&md->in_info[i]);
-	for (size_t g = 0; any && g < n; g++)
-		md->by_value[g] = evaluates_a_key(md, md->run_graph[g]);
+		md->value_key[i] = value_key(&md->in_info[i]);
+	for (size_t g = 0; g < n; g++)
+		if (md->run_graph[g] == md->m->graph)
+			md->by_value[g] = takes_value_keys(md, g);
 }
 
 /* The graphs a run can start at: each gear's branch, or the root
- * (verify_open checked their inputs and outputs against the model's). */
+ * (verify_open checked their inputs and outputs against the model's);
+ * the arena, the largest of their plans (the file's: a branch is raised
+ * at its first run). */
 static void setup_graphs(gearrt_model *md)
 {
 	Model *m = md->m;
+	const Gearom__Model *x = md->f.model;
 	md->ngears = m->gears ? (size_t)m->gears->ngears : 0;
 	size_t n = md->ngears ? md->ngears : 1;
 	md->run_graph = xmalloc(n * sizeof(Graph *));
 	for (size_t g = 0; g < n; g++) {
-		Graph *b = md->ngears && m->branches[g] ? m->branches[g]
-						       : m->graph;
-		md->run_graph[g] = b;
-		if (b->plan && b->plan->arena_bytes > md->arena_bytes)
-			md->arena_bytes = b->plan->arena_bytes;
+		bool br = md->ngears && m->branches[g];
+		const Gearom__MemoryPlan *p =
+			x->graphs[br ? x->gears[g]->graph : x->root]->plan;
+		md->run_graph[g] = br ? m->branches[g] : m->graph;
+		if (p && p->arena_bytes > md->arena_bytes)
+			md->arena_bytes = p->arena_bytes;
 	}
 	md->dynamic = md->ngears ? hybrid_graph(m->graph) : NULL;
 	setup_value_keys(md);
@@ -138,7 +152,7 @@ static gearrt_model *model_load(const char *path)
 {
 	gearrt_model *md = xmalloc(sizeof(*md));
 	memset(md, 0, sizeof(*md));
-	if (verify_open(&md->f, path, true, &md->m) < 0) {
+	if (verify_open(&md->f, path, &md->lazy, &md->m) < 0) {
 		free(md);
 		return NULL;
 	}
@@ -159,16 +173,27 @@ static gearrt_model *model_load(const char *path)
 	return md;
 }
 
-gearrt_status rt_check_gear(gearrt_model *md, size_t g)
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+gearrt_status rt_check_gear(gearrt_model *md, size_t g, double *ms)
 {
 	if (g >= md->ngears || atomic_load(&md->gear_checked[g]) > 0)
 		return GEARRT_OK;
 	pthread_mutex_lock(&md->lock);
 	if (!atomic_load(&md->gear_checked[g])) {
-		bool ok = verify_gear(md->m, g) == 0;
-		if (!ok)
+		double t0 = now_ms();
+		bool ok = verify_gear(&md->f, md->lazy, md->m, g) == 0;
+		if (ok)
+			md->by_value[g] = takes_value_keys(md, g);
+		else
 			md->gear_error[g] = xstrdup(last_error());
 		atomic_store(&md->gear_checked[g], ok ? 1 : -1);
+		*ms += now_ms() - t0;
 	}
 	pthread_mutex_unlock(&md->lock);
 	if (atomic_load(&md->gear_checked[g]) > 0)
@@ -184,15 +209,12 @@ gearrt_status gearrt_model_open(const char *path, gearrt_model **model)
 		error("gearrt_model_open: path and model must not be NULL");
 		return GEARRT_E_ARG;
 	}
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = now_ms();
 	*model = model_load(path);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	const char *e = getenv("GEARRT_PROFILE");
 	if (*model && e && *e && strcmp(e, "0"))
 		fprintf(stderr, "gearrt profile: opened '%s' in %.3f ms\n", path,
-			(double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-				(double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+			now_ms() - t0);
 	return *model ? GEARRT_OK : GEARRT_E_FILE;
 }
 
@@ -202,6 +224,7 @@ void gearrt_model_close(gearrt_model *md)
 		return;
 	if (md->m)
 		model_free(md->m);
+	om_raise_free(md->lazy);
 	om_close(&md->f);
 	for (size_t g = 0; md->gear_error && g < md->ngears; g++)
 		free(md->gear_error[g]);

@@ -33,6 +33,7 @@
 #include "passes/passes.h"
 #include "runtime/gearrt.h"
 #include "serializer/om.h"
+#include "serializer/raise.h"
 
 struct gearrt_model {
 	OmFile f;
@@ -48,11 +49,13 @@ struct gearrt_model {
 	 * specialised to them (an evaluated node of it reads one). */
 	bool *value_key;
 	bool *by_value;
-	/* Per gear: 0 until its branch's shapes are checked (model.c's
-	 * rt_check_gear, before its first run), then 1, or -1 with
-	 * gear_error; lock serialises the check between sessions. */
+	/* Per gear: 0 until its branch is raised and checked (model.c's
+	 * rt_check_gear, before its first run; by_value is set then), then
+	 * 1, or -1 with gear_error; lock serialises the check between
+	 * sessions. */
 	atomic_schar *gear_checked;
 	char **gear_error;
+	OmRaise *lazy; /* what the gears' checks raise them with */
 	char *path;
 	pthread_mutex_t lock;
 };
@@ -141,10 +144,11 @@ struct gearrt_session {
 	gearrt_stats st;
 };
 
-/* Gear g of md checked as verify checks it, once per model, before any
- * session runs it: GEARRT_OK, or GEARRT_E_FILE with the check's error
- * (every time the gear is asked for). */
-gearrt_status rt_check_gear(gearrt_model *md, size_t g);
+/* Gear g of md raised and checked as verify checks it, once per model,
+ * before any session runs it (*ms += the time, if this call made it):
+ * GEARRT_OK, or GEARRT_E_FILE with the check's error (every time the
+ * gear is asked for). */
+gearrt_status rt_check_gear(gearrt_model *md, size_t g, double *ms);
 
 /* The graph input / output of g called name, or -1. */
 int32_t rt_graph_input(const Graph *g, const char *name);

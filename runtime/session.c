@@ -267,22 +267,19 @@ static double now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* Runs run_graph[which] as compiled, checked (rt_check_gear) and
- * prepared on its first run, which st.prepare_ms times: a status as
- * rt_exec's, GEARRT_E_FILE if it fails its check or its preparation. */
+/* Runs run_graph[which] (checked: rt_check_gear) as compiled, prepared
+ * on its first run, which st.prepare_ms times: a status as rt_exec's,
+ * GEARRT_E_FILE if it cannot be prepared. */
 static gearrt_status run_compiled(gearrt_session *s, size_t which,
 				  const gearrt_tensor *inputs,
 				  gearrt_tensor *outputs, size_t nout)
 {
 	if (!s->prep[which]) {
 		double t0 = now_ms();
-		gearrt_status st = rt_check_gear(s->model, which);
-		if (!st && !(s->prep[which] = rt_prepare(
-				     s, s->model->run_graph[which])))
-			st = GEARRT_E_FILE;
+		s->prep[which] = rt_prepare(s, s->model->run_graph[which]);
 		s->st.prepare_ms += now_ms() - t0;
-		if (st)
-			return st;
+		if (!s->prep[which])
+			return GEARRT_E_FILE;
 	}
 	return rt_run_prepared(s, s->prep[which], inputs, outputs, nout);
 }
@@ -304,8 +301,10 @@ static gearrt_status run_checked(gearrt_session *s,
 			s->last_gear = -1;
 		return st;
 	}
-	bool ran = false; /* specialised from the gear's graph: checked first */
-	if (md->by_value[which] && !(st = rt_check_gear(s->model, which)))
+	bool ran = false;
+	if ((st = rt_check_gear(s->model, which, &s->st.prepare_ms)))
+		return st; /* it sets by_value[which] */
+	if (md->by_value[which])
 		st = rt_run_by_value(s, which, inputs, outputs, nout, &ran);
 	if (!ran && !st) {
 		s->st.last_rebuilt = 0;

@@ -59,8 +59,9 @@
  *
  * The file is raised once and the checks' model is what the runtime's
  * loader and export run on (verify_open: re-inference puts back each
- * value's constant and flags as raised).  The loader defers each gear
- * branch's re-inference to verify_gear, before the gear's first run.
+ * value's constant and flags as raised).  The loader defers what is each
+ * gear's own (the raise, plans and shapes of its branch and the graphs
+ * below it) to verify_gear, before the gear's first run.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -1324,12 +1325,15 @@ static int check_gears(const Gearom__Model *m)
 
 /* ---- command ------------------------------------------------------------- */
 
-static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
+/* The plans of every graph, or, with gear_of (om_graph_gears), of those
+ * it puts at gear. */
+static int check_plans(const OmFile *f, bool verbose, const int32_t *gear_of,
+		       int32_t gear, Counts *cnt)
 {
 	const Gearom__Model *m = f->model;
 	bool *dyn = dynamic_graphs(m);
 	for (size_t gi = 0; gi < m->n_graphs; gi++) {
-		if (dyn[gi])
+		if (dyn[gi] || (gear_of && gear_of[gi] != gear))
 			continue; /* runs dynamically: check_partitions */
 		if (check_plan(m, gi, cnt) < 0) {
 			free(dyn);
@@ -1355,70 +1359,102 @@ static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
 int verify_plans(const OmFile *f)
 {
 	Counts cnt = { 0 };
-	return check_plans(f, false, &cnt);
+	return check_plans(f, false, NULL, -1, &cnt);
 }
 
-/* Every check but the shapes, in this order. */
-static int check_tables(const OmFile *f, bool verbose, Counts *cnt)
+/* Every check but the shapes, in this order; with gear_of, the plans of
+ * the graphs under no gear branch only. */
+static int check_tables(const OmFile *f, bool verbose, const int32_t *gear_of,
+			Counts *cnt)
 {
 	const Gearom__Model *m = f->model;
-	if (check_plans(f, verbose, cnt) < 0 || check_gears(m) < 0 ||
+	if (check_plans(f, verbose, gear_of, -1, cnt) < 0 || check_gears(m) < 0 ||
 	    check_io_table(m, cnt) < 0 || check_partitions(m, cnt) < 0)
 		return -1;
 	return 0;
 }
 
-/* Every check, the file raised once for the shapes': 0 with the model
- * in *m (if m), or -1 with the first violation. */
-static int check_file(const OmFile *f, bool verbose, bool gears, Counts *cnt,
-		      Model **m)
+/* Every check, the file raised once for the shapes': 0, or -1 with the
+ * first violation. */
+static int check_file(const OmFile *f, bool verbose, Counts *cnt)
 {
-	Model *r = NULL;
-	if (check_tables(f, verbose, cnt) < 0 || !(r = om_to_model(f)) ||
-	    check_shapes(r, gears, cnt) < 0) {
-		if (r)
-			model_free(r);
-		return -1;
-	}
+	Model *m = NULL;
+	int rc = check_tables(f, verbose, NULL, cnt) < 0 ||
+			 !(m = om_to_model(f)) || check_shapes(m, true, cnt) < 0
+		 ? -1
+		 : 0;
 	if (m)
-		*m = r;
-	else
-		model_free(r);
-	return 0;
+		model_free(m);
+	return rc;
 }
 
 int verify_file(const OmFile *f)
 {
 	Counts cnt = { 0 };
-	return check_file(f, false, true, &cnt, NULL);
+	return check_file(f, false, &cnt);
 }
 
-int verify_open(OmFile *f, const char *path, bool gears_later, Model **m)
+/* verify_open's checks on the open f: the model in *m, and with lazy the
+ * gears' own checks left to verify_gear. */
+static int open_checked(const OmFile *f, OmRaise **lazy, Model **m)
 {
 	Counts cnt = { 0 };
-	*m = NULL;
-	if (om_open(f, path) < 0)
+	int32_t *gear_of = lazy ? om_graph_gears(f->model) : NULL;
+	int rc = check_tables(f, false, gear_of, &cnt);
+	free(gear_of);
+	if (rc < 0)
 		return -1;
-	if (check_file(f, false, !gears_later, &cnt, m) < 0) {
+	*m = lazy ? om_to_model_lazy(f, lazy) : om_to_model(f);
+	if (!*m || check_shapes(*m, !lazy, &cnt) == 0)
+		return *m ? 0 : -1;
+	model_free(*m);
+	*m = NULL;
+	if (lazy) {
+		om_raise_free(*lazy);
+		*lazy = NULL;
+	}
+	return -1;
+}
+
+int verify_open(OmFile *f, const char *path, OmRaise **lazy, Model **m)
+{
+	*m = NULL;
+	if (om_open_readonly(f, path) < 0)
+		return -1;
+	if (open_checked(f, lazy, m) < 0) {
 		om_close(f);
 		return error_prefix("%s", path);
 	}
 	return 0;
 }
 
-int verify_gear(Model *m, size_t g)
+int verify_gear(const OmFile *f, OmRaise *r, Model *m, size_t g)
 {
 	Counts cnt = { 0 };
-	if (!m->gears || g >= (size_t)m->gears->ngears || !m->branches[g])
-		return 0;
-	return reinfer(m, m->branches[g], &cnt);
+	size_t n = m->gears ? (size_t)m->gears->ngears : 0;
+	Graph *b = g < n ? m->branches[g] : NULL;
+	if (g < n && !b) /* the gear runs the root, whose Case may take any */
+		for (size_t k = 0; k < n; k++)
+			if (m->branches[k] && verify_gear(f, r, m, k) < 0)
+				return -1;
+	int32_t *gear_of = om_graph_gears(f->model);
+	int32_t own = b ? gear_of[f->model->gears[g]->graph] : -1;
+	int rc = !b ? 0
+		 : check_plans(f, false, gear_of, own, &cnt) < 0 ||
+				 om_raise_gear(r, g) < 0 ||
+				 reinfer_scope_clones(m, b, &cnt) < 0 ||
+				 reinfer(m, b, &cnt) < 0
+			 ? -1
+			 : 0;
+	free(gear_of);
+	return rc;
 }
 
 int verify_print(const OmFile *f, bool verbose, bool quiet)
 {
 	const Gearom__Model *m = f->model;
 	Counts cnt = { .graphs = (int64_t)m->n_graphs };
-	if (check_file(f, verbose, true, &cnt, NULL) < 0)
+	if (check_file(f, verbose, &cnt) < 0)
 		return -1;
 	if (quiet) /* --quiet: the exit status says it */
 		return 0;

@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "omedit.h"
-#include "runtime/gearrt.h"
+#include "runtime/rt.h"
 #include "synth.h"
 
 #define DEMO "--model=tests/fixtures/demo_cnn.onnx"
@@ -652,5 +652,44 @@ Test(verify, a_gear_is_checked_before_its_first_run)
 	Run r = run_gearc("export", x.om, "--gear=0", out);
 	expect_error(&r, 1, "graph 'Batch_1': node 'pool1_batch_1' output");
 	run_free(&r);
+	fx_free(&x);
+}
+
+/* What is a gear's own (its branch raised into the IR, its plan checked)
+ * waits for its first run: a file of many gears opens without them.  A
+ * block of gear 2 past the arena: the file opens with no branch raised,
+ * gear 0 runs (only its branch is raised then), gear 2 is GEARRT_E_FILE
+ * with verify's message. */
+Test(verify, a_gears_raise_and_plans_wait_for_its_first_run)
+{
+	Fx x = compile_demo();
+	Gearom__Graph *g = gear_graph(&x, 2);
+	block(g, "p1")->offset = g->plan->arena_bytes;
+	write_mutated(&x);
+	gearrt_model *m;
+	gearrt_session *s;
+	cr_assert_eq(gearrt_model_open(x.om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	for (size_t k = 0; k < 3; k++)
+		cr_expect_eq(m->m->branches[k]->nnodes, 0, "gear %zu raised "
+			     "at open", k);
+	cr_assert_eq(gearrt_session_create(m, NULL, &s), GEARRT_OK);
+	static float in[8 * 3 * 32 * 32];
+	gearrt_tensor t = { .dtype = GEARRT_FLOAT32, .rank = 4,
+			    .dims = { 1, 3, 32, 32 }, .data = in,
+			    .size = sizeof(in) };
+	gearrt_tensor out = { 0 };
+	cr_expect_eq(gearrt_run(s, &t, 1, &out, 1), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_expect_gt(m->m->branches[0]->nnodes, 0);
+	cr_expect_eq(m->m->branches[1]->nnodes, 0);
+	t.dims[0] = 8;
+	cr_expect_eq(gearrt_run(s, &t, 1, &out, 1), GEARRT_E_FILE);
+	cr_expect(strstr(gearrt_last_error(), x.om) &&
+		  strstr(gearrt_last_error(), "graph 'Batch_2': tensor 'p1': "
+					      "bytes [524288,"),
+		  "%s", gearrt_last_error());
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
 	fx_free(&x);
 }
