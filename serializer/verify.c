@@ -27,8 +27,9 @@
  *             least as large as each subgraph's arena;
  *   figures   arena_bytes, lower_bound_bytes and naive_bytes are what the
  *             blocks give (the arena: the highest block end).
- * Gears: the root's Case states the gear table again (gear_count,
- * gear_dims, branches) and must agree with it.  (serializer/check.c
+ * Gears: the root's Case chooses the gear branches, which must be the
+ * gear table's (a file written before the table was stored once also
+ * has the Case state gear_count and gear_dims: they must agree).  (serializer/check.c
  * checks at om_open: the mode against the gears, gear values >= 1, one
  * per -1 of the gear inputs, which are the inputs with -1 dims in order,
  * each gear's shapes from the gear inputs', their bytes from shape and
@@ -1161,30 +1162,31 @@ static int check_shapes(Model *m, bool gears, Counts *cnt)
 
 /* ---- the gear table against the graphs -------------------------------- */
 
-/* The Case choosing the gear branches states the table again: its
- * gear_count, gear_dims (the gears' dims, row by row) and branches. */
+/* The Case choosing the gear branches: its branches are the gears'.
+ * A file written before the table was stored once has the Case state it
+ * again (gear_count, gear_dims: the gears' dims, row by row): it must
+ * agree. */
 static int check_case_table(const Gearom__Model *m, const Gearom__Node *n)
 {
 	const Gearom__Attribute *cnt = om_attr(n, CASE_GEAR_COUNT_ATTR);
 	const Gearom__Attribute *dims = om_attr(n, CASE_GEAR_DIMS_ATTR);
 	const Gearom__Attribute *br = om_attr(n, CASE_BRANCHES_ATTR);
 	size_t at = 0;
-	if (!cnt || cnt->i != (int64_t)m->n_gears)
+	if (cnt && cnt->i != (int64_t)m->n_gears)
 		return error("node '%s': gear_count %lld, the gear table has "
-			     "%zu gears", n->name, cnt ? (long long)cnt->i : -1LL,
+			     "%zu gears", n->name, (long long)cnt->i,
 			     m->n_gears);
-	if (br && br->n_graphs != m->n_gears)
+	if (br->n_graphs != m->n_gears)
 		return error("node '%s': %zu branches for %zu gears", n->name,
 			     br->n_graphs, m->n_gears);
 	for (size_t g = 0; g < m->n_gears; g++) {
 		const Gearom__Gear *x = m->gears[g];
-		if (br && x->graph != br->graphs[g])
+		if (x->graph != br->graphs[g])
 			return error("node '%s': branch %zu is graph %d, gear "
 				     "%zu's is %d", n->name, g, br->graphs[g],
 				     g, x->graph);
-		for (size_t k = 0; k < x->n_dims; k++, at++)
-			if (!dims || at >= dims->n_ints ||
-			    dims->ints[at] != x->dims[k])
+		for (size_t k = 0; dims && k < x->n_dims; k++, at++)
+			if (at >= dims->n_ints || dims->ints[at] != x->dims[k])
 				return error("node '%s': gear_dims disagree "
 					     "with gear %zu's dims", n->name, g);
 	}
@@ -1303,18 +1305,19 @@ static int check_io_table(const Gearom__Model *m, Counts *cnt)
 	return dyn >= 0 ? check_run_io(m, dyn, NULL) : 0;
 }
 
-/* One Case of the root states the gear table: it must agree. */
+/* One Case of the root chooses the gear branches: it must agree with
+ * the gear table. */
 static int check_gears(const Gearom__Model *m)
 {
 	const Gearom__Graph *root = m->graphs[m->root];
 	const Gearom__Node *table = NULL;
 	for (size_t i = 0; i < root->n_nodes && m->n_gears; i++) {
 		const Gearom__Node *n = root->nodes[i];
-		if (!is_case(n) || !om_attr(n, CASE_GEAR_COUNT_ATTR))
+		if (!is_case(n) || !om_attr(n, CASE_BRANCHES_ATTR))
 			continue;
 		if (table)
 			return error("graph '%s': nodes '%s' and '%s' both "
-				     "state the gear table", root->name,
+				     "choose gear branches", root->name,
 				     table->name, n->name);
 		table = n;
 		if (check_case_table(m, n) < 0)

@@ -472,6 +472,27 @@ Test(verify, read_after_an_in_place_overwrite)
 
 /* ---- lying gear tables and figures (issue 19, item 10) ---------------- */
 
+/* A new attribute of the root's Case (malloc'd: om_close frees it). */
+static Gearom__Attribute *case_add(const Fx *x, const char *name, int type)
+{
+	const Gearom__Graph *g = x->f.model->graphs[x->f.model->root];
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		Gearom__Node *n = g->nodes[i];
+		if (strcmp(n->op_type, "Case"))
+			continue;
+		n->attrs = realloc(n->attrs, (n->n_attrs + 1) * sizeof(*n->attrs));
+		Gearom__Attribute *a = malloc(sizeof(*a));
+		gearom__attribute__init(a);
+		a->name = strdup(name);
+		a->has_type = true;
+		a->type = type;
+		n->attrs[n->n_attrs++] = a;
+		return a;
+	}
+	cr_assert_fail("no Case");
+	return NULL;
+}
+
 /* The Case of the root: its attribute named name. */
 static Gearom__Attribute *case_attr(const Fx *x, const char *name)
 {
@@ -542,16 +563,13 @@ Test(verify, lying_gear_tables)
 	expect_verify_error(&x, "mode 1 has 0 gears and 1 gear inputs");
 	m->n_gears = ngears;
 
-	Gearom__Attribute *cnt = case_attr(&x, "gear_count");
-	cnt->i = 1000000000;
-	expect_verify_error(&x, "node 'gear_case': gear_count 1000000000, the "
-				"gear table has 3 gears");
-	cnt->i = 3;
-	Gearom__Attribute *dims = case_attr(&x, "gear_dims");
-	dims->ints[1] = 5;
-	expect_verify_error(&x, "node 'gear_case': gear_dims disagree with "
-				"gear 1's dims");
-	dims->ints[1] = 4;
+	Gearom__Attribute *br = case_attr(&x, "branches");
+	int32_t b1 = br->graphs[1];
+	br->graphs[1] = br->graphs[2];
+	br->graphs[2] = b1;
+	expect_verify_error(&x, "node 'gear_case': branch 1 is graph");
+	br->graphs[2] = br->graphs[1];
+	br->graphs[1] = b1;
 
 	int64_t big = (int64_t)1 << 62;
 	m->gear_inputs[0]->shape[1] = big;
@@ -691,5 +709,48 @@ Test(verify, a_gears_raise_and_plans_wait_for_its_first_run)
 		  "%s", gearrt_last_error());
 	gearrt_session_destroy(s);
 	gearrt_model_close(m);
+	fx_free(&x);
+}
+
+/* The gear table is stored once: the root's Case no longer states the
+ * gear count and values again.  A file written before, whose Case has
+ * gear_count and gear_dims, still verifies, runs, and has them checked
+ * against the table. */
+Test(verify, the_gear_table_is_stored_once_old_files_still_read)
+{
+	Fx x = compile_demo();
+	const Gearom__Graph *root = x.f.model->graphs[x.f.model->root];
+	for (size_t i = 0; i < root->n_nodes; i++)
+		for (size_t k = 0; k < root->nodes[i]->n_attrs; k++) {
+			const char *a = root->nodes[i]->attrs[k]->name;
+			cr_expect(strcmp(a, "gear_count") && strcmp(a, "gear_dims"),
+				  "node '%s' states %s", root->nodes[i]->name, a);
+		}
+	Gearom__Attribute *cnt = case_add(&x, "gear_count", ATTR_INT);
+	cnt->has_i = true;
+	cnt->i = 3;
+	Gearom__Attribute *dims = case_add(&x, "gear_dims", ATTR_INTS);
+	int64_t rows[] = { 1, 4, 8 };
+	dims->ints = malloc(sizeof(rows));
+	memcpy(dims->ints, rows, sizeof(rows));
+	dims->n_ints = 3;
+	write_mutated(&x);
+	Run r = run_gearc("verify", x.om);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	r = run_gearc("run", x.om, "--random-inputs", "--gear=2");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	cnt->i = 1000000000;
+	expect_verify_error(&x, "node 'gear_case': gear_count 1000000000, the "
+				"gear table has 3 gears");
+	cnt->i = 3;
+	dims->ints[1] = 5;
+	expect_verify_error(&x, "node 'gear_case': gear_dims disagree with "
+				"gear 1's dims");
+	dims->ints[1] = 4;
+	dims->n_ints = 2;
+	expect_verify_error(&x, "node 'gear_case': gear_dims disagree with "
+				"gear 2's dims");
 	fx_free(&x);
 }
