@@ -29,9 +29,10 @@
  *             blocks give (the arena: the highest block end).
  * Gears: the root's Case chooses the gear branches, which must be the
  * gear table's (a file written before the table was stored once also
- * has the Case state gear_count and gear_dims: they must agree).  (serializer/check.c
- * checks at om_open: the mode against the gears, gear values >= 1, one
- * per -1 of the gear inputs, which are the inputs with -1 dims in order,
+ * has the Case state gear_count and gear_dims: they must agree).
+ * (serializer/check.c checks at om_open: the mode against the gears,
+ * gear values >= 1, one per -1 of the gear inputs, which are the inputs
+ * with -1 dims in order,
  * each gear's shapes from the gear inputs', their bytes from shape and
  * dtype, a branch is a graph under the root, an arena no larger than its
  * blocks side by side, unique input and output names, graph inputs that
@@ -1381,13 +1382,13 @@ static int check_tables(const OmFile *f, bool verbose, const int32_t *gear_of,
  * first violation. */
 static int check_file(const OmFile *f, bool verbose, Counts *cnt)
 {
-	Model *m = NULL;
-	int rc = check_tables(f, verbose, NULL, cnt) < 0 ||
-			 !(m = om_to_model(f)) || check_shapes(m, true, cnt) < 0
-		 ? -1
-		 : 0;
-	if (m)
-		model_free(m);
+	if (check_tables(f, verbose, NULL, cnt) < 0)
+		return -1;
+	Model *m = om_to_model(f);
+	if (!m)
+		return -1;
+	int rc = check_shapes(m, true, cnt);
+	model_free(m);
 	return rc;
 }
 
@@ -1440,17 +1441,16 @@ int verify_gear(const OmFile *f, OmRaise *r, Model *m, size_t g)
 		for (size_t k = 0; k < n; k++)
 			if (m->branches[k] && verify_gear(f, r, m, k) < 0)
 				return -1;
+	if (!b)
+		return 0;
 	int32_t *gear_of = om_graph_gears(f->model);
-	int32_t own = b ? gear_of[f->model->gears[g]->graph] : -1;
-	int rc = !b ? 0
-		 : check_plans(f, false, gear_of, own, &cnt) < 0 ||
-				 om_raise_gear(r, g) < 0 ||
-				 reinfer_scope_clones(m, b, &cnt) < 0 ||
-				 reinfer(m, b, &cnt) < 0
-			 ? -1
-			 : 0;
+	int rc = check_plans(f, false, gear_of,
+			     gear_of[f->model->gears[g]->graph], &cnt);
 	free(gear_of);
-	return rc;
+	if (rc < 0 || om_raise_gear(r, g) < 0 ||
+	    reinfer_scope_clones(m, b, &cnt) < 0)
+		return -1;
+	return reinfer(m, b, &cnt);
 }
 
 int verify_print(const OmFile *f, bool verbose, bool quiet)
