@@ -2,9 +2,8 @@
  * cli/export.c - 'gearc export FILE.om --gear=K|all --output=PATH': each
  * gear as a static ONNX model, loadable by any ONNX runtime.
  *
- * The .om is opened with every check of `gearc verify`
- * (serializer/verify.h: verify_open, as the runtime opens it) and raised
- * (serializer/raise.h), the gear's graph
+ * The .om is opened with every check of `gearc verify`, raised into the
+ * IR once for them (serializer/verify.h: verify_open), the gear's graph
  * flattened to plain ONNX and re-inferred at the gear's input shapes
  * (passes/flatten.h), its output shapes checked against the file's output
  * table, and the model written (serializer/export.h).  --gear=all writes
@@ -22,7 +21,6 @@
 #include "cli.h"
 #include "passes/flatten.h"
 #include "serializer/export.h"
-#include "serializer/raise.h"
 #include "serializer/verify.h"
 
 typedef struct Export {
@@ -248,14 +246,9 @@ int cmd_export(int argc, char **argv)
 		return fail(EXIT_USAGE);
 	}
 	OmFile f;
-	if (verify_open(&f, pos[0]) < 0)
+	Model *m;
+	if (verify_open(&f, pos[0], NULL, &m) < 0)
 		return fail(EXIT_FAIL);
-	Model *m = om_to_model(&f);
-	if (!m) {
-		error_prefix("%s", pos[0]);
-		om_close(&f);
-		return fail(EXIT_FAIL);
-	}
 	Export E = { .f = &f, .m = m, .name = om_name(&m->arena, pos[0]),
 		     .external = ext != NULL };
 	int32_t k = parse_gear(gear, gear_count(m), pos[0]);

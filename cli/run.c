@@ -352,8 +352,15 @@ static int run_once(gearrt_session *s, const gearrt_tensor *in, size_t nin,
 	return gearrt_run(s, in, nin, out, nout) == GEARRT_OK ? 0 : -1;
 }
 
+/* How long the model took before its runs: opening it (with its
+ * checks), the session, the first run, and of that the gear's
+ * preparation (gearrt_stats.prepare_ms). */
+typedef struct Load {
+	double open, session, first;
+} Load;
+
 static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
-		 gearrt_tensor *out, size_t nout, int n, double load)
+		 gearrt_tensor *out, size_t nout, int n, const Load *ld)
 {
 	double *t = xmalloc((size_t)n * sizeof(double));
 	for (int i = 0; i < n; i++) {
@@ -365,10 +372,12 @@ static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
 		t[i] = now_ms() - t0;
 	}
 	qsort(t, (size_t)n, sizeof(double), cmp_double);
-	printf("bench: load %.3f ms, run median %.3f ms, min %.3f ms over %d "
-	       "runs\n", load, t[n / 2], t[0], n);
 	gearrt_stats st;
 	gearrt_session_stats(s, &st);
+	printf("bench: load %.3f ms (open %.3f, prepare %.3f, first run %.3f), "
+	       "run median %.3f ms, min %.3f ms over %d runs\n",
+	       ld->open + ld->session + ld->first, ld->open + ld->session,
+	       st.prepare_ms, ld->first - st.prepare_ms, t[n / 2], t[0], n);
 	if (st.dynamic_runs)
 		printf("shape cache: %llu rebuilds (last %.3f ms), %llu cache "
 		       "hits over %llu runs\n",
@@ -419,6 +428,7 @@ static int run_model(RunArgs *ra)
 					    &threads) < 0) ||
 	    (ra->gear && parse_int("gear", ra->gear, 0, 1000000, &gear) < 0))
 		return EXIT_USAGE;
+	Load ld;
 	double t0 = now_ms();
 	gearrt_model *m = NULL;
 	gearrt_session *s = NULL;
@@ -426,6 +436,7 @@ static int run_model(RunArgs *ra)
 	gearrt_tensor *in = NULL, *out = NULL;
 	if (gearrt_model_open(ra->file, &m) != GEARRT_OK)
 		goto done;
+	ld.open = now_ms() - t0;
 	if ((status = check_given(ra, m)) != EXIT_OK)
 		goto done;
 	status = EXIT_FAIL;
@@ -443,14 +454,17 @@ static int run_model(RunArgs *ra)
 	if (gather_inputs(ra, m, scratch, gear, in) < 0 ||
 	    (ra->gear && check_gear_inputs(ra, m, gear, in) < 0))
 		goto done;
+	t0 = now_ms();
 	if (gearrt_session_create(m, &opt, &s) != GEARRT_OK)
 		goto done;
+	ld.session = now_ms() - t0;
+	t0 = now_ms();
 	if (run_once(s, in, nin, out, nout) < 0)
 		goto done;
+	ld.first = now_ms() - t0;
 	ra->in = in;
-	double load = now_ms() - t0;
 	if (report(ra, m, s, out, nout) < 0 ||
-	    (nbench && bench(s, in, nin, out, nout, nbench, load) < 0))
+	    (nbench && bench(s, in, nin, out, nout, nbench, &ld) < 0))
 		goto done;
 	status = EXIT_OK;
 done:

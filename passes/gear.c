@@ -70,17 +70,15 @@ static int clone_branch(void *ctx, int32_t gear)
 	return 0;
 }
 
-/* Case attributes: the branches, and what the runtime needs to pick one
- * (GE's batch_num, per-gear values, input order, dynamic type). */
+/* Case attributes: the branches, the input order and the dynamic type
+ * (the gear count and values are the Model's gear table, stored once in
+ * the file's). */
 static void case_attrs(Model *m, Graph *root, Node *cs)
 {
 	const GearSpec *gs = m->gears;
 	Attr *a = node_add_attr(root, cs, CASE_BRANCHES_ATTR, ATTR_GRAPHS);
 	a->n = gs->ngears;
 	a->graphs = m->branches;
-	node_add_attr(root, cs, CASE_GEAR_COUNT_ATTR, ATTR_INT)->i = gs->ngears;
-	node_add_ints(root, cs, CASE_GEAR_DIMS_ATTR, gs->table,
-		      gs->ngears * gs->nvals);
 	a = node_add_attr(root, cs, CASE_INPUT_ORDER_ATTR, ATTR_STRINGS);
 	a->n = gs->ninputs;
 	Bytes *names = arena_array(root->arena, (size_t)gs->ninputs,

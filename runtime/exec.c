@@ -17,7 +17,8 @@
  * Python module), every task of a run is timed; when the prepared graph
  * goes (the session's destroy) the times are printed to stderr summed
  * per op and kernel ("Conv/dnnl.conv", "Shape/ref", "If/eval": the op's
- * name and its registry row's), largest first, as milliseconds per run;
+ * name and its registry row's), largest first, as milliseconds per run,
+ * after the time the graph took to prepare and its first run's;
  * GEARRT_PROFILE_NODES (GEARRT_PROFILE=nodes) adds a
  * row per node, in run order, saying which of its tensors are NHWC
  * (runtime/layout.c), what a convolution reorders and which oneDNN
@@ -183,6 +184,7 @@ static int make_task(gearrt_session *s, Prepared *p, Task *t, const Node *n)
 typedef struct Profile {
 	uint64_t *ns; /* per task, summed over runs */
 	uint64_t runs;
+	uint64_t prepare_ns, first_ns; /* rt_prepare's, the first run's */
 	bool nodes; /* GEARRT_PROFILE=nodes: a row per node too */
 } Profile;
 
@@ -200,7 +202,7 @@ static Profile *profile_new(const gearrt_session *s, int32_t ntasks)
 	Profile *pr = xmalloc(sizeof(*pr));
 	pr->ns = xmalloc(((size_t)ntasks + 1) * sizeof(*pr->ns));
 	memset(pr->ns, 0, ((size_t)ntasks + 1) * sizeof(*pr->ns));
-	pr->runs = 0;
+	pr->runs = pr->prepare_ns = pr->first_ns = 0;
 	pr->nodes = s->profile == GEARRT_PROFILE_NODES;
 	return pr;
 }
@@ -261,8 +263,10 @@ static void profile_print(const Prepared *p)
 	int32_t nrows = profile_rows(p, row, ns, count);
 	for (int32_t r = 0; r < nrows; r++)
 		total += ns[r];
-	fprintf(stderr, "gearrt profile: graph '%s', %llu runs, %.3f ms a "
-		"run in %d nodes\n", p->g->name, (unsigned long long)pr->runs,
+	fprintf(stderr, "gearrt profile: graph '%s', prepared in %.3f ms, "
+		"first run %.3f ms, %llu runs, %.3f ms a run in %d nodes\n",
+		p->g->name, (double)pr->prepare_ns / 1e6,
+		(double)pr->first_ns / 1e6, (unsigned long long)pr->runs,
 		(double)total / 1e6 / (double)pr->runs, (int)p->ntasks);
 	for (int32_t done = 0; done < nrows; done++) {
 		int32_t best = 0; /* largest row left (taken ones are -1) */
@@ -310,6 +314,7 @@ Prepared *rt_prepare(gearrt_session *s, Graph *g)
 Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 			uint64_t mem_bytes)
 {
+	uint64_t t0 = now_ns();
 	Prepared *p = xmalloc(sizeof(*p));
 	memset(p, 0, sizeof(*p));
 	p->g = g;
@@ -351,6 +356,8 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 		*t = p->vt[g->outputs[k]];
 		t->data = p->cur[g->outputs[k]] ? xmalloc(t->nbytes + 1) : NULL;
 	}
+	if (p->prof)
+		p->prof->prepare_ns = now_ns() - t0;
 	return p;
 }
 
@@ -493,8 +500,9 @@ static int run_task(gearrt_session *s, Prepared *p, Task *t)
 	}
 }
 
-/* The graph's outputs into the caller's tensors. */
-static int deliver(Prepared *p, gearrt_tensor *const *out)
+/* The graph's outputs into the caller's tensors: GEARRT_E_OUTPUT if a
+ * caller's buffer is too small. */
+static gearrt_status deliver(Prepared *p, gearrt_tensor *const *out)
 {
 	const Graph *g = p->g;
 	for (int32_t k = 0; k < g->noutputs; k++) {
@@ -504,7 +512,7 @@ static int deliver(Prepared *p, gearrt_tensor *const *out)
 			continue;
 		if (!t)
 			return error("output '%s' was not computed",
-				     g->vals[g->outputs[k]].name);
+				     g->vals[g->outputs[k]].name), GEARRT_E_RUN;
 		o->dtype = t->dtype;
 		o->rank = t->shape.rank;
 		for (int32_t d = 0; d < t->shape.rank; d++)
@@ -516,11 +524,12 @@ static int deliver(Prepared *p, gearrt_tensor *const *out)
 		}
 		if (o->size < t->nbytes)
 			return error("output '%s' needs %zu bytes, its buffer "
-				     "has %zu", t->name, t->nbytes, o->size);
+				     "has %zu", t->name, t->nbytes, o->size),
+			       GEARRT_E_OUTPUT;
 		if (o->data != t->data && t->nbytes)
 			memmove(o->data, t->data, t->nbytes);
 	}
-	return 0;
+	return GEARRT_OK;
 }
 
 /* Caller buffers into the graph's input and output tensors. */
@@ -549,8 +558,8 @@ static void bind_io(Prepared *p, const gearrt_tensor *const *in,
 	}
 }
 
-int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
-	    gearrt_tensor *const *out)
+gearrt_status rt_exec(gearrt_session *s, Prepared *p,
+		      const gearrt_tensor *const *in, gearrt_tensor *const *out)
 {
 	arena_reset(&s->pool);
 	for (int32_t i = 0; i < p->ntasks; i++) {
@@ -560,17 +569,19 @@ int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
 			if (t->n->outputs[k] >= 0 && !t->out[k])
 				p->cur[t->n->outputs[k]] = NULL;
 	}
-	bind_io(p, in, out);
 	Profile *pr = p->prof;
+	uint64_t run0 = pr ? now_ns() : 0;
+	bind_io(p, in, out);
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		Task *t = &p->tasks[i];
 		uint64_t t0 = pr ? now_ns() : 0;
 		if (gather_inputs(p, t) < 0 || run_task(s, p, t) < 0)
-			return -1;
+			return GEARRT_E_RUN;
 		if (pr)
 			pr->ns[i] += now_ns() - t0;
 	}
-	if (pr)
-		pr->runs++;
-	return deliver(p, out);
+	gearrt_status st = deliver(p, out);
+	if (pr && !pr->runs++)
+		pr->first_ns = now_ns() - run0;
+	return st;
 }

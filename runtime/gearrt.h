@@ -24,7 +24,13 @@
  * checksum, every index, the nesting depth, the gear table and the
  * input/output table against every graph a run starts at, shape inference
  * re-run on every graph, every memory plan) and refuses a file that fails
- * one.  A model is read-only
+ * one, but for what is a gear's own (its graph and those below it: read
+ * into the IR, their plans checked, their shapes re-inferred): that is
+ * done before the gear's first run (once per model, whichever session
+ * runs it first), so a file of many gears opens without them; a gear
+ * that fails is
+ * GEARRT_E_FILE from gearrt_run on every run of it, naming the file, and
+ * the other gears run.  A model is read-only to its users
  * once open: any number of sessions, on any threads, may use it; close it
  * after its last session is destroyed.
  *
@@ -254,6 +260,9 @@ typedef struct gearrt_stats {
 	int32_t last_path;   /* gearrt_path of the last successful run */
 	int32_t last_rebuilt; /* 1 if that run built its specialisation */
 	double last_rebuild_ms; /* the last rebuild's wall time */
+	double prepare_ms;   /* wall time preparing gears to run as compiled
+			      * (a gear's first run's set-up: its check and
+			      * its kernels), summed */
 } gearrt_stats;
 
 /* The session's counters (since it was created). */

@@ -272,16 +272,18 @@ static Entry *specialisation(gearrt_session *s, int32_t graph,
 	return e;
 }
 
-/* Runs e on the caller's tensors; -1 with an error. */
-static int run_entry(gearrt_session *s, Entry *e, const gearrt_tensor *inputs,
-		     gearrt_tensor *outputs, size_t nout, bool built)
+/* Runs e on the caller's tensors: a status as rt_exec's. */
+static gearrt_status run_entry(gearrt_session *s, Entry *e,
+			       const gearrt_tensor *inputs,
+			       gearrt_tensor *outputs, size_t nout, bool built)
 {
 	e->tick = ++s->cache->tick;
-	if (rt_run_prepared(s, e->p, inputs, outputs, nout) < 0)
-		return -1;
+	gearrt_status st = rt_run_prepared(s, e->p, inputs, outputs, nout);
+	if (st)
+		return st;
 	s->st.cache_hits += !built;
 	s->st.last_rebuilt = built;
-	return 0;
+	return GEARRT_OK;
 }
 
 gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
@@ -291,11 +293,12 @@ gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
 	char d[256];
 	bool built;
 	Entry *e = specialisation(s, -1, inputs, &built);
-	if (!e || run_entry(s, e, inputs, outputs, nout, built) < 0) {
-		bool buf = e && strstr(last_error(), "bytes, its buffer has");
+	gearrt_status st = e ? run_entry(s, e, inputs, outputs, nout, built)
+			     : GEARRT_E_RUN;
+	if (st) {
 		error_prefix("dynamic graph (dims %s)",
 			     dims_text(md, inputs, d, sizeof(d)));
-		return buf ? GEARRT_E_OUTPUT : GEARRT_E_RUN;
+		return st;
 	}
 	s->st.dynamic_runs++;
 	s->st.last_path = GEARRT_PATH_DYNAMIC;
@@ -313,21 +316,23 @@ static void watch_thrash(struct ShapeCache *c, bool built)
 		c->voff = true;
 }
 
-int rt_run_by_value(gearrt_session *s, size_t graph,
-		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
-		    size_t nout)
+gearrt_status rt_run_by_value(gearrt_session *s, size_t graph,
+			      const gearrt_tensor *inputs,
+			      gearrt_tensor *outputs, size_t nout, bool *ran)
 {
 	struct ShapeCache *c = s->cache;
 	bool built;
+	*ran = false;
 	if (!s->model->by_value[graph] || !c->size || c->voff)
-		return 0;
+		return GEARRT_OK;
 	Entry *e = specialisation(s, (int32_t)graph, inputs, &built);
 	if (!e) { /* cannot specialise (an input the graph rejects): this
 		   * run as compiled, which reports what is wrong */
 		watch_thrash(c, true);
 		clear_error();
-		return 0;
+		return GEARRT_OK;
 	}
 	watch_thrash(c, built);
-	return run_entry(s, e, inputs, outputs, nout, built) < 0 ? -1 : 1;
+	*ran = true;
+	return run_entry(s, e, inputs, outputs, nout, built);
 }

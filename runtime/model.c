@@ -1,11 +1,12 @@
 /* runtime/model.c - opening and describing a .om (gearrt.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "passes/hybrid.h"
 #include "passes/partition.h"
 #include "rt.h"
-#include "serializer/raise.h"
 #include "serializer/verify.h"
 
 const char *gearrt_last_error(void) { return last_error(); }
@@ -101,33 +102,47 @@ static bool evaluates_a_key(const gearrt_model *md, const Graph *g)
 	return hit;
 }
 
-/* Which inputs key value specialisations, and which graphs take them. */
+/* Whether run_graph[g] runs specialised to the key inputs' contents. */
+static bool takes_value_keys(const gearrt_model *md, size_t g)
+{
+	bool any = false;
+	for (size_t i = 0; i < md->nin; i++)
+		any |= md->value_key[i];
+	return any && evaluates_a_key(md, md->run_graph[g]);
+}
+
+/* Which inputs key value specialisations, and which raised graphs take
+ * them (a gear's branch: when rt_check_gear raises it). */
 static void setup_value_keys(gearrt_model *md)
 {
 	size_t n = md->ngears ? md->ngears : 1;
-	bool any = false;
 	md->value_key = xcalloc(md->nin + 1, sizeof(bool));
 	md->by_value = xcalloc(n, sizeof(bool));
 	for (size_t i = 0; i < md->nin; i++)
-		any |= md->value_key[i] = value_key(&md->in_info[i]);
-	for (size_t g = 0; any && g < n; g++)
-		md->by_value[g] = evaluates_a_key(md, md->run_graph[g]);
+		md->value_key[i] = value_key(&md->in_info[i]);
+	for (size_t g = 0; g < n; g++)
+		if (md->run_graph[g] == md->m->graph)
+			md->by_value[g] = takes_value_keys(md, g);
 }
 
 /* The graphs a run can start at: each gear's branch, or the root
- * (verify_file checked their inputs and outputs against the model's). */
+ * (verify_open checked their inputs and outputs against the model's);
+ * the arena, the largest of their plans (the file's: a branch is raised
+ * at its first run). */
 static void setup_graphs(gearrt_model *md)
 {
 	Model *m = md->m;
+	const Gearom__Model *x = md->f.model;
 	md->ngears = m->gears ? (size_t)m->gears->ngears : 0;
 	size_t n = md->ngears ? md->ngears : 1;
 	md->run_graph = xmalloc(n * sizeof(Graph *));
 	for (size_t g = 0; g < n; g++) {
-		Graph *b = md->ngears && m->branches[g] ? m->branches[g]
-						       : m->graph;
-		md->run_graph[g] = b;
-		if (b->plan && b->plan->arena_bytes > md->arena_bytes)
-			md->arena_bytes = b->plan->arena_bytes;
+		bool br = md->ngears && m->branches[g];
+		const Gearom__MemoryPlan *p =
+			x->graphs[br ? x->gears[g]->graph : x->root]->plan;
+		md->run_graph[g] = br ? m->branches[g] : m->graph;
+		if (p && p->arena_bytes > md->arena_bytes)
+			md->arena_bytes = p->arena_bytes;
 	}
 	md->dynamic = md->ngears ? hybrid_graph(m->graph) : NULL;
 	setup_value_keys(md);
@@ -137,13 +152,13 @@ static gearrt_model *model_load(const char *path)
 {
 	gearrt_model *md = xmalloc(sizeof(*md));
 	memset(md, 0, sizeof(*md));
-	if (verify_open(&md->f, path) < 0) {
+	if (verify_open(&md->f, path, &md->lazy, &md->m) < 0) {
 		free(md);
 		return NULL;
 	}
 	const Gearom__Model *x = md->f.model;
-	if (!(md->m = om_to_model(&md->f)))
-		goto fail;
+	md->path = xstrdup(path);
+	pthread_mutex_init(&md->lock, NULL);
 	md->nin = x->n_inputs;
 	md->nout = x->n_outputs;
 	md->in_info = xmalloc((md->nin + 1) * sizeof(gearrt_tensor));
@@ -153,11 +168,38 @@ static gearrt_model *model_load(const char *path)
 	for (size_t i = 0; i < md->nout; i++)
 		io_info(&md->out_info[i], x->outputs[i]);
 	setup_graphs(md);
+	md->gear_checked = xcalloc(md->ngears + 1, sizeof(atomic_schar));
+	md->gear_error = xcalloc(md->ngears + 1, sizeof(char *));
 	return md;
-fail:
-	error_prefix("%s", path);
-	gearrt_model_close(md);
-	return NULL;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+gearrt_status rt_check_gear(gearrt_model *md, size_t g, double *ms)
+{
+	if (g >= md->ngears || atomic_load(&md->gear_checked[g]) > 0)
+		return GEARRT_OK;
+	pthread_mutex_lock(&md->lock);
+	if (!atomic_load(&md->gear_checked[g])) {
+		double t0 = now_ms();
+		bool ok = verify_gear(&md->f, md->lazy, md->m, g) == 0;
+		if (ok)
+			md->by_value[g] = takes_value_keys(md, g);
+		else
+			md->gear_error[g] = xstrdup(last_error());
+		atomic_store(&md->gear_checked[g], ok ? 1 : -1);
+		*ms += now_ms() - t0;
+	}
+	pthread_mutex_unlock(&md->lock);
+	if (atomic_load(&md->gear_checked[g]) > 0)
+		return GEARRT_OK;
+	error("%s: %s", md->path, md->gear_error[g]);
+	return GEARRT_E_FILE;
 }
 
 gearrt_status gearrt_model_open(const char *path, gearrt_model **model)
@@ -167,7 +209,10 @@ gearrt_status gearrt_model_open(const char *path, gearrt_model **model)
 		error("gearrt_model_open: path and model must not be NULL");
 		return GEARRT_E_ARG;
 	}
+	double t0 = now_ms();
 	*model = model_load(path);
+	if (*model)
+		(*model)->open_ms = now_ms() - t0;
 	return *model ? GEARRT_OK : GEARRT_E_FILE;
 }
 
@@ -177,7 +222,15 @@ void gearrt_model_close(gearrt_model *md)
 		return;
 	if (md->m)
 		model_free(md->m);
+	om_raise_free(md->lazy);
 	om_close(&md->f);
+	for (size_t g = 0; md->gear_error && g < md->ngears; g++)
+		free(md->gear_error[g]);
+	free(md->gear_error);
+	free((void *)md->gear_checked);
+	if (md->path)
+		pthread_mutex_destroy(&md->lock);
+	free(md->path);
 	free(md->in_info);
 	free(md->out_info);
 	free(md->run_graph);

@@ -2,7 +2,9 @@
  * runtime/rt.h - libgearrt's insides (private; users include gearrt.h).
  *
  *   model.c    opening a .om: the checked reader, `gearc verify`'s
- *              checks, the raise to IR; describing inputs, outputs, gears;
+ *              checks on the file raised to IR once (a gear's branch
+ *              checked before its first run); describing inputs,
+ *              outputs, gears;
  *   exec.c     one static graph made runnable for one session (the task
  *              sink of GE's static executor) and a run of it;
  *   session.c  sessions, gear selection, argument checks, gearrt_run;
@@ -26,10 +28,14 @@
 #ifndef GEARC_RT_H
 #define GEARC_RT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "compiler/ops/opimpl.h"
 #include "passes/runspec.h"
 #include "runtime/gearrt.h"
 #include "serializer/om.h"
+#include "serializer/raise.h"
 
 struct gearrt_model {
 	OmFile f;
@@ -45,6 +51,16 @@ struct gearrt_model {
 	 * specialised to them (an evaluated node of it reads one). */
 	bool *value_key;
 	bool *by_value;
+	/* Per gear: 0 until its branch is raised and checked (model.c's
+	 * rt_check_gear, before its first run; by_value is set then), then
+	 * 1, or -1 with gear_error; lock serialises the check between
+	 * sessions. */
+	atomic_schar *gear_checked;
+	char **gear_error;
+	OmRaise *lazy; /* what the gears' checks raise them with */
+	char *path;
+	double open_ms; /* what gearrt_model_open took (the profile prints it) */
+	pthread_mutex_t lock;
 };
 
 /* How a fast kernel takes its tensors' layouts (runtime/layout.c).  A
@@ -184,6 +200,12 @@ struct gearrt_session {
 	gearrt_stats st;
 };
 
+/* Gear g of md raised and checked as verify checks it, once per model,
+ * before any session runs it (*ms += the time, if this call made it):
+ * GEARRT_OK, or GEARRT_E_FILE with the check's error (every time the
+ * gear is asked for). */
+gearrt_status rt_check_gear(gearrt_model *md, size_t g, double *ms);
+
 /* The graph input / output of g called name, or -1. */
 int32_t rt_graph_input(const Graph *g, const char *name);
 int32_t rt_graph_output(const Graph *g, const char *name);
@@ -201,15 +223,16 @@ void rt_prepared_free(Prepared *p);
  * inputs and outputs are the model's, one to one by name. */
 int rt_map_io(const gearrt_model *md, Prepared *p);
 /* Runs p on the caller's tensors, inputs (checked) and outputs[0..nout)
- * in the model's order; -1 with an error naming the node. */
-int rt_run_prepared(gearrt_session *s, Prepared *p,
+ * in the model's order: as rt_exec. */
+gearrt_status rt_run_prepared(gearrt_session *s, Prepared *p,
 		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
 		    size_t nout);
 /* Runs p: in[i] / out[i] are the caller's tensors for g's inputs and
- * outputs in g's order (out[i].data NULL: session-owned).  -1 with an
- * error naming the node. */
-int rt_exec(gearrt_session *s, Prepared *p, const gearrt_tensor *const *in,
-	    gearrt_tensor *const *out);
+ * outputs in g's order (out[i].data NULL: session-owned).  With an
+ * error: GEARRT_E_RUN naming the node that failed, GEARRT_E_OUTPUT
+ * naming the output a caller's buffer is too small for. */
+gearrt_status rt_exec(gearrt_session *s, Prepared *p,
+		      const gearrt_tensor *const *in, gearrt_tensor *const *out);
 
 /* runtime/strings.c: a session's string buffers, NULL for a model
  * without string inputs or outputs. */
@@ -239,12 +262,12 @@ int32_t rt_cache_count(const struct ShapeCache *c);
 gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
 			     gearrt_tensor *outputs, size_t nout);
 /* Runs run_graph[graph] specialised to the key inputs' contents (rt.h's
- * by_value) through the cache: 1 if it ran, 0 if the graph runs as
- * compiled instead (not by value, no cache, or this session stopped
- * specialising), -1 with an error. */
-int rt_run_by_value(gearrt_session *s, size_t graph,
-		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
-		    size_t nout);
+ * by_value) through the cache, *ran set; *ran false if the graph runs
+ * as compiled instead (not by value, no cache, or this session stopped
+ * specialising).  A failed run's status as rt_exec's. */
+gearrt_status rt_run_by_value(gearrt_session *s, size_t graph,
+			      const gearrt_tensor *inputs,
+			      gearrt_tensor *outputs, size_t nout, bool *ran);
 
 /* runtime/fast.c: gives task t (its tensors resolved in p) the first
  * registry row that takes it: 0, or -1 with an error. */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rt.h"
 
@@ -61,6 +62,10 @@ void gearrt_session_destroy(gearrt_session *s)
 	if (!s)
 		return;
 	size_t n = s->model->ngears ? s->model->ngears : 1;
+	if (s->profile)
+		fprintf(stderr, "gearrt profile: opened '%s' in %.3f ms\n",
+			s->model->path ? s->model->path : "",
+			s->model->open_ms);
 	for (size_t i = 0; i < n; i++)
 		rt_prepared_free(s->prep[i]);
 	free(s->prep);
@@ -250,9 +255,9 @@ int rt_map_io(const gearrt_model *md, Prepared *p)
 	return rc ? -1 : 0;
 }
 
-int rt_run_prepared(gearrt_session *s, Prepared *p,
-		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
-		    size_t nout)
+gearrt_status rt_run_prepared(gearrt_session *s, Prepared *p,
+			      const gearrt_tensor *inputs,
+			      gearrt_tensor *outputs, size_t nout)
 {
 	const gearrt_model *md = s->model;
 	memset(s->io_out, 0, md->nout * sizeof(*s->io_out));
@@ -265,15 +270,27 @@ int rt_run_prepared(gearrt_session *s, Prepared *p,
 	return rt_exec(s, p, s->io_in, s->io_out);
 }
 
-/* Runs run_graph[which] as compiled (prepared on its first run): 0, -1
- * with an error, -2 if it could not be prepared. */
-static int run_compiled(gearrt_session *s, size_t which,
-			const gearrt_tensor *inputs, gearrt_tensor *outputs,
-			size_t nout)
+static double now_ms(void)
 {
-	Graph *g = s->model->run_graph[which];
-	if (!s->prep[which] && !(s->prep[which] = rt_prepare(s, g)))
-		return -2;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Runs run_graph[which] (checked: rt_check_gear) as compiled, prepared
+ * on its first run, which st.prepare_ms times: a status as rt_exec's,
+ * GEARRT_E_FILE if it cannot be prepared. */
+static gearrt_status run_compiled(gearrt_session *s, size_t which,
+				  const gearrt_tensor *inputs,
+				  gearrt_tensor *outputs, size_t nout)
+{
+	if (!s->prep[which]) {
+		double t0 = now_ms();
+		s->prep[which] = rt_prepare(s, s->model->run_graph[which]);
+		s->st.prepare_ms += now_ms() - t0;
+		if (!s->prep[which])
+			return GEARRT_E_FILE;
+	}
 	return rt_run_prepared(s, s->prep[which], inputs, outputs, nout);
 }
 
@@ -294,19 +311,21 @@ static gearrt_status run_checked(gearrt_session *s,
 			s->last_gear = -1;
 		return st;
 	}
-	int rc = rt_run_by_value(s, which, inputs, outputs, nout);
-	if (!rc) {
+	bool ran = false;
+	if ((st = rt_check_gear(s->model, which, &s->st.prepare_ms)))
+		return st; /* it sets by_value[which] */
+	if (md->by_value[which])
+		st = rt_run_by_value(s, which, inputs, outputs, nout, &ran);
+	if (!ran && !st) {
 		s->st.last_rebuilt = 0;
-		rc = run_compiled(s, which, inputs, outputs, nout);
+		st = run_compiled(s, which, inputs, outputs, nout);
 	}
-	if (rc == -2)
-		return GEARRT_E_FILE;
-	if (rc < 0) {
-		const char *e = last_error();
-		bool buf = strstr(e, "bytes, its buffer has") != NULL;
+	if (st == GEARRT_E_FILE)
+		return st;
+	if (st) {
 		if (md->ngears)
 			error_prefix("gear %zu", which);
-		return buf ? GEARRT_E_OUTPUT : GEARRT_E_RUN;
+		return st;
 	}
 	s->last_gear = md->ngears ? (int)which : -1;
 	s->st.gear_runs++;

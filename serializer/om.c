@@ -739,16 +739,27 @@ static int check_wire(const uint8_t *p, size_t n)
 	return 0;
 }
 
+static void *pb_alloc(void *arena, size_t size)
+{
+	return arena_alloc_raw(arena, size);
+}
+
+static void pb_free(void *arena, void *p)
+{
+	(void)arena, (void)p; /* the arena goes at once */
+}
+
 static int parse(OmFile *f)
 {
+	ProtobufCAllocator in_arena = { pb_alloc, pb_free, &f->pb };
 	Part def = { 0 }, w = { 0 };
 	if (check_header(f->data, f->size) < 0 ||
 	    read_parts(f->data, f->size, &def, &w) < 0)
 		return -1;
 	if (check_wire(f->data + def.off, (size_t)def.size) < 0)
 		return -1;
-	f->model = gearom__model__unpack(NULL, (size_t)def.size,
-					 f->data + def.off);
+	f->model = gearom__model__unpack(f->in_arena ? &in_arena : NULL,
+					 (size_t)def.size, f->data + def.off);
 	if (!f->model)
 		return error("MODEL_DEF does not decode as a gearom.Model");
 	f->weights = w.size ? f->data + w.off : NULL;
@@ -758,16 +769,19 @@ static int parse(OmFile *f)
 
 static void om_free_model(OmFile *f)
 {
-	if (f->model)
+	if (f->model && !f->in_arena)
 		gearom__model__free_unpacked(f->model, NULL);
+	arena_release(&f->pb);
 	f->model = NULL;
 }
 
-int om_parse(OmFile *f, const uint8_t *data, size_t size, const char *name)
+static int parse_as(OmFile *f, const uint8_t *data, size_t size,
+		    const char *name, bool in_arena)
 {
 	memset(f, 0, sizeof(*f));
 	f->data = data;
 	f->size = size;
+	f->in_arena = in_arena;
 	if (parse(f) < 0) {
 		om_free_model(f);
 		memset(f, 0, sizeof(*f));
@@ -776,19 +790,34 @@ int om_parse(OmFile *f, const uint8_t *data, size_t size, const char *name)
 	return 0;
 }
 
-int om_open(OmFile *f, const char *path)
+int om_parse(OmFile *f, const uint8_t *data, size_t size, const char *name)
+{
+	return parse_as(f, data, size, name, false);
+}
+
+static int open_as(OmFile *f, const char *path, bool in_arena)
 {
 	FileMap map;
 	if (filemap_read(&map, path, "file") < 0) {
 		memset(f, 0, sizeof(*f));
 		return -1;
 	}
-	if (om_parse(f, map.data, map.size, path) < 0) {
+	if (parse_as(f, map.data, map.size, path, in_arena) < 0) {
 		filemap_release(&map);
 		return -1;
 	}
 	f->map = map;
 	return 0;
+}
+
+int om_open(OmFile *f, const char *path)
+{
+	return open_as(f, path, false);
+}
+
+int om_open_readonly(OmFile *f, const char *path)
+{
+	return open_as(f, path, true);
 }
 
 void om_close(OmFile *f)

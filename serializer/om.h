@@ -156,6 +156,11 @@ typedef struct OmFile {
 	Gearom__Model *model; /* validated */
 	const uint8_t *weights; /* WEIGHTS partition; NULL if none */
 	uint64_t weights_size;
+	/* om_open_readonly's model lives in one arena; om_open's and
+	 * om_parse's are malloc'd field by field (dump and the tests edit
+	 * them). */
+	Arena pb;
+	bool in_arena;
 } OmFile;
 
 /* Opens and fully validates path; -1 with an error "PATH: what is wrong"
@@ -183,6 +188,10 @@ typedef struct OmFile {
  * only from a file that cannot change under it (a sealed memfd, or a
  * copy it owns), not from a path a user may rewrite. */
 int om_open(OmFile *f, const char *path);
+/* om_open for a reader that never edits the message (the runtime's
+ * loader, export): it is unpacked into one arena, without a malloc per
+ * field, and freed at once. */
+int om_open_readonly(OmFile *f, const char *path);
 /* The same on bytes in memory (kept by reference; name, non-NULL, for
  * messages).  om_close() frees the message. */
 int om_parse(OmFile *f, const uint8_t *data, size_t size, const char *name);

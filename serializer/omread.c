@@ -1,5 +1,6 @@
 /* serializer/omread.c - named questions on a validated gearom.Model
  * (omread.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "omread.h"
@@ -35,4 +36,23 @@ const char *om_option(const Gearom__Model *m, const char *key)
 		if (m->options[i]->key && !strcmp(m->options[i]->key, key))
 			return m->options[i]->value;
 	return NULL;
+}
+
+int32_t *om_graph_gears(const Gearom__Model *m)
+{
+	int32_t *branch = xmalloc((m->n_graphs + 1) * sizeof(int32_t));
+	int32_t *own = xmalloc((m->n_graphs + 1) * sizeof(int32_t));
+	for (size_t gi = 0; gi < m->n_graphs; gi++)
+		branch[gi] = -1;
+	for (size_t g = m->n_gears; g-- > 0;) /* the first gear wins */
+		if (m->gears[g]->graph >= 0)
+			branch[m->gears[g]->graph] = (int32_t)g;
+	for (size_t gi = 0; gi < m->n_graphs; gi++) {
+		int32_t p = (int32_t)gi; /* om_open bounded the nesting */
+		while (p >= 0 && branch[p] < 0)
+			p = m->graphs[p]->parent;
+		own[gi] = p >= 0 ? branch[p] : -1;
+	}
+	free(branch);
+	return own;
 }

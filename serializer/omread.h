@@ -21,5 +21,8 @@ const char *om_attr_cstr(const Gearom__Attribute *a, char *buf, size_t len);
 const char *om_partition_kind(const Gearom__Node *n, char *buf, size_t len);
 /* The option the compile recorded under key ("gear_scope"), or NULL. */
 const char *om_option(const Gearom__Model *m, const char *key);
+/* Per graph of m, the gear whose branch it is or lies below (the first
+ * such gear), or -1: malloc'd, n_graphs entries. */
+int32_t *om_graph_gears(const Gearom__Model *m);
 
 #endif

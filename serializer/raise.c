@@ -1,7 +1,9 @@
 /* serializer/raise.c - a checked .om file back into the IR (raise.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "omimpl.h"
+#include "omread.h"
 #include "raise.h"
 
 typedef struct Raise {
@@ -9,8 +11,10 @@ typedef struct Raise {
 	const Gearom__Model *msg;
 	Model *m;
 	Arena *a;
-	const Tensor **weights; /* per Model.weights */
+	const Tensor **weights; /* per Model.weights, raised when first used */
 	Graph **graphs;		/* per Model.graphs */
+	int32_t *gear_of;	/* lazy: per graph, om_graph_gears's gear */
+	bool *raised;		/* lazy: per gear, its graphs raised */
 } Raise;
 
 /* A string tensor's u64-length layout (checked by the reader) as Bytes
@@ -51,6 +55,14 @@ static const Tensor *raise_weight(Raise *R, const Gearom__Weight *w)
 	return t;
 }
 
+/* Weight k, raised on its first use. */
+static const Tensor *weight(Raise *R, int32_t k)
+{
+	if (!R->weights[k])
+		R->weights[k] = raise_weight(R, R->msg->weights[k]);
+	return R->weights[k];
+}
+
 static void raise_value(Raise *R, Graph *g, const Gearom__Tensor *t)
 {
 	static const ValKind kinds[] = { VAL_NODE, VAL_INPUT, VAL_WEIGHT,
@@ -62,7 +74,7 @@ static void raise_value(Raise *R, Graph *g, const Gearom__Tensor *t)
 	v->flags = (uint16_t)t->flags;
 	v->shape = shape_of(t->rank, t->dims);
 	v->outer = t->outer;
-	v->konst = t->weight >= 0 ? R->weights[t->weight] : NULL;
+	v->konst = t->weight >= 0 ? weight(R, t->weight) : NULL;
 	if (t->n_dim_params) {
 		const char **dp = arena_array(g->arena, t->n_dim_params,
 					      sizeof(char *));
@@ -91,7 +103,7 @@ static void raise_attr(Raise *R, Graph *g, Node *n, const Gearom__Attribute *x)
 		a->s.data = (const uint8_t *)s;
 	}
 	if (x->t >= 0)
-		a->t = R->weights[x->t];
+		a->t = weight(R, x->t);
 	if (x->g >= 0)
 		a->g = R->graphs[x->g];
 	switch (a->type) {
@@ -117,7 +129,7 @@ static void raise_attr(Raise *R, Graph *g, Node *n, const Gearom__Attribute *x)
 	case ATTR_TENSORS: {
 		const Tensor **ts = arena_array(ar, x->n_tensors, sizeof(*ts));
 		for (size_t k = 0; k < x->n_tensors; k++)
-			ts[k] = R->weights[x->tensors[k]];
+			ts[k] = weight(R, x->tensors[k]);
 		a->n = (int32_t)x->n_tensors;
 		a->tensors = ts;
 		break;
@@ -279,25 +291,108 @@ static void raise_gears(Raise *R)
 	}
 }
 
-Model *om_to_model(const OmFile *f)
+/* A gear branch left to om_raise_gear: a graph holding only its outputs'
+ * values (as inputs, so the IR's invariants hold), what a Case choosing
+ * it reads. */
+static void raise_shell(Raise *R, int32_t gi)
+{
+	const Gearom__Graph *x = R->msg->graphs[gi];
+	Graph *g = R->graphs[gi];
+	g->parent = R->graphs[x->parent];
+	g->noutputs = (int32_t)x->n_outputs;
+	g->outputs = arena_array(g->arena, x->n_outputs + 1, sizeof(ValId));
+	for (size_t k = 0; k < x->n_outputs; k++) {
+		const Gearom__Tensor *t = x->tensors[x->outputs[k]];
+		ValId v = -1;
+		for (size_t j = 0; j < k && v < 0; j++)
+			if (x->outputs[j] == x->outputs[k])
+				v = g->outputs[j];
+		if (v < 0) {
+			v = graph_add_value(g, t->name, VAL_INPUT);
+			g->vals[v].dtype = t->dtype;
+			g->vals[v].tkind = (uint8_t)t->type;
+			g->vals[v].flags = (uint16_t)t->flags;
+			g->vals[v].shape = shape_of(t->rank, t->dims);
+		}
+		g->outputs[k] = v;
+	}
+}
+
+static Raise *raise_new(const OmFile *f, bool lazy)
 {
 	const Gearom__Model *x = f->model;
-	Raise R = { .f = f, .msg = x, .m = model_new() };
-	R.a = &R.m->arena;
-	R.weights = arena_array(R.a, x->n_weights, sizeof(*R.weights));
-	for (size_t k = 0; k < x->n_weights; k++)
-		R.weights[k] = raise_weight(&R, x->weights[k]);
-	R.graphs = arena_array(R.a, x->n_graphs, sizeof(*R.graphs));
+	Raise *R = xmalloc(sizeof(*R));
+	*R = (Raise){ .f = f, .msg = x, .m = model_new() };
+	R->a = &R->m->arena;
+	R->weights = arena_array(R->a, x->n_weights + 1, sizeof(*R->weights));
+	R->graphs = arena_array(R->a, x->n_graphs, sizeof(*R->graphs));
 	for (size_t k = 0; k < x->n_graphs; k++)
-		R.graphs[k] = graph_new(R.a, x->graphs[k]->name, NULL);
-	for (size_t k = 0; k < x->n_graphs; k++)
-		raise_graph(&R, (int32_t)k);
-	raise_source(&R);
-	R.m->graph = R.graphs[x->root];
-	raise_gears(&R);
-	if (graph_verify(R.m->graph) < 0) {
-		model_free(R.m);
+		R->graphs[k] = graph_new(R->a, x->graphs[k]->name, NULL);
+	if (lazy) {
+		R->gear_of = om_graph_gears(x);
+		R->raised = xcalloc(x->n_gears + 1, sizeof(bool));
+	}
+	for (size_t k = 0; k < x->n_graphs; k++) {
+		int32_t g = lazy ? R->gear_of[k] : -1;
+		if (g < 0)
+			raise_graph(R, (int32_t)k);
+		else if (x->gears[g]->graph == (int32_t)k)
+			raise_shell(R, (int32_t)k);
+	}
+	raise_source(R);
+	R->m->graph = R->graphs[x->root];
+	raise_gears(R);
+	return R;
+}
+
+void om_raise_free(Raise *R)
+{
+	if (!R)
+		return;
+	free(R->gear_of);
+	free(R->raised);
+	free(R);
+}
+
+Model *om_to_model(const OmFile *f)
+{
+	Raise *R = raise_new(f, false);
+	Model *m = R->m;
+	om_raise_free(R);
+	if (graph_verify(m->graph) < 0) {
+		model_free(m);
 		return NULL;
 	}
-	return R.m;
+	return m;
+}
+
+Model *om_to_model_lazy(const OmFile *f, Raise **r)
+{
+	Raise *R = raise_new(f, true);
+	Model *m = R->m;
+	*r = NULL;
+	if (graph_verify(m->graph) < 0) {
+		model_free(m);
+		om_raise_free(R);
+		return NULL;
+	}
+	*r = R;
+	return m;
+}
+
+int om_raise_gear(Raise *R, size_t g)
+{
+	const Gearom__Model *x = R->msg;
+	int32_t b = x->gears[g]->graph;
+	if (b < 0 || R->raised[g])
+		return 0;
+	Graph *br = R->graphs[b], *parent = br->parent;
+	*br = *graph_new(R->a, x->graphs[b]->name, parent); /* the shell's
+							   * values go */
+	for (size_t k = 0; k < x->n_graphs; k++)
+		if (R->gear_of[k] == R->gear_of[b])
+			raise_graph(R, (int32_t)k);
+	for (size_t k = 0; k < x->n_gears; k++)
+		R->raised[k] |= x->gears[k]->graph == b;
+	return graph_verify(br);
 }

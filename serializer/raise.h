@@ -24,4 +24,17 @@
 
 Model *om_to_model(const OmFile *f);
 
+/* om_to_model with each gear's branch, and the graphs below it, left to
+ * om_raise_gear: until then a branch holds only its outputs' values
+ * (names, dtypes, shapes, flags; what a Case choosing it reads), and a
+ * weight is raised when a raised graph first uses it.  *r is what
+ * om_raise_gear needs; om_raise_free it after the model.  A file of many
+ * gears opens without raising them all. */
+typedef struct Raise OmRaise;
+Model *om_to_model_lazy(const OmFile *f, OmRaise **r);
+/* Raises gear g's branch and the graphs below it, once (gears sharing a
+ * branch share it): 0, or -1 with an error. */
+int om_raise_gear(OmRaise *r, size_t g);
+void om_raise_free(OmRaise *r);
+
 #endif

@@ -27,10 +27,12 @@
  *             least as large as each subgraph's arena;
  *   figures   arena_bytes, lower_bound_bytes and naive_bytes are what the
  *             blocks give (the arena: the highest block end).
- * Gears: the root's Case states the gear table again (gear_count,
- * gear_dims, branches) and must agree with it.  (serializer/check.c
- * checks at om_open: the mode against the gears, gear values >= 1, one
- * per -1 of the gear inputs, which are the inputs with -1 dims in order,
+ * Gears: the root's Case chooses the gear branches, which must be the
+ * gear table's (a file written before the table was stored once also
+ * has the Case state gear_count and gear_dims: they must agree).
+ * (serializer/check.c checks at om_open: the mode against the gears,
+ * gear values >= 1, one per -1 of the gear inputs, which are the inputs
+ * with -1 dims in order,
  * each gear's shapes from the gear inputs', their bytes from shape and
  * dtype, a branch is a graph under the root, an arena no larger than its
  * blocks side by side, unique input and output names, graph inputs that
@@ -56,6 +58,12 @@
  *
  * The first violation is the error: one line naming the graph and the
  * tensors or node at fault; exit status 1.
+ *
+ * The file is raised once and the checks' model is what the runtime's
+ * loader and export run on (verify_open: re-inference puts back each
+ * value's constant and flags as raised).  The loader defers what is each
+ * gear's own (the raise, plans and shapes of its branch and the graphs
+ * below it) to verify_gear, before the gear's first run.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -963,6 +971,8 @@ typedef struct Saved {
 	ValId v;
 	int32_t dtype;
 	Shape shape;
+	const Tensor *konst; /* what inference folded is put back as raised */
+	uint16_t flags;
 } Saved;
 
 typedef struct Snapshot {
@@ -982,7 +992,8 @@ static void snapshot(Snapshot *sn, Graph *g)
 			sn->cap = sn->cap ? 2 * sn->cap : 256;
 			sn->s = xrealloc(sn->s, sn->cap * sizeof(Saved));
 		}
-		sn->s[sn->n++] = (Saved){ g, v, x->dtype, x->shape };
+		sn->s[sn->n++] = (Saved){ g, v, x->dtype, x->shape, x->konst,
+					  x->flags };
 		x->dtype = DT_UNDEFINED;
 		x->shape = shape_unknown();
 		x->konst = NULL;
@@ -1001,12 +1012,17 @@ static void snapshot(Snapshot *sn, Graph *g)
 	}
 }
 
+/* The re-inferred dtypes and shapes against the recorded ones; each
+ * value then holds what the file raised (its constant, flags), so the
+ * model checked is the model the runtime runs. */
 static int compare(const Snapshot *sn, Counts *cnt)
 {
 	char a[160], b[160];
 	for (size_t i = 0; i < sn->n; i++) {
 		const Saved *s = &sn->s[i];
-		const Value *x = &s->g->vals[s->v];
+		Value *x = &s->g->vals[s->v];
+		x->konst = s->konst;
+		x->flags = s->flags;
 		if (x->dtype != s->dtype || !shape_equal(&x->shape, &s->shape))
 			return error("graph '%s': node '%s' output '%s': the "
 				     "file records %s %s, inference gives %s %s",
@@ -1129,49 +1145,49 @@ static int reinfer_dynamic(Model *m, Graph *g, Counts *cnt)
 	return rc;
 }
 
-static int check_shapes(const OmFile *f, Counts *cnt)
+/* Shapes re-inferred on m, the file raised: every static graph, the gear
+ * branches only if gears (else verify_gear checks each). */
+static int check_shapes(Model *m, bool gears, Counts *cnt)
 {
-	Model *m = om_to_model(f);
-	if (!m)
-		return -1;
 	int rc = reinfer_scope_clones(m, m->graph, cnt);
-	for (int32_t i = 0; m->gears && i < m->gears->ngears && !rc; i++)
+	for (int32_t i = 0; gears && m->gears && i < m->gears->ngears && !rc;
+	     i++)
 		if (m->branches[i])
 			rc = reinfer(m, m->branches[i], cnt);
 	if (!rc && hybrid_graph(m->graph))
 		rc = reinfer_dynamic(m, hybrid_graph(m->graph), cnt);
 	if (!rc)
 		rc = reinfer(m, m->graph, cnt);
-	model_free(m);
 	return rc;
 }
 
 /* ---- the gear table against the graphs -------------------------------- */
 
-/* The Case choosing the gear branches states the table again: its
- * gear_count, gear_dims (the gears' dims, row by row) and branches. */
+/* The Case choosing the gear branches: its branches are the gears'.
+ * A file written before the table was stored once has the Case state it
+ * again (gear_count, gear_dims: the gears' dims, row by row): it must
+ * agree. */
 static int check_case_table(const Gearom__Model *m, const Gearom__Node *n)
 {
 	const Gearom__Attribute *cnt = om_attr(n, CASE_GEAR_COUNT_ATTR);
 	const Gearom__Attribute *dims = om_attr(n, CASE_GEAR_DIMS_ATTR);
 	const Gearom__Attribute *br = om_attr(n, CASE_BRANCHES_ATTR);
 	size_t at = 0;
-	if (!cnt || cnt->i != (int64_t)m->n_gears)
+	if (cnt && cnt->i != (int64_t)m->n_gears)
 		return error("node '%s': gear_count %lld, the gear table has "
-			     "%zu gears", n->name, cnt ? (long long)cnt->i : -1LL,
+			     "%zu gears", n->name, (long long)cnt->i,
 			     m->n_gears);
-	if (br && br->n_graphs != m->n_gears)
+	if (br->n_graphs != m->n_gears)
 		return error("node '%s': %zu branches for %zu gears", n->name,
 			     br->n_graphs, m->n_gears);
 	for (size_t g = 0; g < m->n_gears; g++) {
 		const Gearom__Gear *x = m->gears[g];
-		if (br && x->graph != br->graphs[g])
+		if (x->graph != br->graphs[g])
 			return error("node '%s': branch %zu is graph %d, gear "
 				     "%zu's is %d", n->name, g, br->graphs[g],
 				     g, x->graph);
-		for (size_t k = 0; k < x->n_dims; k++, at++)
-			if (!dims || at >= dims->n_ints ||
-			    dims->ints[at] != x->dims[k])
+		for (size_t k = 0; dims && k < x->n_dims; k++, at++)
+			if (at >= dims->n_ints || dims->ints[at] != x->dims[k])
 				return error("node '%s': gear_dims disagree "
 					     "with gear %zu's dims", n->name, g);
 	}
@@ -1290,18 +1306,19 @@ static int check_io_table(const Gearom__Model *m, Counts *cnt)
 	return dyn >= 0 ? check_run_io(m, dyn, NULL) : 0;
 }
 
-/* One Case of the root states the gear table: it must agree. */
+/* One Case of the root chooses the gear branches: it must agree with
+ * the gear table. */
 static int check_gears(const Gearom__Model *m)
 {
 	const Gearom__Graph *root = m->graphs[m->root];
 	const Gearom__Node *table = NULL;
 	for (size_t i = 0; i < root->n_nodes && m->n_gears; i++) {
 		const Gearom__Node *n = root->nodes[i];
-		if (!is_case(n) || !om_attr(n, CASE_GEAR_COUNT_ATTR))
+		if (!is_case(n) || !om_attr(n, CASE_BRANCHES_ATTR))
 			continue;
 		if (table)
 			return error("graph '%s': nodes '%s' and '%s' both "
-				     "state the gear table", root->name,
+				     "choose gear branches", root->name,
 				     table->name, n->name);
 		table = n;
 		if (check_case_table(m, n) < 0)
@@ -1312,12 +1329,15 @@ static int check_gears(const Gearom__Model *m)
 
 /* ---- command ------------------------------------------------------------- */
 
-static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
+/* The plans of every graph, or, with gear_of (om_graph_gears), of those
+ * it puts at gear. */
+static int check_plans(const OmFile *f, bool verbose, const int32_t *gear_of,
+		       int32_t gear, Counts *cnt)
 {
 	const Gearom__Model *m = f->model;
 	bool *dyn = dynamic_graphs(m);
 	for (size_t gi = 0; gi < m->n_graphs; gi++) {
-		if (dyn[gi])
+		if (dyn[gi] || (gear_of && gear_of[gi] != gear))
 			continue; /* runs dynamically: check_partitions */
 		if (check_plan(m, gi, cnt) < 0) {
 			free(dyn);
@@ -1343,18 +1363,33 @@ static int check_plans(const OmFile *f, bool verbose, Counts *cnt)
 int verify_plans(const OmFile *f)
 {
 	Counts cnt = { 0 };
-	return check_plans(f, false, &cnt);
+	return check_plans(f, false, NULL, -1, &cnt);
 }
 
-/* Every check, in this order. */
-static int check_file(const OmFile *f, bool verbose, Counts *cnt)
+/* Every check but the shapes, in this order; with gear_of, the plans of
+ * the graphs under no gear branch only. */
+static int check_tables(const OmFile *f, bool verbose, const int32_t *gear_of,
+			Counts *cnt)
 {
 	const Gearom__Model *m = f->model;
-	if (check_plans(f, verbose, cnt) < 0 || check_gears(m) < 0 ||
-	    check_io_table(m, cnt) < 0 || check_partitions(m, cnt) < 0 ||
-	    check_shapes(f, cnt) < 0)
+	if (check_plans(f, verbose, gear_of, -1, cnt) < 0 || check_gears(m) < 0 ||
+	    check_io_table(m, cnt) < 0 || check_partitions(m, cnt) < 0)
 		return -1;
 	return 0;
+}
+
+/* Every check, the file raised once for the shapes': 0, or -1 with the
+ * first violation. */
+static int check_file(const OmFile *f, bool verbose, Counts *cnt)
+{
+	if (check_tables(f, verbose, NULL, cnt) < 0)
+		return -1;
+	Model *m = om_to_model(f);
+	if (!m)
+		return -1;
+	int rc = check_shapes(m, true, cnt);
+	model_free(m);
+	return rc;
 }
 
 int verify_file(const OmFile *f)
@@ -1363,15 +1398,59 @@ int verify_file(const OmFile *f)
 	return check_file(f, false, &cnt);
 }
 
-int verify_open(OmFile *f, const char *path)
+/* verify_open's checks on the open f: the model in *m, and with lazy the
+ * gears' own checks left to verify_gear. */
+static int open_checked(const OmFile *f, OmRaise **lazy, Model **m)
 {
-	if (om_open(f, path) < 0)
+	Counts cnt = { 0 };
+	int32_t *gear_of = lazy ? om_graph_gears(f->model) : NULL;
+	int rc = check_tables(f, false, gear_of, &cnt);
+	free(gear_of);
+	if (rc < 0)
 		return -1;
-	if (verify_file(f) < 0) {
+	*m = lazy ? om_to_model_lazy(f, lazy) : om_to_model(f);
+	if (!*m || check_shapes(*m, !lazy, &cnt) == 0)
+		return *m ? 0 : -1;
+	model_free(*m);
+	*m = NULL;
+	if (lazy) {
+		om_raise_free(*lazy);
+		*lazy = NULL;
+	}
+	return -1;
+}
+
+int verify_open(OmFile *f, const char *path, OmRaise **lazy, Model **m)
+{
+	*m = NULL;
+	if (om_open_readonly(f, path) < 0)
+		return -1;
+	if (open_checked(f, lazy, m) < 0) {
 		om_close(f);
 		return error_prefix("%s", path);
 	}
 	return 0;
+}
+
+int verify_gear(const OmFile *f, OmRaise *r, Model *m, size_t g)
+{
+	Counts cnt = { 0 };
+	size_t n = m->gears ? (size_t)m->gears->ngears : 0;
+	Graph *b = g < n ? m->branches[g] : NULL;
+	if (g < n && !b) /* the gear runs the root, whose Case may take any */
+		for (size_t k = 0; k < n; k++)
+			if (m->branches[k] && verify_gear(f, r, m, k) < 0)
+				return -1;
+	if (!b)
+		return 0;
+	int32_t *gear_of = om_graph_gears(f->model);
+	int rc = check_plans(f, false, gear_of,
+			     gear_of[f->model->gears[g]->graph], &cnt);
+	free(gear_of);
+	if (rc < 0 || om_raise_gear(r, g) < 0 ||
+	    reinfer_scope_clones(m, b, &cnt) < 0)
+		return -1;
+	return reinfer(m, b, &cnt);
 }
 
 int verify_print(const OmFile *f, bool verbose, bool quiet)

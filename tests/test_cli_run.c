@@ -4,6 +4,8 @@
  * and the errors for what a user gets wrong.
  */
 #include "cli/npy.h"
+#include <math.h>
+
 #include "testrun.h"
 
 static char *compile_two(const char *dir)
@@ -56,8 +58,16 @@ Test(cli_run, runs_npy_inputs_and_writes_npy_outputs)
 	cr_expect(strstr(r.out, "output 'out' float32 [2,3,16,16]\n"), "%s",
 		  r.out);
 	const char *bl = strstr(r.out, "\nbench: load ");
-	cr_expect(bl && strstr(bl, " ms, run median ") &&
+	cr_expect(bl && strstr(bl, " ms (open ") && strstr(bl, ", prepare ") &&
+		  strstr(bl, ", first run ") && strstr(bl, "), run median ") &&
 		  strstr(bl, " ms over 3 runs\n"), "%s", r.out);
+	/* load = open + prepare + first run, each a figure of its own */
+	double ld, op, pr, fr;
+	cr_expect(bl && sscanf(bl, "\nbench: load %lf ms (open %lf, prepare "
+				   "%lf, first run %lf)", &ld, &op, &pr, &fr) == 4,
+		  "%s", bl);
+	cr_expect(op > 0 && pr > 0 && fr >= 0 &&
+		  fabs(ld - (op + pr + fr)) < 0.01, "%s", bl);
 	Arena ar = { 0 };
 	char *outp = path_in(dir, "out.npy");
 	Tensor *t = npy_read(&ar, outp);

@@ -412,9 +412,26 @@ typedef struct Sweep {
 	int tried, refused;
 } Sweep;
 
+/* Whether `gearc run` refuses x's file with verify's error (line, with
+ * its "gearc: error: ") at one of its gears at least: the runtime checks
+ * what is each gear's own before that gear's first run, not at open. */
+static bool run_refuses(const Fx *x, const char *line)
+{
+	size_t ngears = x->f.model->n_gears ? x->f.model->n_gears : 1;
+	bool refused = false;
+	for (size_t k = 0; k < ngears && !refused; k++) {
+		char gear[32];
+		snprintf(gear, sizeof(gear), "--gear=%zu", k);
+		Run r = run_gearc("run", x->om, "--random-inputs", gear);
+		refused = r.status == 1 && !strcmp(r.err, line);
+		run_free(&r);
+	}
+	return refused;
+}
+
 /* Writes x's edited message; if verify refuses the file, export (every
  * gear) refuses it with the same line and writes nothing, and run
- * refuses it too. */
+ * refuses it too, at the gear at fault. */
 static void same_verdict(Sweep *s)
 {
 	char out[700];
@@ -429,16 +446,15 @@ static void same_verdict(Sweep *s)
 	s->refused++;
 	expect_error(&v, 1, s->x->om);
 	Run e = run_gearc("export", s->x->om, "--gear=all", out);
-	Run r = run_gearc("run", s->x->om, "--random-inputs");
 	cr_expect_eq(e.status, 1, "export exit %d: %s", e.status, e.err);
 	cr_expect_str_eq(e.err, v.err, "export and verify disagree");
-	expect_error(&r, 1, v.err + strlen("gearc: error: "));
+	cr_expect(run_refuses(s->x, v.err), "run did not refuse with %s",
+		  v.err);
 	char cmd[800];
 	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", s->dir);
 	cr_expect_eq(system(cmd), 0, "export wrote into %s", s->dir);
 	run_free(&v);
 	run_free(&e);
-	run_free(&r);
 }
 
 /* Sets lvalue to v, checks the verdicts, puts it back. */

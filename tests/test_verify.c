@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "omedit.h"
+#include "runtime/rt.h"
 #include "synth.h"
 
 #define DEMO "--model=tests/fixtures/demo_cnn.onnx"
@@ -471,6 +472,27 @@ Test(verify, read_after_an_in_place_overwrite)
 
 /* ---- lying gear tables and figures (issue 19, item 10) ---------------- */
 
+/* A new attribute of the root's Case (malloc'd: om_close frees it). */
+static Gearom__Attribute *case_add(const Fx *x, const char *name, int type)
+{
+	const Gearom__Graph *g = x->f.model->graphs[x->f.model->root];
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		Gearom__Node *n = g->nodes[i];
+		if (strcmp(n->op_type, "Case"))
+			continue;
+		n->attrs = realloc(n->attrs, (n->n_attrs + 1) * sizeof(*n->attrs));
+		Gearom__Attribute *a = malloc(sizeof(*a));
+		gearom__attribute__init(a);
+		a->name = strdup(name);
+		a->has_type = true;
+		a->type = type;
+		n->attrs[n->n_attrs++] = a;
+		return a;
+	}
+	cr_assert_fail("no Case");
+	return NULL;
+}
+
 /* The Case of the root: its attribute named name. */
 static Gearom__Attribute *case_attr(const Fx *x, const char *name)
 {
@@ -541,16 +563,13 @@ Test(verify, lying_gear_tables)
 	expect_verify_error(&x, "mode 1 has 0 gears and 1 gear inputs");
 	m->n_gears = ngears;
 
-	Gearom__Attribute *cnt = case_attr(&x, "gear_count");
-	cnt->i = 1000000000;
-	expect_verify_error(&x, "node 'gear_case': gear_count 1000000000, the "
-				"gear table has 3 gears");
-	cnt->i = 3;
-	Gearom__Attribute *dims = case_attr(&x, "gear_dims");
-	dims->ints[1] = 5;
-	expect_verify_error(&x, "node 'gear_case': gear_dims disagree with "
-				"gear 1's dims");
-	dims->ints[1] = 4;
+	Gearom__Attribute *br = case_attr(&x, "branches");
+	int32_t b1 = br->graphs[1];
+	br->graphs[1] = br->graphs[2];
+	br->graphs[2] = b1;
+	expect_verify_error(&x, "node 'gear_case': branch 1 is graph");
+	br->graphs[2] = br->graphs[1];
+	br->graphs[1] = b1;
 
 	int64_t big = (int64_t)1 << 62;
 	m->gear_inputs[0]->shape[1] = big;
@@ -602,5 +621,136 @@ Test(verify, reserved_fields_and_trailing_bytes)
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
 	free(c);
+	fx_free(&x);
+}
+
+/* The runtime's loader leaves each gear's shape check to its first run
+ * (a file of many gears opens without re-inferring them all), and still
+ * makes it before the gear runs: a gear whose recorded shapes inference
+ * disagrees with is GEARRT_E_FILE on every run of it, naming the file;
+ * the other gears run.  Export checks every gear first. */
+Test(verify, a_gear_is_checked_before_its_first_run)
+{
+	Fx x = compile_demo();
+	Gearom__Graph *g = gear_graph(&x, 1);
+	g->tensors[tensor(g, "p1")]->dims[3] = 8;
+	write_mutated(&x);
+	gearrt_model *m;
+	gearrt_session *s;
+	cr_assert_eq(gearrt_model_open(x.om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_session_create(m, NULL, &s), GEARRT_OK);
+	static float in[8 * 3 * 32 * 32];
+	for (int b = 1; b <= 8; b += 3 + (b == 4)) { /* 1, 4, 8; 4: gear 1 */
+		gearrt_tensor t = { .dtype = GEARRT_FLOAT32, .rank = 4,
+				    .dims = { b, 3, 32, 32 }, .data = in,
+				    .size = sizeof(in) };
+		gearrt_tensor out = { 0 };
+		for (int k = 0; k < 2; k++) {
+			gearrt_status st = gearrt_run(s, &t, 1, &out, 1);
+			if (b != 4) {
+				cr_expect_eq(st, GEARRT_OK, "batch %d: %s", b,
+					     gearrt_last_error());
+				continue;
+			}
+			cr_expect_eq(st, GEARRT_E_FILE);
+			cr_expect(strstr(gearrt_last_error(), x.om) &&
+				  strstr(gearrt_last_error(),
+					 "graph 'Batch_1': node 'pool1_batch_1' "
+					 "output 'p1': the file records float32 "
+					 "[4,8,16,8], inference gives float32 "
+					 "[4,8,16,16]"),
+				  "%s", gearrt_last_error());
+		}
+	}
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	char out[700];
+	snprintf(out, sizeof(out), "--output=%s/e.onnx", x.dir);
+	Run r = run_gearc("export", x.om, "--gear=0", out);
+	expect_error(&r, 1, "graph 'Batch_1': node 'pool1_batch_1' output");
+	run_free(&r);
+	fx_free(&x);
+}
+
+/* What is a gear's own (its branch raised into the IR, its plan checked)
+ * waits for its first run: a file of many gears opens without them.  A
+ * block of gear 2 past the arena: the file opens with no branch raised,
+ * gear 0 runs (only its branch is raised then), gear 2 is GEARRT_E_FILE
+ * with verify's message. */
+Test(verify, a_gears_raise_and_plans_wait_for_its_first_run)
+{
+	Fx x = compile_demo();
+	Gearom__Graph *g = gear_graph(&x, 2);
+	block(g, "p1")->offset = g->plan->arena_bytes;
+	write_mutated(&x);
+	gearrt_model *m;
+	gearrt_session *s;
+	cr_assert_eq(gearrt_model_open(x.om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	for (size_t k = 0; k < 3; k++)
+		cr_expect_eq(m->m->branches[k]->nnodes, 0, "gear %zu raised "
+			     "at open", k);
+	cr_assert_eq(gearrt_session_create(m, NULL, &s), GEARRT_OK);
+	static float in[8 * 3 * 32 * 32];
+	gearrt_tensor t = { .dtype = GEARRT_FLOAT32, .rank = 4,
+			    .dims = { 1, 3, 32, 32 }, .data = in,
+			    .size = sizeof(in) };
+	gearrt_tensor out = { 0 };
+	cr_expect_eq(gearrt_run(s, &t, 1, &out, 1), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_expect_gt(m->m->branches[0]->nnodes, 0);
+	cr_expect_eq(m->m->branches[1]->nnodes, 0);
+	t.dims[0] = 8;
+	cr_expect_eq(gearrt_run(s, &t, 1, &out, 1), GEARRT_E_FILE);
+	cr_expect(strstr(gearrt_last_error(), x.om) &&
+		  strstr(gearrt_last_error(), "graph 'Batch_2': tensor 'p1': "
+					      "bytes [524288,"),
+		  "%s", gearrt_last_error());
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	fx_free(&x);
+}
+
+/* The gear table is stored once: the root's Case no longer states the
+ * gear count and values again.  A file written before, whose Case has
+ * gear_count and gear_dims, still verifies, runs, and has them checked
+ * against the table. */
+Test(verify, the_gear_table_is_stored_once_old_files_still_read)
+{
+	Fx x = compile_demo();
+	const Gearom__Graph *root = x.f.model->graphs[x.f.model->root];
+	for (size_t i = 0; i < root->n_nodes; i++)
+		for (size_t k = 0; k < root->nodes[i]->n_attrs; k++) {
+			const char *a = root->nodes[i]->attrs[k]->name;
+			cr_expect(strcmp(a, "gear_count") && strcmp(a, "gear_dims"),
+				  "node '%s' states %s", root->nodes[i]->name, a);
+		}
+	Gearom__Attribute *cnt = case_add(&x, "gear_count", ATTR_INT);
+	cnt->has_i = true;
+	cnt->i = 3;
+	Gearom__Attribute *dims = case_add(&x, "gear_dims", ATTR_INTS);
+	int64_t rows[] = { 1, 4, 8 };
+	dims->ints = malloc(sizeof(rows));
+	memcpy(dims->ints, rows, sizeof(rows));
+	dims->n_ints = 3;
+	write_mutated(&x);
+	Run r = run_gearc("verify", x.om);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	r = run_gearc("run", x.om, "--random-inputs", "--gear=2");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	cnt->i = 1000000000;
+	expect_verify_error(&x, "node 'gear_case': gear_count 1000000000, the "
+				"gear table has 3 gears");
+	cnt->i = 3;
+	dims->ints[1] = 5;
+	expect_verify_error(&x, "node 'gear_case': gear_dims disagree with "
+				"gear 1's dims");
+	dims->ints[1] = 4;
+	dims->n_ints = 2;
+	expect_verify_error(&x, "node 'gear_case': gear_dims disagree with "
+				"gear 2's dims");
 	fx_free(&x);
 }

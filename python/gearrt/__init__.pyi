@@ -35,6 +35,7 @@ class Stats(NamedTuple):
     cached: int
     last_rebuilt: bool
     last_rebuild_ms: float
+    prepare_ms: float
 
 # A string input: a '<U' array, an object array of str or a list of str
 # (copied to UTF-8 for the run; bytes are refused).

@@ -85,10 +85,14 @@ def main(argv=None):
     try:
         t0 = time.perf_counter()
         m = gearrt.Model(a.file)
+        t_open = (time.perf_counter() - t0) * 1e3
         feeds = feeds_of(m, a.input)
+        t0 = time.perf_counter()
         s = m.session(threads=a.threads)
+        t_open += (time.perf_counter() - t0) * 1e3
+        t0 = time.perf_counter()
         outs = s.run(feeds)
-        load = (time.perf_counter() - t0) * 1e3
+        t_first = (time.perf_counter() - t0) * 1e3
         print(path_line(m, s, feeds))
         for o in m.outputs:
             y = outs[o.name]
@@ -104,9 +108,11 @@ def main(argv=None):
                 s.run(feeds)
                 t.append((time.perf_counter() - t0) * 1e3)
             t.sort()
-            print("bench: load %.3f ms, run median %.3f ms, min %.3f ms over "
-                  "%d runs" % (load, t[len(t) // 2], t[0], len(t)))
             st = s.stats
+            print("bench: load %.3f ms (open %.3f, prepare %.3f, first run "
+                  "%.3f), run median %.3f ms, min %.3f ms over %d runs"
+                  % (t_open + t_first, t_open, st.prepare_ms,
+                     t_first - st.prepare_ms, t[len(t) // 2], t[0], len(t)))
             if st.dynamic_runs:
                 print("shape cache: %d rebuilds (last %.3f ms), %d cache "
                       "hits over %d runs" % (st.rebuilds, st.last_rebuild_ms,

@@ -135,12 +135,13 @@ static PyStructSequence_Field stats_fields[] = {
 	{ "cached", "specialisations held now" },
 	{ "last_rebuilt", "True if the last run built its specialisation" },
 	{ "last_rebuild_ms", "the last rebuild's wall time" },
+	{ "prepare_ms", "wall time preparing gears (first runs' set-up)" },
 	{ NULL, NULL },
 };
 static PyStructSequence_Desc stats_desc = {
 	"gearrt.Stats",
 	"A session's counters since it was created (gearrt_stats).",
-	stats_fields, 9,
+	stats_fields, 10,
 };
 
 /* (d0, d1, ...) with None for negative dims. */
@@ -1147,7 +1148,7 @@ static PyObject *Session_get_stats(SessionObject *self, void *Py_UNUSED(c))
 	PyObject *r = PyStructSequence_New(&StatsType);
 	if (!r)
 		return NULL;
-	PyObject *v[9] = {
+	PyObject *v[10] = {
 		PyLong_FromUnsignedLongLong(st.runs),
 		PyLong_FromUnsignedLongLong(st.gear_runs),
 		PyLong_FromUnsignedLongLong(st.dynamic_runs),
@@ -1157,10 +1158,11 @@ static PyObject *Session_get_stats(SessionObject *self, void *Py_UNUSED(c))
 		PyLong_FromLong(st.cached),
 		PyBool_FromLong(st.last_rebuilt),
 		PyFloat_FromDouble(st.last_rebuild_ms),
+		PyFloat_FromDouble(st.prepare_ms),
 	};
-	for (int i = 0; i < 9; i++) {
+	for (int i = 0; i < 10; i++) {
 		if (!v[i]) {
-			for (int k = 0; k < 9; k++)
+			for (int k = 0; k < 10; k++)
 				Py_XDECREF(v[k]);
 			Py_DECREF(r);
 			return NULL;
@@ -1186,7 +1188,7 @@ static PyGetSetDef Session_getset[] = {
 	{ "stats", (getter)Session_get_stats, NULL,
 	  "The session's counters: Stats(runs, gear_runs, dynamic_runs, "
 	  "rebuilds, cache_hits, evictions, cached, last_rebuilt, "
-	  "last_rebuild_ms).", NULL },
+	  "last_rebuild_ms, prepare_ms).", NULL },
 	{ "model", (getter)Session_get_model, NULL, "The session's Model.",
 	  NULL },
 	{ NULL },

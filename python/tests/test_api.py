@@ -82,6 +82,7 @@ def test_run_forms(demo_om):
     assert np.array_equal(a, d["probs"])
     st = s.stats
     assert (st.runs, st.gear_runs, st.dynamic_runs) == (4, 4, 0)
+    assert st.prepare_ms > 0  # the gear's first-run set-up, timed
 
 
 def test_converted_inputs(demo_om):
