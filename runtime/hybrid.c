@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "passes/flatten.h"
+#include "passes/constwork.h"
 #include "passes/memplan.h"
 #include "rt.h"
 
@@ -227,7 +228,8 @@ static int build(gearrt_session *s, int32_t graph, const gearrt_tensor *in,
 		shp[k] = &sh[k];
 	}
 	Graph *g = graph_flatten(md->m, src, &e->ir, shp, val);
-	if (!g || memplan_graph(md->m, g, NULL) < 0)
+	if (!g || constwork_eval(md->m, g, &e->ir) < 0 ||
+	    memplan_graph(md->m, g, NULL) < 0)
 		return -1;
 	uint8_t *mem = s->arena;
 	uint64_t bytes = md->arena_bytes;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "passes/constwork.h"
 #include "passes/hybrid.h"
 #include "passes/partition.h"
 #include "rt.h"
@@ -133,6 +134,16 @@ static void setup_graphs(gearrt_model *md)
 	setup_value_keys(md);
 }
 
+/* The work on weights alone of the graphs a run starts at, done now in
+ * memory the model owns, shared by its sessions (passes/constwork.h). */
+static int constwork_graphs(gearrt_model *md)
+{
+	for (size_t g = 0; g < (md->ngears ? md->ngears : 1); g++)
+		if (constwork_eval(md->m, md->run_graph[g], &md->m->arena) < 0)
+			return -1;
+	return 0;
+}
+
 static gearrt_model *model_load(const char *path)
 {
 	gearrt_model *md = xmalloc(sizeof(*md));
@@ -153,6 +164,8 @@ static gearrt_model *model_load(const char *path)
 	for (size_t i = 0; i < md->nout; i++)
 		io_info(&md->out_info[i], x->outputs[i]);
 	setup_graphs(md);
+	if (constwork_graphs(md) < 0)
+		goto fail;
 	return md;
 fail:
 	error_prefix("%s", path);
