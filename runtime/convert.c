@@ -225,6 +225,16 @@ static ConvertFn float_to_half(void)
 	return float_to_half_c;
 }
 
+void convert_half_float(const void *x, float *y, size_t n)
+{
+	to_float(DT_FLOAT16)(x, y, n);
+}
+
+void convert_float_half(const float *x, void *y, size_t n)
+{
+	float_to_half()(x, y, n);
+}
+
 /* A Cast's loops: pre (if any) to float32 a block at a time, then
  * plain, or checked counting the elements the reference leaves
  * uncomputed. */

@@ -15,6 +15,7 @@
 #include "chanwise.h"
 #include "convert.h"
 #include "direct.h"
+#include "intew.h"
 #include "dnnl.h"
 #include "quant.h"
 #include "rt.h"
@@ -89,7 +90,8 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_deconv(s, p, t, &t->fast);
 	case OP_Relu:
 		return fold_into_deconv(p, t) ? 1
-					       : direct_unary(s, p, t, &t->fast);
+		       : direct_unary(s, p, t, &t->fast) ||
+			       intew_unary(s, p, t, &t->fast);
 	case OP_Sigmoid:
 		return fold_into_deconv(p, t) ? 1
 					       : direct_sigmoid(s, p, t, &t->fast);
@@ -115,7 +117,20 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 	case OP_Mul:
 	case OP_Div:
 		return direct_arith(s, p, t, &t->fast) ||
-		       chan_binary(s, p, t, &t->fast);
+		       chan_binary(s, p, t, &t->fast) ||
+		       intew_binary(s, p, t, &t->fast);
+	case OP_Max:
+	case OP_Min:
+	case OP_Equal:
+	case OP_Less:
+	case OP_Greater:
+		return intew_binary(s, p, t, &t->fast);
+	case OP_Neg:
+	case OP_Abs:
+	case OP_Clip:
+		return intew_unary(s, p, t, &t->fast);
+	case OP_Where:
+		return intew_where(s, p, t, &t->fast);
 	case OP_LayerNormalization:
 		return direct_layernorm(s, p, t, &t->fast);
 	case OP_GlobalAveragePool:

@@ -65,8 +65,8 @@ def models(out, dims):
              [n("Div", ["a", "three"], ["y"])], [("a", t, dims)],
              [("y", t, dims)], [scalar("three", t, 3)])
         for op in ["Relu", "Neg", "Abs"]:
-            if op == "Neg" and d == "u8":
-                continue  # Neg takes signed types only
+            if op in ("Relu", "Neg") and d == "u8":
+                continue  # they take signed types only
             save("%s/%s_%s.onnx" % (out, op.lower(), d),
                  [n(op, ["x"], ["y"])], [("x", t, dims)], [("y", t, dims)])
         save("%s/clip_%s.onnx" % (out, d),

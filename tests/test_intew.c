@@ -6,8 +6,9 @@
  * float32, float16, double, int8, uint8, int32, int64 and bool, and the
  * binary ops (same shape, a last-axis vector, a scalar first), unary ops,
  * Clip and Where on int8, uint8, int32, int64 and float16.  Inputs come
- * tame (finite, small, no zero) and wild (extremes, zero, -1, NaN,
- * infinities, every float16 bit pattern at random): the fast path must
+ * tame (finite, small, no zero), wild (extremes, zero, -1, NaN,
+ * infinities, every float16 bit pattern at random) and wild with no
+ * integer zero (Div computes, MIN / -1 among it): the fast path must
  * then fail where the reference fails (an integer division by zero, a
  * float Cast to an integer out of its range), else give the same bytes
  * (any NaN matching any NaN).
@@ -27,9 +28,14 @@ static uint32_t lcg(uint32_t *s)
 	return *s >> 8;
 }
 
-/* Element i of a wild or tame input of dtype dt at p. */
-static void fill_one(int dt, void *p, size_t i, bool wild, uint32_t *s)
+/* Inputs: tame, wild, or wild with every integer 0 made -1 (so that
+ * Div computes, MIN / -1 among it). */
+enum { TAME, WILD, NONZERO, NKINDS };
+
+/* Element i of an input of dtype dt of that kind at p. */
+static void fill_one(int dt, void *p, size_t i, int kind, uint32_t *s)
 {
+	bool wild = kind != TAME;
 	static const double fw[] = { 0.0, -0.0, 1.5, -1.5, 2.5, 127.9, 128,
 				     -128.9, -129, 255.5, 256, NAN, INFINITY,
 				     -INFINITY, 1e10, 65504, 65520, 3e-8,
@@ -44,6 +50,14 @@ static void fill_one(int dt, void *p, size_t i, bool wild, uint32_t *s)
 			 : 1 + (int64_t)(r % 100);
 	if (!wild && (r & 1))
 		v = -v;
+	if (kind == NONZERO && i % 5 == 2) /* MIN / -1 now and then */
+		v = r & 1 ? -1
+		    : dt == GEARRT_INT8 ? INT8_MIN
+		    : dt == GEARRT_INT32 ? INT32_MIN : INT64_MIN;
+	if (kind == NONZERO && (!v || (dt == GEARRT_UINT8 && !(uint8_t)v) ||
+				(dt == GEARRT_INT8 && !(int8_t)v) ||
+				(dt == GEARRT_INT32 && !(int32_t)v)))
+		v = -1;
 	switch (dt) {
 	case GEARRT_FLOAT32: ((float *)p)[i] = (float)f; break;
 	case GEARRT_FLOAT64: ((double *)p)[i] = f; break;
@@ -79,7 +93,7 @@ typedef struct Result {
 	int tasks, fast;
 } Result;
 
-static Result run(const char *om, bool no_fast, bool wild)
+static Result run(const char *om, bool no_fast, int kind)
 {
 	Result res = { 0 };
 	gearrt_model *m;
@@ -100,7 +114,7 @@ static Result run(const char *om, bool no_fast, bool wild)
 		in[i].size = cnt * elem_size(in[i].dtype);
 		in[i].data = malloc(in[i].size + 1);
 		for (size_t e = 0; e < cnt; e++)
-			fill_one(in[i].dtype, in[i].data, e, wild, &seed);
+			fill_one(in[i].dtype, in[i].data, e, kind, &seed);
 	}
 	res.n = gearrt_output_count(m);
 	cr_assert(res.n <= MAX_OUT);
@@ -138,11 +152,13 @@ static bool is_nan(int dt, const uint8_t *p)
 	}
 }
 
+static const char *const kinds[NKINDS] = { "tame", "wild", "nonzero" };
+
 static void compare(const char *name, const Result *ref, const Result *fast,
-		    bool wild)
+		    int kind)
 {
 	cr_assert_eq(fast->st, ref->st, "%s (%s): fast status %d, reference %d",
-		     name, wild ? "wild" : "tame", fast->st, ref->st);
+		     name, kinds[kind], fast->st, ref->st);
 	for (size_t k = 0; ref->st == GEARRT_OK && k < ref->n; k++) {
 		int dt = ref->out[k].dtype;
 		size_t es = elem_size(dt), n = ref->out[k].size / es;
@@ -153,7 +169,7 @@ static void compare(const char *name, const Result *ref, const Result *fast,
 					  (is_nan(dt, a + i * es) &&
 					   is_nan(dt, b + i * es)),
 				  "%s (%s): output %zu element %zu differs",
-				  name, wild ? "wild" : "tame", k, i);
+				  name, kinds[kind], k, i);
 	}
 }
 
@@ -163,9 +179,10 @@ static void result_free(Result *r)
 		free(r->data[k]);
 }
 
-/* Every fixture whose name starts with prefix: a fast path takes every
- * node (but Identity copies) and matches the reference. */
-static void check_all(const char *prefix)
+/* Every fixture whose name starts with prefix, compiled with extra[]
+ * (NULL ended): a fast path takes every node (but Identity copies) and
+ * matches the reference. */
+static void check_all(const char *prefix, const char *const *extra)
 {
 	char *dir = temp_dir();
 	DIR *d = opendir("tests/fixtures/intew");
@@ -179,14 +196,14 @@ static void check_all(const char *prefix)
 		char name[256], model[300];
 		snprintf(name, sizeof(name), "%.*s", (int)(len - 5), e->d_name);
 		snprintf(model, sizeof(model), "intew/%s", name);
-		char *om = compile_fixture(dir, name, model, NULL);
-		for (int wild = 0; wild < 2; wild++) {
-			Result ref = run(om, true, wild), fast = run(om, false,
-								      wild);
+		char *om = compile_fixture(dir, name, model, extra);
+		for (int kind = 0; kind < NKINDS; kind++) {
+			Result ref = run(om, true, kind), fast = run(om, false,
+								      kind);
 			cr_expect_eq(fast.fast, fast.tasks,
 				     "%s: %d of %d nodes on a fast path", name,
 				     fast.fast, fast.tasks);
-			compare(name, &ref, &fast, wild);
+			compare(name, &ref, &fast, kind);
 			result_free(&ref);
 			result_free(&fast);
 		}
@@ -202,5 +219,26 @@ static void check_all(const char *prefix)
 Test(intew, cast_every_pair, .timeout = 120)
 {
 	/* double to float16 would round twice through float32 */
-	check_all("cast_");
+	check_all("cast_", NULL);
+}
+
+/* float16 ops compiled as float16 (else gearc computes them in float32,
+ * through the float32 kernels). */
+static const char *const keep16[] = { "--keep-fp16", NULL };
+
+Test(intew, binary_ops, .timeout = 120)
+{
+	static const char *const ops[] = { "add_", "sub_", "mul_", "div_",
+					   "div3_", "max_", "min_", "equal_",
+					   "less_", "greater_" };
+	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
+		check_all(ops[i], keep16);
+}
+
+Test(intew, unary_ops_clip_where, .timeout = 120)
+{
+	static const char *const ops[] = { "relu_", "neg_", "abs_", "clip_",
+					   "where_" };
+	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
+		check_all(ops[i], keep16);
 }
