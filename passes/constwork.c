@@ -16,7 +16,9 @@
  *   - the memory planner (passes/memplan.c) gives them no arena block;
  *   - constwork_eval() runs those nodes in graph order on the reference
  *     kernels (eval_node) and turns the values that other nodes read into
- *     weights; intermediate results are dropped;
+ *     weights; intermediate results are dropped at constwork_end(); a
+ *     node's twin in another graph of the model (each gear's branch
+ *     clones it) takes its results, not a second copy;
  *   - the runtime makes no task of a node whose outputs are all weights
  *     (constwork_done), so it never runs per run.
  * serializer/verify.c accepts those values without a block, by a check
@@ -135,47 +137,155 @@ static uint8_t *read_at_run(const Graph *g, const uint8_t *once)
 	return read;
 }
 
-/* Node n's outputs as weights of g: from keep where a node that runs
- * reads them, else from mid (dropped at the end). */
-static int keep_outputs(Graph *g, const Node *n, const Tensor *const *outs,
-			const uint8_t *read, Arena *keep, Arena *mid)
+/* ---- twins: one node cloned per gear ------------------------------------ */
+
+/* A node whose work was done: its inputs then and its outputs, in keep
+ * (kept[k]) or in mid. */
+typedef struct Done {
+	const Node *n;
+	const Tensor **in, **out;
+	bool *kept;
+	struct Done *next;
+} Done;
+
+static bool same_tensor(const Tensor *a, const Tensor *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b || a->dtype != b->dtype || a->nbytes != b->nbytes ||
+	    !shape_equal(&a->shape, &b->shape))
+		return false;
+	return a->data == b->data || !memcmp(a->data, b->data, a->nbytes);
+}
+
+static bool same_bytes(Bytes a, Bytes b)
+{
+	return a.len == b.len && (!a.len || !memcmp(a.data, b.data, a.len));
+}
+
+/* Attributes of a node without subgraphs, alike in value. */
+static bool same_attr(const Attr *a, const Attr *b)
+{
+	bool same = !strcmp(a->name, b->name) && a->type == b->type &&
+		    a->n == b->n && a->i == b->i &&
+		    !memcmp(&a->f, &b->f, sizeof(a->f)) &&
+		    same_bytes(a->s, b->s) && same_tensor(a->t, b->t);
+	size_t n = a->n > 0 ? (size_t)a->n : 0;
+	if (same && a->type == ATTR_FLOATS)
+		same = !n || !memcmp(a->floats, b->floats, n * sizeof(float));
+	if (same && a->type == ATTR_INTS)
+		same = !n || !memcmp(a->ints, b->ints, n * sizeof(int64_t));
+	for (size_t k = 0; same && a->type == ATTR_STRINGS && k < n; k++)
+		same = same_bytes(a->strings[k], b->strings[k]);
+	for (size_t k = 0; same && a->type == ATTR_TENSORS && k < n; k++)
+		same = same_tensor(a->tensors[k], b->tensors[k]);
+	return same;
+}
+
+/* The work done on node n of g already (its twin in another gear's
+ * graph), or NULL. */
+static Done *twin(const ConstWork *cw, const Graph *g, const Node *n)
+{
+	for (Done *d = cw->done; d; d = d->next) {
+		const Node *t = d->n;
+		bool same = t->op == n->op && !strcmp(t->op_type, n->op_type) &&
+			    !strcmp(t->domain, n->domain) &&
+			    t->ninputs == n->ninputs &&
+			    t->noutputs == n->noutputs && t->nattrs == n->nattrs;
+		for (int32_t k = 0; same && k < n->ninputs; k++)
+			same = same_tensor(d->in[k], n->inputs[k] >= 0
+				   ? g->vals[n->inputs[k]].konst : NULL);
+		for (int32_t k = 0; same && k < n->noutputs; k++)
+			same = (t->outputs[k] < 0) == (n->outputs[k] < 0);
+		for (int32_t k = 0; same && k < n->nattrs; k++)
+			same = same_attr(&t->attrs[k], &n->attrs[k]);
+		if (same)
+			return d;
+	}
+	return NULL;
+}
+
+/* ---- doing the work --------------------------------------------------------- */
+
+/* Node n of g run (on scratch of its own): its outputs, copied to keep
+ * where a node that runs reads them, else to mid; NULL with an error. */
+static Done *run_node(ConstWork *cw, Graph *g, const Node *n,
+		      const uint8_t *read)
+{
+	EvalSource src = { konst_of, g };
+	size_t ni = (size_t)n->ninputs + 1, no = (size_t)n->noutputs + 1;
+	Done *d = arena_alloc(&cw->mid, sizeof(*d));
+	d->n = n;
+	d->in = arena_array(&cw->mid, ni, sizeof(*d->in));
+	d->out = arena_array(&cw->mid, no, sizeof(*d->out));
+	d->kept = arena_array(&cw->mid, no, sizeof(*d->kept));
+	for (int32_t k = 0; k < n->ninputs; k++)
+		d->in[k] = n->inputs[k] >= 0 ? g->vals[n->inputs[k]].konst
+					     : NULL;
+	Arena tmp;
+	arena_init(&tmp);
+	int rc = eval_node(cw->m, g, n, &src, &tmp, d->out);
+	for (int32_t k = 0; !rc && k < n->noutputs; k++) {
+		const Tensor *t = d->out[k];
+		ValId v = n->outputs[k];
+		if (v < 0)
+			continue;
+		Tensor *w = tensor_new(read[v] ? cw->keep : &cw->mid,
+				       g->vals[v].name, t->dtype, &t->shape,
+				       t->data);
+		if (!w)
+			rc = -1;
+		else
+			w->folded = true;
+		d->out[k] = w;
+		d->kept[k] = read[v];
+		g->vals[v].konst = w;
+	}
+	arena_release(&tmp);
+	if (rc < 0)
+		return NULL;
+	d->next = cw->done;
+	cw->done = d;
+	return d;
+}
+
+/* Node n of g's outputs from d: those a node that runs reads moved to
+ * keep if they are not there yet. */
+static int take_done(ConstWork *cw, Graph *g, const Node *n, Done *d,
+		     const uint8_t *read)
 {
 	for (int32_t k = 0; k < n->noutputs; k++) {
 		ValId v = n->outputs[k];
 		if (v < 0)
 			continue;
-		const Tensor *t = outs[k];
-		Value *x = &g->vals[v];
-		Tensor *w = tensor_new(read[v] ? keep : mid, x->name, t->dtype,
-				       &t->shape, t->data);
-		if (!w)
-			return -1;
-		w->folded = true;
-		x->konst = w;
+		if (read[v] && !d->kept[k]) {
+			const Tensor *t = d->out[k];
+			Tensor *w = tensor_new(cw->keep, t->name, t->dtype,
+					       &t->shape, t->data);
+			if (!w)
+				return -1;
+			w->folded = true;
+			d->out[k] = w;
+			d->kept[k] = true;
+		}
+		g->vals[v].konst = d->out[k];
 	}
 	return 0;
 }
 
-/* Runs the nodes making once[] values, each on scratch of its own, and
- * keeps their outputs (keep_outputs): the count, or -1 with an error. */
-static int run_once_nodes(Model *m, Graph *g, const uint8_t *once,
-			  const uint8_t *read, Arena *keep, Arena *mid)
+/* Does the work of the nodes making once[] values (or takes their
+ * twins'): the count, or -1 with an error. */
+static int run_once_nodes(ConstWork *cw, Graph *g, const uint8_t *once,
+			  const uint8_t *read)
 {
-	EvalSource src = { konst_of, g };
 	int done = 0;
 	for (int32_t i = 0; i < g->nnodes; i++) {
 		Node *n = &g->nodes[i];
 		if (!makes_once(n, once))
 			continue;
-		Arena tmp;
-		arena_init(&tmp);
-		const Tensor **outs = arena_array(&tmp, (size_t)n->noutputs + 1,
-						  sizeof(*outs));
-		int rc = eval_node(m, g, n, &src, &tmp, outs);
-		if (!rc)
-			rc = keep_outputs(g, n, outs, read, keep, mid);
-		arena_release(&tmp);
-		if (rc < 0)
+		Done *d = twin(cw, g, n);
+		if (d ? take_done(cw, g, n, d, read) < 0
+		      : !(d = run_node(cw, g, n, read)))
 			return -1;
 		n->flags |= NF_CONSTWORK;
 		done++;
@@ -183,12 +293,18 @@ static int run_once_nodes(Model *m, Graph *g, const uint8_t *once,
 	return done;
 }
 
-int constwork_eval(Model *m, Graph *g, Arena *keep)
+void constwork_begin(ConstWork *cw, Model *m, Arena *keep)
+{
+	memset(cw, 0, sizeof(*cw));
+	cw->m = m;
+	cw->keep = keep;
+	arena_init(&cw->mid);
+}
+
+int constwork_eval(ConstWork *cw, Graph *g)
 {
 	uint8_t *once = constwork_values(g), *read = read_at_run(g, once);
-	Arena mid;
-	arena_init(&mid);
-	int done = run_once_nodes(m, g, once, read, keep, &mid);
+	int done = run_once_nodes(cw, g, once, read);
 	for (ValId v = 0; v < g->nvals; v++) {
 		Value *x = &g->vals[v];
 		if (once[v] && read[v] && x->konst && done >= 0)
@@ -196,10 +312,15 @@ int constwork_eval(Model *m, Graph *g, Arena *keep)
 		else if (once[v])
 			x->konst = NULL; /* in mid, or left by a failure */
 	}
-	arena_release(&mid);
 	free(read);
 	free(once);
 	return done;
+}
+
+void constwork_end(ConstWork *cw)
+{
+	arena_release(&cw->mid);
+	cw->done = NULL;
 }
 
 bool constwork_done(const Node *n)

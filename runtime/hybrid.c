@@ -228,8 +228,11 @@ static int build(gearrt_session *s, int32_t graph, const gearrt_tensor *in,
 		shp[k] = &sh[k];
 	}
 	Graph *g = graph_flatten(md->m, src, &e->ir, shp, val);
-	if (!g || constwork_eval(md->m, g, &e->ir) < 0 ||
-	    memplan_graph(md->m, g, NULL) < 0)
+	ConstWork cw;
+	constwork_begin(&cw, md->m, &e->ir);
+	int rc = g ? constwork_eval(&cw, g) : -1;
+	constwork_end(&cw);
+	if (rc < 0 || memplan_graph(md->m, g, NULL) < 0)
 		return -1;
 	uint8_t *mem = s->arena;
 	uint64_t bytes = md->arena_bytes;

@@ -138,10 +138,13 @@ static void setup_graphs(gearrt_model *md)
  * memory the model owns, shared by its sessions (passes/constwork.h). */
 static int constwork_graphs(gearrt_model *md)
 {
-	for (size_t g = 0; g < (md->ngears ? md->ngears : 1); g++)
-		if (constwork_eval(md->m, md->run_graph[g], &md->m->arena) < 0)
-			return -1;
-	return 0;
+	ConstWork cw;
+	int rc = 0;
+	constwork_begin(&cw, md->m, &md->m->arena);
+	for (size_t g = 0; g < (md->ngears ? md->ngears : 1) && rc >= 0; g++)
+		rc = constwork_eval(&cw, md->run_graph[g]);
+	constwork_end(&cw);
+	return rc < 0 ? -1 : 0;
 }
 
 static gearrt_model *model_load(const char *path)

@@ -3,8 +3,8 @@
 the fixture of passes/constwork.c (tests/test_constwork.c): a decoder
 step's tied embedding as quantized decoders store it, an int8 table
 [vocab, dim] dequantized (DequantizeLinear with a scale and a zero
-point), gathered at the int64 token ids [1, 4], added to x [1, 4, dim]
-and multiplied by the transposed table to give logits [1, 4, vocab],
+point), gathered at the int64 token ids [1, T], added to x [1, T, dim]
+and multiplied by the transposed table to give logits [1, T, vocab],
 plus a bias Cast from a constant int32 [vocab].  At the fixture's size
 (512 x 64) the dequantized table (128 KiB) is above gearc's fold limit
 and the bias (2 KiB) below it.
@@ -41,9 +41,9 @@ def decoder(vocab, dim, path):
     ]
     g = h.make_graph(
         nodes, "const_decoder",
-        [h.make_tensor_value_info("ids", T.INT64, [1, 4]),
-         h.make_tensor_value_info("x", T.FLOAT, [1, 4, dim])],
-        [h.make_tensor_value_info("logits", T.FLOAT, [1, 4, vocab])],
+        [h.make_tensor_value_info("ids", T.INT64, [1, "T"]),
+         h.make_tensor_value_info("x", T.FLOAT, [1, "T", dim])],
+        [h.make_tensor_value_info("logits", T.FLOAT, [1, "T", vocab])],
         [nh.from_array(v, k) for k, v in inits.items()])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
     m.ir_version = 8

@@ -49,10 +49,13 @@ static int tasks_of(const Prepared *p, int op)
 	return n;
 }
 
+static const char *const at4[] = { "--input_shape=ids:1,4;x:1,4,64",
+				     NULL };
+
 static void decoder_once(bool no_fast)
 {
 	char *dir = temp_dir();
-	char *om = compile_fixture(dir, "dec", "const_decoder", NULL);
+	char *om = compile_fixture(dir, "dec", "const_decoder", at4);
 	gearrt_model *m;
 	gearrt_session *s;
 	setenv("GEARRT_NO_FAST", no_fast ? "1" : "0", 1);
@@ -103,3 +106,32 @@ static void decoder_once(bool no_fast)
 
 Test(constwork, decoder_table_made_once_fast) { decoder_once(false); }
 Test(constwork, decoder_table_made_once_reference) { decoder_once(true); }
+
+/* Each gear's branch clones the DequantizeLinear and the Transpose: the
+ * work is done once for all, the branches share the results. */
+Test(constwork, gears_share_the_work)
+{
+	static const char *const gears[] = {
+		"--input_shape=ids:1,-1;x:1,-1,64",
+		"--dynamic_dims=4,4;8,8", NULL
+	};
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "decg", "const_decoder", gears);
+	gearrt_model *m;
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(m->ngears, 2);
+	const Tensor *emb_t[2] = { NULL, NULL };
+	for (int g = 0; g < 2; g++) {
+		const Graph *b = m->run_graph[g];
+		for (ValId v = 0; v < b->nvals; v++)
+			if (!strncmp(b->vals[v].name, "emb_t", 5))
+				emb_t[g] = b->vals[v].konst;
+	}
+	cr_assert(emb_t[0] && emb_t[0]->data, "emb_t was not made at open");
+	cr_expect_eq(emb_t[0], emb_t[1], "each gear made its own emb_t");
+	gearrt_model_close(m);
+	remove_tree(dir);
+	free(om);
+	free(dir);
+}
