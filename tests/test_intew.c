@@ -45,8 +45,8 @@ static void fill_one(int dt, void *p, size_t i, int kind, uint32_t *s)
 	uint32_t r = lcg(s);
 	double f = wild && r % 3 == 0 ? fw[r % 20]
 				      : (double)(int)(r % 20001 - 10000) / 97;
-	int64_t v = wild ? (r % 3 == 0 ? iw[r % 10]
-				       : (int64_t)lcg(s) << 40 ^ lcg(s) << 16 ^ r)
+	uint64_t bits = (uint64_t)lcg(s) << 40 ^ (uint64_t)lcg(s) << 16 ^ r;
+	int64_t v = wild ? (r % 3 == 0 ? iw[r % 10] : (int64_t)bits)
 			 : 1 + (int64_t)(r % 100);
 	if (!wild && (r & 1))
 		v = -v;
