@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "compiler/ordset.h"
+#include "constwork.h"
 #include "memplan.h"
 #include "partition.h"
 
@@ -660,6 +661,7 @@ static void classify(Plan *p)
 {
 	Graph *g = p->g;
 	bool *is_out = xcalloc((size_t)p->nv + 1, sizeof(bool));
+	uint8_t *once = constwork_values(g); /* made when the model opens */
 	for (int32_t k = 0; k < g->noutputs; k++)
 		if (g->outputs[k] >= 0 && g->outputs[k] < p->nv)
 			is_out[g->outputs[k]] = true;
@@ -667,7 +669,7 @@ static void classify(Plan *p)
 		const Value *x = &g->vals[v];
 		p->state[v] = ST_NONE;
 		if (x->kind != VAL_NODE || p->first[v] < 0 || is_out[v] ||
-		    x->konst)
+		    x->konst || once[v])
 			continue;
 		int64_t bytes = shape_bytes(&x->shape, x->dtype);
 		if (x->tkind != TK_TENSOR || x->dtype == DT_STRING ||
@@ -684,6 +686,7 @@ static void classify(Plan *p)
 		p->gsize[v] = p->size[v];
 	}
 	free(is_out);
+	free(once);
 }
 
 static void join(Plan *p, ValId v, ValId in, int how)

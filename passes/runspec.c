@@ -7,9 +7,13 @@ Graph *runspec_graph(Model *m, const Graph *src, Arena *a,
 		     const Shape *const *shapes, const Tensor *const *values)
 {
 	Graph *g = graph_flatten(m, src, a, shapes, values);
-	if (!g || memplan_graph(m, g, NULL) < 0)
+	if (!g)
 		return NULL;
-	return g;
+	ConstWork cw;
+	constwork_begin(&cw, m, a);
+	int rc = constwork_eval(&cw, g);
+	constwork_end(&cw);
+	return rc < 0 || memplan_graph(m, g, NULL) < 0 ? NULL : g;
 }
 
 int runspec_node(Model *m, Graph *g, const Node *n, const EvalSource *src,

@@ -12,4 +12,9 @@
  * takes task t's node, 0 if the reference kernel runs it. */
 int convert_cast(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 
+/* n float16 values to float32 (exact), and float32 to float16 (rounded
+ * to nearest even), with F16C where the CPU has it. */
+void convert_half_float(const void *x, float *y, size_t n);
+void convert_float_half(const float *x, void *y, size_t n);
+
 #endif

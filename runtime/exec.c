@@ -332,12 +332,15 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 		return NULL;
 	}
 	const MemPlan *pl = g->plan;
-	p->ntasks = pl ? pl->norder : g->nnodes;
-	p->tasks = xmalloc(((size_t)p->ntasks + 1) * sizeof(Task));
-	memset(p->tasks, 0, ((size_t)p->ntasks + 1) * sizeof(Task));
-	for (int32_t i = 0; i < p->ntasks; i++) {
-		Task *t = &p->tasks[i];
-		if (make_task(s, p, t, &g->nodes[pl ? pl->order[i] : i]) < 0) {
+	int32_t nodes = pl ? pl->norder : g->nnodes;
+	p->tasks = xmalloc(((size_t)nodes + 1) * sizeof(Task));
+	memset(p->tasks, 0, ((size_t)nodes + 1) * sizeof(Task));
+	for (int32_t i = 0; i < nodes; i++) {
+		const Node *n = &g->nodes[pl ? pl->order[i] : i];
+		if (constwork_done(n))
+			continue; /* done when the model opened */
+		Task *t = &p->tasks[p->ntasks++];
+		if (make_task(s, p, t, n) < 0) {
 			rt_prepared_free(p);
 			return NULL;
 		}

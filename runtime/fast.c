@@ -21,6 +21,7 @@
 #include "convert.h"
 #include "direct.h"
 #include "dnnl.h"
+#include "intew.h"
 #include "quant.h"
 #include "rt.h"
 #include "small.h"
@@ -102,6 +103,8 @@ enum {
 	F32 = KR_DT(DT_FLOAT),
 	Q8 = KR_DT(DT_INT8) | KR_DT(DT_UINT8),
 	B32 = KR_DT(DT_FLOAT) | KR_DT(DT_INT32) | KR_DT(DT_UINT32),
+	IW = KR_DT(DT_INT8) | KR_DT(DT_UINT8) | KR_DT(DT_INT32) |
+	     KR_DT(DT_INT64) | KR_DT(DT_FLOAT16),
 	ANY = 0,
 	ROWS = LAY_ROWS,
 	EITHER = LAY_ROWS | LAY_NHWC,
@@ -145,6 +148,20 @@ static const KernelRow rows[] = {
 	PLAIN(Sub, F32, EITHER, chan_binary, "chan.binary"),
 	PLAIN(Mul, F32, EITHER, chan_binary, "chan.binary"),
 	PLAIN(Div, F32, EITHER, chan_binary, "chan.binary"),
+	PLAIN(Add, IW, ROWS, intew_binary, "intew.binary"),
+	PLAIN(Sub, IW, ROWS, intew_binary, "intew.binary"),
+	PLAIN(Mul, IW, ROWS, intew_binary, "intew.binary"),
+	PLAIN(Div, IW, ROWS, intew_binary, "intew.binary"),
+	PLAIN(Max, IW, ROWS, intew_binary, "intew.binary"),
+	PLAIN(Min, IW, ROWS, intew_binary, "intew.binary"),
+	PLAIN(Equal, IW, ROWS, intew_binary, "intew.binary"),
+	PLAIN(Less, IW, ROWS, intew_binary, "intew.binary"),
+	PLAIN(Greater, IW, ROWS, intew_binary, "intew.binary"),
+	PLAIN(Relu, IW, ROWS, intew_unary, "intew.unary"),
+	PLAIN(Neg, IW, ROWS, intew_unary, "intew.unary"),
+	PLAIN(Abs, IW, ROWS, intew_unary, "intew.unary"),
+	PLAIN(Clip, IW, ROWS, intew_unary, "intew.unary"),
+	PLAIN(Where, ANY, ROWS, intew_where, "intew.where"),
 	PLAIN(LayerNormalization, F32, ROWS, direct_layernorm,
 	      "direct.layernorm"),
 	PLAIN(GlobalAveragePool, F32, EITHER, chan_gap, "chan.gap"),

@@ -148,6 +148,18 @@ static void setup_graphs(gearrt_model *md)
 	setup_value_keys(md);
 }
 
+/* The work on weights alone (passes/constwork.h) of the graphs a run
+ * starts at that are raised at open (the root, for a file without gear
+ * branches), done now in memory the model owns, shared by its sessions;
+ * a gear's branch has its done by rt_check_gear when it is raised. */
+static int constwork_raised(gearrt_model *md)
+{
+	for (size_t g = 0; g < (md->ngears ? md->ngears : 1); g++)
+		if (md->run_graph[g] == md->m->graph)
+			return constwork_eval(&md->cw, md->m->graph) < 0 ? -1 : 0;
+	return 0;
+}
+
 static gearrt_model *model_load(const char *path)
 {
 	gearrt_model *md = xmalloc(sizeof(*md));
@@ -170,6 +182,12 @@ static gearrt_model *model_load(const char *path)
 	setup_graphs(md);
 	md->gear_checked = xcalloc(md->ngears + 1, sizeof(atomic_schar));
 	md->gear_error = xcalloc(md->ngears + 1, sizeof(char *));
+	constwork_begin(&md->cw, md->m, &md->m->arena);
+	if (constwork_raised(md) < 0) {
+		error_prefix("%s", path);
+		gearrt_model_close(md);
+		return NULL;
+	}
 	return md;
 }
 
@@ -187,7 +205,9 @@ gearrt_status rt_check_gear(gearrt_model *md, size_t g, double *ms)
 	pthread_mutex_lock(&md->lock);
 	if (!atomic_load(&md->gear_checked[g])) {
 		double t0 = now_ms();
-		bool ok = verify_gear(&md->f, md->lazy, md->m, g) == 0;
+		bool ok = verify_gear(&md->f, md->lazy, md->m, g) == 0 &&
+			  (md->run_graph[g] == md->m->graph ||
+			   constwork_eval(&md->cw, md->run_graph[g]) >= 0);
 		if (ok)
 			md->by_value[g] = takes_value_keys(md, g);
 		else
@@ -222,6 +242,8 @@ void gearrt_model_close(gearrt_model *md)
 		return;
 	if (md->m)
 		model_free(md->m);
+	if (md->cw.m)
+		constwork_end(&md->cw);
 	om_raise_free(md->lazy);
 	om_close(&md->f);
 	for (size_t g = 0; md->gear_error && g < md->ngears; g++)

@@ -12,8 +12,9 @@
  *             last >= the step of every use (uses by subgraphs count at
  *             the node owning them);
  *   complete  every such tensor has a block, unless it is a view of
- *             something outside the arena; the count of tensors left out
- *             matches the plan's;
+ *             something outside the arena or made from weights alone (the
+ *             runtime computes it once: passes/constwork.h); the count of
+ *             tensors left out matches the plan's;
  *   sharing   a block with alias_of has the owner's offset, fits in its
  *             size and lifetime; a view is made by a view op from a
  *             tensor of the same buffer; an in-place result is made by an
@@ -74,6 +75,7 @@
 #include "verify.h"
 #include "compiler/ordset.h"
 #include "passes/hybrid.h"
+#include "passes/constwork.h"
 #include "passes/memplan.h"
 #include "passes/partition.h"
 #include "serializer/raise.h"
@@ -533,15 +535,42 @@ static int check_sharing(PlanCheck *c)
 	return 0;
 }
 
+/* Per tensor (malloc'd): made from weights alone, by a node the runtime
+ * runs once when it opens the file (passes/constwork.h), so the plan may
+ * leave it out of the arena.  The nodes in the plan's (checked) order. */
+static bool *made_once(const PlanCheck *c)
+{
+	bool *once = xcalloc(c->g->n_tensors + 1, sizeof(bool));
+	for (size_t s = 0; s < c->p->n_order; s++) {
+		const Gearom__Node *n = c->g->nodes[c->p->order[s]];
+		size_t nsub, nin = 0;
+		free(subgraphs_of(n, &nsub));
+		bool ok = !nsub &&
+			  constwork_op(op_lookup(n->domain, n->op_type));
+		for (size_t k = 0; k < n->n_inputs; k++) {
+			int32_t t = n->inputs[k];
+			if (t < 0)
+				continue;
+			nin++;
+			ok &= c->g->tensors[t]->weight >= 0 || once[t];
+		}
+		for (size_t k = 0; k < n->n_outputs; k++)
+			if (n->outputs[k] >= 0)
+				once[n->outputs[k]] = ok && nin;
+	}
+	return once;
+}
+
 /* Every tensor that belongs in the arena is there; the plan's count of
  * tensors left out is right. */
 static int check_complete(const PlanCheck *c)
 {
 	uint32_t left = 0;
+	bool *once = made_once(c);
 	for (size_t t = 0; t < c->g->n_tensors; t++) {
 		int cls = tensor_class(c, (int32_t)t);
 		left += cls == T_LEFT_OUT;
-		if (cls != T_ARENA || c->blk[t] >= 0)
+		if (cls != T_ARENA || c->blk[t] >= 0 || once[t])
 			continue;
 		const Gearom__Node *n = c->g->nodes[c->prod[t]];
 		int32_t in = n->n_inputs ? n->inputs[0] : -1;
@@ -549,9 +578,11 @@ static int check_complete(const PlanCheck *c)
 			    VIEW_ALIAS &&
 		    owner_of(c, in) < 0)
 			continue; /* a view of something outside the arena */
+		free(once);
 		return verr(c, "tensor '%s' (made by '%s') has no place in "
 			    "the arena", TNAME(c, (int32_t)t), n->name);
 	}
+	free(once);
 	if (left != c->p->unplanned)
 		return verr(c, "the plan counts %u tensors left out of the "
 			    "arena, the graph has %u", c->p->unplanned, left);
