@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/act.h"
 #include "passes.h"
 
 enum { A_CONV, A_CONVT, A_GEMM, A_MATMUL };
@@ -81,7 +82,7 @@ typedef struct Chain {
 	float gemm_beta;
 	ValId extra; /* Z or Bias, or -1 */
 	int nacts;
-	const char *act[MAX_ACTS];
+	int act[MAX_ACTS]; /* ActKind */
 	float par[2 * MAX_ACTS];
 	bool changed; /* weights folded */
 } Chain;
@@ -283,9 +284,9 @@ static bool hs_chain(Fuse *F, Node *first, ValId x, HsChain *c)
 
 /* ---- activations -------------------------------------------------------- */
 
-static void push_act(Chain *ch, const char *name, float alpha, float beta)
+static void push_act(Chain *ch, int kind, float alpha, float beta)
 {
-	ch->act[ch->nacts] = name;
+	ch->act[ch->nacts] = kind;
 	ch->par[2 * ch->nacts] = alpha;
 	ch->par[2 * ch->nacts + 1] = beta;
 	ch->nacts++;
@@ -296,12 +297,12 @@ static void push_act(Chain *ch, const char *name, float alpha, float beta)
 static void push_linear(Chain *ch, double m, double a)
 {
 	int last = ch->nacts - 1;
-	if (last >= 0 && !strcmp(ch->act[last], "Linear")) {
+	if (last >= 0 && ch->act[last] == ACT_Linear) {
 		ch->par[2 * last] = (float)(m * ch->par[2 * last]);
 		ch->par[2 * last + 1] = (float)(m * ch->par[2 * last + 1] + a);
 		return;
 	}
-	push_act(ch, "Linear", (float)m, (float)a);
+	push_act(ch, ACT_Linear, (float)m, (float)a);
 }
 
 static void advance(Fuse *F, Chain *ch, ValId end, int32_t node)
@@ -341,7 +342,7 @@ static bool match_hswish(Fuse *F, Chain *ch)
 		s *= c.s;
 		if (!near(c.m / c.h, 1.0 / 6) || !near(c.a / c.h, 0.5))
 			continue;
-		push_act(ch, "HardSwish", 0, 0);
+		push_act(ch, ACT_HardSwish, 0, 0);
 		if (!near(s * c.h, 1))
 			push_linear(ch, s * c.h, 0);
 		advance(F, ch, v, end >= 0 ? end : (int32_t)(mul - F->g->nodes));
@@ -410,16 +411,25 @@ static bool match_gelu(Fuse *F, Chain *ch)
 		ValId y = scale_after(F, mul->outputs[0], &s2, &end);
 		if (!near(s1 * s2, 0.5))
 			continue;
-		push_act(ch, "Gelu", 0, 0);
+		push_act(ch, ACT_Gelu, 0, 0);
 		advance(F, ch, y, end >= 0 ? end : (int32_t)(mul - F->g->nodes));
 		return true;
 	}
 	return false;
 }
 
-/* One activation after ch->cur; false if none.  The ops below are the
- * activations the fused ops apply (compiler/ops/fused.c), a fact of
- * their own: not the op table's unary ops, most of which do not fuse. */
+/* The activation that is standard op op (compiler/act.h), or -1. */
+static int act_of_op(int op)
+{
+	for (int k = 0; op && k < ACT_COUNT; k++)
+		if (act_info[k].op == op)
+			return k;
+	return -1;
+}
+
+/* One activation after ch->cur; false if none: a written-out form, an
+ * affine step, or a standard op that is a row of compiler/act.h's
+ * table (not the op table's unary ops, most of which do not fuse). */
 static bool match_act(Fuse *F, Chain *ch)
 {
 	if (ch->nacts >= MAX_ACTS - 1) /* HardSwish may push a Linear too */
@@ -431,7 +441,7 @@ static bool match_act(Fuse *F, Chain *ch)
 		return false;
 	HsChain c;
 	if (hs_chain(F, n, ch->cur, &c) && c.stepped && near(c.s * c.h, 1)) {
-		push_act(ch, "HardSigmoid", (float)(c.s * c.m),
+		push_act(ch, ACT_HardSigmoid, (float)(c.s * c.m),
 			 (float)(c.s * c.a));
 		advance(F, ch, c.end, c.endnode);
 		return true;
@@ -444,35 +454,16 @@ static bool match_act(Fuse *F, Chain *ch)
 	}
 	if (n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur))
 		return false;
-	float lo, hi;
-	switch (n->op) {
-	case OP_Relu:
-		push_act(ch, "Relu", 0, 0);
-		break;
-	case OP_Sigmoid:
-		push_act(ch, "Sigmoid", 0, 0);
-		break;
-	case OP_Tanh:
-		push_act(ch, "Tanh", 0, 0);
-		break;
-	case OP_HardSwish:
-		push_act(ch, "HardSwish", 0, 0);
-		break;
-	case OP_LeakyRelu:
-		push_act(ch, "LeakyRelu", attr_float(n, "alpha", 0.01f), 0);
-		break;
-	case OP_HardSigmoid:
-		push_act(ch, "HardSigmoid", attr_float(n, "alpha", 0.2f),
-			 attr_float(n, "beta", 0.5f));
-		break;
-	case OP_Clip:
-		if (!clip_bounds(F, n, &lo, &hi))
-			return false;
-		push_act(ch, "Clip", lo, hi);
-		break;
-	default:
+	int k = act_of_op(n->op);
+	float lo = 0, hi = 0;
+	if (k < 0 || (k == ACT_Clip && !clip_bounds(F, n, &lo, &hi)))
 		return false;
+	const ActInfo *ai = &act_info[k];
+	if (k != ACT_Clip) {
+		lo = ai->aname ? attr_float(n, ai->aname, ai->adef) : 0;
+		hi = ai->bname ? attr_float(n, ai->bname, ai->bdef) : 0;
 	}
+	push_act(ch, k, lo, hi);
 	advance(F, ch, n->outputs[0], (int32_t)(n - F->g->nodes));
 	return true;
 }
@@ -856,9 +847,10 @@ static void rewrite(Fuse *F, const Chain *ch)
 		Attr *s = node_add_attr(g, &d, FUSED_ACTS_ATTR, ATTR_STRINGS);
 		Bytes *str = arena_array(g->arena, (size_t)ch->nacts + 1,
 					 sizeof(Bytes));
-		for (int i = 0; i < ch->nacts; i++)
-			str[i] = (Bytes){ strlen(ch->act[i]),
-					  (const uint8_t *)ch->act[i] };
+		for (int i = 0; i < ch->nacts; i++) {
+			const char *nm = act_info[ch->act[i]].name;
+			str[i] = (Bytes){ strlen(nm), (const uint8_t *)nm };
+		}
 		s->n = ch->nacts;
 		s->strings = str;
 		Attr *p = node_add_attr(g, &d, FUSED_ACT_PARAMS_ATTR,
