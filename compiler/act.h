@@ -223,31 +223,22 @@ int act_lookup(const char *s, size_t len);
 /* "Relu, LeakyRelu, ..." (every name) into buf. */
 const char *act_names(char *buf, size_t size);
 
-/* Activation kind of x in double and in fp32 (alpha a, beta b). */
-static inline double act_f64(int kind, double x, double a, double b)
-{
-	(void)a, (void)b;
-	switch (kind) {
-#define X(nm, op, an, ad, bn, bd, f64, f32, ...) \
-	case ACT_##nm:                             \
+/* Activation kind of x in double and in fp32 (alpha a, beta b): the
+ * table's f64 and f32 columns. */
+#define ACT_F64_CASE(nm, op, an, ad, bn, bd, f64, f32, ...) \
+	case ACT_##nm:                                      \
 		return f64;
-		GEARC_ACTS(X)
-#undef X
-	}
-	return x;
-}
-
-static inline float act_f32(int kind, float x, float a, float b)
-{
-	(void)a, (void)b;
-	switch (kind) {
-#define X(nm, op, an, ad, bn, bd, f64, f32, ...) \
-	case ACT_##nm:                             \
+#define ACT_F32_CASE(nm, op, an, ad, bn, bd, f64, f32, ...) \
+	case ACT_##nm:                                      \
 		return f32;
-		GEARC_ACTS(X)
-#undef X
+#define ACT_FORM(fn, T, CASE)                                       \
+	static inline T fn(int kind, T x, T a, T b)                 \
+	{                                                           \
+		(void)a, (void)b;                                   \
+		switch (kind) { GEARC_ACTS(CASE) }                  \
+		return x;                                           \
 	}
-	return x;
-}
+ACT_FORM(act_f64, double, ACT_F64_CASE)
+ACT_FORM(act_f32, float, ACT_F32_CASE)
 
 #endif
