@@ -112,6 +112,22 @@ static inline __attribute__((always_inline)) float act_sigmoid_f32(float x)
 	return x == x ? s : x; /* NaN stays NaN (the clamp made it -87) */
 }
 
+/* tanh in fp32 through exp, several times faster than libm's tanhf
+ * (expm1f inside): (1 - e) / (1 + e) with e = exp(-2|x|), its error a few
+ * ulp of 1 once |x| >= 1/8; below that the odd Taylor series to x^9,
+ * whose first omitted term is under 2e-12 there.  NaN stays NaN. */
+static inline float act_tanh_f32(float x)
+{
+	float ax = fabsf(x);
+	if (ax < 0.125f) {
+		float x2 = x * x;
+		return x * (1 + x2 * (-1.0f / 3 + x2 * (2.0f / 15 +
+		       x2 * (-17.0f / 315 + x2 * (62.0f / 2835)))));
+	}
+	float e = expf(-2 * ax);
+	return copysignf((1 - e) / (1 + e), x);
+}
+
 static inline double act_sigmoid_f64(double x)
 {
 	return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x));
@@ -162,7 +178,7 @@ static inline float act_clamp01f(float v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
 	  eltwise_hardswish, DP_NONE, 14, hardswish) \
 	X(Tanh,        OP_Tanh,        0,       0.0f,      0,       0.0f, \
 	  tanh(x), \
-	  tanhf(x), 2.4e-7, 0, \
+	  act_tanh_f32(x), 2.5e-7, 0, \
 	  eltwise_tanh, DP_NONE, 1, none) \
 	X(Gelu,        0,              0,       0.0f,      0,       0.0f, \
 	  x * (1 + erf(x * M_SQRT1_2)) * 0.5, \
@@ -178,12 +194,12 @@ static inline float act_clamp01f(float v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
 	  eltwise_swish, DP_ONE, 0, silu) \
 	X(GeluTanh,    0,              0,       0.0f,      0,       0.0f, \
 	  0.5 * x * (1 + tanh(ACT_SQRT_2_PI * (x + 0.044715 * x * x * x))), \
-	  0.5f * x * (1 + tanhf((float)ACT_SQRT_2_PI * \
-				(x + 0.044715f * x * x * x))), 2.4e-7, 9e-8, \
+	  0.5f * x * (1 + act_tanh_f32((float)ACT_SQRT_2_PI * \
+				(x + 0.044715f * x * x * x))), 2.4e-7, 2e-7, \
 	  eltwise_gelu_tanh, DP_NONE, 0, gelu_tanh) \
 	X(Mish,        OP_Mish,        0,       0.0f,      0,       0.0f, \
 	  x * tanh(act_softplus_f64(x)), \
-	  x * tanhf(act_softplus_f32(x)), 3e-7, 1e-43, \
+	  x * act_tanh_f32(act_softplus_f32(x)), 4e-7, 1e-43, \
 	  eltwise_mish, DP_NONE, 18, mish) \
 	X(Softplus,    OP_Softplus,    0,       0.0f,      0,       0.0f, \
 	  act_softplus_f64(x), \
