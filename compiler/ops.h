@@ -34,7 +34,8 @@
  * (compiler/ops/control.c): it raises its "message" if run, and the
  * fused ops FusedConv, FusedGemm, FusedMatMul that passes/fuse.c makes
  * (compiler/ops/fused.c: a Conv/Gemm/MatMul with its bias, residual and
- * activations).
+ * activations) and FusedActivation (the activations alone, of a
+ * written-out form after no such op).
  *
  * Adding an op: one line here and its hook functions in the family's
  * file (prototypes in compiler/ops/opimpl.h).  A unary math op is one
@@ -260,7 +261,8 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(Fail,                      infer_fail,                    run_fail,                    VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(FusedConv,                 infer_fused_conv,              run_fused_conv,              VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(FusedGemm,                 infer_fused_gemm,              run_fused_gemm,              VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(FusedMatMul,               infer_fused_matmul,            run_fused_matmul,            VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE)
+	X(FusedMatMul,               infer_fused_matmul,            run_fused_matmul,            VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(FusedActivation,           infer_fused_activation,        run_fused_activation,        VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE)
 
 typedef enum {
 	OP_UNKNOWN = 0,

@@ -56,6 +56,11 @@
  * value: names downstream do not change.  The nodes taken in are then
  * dead and graph_dce() removes them.
  *
+ * Then, on what is left, a written-out activation of the list in 3
+ * (HardSigmoid, HardSwish, Gelu, Silu, Mish, GeluTanh) after no anchor
+ * (after an Add, a Concat, of an input) becomes one FusedActivation(x),
+ * the activations after it taken in too, in the slot of its last node.
+ *
  * Apart from the anchors, LayerNorm over the last axis written out
  * (ReduceMean, Sub, Pow or Mul, ReduceMean, Add, Sqrt, Div, Mul [, Add]:
  * SVTR's neck from Paddle2ONNX, torch.onnx before opset 17; tf2onnx's
@@ -598,10 +603,9 @@ static int act_of_op(int op)
 	return -1;
 }
 
-/* One activation after ch->cur; false if none: a written-out form, an
- * affine step, or a standard op that is a row of compiler/act.h's
- * table (not the op table's unary ops, most of which do not fuse). */
-static bool match_act(Fuse *F, Chain *ch)
+/* One written-out activation after ch->cur (of several nodes); false if
+ * none. */
+static bool match_written(Fuse *F, Chain *ch)
 {
 	if (ch->nacts >= MAX_ACTS - 1) /* HardSwish may push a Linear too */
 		return false;
@@ -611,15 +615,27 @@ static bool match_act(Fuse *F, Chain *ch)
 	    match_gated(F, ch, mish_arm, 1, ACT_Mish) || match_gelu_tanh(F, ch))
 		return true;
 	Node *n = sole_user(F, ch->cur);
-	if (!n)
-		return false;
 	HsChain c;
-	if (hs_chain(F, n, ch->cur, &c) && c.stepped && near(c.s * c.h, 1)) {
+	if (n && hs_chain(F, n, ch->cur, &c) && c.stepped &&
+	    near(c.s * c.h, 1)) {
 		push_act(ch, ACT_HardSigmoid, (float)(c.s * c.m),
 			 (float)(c.s * c.a));
 		advance(F, ch, c.end, c.endnode);
 		return true;
 	}
+	return false;
+}
+
+/* One activation after ch->cur; false if none: a written-out form, an
+ * affine step, or a standard op that is a row of compiler/act.h's
+ * table (not the op table's unary ops, most of which do not fuse). */
+static bool match_act(Fuse *F, Chain *ch)
+{
+	if (match_written(F, ch))
+		return true;
+	Node *n = ch->nacts < MAX_ACTS - 1 ? sole_user(F, ch->cur) : NULL;
+	if (!n)
+		return false;
 	double m, a;
 	if (affine_step(F, n, ch->cur, &m, &a)) {
 		push_linear(ch, m, a);
@@ -983,6 +999,24 @@ static const char *const fused_name[] = { "FusedConv", NULL, "FusedGemm",
 static const int fused_op[] = { OP_FusedConv, 0, OP_FusedGemm,
 				OP_FusedMatMul };
 
+/* d's activations attributes: ch's. */
+static void add_acts(Graph *g, Node *d, const Chain *ch)
+{
+	Attr *s = node_add_attr(g, d, FUSED_ACTS_ATTR, ATTR_STRINGS);
+	Bytes *str = arena_array(g->arena, (size_t)ch->nacts + 1,
+				 sizeof(Bytes));
+	for (int i = 0; i < ch->nacts; i++) {
+		const char *nm = act_info[ch->act[i]].name;
+		str[i] = (Bytes){ strlen(nm), (const uint8_t *)nm };
+	}
+	s->n = ch->nacts;
+	s->strings = str;
+	Attr *p = node_add_attr(g, d, FUSED_ACT_PARAMS_ATTR, ATTR_FLOATS);
+	p->n = 2 * ch->nacts;
+	p->floats = arena_memdup(g->arena, ch->par,
+				 sizeof(float) * (size_t)(2 * ch->nacts + 1));
+}
+
 /* Slot ch->last becomes the anchor with the chain folded in. */
 static void rewrite(Fuse *F, const Chain *ch)
 {
@@ -1017,22 +1051,8 @@ static void rewrite(Fuse *F, const Chain *ch)
 	     k++)
 		if (!strcmp(d.attrs[k].name, "beta"))
 			d.attrs[k].f = 1;
-	if (fused) {
-		Attr *s = node_add_attr(g, &d, FUSED_ACTS_ATTR, ATTR_STRINGS);
-		Bytes *str = arena_array(g->arena, (size_t)ch->nacts + 1,
-					 sizeof(Bytes));
-		for (int i = 0; i < ch->nacts; i++) {
-			const char *nm = act_info[ch->act[i]].name;
-			str[i] = (Bytes){ strlen(nm), (const uint8_t *)nm };
-		}
-		s->n = ch->nacts;
-		s->strings = str;
-		Attr *p = node_add_attr(g, &d, FUSED_ACT_PARAMS_ATTR,
-					ATTR_FLOATS);
-		p->n = 2 * ch->nacts;
-		p->floats = arena_memdup(g->arena, ch->par,
-					 sizeof(float) * (size_t)(2 * ch->nacts + 1));
-	}
+	if (fused)
+		add_acts(g, &d, ch);
 	g->nodes[ch->last] = d;
 	g->vals[ch->cur].producer = ch->last;
 }
@@ -1253,6 +1273,40 @@ static void match_layernorm(Fuse *F, int32_t i)
 	}
 }
 
+/* A written-out activation of x (a value no anchor's chain took in:
+ * after Add, Concat, an input ...), and the activations after it,
+ * become one FusedActivation in the slot of the last node taken in,
+ * which keeps its name and output. */
+static void fuse_standalone(Fuse *F, ValId x)
+{
+	Graph *g = F->g;
+	const Value *v = &g->vals[x];
+	Chain ch = { .kind = -1, .cur = x, .last = -1, .extra = -1 };
+	if ((v->kind != VAL_NODE && v->kind != VAL_INPUT) ||
+	    v->tkind != TK_TENSOR || v->dtype != DT_FLOAT ||
+	    !shape_is_static(&v->shape) || !match_written(F, &ch))
+		return;
+	while (match_act(F, &ch))
+		;
+	const Node *last = &g->nodes[ch.last];
+	Node d;
+	node_init(g, &d, last->name, "FusedActivation", GEARC_DOMAIN, 1, 1);
+	d.label = last->label;
+	d.inputs[0] = x;
+	d.outputs[0] = ch.cur;
+	add_acts(g, &d, &ch);
+	g->nodes[ch.last] = d;
+	g->vals[ch.cur].producer = ch.last;
+}
+
+static void free_uses(Fuse *F)
+{
+	free(F->uses);
+	free(F->user1);
+	free(F->user2);
+	free(F->taken);
+}
+
 /* Fuses one static graph (not thread-safe beyond fold_get). */
 static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 {
@@ -1266,11 +1320,15 @@ static int fuse_one(Model *m, Graph *g, const CompileOptions *o)
 		rc = fuse_at(&F, i);
 		match_layernorm(&F, i);
 	}
-	free(F.uses);
-	free(F.user1);
-	free(F.user2);
-	free(F.taken);
-	return rc < 0 ? -1 : graph_dce(g, NULL);
+	free_uses(&F);
+	if (rc < 0 || graph_dce(g, NULL) < 0)
+		return -1;
+	/* then, on what is left, written-out activations after no anchor */
+	count_uses(&F);
+	for (ValId x = 0; x < g->nvals; x++)
+		fuse_standalone(&F, x);
+	free_uses(&F);
+	return graph_dce(g, NULL);
 }
 
 int pass_fuse(Model *m, const CompileOptions *o)

@@ -2,12 +2,13 @@
  * passes/unfuse.c - gearc's fused ops back as standard ONNX, for gearc
  * export (passes/flatten.c): FusedConv -> Conv [+ Add Z] + activations,
  * FusedGemm -> Gemm + activations, FusedMatMul -> MatMul [+ Add Bias] +
- * activations.  Activations become their ONNX ops from the opset
- * compiler/act.h's table gives (Clip's bounds as inputs from opset 11,
- * attributes before) and are written out in standard ops before it, or
- * where ONNX has no op (emit_written_*: HardSwish as x * HardSigmoid(x;
- * 1/6, 1/2), Gelu as x * (1 + Erf(x / sqrt(2))) * 0.5, Linear as Mul
- * and Add).  Fail (an If branch gearc found invalid at the compiled shapes)
+ * activations, FusedActivation -> the activations.  Activations become
+ * their ONNX ops from the opset compiler/act.h's table gives (Clip's
+ * bounds as inputs from opset 11, attributes before) and are written out
+ * in standard ops before it, or where ONNX has no op (emit_written_*:
+ * HardSwish as x * HardSigmoid(x; 1/6, 1/2), Gelu as x * (1 + Erf(x /
+ * sqrt(2))) * 0.5, Linear as Mul and Add, ...).  Fail (an If branch gearc
+ * found invalid at the compiled shapes)
  * -> standard ops that raise an error if the branch is taken.
  * LayerNormalization, which fuse.c makes of the written-out form in a
  * model of any opset, is written out again before opset 17.
@@ -230,7 +231,7 @@ static int emit_act(Graph *dst, const char *name, int64_t opset, int kind,
 bool unfuse_is_fused(const Node *n, int64_t opset)
 {
 	return n->op == OP_FusedConv || n->op == OP_FusedGemm ||
-	       n->op == OP_FusedMatMul ||
+	       n->op == OP_FusedMatMul || n->op == OP_FusedActivation ||
 	       (n->op == OP_LayerNormalization && opset < 17);
 }
 
@@ -285,6 +286,37 @@ static int emit_layernorm(Graph *dst, const Node *n, const ValId *ins,
 	return 0;
 }
 
+/* The Conv, Gemm or MatMul of fused node n [+ Add of Z or Bias], of
+ * ins; the last output in *cur (out itself when no activation follows). */
+static void emit_anchor(Graph *dst, const Node *n, const ValId *ins,
+			int32_t nacts, ValId *cur, ValId out)
+{
+	const char *base = n->op == OP_FusedConv   ? "Conv"
+			   : n->op == OP_FusedGemm ? "Gemm"
+						   : "MatMul";
+	int32_t nbase = n->op == OP_FusedMatMul ? 2 : 3;
+	ValId extra = n->op == OP_FusedConv ? (n->ninputs > 3 ? ins[3] : -1)
+		      : n->op == OP_FusedMatMul ? (n->ninputs > 2 ? ins[2] : -1)
+						: -1;
+	bool more = extra >= 0 || nacts;
+	Node *d = emit(dst, n->name, base, nbase, ins[0], cur, !more, out);
+	for (int32_t k = 0; k < nbase; k++)
+		d->inputs[k] = k < n->ninputs ? ins[k] : -1;
+	for (int32_t k = 0; k < n->nattrs; k++) {
+		const Attr *a = &n->attrs[k];
+		if (strcmp(a->name, FUSED_ACTS_ATTR) &&
+		    strcmp(a->name, FUSED_ACT_PARAMS_ATTR))
+			*node_add_attr(dst, d, a->name, a->type) = *a;
+	}
+	if (extra >= 0) {
+		ValId x = *cur;
+		d = emit(dst, arena_printf(dst->arena, "%s_add", n->name),
+			 "Add", 2, x, cur, !nacts, out);
+		d->inputs[0] = x;
+		d->inputs[1] = extra;
+	}
+}
+
 int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		ValId out)
 {
@@ -296,31 +328,11 @@ int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 	if (nacts && (!ps || ps->n != 2 * nacts))
 		return error("node '%s' (%s): activation_params does not "
 			     "match activations", n->name, n->op_type);
-	const char *base = n->op == OP_FusedConv   ? "Conv"
-			   : n->op == OP_FusedGemm ? "Gemm"
-						   : "MatMul";
-	int32_t nbase = n->op == OP_FusedMatMul ? 2 : 3;
-	ValId extra = n->op == OP_FusedConv ? (n->ninputs > 3 ? ins[3] : -1)
-		      : n->op == OP_FusedMatMul ? (n->ninputs > 2 ? ins[2] : -1)
-						: -1;
-	bool more = extra >= 0 || nacts;
-	ValId cur;
-	Node *d = emit(dst, n->name, base, nbase, ins[0], &cur, !more, out);
-	for (int32_t k = 0; k < nbase; k++)
-		d->inputs[k] = k < n->ninputs ? ins[k] : -1;
-	for (int32_t k = 0; k < n->nattrs; k++) {
-		const Attr *a = &n->attrs[k];
-		if (strcmp(a->name, FUSED_ACTS_ATTR) &&
-		    strcmp(a->name, FUSED_ACT_PARAMS_ATTR))
-			*node_add_attr(dst, d, a->name, a->type) = *a;
-	}
-	if (extra >= 0) {
-		ValId x = cur;
-		d = emit(dst, arena_printf(dst->arena, "%s_add", n->name),
-			 "Add", 2, x, &cur, !nacts, out);
-		d->inputs[0] = x;
-		d->inputs[1] = extra;
-	}
+	ValId cur = ins[0];
+	if (n->op != OP_FusedActivation)
+		emit_anchor(dst, n, ins, nacts, &cur, out);
+	else if (!nacts) /* of no activation */
+		emit_unary(dst, n->name, "", "Identity", cur, &cur, true, out);
 	for (int32_t i = 0; i < nacts; i++) {
 		const Bytes *s = &as->strings[i];
 		int kind = act_lookup((const char *)s->data, s->len);

@@ -685,31 +685,83 @@ int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+/* ---- FusedActivation ---------------------------------------------------- */
+
+/* Activation kind of in[0..n) into y: one loop per kind, over the
+ * table's fp32 form (compiler/act.h), so that each vectorises. */
+RT_HOT static void act_loop(int kind, const float *in, float *y, size_t n,
+			    float a, float b)
+{
+	switch (kind) {
+#define X(nm, op, an, ad, bn, bd, f64, f32, ...)   \
+	case ACT_##nm:                               \
+		for (size_t i = 0; i < n; i++) {     \
+			float x = in[i];             \
+			y[i] = f32;                  \
+		}                                    \
+		break;
+		GEARC_ACTS(X)
+#undef X
+	}
+}
+
+typedef struct ActRun {
+	int n;
+	struct {
+		int kind;
+		float a, b;
+	} act[];
+} ActRun;
+
+static int act_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const ActRun *r = state;
+	size_t n = out[0]->nbytes / sizeof(float);
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	for (int k = 0; k < r->n; k++, x = y)
+		act_loop(r->act[k].kind, x, y, n, r->act[k].a, r->act[k].b);
+	return 0;
+}
+
+int direct_act(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	const Attr *as = node_attr(n, FUSED_ACTS_ATTR);
+	const Attr *ps = node_attr(n, FUSED_ACT_PARAMS_ATTR);
+	if (!static_f32(x) || !static_f32(y) ||
+	    !shape_equal(&x->shape, &y->shape) || !as ||
+	    as->type != ATTR_STRINGS || as->n < 1 || !ps ||
+	    ps->type != ATTR_FLOATS || ps->n != 2 * as->n)
+		return 0;
+	ActRun *r = xmalloc(sizeof(*r) + (size_t)as->n * sizeof(r->act[0]));
+	r->n = as->n;
+	for (int32_t i = 0; i < as->n; i++) {
+		r->act[i].kind = act_lookup((const char *)as->strings[i].data,
+					    as->strings[i].len);
+		r->act[i].a = ps->floats[2 * i];
+		r->act[i].b = ps->floats[2 * i + 1];
+		if (r->act[i].kind < 0) {
+			free(r);
+			return 0;
+		}
+	}
+	k->run = act_run;
+	k->free = free;
+	k->state = r;
+	return 1;
+}
+
 /* ---- Erf ---------------------------------------------------------------- */
 
-/* erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (+-1 outside, within float), the
- * rational form of Eigen's fast erf: within 5e-7 of the double erf. */
+/* erf in fp32: compiler/act.h's act_erf_f32, here in a loop. */
 RT_HOT static void erf_loop(const float *x, float *y, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		float v = x[i];
-		v = v < -4.0f ? -4.0f : v;
-		v = v > 4.0f ? 4.0f : v;
-		float v2 = v * v;
-		float p = -2.72614225801306e-10f;
-		p = p * v2 + 2.77068142495902e-08f;
-		p = p * v2 - 2.10102402082508e-06f;
-		p = p * v2 - 5.69250639462346e-05f;
-		p = p * v2 - 7.34990630326855e-04f;
-		p = p * v2 - 2.95459980854025e-03f;
-		p = p * v2 - 1.60960333262415e-02f;
-		float q = -1.45660718464996e-05f;
-		q = q * v2 - 2.13374055278905e-04f;
-		q = q * v2 - 1.68282697438203e-03f;
-		q = q * v2 - 7.37332916720468e-03f;
-		q = q * v2 - 1.42647390514189e-02f;
-		y[i] = v * p / q;
-	}
+	for (size_t i = 0; i < n; i++)
+		y[i] = act_erf_f32(x[i]);
 }
 
 static int erf_run(void *state, const Tensor *const *in, Tensor *const *out)

@@ -128,6 +128,8 @@ static int direct_prepare(gearrt_session *s, Prepared *p, Task *t)
 		return direct_resize(s, p, t, &t->fast);
 	case OP_Gather:
 		return direct_gather(s, p, t, &t->fast);
+	case OP_FusedActivation:
+		return direct_act(s, p, t, &t->fast);
 	default:
 		return op_info[t->n->op].view == VIEW_ALIAS
 			       ? direct_view(s, p, t, &t->fast)

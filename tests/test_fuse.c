@@ -406,6 +406,15 @@ static ValId mish_log(Synth *s, ValId x)
 	return BIN("Mul", UN("Tanh", sp), x);
 }
 
+/* Paddle2ONNX's HardSwish, x * Clip(x + 3, 0, 6) / 6 */
+static ValId hswish_paddle(Synth *s, ValId x)
+{
+	Node *c = tu_node(s->g, "Clip", sy_name(s, "clip"),
+			  IDS(BIN("Add", x, sy_k(s, 3)), sy_k(s, 0), sy_k(s, 6)),
+			  1);
+	return BIN("Div", BIN("Mul", x, tu_out(c, 0)), sy_k(s, 6));
+}
+
 /* Standard ops that are rows of compiler/act.h's table, with an
  * attribute or the defaults: fused from the table. */
 static ValId elu_half(Synth *s, ValId x)
@@ -486,6 +495,14 @@ static const Form forms[] = {
 	{ "elu_half", elu_half, ANCHOR_CONV, "[Elu(0.5,0)]", "Elu" },
 	{ "selu_softplus", selu_softplus, ANCHOR_MATMUL,
 	  "[Selu(1.67326,1.0507), Softplus]", "Selu" },
+	/* after no Conv/Gemm/MatMul: one FusedActivation */
+	{ "silu_alone", silu_tf, ANCHOR_NONE, "[Silu]", "Sigmoid" },
+	{ "gelu_erf_alone", gelu_erf_mul, ANCHOR_NONE, "[Gelu]", "Erf" },
+	{ "gelu_tanh_alone", gelu_tanh_cube, ANCHOR_NONE, "[GeluTanh]",
+	  "Tanh" },
+	{ "mish_alone", mish_log, ANCHOR_NONE, "[Mish]", "Exp" },
+	{ "hswish_alone", hswish_paddle, ANCHOR_NONE, "[HardSwish]",
+	  "Clip" },
 	{ "ln_reciprocal", ln_reciprocal, ANCHOR_NONE, "LayerNormalization",
 	  "Reciprocal" },
 	{ "ln_pow", ln_pow, ANCHOR_NONE, "LayerNormalization", "ReduceMean" },

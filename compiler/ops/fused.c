@@ -5,6 +5,7 @@
  *   FusedConv   X, W, B?, Z?   Conv's attributes     Y = acts(Conv + Z)
  *   FusedGemm   A, B, C?       Gemm's attributes     Y = acts(Gemm)
  *   FusedMatMul A, B, Bias?                          Y = acts(MatMul + Bias)
+ *   FusedActivation X                                Y = acts(X)
  *
  * Each also has "activations" (STRINGS, applied in order) and
  * "activation_params" (FLOATS, alpha and beta per activation, 0 where
@@ -18,6 +19,8 @@
  * other float dtypes in double.  Fast paths (runtime/fast.c) implement
  * the same contract.
  */
+#include <string.h>
+
 #include "compiler/act.h"
 #include "opimpl.h"
 
@@ -130,6 +133,23 @@ int run_fused_gemm(OpCtx *c) { return run_fused(c, run_gemm, -1); }
 
 int run_fused_matmul(OpCtx *c) { return run_fused(c, run_matmul, 2); }
 
+/* X's elements into Y, its buffer or X's own (in place). */
+static int copy_input(OpCtx *c)
+{
+	const Tensor *x = op_const_in(c, 0);
+	if (!x)
+		return 0;
+	Tensor *y = op_new_output(c, 0, x->dtype, &x->shape);
+	if (!y)
+		return -1;
+	if (y->data != x->data)
+		memcpy(tensor_mut(y), x->data, x->nbytes);
+	op_set_const(c, 0, y);
+	return 0;
+}
+
+int run_fused_activation(OpCtx *c) { return run_fused(c, copy_input, -1); }
+
 /* ---- inference ------------------------------------------------------------ */
 
 int infer_fused_conv(OpCtx *c)
@@ -158,6 +178,15 @@ int infer_fused_gemm(OpCtx *c)
 	if (infer_gemm(c) < 0 || read_acts(c, a, &na) < 0)
 		return -1;
 	return 0;
+}
+
+int infer_fused_activation(OpCtx *c)
+{
+	Act a[MAX_ACTS];
+	int na;
+	return ew_infer_unary(c, DTS_IEEE, 0) < 0 || read_acts(c, a, &na) < 0
+		       ? -1
+		       : 0;
 }
 
 int infer_fused_matmul(OpCtx *c)
