@@ -6,7 +6,8 @@
  * fast paths (runtime/direct.c) need lives in its line.
  *
  * GEARC_ACTS(X) lists the activations a fused op (FusedConv, FusedGemm,
- * FusedMatMul) applies after its product, one line each:
+ * FusedMatMul after its product, FusedActivation alone) applies, one
+ * line each:
  *   X(Name, op, aname, adef, bname, bdef, f64, f32, rel, abs, dnnl, dp,
  *     since, written)
  *   Name    its name in the fused op's "activations" attribute;
@@ -20,8 +21,10 @@
  *   f64     the reference form in double, an expression of x (double),
  *           a and b (alpha and beta);
  *   f32     the one fp32 form (float x, a, b), branch-free where it is
- *           on a hot path so that the loops calling it vectorise (the
- *           vector form of Sigmoid is direct.c's loop over it);
+ *           on a hot path so that the loops calling it vectorise: the
+ *           vector forms are direct.c's RT_HOT loops over it (act_loop
+ *           for FusedActivation, one per row; Sigmoid's and Erf's own),
+ *           and rnn.c's cells call it too;
  *   rel, abs
  *           the fp32 form's accuracy: |f32 - f64| <= rel |f64| + abs
  *           over the float inputs (tests/test_act.c sweeps them, with
