@@ -34,8 +34,10 @@
  * (compiler/ops/control.c): it raises its "message" if run, and the
  * fused ops FusedConv, FusedGemm, FusedMatMul that passes/fuse.c makes
  * (compiler/ops/fused.c: a Conv/Gemm/MatMul with its bias, residual and
- * activations), and DynQuantMatMul, DynQuantConv that passes/qfuse.c
- * makes (compiler/ops/qfused.c: a dynamic int8 chain in one op).
+ * activations), FusedActivation (the activations alone, of a
+ * written-out form after no such op), and DynQuantMatMul, DynQuantConv
+ * that passes/qfuse.c makes (compiler/ops/qfused.c: a dynamic int8 chain
+ * in one op).
  *
  * Adding an op: one line here and its hook functions in the family's
  * file (prototypes in compiler/ops/opimpl.h).  A unary math op is one
@@ -263,7 +265,8 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(FusedGemm,                 infer_fused_gemm,              run_fused_gemm,              VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(FusedMatMul,               infer_fused_matmul,            run_fused_matmul,            VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(DynQuantMatMul,            infer_dynquant_matmul,         run_dynquant_matmul,         VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(DynQuantConv,              infer_dynquant_conv,           run_dynquant_conv,           VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE)
+	X(DynQuantConv,              infer_dynquant_conv,           run_dynquant_conv,           VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(FusedActivation,           infer_fused_activation,        run_fused_activation,        VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE)
 
 typedef enum {
 	OP_UNKNOWN = 0,

@@ -22,21 +22,32 @@
  *  2. after a Conv, an Add of a tensor of exactly its output's shape and
  *     dtype (a residual) becomes FusedConv's Z; after a MatMul, an Add of
  *     a constant 1-D bias over the last axis becomes FusedMatMul's Bias;
- *  3. activations, in order: Relu, LeakyRelu, Clip (constant bounds),
- *     Sigmoid, HardSigmoid, HardSwish, Tanh, and the written-out forms
- *     s * Clip(a * x + b, 0, h) with s * h = 1 (HardSigmoid(s a, s b):
- *     Clip(x + 3, 0, 6) / 6, Clip(x * a + b, 0, 1)) and x times such a
- *     chain of x, scaled, with a = h / 6 and b = h / 2 (HardSwish:
- *     x * Clip(x + 3, 0, 6) / 6, x * HardSigmoid-chain(x)), the scale
- *     s h other than 1 a Linear(s h, 0) after it (the next learnable
- *     affine's Mul, in Paddle2ONNX's PP-LCNetV3); there x has
- *     exactly the two users, the chain's start and the Mul; and GELU as
- *     torch.onnx writes it out, x * (1 + Erf(x / sqrt(2))) * 0.5, the
- *     0.5 before or after the product (Gelu; x again has two users);
+ *  3. activations, in order: each standard op that is a row of
+ *     compiler/act.h's table (Relu, LeakyRelu, Clip with constant
+ *     bounds, Sigmoid, HardSigmoid, HardSwish, Tanh, Mish, Softplus, Elu,
+ *     Selu; its attributes or their defaults as the parameters), and the
+ *     written-out forms:
+ *       s * Clip(a * x + b, 0, h) with s * h = 1 (HardSigmoid(s a, s b):
+ *       Clip(x + 3, 0, 6) / 6, Clip(x * a + b, 0, 1)) and x times such a
+ *       chain of x, scaled, with a = h / 6 and b = h / 2 (HardSwish:
+ *       x * Clip(x + 3, 0, 6) / 6, x * HardSigmoid-chain(x)), the scale
+ *       s h other than 1 a Linear(s h, 0) after it (the next learnable
+ *       affine's Mul, in Paddle2ONNX's PP-LCNetV3); there x has exactly
+ *       the two users, the chain's start and the Mul;
+ *       gated forms x * arm(x), the product's operands in either order
+ *       and a scale anywhere (on x's side, at the arm's end, after the
+ *       product; Div by c as Mul by 1/c), x again with two users: GELU
+ *       (Gelu) x * (1 + Erf(x / sqrt(2))) * 0.5 (torch.onnx; Mul by
+ *       0.7071 for the Div: tf2onnx), SiLU/Swish (Silu) x * Sigmoid(x),
+ *       Mish x * Tanh(Softplus(x)) with Softplus as its op or as
+ *       Log(1 + Exp(x));
+ *       GELU's tanh form (GeluTanh) x * (1 + Tanh(sqrt(2/pi) * (x +
+ *       0.044715 * x^3))) * 0.5, x^3 as Pow(x, 3) or x * x * x;
  *     and Add, Sub, Mul or Div by a constant (Linear(m, a): m * x + a;
  *     successive ones merge: attention's scale after its MatMul).
- *     Every node of a chain keeps x's shape and dtype; constants are
- *     scalars.
+ *     Constants on either side of Add and Mul (K - x and x / K only for
+ *     Sub and Div) match alike; every node of a chain keeps x's shape
+ *     and dtype; constants are scalars (of one element, any rank).
  * A Conv, Gemm or MatMul that took in 2 or 3 becomes FusedConv,
  * FusedGemm or FusedMatMul (compiler/ops/fused.c); one that only folded a
  * BatchNormalization stays its op with new weights.  The new node takes
@@ -45,9 +56,15 @@
  * value: names downstream do not change.  The nodes taken in are then
  * dead and graph_dce() removes them.
  *
+ * Then, on what is left, a written-out activation of the list in 3
+ * (HardSigmoid, HardSwish, Gelu, Silu, Mish, GeluTanh) after no anchor
+ * (after an Add, a Concat, of an input) becomes one FusedActivation(x),
+ * the activations after it taken in too, in the slot of its last node.
+ *
  * Apart from the anchors, LayerNorm over the last axis written out
  * (ReduceMean, Sub, Pow or Mul, ReduceMean, Add, Sqrt, Div, Mul [, Add]:
- * SVTR's neck from Paddle2ONNX, torch.onnx before opset 17) becomes one
+ * SVTR's neck from Paddle2ONNX, torch.onnx before opset 17; tf2onnx's
+ * Mul by the rsqrt, Reciprocal(Sqrt) or Pow(-0.5), for the Div) becomes one
  * LayerNormalization, whatever the model's opset (gearc export writes it
  * out again before opset 17: passes/unfuse.c).
  */
@@ -56,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/act.h"
 #include "passes.h"
 
 enum { A_CONV, A_CONVT, A_GEMM, A_MATMUL };
@@ -81,7 +99,7 @@ typedef struct Chain {
 	float gemm_beta;
 	ValId extra; /* Z or Bias, or -1 */
 	int nacts;
-	const char *act[MAX_ACTS];
+	int act[MAX_ACTS]; /* ActKind */
 	float par[2 * MAX_ACTS];
 	bool changed; /* weights folded */
 } Chain;
@@ -283,9 +301,9 @@ static bool hs_chain(Fuse *F, Node *first, ValId x, HsChain *c)
 
 /* ---- activations -------------------------------------------------------- */
 
-static void push_act(Chain *ch, const char *name, float alpha, float beta)
+static void push_act(Chain *ch, int kind, float alpha, float beta)
 {
-	ch->act[ch->nacts] = name;
+	ch->act[ch->nacts] = kind;
 	ch->par[2 * ch->nacts] = alpha;
 	ch->par[2 * ch->nacts + 1] = beta;
 	ch->nacts++;
@@ -296,12 +314,12 @@ static void push_act(Chain *ch, const char *name, float alpha, float beta)
 static void push_linear(Chain *ch, double m, double a)
 {
 	int last = ch->nacts - 1;
-	if (last >= 0 && !strcmp(ch->act[last], "Linear")) {
+	if (last >= 0 && ch->act[last] == ACT_Linear) {
 		ch->par[2 * last] = (float)(m * ch->par[2 * last]);
 		ch->par[2 * last + 1] = (float)(m * ch->par[2 * last + 1] + a);
 		return;
 	}
-	push_act(ch, "Linear", (float)m, (float)a);
+	push_act(ch, ACT_Linear, (float)m, (float)a);
 }
 
 static void advance(Fuse *F, Chain *ch, ValId end, int32_t node)
@@ -341,7 +359,7 @@ static bool match_hswish(Fuse *F, Chain *ch)
 		s *= c.s;
 		if (!near(c.m / c.h, 1.0 / 6) || !near(c.a / c.h, 0.5))
 			continue;
-		push_act(ch, "HardSwish", 0, 0);
+		push_act(ch, ACT_HardSwish, 0, 0);
 		if (!near(s * c.h, 1))
 			push_linear(ch, s * c.h, 0);
 		advance(F, ch, v, end >= 0 ? end : (int32_t)(mul - F->g->nodes));
@@ -350,22 +368,91 @@ static bool match_hswish(Fuse *F, Chain *ch)
 	return false;
 }
 
-/* 1 + erf(x / sqrt(2)) from node first, a user of x: scale steps, Erf,
- * Add 1; its output, or -1. */
-static ValId gelu_erf_arm(Fuse *F, Node *first, ValId x)
+/* The other operand of binary op n with x (x on the side first says:
+ * 0 first, 1 second, -1 either), or -1. */
+static ValId operand(const Node *n, int op, ValId x, int side)
 {
-	double m, a, k;
+	if (!is_op(n, op) || n->ninputs != 2)
+		return -1;
+	if (side != 1 && n->inputs[0] == x && n->inputs[1] != x)
+		return n->inputs[1];
+	if (side != 0 && n->inputs[1] == x && n->inputs[0] != x)
+		return n->inputs[0];
+	return -1;
+}
+
+/* Node n is unary op op of v keeping v's shape: its output, or -1. */
+static ValId unary_of(Fuse *F, const Node *n, int op, ValId v)
+{
+	if (!is_op(n, op) || n->ninputs < 1 || n->inputs[0] != v ||
+	    n->noutputs != 1 || !keeps_shape(F, n, v))
+		return -1;
+	for (int32_t k = 1; k < n->ninputs; k++)
+		if (n->inputs[k] >= 0)
+			return -1;
+	return n->outputs[0];
+}
+
+/* v + 1 (either order) by v's only user, then scale steps (their
+ * product into *s): the value reached, or -1. */
+static ValId plus_one(Fuse *F, ValId v, double *s)
+{
+	double k, a;
+	int32_t end;
+	Node *n = sole_user(F, v);
+	if (!affine_step(F, n, v, &k, &a) || k != 1 || !near(a, 1))
+		return -1;
+	return scale_after(F, n->outputs[0], s, &end);
+}
+
+/* The arm of a gated activation x * arm(x): from node first (a user of
+ * x) to the arm's output, or -1; a scale the arm applies last into *s. */
+typedef ValId ArmFn(Fuse *F, Node *first, ValId x, double *s);
+
+/* GELU's: (1 + Erf(x / sqrt(2))) (/ sqrt(2) as Div or Mul by 1/sqrt(2)),
+ * scaled. */
+static ValId gelu_erf_arm(Fuse *F, Node *first, ValId x, double *s)
+{
+	double m;
 	int32_t end;
 	ValId v = scale_from(F, first, x, &m, &end);
 	Node *n = end >= 0 ? sole_user(F, v) : first;
-	if (!is_op(n, OP_Erf) || n->inputs[0] != v || !keeps_shape(F, n, v) ||
-	    !near(m, M_SQRT1_2))
+	if (!near(m, M_SQRT1_2) || (v = unary_of(F, n, OP_Erf, v)) < 0)
 		return -1;
-	v = n->outputs[0];
-	n = sole_user(F, v);
-	if (!affine_step(F, n, v, &k, &a) || k != 1 || !near(a, 1))
+	return plus_one(F, v, s);
+}
+
+/* SiLU's (Swish): Sigmoid(x), x scaled by 1 or not at all. */
+static ValId silu_arm(Fuse *F, Node *first, ValId x, double *s)
+{
+	double m;
+	int32_t end;
+	ValId v = scale_from(F, first, x, &m, &end);
+	Node *n = end >= 0 ? sole_user(F, v) : first;
+	*s = 1;
+	return near(m, 1) ? unary_of(F, n, OP_Sigmoid, v) : -1;
+}
+
+/* Softplus(x) from node n: the op, or Log(1 + Exp(x)) (as torch.onnx
+ * writes it before opset 18 and tf2onnx does); its output or -1. */
+static ValId softplus_of(Fuse *F, Node *n, ValId x)
+{
+	double s;
+	ValId v = unary_of(F, n, OP_Softplus, x);
+	if (v >= 0)
+		return v;
+	if ((v = unary_of(F, n, OP_Exp, x)) < 0 ||
+	    (v = plus_one(F, v, &s)) < 0 || s != 1)
 		return -1;
-	return n->outputs[0];
+	return unary_of(F, sole_user(F, v), OP_Log, v);
+}
+
+/* Mish's: Tanh(Softplus(x)). */
+static ValId mish_arm(Fuse *F, Node *first, ValId x, double *s)
+{
+	ValId v = softplus_of(F, first, x);
+	*s = 1;
+	return v < 0 ? -1 : unary_of(F, sole_user(F, v), OP_Tanh, v);
 }
 
 /* Mul n of a and b, in either order, keeping a's shape. */
@@ -376,10 +463,10 @@ static bool mul_of(Fuse *F, const Node *n, ValId a, ValId b)
 		(n->inputs[1] == a && n->inputs[0] == b));
 }
 
-/* The x side of GELU's product from node other (x's other user): x
+/* The x side of a gated product from node other (x's other user): x
  * itself if other is the product, else x through scale steps (their
  * product into *s); -1 if neither. */
-static ValId gelu_x_side(Fuse *F, Node *other, ValId x, ValId e, double *s)
+static ValId gate_x_side(Fuse *F, Node *other, ValId x, ValId e, double *s)
 {
 	int32_t end;
 	*s = 1;
@@ -389,10 +476,28 @@ static ValId gelu_x_side(Fuse *F, Node *other, ValId x, ValId e, double *s)
 	return end >= 0 ? v : -1;
 }
 
-/* x * (1 + erf(x / sqrt(2))) * 0.5, the 0.5 on the x side or after the
- * product (GELU as torch.onnx writes it out).  x has two users: the erf
- * arm's start and the product or a scaling of x. */
-static bool match_gelu(Fuse *F, Chain *ch)
+/* From the arm's output e: the product of x's side hx (x, or x scaled
+ * by s1) and e, then scale steps; their value, the last node into
+ * *end, the whole scale (with the arm's sa) into *s; -1 if no product. */
+static ValId gate_product(Fuse *F, ValId hx, ValId x, ValId e, double sa,
+			  double s1, double *s, int32_t *end)
+{
+	double s2;
+	Node *mul = sole_user(F, e);
+	if (!mul_of(F, mul, hx, e) || (hx != x && sole_user(F, hx) != mul))
+		return -1;
+	ValId y = scale_after(F, mul->outputs[0], &s2, end);
+	if (*end < 0)
+		*end = (int32_t)(mul - F->g->nodes);
+	*s = sa * s1 * s2;
+	return y;
+}
+
+/* x * arm(x) times want, the scale anywhere (on x's side, at the arm's
+ * end, after the product): activation kind.  x has two users, the arm's
+ * start and the product or a scaling of x. */
+static bool match_gated(Fuse *F, Chain *ch, ArmFn *arm_fn, double want,
+			int kind)
 {
 	ValId x = ch->cur;
 	if (!two_users(F, x))
@@ -400,42 +505,137 @@ static bool match_gelu(Fuse *F, Chain *ch)
 	for (int pick = 0; pick < 2; pick++) {
 		Node *arm = &F->g->nodes[pick ? F->user2[x] : F->user1[x]];
 		Node *other = &F->g->nodes[pick ? F->user1[x] : F->user2[x]];
-		double s1, s2;
+		double sa = 1, s1, s;
 		int32_t end;
-		ValId e = gelu_erf_arm(F, arm, x);
-		ValId hx = e < 0 ? -1 : gelu_x_side(F, other, x, e, &s1);
-		Node *mul = hx < 0 ? NULL : sole_user(F, e);
-		if (!mul_of(F, mul, hx, e) || (hx != x && sole_user(F, hx) != mul))
+		ValId e = arm_fn(F, arm, x, &sa);
+		ValId hx = e < 0 ? -1 : gate_x_side(F, other, x, e, &s1);
+		ValId y = hx < 0 ? -1 : gate_product(F, hx, x, e, sa, s1, &s,
+						     &end);
+		if (y < 0 || !near(s, want))
 			continue;
-		ValId y = scale_after(F, mul->outputs[0], &s2, &end);
-		if (!near(s1 * s2, 0.5))
-			continue;
-		push_act(ch, "Gelu", 0, 0);
-		advance(F, ch, y, end >= 0 ? end : (int32_t)(mul - F->g->nodes));
+		push_act(ch, kind, 0, 0);
+		advance(F, ch, y, end);
 		return true;
 	}
 	return false;
 }
 
-/* One activation after ch->cur; false if none.  The ops below are the
- * activations the fused ops apply (compiler/ops/fused.c), a fact of
- * their own: not the op table's unary ops, most of which do not fuse. */
-static bool match_act(Fuse *F, Chain *ch)
+/* x^3 from node n, a user of x: Pow(x, 3) or (x * x) * x; its output,
+ * or -1; the uses of x it takes into *refs. */
+static ValId cube_of(Fuse *F, Node *n, ValId x, int *refs)
+{
+	float k;
+	ValId e = operand(n, OP_Pow, x, 0);
+	if (e >= 0 && scalar_const(F, e, &k) && k == 3 &&
+	    keeps_shape(F, n, x)) {
+		*refs = 1;
+		return n->outputs[0];
+	}
+	if (!is_op(n, OP_Mul) || n->ninputs != 2 || n->inputs[0] != x ||
+	    n->inputs[1] != x || !keeps_shape(F, n, x))
+		return -1;
+	ValId sq = n->outputs[0];
+	Node *m = sole_user(F, sq);
+	if (!mul_of(F, m, sq, x))
+		return -1;
+	*refs = 3;
+	return m->outputs[0];
+}
+
+/* GELU's tanh form, as torch.onnx (approximate="tanh" before opset 20)
+ * and tf2onnx write it:
+ *   x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) * 0.5
+ * x^3 as Pow(x, 3) or x * x * x, the 0.5 anywhere a scale goes; x has
+ * the cube's, the Add's and the product's (or its scaling's) uses. */
+static bool match_gelu_tanh(Fuse *F, Chain *ch)
+{
+	ValId x = ch->cur;
+	Graph *g = F->g;
+	if (F->uses[x] < 3 || F->uses[x] > 5)
+		return false;
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		Node *n = &g->nodes[i];
+		int refs;
+		double k, c, sa, s1, s;
+		int32_t end;
+		ValId v = F->taken[i] ? -1 : cube_of(F, n, x, &refs);
+		if (v < 0 || F->uses[x] != refs + 2)
+			continue;
+		v = scale_after(F, v, &k, &end);
+		Node *add = sole_user(F, v);
+		if (!near(k, 0.044715) || operand(add, OP_Add, v, -1) != x ||
+		    !keeps_shape(F, add, x))
+			return false;
+		v = scale_after(F, add->outputs[0], &c, &end);
+		if (!near(c, ACT_SQRT_2_PI) ||
+		    (v = unary_of(F, sole_user(F, v), OP_Tanh, v)) < 0 ||
+		    (v = plus_one(F, v, &sa)) < 0)
+			return false;
+		/* x's one use besides the cube and the Add */
+		Node *other = NULL;
+		for (int32_t j = 0; j < g->nnodes && !other; j++) {
+			Node *o = &g->nodes[j];
+			if (o == add || o == n || F->taken[j] ||
+			    (refs == 3 && o == sole_user(F, n->outputs[0])))
+				continue;
+			for (int32_t q = 0; q < o->ninputs; q++)
+				if (o->inputs[q] == x)
+					other = o;
+		}
+		ValId hx = other ? gate_x_side(F, other, x, v, &s1) : -1;
+		ValId y = hx < 0 ? -1 : gate_product(F, hx, x, v, sa, s1, &s,
+						     &end);
+		if (y < 0 || !near(s, 0.5))
+			return false;
+		push_act(ch, ACT_GeluTanh, 0, 0);
+		advance(F, ch, y, end);
+		return true;
+	}
+	return false;
+}
+
+/* The activation that is standard op op (compiler/act.h), or -1. */
+static int act_of_op(int op)
+{
+	for (int k = 0; op && k < ACT_COUNT; k++)
+		if (act_info[k].op == op)
+			return k;
+	return -1;
+}
+
+/* One written-out activation after ch->cur (of several nodes); false if
+ * none. */
+static bool match_written(Fuse *F, Chain *ch)
 {
 	if (ch->nacts >= MAX_ACTS - 1) /* HardSwish may push a Linear too */
 		return false;
-	if (match_hswish(F, ch) || match_gelu(F, ch))
+	if (match_hswish(F, ch) ||
+	    match_gated(F, ch, gelu_erf_arm, 0.5, ACT_Gelu) ||
+	    match_gated(F, ch, silu_arm, 1, ACT_Silu) ||
+	    match_gated(F, ch, mish_arm, 1, ACT_Mish) || match_gelu_tanh(F, ch))
 		return true;
 	Node *n = sole_user(F, ch->cur);
-	if (!n)
-		return false;
 	HsChain c;
-	if (hs_chain(F, n, ch->cur, &c) && c.stepped && near(c.s * c.h, 1)) {
-		push_act(ch, "HardSigmoid", (float)(c.s * c.m),
+	if (n && hs_chain(F, n, ch->cur, &c) && c.stepped &&
+	    near(c.s * c.h, 1)) {
+		push_act(ch, ACT_HardSigmoid, (float)(c.s * c.m),
 			 (float)(c.s * c.a));
 		advance(F, ch, c.end, c.endnode);
 		return true;
 	}
+	return false;
+}
+
+/* One activation after ch->cur; false if none: a written-out form, an
+ * affine step, or a standard op that is a row of compiler/act.h's
+ * table (not the op table's unary ops, most of which do not fuse). */
+static bool match_act(Fuse *F, Chain *ch)
+{
+	if (match_written(F, ch))
+		return true;
+	Node *n = ch->nacts < MAX_ACTS - 1 ? sole_user(F, ch->cur) : NULL;
+	if (!n)
+		return false;
 	double m, a;
 	if (affine_step(F, n, ch->cur, &m, &a)) {
 		push_linear(ch, m, a);
@@ -444,35 +644,16 @@ static bool match_act(Fuse *F, Chain *ch)
 	}
 	if (n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur))
 		return false;
-	float lo, hi;
-	switch (n->op) {
-	case OP_Relu:
-		push_act(ch, "Relu", 0, 0);
-		break;
-	case OP_Sigmoid:
-		push_act(ch, "Sigmoid", 0, 0);
-		break;
-	case OP_Tanh:
-		push_act(ch, "Tanh", 0, 0);
-		break;
-	case OP_HardSwish:
-		push_act(ch, "HardSwish", 0, 0);
-		break;
-	case OP_LeakyRelu:
-		push_act(ch, "LeakyRelu", attr_float(n, "alpha", 0.01f), 0);
-		break;
-	case OP_HardSigmoid:
-		push_act(ch, "HardSigmoid", attr_float(n, "alpha", 0.2f),
-			 attr_float(n, "beta", 0.5f));
-		break;
-	case OP_Clip:
-		if (!clip_bounds(F, n, &lo, &hi))
-			return false;
-		push_act(ch, "Clip", lo, hi);
-		break;
-	default:
+	int k = act_of_op(n->op);
+	float lo = 0, hi = 0;
+	if (k < 0 || (k == ACT_Clip && !clip_bounds(F, n, &lo, &hi)))
 		return false;
+	const ActInfo *ai = &act_info[k];
+	if (k != ACT_Clip) {
+		lo = ai->aname ? attr_float(n, ai->aname, ai->adef) : 0;
+		hi = ai->bname ? attr_float(n, ai->bname, ai->bdef) : 0;
 	}
+	push_act(ch, k, lo, hi);
 	advance(F, ch, n->outputs[0], (int32_t)(n - F->g->nodes));
 	return true;
 }
@@ -818,6 +999,24 @@ static const char *const fused_name[] = { "FusedConv", NULL, "FusedGemm",
 static const int fused_op[] = { OP_FusedConv, 0, OP_FusedGemm,
 				OP_FusedMatMul };
 
+/* d's activations attributes: ch's. */
+static void add_acts(Graph *g, Node *d, const Chain *ch)
+{
+	Attr *s = node_add_attr(g, d, FUSED_ACTS_ATTR, ATTR_STRINGS);
+	Bytes *str = arena_array(g->arena, (size_t)ch->nacts + 1,
+				 sizeof(Bytes));
+	for (int i = 0; i < ch->nacts; i++) {
+		const char *nm = act_info[ch->act[i]].name;
+		str[i] = (Bytes){ strlen(nm), (const uint8_t *)nm };
+	}
+	s->n = ch->nacts;
+	s->strings = str;
+	Attr *p = node_add_attr(g, d, FUSED_ACT_PARAMS_ATTR, ATTR_FLOATS);
+	p->n = 2 * ch->nacts;
+	p->floats = arena_memdup(g->arena, ch->par,
+				 sizeof(float) * (size_t)(2 * ch->nacts + 1));
+}
+
 /* Slot ch->last becomes the anchor with the chain folded in. */
 static void rewrite(Fuse *F, const Chain *ch)
 {
@@ -852,21 +1051,8 @@ static void rewrite(Fuse *F, const Chain *ch)
 	     k++)
 		if (!strcmp(d.attrs[k].name, "beta"))
 			d.attrs[k].f = 1;
-	if (fused) {
-		Attr *s = node_add_attr(g, &d, FUSED_ACTS_ATTR, ATTR_STRINGS);
-		Bytes *str = arena_array(g->arena, (size_t)ch->nacts + 1,
-					 sizeof(Bytes));
-		for (int i = 0; i < ch->nacts; i++)
-			str[i] = (Bytes){ strlen(ch->act[i]),
-					  (const uint8_t *)ch->act[i] };
-		s->n = ch->nacts;
-		s->strings = str;
-		Attr *p = node_add_attr(g, &d, FUSED_ACT_PARAMS_ATTR,
-					ATTR_FLOATS);
-		p->n = 2 * ch->nacts;
-		p->floats = arena_memdup(g->arena, ch->par,
-					 sizeof(float) * (size_t)(2 * ch->nacts + 1));
-	}
+	if (fused)
+		add_acts(g, &d, ch);
 	g->nodes[ch->last] = d;
 	g->vals[ch->cur].producer = ch->last;
 }
@@ -956,19 +1142,6 @@ static bool mean_last(Fuse *F, const Node *n, ValId x)
 	       (ax[0] == -1 || ax[0] == r - 1);
 }
 
-/* The other operand of binary op n with x (x on the side first says:
- * 0 first, 1 second, -1 either), or -1. */
-static ValId operand(const Node *n, int op, ValId x, int side)
-{
-	if (!is_op(n, op) || n->ninputs != 2)
-		return -1;
-	if (side != 1 && n->inputs[0] == x && n->inputs[1] != x)
-		return n->inputs[1];
-	if (side != 0 && n->inputs[1] == x && n->inputs[0] != x)
-		return n->inputs[0];
-	return -1;
-}
-
 /* The two nodes that read v, neither taken in by a chain, in u[]
  * (Mul(d, d) reads d twice); 0, or -1 if v has other readers. */
 static int two_nodes_read(Fuse *F, ValId v, Node **u)
@@ -997,6 +1170,32 @@ static bool square_of(Fuse *F, const Node *n, ValId d)
 		return n->inputs[0] == d && n->inputs[1] == d;
 	ValId e = operand(n, OP_Pow, d, 0);
 	return e >= 0 && scalar_const(F, e, &k) && k == 2;
+}
+
+/* Node div is d / sqrt(a) from a on: Sqrt then Div (Paddle2ONNX,
+ * torch.onnx), or d times rsqrt(a) (tf2onnx) as Sqrt then Reciprocal,
+ * or Pow(a, -0.5); the nodes between a and div into rs[0..1] (NULL
+ * where fewer). */
+static bool rsqrt_times(Fuse *F, ValId a, ValId d, const Node *div,
+			Node **rs)
+{
+	float k;
+	Node *n = sole_user(F, a);
+	ValId e = operand(n, OP_Pow, a, 0), r;
+	rs[0] = n, rs[1] = NULL;
+	if (!keeps_shape(F, div, d))
+		return false;
+	if (e >= 0 && scalar_const(F, e, &k) && k == -0.5f)
+		return sole_user(F, n->outputs[0]) == div &&
+		       mul_of(F, div, d, n->outputs[0]);
+	if ((r = unary_of(F, n, OP_Sqrt, a)) < 0)
+		return false;
+	Node *u = sole_user(F, r);
+	if (u == div)
+		return operand(div, OP_Div, d, 0) == r;
+	ValId q = unary_of(F, u, OP_Reciprocal, r);
+	rs[1] = u;
+	return q >= 0 && sole_user(F, q) == div && mul_of(F, div, d, q);
 }
 
 /* LayerNorm over the last axis as Paddle2ONNX and torch.onnx (opset < 17)
@@ -1036,11 +1235,8 @@ static void match_layernorm(Fuse *F, int32_t i)
 		ValId e = operand(add, OP_Add, var->outputs[0], -1);
 		if (e < 0 || !scalar_const(F, e, &eps) || !(eps >= 0))
 			continue;
-		Node *sqrt_n = sole_user(F, add->outputs[0]);
-		if (!is_op(sqrt_n, OP_Sqrt) || sqrt_n->noutputs != 1 ||
-		    sole_user(F, sqrt_n->outputs[0]) != div ||
-		    operand(div, OP_Div, d, 0) != sqrt_n->outputs[0] ||
-		    !keeps_shape(F, div, x))
+		Node *rs[2];
+		if (!rsqrt_times(F, add->outputs[0], d, div, rs))
 			continue;
 		int64_t c = xv->shape.dims[xv->shape.rank - 1];
 		Node *mul = sole_user(F, div->outputs[0]), *last = mul;
@@ -1064,16 +1260,51 @@ static void match_layernorm(Fuse *F, int32_t i)
 		ln.outputs[0] = last->outputs[0];
 		node_add_attr(g, &ln, "axis", ATTR_INT)->i = -1;
 		node_add_attr(g, &ln, "epsilon", ATTR_FLOAT)->f = eps;
-		const Node *chain[] = { mean, sub, sq, var, add, sqrt_n, div,
-					mul };
+		const Node *chain[] = { mean, sub, sq, var, add, rs[0], rs[1],
+					div, mul };
 		for (size_t k = 0; k < sizeof(chain) / sizeof(chain[0]); k++)
-			F->taken[chain[k] - g->nodes] = 1;
+			if (chain[k])
+				F->taken[chain[k] - g->nodes] = 1;
 		int32_t at = (int32_t)(last - g->nodes);
 		F->taken[at] = 1;
 		g->nodes[at] = ln;
 		g->vals[ln.outputs[0]].producer = at;
 		return;
 	}
+}
+
+/* A written-out activation of x (a value no anchor's chain took in:
+ * after Add, Concat, an input ...), and the activations after it,
+ * become one FusedActivation in the slot of the last node taken in,
+ * which keeps its name and output. */
+static void fuse_standalone(Fuse *F, ValId x)
+{
+	Graph *g = F->g;
+	const Value *v = &g->vals[x];
+	Chain ch = { .kind = -1, .cur = x, .last = -1, .extra = -1 };
+	if ((v->kind != VAL_NODE && v->kind != VAL_INPUT) ||
+	    v->tkind != TK_TENSOR || v->dtype != DT_FLOAT ||
+	    !shape_is_static(&v->shape) || !match_written(F, &ch))
+		return;
+	while (match_act(F, &ch))
+		;
+	const Node *last = &g->nodes[ch.last];
+	Node d;
+	node_init(g, &d, last->name, "FusedActivation", GEARC_DOMAIN, 1, 1);
+	d.label = last->label;
+	d.inputs[0] = x;
+	d.outputs[0] = ch.cur;
+	add_acts(g, &d, &ch);
+	g->nodes[ch.last] = d;
+	g->vals[ch.cur].producer = ch.last;
+}
+
+static void free_uses(Fuse *F)
+{
+	free(F->uses);
+	free(F->user1);
+	free(F->user2);
+	free(F->taken);
 }
 
 /* Fuses one static graph (not thread-safe beyond fold_get). */
@@ -1090,11 +1321,15 @@ static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 		rc = fuse_at(&F, i);
 		match_layernorm(&F, i);
 	}
-	free(F.uses);
-	free(F.user1);
-	free(F.user2);
-	free(F.taken);
-	return rc < 0 ? -1 : graph_dce(g, NULL);
+	free_uses(&F);
+	if (rc < 0 || graph_dce(g, NULL) < 0)
+		return -1;
+	/* then, on what is left, written-out activations after no anchor */
+	count_uses(&F);
+	for (ValId x = 0; x < g->nvals; x++)
+		fuse_standalone(&F, x);
+	free_uses(&F);
+	return graph_dce(g, NULL);
 }
 
 int pass_fuse(Model *m, const PassOptions *o)

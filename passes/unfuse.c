@@ -2,13 +2,15 @@
  * passes/unfuse.c - gearc's fused ops back as standard ONNX, for gearc
  * export (passes/flatten.c): FusedConv -> Conv [+ Add Z] + activations,
  * FusedGemm -> Gemm + activations, FusedMatMul -> MatMul [+ Add Bias] +
- * activations, DynQuantMatMul / DynQuantConv -> DynamicQuantizeLinear,
- * MatMulInteger / ConvInteger, Cast, Mul (the scales), Mul [+ Add Bias].
- * Activations become their ONNX ops: Clip's bounds as
- * inputs from opset 11 (attributes before), HardSwish as its op from
- * opset 14 and written out as x * HardSigmoid(x; 1/6, 1/2) before, Gelu
- * written out as x * (1 + Erf(x / sqrt(2))) * 0.5, Linear as Mul (and
- * Add).  Fail (an If branch gearc found invalid at the compiled shapes)
+ * activations, FusedActivation -> the activations, DynQuantMatMul /
+ * DynQuantConv -> DynamicQuantizeLinear, MatMulInteger / ConvInteger,
+ * Cast, Mul (the scales), Mul [+ Add Bias].  Activations become
+ * their ONNX ops from the opset compiler/act.h's table gives (Clip's
+ * bounds as inputs from opset 11, attributes before) and are written out
+ * in standard ops before it, or where ONNX has no op (emit_written_*:
+ * HardSwish as x * HardSigmoid(x; 1/6, 1/2), Gelu as x * (1 + Erf(x /
+ * sqrt(2))) * 0.5, Linear as Mul and Add, ...).  Fail (an If branch gearc
+ * found invalid at the compiled shapes)
  * -> standard ops that raise an error if the branch is taken.
  * LayerNormalization, which fuse.c makes of the written-out form in a
  * model of any opset, is written out again before opset 17.
@@ -16,6 +18,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "compiler/act.h"
 #include "flatten.h"
 
 /* A new node of dst with one output: a fresh value like out's, or out
@@ -76,11 +79,18 @@ static void emit_binary(Graph *dst, const char *name, const char *suffix,
 	n->inputs[1] = b;
 }
 
-/* Gelu written out as torch.onnx does: x * (1 + Erf(x / sqrt(2))) * 0.5
- * (ONNX has a Gelu op only from opset 20). */
-static void emit_gelu(Graph *dst, const char *name, ValId x, ValId *res,
-		      bool last, ValId out)
+/* The written-out forms of compiler/act.h's activations (its written
+ * column): x is the input, the result in *res (out itself if last). */
+typedef void WrittenFn(Graph *dst, const char *name, ValId x, float alpha,
+		       float beta, ValId *res, bool last, ValId out);
+
+/* Gelu as torch.onnx writes it: x * (1 + Erf(x / sqrt(2))) * 0.5 (ONNX
+ * has a Gelu op only from opset 20). */
+static void emit_written_gelu(Graph *dst, const char *name, ValId x,
+			      float alpha, float beta, ValId *res, bool last,
+			      ValId out)
 {
+	(void)alpha, (void)beta;
 	ValId d, e, a, p;
 	emit_binary(dst, name, "_div", "Div", x, -1, (float)M_SQRT2, &d, false,
 		    out);
@@ -92,55 +102,118 @@ static void emit_gelu(Graph *dst, const char *name, ValId x, ValId *res,
 	emit_binary(dst, name, "", "Mul", p, -1, 0.5f, res, last, out);
 }
 
-/* Appends activation (act, alpha, beta) of x; the result in *res. */
-static int emit_act(Graph *dst, const char *name, int64_t opset,
-		    const char *act, float alpha, float beta, ValId x,
-		    ValId *res, bool last, ValId out)
+/* Linear: Mul by alpha, Add beta if not 0. */
+static void emit_written_linear(Graph *dst, const char *name, ValId x,
+				float alpha, float beta, ValId *res, bool last,
+				ValId out)
 {
-	Node *n;
-	if (!strcmp(act, "Gelu")) {
-		emit_gelu(dst, name, x, res, last, out);
-		return 0;
-	}
-	if (!strcmp(act, "Linear")) { /* Mul by alpha, Add beta if not 0 */
-		ValId m;
-		emit_binary(dst, name, beta != 0 ? "_mul" : "", "Mul", x, -1,
-			    alpha, &m, last && beta == 0, out);
-		if (beta != 0)
-			emit_binary(dst, name, "", "Add", m, -1, beta, res,
-				    last, out);
-		else
-			*res = m;
-		return 0;
-	}
-	if (!strcmp(act, "HardSwish") && opset < 14) {
-		ValId h;
-		n = emit(dst, name, "HardSigmoid", 1, x, &h, false, out);
-		n->inputs[0] = x;
-		float_attr(dst, n, "alpha", 1.0f / 6);
-		float_attr(dst, n, "beta", 0.5f);
-		n = emit(dst, arena_printf(dst->arena, "%s_mul", name), "Mul",
-			 2, x, res, last, out);
-		n->inputs[0] = x;
-		n->inputs[1] = h;
-		return 0;
-	}
-	bool clip_in = !strcmp(act, "Clip") && opset >= 11;
-	n = emit(dst, name, act, clip_in ? 3 : 1, x, res, last, out);
-	if (!n->op)
-		return error("node '%s': activation '%s' is not an ONNX op",
-			     name, act);
+	ValId m;
+	emit_binary(dst, name, beta != 0 ? "_mul" : "", "Mul", x, -1, alpha,
+		    &m, last && beta == 0, out);
+	if (beta != 0)
+		emit_binary(dst, name, "", "Add", m, -1, beta, res, last, out);
+	else
+		*res = m;
+}
+
+/* HardSwish before opset 14: x * HardSigmoid(x; 1/6, 1/2). */
+static void emit_written_hardswish(Graph *dst, const char *name, ValId x,
+				   float alpha, float beta, ValId *res,
+				   bool last, ValId out)
+{
+	(void)alpha, (void)beta;
+	ValId h;
+	Node *n = emit(dst, name, "HardSigmoid", 1, x, &h, false, out);
 	n->inputs[0] = x;
-	if (!strcmp(act, "LeakyRelu"))
-		float_attr(dst, n, "alpha", alpha);
-	if (!strcmp(act, "HardSigmoid")) {
-		float_attr(dst, n, "alpha", alpha);
-		float_attr(dst, n, "beta", beta);
+	float_attr(dst, n, "alpha", 1.0f / 6);
+	float_attr(dst, n, "beta", 0.5f);
+	n = emit(dst, arena_printf(dst->arena, "%s_mul", name), "Mul", 2, x,
+		 res, last, out);
+	n->inputs[0] = x;
+	n->inputs[1] = h;
+}
+
+/* A unary op of x named name+suffix; its output in *res. */
+static void emit_unary(Graph *dst, const char *name, const char *suffix,
+		       const char *op, ValId x, ValId *res, bool last,
+		       ValId out)
+{
+	Node *n = emit(dst, arena_printf(dst->arena, "%s%s", name, suffix), op,
+		       1, x, res, last, out);
+	n->inputs[0] = x;
+}
+
+/* SiLU (Swish) as torch.onnx writes it: x * Sigmoid(x). */
+static void emit_written_silu(Graph *dst, const char *name, ValId x,
+			      float alpha, float beta, ValId *res, bool last,
+			      ValId out)
+{
+	(void)alpha, (void)beta;
+	ValId s;
+	emit_unary(dst, name, "_sigmoid", "Sigmoid", x, &s, false, out);
+	emit_binary(dst, name, "", "Mul", x, s, 0, res, last, out);
+}
+
+/* Mish before opset 18: x * Tanh(Softplus(x)). */
+static void emit_written_mish(Graph *dst, const char *name, ValId x,
+			      float alpha, float beta, ValId *res, bool last,
+			      ValId out)
+{
+	(void)alpha, (void)beta;
+	ValId sp, t;
+	emit_unary(dst, name, "_softplus", "Softplus", x, &sp, false, out);
+	emit_unary(dst, name, "_tanh", "Tanh", sp, &t, false, out);
+	emit_binary(dst, name, "", "Mul", x, t, 0, res, last, out);
+}
+
+/* GELU's tanh form as torch.onnx writes it (ONNX's Gelu with
+ * approximate "tanh" only from opset 20):
+ * x * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 * x * x * x))) * 0.5. */
+static void emit_written_gelu_tanh(Graph *dst, const char *name, ValId x,
+				   float alpha, float beta, ValId *res,
+				   bool last, ValId out)
+{
+	(void)alpha, (void)beta;
+	ValId sq, cu, k, u, v, t, a, p;
+	emit_binary(dst, name, "_sq", "Mul", x, x, 0, &sq, false, out);
+	emit_binary(dst, name, "_cube", "Mul", sq, x, 0, &cu, false, out);
+	emit_binary(dst, name, "_k", "Mul", cu, -1, 0.044715f, &k, false, out);
+	emit_binary(dst, name, "_inner", "Add", x, k, 0, &u, false, out);
+	emit_binary(dst, name, "_scale", "Mul", u, -1, (float)ACT_SQRT_2_PI,
+		    &v, false, out);
+	emit_unary(dst, name, "_tanh", "Tanh", v, &t, false, out);
+	emit_binary(dst, name, "_add", "Add", t, -1, 1.0f, &a, false, out);
+	emit_binary(dst, name, "_mul", "Mul", x, a, 0, &p, false, out);
+	emit_binary(dst, name, "", "Mul", p, -1, 0.5f, res, last, out);
+}
+
+#define emit_written_none NULL
+static WrittenFn *const written[ACT_COUNT] = {
+#define X(nm, op, an, ad, bn, bd, f64, f32, rel, abs, alg, dp, since, wr) \
+	[ACT_##nm] = emit_written_##wr,
+	GEARC_ACTS(X)
+#undef X
+};
+
+/* Appends activation kind (alpha, beta) of x: its op from the opset the
+ * table says, else written out; the result in *res. */
+static int emit_act(Graph *dst, const char *name, int64_t opset, int kind,
+		    float alpha, float beta, ValId x, ValId *res, bool last,
+		    ValId out)
+{
+	const ActInfo *ai = &act_info[kind];
+	if (!ai->since || opset < ai->since) {
+		if (!written[kind])
+			return error("node '%s': activation '%s' has no form "
+				     "at opset %lld", name, ai->name,
+				     (long long)opset);
+		written[kind](dst, name, x, alpha, beta, res, last, out);
+		return 0;
 	}
-	if (!strcmp(act, "Clip") && !clip_in) {
-		float_attr(dst, n, "min", alpha);
-		float_attr(dst, n, "max", beta);
-	}
+	bool clip_in = kind == ACT_Clip && opset >= 11;
+	Node *n = emit(dst, name, op_info[ai->op].name, clip_in ? 3 : 1, x,
+		       res, last, out);
+	n->inputs[0] = x;
 	if (clip_in) {
 		const char *base = dst->vals[out].name;
 		n->inputs[1] = scalar_weight(
@@ -148,15 +221,20 @@ static int emit_act(Graph *dst, const char *name, int64_t opset,
 		n->inputs[2] = scalar_weight(
 			dst, arena_printf(dst->arena, "%s_max", base), beta);
 		/* scalar_weight may move vals, not nodes */
+		return 0;
 	}
+	if (ai->aname)
+		float_attr(dst, n, ai->aname, alpha);
+	if (ai->bname)
+		float_attr(dst, n, ai->bname, beta);
 	return 0;
 }
 
 bool unfuse_is_fused(const Node *n, int64_t opset)
 {
 	return n->op == OP_FusedConv || n->op == OP_FusedGemm ||
-	       n->op == OP_FusedMatMul || n->op == OP_DynQuantMatMul ||
-	       n->op == OP_DynQuantConv ||
+	       n->op == OP_FusedMatMul || n->op == OP_FusedActivation ||
+	       n->op == OP_DynQuantMatMul || n->op == OP_DynQuantConv ||
 	       (n->op == OP_LayerNormalization && opset < 17);
 }
 
@@ -261,6 +339,37 @@ static void emit_dynquant(Graph *dst, const Node *n, const ValId *ins,
 		emit_binary(dst, nm, "", "Add", y, ins[4], 0, &y, true, out);
 }
 
+/* The Conv, Gemm or MatMul of fused node n [+ Add of Z or Bias], of
+ * ins; the last output in *cur (out itself when no activation follows). */
+static void emit_anchor(Graph *dst, const Node *n, const ValId *ins,
+			int32_t nacts, ValId *cur, ValId out)
+{
+	const char *base = n->op == OP_FusedConv   ? "Conv"
+			   : n->op == OP_FusedGemm ? "Gemm"
+						   : "MatMul";
+	int32_t nbase = n->op == OP_FusedMatMul ? 2 : 3;
+	ValId extra = n->op == OP_FusedConv ? (n->ninputs > 3 ? ins[3] : -1)
+		      : n->op == OP_FusedMatMul ? (n->ninputs > 2 ? ins[2] : -1)
+						: -1;
+	bool more = extra >= 0 || nacts;
+	Node *d = emit(dst, n->name, base, nbase, ins[0], cur, !more, out);
+	for (int32_t k = 0; k < nbase; k++)
+		d->inputs[k] = k < n->ninputs ? ins[k] : -1;
+	for (int32_t k = 0; k < n->nattrs; k++) {
+		const Attr *a = &n->attrs[k];
+		if (strcmp(a->name, FUSED_ACTS_ATTR) &&
+		    strcmp(a->name, FUSED_ACT_PARAMS_ATTR))
+			*node_add_attr(dst, d, a->name, a->type) = *a;
+	}
+	if (extra >= 0) {
+		ValId x = *cur;
+		d = emit(dst, arena_printf(dst->arena, "%s_add", n->name),
+			 "Add", 2, x, cur, !nacts, out);
+		d->inputs[0] = x;
+		d->inputs[1] = extra;
+	}
+}
+
 int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		ValId out)
 {
@@ -276,38 +385,23 @@ int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 	if (nacts && (!ps || ps->n != 2 * nacts))
 		return error("node '%s' (%s): activation_params does not "
 			     "match activations", n->name, n->op_type);
-	const char *base = n->op == OP_FusedConv   ? "Conv"
-			   : n->op == OP_FusedGemm ? "Gemm"
-						   : "MatMul";
-	int32_t nbase = n->op == OP_FusedMatMul ? 2 : 3;
-	ValId extra = n->op == OP_FusedConv ? (n->ninputs > 3 ? ins[3] : -1)
-		      : n->op == OP_FusedMatMul ? (n->ninputs > 2 ? ins[2] : -1)
-						: -1;
-	bool more = extra >= 0 || nacts;
-	ValId cur;
-	Node *d = emit(dst, n->name, base, nbase, ins[0], &cur, !more, out);
-	for (int32_t k = 0; k < nbase; k++)
-		d->inputs[k] = k < n->ninputs ? ins[k] : -1;
-	for (int32_t k = 0; k < n->nattrs; k++) {
-		const Attr *a = &n->attrs[k];
-		if (strcmp(a->name, FUSED_ACTS_ATTR) &&
-		    strcmp(a->name, FUSED_ACT_PARAMS_ATTR))
-			*node_add_attr(dst, d, a->name, a->type) = *a;
-	}
-	if (extra >= 0) {
-		ValId x = cur;
-		d = emit(dst, arena_printf(dst->arena, "%s_add", n->name),
-			 "Add", 2, x, &cur, !nacts, out);
-		d->inputs[0] = x;
-		d->inputs[1] = extra;
-	}
+	ValId cur = ins[0];
+	if (n->op != OP_FusedActivation)
+		emit_anchor(dst, n, ins, nacts, &cur, out);
+	else if (!nacts) /* of no activation */
+		emit_unary(dst, n->name, "", "Identity", cur, &cur, true, out);
 	for (int32_t i = 0; i < nacts; i++) {
 		const Bytes *s = &as->strings[i];
-		const char *act = arena_strndup(dst->arena,
-						(const char *)s->data, s->len);
+		int kind = act_lookup((const char *)s->data, s->len);
+		char names[256];
+		if (kind < 0)
+			return error("node '%s' (%s): activation '%.*s' is not "
+				     "one of %s", n->name, n->op_type,
+				     (int)s->len, (const char *)s->data,
+				     act_names(names, sizeof(names)));
 		const char *name = arena_printf(dst->arena, "%s_%s", n->name,
-						act);
-		if (emit_act(dst, name, opset, act, ps->floats[2 * i],
+						act_info[kind].name);
+		if (emit_act(dst, name, opset, kind, ps->floats[2 * i],
 			     ps->floats[2 * i + 1], cur, &cur, i == nacts - 1,
 			     out) < 0)
 			return -1;

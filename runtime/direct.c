@@ -11,9 +11,9 @@
  * the bias.
  *
  * Sigmoid and Softmax: exp by range reduction to [-ln2/2, ln2/2] and a
- * polynomial fitted to exp's relative error (EXP_BIAS, EXP_FINISH), in
- * branch-free loops the compiler vectorises; within 2e-7 relative of
- * the reference kernel's double exp.
+ * polynomial fitted to exp's relative error (compiler/act.h's EXP_BIAS,
+ * EXP_FINISH), in branch-free loops the compiler vectorises; Sigmoid is
+ * act.h's fp32 form, of the accuracy its table states.
  *
  * The hot loops are compiled for AVX-512 and AVX2 as well as the base
  * ISA, picked once by the loader (target_clones).
@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/act.h"
 #include "direct.h"
 
 static bool static_f32(const Value *v)
@@ -398,7 +399,7 @@ static int small_conv_run(void *state, const Tensor *const *in,
 
 static bool relu_only(const Node *n, bool *relu)
 {
-	const Attr *a = node_attr(n, "activations");
+	const Attr *a = node_attr(n, FUSED_ACTS_ATTR);
 	*relu = false;
 	if (!a)
 		return true;
@@ -406,8 +407,8 @@ static bool relu_only(const Node *n, bool *relu)
 		return false;
 	if (a->n == 0)
 		return true;
-	*relu = a->strings[0].len == 4 &&
-		!memcmp(a->strings[0].data, "Relu", 4);
+	*relu = act_lookup((const char *)a->strings[0].data,
+			   a->strings[0].len) == ACT_Relu;
 	return *relu;
 }
 
@@ -456,58 +457,13 @@ int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 
 /* ---- exp, Sigmoid, Softmax -------------------------------------------- */
 
-/* exp(v) = 2^k exp(r), for a float or a Vec (GCC's vectors take the
- * same operators, scalars broadcast):
- *   - EXP_BIAS: v / ln 2 plus 1.5 * 2^23 + 127 rounds to a float whose
- *     low mantissa bits are k + 127, k = round(v / ln 2): shifted left
- *     23 bits (by the caller) they are 2^k, s;
- *   - EXP_FINISH: r = v - k ln 2 in [-ln2/2, ln2/2] (ln 2 in two
- *     parts) and exp(v) = s + s r (1 + r q(r)), q of degree 3 fitted to
- *     exp's relative error by tests/fit_exp.py (within 1.8e-7 of exp in
- *     double over [-87, 88]).
- * Ten multiply-adds and a shift, where Cephes' expf (degree 6, a float
- * to int conversion) took 15: a Softmax of [1,2,160,160] 25 -> 21 us. */
-#define EXP_MAGIC 12583039.0f /* 1.5 * 2^23 + 127 */
-#define EXP_BIAS(v) ((v) * 1.44269504088896341f + EXP_MAGIC)
-#define EXP_FINISH(v, fk, s, y)                                           \
-	do {                                                              \
-		__typeof__(v) k_ = (fk) - EXP_MAGIC;                      \
-		__typeof__(v) r_ = (v) - k_ * 0.693359375f -              \
-				   k_ * -2.12194440e-4f;                  \
-		__typeof__(v) q_ = ((8.312524296e-03f * r_ +              \
-				     4.189011455e-02f) * r_ +             \
-				    1.666711420e-01f) * r_ +              \
-				   4.999923110e-01f;                      \
-		(y) = r_ * (s) * (q_ * r_ + 1.0f) + (s);                  \
-	} while (0)
-
-/* exp(v) for v in [-87, 88] (2^k stays a normal float). */
-static inline __attribute__((always_inline)) float exp_clamped(float v)
-{
-	float fk = EXP_BIAS(v), s, y;
-	uint32_t bits;
-	memcpy(&bits, &fk, sizeof(bits));
-	bits <<= 23;
-	memcpy(&s, &bits, sizeof(s));
-	EXP_FINISH(v, fk, s, y);
-	return y;
-}
-
-/* v clamped to [-87, 88], NaN to -87 (2^k in exp_clamped is a normal
- * float only there; callers find NaN inputs themselves). */
-static inline __attribute__((always_inline)) float clamp_exp_arg(float v)
-{
-	v = v >= -87.0f ? v : -87.0f;
-	return v <= 88.0f ? v : 88.0f;
-}
-
+/* exp and Sigmoid are compiler/act.h's (EXP_BIAS, EXP_FINISH,
+ * exp_clamped, act_sigmoid_f32); here in loops, each ISA's clone
+ * vectorising them. */
 RT_HOT void direct_sigmoid_run(const float *x, float *y, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		float s = 1.0f / (1.0f + exp_clamped(clamp_exp_arg(-x[i])));
-		/* NaN stays NaN (the clamp makes it a number) */
-		y[i] = x[i] == x[i] ? s : x[i];
-	}
+	for (size_t i = 0; i < n; i++)
+		y[i] = act_sigmoid_f32(x[i]);
 }
 
 /* Softmax of one row of len (> 0) floats; a row with a NaN or whose max
@@ -729,31 +685,83 @@ int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+/* ---- FusedActivation ---------------------------------------------------- */
+
+/* Activation kind of in[0..n) into y: one loop per kind, over the
+ * table's fp32 form (compiler/act.h), so that each vectorises. */
+RT_HOT static void act_loop(int kind, const float *in, float *y, size_t n,
+			    float a, float b)
+{
+	switch (kind) {
+#define X(nm, op, an, ad, bn, bd, f64, f32, ...)   \
+	case ACT_##nm:                               \
+		for (size_t i = 0; i < n; i++) {     \
+			float x = in[i];             \
+			y[i] = f32;                  \
+		}                                    \
+		break;
+		GEARC_ACTS(X)
+#undef X
+	}
+}
+
+typedef struct ActRun {
+	int n;
+	struct {
+		int kind;
+		float a, b;
+	} act[];
+} ActRun;
+
+static int act_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const ActRun *r = state;
+	size_t n = out[0]->nbytes / sizeof(float);
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	for (int k = 0; k < r->n; k++, x = y)
+		act_loop(r->act[k].kind, x, y, n, r->act[k].a, r->act[k].b);
+	return 0;
+}
+
+int direct_act(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	const Attr *as = node_attr(n, FUSED_ACTS_ATTR);
+	const Attr *ps = node_attr(n, FUSED_ACT_PARAMS_ATTR);
+	if (!static_f32(x) || !static_f32(y) ||
+	    !shape_equal(&x->shape, &y->shape) || !as ||
+	    as->type != ATTR_STRINGS || as->n < 1 || !ps ||
+	    ps->type != ATTR_FLOATS || ps->n != 2 * as->n)
+		return 0;
+	ActRun *r = xmalloc(sizeof(*r) + (size_t)as->n * sizeof(r->act[0]));
+	r->n = as->n;
+	for (int32_t i = 0; i < as->n; i++) {
+		r->act[i].kind = act_lookup((const char *)as->strings[i].data,
+					    as->strings[i].len);
+		r->act[i].a = ps->floats[2 * i];
+		r->act[i].b = ps->floats[2 * i + 1];
+		if (r->act[i].kind < 0) {
+			free(r);
+			return 0;
+		}
+	}
+	k->run = act_run;
+	k->free = free;
+	k->state = r;
+	return 1;
+}
+
 /* ---- Erf ---------------------------------------------------------------- */
 
-/* erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (+-1 outside, within float), the
- * rational form of Eigen's fast erf: within 5e-7 of the double erf. */
+/* erf in fp32: compiler/act.h's act_erf_f32, here in a loop. */
 RT_HOT static void erf_loop(const float *x, float *y, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		float v = x[i];
-		v = v < -4.0f ? -4.0f : v;
-		v = v > 4.0f ? 4.0f : v;
-		float v2 = v * v;
-		float p = -2.72614225801306e-10f;
-		p = p * v2 + 2.77068142495902e-08f;
-		p = p * v2 - 2.10102402082508e-06f;
-		p = p * v2 - 5.69250639462346e-05f;
-		p = p * v2 - 7.34990630326855e-04f;
-		p = p * v2 - 2.95459980854025e-03f;
-		p = p * v2 - 1.60960333262415e-02f;
-		float q = -1.45660718464996e-05f;
-		q = q * v2 - 2.13374055278905e-04f;
-		q = q * v2 - 1.68282697438203e-03f;
-		q = q * v2 - 7.37332916720468e-03f;
-		q = q * v2 - 1.42647390514189e-02f;
-		y[i] = v * p / q;
-	}
+	for (size_t i = 0; i < n; i++)
+		y[i] = act_erf_f32(x[i]);
 }
 
 static int erf_run(void *state, const Tensor *const *in, Tensor *const *out)

@@ -25,6 +25,9 @@ int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Sigmoid of fp32. */
 int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* FusedActivation of fp32: each activation's fp32 form (compiler/act.h)
+ * in a loop of its own. */
+int direct_act(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 
 /* Erf (within 5e-7 of the double erf), Relu or Pow by a constant 2 of
  * fp32. */

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/act.h"
 #include "dnnl.h"
 
 enum { MAX_ARGS = 12, MAX_OWN = 8 };
@@ -337,26 +338,43 @@ static bool finish(DnnlKernel *k, dnnl_primitive_desc_t pd,
 	return true;
 }
 
+/* oneDNN's algorithm of each activation, and how its alpha and beta
+ * reach it (compiler/act.h). */
+static const struct {
+	dnnl_alg_kind_t alg;
+	ActDnnl dp;
+} act_dnnl[ACT_COUNT] = {
+#define X(nm, op, an, ad, bn, bd, f64, f32, rel, abs, alg, dp, since, wr) \
+	[ACT_##nm] = { dnnl_##alg, dp },
+	GEARC_ACTS(X)
+#undef X
+};
+
+/* Appends activation kind (alpha al, beta be) to ops as eltwise
+ * post-ops; false if oneDNN refuses. */
+static bool append_act(dnnl_post_ops_t ops, int kind, float al, float be)
+{
+	ActDnnl dp = act_dnnl[kind].dp;
+	float a = dp == DP_NONE ? 0 : dp == DP_ONE ? 1 : al;
+	float b = dp == DP_BOTH || dp == DP_CLIP01 ? be : 0;
+	if (dnnl_post_ops_append_eltwise(ops, 1.0f, act_dnnl[kind].alg, a,
+					 b) != dnnl_success)
+		return false;
+	if (dp == DP_CLIP01)
+		return dnnl_post_ops_append_eltwise(ops, 1.0f,
+						    dnnl_eltwise_clip_v2, 0.0f,
+						    1.0f) == dnnl_success;
+	if (dp == DP_SCALE)
+		return dnnl_post_ops_append_eltwise(ops, 1.0f,
+						    dnnl_eltwise_linear, be,
+						    0.0f) == dnnl_success;
+	return true;
+}
+
 /* Attributes: user scratchpad, the node's activations as post-ops after
  * a sum (with_sum).  NULL if an activation has no oneDNN form. */
 static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
 {
-	static const struct {
-		const char *name;
-		dnnl_alg_kind_t alg;
-		int nparams; /* of alpha, beta passed on */
-		bool clip01; /* then clipped to [0, 1] */
-	} acts[] = {
-		{ "Relu", dnnl_eltwise_relu, 0, false },
-		{ "LeakyRelu", dnnl_eltwise_relu, 1, false },
-		{ "Clip", dnnl_eltwise_clip_v2, 2, false },
-		{ "Sigmoid", dnnl_eltwise_logistic, 0, false },
-		{ "HardSigmoid", dnnl_eltwise_linear, 2, true },
-		{ "HardSwish", dnnl_eltwise_hardswish, 0, false },
-		{ "Tanh", dnnl_eltwise_tanh, 0, false },
-		{ "Gelu", dnnl_eltwise_gelu_erf, 0, false },
-		{ "Linear", dnnl_eltwise_linear, 2, false },
-	};
 	const Attr *a = node_attr(n, FUSED_ACTS_ATTR);
 	const Attr *pa = node_attr(n, FUSED_ACT_PARAMS_ATTR);
 	dnnl_primitive_attr_t attr;
@@ -377,23 +395,9 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
 		const Bytes *b = &a->strings[i];
 		float al = pa && 2 * i < pa->n ? pa->floats[2 * i] : 0;
 		float be = pa && 2 * i + 1 < pa->n ? pa->floats[2 * i + 1] : 0;
-		size_t j = 0;
-		while (j < ARRAY_SIZE(acts) &&
-		       (strlen(acts[j].name) != b->len ||
-			memcmp(acts[j].name, b->data, b->len)))
-			j++;
-		if (j == ARRAY_SIZE(acts)) {
-			ok = false;
-			break;
-		}
-		al = acts[j].nparams >= 1 ? al : 0;
-		be = acts[j].nparams >= 2 ? be : 0;
-		ok = dnnl_post_ops_append_eltwise(ops, 1.0f, acts[j].alg, al,
-						  be) == dnnl_success;
-		if (ok && acts[j].clip01)
-			ok = dnnl_post_ops_append_eltwise(
-				     ops, 1.0f, dnnl_eltwise_clip_v2, 0.0f,
-				     1.0f) == dnnl_success;
+		int kind = act_lookup((const char *)b->data, b->len);
+		ok = kind >= 0 && act_dnnl[kind].alg != dnnl_alg_kind_undef &&
+		     append_act(ops, kind, al, be);
 	}
 	ok = ok && dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
 	dnnl_post_ops_destroy(ops);

@@ -126,6 +126,7 @@ static const KernelRow rows[] = {
 	PLAIN(Relu, F32, EITHER, direct_unary, "direct.relu"),
 	PLAIN(Sigmoid, F32, EITHER, fold_into_deconv, "direct.deconv_act"),
 	PLAIN(Sigmoid, F32, EITHER, direct_sigmoid, "direct.sigmoid"),
+	PLAIN(FusedActivation, F32, EITHER, direct_act, "direct.act"),
 	PLAIN(Softmax, F32, ROWS, direct_softmax, "direct.softmax"),
 	PLAIN(Erf, F32, EITHER, direct_unary, "direct.erf"),
 	PLAIN(Pow, F32, EITHER, direct_unary, "direct.square"),

@@ -585,7 +585,7 @@ Test(fast, fused_gemm_and_matmul)
 
 Test(fast, unsupported_activation_falls_back)
 {
-	static const char *names[] = { "Softplus" };
+	static const char *names[] = { "Softsign" };
 	static const float params[] = { 0, 0 };
 	float w[30];
 	fill(w, 30, 3);

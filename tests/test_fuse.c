@@ -3,33 +3,54 @@
  * tests/fixtures/fuse/ (made by tests/gen_fuse_models.py) is fused as
  * dumped, computes what the unfused graph computes through libgearrt,
  * stores folded weights once for all gears, and exports back to ONNX
- * that compiles and computes the same.
+ * that compiles and computes the same; and the same for the written-out
+ * activations and LayerNorms of each exporter's spelling, built here
+ * (tests/synth.h's helpers, written with onnx_write).
  */
 #include <math.h>
 
 #include "runtime/gearrt.h"
+#include "serializer/export.h"
+#include "synth.h"
 #include "testrun.h"
 
-/* Compiles tests/fixtures/fuse/MODEL.onnx into dir/OUT.om; extra is a
+/* Compiles the model at path into dir/OUT.om with --input_shape=shape
+ * and --dynamic_batch_size=batches (each unless NULL); extra is a
  * further flag or NULL.  Returns the .om path (malloc'd). */
+static char *compile_to(const char *dir, const char *path, const char *out,
+			const char *shape, const char *batches,
+			const char *extra)
+{
+	char m[512], s[256], b[256], o[512];
+	const char *args[8] = { m, o, "-q" };
+	int n = 3;
+	char *dst = path_in(dir, out);
+	snprintf(m, sizeof(m), "--model=%s", path);
+	snprintf(s, sizeof(s), "--input_shape=%s", shape);
+	snprintf(b, sizeof(b), "--dynamic_batch_size=%s", batches);
+	snprintf(o, sizeof(o), "--output=%s", dst);
+	if (shape)
+		args[n++] = s;
+	if (batches)
+		args[n++] = b;
+	args[n++] = extra;
+	Run r = run_gearcv(args);
+	cr_assert_eq(r.status, 0, "compile %s: %s", path, r.err);
+	run_free(&r);
+	char *om = malloc(strlen(dst) + 4);
+	sprintf(om, "%s.om", dst);
+	free(dst);
+	return om;
+}
+
+/* Compiles tests/fixtures/fuse/MODEL.onnx (compile_to). */
 static char *fcompile(const char *dir, const char *model, const char *out,
 		      const char *shape, const char *batches,
 		      const char *extra)
 {
-	char m[512], s[256], b[256], o[512];
-	char *path = path_in(dir, out);
-	snprintf(m, sizeof(m), "--model=tests/fixtures/fuse/%s.onnx", model);
-	snprintf(s, sizeof(s), "--input_shape=%s", shape);
-	snprintf(b, sizeof(b), "--dynamic_batch_size=%s", batches);
-	snprintf(o, sizeof(o), "--output=%s", path);
-	Run r = batches ? run_gearc(m, s, b, o, "-q", extra)
-			: run_gearc(m, s, o, "-q", extra);
-	cr_assert_eq(r.status, 0, "compile %s: %s", model, r.err);
-	run_free(&r);
-	char *om = malloc(strlen(path) + 4);
-	sprintf(om, "%s.om", path);
-	free(path);
-	return om;
+	char m[512];
+	snprintf(m, sizeof(m), "tests/fixtures/fuse/%s.onnx", model);
+	return compile_to(dir, m, out, shape, batches, extra);
 }
 
 /* Runs om on x (shape dims[0..rank)) and returns output 0 (malloc'd,
@@ -63,12 +84,14 @@ static float *run_om(const char *om, const int64_t *dims, int rank,
 	return y;
 }
 
+/* a and b agree within 1e-5, relative where |b| > 1 (oneDNN's post-ops
+ * against the unfused ops' kernels). */
 static void expect_close(const float *a, const float *b, size_t n,
 			 const char *what)
 {
 	double worst = 0;
 	for (size_t i = 0; i < n; i++) {
-		double d = fabs((double)a[i] - b[i]);
+		double d = fabs((double)a[i] - b[i]) / fmax(1, fabs(b[i]));
 		worst = d > worst ? d : worst;
 	}
 	cr_expect(worst <= 1e-5, "%s: max difference %g", what, worst);
@@ -288,6 +311,285 @@ Test(fuse, export_lowers_fused_ops_to_onnx)
 		free(back);
 		free(onnx);
 		free(on);
+	}
+	remove_tree(dir);
+	free(dir);
+}
+
+/* ---- exporters' spellings, built here ---------------------------------- */
+
+/* A scalar float constant. */
+static ValId sy_k(Synth *s, float v)
+{
+	return tu_weight_data(s->g, sy_name(s, "k"), DT_FLOAT, SCALAR, &v);
+}
+
+/* A float weight of shape sh, of small values that are not all zero. */
+static ValId sy_w(Synth *s, Shape sh)
+{
+	int64_t n = shape_numel(&sh);
+	float *v = arena_array(&s->m->arena, (size_t)n, sizeof(float));
+	for (int64_t i = 0; i < n; i++)
+		v[i] = (float)((i * 37) % 17 - 8) / 16;
+	return tu_weight_data(s->g, sy_name(s, "w"), DT_FLOAT, sh, v);
+}
+
+#define UN(op, x) sy_unary(s, op, x)
+#define BIN(op, a, b) sy_binary(s, op, a, b)
+
+/* ---- the spellings, each of x ------------------------------------------ */
+
+static ValId silu_torch(Synth *s, ValId x)
+{
+	return BIN("Mul", x, UN("Sigmoid", x));
+}
+
+static ValId silu_tf(Synth *s, ValId x)
+{
+	return BIN("Mul", UN("Sigmoid", x), x);
+}
+
+/* torch.onnx: Div by sqrt(2) as a float, 0.5 after the product */
+static ValId gelu_erf_div(Synth *s, ValId x)
+{
+	ValId e = UN("Erf", BIN("Div", x, sy_k(s, 1.4142135f)));
+	return BIN("Mul", BIN("Mul", x, BIN("Add", e, sy_k(s, 1))),
+		   sy_k(s, 0.5f));
+}
+
+/* tf2onnx: Mul by 0.7071 (constant first), 0.5 on x's side */
+static ValId gelu_erf_mul(Synth *s, ValId x)
+{
+	ValId e = UN("Erf", BIN("Mul", sy_k(s, 0.70710677f), x));
+	return BIN("Mul", BIN("Add", sy_k(s, 1), e),
+		   BIN("Mul", x, sy_k(s, 0.5f)));
+}
+
+/* the 0.5 on the erf arm */
+static ValId gelu_erf_arm_half(Synth *s, ValId x)
+{
+	ValId e = UN("Erf", BIN("Mul", x, sy_k(s, 0.70710677f)));
+	return BIN("Mul", x,
+		   BIN("Mul", BIN("Add", e, sy_k(s, 1)), sy_k(s, 0.5f)));
+}
+
+/* torch.onnx's approximate="tanh": Pow(x, 3), constants first, x * 0.5
+ * first */
+static ValId gelu_tanh_pow(Synth *s, ValId x)
+{
+	ValId c = BIN("Pow", x, sy_k(s, 3));
+	ValId u = BIN("Add", x, BIN("Mul", sy_k(s, 0.044715f), c));
+	ValId t = UN("Tanh", BIN("Mul", sy_k(s, 0.7978846f), u));
+	return BIN("Mul", BIN("Mul", x, sy_k(s, 0.5f)),
+		   BIN("Add", sy_k(s, 1), t));
+}
+
+/* x * x * x, the 0.5 after the product (Hugging Face's NewGELU) */
+static ValId gelu_tanh_cube(Synth *s, ValId x)
+{
+	ValId c = BIN("Mul", BIN("Mul", x, x), x);
+	ValId u = BIN("Add", BIN("Mul", c, sy_k(s, 0.044715f)), x);
+	ValId t = UN("Tanh", BIN("Mul", u, sy_k(s, 0.7978846f)));
+	return BIN("Mul", BIN("Mul", x, BIN("Add", t, sy_k(s, 1))),
+		   sy_k(s, 0.5f));
+}
+
+static ValId mish_op(Synth *s, ValId x)
+{
+	return BIN("Mul", x, UN("Tanh", UN("Softplus", x)));
+}
+
+/* Softplus as Log(1 + Exp(x)) */
+static ValId mish_log(Synth *s, ValId x)
+{
+	ValId sp = UN("Log", BIN("Add", sy_k(s, 1), UN("Exp", x)));
+	return BIN("Mul", UN("Tanh", sp), x);
+}
+
+/* Paddle2ONNX's HardSwish, x * Clip(x + 3, 0, 6) / 6 */
+static ValId hswish_paddle(Synth *s, ValId x)
+{
+	Node *c = tu_node(s->g, "Clip", sy_name(s, "clip"),
+			  IDS(BIN("Add", x, sy_k(s, 3)), sy_k(s, 0), sy_k(s, 6)),
+			  1);
+	return BIN("Div", BIN("Mul", x, tu_out(c, 0)), sy_k(s, 6));
+}
+
+/* Standard ops that are rows of compiler/act.h's table, with an
+ * attribute or the defaults: fused from the table. */
+static ValId elu_half(Synth *s, ValId x)
+{
+	Node *n = tu_node(s->g, "Elu", sy_name(s, "elu"), IDS(x), 1);
+	tu_float(s->g, n, "alpha", 0.5f);
+	return tu_out(n, 0);
+}
+
+static ValId selu_softplus(Synth *s, ValId x)
+{
+	return UN("Softplus", UN("Selu", x));
+}
+
+/* ReduceMean over the last axis, dims kept. */
+static ValId mean_last(Synth *s, ValId x)
+{
+	Node *n = tu_node(s->g, "ReduceMean", sy_name(s, "mean"), IDS(x), 1);
+	tu_ints(s->g, n, "axes", INTS(-1));
+	return tu_out(n, 0);
+}
+
+/* LayerNorm with rsqrt by rsqrt(s, v) and Mul (tf2onnx), of x [.., 16]. */
+static ValId layernorm(Synth *s, ValId x, ValId (*rsqrt)(Synth *, ValId))
+{
+	ValId d = BIN("Sub", x, mean_last(s, x));
+	ValId v = mean_last(s, BIN("Mul", d, d));
+	ValId r = rsqrt(s, BIN("Add", v, sy_k(s, 1e-5f)));
+	ValId y = BIN("Mul", BIN("Mul", d, r), sy_w(s, SHAPE(16)));
+	return BIN("Add", y, sy_w(s, SHAPE(16)));
+}
+
+static ValId rsqrt_reciprocal(Synth *s, ValId v)
+{
+	return UN("Reciprocal", UN("Sqrt", v));
+}
+
+static ValId rsqrt_pow(Synth *s, ValId v)
+{
+	return BIN("Pow", v, sy_k(s, -0.5f));
+}
+
+static ValId ln_reciprocal(Synth *s, ValId x)
+{
+	return layernorm(s, x, rsqrt_reciprocal);
+}
+
+static ValId ln_pow(Synth *s, ValId x)
+{
+	return layernorm(s, x, rsqrt_pow);
+}
+
+/* ---- the models ---------------------------------------------------------- */
+
+enum { ANCHOR_MATMUL, ANCHOR_CONV, ANCHOR_NONE };
+
+typedef struct Form {
+	const char *name;
+	ValId (*spell)(Synth *s, ValId x);
+	int anchor;
+	const char *expect; /* in the fused dump */
+	const char *gone;   /* an op no longer there */
+} Form;
+
+static const Form forms[] = {
+	{ "silu_torch", silu_torch, ANCHOR_MATMUL, "[Silu]", "Sigmoid" },
+	{ "silu_tf", silu_tf, ANCHOR_CONV, "[Silu]", "Sigmoid" },
+	{ "gelu_erf_div", gelu_erf_div, ANCHOR_MATMUL, "[Gelu]", "Erf" },
+	{ "gelu_erf_mul", gelu_erf_mul, ANCHOR_MATMUL, "[Gelu]", "Erf" },
+	{ "gelu_erf_arm_half", gelu_erf_arm_half, ANCHOR_MATMUL, "[Gelu]",
+	  "Erf" },
+	{ "gelu_tanh_pow", gelu_tanh_pow, ANCHOR_MATMUL, "[GeluTanh]",
+	  "Tanh" },
+	{ "gelu_tanh_cube", gelu_tanh_cube, ANCHOR_CONV, "[GeluTanh]",
+	  "Tanh" },
+	{ "mish_op", mish_op, ANCHOR_CONV, "[Mish]", "Softplus" },
+	{ "mish_log", mish_log, ANCHOR_MATMUL, "[Mish]", "Exp" },
+	{ "elu_half", elu_half, ANCHOR_CONV, "[Elu(0.5,0)]", "Elu" },
+	{ "selu_softplus", selu_softplus, ANCHOR_MATMUL,
+	  "[Selu(1.67326,1.0507), Softplus]", "Selu" },
+	/* after no Conv/Gemm/MatMul: one FusedActivation */
+	{ "silu_alone", silu_tf, ANCHOR_NONE, "[Silu]", "Sigmoid" },
+	{ "gelu_erf_alone", gelu_erf_mul, ANCHOR_NONE, "[Gelu]", "Erf" },
+	{ "gelu_tanh_alone", gelu_tanh_cube, ANCHOR_NONE, "[GeluTanh]",
+	  "Tanh" },
+	{ "mish_alone", mish_log, ANCHOR_NONE, "[Mish]", "Exp" },
+	{ "hswish_alone", hswish_paddle, ANCHOR_NONE, "[HardSwish]",
+	  "Clip" },
+	{ "ln_reciprocal", ln_reciprocal, ANCHOR_NONE, "LayerNormalization",
+	  "Reciprocal" },
+	{ "ln_pow", ln_pow, ANCHOR_NONE, "LayerNormalization", "ReduceMean" },
+};
+
+/* x [2, 8, 16] through MatMul (+ bias), x [2, 4, 8, 8] through a Conv,
+ * or x [2, 8, 16] alone, then f's spelling. */
+static Model *form_model(const Form *f)
+{
+	Synth sy = sy_begin(f->name), *s = &sy;
+	ValId x, y;
+	if (f->anchor == ANCHOR_CONV) {
+		x = tu_input(s->g, "x", DT_FLOAT, SHAPE(2, 4, 8, 8));
+		Node *n = tu_node(s->g, "Conv", "conv",
+				  IDS(x, sy_w(s, SHAPE(4, 4, 3, 3)),
+				      sy_w(s, SHAPE(4))), 1);
+		tu_ints(s->g, n, "kernel_shape", INTS(3, 3));
+		tu_ints(s->g, n, "pads", INTS(1, 1, 1, 1));
+		y = tu_out(n, 0);
+	} else {
+		x = tu_input(s->g, "x", DT_FLOAT, SHAPE(2, 8, 16));
+		y = f->anchor == ANCHOR_NONE
+			    ? x
+			    : BIN("Add", BIN("MatMul", x, sy_w(s, SHAPE(16, 16))),
+				  sy_w(s, SHAPE(16)));
+	}
+	Model *m = sy_end(s, f->spell(s, y));
+	cr_assert(m, "%s: %s", f->name, last_error());
+	m->ir_version = 8;
+	return m;
+}
+
+Test(fuse, exporter_spellings_fuse_compute_the_same_and_export)
+{
+	char *dir = temp_dir();
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		const Form *f = &forms[i];
+		bool conv = f->anchor == ANCHOR_CONV;
+		const int64_t *dims = conv ? (int64_t[]){ 2, 4, 8, 8 }
+					   : (int64_t[]){ 2, 8, 16 };
+		int rank = conv ? 4 : 3;
+		char *onnx = path_in(dir, "m.onnx");
+		Model *m = form_model(f);
+		OnnxExport ox = { 0 };
+		cr_assert_eq(onnx_write(m, m->graph, &ox, onnx), 0, "%s: %s",
+			     f->name, last_error());
+		model_free(m);
+		char *on = compile_to(dir, onnx, "on", NULL, NULL, NULL);
+		char *off = compile_to(dir, onnx, "off", NULL, NULL,
+				       "--no-fuse");
+		char *t = dump(on, "text"), *t0 = dump(off, "text"), gone[64];
+		snprintf(gone, sizeof(gone), " %s ", f->gone); /* the op */
+		cr_expect(strstr(t, f->expect) && !strstr(t, gone),
+			  "%s: no %s, or %s left, in\n%s", f->name, f->expect,
+			  f->gone, t);
+		cr_expect(strstr(t0, gone), "%s: --no-fuse fused", f->name);
+		size_t n1, n0, nb;
+		float *y1 = run_om(on, dims, rank, &n1);
+		float *y0 = run_om(off, dims, rank, &n0);
+		cr_assert_eq(n1, n0);
+		expect_close(y1, y0, n1, f->name);
+		/* exported back: standard ONNX, computing the same */
+		char *back = path_in(dir, "back.onnx"), o[512];
+		snprintf(o, sizeof(o), "--output=%s", back);
+		Run r = run_gearc("export", on, o);
+		cr_assert_eq(r.status, 0, "export %s: %s", f->name, r.err);
+		run_free(&r);
+		size_t nbytes = 0;
+		char *bytes = read_file(back, &nbytes);
+		cr_expect(!has_bytes(bytes, nbytes, "ai.gearc"),
+			  "%s: gearc's op exported", f->name);
+		free(bytes);
+		char *bom = compile_to(dir, back, "back", NULL, NULL,
+				       "--no-fuse");
+		float *yb = run_om(bom, dims, rank, &nb);
+		cr_assert_eq(nb, n0);
+		expect_close(yb, y0, nb, f->name);
+		free(yb);
+		free(bom);
+		free(back);
+		free(y1);
+		free(y0);
+		free(t);
+		free(t0);
+		free(on);
+		free(off);
+		free(onnx);
 	}
 	remove_tree(dir);
 	free(dir);

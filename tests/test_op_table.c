@@ -97,6 +97,16 @@ static Node *folded_node(Model *m, int op, int dt)
 	Node *n = tu_node(g, op_info[op].name, "n", in, arity(op), 1);
 	if (op == OP_BitShift) /* its one required attribute */
 		tu_str(g, n, "direction", "LEFT");
+	if (op == OP_FusedActivation) { /* gearc's, of one activation */
+		static const float par[2] = { 0, 0 };
+		static const Bytes silu = { 4, (const uint8_t *)"Silu" };
+		Attr *a = node_add_attr(g, n, FUSED_ACTS_ATTR, ATTR_STRINGS);
+		a->n = 1;
+		a->strings = &silu;
+		tu_floats(g, n, FUSED_ACT_PARAMS_ATTR, par, 2);
+		n->domain = GEARC_DOMAIN;
+		n->op = (uint16_t)op;
+	}
 	clear_error();
 	if (infer_graph(m, g) < 0 || !g->vals[n->outputs[0]].konst)
 		return NULL;

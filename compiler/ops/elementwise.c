@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "compiler/act.h"
 #include "opimpl.h"
 
 /* ---- scalars ------------------------------------------------------------ */
@@ -392,8 +393,8 @@ static double clamp01(double v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
 
 FLOAT_OP(reciprocal, 1 / x)
 FLOAT_OP(round, rint(x)) /* the default rounding mode: half to even */
-FLOAT_OP(sigmoid, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
-FLOAT_OP(softplus, (x > 0 ? x : 0) + log1p(exp(-fabs(x))))
+FLOAT_OP(sigmoid, act_sigmoid_f64(x)) /* compiler/act.h */
+FLOAT_OP(softplus, act_softplus_f64(x))
 FLOAT_OP(softsign, x / (1 + fabs(x)))
 FLOAT_OP(hardsigmoid, clamp01(p->alpha * x + p->beta))
 FLOAT_OP(hardswish, x * clamp01(p->alpha * x + p->beta))
@@ -442,28 +443,36 @@ int infer_unary(OpCtx *c)
 	return ew_infer_unary(c, op_info[c->n->op].ew_dts, 0);
 }
 
-/* The attributes of the activations, with their defaults. */
+/* The attributes of the activations, with their defaults (those of
+ * compiler/act.h's rows where there is one). */
+static float act_attr(const Node *n, int kind, bool beta)
+{
+	const ActInfo *ai = &act_info[kind];
+	return beta ? attr_float(n, ai->bname, ai->bdef)
+		    : attr_float(n, ai->aname, ai->adef);
+}
+
 static void unary_params(OpCtx *c, EwParams *p)
 {
 	const Node *n = c->n;
 	switch (n->op) {
 	case OP_HardSigmoid:
-		p->alpha = attr_float(n, "alpha", 0.2f);
-		p->beta = attr_float(n, "beta", 0.5f);
+		p->alpha = act_attr(n, ACT_HardSigmoid, false);
+		p->beta = act_attr(n, ACT_HardSigmoid, true);
 		break;
 	case OP_HardSwish:
 		p->alpha = (float)(1.0 / 6);
 		p->beta = 0.5;
 		break;
+	case OP_Elu: p->alpha = act_attr(n, ACT_Elu, false); break;
 	case OP_Celu:
-	case OP_Elu:
 	case OP_ThresholdedRelu:
 		p->alpha = attr_float(n, "alpha", 1.0f);
 		break;
-	case OP_LeakyRelu: p->alpha = attr_float(n, "alpha", 0.01f); break;
+	case OP_LeakyRelu: p->alpha = act_attr(n, ACT_LeakyRelu, false); break;
 	case OP_Selu:
-		p->alpha = attr_float(n, "alpha", 1.67326319217681884765625f);
-		p->gamma = attr_float(n, "gamma", 1.05070102214813232421875f);
+		p->alpha = act_attr(n, ACT_Selu, false);
+		p->gamma = act_attr(n, ACT_Selu, true);
 		break;
 	case OP_Shrink:
 		p->lambd = attr_float(n, "lambd", 0.5f);

@@ -5,13 +5,12 @@
  *   FusedConv   X, W, B?, Z?   Conv's attributes     Y = acts(Conv + Z)
  *   FusedGemm   A, B, C?       Gemm's attributes     Y = acts(Gemm)
  *   FusedMatMul A, B, Bias?                          Y = acts(MatMul + Bias)
+ *   FusedActivation X                                Y = acts(X)
  *
  * Each also has "activations" (STRINGS, applied in order) and
  * "activation_params" (FLOATS, alpha and beta per activation, 0 where
- * unused): Relu, LeakyRelu (alpha), Clip (alpha = min, beta = max),
- * Sigmoid, HardSigmoid (max(0, min(1, alpha * x + beta))), HardSwish
- * (x * HardSigmoid(x) with 1/6, 0.5), Tanh, Gelu (x * (1 +
- * erf(x / sqrt(2))) / 2) and Linear (alpha * x + beta).  Bias of
+ * unused): the activations of compiler/act.h's table, which holds each
+ * one's forms in fp32 and double and its parameters.  Bias of
  * FusedMatMul is 1-D and broadcasts over the last axis.
  *
  * These are the reference kernels: the standard op's kernel (conv.c,
@@ -20,29 +19,10 @@
  * other float dtypes in double.  Fast paths (runtime/fast.c) implement
  * the same contract.
  */
-#include <math.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "compiler/act.h"
 #include "opimpl.h"
-
-typedef enum {
-	ACT_RELU,
-	ACT_LEAKY,
-	ACT_CLIP,
-	ACT_SIGMOID,
-	ACT_HSIGMOID,
-	ACT_HSWISH,
-	ACT_TANH,
-	ACT_GELU,
-	ACT_LINEAR,
-	ACT_NONE
-} ActKind;
-
-static const char *const act_names[] = {
-	"Relu",	       "LeakyRelu", "Clip", "Sigmoid",
-	"HardSigmoid", "HardSwish", "Tanh", "Gelu", "Linear",
-};
 
 typedef struct Act {
 	int kind;
@@ -50,26 +30,6 @@ typedef struct Act {
 } Act;
 
 #define MAX_ACTS 16
-
-static int act_kind(Bytes s)
-{
-	for (int k = 0; k < ACT_NONE; k++)
-		if (strlen(act_names[k]) == s.len &&
-		    !memcmp(act_names[k], s.data, s.len))
-			return k;
-	return ACT_NONE;
-}
-
-/* "Relu, LeakyRelu, ..., Gelu" (act_names) into buf. */
-static const char *act_list(char *buf, size_t size)
-{
-	size_t at = 0;
-	*buf = 0;
-	for (int k = 0; k < ACT_NONE && at < size; k++)
-		at += (size_t)snprintf(buf + at, size - at, "%s%s",
-				       k ? ", " : "", act_names[k]);
-	return buf;
-}
 
 /* Reads and checks the activations attributes into a[0..*n). */
 static int read_acts(OpCtx *c, Act *a, int *n)
@@ -91,68 +51,19 @@ static int read_acts(OpCtx *c, Act *a, int *n)
 				ps && ps->type == ATTR_FLOATS ? ps->n : 0,
 				2 * as->n);
 	for (int32_t i = 0; i < as->n; i++) {
-		a[i].kind = act_kind(as->strings[i]);
-		char names[128];
-		if (a[i].kind == ACT_NONE)
+		const Bytes *s = &as->strings[i];
+		a[i].kind = act_lookup((const char *)s->data, s->len);
+		char names[256];
+		if (a[i].kind < 0)
 			return op_error(c, "activation %d '%.*s' is not one of "
-					"%s", i, (int)as->strings[i].len,
-					(const char *)as->strings[i].data,
-					act_list(names, sizeof(names)));
+					"%s", i, (int)s->len,
+					(const char *)s->data,
+					act_names(names, sizeof(names)));
 		a[i].alpha = ps->floats[2 * i];
 		a[i].beta = ps->floats[2 * i + 1];
 	}
 	*n = as->n;
 	return 0;
-}
-
-static float act_f32(const Act *a, float x)
-{
-	switch (a->kind) {
-	case ACT_RELU:
-		return x < 0 ? 0 : x;
-	case ACT_LEAKY:
-		return x < 0 ? a->alpha * x : x;
-	case ACT_CLIP:
-		return x < a->alpha ? a->alpha : x > a->beta ? a->beta : x;
-	case ACT_SIGMOID:
-		return 1 / (1 + expf(-x));
-	case ACT_HSIGMOID:
-		return fmaxf(0, fminf(1, a->alpha * x + a->beta));
-	case ACT_HSWISH:
-		return x * fmaxf(0, fminf(1, x / 6 + 0.5f));
-	case ACT_TANH:
-		return tanhf(x);
-	case ACT_GELU:
-		return x * (1 + (float)erf(x * (float)M_SQRT1_2)) * 0.5f;
-	case ACT_LINEAR:
-		return a->alpha * x + a->beta;
-	}
-	return x;
-}
-
-static double act_f64(const Act *a, double x)
-{
-	switch (a->kind) {
-	case ACT_RELU:
-		return x < 0 ? 0 : x;
-	case ACT_LEAKY:
-		return x < 0 ? a->alpha * x : x;
-	case ACT_CLIP:
-		return x < a->alpha ? a->alpha : x > a->beta ? a->beta : x;
-	case ACT_SIGMOID:
-		return 1 / (1 + exp(-x));
-	case ACT_HSIGMOID:
-		return fmax(0, fmin(1, a->alpha * x + a->beta));
-	case ACT_HSWISH:
-		return x * fmax(0, fmin(1, x / 6 + 0.5));
-	case ACT_TANH:
-		return tanh(x);
-	case ACT_GELU:
-		return x * (1 + erf(x * M_SQRT1_2)) * 0.5;
-	case ACT_LINEAR:
-		return a->alpha * x + a->beta;
-	}
-	return x;
 }
 
 /* y += add, add either y's shape (period 0) or 1-D broadcast over the
@@ -169,7 +80,8 @@ static void post_ops(Tensor *y, const Tensor *add, const Act *a, int na)
 			if (q)
 				x += q[per == n ? i : i % per];
 			for (int k = 0; k < na; k++)
-				x = act_f32(&a[k], x);
+				x = act_f32(a[k].kind, x, a[k].alpha,
+					    a[k].beta);
 			p[i] = x;
 		}
 		return;
@@ -181,7 +93,9 @@ static void post_ops(Tensor *y, const Tensor *add, const Act *a, int na)
 				     x + tensor_get_f64(add, per == n ? i
 								      : i % per));
 		for (int k = 0; k < na; k++)
-			x = ew_round(y->dtype, act_f64(&a[k], x));
+			x = ew_round(y->dtype,
+				     act_f64(a[k].kind, x, a[k].alpha,
+					     a[k].beta));
 		tensor_set_f64(y, i, x);
 	}
 }
@@ -208,6 +122,23 @@ int run_fused_conv(OpCtx *c) { return run_fused(c, run_conv, 3); }
 int run_fused_gemm(OpCtx *c) { return run_fused(c, run_gemm, -1); }
 
 int run_fused_matmul(OpCtx *c) { return run_fused(c, run_matmul, 2); }
+
+/* X's elements into Y, its buffer or X's own (in place). */
+static int copy_input(OpCtx *c)
+{
+	const Tensor *x = op_const_in(c, 0);
+	if (!x)
+		return 0;
+	Tensor *y = op_new_output(c, 0, x->dtype, &x->shape);
+	if (!y)
+		return -1;
+	if (y->data != x->data)
+		memcpy(tensor_mut(y), x->data, x->nbytes);
+	op_set_const(c, 0, y);
+	return 0;
+}
+
+int run_fused_activation(OpCtx *c) { return run_fused(c, copy_input, -1); }
 
 /* ---- inference ------------------------------------------------------------ */
 
@@ -237,6 +168,15 @@ int infer_fused_gemm(OpCtx *c)
 	if (infer_gemm(c) < 0 || read_acts(c, a, &na) < 0)
 		return -1;
 	return 0;
+}
+
+int infer_fused_activation(OpCtx *c)
+{
+	Act a[MAX_ACTS];
+	int na;
+	return ew_infer_unary(c, DTS_IEEE, 0) < 0 || read_acts(c, a, &na) < 0
+		       ? -1
+		       : 0;
 }
 
 int infer_fused_matmul(OpCtx *c)

@@ -673,6 +673,8 @@ int infer_fused_gemm(OpCtx *c);
 int run_fused_gemm(OpCtx *c);
 int infer_fused_matmul(OpCtx *c);
 int run_fused_matmul(OpCtx *c);
+int infer_fused_activation(OpCtx *c);
+int run_fused_activation(OpCtx *c);
 
 /* ---- subgraphs (compiler/infer.c) -------------------------------------- */
 

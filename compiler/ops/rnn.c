@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "compiler/act.h"
 #include "opimpl.h"
 
 typedef struct Rnn {
@@ -182,37 +183,23 @@ typedef struct RnnK {
 	float *y, *yh, *yc;
 } RnnK;
 
-/* tanh through expf rather than libm's tanhf (expm1f inside):
- * (1 - e) / (1 + e) with e = exp(-2|x|), its error a few ulp of 1 once
- * |x| >= 1/8; below that the odd Taylor series to x^9, whose first
- * omitted term is under 2e-12 there.  NaN stays NaN. */
-static float tanh_by_exp(float x)
-{
-	float ax = fabsf(x);
-	if (ax < 0.125f) {
-		float x2 = x * x;
-		return x * (1 + x2 * (-1.0f / 3 + x2 * (2.0f / 15 +
-		       x2 * (-17.0f / 315 + x2 * (62.0f / 2835)))));
-	}
-	float e = expf(-2 * ax);
-	return copysignf((1 - e) / (1 + e), x);
-}
-
+/* The functions ONNX's RNNs share with the fused ops' activations are
+ * compiler/act.h's fp32 forms. */
 static float act_apply(const Act *a, float v)
 {
 	switch (a->kind) {
-	case A_SIGMOID: return 1 / (1 + expf(-v));
-	case A_TANH: return tanh_by_exp(v);
-	case A_RELU: return v > 0 ? v : 0;
+	case A_SIGMOID: return act_sigmoid_f32(v);
+	case A_TANH: return act_tanh_f32(v);
+	case A_RELU: return act_f32(ACT_Relu, v, 0, 0);
 	case A_AFFINE: return a->alpha * v + a->beta;
-	case A_LEAKYRELU: return v >= 0 ? v : a->alpha * v;
+	case A_LEAKYRELU: return act_f32(ACT_LeakyRelu, v, a->alpha, 0);
 	case A_THRESHRELU: return v > a->alpha ? v : 0;
-	case A_SCALEDTANH: return a->alpha * tanhf(a->beta * v);
+	case A_SCALEDTANH: return a->alpha * act_tanh_f32(a->beta * v);
 	case A_HARDSIGMOID:
-		return fmaxf(0, fminf(1, a->alpha * v + a->beta));
-	case A_ELU: return v >= 0 ? v : a->alpha * (expf(v) - 1);
+		return act_f32(ACT_HardSigmoid, v, a->alpha, a->beta);
+	case A_ELU: return act_f32(ACT_Elu, v, a->alpha, 0);
 	case A_SOFTSIGN: return v / (1 + fabsf(v));
-	default: return log1pf(expf(v));
+	default: return act_softplus_f32(v);
 	}
 }
 
