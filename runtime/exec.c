@@ -6,7 +6,9 @@
  * arena at the plan's offset (a view or an in-place result shares its
  * owner's offset), graph inputs and outputs in the caller's buffers
  * (pointers refreshed by each run).  Each node becomes a Task run by
- * the kernel registry's row that takes it (fast.c).  rt_exec walks the
+ * the kernel registry's row that takes it (fast.c): every task is
+ * matched to its row, then the tensors' layouts are decided (layout.c),
+ * then every task's kernel is built for them.  rt_exec walks the
  * tasks: a fast kernel runs on the task's tensors; a reference task
  * binds its node's tensors in an OpBind and calls the op's run hook; an
  * evaluated task (control flow, shapes known only at run time) goes
@@ -110,7 +112,7 @@ static bool makes_strings(const Graph *g, const Node *n)
 	return false;
 }
 
-/* Task t for node n, its kernel chosen from the registry (fast.c). */
+/* Task t for node n, matched to its kernel's registry row (fast.c). */
 static int make_task(gearrt_session *s, Prepared *p, Task *t, const Node *n)
 {
 	t->n = n;
@@ -290,10 +292,12 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 			return NULL;
 		}
 	}
-	if (rt_layout(p) < 0) {
-		rt_prepared_free(p);
-		return NULL;
-	}
+	rt_layout(p);
+	for (int32_t i = 0; i < p->ntasks; i++)
+		if (rt_kernel_build(s, p, &p->tasks[i]) < 0) {
+			rt_prepared_free(p);
+			return NULL;
+		}
 	if (rt_map_io(s->model, p) < 0) {
 		rt_prepared_free(p);
 		return NULL;
@@ -315,6 +319,7 @@ void rt_prepared_free(Prepared *p)
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		if (p->tasks[i].fast.free)
 			p->tasks[i].fast.free(p->tasks[i].fast.state);
+		free(p->tasks[i].lay);
 		free(p->tasks[i].in);
 		free(p->tasks[i].out);
 		free(p->tasks[i].result);
