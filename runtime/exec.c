@@ -192,10 +192,10 @@ static const char *task_layouts(const Prepared *p, const Task *t, char *buf,
 	const Node *n = t->n;
 	bool in = false, out = false;
 	DnnlInfo d;
-	for (int32_t k = 0; p->nhwc && k < n->ninputs; k++)
-		in |= n->inputs[k] >= 0 && p->nhwc[n->inputs[k]];
-	for (int32_t k = 0; p->nhwc && k < n->noutputs; k++)
-		out |= n->outputs[k] >= 0 && p->nhwc[n->outputs[k]];
+	for (int32_t k = 0; k < n->ninputs; k++)
+		in |= rt_nhwc(p, n->inputs[k]);
+	for (int32_t k = 0; k < n->noutputs; k++)
+		out |= rt_nhwc(p, n->outputs[k]);
 	if (t->kernel->backend != KB_DNNL || !dnnl_fast_info(&t->fast, &d))
 		d = (DnnlInfo){ .impl = "" };
 	snprintf(buf, size, "%s%s%s%s%s%s", in ? "  in NHWC" : "",
@@ -331,7 +331,6 @@ void rt_prepared_free(Prepared *p)
 	free(p->in_at);
 	free(p->out_at);
 	free(p->tasks);
-	free(p->nhwc);
 	free(p->vt);
 	free(p->cur);
 	free(p);

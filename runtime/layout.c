@@ -193,7 +193,7 @@ static bool holds_subgraphs(const Graph *g)
 	return false;
 }
 
-/* p->nhwc[v] for every value. */
+/* The layout of every value's planned tensor. */
 static void decide(Prepared *p)
 {
 	const Graph *g = p->g;
@@ -213,7 +213,8 @@ static void decide(Prepared *p)
 		classify(&c, p, &p->tasks[i]);
 	for (ValId v = 0; v < g->nvals; v++) {
 		int32_t r = find(&c, v);
-		p->nhwc[v] = candidate(p, v) && !c.plain[r] && c.gain[r];
+		if (candidate(p, v) && !c.plain[r] && c.gain[r])
+			p->vt[v].layout = TENSOR_NHWC;
 	}
 	free(c.up);
 	free(c.plain);
@@ -222,9 +223,6 @@ static void decide(Prepared *p)
 
 void rt_layout(Prepared *p)
 {
-	const Graph *g = p->g;
-	p->nhwc = xmalloc((size_t)g->nvals + 1);
-	memset(p->nhwc, 0, (size_t)g->nvals + 1);
-	if (!holds_subgraphs(g))
+	if (!holds_subgraphs(p->g))
 		decide(p);
 }

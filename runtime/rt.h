@@ -15,13 +15,14 @@
  * kept: every value gets a Tensor whose data is resolved once (a weight in
  * the mapped file, a block of the session's arena at the plan's offset,
  * or, for the graph's inputs and outputs, the caller's buffer, refreshed
- * per run), and every node a Task: its kernel (a row of the kernel
- * registry, runtime/fast.c: a fast path, or the op table's run hook) and
- * its input and output tensors.  A node whose kernel needs shapes at
- * run time (no run hook: If, Loop, Scan; or an output the plan left out,
- * its shape depending on data) runs by evaluation (the registry's last
- * row, passes/infer.c eval_node) and its outputs live in the session's
- * pool, reset per run.
+ * per run) and whose layout (row-major, or NHWC between kernels that
+ * take it) runtime/layout.c decides, and every node a Task: its kernel
+ * (a row of the kernel registry, runtime/fast.c: a fast path, or the op
+ * table's run hook) and its input and output tensors.  A node whose
+ * kernel needs shapes at run time (no run hook: If, Loop, Scan; or an
+ * output the plan left out, its shape depending on data) runs by
+ * evaluation (the registry's last row, passes/infer.c eval_node) and its
+ * outputs live in the session's pool, reset per run.
  */
 #ifndef GEARC_RT_H
 #define GEARC_RT_H
@@ -164,7 +165,6 @@ typedef struct Prepared {
 	int32_t ntasks;
 	Tensor *own_out;     /* per graph output: session-owned buffers */
 	bool planned;	     /* every task runs its kernel on planned buffers */
-	uint8_t *nhwc;	     /* per value: channels-last (layout.c) */
 	uint8_t *mem;	     /* the arena its plan's offsets are in */
 	uint64_t mem_bytes;
 	int32_t *in_at;	     /* model input i -> graph input */
@@ -269,8 +269,8 @@ SlotLayout *rt_task_slots(Task *t);
 const char *rt_kernel_name(const Task *t);
 /* runtime/layout.c: once every task of p is matched, gives the rank-4
  * float tensors between oneDNN convolutions and the kernels that take
- * either layout the channels-last layout those convolutions compute
- * in. */
+ * either layout the channels-last layout those convolutions compute in
+ * (their Tensor's layout, TENSOR_NHWC). */
 void rt_layout(Prepared *p);
 
 /* The layout record of slot slot of t (t->lay set). */
@@ -279,10 +279,11 @@ static inline SlotLayout *rt_slot(const Task *t, int slot)
 	return &t->lay[t->n->noutputs + slot];
 }
 
-/* Whether value v's tensor is channels-last (rt_layout decided). */
+/* Whether value v's planned tensor is channels-last (its layout, which
+ * rt_layout decided). */
 static inline bool rt_nhwc(const Prepared *p, ValId v)
 {
-	return v >= 0 && p->nhwc && p->nhwc[v];
+	return v >= 0 && p->vt[v].layout == TENSOR_NHWC;
 }
 
 /* Input i of node n in p's graph, or NULL if absent. */

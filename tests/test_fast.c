@@ -89,8 +89,8 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 				 sizeof(o.impls) - strlen(o.impls), "%s,",
 				 d.impl);
 	}
-	for (ValId v = 0; p->nhwc && v < p->g->nvals; v++)
-		o.nhwc += p->nhwc[v];
+	for (ValId v = 0; v < p->g->nvals; v++)
+		o.nhwc += rt_nhwc(p, v);
 	for (size_t i = 0; i < nin; i++)
 		free(in[i].data);
 	gearrt_session_destroy(s);
