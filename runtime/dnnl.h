@@ -1,6 +1,6 @@
 /*
- * runtime/dnnl.h - oneDNN fast paths (runtime/dnnl.c): builders of
- * fast.c's registry rows.
+ * runtime/dnnl.h - oneDNN fast paths (runtime/dnnl.c): the match and
+ * build functions of fast.c's registry rows.
  *
  * Each match looks at task t's node at its planned shapes and, if
  * oneDNN takes it, fills *k: 1 if so, 0 if the reference kernel must
