@@ -105,7 +105,14 @@ typedef struct Tensor {
 	Shape shape; /* always static */
 	const void *data;
 	size_t nbytes;
+	/* How its bytes are ordered: TENSOR_ROWS (row-major, as shape
+	 * reads), or TENSOR_NHWC (a rank-4 tensor channels-last).  Only
+	 * libgearrt sets NHWC, on a tensor between kernels that take it
+	 * (runtime/layout.c); gearc's tensors and the .om are row-major. */
+	uint8_t layout;
 } Tensor;
+
+enum { TENSOR_ROWS, TENSOR_NHWC };
 
 /* Builds a tensor in the arena; data is copied (NULL: zero-filled).
  * Returns NULL with an error set if the shape is not static or its byte

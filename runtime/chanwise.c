@@ -18,15 +18,14 @@
 
 #include "chanwise.h"
 
-/* fk runs run on state (malloc'd), laid out by lay: 1. */
+/* fk runs run on state (malloc'd): 1. */
 static int take(FastKernel *fk, int (*run)(void *, const Tensor *const *,
 					   Tensor *const *),
-		void *state, const LayoutOps *lay)
+		void *state)
 {
 	fk->run = run;
 	fk->free = free;
 	fk->state = state;
-	fk->lay = lay;
 	return 1;
 }
 
@@ -84,21 +83,12 @@ static int chan_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-/* X and Y share a layout; B ([.., C, 1, 1]) has one either way. */
-static int chan_group(const void *state, int slot, bool *prefers)
+int chan_binary_build(gearrt_session *s, Prepared *p, Task *t)
 {
-	(void)prefers;
-	const Chan *k = state;
-	return slot == -1 || slot == k->xi;
+	(void)s;
+	((Chan *)t->fast.state)->nhwc = rt_nhwc(p, t->n->outputs[0]);
+	return 0;
 }
-
-static void chan_set_nhwc(void *state, int slot)
-{
-	(void)slot;
-	((Chan *)state)->nhwc = true;
-}
-
-static const LayoutOps chan_layout = { chan_group, chan_set_nhwc, NULL };
 
 /* B's batch stride if b broadcasts per channel onto y ([C,1,1],
  * [1,C,1,1] or [N,C,1,1]), else -1. */
@@ -138,8 +128,11 @@ int chan_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->hw = y->shape.dims[2] * y->shape.dims[3];
 	k->bstep = bstep;
 	k->threads = rt_threads_for(s, (double)shape_numel(&y->shape));
-	take(fk, chan_run, k, &chan_layout);
+	take(fk, chan_run, k);
 	fk->threads = k->threads;
+	/* X and Y share a layout; B ([.., C, 1, 1]) has one either way */
+	rt_task_slots(t);
+	rt_slot(t, -1)->group = rt_slot(t, xi)->group = 1;
 	return 1;
 }
 
@@ -197,20 +190,12 @@ static int gap_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-/* X may be NHWC; Y ([N,C,1,1]) has one layout. */
-static int gap_group(const void *state, int slot, bool *prefers)
+int chan_gap_build(gearrt_session *s, Prepared *p, Task *t)
 {
-	(void)state, (void)prefers;
-	return slot == 0;
+	(void)s;
+	((Gap *)t->fast.state)->nhwc = rt_nhwc(p, t->n->inputs[0]);
+	return 0;
 }
-
-static void gap_set_nhwc(void *state, int slot)
-{
-	if (slot == 0)
-		((Gap *)state)->nhwc = true;
-}
-
-static const LayoutOps gap_layout = { gap_group, gap_set_nhwc, NULL };
 
 int chan_gap(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 {
@@ -225,7 +210,9 @@ int chan_gap(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->n = x->shape.dims[0], k->c = x->shape.dims[1];
 	k->hw = x->shape.dims[2] * x->shape.dims[3];
 	k->nhwc = false;
-	return take(fk, gap_run, k, &gap_layout);
+	rt_task_slots(t); /* X may be NHWC; Y ([N,C,1,1]) has one layout */
+	rt_slot(t, 0)->group = 1;
+	return take(fk, gap_run, k);
 }
 
 /* ---- Concat of channels ------------------------------------------------ */
@@ -262,20 +249,12 @@ static int cat_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-/* Every input and Y share a layout. */
-static int cat_group(const void *state, int slot, bool *prefers)
+int chan_concat_build(gearrt_session *s, Prepared *p, Task *t)
 {
-	(void)state, (void)slot, (void)prefers;
-	return 1;
+	(void)s;
+	((Cat *)t->fast.state)->nhwc = rt_nhwc(p, t->n->outputs[0]);
+	return 0;
 }
-
-static void cat_set_nhwc(void *state, int slot)
-{
-	(void)slot;
-	((Cat *)state)->nhwc = true;
-}
-
-static const LayoutOps cat_layout = { cat_group, cat_set_nhwc, NULL };
 
 int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 {
@@ -301,7 +280,10 @@ int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->n = y->shape.dims[0], k->cout = y->shape.dims[1];
 	k->hw = y->shape.dims[2] * y->shape.dims[3];
 	k->nhwc = false;
-	take(fk, cat_run, k, &cat_layout);
+	take(fk, cat_run, k);
 	fk->free = cat_free;
+	SlotLayout *lay = rt_task_slots(t); /* every input and Y: one layout */
+	for (int slot = -n->noutputs; slot < n->ninputs; slot++)
+		lay[n->noutputs + slot].group = 1;
 	return 1;
 }

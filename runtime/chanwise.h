@@ -3,8 +3,10 @@
  * (runtime/chanwise.c) for fast.c, on rank-4 fp32 tensors in either
  * layout (row-major, or channels-last as runtime/layout.c decides).
  *
- * Each builder fills *k (with its LayoutOps) and returns 1 if it takes
- * task t's node at its planned shapes, else 0.
+ * Each match fills *k, records which slots may be channels-last
+ * (rt_task_slots) and returns 1 if it takes task t's node at its planned
+ * shapes, else 0; its build (*_build) takes the layouts runtime/layout.c
+ * decided: 0.
  */
 #ifndef GEARC_RT_CHANWISE_H
 #define GEARC_RT_CHANWISE_H
@@ -14,9 +16,12 @@
 /* Add, Sub, Mul, Div of X [N,C,H,W] and B broadcast per channel
  * ([C,1,1], [1,C,1,1] or [N,C,1,1]), either order. */
 int chan_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int chan_binary_build(gearrt_session *s, Prepared *p, Task *t);
 /* GlobalAveragePool of X [N,C,H,W]. */
 int chan_gap(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int chan_gap_build(gearrt_session *s, Prepared *p, Task *t);
 /* Concat of [N,C_i,H,W] on the channel axis (an FPN's levels). */
 int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int chan_concat_build(gearrt_session *s, Prepared *p, Task *t);
 
 #endif

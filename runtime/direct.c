@@ -1262,21 +1262,12 @@ static int upsample_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-/* X and Y share a layout; rank 4 may be NHWC. */
-static int upsample_group(const void *state, int slot, bool *prefers)
+int direct_resize_build(gearrt_session *s, Prepared *p, Task *t)
 {
-	(void)prefers;
-	return ((const Upsample *)state)->c > 0 && (slot == 0 || slot == -1);
+	(void)s;
+	((Upsample *)t->fast.state)->nhwc = rt_nhwc(p, t->n->outputs[0]);
+	return 0;
 }
-
-static void upsample_set_nhwc(void *state, int slot)
-{
-	(void)slot;
-	((Upsample *)state)->nhwc = true;
-}
-
-static const LayoutOps upsample_layout = { upsample_group, upsample_set_nhwc,
-					   NULL };
 
 /* Nearest Resize whose output is the input times whole factors on the
  * last two axes, with asymmetric coordinates and floor rounding: each
@@ -1328,7 +1319,10 @@ int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	k->free = free;
 	k->state = u;
 	k->threads = u->threads;
-	k->lay = &upsample_layout;
+	if (r == 4) { /* X and Y share a layout, which may be NHWC */
+		rt_task_slots(t);
+		rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
+	}
 	return 1;
 }
 

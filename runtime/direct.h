@@ -6,7 +6,7 @@
  * tensors, LayerNormalization, Gather by constant indices, Transpose,
  * and views the plan aliased (nothing to do).
  *
- * Each builder fills *k and returns 1 if it takes task t's node at its
+ * Each match fills *k and returns 1 if it takes task t's node at its
  * planned shapes, 0 if another path must run it, -1 with an error.
  */
 #ifndef GEARC_RT_DIRECT_H
@@ -49,8 +49,9 @@ int direct_gather(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);
 /* Resize, nearest (asymmetric, floor) by whole factors on the last two
- * axes. */
+ * axes; rank 4 in either layout (its build takes the one decided). */
 int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int direct_resize_build(gearrt_session *s, Prepared *p, Task *t);
 /* An activation a ConvTranspose of direct_deconv applies to its outputs
  * (fast.c: the node after it, its output's only reader, then does
  * nothing): false if k is no such kernel or has one already. */

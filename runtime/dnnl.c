@@ -10,12 +10,14 @@
  * executes.  Tensors are row-major (nchw, nc, abc...) unless
  * runtime/layout.c makes a rank-4 one channels-last (NHWC, the layout
  * oneDNN's convolutions choose here).  A convolution is made in two
- * steps: its primitive when the gear is prepared, with the layouts it
- * prefers (format_tag any), and, once layout.c has set its tensors'
- * layouts (LayoutOps), reorder steps where a tensor's layout is not the
- * primitive's, into temporaries of the session's scratch arena (grown
- * then, reset after the node).  A pooling's primitive is made at that
- * point, in its tensors' layout.
+ * steps (rt.h KernelRow): its match creates the primitive's descriptor
+ * with the layouts it prefers (format_tag any) and records which of its
+ * tensors may be NHWC; once layout.c has decided its tensors' layouts,
+ * its build creates the primitive, reorders the weights, and adds
+ * reorder steps where a tensor's layout is not the primitive's, into
+ * temporaries of the session's scratch arena (grown then, reset after
+ * the node).  A pooling's primitive is made by its build, in its
+ * tensors' layout.
  * The fused ops' activations become eltwise post-ops, FusedConv's Z a
  * sum post-op (Z is copied, or reordered, into Y first).  oneDNN's
  * OpenMP threads are set to the session's thread count before each
@@ -50,9 +52,14 @@ enum { CONV_X, CONV_Y, CONV_Z };
 
 /* A (de)convolution's tensors X, Y and Z (FusedConv's sum, in Y's
  * layout): each one's row-major descriptor, the primitive's, whether the
- * primitive's is NHWC, and whether layout.c made the tensor NHWC. */
+ * primitive's is NHWC, and whether layout.c made the tensor NHWC; from
+ * match to build, the primitive's descriptor and its weights' and
+ * bias's. */
 typedef struct ConvIo {
-	Step op; /* the primitive, its weights, bias and scratchpad */
+	dnnl_primitive_desc_t pd; /* NULL once built */
+	dnnl_memory_desc_t wu, bias; /* the weights' row-major layout */
+	const void *w;
+	const Value *b;
 	char impl[32]; /* oneDNN's name of its implementation */
 	dnnl_memory_desc_t user[3], inner[3];
 	bool nhwc_ok[3], nhwc[3];
@@ -61,7 +68,7 @@ typedef struct ConvIo {
 } ConvIo;
 
 /* A primitive of one X and one Y sharing their layout (a pooling, a
- * resampling): its description, the primitive made at finish. */
+ * resampling): its description, the primitive made by its build. */
 typedef struct XySpec {
 	const Node *n;
 	bool resample;
@@ -116,8 +123,8 @@ static void kernel_free(void *state)
 		dnnl_stream_destroy(k->stream);
 	for (int i = 0; i < k->nown; i++)
 		free(k->own[i]);
-	if (k->conv)
-		step_free(&k->conv->op);
+	if (k->conv && k->conv->pd)
+		dnnl_primitive_desc_destroy(k->conv->pd);
 	free(k->conv);
 	free(k->xy);
 	free(k);
@@ -443,11 +450,9 @@ static int bind_input(DnnlKernel *k, int arg, const dnnl_memory_desc_t *md,
 	return add_arg(k, arg, md, w ? BIND_FIXED : BIND_IN, i, w);
 }
 
-/* Ends a builder: the kernel into *fk (1), with its LayoutOps lay (or
- * NULL), or 0 and nothing kept. */
+/* Ends a match: the kernel into *fk (1), or 0 and nothing kept. */
 static int done(DnnlKernel *k, dnnl_primitive_desc_t pd,
-		dnnl_primitive_attr_t attr, bool ok, const LayoutOps *lay,
-		FastKernel *fk)
+		dnnl_primitive_attr_t attr, bool ok, FastKernel *fk)
 {
 	if (pd)
 		dnnl_primitive_desc_destroy(pd);
@@ -460,7 +465,6 @@ static int done(DnnlKernel *k, dnnl_primitive_desc_t pd,
 	fk->run = kernel_run;
 	fk->free = kernel_free;
 	fk->state = k;
-	fk->lay = lay;
 	fk->threads = k->threads;
 	return 1;
 }
@@ -542,14 +546,20 @@ static bool conv_z_step(DnnlKernel *k, const ConvIo *c, bool ry)
 			    ry ? BIND_TMP : BIND_OUT, ry ? 1 : 0, NULL);
 }
 
-/* LayoutOps.finish of a (de)convolution: its steps, now that its
- * tensors' layouts are known: Z into Y's buffer, X reordered in where
- * its layout is not the primitive's, the operation, Y reordered out. */
-static int conv_finish(void *state)
+/* The build of a (de)convolution: its steps, now that its tensors'
+ * layouts are known: Z into Y's buffer, X reordered in where its layout
+ * is not the primitive's, the operation (weights reordered once, bias,
+ * scratchpad), Y reordered out. */
+int dnnl_conv_build(gearrt_session *s, Prepared *p, Task *t)
 {
-	DnnlKernel *k = state;
+	(void)s;
+	DnnlKernel *k = t->fast.state;
 	ConvIo *c = k->conv;
+	const Node *n = t->n;
 	omp_set_num_threads(k->threads); /* for the reorders made here */
+	c->nhwc[CONV_X] = rt_nhwc(p, n->inputs[0]);
+	c->nhwc[CONV_Y] = rt_nhwc(p, n->outputs[0]);
+	c->nhwc[CONV_Z] = c->with_z && rt_nhwc(p, n->inputs[3]);
 	for (int io = 0; io < 3; io++) /* [N,C,1,1]: the same bytes */
 		c->nhwc[io] |= c->nhwc_ok[io] && c->spatial == 1;
 	bool rx = conv_reorders(c, CONV_X), ry = conv_reorders(c, CONV_Y);
@@ -562,12 +572,15 @@ static int conv_finish(void *state)
 	}
 	bool ok = (!c->with_z || conv_z_step(k, c, ry)) &&
 		  (!rx || reorder_step(k, &c->user[0], BIND_IN, 0, NULL,
-				       &c->inner[0], BIND_TMP, 0, NULL)) &&
-		  k->nsteps < MAX_STEPS;
+				       &c->inner[0], BIND_TMP, 0, NULL));
 	if (!ok)
 		return error("oneDNN refused a reorder");
-	k->step[k->nsteps++] = c->op;
-	memset(&c->op, 0, sizeof(c->op));
+	ok = finish(k, c->pd, &c->wu, c->w, 1.0f) &&
+	     (!c->b || bind_input(k, DNNL_ARG_BIAS, &c->bias, c->b, 2) == 0);
+	dnnl_primitive_desc_destroy(c->pd);
+	c->pd = NULL;
+	if (!ok)
+		return error("oneDNN refused the %s primitive", c->impl);
 	ok = add_arg(k, DNNL_ARG_SRC, &c->inner[0], rx ? BIND_TMP : BIND_IN,
 		     0, NULL) == 0 &&
 	     add_arg(k, DNNL_ARG_DST, &c->inner[1], ry ? BIND_TMP : BIND_OUT,
@@ -585,26 +598,21 @@ static int conv_io(int slot, const ConvIo *c)
 					: -1;
 }
 
-static int conv_group(const void *state, int slot, bool *prefers)
+/* Records in t which of c's tensors may be NHWC: those the primitive
+ * takes in NHWC, each its own group but Z sharing Y's buffer, which
+ * shares Y's. */
+static void conv_slots(Task *t, const ConvIo *c)
 {
-	const ConvIo *c = ((const DnnlKernel *)state)->conv;
-	int io = conv_io(slot, c);
-	if (io < 0 || !c->nhwc_ok[io])
-		return 0;
-	*prefers = true;
-	return 1 + (io == CONV_Z && c->z_shares_y ? CONV_Y : io);
+	rt_task_slots(t);
+	for (int slot = -1; slot < t->n->ninputs; slot++) {
+		int io = conv_io(slot, c);
+		if (io < 0 || !c->nhwc_ok[io])
+			continue;
+		rt_slot(t, slot)->prefers = true;
+		rt_slot(t, slot)->group =
+			1 + (io == CONV_Z && c->z_shares_y ? CONV_Y : io);
+	}
 }
-
-static void conv_set_nhwc(void *state, int slot)
-{
-	ConvIo *c = ((DnnlKernel *)state)->conv;
-	int io = conv_io(slot, c);
-	if (io >= 0)
-		c->nhwc[io] = true;
-}
-
-static const LayoutOps conv_layout = { conv_group, conv_set_nhwc,
-				       conv_finish };
 
 static const char *impl_of(const_dnnl_primitive_desc_t pd)
 {
@@ -613,10 +621,9 @@ static const char *impl_of(const_dnnl_primitive_desc_t pd)
 	return impl;
 }
 
-/* The tensors of a (de)convolution whose pd chose its layouts; the
- * operation's step is made (weights reordered once, bias, scratchpad),
- * the rest waits for conv_finish. */
-static bool conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t pd,
+/* The tensors of a (de)convolution whose descriptor *pd (taken into
+ * k) chose its layouts; the primitive waits for dnnl_conv_build. */
+static void conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t *pd,
 			 const dnnl_memory_desc_t *src,
 			 const dnnl_memory_desc_t *dst, bool with_z,
 			 const dnnl_memory_desc_t *wu, const void *w,
@@ -624,26 +631,23 @@ static bool conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t pd,
 {
 	ConvIo *c = k->conv = xmalloc(sizeof(*c));
 	memset(c, 0, sizeof(*c));
-	snprintf(c->impl, sizeof(c->impl), "%s", impl_of(pd));
+	c->pd = *pd;
+	*pd = NULL;
+	c->wu = *wu, c->w = w;
+	c->bias = *bias, c->b = b;
+	snprintf(c->impl, sizeof(c->impl), "%s", impl_of(c->pd));
 	c->user[CONV_X] = *src;
 	c->user[CONV_Y] = c->user[CONV_Z] = *dst;
 	c->inner[CONV_X] =
-		*dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+		*dnnl_primitive_desc_query_md(c->pd, dnnl_query_src_md, 0);
 	c->inner[CONV_Y] = c->inner[CONV_Z] =
-		*dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+		*dnnl_primitive_desc_query_md(c->pd, dnnl_query_dst_md, 0);
 	for (int io = 0; io < 3; io++)
 		c->nhwc_ok[io] = is_nhwc(&c->inner[io]);
 	c->with_z = with_z;
 	c->spatial = 1;
 	for (int a = 2; a < dst->ndims; a++)
 		c->spatial *= dst->dims[a];
-	bool ok = finish(k, pd, wu, w, 1.0f) &&
-		  (!b || bind_input(k, DNNL_ARG_BIAS, bias, b, 2) == 0);
-	if (k->nsteps) { /* the step waits in c->op */
-		c->op = k->step[--k->nsteps];
-		memset(&k->step[k->nsteps], 0, sizeof(Step));
-	}
-	return ok;
 }
 
 /* Whether a convolution runs oneDNN's direct JIT kernel (jit:, jit_dw:
@@ -837,14 +841,16 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	}
 	ok = ok && dnnl_stream_create(&k->stream, engine,
 				      dnnl_stream_default_flags) ==
-			   dnnl_success &&
-	     conv_prepare(k, pd, &src, &dst, z != NULL, &wuser,
-			  weight_data(w), b, &bias);
-	if (ok && z)
-		k->conv->z_shares_y = p->vt[n->inputs[3]].data ==
-					      p->vt[n->outputs[0]].data &&
+			   dnnl_success;
+	if (ok) {
+		conv_prepare(k, &pd, &src, &dst, z != NULL, &wuser,
+			     weight_data(w), b, &bias);
+		k->conv->z_shares_y = z && p->vt[n->inputs[3]].data ==
+						   p->vt[n->outputs[0]].data &&
 				      p->vt[n->outputs[0]].data;
-	return done(k, pd, attr, ok, &conv_layout, fk);
+		conv_slots(t, k->conv);
+	}
+	return done(k, pd, attr, ok, fk);
 }
 
 /* ---- MatMul, Gemm, FusedMatMul, FusedGemm ------------------------------ */
@@ -966,7 +972,7 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	bool cfixed = false;
 	const void *cdata = c ? gemm_bias(k, c, d.beta, &cfixed) : NULL;
 	if (c && d.beta != 1.0f && !cdata)
-		return done(k, NULL, NULL, false, NULL, fk);
+		return done(k, NULL, NULL, false, fk);
 	dnnl_memory_desc_t src, wu, wany, dst, bias;
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = make_attr(n, false);
@@ -991,7 +997,7 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 				 cfixed ? BIND_FIXED : BIND_IN, 2, cdata) ==
 				 0) &&
 		  add_arg(k, DNNL_ARG_DST, &dst, BIND_OUT, 0, NULL) == 0;
-	return done(k, pd, attr, ok, NULL, fk);
+	return done(k, pd, attr, ok, fk);
 }
 
 /* ---- MaxPool, AveragePool, GlobalAveragePool ---------------------------- */
@@ -1030,11 +1036,13 @@ static bool xy_pd(const XySpec *xs, dnnl_primitive_attr_t attr,
 					  attr, engine, NULL) == dnnl_success;
 }
 
-/* LayoutOps.finish of a pooling or resampling: its primitive, in its
- * tensors' layout. */
-static int xy_finish(void *state)
+/* The build of a pooling or resampling: its primitive, in its tensors'
+ * layout. */
+int dnnl_xy_build(gearrt_session *s, Prepared *p, Task *t)
 {
-	DnnlKernel *k = state;
+	(void)s;
+	DnnlKernel *k = t->fast.state;
+	k->xy->nhwc = rt_nhwc(p, t->n->outputs[0]);
 	omp_set_num_threads(k->threads);
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = make_attr(k->xy->n, false);
@@ -1056,27 +1064,13 @@ static int xy_finish(void *state)
 			      k->xy->resample ? "resampling" : "pooling");
 }
 
-/* X and Y share a layout; rank 4 may be NHWC. */
-static int xy_group(const void *state, int slot, bool *prefers)
-{
-	(void)prefers;
-	const XySpec *xs = ((const DnnlKernel *)state)->xy;
-	return xs->rank == 4 && (slot == 0 || slot == -1);
-}
-
-static void xy_set_nhwc(void *state, int slot)
-{
-	(void)slot;
-	((DnnlKernel *)state)->xy->nhwc = true;
-}
-
-static const LayoutOps xy_layout = { xy_group, xy_set_nhwc, xy_finish };
-
-/* A kernel for xs (its x, y, rank, alg set here from X and Y), if oneDNN
- * takes it: the primitive waits for xy_finish. */
-static int xy_kernel(gearrt_session *s, const Node *n, const Value *x,
+/* A kernel for xs (its x, y, rank, alg set here from task t's X and Y),
+ * if oneDNN takes it: the primitive waits for dnnl_xy_build.  X and Y
+ * share a layout; rank 4 may be NHWC. */
+static int xy_kernel(gearrt_session *s, Task *t, const Value *x,
 		     const Value *y, XySpec *xs, double work, FastKernel *fk)
 {
+	const Node *n = t->n;
 	DnnlKernel *k = kernel_new(s, work);
 	if (!k) {
 		free(xs);
@@ -1093,7 +1087,11 @@ static int xy_kernel(gearrt_session *s, const Node *n, const Value *x,
 		  dnnl_stream_create(&k->stream, engine,
 				     dnnl_stream_default_flags) ==
 			  dnnl_success;
-	return done(k, pd, attr, ok, &xy_layout, fk);
+	if (ok && xs->rank == 4) {
+		rt_task_slots(t);
+		rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
+	}
+	return done(k, pd, attr, ok, fk);
 }
 
 int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
@@ -1148,7 +1146,7 @@ int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	memcpy(xs->dil, dil, sizeof(dil));
 	memcpy(xs->pl, pl, sizeof(pl));
 	memcpy(xs->pr, pr, sizeof(pr));
-	return xy_kernel(s, n, x, y, xs, work, fk);
+	return xy_kernel(s, t, x, y, xs, work, fk);
 }
 
 /* ---- Resize ---------------------------------------------------------- */
@@ -1197,7 +1195,7 @@ int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	memset(xs, 0, sizeof(*xs));
 	xs->resample = true;
 	xs->alg = dnnl_resampling_linear;
-	return xy_kernel(s, n, x, y, xs,
+	return xy_kernel(s, t, x, y, xs,
 			 4.0 * (double)shape_numel(&y->shape), fk);
 }
 
@@ -1443,7 +1441,7 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		ok = buf && add_arg(k, DNNL_ARG_SCRATCHPAD, sp, BIND_FIXED, 0,
 				    buf) == 0;
 	}
-	return done(k, pd, attr, ok, NULL, fk);
+	return done(k, pd, attr, ok, fk);
 }
 
 bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info)

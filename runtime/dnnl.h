@@ -1,15 +1,18 @@
 /*
- * runtime/dnnl.h - oneDNN fast paths (runtime/dnnl.c): builders of
- * fast.c's registry rows.
+ * runtime/dnnl.h - oneDNN fast paths (runtime/dnnl.c): the match and
+ * build functions of fast.c's registry rows.
  *
- * Each builder looks at task t's node at its planned shapes and, if
- * oneDNN takes it, creates the primitive once (weights reordered into
- * oneDNN's preferred layout in memory the kernel owns; a convolution's
- * reorders and a pooling's primitive wait for its tensors' layouts, its
- * LayoutOps' finish) and fills *k:
- * 1 if so, 0 if the reference kernel must run (another dtype, an
- * attribute oneDNN does not express, a primitive oneDNN refuses), -1
- * with an error.
+ * Each match looks at task t's node at its planned shapes and, if
+ * oneDNN takes it, fills *k: 1 if so, 0 if the reference kernel must
+ * run (another dtype, an attribute oneDNN does not express, a primitive
+ * oneDNN refuses), -1 with an error.  A matmul's or recurrent cell's
+ * primitive is created there (its tensors are row-major); a
+ * convolution's match creates the primitive's descriptor and records
+ * which tensors may be NHWC, and its build (dnnl_conv_build), once
+ * runtime/layout.c has decided, the primitive (weights reordered once
+ * into oneDNN's preferred layout in memory the kernel owns) and the
+ * reorders its tensors' layouts need; a pooling's or resampling's build
+ * (dnnl_xy_build) creates its primitive in its tensors' layout.
  */
 #ifndef GEARC_RT_DNNL_H
 #define GEARC_RT_DNNL_H
@@ -18,9 +21,10 @@
 
 /* Conv, ConvTranspose, FusedConv. */
 int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int dnnl_conv_build(gearrt_session *s, Prepared *p, Task *t);
 /* MatMul, Gemm, FusedMatMul, FusedGemm. */
 int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-/* What a oneDNN kernel does, once finished (runtime/layout.c): the
+/* What a oneDNN kernel does, once built: the
  * images it runs one at a time (1: the batch at once) and, for a
  * convolution, whether it reorders X in and Y out and oneDNN's name of
  * its implementation ("" for other kernels). */
@@ -39,5 +43,7 @@ int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* Resize, linear, with half_pixel coordinates and scales of Y over X. */
 int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);
+/* The build of a pooling's or resize's kernel. */
+int dnnl_xy_build(gearrt_session *s, Prepared *p, Task *t);
 
 #endif

@@ -6,7 +6,9 @@
  * arena at the plan's offset (a view or an in-place result shares its
  * owner's offset), graph inputs and outputs in the caller's buffers
  * (pointers refreshed by each run).  Each node becomes a Task run by
- * the kernel registry's row that takes it (fast.c).  rt_exec walks the
+ * the kernel registry's row that takes it (fast.c): every task is
+ * matched to its row, then the tensors' layouts are decided (layout.c),
+ * then every task's kernel is built for them.  rt_exec walks the
  * tasks: a fast kernel runs on the task's tensors; a reference task
  * binds its node's tensors in an OpBind and calls the op's run hook; an
  * evaluated task (control flow, shapes known only at run time) goes
@@ -157,7 +159,7 @@ int rt_alias_build(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
-/* Task t for node n, its kernel chosen from the registry (fast.c). */
+/* Task t for node n, matched to its kernel's registry row (fast.c). */
 static int make_task(gearrt_session *s, Prepared *p, Task *t, const Node *n)
 {
 	t->n = n;
@@ -239,10 +241,10 @@ static const char *task_layouts(const Prepared *p, const Task *t, char *buf,
 	const Node *n = t->n;
 	bool in = false, out = false;
 	DnnlInfo d;
-	for (int32_t k = 0; p->nhwc && k < n->ninputs; k++)
-		in |= n->inputs[k] >= 0 && p->nhwc[n->inputs[k]];
-	for (int32_t k = 0; p->nhwc && k < n->noutputs; k++)
-		out |= n->outputs[k] >= 0 && p->nhwc[n->outputs[k]];
+	for (int32_t k = 0; k < n->ninputs; k++)
+		in |= rt_nhwc(p, n->inputs[k]);
+	for (int32_t k = 0; k < n->noutputs; k++)
+		out |= rt_nhwc(p, n->outputs[k]);
 	if (t->kernel->backend != KB_DNNL || !dnnl_fast_info(&t->fast, &d))
 		d = (DnnlInfo){ .impl = "" };
 	snprintf(buf, size, "%s%s%s%s%s%s", in ? "  in NHWC" : "",
@@ -345,10 +347,12 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 			return NULL;
 		}
 	}
-	if (rt_layout(p) < 0) {
-		rt_prepared_free(p);
-		return NULL;
-	}
+	rt_layout(p);
+	for (int32_t i = 0; i < p->ntasks; i++)
+		if (rt_kernel_build(s, p, &p->tasks[i]) < 0) {
+			rt_prepared_free(p);
+			return NULL;
+		}
 	if (rt_map_io(s->model, p) < 0) {
 		rt_prepared_free(p);
 		return NULL;
@@ -372,6 +376,7 @@ void rt_prepared_free(Prepared *p)
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		if (p->tasks[i].fast.free)
 			p->tasks[i].fast.free(p->tasks[i].fast.state);
+		free(p->tasks[i].lay);
 		free(p->tasks[i].in);
 		free(p->tasks[i].out);
 		free(p->tasks[i].result);
@@ -383,7 +388,6 @@ void rt_prepared_free(Prepared *p)
 	free(p->in_at);
 	free(p->out_at);
 	free(p->tasks);
-	free(p->nhwc);
 	free(p->vt);
 	free(p->cur);
 	free(p);

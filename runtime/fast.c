@@ -2,15 +2,17 @@
  * runtime/fast.c - the kernel registry: which kernel runs each node
  * (rt.h KernelRow).  The rows are tried in order when a gear is
  * prepared; the first whose op and input-0 dtype match and whose
- * builder takes the node at its planned shapes runs it.  The plain-C
+ * match takes the node at its planned shapes runs it.  The plain-C
  * kernels (runtime/direct.c, chanwise.c, quant.c, convert.c) come
  * first, then oneDNN's (runtime/dnnl.c), then the reference kernels
  * (the op table's run hook) and evaluation, which take every node the
- * others leave.  A fast path is one builder and one row here; its name
- * is what GEARRT_PROFILE prints and tests ask for.  Neighbours may
- * share work: a ConvTranspose applies the activation after it
- * (fold_into_deconv).  The layouts tensors take between kernels are
- * runtime/layout.c's.  gearrt_options.no_fast (GEARRT_NO_FAST=1 to
+ * others leave.  A fast path is one row here: its match, its build if
+ * it has one (what depends on its tensors' layouts), the layouts it
+ * takes, its name (what GEARRT_PROFILE prints and tests ask for).
+ * Neighbours may share work: a ConvTranspose applies the activation
+ * after it (fold_into_deconv).  Every task is matched, then
+ * runtime/layout.c decides the layouts tensors take between kernels,
+ * then every task is built (exec.c rt_prepare).  gearrt_options.no_fast (GEARRT_NO_FAST=1 to
  * gearc run and the Python module) leaves only the reference rows: the
  * test oracle (tests/test_fast.c).
  */
@@ -46,8 +48,9 @@ static bool read_by_only(const Graph *g, ValId v, const Node *n)
 /* A Relu or Sigmoid whose input only it reads, made by an earlier plain-C
  * ConvTranspose: that kernel applies the activation and writes t's
  * output tensor instead of its own (never read now); t does nothing.
- * 1 if so, else 0.  Tasks get their kernels in run order, so the
- * ConvTranspose's is built when this row looks at it. */
+ * 1 if so, else 0.  Tasks are matched in run order, so the
+ * ConvTranspose's is matched when this row looks at it (a row-major
+ * kernel, which has no build). */
 static int fold_into_deconv(gearrt_session *s, Prepared *p, Task *t,
 			    FastKernel *k)
 {
@@ -95,10 +98,10 @@ static int evaluate(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
-/* Layouts: ROWS, a kernel of row-major tensors; EITHER, one whose
- * LayoutOps say per tensor which layouts it takes (rt.h), or, without
- * LayoutOps, an elementwise one (it computes element i from element i in
- * any order: layout.c joins its tensors into one layout). */
+/* Layouts: ROWS, a kernel of row-major tensors; EITHER, one whose match
+ * records per slot which layouts it takes (rt.h SlotLayout), or, with
+ * none recorded, an elementwise one (it computes element i from element
+ * i in any order: layout.c joins its tensors into one layout). */
 enum {
 	F32 = KR_DT(DT_FLOAT),
 	Q8 = KR_DT(DT_INT8) | KR_DT(DT_UINT8),
@@ -110,14 +113,19 @@ enum {
 	EITHER = LAY_ROWS | LAY_NHWC,
 };
 
-#define PLAIN(op, dt, lay, build, name) \
-	{ OP_##op, KB_PLAIN, dt, lay, build, name }
-#define DNNL(op, dt, lay, build, name) \
-	{ OP_##op, KB_DNNL, dt, lay, build, name }
+/* A row whose kernel is whole once matched; the _B forms add a build. */
+#define PLAIN(op, dt, lay, match, name) \
+	{ OP_##op, KB_PLAIN, dt, lay, match, NULL, name }
+#define PLAIN_B(op, dt, lay, match, build, name) \
+	{ OP_##op, KB_PLAIN, dt, lay, match, build, name }
+#define DNNL(op, dt, lay, match, name) \
+	{ OP_##op, KB_DNNL, dt, lay, match, NULL, name }
+#define DNNL_B(op, dt, lay, match, build, name) \
+	{ OP_##op, KB_DNNL, dt, lay, match, build, name }
 
 /* In order: the first row that takes a node runs it. */
 static const KernelRow rows[] = {
-	{ KR_ANY_OP, KB_PLAIN, ANY, ROWS, rt_alias_build, "exec.alias" },
+	{ KR_ANY_OP, KB_PLAIN, ANY, ROWS, rt_alias_build, NULL, "exec.alias" },
 	PLAIN(Conv, F32, ROWS, small_dwconv, "small.dwconv"),
 	PLAIN(Conv, F32, ROWS, direct_conv, "direct.conv"),
 	PLAIN(FusedConv, F32, ROWS, direct_conv, "direct.conv"),
@@ -145,10 +153,14 @@ static const KernelRow rows[] = {
 	PLAIN(Sub, F32, EITHER, direct_arith, "direct.arith"),
 	PLAIN(Mul, F32, EITHER, direct_arith, "direct.arith"),
 	PLAIN(Div, F32, EITHER, direct_arith, "direct.arith"),
-	PLAIN(Add, F32, EITHER, chan_binary, "chan.binary"),
-	PLAIN(Sub, F32, EITHER, chan_binary, "chan.binary"),
-	PLAIN(Mul, F32, EITHER, chan_binary, "chan.binary"),
-	PLAIN(Div, F32, EITHER, chan_binary, "chan.binary"),
+	PLAIN_B(Add, F32, EITHER, chan_binary, chan_binary_build,
+		"chan.binary"),
+	PLAIN_B(Sub, F32, EITHER, chan_binary, chan_binary_build,
+		"chan.binary"),
+	PLAIN_B(Mul, F32, EITHER, chan_binary, chan_binary_build,
+		"chan.binary"),
+	PLAIN_B(Div, F32, EITHER, chan_binary, chan_binary_build,
+		"chan.binary"),
 	PLAIN(Add, IW, ROWS, intew_binary, "intew.binary"),
 	PLAIN(Sub, IW, ROWS, intew_binary, "intew.binary"),
 	PLAIN(Mul, IW, ROWS, intew_binary, "intew.binary"),
@@ -165,8 +177,10 @@ static const KernelRow rows[] = {
 	PLAIN(Where, ANY, ROWS, intew_where, "intew.where"),
 	PLAIN(LayerNormalization, F32, ROWS, direct_layernorm,
 	      "direct.layernorm"),
-	PLAIN(GlobalAveragePool, F32, EITHER, chan_gap, "chan.gap"),
-	PLAIN(Concat, F32, EITHER, chan_concat, "chan.concat"),
+	PLAIN_B(GlobalAveragePool, F32, EITHER, chan_gap, chan_gap_build,
+		"chan.gap"),
+	PLAIN_B(Concat, F32, EITHER, chan_concat, chan_concat_build,
+		"chan.concat"),
 	PLAIN(Concat, ANY, ROWS, small_move, "small.move"),
 	PLAIN(Slice, ANY, ROWS, small_move, "small.move"),
 	PLAIN(Pad, ANY, ROWS, small_move, "small.move"),
@@ -182,25 +196,33 @@ static const KernelRow rows[] = {
 	PLAIN(Abs, F32, ROWS, small_unary, "small.unary"),
 	PLAIN(Exp, F32, ROWS, small_unary, "small.unary"),
 	PLAIN(Transpose, B32, ROWS, direct_transpose, "direct.transpose"),
-	PLAIN(Resize, F32, EITHER, direct_resize, "direct.resize"),
+	PLAIN_B(Resize, F32, EITHER, direct_resize, direct_resize_build,
+		"direct.resize"),
 	PLAIN(Gather, ANY, ROWS, direct_gather, "direct.gather"),
-	{ KR_ANY_OP, KB_PLAIN, ANY, ROWS, direct_view, "direct.view" },
-	DNNL(Conv, F32, EITHER, dnnl_fast_conv, "dnnl.conv"),
-	DNNL(FusedConv, F32, EITHER, dnnl_fast_conv, "dnnl.conv"),
-	DNNL(ConvTranspose, F32, EITHER, dnnl_fast_conv, "dnnl.deconv"),
+	{ KR_ANY_OP, KB_PLAIN, ANY, ROWS, direct_view, NULL, "direct.view" },
+	DNNL_B(Conv, F32, EITHER, dnnl_fast_conv, dnnl_conv_build,
+	       "dnnl.conv"),
+	DNNL_B(FusedConv, F32, EITHER, dnnl_fast_conv, dnnl_conv_build,
+	       "dnnl.conv"),
+	DNNL_B(ConvTranspose, F32, EITHER, dnnl_fast_conv, dnnl_conv_build,
+	       "dnnl.deconv"),
 	DNNL(MatMul, F32, ROWS, dnnl_fast_matmul, "dnnl.matmul"),
 	DNNL(FusedMatMul, F32, ROWS, dnnl_fast_matmul, "dnnl.matmul"),
 	DNNL(Gemm, F32, ROWS, dnnl_fast_matmul, "dnnl.gemm"),
 	DNNL(FusedGemm, F32, ROWS, dnnl_fast_matmul, "dnnl.gemm"),
-	DNNL(MaxPool, F32, EITHER, dnnl_fast_pool, "dnnl.pool"),
-	DNNL(AveragePool, F32, EITHER, dnnl_fast_pool, "dnnl.pool"),
-	DNNL(GlobalAveragePool, F32, EITHER, dnnl_fast_pool, "dnnl.pool"),
+	DNNL_B(MaxPool, F32, EITHER, dnnl_fast_pool, dnnl_xy_build,
+	       "dnnl.pool"),
+	DNNL_B(AveragePool, F32, EITHER, dnnl_fast_pool, dnnl_xy_build,
+	       "dnnl.pool"),
+	DNNL_B(GlobalAveragePool, F32, EITHER, dnnl_fast_pool, dnnl_xy_build,
+	       "dnnl.pool"),
 	DNNL(LSTM, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
 	DNNL(GRU, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
 	DNNL(RNN, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
-	DNNL(Resize, F32, EITHER, dnnl_fast_resize, "dnnl.resize"),
-	{ KR_ANY_OP, KB_REFERENCE, ANY, EITHER, reference, "ref" },
-	{ KR_ANY_OP, KB_EVAL, ANY, ROWS, evaluate, "eval" },
+	DNNL_B(Resize, F32, EITHER, dnnl_fast_resize, dnnl_xy_build,
+	       "dnnl.resize"),
+	{ KR_ANY_OP, KB_REFERENCE, ANY, EITHER, reference, NULL, "ref" },
+	{ KR_ANY_OP, KB_EVAL, ANY, ROWS, evaluate, NULL, "eval" },
 };
 
 static bool row_matches(const KernelRow *r, const Prepared *p,
@@ -230,23 +252,42 @@ int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t)
 		if ((is_fast && !fast) || !row_matches(r, p, t))
 			continue;
 		FastKernel k = { 0 };
-		int rc = r->build(s, p, t, &k);
-		if (rc < 0)
-			return -1;
-		if (rc && k.lay && !(r->layouts & LAY_NHWC)) {
-			if (k.free)
+		int rc = r->match(s, p, t, &k);
+		if (rc < 0 || (rc && t->lay && !(r->layouts & LAY_NHWC))) {
+			if (rc > 0 && k.free)
 				k.free(k.state);
-			return error("node '%s' (%s): kernel %s takes NHWC "
-				     "tensors its registry row does not "
-				     "declare", t->n->name, t->n->op_type,
-				     r->name);
+			free(t->lay);
+			t->lay = NULL;
+			return rc < 0 ? -1
+				      : error("node '%s' (%s): kernel %s takes "
+					      "NHWC tensors its registry row "
+					      "does not declare", t->n->name,
+					      t->n->op_type, r->name);
 		}
 		if (rc) { /* the last row, evaluation, takes every node */
 			t->kernel = r;
 			t->fast = k;
 			return 0;
 		}
+		free(t->lay);
+		t->lay = NULL;
 	}
+}
+
+int rt_kernel_build(gearrt_session *s, Prepared *p, Task *t)
+{
+	if (!t->kernel->build || t->kernel->build(s, p, t) == 0)
+		return 0;
+	return error_prefix("node '%s' (%s)", t->n->name, t->n->op_type);
+}
+
+SlotLayout *rt_task_slots(Task *t)
+{
+	size_t n = (size_t)t->n->ninputs + (size_t)t->n->noutputs + 1;
+	free(t->lay);
+	t->lay = xmalloc(n * sizeof(*t->lay));
+	memset(t->lay, 0, n * sizeof(*t->lay));
+	return t->lay;
 }
 
 const char *rt_kernel_name(const Task *t)

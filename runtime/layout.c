@@ -4,7 +4,8 @@
  * oneDNN's convolutions compute in NHWC here (their primitives choose it
  * for fp32 on AVX-512), so a tensor kept row-major (NCHW) between two of
  * them costs a reorder out and a reorder in.  Once every task of a gear
- * has its kernel, this file decides, per rank-4 float tensor, which
+ * is matched to its kernel's registry row, before any kernel is built
+ * (runtime/fast.c), this file decides, per rank-4 float tensor, which
  * layout its bytes hold, the way ONNX Runtime's NCHWc transformer
  * rewrites a session's graph, but once per gear at prepare time:
  *
@@ -12,8 +13,8 @@
  *     component (union-find): the input and output of an elementwise op
  *     (the op table's ew column; same shapes, or a one-element operand:
  *     any kernel computes element i from element i, whatever the order),
- *     and the slots a kernel's LayoutOps group together (a pooling's X
- *     and Y, a per-channel Mul's X and Y);
+ *     and the slots a kernel's match groups together (rt.h SlotLayout: a
+ *     pooling's X and Y, a per-channel Mul's X and Y);
  *   - a component stays row-major if any of its tensors is a graph input
  *     or output, evaluated, or touched by a task that cannot take NHWC
  *     (its registry row takes LAY_ROWS alone: a view, a softmax; a
@@ -24,8 +25,8 @@
  *
  * A tensor whose spatial size is 1 ([N,C,1,1]) has the same bytes either
  * way and is left out.  A graph holding subgraphs keeps every tensor
- * row-major (a subgraph may read any of them).  Then every kernel is told
- * its NHWC slots and finished (runtime/rt.h LayoutOps).
+ * row-major (a subgraph may read any of them).  Then every kernel is
+ * built for the layouts decided (rt_kernel_build, rt_nhwc).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -136,8 +137,9 @@ static void join_slots(Comp *c, const Prepared *p, const Node *n)
 
 enum { MAX_GROUPS = 8 };
 
-/* The slots of a kernel with LayoutOps, by its groups; a group holding
- * a row-major value (a weight, a graph input) stays row-major. */
+/* The slots of a kernel whose match recorded their layouts (t->lay), by
+ * its groups; a group holding a row-major value (a weight, a graph
+ * input) stays row-major. */
 static void group_slots(Comp *c, const Prepared *p, const Task *t)
 {
 	const Node *n = t->n;
@@ -149,8 +151,8 @@ static void group_slots(Comp *c, const Prepared *p, const Task *t)
 		ValId v = slot_val(n, slot);
 		if (!laid_out(p, v))
 			continue;
-		bool prefers = false;
-		int grp = t->fast.lay->group(t->fast.state, slot, &prefers);
+		bool prefers = rt_slot(t, slot)->prefers;
+		int grp = rt_slot(t, slot)->group;
 		bool ok = grp > 0 && grp < MAX_GROUPS;
 		if (!candidate(p, v)) {
 			pinned[ok ? grp : 0] = true;
@@ -175,7 +177,7 @@ static void classify(Comp *c, const Prepared *p, const Task *t)
 {
 	if (rt_evaluated(t) || t->seq || !(t->kernel->layouts & LAY_NHWC))
 		force_plain(c, p, t->n);
-	else if (t->fast.lay)
+	else if (t->lay)
 		group_slots(c, p, t);
 	else if (elementwise(p, t->n))
 		join_slots(c, p, t->n);
@@ -191,7 +193,7 @@ static bool holds_subgraphs(const Graph *g)
 	return false;
 }
 
-/* p->nhwc[v] for every value. */
+/* The layout of every value's planned tensor. */
 static void decide(Prepared *p)
 {
 	const Graph *g = p->g;
@@ -211,33 +213,16 @@ static void decide(Prepared *p)
 		classify(&c, p, &p->tasks[i]);
 	for (ValId v = 0; v < g->nvals; v++) {
 		int32_t r = find(&c, v);
-		p->nhwc[v] = candidate(p, v) && !c.plain[r] && c.gain[r];
+		if (candidate(p, v) && !c.plain[r] && c.gain[r])
+			p->vt[v].layout = TENSOR_NHWC;
 	}
 	free(c.up);
 	free(c.plain);
 	free(c.gain);
 }
 
-int rt_layout(Prepared *p)
+void rt_layout(Prepared *p)
 {
-	const Graph *g = p->g;
-	p->nhwc = xmalloc((size_t)g->nvals + 1);
-	memset(p->nhwc, 0, (size_t)g->nvals + 1);
-	if (!holds_subgraphs(g))
+	if (!holds_subgraphs(p->g))
 		decide(p);
-	for (int32_t i = 0; i < p->ntasks; i++) {
-		Task *t = &p->tasks[i];
-		const LayoutOps *lay = t->fast.lay;
-		if (!lay)
-			continue;
-		for (int slot = -t->n->noutputs; slot < t->n->ninputs; slot++) {
-			ValId v = slot_val(t->n, slot);
-			if (v >= 0 && p->nhwc[v])
-				lay->set_nhwc(t->fast.state, slot);
-		}
-		if (lay->finish && lay->finish(t->fast.state) < 0)
-			return error_prefix("node '%s' (%s)", t->n->name,
-					    t->n->op_type);
-	}
-	return 0;
 }

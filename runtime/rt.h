@@ -17,13 +17,14 @@
  * kept: every value gets a Tensor whose data is resolved once (a weight in
  * the mapped file, a block of the session's arena at the plan's offset,
  * or, for the graph's inputs and outputs, the caller's buffer, refreshed
- * per run), and every node a Task: its kernel (a row of the kernel
- * registry, runtime/fast.c: a fast path, or the op table's run hook) and
- * its input and output tensors.  A node whose kernel needs shapes at
- * run time (no run hook: If, Loop, Scan; or an output the plan left out,
- * its shape depending on data) runs by evaluation (the registry's last
- * row, passes/runspec.h runspec_node) and its outputs live in the session's
- * pool, reset per run.
+ * per run) and whose layout (row-major, or NHWC between kernels that
+ * take it) runtime/layout.c decides, and every node a Task: its kernel
+ * (a row of the kernel registry, runtime/fast.c: a fast path, or the op
+ * table's run hook) and its input and output tensors.  A node whose
+ * kernel needs shapes at run time (no run hook: If, Loop, Scan; or an
+ * output the plan left out, its shape depending on data) runs by
+ * evaluation (the registry's last row, passes/runspec.h runspec_node) and its
+ * outputs live in the session's pool, reset per run.
  */
 #ifndef GEARC_RT_H
 #define GEARC_RT_H
@@ -64,26 +65,23 @@ struct gearrt_model {
 	pthread_mutex_t lock;
 };
 
-/* How a fast kernel takes its tensors' layouts (runtime/layout.c).  A
- * slot is input k (k >= 0) or output k (-1 - k) of the node.  group says
- * whether the slot's rank-4 tensor may be channels-last (NHWC): 0 if it
- * must stay row-major, else a number shared by the slots that must have
- * one layout (an input and the output overwriting it, say); *prefers is
- * set if channels-last spares the kernel a reorder.  set_nhwc makes the
- * slot channels-last.  finish, once every slot is set and before the
- * first run, builds what depends on them (reorder primitives); -1 with
- * an error. */
-typedef struct LayoutOps {
-	int (*group)(const void *state, int slot, bool *prefers);
-	void (*set_nhwc)(void *state, int slot);
-	int (*finish)(void *state);
-} LayoutOps;
+/* How a fast kernel takes the layout of one of its tensors, as its
+ * row's match records it (Task.lay) for runtime/layout.c: group 0 if the
+ * slot's rank-4 tensor must stay row-major, else a number (1..7) shared
+ * by the slots that must have one layout (an input and the output
+ * overwriting it, say); prefers if channels-last (NHWC) spares the
+ * kernel a reorder.  A slot is input k (k >= 0) or output k (-1 - k) of
+ * the node. */
+typedef struct SlotLayout {
+	uint8_t group;
+	bool prefers;
+} SlotLayout;
 
 /* A fast path for one node, chosen when its gear is prepared
  * (runtime/fast.c): run(state, in, out) computes the node's outputs into
  * out[k]->data from in[k] (whose data pointers may change between runs:
  * graph inputs and outputs are the caller's buffers); free(state) when
- * the session goes.  lay: NULL if every tensor it touches is row-major. */
+ * the session goes. */
 struct Task;
 struct Prepared;
 
@@ -91,13 +89,15 @@ typedef struct FastKernel {
 	int (*run)(void *state, const Tensor *const *in, Tensor *const *out);
 	void (*free)(void *state);
 	void *state;
-	const LayoutOps *lay;
 	int threads; /* the threads a run uses (0: one) */
 } FastKernel;
 
 /* The kernel registry (runtime/fast.c): ordered rows, each a way to run
- * a node.  A task runs the first row whose op and input-0 dtype match and
- * whose builder takes the node at its planned shapes; the reference
+ * a node.  A gear is prepared in three stages: every task is matched
+ * (the first row whose op and input-0 dtype match and whose match takes
+ * the node at its planned shapes runs it), then runtime/layout.c decides
+ * each tensor's layout from what the matches recorded, then every row's
+ * build makes what depends on those layouts, once.  The reference
  * kernels (the op table's run hook) and evaluation are the last rows.
  * A row's name ("direct.conv", "dnnl.conv", "ref", "eval") is what the
  * profiler prints and tests ask about (rt_kernel_name). */
@@ -109,19 +109,31 @@ typedef enum KernelBackend {
 } KernelBackend;
 
 /* The layouts a row's kernel takes its rank-4 tensors in (layout.c):
- * LAY_ROWS alone keeps every tensor it touches row-major. */
+ * LAY_ROWS alone keeps every tensor it touches row-major; LAY_NHWC, its
+ * match records per slot which may be channels-last (rt_task_slots), or,
+ * recording none, it is elementwise (element i from element i, in any
+ * order: layout.c gives its tensors one layout). */
 enum { LAY_ROWS = 1, LAY_NHWC = 2 };
 
-/* Fills *k and returns 1 if the row takes task t, 0 if not, -1 with an
- * error. */
-typedef int (*KernelBuild)(gearrt_session *s, struct Prepared *p,
+/* Match: whether the row takes task t at its planned shapes; if so it
+ * fills *k (what does not depend on layouts: a oneDNN primitive's
+ * descriptor, not the primitive) and, taking NHWC, records its slots'
+ * layouts (rt_task_slots).  1 if it takes t, 0 if not (nothing kept),
+ * -1 with an error. */
+typedef int (*KernelMatch)(gearrt_session *s, struct Prepared *p,
 			   struct Task *t, FastKernel *k);
+/* Build, or NULL: once every tensor's layout is decided (rt_nhwc),
+ * makes what depends on them in t->fast.state (primitives, reorders);
+ * 0, or -1 with an error. */
+typedef int (*KernelBuild)(gearrt_session *s, struct Prepared *p,
+			   struct Task *t);
 
 typedef struct KernelRow {
 	int op;		  /* OP_..., or KR_ANY_OP */
 	KernelBackend backend;
 	uint32_t dtypes;  /* input 0's dtypes (KR_DT(DT_...) bits), 0: any */
 	uint8_t layouts;  /* LAY_ROWS, LAY_NHWC */
+	KernelMatch match;
 	KernelBuild build;
 	const char *name;
 } KernelRow;
@@ -133,6 +145,9 @@ typedef struct Task {
 	const Node *n;
 	const KernelRow *kernel; /* the row running it (rt_kernel_choose) */
 	FastKernel fast;	 /* a plain-C or oneDNN row's kernel */
+	/* Per slot (rt_slot), the layouts its kernel takes, or NULL: every
+	 * tensor row-major, or an elementwise kernel (LAY_NHWC above). */
+	SlotLayout *lay;
 	/* A sequence op (rt.h top): its kernel may publish outputs the plan
 	 * does not hold (result[]). */
 	bool seq;
@@ -170,7 +185,6 @@ typedef struct Prepared {
 	int32_t ntasks;
 	Tensor *own_out;     /* per graph output: session-owned buffers */
 	bool planned;	     /* every task runs its kernel on planned buffers */
-	uint8_t *nhwc;	     /* per value: channels-last (layout.c) */
 	uint8_t *mem;	     /* the arena its plan's offsets are in */
 	uint64_t mem_bytes;
 	int32_t *in_at;	     /* model input i -> graph input */
@@ -271,17 +285,35 @@ gearrt_status rt_run_by_value(gearrt_session *s, size_t graph,
 			      gearrt_tensor *outputs, size_t nout, bool *ran);
 
 /* runtime/fast.c: gives task t (its tensors resolved in p) the first
- * registry row that takes it: 0, or -1 with an error. */
+ * registry row whose match takes it: 0, or -1 with an error. */
 int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t);
+/* Runs the build of t's row, once p's layouts are decided: 0, or -1
+ * with an error naming the node. */
+int rt_kernel_build(gearrt_session *s, Prepared *p, Task *t);
+/* For a match: t->lay, every slot row-major until set. */
+SlotLayout *rt_task_slots(Task *t);
 /* runtime/exec.c: the registry row of a view exec.c made an alias. */
 int rt_alias_build(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* The name of the row running t ("dnnl.conv", "ref", "eval"). */
 const char *rt_kernel_name(const Task *t);
-/* runtime/layout.c: once every task of p has its kernel, gives the
- * rank-4 float tensors between oneDNN convolutions and the kernels that
- * take either layout the channels-last layout those convolutions compute
- * in, and finishes the kernels; -1 with an error. */
-int rt_layout(Prepared *p);
+/* runtime/layout.c: once every task of p is matched, gives the rank-4
+ * float tensors between oneDNN convolutions and the kernels that take
+ * either layout the channels-last layout those convolutions compute in
+ * (their Tensor's layout, TENSOR_NHWC). */
+void rt_layout(Prepared *p);
+
+/* The layout record of slot slot of t (t->lay set). */
+static inline SlotLayout *rt_slot(const Task *t, int slot)
+{
+	return &t->lay[t->n->noutputs + slot];
+}
+
+/* Whether value v's planned tensor is channels-last (its layout, which
+ * rt_layout decided). */
+static inline bool rt_nhwc(const Prepared *p, ValId v)
+{
+	return v >= 0 && p->vt[v].layout == TENSOR_NHWC;
+}
 
 /* Input i of node n in p's graph, or NULL if absent. */
 static inline const Value *rt_in_val(const Prepared *p, const Node *n, int i)

@@ -89,8 +89,8 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 				 sizeof(o.impls) - strlen(o.impls), "%s,",
 				 d.impl);
 	}
-	for (ValId v = 0; p->nhwc && v < p->g->nvals; v++)
-		o.nhwc += p->nhwc[v];
+	for (ValId v = 0; v < p->g->nvals; v++)
+		o.nhwc += rt_nhwc(p, v);
 	for (size_t i = 0; i < nin; i++)
 		free(in[i].data);
 	gearrt_session_destroy(s);
@@ -422,12 +422,12 @@ static void run_fused(Fixture *f, Node *n, const Tensor **in, float *y,
 		     last_error());
 	cr_assert(rt_fast(&t), "no fast path took %s: %s runs it",
 		  n->op_type, rt_kernel_name(&t));
-	cr_assert(!t.fast.lay || !t.fast.lay->finish ||
-			  t.fast.lay->finish(t.fast.state) == 0,
-		  "%s", last_error());
+	cr_assert_eq(rt_kernel_build(&f->s, &f->p, &t), 0, "%s",
+		     last_error());
 	cr_assert_eq(t.fast.run(t.fast.state, in, outs), 0, "%s",
 		     last_error());
 	t.fast.free(t.fast.state);
+	free(t.lay);
 }
 
 static float act(const char *name, float a, float b, float x)

@@ -88,8 +88,8 @@ static void check_node(Model *m, const Node *n, bool small, float atol,
 		     small,
 		     "%s: runtime/small.c %s it", n->op_type,
 		     small ? "did not take" : "took");
-	if (rc == 1 && t.fast.lay && t.fast.lay->finish)
-		cr_assert_eq(t.fast.lay->finish(t.fast.state), 0, "%s",
+	if (rc == 1)
+		cr_assert_eq(rt_kernel_build(&s, &p, &t), 0, "%s",
 			     last_error());
 	if (rc == 1)
 		cr_assert_eq(t.fast.run(t.fast.state, in, got), 0, "%s",
