@@ -378,7 +378,7 @@ function fixtureCases() {
 		'--input_shape=x:-1,3,224,224', '--dynamic_batch_size=1,8'] });
 	cases.push({ key: 'bench_tf', model: 'bench_tf.onnx', args: [
 		'--input_shape=x:1,-1,128', '--dynamic_dims=64;128;256'] });
-	for (const key of ['qdyn_cnn', 'qdyn_enc', 'qdq_cnn'])
+	for (const key of ['qdyn_cnn', 'qdyn_enc', 'qdq_cnn', 'fp16_cnn'])
 		cases.push({ key, model: key + '.onnx', args: [] });
 	return cases.map(c => ({ ...c, path: path.join(fixtures, c.model) }));
 }
