@@ -130,7 +130,7 @@ static const KernelRow rows[] = {
 	PLAIN(MatMulInteger, Q8, ROWS, quant_matmul, "quant.matmul"),
 	PLAIN(QLinearMatMul, Q8, ROWS, quant_matmul, "quant.matmul"),
 	PLAIN(ConvInteger, Q8, ROWS, quant_conv, "quant.conv"),
-	PLAIN(QLinearConv, Q8, ROWS, quant_conv, "quant.conv"),
+	PLAIN(QLinearConv, Q8, EITHER, quant_conv, "quant.conv"),
 	PLAIN(DynQuantMatMul, F32, ROWS, quant_dynquant, "quant.dynquant"),
 	PLAIN(DynQuantConv, F32, ROWS, quant_dynquant, "quant.dynquant"),
 	PLAIN(DynamicQuantizeLinear, F32, ROWS, quant_linear,

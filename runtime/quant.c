@@ -1268,6 +1268,7 @@ static bool dq_vnni(void)
 	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
 	return __builtin_cpu_supports("avx512vnni") &&
 	       __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vl") &&
 	       (isa & dnnl_cpu_isa_avx512_core_vnni) ==
 		       dnnl_cpu_isa_avx512_core_vnni;
 #else
@@ -1330,7 +1331,8 @@ typedef struct DqKernel {
 	uint8_t *xt;	 /* Conv: X quantized, channels last */
 	uint8_t *a;	 /* Conv: a block of im2col rows */
 	int32_t *r, *c;	 /* per row r'; Conv: a block's sums */
-	int32_t *acc;	 /* QLinearConv: a channel's exact sums */
+	uint8_t *t;	 /* QLinearConv: a block's y, channels last */
+	bool x_nhwc, y_nhwc; /* QLinearConv: X, Y channels-last */
 	float *sp, *bias;
 	QConv g;	 /* Conv: the geometry */
 } DqKernel;
@@ -1348,7 +1350,7 @@ static void dq_free(void *state)
 	free(q->c);
 	free(q->sp);
 	free(q->bias);
-	free(q->acc);
+	free(q->t);
 	free(q->g.mult);
 	free(q);
 }
@@ -1412,14 +1414,27 @@ static void dq_transpose(const uint8_t *x, int64_t ch, int64_t np,
 		}
 }
 
-/* The im2col rows of output pixels p0..p0+nr of group gi, channels last
+/* d[0..n) = s[0..n), inline: im2col copies a group's channels of a tap,
+ * often 16 or 32 bytes, where a call to memcpy costs more than the copy. */
+static inline void copy_short(uint8_t *d, const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16)
+		__builtin_memcpy(d + i, s + i, 16);
+	for (; i < n; i++)
+		d[i] = s[i];
+}
+
+/* The im2col rows of output pixels p0..p0+nr of group gi of x (one image
+ * channels last), channels last
  * (tap (ky, kx), then channel), rows of k4 bytes; taps outside the image
  * hold the zero point za. */
-static void dq_im2col(const DqKernel *q, int64_t gi, int64_t p0, int64_t nr,
-		      int32_t za, uint8_t *a, int64_t k4)
+static void dq_im2col(const DqKernel *q, const uint8_t *x, int64_t gi,
+		      int64_t p0, int64_t nr, int32_t za, uint8_t *a,
+		      int64_t k4)
 {
 	const QConv *g = &q->g;
-	const uint8_t *xt = q->xt + gi * g->cg;
+	const uint8_t *xt = x + gi * g->cg;
 	size_t cg = (size_t)g->cg;
 	for (int64_t i = 0; i < nr; i++) {
 		int64_t oy = (p0 + i) / g->ow, ox = (p0 + i) % g->ow;
@@ -1432,9 +1447,9 @@ static void dq_im2col(const DqKernel *q, int64_t gi, int64_t p0, int64_t nr,
 				    ix >= g->iw)
 					memset(d, za, cg);
 				else
-					memcpy(d, xt + (iy * g->iw + ix) *
-							       g->cin,
-					       cg);
+					copy_short(d, xt + (iy * g->iw + ix) *
+								   g->cin,
+						   cg);
 			}
 		}
 	}
@@ -1507,8 +1522,8 @@ static int dqconv_run(void *state, const Tensor *const *in,
 				if (dq_pointwise(g))
 					a = q->xt + p0 * g->cin;
 				else
-					dq_im2col(q, gi, p0, nr, za, q->a,
-						  p->k4);
+					dq_im2col(q, q->xt, gi, p0, nr, za,
+						  q->a, p->k4);
 				dq_rows(q->vnni, a, p->k4, nr, p->k, za, q->r);
 				dq_gemm(q->vnni, nr, a, p->k4, p, q->c, NULL);
 				for (int64_t j = 0; j < g->mg; j++)
@@ -1628,17 +1643,133 @@ int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 /* ---- QLinearConv on the same kernel ------------------------------------
  * X's bytes channels last as uint8 (int8 X plus 128, its zero point
  * too), the sums of each channel made exact as above, then requantized
- * as qconv_requant does (compiler/ops/conv.c's rounding). */
+ * as requant() does (compiler/ops/conv.c's rounding), a block of rows at
+ * a time into Y channels last: Y's own bytes when the tensor is NHWC
+ * (runtime/layout.c: between two such convolutions, neither transposes),
+ * else a block transposed into Y's planes.  X channels last is X's own
+ * bytes the same way (int8 X flipped to uint8 on the way). */
 
-/* acc[i] = the exact sum of row i, column j: S - za cs[j] - zb[j] r[i]. */
-static void dq_sums(const int32_t *c, int64_t ldc, int64_t nr, int32_t za,
-		    const DqPacked *p, int64_t j, const int32_t *r,
-		    int32_t *acc)
+/* The exact sum of the block's row i, column j: c - za cs[j] - zb[j] r[i],
+ * wrapping in 32 bits as the reference's conversion does. */
+static inline int32_t dq_exact(const int32_t *c, int64_t ldc, int64_t i,
+			       int64_t j, int32_t za, const DqPacked *p,
+			       const int32_t *r)
 {
-	uint32_t zc = (uint32_t)za * (uint32_t)p->cs[j];
+	return (int32_t)((uint32_t)c[i * ldc + j] -
+			 (uint32_t)za * (uint32_t)p->cs[j] -
+			 (uint32_t)p->zb[j] * (uint32_t)r[i]);
+}
+
+/* The requantisation of a block: t[i * ldt + j] for rows 0..nr and
+ * columns 0..n = requant1((exact sum + bias[j]) * mult[j]) in double, as
+ * requant() computes it; uint8 (int8 if s8).  bias may be NULL. */
+typedef struct DqOut {
+	const int32_t *bias;
+	const double *mult;
+	double zp;
+	bool s8;
+	uint8_t *t;
+	int64_t ldt;
+} DqOut;
+
+#if DQ_HAVE_VNNI
+/* dq_requant_c 16 columns at a time (AVX512-VL: every CPU with VNNI has
+ * it, dq_vnni() checks). */
+static __attribute__((target("avx512f,avx512bw,avx512vl"))) void
+dq_requant_rows(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
+		const DqPacked *p, int32_t za, const int32_t *r,
+		const DqOut *o)
+{
+	__m512d lo = _mm512_set1_pd(o->s8 ? -128 : 0), hi =
+		_mm512_set1_pd(o->s8 ? 127 : 255), z = _mm512_set1_pd(o->zp);
+	__m512i vza = _mm512_set1_epi32(za);
+	int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+	for (int64_t j = 0; j < n; j += 16) {
+		__mmask16 m = (__mmask16)(n - j >= 16 ? 0xffff
+						      : (1u << (n - j)) - 1);
+		__m512i zc = _mm512_mullo_epi32(
+			vza, _mm512_loadu_si512(p->cs + j));
+		__m512i zb = _mm512_loadu_si512(p->zb + j);
+		__m512i b = o->bias ? _mm512_maskz_loadu_epi32(m, o->bias + j)
+				    : _mm512_setzero_si512();
+		__m512d b0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(b));
+		__m512d b1 = _mm512_cvtepi32_pd(
+			_mm512_extracti64x4_epi64(b, 1));
+		__m512d m0 = _mm512_maskz_loadu_pd((__mmask8)m, o->mult + j);
+		__m512d m1 = _mm512_maskz_loadu_pd((__mmask8)(m >> 8),
+						   o->mult + j + 8);
+		for (int64_t i = 0; i < nr; i++) {
+			__m512i s = _mm512_sub_epi32(
+				_mm512_sub_epi32(
+					_mm512_loadu_si512(c + i * ldc + j),
+					zc),
+				_mm512_mullo_epi32(zb,
+						   _mm512_set1_epi32(r[i])));
+			__m512d v[2] = {
+				_mm512_cvtepi32_pd(_mm512_castsi512_si256(s)),
+				_mm512_cvtepi32_pd(
+					_mm512_extracti64x4_epi64(s, 1))
+			};
+			__m256i w[2];
+			for (int h = 0; h < 2; h++) {
+				__m512d x = _mm512_mul_pd(
+					_mm512_add_pd(v[h], h ? b1 : b0),
+					h ? m1 : m0);
+				__mmask8 nan = _mm512_cmp_pd_mask(x, x,
+								  _CMP_UNORD_Q);
+				x = _mm512_add_pd(_mm512_roundscale_pd(x, rn),
+						  z);
+				x = _mm512_min_pd(_mm512_max_pd(x, lo), hi);
+				x = _mm512_mask_mov_pd(x, nan, z);
+				w[h] = _mm512_cvtpd_epi32(x);
+			}
+			__m512i q = _mm512_inserti64x4(
+				_mm512_castsi256_si512(w[0]), w[1], 1);
+			_mm_mask_storeu_epi8(o->t + i * o->ldt + j, m,
+					     _mm512_cvtepi32_epi8(q));
+		}
+	}
+}
+#endif
+
+static void dq_requant_c(const int32_t *c, int64_t ldc, int64_t nr,
+			 int64_t n, const DqPacked *p, int32_t za,
+			 const int32_t *r, const DqOut *o)
+{
+	double lo = o->s8 ? -128 : 0, hi = o->s8 ? 127 : 255;
 	for (int64_t i = 0; i < nr; i++)
-		acc[i] = (int32_t)((uint32_t)c[i * ldc + j] - zc -
-				   (uint32_t)p->zb[j] * (uint32_t)r[i]);
+		for (int64_t j = 0; j < n; j++) {
+			double v = ((double)dq_exact(c, ldc, i, j, za, p, r) +
+				    (o->bias ? o->bias[j] : 0)) *
+				   o->mult[j];
+			o->t[i * o->ldt + j] =
+				(uint8_t)(int32_t)requant1(v, o->zp, lo, hi);
+		}
+}
+
+/* y[j][i] (output channel j's plane, osz pixels apart) = t[i][j]. */
+static void dq_untile(const uint8_t *t, int64_t nr, int64_t n, int64_t osz,
+		      uint8_t *y)
+{
+	for (int64_t j = 0; j < n; j++)
+		for (int64_t i = 0; i < nr; i++)
+			y[j * osz + i] = t[i * n + j];
+}
+
+/* Image img's X channels last: X's bytes if X is NHWC and uint8, else
+ * q->xt. */
+static const uint8_t *dq_x_image(DqKernel *q, const uint8_t *x, int64_t img)
+{
+	QConv *g = &q->g;
+	int64_t isz = g->ih * g->iw;
+	const uint8_t *xi = x + img * g->cin * isz;
+	if (q->x_nhwc && !g->x_s8)
+		return xi;
+	if (q->x_nhwc)
+		flip_copy(xi, 1, 0x80, q->xt, (size_t)(g->cin * isz));
+	else
+		dq_transpose(xi, g->cin, isz, g->x_s8 ? 0x80 : 0, q->xt);
+	return q->xt;
 }
 
 static int dqql_run(void *state, const Tensor *const *in,
@@ -1646,16 +1777,13 @@ static int dqql_run(void *state, const Tensor *const *in,
 {
 	DqKernel *q = state;
 	QConv *g = &q->g;
-	int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
-	const uint8_t *x = in[0]->data;
+	int64_t osz = g->oh * g->ow;
 	int32_t za = zp_at(in[2], 0) + (g->x_s8 ? 128 : 0);
-	double zp = zp_at(in[7], 0);
 	const int32_t *bias = q->bias_in ? in[8]->data : NULL;
 	uint8_t *y = tensor_mut(out[0]);
 	qconv_mults(g, in);
 	for (int64_t img = 0; img < g->n; img++) {
-		dq_transpose(x + img * g->cin * isz, g->cin, isz,
-			     g->x_s8 ? 0x80 : 0, q->xt);
+		const uint8_t *xt = dq_x_image(q, in[0]->data, img);
 		for (int64_t gi = 0; gi < g->group; gi++) {
 			const DqPacked *p = &q->w[gi];
 			int64_t c0 = gi * g->mg, ldc = p->npan * 16;
@@ -1664,27 +1792,59 @@ static int dqql_run(void *state, const Tensor *const *in,
 								: q->rows;
 				const uint8_t *a = q->a;
 				if (dq_pointwise(g))
-					a = q->xt + p0 * g->cin;
+					a = xt + p0 * g->cin;
 				else
-					dq_im2col(q, gi, p0, nr, za, q->a,
+					dq_im2col(q, xt, gi, p0, nr, za, q->a,
 						  p->k4);
 				dq_rows(q->vnni, a, p->k4, nr, p->k, za, q->r);
 				dq_gemm(q->vnni, nr, a, p->k4, p, q->c, NULL);
-				for (int64_t j = 0; j < g->mg; j++) {
-					int64_t ch = c0 + j;
-					dq_sums(q->c, ldc, nr, za, p, j, q->r,
-						q->acc);
-					requant(q->acc, (size_t)nr,
-						bias ? bias[ch] : 0,
-						g->mult + ch, false, zp, g->y_s8,
-						y + (img * g->cout + ch) * osz +
-							p0);
-				}
+				DqOut o = {
+					.bias = bias ? bias + c0 : NULL,
+					.mult = g->mult + c0,
+					.zp = zp_at(in[7], 0),
+					.s8 = g->y_s8,
+					.t = q->y_nhwc ? y + (img * osz + p0) *
+								     g->cout + c0
+						       : q->t,
+					.ldt = q->y_nhwc ? g->cout : g->mg
+				};
+#if DQ_HAVE_VNNI
+				if (q->vnni)
+					dq_requant_rows(q->c, ldc, nr, g->mg,
+							p, za, q->r, &o);
+				else
+#endif
+					dq_requant_c(q->c, ldc, nr, g->mg, p,
+						     za, q->r, &o);
+				if (!q->y_nhwc)
+					dq_untile(q->t, nr, g->mg, osz,
+						  y + (img * g->cout + c0) *
+							      osz + p0);
 			}
 		}
 	}
 	return 0;
 }
+
+/* X (slot 0) and Y (output 0) may each be channels-last; both spare a
+ * transpose. */
+static int dqql_group(const void *state, int slot, bool *prefers)
+{
+	(void)state;
+	*prefers = slot == 0 || slot == -1;
+	return slot == 0 ? 1 : slot == -1 ? 2 : 0;
+}
+
+static void dqql_set_nhwc(void *state, int slot)
+{
+	DqKernel *q = state;
+	if (slot == 0)
+		q->x_nhwc = true;
+	else if (slot == -1)
+		q->y_nhwc = true;
+}
+
+static const LayoutOps dqql_layout = { dqql_group, dqql_set_nhwc, NULL };
 
 /* QLinearConv node of geometry c (a group of more than one input
  * channel) on the VNNI kernel: 1 if taken, 0 if not (no VNNI, a zero
@@ -1714,7 +1874,7 @@ static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
 		  (q->xt = malloc((size_t)(g->cin * isz))) &&
 		  (q->a = calloc((size_t)(q->rows * k4), 1)) &&
 		  (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
-		  (q->acc = malloc((size_t)q->rows * sizeof(int32_t))) &&
+		  (q->t = malloc((size_t)(q->rows * g->mg))) &&
 		  (q->c = malloc((size_t)(q->rows * ((g->mg + 15) / 16 * 16)) *
 				 sizeof(int32_t)));
 	for (int64_t gi = 0; ok && gi < g->group; gi++)
@@ -1724,6 +1884,7 @@ static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
 		dq_free(q);
 		return error("out of memory");
 	}
-	*k = (FastKernel){ .run = dqql_run, .free = dq_free, .state = q };
+	*k = (FastKernel){ .run = dqql_run, .free = dq_free, .state = q,
+			   .lay = &dqql_layout };
 	return 1;
 }
