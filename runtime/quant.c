@@ -1015,6 +1015,7 @@ typedef struct DqPacked {
 	int8_t *b;	/* npan x (k4 / 4) x 16 x 4 */
 	int32_t *cs;	/* per column: sum over k of B' */
 	int32_t *zb;	/* per column: zb' */
+	bool zb0;	/* every zb' 0 (symmetric int8 W): no row sums */
 } DqPacked;
 
 static void dq_packed_free(DqPacked *p)
@@ -1041,6 +1042,7 @@ static bool dq_pack(DqPacked *p, const uint8_t *w, int64_t k, int64_t n,
 	if (!p->b || !p->cs || !p->zb)
 		return false;
 	int64_t nz = z ? shape_numel(&z->shape) : 0;
+	p->zb0 = true;
 	for (int64_t j = 0; j < n; j++) {
 		int8_t *col = p->b + (j / 16) * p->k4 * 16 + (j % 16) * 4;
 		int32_t s = 0;
@@ -1051,6 +1053,7 @@ static bool dq_pack(DqPacked *p, const uint8_t *w, int64_t k, int64_t n,
 		}
 		p->cs[j] = s;
 		p->zb[j] = zp_at(z, nz > 1 ? z0 + j : 0) - (u8 ? 128 : 0);
+		p->zb0 &= p->zb[j] == 0;
 	}
 	return true;
 }
@@ -1439,8 +1442,18 @@ static void dq_im2col(const DqKernel *q, const uint8_t *x, int64_t gi,
 	for (int64_t i = 0; i < nr; i++) {
 		int64_t oy = (p0 + i) / g->ow, ox = (p0 + i) % g->ow;
 		uint8_t *d = a + i * k4;
+		int64_t ix0 = ox * g->sw - g->pw;
+		bool row = g->cg == g->cin && g->dw == 1 && ix0 >= 0 &&
+			   ix0 + g->kw <= g->iw;
 		for (int64_t ky = 0; ky < g->kh; ky++) {
 			int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+			if (row && iy >= 0 && iy < g->ih) {
+				/* the taps of this row lie side by side */
+				copy_short(d, xt + (iy * g->iw + ix0) * g->cin,
+					   cg * (size_t)g->kw);
+				d += cg * (size_t)g->kw;
+				continue;
+			}
 			for (int64_t kx = 0; kx < g->kw; kx++, d += cg) {
 				int64_t ix = ox * g->sw - g->pw + kx * g->dw;
 				if (iy < 0 || iy >= g->ih || ix < 0 ||
@@ -1650,14 +1663,15 @@ int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
  * bytes the same way (int8 X flipped to uint8 on the way). */
 
 /* The exact sum of the block's row i, column j: c - za cs[j] - zb[j] r[i],
- * wrapping in 32 bits as the reference's conversion does. */
+ * wrapping in 32 bits as the reference's conversion does (r not summed
+ * where every zb is 0). */
 static inline int32_t dq_exact(const int32_t *c, int64_t ldc, int64_t i,
 			       int64_t j, int32_t za, const DqPacked *p,
 			       const int32_t *r)
 {
 	return (int32_t)((uint32_t)c[i * ldc + j] -
 			 (uint32_t)za * (uint32_t)p->cs[j] -
-			 (uint32_t)p->zb[j] * (uint32_t)r[i]);
+			 (p->zb0 ? 0 : (uint32_t)p->zb[j] * (uint32_t)r[i]));
 }
 
 /* The requantisation of a block: t[i * ldt + j] for rows 0..nr and
@@ -1700,11 +1714,11 @@ dq_requant_rows(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
 						   o->mult + j + 8);
 		for (int64_t i = 0; i < nr; i++) {
 			__m512i s = _mm512_sub_epi32(
-				_mm512_sub_epi32(
-					_mm512_loadu_si512(c + i * ldc + j),
-					zc),
-				_mm512_mullo_epi32(zb,
-						   _mm512_set1_epi32(r[i])));
+				_mm512_loadu_si512(c + i * ldc + j), zc);
+			if (!p->zb0)
+				s = _mm512_sub_epi32(
+					s, _mm512_mullo_epi32(
+						   zb, _mm512_set1_epi32(r[i])));
 			__m512d v[2] = {
 				_mm512_cvtepi32_pd(_mm512_castsi512_si256(s)),
 				_mm512_cvtepi32_pd(
@@ -1796,7 +1810,9 @@ static int dqql_run(void *state, const Tensor *const *in,
 				else
 					dq_im2col(q, xt, gi, p0, nr, za, q->a,
 						  p->k4);
-				dq_rows(q->vnni, a, p->k4, nr, p->k, za, q->r);
+				if (!p->zb0)
+					dq_rows(q->vnni, a, p->k4, nr, p->k, za,
+						q->r);
 				dq_gemm(q->vnni, nr, a, p->k4, p, q->c, NULL);
 				DqOut o = {
 					.bias = bias ? bias + c0 : NULL,
