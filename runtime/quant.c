@@ -1335,6 +1335,7 @@ typedef struct DqKernel {
 	uint8_t *a;	 /* Conv: a block of im2col rows */
 	int32_t *r, *c;	 /* per row r'; Conv: a block's sums */
 	uint8_t *t;	 /* QLinearConv: a block's y, channels last */
+	int32_t *bz;	 /* QLinearConv: per channel of a group, bias - za cs */
 	bool x_nhwc, y_nhwc; /* QLinearConv: X, Y channels-last */
 	float *sp, *bias;
 	QConv g;	 /* Conv: the geometry */
@@ -1354,6 +1355,7 @@ static void dq_free(void *state)
 	free(q->sp);
 	free(q->bias);
 	free(q->t);
+	free(q->bz);
 	free(q->g.mult);
 	free(q);
 }
@@ -1688,63 +1690,71 @@ typedef struct DqOut {
 
 #if DQ_HAVE_VNNI
 /* dq_requant_c 16 columns at a time (AVX512-VL: every CPU with VNNI has
- * it, dq_vnni() checks). */
+ * it, dq_vnni() checks), where every mult is finite and every exact sum
+ * plus its bias fits int32 (dq_requant_exact): then c + bz[j], bz[j] =
+ * bias[j] - za cs[j] in 32 bits, is that sum plus the bias, exactly, its
+ * double product with mult is requant()'s, finite, and clamping it to
+ * the integers lo - zp .. hi - zp before rounding to nearest even gives
+ * what rounding and then clamping gives; zp is added last, in int32. */
 static __attribute__((target("avx512f,avx512bw,avx512vl"))) void
 dq_requant_rows(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
-		const DqPacked *p, int32_t za, const int32_t *r,
+		const DqPacked *p, const int32_t *bz, const int32_t *r,
 		const DqOut *o)
 {
-	__m512d lo = _mm512_set1_pd(o->s8 ? -128 : 0), hi =
-		_mm512_set1_pd(o->s8 ? 127 : 255), z = _mm512_set1_pd(o->zp);
-	__m512i vza = _mm512_set1_epi32(za);
-	int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+	__m512d lo = _mm512_set1_pd((o->s8 ? -128 : 0) - o->zp);
+	__m512d hi = _mm512_set1_pd((o->s8 ? 127 : 255) - o->zp);
+	__m512i z = _mm512_set1_epi32((int32_t)o->zp);
+	const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 	for (int64_t j = 0; j < n; j += 16) {
 		__mmask16 m = (__mmask16)(n - j >= 16 ? 0xffff
 						      : (1u << (n - j)) - 1);
-		__m512i zc = _mm512_mullo_epi32(
-			vza, _mm512_loadu_si512(p->cs + j));
+		__m512i b = _mm512_maskz_loadu_epi32(m, bz + j);
 		__m512i zb = _mm512_loadu_si512(p->zb + j);
-		__m512i b = o->bias ? _mm512_maskz_loadu_epi32(m, o->bias + j)
-				    : _mm512_setzero_si512();
-		__m512d b0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(b));
-		__m512d b1 = _mm512_cvtepi32_pd(
-			_mm512_extracti64x4_epi64(b, 1));
 		__m512d m0 = _mm512_maskz_loadu_pd((__mmask8)m, o->mult + j);
 		__m512d m1 = _mm512_maskz_loadu_pd((__mmask8)(m >> 8),
 						   o->mult + j + 8);
 		for (int64_t i = 0; i < nr; i++) {
-			__m512i s = _mm512_sub_epi32(
-				_mm512_loadu_si512(c + i * ldc + j), zc);
+			__m512i s = _mm512_add_epi32(
+				_mm512_loadu_si512(c + i * ldc + j), b);
 			if (!p->zb0)
 				s = _mm512_sub_epi32(
 					s, _mm512_mullo_epi32(
 						   zb, _mm512_set1_epi32(r[i])));
-			__m512d v[2] = {
-				_mm512_cvtepi32_pd(_mm512_castsi512_si256(s)),
+			__m512d x0 = _mm512_mul_pd(
+				_mm512_cvtepi32_pd(_mm512_castsi512_si256(s)), m0);
+			__m512d x1 = _mm512_mul_pd(
 				_mm512_cvtepi32_pd(
-					_mm512_extracti64x4_epi64(s, 1))
-			};
-			__m256i w[2];
-			for (int h = 0; h < 2; h++) {
-				__m512d x = _mm512_mul_pd(
-					_mm512_add_pd(v[h], h ? b1 : b0),
-					h ? m1 : m0);
-				__mmask8 nan = _mm512_cmp_pd_mask(x, x,
-								  _CMP_UNORD_Q);
-				x = _mm512_add_pd(_mm512_roundscale_pd(x, rn),
-						  z);
-				x = _mm512_min_pd(_mm512_max_pd(x, lo), hi);
-				x = _mm512_mask_mov_pd(x, nan, z);
-				w[h] = _mm512_cvtpd_epi32(x);
-			}
+					_mm512_extracti64x4_epi64(s, 1)),
+				m1);
+			x0 = _mm512_min_pd(_mm512_max_pd(x0, lo), hi);
+			x1 = _mm512_min_pd(_mm512_max_pd(x1, lo), hi);
 			__m512i q = _mm512_inserti64x4(
-				_mm512_castsi256_si512(w[0]), w[1], 1);
+				_mm512_castsi256_si512(
+					_mm512_cvt_roundpd_epi32(x0, rn)),
+				_mm512_cvt_roundpd_epi32(x1, rn), 1);
 			_mm_mask_storeu_epi8(o->t + i * o->ldt + j, m,
-					     _mm512_cvtepi32_epi8(q));
+					     _mm512_cvtepi32_epi8(
+						     _mm512_add_epi32(q, z)));
 		}
 	}
 }
 #endif
+
+/* Whether dq_requant_rows computes channels 0..n as requant() does:
+ * every multiplier finite, and |exact sum| (at most 255 * 255 * k) plus
+ * |bias| within int32. */
+static bool dq_requant_exact(const double *mult, const int32_t *bias,
+			     int64_t n, int64_t k)
+{
+	int64_t most = 0;
+	for (int64_t j = 0; j < n; j++) {
+		int64_t b = bias ? llabs((int64_t)bias[j]) : 0;
+		most = b > most ? b : most;
+		if (!isfinite(mult[j]))
+			return false;
+	}
+	return 65025 * k + most <= INT32_MAX;
+}
 
 static void dq_requant_c(const int32_t *c, int64_t ldc, int64_t nr,
 			 int64_t n, const DqPacked *p, int32_t za,
@@ -1796,11 +1806,17 @@ static int dqql_run(void *state, const Tensor *const *in,
 	const int32_t *bias = q->bias_in ? in[8]->data : NULL;
 	uint8_t *y = tensor_mut(out[0]);
 	qconv_mults(g, in);
+	bool exact = dq_requant_exact(g->mult, bias, g->cout, g->kk);
 	for (int64_t img = 0; img < g->n; img++) {
 		const uint8_t *xt = dq_x_image(q, in[0]->data, img);
 		for (int64_t gi = 0; gi < g->group; gi++) {
 			const DqPacked *p = &q->w[gi];
 			int64_t c0 = gi * g->mg, ldc = p->npan * 16;
+			for (int64_t j = 0; j < g->mg; j++) /* bias - za cs */
+				q->bz[j] = (int32_t)((bias ? (uint32_t)bias[c0 + j]
+							   : 0u) -
+						     (uint32_t)za *
+							     (uint32_t)p->cs[j]);
 			for (int64_t p0 = 0; p0 < osz; p0 += q->rows) {
 				int64_t nr = osz - p0 < q->rows ? osz - p0
 								: q->rows;
@@ -1825,9 +1841,9 @@ static int dqql_run(void *state, const Tensor *const *in,
 					.ldt = q->y_nhwc ? g->cout : g->mg
 				};
 #if DQ_HAVE_VNNI
-				if (q->vnni)
+				if (q->vnni && exact)
 					dq_requant_rows(q->c, ldc, nr, g->mg,
-							p, za, q->r, &o);
+							p, q->bz, q->r, &o);
 				else
 #endif
 					dq_requant_c(q->c, ldc, nr, g->mg, p,
@@ -1891,6 +1907,7 @@ static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
 		  (q->a = calloc((size_t)(q->rows * k4), 1)) &&
 		  (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
 		  (q->t = malloc((size_t)(q->rows * g->mg))) &&
+		  (q->bz = malloc((size_t)g->mg * sizeof(int32_t))) &&
 		  (q->c = malloc((size_t)(q->rows * ((g->mg + 15) / 16 * 16)) *
 				 sizeof(int32_t)));
 	for (int64_t gi = 0; ok && gi < g->group; gi++)
