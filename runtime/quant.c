@@ -1406,17 +1406,59 @@ static int dqmm_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
+#if DQ_HAVE_VNNI
+/* The 16 x 16 bytes r[row] transposed: four perfect shuffles of the rows'
+ * bytes (SSE2). */
+static inline void dq_t16(__m128i r[16])
+{
+	for (int k = 0; k < 4; k++) {
+		__m128i t[16];
+		for (int i = 0; i < 8; i++) {
+			t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
+			t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
+		}
+		memcpy(r, t, sizeof(t));
+	}
+}
+#endif
+
+/* y[j * ldy + i] = x[i * ldx + j] ^ flip for i < rows, j < cols: a
+ * transpose of bytes, 16 x 16 blocks at a time where the intrinsics are
+ * there. */
+static void dq_transpose8(const uint8_t *x, int64_t rows, int64_t cols,
+			  int64_t ldx, uint8_t flip, uint8_t *y, int64_t ldy)
+{
+	enum { B = 32 };
+	int64_t r16 = 0, c16 = 0;
+#if DQ_HAVE_VNNI
+	r16 = rows & ~(int64_t)15, c16 = cols & ~(int64_t)15;
+	__m128i f = _mm_set1_epi8((char)flip), r[16];
+	for (int64_t j0 = 0; j0 < c16; j0 += 16)
+		for (int64_t i0 = 0; i0 < r16; i0 += 16) {
+			for (int k = 0; k < 16; k++)
+				r[k] = _mm_xor_si128(
+					_mm_loadu_si128((const __m128i *)(x +
+						(i0 + k) * ldx + j0)), f);
+			dq_t16(r);
+			for (int k = 0; k < 16; k++)
+				_mm_storeu_si128((__m128i *)(y + (j0 + k) * ldy +
+							     i0), r[k]);
+		}
+#endif
+	for (int64_t j0 = 0; j0 < cols; j0 += B)
+		for (int64_t i = 0; i < rows; i++) {
+			int64_t j1 = j0 + B < cols ? j0 + B : cols;
+			int64_t j = i < r16 && j0 < c16 ? c16 : j0;
+			for (; j < j1; j++)
+				y[j * ldy + i] = x[i * ldx + j] ^ flip;
+		}
+}
+
 /* y[p][c] = x[c][p] ^ flip for c < ch, p < np (bytes). */
 static void dq_transpose(const uint8_t *x, int64_t ch, int64_t np,
 			 uint8_t flip, uint8_t *y)
 {
-	enum { B = 32 };
-	for (int64_t p0 = 0; p0 < np; p0 += B)
-		for (int64_t c = 0; c < ch; c++) {
-			int64_t p1 = p0 + B < np ? p0 + B : np;
-			for (int64_t p = p0; p < p1; p++)
-				y[p * ch + c] = x[c * np + p] ^ flip;
-		}
+	dq_transpose8(x, ch, np, np, flip, y, ch);
 }
 
 /* d[0..n) = s[0..n), inline: im2col copies a group's channels of a tap,
@@ -1775,9 +1817,7 @@ static void dq_requant_c(const int32_t *c, int64_t ldc, int64_t nr,
 static void dq_untile(const uint8_t *t, int64_t nr, int64_t n, int64_t osz,
 		      uint8_t *y)
 {
-	for (int64_t j = 0; j < n; j++)
-		for (int64_t i = 0; i < nr; i++)
-			y[j * osz + i] = t[i * n + j];
+	dq_transpose8(t, nr, n, n, 0, y, osz);
 }
 
 /* Image img's X channels last: X's bytes if X is NHWC and uint8, else

@@ -227,9 +227,12 @@ Test(quant, qdq_groups_exact_channels_last)
 	 * point is above the lowest stays float.  Every quant node (those 4,
 	 * 3 QuantizeLinear, 4 DequantizeLinear) fast and bit-exact with
 	 * the reference kernels; the 2 tensors between the QLinearConvs
-	 * channels-last (runtime/layout.c), one of them int8 */
+	 * channels-last (runtime/layout.c), one of them int8; and
+	 * qdq_cnn's (QuantizeLinear, 6 QLinearConv, DequantizeLinear) at
+	 * full size: blocks of 16 x 16 bytes transposed in and out */
 	int parallel, fused;
 	quant_vs_reference("quant_qdq", 11, &parallel, &fused);
+	quant_vs_reference("qdq_cnn", 8, &parallel, &fused);
 	char *dir = temp_dir();
 	char *om = compile_fixture(dir, "qdq", "quant_qdq", NULL);
 	Outs f = run_om(om, false, 1);
