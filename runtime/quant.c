@@ -379,6 +379,9 @@ static int64_t zp_count(const Value *z, int64_t n)
 	return c == 1 ? 1 : c == n && z->shape.rank == 1 ? n : -1;
 }
 
+static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
+			     int64_t kk, int64_t nn, FastKernel *k);
+
 int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
@@ -411,6 +414,9 @@ int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	if (shape_numel(&y->shape) != batch * m * nn ||
 	    (ql && (kk > QLINEAR_MAX_K || !qlinear_params(p, n, nn))))
 		return 0;
+	int rc = ql && rb == 2 ? dq_qlinear_matmul(p, n, m, kk, nn, k) : 0;
+	if (rc)
+		return rc;
 	QMatMul *q = calloc(1, sizeof(*q));
 	if (!q)
 		return error("out of memory");
@@ -1959,5 +1965,88 @@ static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
 	}
 	*k = (FastKernel){ .run = dqql_run, .free = dq_free, .state = q,
 			   .lay = &dqql_layout };
+	return 1;
+}
+
+/* QLinearMatMul on the same kernel: A's rows (int8 flipped to uint8, or
+ * rows whose k is not a multiple of 4, copied into rows of k4 bytes), the
+ * GEMM against B packed once, each block requantized into Y's rows as
+ * qmm_requant does (the multipliers a * b / y in float). */
+static int dqqmm_run(void *state, const Tensor *const *in,
+		     Tensor *const *out)
+{
+	DqKernel *q = state;
+	const DqPacked *p = &q->w[0];
+	bool s8 = q->g.x_s8;
+	const uint8_t *a = in[0]->data;
+	int64_t lda = p->k, n = p->n, ldc = p->npan * 16;
+	int32_t za = zp_at(in[2], 0) + (s8 ? 128 : 0);
+	float sa = scale_at(in[1], 0), sy = scale_at(in[6], 0);
+	uint8_t *y = tensor_mut(out[0]);
+	for (int64_t j = 0; j < n; j++) {
+		q->g.mult[j] = sa * scale_at(in[4], j) / sy;
+		q->bz[j] = (int32_t)(0u - (uint32_t)za * (uint32_t)p->cs[j]);
+	}
+	bool exact = dq_requant_exact(q->g.mult, NULL, n, p->k);
+	for (int64_t r0 = 0; r0 < q->m; r0 += q->rows) {
+		int64_t nr = q->m - r0 < q->rows ? q->m - r0 : q->rows;
+		const uint8_t *ar = a + r0 * lda;
+		int64_t ldr = lda;
+		if (s8 || p->k4 != p->k) {
+			for (int64_t i = 0; i < nr; i++)
+				flip_copy(ar + i * lda, 1, s8 ? 0x80 : 0,
+					  q->xq + i * p->k4, (size_t)p->k);
+			ar = q->xq;
+			ldr = p->k4;
+		}
+		if (!p->zb0)
+			dq_rows(q->vnni, ar, ldr, nr, p->k, za, q->r);
+		dq_gemm(q->vnni, nr, ar, ldr, p, q->c, NULL);
+		DqOut o = { .mult = q->g.mult, .zp = zp_at(in[7], 0),
+			    .s8 = q->g.y_s8, .t = y + r0 * n, .ldt = n };
+#if DQ_HAVE_VNNI
+		if (q->vnni && exact)
+			dq_requant_rows(q->c, ldc, nr, n, p, q->bz, q->r, &o);
+		else
+#endif
+			dq_requant_c(q->c, ldc, nr, n, p, za, q->r, &o);
+	}
+	return 0;
+}
+
+/* QLinearMatMul node n of A's rows m, a 2-D constant B of k x nn on the
+ * VNNI kernel: 1 if taken, 0 if not (no VNNI, a zero point of B not
+ * constant), -1 with an error. */
+static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
+			     int64_t kk, int64_t nn, FastKernel *k)
+{
+	const Value *b = rt_in_val(p, n, 3), *bz = rt_in_val(p, n, 5);
+	const Value *a = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	const uint8_t *bw = weights_of(b);
+	if (!dq_vnni() || !bw || b->shape.rank != 2 || (bz && !bz->konst))
+		return 0;
+	DqKernel *q = calloc(1, sizeof(*q));
+	if (!q)
+		return error("out of memory");
+	*q = (DqKernel){ .vnni = true, .groups = 1, .m = m };
+	q->g.x_s8 = a->dtype == DT_INT8;
+	q->g.y_s8 = y->dtype == DT_INT8;
+	int64_t k4 = (kk + 3) & ~(int64_t)3, ldc = (nn + 15) / 16 * 16;
+	q->rows = DQ_ROWS < m ? DQ_ROWS : m;
+	bool ok = (q->w = calloc(1, sizeof(DqPacked))) &&
+		  (q->g.mult = malloc((size_t)nn * sizeof(double))) &&
+		  (q->xq = calloc((size_t)(q->rows * k4), 1)) &&
+		  (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
+		  (q->bz = malloc((size_t)nn * sizeof(int32_t))) &&
+		  (q->c = malloc((size_t)(q->rows * ldc) * sizeof(int32_t)));
+	if (ok)
+		ok = dq_pack(&q->w[0], bw, kk, nn, nn, 1,
+			     b->dtype == DT_UINT8, bz ? bz->konst : NULL, 0);
+	if (!ok) {
+		dq_free(q);
+		return error("out of memory");
+	}
+	*k = (FastKernel){ .run = dqqmm_run, .free = dq_free, .state = q };
 	return 1;
 }

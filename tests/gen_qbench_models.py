@@ -298,7 +298,7 @@ def quant_qdq():
     of 2 groups strided (uint8 W per tensor with a zero point, no bias)
     -> int8 at 3, Conv 1x1 (bias the DequantizeLinear of int32 at sx*sw)
     -> Relu -> int8 at -128 (the Relu goes), dequantized: y1; a MatMul
-    (x2 [2,5,24], int8 W per column, axis 1) -> uint8 at 10: y2; and a
+    (x2 [2,5,26], int8 W per column, axis 1) -> uint8 at 10: y2; and a
     group left as it is: Conv -> Relu -> uint8 at 5 (the Relu clamps
     below the zero point; its saturation does not): y3."""
     t = Net()
@@ -324,8 +324,8 @@ def quant_qdq():
         "w2": w2, "ws2": np.array(0.004, f), "wz2": np.array(120, np.uint8),
         "w3": w3, "ws3": ws3,
         "b3": rng.integers(-300, 300, 10).astype(np.int32), "bs3": bs,
-        "wm": qweight(rng.standard_normal((24, 16)).astype(f), 1, True)[0],
-        "wms": qweight(rng.standard_normal((24, 16)).astype(f), 1,
+        "wm": qweight(rng.standard_normal((26, 16)).astype(f), 1, True)[0],
+        "wms": qweight(rng.standard_normal((26, 16)).astype(f), 1,
                        True)[1]})
     t.nodes += [
         n("DequantizeLinear", ["w1", "ws1", "wz1"], ["w1d"], axis=0),
@@ -355,7 +355,7 @@ def quant_qdq():
         n("Relu", ["c5"], ["r5"]),
         n("QuantizeLinear", ["r5", c["s5"], c["z5"]], ["q5"]),
         n("DequantizeLinear", ["q5", c["s5"], c["z5"]], ["y3"])]
-    save("quant_qdq", t.nodes, [("x", [1, 8, 20, 20]), ("x2", [2, 5, 24])],
+    save("quant_qdq", t.nodes, [("x", [1, 8, 20, 20]), ("x2", [2, 5, 26])],
          ["y1", "y2", "y3"], t.inits)
 
 
