@@ -238,26 +238,29 @@ static bool is_q8_type(int dt)
 	return dt == DT_INT8 || dt == DT_UINT8;
 }
 
-/* A zero point of type dt and value 0: one value or per values. */
-static ValId zero_const(Graph *g, int dt, int64_t per)
+/* A new weight of g named after base holding t. */
+static ValId new_const(Graph *g, const char *base, const Tensor *t)
 {
-	Shape s = per > 1 ? shape_of(1, &per) : shape_of(0, NULL);
-	Tensor *t = tensor_new(g->arena, NULL, dt, &s, NULL);
-	if (!t)
-		return -1;
-	ValId id = graph_add_value(g, graph_fresh_name(g, "qdq_zero"),
-				   VAL_WEIGHT);
+	ValId id = graph_add_value(g, graph_fresh_name(g, base), VAL_WEIGHT);
 	Value *v = &g->vals[id];
-	v->dtype = dt;
-	v->shape = s;
+	v->dtype = t->dtype;
+	v->shape = t->shape;
 	v->konst = t;
 	v->producer = -1;
 	return id;
 }
 
-/* The DequantizeLinear producing v: its (q, scale, zero point) with
- * the zero point -1 if omitted; NULL unless the scale is float, the
- * zero point q's type and no block_size. */
+/* A new constant 0 of type dt, one value: an omitted zero point. */
+static ValId zero_const(Graph *g, int dt)
+{
+	Shape s = shape_of(0, NULL);
+	Tensor *t = tensor_new(g->arena, NULL, dt, &s, NULL);
+	return t ? new_const(g, "qdq_zero", t) : -1;
+}
+
+/* The DequantizeLinear producing v if its scale is a float constant, its
+ * zero point (when given) a constant and it has no block_size; else
+ * NULL. */
 static Node *dq_of(QFuse *Q, ValId v)
 {
 	Node *d = producer(Q, v, OP_DequantizeLinear);
@@ -281,7 +284,7 @@ static bool activation_dq(QFuse *Q, const Node *d)
 {
 	ValId z = dq_zero(d);
 	int dt = z >= 0 ? Q->g->vals[z].konst->dtype : -1;
-	return d && const_of(Q, d->inputs[1], DT_FLOAT, 0) &&
+	return const_of(Q, d->inputs[1], DT_FLOAT, 0) &&
 	       (z < 0 || (is_q8_type(dt) && const_of(Q, z, dt, 0)));
 }
 
@@ -346,20 +349,13 @@ static ValId int_bias(QFuse *Q, ValId b, ValId sx, ValId sw, int64_t cout)
 			return -1; /* also NaN: a zero scale */
 		out[c] = (int32_t)r;
 	}
-	ValId id = graph_add_value(g, graph_fresh_name(g, "qdq_bias"),
-				   VAL_WEIGHT);
-	Value *v = &g->vals[id];
-	v->dtype = DT_INT32;
-	v->shape = s;
-	v->konst = q;
-	v->producer = -1;
-	return id;
+	return new_const(g, "qdq_bias", q);
 }
 
 /* The zero point z of type dt, or a new 0 of it where z is omitted. */
 static ValId zero_or(Graph *g, ValId z, int dt)
 {
-	return z >= 0 ? z : zero_const(g, dt, 0);
+	return z >= 0 ? z : zero_const(g, dt);
 }
 
 /* The QDQ group ending in the QuantizeLinear at i, rewritten if it is
@@ -417,7 +413,8 @@ static void rewrite_qdq(QFuse *Q, int32_t i)
 			dw->inputs[1], zero_or(g, dq_zero(dw), w->dtype),
 			q->inputs[1], zero_or(g, zy, yd), bias };
 	for (int32_t k = 0; k < d.ninputs; k++)
-		d.inputs[k] = in[k];
+		if ((d.inputs[k] = in[k]) < 0)
+			return; /* a zero point not made: left as it is */
 	d.outputs[0] = q->outputs[0];
 	if (conv && op->nattrs) {
 		d.nattrs = op->nattrs;
