@@ -1489,8 +1489,10 @@ static void dq_im2col(const DqKernel *q, const uint8_t *x, int64_t gi,
 	const QConv *g = &q->g;
 	const uint8_t *xt = x + gi * g->cg;
 	size_t cg = (size_t)g->cg;
+	int64_t oy = p0 / g->ow, ox = p0 % g->ow - 1;
 	for (int64_t i = 0; i < nr; i++) {
-		int64_t oy = (p0 + i) / g->ow, ox = (p0 + i) % g->ow;
+		if (++ox == g->ow) /* pixel p0 + i, without a division */
+			ox = 0, oy++;
 		uint8_t *d = a + i * k4;
 		int64_t ix0 = ox * g->sw - g->pw;
 		bool row = g->cg == g->cin && g->dw == 1 && ix0 >= 0 &&
