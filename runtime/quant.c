@@ -1482,9 +1482,10 @@ static inline void copy_short(uint8_t *d, const uint8_t *s, size_t n)
  * channels last), channels last
  * (tap (ky, kx), then channel), rows of k4 bytes; taps outside the image
  * hold the zero point za. */
-static void dq_im2col(const DqKernel *q, const uint8_t *x, int64_t gi,
-		      int64_t p0, int64_t nr, int32_t za, uint8_t *a,
-		      int64_t k4)
+static inline __attribute__((always_inline)) void
+im2col_rows(const DqKernel *q, const uint8_t *x, int64_t gi, int64_t p0,
+	    int64_t nr, int32_t za, uint8_t *a, int64_t k4,
+	    void (*copy)(uint8_t *, const uint8_t *, size_t))
 {
 	const QConv *g = &q->g;
 	const uint8_t *xt = x + gi * g->cg;
@@ -1501,8 +1502,8 @@ static void dq_im2col(const DqKernel *q, const uint8_t *x, int64_t gi,
 			int64_t iy = oy * g->sh - g->ph + ky * g->dh;
 			if (row && iy >= 0 && iy < g->ih) {
 				/* the taps of this row lie side by side */
-				copy_short(d, xt + (iy * g->iw + ix0) * g->cin,
-					   cg * (size_t)g->kw);
+				copy(d, xt + (iy * g->iw + ix0) * g->cin,
+				     cg * (size_t)g->kw);
 				d += cg * (size_t)g->kw;
 				continue;
 			}
@@ -1512,12 +1513,52 @@ static void dq_im2col(const DqKernel *q, const uint8_t *x, int64_t gi,
 				    ix >= g->iw)
 					memset(d, za, cg);
 				else
-					copy_short(d, xt + (iy * g->iw + ix) *
-								   g->cin,
-						   cg);
+					copy(d, xt + (iy * g->iw + ix) * g->cin, cg);
 			}
 		}
 	}
+}
+
+static void dq_im2col_c(const DqKernel *q, const uint8_t *x, int64_t gi,
+			int64_t p0, int64_t nr, int32_t za, uint8_t *a,
+			int64_t k4)
+{
+	im2col_rows(q, x, gi, p0, nr, za, a, k4, copy_short);
+}
+
+#if DQ_HAVE_VNNI
+/* copy_short in 64-byte vectors, the last one masked. */
+static inline __attribute__((always_inline)) DQ_VNNI_TARGET void
+copy_vec(uint8_t *d, const uint8_t *s, size_t n)
+{
+	for (; n >= 64; n -= 64, d += 64, s += 64)
+		_mm512_storeu_si512(d, _mm512_loadu_si512(s));
+	if (n) {
+		__mmask64 m = ((__mmask64)1 << n) - 1;
+		_mm512_mask_storeu_epi8(d, m, _mm512_maskz_loadu_epi8(m, s));
+	}
+}
+
+DQ_VNNI_TARGET static void dq_im2col_vnni(const DqKernel *q, const uint8_t *x,
+					  int64_t gi, int64_t p0, int64_t nr,
+					  int32_t za, uint8_t *a, int64_t k4)
+{
+	im2col_rows(q, x, gi, p0, nr, za, a, k4, copy_vec);
+}
+#endif
+
+/* The im2col rows (im2col_rows), in AVX-512 moves with VNNI. */
+static void dq_im2col(const DqKernel *q, const uint8_t *x, int64_t gi,
+		      int64_t p0, int64_t nr, int32_t za, uint8_t *a,
+		      int64_t k4)
+{
+#if DQ_HAVE_VNNI
+	if (q->vnni) {
+		dq_im2col_vnni(q, x, gi, p0, nr, za, a, k4);
+		return;
+	}
+#endif
+	dq_im2col_c(q, x, gi, p0, nr, za, a, k4);
 }
 
 /* A 1x1 convolution of stride 1 without pads over every channel with
