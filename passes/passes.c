@@ -38,6 +38,7 @@ int pass_specialise(Model *m, Graph *g, const PassOptions *o)
 
 static const Pass passes[] = {
 	{ "widen-fp16", pass_widen_fp16, 0, "computing float16 in float32" },
+	{ "qdq", pass_qdq, 0, "rewriting QDQ groups into QLinearConv/QLinearMatMul" },
 	{ "hybrid", pass_hybrid, 0, "cloning the dynamic graph (--hybrid)" },
 	{ "gear-scope", pass_gear_scope, 0, "cloning only what depends on the gear" },
 	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
@@ -81,6 +82,8 @@ static bool pass_applies(const Pass *p, const Model *m,
 		return o->hybrid;
 	if (!strcmp(p->name, "fuse"))
 		return !o->no_fuse;
+	if (!strcmp(p->name, "qdq"))
+		return qdq_applies(m, o);
 	if (!strcmp(p->name, "widen-fp16"))
 		return widen_applies(m, o);
 	if (!strcmp(p->name, "gear-scope"))

@@ -132,6 +132,12 @@ int pass_fuse(Model *m, const PassOptions *o);
 /* passes/qfuse.c: dynamic int8 chains of g into DynQuantMatMul and
  * DynQuantConv (the fuse pass's first step; graph_dce() after it). */
 void qfuse_graph(Graph *g);
+/* passes/qfuse.c: static QDQ groups (DequantizeLinear -> Conv/MatMul
+ * [-> Relu] -> QuantizeLinear) into QLinearConv and QLinearMatMul, before
+ * specialise folds the weights' DequantizeLinear; no-op with o->no_fuse. */
+int pass_qdq(Model *m, const PassOptions *o);
+/* Whether it has anything to do: a QuantizeLinear, no --no-fuse. */
+bool qdq_applies(const Model *m, const PassOptions *o);
 
 /* The memory plan of every static graph, then of the root of a gear
  * compile (passes/memplan.h). */

@@ -69,13 +69,16 @@ static bool laid_out(const Prepared *p, ValId v)
 	       x->shape.dims[2] * x->shape.dims[3] > 1;
 }
 
-/* One whose layout is to be decided here: a planned float tensor of a
- * node.  Any other laid-out value (a weight, a graph input, an integer
- * tensor) is row-major, and so are the slots that share its layout. */
+/* One whose layout is to be decided here: a planned float or 8-bit
+ * integer (QLinearConv's) tensor of a node.  Any other laid-out value (a
+ * weight, a graph input, another integer tensor) is row-major, and so
+ * are the slots that share its layout. */
 static bool candidate(const Prepared *p, ValId v)
 {
 	const Value *x = v >= 0 ? &p->g->vals[v] : NULL;
-	return laid_out(p, v) && x->kind == VAL_NODE && x->dtype == DT_FLOAT &&
+	return laid_out(p, v) && x->kind == VAL_NODE &&
+	       (x->dtype == DT_FLOAT || x->dtype == DT_UINT8 ||
+		x->dtype == DT_INT8) &&
 	       p->cur[v] == &p->vt[v];
 }
 

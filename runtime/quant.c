@@ -379,6 +379,9 @@ static int64_t zp_count(const Value *z, int64_t n)
 	return c == 1 ? 1 : c == n && z->shape.rank == 1 ? n : -1;
 }
 
+static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
+			     int64_t kk, int64_t nn, FastKernel *k);
+
 int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
@@ -411,6 +414,9 @@ int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	if (shape_numel(&y->shape) != batch * m * nn ||
 	    (ql && (kk > QLINEAR_MAX_K || !qlinear_params(p, n, nn))))
 		return 0;
+	int rc = ql && rb == 2 ? dq_qlinear_matmul(p, n, m, kk, nn, k) : 0;
+	if (rc)
+		return rc;
 	QMatMul *q = calloc(1, sizeof(*q));
 	if (!q)
 		return error("out of memory");
@@ -716,7 +722,7 @@ static bool qconv_geom(gearrt_session *s, Prepared *p, const Node *n,
 	return q->oh > 0 && q->ow > 0 && q->kk > 0;
 }
 
-static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
+static int dq_qlinear_conv(const Prepared *p, Task *t, const QConv *c,
 			   FastKernel *k);
 
 int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
@@ -740,7 +746,7 @@ int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		    (b && (!is_static(b, DT_INT32) ||
 			   shape_numel(&b->shape) != c.cout)))))
 		return 0;
-	int rc = ql ? dq_qlinear_conv(p, n, &c, k) : 0;
+	int rc = ql ? dq_qlinear_conv(p, t, &c, k) : 0;
 	if (rc)
 		return rc;
 	QConv *q = malloc(sizeof(*q));
@@ -1015,6 +1021,7 @@ typedef struct DqPacked {
 	int8_t *b;	/* npan x (k4 / 4) x 16 x 4 */
 	int32_t *cs;	/* per column: sum over k of B' */
 	int32_t *zb;	/* per column: zb' */
+	bool zb0;	/* every zb' 0 (symmetric int8 W): no row sums */
 } DqPacked;
 
 static void dq_packed_free(DqPacked *p)
@@ -1041,6 +1048,7 @@ static bool dq_pack(DqPacked *p, const uint8_t *w, int64_t k, int64_t n,
 	if (!p->b || !p->cs || !p->zb)
 		return false;
 	int64_t nz = z ? shape_numel(&z->shape) : 0;
+	p->zb0 = true;
 	for (int64_t j = 0; j < n; j++) {
 		int8_t *col = p->b + (j / 16) * p->k4 * 16 + (j % 16) * 4;
 		int32_t s = 0;
@@ -1051,6 +1059,7 @@ static bool dq_pack(DqPacked *p, const uint8_t *w, int64_t k, int64_t n,
 		}
 		p->cs[j] = s;
 		p->zb[j] = zp_at(z, nz > 1 ? z0 + j : 0) - (u8 ? 128 : 0);
+		p->zb0 &= p->zb[j] == 0;
 	}
 	return true;
 }
@@ -1268,6 +1277,7 @@ static bool dq_vnni(void)
 	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
 	return __builtin_cpu_supports("avx512vnni") &&
 	       __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vl") &&
 	       (isa & dnnl_cpu_isa_avx512_core_vnni) ==
 		       dnnl_cpu_isa_avx512_core_vnni;
 #else
@@ -1330,7 +1340,9 @@ typedef struct DqKernel {
 	uint8_t *xt;	 /* Conv: X quantized, channels last */
 	uint8_t *a;	 /* Conv: a block of im2col rows */
 	int32_t *r, *c;	 /* per row r'; Conv: a block's sums */
-	int32_t *acc;	 /* QLinearConv: a channel's exact sums */
+	uint8_t *t;	 /* QLinearConv: a block's y, channels last */
+	int32_t *bz;	 /* QLinearConv: per channel of a group, bias - za cs */
+	bool x_nhwc, y_nhwc; /* QLinearConv: X, Y channels-last */
 	float *sp, *bias;
 	QConv g;	 /* Conv: the geometry */
 } DqKernel;
@@ -1348,7 +1360,8 @@ static void dq_free(void *state)
 	free(q->c);
 	free(q->sp);
 	free(q->bias);
-	free(q->acc);
+	free(q->t);
+	free(q->bz);
 	free(q->g.mult);
 	free(q);
 }
@@ -1399,45 +1412,153 @@ static int dqmm_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
+#if DQ_HAVE_VNNI
+/* The 16 x 16 bytes r[row] transposed: four perfect shuffles of the rows'
+ * bytes (SSE2). */
+static inline void dq_t16(__m128i r[16])
+{
+	for (int k = 0; k < 4; k++) {
+		__m128i t[16];
+		for (int i = 0; i < 8; i++) {
+			t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
+			t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
+		}
+		memcpy(r, t, sizeof(t));
+	}
+}
+#endif
+
+/* y[j * ldy + i] = x[i * ldx + j] ^ flip for i < rows, j < cols: a
+ * transpose of bytes, 16 x 16 blocks at a time where the intrinsics are
+ * there. */
+static void dq_transpose8(const uint8_t *x, int64_t rows, int64_t cols,
+			  int64_t ldx, uint8_t flip, uint8_t *y, int64_t ldy)
+{
+	enum { B = 32 };
+	int64_t r16 = 0, c16 = 0;
+#if DQ_HAVE_VNNI
+	r16 = rows & ~(int64_t)15, c16 = cols & ~(int64_t)15;
+	__m128i f = _mm_set1_epi8((char)flip), r[16];
+	for (int64_t j0 = 0; j0 < c16; j0 += 16)
+		for (int64_t i0 = 0; i0 < r16; i0 += 16) {
+			for (int k = 0; k < 16; k++)
+				r[k] = _mm_xor_si128(
+					_mm_loadu_si128((const __m128i *)(x +
+						(i0 + k) * ldx + j0)), f);
+			dq_t16(r);
+			for (int k = 0; k < 16; k++)
+				_mm_storeu_si128((__m128i *)(y + (j0 + k) * ldy +
+							     i0), r[k]);
+		}
+#endif
+	for (int64_t j0 = 0; j0 < cols; j0 += B)
+		for (int64_t i = 0; i < rows; i++) {
+			int64_t j1 = j0 + B < cols ? j0 + B : cols;
+			int64_t j = i < r16 && j0 < c16 ? c16 : j0;
+			for (; j < j1; j++)
+				y[j * ldy + i] = x[i * ldx + j] ^ flip;
+		}
+}
+
 /* y[p][c] = x[c][p] ^ flip for c < ch, p < np (bytes). */
 static void dq_transpose(const uint8_t *x, int64_t ch, int64_t np,
 			 uint8_t flip, uint8_t *y)
 {
-	enum { B = 32 };
-	for (int64_t p0 = 0; p0 < np; p0 += B)
-		for (int64_t c = 0; c < ch; c++) {
-			int64_t p1 = p0 + B < np ? p0 + B : np;
-			for (int64_t p = p0; p < p1; p++)
-				y[p * ch + c] = x[c * np + p] ^ flip;
-		}
+	dq_transpose8(x, ch, np, np, flip, y, ch);
 }
 
-/* The im2col rows of output pixels p0..p0+nr of group gi, channels last
+/* d[0..n) = s[0..n), inline: im2col copies a group's channels of a tap,
+ * often 16 or 32 bytes, where a call to memcpy costs more than the copy. */
+static inline void copy_short(uint8_t *d, const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16)
+		__builtin_memcpy(d + i, s + i, 16);
+	for (; i < n; i++)
+		d[i] = s[i];
+}
+
+/* The im2col rows of output pixels p0..p0+nr of group gi of x (one image
+ * channels last), channels last
  * (tap (ky, kx), then channel), rows of k4 bytes; taps outside the image
  * hold the zero point za. */
-static void dq_im2col(const DqKernel *q, int64_t gi, int64_t p0, int64_t nr,
-		      int32_t za, uint8_t *a, int64_t k4)
+static inline __attribute__((always_inline)) void
+im2col_rows(const DqKernel *q, const uint8_t *x, int64_t gi, int64_t p0,
+	    int64_t nr, int32_t za, uint8_t *a, int64_t k4,
+	    void (*copy)(uint8_t *, const uint8_t *, size_t))
 {
 	const QConv *g = &q->g;
-	const uint8_t *xt = q->xt + gi * g->cg;
+	const uint8_t *xt = x + gi * g->cg;
 	size_t cg = (size_t)g->cg;
+	int64_t oy = p0 / g->ow, ox = p0 % g->ow - 1;
 	for (int64_t i = 0; i < nr; i++) {
-		int64_t oy = (p0 + i) / g->ow, ox = (p0 + i) % g->ow;
+		if (++ox == g->ow) /* pixel p0 + i, without a division */
+			ox = 0, oy++;
 		uint8_t *d = a + i * k4;
+		int64_t ix0 = ox * g->sw - g->pw;
+		bool row = g->cg == g->cin && g->dw == 1 && ix0 >= 0 &&
+			   ix0 + g->kw <= g->iw;
 		for (int64_t ky = 0; ky < g->kh; ky++) {
 			int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+			if (row && iy >= 0 && iy < g->ih) {
+				/* the taps of this row lie side by side */
+				copy(d, xt + (iy * g->iw + ix0) * g->cin,
+				     cg * (size_t)g->kw);
+				d += cg * (size_t)g->kw;
+				continue;
+			}
 			for (int64_t kx = 0; kx < g->kw; kx++, d += cg) {
 				int64_t ix = ox * g->sw - g->pw + kx * g->dw;
 				if (iy < 0 || iy >= g->ih || ix < 0 ||
 				    ix >= g->iw)
 					memset(d, za, cg);
 				else
-					memcpy(d, xt + (iy * g->iw + ix) *
-							       g->cin,
-					       cg);
+					copy(d, xt + (iy * g->iw + ix) * g->cin, cg);
 			}
 		}
 	}
+}
+
+static void dq_im2col_c(const DqKernel *q, const uint8_t *x, int64_t gi,
+			int64_t p0, int64_t nr, int32_t za, uint8_t *a,
+			int64_t k4)
+{
+	im2col_rows(q, x, gi, p0, nr, za, a, k4, copy_short);
+}
+
+#if DQ_HAVE_VNNI
+/* copy_short in 64-byte vectors, the last one masked. */
+static inline __attribute__((always_inline)) DQ_VNNI_TARGET void
+copy_vec(uint8_t *d, const uint8_t *s, size_t n)
+{
+	for (; n >= 64; n -= 64, d += 64, s += 64)
+		_mm512_storeu_si512(d, _mm512_loadu_si512(s));
+	if (n) {
+		__mmask64 m = ((__mmask64)1 << n) - 1;
+		_mm512_mask_storeu_epi8(d, m, _mm512_maskz_loadu_epi8(m, s));
+	}
+}
+
+DQ_VNNI_TARGET static void dq_im2col_vnni(const DqKernel *q, const uint8_t *x,
+					  int64_t gi, int64_t p0, int64_t nr,
+					  int32_t za, uint8_t *a, int64_t k4)
+{
+	im2col_rows(q, x, gi, p0, nr, za, a, k4, copy_vec);
+}
+#endif
+
+/* The im2col rows (im2col_rows), in AVX-512 moves with VNNI. */
+static void dq_im2col(const DqKernel *q, const uint8_t *x, int64_t gi,
+		      int64_t p0, int64_t nr, int32_t za, uint8_t *a,
+		      int64_t k4)
+{
+#if DQ_HAVE_VNNI
+	if (q->vnni) {
+		dq_im2col_vnni(q, x, gi, p0, nr, za, a, k4);
+		return;
+	}
+#endif
+	dq_im2col_c(q, x, gi, p0, nr, za, a, k4);
 }
 
 /* A 1x1 convolution of stride 1 without pads over every channel with
@@ -1507,8 +1628,8 @@ static int dqconv_run(void *state, const Tensor *const *in,
 				if (dq_pointwise(g))
 					a = q->xt + p0 * g->cin;
 				else
-					dq_im2col(q, gi, p0, nr, za, q->a,
-						  p->k4);
+					dq_im2col(q, q->xt, gi, p0, nr, za,
+						  q->a, p->k4);
 				dq_rows(q->vnni, a, p->k4, nr, p->k, za, q->r);
 				dq_gemm(q->vnni, nr, a, p->k4, p, q->c, NULL);
 				for (int64_t j = 0; j < g->mg; j++)
@@ -1628,17 +1749,140 @@ int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 /* ---- QLinearConv on the same kernel ------------------------------------
  * X's bytes channels last as uint8 (int8 X plus 128, its zero point
  * too), the sums of each channel made exact as above, then requantized
- * as qconv_requant does (compiler/ops/conv.c's rounding). */
+ * as requant() does (compiler/ops/conv.c's rounding), a block of rows at
+ * a time into Y channels last: Y's own bytes when the tensor is NHWC
+ * (runtime/layout.c: between two such convolutions, neither transposes),
+ * else a block transposed into Y's planes.  X channels last is X's own
+ * bytes the same way (int8 X flipped to uint8 on the way). */
 
-/* acc[i] = the exact sum of row i, column j: S - za cs[j] - zb[j] r[i]. */
-static void dq_sums(const int32_t *c, int64_t ldc, int64_t nr, int32_t za,
-		    const DqPacked *p, int64_t j, const int32_t *r,
-		    int32_t *acc)
+/* The exact sum of the block's row i, column j: c - za cs[j] - zb[j] r[i],
+ * wrapping in 32 bits as the reference's conversion does (r not summed
+ * where every zb is 0). */
+static inline int32_t dq_exact(const int32_t *c, int64_t ldc, int64_t i,
+			       int64_t j, int32_t za, const DqPacked *p,
+			       const int32_t *r)
 {
-	uint32_t zc = (uint32_t)za * (uint32_t)p->cs[j];
+	return (int32_t)((uint32_t)c[i * ldc + j] -
+			 (uint32_t)za * (uint32_t)p->cs[j] -
+			 (p->zb0 ? 0 : (uint32_t)p->zb[j] * (uint32_t)r[i]));
+}
+
+/* The requantisation of a block: t[i * ldt + j] for rows 0..nr and
+ * columns 0..n = requant1((exact sum + bias[j]) * mult[j]) in double, as
+ * requant() computes it; uint8 (int8 if s8).  bias may be NULL. */
+typedef struct DqOut {
+	const int32_t *bias;
+	const double *mult;
+	double zp;
+	bool s8;
+	uint8_t *t;
+	int64_t ldt;
+} DqOut;
+
+#if DQ_HAVE_VNNI
+/* dq_requant_c 16 columns at a time (AVX512-VL: every CPU with VNNI has
+ * it, dq_vnni() checks), where every mult is finite and every exact sum
+ * plus its bias fits int32 (dq_requant_exact): then c + bz[j], bz[j] =
+ * bias[j] - za cs[j] in 32 bits, is that sum plus the bias, exactly, its
+ * double product with mult is requant()'s, finite, and clamping it to
+ * the integers lo - zp .. hi - zp before rounding to nearest even gives
+ * what rounding and then clamping gives; zp is added last, in int32. */
+static __attribute__((target("avx512f,avx512bw,avx512vl"))) void
+dq_requant_rows(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
+		const DqPacked *p, const int32_t *bz, const int32_t *r,
+		const DqOut *o)
+{
+	__m512d lo = _mm512_set1_pd((o->s8 ? -128 : 0) - o->zp);
+	__m512d hi = _mm512_set1_pd((o->s8 ? 127 : 255) - o->zp);
+	__m512i z = _mm512_set1_epi32((int32_t)o->zp);
+	const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+	for (int64_t j = 0; j < n; j += 16) {
+		__mmask16 m = (__mmask16)(n - j >= 16 ? 0xffff
+						      : (1u << (n - j)) - 1);
+		__m512i b = _mm512_maskz_loadu_epi32(m, bz + j);
+		__m512i zb = _mm512_loadu_si512(p->zb + j);
+		__m512d m0 = _mm512_maskz_loadu_pd((__mmask8)m, o->mult + j);
+		__m512d m1 = _mm512_maskz_loadu_pd((__mmask8)(m >> 8),
+						   o->mult + j + 8);
+		for (int64_t i = 0; i < nr; i++) {
+			__m512i s = _mm512_add_epi32(
+				_mm512_loadu_si512(c + i * ldc + j), b);
+			if (!p->zb0)
+				s = _mm512_sub_epi32(
+					s, _mm512_mullo_epi32(
+						   zb, _mm512_set1_epi32(r[i])));
+			__m512d x0 = _mm512_mul_pd(
+				_mm512_cvtepi32_pd(_mm512_castsi512_si256(s)), m0);
+			__m512d x1 = _mm512_mul_pd(
+				_mm512_cvtepi32_pd(
+					_mm512_extracti64x4_epi64(s, 1)),
+				m1);
+			x0 = _mm512_min_pd(_mm512_max_pd(x0, lo), hi);
+			x1 = _mm512_min_pd(_mm512_max_pd(x1, lo), hi);
+			__m512i q = _mm512_inserti64x4(
+				_mm512_castsi256_si512(
+					_mm512_cvt_roundpd_epi32(x0, rn)),
+				_mm512_cvt_roundpd_epi32(x1, rn), 1);
+			_mm_mask_storeu_epi8(o->t + i * o->ldt + j, m,
+					     _mm512_cvtepi32_epi8(
+						     _mm512_add_epi32(q, z)));
+		}
+	}
+}
+#endif
+
+/* Whether dq_requant_rows computes channels 0..n as requant() does:
+ * every multiplier finite, and |exact sum| (at most 255 * 255 * k) plus
+ * |bias| within int32. */
+static bool dq_requant_exact(const double *mult, const int32_t *bias,
+			     int64_t n, int64_t k)
+{
+	int64_t most = 0;
+	for (int64_t j = 0; j < n; j++) {
+		int64_t b = bias ? llabs((int64_t)bias[j]) : 0;
+		most = b > most ? b : most;
+		if (!isfinite(mult[j]))
+			return false;
+	}
+	return 65025 * k + most <= INT32_MAX;
+}
+
+static void dq_requant_c(const int32_t *c, int64_t ldc, int64_t nr,
+			 int64_t n, const DqPacked *p, int32_t za,
+			 const int32_t *r, const DqOut *o)
+{
+	double lo = o->s8 ? -128 : 0, hi = o->s8 ? 127 : 255;
 	for (int64_t i = 0; i < nr; i++)
-		acc[i] = (int32_t)((uint32_t)c[i * ldc + j] - zc -
-				   (uint32_t)p->zb[j] * (uint32_t)r[i]);
+		for (int64_t j = 0; j < n; j++) {
+			double v = ((double)dq_exact(c, ldc, i, j, za, p, r) +
+				    (o->bias ? o->bias[j] : 0)) *
+				   o->mult[j];
+			o->t[i * o->ldt + j] =
+				(uint8_t)(int32_t)requant1(v, o->zp, lo, hi);
+		}
+}
+
+/* y[j][i] (output channel j's plane, osz pixels apart) = t[i][j]. */
+static void dq_untile(const uint8_t *t, int64_t nr, int64_t n, int64_t osz,
+		      uint8_t *y)
+{
+	dq_transpose8(t, nr, n, n, 0, y, osz);
+}
+
+/* Image img's X channels last: X's bytes if X is NHWC and uint8, else
+ * q->xt. */
+static const uint8_t *dq_x_image(DqKernel *q, const uint8_t *x, int64_t img)
+{
+	QConv *g = &q->g;
+	int64_t isz = g->ih * g->iw;
+	const uint8_t *xi = x + img * g->cin * isz;
+	if (q->x_nhwc && !g->x_s8)
+		return xi;
+	if (q->x_nhwc)
+		flip_copy(xi, 1, 0x80, q->xt, (size_t)(g->cin * isz));
+	else
+		dq_transpose(xi, g->cin, isz, g->x_s8 ? 0x80 : 0, q->xt);
+	return q->xt;
 }
 
 static int dqql_run(void *state, const Tensor *const *in,
@@ -1646,52 +1890,85 @@ static int dqql_run(void *state, const Tensor *const *in,
 {
 	DqKernel *q = state;
 	QConv *g = &q->g;
-	int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
-	const uint8_t *x = in[0]->data;
+	int64_t osz = g->oh * g->ow;
 	int32_t za = zp_at(in[2], 0) + (g->x_s8 ? 128 : 0);
-	double zp = zp_at(in[7], 0);
 	const int32_t *bias = q->bias_in ? in[8]->data : NULL;
 	uint8_t *y = tensor_mut(out[0]);
 	qconv_mults(g, in);
+	bool exact = dq_requant_exact(g->mult, bias, g->cout, g->kk);
 	for (int64_t img = 0; img < g->n; img++) {
-		dq_transpose(x + img * g->cin * isz, g->cin, isz,
-			     g->x_s8 ? 0x80 : 0, q->xt);
+		const uint8_t *xt = dq_x_image(q, in[0]->data, img);
 		for (int64_t gi = 0; gi < g->group; gi++) {
 			const DqPacked *p = &q->w[gi];
 			int64_t c0 = gi * g->mg, ldc = p->npan * 16;
+			for (int64_t j = 0; j < g->mg; j++) /* bias - za cs */
+				q->bz[j] = (int32_t)((bias ? (uint32_t)bias[c0 + j]
+							   : 0u) -
+						     (uint32_t)za *
+							     (uint32_t)p->cs[j]);
 			for (int64_t p0 = 0; p0 < osz; p0 += q->rows) {
 				int64_t nr = osz - p0 < q->rows ? osz - p0
 								: q->rows;
 				const uint8_t *a = q->a;
 				if (dq_pointwise(g))
-					a = q->xt + p0 * g->cin;
+					a = xt + p0 * g->cin;
 				else
-					dq_im2col(q, gi, p0, nr, za, q->a,
+					dq_im2col(q, xt, gi, p0, nr, za, q->a,
 						  p->k4);
-				dq_rows(q->vnni, a, p->k4, nr, p->k, za, q->r);
+				if (!p->zb0)
+					dq_rows(q->vnni, a, p->k4, nr, p->k, za,
+						q->r);
 				dq_gemm(q->vnni, nr, a, p->k4, p, q->c, NULL);
-				for (int64_t j = 0; j < g->mg; j++) {
-					int64_t ch = c0 + j;
-					dq_sums(q->c, ldc, nr, za, p, j, q->r,
-						q->acc);
-					requant(q->acc, (size_t)nr,
-						bias ? bias[ch] : 0,
-						g->mult + ch, false, zp, g->y_s8,
-						y + (img * g->cout + ch) * osz +
-							p0);
-				}
+				DqOut o = {
+					.bias = bias ? bias + c0 : NULL,
+					.mult = g->mult + c0,
+					.zp = zp_at(in[7], 0),
+					.s8 = g->y_s8,
+					.t = q->y_nhwc ? y + (img * osz + p0) *
+								     g->cout + c0
+						       : q->t,
+					.ldt = q->y_nhwc ? g->cout : g->mg
+				};
+#if DQ_HAVE_VNNI
+				if (q->vnni && exact)
+					dq_requant_rows(q->c, ldc, nr, g->mg,
+							p, q->bz, q->r, &o);
+				else
+#endif
+					dq_requant_c(q->c, ldc, nr, g->mg, p,
+						     za, q->r, &o);
+				if (!q->y_nhwc)
+					dq_untile(q->t, nr, g->mg, osz,
+						  y + (img * g->cout + c0) *
+							      osz + p0);
 			}
 		}
 	}
 	return 0;
 }
 
-/* QLinearConv node of geometry c (a group of more than one input
+/* QLinearConv on the VNNI kernel (its match recorded slots, t->lay):
+ * X and Y as their layouts were decided, each channels-last if so. */
+int quant_conv_build(gearrt_session *s, Prepared *p, Task *t)
+{
+	(void)s;
+	if (!t->lay)
+		return 0; /* the plain-C kernel: row-major */
+	DqKernel *q = t->fast.state;
+	q->x_nhwc = rt_nhwc(p, t->n->inputs[0]);
+	q->y_nhwc = rt_nhwc(p, t->n->outputs[0]);
+	return 0;
+}
+
+/* QLinearConv node of t of geometry c (a group of more than one input
  * channel) on the VNNI kernel: 1 if taken, 0 if not (no VNNI, a zero
- * point of W not constant), -1 with an error. */
-static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
+ * point of W not constant), -1 with an error.  X (slot 0) and Y (output
+ * 0) may each be channels-last, each sparing a transpose
+ * (quant_conv_build). */
+static int dq_qlinear_conv(const Prepared *p, Task *t, const QConv *c,
 			   FastKernel *k)
 {
+	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 3), *wz = rt_in_val(p, n, 5);
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
@@ -1714,7 +1991,8 @@ static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
 		  (q->xt = malloc((size_t)(g->cin * isz))) &&
 		  (q->a = calloc((size_t)(q->rows * k4), 1)) &&
 		  (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
-		  (q->acc = malloc((size_t)q->rows * sizeof(int32_t))) &&
+		  (q->t = malloc((size_t)(q->rows * g->mg))) &&
+		  (q->bz = malloc((size_t)g->mg * sizeof(int32_t))) &&
 		  (q->c = malloc((size_t)(q->rows * ((g->mg + 15) / 16 * 16)) *
 				 sizeof(int32_t)));
 	for (int64_t gi = 0; ok && gi < g->group; gi++)
@@ -1725,5 +2003,91 @@ static int dq_qlinear_conv(const Prepared *p, const Node *n, const QConv *c,
 		return error("out of memory");
 	}
 	*k = (FastKernel){ .run = dqql_run, .free = dq_free, .state = q };
+	rt_task_slots(t);
+	*rt_slot(t, 0) = (SlotLayout){ .group = 1, .prefers = true };
+	*rt_slot(t, -1) = (SlotLayout){ .group = 2, .prefers = true };
+	return 1;
+}
+
+/* QLinearMatMul on the same kernel: A's rows (int8 flipped to uint8, or
+ * rows whose k is not a multiple of 4, copied into rows of k4 bytes), the
+ * GEMM against B packed once, each block requantized into Y's rows as
+ * qmm_requant does (the multipliers a * b / y in float). */
+static int dqqmm_run(void *state, const Tensor *const *in,
+		     Tensor *const *out)
+{
+	DqKernel *q = state;
+	const DqPacked *p = &q->w[0];
+	bool s8 = q->g.x_s8;
+	const uint8_t *a = in[0]->data;
+	int64_t lda = p->k, n = p->n, ldc = p->npan * 16;
+	int32_t za = zp_at(in[2], 0) + (s8 ? 128 : 0);
+	float sa = scale_at(in[1], 0), sy = scale_at(in[6], 0);
+	uint8_t *y = tensor_mut(out[0]);
+	for (int64_t j = 0; j < n; j++) {
+		q->g.mult[j] = sa * scale_at(in[4], j) / sy;
+		q->bz[j] = (int32_t)(0u - (uint32_t)za * (uint32_t)p->cs[j]);
+	}
+	bool exact = dq_requant_exact(q->g.mult, NULL, n, p->k);
+	for (int64_t r0 = 0; r0 < q->m; r0 += q->rows) {
+		int64_t nr = q->m - r0 < q->rows ? q->m - r0 : q->rows;
+		const uint8_t *ar = a + r0 * lda;
+		int64_t ldr = lda;
+		if (s8 || p->k4 != p->k) {
+			for (int64_t i = 0; i < nr; i++)
+				flip_copy(ar + i * lda, 1, s8 ? 0x80 : 0,
+					  q->xq + i * p->k4, (size_t)p->k);
+			ar = q->xq;
+			ldr = p->k4;
+		}
+		if (!p->zb0)
+			dq_rows(q->vnni, ar, ldr, nr, p->k, za, q->r);
+		dq_gemm(q->vnni, nr, ar, ldr, p, q->c, NULL);
+		DqOut o = { .mult = q->g.mult, .zp = zp_at(in[7], 0),
+			    .s8 = q->g.y_s8, .t = y + r0 * n, .ldt = n };
+#if DQ_HAVE_VNNI
+		if (q->vnni && exact)
+			dq_requant_rows(q->c, ldc, nr, n, p, q->bz, q->r, &o);
+		else
+#endif
+			dq_requant_c(q->c, ldc, nr, n, p, za, q->r, &o);
+	}
+	return 0;
+}
+
+/* QLinearMatMul node n of A's rows m, a 2-D constant B of k x nn on the
+ * VNNI kernel: 1 if taken, 0 if not (no VNNI, a zero point of B not
+ * constant), -1 with an error. */
+static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
+			     int64_t kk, int64_t nn, FastKernel *k)
+{
+	const Value *b = rt_in_val(p, n, 3), *bz = rt_in_val(p, n, 5);
+	const Value *a = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	const uint8_t *bw = weights_of(b);
+	if (!dq_vnni() || !bw || b->shape.rank != 2 || (bz && !bz->konst))
+		return 0;
+	DqKernel *q = calloc(1, sizeof(*q));
+	if (!q)
+		return error("out of memory");
+	*q = (DqKernel){ .vnni = true, .groups = 1, .m = m };
+	q->g.x_s8 = a->dtype == DT_INT8;
+	q->g.y_s8 = y->dtype == DT_INT8;
+	int64_t k4 = (kk + 3) & ~(int64_t)3, ldc = (nn + 15) / 16 * 16;
+	q->rows = DQ_ROWS < m ? DQ_ROWS : m;
+	bool ok = (q->w = calloc(1, sizeof(DqPacked))) &&
+		  (q->g.mult = malloc((size_t)nn * sizeof(double))) &&
+		  (q->xq = calloc((size_t)(q->rows * k4), 1)) &&
+		  (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
+		  (q->bz = malloc((size_t)nn * sizeof(int32_t))) &&
+		  (q->c = malloc((size_t)(q->rows * ldc) * sizeof(int32_t)));
+	if (ok)
+		ok = dq_pack(&q->w[0], bw, kk, nn, nn, 1,
+			     b->dtype == DT_UINT8, bz ? bz->konst : NULL, 0);
+	if (!ok) {
+		dq_free(q);
+		return error("out of memory");
+	}
+	*k = (FastKernel){ .run = dqqmm_run, .free = dq_free, .state = q };
 	return 1;
 }

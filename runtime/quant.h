@@ -19,12 +19,17 @@
 /* MatMulInteger: (u)int8 A of any rank against a 2-D B or a B of A's
  * batch dims, per-tensor A zero point, B's per tensor or per column;
  * QLinearMatMul the same with A's and Y's scales per tensor, B's per
- * tensor or per column, inner dim at most 33025 (its sums fit int32). */
+ * tensor or per column, inner dim at most 33025 (its sums fit int32);
+ * with VNNI and a constant 2-D B, on the kernel of DynQuantMatMul. */
 int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* ConvInteger: 1-D or 2-D, constant W, per-tensor X zero point, W's per
  * tensor or per output channel; QLinearConv the same with scales as
- * QLinearMatMul's and an int32 bias per output channel. */
+ * QLinearMatMul's and an int32 bias per output channel (with VNNI and
+ * more than one input channel a group, on the kernel of DynQuantConv,
+ * X and Y NHWC where runtime/layout.c chooses). */
 int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+/* Its build: the VNNI QLinearConv takes X and Y channels-last. */
+int quant_conv_build(gearrt_session *s, Prepared *p, Task *t);
 /* DynamicQuantizeLinear, QuantizeLinear (float32 to (u)int8) and
  * DequantizeLinear ((u)int8 to float32), per tensor or per axis. */
 int quant_linear(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);

@@ -287,3 +287,76 @@ def quant_fused():
 
 
 quant_fused()
+
+
+def quant_qdq():
+    """The QDQ groups passes/qfuse.c rewrites into QLinear ops (and
+    tests/test_quant.c's bit-exactness of the kernels running them,
+    channels-last between the convolutions): x [1,8,20,20] quantized to
+    uint8 (zero point 128), then Conv 3x3 (int8 W per channel, float
+    bias) -> Relu -> QuantizeLinear uint8 at 0 (the Relu goes), Conv 3x3
+    of 2 groups strided (uint8 W per tensor with a zero point, no bias)
+    -> int8 at 3, Conv 1x1 (bias the DequantizeLinear of int32 at sx*sw)
+    -> Relu -> int8 at -128 (the Relu goes), dequantized: y1; a MatMul
+    (x2 [2,5,26], int8 W per column, axis 1) -> uint8 at 10: y2; and a
+    group left as it is: Conv -> Relu -> uint8 at 5 (the Relu clamps
+    below the zero point; its saturation does not): y3."""
+    t = Net()
+    f = np.float32
+    c = {k: t.init(k, v) for k, v in (
+        ("sx", np.array(0.01, f)), ("zx", np.array(128, np.uint8)),
+        ("s1", np.array(0.03, f)), ("z1", np.array(0, np.uint8)),
+        ("s2", np.array(0.05, f)), ("z2", np.array(3, np.int8)),
+        ("s3", np.array(0.04, f)), ("z3", np.array(-128, np.int8)),
+        ("sm", np.array(0.02, f)), ("zm", np.array(10, np.uint8)),
+        ("s5", np.array(0.03, f)), ("z5", np.array(5, np.uint8)))}
+    xd = qdq(t, "x", c["sx"], c["zx"])
+    w1, ws1, wz1 = qweight(rng.standard_normal((12, 8, 3, 3)).astype(f) / 8,
+                           0, True)
+    w2 = rng.integers(0, 256, (16, 6, 3, 3)).astype(np.uint8)
+    w3, ws3, _ = qweight(rng.standard_normal((10, 16, 1, 1)).astype(f) / 4,
+                         0, True)
+    ws3 = ws3.astype(f)
+    bs = (np.float32(0.05) * ws3).astype(f)  # scale sx * sw, as float
+    t.inits.update({
+        "w1": w1, "ws1": ws1, "wz1": wz1,
+        "b1": (rng.standard_normal(12) * 0.2).astype(f),
+        "w2": w2, "ws2": np.array(0.004, f), "wz2": np.array(120, np.uint8),
+        "w3": w3, "ws3": ws3,
+        "b3": rng.integers(-300, 300, 10).astype(np.int32), "bs3": bs,
+        "wm": qweight(rng.standard_normal((26, 16)).astype(f), 1, True)[0],
+        "wms": qweight(rng.standard_normal((26, 16)).astype(f), 1,
+                       True)[1]})
+    t.nodes += [
+        n("DequantizeLinear", ["w1", "ws1", "wz1"], ["w1d"], axis=0),
+        n("Conv", [xd, "w1d", "b1"], ["c1"], pads=[1] * 4),
+        n("Relu", ["c1"], ["r1"])]
+    y = qdq(t, "r1", c["s1"], c["z1"])
+    t.nodes += [
+        n("DequantizeLinear", ["w2", "ws2", "wz2"], ["w2d"]),
+        n("Conv", [y, "w2d"], ["c2"], pads=[1] * 4, strides=[2, 2],
+          group=2)]
+    y = qdq(t, "c2", c["s2"], c["z2"])
+    t.nodes += [
+        n("DequantizeLinear", ["w3", "ws3"], ["w3d"], axis=0),
+        n("DequantizeLinear", ["b3", "bs3"], ["b3d"], axis=0),
+        n("Conv", [y, "w3d", "b3d"], ["c3"]),
+        n("Relu", ["c3"], ["r3"]),
+        n("QuantizeLinear", ["r3", c["s3"], c["z3"]], ["q3"]),
+        n("DequantizeLinear", ["q3", c["s3"], c["z3"]], ["y1"])]
+    xm = qdq(t, "x2", c["sx"], c["zx"])
+    t.nodes += [
+        n("DequantizeLinear", ["wm", "wms"], ["wmd"], axis=1),
+        n("MatMul", [xm, "wmd"], ["mm"]),
+        n("QuantizeLinear", ["mm", c["sm"], c["zm"]], ["qm"]),
+        n("DequantizeLinear", ["qm", c["sm"], c["zm"]], ["y2"]),
+        n("DequantizeLinear", ["w1", "ws1", "wz1"], ["w5d"], axis=0),
+        n("Conv", [xd, "w5d"], ["c5"], pads=[1] * 4),
+        n("Relu", ["c5"], ["r5"]),
+        n("QuantizeLinear", ["r5", c["s5"], c["z5"]], ["q5"]),
+        n("DequantizeLinear", ["q5", c["s5"], c["z5"]], ["y3"])]
+    save("quant_qdq", t.nodes, [("x", [1, 8, 20, 20]), ("x2", [2, 5, 26])],
+         ["y1", "y2", "y3"], t.inits)
+
+
+quant_qdq()
