@@ -1008,6 +1008,9 @@ enum { DQ_MR = 6, DQ_NP = 4, DQ_ROWS = 192 };
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+/* Round half to even, no exception: a constant, as clang requires of
+ * the rounding argument of the _round_ intrinsics. */
+#define DQ_RN (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define DQ_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
 #define DQ_HAVE_VNNI 1
 #else
@@ -1795,7 +1798,6 @@ dq_requant_rows(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
 	__m512d lo = _mm512_set1_pd((o->s8 ? -128 : 0) - o->zp);
 	__m512d hi = _mm512_set1_pd((o->s8 ? 127 : 255) - o->zp);
 	__m512i z = _mm512_set1_epi32((int32_t)o->zp);
-	const int rn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 	for (int64_t j = 0; j < n; j += 16) {
 		__mmask16 m = (__mmask16)(n - j >= 16 ? 0xffff
 						      : (1u << (n - j)) - 1);
@@ -1821,8 +1823,8 @@ dq_requant_rows(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
 			x1 = _mm512_min_pd(_mm512_max_pd(x1, lo), hi);
 			__m512i q = _mm512_inserti64x4(
 				_mm512_castsi256_si512(
-					_mm512_cvt_roundpd_epi32(x0, rn)),
-				_mm512_cvt_roundpd_epi32(x1, rn), 1);
+					_mm512_cvt_roundpd_epi32(x0, DQ_RN)),
+				_mm512_cvt_roundpd_epi32(x1, DQ_RN), 1);
 			_mm_mask_storeu_epi8(o->t + i * o->ldt + j, m,
 					     _mm512_cvtepi32_epi8(
 						     _mm512_add_epi32(q, z)));
