@@ -416,120 +416,93 @@ uint32_t crc32_update(uint32_t crc, const void *p, size_t n)
 	return ~crc;
 }
 
-/* ---- name map -------------------------------------------------------- */
+/* ---- name and pointer maps ------------------------------------------- */
 
-void namemap_init(NameMap *m) { memset(m, 0, sizeof(*m)); }
-
-void namemap_release(NameMap *m)
+/* NameMap and PtrMap are one open-addressing table, linear probing, at
+ * most half full; name says whether its keys are compared as strings
+ * (FNV-1a of the name) or by address. */
+static uint32_t key_slot(const KeyTable *t, const void *key, bool name)
 {
-	free(m->keys);
-	free(m->vals);
-	namemap_init(m);
-}
-
-static uint32_t slot_of(const NameMap *m, const char *key)
-{
-	uint32_t mask = m->cap - 1;
-	uint32_t i = (uint32_t)hash_bytes(key, strlen(key), 0) & mask;
-	while (m->keys[i] && strcmp(m->keys[i], key) != 0)
+	uint32_t mask = t->cap - 1;
+	uint32_t h = name ? (uint32_t)hash_bytes(key, strlen(key), 0)
+			  : (uint32_t)(((uintptr_t)key >> 4) * 2654435761u);
+	uint32_t i = h & mask;
+	while (t->keys[i] &&
+	       (name ? strcmp(t->keys[i], key) != 0 : t->keys[i] != key))
 		i = (i + 1) & mask;
 	return i;
 }
 
-int32_t namemap_get(const NameMap *m, const char *key)
+static void table_release(KeyTable *t)
 {
-	if (!m->cap)
-		return -1;
-	uint32_t i = slot_of(m, key);
-	return m->keys[i] ? m->vals[i] : -1;
+	free(t->keys);
+	free(t->vals);
+	memset(t, 0, sizeof(*t));
 }
 
-static void namemap_rehash(NameMap *m, uint32_t cap)
+static int32_t table_get(const KeyTable *t, const void *key, bool name)
 {
-	NameMap n = { xcalloc(cap, sizeof(char *)), xcalloc(cap, sizeof(int32_t)),
-		      cap, 0 };
-	for (uint32_t i = 0; i < m->cap; i++) {
-		if (!m->keys[i])
+	if (!t->cap)
+		return -1;
+	uint32_t i = key_slot(t, key, name);
+	return t->keys[i] ? t->vals[i] : -1;
+}
+
+static void table_rehash(KeyTable *t, uint32_t cap, bool name)
+{
+	KeyTable n = { xcalloc(cap, sizeof(void *)),
+		       xcalloc(cap, sizeof(int32_t)), cap, 0 };
+	for (uint32_t i = 0; i < t->cap; i++) {
+		if (!t->keys[i])
 			continue;
-		uint32_t j = slot_of(&n, m->keys[i]);
-		n.keys[j] = m->keys[i];
-		n.vals[j] = m->vals[i];
+		uint32_t j = key_slot(&n, t->keys[i], name);
+		n.keys[j] = t->keys[i];
+		n.vals[j] = t->vals[i];
 		n.len++;
 	}
-	namemap_release(m);
-	*m = n;
+	table_release(t);
+	*t = n;
+}
+
+static int32_t table_put(KeyTable *t, const void *key, int32_t val, bool name)
+{
+	if (2 * (t->len + 1) > t->cap)
+		table_rehash(t, t->cap ? 2 * t->cap : 64, name);
+	uint32_t i = key_slot(t, key, name);
+	if (t->keys[i]) {
+		int32_t old = t->vals[i];
+		t->vals[i] = val;
+		return old;
+	}
+	t->keys[i] = key;
+	t->vals[i] = val;
+	t->len++;
+	return -1;
+}
+
+void namemap_init(NameMap *m) { memset(m, 0, sizeof(*m)); }
+void namemap_release(NameMap *m) { table_release(&m->t); }
+
+int32_t namemap_get(const NameMap *m, const char *key)
+{
+	return table_get(&m->t, key, true);
 }
 
 int32_t namemap_put(NameMap *m, const char *key, int32_t val)
 {
-	if (2 * (m->len + 1) > m->cap)
-		namemap_rehash(m, m->cap ? 2 * m->cap : 64);
-	uint32_t i = slot_of(m, key);
-	if (m->keys[i]) {
-		int32_t old = m->vals[i];
-		m->vals[i] = val;
-		return old;
-	}
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->len++;
-	return -1;
+	return table_put(&m->t, key, val, true);
 }
 
-void ptrmap_release(PtrMap *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-static uint32_t ptr_slot(const PtrMap *m, const void *key)
-{
-	uint32_t mask = m->cap - 1;
-	uint32_t i = (uint32_t)(((uintptr_t)key >> 4) * 2654435761u) & mask;
-	while (m->keys[i] && m->keys[i] != key)
-		i = (i + 1) & mask;
-	return i;
-}
+void ptrmap_release(PtrMap *m) { table_release(&m->t); }
 
 int32_t ptrmap_get(const PtrMap *m, const void *key)
 {
-	if (!m->cap)
-		return -1;
-	uint32_t i = ptr_slot(m, key);
-	return m->keys[i] ? m->vals[i] : -1;
-}
-
-static void ptrmap_rehash(PtrMap *m, uint32_t cap)
-{
-	PtrMap n = { xcalloc(cap, sizeof(void *)), xcalloc(cap, sizeof(int32_t)),
-		     cap, 0 };
-	for (uint32_t i = 0; i < m->cap; i++) {
-		if (!m->keys[i])
-			continue;
-		uint32_t j = ptr_slot(&n, m->keys[i]);
-		n.keys[j] = m->keys[i];
-		n.vals[j] = m->vals[i];
-		n.len++;
-	}
-	ptrmap_release(m);
-	*m = n;
+	return table_get(&m->t, key, false);
 }
 
 int32_t ptrmap_put(PtrMap *m, const void *key, int32_t val)
 {
-	if (2 * (m->len + 1) > m->cap)
-		ptrmap_rehash(m, m->cap ? 2 * m->cap : 64);
-	uint32_t i = ptr_slot(m, key);
-	if (m->keys[i]) {
-		int32_t old = m->vals[i];
-		m->vals[i] = val;
-		return old;
-	}
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->len++;
-	return -1;
+	return table_put(&m->t, key, val, false);
 }
 
 /* ---- threads --------------------------------------------------------- */

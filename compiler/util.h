@@ -115,11 +115,17 @@ enum { ESC_CONTROLS = 1 };
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed); /* FNV-1a 64 */
 uint32_t crc32_update(uint32_t crc, const void *p, size_t n);
 
-/* Name -> int32 map with open addressing; keys are not copied. */
-typedef struct NameMap {
-	const char **keys;
+/* The table behind NameMap and PtrMap (compiler/util.c): open
+ * addressing, keys not copied, zero is empty. */
+typedef struct KeyTable {
+	const void **keys;
 	int32_t *vals;
 	uint32_t cap, len;
+} KeyTable;
+
+/* Name -> int32 map; keys are not copied. */
+typedef struct NameMap {
+	KeyTable t;
 } NameMap;
 
 void namemap_init(NameMap *m);
@@ -132,9 +138,7 @@ int32_t namemap_put(NameMap *m, const char *key, int32_t val);
 /* Pointer -> int32 map, the same for keys compared by address (a weight
  * met again: passes/flatten.c, serializer/export.c).  Zero is empty. */
 typedef struct PtrMap {
-	const void **keys;
-	int32_t *vals;
-	uint32_t cap, len;
+	KeyTable t;
 } PtrMap;
 
 void ptrmap_release(PtrMap *m);
