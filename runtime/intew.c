@@ -159,65 +159,13 @@ static int bin_of(int op)
 
 /* ---- the broadcast walk ------------------------------------------------- */
 
-enum { MAXIN = 3, BLOCK = 512 };
-
-/* The output's dims merged where every input steps alike, and per input
- * its step (elements) along each; the last dim is the row. */
-typedef struct Walk {
-	int nin;
-	int32_t rank;
-	int64_t dims[MAX_RANK];
-	int64_t st[MAXIN][MAX_RANK];
-} Walk;
-
-static void walk_init(Walk *w, const Shape *out, int nin,
-		      const Shape *const *in)
-{
-	int64_t st[MAXIN][MAX_RANK];
-	int32_t r = out->rank;
-	for (int k = 0; k < nin; k++) {
-		int64_t s = 1;
-		for (int32_t a = r - 1; a >= 0; a--) {
-			int32_t ia = a - (r - in[k]->rank);
-			int64_t d = ia >= 0 ? in[k]->dims[ia] : 1;
-			st[k][a] = d == 1 ? 0 : s;
-			s *= d;
-		}
-	}
-	w->nin = nin;
-	w->rank = 0;
-	for (int32_t a = 0; a < r; a++) {
-		if (out->dims[a] == 1)
-			continue;
-		int32_t m = w->rank - 1;
-		bool merge = m >= 0;
-		for (int k = 0; merge && k < nin; k++)
-			merge = st[k][a] * out->dims[a] == w->st[k][m] ||
-				(!st[k][a] && !w->st[k][m]);
-		if (merge) {
-			w->dims[m] *= out->dims[a];
-			for (int k = 0; k < nin; k++)
-				w->st[k][m] = st[k][a];
-			continue;
-		}
-		w->dims[w->rank] = out->dims[a];
-		for (int k = 0; k < nin; k++)
-			w->st[k][w->rank] = st[k][a];
-		w->rank++;
-	}
-	if (!w->rank) { /* a single element */
-		w->dims[0] = 1;
-		for (int k = 0; k < nin; k++)
-			w->st[k][0] = 0;
-		w->rank = 1;
-	}
-}
+enum { MAXIN = EW_WALK_IN, BLOCK = 512 };
 
 /* Calls row(ctx, off, n) for each row of the walk: off[k] the element
  * offset of input k (the output's is off[nin]), n the row's length. */
 typedef void (*RowFn)(const void *ctx, const int64_t *off, size_t n);
 
-static void walk_rows(const Walk *w, RowFn row, const void *ctx)
+static void walk_rows(const EwWalk *w, RowFn row, const void *ctx)
 {
 	int64_t idx[MAX_RANK] = { 0 }, off[MAXIN + 1] = { 0 };
 	int32_t r = w->rank - 1;
@@ -242,7 +190,7 @@ static void walk_rows(const Walk *w, RowFn row, const void *ctx)
 /* ---- binary ops ------------------------------------------------------------ */
 
 typedef struct Bin {
-	Walk w;
+	EwWalk w;
 	Row row;
 	int type, op;
 	size_t es, ey; /* bytes of an input, an output element */
@@ -334,7 +282,7 @@ int intew_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	Bin *st = xmalloc(sizeof(*st));
 	memset(st, 0, sizeof(*st));
 	const Shape *sh[2] = { &a->shape, &b->shape };
-	walk_init(&st->w, &y->shape, 2, sh);
+	ew_walk_init(&st->w, &y->shape, 2, sh);
 	st->row = rows[op][type];
 	st->type = type;
 	st->op = op;
@@ -515,7 +463,7 @@ typedef void (*WhereRow)(const uint8_t *c, size_t sc, const void *a,
 			 size_t n);
 
 typedef struct Where {
-	Walk w;
+	EwWalk w;
 	WhereRow row;
 	size_t es;
 	const Tensor *const *in;
@@ -562,7 +510,7 @@ int intew_where(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	Where *st = xmalloc(sizeof(*st));
 	memset(st, 0, sizeof(*st));
 	const Shape *sh[3] = { &c->shape, &a->shape, &b->shape };
-	walk_init(&st->w, &y->shape, 3, sh);
+	ew_walk_init(&st->w, &y->shape, 3, sh);
 	st->row = row;
 	st->es = es;
 	k->run = where_run;

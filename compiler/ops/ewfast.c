@@ -21,18 +21,10 @@
 
 /* ---- the broadcast walk -------------------------------------------------- */
 
-/* The output's dims merged into at most MAX_RANK runs, with per-input
- * strides (in elements, 0 where broadcast). */
-typedef struct Walk {
-	int32_t rank;
-	int64_t dims[MAX_RANK];
-	int64_t st[2][MAX_RANK];
-} Walk;
-
-static void walk_init(Walk *w, const Shape *out, int nin,
-		      const Shape *const *in)
+void ew_walk_init(EwWalk *w, const Shape *out, int nin,
+		  const Shape *const *in)
 {
-	int64_t st[2][MAX_RANK];
+	int64_t st[EW_WALK_IN][MAX_RANK];
 	int32_t r = out->rank;
 	for (int k = 0; k < nin; k++) {
 		int64_t s = 1;
@@ -43,6 +35,7 @@ static void walk_init(Walk *w, const Shape *out, int nin,
 			s *= d;
 		}
 	}
+	w->nin = nin;
 	w->rank = 0;
 	for (int32_t a = 0; a < r; a++) {
 		int64_t d = out->dims[a];
@@ -75,7 +68,7 @@ static void walk_init(Walk *w, const Shape *out, int nin,
 typedef void (*RunFn)(int64_t n, const float *a, int64_t sa,
 		      const float *b, int64_t sb, void *y);
 
-static void walk_run(const Walk *w, const float *a, const float *b,
+static void walk_run(const EwWalk *w, const float *a, const float *b,
 		     void *y, size_t ysize, RunFn fn)
 {
 	int32_t r = w->rank, last = r - 1;
@@ -185,8 +178,8 @@ int ew_fast_binary(OpCtx *c)
 	if (!y)
 		return -1;
 	const Shape *sh[2] = { &a->shape, &b->shape };
-	Walk w;
-	walk_init(&w, &y->shape, 2, sh);
+	EwWalk w;
+	ew_walk_init(&w, &y->shape, 2, sh);
 	if (shape_numel(&y->shape) > 0)
 		walk_run(&w, a->data, b->data, tensor_mut(y),
 			 dtype_size(dt), fn);

@@ -239,6 +239,19 @@ double ew_round(int dt, double v);
  * being the element of input k (shape shapes[k], numpy-broadcast to out;
  * at most 3 inputs); stops with false as soon as fn returns false. */
 typedef bool (*EwElemFn)(void *ctx, int64_t o, const int64_t *in);
+/* A numpy broadcast of up to EW_WALK_IN inputs to static shape out, for
+ * the loops of compiler/ops/ewfast.c and runtime/intew.c: out's dims
+ * merged where every input steps alike (dims of 1 dropped; at least one
+ * dim), per input its step in elements along each (0 where broadcast). */
+enum { EW_WALK_IN = 3 };
+typedef struct EwWalk {
+	int nin;
+	int32_t rank;
+	int64_t dims[MAX_RANK];
+	int64_t st[EW_WALK_IN][MAX_RANK];
+} EwWalk;
+void ew_walk_init(EwWalk *w, const Shape *out, int nin,
+		  const Shape *const *in);
 /* Float32 fast paths (ewfast.c), with the exact engine's results: 1 if
  * the op was computed, 0 if not handled (other dtypes: use the exact
  * engine), -1 on error.  Binary covers Add, Sub, Mul, Div, Max, Min, Pow and the
