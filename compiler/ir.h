@@ -358,6 +358,17 @@ void node_add_ints(Graph *g, Node *n, const char *name, const int64_t *v,
 /* Adds a STRING attribute holding a copy of s. */
 void node_add_string(Graph *g, Node *n, const char *name, const char *s);
 
+/* Whether node n holds subgraphs (If, Loop, Scan bodies), which may read
+ * any value of its graph. */
+static inline bool node_has_subgraphs(const Node *n)
+{
+	for (int32_t k = 0; k < n->nattrs; k++)
+		if (n->attrs[k].type == ATTR_GRAPH ||
+		    n->attrs[k].type == ATTR_GRAPHS)
+			return true;
+	return false;
+}
+
 /* Deep-copies src (values, nodes, attributes, subgraphs) into a, as a
  * child of parent.  Tensors (weights, constants), names of values and
  * dim_params are shared, not copied: they are immutable.  When suffix is

@@ -1126,6 +1126,53 @@ static void drop_same_casts(Graph *g)
 	}
 }
 
+/* Whether value v is one of g's outputs. */
+static bool is_graph_output(const Graph *g, ValId v)
+{
+	for (int32_t k = 0; k < g->noutputs; k++)
+		if (g->outputs[k] == v)
+			return true;
+	return false;
+}
+
+/* An Identity from a node's value x to a graph output y (what
+ * drop_same_casts leaves of the Cast a float16 converter puts before
+ * each float32 output) would copy x into the output: instead x's
+ * producer writes y, and x's readers read y.  The Identity, now reading
+ * y and writing x, which nothing reads, goes with the dead nodes.  Left
+ * alone where x is not a node's value or is an output itself, and in a
+ * graph with subgraphs (they may name x from inside). */
+static void fold_output_identities(Graph *g)
+{
+	for (int32_t i = 0; i < g->nnodes; i++)
+		if (node_has_subgraphs(&g->nodes[i]))
+			return;
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		Node *n = &g->nodes[i];
+		if (n->op != OP_Identity || n->ninputs != 1 ||
+		    n->noutputs != 1 || n->inputs[0] < 0 || n->outputs[0] < 0)
+			continue;
+		ValId x = n->inputs[0], y = n->outputs[0];
+		Value *vx = &g->vals[x], *vy = &g->vals[y];
+		if (vx->kind != VAL_NODE || vx->producer < 0 ||
+		    !is_graph_output(g, y) || is_graph_output(g, x) ||
+		    vx->dtype != vy->dtype || !shape_equal(&vx->shape, &vy->shape))
+			continue;
+		Node *p = &g->nodes[vx->producer];
+		for (int32_t k = 0; k < p->noutputs; k++)
+			if (p->outputs[k] == x)
+				p->outputs[k] = y;
+		for (int32_t j = 0; j < g->nnodes; j++)
+			for (int32_t k = 0; k < g->nodes[j].ninputs; k++)
+				if (g->nodes[j].inputs[k] == x)
+					g->nodes[j].inputs[k] = y;
+		n->inputs[0] = y;
+		n->outputs[0] = x;
+		vy->producer = vx->producer;
+		vx->producer = i;
+	}
+}
+
 /* ---- LayerNorm written out -------------------------------------------- */
 
 /* n is ReduceMean of x over its last axis alone (an attribute: opset
@@ -1314,6 +1361,7 @@ static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 		return 0;
 	Fuse F = { .m = m, .g = g, .opset = model_opset(m) };
 	drop_same_casts(g);
+	fold_output_identities(g);
 	qfuse_graph(g);
 	count_uses(&F);
 	int rc = 0;

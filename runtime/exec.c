@@ -139,7 +139,7 @@ static void alias_view(Prepared *p, Task *t)
 	ValId x = n->ninputs > 0 ? n->inputs[0] : -1;
 	ValId o = n->noutputs == 1 ? n->outputs[0] : -1;
 	if (!n->op || op_info[n->op].view != VIEW_ALIAS || x < 0 || o < 0 ||
-	    p->cur[o] || rt_has_subgraphs(n))
+	    p->cur[o] || node_has_subgraphs(n))
 		return;
 	const Value *xv = &p->g->vals[x], *ov = &p->g->vals[o];
 	if (xv->tkind != TK_TENSOR || ov->tkind != TK_TENSOR ||

@@ -36,7 +36,7 @@ static bool read_by_only(const Graph *g, ValId v, const Node *n)
 			return false;
 	for (int32_t i = 0; i < g->nnodes; i++) {
 		const Node *m = &g->nodes[i];
-		if (rt_has_subgraphs(m))
+		if (node_has_subgraphs(m))
 			return false; /* a subgraph may read v */
 		for (int32_t k = 0; k < m->ninputs; k++)
 			if (m->inputs[k] == v && m != n)
@@ -82,7 +82,7 @@ static int reference(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	(void)s, (void)k;
 	const Node *n = t->n;
 	if (!n->op || !op_info[n->op].run ||
-	    (rt_has_subgraphs(n) && n->op != OP_Case &&
+	    (node_has_subgraphs(n) && n->op != OP_Case &&
 	     n->op != OP_PartitionedCall))
 		return 0;
 	for (int32_t i = 0; i < n->noutputs; i++)

@@ -191,7 +191,7 @@ static void classify(Comp *c, const Prepared *p, const Task *t)
 static bool holds_subgraphs(const Graph *g)
 {
 	for (int32_t i = 0; i < g->nnodes; i++)
-		if (rt_has_subgraphs(&g->nodes[i]))
+		if (node_has_subgraphs(&g->nodes[i]))
 			return true;
 	return false;
 }

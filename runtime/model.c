@@ -72,7 +72,7 @@ static bool value_key(const gearrt_tensor *t)
 static bool evaluated(const Node *n)
 {
 	return partition_is_unknown(n) ||
-	       (rt_has_subgraphs(n) && n->op != OP_Case &&
+	       (node_has_subgraphs(n) && n->op != OP_Case &&
 		!partition_is_node(n));
 }
 

@@ -388,16 +388,6 @@ static inline double rt_conv_flops(const ConvGeom *cg, bool transpose)
 	return f;
 }
 
-/* Whether node n holds subgraphs (If, Loop, Scan bodies), which may read
- * any value of its graph. */
-static inline bool rt_has_subgraphs(const Node *n)
-{
-	for (int32_t k = 0; k < n->nattrs; k++)
-		if (n->attrs[k].type == ATTR_GRAPH ||
-		    n->attrs[k].type == ATTR_GRAPHS)
-			return true;
-	return false;
-}
 
 /* RT_PARALLEL_FOR before a for loop of independent iterations spreads
  * them over nt threads (a variable nt in scope) in equal blocks, where
