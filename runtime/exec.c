@@ -152,10 +152,16 @@ static void alias_view(Prepared *p, Task *t)
 
 int rt_alias_build(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
-	(void)s, (void)p;
+	(void)s;
 	if (!t->alias)
 		return 0;
 	k->run = alias_run;
+	if (shape_equal(&p->vt[t->n->inputs[0]].shape,
+			&p->vt[t->n->outputs[0]].shape)) {
+		/* the same bytes read the same way: either layout */
+		rt_task_slots(t);
+		rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
+	}
 	return 1;
 }
 
@@ -329,6 +335,7 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 	memset(p->cur, 0, ((size_t)g->nvals + 1) * sizeof(*p->cur));
 	p->own_out = xmalloc(((size_t)g->noutputs + 1) * sizeof(Tensor));
 	memset(p->own_out, 0, ((size_t)g->noutputs + 1) * sizeof(Tensor));
+	p->stage = xcalloc((size_t)g->noutputs + 1, sizeof(*p->stage));
 	if (resolve_values(p) < 0) {
 		rt_prepared_free(p);
 		return NULL;
@@ -347,7 +354,10 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 			return NULL;
 		}
 	}
-	rt_layout(p);
+	if (rt_layout(s, p) < 0) {
+		rt_prepared_free(p);
+		return NULL;
+	}
 	for (int32_t i = 0; i < p->ntasks; i++)
 		if (rt_kernel_build(s, p, &p->tasks[i]) < 0) {
 			rt_prepared_free(p);
@@ -362,6 +372,14 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 		Tensor *t = &p->own_out[k];
 		*t = p->vt[g->outputs[k]];
 		t->data = p->cur[g->outputs[k]] ? xmalloc(t->nbytes + 1) : NULL;
+		t->layout = TENSOR_ROWS;
+		if (rt_nhwc(p, g->outputs[k]) &&
+		    !(p->stage[k] = aligned_alloc(64, (t->nbytes + 64) / 64 * 64))) {
+			error("output '%s': cannot allocate %zu bytes",
+			      t->name, t->nbytes);
+			rt_prepared_free(p);
+			return NULL;
+		}
 	}
 	if (p->prof)
 		p->prof->prepare_ns = now_ns() - t0;
@@ -385,6 +403,9 @@ void rt_prepared_free(Prepared *p)
 	for (int32_t k = 0; p->own_out && k < p->g->noutputs; k++)
 		free((void *)p->own_out[k].data);
 	free(p->own_out);
+	for (int32_t k = 0; p->stage && k < p->g->noutputs; k++)
+		free(p->stage[k]);
+	free(p->stage);
 	free(p->in_at);
 	free(p->out_at);
 	free(p->tasks);
@@ -524,17 +545,22 @@ static gearrt_status deliver(Prepared *p, gearrt_tensor *const *out)
 		o->rank = t->shape.rank;
 		for (int32_t d = 0; d < t->shape.rank; d++)
 			o->dims[d] = t->shape.dims[d];
-		if (!o->data) {
-			o->data = (void *)t->data;
-			o->size = t->nbytes;
-			continue;
-		}
-		if (o->size < t->nbytes)
+		if (o->data && o->size < t->nbytes)
 			return error("output '%s' needs %zu bytes, its buffer "
 				     "has %zu", t->name, t->nbytes, o->size),
 			       GEARRT_E_OUTPUT;
-		if (o->data != t->data && t->nbytes)
+		if (p->stage[k]) { /* computed channels-last */
+			if (!o->data) {
+				o->data = (void *)p->own_out[k].data;
+				o->size = t->nbytes;
+			}
+			rt_nhwc_to_rows(t, o->data);
+		} else if (!o->data) {
+			o->data = (void *)t->data;
+			o->size = t->nbytes;
+		} else if (o->data != t->data && t->nbytes) {
 			memmove(o->data, t->data, t->nbytes);
+		}
 	}
 	return GEARRT_OK;
 }
@@ -561,7 +587,8 @@ static void bind_io(Prepared *p, const gearrt_tensor *const *in,
 			continue;
 		bool own = !out[k] || !out[k]->data ||
 			   out[k]->size < p->vt[v].nbytes;
-		p->vt[v].data = own ? p->own_out[k].data : out[k]->data;
+		p->vt[v].data = p->stage[k] ? p->stage[k]
+			      : own ? p->own_out[k].data : out[k]->data;
 	}
 }
 

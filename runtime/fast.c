@@ -125,7 +125,7 @@ enum {
 
 /* In order: the first row that takes a node runs it. */
 static const KernelRow rows[] = {
-	{ KR_ANY_OP, KB_PLAIN, ANY, ROWS, rt_alias_build, NULL, "exec.alias" },
+	{ KR_ANY_OP, KB_PLAIN, ANY, EITHER, rt_alias_build, NULL, "exec.alias" },
 	PLAIN(Conv, F32, ROWS, small_dwconv, "small.dwconv"),
 	PLAIN(Conv, F32, ROWS, direct_conv, "direct.conv"),
 	PLAIN(FusedConv, F32, ROWS, direct_conv, "direct.conv"),
@@ -199,7 +199,7 @@ static const KernelRow rows[] = {
 	PLAIN_B(Resize, F32, EITHER, direct_resize, direct_resize_build,
 		"direct.resize"),
 	PLAIN(Gather, ANY, ROWS, direct_gather, "direct.gather"),
-	{ KR_ANY_OP, KB_PLAIN, ANY, ROWS, direct_view, NULL, "direct.view" },
+	{ KR_ANY_OP, KB_PLAIN, ANY, EITHER, direct_view, NULL, "direct.view" },
 	DNNL_B(Conv, F32, EITHER, dnnl_fast_conv, dnnl_conv_build,
 	       "dnnl.conv"),
 	DNNL_B(FusedConv, F32, EITHER, dnnl_fast_conv, dnnl_conv_build,
@@ -245,35 +245,63 @@ static bool fast_allowed(const gearrt_session *s, const Task *t)
 	return !s->no_fast && t->n->noutputs >= 1 && t->out[0];
 }
 
+/* Tries row r on task t: 1 if its match takes t (t->kernel, t->fast
+ * set), 0 if not (nothing kept), -1 with an error. */
+static int try_row(gearrt_session *s, Prepared *p, Task *t,
+		   const KernelRow *r)
+{
+	FastKernel k = { 0 };
+	int rc = r->match(s, p, t, &k);
+	if (rc < 0 || (rc && t->lay && !(r->layouts & LAY_NHWC))) {
+		if (rc > 0 && k.free)
+			k.free(k.state);
+		free(t->lay);
+		t->lay = NULL;
+		return rc < 0 ? -1
+			      : error("node '%s' (%s): kernel %s takes NHWC "
+				      "tensors its registry row does not "
+				      "declare", t->n->name, t->n->op_type,
+				      r->name);
+	}
+	if (!rc) {
+		free(t->lay);
+		t->lay = NULL;
+		return 0;
+	}
+	if (t->fast.free)
+		t->fast.free(t->fast.state);
+	t->kernel = r;
+	t->fast = k;
+	return 1;
+}
+
 int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t)
 {
 	bool fast = t->alias ||
 		    (fast_allowed(s, t) && reference(s, p, t, NULL) == 1);
+	free(t->lay);
+	t->lay = NULL;
 	for (const KernelRow *r = rows;; r++) {
 		bool is_fast = r->backend == KB_PLAIN || r->backend == KB_DNNL;
 		if ((is_fast && !fast) || !row_matches(r, p, t))
 			continue;
-		FastKernel k = { 0 };
-		int rc = r->match(s, p, t, &k);
-		if (rc < 0 || (rc && t->lay && !(r->layouts & LAY_NHWC))) {
-			if (rc > 0 && k.free)
-				k.free(k.state);
-			free(t->lay);
-			t->lay = NULL;
-			return rc < 0 ? -1
-				      : error("node '%s' (%s): kernel %s takes "
-					      "NHWC tensors its registry row "
-					      "does not declare", t->n->name,
-					      t->n->op_type, r->name);
-		}
-		if (rc) { /* the last row, evaluation, takes every node */
-			t->kernel = r;
-			t->fast = k;
-			return 0;
-		}
-		free(t->lay);
-		t->lay = NULL;
+		int rc = try_row(s, p, t, r); /* evaluation takes every node */
+		if (rc)
+			return rc < 0 ? -1 : 0;
 	}
+}
+
+int rt_kernel_move(gearrt_session *s, Prepared *p, Task *t)
+{
+	for (const KernelRow *r = t->kernel + 1;
+	     r->backend == KB_PLAIN || r->backend == KB_DNNL; r++) {
+		if (!(r->layouts & LAY_NHWC) || !row_matches(r, p, t))
+			continue;
+		int rc = try_row(s, p, t, r);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 int rt_kernel_build(gearrt_session *s, Prepared *p, Task *t)

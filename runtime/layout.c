@@ -14,14 +14,24 @@
  *     (the op table's ew column; same shapes, or a one-element operand:
  *     any kernel computes element i from element i, whatever the order),
  *     and the slots a kernel's match groups together (rt.h SlotLayout: a
- *     pooling's X and Y, a per-channel Mul's X and Y);
- *   - a component stays row-major if any of its tensors is a graph input
- *     or output, evaluated, or touched by a task that cannot take NHWC
- *     (its registry row takes LAY_ROWS alone: a view, a softmax; a
- *     reference kernel other than an elementwise one), or
- *     shares a task's layout with a row-major value (a weight of its
- *     shape, an integer tensor);
- *   - else it is NHWC if some slot in it spares a convolution a reorder.
+ *     pooling's X and Y, a per-channel Mul's X and Y, a view's X and Y
+ *     of one shape);
+ *   - a component stays row-major if any of its tensors is a graph
+ *     input, evaluated, or touched by a task that cannot take NHWC (its
+ *     registry row takes LAY_ROWS alone: a reshaping view, a softmax; a
+ *     reference kernel other than an elementwise one), or shares a
+ *     task's layout with a row-major value (a weight of its shape, an
+ *     integer tensor);
+ *   - else it is NHWC if that spares convolutions more reorders (slots
+ *     preferring NHWC) than it costs graph outputs, each then computed
+ *     in a buffer of its own and reordered into the caller's once, at
+ *     delivery (rt_nhwc_to_rows; ONNX Runtime's NCHWc transformer puts
+ *     such a reorder before each output).
+ *
+ * A task whose fast kernel keeps its tensors row-major where a later
+ * registry row would take NHWC (direct.conv before dnnl.conv) does not
+ * hold its component row-major by itself: decide() first leaves it out,
+ * and moves it to that row if its tensors then go NHWC.
  *
  * A tensor whose spatial size is 1 ([N,C,1,1]) has the same bytes either
  * way and is left out.  A graph holding subgraphs keeps every tensor
@@ -36,7 +46,8 @@
 typedef struct Comp {
 	int32_t *up;	/* union-find parent per value */
 	uint8_t *plain; /* per root: must stay row-major */
-	uint8_t *gain;	/* per root: NHWC spares a reorder */
+	int32_t *gain;	/* per root: the reorders NHWC spares kernels */
+	int32_t *cost;	/* per root: the graph outputs reordered if NHWC */
 } Comp;
 
 static int32_t find(Comp *c, int32_t v)
@@ -53,7 +64,8 @@ static void join(Comp *c, int32_t a, int32_t b)
 		return;
 	c->up[b] = a;
 	c->plain[a] |= c->plain[b];
-	c->gain[a] |= c->gain[b];
+	c->gain[a] += c->gain[b];
+	c->cost[a] += c->cost[b];
 }
 
 /* A value whose bytes have a layout to speak of: a static rank-4
@@ -165,7 +177,7 @@ static void group_slots(Comp *c, const Prepared *p, const Task *t)
 			c->plain[find(c, v)] = 1;
 			continue;
 		}
-		c->gain[find(c, v)] |= prefers;
+		c->gain[find(c, v)] += prefers;
 		if (rep[grp] < 0)
 			rep[grp] = v;
 		else
@@ -196,14 +208,13 @@ static bool holds_subgraphs(const Graph *g)
 	return false;
 }
 
-/* The layout of every value's planned tensor. */
-static void decide(Prepared *p)
+/* The components of p's tensors, the tasks marked in skip[] left out. */
+static Comp components(const Prepared *p, const uint8_t *skip)
 {
 	const Graph *g = p->g;
 	size_t n = (size_t)g->nvals + 1;
-	Comp c = { xmalloc(n * sizeof(int32_t)), xmalloc(n), xmalloc(n) };
-	memset(c.plain, 0, n);
-	memset(c.gain, 0, n);
+	Comp c = { xmalloc(n * sizeof(int32_t)), xcalloc(n, 1),
+		   xcalloc(n, sizeof(int32_t)), xcalloc(n, sizeof(int32_t)) };
 	for (ValId v = 0; v < g->nvals; v++)
 		c.up[v] = v;
 	for (int32_t k = 0; k < g->ninputs; k++)
@@ -211,21 +222,156 @@ static void decide(Prepared *p)
 			c.plain[g->inputs[k]] = 1;
 	for (int32_t k = 0; k < g->noutputs; k++)
 		if (candidate(p, g->outputs[k]))
-			c.plain[g->outputs[k]] = 1;
+			c.cost[g->outputs[k]]++;
 	for (int32_t i = 0; i < p->ntasks; i++)
-		classify(&c, p, &p->tasks[i]);
-	for (ValId v = 0; v < g->nvals; v++) {
-		int32_t r = find(&c, v);
-		if (candidate(p, v) && !c.plain[r] && c.gain[r])
-			p->vt[v].layout = TENSOR_NHWC;
-	}
-	free(c.up);
-	free(c.plain);
-	free(c.gain);
+		if (!skip[i])
+			classify(&c, p, &p->tasks[i]);
+	return c;
 }
 
-void rt_layout(Prepared *p)
+static void comp_free(Comp *c)
 {
-	if (!holds_subgraphs(p->g))
-		decide(p);
+	free(c->up);
+	free(c->plain);
+	free(c->gain);
+	free(c->cost);
+}
+
+static bool comp_nhwc(Comp *c, const Prepared *p, ValId v)
+{
+	int32_t r = candidate(p, v) ? find(c, v) : -1;
+	return r >= 0 && !c->plain[r] && c->gain[r] > c->cost[r];
+}
+
+/* Whether a slot of t is in a component that goes channels-last. */
+static bool touches_nhwc(Comp *c, const Prepared *p, const Task *t)
+{
+	for (int slot = -t->n->noutputs; slot < t->n->ninputs; slot++)
+		if (comp_nhwc(c, p, slot_val(t->n, slot)))
+			return true;
+	return false;
+}
+
+static bool touches_candidate(const Prepared *p, const Task *t)
+{
+	for (int slot = -t->n->noutputs; slot < t->n->ninputs; slot++)
+		if (candidate(p, slot_val(t->n, slot)))
+			return true;
+	return false;
+}
+
+/* Whether t's fast kernel keeps its tensors row-major, so that a later
+ * row taking either layout might run it instead (direct.conv, before
+ * dnnl.conv).  Not if a later task's match took its kernel in (writes
+ * to another output: an activation folded into direct.deconv). */
+static bool movable(const Prepared *p, const Task *t)
+{
+	for (int32_t k = 0; k < t->n->noutputs; k++)
+		if (t->out[k] && t->out[k] != &p->vt[t->n->outputs[k]])
+			return false;
+	return rt_fast(t) && !t->alias && t->kernel->layouts == LAY_ROWS &&
+	       touches_candidate(p, t);
+}
+
+static bool touches_nhwc_now(const Prepared *p, const Task *t)
+{
+	for (int slot = -t->n->noutputs; slot < t->n->ninputs; slot++)
+		if (rt_nhwc(p, slot_val(t->n, slot)))
+			return true;
+	return false;
+}
+
+/* The layout of every value's planned tensor.  A task whose kernel keeps
+ * tensors row-major (movable) is first left out; where one of its
+ * tensors then goes channels-last, it moves to the next row that takes
+ * that layout (rt_kernel_move), or, with none, keeps its row and holds
+ * its tensors row-major; and again until nothing moves.  A task moved
+ * whose tensors all end row-major goes back to its first row. */
+static int decide(gearrt_session *s, Prepared *p)
+{
+	int32_t nt = p->ntasks;
+	uint8_t *skip = xcalloc((size_t)nt + 1, 1);
+	uint8_t *moved = xcalloc((size_t)nt + 1, 1);
+	for (int32_t i = 0; i < nt; i++)
+		skip[i] = movable(p, &p->tasks[i]);
+	Comp c;
+	int rc = 0;
+	for (bool again = true; again && !rc;) {
+		again = false;
+		c = components(p, skip);
+		for (int32_t i = 0; i < nt && !rc; i++) {
+			Task *t = &p->tasks[i];
+			if (!skip[i] || !touches_nhwc(&c, p, t))
+				continue;
+			skip[i] = 0;
+			again = true;
+			rc = rt_kernel_move(s, p, t);
+			moved[i] |= rc > 0;
+			rc = rc < 0 ? -1 : 0;
+		}
+		if (again || rc)
+			comp_free(&c);
+	}
+	if (!rc) {
+		for (ValId v = 0; v < p->g->nvals; v++)
+			if (comp_nhwc(&c, p, v))
+				p->vt[v].layout = TENSOR_NHWC;
+		comp_free(&c);
+	}
+	for (int32_t i = 0; i < nt && !rc; i++) {
+		Task *t = &p->tasks[i];
+		if (moved[i] && !touches_nhwc_now(p, t))
+			rc = rt_kernel_choose(s, p, t);
+	}
+	free(skip);
+	free(moved);
+	return rc;
+}
+
+int rt_layout(gearrt_session *s, Prepared *p)
+{
+	return holds_subgraphs(p->g) ? 0 : decide(s, p);
+}
+
+/* BLOCK pixels at a time: each pixel's channels are read in one run,
+ * each channel's run of BLOCK pixels written in one. */
+enum { BLOCK = 64 };
+
+static void nhwc_to_rows_4(const uint32_t *x, uint32_t *y, int64_t c,
+			   int64_t hw)
+{
+	for (int64_t p0 = 0; p0 < hw; p0 += BLOCK) {
+		int64_t p1 = p0 + BLOCK < hw ? p0 + BLOCK : hw;
+		for (int64_t ch = 0; ch < c; ch++)
+			for (int64_t px = p0; px < p1; px++)
+				y[ch * hw + px] = x[px * c + ch];
+	}
+}
+
+static void nhwc_to_rows_1(const uint8_t *x, uint8_t *y, int64_t c,
+			   int64_t hw)
+{
+	for (int64_t p0 = 0; p0 < hw; p0 += BLOCK) {
+		int64_t p1 = p0 + BLOCK < hw ? p0 + BLOCK : hw;
+		for (int64_t ch = 0; ch < c; ch++)
+			for (int64_t px = p0; px < p1; px++)
+				y[ch * hw + px] = x[px * c + ch];
+	}
+}
+
+/* The tensors layouts are decided for (candidate) are 4- or 1-byte. */
+void rt_nhwc_to_rows(const Tensor *t, void *dst)
+{
+	const int64_t *d = t->shape.dims;
+	int64_t c = d[1], hw = d[2] * d[3];
+	size_t es = dtype_size(t->dtype), img = (size_t)(c * hw) * es;
+	for (int64_t n = 0; n < d[0]; n++) {
+		const uint8_t *x = (const uint8_t *)t->data + (size_t)n * img;
+		uint8_t *y = (uint8_t *)dst + (size_t)n * img;
+		if (es == 4)
+			nhwc_to_rows_4((const uint32_t *)x, (uint32_t *)y, c,
+				       hw);
+		else
+			nhwc_to_rows_1(x, y, c, hw);
+	}
 }

@@ -184,6 +184,10 @@ typedef struct Prepared {
 	Task *tasks;
 	int32_t ntasks;
 	Tensor *own_out;     /* per graph output: session-owned buffers */
+	/* per graph output: NULL, or, if it is computed channels-last (its
+	 * layout, rt_layout), the buffer it is computed in, reordered into
+	 * the caller's at delivery (rt_nhwc_to_rows) */
+	uint8_t **stage;
 	bool planned;	     /* every task runs its kernel on planned buffers */
 	uint8_t *mem;	     /* the arena its plan's offsets are in */
 	uint64_t mem_bytes;
@@ -287,6 +291,11 @@ gearrt_status rt_run_by_value(gearrt_session *s, size_t graph,
 /* runtime/fast.c: gives task t (its tensors resolved in p) the first
  * registry row whose match takes it: 0, or -1 with an error. */
 int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t);
+/* Moves t, whose row keeps its tensors row-major, to the first later
+ * fast row that takes it and either layout (direct.conv's node to
+ * dnnl.conv): 1 if moved, 0 if none takes it (t unchanged), -1 with an
+ * error.  rt_kernel_choose moves it back. */
+int rt_kernel_move(gearrt_session *s, Prepared *p, Task *t);
 /* Runs the build of t's row, once p's layouts are decided: 0, or -1
  * with an error naming the node. */
 int rt_kernel_build(gearrt_session *s, Prepared *p, Task *t);
@@ -299,8 +308,12 @@ const char *rt_kernel_name(const Task *t);
 /* runtime/layout.c: once every task of p is matched, gives the rank-4
  * float tensors between oneDNN convolutions and the kernels that take
  * either layout the channels-last layout those convolutions compute in
- * (their Tensor's layout, TENSOR_NHWC). */
-void rt_layout(Prepared *p);
+ * (their Tensor's layout, TENSOR_NHWC), moving tasks to rows that take
+ * it where that keeps a tensor channels-last (rt_kernel_move): 0, or -1
+ * with an error. */
+int rt_layout(gearrt_session *s, Prepared *p);
+/* Writes channels-last rank-4 tensor t row-major (NCHW) into dst. */
+void rt_nhwc_to_rows(const Tensor *t, void *dst);
 
 /* The layout record of slot slot of t (t->lay set). */
 static inline SlotLayout *rt_slot(const Task *t, int slot)

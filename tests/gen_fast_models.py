@@ -2,8 +2,8 @@
 """tests/gen_fast_models.py - makes tests/fixtures/fast_cnn.onnx, fast_mm.onnx
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
-fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx and
-fast_chan.onnx for
+fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
+fast_chan.onnx and fast_side.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -425,3 +425,22 @@ save(chan, [nh.from_array(rng.standard_normal([1, 4, 1, 1])
             ws("cw2", 4, 16, 3, 3)],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 6, 9])],
      ["sub_plain", "div_plain", "y"], "fast_chan.onnx")
+
+
+# runtime/layout.c on a U-Net's side outputs: a, a graph output the
+# backbone reads on (through an Identity, an alias of the caller's
+# bytes), and b, read by a one-channel side Conv (runtime/direct.c's
+# kernel, row-major) and by the next Conv, stay NHWC: a is computed in
+# a buffer of its own and reordered into the caller's once, and the side
+# Conv moves to oneDNN's, which reads b as it is
+side = [
+    h.make_node("Conv", ["x", "sw1"], ["a"], pads=[1, 1, 1, 1]),
+    h.make_node("Identity", ["a"], ["ai"]),
+    h.make_node("Conv", ["ai", "sw2"], ["b"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["b", "sw3"], ["side"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["b", "sw4"], ["y"], pads=[1, 1, 1, 1]),
+]
+save(side, [ws("sw1", 16, 8, 3, 3), ws("sw2", 16, 16, 3, 3),
+            ws("sw3", 1, 16, 3, 3), ws("sw4", 16, 16, 3, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 40, 40])],
+     ["a", "side", "y"], "fast_side.onnx")

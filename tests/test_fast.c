@@ -76,7 +76,7 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 		const Task *t = &p->tasks[i];
 		const char *k = rt_kernel_name(t);
 		DnnlInfo d = { 0 };
-		o.fast += rt_fast(t);
+		o.fast += rt_fast(t) && !t->alias; /* a view, not a path */
 		o.direct += !strncmp(k, "direct.", 7);
 		o.chan += !strncmp(k, "chan.", 5);
 		if (t->kernel->backend == KB_DNNL)
@@ -223,6 +223,20 @@ Test(fast, nhwc_through_resize_and_concat)
 		cr_expect_str_eq(f1.impls, "jit:avx512_core,jit:avx512_core,"
 					   "brgconv_1x1:avx512_core,");
 	cr_expect_eq(f1.nhwc, 5, "%d NHWC tensors", f1.nhwc);
+	outs_free(&f1);
+}
+
+Test(fast, side_outputs_keep_the_backbone_nhwc)
+{
+	/* fast_side: x -> Conv -> a (an output) -> Identity -> Conv -> b;
+	 * b -> one-channel Conv -> side; b -> Conv -> y.  a and b stay NHWC
+	 * (a reordered into the caller's buffer once, at delivery), the
+	 * side Conv leaves direct.c's row-major kernel for oneDNN's, and
+	 * only y's convolution reorders (x is read as it is) */
+	Outs f1;
+	fast_vs_reference("fast_side", 4, 0, &f1);
+	cr_expect_eq(f1.reorders, 1, "%d reorders", f1.reorders);
+	cr_expect_eq(f1.nhwc, 3, "%d NHWC tensors", f1.nhwc);
 	outs_free(&f1);
 }
 
