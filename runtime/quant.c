@@ -722,8 +722,8 @@ static bool qconv_geom(gearrt_session *s, Prepared *p, const Node *n,
 	return q->oh > 0 && q->ow > 0 && q->kk > 0;
 }
 
-static int dq_qlinear_conv(const Prepared *p, Task *t, const QConv *c,
-			   FastKernel *k);
+static int dq_qlinear_conv(const gearrt_session *s, const Prepared *p,
+			   Task *t, const QConv *c, FastKernel *k);
 
 int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 {
@@ -746,7 +746,7 @@ int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		    (b && (!is_static(b, DT_INT32) ||
 			   shape_numel(&b->shape) != c.cout)))))
 		return 0;
-	int rc = ql ? dq_qlinear_conv(p, t, &c, k) : 0;
+	int rc = ql ? dq_qlinear_conv(s, p, t, &c, k) : 0;
 	if (rc)
 		return rc;
 	QConv *q = malloc(sizeof(*q));
@@ -1344,6 +1344,10 @@ typedef struct DqKernel {
 	uint8_t *a;	 /* Conv: a block of im2col rows */
 	int32_t *r, *c;	 /* per row r'; Conv: a block's sums */
 	uint8_t *t;	 /* QLinearConv: a block's y, channels last */
+	/* Conv: the threads its blocks of rows are spread over, each with
+	 * its own a, r, c and t (dq_block), these many elements apart */
+	int threads;
+	int64_t a_n, c_n, t_n;
 	int32_t *bz;	 /* QLinearConv: per channel of a group, bias - za cs */
 	bool x_nhwc, y_nhwc; /* QLinearConv: X, Y channels-last */
 	float *sp, *bias;
@@ -1603,6 +1607,66 @@ static void dq_channel(bool vnni, const int32_t *c, int64_t ldc, int64_t nr,
 		y[i] = dq_value((uint32_t)c[i * ldc + j], e, i, j);
 }
 
+/* Thread th's block buffers (DqKernel.threads of each, one after
+ * another). */
+typedef struct DqBlock {
+	uint8_t *a, *t;
+	int32_t *r, *c;
+} DqBlock;
+
+static DqBlock dq_block(const DqKernel *q, int th)
+{
+	return (DqBlock){ .a = q->a + th * q->a_n,
+			  .t = q->t ? q->t + th * q->t_n : NULL,
+			  .r = q->r + th * q->rows,
+			  .c = q->c + th * q->c_n };
+}
+
+/* The threads a convolution's blocks of rows are spread over. */
+static int dq_conv_threads(const gearrt_session *s, const QConv *g)
+{
+	return rt_threads_for(s, 2.0 * (double)(g->n * g->cout * g->oh *
+						 g->ow * g->kk));
+}
+
+/* Allocates a convolution's block buffers for threads threads of rows
+ * rows, im2col rows of k4 bytes and mg channels. */
+static bool dq_blocks_alloc(DqKernel *q, int threads, int64_t k4,
+			    int64_t mg, bool requant)
+{
+	q->threads = threads;
+	q->a_n = q->rows * k4;
+	q->c_n = q->rows * ((mg + 15) / 16 * 16);
+	q->t_n = requant ? q->rows * mg : 0;
+	return (q->a = calloc((size_t)(threads * q->a_n), 1)) &&
+	       (q->r = malloc((size_t)(threads * q->rows) * sizeof(int32_t))) &&
+	       (q->c = malloc((size_t)(threads * q->c_n) * sizeof(int32_t))) &&
+	       (!requant || (q->t = malloc((size_t)(threads * q->t_n))));
+}
+
+/* Rows p0.. (q->rows of them at most) of image img, group gi. */
+static void dqconv_block(const DqKernel *q, const DqEpi *e, int64_t img,
+			 int64_t gi, int64_t p0, float *y, int th)
+{
+	const QConv *g = &q->g;
+	const DqPacked *p = &q->w[gi];
+	int64_t osz = g->oh * g->ow, c0 = gi * g->mg, ldc = p->npan * 16;
+	int64_t nr = osz - p0 < q->rows ? osz - p0 : q->rows;
+	DqBlock b = dq_block(q, th);
+	const uint8_t *a = b.a;
+	if (dq_pointwise(g))
+		a = q->xt + p0 * g->cin;
+	else
+		dq_im2col(q, q->xt, gi, p0, nr, e->za, b.a, p->k4);
+	dq_rows(q->vnni, a, p->k4, nr, p->k, e->za, b.r);
+	dq_gemm(q->vnni, nr, a, p->k4, p, b.c, NULL);
+	DqEpi eb = *e;
+	eb.r = b.r;
+	for (int64_t j = 0; j < g->mg; j++)
+		dq_channel(q->vnni, b.c, ldc, nr, &eb, j,
+			   y + (img * g->cout + c0 + j) * osz + p0);
+}
+
 static int dqconv_run(void *state, const Tensor *const *in,
 		      Tensor *const *out)
 {
@@ -1610,36 +1674,25 @@ static int dqconv_run(void *state, const Tensor *const *in,
 	const QConv *g = &q->g;
 	const float *x = in[0]->data;
 	int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
+	int64_t nblk = (osz + q->rows - 1) / q->rows;
 	float z, s = dql_params(x, (size_t)(g->n * g->cin * isz), &z);
 	int32_t za = (int32_t)z;
 	float *y = tensor_mut(out[0]);
+	int nt = q->threads;
 	dq_scales(s, in[3], q->bias_in ? in[4] : NULL, g->cout, q->sp,
 		  q->bias);
 	for (int64_t img = 0; img < g->n; img++) {
 		dq_x_channels_last(q, x + img * g->cin * isz, s, z);
 		for (int64_t gi = 0; gi < g->group; gi++) {
 			const DqPacked *p = &q->w[gi];
-			int64_t c0 = gi * g->mg, ldc = p->npan * 16;
+			int64_t c0 = gi * g->mg;
 			DqEpi e = { .sp = q->sp + c0,
 				    .bias = q->bias_in ? q->bias + c0 : NULL,
-				    .cs = p->cs, .zb = p->zb, .za = za,
-				    .r = q->r };
-			for (int64_t p0 = 0; p0 < osz; p0 += q->rows) {
-				int64_t nr = osz - p0 < q->rows ? osz - p0
-								: q->rows;
-				const uint8_t *a = q->a;
-				if (dq_pointwise(g))
-					a = q->xt + p0 * g->cin;
-				else
-					dq_im2col(q, q->xt, gi, p0, nr, za,
-						  q->a, p->k4);
-				dq_rows(q->vnni, a, p->k4, nr, p->k, za, q->r);
-				dq_gemm(q->vnni, nr, a, p->k4, p, q->c, NULL);
-				for (int64_t j = 0; j < g->mg; j++)
-					dq_channel(q->vnni, q->c, ldc, nr, &e, j,
-						   y + (img * g->cout + c0 + j) *
-							       osz + p0);
-			}
+				    .cs = p->cs, .zb = p->zb, .za = za };
+			RT_PARALLEL_FOR
+			for (int64_t bi = 0; bi < nblk; bi++)
+				dqconv_block(q, &e, img, gi, bi * q->rows, y,
+					     rt_thread());
 		}
 	}
 	return 0;
@@ -1727,10 +1780,7 @@ int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		q->rows = DQ_ROWS < osz ? DQ_ROWS : osz;
 		ok = (q->xq = malloc((size_t)(g->cin * isz))) &&
 		     (q->xt = malloc((size_t)(g->cin * isz))) &&
-		     (q->a = calloc((size_t)(q->rows * k4g), 1)) &&
-		     (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
-		     (q->c = malloc((size_t)(q->rows * ((g->mg + 15) / 16 * 16)) *
-				    sizeof(int32_t)));
+		     dq_blocks_alloc(q, dq_conv_threads(s, g), k4g, g->mg, false);
 		for (int64_t gi = 0; ok && gi < g->group; gi++)
 			ok = dq_pack_conv(q, wd, u8, zt, gi);
 	} else if (ok) {
@@ -1745,7 +1795,8 @@ int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 		return error("out of memory");
 	}
 	*k = (FastKernel){ .run = conv ? dqconv_run : dqmm_run,
-			   .free = dq_free, .state = q };
+			   .free = dq_free, .state = q,
+			   .threads = q->threads };
 	return 1;
 }
 
@@ -1887,63 +1938,78 @@ static const uint8_t *dq_x_image(DqKernel *q, const uint8_t *x, int64_t img)
 	return q->xt;
 }
 
+/* What a QLinearConv's blocks of one image and group share. */
+typedef struct DqqlPart {
+	const uint8_t *xt;
+	const int32_t *bias;
+	int32_t za;
+	double zp;
+	bool exact;
+	uint8_t *y;
+} DqqlPart;
+
+/* Rows p0.. (q->rows of them at most) of image img, group gi. */
+static void dqql_block(const DqKernel *q, const DqqlPart *d, int64_t img,
+		       int64_t gi, int64_t p0, int th)
+{
+	const QConv *g = &q->g;
+	const DqPacked *p = &q->w[gi];
+	int64_t osz = g->oh * g->ow, c0 = gi * g->mg, ldc = p->npan * 16;
+	int64_t nr = osz - p0 < q->rows ? osz - p0 : q->rows;
+	DqBlock b = dq_block(q, th);
+	const uint8_t *a = b.a;
+	if (dq_pointwise(g))
+		a = d->xt + p0 * g->cin;
+	else
+		dq_im2col(q, d->xt, gi, p0, nr, d->za, b.a, p->k4);
+	if (!p->zb0)
+		dq_rows(q->vnni, a, p->k4, nr, p->k, d->za, b.r);
+	dq_gemm(q->vnni, nr, a, p->k4, p, b.c, NULL);
+	DqOut o = { .bias = d->bias ? d->bias + c0 : NULL,
+		    .mult = g->mult + c0,
+		    .zp = d->zp,
+		    .s8 = g->y_s8,
+		    .t = q->y_nhwc ? d->y + (img * osz + p0) * g->cout + c0
+				   : b.t,
+		    .ldt = q->y_nhwc ? g->cout : g->mg };
+#if DQ_HAVE_VNNI
+	if (q->vnni && d->exact)
+		dq_requant_rows(b.c, ldc, nr, g->mg, p, q->bz, b.r, &o);
+	else
+#endif
+		dq_requant_c(b.c, ldc, nr, g->mg, p, d->za, b.r, &o);
+	if (!q->y_nhwc)
+		dq_untile(b.t, nr, g->mg, osz,
+			  d->y + (img * g->cout + c0) * osz + p0);
+}
+
 static int dqql_run(void *state, const Tensor *const *in,
 		    Tensor *const *out)
 {
 	DqKernel *q = state;
 	QConv *g = &q->g;
-	int64_t osz = g->oh * g->ow;
-	int32_t za = zp_at(in[2], 0) + (g->x_s8 ? 128 : 0);
-	const int32_t *bias = q->bias_in ? in[8]->data : NULL;
-	uint8_t *y = tensor_mut(out[0]);
+	int64_t osz = g->oh * g->ow, nblk = (osz + q->rows - 1) / q->rows;
+	int nt = q->threads;
+	DqqlPart d = { .za = zp_at(in[2], 0) + (g->x_s8 ? 128 : 0),
+		       .bias = q->bias_in ? in[8]->data : NULL,
+		       .zp = zp_at(in[7], 0),
+		       .y = tensor_mut(out[0]) };
 	qconv_mults(g, in);
-	bool exact = dq_requant_exact(g->mult, bias, g->cout, g->kk);
+	d.exact = dq_requant_exact(g->mult, d.bias, g->cout, g->kk);
 	for (int64_t img = 0; img < g->n; img++) {
-		const uint8_t *xt = dq_x_image(q, in[0]->data, img);
+		d.xt = dq_x_image(q, in[0]->data, img);
 		for (int64_t gi = 0; gi < g->group; gi++) {
 			const DqPacked *p = &q->w[gi];
-			int64_t c0 = gi * g->mg, ldc = p->npan * 16;
+			int64_t c0 = gi * g->mg;
 			for (int64_t j = 0; j < g->mg; j++) /* bias - za cs */
-				q->bz[j] = (int32_t)((bias ? (uint32_t)bias[c0 + j]
-							   : 0u) -
-						     (uint32_t)za *
+				q->bz[j] = (int32_t)((d.bias ? (uint32_t)d.bias[c0 + j]
+							     : 0u) -
+						     (uint32_t)d.za *
 							     (uint32_t)p->cs[j]);
-			for (int64_t p0 = 0; p0 < osz; p0 += q->rows) {
-				int64_t nr = osz - p0 < q->rows ? osz - p0
-								: q->rows;
-				const uint8_t *a = q->a;
-				if (dq_pointwise(g))
-					a = xt + p0 * g->cin;
-				else
-					dq_im2col(q, xt, gi, p0, nr, za, q->a,
-						  p->k4);
-				if (!p->zb0)
-					dq_rows(q->vnni, a, p->k4, nr, p->k, za,
-						q->r);
-				dq_gemm(q->vnni, nr, a, p->k4, p, q->c, NULL);
-				DqOut o = {
-					.bias = bias ? bias + c0 : NULL,
-					.mult = g->mult + c0,
-					.zp = zp_at(in[7], 0),
-					.s8 = g->y_s8,
-					.t = q->y_nhwc ? y + (img * osz + p0) *
-								     g->cout + c0
-						       : q->t,
-					.ldt = q->y_nhwc ? g->cout : g->mg
-				};
-#if DQ_HAVE_VNNI
-				if (q->vnni && exact)
-					dq_requant_rows(q->c, ldc, nr, g->mg,
-							p, q->bz, q->r, &o);
-				else
-#endif
-					dq_requant_c(q->c, ldc, nr, g->mg, p,
-						     za, q->r, &o);
-				if (!q->y_nhwc)
-					dq_untile(q->t, nr, g->mg, osz,
-						  y + (img * g->cout + c0) *
-							      osz + p0);
-			}
+			RT_PARALLEL_FOR
+			for (int64_t bi = 0; bi < nblk; bi++)
+				dqql_block(q, &d, img, gi, bi * q->rows,
+					   rt_thread());
 		}
 	}
 	return 0;
@@ -1967,8 +2033,8 @@ int quant_conv_build(gearrt_session *s, Prepared *p, Task *t)
  * point of W not constant), -1 with an error.  X (slot 0) and Y (output
  * 0) may each be channels-last, each sparing a transpose
  * (quant_conv_build). */
-static int dq_qlinear_conv(const Prepared *p, Task *t, const QConv *c,
-			   FastKernel *k)
+static int dq_qlinear_conv(const gearrt_session *s, const Prepared *p,
+			   Task *t, const QConv *c, FastKernel *k)
 {
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 3), *wz = rt_in_val(p, n, 5);
@@ -1991,12 +2057,8 @@ static int dq_qlinear_conv(const Prepared *p, Task *t, const QConv *c,
 	bool ok = (q->w = calloc((size_t)q->groups, sizeof(DqPacked))) &&
 		  (g->mult = malloc((size_t)g->cout * sizeof(double))) &&
 		  (q->xt = malloc((size_t)(g->cin * isz))) &&
-		  (q->a = calloc((size_t)(q->rows * k4), 1)) &&
-		  (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
-		  (q->t = malloc((size_t)(q->rows * g->mg))) &&
 		  (q->bz = malloc((size_t)g->mg * sizeof(int32_t))) &&
-		  (q->c = malloc((size_t)(q->rows * ((g->mg + 15) / 16 * 16)) *
-				 sizeof(int32_t)));
+		  dq_blocks_alloc(q, dq_conv_threads(s, g), k4, g->mg, true);
 	for (int64_t gi = 0; ok && gi < g->group; gi++)
 		ok = dq_pack_conv(q, weights_of(w), w->dtype == DT_UINT8,
 				  wz ? wz->konst : NULL, gi);
@@ -2004,7 +2066,8 @@ static int dq_qlinear_conv(const Prepared *p, Task *t, const QConv *c,
 		dq_free(q);
 		return error("out of memory");
 	}
-	*k = (FastKernel){ .run = dqql_run, .free = dq_free, .state = q };
+	*k = (FastKernel){ .run = dqql_run, .free = dq_free, .state = q,
+			   .threads = q->threads };
 	rt_task_slots(t);
 	*rt_slot(t, 0) = (SlotLayout){ .group = 1, .prefers = true };
 	*rt_slot(t, -1) = (SlotLayout){ .group = 2, .prefers = true };
