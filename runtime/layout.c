@@ -337,27 +337,19 @@ int rt_layout(gearrt_session *s, Prepared *p)
  * each channel's run of BLOCK pixels written in one. */
 enum { BLOCK = 64 };
 
-static void nhwc_to_rows_4(const uint32_t *x, uint32_t *y, int64_t c,
-			   int64_t hw)
-{
-	for (int64_t p0 = 0; p0 < hw; p0 += BLOCK) {
-		int64_t p1 = p0 + BLOCK < hw ? p0 + BLOCK : hw;
-		for (int64_t ch = 0; ch < c; ch++)
-			for (int64_t px = p0; px < p1; px++)
-				y[ch * hw + px] = x[px * c + ch];
+#define NHWC_TO_ROWS(name, T)                                             \
+	static void name(const T *x, T *y, int64_t c, int64_t hw)         \
+	{                                                                 \
+		for (int64_t p0 = 0; p0 < hw; p0 += BLOCK) {              \
+			int64_t p1 = p0 + BLOCK < hw ? p0 + BLOCK : hw;   \
+			for (int64_t ch = 0; ch < c; ch++)                \
+				for (int64_t px = p0; px < p1; px++)      \
+					y[ch * hw + px] = x[px * c + ch]; \
+		}                                                         \
 	}
-}
 
-static void nhwc_to_rows_1(const uint8_t *x, uint8_t *y, int64_t c,
-			   int64_t hw)
-{
-	for (int64_t p0 = 0; p0 < hw; p0 += BLOCK) {
-		int64_t p1 = p0 + BLOCK < hw ? p0 + BLOCK : hw;
-		for (int64_t ch = 0; ch < c; ch++)
-			for (int64_t px = p0; px < p1; px++)
-				y[ch * hw + px] = x[px * c + ch];
-	}
-}
+NHWC_TO_ROWS(nhwc_to_rows_4, uint32_t)
+NHWC_TO_ROWS(nhwc_to_rows_1, uint8_t)
 
 /* The tensors layouts are decided for (candidate) are 4- or 1-byte. */
 void rt_nhwc_to_rows(const Tensor *t, void *dst)

@@ -1629,6 +1629,25 @@ static int dq_conv_threads(const gearrt_session *s, const QConv *g)
 						 g->ow * g->kk));
 }
 
+/* The sums of rows p0..p0+nr of group gi into b->c (im2col rows of X
+ * channels last xt, unless X is them), and, if rows, each row's r into
+ * b->r. */
+static void dq_block_sums(const DqKernel *q, const uint8_t *xt, int64_t gi,
+			  int64_t p0, int64_t nr, int32_t za, bool rows,
+			  DqBlock *b)
+{
+	const QConv *g = &q->g;
+	const DqPacked *p = &q->w[gi];
+	const uint8_t *a = b->a;
+	if (dq_pointwise(g))
+		a = xt + p0 * g->cin;
+	else
+		dq_im2col(q, xt, gi, p0, nr, za, b->a, p->k4);
+	if (rows)
+		dq_rows(q->vnni, a, p->k4, nr, p->k, za, b->r);
+	dq_gemm(q->vnni, nr, a, p->k4, p, b->c, NULL);
+}
+
 /* Allocates a convolution's block buffers for threads threads of rows
  * rows, im2col rows of k4 bytes and mg channels. */
 static bool dq_blocks_alloc(DqKernel *q, int threads, int64_t k4,
@@ -1653,13 +1672,7 @@ static void dqconv_block(const DqKernel *q, const DqEpi *e, int64_t img,
 	int64_t osz = g->oh * g->ow, c0 = gi * g->mg, ldc = p->npan * 16;
 	int64_t nr = osz - p0 < q->rows ? osz - p0 : q->rows;
 	DqBlock b = dq_block(q, th);
-	const uint8_t *a = b.a;
-	if (dq_pointwise(g))
-		a = q->xt + p0 * g->cin;
-	else
-		dq_im2col(q, q->xt, gi, p0, nr, e->za, b.a, p->k4);
-	dq_rows(q->vnni, a, p->k4, nr, p->k, e->za, b.r);
-	dq_gemm(q->vnni, nr, a, p->k4, p, b.c, NULL);
+	dq_block_sums(q, q->xt, gi, p0, nr, e->za, true, &b);
 	DqEpi eb = *e;
 	eb.r = b.r;
 	for (int64_t j = 0; j < g->mg; j++)
@@ -1957,14 +1970,7 @@ static void dqql_block(const DqKernel *q, const DqqlPart *d, int64_t img,
 	int64_t osz = g->oh * g->ow, c0 = gi * g->mg, ldc = p->npan * 16;
 	int64_t nr = osz - p0 < q->rows ? osz - p0 : q->rows;
 	DqBlock b = dq_block(q, th);
-	const uint8_t *a = b.a;
-	if (dq_pointwise(g))
-		a = d->xt + p0 * g->cin;
-	else
-		dq_im2col(q, d->xt, gi, p0, nr, d->za, b.a, p->k4);
-	if (!p->zb0)
-		dq_rows(q->vnni, a, p->k4, nr, p->k, d->za, b.r);
-	dq_gemm(q->vnni, nr, a, p->k4, p, b.c, NULL);
+	dq_block_sums(q, d->xt, gi, p0, nr, d->za, !p->zb0, &b);
 	DqOut o = { .bias = d->bias ? d->bias + c0 : NULL,
 		    .mult = g->mult + c0,
 		    .zp = d->zp,
