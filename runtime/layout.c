@@ -30,8 +30,8 @@
  *
  * A task whose fast kernel keeps its tensors row-major where a later
  * registry row would take NHWC (direct.conv before dnnl.conv) does not
- * hold its component row-major by itself: decide() first leaves it out,
- * and moves it to that row if its tensors then go NHWC.
+ * hold its component row-major by itself: decide() first moves it to
+ * that row, and back where its tensors all end row-major.
  *
  * A tensor whose spatial size is 1 ([N,C,1,1]) has the same bytes either
  * way and is left out.  A graph holding subgraphs keeps every tensor
@@ -208,8 +208,8 @@ static bool holds_subgraphs(const Graph *g)
 	return false;
 }
 
-/* The components of p's tensors, the tasks marked in skip[] left out. */
-static Comp components(const Prepared *p, const uint8_t *skip)
+/* The components of p's tensors. */
+static Comp components(const Prepared *p)
 {
 	const Graph *g = p->g;
 	size_t n = (size_t)g->nvals + 1;
@@ -224,8 +224,7 @@ static Comp components(const Prepared *p, const uint8_t *skip)
 		if (candidate(p, g->outputs[k]))
 			c.cost[g->outputs[k]]++;
 	for (int32_t i = 0; i < p->ntasks; i++)
-		if (!skip[i])
-			classify(&c, p, &p->tasks[i]);
+		classify(&c, p, &p->tasks[i]);
 	return c;
 }
 
@@ -241,15 +240,6 @@ static bool comp_nhwc(Comp *c, const Prepared *p, ValId v)
 {
 	int32_t r = candidate(p, v) ? find(c, v) : -1;
 	return r >= 0 && !c->plain[r] && c->gain[r] > c->cost[r];
-}
-
-/* Whether a slot of t is in a component that goes channels-last. */
-static bool touches_nhwc(Comp *c, const Prepared *p, const Task *t)
-{
-	for (int slot = -t->n->noutputs; slot < t->n->ninputs; slot++)
-		if (comp_nhwc(c, p, slot_val(t->n, slot)))
-			return true;
-	return false;
 }
 
 static bool touches_candidate(const Prepared *p, const Task *t)
@@ -273,7 +263,8 @@ static bool movable(const Prepared *p, const Task *t)
 	       touches_candidate(p, t);
 }
 
-static bool touches_nhwc_now(const Prepared *p, const Task *t)
+/* Whether a tensor of t is channels-last. */
+static bool touches_nhwc(const Prepared *p, const Task *t)
 {
 	for (int slot = -t->n->noutputs; slot < t->n->ninputs; slot++)
 		if (rt_nhwc(p, slot_val(t->n, slot)))
@@ -282,48 +273,30 @@ static bool touches_nhwc_now(const Prepared *p, const Task *t)
 }
 
 /* The layout of every value's planned tensor.  A task whose kernel keeps
- * tensors row-major (movable) is first left out; where one of its
- * tensors then goes channels-last, it moves to the next row that takes
- * that layout (rt_kernel_move), or, with none, keeps its row and holds
- * its tensors row-major; and again until nothing moves.  A task moved
- * whose tensors all end row-major goes back to its first row. */
+ * tensors row-major (movable) first moves to the next row that takes
+ * channels-last where one takes it (rt_kernel_move), so that its
+ * tensors' layouts are decided with the kernel that would prefer NHWC;
+ * one moved whose tensors all end row-major goes back to its first row
+ * (its row-major tensors stay so: nothing else changes). */
 static int decide(gearrt_session *s, Prepared *p)
 {
 	int32_t nt = p->ntasks;
-	uint8_t *skip = xcalloc((size_t)nt + 1, 1);
 	uint8_t *moved = xcalloc((size_t)nt + 1, 1);
-	for (int32_t i = 0; i < nt; i++)
-		skip[i] = movable(p, &p->tasks[i]);
-	Comp c;
 	int rc = 0;
-	for (bool again = true; again && !rc;) {
-		again = false;
-		c = components(p, skip);
-		for (int32_t i = 0; i < nt && !rc; i++) {
-			Task *t = &p->tasks[i];
-			if (!skip[i] || !touches_nhwc(&c, p, t))
-				continue;
-			skip[i] = 0;
-			again = true;
-			rc = rt_kernel_move(s, p, t);
-			moved[i] |= rc > 0;
-			rc = rc < 0 ? -1 : 0;
-		}
-		if (again || rc)
-			comp_free(&c);
-	}
-	if (!rc) {
+	for (int32_t i = 0; i < nt && rc >= 0; i++)
+		if (movable(p, &p->tasks[i]))
+			moved[i] = (rc = rt_kernel_move(s, p, &p->tasks[i])) > 0;
+	if (rc >= 0) {
+		Comp c = components(p);
 		for (ValId v = 0; v < p->g->nvals; v++)
 			if (comp_nhwc(&c, p, v))
 				p->vt[v].layout = TENSOR_NHWC;
 		comp_free(&c);
+		rc = 0;
 	}
-	for (int32_t i = 0; i < nt && !rc; i++) {
-		Task *t = &p->tasks[i];
-		if (moved[i] && !touches_nhwc_now(p, t))
-			rc = rt_kernel_choose(s, p, t);
-	}
-	free(skip);
+	for (int32_t i = 0; i < nt && !rc; i++)
+		if (moved[i] && !touches_nhwc(p, &p->tasks[i]))
+			rc = rt_kernel_choose(s, p, &p->tasks[i]);
 	free(moved);
 	return rc;
 }
