@@ -1372,11 +1372,14 @@ static void text_refs(json_object *a, json_object *by)
 	}
 }
 
-/* " [Relu, Clip(0,6)]": a fused node's activations, in order. */
+/* " [Relu, Clip(0,6)]": a fused node's activations, in order, and
+ * "+Z" where FusedConv's Z is added after some of them (z_after). */
 static void text_fused(json_object *n)
 {
 	json_object *p = jget(jget(n, "attributes"), FUSED_ACT_PARAMS_ATTR),
 		    *a = NULL;
+	int64_t zk = json_object_get_int64(
+		jget(jget(n, "attributes"), FUSED_Z_AFTER_ATTR));
 	if (strcmp(jgets(n, "domain"), GEARC_DOMAIN) ||
 	    !json_object_object_get_ex(jget(n, "attributes"), FUSED_ACTS_ATTR,
 				       &a))
@@ -1389,6 +1392,8 @@ static void text_fused(json_object *n)
 		       json_object_get_string(jat(a, i)));
 		if (2 * i + 1 < jlen(p) && (x || y))
 			printf("(%g,%g)", x, y);
+		if (zk > 0 && (size_t)zk == i + 1)
+			fputs(", +Z", stdout);
 	}
 	fputc(']', stdout);
 }

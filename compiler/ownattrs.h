@@ -32,6 +32,9 @@
 /* FusedConv, FusedGemm, FusedMatMul (compiler/ops/fused.c). */
 #define FUSED_ACTS_ATTR "activations"		 /* STRINGS, in order */
 #define FUSED_ACT_PARAMS_ATTR "activation_params" /* FLOATS: 2 per act */
+/* FusedConv: how many of the activations come before Z is added (absent:
+ * 0, Y = acts(Conv + Z)). */
+#define FUSED_Z_AFTER_ATTR "z_after" /* INT */
 
 /* Fail: an If branch invalid at the compiled shapes (ops/control.c). */
 #define FAIL_MESSAGE_ATTR "message" /* STRING: the error if run */

@@ -98,6 +98,7 @@ typedef struct Chain {
 	ValId w, b;   /* weights (after a BatchNormalization fold) */
 	float gemm_beta;
 	ValId extra; /* Z or Bias, or -1 */
+	int z_after; /* activations before Z is added (FusedConv z_after) */
 	int nacts;
 	int act[MAX_ACTS]; /* ActKind */
 	float par[2 * MAX_ACTS];
@@ -1053,6 +1054,9 @@ static void rewrite(Fuse *F, const Chain *ch)
 			d.attrs[k].f = 1;
 	if (fused)
 		add_acts(g, &d, ch);
+	if (ch->z_after)
+		node_add_attr(g, &d, FUSED_Z_AFTER_ATTR, ATTR_INT)->i =
+			ch->z_after;
 	g->nodes[ch->last] = d;
 	g->vals[ch->cur].producer = ch->last;
 }
@@ -1100,6 +1104,17 @@ static int fuse_at(Fuse *F, int32_t i)
 		match_add(F, &ch);
 	while (match_act(F, &ch))
 		;
+	if (kind == A_CONV && ch.extra < 0 && ch.nacts) {
+		/* a residual Add after the activations (U-Net's RSU blocks,
+		 * pre-activation ResNets), then any after it */
+		int k = ch.nacts;
+		match_add(F, &ch);
+		if (ch.extra >= 0) {
+			ch.z_after = k;
+			while (match_act(F, &ch))
+				;
+		}
+	}
 	if (ch.last != i)
 		rewrite(F, &ch);
 	return 0;

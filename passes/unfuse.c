@@ -339,18 +339,37 @@ static void emit_dynquant(Graph *dst, const Node *n, const ValId *ins,
 		emit_binary(dst, nm, "", "Add", y, ins[4], 0, &y, true, out);
 }
 
-/* The Conv, Gemm or MatMul of fused node n [+ Add of Z or Bias], of
- * ins; the last output in *cur (out itself when no activation follows). */
+/* The Add of extra to *cur, the last node if none of n's nacts
+ * activations follows it. */
+static void emit_extra(Graph *dst, const Node *n, ValId extra, bool last,
+		       ValId *cur, ValId out)
+{
+	ValId x = *cur;
+	Node *d = emit(dst, arena_printf(dst->arena, "%s_add", n->name),
+		       "Add", 2, x, cur, last, out);
+	d->inputs[0] = x;
+	d->inputs[1] = extra;
+}
+
+/* Fused node n's Z or Bias, or -1. */
+static ValId fused_extra(const Node *n, const ValId *ins)
+{
+	return n->op == OP_FusedConv ? (n->ninputs > 3 ? ins[3] : -1)
+	       : n->op == OP_FusedMatMul ? (n->ninputs > 2 ? ins[2] : -1)
+					 : -1;
+}
+
+/* The Conv, Gemm or MatMul of fused node n [+ Add of Z or Bias, unless
+ * it comes after zk > 0 activations], of ins; the last output in *cur
+ * (out itself when nothing follows). */
 static void emit_anchor(Graph *dst, const Node *n, const ValId *ins,
-			int32_t nacts, ValId *cur, ValId out)
+			int32_t nacts, int32_t zk, ValId *cur, ValId out)
 {
 	const char *base = n->op == OP_FusedConv   ? "Conv"
 			   : n->op == OP_FusedGemm ? "Gemm"
 						   : "MatMul";
 	int32_t nbase = n->op == OP_FusedMatMul ? 2 : 3;
-	ValId extra = n->op == OP_FusedConv ? (n->ninputs > 3 ? ins[3] : -1)
-		      : n->op == OP_FusedMatMul ? (n->ninputs > 2 ? ins[2] : -1)
-						: -1;
+	ValId extra = fused_extra(n, ins);
 	bool more = extra >= 0 || nacts;
 	Node *d = emit(dst, n->name, base, nbase, ins[0], cur, !more, out);
 	for (int32_t k = 0; k < nbase; k++)
@@ -358,16 +377,12 @@ static void emit_anchor(Graph *dst, const Node *n, const ValId *ins,
 	for (int32_t k = 0; k < n->nattrs; k++) {
 		const Attr *a = &n->attrs[k];
 		if (strcmp(a->name, FUSED_ACTS_ATTR) &&
-		    strcmp(a->name, FUSED_ACT_PARAMS_ATTR))
+		    strcmp(a->name, FUSED_ACT_PARAMS_ATTR) &&
+		    strcmp(a->name, FUSED_Z_AFTER_ATTR))
 			*node_add_attr(dst, d, a->name, a->type) = *a;
 	}
-	if (extra >= 0) {
-		ValId x = *cur;
-		d = emit(dst, arena_printf(dst->arena, "%s_add", n->name),
-			 "Add", 2, x, cur, !nacts, out);
-		d->inputs[0] = x;
-		d->inputs[1] = extra;
-	}
+	if (extra >= 0 && !zk)
+		emit_extra(dst, n, extra, !nacts, cur, out);
 }
 
 int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
@@ -385,9 +400,15 @@ int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 	if (nacts && (!ps || ps->n != 2 * nacts))
 		return error("node '%s' (%s): activation_params does not "
 			     "match activations", n->name, n->op_type);
+	const Attr *za = node_attr(n, FUSED_Z_AFTER_ATTR);
+	int32_t zk = za && za->type == ATTR_INT ? (int32_t)za->i : 0;
+	ValId extra = fused_extra(n, ins);
+	if (zk < 0 || zk > nacts || (zk && extra < 0))
+		return error("node '%s' (%s): z_after %d, expected 0 to %d "
+			     "with Z", n->name, n->op_type, zk, nacts);
 	ValId cur = ins[0];
 	if (n->op != OP_FusedActivation)
-		emit_anchor(dst, n, ins, nacts, &cur, out);
+		emit_anchor(dst, n, ins, nacts, zk, &cur, out);
 	else if (!nacts) /* of no activation */
 		emit_unary(dst, n->name, "", "Identity", cur, &cur, true, out);
 	for (int32_t i = 0; i < nacts; i++) {
@@ -402,9 +423,11 @@ int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		const char *name = arena_printf(dst->arena, "%s_%s", n->name,
 						act_info[kind].name);
 		if (emit_act(dst, name, opset, kind, ps->floats[2 * i],
-			     ps->floats[2 * i + 1], cur, &cur, i == nacts - 1,
-			     out) < 0)
+			     ps->floats[2 * i + 1], cur, &cur,
+			     i == nacts - 1 && zk != nacts, out) < 0)
 			return -1;
+		if (zk && i == zk - 1)
+			emit_extra(dst, n, extra, i == nacts - 1, &cur, out);
 	}
 	return 0;
 }

@@ -378,12 +378,21 @@ static bool append_act(dnnl_post_ops_t ops, int kind, float al, float be)
 	return true;
 }
 
-/* Attributes: user scratchpad, the node's activations as post-ops after
- * a sum (with_sum).  NULL if an activation has no oneDNN form. */
+/* FusedConv's z_after: how many activations come before the sum. */
+static int32_t z_after(const Node *n)
+{
+	const Attr *a = node_attr(n, FUSED_Z_AFTER_ATTR);
+	return a && a->type == ATTR_INT ? (int32_t)a->i : 0;
+}
+
+/* Attributes: user scratchpad, the node's activations as post-ops, a
+ * sum (with_sum) after the first z_after of them.  NULL if an
+ * activation has no oneDNN form. */
 static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
 {
 	const Attr *a = node_attr(n, FUSED_ACTS_ATTR);
 	const Attr *pa = node_attr(n, FUSED_ACT_PARAMS_ATTR);
+	int32_t zk = with_sum ? z_after(n) : -1;
 	dnnl_primitive_attr_t attr;
 	dnnl_post_ops_t ops;
 	if (dnnl_primitive_attr_create(&attr) != dnnl_success)
@@ -395,10 +404,14 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
 	bool ok = dnnl_primitive_attr_set_scratchpad_mode(
 			  attr, dnnl_scratchpad_mode_user) == dnnl_success &&
 		  (!a || a->type == ATTR_STRINGS) &&
-		  (!pa || pa->type == ATTR_FLOATS) &&
-		  (!with_sum || dnnl_post_ops_append_sum(ops, 1.0f) ==
-					dnnl_success);
-	for (int32_t i = 0; ok && a && i < a->n; i++) {
+		  (!pa || pa->type == ATTR_FLOATS);
+	int32_t na = a ? a->n : 0;
+	for (int32_t i = 0; ok && i <= na; i++) {
+		if (i == zk)
+			ok = dnnl_post_ops_append_sum(ops, 1.0f) ==
+			     dnnl_success;
+		if (!ok || i == na)
+			break;
 		const Bytes *b = &a->strings[i];
 		float al = pa && 2 * i < pa->n ? pa->floats[2 * i] : 0;
 		float be = pa && 2 * i + 1 < pa->n ? pa->floats[2 * i + 1] : 0;
@@ -839,9 +852,11 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		      dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
 			      dnnl_success);
 	}
-	ok = ok && dnnl_stream_create(&k->stream, engine,
-				      dnnl_stream_default_flags) ==
-			   dnnl_success;
+	/* a sum after activations that oneDNN has only its reference
+	 * kernel for: the reference kernel row instead */
+	ok = ok && (!z_after(n) || strncmp(impl_of(pd), "ref", 3)) &&
+	     dnnl_stream_create(&k->stream, engine,
+				dnnl_stream_default_flags) == dnnl_success;
 	if (ok) {
 		conv_prepare(k, &pd, &src, &dst, z != NULL, &wuser,
 			     weight_data(w), b, &bias);

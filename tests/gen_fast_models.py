@@ -3,7 +3,7 @@
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
-fast_chan.onnx and fast_side.onnx for
+fast_chan.onnx, fast_side.onnx and fast_residual.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -444,3 +444,21 @@ save(side, [ws("sw1", 16, 8, 3, 3), ws("sw2", 16, 16, 3, 3),
             ws("sw3", 1, 16, 3, 3), ws("sw4", 16, 16, 3, 3)],
      [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 40, 40])],
      ["a", "side", "y"], "fast_side.onnx")
+
+
+# runtime/dnnl.c: a residual Add after the activation (U-Net's RSU
+# blocks), fused as FusedConv's z_after: oneDNN's post-ops run the Relu,
+# then the sum of Z, then (the second) another Relu
+resid = [
+    h.make_node("Conv", ["x", "rw1", "rb1"], ["r1"], pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["r1"], ["r1r"]),
+    h.make_node("Add", ["r1r", "x"], ["s1"]),
+    h.make_node("Conv", ["s1", "rw2", "rb2"], ["r2"], pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["r2"], ["r2r"]),
+    h.make_node("Add", ["s1", "r2r"], ["s2"]),
+    h.make_node("Relu", ["s2"], ["y"]),
+]
+save(resid, [ws("rw1", 16, 16, 3, 3), w("rb1", 16), ws("rw2", 16, 16, 3, 3),
+             w("rb2", 16)],
+     [h.make_tensor_value_info("x", T.FLOAT, [1, 16, 24, 24])], ["y"],
+     "fast_residual.onnx")

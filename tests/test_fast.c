@@ -240,6 +240,18 @@ Test(fast, side_outputs_keep_the_backbone_nhwc)
 	outs_free(&f1);
 }
 
+Test(fast, residual_after_the_activation_is_a_post_op)
+{
+	/* fast_residual: x -> Conv -> Relu -> + x -> s1 -> Conv -> Relu ->
+	 * + s1 -> Relu -> y: two FusedConv (z_after 1), oneDNN's post-ops
+	 * in the node's order (Relu, sum of Z, Relu), no Add left */
+	Outs f1;
+	fast_vs_reference("fast_residual", 2, 0, &f1);
+	if (strstr(f1.impls, "avx512_core"))
+		cr_expect(!strstr(f1.impls, "ref"), "%s", f1.impls);
+	outs_free(&f1);
+}
+
 Test(fast, weights_keep_their_layout_partners_row_major)
 {
 	/* fast_pinned: a + Wa and Wm * GAP(a), W of a's shape: the tensors

@@ -467,6 +467,19 @@ static ValId ln_pow(Synth *s, ValId x)
 	return layernorm(s, x, rsqrt_pow);
 }
 
+/* A residual Add after the activation (U-Net's RSU blocks), of the
+ * model's input x (the Conv's, same shape) */
+static ValId relu_residual(Synth *s, ValId x)
+{
+	return BIN("Add", UN("Relu", x), s->g->inputs[0]);
+}
+
+/* the residual first, then another activation after the Add */
+static ValId relu_residual_relu(Synth *s, ValId x)
+{
+	return UN("Relu", BIN("Add", s->g->inputs[0], UN("Relu", x)));
+}
+
 /* ---- the models ---------------------------------------------------------- */
 
 enum { ANCHOR_MATMUL, ANCHOR_CONV, ANCHOR_NONE };
@@ -506,6 +519,9 @@ static const Form forms[] = {
 	{ "ln_reciprocal", ln_reciprocal, ANCHOR_NONE, "LayerNormalization",
 	  "Reciprocal" },
 	{ "ln_pow", ln_pow, ANCHOR_NONE, "LayerNormalization", "ReduceMean" },
+	{ "relu_residual", relu_residual, ANCHOR_CONV, "[Relu, +Z]", "Add" },
+	{ "relu_residual_relu", relu_residual_relu, ANCHOR_CONV,
+	  "[Relu, +Z, Relu]", "Add" },
 };
 
 /* x [2, 8, 16] through MatMul (+ bias), x [2, 4, 8, 8] through a Conv,
@@ -593,4 +609,46 @@ Test(fuse, exporter_spellings_fuse_compute_the_same_and_export)
 	}
 	remove_tree(dir);
 	free(dir);
+}
+
+/* A FusedConv of x [1,2,5,5] with Z, one Relu and z_after k (with_z:
+ * Z given). */
+static Model *z_after_model(int64_t k, bool with_z)
+{
+	Model *m = tu_model(17);
+	Graph *g = m->graph;
+	ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(1, 2, 5, 5));
+	ValId z = tu_input(g, "z", DT_FLOAT, SHAPE(1, 3, 5, 5));
+	ValId w = tu_weight(g, "w", DT_FLOAT, SHAPE(3, 2, 3, 3));
+	Node *n = graph_add_node(g, "fc", "FusedConv", GEARC_DOMAIN,
+				 with_z ? 4 : 3, 1);
+	n->inputs[0] = x, n->inputs[1] = w, n->inputs[2] = -1;
+	if (with_z)
+		n->inputs[3] = z;
+	n->outputs[0] = graph_add_value(g, "y", VAL_NODE);
+	g->vals[n->outputs[0]].producer = 0;
+	tu_ints(g, n, "pads", INTS(1, 1, 1, 1));
+	static const Bytes relu = { 4, (const uint8_t *)"Relu" };
+	static const float params[2] = { 0, 0 };
+	Attr *a = node_add_attr(g, n, FUSED_ACTS_ATTR, ATTR_STRINGS);
+	a->n = 1;
+	a->strings = &relu;
+	tu_floats(g, n, FUSED_ACT_PARAMS_ATTR, params, 2);
+	tu_int(g, n, FUSED_Z_AFTER_ATTR, k);
+	return m;
+}
+
+Test(fuse, z_after_is_checked)
+{
+	/* the activations before Z: 0 or 1 of the one Relu, none without
+	 * Z; another value is refused, naming the node and what fits */
+	Model *ok = z_after_model(1, true);
+	infer_ok(ok);
+	model_free(ok);
+	Model *high = z_after_model(2, true);
+	infer_fails_with(high, "z_after is 2, expected an INT from 0 to 1");
+	model_free(high);
+	Model *noz = z_after_model(1, false);
+	infer_fails_with(noz, "0 without Z");
+	model_free(noz);
 }

@@ -2,7 +2,9 @@
  * compiler/ops/fused.c - gearc's fused ops: FusedConv, FusedGemm,
  * FusedMatMul (domain ai.gearc), made by the fuse pass (passes/fuse.c).
  *
- *   FusedConv   X, W, B?, Z?   Conv's attributes     Y = acts(Conv + Z)
+ *   FusedConv   X, W, B?, Z?   Conv's attributes     Y = acts(Conv + Z),
+ *                                                      or, with z_after k,
+ *                                                      acts[k..](acts[..k)(Conv) + Z)
  *   FusedGemm   A, B, C?       Gemm's attributes     Y = acts(Gemm)
  *   FusedMatMul A, B, Bias?                          Y = acts(MatMul + Bias)
  *   FusedActivation X                                Y = acts(X)
@@ -10,7 +12,10 @@
  * Each also has "activations" (STRINGS, applied in order) and
  * "activation_params" (FLOATS, alpha and beta per activation, 0 where
  * unused): the activations of compiler/act.h's table, which holds each
- * one's forms in fp32 and double and its parameters.  Bias of
+ * one's forms in fp32 and double and its parameters.  FusedConv's
+ * "z_after" (INT, 0 if absent) is how many of them come before Z is
+ * added: a residual Add after the activation (U-Net's RSU blocks,
+ * pre-activation ResNets).  Bias of
  * FusedMatMul is 1-D and broadcasts over the last axis.
  *
  * These are the reference kernels: the standard op's kernel (conv.c,
@@ -66,9 +71,30 @@ static int read_acts(OpCtx *c, Act *a, int *n)
 	return 0;
 }
 
-/* y += add, add either y's shape (period 0) or 1-D broadcast over the
- * last axis (period = its length); then the activations, in place. */
-static void post_ops(Tensor *y, const Tensor *add, const Act *a, int na)
+/* The z_after attribute of n (0 if absent), checked against its na
+ * activations and whether it has Z: -1 with an error. */
+static int read_z_after(OpCtx *c, int na, bool has_z, int *k)
+{
+	const Attr *a = node_attr(c->n, FUSED_Z_AFTER_ATTR);
+	*k = 0;
+	if (!a)
+		return 0;
+	if (c->n->op != OP_FusedConv)
+		return op_error(c, "z_after is FusedConv's attribute only");
+	if (a->type != ATTR_INT || a->i < 0 || a->i > na || (a->i && !has_z))
+		return op_error(c, "z_after is %lld, expected an INT from 0 to "
+				"%d (the activations before Z is added)%s",
+				a->type == ATTR_INT ? (long long)a->i : -1LL,
+				na, has_z ? "" : ", 0 without Z");
+	*k = (int)a->i;
+	return 0;
+}
+
+/* In place: the first zk activations, then y += add, add either y's
+ * shape (period 0) or 1-D broadcast over the last axis (period = its
+ * length), then the other activations. */
+static void post_ops(Tensor *y, const Tensor *add, const Act *a, int na,
+		     int zk)
 {
 	int64_t n = shape_numel(&y->shape);
 	int64_t per = add ? shape_numel(&add->shape) : 0;
@@ -77,25 +103,31 @@ static void post_ops(Tensor *y, const Tensor *add, const Act *a, int na)
 		const float *q = add ? add->data : NULL;
 		for (int64_t i = 0; i < n; i++) {
 			float x = p[i];
-			if (q)
-				x += q[per == n ? i : i % per];
-			for (int k = 0; k < na; k++)
+			for (int k = 0; k < na; k++) {
+				if (k == zk && q)
+					x += q[per == n ? i : i % per];
 				x = act_f32(a[k].kind, x, a[k].alpha,
 					    a[k].beta);
+			}
+			if (zk == na && q)
+				x += q[per == n ? i : i % per];
 			p[i] = x;
 		}
 		return;
 	}
 	for (int64_t i = 0; i < n; i++) {
 		double x = tensor_get_f64(y, i);
-		if (add)
-			x = ew_round(y->dtype,
-				     x + tensor_get_f64(add, per == n ? i
-								      : i % per));
-		for (int k = 0; k < na; k++)
-			x = ew_round(y->dtype,
-				     act_f64(a[k].kind, x, a[k].alpha,
-					     a[k].beta));
+		for (int k = 0; k <= na; k++) {
+			if (k == zk && add)
+				x = ew_round(y->dtype,
+					     x + tensor_get_f64(add, per == n
+									? i
+									: i % per));
+			if (k < na)
+				x = ew_round(y->dtype,
+					     act_f64(a[k].kind, x, a[k].alpha,
+						     a[k].beta));
+		}
 		tensor_set_f64(y, i, x);
 	}
 }
@@ -109,11 +141,14 @@ static int run_fused(OpCtx *c, OpFn kernel, int extra)
 	const Tensor *add = extra >= 0 ? op_const_in(c, extra) : NULL;
 	if (extra >= 0 && op_in(c, extra) && !add)
 		return 0;
-	if (read_acts(c, a, &na) < 0 || kernel(c) < 0)
+	int zk;
+	if (read_acts(c, a, &na) < 0 ||
+	    read_z_after(c, na, extra >= 0 && op_in(c, extra), &zk) < 0 ||
+	    kernel(c) < 0)
 		return -1;
 	Tensor *y = op_out_result(c, 0);
 	if (y)
-		post_ops(y, add, a, na);
+		post_ops(y, add, a, na, zk);
 	return 0;
 }
 
@@ -145,12 +180,13 @@ int run_fused_activation(OpCtx *c) { return run_fused(c, copy_input, -1); }
 int infer_fused_conv(OpCtx *c)
 {
 	Act a[MAX_ACTS];
-	int na;
+	int na, zk;
 	char sz[128], sy[128];
+	Value *z = op_in(c, 3), *y = op_out(c, 0);
 	if (infer_conv(c) < 0 || read_acts(c, a, &na) < 0 ||
+	    read_z_after(c, na, z != NULL, &zk) < 0 ||
 	    op_check_same_dtype(c, 3, 0) < 0)
 		return -1;
-	Value *z = op_in(c, 3), *y = op_out(c, 0);
 	if (z && y && z->shape.rank >= 0 && y->shape.rank >= 0 &&
 	    shape_is_static(&z->shape) && shape_is_static(&y->shape) &&
 	    !shape_equal(&z->shape, &y->shape))
