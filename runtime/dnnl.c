@@ -2,10 +2,12 @@
  * runtime/dnnl.c - nodes run by oneDNN primitives (runtime/dnnl.h).
  *
  * A DnnlKernel holds one primitive made for one node at its gear's
- * shapes, its argument list and the memory it owns: the weights,
- * reordered once from the mapped file into the layout oneDNN chose
- * (format_tag any), a scaled bias where Gemm's beta needs one, and the
- * primitive's scratchpad (user mode: running allocates nothing).
+ * shapes, its argument list and the memory it owns: a scaled bias where
+ * Gemm's beta needs one, and the primitive's scratchpad (user mode:
+ * running allocates nothing).  The file's weights, reordered once into
+ * the layout oneDNN chose (format_tag any), belong to the model
+ * (DnnlShared): a second session, or a gear whose primitive wants the
+ * same layout of the same weights, binds the first one's copy.
  * A run points the memories at the tensors' current buffers and
  * executes.  Tensors are row-major (nchw, nc, abc...) unless
  * runtime/layout.c makes a rank-4 one channels-last (NHWC, the layout
@@ -88,6 +90,8 @@ typedef struct DnnlKernel {
 	int threads;
 	int sum_in; /* input copied into output 0 before running, or -1 */
 	Arena *scratch; /* the session's: the blocked temporaries of a run */
+	gearrt_model *model; /* whose reordered weights it binds, or NULL */
+	const void *weights; /* the reordered weights bound (dnnl_fast_info) */
 	size_t tmp_bytes[2]; /* blocked X and Y (BIND_TMP idx 0, 1) */
 	int64_t split; /* the steps run on each of split images in turn */
 	ConvIo *conv;	     /* a (de)convolution, else NULL */
@@ -188,7 +192,19 @@ static int kernel_run(void *state, const Tensor *const *in,
 				  : error("oneDNN: %s", dnnl_status2str(rc));
 }
 
-static DnnlKernel *kernel_new(gearrt_session *s, double work)
+/* Whether g is one of md's graphs (a gear's, the root), whose weights
+ * live as long as md; a specialisation's may not outlive a session. */
+static bool model_graph(const gearrt_model *md, const Graph *g)
+{
+	for (size_t i = 0; md->run_graph && i < (md->ngears ? md->ngears : 1);
+	     i++)
+		if (md->run_graph[i] == g)
+			return true;
+	return false;
+}
+
+static DnnlKernel *kernel_new(gearrt_session *s, const Prepared *p,
+			      double work)
 {
 	int threads = rt_threads_for(s, work);
 	omp_set_num_threads(threads); /* before oneDNN first asks */
@@ -201,6 +217,7 @@ static DnnlKernel *kernel_new(gearrt_session *s, double work)
 	k->sum_in = -1;
 	k->split = 1;
 	k->scratch = &s->scratch;
+	k->model = p && model_graph(s->model, p->g) ? s->model : NULL;
 	return k;
 }
 
@@ -281,18 +298,17 @@ static bool md_any(dnnl_memory_desc_t *md, int rank, const int64_t *dims)
 	       dnnl_success;
 }
 
-/* Constant data (layout from) reordered, times scale, into memory k owns
- * in layout to; NULL if oneDNN refuses. */
-static void *reorder_const(DnnlKernel *k, const dnnl_memory_desc_t *from,
-			   const void *data, const dnnl_memory_desc_t *to,
-			   float scale)
+/* Constant data (layout from) reordered, times scale, into buf (layout
+ * to); false if oneDNN refuses. */
+static bool reorder_into(DnnlKernel *k, const dnnl_memory_desc_t *from,
+			 const void *data, const dnnl_memory_desc_t *to,
+			 float scale, void *buf)
 {
 	dnnl_primitive_attr_t a = NULL;
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_t r = NULL;
 	dnnl_memory_t src = NULL, dst = NULL;
-	void *buf = own(k, dnnl_memory_desc_get_size(to));
-	bool ok = buf && dnnl_primitive_attr_create(&a) == dnnl_success &&
+	bool ok = dnnl_primitive_attr_create(&a) == dnnl_success &&
 		  (scale == 1.0f ||
 		   dnnl_primitive_attr_set_output_scales(a, 1, 0, &scale) ==
 			   dnnl_success) &&
@@ -319,7 +335,101 @@ static void *reorder_const(DnnlKernel *k, const dnnl_memory_desc_t *from,
 		dnnl_primitive_desc_destroy(pd);
 	if (a)
 		dnnl_primitive_attr_destroy(a);
-	return ok ? buf : NULL;
+	return ok;
+}
+
+/* Constant data reordered as reorder_into does, into memory k owns; NULL
+ * if oneDNN refuses. */
+static void *reorder_const(DnnlKernel *k, const dnnl_memory_desc_t *from,
+			   const void *data, const dnnl_memory_desc_t *to,
+			   float scale)
+{
+	void *buf = own(k, dnnl_memory_desc_get_size(to));
+	return buf && reorder_into(k, from, data, to, scale, buf) ? buf : NULL;
+}
+
+/* ---- weights shared by a model's sessions and gears -------------------- */
+
+/* One weight tensor of the file (data, layout from) reordered, times
+ * scale, into layout to, at buf; the model keeps it until it closes. */
+typedef struct SharedW {
+	struct SharedW *next;
+	const void *data;
+	float scale;
+	dnnl_memory_desc_t from, to;
+	void *buf;
+} SharedW;
+
+enum { SHARED_BUCKETS = 256 };
+
+/* The reordered weights of a model, hashed by their source's address. */
+typedef struct DnnlShared {
+	SharedW *bucket[SHARED_BUCKETS];
+} DnnlShared;
+
+static SharedW **shared_bucket(DnnlShared *sh, const void *data)
+{
+	uintptr_t a = (uintptr_t)data >> 6; /* weights are 64-byte aligned */
+	return &sh->bucket[(a ^ a >> 8) % SHARED_BUCKETS];
+}
+
+static SharedW *shared_find(DnnlShared *sh, const dnnl_memory_desc_t *from,
+			    const void *data, const dnnl_memory_desc_t *to,
+			    float scale)
+{
+	for (SharedW *e = *shared_bucket(sh, data); e; e = e->next)
+		if (e->data == data && e->scale == scale &&
+		    dnnl_memory_desc_equal(&e->from, from) &&
+		    dnnl_memory_desc_equal(&e->to, to))
+			return e;
+	return NULL;
+}
+
+/* Weights of one of the model's graphs reordered as reorder_into does,
+ * in memory the model owns: made by the first kernel that wants that
+ * layout of them, bound by the rest (under the model's lock, so two
+ * sessions preparing at once make it once).  A specialisation's go to
+ * memory k owns. */
+static void *shared_const(DnnlKernel *k, const dnnl_memory_desc_t *from,
+			  const void *data, const dnnl_memory_desc_t *to,
+			  float scale)
+{
+	gearrt_model *md = k->model;
+	if (!md)
+		return reorder_const(k, from, data, to, scale);
+	pthread_mutex_lock(&md->lock);
+	if (!md->dnnl) {
+		md->dnnl = xmalloc(sizeof(*md->dnnl));
+		memset(md->dnnl, 0, sizeof(*md->dnnl));
+	}
+	SharedW *e = shared_find(md->dnnl, from, data, to, scale);
+	size_t bytes = dnnl_memory_desc_get_size(to);
+	void *buf = e ? NULL : aligned_alloc(64, (bytes + 64) / 64 * 64);
+	if (buf && reorder_into(k, from, data, to, scale, buf)) {
+		SharedW **b = shared_bucket(md->dnnl, data);
+		e = xmalloc(sizeof(*e));
+		*e = (SharedW){ .next = *b, .data = data, .scale = scale,
+				.from = *from, .to = *to, .buf = buf };
+		*b = e;
+	} else if (buf) {
+		free(buf);
+	}
+	pthread_mutex_unlock(&md->lock);
+	return e ? e->buf : NULL;
+}
+
+void dnnl_model_free(gearrt_model *md)
+{
+	if (!md->dnnl)
+		return;
+	for (int i = 0; i < SHARED_BUCKETS; i++)
+		for (SharedW *e = md->dnnl->bucket[i], *next; e; e = next) {
+			next = e->next;
+			free(e->buf);
+			free(e);
+		}
+	free(md->dnnl);
+	md->dnnl = NULL;
 }
 
 /* The primitive of pd, its scratchpad, the weights (user layout wu,
@@ -335,9 +445,10 @@ static bool finish(DnnlKernel *k, dnnl_primitive_desc_t pd,
 	void *wbuf = NULL, *spbuf = NULL;
 	if (!step_new(k, pd))
 		return false;
-	if (w && (!(wbuf = reorder_const(k, wu, w, ww, scale)) ||
+	if (w && (!(wbuf = shared_const(k, wu, w, ww, scale)) ||
 		  add_arg(k, DNNL_ARG_WEIGHTS, ww, BIND_FIXED, 0, wbuf) < 0))
 		return false;
+	k->weights = wbuf;
 	if (spn && (!(spbuf = own(k, spn)) ||
 		    add_arg(k, DNNL_ARG_SCRATCHPAD, sp, BIND_FIXED, 0,
 			    spbuf) < 0))
@@ -797,7 +908,7 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	}
 	int wr = conv_weights(&cg, transpose, wd, ws);
 	DnnlKernel *k =
-		kernel_new(s, rt_conv_flops(&cg, transpose) / (double)split);
+		kernel_new(s, p, rt_conv_flops(&cg, transpose) / (double)split);
 	if (!k)
 		return 0;
 	k->split = split;
@@ -980,7 +1091,7 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	const void *w = weight_data(b);
 	if ((d.alpha != 1.0f && !w) || shape_numel(&y->shape) == 0)
 		return 0;
-	DnnlKernel *k = kernel_new(s, 2.0 * (double)shape_numel(&y->shape) *
+	DnnlKernel *k = kernel_new(s, p, 2.0 * (double)shape_numel(&y->shape) *
 					      (double)d.a[d.rank - 1]);
 	if (!k)
 		return 0;
@@ -1086,7 +1197,7 @@ static int xy_kernel(gearrt_session *s, Task *t, const Value *x,
 		     const Value *y, XySpec *xs, double work, FastKernel *fk)
 {
 	const Node *n = t->n;
-	DnnlKernel *k = kernel_new(s, work);
+	DnnlKernel *k = kernel_new(s, NULL, work); /* no weights */
 	if (!k) {
 		free(xs);
 		return 0;
@@ -1421,7 +1532,7 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	if (!rnn_desc(n, lbr, &d, dir, md))
 		return 0;
 	/* the work of one time step: the steps run one after another */
-	DnnlKernel *k = kernel_new(s, 2.0 * (double)(B * G * H) *
+	DnnlKernel *k = kernel_new(s, p, 2.0 * (double)(B * G * H) *
 					      (double)(I + H));
 	if (!k)
 		return 0;
@@ -1467,6 +1578,7 @@ bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info)
 		return false;
 	info->images = k->split;
 	info->impl = k->conv ? k->conv->impl : "";
+	info->weights = k->weights;
 	info->x_in = k->conv && conv_reorders(k->conv, CONV_X);
 	info->y_out = k->conv && conv_reorders(k->conv, CONV_Y);
 	return true;

@@ -10,7 +10,8 @@
  * convolution's match creates the primitive's descriptor and records
  * which tensors may be NHWC, and its build (dnnl_conv_build), once
  * runtime/layout.c has decided, the primitive (weights reordered once
- * into oneDNN's preferred layout in memory the kernel owns) and the
+ * into oneDNN's preferred layout, in memory the model owns and shares
+ * between its sessions and gears) and the
  * reorders its tensors' layouts need; a pooling's or resampling's build
  * (dnnl_xy_build) creates its primitive in its tensors' layout.
  */
@@ -32,6 +33,7 @@ typedef struct DnnlInfo {
 	int64_t images;
 	bool x_in, y_out;
 	const char *impl;
+	const void *weights; /* the reordered weights bound, or NULL */
 } DnnlInfo;
 /* false (and *info zeroed) if fk is no oneDNN kernel. */
 bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info);
@@ -45,5 +47,8 @@ int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);
 /* The build of a pooling's or resize's kernel. */
 int dnnl_xy_build(gearrt_session *s, Prepared *p, Task *t);
+/* Frees the reordered weights md's sessions shared (md->dnnl): at
+ * gearrt_model_close, when no session is left. */
+void dnnl_model_free(gearrt_model *md);
 
 #endif

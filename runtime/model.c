@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dnnl.h"
 #include "passes/hybrid.h"
 #include "passes/partition.h"
 #include "rt.h"
@@ -240,6 +241,7 @@ void gearrt_model_close(gearrt_model *md)
 {
 	if (!md)
 		return;
+	dnnl_model_free(md);
 	if (md->m)
 		model_free(md->m);
 	if (md->cw.m)

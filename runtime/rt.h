@@ -63,6 +63,9 @@ struct gearrt_model {
 	ConstWork cw;	/* work on weights done once (constwork_raised, rt_check_gear) */
 	double open_ms; /* what gearrt_model_open took (the profile prints it) */
 	pthread_mutex_t lock;
+	/* Weights of the file reordered into oneDNN's layouts, shared by
+	 * the model's sessions and gears (runtime/dnnl.c, under lock). */
+	struct DnnlShared *dnnl;
 };
 
 /* How a fast kernel takes the layout of one of its tensors, as its

@@ -739,3 +739,80 @@ Test(fast, no_fast_is_an_option)
 	free(dir);
 	free(om);
 }
+
+/* Runs static m in s on fixed inputs: its outputs into o (malloc'd
+ * copies), the weights each oneDNN task binds into w (3 of them). */
+static void run_binding(gearrt_model *m, gearrt_session *s, Outs *o,
+			const void **w)
+{
+	gearrt_tensor in[4], out[MAX_OUT];
+	size_t nin = gearrt_input_count(m);
+	cr_assert(nin <= 4);
+	for (size_t i = 0; i < nin; i++) {
+		cr_assert_eq(gearrt_input_info(m, i, &in[i]), GEARRT_OK);
+		size_t cnt = 1;
+		for (int32_t d = 0; d < in[i].rank; d++)
+			cnt *= (size_t)in[i].dims[d];
+		in[i].data = malloc(cnt * sizeof(float));
+		in[i].size = cnt * sizeof(float);
+		fill(in[i].data, cnt, 7u + (uint32_t)i);
+	}
+	memset(o, 0, sizeof(*o));
+	memset(out, 0, sizeof(out));
+	o->n = gearrt_output_count(m);
+	cr_assert_eq(gearrt_run(s, in, nin, out, o->n), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	for (size_t k = 0; k < o->n; k++) {
+		o->count[k] = out[k].size / sizeof(float);
+		o->data[k] = malloc(out[k].size + 1);
+		memcpy(o->data[k], out[k].data, out[k].size);
+	}
+	Prepared *p = s->prep[0];
+	int n = 0;
+	for (int32_t i = 0; i < p->ntasks && n < 3; i++) {
+		DnnlInfo d = { 0 };
+		if (p->tasks[i].kernel->backend == KB_DNNL &&
+		    dnnl_fast_info(&p->tasks[i].fast, &d) && d.weights)
+			w[n++] = d.weights;
+	}
+	cr_assert_eq(n, 3, "%d oneDNN tasks with weights, expected 3", n);
+	for (size_t i = 0; i < nin; i++)
+		free(in[i].data);
+}
+
+Test(fast, sessions_share_reordered_weights)
+{
+	/* fast_chain's three Convs: the weights one session reordered into
+	 * oneDNN's layout are the model's, bound by a second session
+	 * instead of reordered again; outputs bit for bit the same */
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "fast_chain", "fast_chain", NULL);
+	gearrt_model *m;
+	gearrt_session *a, *b;
+	gearrt_options opt = { .threads = 1 };
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_session_create(m, &opt, &a), GEARRT_OK);
+	cr_assert_eq(gearrt_session_create(m, &opt, &b), GEARRT_OK);
+	Outs oa, ob;
+	const void *wa[3], *wb[3];
+	run_binding(m, a, &oa, wa);
+	run_binding(m, b, &ob, wb);
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(wa[i], wb[i], "conv %d: session b reordered its "
+			     "weights again", i);
+	cr_assert_eq(oa.n, ob.n);
+	for (size_t k = 0; k < oa.n; k++)
+		cr_expect(oa.count[k] == ob.count[k] &&
+			  !memcmp(oa.data[k], ob.data[k],
+				  oa.count[k] * sizeof(float)),
+			  "output %zu differs between sessions", k);
+	outs_free(&oa);
+	outs_free(&ob);
+	gearrt_session_destroy(a);
+	gearrt_session_destroy(b);
+	gearrt_model_close(m);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
