@@ -48,7 +48,7 @@
 // having shapes known only at run time, as in vad); whether the outputs
 // agree, and by which rule: 'tol', within rtol 1e-4 / atol 1e-5 elementwise
 // (else the worst |a-b|), or for the float16 and dynamic-quantized models
-// 'L2 X', the relative L2 ||a-b||/||b|| of every output at most X (else
+// (isnet-fp16, isnet-u8, qdyn_cnn, qdyn_enc) 'L2 X', the relative L2 ||a-b||/||b|| of every output at most X (else
 // the worst; DYNQ_L2, FP16_L2), with a line of relative L2 and max |a-b|
 // per output, and at 1 thread one more: for the float16 model, gearrt
 // against ORT on the float32 twin (the reference gearc matches); for the
@@ -537,7 +537,10 @@ function fixtureCases() {
 		'--input_shape=x:-1,3,224,224', '--dynamic_batch_size=1,8'] });
 	cases.push({ key: 'bench_tf', model: 'bench_tf.onnx', args: [
 		'--input_shape=x:1,-1,128', '--dynamic_dims=64;128;256'] });
-	for (const key of ['qdyn_cnn', 'qdyn_enc', 'qdq_cnn', 'fp16_cnn'])
+	/* the dynamic-quantized fixtures by issue 28's rule, as isnet-u8 */
+	for (const key of ['qdyn_cnn', 'qdyn_enc'])
+		cases.push({ key, model: key + '.onnx', args: [], l2: DYNQ_L2 });
+	for (const key of ['qdq_cnn', 'fp16_cnn'])
 		cases.push({ key, model: key + '.onnx', args: [] });
 	return cases.map(c => ({ ...c, path: path.join(fixtures, c.model) }));
 }
