@@ -38,16 +38,11 @@ static void fill(float *p, size_t n, uint32_t seed)
 	}
 }
 
-/* Runs om once on fixed inputs; fast paths off if no_fast. */
-static Outs run_om(const char *om, bool no_fast, int threads)
+/* Runs static m once in s on fixed inputs: its outputs into o
+ * (malloc'd copies) and what ran them. */
+static void run_session(gearrt_model *m, gearrt_session *s, Outs *o)
 {
-	Outs o = { 0 };
-	gearrt_model *m;
-	gearrt_session *s;
-	gearrt_options opt = { .threads = threads, .no_fast = no_fast };
-	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
-		     gearrt_last_error());
-	cr_assert_eq(gearrt_session_create(m, &opt, &s), GEARRT_OK);
+	memset(o, 0, sizeof(*o));
 	size_t nin = gearrt_input_count(m);
 	gearrt_tensor in[4];
 	cr_assert(nin <= 4);
@@ -60,39 +55,52 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 		in[i].size = cnt * sizeof(float);
 		fill(in[i].data, cnt, 7u + (uint32_t)i);
 	}
-	o.n = gearrt_output_count(m);
-	cr_assert(o.n <= MAX_OUT);
+	o->n = gearrt_output_count(m);
+	cr_assert(o->n <= MAX_OUT);
 	gearrt_tensor out[MAX_OUT];
 	memset(out, 0, sizeof(out));
-	cr_assert_eq(gearrt_run(s, in, nin, out, o.n), GEARRT_OK, "%s",
+	cr_assert_eq(gearrt_run(s, in, nin, out, o->n), GEARRT_OK, "%s",
 		     gearrt_last_error());
-	for (size_t k = 0; k < o.n; k++) {
-		o.count[k] = out[k].size / sizeof(float);
-		o.data[k] = malloc(out[k].size + 1);
-		memcpy(o.data[k], out[k].data, out[k].size);
+	for (size_t k = 0; k < o->n; k++) {
+		o->count[k] = out[k].size / sizeof(float);
+		o->data[k] = malloc(out[k].size + 1);
+		memcpy(o->data[k], out[k].data, out[k].size);
 	}
 	Prepared *p = s->prep[0];
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		const Task *t = &p->tasks[i];
 		const char *k = rt_kernel_name(t);
 		DnnlInfo d = { 0 };
-		o.fast += rt_fast(t) && !t->alias; /* a view, not a path */
-		o.direct += !strncmp(k, "direct.", 7);
-		o.chan += !strncmp(k, "chan.", 5);
+		o->fast += rt_fast(t) && !t->alias; /* a view, not a path */
+		o->direct += !strncmp(k, "direct.", 7);
+		o->chan += !strncmp(k, "chan.", 5);
 		if (t->kernel->backend == KB_DNNL)
 			dnnl_fast_info(&t->fast, &d);
-		o.parallel += p->tasks[i].fast.threads > 1;
-		o.split += d.images > 1;
-		o.reorders += d.x_in + d.y_out;
+		o->parallel += p->tasks[i].fast.threads > 1;
+		o->split += d.images > 1;
+		o->reorders += d.x_in + d.y_out;
 		if (d.impl && *d.impl)
-			snprintf(o.impls + strlen(o.impls),
-				 sizeof(o.impls) - strlen(o.impls), "%s,",
+			snprintf(o->impls + strlen(o->impls),
+				 sizeof(o->impls) - strlen(o->impls), "%s,",
 				 d.impl);
 	}
 	for (ValId v = 0; v < p->g->nvals; v++)
-		o.nhwc += rt_nhwc(p, v);
+		o->nhwc += rt_nhwc(p, v);
 	for (size_t i = 0; i < nin; i++)
 		free(in[i].data);
+}
+
+/* Runs om once on fixed inputs; fast paths off if no_fast. */
+static Outs run_om(const char *om, bool no_fast, int threads)
+{
+	Outs o;
+	gearrt_model *m;
+	gearrt_session *s;
+	gearrt_options opt = { .threads = threads, .no_fast = no_fast };
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_session_create(m, &opt, &s), GEARRT_OK);
+	run_session(m, s, &o);
 	gearrt_session_destroy(s);
 	gearrt_model_close(m);
 	return o;
@@ -740,33 +748,12 @@ Test(fast, no_fast_is_an_option)
 	free(om);
 }
 
-/* Runs static m in s on fixed inputs: its outputs into o (malloc'd
- * copies), the weights each oneDNN task binds into w (3 of them). */
+/* Runs static m in s on fixed inputs (run_session), and the weights
+ * each oneDNN task binds into w (3 of them). */
 static void run_binding(gearrt_model *m, gearrt_session *s, Outs *o,
 			const void **w)
 {
-	gearrt_tensor in[4], out[MAX_OUT];
-	size_t nin = gearrt_input_count(m);
-	cr_assert(nin <= 4);
-	for (size_t i = 0; i < nin; i++) {
-		cr_assert_eq(gearrt_input_info(m, i, &in[i]), GEARRT_OK);
-		size_t cnt = 1;
-		for (int32_t d = 0; d < in[i].rank; d++)
-			cnt *= (size_t)in[i].dims[d];
-		in[i].data = malloc(cnt * sizeof(float));
-		in[i].size = cnt * sizeof(float);
-		fill(in[i].data, cnt, 7u + (uint32_t)i);
-	}
-	memset(o, 0, sizeof(*o));
-	memset(out, 0, sizeof(out));
-	o->n = gearrt_output_count(m);
-	cr_assert_eq(gearrt_run(s, in, nin, out, o->n), GEARRT_OK, "%s",
-		     gearrt_last_error());
-	for (size_t k = 0; k < o->n; k++) {
-		o->count[k] = out[k].size / sizeof(float);
-		o->data[k] = malloc(out[k].size + 1);
-		memcpy(o->data[k], out[k].data, out[k].size);
-	}
+	run_session(m, s, o);
 	Prepared *p = s->prep[0];
 	int n = 0;
 	for (int32_t i = 0; i < p->ntasks && n < 3; i++) {
@@ -776,8 +763,6 @@ static void run_binding(gearrt_model *m, gearrt_session *s, Outs *o,
 			w[n++] = d.weights;
 	}
 	cr_assert_eq(n, 3, "%d oneDNN tasks with weights, expected 3", n);
-	for (size_t i = 0; i < nin; i++)
-		free(in[i].data);
 }
 
 Test(fast, sessions_share_reordered_weights)
