@@ -279,6 +279,16 @@ ValId graph_add_value(Graph *g, const char *name, ValKind kind)
 	return id;
 }
 
+ValId graph_add_weight(Graph *g, const char *name, const Tensor *t)
+{
+	ValId id = graph_add_value(g, name, VAL_WEIGHT);
+	Value *v = &g->vals[id];
+	v->dtype = t->dtype;
+	v->shape = t->shape;
+	v->konst = t;
+	return id;
+}
+
 void value_copy_type(Value *dst, const Value *src)
 {
 	dst->dtype = src->dtype;

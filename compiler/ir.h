@@ -337,6 +337,8 @@ Graph *graph_new(Arena *a, const char *name, Graph *parent);
 /* Appends a value (name copied); returns its id.  The Value* of earlier
  * ids may move: re-fetch after adding. */
 ValId graph_add_value(Graph *g, const char *name, ValKind kind);
+/* Appends a weight named name holding t (its dtype and shape). */
+ValId graph_add_weight(Graph *g, const char *name, const Tensor *t);
 /* Copies src's type to dst: dtype, tensor kind, shape and dim_params
  * (contents, flags and kind are the caller's to decide). */
 void value_copy_type(Value *dst, const Value *src);

@@ -807,17 +807,6 @@ static const Tensor *vec_const(Fuse *F, ValId v, int64_t n)
 	return t;
 }
 
-static ValId new_weight(Graph *g, const char *base, const Tensor *t)
-{
-	ValId id = graph_add_value(g, graph_fresh_name(g, base), VAL_WEIGHT);
-	Value *v = &g->vals[id];
-	v->dtype = t->dtype;
-	v->shape = t->shape;
-	v->konst = t;
-	v->producer = -1;
-	return id;
-}
-
 /* The output channels of ch's anchor if its W (and B) can take in a
  * per-channel affine map, else 0; the fold's parameter into *param. */
 static int64_t fold_channels(Fuse *F, const Chain *ch, int64_t *param)
@@ -863,14 +852,16 @@ static int fold_node(Fuse *F, Chain *ch, FoldEntry *key, int64_t nch,
 	if (fold_get(F->m, key, nch) < 0)
 		return -1;
 	const char *wn = g->vals[ch->w].name;
+	const char *how = key->how == FOLD_BN ? "bn" : "k";
 	if (key->w != key->src[0])
-		ch->w = new_weight(g, arena_printf(g->arena, "%s_%s", wn,
-						   key->how == FOLD_BN ? "bn"
-								       : "k"),
-				   key->w);
-	ch->b = new_weight(g, arena_printf(g->arena, "%s_%s_bias", wn,
-					   key->how == FOLD_BN ? "bn" : "k"),
-			   key->b);
+		ch->w = graph_add_weight(
+			g, graph_fresh_name(g, arena_printf(g->arena, "%s_%s",
+							    wn, how)),
+			key->w);
+	ch->b = graph_add_weight(
+		g, graph_fresh_name(g, arena_printf(g->arena, "%s_%s_bias",
+						    wn, how)),
+		key->b);
 	ch->gemm_beta = 1;
 	ch->changed = true;
 	advance(F, ch, n->outputs[0], (int32_t)(n - g->nodes));

@@ -42,11 +42,7 @@ static ValId add_table(Graph *g, const GearSpec *gs, const char *name)
 	Shape s = shape_of(1, &n);
 	Tensor *t = tensor_new(g->arena, name, DT_INT64, &s, gs->table);
 	t->folded = true;
-	ValId v = graph_add_value(g, name, VAL_WEIGHT);
-	g->vals[v].dtype = DT_INT64;
-	g->vals[v].shape = s;
-	g->vals[v].konst = t;
-	return v;
+	return graph_add_weight(g, name, t);
 }
 
 /* Branch `gear`: touches only its own slots of m->arenas and m->branches,

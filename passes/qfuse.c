@@ -241,13 +241,7 @@ static bool is_q8_type(int dt)
 /* A new weight of g named after base holding t. */
 static ValId new_const(Graph *g, const char *base, const Tensor *t)
 {
-	ValId id = graph_add_value(g, graph_fresh_name(g, base), VAL_WEIGHT);
-	Value *v = &g->vals[id];
-	v->dtype = t->dtype;
-	v->shape = t->shape;
-	v->konst = t;
-	v->producer = -1;
-	return id;
+	return graph_add_weight(g, graph_fresh_name(g, base), t);
 }
 
 /* A new constant 0 of type dt, one value: an omitted zero point. */

@@ -47,14 +47,8 @@ static ValId scalar_weight(Graph *dst, const char *base, float x)
 {
 	Shape s = shape_of(0, NULL);
 	const char *name = graph_fresh_name(dst, base);
-	Tensor *t = tensor_new(dst->arena, name, DT_FLOAT, &s, &x);
-	ValId id = graph_add_value(dst, name, VAL_WEIGHT);
-	Value *v = &dst->vals[id];
-	v->dtype = DT_FLOAT;
-	v->shape = s;
-	v->konst = t;
-	v->producer = -1;
-	return id;
+	return graph_add_weight(dst, name,
+				tensor_new(dst->arena, name, DT_FLOAT, &s, &x));
 }
 
 static void float_attr(Graph *g, Node *n, const char *name, float f)
@@ -438,13 +432,8 @@ int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 static ValId i64_weight(Graph *b, const char *name, Shape s, const int64_t *v)
 {
 	name = graph_fresh_name(b, name);
-	ValId id = graph_add_value(b, name, VAL_WEIGHT);
-	Value *w = &b->vals[id];
-	w->dtype = DT_INT64;
-	w->shape = s;
-	w->konst = tensor_new(b->arena, name, DT_INT64, &s, v);
-	w->producer = -1;
-	return id;
+	return graph_add_weight(b, name,
+				tensor_new(b->arena, name, DT_INT64, &s, v));
 }
 
 /* Appends op(a[, c]) to b, named name; its output is out, or (out < 0) a
