@@ -11,6 +11,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -391,16 +394,9 @@ static void crc_init(void)
 					  crc_table[0][crc_table[t - 1][i] & 0xff];
 }
 
-/* CRC-32 (IEEE), slicing by 8.  crc starts at 0. */
-uint32_t crc32_update(uint32_t crc, const void *p, size_t n)
+/* Slicing by 8 over n bytes of s; crc inverted (the running value). */
+static uint32_t crc_slices(uint32_t crc, const unsigned char *s, size_t n)
 {
-	static _Atomic int ready;
-	const unsigned char *s = p;
-	if (!ready) {
-		crc_init(); /* idempotent, so a race only repeats the work */
-		ready = 1;
-	}
-	crc = ~crc;
 	while (n >= 8) {
 		uint32_t lo = crc ^ ((uint32_t)s[0] | (uint32_t)s[1] << 8 |
 				     (uint32_t)s[2] << 16 | (uint32_t)s[3] << 24);
@@ -413,7 +409,98 @@ uint32_t crc32_update(uint32_t crc, const void *p, size_t n)
 	}
 	while (n--)
 		crc = crc_table[0][(crc ^ *s++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+	return crc;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CRC_FOLD_TARGET __attribute__((target("pclmul,sse4.1")))
+
+/* The carry-less products that fold 128 bits of x forward over the
+ * distance k's constants stand for, added to y: the reflected form of
+ * "x times x^d mod P" split in its two 64-bit halves. */
+static inline __attribute__((always_inline)) CRC_FOLD_TARGET __m128i
+crc_fold(__m128i x, __m128i k, __m128i y)
+{
+	return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),
+					   _mm_clmulepi64_si128(x, k, 0x11)),
+			     y);
+}
+
+/* CRC-32 of n bytes (n a multiple of 16, at least 64) by carry-less
+ * multiplication (Intel's "Fast CRC Computation for Generic Polynomials
+ * Using PCLMULQDQ", reflected): four 128-bit lanes folded 64 bytes at a
+ * time, then into one lane, then Barrett reduction to 32 bits.  The
+ * constants are x^d mod P for d = 4*128+-32 (lanes), 128+-32 (one lane),
+ * 64 (the last fold), and P and floor(x^64 / P), all bit-reflected;
+ * crc inverted, as crc_slices takes it.  About 10 times slicing by 8,
+ * which dominated opening a large .om. */
+static CRC_FOLD_TARGET uint32_t crc_clmul(uint32_t crc, const unsigned char *s,
+					  size_t n)
+{
+	const __m128i k4 = _mm_set_epi64x(0x1c6e41596, 0x154442bd4);
+	const __m128i k1 = _mm_set_epi64x(0x0ccaa009e, 0x1751997d0);
+	const __m128i k64 = _mm_set_epi64x(0, 0x163cd6124);
+	const __m128i pu = _mm_set_epi64x(0x1f7011641, 0x1db710641);
+	const __m128i lo32 = _mm_set_epi32(0, 0, 0, -1);
+	const __m128i *v = (const __m128i *)(const void *)s;
+	__m128i x0 = _mm_xor_si128(_mm_loadu_si128(v),
+				   _mm_cvtsi32_si128((int)crc));
+	__m128i x1 = _mm_loadu_si128(v + 1), x2 = _mm_loadu_si128(v + 2);
+	__m128i x3 = _mm_loadu_si128(v + 3);
+	size_t i = 4, nv = n / 16;
+	for (; i + 4 <= nv; i += 4) {
+		x0 = crc_fold(x0, k4, _mm_loadu_si128(v + i));
+		x1 = crc_fold(x1, k4, _mm_loadu_si128(v + i + 1));
+		x2 = crc_fold(x2, k4, _mm_loadu_si128(v + i + 2));
+		x3 = crc_fold(x3, k4, _mm_loadu_si128(v + i + 3));
+	}
+	__m128i a = crc_fold(crc_fold(crc_fold(x0, k1, x1), k1, x2), k1, x3);
+	for (; i < nv; i++)
+		a = crc_fold(a, k1, _mm_loadu_si128(v + i));
+	/* 128 bits to 64, to 32, then Barrett */
+	a = _mm_xor_si128(_mm_clmulepi64_si128(a, k1, 0x10),
+			  _mm_srli_si128(a, 8));
+	a = _mm_xor_si128(
+		_mm_clmulepi64_si128(_mm_and_si128(a, lo32), k64, 0x00),
+		_mm_srli_si128(a, 4));
+	__m128i t = _mm_and_si128(
+		_mm_clmulepi64_si128(_mm_and_si128(a, lo32), pu, 0x10), lo32);
+	a = _mm_xor_si128(a, _mm_clmulepi64_si128(t, pu, 0x00));
+	return (uint32_t)_mm_extract_epi32(a, 1);
+}
+
+static bool crc_has_clmul(void)
+{
+	return __builtin_cpu_supports("pclmul") &&
+	       __builtin_cpu_supports("sse4.1");
+}
+#else
+static uint32_t crc_clmul(uint32_t crc, const unsigned char *s, size_t n)
+{
+	return crc_slices(crc, s, n);
+}
+
+static bool crc_has_clmul(void) { return false; }
+#endif
+
+/* CRC-32 (IEEE).  crc starts at 0.  Folding by carry-less multiplication
+ * where the CPU has it, slicing by 8 for the rest. */
+uint32_t crc32_update(uint32_t crc, const void *p, size_t n)
+{
+	static _Atomic int ready; /* 1: tables, 2: tables and pclmul */
+	const unsigned char *s = p;
+	if (!ready) {
+		crc_init(); /* idempotent, so a race only repeats the work */
+		ready = crc_has_clmul() ? 2 : 1;
+	}
+	crc = ~crc;
+	if (ready == 2 && n >= 64) {
+		size_t head = n & ~(size_t)15;
+		crc = crc_clmul(crc, s, head);
+		s += head;
+		n -= head;
+	}
+	return ~crc_slices(crc, s, n);
 }
 
 /* ---- name and pointer maps ------------------------------------------- */

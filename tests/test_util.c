@@ -1,6 +1,7 @@
 /* tests/test_util.c - arenas, checked arithmetic, parsing, maps, CRC. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler/util.h"
@@ -40,6 +41,48 @@ Test(util, crc32_check_value)
 	/* incremental equals one-shot */
 	uint32_t c = crc32_update(0, "12345", 5);
 	cr_expect_eq(crc32_update(c, "6789", 4), 0xCBF43926u);
+}
+
+/* CRC-32 a bit at a time, straight from the polynomial. */
+static uint32_t crc_bitwise(uint32_t crc, const uint8_t *p, size_t n)
+{
+	crc = ~crc;
+	while (n--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = crc & 1 ? 0xedb88320u ^ (crc >> 1) : crc >> 1;
+	}
+	return ~crc;
+}
+
+/* Every length from 0 to 600 (below, at and past the 64 bytes where
+ * folding starts, its 16-byte remainders), at every alignment of 16, from
+ * a running value: the folding path must agree with the polynomial. */
+Test(util, crc32_folding_agrees_with_the_polynomial)
+{
+	enum { N = 600 };
+	static uint8_t buf[N + 16];
+	uint32_t x = 12345;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)((x = x * 1103515245u + 12345u) >> 16);
+	size_t bad = 0;
+	for (size_t off = 0; off < 16; off++)
+		for (size_t n = 0; n <= N; n++)
+			bad += crc32_update(0xdeadbeefu, buf + off, n) !=
+			       crc_bitwise(0xdeadbeefu, buf + off, n);
+	cr_expect_eq(bad, 0, "%zu lengths and offsets disagree", bad);
+	/* 1 MB, in one call and in pieces of odd sizes */
+	size_t big = 1 << 20;
+	uint8_t *b = malloc(big);
+	cr_assert(b);
+	for (size_t i = 0; i < big; i++)
+		b[i] = (uint8_t)((x = x * 1103515245u + 12345u) >> 16);
+	uint32_t one = crc32_update(0, b, big), run = 0;
+	for (size_t at = 0, k = 1; at < big; at += k, k = k * 7 % 1000 + 1)
+		run = crc32_update(run, b + at, at + k > big ? big - at : k);
+	cr_expect_eq(one, crc_bitwise(0, b, big));
+	cr_expect_eq(run, one);
+	free(b);
 }
 
 Test(util, namemap)
