@@ -116,14 +116,8 @@ static void check_node(Model *m, const Node *n, bool small, float atol,
 			continue;
 		int64_t cnt = shape_numel(&ref[k]->shape);
 		for (int64_t i = 0; i < cnt; i++) {
-			double x, y;
-			if (ref[k]->dtype == DT_FLOAT) {
-				x = ((const float *)got[k]->data)[i];
-				y = ((const float *)ref[k]->data)[i];
-			} else {
-				x = (double)((const int64_t *)got[k]->data)[i];
-				y = (double)((const int64_t *)ref[k]->data)[i];
-			}
+			double x = tensor_get_f64(got[k], i),
+			       y = tensor_get_f64(ref[k], i);
 			cr_assert((isnan(x) && isnan(y)) ||
 					  fabs(x - y) <= atol + rtol * fabs(y),
 				  "%s: output %d element %lld is %g, the "
@@ -170,6 +164,15 @@ Test(small, slice_matches_reference)
 		   NULL, 2);
 	/* an empty result */
 	slice_case(DT_FLOAT, SHAPE(3, 4), L(2), L(1), L(1), NULL, 1);
+	/* PP-OCR rec's attention: q, k, v out of [3,...]; 3600 elements a
+	 * slice, a run across the replay's blocks of 2048 */
+	slice_case(DT_FLOAT, SHAPE(3, 2, 40, 45), L(1), L(2), L(0), NULL, 1);
+	/* every dtype whose elements can hold element numbers */
+	static const int dts[] = { DT_DOUBLE, DT_INT32, DT_UINT32,
+				   DT_UINT64 };
+	for (size_t i = 0; i < sizeof(dts) / sizeof(*dts); i++)
+		slice_case(dts[i], SHAPE(5, 6), L(1, 4), L(4, 0), L(0, 1),
+			   L(1, -2), 2);
 }
 
 Test(small, concat_matches_reference)
