@@ -889,6 +889,16 @@ int filemap_open_below(FileMap *f, const char *dir, const char *rel,
 	return rc;
 }
 
+void filemap_drop(FileMap *f, size_t off, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)f->data + off, hi = lo + len;
+	lo = (lo + page - 1) & ~(page - 1);
+	hi &= ~(page - 1);
+	if (f->mapped && off <= f->size && len <= f->size - off && hi > lo)
+		munmap((void *)lo, hi - lo);
+}
+
 void filemap_release(FileMap *f)
 {
 	if (f->mapped)

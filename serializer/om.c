@@ -764,6 +764,8 @@ static int parse(OmFile *f)
 		return error("MODEL_DEF does not decode as a gearom.Model");
 	f->weights = w.size ? f->data + w.off : NULL;
 	f->weights_size = w.size;
+	f->def_off = def.off;
+	f->def_size = def.size;
 	return om_check_model(f->model, f->weights, f->weights_size, true);
 }
 
@@ -807,6 +809,8 @@ static int open_as(OmFile *f, const char *path, bool in_arena)
 		return -1;
 	}
 	f->map = map;
+	if (in_arena)
+		filemap_drop(&f->map, (size_t)f->def_off, (size_t)f->def_size);
 	return 0;
 }
 

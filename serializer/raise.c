@@ -38,12 +38,12 @@ static const Tensor *raise_weight(Raise *R, const Gearom__Weight *w)
 	t->dtype = w->dtype;
 	t->shape = shape_of((int32_t)w->n_dims, w->dims);
 	int64_t numel = shape_numel(&t->shape);
-	if (w->has_data) { /* inline: copied, for alignment */
+	if (w->has_data) { /* inline: the message's copy, 16-byte aligned */
 		t->folded = true;
 		t->nbytes = w->data.len;
-		t->data = arena_memdup(R->a, w->data.data ? w->data.data
-							  : (const void *)"",
-				       w->data.len);
+		t->data = w->data.len ? w->data.data : (const void *)"";
+		if ((uintptr_t)t->data % 16)
+			t->data = arena_memdup(R->a, t->data, w->data.len);
 	} else if (w->dtype == DT_STRING) {
 		t->nbytes = (size_t)numel * sizeof(Bytes);
 		t->data = unpack_strings(R, R->f->weights + w->offset, numel);

@@ -6,7 +6,8 @@
  * hung off their attributes, parents set), its values, nodes and
  * attributes, and the weights: Tensors whose data points into the mapped
  * WEIGHTS partition (strings are unpacked into Bytes that point there
- * too) or copies of the inline data of constants gearc computed.  Gear
+ * too) or into the message's inline data of constants gearc computed
+ * (protobuf-c's copy; copied again only if not 16-byte aligned).  Gear
  * compiles get Model.gears (mode, inputs, table), Model.branches and
  * Model.gear_info.  Memory plans become Graph.plan as the file states
  * them: only om_open's checks have been made on them (indices in range,

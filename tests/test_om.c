@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "serializer/omimpl.h"
+#include "serializer/raise.h"
 
 /* ---- building models --------------------------------------------------- */
 
@@ -1776,4 +1778,62 @@ Test(om, nul_in_a_string_is_an_error)
 			     "byte");
 	free(c);
 	free(d);
+}
+
+/* The loader's open (om_open_readonly) gives back the MODEL_DEF bytes
+ * once they are unpacked: a constant gearc computed sits there inline,
+ * and the runtime kept three copies of it (the file's, the message's,
+ * the raised model's).  Now the file's pages are unmapped (mincore says
+ * so), the raised tensor is the message's bytes, and the weights of the
+ * WEIGHTS partition still read back. */
+Test(om, readonly_open_keeps_one_copy_of_inline_constants)
+{
+	Model *m = model_new();
+	Arena *a = &m->arena;
+	Graph *g = m->graph = graph_new(a, "root", NULL);
+	Shape s = shape_of(1, (int64_t[]){ 65536 });
+	Tensor *t = tensor_new(a, "folded", DT_FLOAT, &s, NULL);
+	for (int i = 0; i < 65536; i++)
+		((float *)(uintptr_t)t->data)[i] = (float)i;
+	t->folded = true;
+	Tensor *w = tensor_new(a, "W", DT_FLOAT, &s, t->data);
+	ValId vf = add_weight(g, "folded", t), vw = add_weight(g, "W", w);
+	ValId outs[2] = { vf, vw };
+	set_io(g, NULL, 0, outs, 2);
+	char *dir = tmpdir(), *path = join(dir, "m.om");
+	cr_assert_eq(om_write(m, path), 0, "%s", last_error());
+
+	OmFile f;
+	cr_assert_eq(om_open_readonly(&f, path), 0, "%s", last_error());
+	cr_assert_gt(f.def_size, 3 * 4096);
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t mid = ((uintptr_t)f.data + f.def_off + f.def_size / 2) &
+			~(uintptr_t)(page - 1);
+	unsigned char vec;
+	cr_expect_eq(mincore((void *)mid, (size_t)page, &vec), -1,
+		     "a page of MODEL_DEF is still mapped");
+	cr_expect_eq(errno, ENOMEM);
+	cr_assert_eq(f.weights_size, w->nbytes);
+	cr_expect_eq(memcmp(f.weights, w->data, w->nbytes), 0);
+
+	Model *r = om_to_model(&f);
+	cr_assert(r, "%s", last_error());
+	const Gearom__Weight *x = NULL;
+	for (size_t k = 0; k < f.model->n_weights; k++)
+		if (f.model->weights[k]->has_data)
+			x = f.model->weights[k];
+	cr_assert(x);
+	const Tensor *rt = NULL;
+	for (int32_t i = 0; i < r->graph->nvals; i++)
+		if (!strcmp(r->graph->vals[i].name, "folded"))
+			rt = r->graph->vals[i].konst;
+	cr_assert(rt && rt->folded);
+	cr_expect_eq(rt->data, x->data.data, "the constant was copied");
+	cr_expect_eq(memcmp(rt->data, t->data, t->nbytes), 0);
+	model_free(r);
+	om_close(&f);
+	rm_rf(dir);
+	free(path);
+	free(dir);
+	model_free(m);
 }
