@@ -895,8 +895,13 @@ void filemap_drop(FileMap *f, size_t off, size_t len)
 	uintptr_t lo = (uintptr_t)f->data + off, hi = lo + len;
 	lo = (lo + page - 1) & ~(page - 1);
 	hi &= ~(page - 1);
+	/* An inaccessible mapping in their place, not a hole: the
+	 * kernel could hand a hole to the next mmap (malloc's), and
+	 * filemap_release's munmap of the whole would then take it away. */
 	if (f->mapped && off <= f->size && len <= f->size - off && hi > lo)
-		munmap((void *)lo, hi - lo);
+		mmap((void *)lo, hi - lo, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+		     -1, 0);
 }
 
 void filemap_release(FileMap *f)

@@ -186,8 +186,9 @@ int filemap_open(FileMap *f, const char *path, const char *what);
 int filemap_read(FileMap *f, const char *path, const char *what);
 /* Gives back the whole pages of [off, off + len) of a mapped f (nothing
  * for one that is not): for bytes read once and kept elsewhere, such as
- * a message unpacked into its own memory.  Reading them afterwards
- * faults, where zeros would be a silent wrong answer. */
+ * a message unpacked into its own memory.  Their pages stay reserved
+ * but inaccessible: reading them afterwards faults, where zeros would be
+ * a silent wrong answer. */
 void filemap_drop(FileMap *f, size_t off, size_t len);
 /* Maps the file at the relative path rel inside directory dir ("" for the
  * current one) without leaving dir: no component of rel may be "..", and
