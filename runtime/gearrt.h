@@ -20,7 +20,9 @@
  * Model.  gearrt_model_open() reads the file into memory once (so a file
  * cut or replaced under a running program cannot fault it, as a mapping
  * would; serializer/om.h) and uses the weights in place there, never
- * copying them again; it makes every check `gearc verify` makes (the header,
+ * copying them again (the graph part is given back once decoded: the
+ * constants gearc computed are kept once, in the decoded message); it
+ * makes every check `gearc verify` makes (the header,
  * checksum, every index, the nesting depth, the gear table and the
  * input/output table against every graph a run starts at, shape inference
  * re-run on every graph, every memory plan) and refuses a file that fails
