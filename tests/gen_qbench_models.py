@@ -375,7 +375,8 @@ def quant_direct():
     flipped as it is padded) -> 3 groups of 24 in, 8 out, dilation 2,
     uint8 W at 128 -> uint8 -> 1x1 of stride 2 (one tap, not in place)
     -> y1; and x2 [1,8,3,200], rows of 200 pixels (more than a block's
-    192), 3x3 padded, int8 Y at -5 -> y2."""
+    192), 3x3 padded, int8 Y at -5 -> y2; the same at Y's scale 1e-9,
+    its products far beyond int32 (saturating, not wrapping) -> y3."""
     t = Net()
     f = np.float32
     i = t.init
@@ -415,9 +416,12 @@ def quant_direct():
     y = conv(q2, xs, xz, 8, 16, (3, 3), 0.02, np.array(-5, np.int8),
              pads=[1, 1, 1, 1])
     t.nodes.append(n("DequantizeLinear", list(y), ["y2"]))
+    y = conv(q2, xs, xz, 8, 16, (3, 3), 1e-9, np.array(-5, np.int8),
+             pads=[1, 1, 1, 1])
+    t.nodes.append(n("DequantizeLinear", list(y), ["y3"]))
     save("quant_direct", t.nodes, [("x", [1, 12, 15, 13]),
                                    ("x2", [1, 8, 3, 200])],
-         ["y1", "y2"], t.inits)
+         ["y1", "y2", "y3"], t.inits)
 
 
 quant_direct()
