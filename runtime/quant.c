@@ -1371,7 +1371,7 @@ typedef struct DqKernel {
 	 * its own a, r, c and t (dq_block), these many elements apart */
 	int threads;
 	int64_t a_n, c_n, t_n;
-	int32_t *bz;	 /* QLinearConv: per channel of a group, bias - za cs */
+	int32_t *bz;	 /* QLinearConv: per channel, bias - za cs */
 	bool x_nhwc, y_nhwc; /* QLinearConv: X, Y channels-last */
 	/* QLinearConv without im2col (dq_direct): X channels last in q->xt
 	 * padded to pih x piw pixels (X's at row ph, column pw), the taps'
@@ -1646,7 +1646,7 @@ typedef struct DqBlock {
 
 static DqBlock dq_block(const DqKernel *q, int th)
 {
-	return (DqBlock){ .a = q->a + th * q->a_n,
+	return (DqBlock){ .a = q->a ? q->a + th * q->a_n : NULL,
 			  .t = q->t ? q->t + th * q->t_n : NULL,
 			  .r = q->r + th * q->rows,
 			  .c = q->c + th * q->c_n };
@@ -1679,7 +1679,7 @@ static void dq_block_sums(const DqKernel *q, const uint8_t *xt, int64_t gi,
 }
 
 /* Allocates a convolution's block buffers for threads threads of rows
- * rows, im2col rows of k4 bytes and mg channels. */
+ * rows, im2col rows of k4 bytes (none if k4 is 0) and mg channels. */
 static bool dq_blocks_alloc(DqKernel *q, int threads, int64_t k4,
 			    int64_t mg, bool requant)
 {
@@ -1687,7 +1687,7 @@ static bool dq_blocks_alloc(DqKernel *q, int threads, int64_t k4,
 	q->a_n = q->rows * k4;
 	q->c_n = q->rows * ((mg + 15) / 16 * 16);
 	q->t_n = requant ? q->rows * mg : 0;
-	return (q->a = calloc((size_t)(threads * q->a_n), 1)) &&
+	return (!k4 || (q->a = calloc((size_t)(threads * q->a_n), 1))) &&
 	       (q->r = malloc((size_t)(threads * q->rows) * sizeof(int32_t))) &&
 	       (q->c = malloc((size_t)(threads * q->c_n) * sizeof(int32_t))) &&
 	       (!requant || (q->t = malloc((size_t)(threads * q->t_n))));
@@ -1850,7 +1850,10 @@ int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
  * a time into Y channels last: Y's own bytes when the tensor is NHWC
  * (runtime/layout.c: between two such convolutions, neither transposes),
  * else a block transposed into Y's planes.  X channels last is X's own
- * bytes the same way (int8 X flipped to uint8 on the way). */
+ * bytes the same way (int8 X flipped to uint8 on the way).  Where each
+ * tap's k lie in one pixel (dq_direct), X is copied once per image into
+ * a buffer padded with its zero point, and the tiles read their rows
+ * there, tap by tap, instead of from im2col rows. */
 
 /* The exact sum of the block's row i, column j: c - za cs[j] - zb[j] r[i],
  * wrapping in 32 bits as the reference's conversion does (r not summed
@@ -2134,7 +2137,7 @@ static void dqql_block(const DqKernel *q, const DqqlPart *d, int64_t img,
 		    .ldt = q->y_nhwc ? g->cout : g->mg };
 #if DQ_HAVE_VNNI
 	if (q->vnni && d->exact)
-		dq_requant_rows(b.c, ldc, nr, g->mg, p, q->bz, b.r, &o);
+		dq_requant_rows(b.c, ldc, nr, g->mg, p, q->bz + c0, b.r, &o);
 	else
 #endif
 		dq_requant_c(b.c, ldc, nr, g->mg, p, d->za, b.r, &o);
@@ -2157,22 +2160,18 @@ static int dqql_run(void *state, const Tensor *const *in,
 	qconv_mults(g, in);
 	d.exact = dq_requant_exact(g->mult, d.bias, g->cout, g->kk);
 	d.narrow = dq_requant_narrow(g->mult, d.bias, g->cout, g->kk, d.zp);
+	for (int64_t c = 0; c < g->cout; c++) /* bias - za cs */
+		q->bz[c] = (int32_t)((d.bias ? (uint32_t)d.bias[c] : 0u) -
+				     (uint32_t)d.za *
+					     (uint32_t)q->w[c / g->mg].cs[c % g->mg]);
 	for (int64_t img = 0; img < g->n; img++) {
 		d.xt = q->direct ? dq_x_padded(q, in[0]->data, img, d.za)
 				 : dq_x_image(q, in[0]->data, img);
-		for (int64_t gi = 0; gi < g->group; gi++) {
-			const DqPacked *p = &q->w[gi];
-			int64_t c0 = gi * g->mg;
-			for (int64_t j = 0; j < g->mg; j++) /* bias - za cs */
-				q->bz[j] = (int32_t)((d.bias ? (uint32_t)d.bias[c0 + j]
-							     : 0u) -
-						     (uint32_t)d.za *
-							     (uint32_t)p->cs[j]);
-			RT_PARALLEL_FOR
-			for (int64_t bi = 0; bi < nblk; bi++)
-				dqql_block(q, &d, img, gi, bi * q->rows,
-					   rt_thread());
-		}
+		/* every group's blocks in one parallel loop */
+		RT_PARALLEL_FOR
+		for (int64_t bi = 0; bi < g->group * nblk; bi++)
+			dqql_block(q, &d, img, bi / nblk, bi % nblk * q->rows,
+				   rt_thread());
 	}
 	return 0;
 }
@@ -2217,7 +2216,7 @@ static int dq_qlinear_conv(const gearrt_session *s, const Prepared *p,
 	int64_t k4 = (g->kk + 3) & ~(int64_t)3;
 	bool ok = (q->w = calloc((size_t)q->groups, sizeof(DqPacked))) &&
 		  (g->mult = malloc((size_t)g->cout * sizeof(double))) &&
-		  (q->bz = malloc((size_t)g->mg * sizeof(int32_t)));
+		  (q->bz = malloc((size_t)g->cout * sizeof(int32_t)));
 	for (int64_t gi = 0; ok && gi < g->group; gi++)
 		ok = dq_pack_conv(q, weights_of(w), w->dtype == DT_UINT8,
 				  wz ? wz->konst : NULL, gi);
@@ -2231,8 +2230,8 @@ static int dq_qlinear_conv(const gearrt_session *s, const Prepared *p,
 	if (ok)
 		ok = (q->direct ? dq_direct_alloc(q)
 				: (q->xt = malloc((size_t)(g->cin * isz))) != NULL) &&
-		     dq_blocks_alloc(q, dq_conv_threads(s, g), k4, g->mg,
-				     true);
+		     dq_blocks_alloc(q, dq_conv_threads(s, g),
+				     q->direct ? 0 : k4, g->mg, true);
 	if (!ok) {
 		dq_free(q);
 		return error("out of memory");
