@@ -1004,7 +1004,10 @@ int quant_linear(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
  * without contraction into FMA: -std=c11).  Without VNNI (checked at run
  * time) a plain-C loop computes the same sums. */
 
-enum { DQ_MR = 6, DQ_NP = 4, DQ_ROWS = 192 };
+/* A tile: DQ_MR rows by DQ_NP panels of 16 columns, or, where B has at
+ * most 2 panels (32 columns), DQ_MR_MAX rows by 2 panels, which keeps as
+ * many accumulators busy per load of B. */
+enum { DQ_MR = 6, DQ_NP = 4, DQ_MR_MAX = 12, DQ_ROWS = 192 };
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -1105,37 +1108,43 @@ static void dq_tile_c(int mr, int np, int64_t kq, const uint8_t *a,
 
 #if DQ_HAVE_VNNI
 /* The same with vpdpbusd, MR x NP accumulators of 16 lanes in
- * registers; sums to c (ldc) or, with e->y, the epilogue's floats
- * (columns past e->n masked off). */
+ * registers, over ntap taps: tap t's kq groups of 4 k at a + toff[t]
+ * (rows lda apart) against B's next kq groups (toff NULL: one tap at a);
+ * sums to c (ldc) or, with e->y, the epilogue's floats (columns past
+ * e->n masked off). */
 static inline __attribute__((always_inline)) DQ_VNNI_TARGET void
-dq_tile_vnni(const int MR, const int NP, int64_t kq, const uint8_t *a,
-	     int64_t lda, const int8_t *b, int64_t ps, int32_t *c,
-	     int64_t ldc, const DqEpi *e, int64_t i0, int64_t j0)
+dq_tile_vnni(const int MR, const int NP, int ntap, const int64_t *toff,
+	     int64_t kq, const uint8_t *a, int64_t lda, const int8_t *b,
+	     int64_t ps, int32_t *c, int64_t ldc, const DqEpi *e, int64_t i0,
+	     int64_t j0)
 {
-	__m512i acc[DQ_MR][DQ_NP];
-#pragma GCC unroll 8
+	__m512i acc[DQ_MR_MAX][DQ_NP];
+#pragma GCC unroll 12
 	for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
 		for (int j = 0; j < NP; j++)
 			acc[i][j] = _mm512_setzero_si512();
-	for (int64_t q = 0; q < kq; q++) {
-		__m512i bv[DQ_NP];
-#pragma GCC unroll 4
-		for (int j = 0; j < NP; j++)
-			bv[j] = _mm512_loadu_si512(b + j * ps + q * 64);
-#pragma GCC unroll 8
-		for (int i = 0; i < MR; i++) {
-			int32_t a4;
-			memcpy(&a4, a + i * lda + q * 4, 4);
-			__m512i av = _mm512_set1_epi32(a4);
+	for (int t = 0; t < ntap; t++, b += kq * 64) {
+		const uint8_t *at = toff ? a + toff[t] : a;
+		for (int64_t q = 0; q < kq; q++) {
+			__m512i bv[DQ_NP];
 #pragma GCC unroll 4
 			for (int j = 0; j < NP; j++)
-				acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], av,
-								bv[j]);
+				bv[j] = _mm512_loadu_si512(b + j * ps + q * 64);
+#pragma GCC unroll 12
+			for (int i = 0; i < MR; i++) {
+				int32_t a4;
+				memcpy(&a4, at + i * lda + q * 4, 4);
+				__m512i av = _mm512_set1_epi32(a4);
+#pragma GCC unroll 4
+				for (int j = 0; j < NP; j++)
+					acc[i][j] = _mm512_dpbusd_epi32(
+						acc[i][j], av, bv[j]);
+			}
 		}
 	}
 	if (!e || !e->y) {
-#pragma GCC unroll 8
+#pragma GCC unroll 12
 		for (int i = 0; i < MR; i++)
 #pragma GCC unroll 4
 			for (int j = 0; j < NP; j++)
@@ -1155,7 +1164,7 @@ dq_tile_vnni(const int MR, const int NP, int64_t kq, const uint8_t *a,
 		__m512 sp = _mm512_loadu_ps(e->sp + col);
 		__m512 bias = e->bias ? _mm512_loadu_ps(e->bias + col)
 				      : _mm512_setzero_ps();
-#pragma GCC unroll 8
+#pragma GCC unroll 12
 		for (int i = 0; i < MR; i++) {
 			__m512i v = _mm512_sub_epi32(
 				_mm512_sub_epi32(acc[i][j], za_cs),
@@ -1249,10 +1258,14 @@ DQ_VNNI_TARGET static void dq_channel_vnni(const int32_t *c, int64_t ldc,
 
 #define DQ_CASE(MR, NP)                                                   \
 	case (MR) * 8 + (NP):                                             \
-		dq_tile_vnni(MR, NP, kq, a, lda, b, ps, c, ldc, e, i0, j0); \
+		dq_tile_vnni(MR, NP, ntap, toff, kq, a, lda, b, ps, c, ldc, e, \
+			     i0, j0);                                     \
 		break;
 
-DQ_VNNI_TARGET static void dq_tile_any(int mr, int np, int64_t kq,
+/* dq_tile_vnni of mr rows (at most DQ_MR_MAX if np <= 2, else DQ_MR)
+ * and np panels. */
+DQ_VNNI_TARGET static void dq_tile_any(int mr, int np, int ntap,
+				       const int64_t *toff, int64_t kq,
 				       const uint8_t *a, int64_t lda,
 				       const int8_t *b, int64_t ps,
 				       int32_t *c, int64_t ldc,
@@ -1265,6 +1278,9 @@ DQ_VNNI_TARGET static void dq_tile_any(int mr, int np, int64_t kq,
 	DQ_CASE(4, 1) DQ_CASE(4, 2) DQ_CASE(4, 3) DQ_CASE(4, 4)
 	DQ_CASE(5, 1) DQ_CASE(5, 2) DQ_CASE(5, 3) DQ_CASE(5, 4)
 	DQ_CASE(6, 1) DQ_CASE(6, 2) DQ_CASE(6, 3) DQ_CASE(6, 4)
+	DQ_CASE(7, 1) DQ_CASE(7, 2) DQ_CASE(8, 1) DQ_CASE(8, 2)
+	DQ_CASE(9, 1) DQ_CASE(9, 2) DQ_CASE(10, 1) DQ_CASE(10, 2)
+	DQ_CASE(11, 1) DQ_CASE(11, 2) DQ_CASE(12, 1) DQ_CASE(12, 2)
 	}
 }
 #undef DQ_CASE
@@ -1288,6 +1304,12 @@ static bool dq_vnni(void)
 #endif
 }
 
+/* The rows of a tile of np panels. */
+static int64_t dq_tile_rows(int np)
+{
+	return np <= 2 ? DQ_MR_MAX : DQ_MR;
+}
+
 /* C (or, with e->y, Y) of rows 0..m of A (lda, k4 bytes a row) against
  * the packed B; c: m x (npan * 16) sums (may be NULL with e->y). */
 static void dq_gemm(bool vnni, int64_t m, const uint8_t *a, int64_t lda,
@@ -1297,14 +1319,15 @@ static void dq_gemm(bool vnni, int64_t m, const uint8_t *a, int64_t lda,
 	for (int64_t p0 = 0; p0 < p->npan; p0 += DQ_NP) {
 		int np = (int)(p->npan - p0 < DQ_NP ? p->npan - p0 : DQ_NP);
 		const int8_t *b = p->b + p0 * ps;
-		for (int64_t i0 = 0; i0 < m; i0 += DQ_MR) {
-			int mr = (int)(m - i0 < DQ_MR ? m - i0 : DQ_MR);
+		int64_t mt = dq_tile_rows(np);
+		for (int64_t i0 = 0; i0 < m; i0 += mt) {
+			int mr = (int)(m - i0 < mt ? m - i0 : mt);
 			const uint8_t *ai = a + i0 * lda;
 			int32_t *ci = c ? c + i0 * ldc + p0 * 16 : NULL;
 #if DQ_HAVE_VNNI
 			if (vnni) {
-				dq_tile_any(mr, np, kq, ai, lda, b, ps, ci, ldc,
-					    e, i0, p0 * 16);
+				dq_tile_any(mr, np, 1, NULL, kq, ai, lda, b, ps,
+					    ci, ldc, e, i0, p0 * 16);
 				continue;
 			}
 #endif
@@ -1348,8 +1371,14 @@ typedef struct DqKernel {
 	 * its own a, r, c and t (dq_block), these many elements apart */
 	int threads;
 	int64_t a_n, c_n, t_n;
-	int32_t *bz;	 /* QLinearConv: per channel of a group, bias - za cs */
+	int32_t *bz;	 /* QLinearConv: per channel, bias - za cs */
 	bool x_nhwc, y_nhwc; /* QLinearConv: X, Y channels-last */
+	/* QLinearConv without im2col (dq_direct): X channels last in q->xt
+	 * padded to pih x piw pixels (X's at row ph, column pw), the taps'
+	 * offsets there */
+	bool direct;
+	int64_t pih, piw;
+	int64_t *toff;
 	float *sp, *bias;
 	QConv g;	 /* Conv: the geometry */
 } DqKernel;
@@ -1369,6 +1398,7 @@ static void dq_free(void *state)
 	free(q->bias);
 	free(q->t);
 	free(q->bz);
+	free(q->toff);
 	free(q->g.mult);
 	free(q);
 }
@@ -1616,7 +1646,7 @@ typedef struct DqBlock {
 
 static DqBlock dq_block(const DqKernel *q, int th)
 {
-	return (DqBlock){ .a = q->a + th * q->a_n,
+	return (DqBlock){ .a = q->a ? q->a + th * q->a_n : NULL,
 			  .t = q->t ? q->t + th * q->t_n : NULL,
 			  .r = q->r + th * q->rows,
 			  .c = q->c + th * q->c_n };
@@ -1649,7 +1679,7 @@ static void dq_block_sums(const DqKernel *q, const uint8_t *xt, int64_t gi,
 }
 
 /* Allocates a convolution's block buffers for threads threads of rows
- * rows, im2col rows of k4 bytes and mg channels. */
+ * rows, im2col rows of k4 bytes (none if k4 is 0) and mg channels. */
 static bool dq_blocks_alloc(DqKernel *q, int threads, int64_t k4,
 			    int64_t mg, bool requant)
 {
@@ -1657,7 +1687,7 @@ static bool dq_blocks_alloc(DqKernel *q, int threads, int64_t k4,
 	q->a_n = q->rows * k4;
 	q->c_n = q->rows * ((mg + 15) / 16 * 16);
 	q->t_n = requant ? q->rows * mg : 0;
-	return (q->a = calloc((size_t)(threads * q->a_n), 1)) &&
+	return (!k4 || (q->a = calloc((size_t)(threads * q->a_n), 1))) &&
 	       (q->r = malloc((size_t)(threads * q->rows) * sizeof(int32_t))) &&
 	       (q->c = malloc((size_t)(threads * q->c_n) * sizeof(int32_t))) &&
 	       (!requant || (q->t = malloc((size_t)(threads * q->t_n))));
@@ -1820,7 +1850,10 @@ int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
  * a time into Y channels last: Y's own bytes when the tensor is NHWC
  * (runtime/layout.c: between two such convolutions, neither transposes),
  * else a block transposed into Y's planes.  X channels last is X's own
- * bytes the same way (int8 X flipped to uint8 on the way). */
+ * bytes the same way (int8 X flipped to uint8 on the way).  Where each
+ * tap's k lie in one pixel (dq_direct), X is copied once per image into
+ * a buffer padded with its zero point, and the tiles read their rows
+ * there, tap by tap, instead of from im2col rows. */
 
 /* The exact sum of the block's row i, column j: c - za cs[j] - zb[j] r[i],
  * wrapping in 32 bits as the reference's conversion does (r not summed
@@ -1842,6 +1875,7 @@ typedef struct DqOut {
 	const double *mult;
 	double zp;
 	bool s8;
+	bool narrow; /* every product rounds into int32 (dq_requant_narrow) */
 	uint8_t *t;
 	int64_t ldt;
 } DqOut;
@@ -1862,6 +1896,7 @@ dq_requant_rows(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
 	__m512d lo = _mm512_set1_pd((o->s8 ? -128 : 0) - o->zp);
 	__m512d hi = _mm512_set1_pd((o->s8 ? 127 : 255) - o->zp);
 	__m512i z = _mm512_set1_epi32((int32_t)o->zp);
+	__m512i zero = _mm512_setzero_si512();
 	for (int64_t j = 0; j < n; j += 16) {
 		__mmask16 m = (__mmask16)(n - j >= 16 ? 0xffff
 						      : (1u << (n - j)) - 1);
@@ -1883,15 +1918,23 @@ dq_requant_rows(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
 				_mm512_cvtepi32_pd(
 					_mm512_extracti64x4_epi64(s, 1)),
 				m1);
-			x0 = _mm512_min_pd(_mm512_max_pd(x0, lo), hi);
-			x1 = _mm512_min_pd(_mm512_max_pd(x1, lo), hi);
-			__m512i q = _mm512_inserti64x4(
-				_mm512_castsi256_si512(
-					_mm512_cvt_roundpd_epi32(x0, DQ_RN)),
-				_mm512_cvt_roundpd_epi32(x1, DQ_RN), 1);
-			_mm_mask_storeu_epi8(o->t + i * o->ldt + j, m,
-					     _mm512_cvtepi32_epi8(
-						     _mm512_add_epi32(q, z)));
+			if (!o->narrow) {
+				x0 = _mm512_min_pd(_mm512_max_pd(x0, lo), hi);
+				x1 = _mm512_min_pd(_mm512_max_pd(x1, lo), hi);
+			}
+			__m512i q = _mm512_add_epi32(
+				_mm512_inserti64x4(
+					_mm512_castsi256_si512(
+						_mm512_cvt_roundpd_epi32(x0, DQ_RN)),
+					_mm512_cvt_roundpd_epi32(x1, DQ_RN), 1),
+				z);
+			/* narrow: saturated as it is narrowed */
+			__m128i y = o->s8 ? _mm512_cvtsepi32_epi8(q)
+				    : o->narrow ? _mm512_cvtusepi32_epi8(
+							  _mm512_max_epi32(
+								  q, zero))
+						: _mm512_cvtepi32_epi8(q);
+			_mm_mask_storeu_epi8(o->t + i * o->ldt + j, m, y);
 		}
 	}
 }
@@ -1911,6 +1954,23 @@ static bool dq_requant_exact(const double *mult, const int32_t *bias,
 			return false;
 	}
 	return 65025 * k + most <= INT32_MAX;
+}
+
+/* Whether, beyond dq_requant_exact, every product of a channel's sum
+ * (plus bias) and its mult, rounded, plus the zero point zp lies well
+ * within int32, so that dq_requant_rows may saturate after rounding, as
+ * it narrows to 8 bits, rather than clamp the doubles first: the same
+ * result, with fewer operations. */
+static bool dq_requant_narrow(const double *mult, const int32_t *bias,
+			      int64_t n, int64_t k, double zp)
+{
+	for (int64_t j = 0; j < n; j++) {
+		double b = bias ? fabs((double)bias[j]) : 0;
+		if (!((65025.0 * (double)k + b) * fabs(mult[j]) + fabs(zp) <
+		      (double)(1 << 30)))
+			return false;
+	}
+	return true;
 }
 
 static void dq_requant_c(const int32_t *c, int64_t ldc, int64_t nr,
@@ -1951,13 +2011,104 @@ static const uint8_t *dq_x_image(DqKernel *q, const uint8_t *x, int64_t img)
 	return q->xt;
 }
 
+/* A QLinearConv dq_direct runs: every group's channels a multiple of 4
+ * (a tap's k groups of 4 lie in one pixel), W symmetric (every zb' 0:
+ * no row sums), not one dq_pointwise reads in place. */
+static bool dq_direct(const DqKernel *q)
+{
+	for (int64_t gi = 0; gi < q->groups; gi++)
+		if (!q->w[gi].zb0)
+			return false;
+	return q->g.cg % 4 == 0 && !dq_pointwise(&q->g);
+}
+
+/* Sets up dq_direct's padded X (q->xt) and tap offsets. */
+static bool dq_direct_alloc(DqKernel *q)
+{
+	const QConv *g = &q->g;
+	int64_t lh = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+	int64_t lw = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+	q->pih = g->ph + g->ih > lh ? g->ph + g->ih : lh;
+	q->piw = g->pw + g->iw > lw ? g->pw + g->iw : lw;
+	if (!(q->xt = malloc((size_t)(q->pih * q->piw * g->cin))) ||
+	    !(q->toff = malloc((size_t)(g->kh * g->kw) * sizeof(int64_t))))
+		return false;
+	for (int64_t ky = 0; ky < g->kh; ky++)
+		for (int64_t kx = 0; kx < g->kw; kx++)
+			q->toff[ky * g->kw + kx] =
+				(ky * g->dh * q->piw + kx * g->dw) * g->cin;
+	return true;
+}
+
+/* Image img of X into q->xt channels last, padded (dq_direct_alloc),
+ * the pads holding za. */
+static const uint8_t *dq_x_padded(DqKernel *q, const uint8_t *x, int64_t img,
+				  int32_t za)
+{
+	const QConv *g = &q->g;
+	int64_t isz = g->ih * g->iw, cin = g->cin, row = q->piw * cin;
+	const uint8_t *xi = x + img * cin * isz;
+	uint8_t flip = g->x_s8 ? 0x80 : 0;
+	memset(q->xt, za, (size_t)(g->ph * row));
+	for (int64_t iy = 0; iy < g->ih; iy++) {
+		uint8_t *d = q->xt + (g->ph + iy) * row;
+		memset(d, za, (size_t)(g->pw * cin));
+		if (q->x_nhwc)
+			flip_copy(xi + iy * g->iw * cin, 1, flip,
+				  d + g->pw * cin, (size_t)(g->iw * cin));
+		else
+			dq_transpose8(xi + iy * g->iw, cin, g->iw, isz, flip,
+				      d + g->pw * cin, cin);
+		memset(d + (g->pw + g->iw) * cin, za,
+		       (size_t)((q->piw - g->pw - g->iw) * cin));
+	}
+	memset(q->xt + (g->ph + g->ih) * row, za,
+	       (size_t)((q->pih - g->ph - g->ih) * row));
+	return q->xt;
+}
+
+#if DQ_HAVE_VNNI
+/* The sums of output pixels p0..p0+nr of group gi into c (ldc) straight
+ * from the padded X xp: each run of pixels along an output row is tiles
+ * whose rows are sw pixels apart in xp, a tap's k at its offset. */
+DQ_VNNI_TARGET static void dq_direct_sums(const DqKernel *q,
+					  const uint8_t *xp, int64_t gi,
+					  int64_t p0, int64_t nr, int32_t *c,
+					  int64_t ldc)
+{
+	const QConv *g = &q->g;
+	const DqPacked *p = &q->w[gi];
+	int64_t kq = g->cg / 4, ps = p->k4 * 16, lda = g->sw * g->cin;
+	int ntap = (int)(g->kh * g->kw);
+	for (int64_t i = 0; i < nr;) {
+		int64_t oy = (p0 + i) / g->ow, ox = (p0 + i) % g->ow;
+		int64_t run = g->ow - ox < nr - i ? g->ow - ox : nr - i;
+		const uint8_t *a = xp + (oy * g->sh * q->piw + ox * g->sw) *
+					       g->cin + gi * g->cg;
+		for (int64_t p1 = 0; p1 < p->npan; p1 += DQ_NP) {
+			int np = (int)(p->npan - p1 < DQ_NP ? p->npan - p1
+							     : DQ_NP);
+			int64_t mt = dq_tile_rows(np);
+			for (int64_t i0 = 0; i0 < run; i0 += mt) {
+				int mr = (int)(run - i0 < mt ? run - i0 : mt);
+				dq_tile_any(mr, np, ntap, q->toff, kq,
+					    a + i0 * lda, lda, p->b + p1 * ps,
+					    ps, c + (i + i0) * ldc + p1 * 16,
+					    ldc, NULL, 0, 0);
+			}
+		}
+		i += run;
+	}
+}
+#endif
+
 /* What a QLinearConv's blocks of one image and group share. */
 typedef struct DqqlPart {
 	const uint8_t *xt;
 	const int32_t *bias;
 	int32_t za;
 	double zp;
-	bool exact;
+	bool exact, narrow;
 	uint8_t *y;
 } DqqlPart;
 
@@ -1970,17 +2121,23 @@ static void dqql_block(const DqKernel *q, const DqqlPart *d, int64_t img,
 	int64_t osz = g->oh * g->ow, c0 = gi * g->mg, ldc = p->npan * 16;
 	int64_t nr = osz - p0 < q->rows ? osz - p0 : q->rows;
 	DqBlock b = dq_block(q, th);
-	dq_block_sums(q, d->xt, gi, p0, nr, d->za, !p->zb0, &b);
+#if DQ_HAVE_VNNI
+	if (q->direct)
+		dq_direct_sums(q, d->xt, gi, p0, nr, b.c, ldc);
+	else
+#endif
+		dq_block_sums(q, d->xt, gi, p0, nr, d->za, !p->zb0, &b);
 	DqOut o = { .bias = d->bias ? d->bias + c0 : NULL,
 		    .mult = g->mult + c0,
 		    .zp = d->zp,
 		    .s8 = g->y_s8,
+		    .narrow = d->narrow,
 		    .t = q->y_nhwc ? d->y + (img * osz + p0) * g->cout + c0
 				   : b.t,
 		    .ldt = q->y_nhwc ? g->cout : g->mg };
 #if DQ_HAVE_VNNI
 	if (q->vnni && d->exact)
-		dq_requant_rows(b.c, ldc, nr, g->mg, p, q->bz, b.r, &o);
+		dq_requant_rows(b.c, ldc, nr, g->mg, p, q->bz + c0, b.r, &o);
 	else
 #endif
 		dq_requant_c(b.c, ldc, nr, g->mg, p, d->za, b.r, &o);
@@ -2002,21 +2159,19 @@ static int dqql_run(void *state, const Tensor *const *in,
 		       .y = tensor_mut(out[0]) };
 	qconv_mults(g, in);
 	d.exact = dq_requant_exact(g->mult, d.bias, g->cout, g->kk);
+	d.narrow = dq_requant_narrow(g->mult, d.bias, g->cout, g->kk, d.zp);
+	for (int64_t c = 0; c < g->cout; c++) /* bias - za cs */
+		q->bz[c] = (int32_t)((d.bias ? (uint32_t)d.bias[c] : 0u) -
+				     (uint32_t)d.za *
+					     (uint32_t)q->w[c / g->mg].cs[c % g->mg]);
 	for (int64_t img = 0; img < g->n; img++) {
-		d.xt = dq_x_image(q, in[0]->data, img);
-		for (int64_t gi = 0; gi < g->group; gi++) {
-			const DqPacked *p = &q->w[gi];
-			int64_t c0 = gi * g->mg;
-			for (int64_t j = 0; j < g->mg; j++) /* bias - za cs */
-				q->bz[j] = (int32_t)((d.bias ? (uint32_t)d.bias[c0 + j]
-							     : 0u) -
-						     (uint32_t)d.za *
-							     (uint32_t)p->cs[j]);
-			RT_PARALLEL_FOR
-			for (int64_t bi = 0; bi < nblk; bi++)
-				dqql_block(q, &d, img, gi, bi * q->rows,
-					   rt_thread());
-		}
+		d.xt = q->direct ? dq_x_padded(q, in[0]->data, img, d.za)
+				 : dq_x_image(q, in[0]->data, img);
+		/* every group's blocks in one parallel loop */
+		RT_PARALLEL_FOR
+		for (int64_t bi = 0; bi < g->group * nblk; bi++)
+			dqql_block(q, &d, img, bi / nblk, bi % nblk * q->rows,
+				   rt_thread());
 	}
 	return 0;
 }
@@ -2059,15 +2214,24 @@ static int dq_qlinear_conv(const gearrt_session *s, const Prepared *p,
 	g->mult = NULL;
 	int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
 	int64_t k4 = (g->kk + 3) & ~(int64_t)3;
-	q->rows = DQ_ROWS < osz ? DQ_ROWS : osz;
 	bool ok = (q->w = calloc((size_t)q->groups, sizeof(DqPacked))) &&
 		  (g->mult = malloc((size_t)g->cout * sizeof(double))) &&
-		  (q->xt = malloc((size_t)(g->cin * isz))) &&
-		  (q->bz = malloc((size_t)g->mg * sizeof(int32_t))) &&
-		  dq_blocks_alloc(q, dq_conv_threads(s, g), k4, g->mg, true);
+		  (q->bz = malloc((size_t)g->cout * sizeof(int32_t)));
 	for (int64_t gi = 0; ok && gi < g->group; gi++)
 		ok = dq_pack_conv(q, weights_of(w), w->dtype == DT_UINT8,
 				  wz ? wz->konst : NULL, gi);
+	/* blocks of whole output rows for dq_direct, whose tiles do not
+	 * cross them */
+	q->direct = ok && dq_direct(q);
+	int64_t rows = q->direct ? (DQ_ROWS / g->ow > 1 ? DQ_ROWS / g->ow : 1) *
+					   g->ow
+				 : DQ_ROWS;
+	q->rows = rows < osz ? rows : osz;
+	if (ok)
+		ok = (q->direct ? dq_direct_alloc(q)
+				: (q->xt = malloc((size_t)(g->cin * isz))) != NULL) &&
+		     dq_blocks_alloc(q, dq_conv_threads(s, g),
+				     q->direct ? 0 : k4, g->mg, true);
 	if (!ok) {
 		dq_free(q);
 		return error("out of memory");
@@ -2099,7 +2263,9 @@ static int dqqmm_run(void *state, const Tensor *const *in,
 		q->g.mult[j] = sa * scale_at(in[4], j) / sy;
 		q->bz[j] = (int32_t)(0u - (uint32_t)za * (uint32_t)p->cs[j]);
 	}
+	double zp = zp_at(in[7], 0);
 	bool exact = dq_requant_exact(q->g.mult, NULL, n, p->k);
+	bool narrow = dq_requant_narrow(q->g.mult, NULL, n, p->k, zp);
 	for (int64_t r0 = 0; r0 < q->m; r0 += q->rows) {
 		int64_t nr = q->m - r0 < q->rows ? q->m - r0 : q->rows;
 		const uint8_t *ar = a + r0 * lda;
@@ -2114,8 +2280,8 @@ static int dqqmm_run(void *state, const Tensor *const *in,
 		if (!p->zb0)
 			dq_rows(q->vnni, ar, ldr, nr, p->k, za, q->r);
 		dq_gemm(q->vnni, nr, ar, ldr, p, q->c, NULL);
-		DqOut o = { .mult = q->g.mult, .zp = zp_at(in[7], 0),
-			    .s8 = q->g.y_s8, .t = y + r0 * n, .ldt = n };
+		DqOut o = { .mult = q->g.mult, .zp = zp, .s8 = q->g.y_s8,
+			    .narrow = narrow, .t = y + r0 * n, .ldt = n };
 #if DQ_HAVE_VNNI
 		if (q->vnni && exact)
 			dq_requant_rows(q->c, ldc, nr, n, p, q->bz, q->r, &o);

@@ -17,6 +17,8 @@ as onnxruntime.quantization writes them (its tools are not needed):
   - qdq_cnn: static QDQ quantization of the CNN (QuantizeLinear ->
     DequantizeLinear pairs on activations, int8 weights with per-channel
     scales through DequantizeLinear, float bias) on x [1,16,112,112].
+  - quant_direct: QLinearConv chains at the edges of runtime/quant.c's
+    im2col-free path (tests/test_quant.c).
 Weights come from a fixed-seed generator; run from the repository root
 with /usr/bin/python3."""
 import numpy as np
@@ -360,3 +362,66 @@ def quant_qdq():
 
 
 quant_qdq()
+
+
+def quant_direct():
+    """QLinearConv nodes runtime/quant.c computes straight from X padded
+    channels last (no im2col), at that path's edges, each output
+    dequantized: x [1,12,15,13] (NCHW, 12 channels: transposed without
+    16 x 16 blocks) uint8 -> 3x5 kernel, pads 1/2, 20 channels (2 panels
+    of 16 columns, one partial; rows of 13 pixels: a tile of 12 and one
+    of 1), int8 W per channel, int32 bias -> uint8 -> stride 2,
+    asymmetric pads, 72 channels (4 + 1 panels) -> int8 (X int8 next,
+    flipped as it is padded) -> 3 groups of 24 in, 8 out, dilation 2,
+    uint8 W at 128 -> uint8 -> 1x1 of stride 2 (one tap, not in place)
+    -> y1; and x2 [1,8,3,200], rows of 200 pixels (more than a block's
+    192), 3x3 padded, int8 Y at -5 -> y2; the same at Y's scale 1e-9,
+    its products far beyond int32 (saturating, not wrapping) -> y3."""
+    t = Net()
+    f = np.float32
+    i = t.init
+    xs, xz = i("xs", np.array(0.02, f)), i("xz", np.array(128, np.uint8))
+
+    def conv(x, xsn, xzn, cin, cout, k, ys, yz, group=1, wu8=False,
+             bias=True, **at):
+        w = rng.standard_normal((cout, cin // group) + k).astype(f)
+        w /= np.sqrt(w[0].size)
+        if wu8:
+            q = rng.integers(0, 256, w.shape).astype(np.uint8)
+            s, z = np.array(0.003, f), np.array(128, np.uint8)
+        else:
+            q, s, z = qweight(w, 0, True)
+        args = [x, xsn, xzn, i("w", q), i("ws", s), i("wz", z),
+                i("ys", np.array(ys, f)), i("yz", yz)]
+        if bias:
+            args.append(i("b", rng.integers(-2000, 2000, cout).astype(
+                np.int32)))
+        y = t.name("y")
+        t.nodes.append(n("QLinearConv", args, [y], group=group, **at))
+        return y, args[6], args[7]
+
+    q = t.name("q")
+    t.nodes.append(n("QuantizeLinear", ["x", xs, xz], [q]))
+    y = conv(q, xs, xz, 12, 20, (3, 5), 0.03, np.array(3, np.uint8),
+             pads=[1, 2, 1, 2])
+    y = conv(*y, 20, 72, (3, 3), 0.04, np.array(-5, np.int8),
+             strides=[2, 2], pads=[0, 1, 2, 0])
+    y = conv(*y, 72, 24, (3, 3), 0.1, np.array(7, np.uint8), group=3,
+             wu8=True, bias=False, dilations=[2, 2], pads=[2, 2, 2, 2])
+    y = conv(*y, 24, 16, (1, 1), 0.05, np.array(2, np.uint8),
+             strides=[2, 2])
+    t.nodes.append(n("DequantizeLinear", list(y), ["y1"]))
+    q2 = t.name("q")
+    t.nodes.append(n("QuantizeLinear", ["x2", xs, xz], [q2]))
+    y = conv(q2, xs, xz, 8, 16, (3, 3), 0.02, np.array(-5, np.int8),
+             pads=[1, 1, 1, 1])
+    t.nodes.append(n("DequantizeLinear", list(y), ["y2"]))
+    y = conv(q2, xs, xz, 8, 16, (3, 3), 1e-9, np.array(-5, np.int8),
+             pads=[1, 1, 1, 1])
+    t.nodes.append(n("DequantizeLinear", list(y), ["y3"]))
+    save("quant_direct", t.nodes, [("x", [1, 12, 15, 13]),
+                                   ("x2", [1, 8, 3, 200])],
+         ["y1", "y2", "y3"], t.inits)
+
+
+quant_direct()

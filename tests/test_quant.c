@@ -252,6 +252,21 @@ Test(quant, qdq_groups_exact_channels_last)
 	free(om);
 }
 
+Test(quant, qlinear_conv_direct_exact)
+{
+	/* tests/gen_qbench_models.py's quant_direct: 6 QLinearConv that
+	 * runtime/quant.c's VNNI kernel computes from X padded channels
+	 * last, tap by tap, without im2col (12 to 24 channels a group,
+	 * partial panels of 16 columns, tiles of 12 rows cut at a row of
+	 * 13 or 6 pixels, 3x5 and 1x1 kernels, strides, asymmetric pads,
+	 * dilation, 3 groups, int8 X flipped as it is padded, uint8 W at
+	 * 128, rows longer than a block; one whose products overflow
+	 * int32, saturating); 2 QuantizeLinear and 3 DequantizeLinear;
+	 * bit-exact with the reference kernels at 1 and 2 threads */
+	int parallel, fused;
+	quant_vs_reference("quant_direct", 11, &parallel, &fused);
+}
+
 Test(quant, qdq_groups_stay_with_no_fuse)
 {
 	/* --no-fuse keeps the QDQ graph's own float definition: no QLinear
