@@ -13,10 +13,13 @@
  * op) or in double (the average, as the reference's sum), so the
  * results match theirs.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chanwise.h"
+#include "dnnl.h"
 
 /* fk runs run on state (malloc'd): 1. */
 static int take(FastKernel *fk, int (*run)(void *, const Tensor *const *,
@@ -285,5 +288,150 @@ int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	SlotLayout *lay = rt_task_slots(t); /* every input and Y: one layout */
 	for (int slot = -n->noutputs; slot < n->ninputs; slot++)
 		lay[n->noutputs + slot].group = 1;
+	return 1;
+}
+
+/* ---- linear Resize of one-channel planes --------------------------------- */
+
+/* One output index's two taps on an axis: input indices and weights. */
+typedef struct Tap {
+	int32_t i0, i1;
+	float w0, w1;
+} Tap;
+
+typedef struct Lerp {
+	int64_t planes, ih, iw, oh, ow;
+	Tap *ty, *tx; /* per output row, per output column */
+	float *rows;  /* per thread, 2 x ow: the W pass of two input rows */
+	int threads;
+} Lerp;
+
+static void lerp_free(void *state)
+{
+	Lerp *k = state;
+	free(k->ty);
+	free(k->tx);
+	free(k->rows);
+	free(k);
+}
+
+/* The taps of an axis of in -> out, as the reference kernel
+ * (compiler/ops/resize.c) computes them for linear half_pixel (or
+ * pytorch_half_pixel) at the scale out / in: the input coordinate in
+ * double, its floor and the next index clamped, weights 1 - ratio and
+ * ratio rounded to float (an integer coordinate v: taps v - 1 and v,
+ * weights 0 and 1). */
+static Tap *axis_taps(int64_t in, int64_t out, bool pytorch)
+{
+	Tap *t = xmalloc((size_t)out * sizeof(*t));
+	double scale = (double)out / (double)in;
+	for (int64_t o = 0; o < out; o++) {
+		double v = pytorch && out == 1 ? -0.5
+					       : ((double)o + 0.5) / scale - 0.5;
+		double f = floor(v), ratio = v - f;
+		if (ratio == 0)
+			f -= 1, ratio = 1;
+		int64_t i0 = (int64_t)f, i1 = i0 + 1;
+		t[o].i0 = (int32_t)(i0 < 0 ? 0 : i0 >= in ? in - 1 : i0);
+		t[o].i1 = (int32_t)(i1 < 0 ? 0 : i1 >= in ? in - 1 : i1);
+		t[o].w0 = (float)(1 - ratio), t[o].w1 = (float)ratio;
+	}
+	return t;
+}
+
+/* The reference's first pass, along W: r[o] = w0 x[i0] + w1 x[i1]. */
+RT_HOT static void lerp_row(const float *x, const Tap *tx, int64_t ow,
+			    float *r)
+{
+	for (int64_t o = 0; o < ow; o++)
+		r[o] = tx[o].w0 * x[tx[o].i0] + tx[o].w1 * x[tx[o].i1];
+}
+
+/* Its second, along H: y = w0 a + w1 b, a tap of weight 0 skipped as
+ * the reference skips it. */
+RT_HOT static void lerp_blend(const float *a, const float *b, Tap ty,
+			      float *y, int64_t ow)
+{
+	if (ty.w0 == 0)
+		for (int64_t o = 0; o < ow; o++)
+			y[o] = ty.w1 * b[o];
+	else if (ty.w1 == 0)
+		for (int64_t o = 0; o < ow; o++)
+			y[o] = ty.w0 * a[o];
+	else
+		for (int64_t o = 0; o < ow; o++)
+			y[o] = ty.w0 * a[o] + ty.w1 * b[o];
+}
+
+static int lerp_run(void *state, const Tensor *const *in,
+		    Tensor *const *out)
+{
+	const Lerp *k = state;
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	int nt = k->threads;
+	/* each thread a run of output rows of one plane: its two W-pass
+	 * rows stay valid while consecutive output rows read the same
+	 * input rows */
+	RT_PARALLEL_FOR
+	for (int th = 0; th < nt; th++) {
+		float *r[2] = { k->rows + 2 * th * k->ow,
+				k->rows + (2 * th + 1) * k->ow };
+		int64_t have[2] = { -1, -1 }; /* plane * ih + input row */
+		int64_t rows = k->planes * k->oh;
+		for (int64_t q = rows * th / nt; q < rows * (th + 1) / nt; q++) {
+			int64_t pl = q / k->oh;
+			Tap ty = k->ty[q % k->oh];
+			int64_t want[2] = { pl * k->ih + ty.i0,
+					    pl * k->ih + ty.i1 };
+			if (have[0] != want[0] && have[1] == want[0]) {
+				float *tmp = r[0]; /* moving down a row */
+				r[0] = r[1], r[1] = tmp;
+				have[1] = have[0], have[0] = want[0];
+			}
+			bool one = want[1] == want[0]; /* a clamped edge */
+			for (int j = 0; j < (one ? 1 : 2); j++)
+				if (have[j] != want[j]) {
+					lerp_row(x + want[j] * k->iw, k->tx, k->ow,
+						 r[j]);
+					have[j] = want[j];
+				}
+			lerp_blend(r[0], one ? r[0] : r[1], ty,
+				   y + q * k->ow, k->ow);
+		}
+	}
+	return 0;
+}
+
+/* dnnl.c's linear Resize (half_pixel coordinates, scales of Y over X)
+ * of [N,1,H,W], whose bytes are the same in either layout: oneDNN's
+ * resampling vectorises over channels and runs one at a speed far from
+ * memory's. */
+int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (!dnnl_resize_linear(s, p, n) || !f32_4d(x) ||
+	    x->shape.dims[1] != 1 || x->shape.dims[2] > INT32_MAX ||
+	    x->shape.dims[3] > INT32_MAX)
+		return 0;
+	bool pytorch = !strcmp(attr_str(n, "coordinate_transformation_mode",
+					"half_pixel"),
+			       "pytorch_half_pixel");
+	Lerp *k = xmalloc(sizeof(*k));
+	k->planes = x->shape.dims[0];
+	k->ih = x->shape.dims[2], k->iw = x->shape.dims[3];
+	k->oh = y->shape.dims[2], k->ow = y->shape.dims[3];
+	k->ty = axis_taps(k->ih, k->oh, pytorch);
+	k->tx = axis_taps(k->iw, k->ow, pytorch);
+	k->threads = rt_threads_for(s, 4.0 * (double)shape_numel(&y->shape));
+	k->rows = xmalloc(2 * (size_t)k->threads * (size_t)k->ow *
+			  sizeof(*k->rows));
+	take(fk, lerp_run, k);
+	fk->free = lerp_free;
+	fk->threads = k->threads;
+	rt_task_slots(t); /* one channel: NHWC's bytes are row-major's */
+	rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
 	return 1;
 }

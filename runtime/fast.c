@@ -198,6 +198,7 @@ static const KernelRow rows[] = {
 	PLAIN(Transpose, B32, ROWS, direct_transpose, "direct.transpose"),
 	PLAIN_B(Resize, F32, EITHER, direct_resize, direct_resize_build,
 		"direct.resize"),
+	PLAIN(Resize, F32, EITHER, chan_resize, "chan.resize"),
 	PLAIN(Gather, ANY, ROWS, direct_gather, "direct.gather"),
 	{ KR_ANY_OP, KB_PLAIN, ANY, EITHER, direct_view, NULL, "direct.view" },
 	DNNL_B(Conv, F32, EITHER, dnnl_fast_conv, dnnl_conv_build,

@@ -3,7 +3,7 @@
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
-fast_chan.onnx, fast_side.onnx and fast_residual.onnx for
+fast_chan.onnx, fast_side.onnx, fast_residual.onnx and fast_lerp.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -317,6 +317,34 @@ save(rs, [nh.from_array(np.array([1, 1, 2, 2], np.float32), "up2"),
      [h.make_tensor_value_info("x", T.FLOAT, [2, 6, 8, 9])],
      [n.output[0] for n in rs], "fast_resize.onnx")
 
+
+# runtime/chanwise.c chan_resize: dnnl_fast_resize's linear Resize of
+# one-channel planes (two images): up by sizes to lengths no whole factor
+# of the input's, pytorch_half_pixel down, x2 by scales, H down and W up,
+# an output row of one (half_pixel), and one of enough work for 2 threads
+# (each thread's rows start mid-plane)
+lerp = [
+    h.make_node("Resize", ["x", "", "", "lz_up"], ["lerp_up"],
+                mode="linear"),
+    h.make_node("Resize", ["x", "", "", "lz_down"], ["lerp_pt_down"],
+                mode="linear",
+                coordinate_transformation_mode="pytorch_half_pixel"),
+    h.make_node("Resize", ["x", "", "lup2"], ["lerp_x2"], mode="linear"),
+    h.make_node("Resize", ["x", "", "", "lz_mix"], ["lerp_mix"],
+                mode="linear"),
+    h.make_node("Resize", ["x", "", "", "lz_one"], ["lerp_one"],
+                mode="linear"),
+    h.make_node("Resize", ["x", "", "", "lz_big"], ["lerp_big"],
+                mode="linear"),
+]
+save(lerp, [nh.from_array(np.array([2, 1, 32, 27], np.int64), "lz_up"),
+            nh.from_array(np.array([2, 1, 3, 4], np.int64), "lz_down"),
+            nh.from_array(np.array([1, 1, 2, 2], np.float32), "lup2"),
+            nh.from_array(np.array([2, 1, 5, 20], np.int64), "lz_mix"),
+            nh.from_array(np.array([2, 1, 1, 9], np.int64), "lz_one"),
+            nh.from_array(np.array([2, 1, 257, 161], np.int64), "lz_big")],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 1, 7, 9])],
+     [n.output[0] for n in lerp], "fast_lerp.onnx")
 
 # runtime/layout.c through an FPN's ops: nearest Resize by 2 (direct.c)
 # and a channel Concat (chanwise.c) keep NHWC between the convolutions:

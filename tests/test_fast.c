@@ -279,6 +279,18 @@ Test(fast, linear_resize_matches_reference)
 	fast_vs_reference("fast_resize", 3, 0, NULL);
 }
 
+Test(fast, one_channel_linear_resize_matches_reference)
+{
+	/* fast_lerp: 6 linear Resize of [2,1,7,9] (runtime/chanwise.c's
+	 * planar kernel): up and down by sizes no whole factor apart,
+	 * pytorch_half_pixel, x2 by scales, one output row, and one of
+	 * enough work to split its rows over 2 threads */
+	Outs f1;
+	fast_vs_reference("fast_lerp", 6, 0, &f1);
+	cr_expect_eq(f1.chan, 6, "%d chanwise tasks", f1.chan);
+	outs_free(&f1);
+}
+
 Test(fast, gathers_and_views_match_reference)
 {
 	/* runtime/direct.c: 2 Gather of constant indices, the Relu before
