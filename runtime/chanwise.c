@@ -8,10 +8,13 @@
  * these, the pooled and the scaled tensor would be reordered out of
  * NHWC and back around every block, and the broadcast Mul would run the
  * reference kernel.  A detector's FPN concatenates its levels on the
- * channel axis (Concat: a copy per row, or per pixel in NHWC).
+ * channel axis (Concat: a copy per row, or per pixel in NHWC).  A
+ * U-Net upsamples by linear Resize (the reference's two passes, along W
+ * then H, a row at a time: oneDNN's resampling ran one-channel planes at
+ * a fifth of memory's speed).
  * Arithmetic is in float as the reference kernels round it (a binary
- * op) or in double (the average, as the reference's sum), so the
- * results match theirs.
+ * op, the Resize's taps) or in double (the average, as the reference's
+ * sum), so the results match theirs.
  */
 #include <math.h>
 #include <stdint.h>
@@ -291,7 +294,7 @@ int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	return 1;
 }
 
-/* ---- linear Resize of one-channel planes --------------------------------- */
+/* ---- linear Resize of H and W ------------------------------------------ */
 
 /* One output index's two taps on an axis: input indices and weights. */
 typedef struct Tap {
@@ -299,10 +302,14 @@ typedef struct Tap {
 	float w0, w1;
 } Tap;
 
+/* Planes of ih x iw pixels of c floats each: row-major, N x C planes of
+ * one float; NHWC, N planes of C. */
 typedef struct Lerp {
-	int64_t planes, ih, iw, oh, ow;
+	int64_t n, ch, ih, iw, oh, ow; /* X [n, ch, ih, iw] */
+	int64_t planes, c;	       /* set by the build, from the layout */
 	Tap *ty, *tx; /* per output row, per output column */
-	float *rows;  /* per thread, 2 x ow: the W pass of two input rows */
+	float *rows;  /* one-float pixels: per thread, the W pass of two
+		       * input rows (2 x ow) */
 	int threads;
 } Lerp;
 
@@ -339,7 +346,8 @@ static Tap *axis_taps(int64_t in, int64_t out, bool pytorch)
 	return t;
 }
 
-/* The reference's first pass, along W: r[o] = w0 x[i0] + w1 x[i1]. */
+/* The reference's first pass, along W, on a row of one-float pixels:
+ * r[o] = w0 x[i0] + w1 x[i1]. */
 RT_HOT static void lerp_row(const float *x, const Tap *tx, int64_t ow,
 			    float *r)
 {
@@ -347,20 +355,74 @@ RT_HOT static void lerp_row(const float *x, const Tap *tx, int64_t ow,
 		r[o] = tx[o].w0 * x[tx[o].i0] + tx[o].w1 * x[tx[o].i1];
 }
 
+/* Both passes on a row of pixels of c floats, from input rows a and b
+ * (the reference's order: along W, then w0 a + w1 b along H, a tap of
+ * weight 0 skipped as the reference skips it). */
+RT_HOT static void lerp_pixels(const float *a, const float *b, const Tap *tx,
+			       Tap ty, int64_t ow, int64_t c, float *y)
+{
+	if (ty.w0 == 0 || ty.w1 == 0) { /* one input row */
+		const float *x = ty.w0 == 0 ? b : a;
+		float w = ty.w0 == 0 ? ty.w1 : ty.w0;
+		for (int64_t o = 0; o < ow; o++, y += c) {
+			const float *x0 = x + tx[o].i0 * c, *x1 = x + tx[o].i1 * c;
+			float w0 = tx[o].w0, w1 = tx[o].w1;
+			for (int64_t k = 0; k < c; k++)
+				y[k] = w * (w0 * x0[k] + w1 * x1[k]);
+		}
+		return;
+	}
+	for (int64_t o = 0; o < ow; o++, y += c) {
+		const float *a0 = a + tx[o].i0 * c, *a1 = a + tx[o].i1 * c;
+		const float *b0 = b + tx[o].i0 * c, *b1 = b + tx[o].i1 * c;
+		float w0 = tx[o].w0, w1 = tx[o].w1;
+		for (int64_t k = 0; k < c; k++)
+			y[k] = ty.w0 * (w0 * a0[k] + w1 * a1[k]) +
+			       ty.w1 * (w0 * b0[k] + w1 * b1[k]);
+	}
+}
+
 /* Its second, along H: y = w0 a + w1 b, a tap of weight 0 skipped as
  * the reference skips it. */
 RT_HOT static void lerp_blend(const float *a, const float *b, Tap ty,
-			      float *y, int64_t ow)
+			      float *y, int64_t len)
 {
 	if (ty.w0 == 0)
-		for (int64_t o = 0; o < ow; o++)
+		for (int64_t o = 0; o < len; o++)
 			y[o] = ty.w1 * b[o];
 	else if (ty.w1 == 0)
-		for (int64_t o = 0; o < ow; o++)
+		for (int64_t o = 0; o < len; o++)
 			y[o] = ty.w0 * a[o];
 	else
-		for (int64_t o = 0; o < ow; o++)
+		for (int64_t o = 0; o < len; o++)
 			y[o] = ty.w0 * a[o] + ty.w1 * b[o];
+}
+
+/* Output rows q0 .. q1 of one-float pixels: each input row's W pass
+ * once into r[0] or r[1] (of ow floats), kept while consecutive output
+ * rows read it. */
+static void lerp_planes(const Lerp *k, const float *x, float *y, int64_t q0,
+			int64_t q1, float *r0, float *r1)
+{
+	float *r[2] = { r0, r1 };
+	int64_t have[2] = { -1, -1 }; /* plane * ih + input row */
+	for (int64_t q = q0; q < q1; q++) {
+		int64_t pl = q / k->oh;
+		Tap ty = k->ty[q % k->oh];
+		int64_t want[2] = { pl * k->ih + ty.i0, pl * k->ih + ty.i1 };
+		if (have[0] != want[0] && have[1] == want[0]) {
+			float *tmp = r[0]; /* moving down a row */
+			r[0] = r[1], r[1] = tmp;
+			have[1] = have[0], have[0] = want[0];
+		}
+		bool one = want[1] == want[0]; /* a clamped edge */
+		for (int j = 0; j < (one ? 1 : 2); j++)
+			if (have[j] != want[j]) {
+				lerp_row(x + want[j] * k->iw, k->tx, k->ow, r[j]);
+				have[j] = want[j];
+			}
+		lerp_blend(r[0], one ? r[0] : r[1], ty, y + q * k->ow, k->ow);
+	}
 }
 
 static int lerp_run(void *state, const Tensor *const *in,
@@ -369,58 +431,54 @@ static int lerp_run(void *state, const Tensor *const *in,
 	const Lerp *k = state;
 	const float *x = in[0]->data;
 	float *y = tensor_mut(out[0]);
+	int64_t rows = k->planes * k->oh, xrow = k->iw * k->c;
 	int nt = k->threads;
-	/* each thread a run of output rows of one plane: its two W-pass
-	 * rows stay valid while consecutive output rows read the same
-	 * input rows */
 	RT_PARALLEL_FOR
 	for (int th = 0; th < nt; th++) {
-		float *r[2] = { k->rows + 2 * th * k->ow,
-				k->rows + (2 * th + 1) * k->ow };
-		int64_t have[2] = { -1, -1 }; /* plane * ih + input row */
-		int64_t rows = k->planes * k->oh;
-		for (int64_t q = rows * th / nt; q < rows * (th + 1) / nt; q++) {
+		int64_t q0 = rows * th / nt, q1 = rows * (th + 1) / nt;
+		if (k->c == 1) {
+			lerp_planes(k, x, y, q0, q1, k->rows + 2 * th * k->ow,
+				    k->rows + (2 * th + 1) * k->ow);
+			continue;
+		}
+		for (int64_t q = q0; q < q1; q++) {
 			int64_t pl = q / k->oh;
 			Tap ty = k->ty[q % k->oh];
-			int64_t want[2] = { pl * k->ih + ty.i0,
-					    pl * k->ih + ty.i1 };
-			if (have[0] != want[0] && have[1] == want[0]) {
-				float *tmp = r[0]; /* moving down a row */
-				r[0] = r[1], r[1] = tmp;
-				have[1] = have[0], have[0] = want[0];
-			}
-			bool one = want[1] == want[0]; /* a clamped edge */
-			for (int j = 0; j < (one ? 1 : 2); j++)
-				if (have[j] != want[j]) {
-					lerp_row(x + want[j] * k->iw, k->tx, k->ow,
-						 r[j]);
-					have[j] = want[j];
-				}
-			lerp_blend(r[0], one ? r[0] : r[1], ty,
-				   y + q * k->ow, k->ow);
+			lerp_pixels(x + (pl * k->ih + ty.i0) * xrow,
+				    x + (pl * k->ih + ty.i1) * xrow, k->tx, ty,
+				    k->ow, k->c, y + q * k->ow * k->c);
 		}
 	}
 	return 0;
 }
 
+int chan_resize_build(gearrt_session *s, Prepared *p, Task *t)
+{
+	(void)s;
+	Lerp *k = t->fast.state;
+	bool nhwc = rt_nhwc(p, t->n->outputs[0]);
+	k->planes = nhwc ? k->n : k->n * k->ch;
+	k->c = nhwc ? k->ch : 1;
+	return 0;
+}
+
 /* dnnl.c's linear Resize (half_pixel coordinates, scales of Y over X)
- * of [N,1,H,W], whose bytes are the same in either layout: oneDNN's
- * resampling vectorises over channels and runs one at a speed far from
- * memory's. */
+ * of [N,C,H,W], in either layout: oneDNN's resampling vectorises over
+ * channels, and ran one channel at a fifth of memory's speed. */
 int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	if (!dnnl_resize_linear(s, p, n) || !f32_4d(x) ||
-	    x->shape.dims[1] != 1 || x->shape.dims[2] > INT32_MAX ||
-	    x->shape.dims[3] > INT32_MAX)
+	    x->shape.dims[2] > INT32_MAX || x->shape.dims[3] > INT32_MAX)
 		return 0;
 	bool pytorch = !strcmp(attr_str(n, "coordinate_transformation_mode",
 					"half_pixel"),
 			       "pytorch_half_pixel");
 	Lerp *k = xmalloc(sizeof(*k));
-	k->planes = x->shape.dims[0];
+	memset(k, 0, sizeof(*k));
+	k->n = x->shape.dims[0], k->ch = x->shape.dims[1];
 	k->ih = x->shape.dims[2], k->iw = x->shape.dims[3];
 	k->oh = y->shape.dims[2], k->ow = y->shape.dims[3];
 	k->ty = axis_taps(k->ih, k->oh, pytorch);
@@ -431,7 +489,7 @@ int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	take(fk, lerp_run, k);
 	fk->free = lerp_free;
 	fk->threads = k->threads;
-	rt_task_slots(t); /* one channel: NHWC's bytes are row-major's */
+	rt_task_slots(t); /* X and Y share a layout, which may be NHWC */
 	rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
 	return 1;
 }

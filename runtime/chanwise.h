@@ -23,7 +23,8 @@ int chan_gap_build(gearrt_session *s, Prepared *p, Task *t);
 /* Concat of [N,C_i,H,W] on the channel axis (an FPN's levels). */
 int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 int chan_concat_build(gearrt_session *s, Prepared *p, Task *t);
-/* Linear Resize (runtime/dnnl.c's contract) of [N,1,H,W]. */
+/* Linear Resize (runtime/dnnl.c's contract) of [N,C,H,W]. */
 int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int chan_resize_build(gearrt_session *s, Prepared *p, Task *t);
 
 #endif

@@ -273,21 +273,27 @@ Test(fast, weights_keep_their_layout_partners_row_major)
 
 Test(fast, linear_resize_matches_reference)
 {
-	/* oneDNN's resampling: linear half_pixel x2 by scales, by sizes up
-	 * and (pytorch_half_pixel) down; the 0.6 scale whose output is not
-	 * 0.6 of the input runs the reference kernel */
-	fast_vs_reference("fast_resize", 3, 0, NULL);
+	/* linear half_pixel x2 by scales, by sizes up and
+	 * (pytorch_half_pixel) down: runtime/chanwise.c's at rank 4, and
+	 * oneDNN's resampling at rank 3 (up by sizes); the 0.6 scale whose
+	 * output is not 0.6 of the input runs the reference kernel */
+	Outs f1;
+	fast_vs_reference("fast_resize", 4, 0, &f1);
+	cr_expect_eq(f1.chan, 3, "%d chanwise tasks", f1.chan);
+	outs_free(&f1);
 }
 
-Test(fast, one_channel_linear_resize_matches_reference)
+Test(fast, linear_resize_in_either_layout_matches_reference)
 {
-	/* fast_lerp: 6 linear Resize of [2,1,7,9] (runtime/chanwise.c's
-	 * planar kernel): up and down by sizes no whole factor apart,
-	 * pytorch_half_pixel, x2 by scales, one output row, and one of
-	 * enough work to split its rows over 2 threads */
+	/* fast_lerp: runtime/chanwise.c's linear Resize: 6 of [2,1,7,9]
+	 * (up and down by sizes no whole factor apart, pytorch_half_pixel,
+	 * x2 by scales, one output row, one split over 2 threads), one of
+	 * [1,4,6,5] row-major, and 2 of 16 channels NHWC between 3
+	 * convolutions (the second split over 2 threads) */
 	Outs f1;
-	fast_vs_reference("fast_lerp", 6, 0, &f1);
-	cr_expect_eq(f1.chan, 6, "%d chanwise tasks", f1.chan);
+	fast_vs_reference("fast_lerp", 12, 0, &f1);
+	cr_expect_eq(f1.chan, 9, "%d chanwise tasks", f1.chan);
+	cr_expect_eq(f1.nhwc, 3, "%d NHWC tensors", f1.nhwc);
 	outs_free(&f1);
 }
 
