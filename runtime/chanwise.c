@@ -11,10 +11,13 @@
  * channel axis (Concat: a copy per row, or per pixel in NHWC).  A
  * U-Net upsamples by linear Resize (the reference's two passes, along W
  * then H, a row at a time: oneDNN's resampling ran one-channel planes at
- * a fifth of memory's speed).
+ * a fifth of memory's speed), and its side outputs are Conv to one
+ * channel from a channels-last backbone (a dot product per output pixel
+ * over the window's channels, which oneDNN pads to 16 outputs).
  * Arithmetic is in float as the reference kernels round it (a binary
  * op, the Resize's taps) or in double (the average, as the reference's
- * sum), so the results match theirs.
+ * sum), so the results match theirs; a Conv's sums are in float in
+ * another order (vector lanes), within float rounding of them.
  */
 #include <math.h>
 #include <stdint.h>
@@ -22,6 +25,7 @@
 #include <string.h>
 
 #include "chanwise.h"
+#include "direct.h"
 #include "dnnl.h"
 
 /* fk runs run on state (malloc'd): 1. */
@@ -491,5 +495,151 @@ int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	fk->threads = k->threads;
 	rt_task_slots(t); /* X and Y share a layout, which may be NHWC */
 	rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
+	return 1;
+}
+
+/* ---- Conv with few output channels on channels-last X ------------------- */
+
+/* oneDNN pads output channels to 16: a U-Net's one-channel side output
+ * from 64 channels at 512x512 did 16x its work (27 ms).  direct.c's
+ * kernel for few output channels reads X row-major; here each output
+ * pixel is a dot product over its window's pixels, each pixel's cin
+ * floats contiguous in NHWC, in vector lanes (VL, summed at the end). */
+enum { FEW_OUT = 8, VL = 16 };
+
+typedef float Vec __attribute__((vector_size(VL * sizeof(float))));
+
+typedef struct FewConv {
+	ConvGeom g;
+	float *w;	/* [kh][kw][cout][cin] */
+	const float *b; /* [cout] or NULL */
+	bool nhwc;	/* X channels-last (else row-major) */
+	int threads;
+} FewConv;
+
+static void few_free(void *state)
+{
+	FewConv *k = state;
+	free(k->w);
+	free(k);
+}
+
+/* Output (oy, ox) of output channel o, from image x (its pixels'
+ * channels cs apart, pixels ps apart): the window's products summed in
+ * four vectors of VL lanes (channels that are contiguous, in multiples
+ * of VL) and one float (the rest), the lanes added at the end. */
+static inline __attribute__((always_inline)) float
+few_point(const FewConv *k, const float *x, int64_t cs, int64_t ps,
+	  int64_t o, int64_t oy, int64_t ox)
+{
+	const ConvGeom *g = &k->g;
+	int64_t kh = g->kernel[0], kw = g->kernel[1], cin = g->cin;
+	int64_t cv = cs == 1 ? cin / VL * VL : 0; /* channels in lanes */
+	Vec acc[4] = { { 0 }, { 0 }, { 0 }, { 0 } };
+	float rest = 0;
+	for (int64_t ky = 0; ky < kh; ky++) {
+		int64_t iy = oy * g->stride[0] - g->pad[0] + ky * g->dilation[0];
+		if (iy < 0 || iy >= g->in[0])
+			continue;
+		for (int64_t kx = 0; kx < kw; kx++) {
+			int64_t ix = ox * g->stride[1] - g->pad[1] +
+				     kx * g->dilation[1];
+			if (ix < 0 || ix >= g->in[1])
+				continue;
+			const float *xp = x + (iy * g->in[1] + ix) * ps;
+			const float *w = k->w + ((ky * kw + kx) * g->cout + o) * cin;
+			int64_t c = 0;
+			for (; c + 4 * VL <= cv; c += 4 * VL)
+				for (int j = 0; j < 4; j++) {
+					Vec a, b;
+					memcpy(&a, xp + c + j * VL, sizeof(a));
+					memcpy(&b, w + c + j * VL, sizeof(b));
+					acc[j] += a * b;
+				}
+			for (int j = 0; c < cv; c += VL, j++) {
+				Vec a, b;
+				memcpy(&a, xp + c, sizeof(a));
+				memcpy(&b, w + c, sizeof(b));
+				acc[j] += a * b;
+			}
+			for (; c < cin; c++)
+				rest += xp[c * cs] * w[c];
+		}
+	}
+	Vec v = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+	float sum = k->b ? k->b[o] : 0;
+	for (int l = 0; l < VL; l++)
+		sum += v[l];
+	return sum + rest;
+}
+
+/* Output row oy of every output channel into y (row-major planes). */
+RT_HOT static void few_row(const FewConv *k, const float *x, int64_t cs,
+			   int64_t ps, int64_t oy, float *y)
+{
+	const ConvGeom *g = &k->g;
+	int64_t ow = g->out[1], plane = g->out[0] * ow;
+	for (int64_t o = 0; o < g->cout; o++)
+		for (int64_t ox = 0; ox < ow; ox++)
+			y[o * plane + oy * ow + ox] =
+				few_point(k, x, cs, ps, o, oy, ox);
+}
+
+static int few_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const FewConv *k = state;
+	const ConvGeom *g = &k->g;
+	int64_t hw = g->in[0] * g->in[1], oh = g->out[0];
+	int64_t cs = k->nhwc ? 1 : hw, ps = k->nhwc ? g->cin : 1;
+	int64_t rows = g->n * oh;
+	int nt = k->threads;
+	RT_PARALLEL_FOR
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t n = r / oh;
+		few_row(k, (const float *)in[0]->data + n * g->cin * hw, cs, ps,
+			r % oh,
+			(float *)tensor_mut(out[0]) +
+				n * g->cout * oh * g->out[1]);
+	}
+	return 0;
+}
+
+int chan_few_conv_build(gearrt_session *s, Prepared *p, Task *t)
+{
+	(void)s;
+	((FewConv *)t->fast.state)->nhwc = rt_nhwc(p, t->n->inputs[0]);
+	return 0;
+}
+
+int chan_few_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
+	ConvGeom cg;
+	if (n->op != OP_Conv || !direct_conv_geom(s, p, n, false, &cg) ||
+	    cg.nsp != 2 || cg.group != 1 || cg.cout > FEW_OUT ||
+	    cg.cin < VL || cg.kernel[0] * cg.kernel[1] == 1 ||
+	    (b && shape_numel(&b->shape) != cg.cout))
+		return 0;
+	int64_t taps = cg.cin * cg.kernel[0] * cg.kernel[1];
+	const float *wd = w->konst->data;
+	FewConv *k = xmalloc(sizeof(*k));
+	k->g = cg;
+	k->b = b ? b->konst->data : NULL;
+	k->nhwc = false;
+	k->threads = rt_threads_for(s, rt_conv_flops(&cg, false));
+	k->w = xmalloc((size_t)(cg.cout * taps) * sizeof(*k->w));
+	int64_t win = cg.kernel[0] * cg.kernel[1];
+	for (int64_t o = 0; o < cg.cout; o++) /* [o][ic][i] -> [i][o][ic] */
+		for (int64_t ic = 0; ic < cg.cin; ic++)
+			for (int64_t i = 0; i < win; i++)
+				k->w[(i * cg.cout + o) * cg.cin + ic] =
+					wd[(o * cg.cin + ic) * win + i];
+	take(fk, few_run, k);
+	fk->free = few_free;
+	fk->threads = k->threads;
+	rt_task_slots(t); /* X may be NHWC; Y row-major */
+	rt_slot(t, 0)->group = 1;
+	rt_slot(t, 0)->prefers = true;
 	return 1;
 }

@@ -26,5 +26,10 @@ int chan_concat_build(gearrt_session *s, Prepared *p, Task *t);
 /* Linear Resize (runtime/dnnl.c's contract) of [N,C,H,W]. */
 int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 int chan_resize_build(gearrt_session *s, Prepared *p, Task *t);
+/* Conv (not fused) of at most 8 output channels, one group, 2-D, X in
+ * either layout (channels-last is its reason: direct.c's kernel reads
+ * row-major), Y row-major. */
+int chan_few_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int chan_few_conv_build(gearrt_session *s, Prepared *p, Task *t);
 
 #endif

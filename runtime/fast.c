@@ -129,6 +129,8 @@ static const KernelRow rows[] = {
 	PLAIN(Conv, F32, ROWS, small_dwconv, "small.dwconv"),
 	PLAIN(Conv, F32, ROWS, direct_conv, "direct.conv"),
 	PLAIN(FusedConv, F32, ROWS, direct_conv, "direct.conv"),
+	PLAIN_B(Conv, F32, EITHER, chan_few_conv, chan_few_conv_build,
+		"chan.conv"),
 	PLAIN(ConvTranspose, F32, ROWS, direct_deconv, "direct.deconv"),
 	PLAIN(Relu, F32, EITHER, fold_into_deconv, "direct.deconv_act"),
 	PLAIN(Relu, F32, EITHER, direct_unary, "direct.relu"),

@@ -3,7 +3,8 @@
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
-fast_chan.onnx, fast_side.onnx, fast_residual.onnx and fast_lerp.onnx for
+fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx and
+fast_fewconv.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -516,3 +517,28 @@ save(lerp, [nh.from_array(np.array([2, 1, 32, 27], np.int64), "lz_up"),
       h.make_tensor_value_info("z", T.FLOAT, [1, 4, 6, 5])],
      [n.output[0] for n in lerp if n.output[0].startswith("lerp")],
      "fast_lerp.onnx")
+
+
+# runtime/chanwise.c chan_few_conv: Conv to at most 8 channels reading X
+# channels-last (oneDNN pads its outputs to 16): from 24 channels (16 in
+# lanes, 8 one at a time), stride 2 with uneven pads and a bias, dilation
+# 2 with no bias; from 80 (four vectors of lanes and one more), enough
+# work for 2 threads; and stride 2 on the row-major graph input (direct.c
+# takes stride 1 only), its channels 13 apart
+few = [
+    h.make_node("Conv", ["x", "fw1", "fb1"], ["fa"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["fa", "fw2", "fb2"], ["few_stride"],
+                strides=[2, 2], pads=[1, 0, 2, 1]),
+    h.make_node("Conv", ["fa", "fw3"], ["few_dilated"], dilations=[2, 2],
+                pads=[2, 2, 2, 2]),
+    h.make_node("Conv", ["x", "fw4"], ["fa80"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["fa80", "fw5", "fb5"], ["few_80"],
+                pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["x", "fw6"], ["few_rows"], strides=[2, 2]),
+]
+save(few, [ws("fw1", 24, 20, 3, 3), w("fb1", 24), ws("fw2", 3, 24, 3, 3),
+           w("fb2", 3), ws("fw3", 1, 24, 3, 3), ws("fw4", 80, 20, 3, 3),
+           ws("fw5", 2, 80, 3, 3), w("fb5", 2), ws("fw6", 2, 20, 3, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 11, 13])],
+     ["few_stride", "few_dilated", "few_80", "few_rows"],
+     "fast_fewconv.onnx")
