@@ -337,8 +337,9 @@ static Tap *axis_taps(int64_t in, int64_t out, bool pytorch)
 	Tap *t = xmalloc((size_t)out * sizeof(*t));
 	double scale = (double)out / (double)in;
 	for (int64_t o = 0; o < out; o++) {
-		double v = pytorch && out == 1 ? -0.5
-					       : ((double)o + 0.5) / scale - 0.5;
+		double v = pytorch && out == 1
+				   ? -0.5
+				   : ((double)o + 0.5) / scale - 0.5;
 		double f = floor(v), ratio = v - f;
 		if (ratio == 0)
 			f -= 1, ratio = 1;
@@ -369,7 +370,8 @@ RT_HOT static void lerp_pixels(const float *a, const float *b, const Tap *tx,
 		const float *x = ty.w0 == 0 ? b : a;
 		float w = ty.w0 == 0 ? ty.w1 : ty.w0;
 		for (int64_t o = 0; o < ow; o++, y += c) {
-			const float *x0 = x + tx[o].i0 * c, *x1 = x + tx[o].i1 * c;
+			const float *x0 = x + tx[o].i0 * c;
+			const float *x1 = x + tx[o].i1 * c;
 			float w0 = tx[o].w0, w1 = tx[o].w1;
 			for (int64_t k = 0; k < c; k++)
 				y[k] = w * (w0 * x0[k] + w1 * x1[k]);
@@ -422,7 +424,8 @@ static void lerp_planes(const Lerp *k, const float *x, float *y, int64_t q0,
 		bool one = want[1] == want[0]; /* a clamped edge */
 		for (int j = 0; j < (one ? 1 : 2); j++)
 			if (have[j] != want[j]) {
-				lerp_row(x + want[j] * k->iw, k->tx, k->ow, r[j]);
+				lerp_row(x + want[j] * k->iw, k->tx, k->ow,
+					 r[j]);
 				have[j] = want[j];
 			}
 		lerp_blend(r[0], one ? r[0] : r[1], ty, y + q * k->ow, k->ow);
@@ -538,7 +541,8 @@ few_point(const FewConv *k, const float *x, int64_t cs, int64_t ps,
 	Vec acc[4] = { { 0 }, { 0 }, { 0 }, { 0 } };
 	float rest = 0;
 	for (int64_t ky = 0; ky < kh; ky++) {
-		int64_t iy = oy * g->stride[0] - g->pad[0] + ky * g->dilation[0];
+		int64_t iy = oy * g->stride[0] - g->pad[0] +
+			     ky * g->dilation[0];
 		if (iy < 0 || iy >= g->in[0])
 			continue;
 		for (int64_t kx = 0; kx < kw; kx++) {
@@ -547,7 +551,8 @@ few_point(const FewConv *k, const float *x, int64_t cs, int64_t ps,
 			if (ix < 0 || ix >= g->in[1])
 				continue;
 			const float *xp = x + (iy * g->in[1] + ix) * ps;
-			const float *w = k->w + ((ky * kw + kx) * g->cout + o) * cin;
+			const float *w =
+				k->w + ((ky * kw + kx) * g->cout + o) * cin;
 			int64_t c = 0;
 			for (; c + 4 * VL <= cv; c += 4 * VL)
 				for (int j = 0; j < 4; j++) {

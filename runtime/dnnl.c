@@ -1293,8 +1293,9 @@ static double resize_scale(const Prepared *p, const Node *n, const Value *x,
 
 /* Linear Resize of the spatial axes whose coordinates oneDNN's
  * resampling computes as ONNX does: half_pixel (or pytorch_half_pixel
- * with no spatial output length of 1) and each axis's scale exactly Y over X
- * (sizes given, or scales that are those ratios); N and C unscaled. */
+ * with no spatial output length of 1) and each axis's scale exactly Y
+ * over X (sizes given, or scales that are those ratios); N and C
+ * unscaled. */
 bool dnnl_resize_linear(const gearrt_session *s, const Prepared *p,
 			const Node *n)
 {
