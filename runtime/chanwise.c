@@ -8,15 +8,25 @@
  * these, the pooled and the scaled tensor would be reordered out of
  * NHWC and back around every block, and the broadcast Mul would run the
  * reference kernel.  A detector's FPN concatenates its levels on the
- * channel axis (Concat: a copy per row, or per pixel in NHWC).
+ * channel axis (Concat: a copy per row, or per pixel in NHWC).  A
+ * U-Net upsamples by linear Resize (the reference's two passes, along W
+ * then H, a row at a time: oneDNN's resampling ran one-channel planes at
+ * a fifth of memory's speed), and its side outputs are Conv to one
+ * channel from a channels-last backbone (a dot product per output pixel
+ * over the window's channels, which oneDNN pads to 16 outputs).
  * Arithmetic is in float as the reference kernels round it (a binary
- * op) or in double (the average, as the reference's sum), so the
- * results match theirs.
+ * op, the Resize's taps) or in double (the average, as the reference's
+ * sum), so the results match theirs; a Conv's sums are in float in
+ * another order (vector lanes), within float rounding of them.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chanwise.h"
+#include "direct.h"
+#include "dnnl.h"
 
 /* fk runs run on state (malloc'd): 1. */
 static int take(FastKernel *fk, int (*run)(void *, const Tensor *const *,
@@ -285,5 +295,356 @@ int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	SlotLayout *lay = rt_task_slots(t); /* every input and Y: one layout */
 	for (int slot = -n->noutputs; slot < n->ninputs; slot++)
 		lay[n->noutputs + slot].group = 1;
+	return 1;
+}
+
+/* ---- linear Resize of H and W ------------------------------------------ */
+
+/* One output index's two taps on an axis: input indices and weights. */
+typedef struct Tap {
+	int32_t i0, i1;
+	float w0, w1;
+} Tap;
+
+/* Planes of ih x iw pixels of c floats each: row-major, N x C planes of
+ * one float; NHWC, N planes of C. */
+typedef struct Lerp {
+	int64_t n, ch, ih, iw, oh, ow; /* X [n, ch, ih, iw] */
+	int64_t planes, c;	       /* set by the build, from the layout */
+	Tap *ty, *tx; /* per output row, per output column */
+	float *rows;  /* one-float pixels: per thread, the W pass of two
+		       * input rows (2 x ow) */
+	int threads;
+} Lerp;
+
+static void lerp_free(void *state)
+{
+	Lerp *k = state;
+	free(k->ty);
+	free(k->tx);
+	free(k->rows);
+	free(k);
+}
+
+/* The taps of an axis of in -> out, as the reference kernel
+ * (compiler/ops/resize.c) computes them for linear half_pixel (or
+ * pytorch_half_pixel) at the scale out / in: the input coordinate in
+ * double, its floor and the next index clamped, weights 1 - ratio and
+ * ratio rounded to float (an integer coordinate v: taps v - 1 and v,
+ * weights 0 and 1). */
+static Tap *axis_taps(int64_t in, int64_t out, bool pytorch)
+{
+	Tap *t = xmalloc((size_t)out * sizeof(*t));
+	double scale = (double)out / (double)in;
+	for (int64_t o = 0; o < out; o++) {
+		double v = pytorch && out == 1
+				   ? -0.5
+				   : ((double)o + 0.5) / scale - 0.5;
+		double f = floor(v), ratio = v - f;
+		if (ratio == 0)
+			f -= 1, ratio = 1;
+		int64_t i0 = (int64_t)f, i1 = i0 + 1;
+		t[o].i0 = (int32_t)(i0 < 0 ? 0 : i0 >= in ? in - 1 : i0);
+		t[o].i1 = (int32_t)(i1 < 0 ? 0 : i1 >= in ? in - 1 : i1);
+		t[o].w0 = (float)(1 - ratio), t[o].w1 = (float)ratio;
+	}
+	return t;
+}
+
+/* The reference's first pass, along W, on a row of one-float pixels:
+ * r[o] = w0 x[i0] + w1 x[i1]. */
+RT_HOT static void lerp_row(const float *x, const Tap *tx, int64_t ow,
+			    float *r)
+{
+	for (int64_t o = 0; o < ow; o++)
+		r[o] = tx[o].w0 * x[tx[o].i0] + tx[o].w1 * x[tx[o].i1];
+}
+
+/* Both passes on a row of pixels of c floats, from input rows a and b
+ * (the reference's order: along W, then w0 a + w1 b along H, a tap of
+ * weight 0 skipped as the reference skips it). */
+RT_HOT static void lerp_pixels(const float *a, const float *b, const Tap *tx,
+			       Tap ty, int64_t ow, int64_t c, float *y)
+{
+	if (ty.w0 == 0 || ty.w1 == 0) { /* one input row */
+		const float *x = ty.w0 == 0 ? b : a;
+		float w = ty.w0 == 0 ? ty.w1 : ty.w0;
+		for (int64_t o = 0; o < ow; o++, y += c) {
+			const float *x0 = x + tx[o].i0 * c;
+			const float *x1 = x + tx[o].i1 * c;
+			float w0 = tx[o].w0, w1 = tx[o].w1;
+			for (int64_t k = 0; k < c; k++)
+				y[k] = w * (w0 * x0[k] + w1 * x1[k]);
+		}
+		return;
+	}
+	for (int64_t o = 0; o < ow; o++, y += c) {
+		const float *a0 = a + tx[o].i0 * c, *a1 = a + tx[o].i1 * c;
+		const float *b0 = b + tx[o].i0 * c, *b1 = b + tx[o].i1 * c;
+		float w0 = tx[o].w0, w1 = tx[o].w1;
+		for (int64_t k = 0; k < c; k++)
+			y[k] = ty.w0 * (w0 * a0[k] + w1 * a1[k]) +
+			       ty.w1 * (w0 * b0[k] + w1 * b1[k]);
+	}
+}
+
+/* Its second, along H: y = w0 a + w1 b, a tap of weight 0 skipped as
+ * the reference skips it. */
+RT_HOT static void lerp_blend(const float *a, const float *b, Tap ty,
+			      float *y, int64_t len)
+{
+	if (ty.w0 == 0)
+		for (int64_t o = 0; o < len; o++)
+			y[o] = ty.w1 * b[o];
+	else if (ty.w1 == 0)
+		for (int64_t o = 0; o < len; o++)
+			y[o] = ty.w0 * a[o];
+	else
+		for (int64_t o = 0; o < len; o++)
+			y[o] = ty.w0 * a[o] + ty.w1 * b[o];
+}
+
+/* Output rows q0 .. q1 of one-float pixels: each input row's W pass
+ * once into r[0] or r[1] (of ow floats), kept while consecutive output
+ * rows read it. */
+static void lerp_planes(const Lerp *k, const float *x, float *y, int64_t q0,
+			int64_t q1, float *r0, float *r1)
+{
+	float *r[2] = { r0, r1 };
+	int64_t have[2] = { -1, -1 }; /* plane * ih + input row */
+	for (int64_t q = q0; q < q1; q++) {
+		int64_t pl = q / k->oh;
+		Tap ty = k->ty[q % k->oh];
+		int64_t want[2] = { pl * k->ih + ty.i0, pl * k->ih + ty.i1 };
+		if (have[0] != want[0] && have[1] == want[0]) {
+			float *tmp = r[0]; /* moving down a row */
+			r[0] = r[1], r[1] = tmp;
+			have[1] = have[0], have[0] = want[0];
+		}
+		bool one = want[1] == want[0]; /* a clamped edge */
+		for (int j = 0; j < (one ? 1 : 2); j++)
+			if (have[j] != want[j]) {
+				lerp_row(x + want[j] * k->iw, k->tx, k->ow,
+					 r[j]);
+				have[j] = want[j];
+			}
+		lerp_blend(r[0], one ? r[0] : r[1], ty, y + q * k->ow, k->ow);
+	}
+}
+
+static int lerp_run(void *state, const Tensor *const *in,
+		    Tensor *const *out)
+{
+	const Lerp *k = state;
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	int64_t rows = k->planes * k->oh, xrow = k->iw * k->c;
+	int nt = k->threads;
+	RT_PARALLEL_FOR
+	for (int th = 0; th < nt; th++) {
+		int64_t q0 = rows * th / nt, q1 = rows * (th + 1) / nt;
+		if (k->c == 1) {
+			lerp_planes(k, x, y, q0, q1, k->rows + 2 * th * k->ow,
+				    k->rows + (2 * th + 1) * k->ow);
+			continue;
+		}
+		for (int64_t q = q0; q < q1; q++) {
+			int64_t pl = q / k->oh;
+			Tap ty = k->ty[q % k->oh];
+			lerp_pixels(x + (pl * k->ih + ty.i0) * xrow,
+				    x + (pl * k->ih + ty.i1) * xrow, k->tx, ty,
+				    k->ow, k->c, y + q * k->ow * k->c);
+		}
+	}
+	return 0;
+}
+
+int chan_resize_build(gearrt_session *s, Prepared *p, Task *t)
+{
+	(void)s;
+	Lerp *k = t->fast.state;
+	bool nhwc = rt_nhwc(p, t->n->outputs[0]);
+	k->planes = nhwc ? k->n : k->n * k->ch;
+	k->c = nhwc ? k->ch : 1;
+	return 0;
+}
+
+/* dnnl.c's linear Resize (half_pixel coordinates, scales of Y over X)
+ * of [N,C,H,W], in either layout: oneDNN's resampling vectorises over
+ * channels, and ran one channel at a fifth of memory's speed. */
+int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (!dnnl_resize_linear(s, p, n) || !f32_4d(x) ||
+	    x->shape.dims[2] > INT32_MAX || x->shape.dims[3] > INT32_MAX)
+		return 0;
+	bool pytorch = !strcmp(attr_str(n, "coordinate_transformation_mode",
+					"half_pixel"),
+			       "pytorch_half_pixel");
+	Lerp *k = xmalloc(sizeof(*k));
+	memset(k, 0, sizeof(*k));
+	k->n = x->shape.dims[0], k->ch = x->shape.dims[1];
+	k->ih = x->shape.dims[2], k->iw = x->shape.dims[3];
+	k->oh = y->shape.dims[2], k->ow = y->shape.dims[3];
+	k->ty = axis_taps(k->ih, k->oh, pytorch);
+	k->tx = axis_taps(k->iw, k->ow, pytorch);
+	k->threads = rt_threads_for(s, 4.0 * (double)shape_numel(&y->shape));
+	k->rows = xmalloc(2 * (size_t)k->threads * (size_t)k->ow *
+			  sizeof(*k->rows));
+	take(fk, lerp_run, k);
+	fk->free = lerp_free;
+	fk->threads = k->threads;
+	rt_task_slots(t); /* X and Y share a layout, which may be NHWC */
+	rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
+	return 1;
+}
+
+/* ---- Conv with few output channels on channels-last X ------------------- */
+
+/* oneDNN pads output channels to 16: a U-Net's one-channel side output
+ * from 64 channels at 512x512 did 16x its work (27 ms).  direct.c's
+ * kernel for few output channels reads X row-major; here each output
+ * pixel is a dot product over its window's pixels, each pixel's cin
+ * floats contiguous in NHWC, in vector lanes (VL, summed at the end). */
+enum { FEW_OUT = 8, VL = 16 };
+
+typedef float Vec __attribute__((vector_size(VL * sizeof(float))));
+
+typedef struct FewConv {
+	ConvGeom g;
+	float *w;	/* [kh][kw][cout][cin] */
+	const float *b; /* [cout] or NULL */
+	bool nhwc;	/* X channels-last (else row-major) */
+	int threads;
+} FewConv;
+
+static void few_free(void *state)
+{
+	FewConv *k = state;
+	free(k->w);
+	free(k);
+}
+
+/* Output (oy, ox) of output channel o, from image x (its pixels'
+ * channels cs apart, pixels ps apart): the window's products summed in
+ * four vectors of VL lanes (channels that are contiguous, in multiples
+ * of VL) and one float (the rest), the lanes added at the end. */
+static inline __attribute__((always_inline)) float
+few_point(const FewConv *k, const float *x, int64_t cs, int64_t ps,
+	  int64_t o, int64_t oy, int64_t ox)
+{
+	const ConvGeom *g = &k->g;
+	int64_t kh = g->kernel[0], kw = g->kernel[1], cin = g->cin;
+	int64_t cv = cs == 1 ? cin / VL * VL : 0; /* channels in lanes */
+	Vec acc[4] = { { 0 }, { 0 }, { 0 }, { 0 } };
+	float rest = 0;
+	for (int64_t ky = 0; ky < kh; ky++) {
+		int64_t iy = oy * g->stride[0] - g->pad[0] +
+			     ky * g->dilation[0];
+		if (iy < 0 || iy >= g->in[0])
+			continue;
+		for (int64_t kx = 0; kx < kw; kx++) {
+			int64_t ix = ox * g->stride[1] - g->pad[1] +
+				     kx * g->dilation[1];
+			if (ix < 0 || ix >= g->in[1])
+				continue;
+			const float *xp = x + (iy * g->in[1] + ix) * ps;
+			const float *w =
+				k->w + ((ky * kw + kx) * g->cout + o) * cin;
+			int64_t c = 0;
+			for (; c + 4 * VL <= cv; c += 4 * VL)
+				for (int j = 0; j < 4; j++) {
+					Vec a, b;
+					memcpy(&a, xp + c + j * VL, sizeof(a));
+					memcpy(&b, w + c + j * VL, sizeof(b));
+					acc[j] += a * b;
+				}
+			for (int j = 0; c < cv; c += VL, j++) {
+				Vec a, b;
+				memcpy(&a, xp + c, sizeof(a));
+				memcpy(&b, w + c, sizeof(b));
+				acc[j] += a * b;
+			}
+			for (; c < cin; c++)
+				rest += xp[c * cs] * w[c];
+		}
+	}
+	Vec v = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+	float sum = k->b ? k->b[o] : 0;
+	for (int l = 0; l < VL; l++)
+		sum += v[l];
+	return sum + rest;
+}
+
+/* Output row oy of every output channel into y (row-major planes). */
+RT_HOT static void few_row(const FewConv *k, const float *x, int64_t cs,
+			   int64_t ps, int64_t oy, float *y)
+{
+	const ConvGeom *g = &k->g;
+	int64_t ow = g->out[1], plane = g->out[0] * ow;
+	for (int64_t o = 0; o < g->cout; o++)
+		for (int64_t ox = 0; ox < ow; ox++)
+			y[o * plane + oy * ow + ox] =
+				few_point(k, x, cs, ps, o, oy, ox);
+}
+
+static int few_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const FewConv *k = state;
+	const ConvGeom *g = &k->g;
+	int64_t hw = g->in[0] * g->in[1], oh = g->out[0];
+	int64_t cs = k->nhwc ? 1 : hw, ps = k->nhwc ? g->cin : 1;
+	int64_t rows = g->n * oh;
+	int nt = k->threads;
+	RT_PARALLEL_FOR
+	for (int64_t r = 0; r < rows; r++) {
+		int64_t n = r / oh;
+		few_row(k, (const float *)in[0]->data + n * g->cin * hw, cs, ps,
+			r % oh,
+			(float *)tensor_mut(out[0]) +
+				n * g->cout * oh * g->out[1]);
+	}
+	return 0;
+}
+
+int chan_few_conv_build(gearrt_session *s, Prepared *p, Task *t)
+{
+	(void)s;
+	((FewConv *)t->fast.state)->nhwc = rt_nhwc(p, t->n->inputs[0]);
+	return 0;
+}
+
+int chan_few_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
+	ConvGeom cg;
+	if (n->op != OP_Conv || !direct_conv_geom(s, p, n, false, &cg) ||
+	    cg.nsp != 2 || cg.group != 1 || cg.cout > FEW_OUT ||
+	    cg.cin < VL || cg.kernel[0] * cg.kernel[1] == 1 ||
+	    (b && shape_numel(&b->shape) != cg.cout))
+		return 0;
+	int64_t taps = cg.cin * cg.kernel[0] * cg.kernel[1];
+	const float *wd = w->konst->data;
+	FewConv *k = xmalloc(sizeof(*k));
+	k->g = cg;
+	k->b = b ? b->konst->data : NULL;
+	k->nhwc = false;
+	k->threads = rt_threads_for(s, rt_conv_flops(&cg, false));
+	k->w = xmalloc((size_t)(cg.cout * taps) * sizeof(*k->w));
+	int64_t win = cg.kernel[0] * cg.kernel[1];
+	for (int64_t o = 0; o < cg.cout; o++) /* [o][ic][i] -> [i][o][ic] */
+		for (int64_t ic = 0; ic < cg.cin; ic++)
+			for (int64_t i = 0; i < win; i++)
+				k->w[(i * cg.cout + o) * cg.cin + ic] =
+					wd[(o * cg.cin + ic) * win + i];
+	take(fk, few_run, k);
+	fk->free = few_free;
+	fk->threads = k->threads;
+	rt_task_slots(t); /* X may be NHWC; Y row-major */
+	rt_slot(t, 0)->group = 1;
+	rt_slot(t, 0)->prefers = true;
 	return 1;
 }

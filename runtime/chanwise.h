@@ -23,5 +23,13 @@ int chan_gap_build(gearrt_session *s, Prepared *p, Task *t);
 /* Concat of [N,C_i,H,W] on the channel axis (an FPN's levels). */
 int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 int chan_concat_build(gearrt_session *s, Prepared *p, Task *t);
+/* Linear Resize (runtime/dnnl.c's contract) of [N,C,H,W]. */
+int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int chan_resize_build(gearrt_session *s, Prepared *p, Task *t);
+/* Conv (not fused) of at most 8 output channels, one group, 2-D, X in
+ * either layout (channels-last is its reason: direct.c's kernel reads
+ * row-major), Y row-major. */
+int chan_few_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int chan_few_conv_build(gearrt_session *s, Prepared *p, Task *t);
 
 #endif

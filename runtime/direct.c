@@ -161,11 +161,8 @@ static int deconv_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-/* The geometry of n, a 2-D float32 Conv (transpose false) or ConvTranspose
- * whose weights and bias are in the file and whose only output is
- * output 0: false when n is not one. */
-static bool static_conv(gearrt_session *s, Prepared *p, const Node *n,
-			bool transpose, ConvGeom *cg)
+bool direct_conv_geom(gearrt_session *s, Prepared *p, const Node *n,
+		      bool transpose, ConvGeom *cg)
 {
 	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
 	const Value *b = rt_in_val(p, n, 2);
@@ -198,7 +195,7 @@ int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	ConvGeom cg;
-	if (!static_conv(s, p, n, true, &cg))
+	if (!direct_conv_geom(s, p, n, true, &cg))
 		return 0;
 	if (cg.nsp != 2 || cg.group < 1 || cg.cin % cg.group ||
 	    cg.cout % cg.group ||
@@ -419,7 +416,7 @@ int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	ConvGeom cg;
 	if ((fused && (rt_in_val(p, n, 3) || !relu_only(n, &relu))) ||
-	    !static_conv(s, p, n, false, &cg))
+	    !direct_conv_geom(s, p, n, false, &cg))
 		return 0;
 	/* few outputs, enough inputs and row to fill the vectors; a window
 	 * (a 1x1 convolution is oneDNN's, which keeps NHWC around it) */

@@ -14,6 +14,11 @@
 
 #include "rt.h"
 
+/* The geometry of n, a float32 Conv (transpose false) or ConvTranspose
+ * of rank 4 whose weights and bias are in the file and whose only output
+ * is output 0: false when n is not one. */
+bool direct_conv_geom(gearrt_session *s, Prepared *p, const Node *n,
+		      bool transpose, ConvGeom *cg);
 /* ConvTranspose (2-D, fp32, constant weights) with fewer than 32
  * channels in or out per group. */
 int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);

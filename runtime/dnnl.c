@@ -1298,11 +1298,12 @@ static double resize_scale(const Prepared *p, const Node *n, const Value *x,
 
 /* Linear Resize of the spatial axes whose coordinates oneDNN's
  * resampling computes as ONNX does: half_pixel (or pytorch_half_pixel
- * with no output length of 1) and each axis's scale exactly Y over X
- * (sizes given, or scales that are those ratios); N and C unscaled. */
-int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+ * with no spatial output length of 1) and each axis's scale exactly Y
+ * over X (sizes given, or scales that are those ratios); N and C
+ * unscaled. */
+bool dnnl_resize_linear(const gearrt_session *s, const Prepared *p,
+			const Node *n)
 {
-	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	const char *ct = attr_str(n, "coordinate_transformation_mode",
@@ -1315,13 +1316,23 @@ int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	    (strcmp(ct, "half_pixel") && !pytorch) ||
 	    node_attr(n, "axes") || attr_int(n, "antialias", 0) ||
 	    node_attr(n, "keep_aspect_ratio_policy"))
-		return 0;
+		return false;
 	for (int a = 0; a < x->shape.rank; a++) {
 		int64_t in = x->shape.dims[a], out = y->shape.dims[a];
-		if ((a < 2 && in != out) || (pytorch && out == 1) ||
+		if ((a < 2 && in != out) || (a >= 2 && pytorch && out == 1) ||
 		    resize_scale(p, n, x, y, a) != (double)out / (double)in)
-			return 0;
+			return false;
 	}
+	return true;
+}
+
+int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (!dnnl_resize_linear(s, p, n))
+		return 0;
 	XySpec *xs = xmalloc(sizeof(*xs));
 	memset(xs, 0, sizeof(*xs));
 	xs->resample = true;

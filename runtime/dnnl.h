@@ -42,7 +42,11 @@ bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info);
 int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 /* MaxPool, AveragePool, GlobalAveragePool. */
 int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-/* Resize, linear, with half_pixel coordinates and scales of Y over X. */
+/* Resize, linear, with half_pixel coordinates and scales of Y over X:
+ * dnnl_resize_linear says whether node n is one (its contract, which
+ * runtime/chanwise.c's kernel shares; it takes rank 4, this 3 and 5). */
+bool dnnl_resize_linear(const gearrt_session *s, const Prepared *p,
+			const Node *n);
 int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);
 /* The build of a pooling's or resize's kernel. */

@@ -3,7 +3,8 @@
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
-fast_chan.onnx, fast_side.onnx and fast_residual.onnx for
+fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx and
+fast_fewconv.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -297,9 +298,10 @@ save(pinned, [ws("pw1", 16, 8, 3, 3), w("pwa", 1, 16, 10, 10),
      "fast_pinned.onnx")
 
 
-# runtime/dnnl.c dnnl_fast_resize: linear Resize, half_pixel, by scales
-# (x2 up, and 0.6 down where the output is not in * 0.6: the reference
-# kernel's) and by sizes (pytorch_half_pixel down, half_pixel up)
+# linear Resize, half_pixel, by scales (x2 up, and 0.6 down where the
+# output is not in * 0.6: the reference kernel's) and by sizes
+# (pytorch_half_pixel down, half_pixel up): rank 4 runtime/chanwise.c's,
+# rank 3 (half_pixel up by sizes) runtime/dnnl.c's dnnl_fast_resize
 rs = [
     h.make_node("Resize", ["x", "", "up2"], ["lin_up"], mode="linear"),
     h.make_node("Resize", ["x", "", "down06"], ["lin_down_ref"],
@@ -309,12 +311,16 @@ rs = [
                 coordinate_transformation_mode="pytorch_half_pixel"),
     h.make_node("Resize", ["x", "", "", "sz_up"], ["lin_sz_up"],
                 mode="linear"),
+    h.make_node("Resize", ["x3", "", "", "sz3_up"], ["lin_rank3"],
+                mode="linear"),
 ]
 save(rs, [nh.from_array(np.array([1, 1, 2, 2], np.float32), "up2"),
           nh.from_array(np.array([1, 1, 0.6, 0.6], np.float32), "down06"),
           nh.from_array(np.array([2, 6, 5, 3], np.int64), "sz_down"),
-          nh.from_array(np.array([2, 6, 17, 23], np.int64), "sz_up")],
-     [h.make_tensor_value_info("x", T.FLOAT, [2, 6, 8, 9])],
+          nh.from_array(np.array([2, 6, 17, 23], np.int64), "sz_up"),
+          nh.from_array(np.array([2, 6, 20], np.int64), "sz3_up")],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 6, 8, 9]),
+      h.make_tensor_value_info("x3", T.FLOAT, [2, 6, 9])],
      [n.output[0] for n in rs], "fast_resize.onnx")
 
 
@@ -462,3 +468,77 @@ save(resid, [ws("rw1", 16, 16, 3, 3), w("rb1", 16), ws("rw2", 16, 16, 3, 3),
              w("rb2", 16)],
      [h.make_tensor_value_info("x", T.FLOAT, [1, 16, 24, 24])], ["y"],
      "fast_residual.onnx")
+
+
+# runtime/chanwise.c chan_resize: dnnl_fast_resize's linear Resize in
+# either layout.  One-channel planes (two images): up by sizes to lengths
+# no whole factor of the input's, pytorch_half_pixel down, x2 by scales,
+# H down and W up, an output row of one (half_pixel), and one of enough
+# work for 2 threads (each thread's rows start mid-plane); 4 channels
+# row-major (pytorch_half_pixel); 16 channels NHWC between convolutions,
+# up by sizes, the second by enough for 2 threads
+lerp = [
+    h.make_node("Resize", ["x", "", "", "lz_up"], ["lerp_up"],
+                mode="linear"),
+    h.make_node("Resize", ["x", "", "", "lz_down"], ["lerp_pt_down"],
+                mode="linear",
+                coordinate_transformation_mode="pytorch_half_pixel"),
+    h.make_node("Resize", ["x", "", "lup2"], ["lerp_x2"], mode="linear"),
+    h.make_node("Resize", ["x", "", "", "lz_mix"], ["lerp_mix"],
+                mode="linear"),
+    h.make_node("Resize", ["x", "", "", "lz_one"], ["lerp_one"],
+                mode="linear"),
+    h.make_node("Resize", ["x", "", "", "lz_big"], ["lerp_big"],
+                mode="linear"),
+    h.make_node("Resize", ["z", "", "", "lz_planes"], ["lerp_planes"],
+                mode="linear",
+                coordinate_transformation_mode="pytorch_half_pixel"),
+    h.make_node("Conv", ["z", "lw1"], ["za"], pads=[1, 1, 1, 1]),
+    h.make_node("Resize", ["za", "", "", "lz_nhwc"], ["zr"], mode="linear"),
+    h.make_node("Conv", ["zr", "lw2"], ["lerp_nhwc"], pads=[1, 1, 1, 1]),
+    h.make_node("Resize", ["za", "", "", "lz_nhwc_big"], ["zb"],
+                mode="linear"),
+    h.make_node("Conv", ["zb", "lw3"], ["lerp_nhwc_big"]),
+]
+save(lerp, [nh.from_array(np.array([2, 1, 32, 27], np.int64), "lz_up"),
+            nh.from_array(np.array([2, 1, 3, 4], np.int64), "lz_down"),
+            nh.from_array(np.array([1, 1, 2, 2], np.float32), "lup2"),
+            nh.from_array(np.array([2, 1, 5, 20], np.int64), "lz_mix"),
+            nh.from_array(np.array([2, 1, 1, 9], np.int64), "lz_one"),
+            nh.from_array(np.array([2, 1, 257, 161], np.int64), "lz_big"),
+            nh.from_array(np.array([1, 4, 4, 9], np.int64), "lz_planes"),
+            ws("lw1", 16, 4, 3, 3),
+            nh.from_array(np.array([1, 16, 13, 11], np.int64), "lz_nhwc"),
+            ws("lw2", 4, 16, 3, 3),
+            nh.from_array(np.array([1, 16, 130, 127], np.int64),
+                          "lz_nhwc_big"),
+            ws("lw3", 4, 16, 1, 1)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 1, 7, 9]),
+      h.make_tensor_value_info("z", T.FLOAT, [1, 4, 6, 5])],
+     [n.output[0] for n in lerp if n.output[0].startswith("lerp")],
+     "fast_lerp.onnx")
+
+
+# runtime/chanwise.c chan_few_conv: Conv to at most 8 channels reading X
+# channels-last (oneDNN pads its outputs to 16): from 24 channels (16 in
+# lanes, 8 one at a time), stride 2 with uneven pads and a bias, dilation
+# 2 with no bias; from 80 (four vectors of lanes and one more), enough
+# work for 2 threads; and stride 2 on the row-major graph input (direct.c
+# takes stride 1 only), its channels 13 apart
+few = [
+    h.make_node("Conv", ["x", "fw1", "fb1"], ["fa"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["fa", "fw2", "fb2"], ["few_stride"],
+                strides=[2, 2], pads=[1, 0, 2, 1]),
+    h.make_node("Conv", ["fa", "fw3"], ["few_dilated"], dilations=[2, 2],
+                pads=[2, 2, 2, 2]),
+    h.make_node("Conv", ["x", "fw4"], ["fa80"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["fa80", "fw5", "fb5"], ["few_80"],
+                pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["x", "fw6"], ["few_rows"], strides=[2, 2]),
+]
+save(few, [ws("fw1", 24, 20, 3, 3), w("fb1", 24), ws("fw2", 3, 24, 3, 3),
+           w("fb2", 3), ws("fw3", 1, 24, 3, 3), ws("fw4", 80, 20, 3, 3),
+           ws("fw5", 2, 80, 3, 3), w("fb5", 2), ws("fw6", 2, 20, 3, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 11, 13])],
+     ["few_stride", "few_dilated", "few_80", "few_rows"],
+     "fast_fewconv.onnx")

@@ -239,10 +239,12 @@ Test(fast, side_outputs_keep_the_backbone_nhwc)
 	/* fast_side: x -> Conv -> a (an output) -> Identity -> Conv -> b;
 	 * b -> one-channel Conv -> side; b -> Conv -> y.  a and b stay NHWC
 	 * (a reordered into the caller's buffer once, at delivery), the
-	 * side Conv leaves direct.c's row-major kernel for oneDNN's, and
-	 * only y's convolution reorders (x is read as it is) */
+	 * side Conv leaves direct.c's row-major kernel for chanwise.c's,
+	 * which reads b as it is, and only y's convolution reorders (x is
+	 * read as it is) */
 	Outs f1;
 	fast_vs_reference("fast_side", 4, 0, &f1);
+	cr_expect_eq(f1.chan, 1, "%d chanwise tasks", f1.chan);
 	cr_expect_eq(f1.reorders, 1, "%d reorders", f1.reorders);
 	cr_expect_eq(f1.nhwc, 3, "%d NHWC tensors", f1.nhwc);
 	outs_free(&f1);
@@ -273,10 +275,43 @@ Test(fast, weights_keep_their_layout_partners_row_major)
 
 Test(fast, linear_resize_matches_reference)
 {
-	/* oneDNN's resampling: linear half_pixel x2 by scales, by sizes up
-	 * and (pytorch_half_pixel) down; the 0.6 scale whose output is not
-	 * 0.6 of the input runs the reference kernel */
-	fast_vs_reference("fast_resize", 3, 0, NULL);
+	/* linear half_pixel x2 by scales, by sizes up and
+	 * (pytorch_half_pixel) down: runtime/chanwise.c's at rank 4, and
+	 * oneDNN's resampling at rank 3 (up by sizes); the 0.6 scale whose
+	 * output is not 0.6 of the input runs the reference kernel */
+	Outs f1;
+	fast_vs_reference("fast_resize", 4, 0, &f1);
+	cr_expect_eq(f1.chan, 3, "%d chanwise tasks", f1.chan);
+	outs_free(&f1);
+}
+
+Test(fast, linear_resize_in_either_layout_matches_reference)
+{
+	/* fast_lerp: runtime/chanwise.c's linear Resize: 6 of [2,1,7,9]
+	 * (up and down by sizes no whole factor apart, pytorch_half_pixel,
+	 * x2 by scales, one output row, one split over 2 threads), one of
+	 * [1,4,6,5] row-major, and 2 of 16 channels NHWC between 3
+	 * convolutions (the second split over 2 threads; the 3x3 one to 4
+	 * channels after the first chanwise.c's too) */
+	Outs f1;
+	fast_vs_reference("fast_lerp", 12, 0, &f1);
+	cr_expect_eq(f1.chan, 10, "%d chanwise tasks", f1.chan);
+	cr_expect_eq(f1.nhwc, 3, "%d NHWC tensors", f1.nhwc);
+	outs_free(&f1);
+}
+
+Test(fast, few_output_channels_read_nhwc)
+{
+	/* fast_fewconv: runtime/chanwise.c's Conv to at most 8 channels:
+	 * 3 reading NHWC (from 24 channels with stride 2, uneven pads and a
+	 * bias, and dilation 2; from 80, split over 2 threads) and one
+	 * reading the row-major input with stride 2; the 2 convolutions
+	 * to 24 and 80 channels are oneDNN's */
+	Outs f1;
+	fast_vs_reference("fast_fewconv", 6, 0, &f1);
+	cr_expect_eq(f1.chan, 4, "%d chanwise tasks", f1.chan);
+	cr_expect_eq(f1.nhwc, 2, "%d NHWC tensors", f1.nhwc);
+	outs_free(&f1);
 }
 
 Test(fast, gathers_and_views_match_reference)
@@ -362,10 +397,11 @@ Test(fast, channel_operand_first_matches_reference)
 	/* fast_chan: c - x and c / x by per-channel constants (chanwise.c's
 	 * swapped operands), on the graph input (row-major) and between two
 	 * convolutions (NHWC: the outputs of the first, with its Sigmoid
-	 * fused, of the Div and of the Sub, whose operand is [2,C,1,1]) */
+	 * fused, of the Div and of the Sub, whose operand is [2,C,1,1]; the
+	 * second, to 4 channels, chanwise.c's too) */
 	Outs f1;
 	fast_vs_reference("fast_chan", 6, -1, &f1);
-	cr_expect_eq(f1.chan, 4, "%d chanwise tasks", f1.chan);
+	cr_expect_eq(f1.chan, 5, "%d chanwise tasks", f1.chan);
 	cr_expect_eq(f1.nhwc, 3, "%d NHWC tensors", f1.nhwc);
 	outs_free(&f1);
 }
