@@ -19,8 +19,9 @@
  * Python module), every task of a run is timed; when the prepared graph
  * goes (the session's destroy) the times are printed to stderr summed
  * per op and kernel ("Conv/dnnl.conv", "Shape/ref", "If/eval": the op's
- * name and its registry row's), largest first, as milliseconds per run,
- * after the time the graph took to prepare and its first run's;
+ * name and its registry row's), largest first, as milliseconds per run
+ * after the first (the first alone if it was the only one), after the
+ * time the graph took to prepare and its first run's;
  * GEARRT_PROFILE_NODES (GEARRT_PROFILE=nodes) adds a
  * row per node, in run order, saying which of its tensors are NHWC
  * (runtime/layout.c), what a convolution reorders and which oneDNN
@@ -190,7 +191,11 @@ static int make_task(gearrt_session *s, Prepared *p, Task *t, const Node *n)
 /* ---- GEARRT_PROFILE ---------------------------------------------------- */
 
 typedef struct Profile {
-	uint64_t *ns; /* per task, summed over runs */
+	/* per task: the first run's time, and the later runs' summed (the
+	 * first run touches its memory for the first time: on ISNet at
+	 * 1024x1024, 2.8 s against 1.8 s a run later, so averaging it in
+	 * made every node look slower) */
+	uint64_t *first, *ns;
 	uint64_t runs;
 	uint64_t prepare_ns, first_ns; /* rt_prepare's, the first run's */
 	bool nodes; /* GEARRT_PROFILE=nodes: a row per node too */
@@ -208,16 +213,24 @@ static Profile *profile_new(const gearrt_session *s, int32_t ntasks)
 	if (!s->profile)
 		return NULL;
 	Profile *pr = xmalloc(sizeof(*pr));
-	pr->ns = xmalloc(((size_t)ntasks + 1) * sizeof(*pr->ns));
-	memset(pr->ns, 0, ((size_t)ntasks + 1) * sizeof(*pr->ns));
+	pr->ns = xcalloc((size_t)ntasks + 1, sizeof(*pr->ns));
+	pr->first = xcalloc((size_t)ntasks + 1, sizeof(*pr->first));
 	pr->runs = pr->prepare_ns = pr->first_ns = 0;
 	pr->nodes = s->profile == GEARRT_PROFILE_NODES;
 	return pr;
 }
 
+/* Task i's time a run: the runs after the first, or the first if it is
+ * the only one. */
+static double task_ms(const Profile *pr, int32_t i)
+{
+	return pr->runs > 1 ? (double)pr->ns[i] / 1e6 / (double)(pr->runs - 1)
+			    : (double)pr->first[i] / 1e6;
+}
+
 /* The rows of p's profile: per distinct op and kernel, its tasks'
- * summed time; row[i] is the first task of each row. */
-static int32_t profile_rows(const Prepared *p, int32_t *row, uint64_t *ns,
+ * time a run (task_ms); row[i] is the first task of each row. */
+static int32_t profile_rows(const Prepared *p, int32_t *row, double *ms,
 			    int32_t *count)
 {
 	int32_t nrows = 0;
@@ -230,10 +243,10 @@ static int32_t profile_rows(const Prepared *p, int32_t *row, uint64_t *ns,
 			r++;
 		if (r == nrows) {
 			row[nrows] = i;
-			ns[nrows] = 0;
+			ms[nrows] = 0;
 			count[nrows++] = 0;
 		}
-		ns[r] += p->prof->ns[i];
+		ms[r] += task_ms(p->prof, i);
 		count[r]++;
 	}
 	return nrows;
@@ -267,41 +280,40 @@ static void profile_print(const Prepared *p)
 	size_t n = (size_t)p->ntasks + 1;
 	int32_t *row = xmalloc(n * sizeof(*row)), *count = xmalloc(
 							n * sizeof(*count));
-	uint64_t *ns = xmalloc(n * sizeof(*ns)), total = 0;
-	int32_t nrows = profile_rows(p, row, ns, count);
+	double *ms = xmalloc(n * sizeof(*ms)), total = 0;
+	int32_t nrows = profile_rows(p, row, ms, count);
 	for (int32_t r = 0; r < nrows; r++)
-		total += ns[r];
+		total += ms[r];
 	fprintf(stderr, "gearrt profile: graph '%s', prepared in %.3f ms, "
-		"first run %.3f ms, %llu runs, %.3f ms a run in %d nodes\n",
+		"first run %.3f ms, %llu runs after it, %.3f ms a run in %d "
+		"nodes\n",
 		p->g->name, (double)pr->prepare_ns / 1e6,
-		(double)pr->first_ns / 1e6, (unsigned long long)pr->runs,
-		(double)total / 1e6 / (double)pr->runs, (int)p->ntasks);
+		(double)pr->first_ns / 1e6, (unsigned long long)pr->runs - 1,
+		total, (int)p->ntasks);
 	for (int32_t done = 0; done < nrows; done++) {
 		int32_t best = 0; /* largest row left (taken ones are -1) */
 		for (int32_t r = 1; r < nrows; r++)
-			if (row[best] < 0 || (row[r] >= 0 && ns[r] > ns[best]))
+			if (row[best] < 0 || (row[r] >= 0 && ms[r] > ms[best]))
 				best = r;
 		const Task *t = &p->tasks[row[best]];
 		char name[96];
 		snprintf(name, sizeof(name), "%s/%s", t->n->op_type,
 			 rt_kernel_name(t));
 		fprintf(stderr, "  %-28s %5d nodes %10.3f ms %5.1f%%\n", name,
-			(int)count[best],
-			(double)ns[best] / 1e6 / (double)pr->runs,
-			total ? 100.0 * (double)ns[best] / (double)total : 0.0);
+			(int)count[best], ms[best],
+			total > 0 ? 100.0 * ms[best] / total : 0.0);
 		row[best] = -1;
 	}
 	for (int32_t i = 0; pr->nodes && i < p->ntasks; i++) {
 		const Task *t = &p->tasks[i];
 		char lay[128];
 		fprintf(stderr, "  node %-40s %s/%s %.3f ms%s\n", t->n->name,
-			t->n->op_type, rt_kernel_name(t),
-			(double)pr->ns[i] / 1e6 / (double)pr->runs,
+			t->n->op_type, rt_kernel_name(t), task_ms(pr, i),
 			task_layouts(p, t, lay, sizeof(lay)));
 	}
 	free(row);
 	free(count);
-	free(ns);
+	free(ms);
 }
 
 static void profile_free(Prepared *p)
@@ -311,6 +323,7 @@ static void profile_free(Prepared *p)
 	if (p->tasks)
 		profile_print(p);
 	free(p->prof->ns);
+	free(p->prof->first);
 	free(p->prof);
 }
 
@@ -612,7 +625,8 @@ gearrt_status rt_exec(gearrt_session *s, Prepared *p,
 		if (gather_inputs(p, t) < 0 || run_task(s, p, t) < 0)
 			return GEARRT_E_RUN;
 		if (pr)
-			pr->ns[i] += now_ns() - t0;
+			*(pr->runs ? &pr->ns[i] : &pr->first[i]) +=
+				now_ns() - t0;
 	}
 	gearrt_status st = deliver(p, out);
 	if (pr && !pr->runs++)
