@@ -3,8 +3,8 @@
 fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
-fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx and
-fast_fewconv.onnx for
+fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx,
+fast_fewconv.onnx and fast_stems.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -542,3 +542,17 @@ save(few, [ws("fw1", 24, 20, 3, 3), w("fb1", 24), ws("fw2", 3, 24, 3, 3),
      [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 11, 13])],
      ["few_stride", "few_dilated", "few_80", "few_rows"],
      "fast_fewconv.onnx")
+
+
+# dnnl.c direct_jit's stem rule: a Conv of the 3-channel input on 2
+# images, to 16 channels (oneDNN's direct JIT kernel builds 10 times
+# faster and runs as fast) and to 32 (its brgemm one runs faster)
+stems = [
+    h.make_node("Conv", ["x", "sw16"], ["stem16"], pads=[1, 1, 1, 1],
+                strides=[2, 2]),
+    h.make_node("Conv", ["x", "sw32", "sb32"], ["stem32"], pads=[1, 1, 1, 1],
+                strides=[2, 2]),
+]
+save(stems, [ws("sw16", 16, 3, 3, 3), ws("sw32", 32, 3, 3, 3), w("sb32", 32)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 40, 40])],
+     ["stem16", "stem32"], "fast_stems.onnx")
