@@ -135,13 +135,24 @@ static int moved_inputs(const Node *n)
  * number exactly. */
 enum { MOVE_MAX = 1 << 20 };
 
-/* The dtypes whose elements can hold element numbers: the numbered
+/* The dtypes whose elements can hold element numbers, with their C types
+ * (the loops that number and read back are one per dtype): the numbered
  * tensors have the node's own dtype, so the reference kernel runs on
  * exactly the tensors it would run on. */
+#define NUMBER_TYPES(X)                                               \
+	X(DT_FLOAT, float) X(DT_DOUBLE, double) X(DT_INT32, int32_t)  \
+	X(DT_UINT32, uint32_t) X(DT_INT64, int64_t) X(DT_UINT64, uint64_t)
+
 static bool numbers_fit(int dt)
 {
-	return dt == DT_FLOAT || dt == DT_DOUBLE || dt == DT_INT32 ||
-	       dt == DT_INT64 || dt == DT_UINT32 || dt == DT_UINT64;
+	switch (dt) {
+#define FITS(DT, T) case DT:
+		NUMBER_TYPES(FITS)
+#undef FITS
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* Output elements [dst, dst + n) with element numbers num (0: the fill
@@ -170,23 +181,19 @@ static int64_t runs_add(Run *r, int64_t k, const int64_t *num, int64_t n,
 }
 
 /* x's elements numbered first, first + 1, ... in its own dtype (one of
- * numbers_fit's): a loop per dtype, not a call per element, since
+ * NUMBER_TYPES): a loop per dtype, not a call per element, since
  * numbering half a million elements that way took a third of a PP-OCR
  * rec gear's preparation. */
 static void number(Tensor *x, int64_t first)
 {
 	int64_t c = shape_numel(&x->shape);
-#define NUMBER(T)                                                \
-	for (int64_t i = 0; i < c; i++)                          \
-		((T *)x->data)[i] = (T)(first + i);              \
-	break
+#define NUMBER(DT, T)                                            \
+	case DT:                                                 \
+		for (int64_t i = 0; i < c; i++)                  \
+			((T *)x->data)[i] = (T)(first + i);      \
+		break;
 	switch (x->dtype) {
-	case DT_FLOAT: NUMBER(float);
-	case DT_DOUBLE: NUMBER(double);
-	case DT_INT32: NUMBER(int32_t);
-	case DT_UINT32: NUMBER(uint32_t);
-	case DT_INT64: NUMBER(int64_t);
-	case DT_UINT64: NUMBER(uint64_t);
+		NUMBER_TYPES(NUMBER)
 	}
 #undef NUMBER
 }
@@ -213,21 +220,19 @@ static bool numbers_of(const Tensor *y, int64_t at, int64_t n, int64_t *num,
 		       int64_t lo, int64_t hi)
 {
 	bool ok = true;
-#define NUMBERS(T)                                                    \
-	for (int64_t i = 0; i < n; i++) {                             \
-		T v = ((const T *)y->data)[at + i];                   \
-		num[i] = (int64_t)v;                                  \
-		ok &= v >= (T)lo && v <= (T)hi && (T)num[i] == v;     \
-	}                                                             \
-	break
+#define NUMBERS(DT, T)                                                \
+	case DT:                                                      \
+		for (int64_t i = 0; i < n; i++) {                     \
+			T v = ((const T *)y->data)[at + i];           \
+			num[i] = (int64_t)v;                          \
+			ok &= v >= (T)lo && v <= (T)hi &&             \
+			      (T)num[i] == v;                         \
+		}                                                     \
+		break;
 	switch (y->dtype) {
-	case DT_FLOAT: NUMBERS(float);
-	case DT_DOUBLE: NUMBERS(double);
-	case DT_INT32: NUMBERS(int32_t);
-	case DT_UINT32: NUMBERS(uint32_t);
-	case DT_INT64: NUMBERS(int64_t);
-	case DT_UINT64: NUMBERS(uint64_t);
-	default: ok = false;
+		NUMBER_TYPES(NUMBERS)
+	default:
+		ok = false;
 	}
 #undef NUMBERS
 	return ok;
