@@ -544,15 +544,20 @@ save(few, [ws("fw1", 24, 20, 3, 3), w("fb1", 24), ws("fw2", 3, 24, 3, 3),
      "fast_fewconv.onnx")
 
 
-# dnnl.c direct_jit's stem rule: a Conv of the 3-channel input on 2
-# images, to 16 channels (oneDNN's direct JIT kernel builds 10 times
-# faster and runs as fast) and to 32 (its brgemm one runs faster)
+# dnnl.c direct_jit's rules: a Conv of the 3-channel input on 2 images of
+# 200x200, to 16 channels (oneDNN's direct JIT kernel builds 10 times
+# faster and runs as fast) and to 32 (its brgemm one runs faster), both
+# to 2x100x100 pixels; then a 3x3 Conv of 32 channels to 2x50x50 pixels,
+# at most 2^14 over both images (direct JIT again: rec's batched neck)
 stems = [
     h.make_node("Conv", ["x", "sw16"], ["stem16"], pads=[1, 1, 1, 1],
                 strides=[2, 2]),
     h.make_node("Conv", ["x", "sw32", "sb32"], ["stem32"], pads=[1, 1, 1, 1],
                 strides=[2, 2]),
+    h.make_node("Conv", ["stem32", "mw32"], ["mid32"], pads=[1, 1, 1, 1],
+                strides=[2, 2]),
 ]
-save(stems, [ws("sw16", 16, 3, 3, 3), ws("sw32", 32, 3, 3, 3), w("sb32", 32)],
-     [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 40, 40])],
-     ["stem16", "stem32"], "fast_stems.onnx")
+save(stems, [ws("sw16", 16, 3, 3, 3), ws("sw32", 32, 3, 3, 3), w("sb32", 32),
+             ws("mw32", 32, 32, 3, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 200, 200])],
+     ["stem16", "mid32"], "fast_stems.onnx")
