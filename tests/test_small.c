@@ -23,13 +23,17 @@ enum { MAX_IO = 8 };
 static void fill_random(Tensor *t, uint32_t seed)
 {
 	int64_t n = shape_numel(&t->shape);
+	uint8_t *b = tensor_mut(t);
+	if (t->dtype != DT_FLOAT) { /* moved, not computed: any bytes */
+		for (size_t i = 0; i < t->nbytes; i++) {
+			seed = seed * 1664525u + 1013904223u;
+			b[i] = (uint8_t)(seed >> 24);
+		}
+		return;
+	}
 	for (int64_t i = 0; i < n; i++) {
 		seed = seed * 1664525u + 1013904223u;
-		float v = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
-		if (t->dtype == DT_FLOAT)
-			((float *)tensor_mut(t))[i] = v;
-		else
-			((int64_t *)tensor_mut(t))[i] = (int64_t)(seed >> 8);
+		((float *)b)[i] = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
 	}
 }
 
@@ -167,12 +171,21 @@ Test(small, slice_matches_reference)
 	/* PP-OCR rec's attention: q, k, v out of [3,...]; 3600 elements a
 	 * slice, a run across the replay's blocks of 2048 */
 	slice_case(DT_FLOAT, SHAPE(3, 2, 40, 45), L(1), L(2), L(0), NULL, 1);
-	/* every dtype whose elements can hold element numbers */
-	static const int dts[] = { DT_DOUBLE, DT_INT32, DT_UINT32,
-				   DT_UINT64 };
+	/* every dtype whose elements can hold element numbers, and those
+	 * that cannot (a Slice's runs come from what it reads, not from
+	 * numbering its input) */
+	static const int dts[] = { DT_DOUBLE, DT_INT32,	  DT_UINT32,
+				   DT_UINT64, DT_UINT8,	  DT_FLOAT16,
+				   DT_BOOL,   DT_INT16 };
 	for (size_t i = 0; i < sizeof(dts) / sizeof(*dts); i++)
 		slice_case(dts[i], SHAPE(5, 6), L(1, 4), L(4, 0), L(0, 1),
 			   L(1, -2), 2);
+	/* rec's attention at 64 images: 1.2M elements a slice, more than
+	 * replay numbers (MOVE_MAX); one run */
+	slice_case(DT_FLOAT, SHAPE(3, 64, 8, 80, 30), L(2), L(3), L(0), NULL,
+		   1);
+	/* a row of 3 out of each of 2^18 rows: 2^18 runs */
+	slice_case(DT_FLOAT, SHAPE(1 << 18, 5), L(1), L(4), L(1), NULL, 1);
 }
 
 Test(small, concat_matches_reference)

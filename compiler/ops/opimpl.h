@@ -373,6 +373,10 @@ int infer_tile(OpCtx *c);
 int run_tile(OpCtx *c);
 int infer_slice(OpCtx *c);
 int run_slice(OpCtx *c);
+/* What a Slice of an input of shape xs reads, as a strided view: output
+ * element (i_0, ..., i_r-1) is input element off + sum i_k sst[k].  1 if
+ * its arguments are known, 0 if one is not constant, -1 on error. */
+int slice_view(OpCtx *c, const Shape *xs, int64_t *off, int64_t *sst);
 int infer_split(OpCtx *c);
 int run_split(OpCtx *c);
 int infer_pad(OpCtx *c);

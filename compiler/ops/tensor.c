@@ -986,28 +986,37 @@ int infer_slice(OpCtx *c)
 	return 0;
 }
 
+int slice_view(OpCtx *c, const Shape *xs, int64_t *off, int64_t *sst)
+{
+	SliceArgs a;
+	int64_t first[MAX_RANK], step[MAX_RANK], count[MAX_RANK], st[MAX_RANK];
+	int known = slice_args(c, &a);
+	if (known <= 0)
+		return known;
+	if (slice_plan(c, &a, xs, first, step, count) < 0)
+		return -1;
+	tn_strides(xs, st);
+	*off = 0;
+	for (int32_t i = 0; i < xs->rank; i++) {
+		*off += first[i] * st[i];
+		sst[i] = (int64_t)((uint64_t)step[i] * (uint64_t)st[i]);
+	}
+	return 1;
+}
+
 int run_slice(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	const Value *y = op_out(c, 0);
-	SliceArgs a;
-	int64_t first[MAX_RANK], step[MAX_RANK], count[MAX_RANK],
-		st[MAX_RANK], sst[MAX_RANK], off = 0;
+	int64_t off, sst[MAX_RANK];
 	if (!x)
 		return 0;
-	int known = slice_args(c, &a);
+	int known = slice_view(c, &x->shape, &off, sst);
 	if (known <= 0)
 		return known;
-	if (slice_plan(c, &a, &x->shape, first, step, count) < 0)
-		return -1;
 	Tensor *t = op_new_tensor(c, x->dtype, &y->shape);
 	if (!t)
 		return -1;
-	tn_strides(&x->shape, st);
-	for (int32_t i = 0; i < x->shape.rank; i++) {
-		off += first[i] * st[i];
-		sst[i] = (int64_t)((uint64_t)step[i] * (uint64_t)st[i]);
-	}
 	if (t->nbytes)
 		tn_copy_strided(t, y->shape.rank, y->shape.dims, x, off, sst);
 	op_set_const(c, 0, t);
