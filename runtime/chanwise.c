@@ -507,8 +507,16 @@ int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
  * from 64 channels at 512x512 did 16x its work (27 ms).  direct.c's
  * kernel for few output channels reads X row-major; here each output
  * pixel is a dot product over its window's pixels, each pixel's cin
- * floats contiguous in NHWC, in vector lanes (VL, summed at the end). */
-enum { FEW_OUT = 8, VL = 16 };
+ * floats contiguous in NHWC, in vector lanes (VL, summed at the end).
+ * Each output channel reads X again, where direct.c's kernel reads it
+ * once after a reorder to row-major: this one is faster only with at
+ * least FEW_CIN input channels an output channel.  Measured (3x3 at
+ * 160x160, one thread, the whole model of the Conv): 128->1 and 128->2
+ * 48 against 52 and 49 against 55 ms, 64->2 15.6 against 16.1, 32->1
+ * 6.5 against 6.8; 128->4 equal; 64->4 18.0 against 16.2, 32->2 7.3
+ * against 6.2, 16->1 3.3 against 3.1, 16->4 (a text detector's neck at
+ * 160x160) 5.9 against 2.9. */
+enum { FEW_OUT = 8, FEW_CIN = 32, VL = 16 };
 
 typedef float Vec __attribute__((vector_size(VL * sizeof(float))));
 
@@ -623,7 +631,7 @@ int chan_few_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	ConvGeom cg;
 	if (n->op != OP_Conv || !direct_conv_geom(s, p, n, false, &cg) ||
 	    cg.nsp != 2 || cg.group != 1 || cg.cout > FEW_OUT ||
-	    cg.cin < VL || cg.kernel[0] * cg.kernel[1] == 1 ||
+	    cg.cin < FEW_CIN * cg.cout || cg.kernel[0] * cg.kernel[1] == 1 ||
 	    (b && shape_numel(&b->shape) != cg.cout))
 		return 0;
 	int64_t taps = cg.cin * cg.kernel[0] * cg.kernel[1];

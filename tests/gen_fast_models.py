@@ -408,7 +408,8 @@ save(heads, [ws("hw1", 8, 3, 3, 3), w("hb1", 8), ws("hw2", 16, 8, 3, 3),
 
 # runtime/chanwise.c: the per-channel operand on the left of Sub and Div
 # (c - x, c / x), row-major on the graph input and NHWC between two
-# convolutions (one pixel's channels at a time), [1,C,1,1], [C,1,1] and
+# convolutions (one pixel's channels at a time; the second Conv, 32
+# channels to 1, runtime/chanwise.c's too), [1,C,1,1], [C,1,1] and
 # [N,C,1,1] operands
 chan = [
     h.make_node("Sub", ["cs", "x"], ["sub_plain"]),
@@ -423,22 +424,22 @@ save(chan, [nh.from_array(rng.standard_normal([1, 4, 1, 1])
                           .astype(np.float32), "cs"),
             nh.from_array(rng.standard_normal([4, 1, 1])
                           .astype(np.float32), "cd"),
-            ws("cw1", 16, 4, 3, 3), w("cb1", 16),
-            nh.from_array(rng.standard_normal([2, 16, 1, 1])
+            ws("cw1", 32, 4, 3, 3), w("cb1", 32),
+            nh.from_array(rng.standard_normal([2, 32, 1, 1])
                           .astype(np.float32), "cs16"),
-            nh.from_array(rng.standard_normal([1, 16, 1, 1])
+            nh.from_array(rng.standard_normal([1, 32, 1, 1])
                           .astype(np.float32), "cd16"),
-            ws("cw2", 4, 16, 3, 3)],
+            ws("cw2", 1, 32, 3, 3)],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 6, 9])],
      ["sub_plain", "div_plain", "y"], "fast_chan.onnx")
 
 
 # runtime/layout.c on a U-Net's side outputs: a, a graph output the
 # backbone reads on (through an Identity, an alias of the caller's
-# bytes), and b, read by a one-channel side Conv (runtime/direct.c's
-# kernel, row-major) and by the next Conv, stay NHWC: a is computed in
-# a buffer of its own and reordered into the caller's once, and the side
-# Conv moves to oneDNN's, which reads b as it is
+# bytes), and b (32 channels), read by a one-channel side Conv and by the
+# next Conv, stay NHWC: a is computed in a buffer of its own and
+# reordered into the caller's once, and the side Conv runs
+# runtime/chanwise.c's kernel, which reads b as it is
 side = [
     h.make_node("Conv", ["x", "sw1"], ["a"], pads=[1, 1, 1, 1]),
     h.make_node("Identity", ["a"], ["ai"]),
@@ -446,8 +447,8 @@ side = [
     h.make_node("Conv", ["b", "sw3"], ["side"], pads=[1, 1, 1, 1]),
     h.make_node("Conv", ["b", "sw4"], ["y"], pads=[1, 1, 1, 1]),
 ]
-save(side, [ws("sw1", 16, 8, 3, 3), ws("sw2", 16, 16, 3, 3),
-            ws("sw3", 1, 16, 3, 3), ws("sw4", 16, 16, 3, 3)],
+save(side, [ws("sw1", 16, 8, 3, 3), ws("sw2", 32, 16, 3, 3),
+            ws("sw3", 1, 32, 3, 3), ws("sw4", 16, 32, 3, 3)],
      [h.make_tensor_value_info("x", T.FLOAT, [1, 8, 40, 40])],
      ["a", "side", "y"], "fast_side.onnx")
 
@@ -475,7 +476,7 @@ save(resid, [ws("rw1", 16, 16, 3, 3), w("rb1", 16), ws("rw2", 16, 16, 3, 3),
 # no whole factor of the input's, pytorch_half_pixel down, x2 by scales,
 # H down and W up, an output row of one (half_pixel), and one of enough
 # work for 2 threads (each thread's rows start mid-plane); 4 channels
-# row-major (pytorch_half_pixel); 16 channels NHWC between convolutions,
+# row-major (pytorch_half_pixel); 32 channels NHWC between convolutions,
 # up by sizes, the second by enough for 2 threads
 lerp = [
     h.make_node("Resize", ["x", "", "", "lz_up"], ["lerp_up"],
@@ -507,24 +508,26 @@ save(lerp, [nh.from_array(np.array([2, 1, 32, 27], np.int64), "lz_up"),
             nh.from_array(np.array([2, 1, 1, 9], np.int64), "lz_one"),
             nh.from_array(np.array([2, 1, 257, 161], np.int64), "lz_big"),
             nh.from_array(np.array([1, 4, 4, 9], np.int64), "lz_planes"),
-            ws("lw1", 16, 4, 3, 3),
-            nh.from_array(np.array([1, 16, 13, 11], np.int64), "lz_nhwc"),
-            ws("lw2", 4, 16, 3, 3),
-            nh.from_array(np.array([1, 16, 130, 127], np.int64),
+            ws("lw1", 32, 4, 3, 3),
+            nh.from_array(np.array([1, 32, 13, 11], np.int64), "lz_nhwc"),
+            ws("lw2", 1, 32, 3, 3),
+            nh.from_array(np.array([1, 32, 130, 127], np.int64),
                           "lz_nhwc_big"),
-            ws("lw3", 4, 16, 1, 1)],
+            ws("lw3", 4, 32, 1, 1)],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 1, 7, 9]),
       h.make_tensor_value_info("z", T.FLOAT, [1, 4, 6, 5])],
      [n.output[0] for n in lerp if n.output[0].startswith("lerp")],
      "fast_lerp.onnx")
 
 
-# runtime/chanwise.c chan_few_conv: Conv to at most 8 channels reading X
-# channels-last (oneDNN pads its outputs to 16): from 24 channels (16 in
-# lanes, 8 one at a time), stride 2 with uneven pads and a bias, dilation
-# 2 with no bias; from 80 (four vectors of lanes and one more), enough
-# work for 2 threads; and stride 2 on the row-major graph input (direct.c
-# takes stride 1 only), its channels 13 apart
+# runtime/chanwise.c chan_few_conv: Conv to at most 8 channels, at least
+# 32 input channels an output channel, reading X channels-last (oneDNN
+# pads its outputs to 16): from 100 channels (six vectors of 16 lanes, 4
+# one at a time), stride 2 with uneven pads and a bias, dilation 2 with
+# no bias; from 80 (four vectors of lanes and one more), enough work for
+# 2 threads; and stride 2 on the row-major graph input of 64 channels
+# (direct.c takes stride 1 only), its channels 143 apart.  16 channels to
+# 4 (a text detector's neck) is direct.c's, X reordered to row-major.
 few = [
     h.make_node("Conv", ["x", "fw1", "fb1"], ["fa"], pads=[1, 1, 1, 1]),
     h.make_node("Conv", ["fa", "fw2", "fb2"], ["few_stride"],
@@ -535,12 +538,16 @@ few = [
     h.make_node("Conv", ["fa80", "fw5", "fb5"], ["few_80"],
                 pads=[1, 1, 1, 1]),
     h.make_node("Conv", ["x", "fw6"], ["few_rows"], strides=[2, 2]),
+    h.make_node("Conv", ["x", "fw7"], ["fa16"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["fa16", "fw8"], ["few_narrow"], pads=[1, 1, 1, 1]),
 ]
-save(few, [ws("fw1", 24, 20, 3, 3), w("fb1", 24), ws("fw2", 3, 24, 3, 3),
-           w("fb2", 3), ws("fw3", 1, 24, 3, 3), ws("fw4", 80, 20, 3, 3),
-           ws("fw5", 2, 80, 3, 3), w("fb5", 2), ws("fw6", 2, 20, 3, 3)],
-     [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 11, 13])],
-     ["few_stride", "few_dilated", "few_80", "few_rows"],
+save(few, [ws("fw1", 100, 64, 3, 3), w("fb1", 100),
+           ws("fw2", 3, 100, 3, 3), w("fb2", 3), ws("fw3", 1, 100, 3, 3),
+           ws("fw4", 80, 64, 3, 3), ws("fw5", 2, 80, 3, 3), w("fb5", 2),
+           ws("fw6", 2, 64, 3, 3), ws("fw7", 16, 64, 3, 3),
+           ws("fw8", 4, 16, 3, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 64, 11, 13])],
+     ["few_stride", "few_dilated", "few_80", "few_rows", "few_narrow"],
      "fast_fewconv.onnx")
 
 

@@ -308,9 +308,9 @@ Test(fast, linear_resize_in_either_layout_matches_reference)
 	/* fast_lerp: runtime/chanwise.c's linear Resize: 6 of [2,1,7,9]
 	 * (up and down by sizes no whole factor apart, pytorch_half_pixel,
 	 * x2 by scales, one output row, one split over 2 threads), one of
-	 * [1,4,6,5] row-major, and 2 of 16 channels NHWC between 3
-	 * convolutions (the second split over 2 threads; the 3x3 one to 4
-	 * channels after the first chanwise.c's too) */
+	 * [1,4,6,5] row-major, and 2 of 32 channels NHWC between 3
+	 * convolutions (the second split over 2 threads; the 3x3 one to 1
+	 * channel after the first chanwise.c's too) */
 	Outs f1;
 	fast_vs_reference("fast_lerp", 12, 0, &f1);
 	cr_expect_eq(f1.chan, 10, "%d chanwise tasks", f1.chan);
@@ -320,15 +320,16 @@ Test(fast, linear_resize_in_either_layout_matches_reference)
 
 Test(fast, few_output_channels_read_nhwc)
 {
-	/* fast_fewconv: runtime/chanwise.c's Conv to at most 8 channels:
-	 * 3 reading NHWC (from 24 channels with stride 2, uneven pads and a
-	 * bias, and dilation 2; from 80, split over 2 threads) and one
-	 * reading the row-major input with stride 2; the 2 convolutions
-	 * to 24 and 80 channels are oneDNN's */
+	/* fast_fewconv: runtime/chanwise.c's Conv to at most 8 channels,
+	 * from at least 32 an output channel: 3 reading NHWC (from 100
+	 * channels with stride 2, uneven pads and a bias, and dilation 2;
+	 * from 80, split over 2 threads) and one reading the row-major
+	 * input with stride 2; 16 channels to 4 is not (chanwise.c's ran a
+	 * text detector's at half the speed of the alternatives), nor are
+	 * the convolutions to 100, 80 and 16 channels */
 	Outs f1;
-	fast_vs_reference("fast_fewconv", 6, 0, &f1);
+	fast_vs_reference("fast_fewconv", 8, 0, &f1);
 	cr_expect_eq(f1.chan, 4, "%d chanwise tasks", f1.chan);
-	cr_expect_eq(f1.nhwc, 2, "%d NHWC tensors", f1.nhwc);
 	outs_free(&f1);
 }
 
@@ -416,7 +417,7 @@ Test(fast, channel_operand_first_matches_reference)
 	 * swapped operands), on the graph input (row-major) and between two
 	 * convolutions (NHWC: the outputs of the first, with its Sigmoid
 	 * fused, of the Div and of the Sub, whose operand is [2,C,1,1]; the
-	 * second, to 4 channels, chanwise.c's too) */
+	 * second, 32 channels to 1, chanwise.c's too) */
 	Outs f1;
 	fast_vs_reference("fast_chan", 6, -1, &f1);
 	cr_expect_eq(f1.chan, 5, "%d chanwise tasks", f1.chan);
