@@ -59,7 +59,10 @@ char *xvasprintf(const char *fmt, va_list ap);
 typedef struct ArenaChunk ArenaChunk;
 typedef struct Arena {
 	ArenaChunk *head;
-	size_t used; /* bytes handed out, for statistics */
+	size_t used;  /* bytes handed out, for statistics */
+	size_t chunk; /* the least a new chunk takes (0: 64 KB); set it
+		       * before the first allocation to have few large
+		       * chunks, of huge pages from 2 MB up */
 } Arena;
 
 void arena_init(Arena *a);

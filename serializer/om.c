@@ -758,6 +758,9 @@ static int parse(OmFile *f)
 		return -1;
 	if (check_wire(f->data + def.off, (size_t)def.size) < 0)
 		return -1;
+	/* the message in chunks of MODEL_DEF's size (huge pages from 2 MB):
+	 * its inline constants are most of it (util.c chunk_new) */
+	f->pb.chunk = (size_t)def.size;
 	f->model = gearom__model__unpack(f->in_arena ? &in_arena : NULL,
 					 (size_t)def.size, f->data + def.off);
 	if (!f->model)

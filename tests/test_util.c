@@ -123,6 +123,32 @@ Test(util, arena)
 	arena_release(&a);
 }
 
+Test(util, arena_of_large_chunks)
+{
+	/* a.chunk set: 3 MB in 1 KB pieces from one chunk, contiguous
+	 * (64 KB chunks would break the run every 64), a block above the
+	 * chunk size in a chunk of its own behind it, and the setting kept
+	 * across arena_release */
+	Arena a;
+	arena_init(&a);
+	a.chunk = 4u << 20;
+	char *first = arena_alloc_raw(&a, 1024), *prev = first;
+	for (int i = 1; i < 3 * 1024; i++) {
+		char *p = arena_alloc_raw(&a, 1024);
+		cr_assert_eq(p, prev + 1024, "piece %d is not after the last",
+			     i);
+		prev = p;
+	}
+	char *big = arena_alloc_raw(&a, 5u << 20);
+	big[(5u << 20) - 1] = 1;
+	cr_expect_eq(arena_alloc_raw(&a, 1024), prev + 1024,
+		     "the big block took the current chunk's place");
+	arena_release(&a);
+	cr_expect_eq(a.chunk, 4u << 20);
+	cr_expect_eq(a.head, NULL);
+	arena_release(&a);
+}
+
 Test(util, error_prefix_and_truncation)
 {
 	error("inner %d", 1);
