@@ -262,6 +262,17 @@ static bool replay(Move *m, int o, const Tensor *y, const int64_t *base,
 	return true;
 }
 
+/* The context to run or read node n's reference kernel at prepare time,
+ * its tensors in b, allocating from the session's scratch. */
+static OpCtx prepare_ctx(gearrt_session *s, Prepared *p, const Node *n,
+			 OpBind *b)
+{
+	return (OpCtx){ .model = s->model->m, .g = p->g, .n = (Node *)n,
+			.opset = model_opset(s->model->m),
+			.fold_limit = INT64_MAX, .bind = b,
+			.arena = &s->scratch };
+}
+
 /* Runs the reference kernel of t's node on tensors of element numbers
  * and turns its outputs into m's runs: 1 if done, 0 if the numbers did
  * not come out as element numbers (then another path runs the node). */
@@ -296,9 +307,7 @@ static int number_and_replay(gearrt_session *s, Prepared *p, Task *t,
 					  NULL)) != NULL;
 	}
 	OpBind b = { .in = in, .out = out, .set = set, .exec = p };
-	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
-		    .opset = model_opset(s->model->m),
-		    .fold_limit = INT64_MAX, .bind = &b, .arena = a };
+	OpCtx c = prepare_ctx(s, p, n, &b);
 	if (!rc || op_info[n->op].run(&c) < 0)
 		rc = 0;
 	for (int o = 0; rc && o < nout; o++)
@@ -356,9 +365,7 @@ static int slice_runs(gearrt_session *s, Prepared *p, Task *t, Move *m)
 	for (int k = 0; k < n->ninputs; k++)
 		in[k] = rt_in_val(p, n, k) ? p->cur[n->inputs[k]] : NULL;
 	OpBind b = { .in = in, .exec = p };
-	OpCtx c = { .model = s->model->m, .g = p->g, .n = (Node *)n,
-		    .opset = model_opset(s->model->m),
-		    .fold_limit = INT64_MAX, .bind = &b, .arena = a };
+	OpCtx c = prepare_ctx(s, p, n, &b);
 	int64_t off, sst[MAX_RANK];
 	int rc = slice_view(&c, &x->shape, &off, sst) == 1 &&
 		 view_runs(m, &y->shape, off, sst);
@@ -387,9 +394,9 @@ int small_move(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	int nmoved = moved_inputs(n), fill_in;
 	const Value *x = rt_in_val(p, n, 0);
 	int64_t total = 0, opset = model_opset(s->model->m);
+	bool view = n->op == OP_Slice; /* slice_runs, else replay */
 	if (nmoved < 1 || !static_tensor(x) ||
-	    (!numbers_fit(x->dtype) && n->op != OP_Slice) ||
-	    !op_info[n->op].run ||
+	    !(view || numbers_fit(x->dtype)) || !op_info[n->op].run ||
 	    !pad_fill(p, n, opset, &fill_in))
 		return 0;
 	for (int i = 0; i < n->ninputs; i++) {
@@ -407,7 +414,8 @@ int small_move(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 			return 0;
 		total += shape_numel(&v->shape);
 	}
-	if (total > MOVE_MAX && n->op != OP_Slice)
+	bool replayable = numbers_fit(x->dtype) && total <= MOVE_MAX;
+	if (!view && !replayable)
 		return 0;
 	Move *m = xmalloc(sizeof(*m));
 	m->es = dtype_size(x->dtype);
@@ -416,9 +424,8 @@ int small_move(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	m->runs = xmalloc(((size_t)m->nout + 1) * sizeof(*m->runs));
 	m->nruns = xmalloc(((size_t)m->nout + 1) * sizeof(*m->nruns));
 	memset(m->runs, 0, ((size_t)m->nout + 1) * sizeof(*m->runs));
-	if (!(n->op == OP_Slice && slice_runs(s, p, t, m)) &&
-	    (total > MOVE_MAX || !numbers_fit(x->dtype) ||
-	     !number_and_replay(s, p, t, nmoved, m))) {
+	if (!(view && slice_runs(s, p, t, m)) &&
+	    !(replayable && number_and_replay(s, p, t, nmoved, m))) {
 		move_free(m);
 		return 0;
 	}
