@@ -786,9 +786,11 @@ static void conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t *pd,
 /* Whether a convolution runs oneDNN's direct JIT kernel (jit:, jit_dw:
  * of the same ISA) rather than its brgemm one (brgconv, brdgmm_dw): a
  * depthwise one; one with a window above 1x1 and at most 4 input and 16
- * output channels a group (a stem) or at most 2^14 output pixels over
- * all its images.  Those run as fast or faster there and build 2-10x
- * faster.
+ * output channels a group (a stem), or at most 2^14 output pixels over
+ * all its images where there is one image or each has one output row (a
+ * text recognizer's sequence).  Those run as fast or faster there and
+ * build 2-10x faster; square images of several rows in a batch run
+ * brgconv faster and it builds fast there.
  * Measured (one thread, build / run): rec's stride-2 stems at 48x1280,
  * 3->16 channels, brgconv 2.85 / 0.142 ms, jit:avx512_core 0.22 / 0.131
  * (a square image of 1024: 1.38 / 1.54 against 0.17 / 1.45); with 64
@@ -800,8 +802,10 @@ static void conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t *pd,
  * against 0.45 ms at 16 images); rec's SVTR neck at 8 images of 1x80,
  * 1x3 windows 480->60 and 960->60, 1.69 / 0.65 and 2.19 / 1.22 against
  * 0.33 / 0.58 and 0.32 / 1.12.  Elsewhere brgemm: 16->16 3x3 at
- * 8x56x56 ran 1.10 ms as brgconv, 1.40 as jit; cls's 1x1 8->8 0.011 ms
- * as brgconv_1x1, 0.018 as jit_1x1. */
+ * 8x56x56 ran 1.10 ms as brgconv, 1.40 as jit; 64->64 3x3 at 8x28x28
+ * 0.19 / 2.34 against 0.12 / 2.45, 128->128 at 8x14x14 0.19 / 2.27
+ * against 0.08 / 2.53; cls's 1x1 8->8 0.011 ms as brgconv_1x1, 0.018 as
+ * jit_1x1. */
 static bool direct_jit(const ConvGeom *cg, int64_t images)
 {
 	int64_t win = 1, pixels = 1;
@@ -810,7 +814,8 @@ static bool direct_jit(const ConvGeom *cg, int64_t images)
 	return (cg->group == cg->cin && cg->group > 1) ||
 	       (win > 1 && ((cg->cin / cg->group <= 4 &&
 			     cg->cout / cg->group <= 16) ||
-			    images * pixels <= 1 << 14));
+			    ((images == 1 || cg->out[0] == 1) &&
+			     images * pixels <= 1 << 14)));
 }
 
 /* The implementation of a convolution in NHWC (desc d): oneDNN's first

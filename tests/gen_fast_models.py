@@ -554,17 +554,22 @@ save(few, [ws("fw1", 100, 64, 3, 3), w("fb1", 100),
 # dnnl.c direct_jit's rules: a Conv of the 3-channel input on 2 images of
 # 200x200, to 16 channels (oneDNN's direct JIT kernel builds 10 times
 # faster and runs as fast) and to 32 (its brgemm one runs faster), both
-# to 2x100x100 pixels; then a 3x3 Conv of 32 channels to 2x50x50 pixels,
-# at most 2^14 over both images (direct JIT again: rec's batched neck)
+# to 2x100x100 pixels; then from those 32 channels a window of the whole
+# height, to one row of 50 pixels an image (a recognizer's sequence:
+# direct JIT again, at most 2^14 pixels over both images), and a 3x3 Conv
+# to 2x50x50 pixels (square images in a batch: brgemm, which runs them
+# faster and builds fast there)
 stems = [
     h.make_node("Conv", ["x", "sw16"], ["stem16"], pads=[1, 1, 1, 1],
                 strides=[2, 2]),
     h.make_node("Conv", ["x", "sw32", "sb32"], ["stem32"], pads=[1, 1, 1, 1],
                 strides=[2, 2]),
+    h.make_node("Conv", ["stem32", "rw32"], ["row32"], pads=[0, 1, 0, 1],
+                strides=[1, 2]),
     h.make_node("Conv", ["stem32", "mw32"], ["mid32"], pads=[1, 1, 1, 1],
                 strides=[2, 2]),
 ]
 save(stems, [ws("sw16", 16, 3, 3, 3), ws("sw32", 32, 3, 3, 3), w("sb32", 32),
-             ws("mw32", 32, 32, 3, 3)],
+             ws("rw32", 32, 32, 100, 3), ws("mw32", 32, 32, 3, 3)],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 200, 200])],
-     ["stem16", "mid32"], "fast_stems.onnx")
+     ["stem16", "row32", "mid32"], "fast_stems.onnx")
