@@ -65,6 +65,14 @@ typedef struct Arena {
 		       * chunks, of huge pages from 2 MB up */
 } Arena;
 
+/* bytes (at least 64), 64-byte aligned, released with free(): from 2 MB
+ * up, whole 2 MB pages, huge where the kernel has them (transparent huge
+ * pages on request, as Debian ships them), which spares a run over large
+ * feature maps most of its TLB misses and a load most of its page
+ * faults.  *got (if not NULL) receives the bytes allocated; NULL if
+ * memory is short. */
+void *big_alloc(size_t bytes, size_t *got);
+
 void arena_init(Arena *a);
 void arena_release(Arena *a); /* frees everything; a may be reused */
 void *arena_alloc(Arena *a, size_t n);  /* zeroed, 16-byte aligned */

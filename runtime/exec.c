@@ -387,7 +387,7 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 		t->data = p->cur[g->outputs[k]] ? xmalloc(t->nbytes + 1) : NULL;
 		t->layout = TENSOR_ROWS;
 		if (rt_nhwc(p, g->outputs[k]) &&
-		    !(p->stage[k] = rt_big_alloc(t->nbytes))) {
+		    !(p->stage[k] = big_alloc(t->nbytes, NULL))) {
 			error("output '%s': cannot allocate %zu bytes",
 			      t->name, t->nbytes);
 			rt_prepared_free(p);

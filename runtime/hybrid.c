@@ -232,7 +232,7 @@ static int build(gearrt_session *s, int32_t graph, const gearrt_tensor *in,
 	uint64_t bytes = md->arena_bytes;
 	if (g->plan && g->plan->arena_bytes > bytes) {
 		bytes = g->plan->arena_bytes;
-		e->mem = rt_big_alloc((size_t)bytes);
+		e->mem = big_alloc((size_t)bytes, NULL);
 		if (!e->mem)
 			return error("cannot allocate the %llu-byte arena",
 				     (unsigned long long)bytes);

@@ -291,12 +291,6 @@ gearrt_status rt_run_by_value(gearrt_session *s, size_t graph,
 			      const gearrt_tensor *inputs,
 			      gearrt_tensor *outputs, size_t nout, bool *ran);
 
-/* runtime/session.c: bytes (64-byte aligned) for an arena or a large
- * buffer, free()d: from 2 MiB up, in whole 2 MiB pages where the kernel
- * has them (transparent huge pages on request, as Debian ships them),
- * which spares a run over large feature maps most of its TLB misses. */
-uint8_t *rt_big_alloc(size_t bytes);
-
 /* runtime/fast.c: gives task t (its tensors resolved in p) the first
  * registry row whose match takes it: 0, or -1 with an error. */
 int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t);

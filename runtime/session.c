@@ -1,26 +1,10 @@
 /* runtime/session.c - sessions and runs (gearrt.h). */
-#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "rt.h"
-
-enum { HUGE = 2u << 20 }; /* a huge page (rt.h rt_big_alloc) */
-
-uint8_t *rt_big_alloc(size_t bytes)
-{
-	if (bytes < HUGE)
-		return aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
-	size_t n = (bytes + HUGE - 1) / HUGE * HUGE;
-	uint8_t *p = aligned_alloc(HUGE, n);
-#ifdef MADV_HUGEPAGE
-	if (p)
-		madvise(p, n, MADV_HUGEPAGE);
-#endif
-	return p;
-}
 
 gearrt_status gearrt_session_create(gearrt_model *md,
 				    const gearrt_options *options,
@@ -57,7 +41,7 @@ gearrt_status gearrt_session_create(gearrt_model *md,
 	s->cache = rt_cache_new(o.shape_cache ? o.shape_cache
 					      : GEARRT_SHAPE_CACHE_DEFAULT);
 	size_t bytes = (size_t)md->arena_bytes;
-	s->arena = rt_big_alloc(bytes);
+	s->arena = big_alloc(bytes, NULL);
 	s->io_in = xcalloc(md->nin + 1, sizeof(*s->io_in));
 	s->io_out = xcalloc(md->nout + 1, sizeof(*s->io_out));
 	s->strings = rt_strings_new(md);
