@@ -22,8 +22,9 @@
  *           a and b (alpha and beta);
  *   f32     the one fp32 form (float x, a, b), branch-free where it is
  *           on a hot path so that the loops calling it vectorise: the
- *           vector forms are direct.c's RT_HOT loops over it (act_loop
- *           for FusedActivation, one per row; Sigmoid's and Erf's own),
+ *           vector forms are loops over it (act_loop_f32 below, which
+ *           direct.c's FusedActivation and chanwise.c's 1x1
+ *           convolution compile for their ISAs; Sigmoid's and Erf's own),
  *           and rnn.c's cells call it too;
  *   rel, abs
  *           the fp32 form's accuracy: |f32 - f64| <= rel |f64| + abs
@@ -199,7 +200,7 @@ static inline float act_clamp01f(float v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
 	  eltwise_linear, DP_CLIP01, 1, none) \
 	X(HardSwish,   OP_HardSwish,   0,       0.0f,      0,       0.0f, \
 	  x * act_clamp01(x / 6 + 0.5), \
-	  x * act_clamp01f(x / 6 + 0.5f), 1.2e-7, 3e-8, \
+	  x * act_clamp01f(x * (1.0f / 6) + 0.5f), 1.2e-7, 1e-7, \
 	  eltwise_hardswish, DP_NONE, 14, hardswish) \
 	X(Tanh,        OP_Tanh,        0,       0.0f,      0,       0.0f, \
 	  tanh(x), \
@@ -281,5 +282,25 @@ const char *act_names(char *buf, size_t size);
 	}
 ACT_FORM(act_f64, double, ACT_F64_CASE)
 ACT_FORM(act_f32, float, ACT_F32_CASE)
+
+/* Activation kind of in[0..n) into y (in == y allowed): one loop per
+ * kind over the fp32 form, which vectorises in the function (and for
+ * the ISA) it is inlined into. */
+static inline __attribute__((always_inline)) void
+act_loop_f32(int kind, const float *in, float *y, size_t n, float a, float b)
+{
+	(void)a, (void)b;
+	switch (kind) {
+#define ACT_LOOP_CASE(nm, op, an, ad, bn, bd, f64, f32, ...) \
+	case ACT_##nm:                                      \
+		for (size_t i = 0; i < n; i++) {            \
+			float x = in[i];                    \
+			y[i] = f32;                         \
+		}                                           \
+		break;
+		GEARC_ACTS(ACT_LOOP_CASE)
+#undef ACT_LOOP_CASE
+	}
+}
 
 #endif

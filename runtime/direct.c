@@ -684,31 +684,36 @@ int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 
 /* ---- FusedActivation ---------------------------------------------------- */
 
-/* Activation kind of in[0..n) into y: one loop per kind, over the
- * table's fp32 form (compiler/act.h), so that each vectorises. */
+/* act.h's loops, compiled for each ISA. */
 RT_HOT static void act_loop(int kind, const float *in, float *y, size_t n,
 			    float a, float b)
 {
-	switch (kind) {
-#define X(nm, op, an, ad, bn, bd, f64, f32, ...)   \
-	case ACT_##nm:                               \
-		for (size_t i = 0; i < n; i++) {     \
-			float x = in[i];             \
-			y[i] = f32;                  \
-		}                                    \
-		break;
-		GEARC_ACTS(X)
-#undef X
-	}
+	act_loop_f32(kind, in, y, n, a, b);
 }
 
-typedef struct ActRun {
-	int n;
-	struct {
-		int kind;
-		float a, b;
-	} act[];
-} ActRun;
+ActRun *act_run_of(const Node *n)
+{
+	const Attr *as = node_attr(n, FUSED_ACTS_ATTR);
+	const Attr *ps = node_attr(n, FUSED_ACT_PARAMS_ATTR);
+	int32_t na = as ? as->n : 0;
+	if ((as && as->type != ATTR_STRINGS) ||
+	    (na && (!ps || ps->type != ATTR_FLOATS || ps->n != 2 * na)) ||
+	    (!na && ps && ps->n))
+		return NULL;
+	ActRun *r = xmalloc(sizeof(*r) + (size_t)na * sizeof(r->act[0]));
+	r->n = na;
+	for (int32_t i = 0; i < na; i++) {
+		r->act[i].kind = act_lookup((const char *)as->strings[i].data,
+					    as->strings[i].len);
+		r->act[i].a = ps->floats[2 * i];
+		r->act[i].b = ps->floats[2 * i + 1];
+		if (r->act[i].kind < 0) {
+			free(r);
+			return NULL;
+		}
+	}
+	return r;
+}
 
 static int act_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
@@ -727,24 +732,13 @@ int direct_act(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
-	const Attr *as = node_attr(n, FUSED_ACTS_ATTR);
-	const Attr *ps = node_attr(n, FUSED_ACT_PARAMS_ATTR);
+	ActRun *r;
 	if (!static_f32(x) || !static_f32(y) ||
-	    !shape_equal(&x->shape, &y->shape) || !as ||
-	    as->type != ATTR_STRINGS || as->n < 1 || !ps ||
-	    ps->type != ATTR_FLOATS || ps->n != 2 * as->n)
+	    !shape_equal(&x->shape, &y->shape) || !(r = act_run_of(n)))
 		return 0;
-	ActRun *r = xmalloc(sizeof(*r) + (size_t)as->n * sizeof(r->act[0]));
-	r->n = as->n;
-	for (int32_t i = 0; i < as->n; i++) {
-		r->act[i].kind = act_lookup((const char *)as->strings[i].data,
-					    as->strings[i].len);
-		r->act[i].a = ps->floats[2 * i];
-		r->act[i].b = ps->floats[2 * i + 1];
-		if (r->act[i].kind < 0) {
-			free(r);
-			return 0;
-		}
+	if (r->n < 1) {
+		free(r);
+		return 0;
 	}
 	k->run = act_run;
 	k->free = free;

@@ -65,6 +65,20 @@ bool direct_deconv_act(FastKernel *k, int act);
 /* A kernel doing nothing (a node another kernel computed). */
 void direct_noop(FastKernel *k);
 
+/* The activations of a fused op or FusedActivation (compiler/act.h),
+ * each in a loop that vectorises. */
+typedef struct ActRun {
+	int n;
+	struct {
+		int kind;
+		float a, b;
+	} act[];
+} ActRun;
+/* Node n's "activations" and "activation_params" (none if it has
+ * neither; free() it); NULL if they are not a well-formed list of the
+ * table's (the reference kernel says why). */
+ActRun *act_run_of(const Node *n);
+
 /* 1 / (1 + exp(-x)) for n floats, within 2e-7 relative of the double
  * result (tests/test_fast.c). */
 void direct_sigmoid_run(const float *x, float *y, size_t n);
