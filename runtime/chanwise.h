@@ -31,5 +31,9 @@ int chan_resize_build(gearrt_session *s, Prepared *p, Task *t);
  * row-major), Y row-major. */
 int chan_few_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 int chan_few_conv_build(gearrt_session *s, Prepared *p, Task *t);
+/* Conv and FusedConv (any activations, no Z) of 1x1 windows, stride 1,
+ * no padding, one group, X and Y in either layout (AVX-512 only). */
+int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int chan_pw_conv_build(gearrt_session *s, Prepared *p, Task *t);
 
 #endif

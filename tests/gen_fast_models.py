@@ -4,7 +4,7 @@ fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
 fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx,
-fast_fewconv.onnx and fast_stems.onnx for
+fast_fewconv.onnx, fast_stems.onnx and fast_pw.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -573,3 +573,34 @@ save(stems, [ws("sw16", 16, 3, 3, 3), ws("sw32", 32, 3, 3, 3), w("sb32", 32),
              ws("rw32", 32, 32, 100, 3), ws("mw32", 32, 32, 3, 3)],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 200, 200])],
      ["stem16", "row32", "mid32"], "fast_stems.onnx")
+
+
+# chanwise.c's 1x1 Conv (chan.pwconv) in both layouts and on one pixel:
+# on the row-major input, 20 -> 21 channels
+# over 9x7 pixels (a tail of 15 pixels after 48, and of 5 output channels
+# after 16); between two 3x3 Convs, NHWC, 32 -> 52 with HardSwish and
+# 52 -> 100 with LeakyRelu, no bias (tails of 4 channels after whole
+# panels of 48, and of 6 pixels after 15 tiles of 8 over 2 images); and a
+# squeeze-excite pair after a GlobalAveragePool, 32 -> 20 with Relu and
+# 20 -> 32 with Sigmoid, on 2 images of one pixel
+pw = [
+    h.make_node("Conv", ["x", "pw_rw", "pw_rb"], ["pw_rows"]),
+    h.make_node("Conv", ["x", "pw_w1"], ["pw_a"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["pw_a", "pw_w2", "pw_b2"], ["pw_b"]),
+    h.make_node("HardSwish", ["pw_b"], ["pw_bh"]),
+    h.make_node("Conv", ["pw_bh", "pw_w3"], ["pw_c"]),
+    h.make_node("LeakyRelu", ["pw_c"], ["pw_cl"], alpha=0.1),
+    h.make_node("Conv", ["pw_cl", "pw_w4"], ["pw_y"], pads=[1, 1, 1, 1]),
+    h.make_node("GlobalAveragePool", ["pw_a"], ["pw_g"]),
+    h.make_node("Conv", ["pw_g", "pw_f1", "pw_fb1"], ["pw_f"]),
+    h.make_node("Relu", ["pw_f"], ["pw_fr"]),
+    h.make_node("Conv", ["pw_fr", "pw_f2", "pw_fb2"], ["pw_s"]),
+    h.make_node("Sigmoid", ["pw_s"], ["pw_fc"]),
+]
+save(pw, [ws("pw_rw", 21, 20, 1, 1), w("pw_rb", 21),
+          ws("pw_w1", 32, 20, 3, 3), ws("pw_w2", 52, 32, 1, 1),
+          w("pw_b2", 52), ws("pw_w3", 100, 52, 1, 1),
+          ws("pw_w4", 16, 100, 3, 3), ws("pw_f1", 20, 32, 1, 1),
+          w("pw_fb1", 20), ws("pw_f2", 32, 20, 1, 1), w("pw_fb2", 32)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 9, 7])],
+     ["pw_rows", "pw_y", "pw_fc"], "fast_pw.onnx")
