@@ -668,30 +668,35 @@ int chan_few_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
  * prepare), to run what one hand-written tile does about as fast: mr
  * rows by nv vectors of 16 columns of C in registers, each step along K
  * loading nv vectors of B and broadcasting mr values of A.  Panels of
- * B are 48 columns wide (tiles of 8 x 3 vectors ran 192x192 products at
- * 92% of this CPU's peak, 6 x 4 at 60%), or 32 where that divides Co
- * and 48 does not (tiles of 12 x 2: 64 channels as 48 + 16 ran 40%
- * slower).  The bias starts the sums (per column in NHWC, per row
- * row-major); a FusedConv's activations run over each block of outputs
- * while it is in cache.  Every output's sum runs over K in order in one
- * thread: the same result at any thread count.  AVX-512 only (its 32
- * registers hold the tile); elsewhere oneDNN runs them. */
-/* Where a 1x1 Conv runs here: at most PW_FLOPS of work (rt_conv_flops)
- * and PW_CIN input channels (a panel of B, PW_CIN x 48 floats, in L1
- * with the tile's rows of A).  There it runs as fast as oneDNN's brgemm
- * kernel or faster, sparing its build (one thread, PP-OCRv4 det's 1x1
- * Convs at 640x640: 0.87-1.04 of oneDNN's time each; cls's at batch 24,
- * 0.9-1.05).  From 240 channels it ran 2-10% slower (det's 384 -> 384
- * at 20x20, rec's 240 -> 240 at 12x80), and from 250 MFLOP (rec's at
- * 8x48x640) 5-10% slower: a loss every run that outweighs the build
- * within a few. */
-#define PW_FLOPS (1 << 27)
+ * B (W' packed once, 64-byte aligned: a vector split over two cache
+ * lines cost 14%) are 48 columns wide, in tiles of 8 x 3 vectors (ran
+ * 192x192 products at 92% of this CPU's peak), or 64 (6 x 4) where that
+ * divides Co and 48 does not (64 channels as 48 + 16 ran 20% slower
+ * than oneDNN, as 64 as fast), or 32 (12 x 2).  While a tile computes,
+ * the rows of A two tiles on are fetched, and of C too where few input
+ * channels make the product a stream of stores larger than the caches
+ * (det's 12 -> 96 at 4x160x160: 1.33 of oneDNN's time without, 0.84
+ * with; with more, fetching C cost 10-20%).  The bias starts the sums
+ * (per column in NHWC, per row row-major); a FusedConv's activations
+ * run over each block of outputs while it is in cache.  Every output's
+ * sum runs over K in order in one thread: the same result at any thread
+ * count.  AVX-512 only (its 32 registers hold the tile); elsewhere
+ * oneDNN runs them.
+ *
+ * Up to PW_CIN input channels (a panel of 48 columns then fits L1 with
+ * the tile's rows of A), where it ran as fast as oneDNN's or faster
+ * (one thread, sums over each model's 1x1 Convs, oneDNN's first: det
+ * at 1x640x640 10.76 / 10.68 ms, 4x640x640 47.5 / 46.3; cls at batch 1
+ * 0.216 / 0.187, at 24 4.41 / 4.11; rec at 1x48x320 1.59 / 1.62, at
+ * 8x48x640 24.4 / 24.8); from 240 it ran 4-12% slower (rec's 240 ->
+ * 240 at 12x80, det's 384 -> 384 at 20x20): those stay oneDNN's. */
 #define PW_CIN 192
 
 enum {
-	PW_MR = 12,	   /* rows of a tile, at most (8 of 3 vectors) */
-	PW_NV = 3,	   /* vectors of a tile, at most */
-	PW_MC = 128,	   /* NHWC: pixels a work item */
+	PW_MR = 12,	     /* rows of a tile, at most (pw_mr) */
+	PW_NV = 4,	     /* vectors of a tile, at most */
+	PW_MC = 128,	     /* NHWC: pixels a work item */
+	PW_CACHED = 2 << 20, /* bytes of a tensor that stay in cache */
 };
 
 typedef float V16 __attribute__((vector_size(64)));
@@ -701,12 +706,13 @@ typedef float V16 __attribute__((vector_size(64)));
 
 typedef struct Pw {
 	int64_t n, cin, cout, hw; /* images, channels, pixels an image */
-	int64_t nr;		  /* columns of a panel of B: 48 or 32 */
+	int64_t nr;		  /* columns of a panel of B: 48, 64 or 32 */
 	const float *w;		  /* row-major: W [cout][cin] */
 	float *wp;		  /* NHWC: W' in panels [cout / nr][cin][nr] */
 	const float *b;		  /* [cout] or NULL */
 	float *bp;		  /* NHWC: b (or 0) padded to whole panels */
 	ActRun *acts;
+	bool pfc;     /* NHWC: fetch C's rows ahead too (pw_rows) */
 	float *panel; /* per thread: B's columns at the end of a row */
 	bool nhwc;
 	int threads;
@@ -736,22 +742,27 @@ static void pw_free(void *state)
 /* The rows of a tile of nv vectors. */
 static inline int pw_mr(int nv)
 {
-	return nv == 3 ? 8 : 12;
+	return nv == 4 ? 6 : nv == 3 ? 8 : 12;
 }
 
 /* C [MR][nc] (row stride ldc) = A [MR][K] B [K][16 NV] + the bias:
  * brow[i] per row, or bcol[j] per column (16 NV of them), or none; nc
  * ends in the last vector, whose lanes past it are not stored.  pf, if
- * not NULL: MR rows like A's to fetch into cache meanwhile. */
+ * not NULL: MR rows like A's to fetch into cache meanwhile; pfc: MR
+ * rows like C's of pfn floats to fetch for writing (pfn 0: none). */
 static inline __attribute__((always_inline, target("avx512f,fma"))) void
 pw_tile(const int MR, const int NV, int64_t K, const float *a, int64_t lda,
 	const float *b, int64_t ldb, float *c, int64_t ldc, int64_t nc,
-	const float *brow, const float *bcol, const float *pf)
+	const float *brow, const float *bcol, const float *pf, float *pfc,
+	int64_t pfn)
 {
 	V16 acc[PW_MR][PW_NV];
-	for (int i = 0; i < MR && pf; i++)
-		for (int64_t k = 0; k < K; k += 16)
+	for (int i = 0; i < MR; i++) {
+		for (int64_t k = 0; k < K && pf; k += 16)
 			__builtin_prefetch(pf + i * lda + k);
+		for (int64_t j = 0; j < pfn; j += 16)
+			__builtin_prefetch(pfc + i * ldc + j, 1);
+	}
 	for (int i = 0; i < MR; i++)
 		for (int v = 0; v < NV; v++) {
 			if (bcol)
@@ -781,35 +792,38 @@ pw_tile(const int MR, const int NV, int64_t K, const float *a, int64_t lda,
 		}
 }
 
-/* The tile of mr rows (1..pw_mr(nv)) by nc columns (1..48) at c. */
+/* The tile of mr rows (1..pw_mr(nv)) by nc columns (1..64) at c. */
 PW_TARGET static void pw_any(const Pw *k, int mr, int64_t nc, const float *a,
 			     int64_t lda, const float *b, int64_t ldb,
 			     float *c, int64_t ldc, const float *brow,
-			     const float *bcol, const float *pf)
+			     const float *bcol, const float *pf, float *pfc,
+			     int64_t pfn)
 {
 	int nv = (int)((nc + 15) / 16);
 #define PW_CASE(M, V)                                                   \
-	case (M) * 4 + (V):                                             \
+	case (M) * 8 + (V):                                             \
 		pw_tile(M, V, k->cin, a, lda, b, ldb, c, ldc, nc, brow, \
-			bcol, pf);                                      \
+			bcol, pf, pfc, pfn);                            \
 		break;
-#define PW_ROW(M) PW_CASE(M, 1) PW_CASE(M, 2) PW_CASE(M, 3)
+#define PW_ROW(M) PW_CASE(M, 1) PW_CASE(M, 2) PW_CASE(M, 3) PW_CASE(M, 4)
+#define PW_ROW8(M) PW_CASE(M, 1) PW_CASE(M, 2) PW_CASE(M, 3)
 #define PW_ROW12(M) PW_CASE(M, 1) PW_CASE(M, 2)
-	switch (mr * 4 + nv) {
+	switch (mr * 8 + nv) {
 		PW_ROW(1) PW_ROW(2) PW_ROW(3) PW_ROW(4) PW_ROW(5) PW_ROW(6)
-		PW_ROW(7) PW_ROW(8) PW_ROW12(9) PW_ROW12(10) PW_ROW12(11)
+		PW_ROW8(7) PW_ROW8(8) PW_ROW12(9) PW_ROW12(10) PW_ROW12(11)
 		PW_ROW12(12)
 	}
 #undef PW_ROW12
+#undef PW_ROW8
 #undef PW_ROW
 #undef PW_CASE
 }
 
-/* Rows [0, m) of C = A B + bias, nc columns (at most 48); B's are bp
+/* Rows [0, m) of C = A B + bias, nc columns (at most 64); B's are bp
  * (row stride ldb, whole vectors of 16 readable: padded).  ahead: A's
- * rows two tiles on are fetched into cache meanwhile (X of a layer
- * larger than the caches: rec's 64-channel 1x1 Convs at 8x24x320 ran
- * 28% slower than oneDNN's without). */
+ * rows two tiles on are fetched meanwhile, and C's where k->pfc (rec's
+ * 64-channel 1x1 Convs at 8x24x320 ran 28% slower than oneDNN's
+ * without). */
 static void pw_rows(const Pw *k, int64_t m, int64_t nc, const float *a,
 		    int64_t lda, const float *bp, int64_t ldb, float *c,
 		    int64_t ldc, const float *brow, const float *bcol,
@@ -819,7 +833,8 @@ static void pw_rows(const Pw *k, int64_t m, int64_t nc, const float *a,
 	for (int64_t i = 0; i < m; i += mr)
 		pw_any(k, (int)(m - i < mr ? m - i : mr), nc, a + i * lda, lda,
 		       bp, ldb, c + i * ldc, ldc, brow ? brow + i : NULL, bcol,
-		       ahead ? a + (i + 2 * mr) * lda : NULL);
+		       ahead ? a + (i + 2 * mr) * lda : NULL,
+		       c + (i + 2 * mr) * ldc, ahead && k->pfc ? ldc : 0);
 }
 
 /* NHWC: chunk r of PW_MC pixels against every panel of W', then the
@@ -908,18 +923,22 @@ int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		    cg.out[a] != cg.in[a])
 			return 0;
 	ActRun *acts;
-	if (rt_conv_flops(&cg, false) > PW_FLOPS || cg.cin > PW_CIN ||
-	    !(acts = act_run_of(n)))
+	if (cg.cin > PW_CIN || !(acts = act_run_of(n)))
 		return 0;
 	Pw *k = xmalloc(sizeof(*k));
 	memset(k, 0, sizeof(*k));
 	k->n = cg.n, k->cin = cg.cin, k->cout = cg.cout;
 	k->hw = cg.out[0] * cg.out[1];
-	k->nr = cg.cout % 48 && !(cg.cout % 32) ? 32 : 48;
+	k->nr = !(cg.cout % 48)	  ? 48
+		: !(cg.cout % 64) ? 64
+		: !(cg.cout % 32) ? 32
+				  : 48;
 	k->w = w->konst->data;
 	k->b = b ? b->konst->data : NULL;
 	k->acts = acts;
 	k->threads = rt_threads_for(s, rt_conv_flops(&cg, false));
+	int64_t pixels = cg.n * k->hw * (int64_t)sizeof(float);
+	k->pfc = pixels * cg.cout > PW_CACHED && cg.cin < 32;
 	int64_t nr = k->nr, padded = (cg.cout + nr - 1) / nr * nr;
 	/* 64-byte aligned: a vector of B split across two cache lines cost
 	 * 14% of a 192x192 product's time */

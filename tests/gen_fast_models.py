@@ -582,7 +582,8 @@ save(stems, [ws("sw16", 16, 3, 3, 3), ws("sw32", 32, 3, 3, 3), w("sb32", 32),
 # 52 -> 100 with LeakyRelu, no bias (tails of 4 channels after whole
 # panels of 48, and of 6 pixels after 15 tiles of 8 over 2 images); and a
 # squeeze-excite pair after a GlobalAveragePool, 32 -> 20 with Relu and
-# 20 -> 32 with Sigmoid, on 2 images of one pixel
+# 20 -> 32 with Sigmoid, on 2 images of one pixel; 64 -> 128 on 5x5
+# pixels between two more 3x3 Convs (panels of 64, a tail of one row)
 pw = [
     h.make_node("Conv", ["x", "pw_rw", "pw_rb"], ["pw_rows"]),
     h.make_node("Conv", ["x", "pw_w1"], ["pw_a"], pads=[1, 1, 1, 1]),
@@ -596,11 +597,17 @@ pw = [
     h.make_node("Relu", ["pw_f"], ["pw_fr"]),
     h.make_node("Conv", ["pw_fr", "pw_f2", "pw_fb2"], ["pw_s"]),
     h.make_node("Sigmoid", ["pw_s"], ["pw_fc"]),
+    h.make_node("Conv", ["x2", "pw_w5"], ["pw_d"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["pw_d", "pw_w6", "pw_b6"], ["pw_e"]),
+    h.make_node("Conv", ["pw_e", "pw_w7"], ["pw_z"], pads=[1, 1, 1, 1]),
 ]
 save(pw, [ws("pw_rw", 21, 20, 1, 1), w("pw_rb", 21),
           ws("pw_w1", 32, 20, 3, 3), ws("pw_w2", 52, 32, 1, 1),
           w("pw_b2", 52), ws("pw_w3", 100, 52, 1, 1),
           ws("pw_w4", 16, 100, 3, 3), ws("pw_f1", 20, 32, 1, 1),
-          w("pw_fb1", 20), ws("pw_f2", 32, 20, 1, 1), w("pw_fb2", 32)],
-     [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 9, 7])],
-     ["pw_rows", "pw_y", "pw_fc"], "fast_pw.onnx")
+          w("pw_fb1", 20), ws("pw_f2", 32, 20, 1, 1), w("pw_fb2", 32),
+          ws("pw_w5", 64, 16, 3, 3), ws("pw_w6", 128, 64, 1, 1),
+          w("pw_b6", 128), ws("pw_w7", 8, 128, 3, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 9, 7]),
+      h.make_tensor_value_info("x2", T.FLOAT, [1, 16, 5, 5])],
+     ["pw_rows", "pw_y", "pw_fc", "pw_z"], "fast_pw.onnx")

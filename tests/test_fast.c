@@ -260,12 +260,13 @@ Test(fast, pointwise_conv_in_either_layout)
 	 * channels over 63 pixels: tails of both) and NHWC between two 3x3
 	 * Convs (52 and 100 channels: tails of 4 after panels of 48; 126
 	 * pixels: a tail of 6 rows), with the HardSwish and LeakyRelu after
-	 * them, and on 2 images of one pixel for a squeeze-excite pair
-	 * (Relu, Sigmoid) after the GlobalAveragePool */
+	 * them, on 2 images of one pixel for a squeeze-excite pair (Relu,
+	 * Sigmoid) after the GlobalAveragePool, and 64 -> 128 channels
+	 * NHWC over 25 pixels (panels of 64: a tail of one row) */
 	Outs f1;
-	fast_vs_reference("fast_pw", 8, 0, &f1);
-	cr_expect_eq(f1.chan, 6, "%d chanwise tasks", f1.chan);
-	cr_expect_eq(f1.nhwc, 3, "%d NHWC tensors", f1.nhwc);
+	fast_vs_reference("fast_pw", 11, 0, &f1);
+	cr_expect_eq(f1.chan, 7, "%d chanwise tasks", f1.chan);
+	cr_expect_eq(f1.nhwc, 5, "%d NHWC tensors", f1.nhwc);
 	outs_free(&f1);
 }
 
