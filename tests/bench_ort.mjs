@@ -44,7 +44,8 @@
 // counting Conv, ConvTranspose, MatMul and Gemm (their fused and integer
 // forms too: a multiply-add is 2 operations in int8 as in float32)
 // from the compiled shapes (`gearc dump --format=json --detail`) and its
-// share of 115 GFLOP/s a thread ('>': a lower bound, some of those ops
+// share of the CPU's fp32 multiply-add peak a thread, measured by
+// `bench_run -p` at the start ('>': a lower bound, some of those ops
 // having shapes known only at run time, as in vad); whether the outputs
 // agree, and by which rule: 'tol', within rtol 1e-4 / atol 1e-5 elementwise
 // (else the worst |a-b|), or for the float16 and dynamic-quantized models
@@ -63,7 +64,8 @@ import path from 'node:path';
 import process from 'node:process';
 import readline from 'node:readline';
 
-const RTOL = 1e-4, ATOL = 1e-5, PEAK = 115;
+const RTOL = 1e-4, ATOL = 1e-5;
+let PEAK = 0; /* GFLOP/s of one thread: bench_run -p, in main */
 /* Relative L2 bounds for the models whose outputs are not compared
  * elementwise.  A dynamic quantisation in the graph is discontinuous (a
  * value on a rounding boundary of DynamicQuantizeLinear flips one uint8
@@ -477,7 +479,7 @@ async function cell(build, c, om, g, threads, dump) {
 		(ma / mb).toFixed(2), info.load_ms.toFixed(1),
 		oinfo.load_ms.toFixed(1), rssA.toFixed(1), rssB.toFixed(1),
 		(rssA / rssB).toFixed(2), mark + gfs.toFixed(2),
-		mark + (100 * gfs / (PEAK * threads)).toFixed(1),
+		PEAK ? mark + (100 * gfs / (PEAK * threads)).toFixed(1) : '-',
 		verdict(c, d), c.l2 ? `L2 ${c.l2}` : 'tol'];
 	print(row);
 	if (c.l2)
@@ -569,13 +571,15 @@ async function main() {
 	fs.mkdirSync(outDir, { recursive: true });
 	const ort = createRequire(path.join(build, 'ort', 'x.js'))(
 		'onnxruntime-node');
+	PEAK = Number(execFileSync(path.join(build, 'bench_run'), ['-p']));
 	console.log(`libgearrt against ONNX Runtime ${ort.env.versions.node}` +
 		` (onnxruntime-node), alternating blocks of ${BLOCK} runs (the` +
 		` first not counted; of ${LONG_BLOCK}, all counted, where a run` +
 		` takes ${LONG_MS} ms or more); medians in ms;` +
 		` load = open/session + first run; RSS = peak MB of each` +
 		` process (ORT's less node's own); GF/s = gearrt's` +
-		` Conv/MatMul/Gemm GFLOP/s, % of ${PEAK} a thread;` +
+		` Conv/MatMul/Gemm GFLOP/s, % of ${PEAK} a thread (this` +
+		` CPU's fp32 FMA peak, measured);` +
 		` outputs agree by the row's rule: tol = within rtol ${RTOL}` +
 		` / atol ${ATOL} elementwise, L2 X = relative L2` +
 		` ||a-b||/||b|| of every output at most X (err: the worst` +

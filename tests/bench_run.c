@@ -21,6 +21,13 @@
  * names, dtypes and dims and the outputs' names.  Then one command a line
  * on stdin: "r" runs once and prints the run's milliseconds; "q" writes
  * the outputs as DIR/gearrt_K.npy and prints {"rss_kb": peak RSS}.
+ *
+ * usage: bench_run -p
+ *
+ * Prints this CPU's fp32 multiply-add peak of one thread in GFLOP/s, as
+ * measured: independent vector FMAs (AVX-512 where the CPU has it, else
+ * AVX2 and FMA, else none: 0) for about 50 ms.  tests/bench_ort.mjs
+ * gives GFLOP/s as a share of it.
  */
 #include <json-c/json.h>
 #include <stdio.h>
@@ -262,12 +269,54 @@ static int serve(const char *om, size_t g, const char *dir, int threads)
 	return 0;
 }
 
+/* Multiply-adds on 24 independent vectors of VL floats, reps times:
+ * flops a second. */
+#define FMA_LOOP(name, VL, isa)                                              \
+	__attribute__((target(isa), optimize("O3", "fp-contract=fast")))     \
+	static double name(long reps)                                         \
+	{                                                                     \
+		typedef float V __attribute__((vector_size(VL * 4)));        \
+		V a[24], x = (V){ 0 } + 1.0000001f, y = (V){ 0 } + 1e-9f;   \
+		for (int i = 0; i < 24; i++)                                  \
+			a[i] = (V){ 0 } + (float)i;                           \
+		double t0 = now_ms();                                         \
+		for (long k = 0; k < reps; k++) {                             \
+			_Pragma("GCC unroll 24")                              \
+			for (int i = 0; i < 24; i++)                          \
+				a[i] = a[i] * x + y;                          \
+		}                                                             \
+		double ms = now_ms() - t0;                                    \
+		volatile float keep = 0;                                      \
+		for (int i = 0; i < 24; i++)                                  \
+			keep += a[i][0];                                      \
+		(void)keep;                                                   \
+		return reps * 24.0 * VL * 2 / (ms / 1e3);                     \
+	}
+FMA_LOOP(fma512, 16, "avx512f,fma")
+FMA_LOOP(fma256, 8, "avx2,fma")
+
+static int print_peak(void)
+{
+	double (*loop)(long) = __builtin_cpu_supports("avx512f") ? fma512
+			       : __builtin_cpu_supports("avx2") &&
+					 __builtin_cpu_supports("fma")
+				       ? fma256
+				       : NULL;
+	double best = 0;
+	for (int i = 0; loop && i < 5; i++) { /* the best of 5 of ~10 ms */
+		double f = loop(1 << 19);
+		best = f > best ? f : best;
+	}
+	printf("%.1f\n", best / 1e9);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int runs = 50, threads = 1, opt;
 	int server = 0;
 	const char *only = NULL;
-	while ((opt = getopt(argc, argv, "n:t:k:s")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:k:sp")) != -1) {
 		if (opt == 'n')
 			runs = atoi(optarg);
 		else if (opt == 't')
@@ -276,6 +325,8 @@ int main(int argc, char **argv)
 			only = optarg;
 		else if (opt == 's')
 			server = 1;
+		else if (opt == 'p')
+			return print_peak();
 	}
 	if (server && argc - optind == 3)
 		return serve(argv[optind], (size_t)atol(argv[optind + 1]),
@@ -284,7 +335,8 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: bench_run [-n RUNS] [-t THREADS] [-k NAME] "
 			"FIXTURES_DIR GEARC\n"
-			"       bench_run -s [-t THREADS] OM GEAR DIR\n");
+			"       bench_run -s [-t THREADS] OM GEAR DIR\n"
+			"       bench_run -p\n");
 		return 2;
 	}
 	const char *dir = argv[optind], *gearc = argv[optind + 1];
