@@ -787,8 +787,8 @@ static void conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t *pd,
  * of the same ISA) rather than its brgemm one (brgconv, brdgmm_dw): a
  * depthwise one; one with a window above 1x1 and at most 4 input and 16
  * output channels a group (a stem), or at most 2^14 output pixels over
- * all its images where there is one image or each has one output row (a
- * text recognizer's sequence).  Those run as fast or faster there and
+ * all its images where each has one output row (a text recognizer's
+ * sequence) or there is one image at least 4 times as wide as high.  Those run as fast or faster there and
  * build 2-10x faster; square images of several rows in a batch run
  * brgconv faster and it builds fast there.
  * Measured (one thread, build / run): rec's stride-2 stems at 48x1280,
@@ -805,7 +805,11 @@ static void conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t *pd,
  * 8x56x56 ran 1.10 ms as brgconv, 1.40 as jit; 64->64 3x3 at 8x28x28
  * 0.19 / 2.34 against 0.12 / 2.45, 128->128 at 8x14x14 0.19 / 2.27
  * against 0.08 / 2.53; cls's 1x1 8->8 0.011 ms as brgconv_1x1, 0.018 as
- * jit_1x1. */
+ * jit_1x1.  A single square image too (fp16_cnn's 3x3 ones at 112x112
+ * to 28x28, 16 to 128 channels: jit 0.77, 0.40, 0.66, 0.65 ms against
+ * 0.71, 0.35, 0.62, 0.62; det's at 20x20 to 80x80 as fast either way,
+ * built as fast); one image jit where it is at least 4 times as wide
+ * as high (a text line's feature map). */
 static bool direct_jit(const ConvGeom *cg, int64_t images)
 {
 	int64_t win = 1, pixels = 1;
@@ -814,7 +818,9 @@ static bool direct_jit(const ConvGeom *cg, int64_t images)
 	return (cg->group == cg->cin && cg->group > 1) ||
 	       (win > 1 && ((cg->cin / cg->group <= 4 &&
 			     cg->cout / cg->group <= 16) ||
-			    ((images == 1 || cg->out[0] == 1) &&
+			    ((cg->out[0] == 1 ||
+			      (images == 1 && cg->nsp == 2 &&
+			       cg->out[1] >= 4 * cg->out[0])) &&
 			     images * pixels <= 1 << 14)));
 }
 
