@@ -9,15 +9,15 @@
  * NHWC and back around every block, and the broadcast Mul would run the
  * reference kernel.  A detector's FPN concatenates its levels on the
  * channel axis (Concat: a copy per row, or per pixel in NHWC).  A
- * U-Net upsamples by linear Resize (the reference's two passes, along W
- * then H, a row at a time: oneDNN's resampling ran one-channel planes at
- * a fifth of memory's speed), and its side outputs are Conv to one
- * channel from a channels-last backbone (a dot product per output pixel
- * over the window's channels, which oneDNN pads to 16 outputs).
+ * U-Net upsamples by linear Resize (oneDNN's resampling ran one-channel
+ * planes at a fifth of memory's speed), and its side outputs are Conv
+ * to one channel from a channels-last backbone (a dot product per output
+ * pixel over the window's channels, which oneDNN pads to 16 outputs).
  * Arithmetic is in float as the reference kernels round it (a binary
- * op, the Resize's taps) or in double (the average, as the reference's
- * sum), so the results match theirs; a Conv's sums are in float in
- * another order (vector lanes), within float rounding of them.
+ * op) or in double (the average, as the reference's sum), so the results
+ * match theirs; the Resize's is ONNX Runtime's, to the last bit (below);
+ * a Conv's sums are in float in another order (vector lanes), within
+ * float rounding of them.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -302,6 +302,21 @@ int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 
 /* ---- linear Resize of H and W ------------------------------------------ */
 
+/* In ONNX Runtime's arithmetic, to the last bit: a quantized model (a
+ * U-Net's dynamic-int8 export) turns a last-bit difference before a
+ * DynamicQuantizeLinear into a flipped uint8 and percents of its
+ * output, so the upsampling between its integer convolutions is done
+ * as ONNX Runtime's CPU kernel does it, not as the reference kernel
+ * (compiler/ops/resize.c: coordinates in double, a pass per axis), both
+ * within float rounding of the exact values.  Per axis, an output
+ * index's input coordinate in float, ((o + 0.5) / scale) - 0.5 with
+ * scale = out / in in float, clamped to [0, in - 1]; taps i0 = its
+ * integer part and i1 = i0 + 1 (clamped), weighted w0 = |v - i1| and
+ * w1 = |v - i0| (0.5 each where both taps are the edge); an output is
+ * (w0x w0y) a0 + (w1x w0y) a1 + (w0x w1y) b0 + (w1x w1y) b1 (a the
+ * input row i0y, b the row i1y), every product and sum rounded in
+ * float in that order (RT_HOT_EXACT: no fused multiply-add). */
+
 /* One output index's two taps on an axis: input indices and weights. */
 typedef struct Tap {
 	int32_t i0, i1;
@@ -314,8 +329,8 @@ typedef struct Lerp {
 	int64_t n, ch, ih, iw, oh, ow; /* X [n, ch, ih, iw] */
 	int64_t planes, c;	       /* set by the build, from the layout */
 	Tap *ty, *tx; /* per output row, per output column */
-	float *rows;  /* one-float pixels: per thread, the W pass of two
-		       * input rows (2 x ow) */
+	float *rows;  /* one-float pixels: per thread, two input rows
+		       * gathered at the columns' taps (2 x 2 x ow) */
 	int threads;
 } Lerp;
 
@@ -328,87 +343,67 @@ static void lerp_free(void *state)
 	free(k);
 }
 
-/* The taps of an axis of in -> out, as the reference kernel
- * (compiler/ops/resize.c) computes them for linear half_pixel (or
- * pytorch_half_pixel) at the scale out / in: the input coordinate in
- * double, its floor and the next index clamped, weights 1 - ratio and
- * ratio rounded to float (an integer coordinate v: taps v - 1 and v,
- * weights 0 and 1). */
-static Tap *axis_taps(int64_t in, int64_t out, bool pytorch)
+/* The taps of an axis of in -> out (pytorch_half_pixel: out > 1, which
+ * dnnl_resize_linear checks), as ONNX Runtime computes them. */
+static Tap *axis_taps(int64_t in, int64_t out)
 {
 	Tap *t = xmalloc((size_t)out * sizeof(*t));
-	double scale = (double)out / (double)in;
+	float scale = (float)out / (float)in, last = (float)(in - 1);
 	for (int64_t o = 0; o < out; o++) {
-		double v = pytorch && out == 1
-				   ? -0.5
-				   : ((double)o + 0.5) / scale - 0.5;
-		double f = floor(v), ratio = v - f;
-		if (ratio == 0)
-			f -= 1, ratio = 1;
-		int64_t i0 = (int64_t)f, i1 = i0 + 1;
-		t[o].i0 = (int32_t)(i0 < 0 ? 0 : i0 >= in ? in - 1 : i0);
-		t[o].i1 = (int32_t)(i1 < 0 ? 0 : i1 >= in ? in - 1 : i1);
-		t[o].w0 = (float)(1 - ratio), t[o].w1 = (float)ratio;
+		float v = ((float)o + 0.5f) / scale - 0.5f;
+		v = v < 0 ? 0 : v > last ? last : v;
+		int64_t i0 = (int64_t)v < in - 1 ? (int64_t)v : in - 1;
+		int64_t i1 = i0 + 1 < in - 1 ? i0 + 1 : in - 1;
+		t[o].i0 = (int32_t)i0, t[o].i1 = (int32_t)i1;
+		t[o].w0 = fabsf(v - (float)i1);
+		t[o].w1 = fabsf(v - (float)i0);
+		if (i0 == i1)
+			t[o].w0 = t[o].w1 = 0.5f;
 	}
 	return t;
 }
 
-/* The reference's first pass, along W, on a row of one-float pixels:
- * r[o] = w0 x[i0] + w1 x[i1]. */
-RT_HOT static void lerp_row(const float *x, const Tap *tx, int64_t ow,
-			    float *r)
+/* A row of one-float pixels at the columns' taps: g[2 o] = x[i0],
+ * g[2 o + 1] = x[i1]. */
+static void lerp_gather(const float *x, const Tap *tx, int64_t ow, float *g)
 {
-	for (int64_t o = 0; o < ow; o++)
-		r[o] = tx[o].w0 * x[tx[o].i0] + tx[o].w1 * x[tx[o].i1];
+	for (int64_t o = 0; o < ow; o++) {
+		g[2 * o] = x[tx[o].i0];
+		g[2 * o + 1] = x[tx[o].i1];
+	}
 }
 
-/* Both passes on a row of pixels of c floats, from input rows a and b
- * (the reference's order: along W, then w0 a + w1 b along H, a tap of
- * weight 0 skipped as the reference skips it). */
-RT_HOT static void lerp_pixels(const float *a, const float *b, const Tap *tx,
-			       Tap ty, int64_t ow, int64_t c, float *y)
+/* A row of one-float pixels from the gathered input rows a and b. */
+RT_HOT_EXACT static void lerp_blend(const float *a, const float *b,
+				    const Tap *tx, Tap ty, float *y,
+				    int64_t ow)
 {
-	if (ty.w0 == 0 || ty.w1 == 0) { /* one input row */
-		const float *x = ty.w0 == 0 ? b : a;
-		float w = ty.w0 == 0 ? ty.w1 : ty.w0;
-		for (int64_t o = 0; o < ow; o++, y += c) {
-			const float *x0 = x + tx[o].i0 * c;
-			const float *x1 = x + tx[o].i1 * c;
-			float w0 = tx[o].w0, w1 = tx[o].w1;
-			for (int64_t k = 0; k < c; k++)
-				y[k] = w * (w0 * x0[k] + w1 * x1[k]);
-		}
-		return;
+	for (int64_t o = 0; o < ow; o++) {
+		float w0 = tx[o].w0, w1 = tx[o].w1;
+		y[o] = w0 * ty.w0 * a[2 * o] + w1 * ty.w0 * a[2 * o + 1] +
+		       w0 * ty.w1 * b[2 * o] + w1 * ty.w1 * b[2 * o + 1];
 	}
+}
+
+/* A row of pixels of c floats from input rows a and b. */
+RT_HOT_EXACT static void lerp_pixels(const float *a, const float *b,
+				     const Tap *tx, Tap ty, int64_t ow,
+				     int64_t c, float *y)
+{
 	for (int64_t o = 0; o < ow; o++, y += c) {
 		const float *a0 = a + tx[o].i0 * c, *a1 = a + tx[o].i1 * c;
 		const float *b0 = b + tx[o].i0 * c, *b1 = b + tx[o].i1 * c;
-		float w0 = tx[o].w0, w1 = tx[o].w1;
+		float w00 = tx[o].w0 * ty.w0, w10 = tx[o].w1 * ty.w0;
+		float w01 = tx[o].w0 * ty.w1, w11 = tx[o].w1 * ty.w1;
 		for (int64_t k = 0; k < c; k++)
-			y[k] = ty.w0 * (w0 * a0[k] + w1 * a1[k]) +
-			       ty.w1 * (w0 * b0[k] + w1 * b1[k]);
+			y[k] = w00 * a0[k] + w10 * a1[k] + w01 * b0[k] +
+			       w11 * b1[k];
 	}
 }
 
-/* Its second, along H: y = w0 a + w1 b, a tap of weight 0 skipped as
- * the reference skips it. */
-RT_HOT static void lerp_blend(const float *a, const float *b, Tap ty,
-			      float *y, int64_t len)
-{
-	if (ty.w0 == 0)
-		for (int64_t o = 0; o < len; o++)
-			y[o] = ty.w1 * b[o];
-	else if (ty.w1 == 0)
-		for (int64_t o = 0; o < len; o++)
-			y[o] = ty.w0 * a[o];
-	else
-		for (int64_t o = 0; o < len; o++)
-			y[o] = ty.w0 * a[o] + ty.w1 * b[o];
-}
-
-/* Output rows q0 .. q1 of one-float pixels: each input row's W pass
- * once into r[0] or r[1] (of ow floats), kept while consecutive output
- * rows read it. */
+/* Output rows q0 .. q1 of one-float pixels: each input row gathered
+ * once into r[0] or r[1] (of 2 ow floats), kept while consecutive
+ * output rows read it. */
 static void lerp_planes(const Lerp *k, const float *x, float *y, int64_t q0,
 			int64_t q1, float *r0, float *r1)
 {
@@ -426,11 +421,12 @@ static void lerp_planes(const Lerp *k, const float *x, float *y, int64_t q0,
 		bool one = want[1] == want[0]; /* a clamped edge */
 		for (int j = 0; j < (one ? 1 : 2); j++)
 			if (have[j] != want[j]) {
-				lerp_row(x + want[j] * k->iw, k->tx, k->ow,
-					 r[j]);
+				lerp_gather(x + want[j] * k->iw, k->tx, k->ow,
+					    r[j]);
 				have[j] = want[j];
 			}
-		lerp_blend(r[0], one ? r[0] : r[1], ty, y + q * k->ow, k->ow);
+		lerp_blend(r[0], one ? r[0] : r[1], k->tx, ty, y + q * k->ow,
+			   k->ow);
 	}
 }
 
@@ -446,8 +442,9 @@ static int lerp_run(void *state, const Tensor *const *in,
 	for (int th = 0; th < nt; th++) {
 		int64_t q0 = rows * th / nt, q1 = rows * (th + 1) / nt;
 		if (k->c == 1) {
-			lerp_planes(k, x, y, q0, q1, k->rows + 2 * th * k->ow,
-				    k->rows + (2 * th + 1) * k->ow);
+			lerp_planes(k, x, y, q0, q1,
+				    k->rows + 4 * th * k->ow,
+				    k->rows + (4 * th + 2) * k->ow);
 			continue;
 		}
 		for (int64_t q = q0; q < q1; q++) {
@@ -482,18 +479,15 @@ int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	if (!dnnl_resize_linear(s, p, n) || !f32_4d(x) ||
 	    x->shape.dims[2] > INT32_MAX || x->shape.dims[3] > INT32_MAX)
 		return 0;
-	bool pytorch = !strcmp(attr_str(n, "coordinate_transformation_mode",
-					"half_pixel"),
-			       "pytorch_half_pixel");
 	Lerp *k = xmalloc(sizeof(*k));
 	memset(k, 0, sizeof(*k));
 	k->n = x->shape.dims[0], k->ch = x->shape.dims[1];
 	k->ih = x->shape.dims[2], k->iw = x->shape.dims[3];
 	k->oh = y->shape.dims[2], k->ow = y->shape.dims[3];
-	k->ty = axis_taps(k->ih, k->oh, pytorch);
-	k->tx = axis_taps(k->iw, k->ow, pytorch);
+	k->ty = axis_taps(k->ih, k->oh);
+	k->tx = axis_taps(k->iw, k->ow);
 	k->threads = rt_threads_for(s, 4.0 * (double)shape_numel(&y->shape));
-	k->rows = xmalloc(2 * (size_t)k->threads * (size_t)k->ow *
+	k->rows = xmalloc(4 * (size_t)k->threads * (size_t)k->ow *
 			  sizeof(*k->rows));
 	take(fk, lerp_run, k);
 	fk->free = lerp_free;

@@ -345,8 +345,14 @@ static inline const Value *rt_in_val(const Prepared *p, const Node *n, int i)
 	!defined(__SANITIZE_ADDRESS__)
 #define RT_HOT __attribute__((target_clones("avx512f", "avx2", "default"), \
 				   optimize("O3", "fp-contract=fast")))
+/* The same, each multiply and add rounded on its own (no fused
+ * multiply-add): for a kernel whose every bit is another engine's. */
+#define RT_HOT_EXACT                                                     \
+	__attribute__((target_clones("avx512f", "avx2", "default"),      \
+		       optimize("O3", "fp-contract=off")))
 #else
 #define RT_HOT
+#define RT_HOT_EXACT
 #endif
 
 /* y[i] = a[i] op b[i * bstep] (b[i * bstep] op a[i] if swap) for

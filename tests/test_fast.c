@@ -8,6 +8,7 @@
  */
 #include <math.h>
 
+#include "cli/npy.h"
 #include "runtime/direct.h"
 #include "runtime/dnnl.h"
 #include "runtime/gearrt.h"
@@ -337,6 +338,65 @@ Test(fast, linear_resize_in_either_layout_matches_reference)
 	cr_expect_eq(f1.chan, 11, "%d chanwise tasks", f1.chan);
 	cr_expect_eq(f1.nhwc, 4, "%d NHWC tensors", f1.nhwc);
 	outs_free(&f1);
+}
+
+/* Element i of float tensors a and b differs, or -1. */
+static int64_t first_difference(const Tensor *a, const Tensor *b)
+{
+	const uint32_t *x = a->data, *y = b->data; /* bit patterns */
+	for (int64_t i = 0; i < shape_numel(&a->shape); i++)
+		if (x[i] != y[i])
+			return i;
+	return -1;
+}
+
+Test(fast, linear_resize_is_onnx_runtimes_to_the_bit)
+{
+	/* tests/fixtures/resize_ort (tests/gen_resize_ort.py): linear
+	 * Resize of [N,C,H,W] by chanwise.c gives ONNX Runtime's output
+	 * bit for bit, row-major (half_pixel up by no whole factor and by
+	 * 2, pytorch_half_pixel down) and channels-last between two
+	 * convolutions */
+	static const char *const cases[] = { "up", "twice", "pytorch",
+					     "nhwc" };
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char model[128], xflag[160], want_path[160];
+		snprintf(model, sizeof(model), "resize_ort/%s/model", cases[c]);
+		snprintf(xflag, sizeof(xflag),
+			 "x=tests/fixtures/resize_ort/%s/x.npy", cases[c]);
+		snprintf(want_path, sizeof(want_path),
+			 "tests/fixtures/resize_ort/%s/y.npy", cases[c]);
+		char *dir = temp_dir(), *om = compile_fixture(dir, "m", model,
+							      NULL);
+		Outs f1 = run_om(om, false, 1);
+		cr_expect_eq(f1.chan, 1, "%s: %d chanwise tasks", cases[c],
+			     f1.chan);
+		cr_expect_eq(f1.nhwc, c == 3 ? 2 : 0, "%s: %d NHWC tensors",
+			     cases[c], f1.nhwc);
+		outs_free(&f1);
+		Run r = run_gearc("run", om, "--input", xflag, "--output-dir",
+				  dir);
+		cr_assert_eq(r.status, 0, "%s: %s", cases[c], r.err);
+		run_free(&r);
+		Arena a;
+		arena_init(&a);
+		char *got_path = path_in(dir, "y.npy");
+		const Tensor *got = npy_read(&a, got_path);
+		const Tensor *want = npy_read(&a, want_path);
+		cr_assert(got && want, "%s", last_error());
+		cr_assert(shape_equal(&got->shape, &want->shape), "%s",
+			  cases[c]);
+		int64_t i = first_difference(got, want);
+		cr_expect_eq(i, -1, "%s: element %lld is %.9g, ONNX Runtime's "
+			     "%.9g", cases[c], (long long)i,
+			     i < 0 ? 0 : ((const float *)got->data)[i],
+			     i < 0 ? 0 : ((const float *)want->data)[i]);
+		arena_release(&a);
+		free(got_path);
+		remove_tree(dir);
+		free(dir);
+		free(om);
+	}
 }
 
 Test(fast, few_output_channels_read_nhwc)
