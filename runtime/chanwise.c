@@ -695,8 +695,12 @@ enum {
 
 typedef float V16 __attribute__((vector_size(64)));
 
+#if defined(__GNUC__) && !defined(__clang__)
 #define PW_TARGET __attribute__((target("avx512f,fma"), \
 				 optimize("O3", "fp-contract=fast")))
+#else
+#define PW_TARGET __attribute__((target("avx512f,fma")))
+#endif
 
 typedef struct Pw {
 	int64_t n, cin, cout, hw; /* images, channels, pixels an image */
