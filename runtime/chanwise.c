@@ -690,6 +690,7 @@ enum {
 	PW_MR = 12,	     /* rows of a tile, at most (pw_mr) */
 	PW_NV = 4,	     /* vectors of a tile, at most */
 	PW_MC = 128,	     /* NHWC: pixels a work item */
+	PW_NP = 48,	     /* row-major: pixels a work item (3 vectors) */
 	PW_CACHED = 2 << 20, /* bytes of a tensor that stay in cache */
 };
 
@@ -849,24 +850,24 @@ static void pw_nhwc(const Pw *k, const float *x, float *y, int64_t r)
 	pw_acts(k, y + m0 * k->cout, (size_t)(m * k->cout));
 }
 
-/* Row-major: 48 pixels from p0 of image i, every output channel, then
+/* Row-major: PW_NP pixels from p0 of image i, every output channel, then
  * the activations along each channel's; B's columns are copied into
  * panel where they end before a whole vector. */
 static void pw_rows_major(const Pw *k, const float *x, float *y, int64_t i,
 			  int64_t p0, float *panel)
 {
-	int64_t nc = k->hw - p0 < 48 ? k->hw - p0 : 48;
+	int64_t nc = k->hw - p0 < PW_NP ? k->hw - p0 : PW_NP;
 	const float *b = x + i * k->cin * k->hw + p0;
 	float *c = y + i * k->cout * k->hw + p0;
 	int64_t ldb = k->hw;
 	if (nc % 16) {
 		for (int64_t ch = 0; ch < k->cin; ch++) {
-			memcpy(panel + ch * 48, b + ch * k->hw,
+			memcpy(panel + ch * PW_NP, b + ch * k->hw,
 			       (size_t)nc * sizeof(float));
-			memset(panel + ch * 48 + nc, 0,
-			       (size_t)(48 - nc) * sizeof(float));
+			memset(panel + ch * PW_NP + nc, 0,
+			       (size_t)(PW_NP - nc) * sizeof(float));
 		}
-		b = panel, ldb = 48;
+		b = panel, ldb = PW_NP;
 	}
 	pw_rows(k, k->cout, nc, k->w, k->cin, b, ldb, c, k->hw, k->b, NULL,
 		false);
@@ -879,7 +880,7 @@ static int pw_run(void *state, const Tensor *const *in, Tensor *const *out)
 	const Pw *k = state;
 	const float *x = in[0]->data;
 	float *y = tensor_mut(out[0]);
-	int64_t per = (k->hw + 47) / 48;
+	int64_t per = (k->hw + PW_NP - 1) / PW_NP;
 	int64_t items = k->nhwc ? (k->n * k->hw + PW_MC - 1) / PW_MC
 				: k->n * per;
 	int nt = k->threads;
@@ -888,9 +889,9 @@ static int pw_run(void *state, const Tensor *const *in, Tensor *const *out)
 		if (k->nhwc)
 			pw_nhwc(k, x, y, r);
 		else
-			pw_rows_major(k, x, y, r / per, r % per * 48,
+			pw_rows_major(k, x, y, r / per, r % per * PW_NP,
 				      k->panel + (size_t)rt_thread() *
-							 (size_t)(k->cin * 48));
+							 (size_t)(k->cin * PW_NP));
 	}
 	return 0;
 }
@@ -941,7 +942,7 @@ int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	/* 64-byte aligned: a vector of B split across two cache lines cost
 	 * 14% of a 192x192 product's time */
 	size_t panels = (size_t)(k->threads > 1 ? k->threads : 1) *
-			(size_t)(cg.cin * 48) * sizeof(float);
+			(size_t)(cg.cin * PW_NP) * sizeof(float);
 	if (!(k->wp = big_alloc((size_t)(padded * cg.cin) * sizeof(float),
 				NULL)) ||
 	    !(k->bp = big_alloc((size_t)padded * sizeof(float), NULL)) ||
