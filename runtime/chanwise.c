@@ -791,18 +791,19 @@ pw_tile(const int MR, const int NV, int64_t K, const float *a, int64_t lda,
 		}
 }
 
-/* The tile of mr rows (1..pw_mr(nv)) by nc columns (1..64) at c. */
-PW_TARGET static void pw_any(const Pw *k, int mr, int64_t nc, const float *a,
+/* The tile of mr rows (1..pw_mr(nv)) by nc columns (1..64) at c, K
+ * deep. */
+PW_TARGET static void pw_any(int mr, int64_t nc, int64_t K, const float *a,
 			     int64_t lda, const float *b, int64_t ldb,
 			     float *c, int64_t ldc, const float *brow,
 			     const float *bcol, const float *pf, float *pfc,
 			     int64_t pfn)
 {
 	int nv = (int)((nc + 15) / 16);
-#define PW_CASE(M, V)                                                   \
-	case (M) * 8 + (V):                                             \
-		pw_tile(M, V, k->cin, a, lda, b, ldb, c, ldc, nc, brow, \
-			bcol, pf, pfc, pfn);                            \
+#define PW_CASE(M, V)                                                  \
+	case (M) * 8 + (V):                                            \
+		pw_tile(M, V, K, a, lda, b, ldb, c, ldc, nc, brow, bcol, pf, \
+			pfc, pfn);                                     \
 		break;
 #define PW_ROW(M) PW_CASE(M, 1) PW_CASE(M, 2) PW_CASE(M, 3) PW_CASE(M, 4)
 #define PW_ROW8(M) PW_CASE(M, 1) PW_CASE(M, 2) PW_CASE(M, 3)
@@ -818,22 +819,35 @@ PW_TARGET static void pw_any(const Pw *k, int mr, int64_t nc, const float *a,
 #undef PW_CASE
 }
 
-/* Rows [0, m) of C = A B + bias, nc columns (at most 64); B's are bp
- * (row stride ldb, whole vectors of 16 readable: padded).  ahead: A's
- * rows two tiles on are fetched meanwhile, and C's where k->pfc (rec's
- * 64-channel 1x1 Convs at 8x24x320 ran 28% slower than oneDNN's
+/* Rows [0, m) of C = A B + bias, nc columns (at most 64), K deep; B's
+ * are bp (row stride ldb, whole vectors of 16 readable: padded).
+ * ahead: A's rows two tiles on are fetched meanwhile, and C's where pfc
+ * (rec's 64-channel 1x1 Convs at 8x24x320 ran 28% slower than oneDNN's
  * without). */
-static void pw_rows(const Pw *k, int64_t m, int64_t nc, const float *a,
+static void pw_rows(int64_t m, int64_t nc, int64_t K, const float *a,
 		    int64_t lda, const float *bp, int64_t ldb, float *c,
 		    int64_t ldc, const float *brow, const float *bcol,
-		    bool ahead)
+		    bool ahead, bool pfc)
 {
 	int mr = pw_mr((int)((nc + 15) / 16));
 	for (int64_t i = 0; i < m; i += mr)
-		pw_any(k, (int)(m - i < mr ? m - i : mr), nc, a + i * lda, lda,
+		pw_any((int)(m - i < mr ? m - i : mr), nc, K, a + i * lda, lda,
 		       bp, ldb, c + i * ldc, ldc, brow ? brow + i : NULL, bcol,
 		       ahead ? a + (i + 2 * mr) * lda : NULL,
-		       c + (i + 2 * mr) * ldc, ahead && k->pfc ? ldc : 0);
+		       c + (i + 2 * mr) * ldc, ahead && pfc ? ldc : 0);
+}
+
+int64_t chan_gemm_nr(int64_t n)
+{
+	return !(n % 48) ? 48 : !(n % 64) ? 64 : !(n % 32) ? 32 : 48;
+}
+
+void chan_gemm(int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
+	       const float *bp, int64_t nr, float *c, int64_t ldc)
+{
+	for (int64_t n0 = 0; n0 < n; n0 += nr)
+		pw_rows(m, n - n0 < nr ? n - n0 : nr, K, a, lda, bp + n0 * K,
+			nr, c + n0, ldc, NULL, NULL, false, false);
 }
 
 /* NHWC: chunk r of PW_MC pixels against every panel of W', then the
@@ -843,10 +857,10 @@ static void pw_nhwc(const Pw *k, const float *x, float *y, int64_t r)
 	int64_t m0 = r * PW_MC, m = k->n * k->hw - m0;
 	m = m > PW_MC ? PW_MC : m;
 	for (int64_t n0 = 0; n0 < k->cout; n0 += k->nr)
-		pw_rows(k, m, k->cout - n0 < k->nr ? k->cout - n0 : k->nr,
+		pw_rows(m, k->cout - n0 < k->nr ? k->cout - n0 : k->nr, k->cin,
 			x + m0 * k->cin, k->cin, k->wp + n0 * k->cin, k->nr,
 			y + m0 * k->cout + n0, k->cout, NULL, k->bp + n0,
-			n0 == 0);
+			n0 == 0, k->pfc);
 	pw_acts(k, y + m0 * k->cout, (size_t)(m * k->cout));
 }
 
@@ -869,8 +883,8 @@ static void pw_rows_major(const Pw *k, const float *x, float *y, int64_t i,
 		}
 		b = panel, ldb = PW_NP;
 	}
-	pw_rows(k, k->cout, nc, k->w, k->cin, b, ldb, c, k->hw, k->b, NULL,
-		false);
+	pw_rows(k->cout, nc, k->cin, k->w, k->cin, b, ldb, c, k->hw, k->b,
+		NULL, false, false);
 	for (int64_t o = 0; o < k->cout; o++)
 		pw_acts(k, c + o * k->hw, (size_t)nc);
 }
@@ -928,10 +942,7 @@ int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	memset(k, 0, sizeof(*k));
 	k->n = cg.n, k->cin = cg.cin, k->cout = cg.cout;
 	k->hw = cg.out[0] * cg.out[1];
-	k->nr = !(cg.cout % 48)	  ? 48
-		: !(cg.cout % 64) ? 64
-		: !(cg.cout % 32) ? 32
-				  : 48;
+	k->nr = chan_gemm_nr(cg.cout);
 	k->w = w->konst->data;
 	k->b = b ? b->konst->data : NULL;
 	k->acts = acts;
@@ -952,7 +963,7 @@ int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	}
 	for (int64_t o = 0; o < padded; o++) /* [o][c] -> [o / nr][c][o % nr] */
 		for (int64_t c = 0; c < cg.cin; c++)
-			k->wp[(o / nr * cg.cin + c) * nr + o % nr] =
+			k->wp[chan_gemm_at(o, c, cg.cin, nr)] =
 				o < cg.cout ? k->w[o * cg.cin + c] : 0;
 	memset(k->bp, 0, (size_t)padded * sizeof(float));
 	if (k->b)

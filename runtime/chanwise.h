@@ -35,5 +35,23 @@ int chan_few_conv_build(gearrt_session *s, Prepared *p, Task *t);
  * no padding, one group, X and Y in either layout (AVX-512 only). */
 int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 int chan_pw_conv_build(gearrt_session *s, Prepared *p, Task *t);
+/* Conv and FusedConv (any activations, no Z) of 3x3 windows, stride 1,
+ * 2-D, by Winograd's F(4x4, 3x3) (runtime/wino.c); X and Y in either
+ * layout (AVX-512 only). */
+int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int chan_wino_conv_build(gearrt_session *s, Prepared *p, Task *t);
+
+/* The matrix product of the 1x1 Conv's tiles (AVX-512 only), for
+ * wino.c: C [m][n] (row stride ldc) = A [m][K] (row stride lda) B [K][n],
+ * B packed in panels of nr columns (chan_gemm_nr), zero past n up to a
+ * whole panel: element (k, j) at chan_gemm_at(j, k, K, nr). */
+int64_t chan_gemm_nr(int64_t n);
+static inline int64_t chan_gemm_at(int64_t j, int64_t k, int64_t K,
+				   int64_t nr)
+{
+	return (j / nr * K + k) * nr + j % nr;
+}
+void chan_gemm(int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
+	       const float *bp, int64_t nr, float *c, int64_t ldc);
 
 #endif
