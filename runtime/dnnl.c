@@ -192,17 +192,6 @@ static int kernel_run(void *state, const Tensor *const *in,
 				  : error("oneDNN: %s", dnnl_status2str(rc));
 }
 
-/* Whether g is one of md's graphs (a gear's, the root), whose weights
- * live as long as md; a specialisation's may not outlive a session. */
-static bool model_graph(const gearrt_model *md, const Graph *g)
-{
-	for (size_t i = 0; md->run_graph && i < (md->ngears ? md->ngears : 1);
-	     i++)
-		if (md->run_graph[i] == g)
-			return true;
-	return false;
-}
-
 static DnnlKernel *kernel_new(gearrt_session *s, const Prepared *p,
 			      double work)
 {
@@ -217,7 +206,7 @@ static DnnlKernel *kernel_new(gearrt_session *s, const Prepared *p,
 	k->sum_in = -1;
 	k->split = 1;
 	k->scratch = &s->scratch;
-	k->model = p && model_graph(s->model, p->g) ? s->model : NULL;
+	k->model = p && rt_model_graph(s->model, p->g) ? s->model : NULL;
 	return k;
 }
 

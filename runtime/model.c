@@ -237,11 +237,67 @@ gearrt_status gearrt_model_open(const char *path, gearrt_model **model)
 	return *model ? GEARRT_OK : GEARRT_E_FILE;
 }
 
+typedef struct Derived {
+	struct Derived *next;
+	const void *src;
+	uint64_t key;
+	size_t bytes;
+	void *data;
+} Derived;
+
+bool rt_model_graph(const gearrt_model *md, const Graph *g)
+{
+	for (size_t i = 0; md->run_graph && i < (md->ngears ? md->ngears : 1);
+	     i++)
+		if (md->run_graph[i] == g)
+			return true;
+	return false;
+}
+
+const void *rt_derived(gearrt_session *s, const Prepared *p, const void *src,
+		       uint64_t key, size_t bytes,
+		       void (*make)(const void *ctx, void *dst),
+		       const void *ctx, void **own)
+{
+	gearrt_model *md = s->model;
+	*own = NULL;
+	if (!rt_model_graph(md, p->g)) {
+		if ((*own = big_alloc(bytes, NULL)))
+			make(ctx, *own);
+		return *own;
+	}
+	pthread_mutex_lock(&md->lock);
+	Derived *d = md->derived;
+	while (d && (d->src != src || d->key != key || d->bytes != bytes))
+		d = d->next;
+	void *data = d ? d->data : big_alloc(bytes, NULL);
+	if (!d && data) {
+		make(ctx, data);
+		d = xmalloc(sizeof(*d));
+		*d = (Derived){ .next = md->derived, .src = src, .key = key,
+				.bytes = bytes, .data = data };
+		md->derived = d;
+	}
+	pthread_mutex_unlock(&md->lock);
+	return data;
+}
+
+static void derived_free(gearrt_model *md)
+{
+	for (Derived *d = md->derived, *next; d; d = next) {
+		next = d->next;
+		free(d->data);
+		free(d);
+	}
+	md->derived = NULL;
+}
+
 void gearrt_model_close(gearrt_model *md)
 {
 	if (!md)
 		return;
 	dnnl_model_free(md);
+	derived_free(md);
 	if (md->m)
 		model_free(md->m);
 	if (md->cw.m)

@@ -66,7 +66,15 @@ struct gearrt_model {
 	/* Weights of the file reordered into oneDNN's layouts, shared by
 	 * the model's sessions and gears (runtime/dnnl.c, under lock). */
 	struct DnnlShared *dnnl;
+	/* Weights the plain-C kernels derive from the file's (rt_derived),
+	 * under lock. */
+	struct Derived *derived;
 };
+
+/* Whether g is one of md's graphs (a gear's, the root), whose weights
+ * live as long as md; a specialisation's may not outlive a session. */
+bool rt_model_graph(const gearrt_model *md, const Graph *g);
+
 
 /* How a fast kernel takes the layout of one of its tensors, as its
  * row's match records it (Task.lay) for runtime/layout.c: group 0 if the
@@ -220,7 +228,27 @@ struct gearrt_session {
 				  * or NULL if the model has none */
 	struct ShapeCache *cache; /* runtime/hybrid.c */
 	gearrt_stats st;
+	/* The plain-C fast kernels' temporaries during a node (runtime/
+	 * wino.c's): one buffer, 64-byte aligned, as large as the largest
+	 * a kernel reserved when matched (rt_work_reserve); a session runs
+	 * one node at a time, so its kernels share it. */
+	void *work;
+	size_t work_bytes;
 };
+
+/* Makes s->work at least bytes long: false if memory is short. */
+bool rt_work_reserve(gearrt_session *s, size_t bytes);
+
+/* Weights a plain-C kernel derives from a weight src of p's graph (wino.c's
+ * transformed windows): bytes, 64-byte aligned, that make(ctx, dst) fills,
+ * made once per model for (src, key) and shared by its sessions and gears
+ * (under its lock); for a specialisation's graph, whose weights may go
+ * before the model, made anew and owned by *own (else *own is NULL: free
+ * it with the kernel).  NULL if memory is short. */
+const void *rt_derived(gearrt_session *s, const Prepared *p, const void *src,
+		       uint64_t key, size_t bytes,
+		       void (*make)(const void *ctx, void *dst),
+		       const void *ctx, void **own);
 
 /* Gear g of md raised and checked as verify checks it, once per model,
  * before any session runs it (*ms += the time, if this call made it):

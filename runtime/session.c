@@ -76,7 +76,22 @@ void gearrt_session_destroy(gearrt_session *s)
 	rt_strings_free(s->model, s->strings);
 	arena_release(&s->scratch);
 	arena_release(&s->pool);
+	free(s->work);
 	free(s);
+}
+
+bool rt_work_reserve(gearrt_session *s, size_t bytes)
+{
+	if (bytes <= s->work_bytes)
+		return true;
+	void *w = big_alloc(bytes, NULL);
+	if (!w)
+		return false;
+	memset(w, 0, bytes); /* lanes a kernel computes and never stores */
+	free(s->work);
+	s->work = w;
+	s->work_bytes = bytes;
+	return true;
 }
 
 int gearrt_last_gear(const gearrt_session *s) { return s ? s->last_gear : -1; }

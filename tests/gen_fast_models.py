@@ -4,7 +4,7 @@ fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
 fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx,
-fast_fewconv.onnx, fast_stems.onnx and fast_pw.onnx for
+fast_fewconv.onnx, fast_stems.onnx, fast_pw.onnx and fast_wino.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -611,3 +611,25 @@ save(pw, [ws("pw_rw", 21, 20, 1, 1), w("pw_rb", 21),
      [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 9, 7]),
       h.make_tensor_value_info("x2", T.FLOAT, [1, 16, 5, 5])],
      ["pw_rows", "pw_y", "pw_fc", "pw_z"], "fast_pw.onnx")
+
+
+# runtime/wino.c's 3x3 Conv (chan.wino): on the row-major input, 20 -> 40
+# channels with a bias and HardSwish (tails of 4 and 8 lanes); then NHWC,
+# 2 groups of 20 -> 24 dilated 2 down and 1 across, no bias, LeakyRelu;
+# then 2 groups of 24 -> 16, uneven pads, into a row-major tensor (the
+# Flatten's); 2 images of 20x19 (tiles cut by both edges)
+wino = [
+    h.make_node("Conv", ["x", "wi_w1", "wi_b1"], ["wi_a"], pads=[1, 1, 1, 1]),
+    h.make_node("HardSwish", ["wi_a"], ["wi_ah"]),
+    h.make_node("Conv", ["wi_ah", "wi_w2"], ["wi_b"], group=2,
+                dilations=[2, 1], pads=[2, 1, 2, 1]),
+    h.make_node("LeakyRelu", ["wi_b"], ["wi_bl"], alpha=0.1),
+    h.make_node("Conv", ["wi_bl", "wi_w3", "wi_b3"], ["wi_c"], group=2,
+                pads=[0, 1, 2, 0]),
+    h.make_node("Flatten", ["wi_c"], ["wi_y"]),
+]
+save(wino, [ws("wi_w1", 40, 20, 3, 3), w("wi_b1", 40),
+            ws("wi_w2", 48, 20, 3, 3), ws("wi_w3", 32, 24, 3, 3),
+            w("wi_b3", 32)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 20, 19])],
+     ["wi_bl", "wi_y"], "fast_wino.onnx")

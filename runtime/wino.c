@@ -1,0 +1,447 @@
+/*
+ * runtime/wino.c - 3x3 convolutions of stride 1 by Winograd's minimal
+ * filtering F(4x4, 3x3) (Lavin and Gray, "Fast Algorithms for
+ * Convolutional Neural Networks", 2015), in plain C for AVX-512.
+ *
+ * A 4x4 block of outputs of one channel o is A^T [U_o,c (.) V_c] A
+ * summed over the input channels c, where V_c = B^T d_c B transforms
+ * the 6x6 block of input d_c the outputs read, U_o,c = G g_o,c G^T the
+ * 3x3 window g_o,c, and (.) multiplies element by element.  The sum over
+ * c of each of the 36 elements is a matrix product: M_e [tiles][Co] =
+ * V_e [tiles][C] U_e [C][Co].  So a block of 36 output values costs 36
+ * multiply-adds per input channel where the window costs 144: 4 times
+ * fewer, for the transforms' additions (one 6x6 per input and per output
+ * channel of each tile) and 4 times the weights (U, once, at prepare).
+ *
+ * A work item is WTB tiles of one image and one group: their inputs
+ * transformed into V, the 36 products by chanwise.c's tiles (chan_gemm)
+ * into M, the outputs transformed back, the bias added, the activations
+ * run, and written.  V and M are the session's work (rt_work_reserve),
+ * per thread; U is made once per model and shared by its sessions
+ * (rt_derived).  A dilated window reads its inputs d apart: a tile is
+ * then 4x4 outputs d apart, of one residue mod d, reading 6x6 inputs d
+ * apart.  X may be row-major (put in NHWC first, 16 channels of a pixel
+ * a gather) or NHWC; Y either (row-major, a store per element).
+ *
+ * It takes a Conv where U is at most twice the bytes of Y (36 C <= 2 N
+ * H W): there it ran 1.2-2.1 times as fast as oneDNN's direct kernels
+ * (one thread, a node's run, 16 -> 32 channels at 256x256 to 512 -> 512
+ * at 32x32; 16 -> 16 at 256x256 as fast); a larger U would cost more
+ * memory than the activations it computes (ISNet's 512-channel layers at
+ * 32x32: 37 MB of U for a 2 MB output).
+ *
+ * The sums are in float in another order than the window's, with the
+ * transforms' roundings on top: against the reference's double sums,
+ * relative L2 errors of 0.4-2.4e-6 and every error within 7e-6 of the
+ * output's largest magnitude (fast_wino, and 64 to 128 channels at
+ * 64x64 and 128x128).  Each output is computed in one thread in a fixed
+ * order: the same bytes at any thread count.
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/act.h"
+#include "chanwise.h"
+#include "direct.h"
+
+enum {
+	WA = 6,		/* alpha: inputs (and transformed values) across a tile */
+	WE = WA * WA,	/* elements of a transformed tile */
+	WM = 4,		/* outputs across a tile */
+	WL = 16,	/* floats of a vector */
+	WTB = 24,	/* tiles a work item: whole tiles of chan_gemm's rows */
+};
+
+typedef float V16 __attribute__((vector_size(64)));
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define WINO_TARGET __attribute__((target("avx512f,fma"), \
+				   optimize("O3", "fp-contract=fast")))
+#else
+#define WINO_TARGET __attribute__((target("avx512f,fma")))
+#endif
+
+typedef struct Wino {
+	ConvGeom g;
+	int64_t cg, og;	  /* input, output channels of a group */
+	int64_t cgp, ogp; /* the same, whole vectors: V's, M's row strides */
+	int64_t nr;	  /* columns of a panel of U (chan_gemm_nr) */
+	int64_t th, tw;	  /* tiles down and across an image */
+	int64_t tb;	  /* tiles a work item */
+	int64_t usz;	  /* floats of U for one group and element */
+	const float *u;	  /* [group][WE] panels of [cg][og] (rt_derived) */
+	void *own;	  /* u, if this kernel's own */
+	const float *w;	  /* W [cout][cg][3][3] */
+	const float *b;	  /* [cout] or NULL */
+	ActRun *acts;
+	gearrt_session *s; /* its work: X in NHWC if it is row-major, then
+			      per thread V [tb][WE][cgp] and M [tb][WE][ogp] */
+	int64_t xsz;	   /* floats of X in NHWC, 0 if X is NHWC */
+	int64_t ssz;	   /* floats of V and M */
+	bool xnhwc, ynhwc;
+	int threads;
+} Wino;
+
+static void wino_free(void *state)
+{
+	Wino *k = state;
+	if (k) {
+		free(k->own);
+		free(k->acts);
+	}
+	free(k);
+}
+
+/* ---- the transforms ------------------------------------------------------ */
+
+/* r = B^T a, for a and r strided by s vectors. */
+static inline __attribute__((always_inline)) void bt6(const V16 *a, int sa,
+						       V16 *r, int sr)
+{
+	V16 a0 = a[0], a1 = a[sa], a2 = a[2 * sa], a3 = a[3 * sa],
+	    a4 = a[4 * sa], a5 = a[5 * sa];
+	r[0] = 4 * a0 - 5 * a2 + a4;
+	r[sr] = a3 + a4 - 4 * (a1 + a2);
+	r[2 * sr] = a4 - a3 + 4 * (a1 - a2);
+	r[3 * sr] = a4 - a2 + 2 * (a3 - a1);
+	r[4 * sr] = a4 - a2 + 2 * (a1 - a3);
+	r[5 * sr] = a5 + 4 * a1 - 5 * a3;
+}
+
+/* r = A^T a (4 of 6), strided likewise. */
+static inline __attribute__((always_inline)) void at6(const V16 *a, int sa,
+						       V16 *r, int sr)
+{
+	V16 p = a[sa] + a[2 * sa], m = a[sa] - a[2 * sa];
+	V16 q = a[3 * sa] + a[4 * sa], n = a[3 * sa] - a[4 * sa];
+	r[0] = a[0] + p + q;
+	r[sr] = m + 2 * n;
+	r[2 * sr] = p + 4 * q;
+	r[3 * sr] = m + 8 * n + a[5 * sa];
+}
+
+/* U = G g G^T for one 3x3 window g, in double. */
+static void wino_weight(const float *g, double u[WE])
+{
+	static const double G[WA][3] = {
+		{ 1.0 / 4, 0, 0 },
+		{ -1.0 / 6, -1.0 / 6, -1.0 / 6 },
+		{ -1.0 / 6, 1.0 / 6, -1.0 / 6 },
+		{ 1.0 / 24, 1.0 / 12, 1.0 / 6 },
+		{ 1.0 / 24, -1.0 / 12, 1.0 / 6 },
+		{ 0, 0, 1 },
+	};
+	double t[WA][3];
+	for (int e = 0; e < WA; e++)
+		for (int v = 0; v < 3; v++)
+			t[e][v] = G[e][0] * g[v] + G[e][1] * g[3 + v] +
+				  G[e][2] * g[6 + v];
+	for (int e = 0; e < WA; e++)
+		for (int f = 0; f < WA; f++)
+			u[e * WA + f] = t[e][0] * G[f][0] + t[e][1] * G[f][1] +
+					t[e][2] * G[f][2];
+}
+
+/* ---- a work item ------------------------------------------------------- */
+
+/* The first output row (or column) of tile t along an axis of nt tiles
+ * per residue of dilation d. */
+static inline int64_t tile_origin(int64_t t, int64_t d)
+{
+	return t % d + t / d * WM * d;
+}
+
+/* Which of a tile's 6 inputs along an axis of size n lie inside it
+ * (bit e), the first at i0, d apart. */
+static inline unsigned inside(int64_t i0, int64_t d, int64_t n)
+{
+	unsigned m = 0;
+	for (int e = 0; e < WA; e++)
+		m |= (unsigned)(i0 + e * d >= 0 && i0 + e * d < n) << e;
+	return m;
+}
+
+/* The 6x6 inputs at x (NHWC), rs floats between rows and cs between
+ * columns, of which those at bits e of ry and f of rx (all: an inner
+ * tile), masked to the lanes of m, into a. */
+static inline __attribute__((always_inline, target("avx512f"))) void
+wino_load(const float *x, int64_t rs, int64_t cs, unsigned ry, unsigned rx,
+	  __mmask16 m, V16 a[WE])
+{
+	for (int e = 0; e < WA; e++)
+		for (int f = 0; f < WA; f++)
+			a[e * WA + f] = ry >> e & rx >> f & 1
+						? (V16)_mm512_maskz_loadu_ps(
+							  m, x + e * rs + f * cs)
+						: (V16){ 0 };
+}
+
+/* V [e][c..c+16) of the tile at input (iy, ix) of image x (NHWC, at
+ * the group's first channel). */
+WINO_TARGET static void wino_in(const Wino *k, const float *x, int64_t iy,
+				int64_t ix, int64_t c, float *v)
+{
+	const ConvGeom *g = &k->g;
+	int64_t h = g->in[0], w = g->in[1];
+	int64_t dy = g->dilation[0], dx = g->dilation[1];
+	unsigned ry = inside(iy, dy, h), rx = inside(ix, dx, w);
+	int64_t lanes = k->cg - c < WL ? k->cg - c : WL;
+	__mmask16 m = (__mmask16)((1u << lanes) - 1);
+	/* the address of an input outside X is never loaded */
+	const float *at = (const float *)((uintptr_t)x +
+		(uintptr_t)(((iy * w + ix) * g->cin + c) * (int64_t)sizeof(float)));
+	V16 a[WE], r[WE];
+	if (ry == 63 && rx == 63)
+		wino_load(at, dy * w * g->cin, dx * g->cin, 63, 63, m, a);
+	else
+		wino_load(at, dy * w * g->cin, dx * g->cin, ry, rx, m, a);
+	for (int f = 0; f < WA; f++)
+		bt6(a + f, WA, r + f, WA);
+	for (int e = 0; e < WA; e++) {
+		V16 o[WA];
+		bt6(r + e * WA, 1, o, 1);
+		for (int f = 0; f < WA; f++)
+			_mm512_storeu_ps(v + (e * WA + f) * k->cgp + c,
+					 (__m512)o[f]);
+	}
+}
+
+/* Y's 4x4 outputs of tile (oy, ox), channels o..o+16 of the group at
+ * y (its first channel), from M [e][o..). */
+WINO_TARGET static void wino_out(const Wino *k, const float *mt, int64_t o,
+				 float *y, const float *bias, int64_t oy,
+				 int64_t ox)
+{
+	const ConvGeom *g = &k->g;
+	int64_t oh = g->out[0], ow = g->out[1];
+	int64_t dy = g->dilation[0], dx = g->dilation[1];
+	V16 r[WA * WM], out[WM * WM];
+	for (int f = 0; f < WA; f++) {
+		V16 a[WA];
+		for (int e = 0; e < WA; e++)
+			a[e] = (V16)_mm512_loadu_ps(mt + (e * WA + f) * k->ogp +
+						    o);
+		at6(a, 1, r + f, WA);
+	}
+	for (int e = 0; e < WM; e++)
+		at6(r + e * WA, 1, out + e * WM, 1);
+	int64_t lanes = k->og - o < WL ? k->og - o : WL;
+	__mmask16 m = (__mmask16)((1u << lanes) - 1);
+	if (bias) {
+		V16 b = (V16)_mm512_maskz_loadu_ps(m, bias + o);
+		for (int i = 0; i < WM * WM; i++)
+			out[i] += b;
+	}
+	if (k->acts->n) {
+		float buf[WM * WM * WL] __attribute__((aligned(64)));
+		memcpy(buf, out, sizeof(buf));
+		for (int j = 0; j < k->acts->n; j++)
+			act_loop_f32(k->acts->act[j].kind, buf, buf,
+				     WM * WM * WL, k->acts->act[j].a,
+				     k->acts->act[j].b);
+		memcpy(out, buf, sizeof(buf));
+	}
+	if (k->ynhwc) {
+		int ne = oy + 3 * dy < oh ? WM : (int)((oh - oy + dy - 1) / dy);
+		int nf = ox + 3 * dx < ow ? WM : (int)((ow - ox + dx - 1) / dx);
+		float *at = y + (oy * ow + ox) * g->cout + o;
+		int64_t rs = dy * ow * g->cout, cs = dx * g->cout;
+		for (int e = 0; e < ne; e++)
+			for (int f = 0; f < nf; f++)
+				_mm512_mask_storeu_ps(at + e * rs + f * cs, m,
+						      (__m512)out[e * WM + f]);
+		return;
+	}
+	for (int e = 0; e < WM && oy + e * dy < oh; e++)
+		for (int f = 0; f < WM && ox + f * dx < ow; f++)
+			for (int64_t l = 0; l < lanes; l++)
+				y[(o + l) * oh * ow + (oy + e * dy) * ow + ox +
+				  f * dx] = out[e * WM + f][l];
+}
+
+/* Tiles [t0, t0 + nt) of image i, group gi, X NHWC. */
+static void wino_item(const Wino *k, const float *x, float *y, int64_t i,
+		      int64_t gi, int64_t t0, int64_t nt, float *scratch)
+{
+	const ConvGeom *g = &k->g;
+	int64_t hw = g->in[0] * g->in[1], ohw = g->out[0] * g->out[1];
+	const float *xi = x + i * g->cin * hw + gi * k->cg;
+	float *yi = y + i * g->cout * ohw + gi * k->og * (k->ynhwc ? 1 : ohw);
+	float *v = scratch, *mt = scratch + WE * k->tb * k->cgp;
+	int64_t vs = WE * k->cgp, ms = WE * k->ogp;
+	for (int64_t t = 0; t < nt; t++) {
+		int64_t ty = (t0 + t) / k->tw, tx = (t0 + t) % k->tw;
+		int64_t iy = tile_origin(ty, g->dilation[0]) - g->pad[0];
+		int64_t ix = tile_origin(tx, g->dilation[1]) - g->pad[1];
+		for (int64_t c = 0; c < k->cg; c += WL)
+			wino_in(k, xi, iy, ix, c, v + t * vs);
+	}
+	for (int e = 0; e < WE; e++)
+		chan_gemm(nt, k->og, k->cg, v + e * k->cgp, vs,
+			  k->u + (gi * WE + e) * k->usz, k->nr,
+			  mt + e * k->ogp, ms);
+	const float *bias = k->b ? k->b + gi * k->og : NULL;
+	for (int64_t t = 0; t < nt; t++) {
+		int64_t ty = (t0 + t) / k->tw, tx = (t0 + t) % k->tw;
+		for (int64_t o = 0; o < k->og; o += WL)
+			wino_out(k, mt + t * ms, o, yi, bias,
+				 tile_origin(ty, g->dilation[0]),
+				 tile_origin(tx, g->dilation[1]));
+	}
+}
+
+/* Pixels [p0, p0 + np) of row-major x [c][hw] into NHWC xt: 16
+ * channels of a pixel a gather (hw * 16 < 2^31: the match's rule). */
+WINO_TARGET static void rows_to_nhwc(const float *x, float *xt, int64_t c,
+				     int64_t hw, int64_t p0, int64_t np)
+{
+	__m512i at = _mm512_mullo_epi32(
+		_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+				  14, 15),
+		_mm512_set1_epi32((int)hw));
+	for (int64_t ch = 0; ch < c; ch += WL) {
+		int64_t lanes = c - ch < WL ? c - ch : WL;
+		__mmask16 m = (__mmask16)((1u << lanes) - 1);
+		for (int64_t p = p0; p < p0 + np; p++)
+			_mm512_mask_storeu_ps(
+				xt + p * c + ch, m,
+				_mm512_mask_i32gather_ps(_mm512_setzero_ps(), m,
+							 at, x + ch * hw + p,
+							 4));
+	}
+}
+
+static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Wino *k = state;
+	const ConvGeom *g = &k->g;
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]), *work = k->s->work;
+	int nt = k->threads;
+	if (!k->xnhwc) {
+		int64_t hw = g->in[0] * g->in[1], per = (hw + 63) / 64;
+		RT_PARALLEL_FOR
+		for (int64_t r = 0; r < g->n * per; r++) {
+			int64_t i = r / per, p0 = r % per * 64;
+			rows_to_nhwc(x + i * g->cin * hw, work + i * g->cin * hw,
+				     g->cin, hw, p0, hw - p0 < 64 ? hw - p0 : 64);
+		}
+		x = work;
+	}
+	int64_t tiles = k->th * k->tw, per = (tiles + k->tb - 1) / k->tb;
+	int64_t items = g->n * g->group * per;
+	RT_PARALLEL_FOR
+	for (int64_t r = 0; r < items; r++) {
+		int64_t t0 = r % per * k->tb;
+		wino_item(k, x, y, r / per / g->group, r / per % g->group, t0,
+			  tiles - t0 < k->tb ? tiles - t0 : k->tb,
+			  work + k->xsz + (size_t)rt_thread() * (size_t)k->ssz);
+	}
+	return 0;
+}
+
+/* ---- matching ---------------------------------------------------------- */
+
+int chan_wino_conv_build(gearrt_session *s, Prepared *p, Task *t)
+{
+	Wino *k = t->fast.state;
+	k->xnhwc = rt_nhwc(p, t->n->inputs[0]);
+	k->ynhwc = rt_nhwc(p, t->n->outputs[0]);
+	/* a row-major X is put in NHWC first, at the start of the work */
+	k->xsz = k->xnhwc ? 0
+			  : (k->g.n * k->g.cin * k->g.in[0] * k->g.in[1] + WL - 1) /
+				    WL * WL;
+	size_t threads = (size_t)(k->threads > 1 ? k->threads : 1);
+	if (!rt_work_reserve(s, ((size_t)k->xsz + threads * (size_t)k->ssz) *
+					sizeof(float)))
+		return error("out of memory for the Winograd convolution's "
+			     "temporaries");
+	return 0;
+}
+
+/* Tiles along an axis of n outputs, dilation d: per residue mod d, its
+ * ceil(n / d) outputs (at most) in tiles of WM. */
+static int64_t tiles_along(int64_t n, int64_t d)
+{
+	return d * (((n + d - 1) / d + WM - 1) / WM);
+}
+
+/* U of k's groups from W [cout][cg][3][3], packed for chan_gemm. */
+static void wino_pack(const void *ctx, void *dst)
+{
+	const Wino *k = ctx;
+	const float *w = k->w;
+	float *to = dst;
+	int64_t op = k->usz / k->cg;
+	for (int64_t gi = 0; gi < k->g.group; gi++)
+		for (int64_t o = 0; o < op; o++)
+			for (int64_t c = 0; c < k->cg; c++) {
+				double u[WE] = { 0 };
+				if (o < k->og)
+					wino_weight(w + ((gi * k->og + o) *
+								 k->cg +
+							 c) * 9,
+						    u);
+				for (int e = 0; e < WE; e++)
+					to[(gi * WE + e) * k->usz +
+					   chan_gemm_at(o, c, k->cg, k->nr)] =
+						(float)u[e];
+			}
+}
+
+int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
+	ConvGeom cg;
+	if ((n->op != OP_Conv && rt_in_val(p, n, 3)) ||
+	    !__builtin_cpu_supports("avx512f") ||
+	    !direct_conv_geom(s, p, n, false, &cg) || cg.nsp != 2 ||
+	    (b && shape_numel(&b->shape) != cg.cout))
+		return 0;
+	for (int a = 0; a < 2; a++)
+		if (cg.kernel[a] != 3 || cg.stride[a] != 1)
+			return 0;
+	int64_t ci = cg.cin / cg.group, co = cg.cout / cg.group;
+	/* U is 4 times W: at most twice the bytes of Y */
+	if (ci < 16 || co < 16 || WE * ci > 2 * cg.n * cg.out[0] * cg.out[1] ||
+	    cg.in[0] * cg.in[1] > INT32_MAX / WL)
+		return 0;
+	ActRun *acts = act_run_of(n);
+	if (!acts)
+		return 0;
+	Wino *k = xmalloc(sizeof(*k));
+	memset(k, 0, sizeof(*k));
+	k->g = cg;
+	k->cg = ci, k->og = co;
+	k->cgp = (ci + WL - 1) / WL * WL, k->ogp = (co + WL - 1) / WL * WL;
+	k->nr = chan_gemm_nr(co);
+	k->th = tiles_along(cg.out[0], cg.dilation[0]);
+	k->tw = tiles_along(cg.out[1], cg.dilation[1]);
+	k->tb = WTB;
+	k->usz = (co + k->nr - 1) / k->nr * k->nr * ci;
+	k->b = b ? b->konst->data : NULL;
+	k->acts = acts;
+	k->threads = rt_threads_for(s, rt_conv_flops(&cg, false));
+	k->ssz = WE * k->tb * (k->cgp + k->ogp);
+	k->s = s;
+	k->w = w->konst->data;
+	/* U depends on W, its groups and the panels' width */
+	if (!(k->u = rt_derived(s, p, k->w, (uint64_t)cg.group << 8 | (uint64_t)k->nr,
+				(size_t)(cg.group * WE * k->usz) * sizeof(float),
+				wino_pack, k, &k->own))) {
+		wino_free(k);
+		return 0;
+	}
+	fk->run = wino_run;
+	fk->free = wino_free;
+	fk->state = k;
+	fk->threads = k->threads;
+	rt_task_slots(t); /* X and Y each in either layout, NHWC preferred */
+	rt_slot(t, 0)->group = 1;
+	rt_slot(t, -1)->group = 2;
+	rt_slot(t, 0)->prefers = rt_slot(t, -1)->prefers = true;
+	return 1;
+}
