@@ -921,15 +921,22 @@ int chan_pw_conv_build(gearrt_session *s, Prepared *p, Task *t)
 	return 0;
 }
 
+bool chan_avx512_conv(gearrt_session *s, Prepared *p, const Node *n,
+		      ConvGeom *cg)
+{
+	const Value *b = rt_in_val(p, n, 2);
+	return (n->op == OP_Conv || !rt_in_val(p, n, 3)) &&
+	       __builtin_cpu_supports("avx512f") &&
+	       direct_conv_geom(s, p, n, false, cg) && cg->nsp == 2 &&
+	       (!b || shape_numel(&b->shape) == cg->cout);
+}
+
 int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	ConvGeom cg;
-	if ((n->op != OP_Conv && rt_in_val(p, n, 3)) ||
-	    !__builtin_cpu_supports("avx512f") ||
-	    !direct_conv_geom(s, p, n, false, &cg) || cg.nsp != 2 ||
-	    cg.group != 1 || (b && shape_numel(&b->shape) != cg.cout))
+	if (!chan_avx512_conv(s, p, n, &cg) || cg.group != 1)
 		return 0;
 	for (int a = 0; a < 2; a++)
 		if (cg.kernel[a] != 1 || cg.stride[a] != 1 || cg.pad[a] != 0 ||

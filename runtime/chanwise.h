@@ -31,6 +31,11 @@ int chan_resize_build(gearrt_session *s, Prepared *p, Task *t);
  * row-major), Y row-major. */
 int chan_few_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 int chan_few_conv_build(gearrt_session *s, Prepared *p, Task *t);
+/* Whether n is a Conv, or a FusedConv with no Z, of 2 spatial axes
+ * with its weights (and a bias of cout, if any) in the file, its
+ * geometry in *cg, on an AVX-512 CPU: what the two below first ask. */
+bool chan_avx512_conv(gearrt_session *s, Prepared *p, const Node *n,
+		      ConvGeom *cg);
 /* Conv and FusedConv (any activations, no Z) of 1x1 windows, stride 1,
  * no padding, one group, X and Y in either layout (AVX-512 only). */
 int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);

@@ -47,7 +47,7 @@
 #include "direct.h"
 
 enum {
-	WA = 6,		/* alpha: inputs (and transformed values) across a tile */
+	WA = 6,		/* alpha: inputs (transformed values) across a tile */
 	WE = WA * WA,	/* elements of a transformed tile */
 	WM = 4,		/* outputs across a tile */
 	WL = 16,	/* floats of a vector */
@@ -171,11 +171,13 @@ wino_load(const float *x, int64_t rs, int64_t cs, unsigned ry, unsigned rx,
 	  __mmask16 m, V16 a[WE])
 {
 	for (int e = 0; e < WA; e++)
-		for (int f = 0; f < WA; f++)
-			a[e * WA + f] = ry >> e & rx >> f & 1
-						? (V16)_mm512_maskz_loadu_ps(
-							  m, x + e * rs + f * cs)
-						: (V16){ 0 };
+		for (int f = 0; f < WA; f++) {
+			const float *at = x + e * rs + f * cs;
+			a[e * WA + f] = (V16){ 0 };
+			if (ry >> e & rx >> f & 1)
+				a[e * WA + f] =
+					(V16)_mm512_maskz_loadu_ps(m, at);
+		}
 }
 
 /* V [e][c..c+16) of the tile at input (iy, ix) of image x (NHWC, at
@@ -190,8 +192,8 @@ WINO_TARGET static void wino_in(const Wino *k, const float *x, int64_t iy,
 	int64_t lanes = k->cg - c < WL ? k->cg - c : WL;
 	__mmask16 m = (__mmask16)((1u << lanes) - 1);
 	/* the address of an input outside X is never loaded */
-	const float *at = (const float *)((uintptr_t)x +
-		(uintptr_t)(((iy * w + ix) * g->cin + c) * (int64_t)sizeof(float)));
+	int64_t first = ((iy * w + ix) * g->cin + c) * (int64_t)sizeof(float);
+	const float *at = (const float *)((uintptr_t)x + (uintptr_t)first);
 	V16 a[WE], r[WE];
 	if (ry == 63 && rx == 63)
 		wino_load(at, dy * w * g->cin, dx * g->cin, 63, 63, m, a);
@@ -325,8 +327,10 @@ static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 		RT_PARALLEL_FOR
 		for (int64_t r = 0; r < g->n * per; r++) {
 			int64_t i = r / per, p0 = r % per * 64;
-			rows_to_nhwc(x + i * g->cin * hw, work + i * g->cin * hw,
-				     g->cin, hw, p0, hw - p0 < 64 ? hw - p0 : 64);
+			int64_t np = hw - p0 < 64 ? hw - p0 : 64;
+			rows_to_nhwc(x + i * g->cin * hw,
+				     work + i * g->cin * hw, g->cin, hw, p0,
+				     np);
 		}
 		x = work;
 	}
@@ -350,9 +354,8 @@ int chan_wino_conv_build(gearrt_session *s, Prepared *p, Task *t)
 	k->xnhwc = rt_nhwc(p, t->n->inputs[0]);
 	k->ynhwc = rt_nhwc(p, t->n->outputs[0]);
 	/* a row-major X is put in NHWC first, at the start of the work */
-	k->xsz = k->xnhwc ? 0
-			  : (k->g.n * k->g.cin * k->g.in[0] * k->g.in[1] + WL - 1) /
-				    WL * WL;
+	int64_t xn = k->g.n * k->g.cin * k->g.in[0] * k->g.in[1];
+	k->xsz = k->xnhwc ? 0 : (xn + WL - 1) / WL * WL;
 	size_t threads = (size_t)(k->threads > 1 ? k->threads : 1);
 	if (!rt_work_reserve(s, ((size_t)k->xsz + threads * (size_t)k->ssz) *
 					sizeof(float)))
@@ -396,10 +399,7 @@ int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	ConvGeom cg;
-	if ((n->op != OP_Conv && rt_in_val(p, n, 3)) ||
-	    !__builtin_cpu_supports("avx512f") ||
-	    !direct_conv_geom(s, p, n, false, &cg) || cg.nsp != 2 ||
-	    (b && shape_numel(&b->shape) != cg.cout))
+	if (!chan_avx512_conv(s, p, n, &cg))
 		return 0;
 	for (int a = 0; a < 2; a++)
 		if (cg.kernel[a] != 3 || cg.stride[a] != 1)
@@ -429,9 +429,10 @@ int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->s = s;
 	k->w = w->konst->data;
 	/* U depends on W, its groups and the panels' width */
-	if (!(k->u = rt_derived(s, p, k->w, (uint64_t)cg.group << 8 | (uint64_t)k->nr,
-				(size_t)(cg.group * WE * k->usz) * sizeof(float),
-				wino_pack, k, &k->own))) {
+	uint64_t key = (uint64_t)cg.group << 8 | (uint64_t)k->nr;
+	size_t bytes = (size_t)(cg.group * WE * k->usz) * sizeof(float);
+	if (!(k->u = rt_derived(s, p, k->w, key, bytes, wino_pack, k,
+				&k->own))) {
 		wino_free(k);
 		return 0;
 	}
