@@ -694,15 +694,6 @@ enum {
 	PW_CACHED = 2 << 20, /* bytes of a tensor that stay in cache */
 };
 
-typedef float V16 __attribute__((vector_size(64)));
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define PW_TARGET __attribute__((target("avx512f,fma"), \
-				 optimize("O3", "fp-contract=fast")))
-#else
-#define PW_TARGET __attribute__((target("avx512f,fma")))
-#endif
-
 typedef struct Pw {
 	int64_t n, cin, cout, hw; /* images, channels, pixels an image */
 	int64_t nr;		  /* columns of a panel of B: 48, 64 or 32 */
@@ -719,7 +710,7 @@ typedef struct Pw {
 
 /* k's activations over y[0..n), in place: act.h's loops, inlined for
  * AVX-512. */
-PW_TARGET static void pw_acts(const Pw *k, float *y, size_t n)
+RT_AVX512 static void pw_acts(const Pw *k, float *y, size_t n)
 {
 	for (int j = 0; j < k->acts->n; j++)
 		act_loop_f32(k->acts->act[j].kind, y, y, n, k->acts->act[j].a,
@@ -755,7 +746,7 @@ pw_tile(const int MR, const int NV, int64_t K, const float *a, int64_t lda,
 	const float *brow, const float *bcol, const float *pf, float *pfc,
 	int64_t pfn)
 {
-	V16 acc[PW_MR][PW_NV];
+	RtV16 acc[PW_MR][PW_NV];
 	for (int i = 0; i < MR; i++) {
 		for (int64_t k = 0; k < K && pf; k += 16)
 			__builtin_prefetch(pf + i * lda + k);
@@ -765,14 +756,15 @@ pw_tile(const int MR, const int NV, int64_t K, const float *a, int64_t lda,
 	for (int i = 0; i < MR; i++)
 		for (int v = 0; v < NV; v++) {
 			if (bcol)
-				memcpy(&acc[i][v], bcol + 16 * v, sizeof(V16));
+				memcpy(&acc[i][v], bcol + 16 * v,
+				       sizeof(RtV16));
 			else
-				acc[i][v] = (V16){ 0 } + (brow ? brow[i] : 0);
+				acc[i][v] = (RtV16){ 0 } + (brow ? brow[i] : 0);
 		}
 	for (int64_t k = 0; k < K; k++, b += ldb) {
-		V16 bv[PW_NV];
+		RtV16 bv[PW_NV];
 		for (int v = 0; v < NV; v++)
-			memcpy(&bv[v], b + 16 * v, sizeof(V16));
+			memcpy(&bv[v], b + 16 * v, sizeof(RtV16));
 		for (int i = 0; i < MR; i++) {
 			float s = a[i * lda + k];
 			for (int v = 0; v < NV; v++)
@@ -784,7 +776,7 @@ pw_tile(const int MR, const int NV, int64_t K, const float *a, int64_t lda,
 		for (int v = 0; v < NV; v++) {
 			float *at = c + i * ldc + 16 * v;
 			if (v < NV - 1 || nc == 16 * NV)
-				memcpy(at, &acc[i][v], sizeof(V16));
+				memcpy(at, &acc[i][v], sizeof(RtV16));
 			else
 				_mm512_mask_storeu_ps(at, last,
 						      (__m512)acc[i][v]);
@@ -793,7 +785,7 @@ pw_tile(const int MR, const int NV, int64_t K, const float *a, int64_t lda,
 
 /* The tile of mr rows (1..pw_mr(nv)) by nc columns (1..64) at c, K
  * deep. */
-PW_TARGET static void pw_any(int mr, int64_t nc, int64_t K, const float *a,
+RT_AVX512 static void pw_any(int mr, int64_t nc, int64_t K, const float *a,
 			     int64_t lda, const float *b, int64_t ldb,
 			     float *c, int64_t ldc, const float *brow,
 			     const float *bcol, const float *pf, float *pfc,

@@ -383,6 +383,18 @@ static inline const Value *rt_in_val(const Prepared *p, const Node *n, int i)
 #define RT_HOT_EXACT
 #endif
 
+/* A function of the AVX-512 fast paths (chanwise.c's 1x1 Conv,
+ * wino.c), compiled for AVX-512 alone, its multiplies and adds fused:
+ * called only where the match found the CPU has it
+ * (__builtin_cpu_supports); and their vector of 16 floats. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define RT_AVX512 __attribute__((target("avx512f,fma"), \
+				 optimize("O3", "fp-contract=fast")))
+#else
+#define RT_AVX512 __attribute__((target("avx512f,fma")))
+#endif
+typedef float RtV16 __attribute__((vector_size(64)));
+
 /* y[i] = a[i] op b[i * bstep] (b[i * bstep] op a[i] if swap) for
  * i < n, op Add, Sub, Mul or Div, each rounded in float as the reference
  * kernels round it.  For the RT_HOT loops of the plain-C paths to inline

@@ -54,22 +54,12 @@ enum {
 	WTB = 24,	/* tiles a work item: whole tiles of chan_gemm's rows */
 };
 
-typedef float V16 __attribute__((vector_size(64)));
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define WINO_TARGET __attribute__((target("avx512f,fma"), \
-				   optimize("O3", "fp-contract=fast")))
-#else
-#define WINO_TARGET __attribute__((target("avx512f,fma")))
-#endif
-
 typedef struct Wino {
 	ConvGeom g;
 	int64_t cg, og;	  /* input, output channels of a group */
 	int64_t cgp, ogp; /* the same, whole vectors: V's, M's row strides */
 	int64_t nr;	  /* columns of a panel of U (chan_gemm_nr) */
 	int64_t th, tw;	  /* tiles down and across an image */
-	int64_t tb;	  /* tiles a work item */
 	int64_t usz;	  /* floats of U for one group and element */
 	const float *u;	  /* [group][WE] panels of [cg][og] (rt_derived) */
 	void *own;	  /* u, if this kernel's own */
@@ -77,7 +67,7 @@ typedef struct Wino {
 	const float *b;	  /* [cout] or NULL */
 	ActRun *acts;
 	gearrt_session *s; /* its work: X in NHWC if it is row-major, then
-			      per thread V [tb][WE][cgp] and M [tb][WE][ogp] */
+			      per thread V [WTB][WE][cgp], M [WTB][WE][ogp] */
 	int64_t xsz;	   /* floats of X in NHWC, 0 if X is NHWC */
 	int64_t ssz;	   /* floats of V and M */
 	bool xnhwc, ynhwc;
@@ -97,10 +87,10 @@ static void wino_free(void *state)
 /* ---- the transforms ------------------------------------------------------ */
 
 /* r = B^T a, for a and r strided by s vectors. */
-static inline __attribute__((always_inline)) void bt6(const V16 *a, int sa,
-						       V16 *r, int sr)
+static inline __attribute__((always_inline)) void bt6(const RtV16 *a, int sa,
+						       RtV16 *r, int sr)
 {
-	V16 a0 = a[0], a1 = a[sa], a2 = a[2 * sa], a3 = a[3 * sa],
+	RtV16 a0 = a[0], a1 = a[sa], a2 = a[2 * sa], a3 = a[3 * sa],
 	    a4 = a[4 * sa], a5 = a[5 * sa];
 	r[0] = 4 * a0 - 5 * a2 + a4;
 	r[sr] = a3 + a4 - 4 * (a1 + a2);
@@ -111,11 +101,11 @@ static inline __attribute__((always_inline)) void bt6(const V16 *a, int sa,
 }
 
 /* r = A^T a (4 of 6), strided likewise. */
-static inline __attribute__((always_inline)) void at6(const V16 *a, int sa,
-						       V16 *r, int sr)
+static inline __attribute__((always_inline)) void at6(const RtV16 *a, int sa,
+						       RtV16 *r, int sr)
 {
-	V16 p = a[sa] + a[2 * sa], m = a[sa] - a[2 * sa];
-	V16 q = a[3 * sa] + a[4 * sa], n = a[3 * sa] - a[4 * sa];
+	RtV16 p = a[sa] + a[2 * sa], m = a[sa] - a[2 * sa];
+	RtV16 q = a[3 * sa] + a[4 * sa], n = a[3 * sa] - a[4 * sa];
 	r[0] = a[0] + p + q;
 	r[sr] = m + 2 * n;
 	r[2 * sr] = p + 4 * q;
@@ -168,22 +158,22 @@ static inline unsigned inside(int64_t i0, int64_t d, int64_t n)
  * tile), masked to the lanes of m, into a. */
 static inline __attribute__((always_inline, target("avx512f"))) void
 wino_load(const float *x, int64_t rs, int64_t cs, unsigned ry, unsigned rx,
-	  __mmask16 m, V16 a[WE])
+	  __mmask16 m, RtV16 a[WE])
 {
 	for (int e = 0; e < WA; e++)
 		for (int f = 0; f < WA; f++) {
 			const float *at = x + e * rs + f * cs;
-			a[e * WA + f] = (V16){ 0 };
+			a[e * WA + f] = (RtV16){ 0 };
 			if (ry >> e & rx >> f & 1)
 				a[e * WA + f] =
-					(V16)_mm512_maskz_loadu_ps(m, at);
+					(RtV16)_mm512_maskz_loadu_ps(m, at);
 		}
 }
 
 /* V [e][c..c+16) of the tile at input (iy, ix) of image x (NHWC, at
  * the group's first channel). */
-WINO_TARGET static void wino_in(const Wino *k, const float *x, int64_t iy,
-				int64_t ix, int64_t c, float *v)
+RT_AVX512 static void wino_in(const Wino *k, const float *x, int64_t iy,
+			      int64_t ix, int64_t c, float *v)
 {
 	const ConvGeom *g = &k->g;
 	int64_t h = g->in[0], w = g->in[1];
@@ -194,7 +184,7 @@ WINO_TARGET static void wino_in(const Wino *k, const float *x, int64_t iy,
 	/* the address of an input outside X is never loaded */
 	int64_t first = ((iy * w + ix) * g->cin + c) * (int64_t)sizeof(float);
 	const float *at = (const float *)((uintptr_t)x + (uintptr_t)first);
-	V16 a[WE], r[WE];
+	RtV16 a[WE], r[WE];
 	if (ry == 63 && rx == 63)
 		wino_load(at, dy * w * g->cin, dx * g->cin, 63, 63, m, a);
 	else
@@ -202,7 +192,7 @@ WINO_TARGET static void wino_in(const Wino *k, const float *x, int64_t iy,
 	for (int f = 0; f < WA; f++)
 		bt6(a + f, WA, r + f, WA);
 	for (int e = 0; e < WA; e++) {
-		V16 o[WA];
+		RtV16 o[WA];
 		bt6(r + e * WA, 1, o, 1);
 		for (int f = 0; f < WA; f++)
 			_mm512_storeu_ps(v + (e * WA + f) * k->cgp + c,
@@ -212,19 +202,19 @@ WINO_TARGET static void wino_in(const Wino *k, const float *x, int64_t iy,
 
 /* Y's 4x4 outputs of tile (oy, ox), channels o..o+16 of the group at
  * y (its first channel), from M [e][o..). */
-WINO_TARGET static void wino_out(const Wino *k, const float *mt, int64_t o,
-				 float *y, const float *bias, int64_t oy,
-				 int64_t ox)
+RT_AVX512 static void wino_out(const Wino *k, const float *mt, int64_t o,
+			       float *y, const float *bias, int64_t oy,
+			       int64_t ox)
 {
 	const ConvGeom *g = &k->g;
 	int64_t oh = g->out[0], ow = g->out[1];
 	int64_t dy = g->dilation[0], dx = g->dilation[1];
-	V16 r[WA * WM], out[WM * WM];
+	RtV16 r[WA * WM], out[WM * WM];
 	for (int f = 0; f < WA; f++) {
-		V16 a[WA];
+		RtV16 a[WA];
 		for (int e = 0; e < WA; e++)
-			a[e] = (V16)_mm512_loadu_ps(mt + (e * WA + f) * k->ogp +
-						    o);
+			a[e] = (RtV16)_mm512_loadu_ps(
+				mt + (e * WA + f) * k->ogp + o);
 		at6(a, 1, r + f, WA);
 	}
 	for (int e = 0; e < WM; e++)
@@ -232,7 +222,7 @@ WINO_TARGET static void wino_out(const Wino *k, const float *mt, int64_t o,
 	int64_t lanes = k->og - o < WL ? k->og - o : WL;
 	__mmask16 m = (__mmask16)((1u << lanes) - 1);
 	if (bias) {
-		V16 b = (V16)_mm512_maskz_loadu_ps(m, bias + o);
+		RtV16 b = (RtV16)_mm512_maskz_loadu_ps(m, bias + o);
 		for (int i = 0; i < WM * WM; i++)
 			out[i] += b;
 	}
@@ -271,7 +261,7 @@ static void wino_item(const Wino *k, const float *x, float *y, int64_t i,
 	int64_t hw = g->in[0] * g->in[1], ohw = g->out[0] * g->out[1];
 	const float *xi = x + i * g->cin * hw + gi * k->cg;
 	float *yi = y + i * g->cout * ohw + gi * k->og * (k->ynhwc ? 1 : ohw);
-	float *v = scratch, *mt = scratch + WE * k->tb * k->cgp;
+	float *v = scratch, *mt = scratch + WE * WTB * k->cgp;
 	int64_t vs = WE * k->cgp, ms = WE * k->ogp;
 	for (int64_t t = 0; t < nt; t++) {
 		int64_t ty = (t0 + t) / k->tw, tx = (t0 + t) % k->tw;
@@ -296,8 +286,8 @@ static void wino_item(const Wino *k, const float *x, float *y, int64_t i,
 
 /* Pixels [p0, p0 + np) of row-major x [c][hw] into NHWC xt: 16
  * channels of a pixel a gather (hw * 16 < 2^31: the match's rule). */
-WINO_TARGET static void rows_to_nhwc(const float *x, float *xt, int64_t c,
-				     int64_t hw, int64_t p0, int64_t np)
+RT_AVX512 static void rows_to_nhwc(const float *x, float *xt, int64_t c,
+				   int64_t hw, int64_t p0, int64_t np)
 {
 	__m512i at = _mm512_mullo_epi32(
 		_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
@@ -334,13 +324,13 @@ static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 		}
 		x = work;
 	}
-	int64_t tiles = k->th * k->tw, per = (tiles + k->tb - 1) / k->tb;
+	int64_t tiles = k->th * k->tw, per = (tiles + WTB - 1) / WTB;
 	int64_t items = g->n * g->group * per;
 	RT_PARALLEL_FOR
 	for (int64_t r = 0; r < items; r++) {
-		int64_t t0 = r % per * k->tb;
+		int64_t t0 = r % per * WTB;
 		wino_item(k, x, y, r / per / g->group, r / per % g->group, t0,
-			  tiles - t0 < k->tb ? tiles - t0 : k->tb,
+			  tiles - t0 < WTB ? tiles - t0 : WTB,
 			  work + k->xsz + (size_t)rt_thread() * (size_t)k->ssz);
 	}
 	return 0;
@@ -420,12 +410,11 @@ int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->nr = chan_gemm_nr(co);
 	k->th = tiles_along(cg.out[0], cg.dilation[0]);
 	k->tw = tiles_along(cg.out[1], cg.dilation[1]);
-	k->tb = WTB;
 	k->usz = (co + k->nr - 1) / k->nr * k->nr * ci;
 	k->b = b ? b->konst->data : NULL;
 	k->acts = acts;
 	k->threads = rt_threads_for(s, rt_conv_flops(&cg, false));
-	k->ssz = WE * k->tb * (k->cgp + k->ogp);
+	k->ssz = WE * WTB * (k->cgp + k->ogp);
 	k->s = s;
 	k->w = w->konst->data;
 	/* U depends on W, its groups and the panels' width */
