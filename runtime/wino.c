@@ -336,6 +336,11 @@ static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
+const void *chan_wino_weights(const FastKernel *fk)
+{
+	return fk->run == wino_run ? ((const Wino *)fk->state)->u : NULL;
+}
+
 /* ---- matching ---------------------------------------------------------- */
 
 int chan_wino_conv_build(gearrt_session *s, Prepared *p, Task *t)

@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "cli/npy.h"
+#include "runtime/chanwise.h"
 #include "runtime/direct.h"
 #include "runtime/dnnl.h"
 #include "runtime/gearrt.h"
@@ -934,29 +935,33 @@ Test(fast, no_fast_is_an_option)
 }
 
 /* Runs static m in s on fixed inputs (run_session), and the weights
- * each oneDNN task binds into w (3 of them). */
+ * each oneDNN or Winograd task binds into w (want of them). */
 static void run_binding(gearrt_model *m, gearrt_session *s, Outs *o,
-			const void **w)
+			const void **w, int want)
 {
 	run_session(m, s, o);
 	Prepared *p = s->prep[0];
 	int n = 0;
-	for (int32_t i = 0; i < p->ntasks && n < 3; i++) {
+	for (int32_t i = 0; i < p->ntasks && n < want; i++) {
 		DnnlInfo d = { 0 };
+		const FastKernel *fk = &p->tasks[i].fast;
 		if (p->tasks[i].kernel->backend == KB_DNNL &&
-		    dnnl_fast_info(&p->tasks[i].fast, &d) && d.weights)
+		    dnnl_fast_info(fk, &d) && d.weights)
 			w[n++] = d.weights;
+		else if (p->tasks[i].kernel->backend == KB_PLAIN &&
+			 chan_wino_weights(fk))
+			w[n++] = chan_wino_weights(fk);
 	}
-	cr_assert_eq(n, 3, "%d oneDNN tasks with weights, expected 3", n);
+	cr_assert_eq(n, want, "%d tasks with weights, expected %d", n, want);
 }
 
-Test(fast, sessions_share_reordered_weights)
+/* Two sessions of fixture name's model bind the same copy of the
+ * weights of its 3 convolutions (reordered for oneDNN or transformed
+ * for wino.c once per model), with outputs bit for bit the same. */
+static void sessions_share(const char *name)
 {
-	/* fast_chain's three Convs: the weights one session reordered into
-	 * oneDNN's layout are the model's, bound by a second session
-	 * instead of reordered again; outputs bit for bit the same */
 	char *dir = temp_dir();
-	char *om = compile_fixture(dir, "fast_chain", "fast_chain", NULL);
+	char *om = compile_fixture(dir, name, name, NULL);
 	gearrt_model *m;
 	gearrt_session *a, *b;
 	gearrt_options opt = { .threads = 1 };
@@ -966,17 +971,17 @@ Test(fast, sessions_share_reordered_weights)
 	cr_assert_eq(gearrt_session_create(m, &opt, &b), GEARRT_OK);
 	Outs oa, ob;
 	const void *wa[3], *wb[3];
-	run_binding(m, a, &oa, wa);
-	run_binding(m, b, &ob, wb);
+	run_binding(m, a, &oa, wa, 3);
+	run_binding(m, b, &ob, wb, 3);
 	for (int i = 0; i < 3; i++)
-		cr_expect_eq(wa[i], wb[i], "conv %d: session b reordered its "
-			     "weights again", i);
+		cr_expect_eq(wa[i], wb[i], "%s conv %d: session b made its "
+			     "weights again", name, i);
 	cr_assert_eq(oa.n, ob.n);
 	for (size_t k = 0; k < oa.n; k++)
 		cr_expect(oa.count[k] == ob.count[k] &&
 			  !memcmp(oa.data[k], ob.data[k],
 				  oa.count[k] * sizeof(float)),
-			  "output %zu differs between sessions", k);
+			  "%s: output %zu differs between sessions", name, k);
 	outs_free(&oa);
 	outs_free(&ob);
 	gearrt_session_destroy(a);
@@ -985,4 +990,18 @@ Test(fast, sessions_share_reordered_weights)
 	remove_tree(dir);
 	free(dir);
 	free(om);
+}
+
+Test(fast, sessions_share_reordered_weights)
+{
+	/* fast_chain's three Convs, oneDNN's */
+	sessions_share("fast_chain");
+}
+
+Test(fast, sessions_share_winograd_weights)
+{
+	/* fast_wino's three Convs, wino.c's (rt_derived): AVX-512 only */
+	if (!__builtin_cpu_supports("avx512f"))
+		cr_skip_test("wino.c runs on AVX-512 CPUs only");
+	sessions_share("fast_wino");
 }
