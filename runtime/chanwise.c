@@ -698,7 +698,9 @@ typedef struct Pw {
 	int64_t n, cin, cout, hw; /* images, channels, pixels an image */
 	int64_t nr;		  /* columns of a panel of B: 48, 64 or 32 */
 	const float *w;		  /* row-major: W [cout][cin] */
-	float *wp;		  /* NHWC: W' in panels [cout / nr][cin][nr] */
+	const float *wp;	  /* NHWC: W' in panels [cout / nr][cin][nr]
+				   * (rt_derived) */
+	void *own;		  /* wp, if this kernel's own */
 	const float *b;		  /* [cout] or NULL */
 	float *bp;		  /* NHWC: b (or 0) padded to whole panels */
 	ActRun *acts;
@@ -721,7 +723,7 @@ static void pw_free(void *state)
 {
 	Pw *k = state;
 	if (k) {
-		free(k->wp);
+		free(k->own);
 		free(k->bp);
 		free(k->acts);
 		free(k->panel);
@@ -902,6 +904,12 @@ static int pw_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
+const void *chan_weights(const FastKernel *fk)
+{
+	return fk->run == pw_run ? (const void *)((const Pw *)fk->state)->wp
+				 : chan_wino_weights(fk);
+}
+
 int chan_pw_conv_build(gearrt_session *s, Prepared *p, Task *t)
 {
 	(void)s;
@@ -921,6 +929,19 @@ bool chan_avx512_conv(gearrt_session *s, Prepared *p, const Node *n,
 	       __builtin_cpu_supports("avx512f") &&
 	       direct_conv_geom(s, p, n, false, cg) && cg->nsp == 2 &&
 	       (!b || shape_numel(&b->shape) == cg->cout);
+}
+
+/* W' from k's W [cout][cin], packed for chan_gemm with zero columns up
+ * to a whole panel (rt_derived's make). */
+static void pw_pack(const void *ctx, void *dst)
+{
+	const Pw *k = ctx;
+	float *wp = dst;
+	int64_t nr = k->nr, padded = (k->cout + nr - 1) / nr * nr;
+	for (int64_t o = 0; o < padded; o++) /* [o][c] -> [o / nr][c][o % nr] */
+		for (int64_t c = 0; c < k->cin; c++)
+			wp[chan_gemm_at(o, c, k->cin, nr)] =
+				o < k->cout ? k->w[o * k->cin + c] : 0;
 }
 
 int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
@@ -953,17 +974,15 @@ int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	 * 14% of a 192x192 product's time */
 	size_t panels = (size_t)(k->threads > 1 ? k->threads : 1) *
 			(size_t)(cg.cin * PW_NP) * sizeof(float);
-	if (!(k->wp = big_alloc((size_t)(padded * cg.cin) * sizeof(float),
-				NULL)) ||
+	/* W' depends on W and the panels' width: made once per model */
+	if (!(k->wp = rt_derived(s, p, k->w, RT_DERIVED('P', nr),
+				 (size_t)(padded * cg.cin) * sizeof(float),
+				 pw_pack, k, &k->own)) ||
 	    !(k->bp = big_alloc((size_t)padded * sizeof(float), NULL)) ||
 	    !(k->panel = big_alloc(panels, NULL))) {
 		pw_free(k);
 		return 0;
 	}
-	for (int64_t o = 0; o < padded; o++) /* [o][c] -> [o / nr][c][o % nr] */
-		for (int64_t c = 0; c < cg.cin; c++)
-			k->wp[chan_gemm_at(o, c, cg.cin, nr)] =
-				o < cg.cout ? k->w[o * cg.cin + c] : 0;
 	memset(k->bp, 0, (size_t)padded * sizeof(float));
 	if (k->b)
 		memcpy(k->bp, k->b, (size_t)cg.cout * sizeof(float));

@@ -45,8 +45,10 @@ int chan_pw_conv_build(gearrt_session *s, Prepared *p, Task *t);
  * layout (AVX-512 only). */
 int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
 int chan_wino_conv_build(gearrt_session *s, Prepared *p, Task *t);
-/* The transformed weights a chan_wino_conv kernel runs on (for tests:
- * the model's, shared by its sessions), or NULL for another kernel. */
+/* The packed or transformed weights a chan_pw_conv or chan_wino_conv
+ * kernel runs on (for tests: the model's, shared by its sessions; a
+ * row-major 1x1 Conv's too, unused), or NULL for another kernel. */
+const void *chan_weights(const FastKernel *k);
 const void *chan_wino_weights(const FastKernel *k);
 
 /* The matrix product of the 1x1 Conv's tiles (AVX-512 only), for

@@ -245,6 +245,9 @@ bool rt_work_reserve(gearrt_session *s, size_t bytes);
  * (under its lock); for a specialisation's graph, whose weights may go
  * before the model, made anew and owned by *own (else *own is NULL: free
  * it with the kernel).  NULL if memory is short. */
+/* rt_derived's key: a kernel's letter and what else its bytes depend on
+ * (below 2^56), so two kernels' forms of one weight never meet. */
+#define RT_DERIVED(letter, what) ((uint64_t)(letter) << 56 | (what))
 const void *rt_derived(gearrt_session *s, const Prepared *p, const void *src,
 		       uint64_t key, size_t bytes,
 		       void (*make)(const void *ctx, void *dst),

@@ -423,7 +423,7 @@ int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->s = s;
 	k->w = w->konst->data;
 	/* U depends on W, its groups and the panels' width */
-	uint64_t key = (uint64_t)cg.group << 8 | (uint64_t)k->nr;
+	uint64_t key = RT_DERIVED('W', (uint64_t)(cg.group << 8 | k->nr));
 	size_t bytes = (size_t)(cg.group * WE * k->usz) * sizeof(float);
 	if (!(k->u = rt_derived(s, p, k->w, key, bytes, wino_pack, k,
 				&k->own))) {

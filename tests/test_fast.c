@@ -935,7 +935,7 @@ Test(fast, no_fast_is_an_option)
 }
 
 /* Runs static m in s on fixed inputs (run_session), and the weights
- * each oneDNN or Winograd task binds into w (want of them). */
+ * each oneDNN, 1x1 or Winograd task binds into w (want of them). */
 static void run_binding(gearrt_model *m, gearrt_session *s, Outs *o,
 			const void **w, int want)
 {
@@ -949,16 +949,17 @@ static void run_binding(gearrt_model *m, gearrt_session *s, Outs *o,
 		    dnnl_fast_info(fk, &d) && d.weights)
 			w[n++] = d.weights;
 		else if (p->tasks[i].kernel->backend == KB_PLAIN &&
-			 chan_wino_weights(fk))
-			w[n++] = chan_wino_weights(fk);
+			 chan_weights(fk))
+			w[n++] = chan_weights(fk);
 	}
 	cr_assert_eq(n, want, "%d tasks with weights, expected %d", n, want);
 }
 
 /* Two sessions of fixture name's model bind the same copy of the
- * weights of its 3 convolutions (reordered for oneDNN or transformed
- * for wino.c once per model), with outputs bit for bit the same. */
-static void sessions_share(const char *name)
+ * weights of its want convolutions (reordered for oneDNN, packed for
+ * the 1x1 kernel or transformed for wino.c once per model), with outputs
+ * bit for bit the same. */
+static void sessions_share(const char *name, int want)
 {
 	char *dir = temp_dir();
 	char *om = compile_fixture(dir, name, name, NULL);
@@ -970,10 +971,11 @@ static void sessions_share(const char *name)
 	cr_assert_eq(gearrt_session_create(m, &opt, &a), GEARRT_OK);
 	cr_assert_eq(gearrt_session_create(m, &opt, &b), GEARRT_OK);
 	Outs oa, ob;
-	const void *wa[3], *wb[3];
-	run_binding(m, a, &oa, wa, 3);
-	run_binding(m, b, &ob, wb, 3);
-	for (int i = 0; i < 3; i++)
+	const void *wa[16], *wb[16];
+	cr_assert_leq(want, 16);
+	run_binding(m, a, &oa, wa, want);
+	run_binding(m, b, &ob, wb, want);
+	for (int i = 0; i < want; i++)
 		cr_expect_eq(wa[i], wb[i], "%s conv %d: session b made its "
 			     "weights again", name, i);
 	cr_assert_eq(oa.n, ob.n);
@@ -995,13 +997,16 @@ static void sessions_share(const char *name)
 Test(fast, sessions_share_reordered_weights)
 {
 	/* fast_chain's three Convs, oneDNN's */
-	sessions_share("fast_chain");
+	sessions_share("fast_chain", 3);
 }
 
-Test(fast, sessions_share_winograd_weights)
+Test(fast, sessions_share_packed_and_winograd_weights)
 {
-	/* fast_wino's three Convs, wino.c's (rt_derived): AVX-512 only */
+	/* fast_wino's three Convs, wino.c's, and fast_pw's ten: 6 of the
+	 * 1x1 kernel's, 4 of oneDNN's (rt_derived makes the first two
+	 * kinds): AVX-512 only */
 	if (!__builtin_cpu_supports("avx512f"))
-		cr_skip_test("wino.c runs on AVX-512 CPUs only");
-	sessions_share("fast_wino");
+		cr_skip_test("chanwise.c and wino.c run on AVX-512 CPUs only");
+	sessions_share("fast_wino", 3);
+	sessions_share("fast_pw", 10);
 }
