@@ -737,9 +737,9 @@ static inline int pw_mr(int nv)
 	return nv == 4 ? 6 : nv == 3 ? 8 : 12;
 }
 
-/* C [MR][nc] (row stride ldc) = A [MR][K] B [K][16 NV] + the bias:
- * brow[i] per row, or bcol[j] per column (16 NV of them), or none; nc
- * ends in the last vector, whose lanes past it are not stored.  pf, if
+/* C [MR][nc] (row stride ldc) = A [MR][K] B [K][16 NV] (K >= 1) + the
+ * bias: brow[i] per row, or bcol[j] per column (16 NV of them), or none;
+ * nc ends in the last vector, whose lanes past it are not stored.  pf, if
  * not NULL: MR rows like A's to fetch into cache meanwhile; pfc: MR
  * rows like C's of pfn floats to fetch for writing (pfn 0: none). */
 static inline __attribute__((always_inline, target("avx512f,fma"))) void
@@ -755,24 +755,33 @@ pw_tile(const int MR, const int NV, int64_t K, const float *a, int64_t lda,
 		for (int64_t j = 0; j < pfn; j += 16)
 			__builtin_prefetch(pfc + i * ldc + j, 1);
 	}
+	/* one path to acc, and a loop known to run: with a path per kind
+	 * of bias, or a loop that may not, gcc kept acc on the stack */
+	static const float zeros[16 * PW_NV] __attribute__((aligned(64)));
+	const float *bc = bcol ? bcol : zeros, *br = brow ? brow : zeros;
+	int64_t rs = brow ? 1 : 0;
 	for (int i = 0; i < MR; i++)
 		for (int v = 0; v < NV; v++) {
-			if (bcol)
-				memcpy(&acc[i][v], bcol + 16 * v,
-				       sizeof(RtV16));
-			else
-				acc[i][v] = (RtV16){ 0 } + (brow ? brow[i] : 0);
+			RtV16 t;
+			memcpy(&t, bc + 16 * v, sizeof(RtV16));
+			acc[i][v] = t + br[i * rs];
 		}
-	for (int64_t k = 0; k < K; k++, b += ldb) {
+	/* A's rows from one base per three (fewer registers) */
+	const float *ab[PW_MR / 3];
+	for (int i = 0; i < MR; i += 3)
+		ab[i / 3] = a + i * lda;
+	int64_t k = 0;
+	do {
 		RtV16 bv[PW_NV];
 		for (int v = 0; v < NV; v++)
 			memcpy(&bv[v], b + 16 * v, sizeof(RtV16));
 		for (int i = 0; i < MR; i++) {
-			float s = a[i * lda + k];
+			float s = ab[i / 3][k + i % 3 * lda];
 			for (int v = 0; v < NV; v++)
 				acc[i][v] += s * bv[v];
 		}
-	}
+		b += ldb;
+	} while (++k < K);
 	__mmask16 last = (__mmask16)((1u << (nc - 16 * (NV - 1))) - 1);
 	for (int i = 0; i < MR; i++)
 		for (int v = 0; v < NV; v++) {
