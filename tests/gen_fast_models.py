@@ -616,8 +616,9 @@ save(pw, [ws("pw_rw", 21, 20, 1, 1), w("pw_rb", 21),
 # runtime/wino.c's 3x3 Conv (chan.wino): on the row-major input, 20 -> 40
 # channels with a bias and HardSwish (tails of 4 and 8 lanes); then NHWC,
 # 2 groups of 20 -> 24 dilated 2 down and 1 across, no bias, LeakyRelu;
-# then 2 groups of 24 -> 16, uneven pads, into a row-major tensor (the
-# Flatten's); 2 images of 20x19 (tiles cut by both edges)
+# then 2 groups of 24 -> 16, uneven pads, Relu (applied in registers),
+# into a row-major tensor (the Flatten's); 2 images of 20x19 (tiles cut
+# by both edges)
 wino = [
     h.make_node("Conv", ["x", "wi_w1", "wi_b1"], ["wi_a"], pads=[1, 1, 1, 1]),
     h.make_node("HardSwish", ["wi_a"], ["wi_ah"]),
@@ -626,7 +627,8 @@ wino = [
     h.make_node("LeakyRelu", ["wi_b"], ["wi_bl"], alpha=0.1),
     h.make_node("Conv", ["wi_bl", "wi_w3", "wi_b3"], ["wi_c"], group=2,
                 pads=[0, 1, 2, 0]),
-    h.make_node("Flatten", ["wi_c"], ["wi_y"]),
+    h.make_node("Relu", ["wi_c"], ["wi_cr"]),
+    h.make_node("Flatten", ["wi_cr"], ["wi_y"]),
 ]
 save(wino, [ws("wi_w1", 40, 20, 3, 3), w("wi_b1", 40),
             ws("wi_w2", 48, 20, 3, 3), ws("wi_w3", 32, 24, 3, 3),

@@ -279,8 +279,8 @@ Test(fast, winograd_conv_in_either_layout)
 	/* fast_wino: runtime/wino.c's F(4x4, 3x3) on the row-major input
 	 * (20 -> 40 channels, HardSwish: tails of 4 and 8 lanes), NHWC
 	 * between (2 groups, dilated 2 down and 1 across, LeakyRelu) and
-	 * into the Flatten's row-major input (2 groups, uneven pads), over
-	 * 2 images of 20x19 whose tiles the edges cut: within float
+	 * into the Flatten's row-major input (2 groups, uneven pads, Relu),
+	 * over 2 images of 20x19 whose tiles the edges cut: within float
 	 * rounding of the reference at 1 and 2 threads */
 	Outs f1;
 	fast_vs_reference("fast_wino", 3, -1, &f1);
