@@ -919,27 +919,6 @@ const void *chan_weights(const FastKernel *fk)
 				 : chan_wino_weights(fk);
 }
 
-int chan_pw_conv_build(gearrt_session *s, Prepared *p, Task *t)
-{
-	(void)s;
-	Pw *k = t->fast.state;
-	/* [N,C,1,1] (a squeeze-excite block's): NHWC's bytes, and a product
-	 * of the images' rows, W' staying in cache, not one of W's rows
-	 * with a column of one pixel */
-	k->nhwc = rt_nhwc(p, t->n->inputs[0]) || k->hw == 1;
-	return 0;
-}
-
-bool chan_avx512_conv(gearrt_session *s, Prepared *p, const Node *n,
-		      ConvGeom *cg)
-{
-	const Value *b = rt_in_val(p, n, 2);
-	return (n->op == OP_Conv || !rt_in_val(p, n, 3)) &&
-	       __builtin_cpu_supports("avx512f") &&
-	       direct_conv_geom(s, p, n, false, cg) && cg->nsp == 2 &&
-	       (!b || shape_numel(&b->shape) == cg->cout);
-}
-
 /* W' from k's W [cout][cin], packed for chan_gemm with zero columns up
  * to a whole panel (rt_derived's make). */
 static void pw_pack(const void *ctx, void *dst)
@@ -951,6 +930,35 @@ static void pw_pack(const void *ctx, void *dst)
 		for (int64_t c = 0; c < k->cin; c++)
 			wp[chan_gemm_at(o, c, k->cin, nr)] =
 				o < k->cout ? k->w[o * k->cin + c] : 0;
+}
+
+int chan_pw_conv_build(gearrt_session *s, Prepared *p, Task *t)
+{
+	Pw *k = t->fast.state;
+	/* [N,C,1,1] (a squeeze-excite block's): NHWC's bytes, and a product
+	 * of the images' rows, W' staying in cache, not one of W's rows
+	 * with a column of one pixel */
+	k->nhwc = rt_nhwc(p, t->n->inputs[0]) || k->hw == 1;
+	if (!k->nhwc)
+		return 0; /* the rows read W as it is */
+	/* W' depends on W and the panels' width: made once per model */
+	int64_t padded = (k->cout + k->nr - 1) / k->nr * k->nr;
+	if (!(k->wp = rt_derived(s, p, k->w, RT_DERIVED('P', k->nr),
+				 (size_t)(padded * k->cin) * sizeof(float),
+				 pw_pack, k, &k->own)))
+		return error("out of memory for the 1x1 convolution's packed "
+			     "weights");
+	return 0;
+}
+
+bool chan_avx512_conv(gearrt_session *s, Prepared *p, const Node *n,
+		      ConvGeom *cg)
+{
+	const Value *b = rt_in_val(p, n, 2);
+	return (n->op == OP_Conv || !rt_in_val(p, n, 3)) &&
+	       __builtin_cpu_supports("avx512f") &&
+	       direct_conv_geom(s, p, n, false, cg) && cg->nsp == 2 &&
+	       (!b || shape_numel(&b->shape) == cg->cout);
 }
 
 int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
@@ -983,11 +991,7 @@ int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	 * 14% of a 192x192 product's time */
 	size_t panels = (size_t)(k->threads > 1 ? k->threads : 1) *
 			(size_t)(cg.cin * PW_NP) * sizeof(float);
-	/* W' depends on W and the panels' width: made once per model */
-	if (!(k->wp = rt_derived(s, p, k->w, RT_DERIVED('P', nr),
-				 (size_t)(padded * cg.cin) * sizeof(float),
-				 pw_pack, k, &k->own)) ||
-	    !(k->bp = big_alloc((size_t)padded * sizeof(float), NULL)) ||
+	if (!(k->bp = big_alloc((size_t)padded * sizeof(float), NULL)) ||
 	    !(k->panel = big_alloc(panels, NULL))) {
 		pw_free(k);
 		return 0;
