@@ -159,7 +159,7 @@ static inline unsigned inside(int64_t i0, int64_t d, int64_t n)
  * (all: an inner tile) are loaded, masked to the lanes of m, the rest
  * 0: a column at a time, from X straight into its transform (through
  * an array of all 36 they went by the stack: wino_in took 8.6% of
- * fp16_cnn's run, now 7.3%). */
+ * fp16_cnn's run, now 6.6-7.3%). */
 static inline __attribute__((always_inline, target("avx512f"))) void
 wino_cols(const float *x, int64_t rs, int64_t cs, unsigned ry, unsigned rx,
 	  __mmask16 m, RtV16 r[WE])
@@ -298,8 +298,9 @@ static void wino_item(const Wino *k, const float *x, float *y, int64_t i,
 	}
 }
 
-/* r's 16 rows of 16 floats, transposed: four rounds of shuffles, each
- * pairing rows (or their halves, or quarters) one apart, then two, ... */
+/* r's 16 rows of 16 floats, transposed: four rounds of shuffles, which
+ * pair rows 1, 2, 4 and 8 apart, interleaving floats, pairs of floats,
+ * then 128-bit lanes twice. */
 static inline __attribute__((always_inline, target("avx512f"))) void
 transpose16(__m512 r[WL])
 {
