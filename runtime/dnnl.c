@@ -66,7 +66,7 @@ typedef struct ConvIo {
 	dnnl_memory_desc_t user[3], inner[3];
 	bool nhwc_ok[3], nhwc[3];
 	bool with_z, z_shares_y; /* Z and Y one buffer */
-	int64_t spatial;	 /* Y's spatial size */
+	bool one_pixel[3];	 /* [N,C,1,1]: the same bytes either way */
 } ConvIo;
 
 /* A primitive of one X and one Y sharing their layout (a pooling, a
@@ -682,8 +682,8 @@ int dnnl_conv_build(gearrt_session *s, Prepared *p, Task *t)
 	c->nhwc[CONV_X] = rt_nhwc(p, n->inputs[0]);
 	c->nhwc[CONV_Y] = rt_nhwc(p, n->outputs[0]);
 	c->nhwc[CONV_Z] = c->with_z && rt_nhwc(p, n->inputs[3]);
-	for (int io = 0; io < 3; io++) /* [N,C,1,1]: the same bytes */
-		c->nhwc[io] |= c->nhwc_ok[io] && c->spatial == 1;
+	for (int io = 0; io < 3; io++)
+		c->nhwc[io] |= c->nhwc_ok[io] && c->one_pixel[io];
 	bool rx = conv_reorders(c, CONV_X), ry = conv_reorders(c, CONV_Y);
 	k->tmp_bytes[0] = rx ? dnnl_memory_desc_get_size(&c->inner[0]) : 0;
 	k->tmp_bytes[1] = ry ? dnnl_memory_desc_get_size(&c->inner[1]) : 0;
@@ -743,6 +743,15 @@ static const char *impl_of(const_dnnl_primitive_desc_t pd)
 	return impl;
 }
 
+/* The product of md's spatial dims (after N and C). */
+static int64_t spatial_size(const dnnl_memory_desc_t *md)
+{
+	int64_t n = 1;
+	for (int a = 2; a < md->ndims; a++)
+		n *= md->dims[a];
+	return n;
+}
+
 /* The tensors of a (de)convolution whose descriptor *pd (taken into
  * k) chose its layouts; the primitive waits for dnnl_conv_build. */
 static void conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t *pd,
@@ -767,9 +776,8 @@ static void conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t *pd,
 	for (int io = 0; io < 3; io++)
 		c->nhwc_ok[io] = is_nhwc(&c->inner[io]);
 	c->with_z = with_z;
-	c->spatial = 1;
-	for (int a = 2; a < dst->ndims; a++)
-		c->spatial *= dst->dims[a];
+	c->one_pixel[CONV_X] = spatial_size(src) == 1;
+	c->one_pixel[CONV_Y] = c->one_pixel[CONV_Z] = spatial_size(dst) == 1;
 }
 
 /* Whether a convolution runs oneDNN's direct JIT kernel (jit:, jit_dw:
