@@ -75,6 +75,49 @@ static int fold_into_deconv(gearrt_session *s, Prepared *p, Task *t,
 	return 1;
 }
 
+/* Whether value v is a tensor of no elements. */
+static bool empty_tensor(const Prepared *p, ValId v)
+{
+	const Value *x = &p->g->vals[v];
+	return x->tkind == TK_TENSOR && shape_is_static(&x->shape) &&
+	       shape_numel(&x->shape) == 0;
+}
+
+/* Every output of t is a planned tensor of no elements: there is
+ * nothing to compute, whatever the inputs hold (an empty x quantized
+ * with a scale of 0, an integer division of nothing), so no kernel runs.
+ * 1 if so, else 0. */
+static int empty_outputs(gearrt_session *s, Prepared *p, Task *t,
+			 FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	for (int32_t i = 0; i < n->noutputs; i++)
+		if (n->outputs[i] >= 0 &&
+		    (!t->out[i] || !empty_tensor(p, n->outputs[i])))
+			return 0;
+	direct_noop(k);
+	return 1;
+}
+
+/* Whether t computes something from a tensor of no elements that the
+ * run makes (not a weight: an empty constant is how ONNX spells an
+ * absent roi or scales): a sum over an empty axis (MatMul with K = 0), a
+ * resize of an empty axis.  The fast kernels are made for the general
+ * case and oneDNN divides by such lengths; the reference kernel defines
+ * the degenerate one (zeros and a bias, or its refusal), so it runs such
+ * a node. */
+static bool degenerate(const Prepared *p, const Task *t)
+{
+	const Node *n = t->n;
+	for (int32_t i = 0; i < n->ninputs; i++)
+		if (n->inputs[i] >= 0 &&
+		    p->g->vals[n->inputs[i]].kind != VAL_WEIGHT &&
+		    empty_tensor(p, n->inputs[i]))
+			return true;
+	return false;
+}
+
 /* The op's run hook computes the node on planned buffers (a Case or a
  * PartitionedCall runs its subgraph itself). */
 static int reference(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
@@ -126,6 +169,7 @@ enum {
 /* In order: the first row that takes a node runs it. */
 static const KernelRow rows[] = {
 	{ KR_ANY_OP, KB_PLAIN, ANY, EITHER, rt_alias_build, NULL, "exec.alias" },
+	{ KR_ANY_OP, KB_PLAIN, ANY, EITHER, empty_outputs, NULL, "exec.empty" },
 	PLAIN(Conv, F32, ROWS, small_dwconv, "small.dwconv"),
 	PLAIN(Conv, F32, ROWS, direct_conv, "direct.conv"),
 	PLAIN(FusedConv, F32, ROWS, direct_conv, "direct.conv"),
@@ -290,7 +334,9 @@ static int try_row(gearrt_session *s, Prepared *p, Task *t,
 int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t)
 {
 	bool fast = t->alias ||
-		    (fast_allowed(s, t) && reference(s, p, t, NULL) == 1);
+		    (fast_allowed(s, t) && reference(s, p, t, NULL) == 1 &&
+		     (empty_outputs(s, p, t, &(FastKernel){ 0 }) ||
+		      !degenerate(p, t)));
 	free(t->lay);
 	t->lay = NULL;
 	for (const KernelRow *r = rows;; r++) {
