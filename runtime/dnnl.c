@@ -879,8 +879,11 @@ static bool reads_input_as_is(const ConvGeom *cg)
 static int64_t image_split(const Prepared *p, const Node *n,
 			   const ConvGeom *cg)
 {
-	const Value *x = rt_in_val(p, n, 0);
+	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
+	/* each image of Y 64-byte aligned as Y is (rt_aligned) */
+	bool aligned = shape_bytes(&y->shape, y->dtype) / cg->n % 64 == 0;
 	return cg->n > 1 && x->kind == VAL_INPUT && !reads_input_as_is(cg) &&
+			       aligned &&
 			       shape_bytes(&x->shape, x->dtype) >= SPLIT_MIN
 		       ? cg->n
 		       : 1;

@@ -384,10 +384,12 @@ Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
 	for (int32_t k = 0; k < g->noutputs; k++) {
 		Tensor *t = &p->own_out[k];
 		*t = p->vt[g->outputs[k]];
-		t->data = p->cur[g->outputs[k]] ? xmalloc(t->nbytes + 1) : NULL;
+		t->data = p->cur[g->outputs[k]] ? big_alloc(t->nbytes, NULL)
+						: NULL;
 		t->layout = TENSOR_ROWS;
-		if (rt_nhwc(p, g->outputs[k]) &&
-		    !(p->stage[k] = big_alloc(t->nbytes, NULL))) {
+		if ((p->cur[g->outputs[k]] && !t->data) ||
+		    (rt_nhwc(p, g->outputs[k]) &&
+		     !(p->stage[k] = big_alloc(t->nbytes, NULL)))) {
 			error("output '%s': cannot allocate %zu bytes",
 			      t->name, t->nbytes);
 			rt_prepared_free(p);
@@ -578,7 +580,10 @@ static gearrt_status deliver(Prepared *p, gearrt_tensor *const *out)
 	return GEARRT_OK;
 }
 
-/* Caller buffers into the graph's input and output tensors. */
+/* Caller buffers into the graph's input and output tensors.  An output
+ * is computed in the caller's buffer only if that is large enough and
+ * 64-byte aligned (rt_aligned), else in the session's and copied at
+ * delivery. */
 static void bind_io(Prepared *p, const gearrt_tensor *const *in,
 		    gearrt_tensor *const *out)
 {
@@ -599,7 +604,8 @@ static void bind_io(Prepared *p, const gearrt_tensor *const *in,
 		    p->cur[v] != &p->vt[v])
 			continue;
 		bool own = !out[k] || !out[k]->data ||
-			   out[k]->size < p->vt[v].nbytes;
+			   out[k]->size < p->vt[v].nbytes ||
+			   !rt_aligned(out[k]->data);
 		p->vt[v].data = p->stage[k] ? p->stage[k]
 			      : own ? p->own_out[k].data : out[k]->data;
 	}

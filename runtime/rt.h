@@ -236,6 +236,15 @@ struct gearrt_session {
 	size_t work_bytes;
 };
 
+/* Every buffer a kernel writes is 64-byte aligned: oneDNN may write
+ * one with aligned (non-temporal) stores, which fault on less.  The
+ * session's arena and buffers come from big_alloc; a caller's output
+ * buffer that is not is written by a copy (exec.c bind_io). */
+static inline bool rt_aligned(const void *p)
+{
+	return ((uintptr_t)p & 63) == 0;
+}
+
 /* Makes s->work at least bytes long: false if memory is short. */
 bool rt_work_reserve(gearrt_session *s, size_t bytes);
 
