@@ -182,6 +182,21 @@ static bool draws_anew(const OpCtx *c)
 	}
 }
 
+/* Runs c's kernel; inside a run (a trap set, util.h OomTrap) a tensor
+ * it cannot allocate is this node's error. */
+static int run_kernel(OpCtx *c, OpFn run)
+{
+	if (!oom_trapped())
+		return run(c);
+	OomTrap t;
+	if (setjmp(t.jb))
+		return op_error(c, "cannot allocate %zu bytes", t.bytes);
+	oom_trap_push(&t);
+	int rc = run(c);
+	oom_trap_pop(&t);
+	return rc;
+}
+
 /* Runs the kernel if every output is static and small enough. */
 static int fold_node(OpCtx *c)
 {
@@ -201,7 +216,7 @@ static int fold_node(OpCtx *c)
 			return 0;
 		any = true;
 	}
-	return any ? run(c) : 0;
+	return any ? run_kernel(c, run) : 0;
 }
 
 /* Outputs whose contents the node computed (not passed on from an input,

@@ -110,8 +110,30 @@ void bug_at(const char *file, int line, const char *fmt, ...)
 
 /* ---- memory ---------------------------------------------------------- */
 
+static _Thread_local OomTrap *oom_trap;
+
+void oom_trap_push(OomTrap *t)
+{
+	t->bytes = 0;
+	t->prev = oom_trap;
+	oom_trap = t;
+}
+
+void oom_trap_pop(OomTrap *t)
+{
+	oom_trap = t->prev;
+}
+
+bool oom_trapped(void) { return oom_trap != NULL; }
+
 static void *oom(size_t n)
 {
+	OomTrap *t = oom_trap;
+	if (t) {
+		oom_trap = t->prev;
+		t->bytes = n;
+		longjmp(t->jb, 1);
+	}
 	fprintf(stderr, "gearc: error: out of memory allocating %zu bytes\n", n);
 	abort();
 }

@@ -16,6 +16,7 @@
 #ifndef GEARC_UTIL_H
 #define GEARC_UTIL_H
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,6 +49,31 @@ NORETURN void bug_at(const char *file, int line, const char *fmt, ...)
 #define ASSERT(c) ((c) ? (void)0 : BUG("assertion failed: %s", #c))
 
 /* ---- memory ---------------------------------------------------------- */
+
+/* An allocation that fails (memory short, or a size past the address
+ * space) aborts, unless this thread has set a trap: then it returns to
+ * the trap's setjmp with the size asked for.  libgearrt sets one around
+ * a run's kernels, so a hostile input's huge tensor is an error, not an
+ * abort:
+ *
+ *	OomTrap t;
+ *	if (setjmp(t.jb))
+ *		return error("cannot allocate %zu bytes", t.bytes);
+ *	oom_trap_push(&t);
+ *	...
+ *	oom_trap_pop(&t);
+ *
+ * Memory the interrupted code held outside an arena is lost; locks it
+ * held stay held, so no code under a lock runs inside a trap. */
+typedef struct OomTrap {
+	jmp_buf jb;
+	size_t bytes;
+	struct OomTrap *prev;
+} OomTrap;
+void oom_trap_push(OomTrap *t);
+void oom_trap_pop(OomTrap *t);
+/* Whether this thread has set one. */
+bool oom_trapped(void);
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

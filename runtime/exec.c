@@ -611,6 +611,27 @@ static void bind_io(Prepared *p, const gearrt_tensor *const *in,
 	}
 }
 
+/* Runs p's tasks in order (p->running the one running): 0, or -1 with
+ * an error. */
+static int run_tasks(gearrt_session *s, Prepared *p)
+{
+	Profile *pr = p->prof;
+	for (int32_t i = 0; i < p->ntasks; i++) {
+		Task *t = &p->tasks[i];
+		uint64_t t0 = pr ? now_ns() : 0;
+		p->running = i;
+		if (gather_inputs(p, t) < 0 || run_task(s, p, t) < 0)
+			return -1;
+		if (pr)
+			*(pr->runs ? &pr->ns[i] : &pr->first[i]) +=
+				now_ns() - t0;
+	}
+	return 0;
+}
+
+/* A run's kernels allocate in a trap (util.h OomTrap): a tensor too
+ * large for memory or the address space is GEARRT_E_RUN naming its
+ * node, not an abort. */
 gearrt_status rt_exec(gearrt_session *s, Prepared *p,
 		      const gearrt_tensor *const *in, gearrt_tensor *const *out)
 {
@@ -625,15 +646,17 @@ gearrt_status rt_exec(gearrt_session *s, Prepared *p,
 	Profile *pr = p->prof;
 	uint64_t run0 = pr ? now_ns() : 0;
 	bind_io(p, in, out);
-	for (int32_t i = 0; i < p->ntasks; i++) {
-		Task *t = &p->tasks[i];
-		uint64_t t0 = pr ? now_ns() : 0;
-		if (gather_inputs(p, t) < 0 || run_task(s, p, t) < 0)
-			return GEARRT_E_RUN;
-		if (pr)
-			*(pr->runs ? &pr->ns[i] : &pr->first[i]) +=
-				now_ns() - t0;
-	}
+	OomTrap trap;
+	if (setjmp(trap.jb))
+		return error("node '%s' (%s): cannot allocate %zu bytes",
+			     p->tasks[p->running].n->name,
+			     p->tasks[p->running].n->op_type, trap.bytes),
+		       GEARRT_E_RUN;
+	oom_trap_push(&trap);
+	int rc = run_tasks(s, p);
+	oom_trap_pop(&trap);
+	if (rc < 0)
+		return GEARRT_E_RUN;
 	gearrt_status st = deliver(p, out);
 	if (pr && !pr->runs++)
 		pr->first_ns = now_ns() - run0;

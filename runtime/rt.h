@@ -205,6 +205,7 @@ typedef struct Prepared {
 	int32_t *in_at;	     /* model input i -> graph input */
 	int32_t *out_at;     /* model output i -> graph output */
 	struct Profile *prof; /* options.profile: per task times (exec.c) */
+	int32_t running;      /* the task a run is at (exec.c rt_exec) */
 } Prepared;
 
 struct gearrt_session {
