@@ -746,6 +746,32 @@ int direct_act(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+RT_HOT static void add_loop(float *y, const float *z, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		y[i] += z[i];
+}
+
+void direct_act_chain(const ActRun *r, int sum_at, const float *z, float *y,
+		      size_t n, int threads)
+{
+	enum { CHUNK = 1 << 14 }; /* floats: in L1 and L2 across the chain */
+	int64_t chunks = (int64_t)((n + CHUNK - 1) / CHUNK);
+	int nt = threads > chunks ? (int)chunks : threads;
+	RT_PARALLEL_FOR
+	for (int64_t c = 0; c < chunks; c++) {
+		size_t at = (size_t)c * CHUNK, len = n - at;
+		len = len < CHUNK ? len : CHUNK;
+		for (int k = 0; k <= r->n; k++) {
+			if (k == sum_at)
+				add_loop(y + at, z + at, len);
+			if (k < r->n)
+				act_loop(r->act[k].kind, y + at, y + at, len,
+					 r->act[k].a, r->act[k].b);
+		}
+	}
+}
+
 /* ---- Erf ---------------------------------------------------------------- */
 
 /* erf in fp32: compiler/act.h's act_erf_f32, here in a loop. */
@@ -765,17 +791,11 @@ static int erf_run(void *state, const Tensor *const *in, Tensor *const *out)
 
 /* ---- Relu --------------------------------------------------------------- */
 
-RT_HOT static void relu_loop(const float *x, float *y, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		y[i] = x[i] > 0 ? x[i] : 0;
-}
-
 static int relu_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
 	(void)state;
-	relu_loop(in[0]->data, tensor_mut(out[0]),
-		  out[0]->nbytes / sizeof(float));
+	act_loop(ACT_Relu, in[0]->data, tensor_mut(out[0]),
+		 out[0]->nbytes / sizeof(float), 0, 0);
 	return 0;
 }
 
@@ -1324,16 +1344,10 @@ int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 
 /* ---- activations taken into the ConvTranspose before them ------------- */
 
-RT_HOT static void relu_row(float *y, int64_t n)
-{
-	for (int64_t i = 0; i < n; i++)
-		y[i] = y[i] < 0 ? 0 : y[i];
-}
-
 static void act_row(int act, float *y, int64_t n)
 {
 	if (act == DIRECT_RELU)
-		relu_row(y, n);
+		act_loop(ACT_Relu, y, y, (size_t)n, 0, 0);
 	else if (act == DIRECT_SIGMOID)
 		direct_sigmoid_run(y, y, (size_t)n);
 }

@@ -78,6 +78,11 @@ typedef struct ActRun {
  * neither; free() it); NULL if they are not a well-formed list of the
  * table's (the reference kernel says why). */
 ActRun *act_run_of(const Node *n);
+/* r's activations in order over y[0..n), z[0..n) added before the one at
+ * sum_at (r->n: after the last; -1: none), on threads threads: what
+ * oneDNN's post-ops leave to act.h's forms (runtime/dnnl.c make_attr). */
+void direct_act_chain(const ActRun *r, int sum_at, const float *z, float *y,
+		      size_t n, int threads);
 
 /* 1 / (1 + exp(-x)) for n floats, within 2e-7 relative of the double
  * result (tests/test_fast.c). */

@@ -27,6 +27,8 @@
  */
 #include <dnnl.h>
 #include <dnnl_debug.h>
+#include <float.h>
+#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -34,6 +36,7 @@
 #include <string.h>
 
 #include "compiler/act.h"
+#include "direct.h"
 #include "dnnl.h"
 
 enum { MAX_ARGS = 12, MAX_OWN = 8 };
@@ -92,10 +95,13 @@ typedef struct DnnlKernel {
 	Arena *scratch; /* the session's: the blocked temporaries of a run */
 	gearrt_model *model; /* whose reordered weights it binds, or NULL */
 	const void *weights; /* the reordered weights bound (dnnl_fast_info) */
-	size_t tmp_bytes[2]; /* blocked X and Y (BIND_TMP idx 0, 1) */
+	size_t tmp_bytes[3]; /* blocked X and Y, Z's copy (BIND_TMP 0-2) */
 	int64_t split; /* the steps run on each of split images in turn */
 	ConvIo *conv;	     /* a (de)convolution, else NULL */
 	XySpec *xy;	     /* a pooling or resampling, else NULL */
+	ActRun *tail;	     /* what the post-ops leave (make_attr), or NULL */
+	int tail_sum;	     /* FusedConv's Z added before tail act k, or -1 */
+	bool z_copied;	     /* ... from its copy, BIND_TMP 2 */
 } DnnlKernel;
 
 static dnnl_engine_t engine;
@@ -131,6 +137,7 @@ static void kernel_free(void *state)
 		dnnl_primitive_desc_destroy(k->conv->pd);
 	free(k->conv);
 	free(k->xy);
+	free(k->tail);
 	free(k);
 }
 
@@ -166,6 +173,13 @@ static int run_steps(DnnlKernel *k, const Tensor *const *in,
 	return 0;
 }
 
+/* The scratch a run of k takes: its temporaries, each 64-byte aligned. */
+static size_t tmp_total(const DnnlKernel *k)
+{
+	size_t n = k->tmp_bytes[0] + k->tmp_bytes[1] + k->tmp_bytes[2];
+	return n ? n + 3 * 64 : 0;
+}
+
 static int kernel_run(void *state, const Tensor *const *in,
 		      Tensor *const *out)
 {
@@ -173,23 +187,33 @@ static int kernel_run(void *state, const Tensor *const *in,
 	if (k->sum_in >= 0 && in[k->sum_in]->data != out[0]->data)
 		memcpy(tensor_mut(out[0]), in[k->sum_in]->data,
 		       out[0]->nbytes);
-	void *tmp[2] = { NULL, NULL };
-	if (k->tmp_bytes[0] + k->tmp_bytes[1]) {
-		uintptr_t at = (uintptr_t)arena_alloc_raw(
-			k->scratch, k->tmp_bytes[0] + k->tmp_bytes[1] + 128);
-		at = (at + 63) & ~(uintptr_t)63;
-		tmp[0] = (void *)at;
-		tmp[1] = (void *)((at + k->tmp_bytes[0] + 63) & ~(uintptr_t)63);
+	void *tmp[3] = { NULL, NULL, NULL };
+	size_t all = tmp_total(k);
+	if (all) {
+		uintptr_t at = (uintptr_t)arena_alloc_raw(k->scratch, all);
+		for (int i = 0; i < 3; i++) {
+			at = (at + 63) & ~(uintptr_t)63;
+			tmp[i] = (void *)at;
+			at += k->tmp_bytes[i];
+		}
 	}
 	omp_set_num_threads(k->threads);
-	for (int64_t img = 0; img < k->split; img++)
-		if (run_steps(k, in, out, tmp, img) < 0)
-			return -1;
-	dnnl_status_t rc = dnnl_stream_wait(k->stream);
+	int err = 0;
+	for (int64_t img = 0; img < k->split && !err; img++)
+		err = run_steps(k, in, out, tmp, img);
+	dnnl_status_t rc = err ? dnnl_success : dnnl_stream_wait(k->stream);
+	if (!err && rc == dnnl_success && k->tail) {
+		const float *z = k->tail_sum < 0 ? NULL
+				 : k->z_copied	  ? tmp[2]
+						  : in[3]->data;
+		direct_act_chain(k->tail, k->tail_sum, z, tensor_mut(out[0]),
+				 out[0]->nbytes / sizeof(float), k->threads);
+	}
 	if (k->scratch)
 		arena_reset(k->scratch);
-	return rc == dnnl_success ? 0
-				  : error("oneDNN: %s", dnnl_status2str(rc));
+	return err ? -1
+	       : rc == dnnl_success ? 0
+				    : error("oneDNN: %s", dnnl_status2str(rc));
 }
 
 static DnnlKernel *kernel_new(gearrt_session *s, const Prepared *p,
@@ -204,6 +228,7 @@ static DnnlKernel *kernel_new(gearrt_session *s, const Prepared *p,
 	memset(k, 0, sizeof(*k));
 	k->threads = threads;
 	k->sum_in = -1;
+	k->tail_sum = -1;
 	k->split = 1;
 	k->scratch = &s->scratch;
 	k->model = p && rt_model_graph(s->model, p->g) ? s->model : NULL;
@@ -487,6 +512,115 @@ static bool append_act(dnnl_post_ops_t ops, int kind, float al, float be)
 	return true;
 }
 
+/* Whether oneDNN's post-op form of activation kind (alpha a, beta b,
+ * append_act) gives act.h's answer where its approximations do not
+ * speak for it: NaN stays NaN (act.h's one rule for every activation on
+ * every path), +-Inf and +-0 give the fp32 form's result within its
+ * accuracy, a zero with the fp32 form's sign.  oneDNN's JIT kernels
+ * compute Relu, Clip and HardSigmoid with max and min, which turn NaN
+ * into a bound and -0 into +0; its reference kernels do not.  So this is
+ * asked of this CPU's kernels: a binary Add of -0 (x + -0 is x) with the
+ * activation as its post-op, on those values, once per (kind, a, b). */
+static const float special[] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f,
+				 FLT_MAX, -FLT_MAX, 1.0f, -1.0f };
+enum { NSPECIAL = sizeof(special) / sizeof(special[0]) };
+
+static bool post_op_exact(int kind, float a, float b);
+
+static bool special_agrees(int kind, float x, float got, float a, float b)
+{
+	float want = act_f32(kind, x, a, b);
+	if (isnan(want) || isnan(got))
+		return isnan(want) && isnan(got);
+	if (want == 0 || isinf(want))
+		return memcmp(&want, &got, sizeof(float)) == 0;
+	return fabs((double)got - want) <=
+	       act_info[kind].rel * fabs((double)want) + act_info[kind].abs;
+}
+
+static bool post_op_measure(int kind, float a, float b)
+{
+	float x[NSPECIAL], y[NSPECIAL], mz = -0.0f;
+	memcpy(x, special, sizeof(x));
+	dnnl_dims_t d = { NSPECIAL }, d1 = { 1 };
+	dnnl_memory_desc_t mx, m1;
+	dnnl_binary_desc_t bd;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_post_ops_t ops = NULL;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_t prim = NULL;
+	dnnl_memory_t mem[3] = { NULL, NULL, NULL };
+	dnnl_stream_t st = NULL;
+	bool ok = dnnl_memory_desc_init_by_tag(&mx, 1, d, dnnl_f32,
+					       dnnl_a) == dnnl_success &&
+		  dnnl_memory_desc_init_by_tag(&m1, 1, d1, dnnl_f32, dnnl_a) ==
+			  dnnl_success &&
+		  dnnl_binary_desc_init(&bd, dnnl_binary_add, &mx, &m1, &mx) ==
+			  dnnl_success &&
+		  dnnl_primitive_attr_create(&attr) == dnnl_success &&
+		  dnnl_post_ops_create(&ops) == dnnl_success &&
+		  append_act(ops, kind, a, b) &&
+		  dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success &&
+		  dnnl_primitive_desc_create(&pd, &bd, attr, engine, NULL) ==
+			  dnnl_success &&
+		  dnnl_primitive_create(&prim, pd) == dnnl_success &&
+		  dnnl_memory_create(&mem[0], &mx, engine, x) == dnnl_success &&
+		  dnnl_memory_create(&mem[1], &m1, engine, &mz) ==
+			  dnnl_success &&
+		  dnnl_memory_create(&mem[2], &mx, engine, y) == dnnl_success &&
+		  dnnl_stream_create(&st, engine, dnnl_stream_default_flags) ==
+			  dnnl_success;
+	dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC_0, mem[0] },
+				    { DNNL_ARG_SRC_1, mem[1] },
+				    { DNNL_ARG_DST, mem[2] } };
+	ok = ok && dnnl_primitive_execute(prim, st, 3, args) == dnnl_success &&
+	     dnnl_stream_wait(st) == dnnl_success;
+	for (int i = 0; ok && i < NSPECIAL; i++)
+		ok = special_agrees(kind, x[i], y[i], a, b);
+	for (int i = 0; i < 3; i++)
+		dnnl_memory_destroy(mem[i]);
+	dnnl_stream_destroy(st);
+	dnnl_primitive_destroy(prim);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_post_ops_destroy(ops);
+	dnnl_primitive_attr_destroy(attr);
+	return ok;
+}
+
+enum { EXACT_KEEP = 64 };
+typedef struct ExactSeen {
+	int kind;
+	float a, b;
+	bool exact;
+} ExactSeen;
+static ExactSeen exact_seen[EXACT_KEEP];
+static int nexact;
+static pthread_mutex_t exact_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool dnnl_act_exact(int kind, float a, float b)
+{
+	pthread_once(&engine_once, engine_init);
+	return engine && post_op_exact(kind, a, b);
+}
+
+static bool post_op_exact(int kind, float a, float b)
+{
+	pthread_mutex_lock(&exact_lock);
+	for (int i = 0; i < nexact; i++)
+		if (exact_seen[i].kind == kind &&
+		    !memcmp(&exact_seen[i].a, &a, sizeof(a)) &&
+		    !memcmp(&exact_seen[i].b, &b, sizeof(b))) {
+			bool e = exact_seen[i].exact;
+			pthread_mutex_unlock(&exact_lock);
+			return e;
+		}
+	bool e = post_op_measure(kind, a, b);
+	if (nexact < EXACT_KEEP)
+		exact_seen[nexact++] = (ExactSeen){ kind, a, b, e };
+	pthread_mutex_unlock(&exact_lock);
+	return e;
+}
+
 /* FusedConv's z_after: how many activations come before the sum. */
 static int32_t z_after(const Node *n)
 {
@@ -495,41 +629,47 @@ static int32_t z_after(const Node *n)
 }
 
 /* Attributes: user scratchpad, the node's activations as post-ops, a
- * sum (with_sum) after the first z_after of them.  NULL if an
- * activation has no oneDNN form. */
-static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum)
+ * sum (with_sum) after the first z_after of them, up to the first
+ * activation whose post-op is not exact (post_op_exact): that one and
+ * what follows it (activations, the sum) are k's tail, which kernel_run
+ * applies to Y after the primitive.  NULL if the activations are not a
+ * well-formed list of act.h's. */
+static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum,
+				       DnnlKernel *k)
 {
-	const Attr *a = node_attr(n, FUSED_ACTS_ATTR);
-	const Attr *pa = node_attr(n, FUSED_ACT_PARAMS_ATTR);
-	int32_t zk = with_sum ? z_after(n) : -1;
-	dnnl_primitive_attr_t attr;
-	dnnl_post_ops_t ops;
-	if (dnnl_primitive_attr_create(&attr) != dnnl_success)
-		return NULL;
-	if (dnnl_post_ops_create(&ops) != dnnl_success) {
-		dnnl_primitive_attr_destroy(attr);
-		return NULL;
-	}
-	bool ok = dnnl_primitive_attr_set_scratchpad_mode(
-			  attr, dnnl_scratchpad_mode_user) == dnnl_success &&
-		  (!a || a->type == ATTR_STRINGS) &&
-		  (!pa || pa->type == ATTR_FLOATS);
-	int32_t na = a ? a->n : 0;
-	for (int32_t i = 0; ok && i <= na; i++) {
+	ActRun *acts = act_run_of(n);
+	int32_t zk = with_sum ? z_after(n) : -1, na = acts ? acts->n : 0;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_post_ops_t ops = NULL;
+	bool ok = acts && dnnl_primitive_attr_create(&attr) == dnnl_success &&
+		  dnnl_post_ops_create(&ops) == dnnl_success &&
+		  dnnl_primitive_attr_set_scratchpad_mode(
+			  attr, dnnl_scratchpad_mode_user) == dnnl_success;
+	int32_t i = 0;
+	for (; ok && i <= na; i++) {
 		if (i == zk)
 			ok = dnnl_post_ops_append_sum(ops, 1.0f) ==
 			     dnnl_success;
 		if (!ok || i == na)
 			break;
-		const Bytes *b = &a->strings[i];
-		float al = pa && 2 * i < pa->n ? pa->floats[2 * i] : 0;
-		float be = pa && 2 * i + 1 < pa->n ? pa->floats[2 * i + 1] : 0;
-		int kind = act_lookup((const char *)b->data, b->len);
-		ok = kind >= 0 && act_dnnl[kind].alg != dnnl_alg_kind_undef &&
-		     append_act(ops, kind, al, be);
+		int kind = acts->act[i].kind;
+		float al = acts->act[i].a, be = acts->act[i].b;
+		if (act_dnnl[kind].alg == dnnl_alg_kind_undef ||
+		    !post_op_exact(kind, al, be))
+			break;
+		ok = append_act(ops, kind, al, be);
 	}
 	ok = ok && dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
 	dnnl_post_ops_destroy(ops);
+	if (ok && i < na) { /* acts [i, na) and a sum not yet added */
+		k->tail_sum = zk > i ? zk - i : -1;
+		memmove(acts->act, acts->act + i,
+			(size_t)(na - i) * sizeof(acts->act[0]));
+		acts->n = na - i;
+		k->tail = acts;
+		acts = NULL;
+	}
+	free(acts);
 	if (!ok) {
 		dnnl_primitive_attr_destroy(attr);
 		return NULL;
@@ -685,14 +825,25 @@ int dnnl_conv_build(gearrt_session *s, Prepared *p, Task *t)
 	for (int io = 0; io < 3; io++)
 		c->nhwc[io] |= c->nhwc_ok[io] && c->one_pixel[io];
 	bool rx = conv_reorders(c, CONV_X), ry = conv_reorders(c, CONV_Y);
+	/* Z added by the tail (make_attr) from where it is, or from a copy
+	 * in Y's layout if it is not in it or Y's buffer is its own */
+	bool zt = c->with_z && k->tail_sum >= 0;
+	k->z_copied = zt && (c->z_shares_y ||
+			     !dnnl_memory_desc_equal(conv_held(c, CONV_Z),
+						     conv_held(c, CONV_Y)));
 	k->tmp_bytes[0] = rx ? dnnl_memory_desc_get_size(&c->inner[0]) : 0;
 	k->tmp_bytes[1] = ry ? dnnl_memory_desc_get_size(&c->inner[1]) : 0;
-	size_t tmp = k->tmp_bytes[0] + k->tmp_bytes[1];
-	if (tmp) { /* the scratch arena grows now, not while running */
-		arena_alloc(k->scratch, tmp + 128);
+	k->tmp_bytes[2] = k->z_copied ? dnnl_memory_desc_get_size(
+						conv_held(c, CONV_Y))
+				      : 0;
+	if (tmp_total(k)) { /* the scratch arena grows now, not while running */
+		arena_alloc(k->scratch, tmp_total(k));
 		arena_reset(k->scratch);
 	}
-	bool ok = (!c->with_z || conv_z_step(k, c, ry)) &&
+	bool ok = (!c->with_z || zt || conv_z_step(k, c, ry)) &&
+		  (!k->z_copied ||
+		   reorder_step(k, conv_held(c, CONV_Z), BIND_IN, 3, NULL,
+				conv_held(c, CONV_Y), BIND_TMP, 2, NULL)) &&
 		  (!rx || reorder_step(k, &c->user[0], BIND_IN, 0, NULL,
 				       &c->inner[0], BIND_TMP, 0, NULL));
 	if (!ok)
@@ -913,7 +1064,8 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		return 0;
 	int64_t sd[MAX_RANK], dd[MAX_RANK], wd[MAX_RANK], ws[MAX_RANK];
 	dnnl_dims_t strides, dil, pl, pr;
-	int64_t split = image_split(p, n, &cg);
+	/* (Z, which the tail may copy whole, keeps the batch together) */
+	int64_t split = z ? 1 : image_split(p, n, &cg);
 	sd[0] = dd[0] = cg.n / split;
 	sd[1] = cg.cin, dd[1] = cg.cout;
 	for (int a = 0; a < cg.nsp; a++) {
@@ -942,7 +1094,7 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->split = split;
 	dnnl_memory_desc_t src, dst, sany, dany, wany, wuser, bias;
 	dnnl_primitive_desc_t pd = NULL;
-	dnnl_primitive_attr_t attr = make_attr(n, z != NULL);
+	dnnl_primitive_attr_t attr = make_attr(n, z != NULL, k);
 	int64_t cout = cg.cout;
 	bool ok = attr && md_make(&src, cg.nsp + 2, sd, NULL) &&
 		  md_make(&dst, cg.nsp + 2, dd, NULL) &&
@@ -1129,7 +1281,7 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		return done(k, NULL, NULL, false, fk);
 	dnnl_memory_desc_t src, wu, wany, dst, bias;
 	dnnl_primitive_desc_t pd = NULL;
-	dnnl_primitive_attr_t attr = make_attr(n, false);
+	dnnl_primitive_attr_t attr = make_attr(n, false, k);
 	dnnl_matmul_desc_t md;
 	bool ok = attr && md_make(&src, d.rank, d.a, d.as) &&
 		  md_make(&wu, d.rank, d.b, d.bs) &&
@@ -1199,7 +1351,7 @@ int dnnl_xy_build(gearrt_session *s, Prepared *p, Task *t)
 	k->xy->nhwc = rt_nhwc(p, t->n->outputs[0]);
 	omp_set_num_threads(k->threads);
 	dnnl_primitive_desc_t pd = NULL;
-	dnnl_primitive_attr_t attr = make_attr(k->xy->n, false);
+	dnnl_primitive_attr_t attr = make_attr(k->xy->n, false, k);
 	bool ok = attr && xy_pd(k->xy, attr, &pd) &&
 		  finish(k, pd, NULL, NULL, 1.0f) &&
 		  add_arg(k, DNNL_ARG_SRC,
@@ -1236,7 +1388,7 @@ static int xy_kernel(gearrt_session *s, Task *t, const Value *x,
 	memcpy(xs->x, x->shape.dims, sizeof(xs->x));
 	memcpy(xs->y, y->shape.dims, sizeof(xs->y));
 	dnnl_primitive_desc_t pd = NULL; /* whether oneDNN takes it */
-	dnnl_primitive_attr_t attr = make_attr(n, false);
+	dnnl_primitive_attr_t attr = make_attr(n, false, k);
 	bool ok = attr && xy_pd(xs, attr, &pd) &&
 		  dnnl_stream_create(&k->stream, engine,
 				     dnnl_stream_default_flags) ==
@@ -1576,7 +1728,7 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	if (!k)
 		return 0;
 	dnnl_primitive_desc_t pd = NULL;
-	dnnl_primitive_attr_t attr = make_attr(n, false);
+	dnnl_primitive_attr_t attr = make_attr(n, false, k);
 	const Value *bv = rt_in_val(p, n, 3);
 	const dnnl_memory_desc_t *sp = NULL;
 	ok = attr &&

@@ -51,6 +51,11 @@ int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t,
 		     FastKernel *k);
 /* The build of a pooling's or resize's kernel. */
 int dnnl_xy_build(gearrt_session *s, Prepared *p, Task *t);
+/* Whether oneDNN's post-op of activation kind (compiler/act.h; alpha
+ * a, beta b) gives act.h's answer on NaN, +-Inf and +-0 on this CPU: if
+ * not, a fused op's activations from it on run after the primitive
+ * (act.h's forms, runtime/direct.c direct_act_chain). */
+bool dnnl_act_exact(int kind, float a, float b);
 /* Frees the reordered weights md's sessions shared (md->dnnl): at
  * gearrt_model_close, when no session is left. */
 void dnnl_model_free(gearrt_model *md);
