@@ -173,6 +173,69 @@ static int run_steps(DnnlKernel *k, const Tensor *const *in,
 	return 0;
 }
 
+/* The window of output o (its index over the spatial axes, row-major) of
+ * image n, channel c of max pooling xs over x, by pool.c's rule (maxNum:
+ * NaN passed over unless every value is NaN). */
+static float window_max_num(const XySpec *xs, const float *x, int64_t n,
+			    int64_t c, int64_t o)
+{
+	int nsp = xs->rank - 2;
+	int64_t first[3], step[3], len[3], at[3] = { 0, 0, 0 }, in = 1;
+	for (int a = nsp - 1; a >= 0; a--) {
+		int64_t oa = o % xs->y[2 + a];
+		o /= xs->y[2 + a];
+		first[a] = oa * xs->strides[a] - xs->pl[a];
+		step[a] = xs->dil[a] + 1;
+		len[a] = xs->ker[a];
+		in *= xs->x[2 + a];
+	}
+	int64_t C = xs->x[1];
+	float m = 0; /* a window wholly in the padding: 0, as pool.c's */
+	bool any = false;
+	for (;;) {
+		int64_t off = 0;
+		bool inside = true;
+		for (int a = 0; a < nsp; a++) {
+			int64_t i = first[a] + at[a] * step[a];
+			inside = inside && i >= 0 && i < xs->x[2 + a];
+			off = off * xs->x[2 + a] + i;
+		}
+		if (inside) {
+			float v = xs->nhwc ? x[(n * in + off) * C + c]
+					   : x[(n * C + c) * in + off];
+			m = !any || v > m || m != m ? v : m;
+			any = true;
+		}
+		int a = nsp - 1;
+		while (a >= 0 && ++at[a] == len[a])
+			at[a--] = 0;
+		if (a < 0)
+			return m;
+	}
+}
+
+/* oneDNN's max pooling starts each window from -FLT_MAX, so a window of
+ * -inf or of NaN alone gives -FLT_MAX: each output of -FLT_MAX is its
+ * window's max by pool.c's rule instead (the same where -FLT_MAX is in
+ * the window). */
+static void mend_max(const XySpec *xs, const float *x, float *y)
+{
+	int64_t C = xs->y[1], out = 1;
+	for (int a = 2; a < xs->rank; a++)
+		out *= xs->y[a];
+	int64_t total = xs->y[0] * C * out;
+	for (int64_t i = 0; i < total; i++) {
+		if (y[i] != -FLT_MAX)
+			continue;
+		int64_t n, c, o;
+		if (xs->nhwc)
+			c = i % C, o = i / C % out, n = i / C / out;
+		else
+			o = i % out, c = i / out % C, n = i / out / C;
+		y[i] = window_max_num(xs, x, n, c, o);
+	}
+}
+
 /* The scratch a run of k takes: its temporaries, each 64-byte aligned. */
 static size_t tmp_total(const DnnlKernel *k)
 {
@@ -202,6 +265,9 @@ static int kernel_run(void *state, const Tensor *const *in,
 	for (int64_t img = 0; img < k->split && !err; img++)
 		err = run_steps(k, in, out, tmp, img);
 	dnnl_status_t rc = err ? dnnl_success : dnnl_stream_wait(k->stream);
+	if (!err && rc == dnnl_success && k->xy &&
+	    k->xy->alg == dnnl_pooling_max)
+		mend_max(k->xy, in[0]->data, tensor_mut(out[0]));
 	if (!err && rc == dnnl_success && k->tail) {
 		const float *z = k->tail_sum < 0 ? NULL
 				 : k->z_copied	  ? tmp[2]

@@ -189,6 +189,15 @@ static int64_t col_major(const Pool *p, int64_t off)
 	return (w * p->in[1] + h) * p->in[0] + dz;
 }
 
+/* The max pools' one rule, IEEE 754's maxNum: NaN is passed over unless
+ * every value is NaN; a window of -inf gives -inf (onnx's reference
+ * evaluator; oneDNN's kernels start from -FLT_MAX, runtime/dnnl.c mends
+ * them). */
+static inline float max_num(float m, float v)
+{
+	return v > m || m != m ? v : m;
+}
+
 /* The max of the window at spans sd, sh, sw of plane xp; *at gets its
  * plane offset (the first maximum), -1 if the window is empty. */
 static inline float window_max(const Pool *p, const float *xp,
@@ -204,7 +213,8 @@ static inline float window_max(const Pool *p, const float *xp,
 			int64_t row = (zd + b * p->dil[1]) * W + sw->first;
 			for (int64_t e = 0; e < sw->n; e++) {
 				float v = xp[row + e * dw];
-				bool more = pos < 0 || v > best;
+				bool more = pos < 0 || v > best ||
+					    (best != best && v == v);
 				best = more ? v : best;
 				pos = more ? row + e * dw : pos;
 			}
@@ -240,8 +250,7 @@ static void row_max(const Pool *p, const float *xr, float *yr)
 	for (int64_t t = 0; t < p->kw; t++) {
 		const RowTap *r = &p->tap[t];
 		for (int64_t ow = r->lo; ow < r->hi; ow++) {
-			float v = xr[ow * s + r->off];
-			yr[ow] = v > yr[ow] ? v : yr[ow];
+			yr[ow] = max_num(yr[ow], xr[ow * s + r->off]);
 		}
 	}
 }
@@ -271,7 +280,7 @@ static void row_pool(const Pool *p, const float *x, float *y, bool max,
 		for (int64_t oh = 0; oh < p->out[1]; oh++, y += OW) {
 			const Span *sd = &p->span[0][od], *sh = &p->span[1][oh];
 			for (int64_t ow = 0; ow < OW; ow++)
-				y[ow] = max ? -INFINITY : 0;
+				y[ow] = max ? NAN : 0; /* max_num's start */
 			for (int64_t a = 0; a < sd->n; a++) {
 				int64_t zd = (sd->first + a * p->dil[0]) * H +
 					     sh->first;
@@ -394,7 +403,7 @@ static float global_one(const float *x, int64_t n, const char *op, double lp)
 	if (op[6] == 'M') {
 		float m = n ? x[0] : 0;
 		for (int64_t i = 1; i < n; i++)
-			m = x[i] > m ? x[i] : m;
+			m = max_num(m, x[i]);
 		return m;
 	}
 	double s = 0;
