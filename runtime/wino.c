@@ -38,7 +38,9 @@
  * 64x64 and 128x128).  Each output is computed in one thread in a fixed
  * order: the same bytes at any thread count.
  */
+#include <float.h>
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,7 @@ typedef struct Wino {
 			      per thread V [WTB][WE][cgp], M [WTB][WE][ogp] */
 	int64_t xsz;	   /* floats of X in NHWC, 0 if X is NHWC */
 	int64_t ssz;	   /* floats of V and M */
+	float vmax;	   /* the largest |V| no sum of products overflows at */
 	bool xnhwc, ynhwc;
 	int threads;
 } Wino;
@@ -177,8 +180,10 @@ wino_cols(const float *x, int64_t rs, int64_t cs, unsigned ry, unsigned rx,
 }
 
 /* V [e][c..c+16) of the tile at input (iy, ix) of image x (NHWC, at
- * the group's first channel). */
-RT_AVX512 static void wino_in(const Wino *k, const float *x, int64_t iy,
+ * the group's first channel): true, or false if a value of V is NaN or
+ * above k->vmax in magnitude (an input not finite, or so large that a
+ * sum of products would overflow where the window's does not). */
+RT_AVX512 static bool wino_in(const Wino *k, const float *x, int64_t iy,
 			      int64_t ix, int64_t c, float *v)
 {
 	const ConvGeom *g = &k->g;
@@ -195,13 +200,19 @@ RT_AVX512 static void wino_in(const Wino *k, const float *x, int64_t iy,
 		wino_cols(at, dy * w * g->cin, dx * g->cin, 63, 63, m, r);
 	else
 		wino_cols(at, dy * w * g->cin, dx * g->cin, ry, rx, m, r);
+	__m512 vmax = _mm512_set1_ps(k->vmax);
+	__mmask16 bad = 0;
 	for (int e = 0; e < WA; e++) {
 		RtV16 o[WA];
 		bt6(r + e * WA, 1, o, 1);
-		for (int f = 0; f < WA; f++)
+		for (int f = 0; f < WA; f++) {
 			_mm512_storeu_ps(v + (e * WA + f) * k->cgp + c,
 					 (__m512)o[f]);
+			bad |= _mm512_cmp_ps_mask(_mm512_abs_ps((__m512)o[f]),
+						  vmax, _CMP_NLE_UQ);
+		}
 	}
+	return !(bad & m);
 }
 
 /* k's activations over a row of a tile's outputs, in place. */
@@ -267,6 +278,49 @@ RT_AVX512 static void wino_out(const Wino *k, const float *mt, int64_t o,
 	}
 }
 
+/* The outputs of the tile at output (oy, ox) of image xi (NHWC, at the
+ * group's first channel), group gi, into yi as wino_out writes them, by
+ * the window in double as the reference kernel sums it: for a tile whose
+ * V failed wino_in's test, so that an input not finite or huge reaches
+ * the outputs whose windows hold it and no others, as the window's sums
+ * do. */
+static void wino_direct(const Wino *k, const float *xi, float *yi,
+			int64_t gi, int64_t oy, int64_t ox)
+{
+	const ConvGeom *g = &k->g;
+	int64_t h = g->in[0], w = g->in[1], oh = g->out[0], ow = g->out[1];
+	int64_t dy = g->dilation[0], dx = g->dilation[1];
+	for (int e = 0; e < WM && oy + e * dy < oh; e++)
+	for (int f = 0; f < WM && ox + f * dx < ow; f++) {
+		int64_t ry = oy + e * dy, rx = ox + f * dx;
+		for (int64_t o = 0; o < k->og; o++) {
+			int64_t oc = gi * k->og + o;
+			const float *wo = k->w + oc * k->cg * 9;
+			double sum = k->b ? k->b[oc] : 0;
+			for (int ky = 0; ky < 3; ky++)
+			for (int kx = 0; kx < 3; kx++) {
+				int64_t iy = ry - g->pad[0] + ky * dy;
+				int64_t ix = rx - g->pad[1] + kx * dx;
+				if (iy < 0 || iy >= h || ix < 0 || ix >= w)
+					continue;
+				const float *xp = xi + (iy * w + ix) * g->cin;
+				for (int64_t c = 0; c < k->cg; c++)
+					sum += (double)xp[c] *
+					       wo[c * 9 + ky * 3 + kx];
+			}
+			float v = (float)sum;
+			for (int j = 0; j < k->acts->n; j++)
+				v = act_f32(k->acts->act[j].kind, v,
+					    k->acts->act[j].a,
+					    k->acts->act[j].b);
+			if (k->ynhwc)
+				yi[(ry * ow + rx) * g->cout + o] = v;
+			else
+				yi[o * oh * ow + ry * ow + rx] = v;
+		}
+	}
+}
+
 /* Tiles [t0, t0 + nt) of image i, group gi, X NHWC. */
 static void wino_item(const Wino *k, const float *x, float *y, int64_t i,
 		      int64_t gi, int64_t t0, int64_t nt, float *scratch)
@@ -277,12 +331,14 @@ static void wino_item(const Wino *k, const float *x, float *y, int64_t i,
 	float *yi = y + i * g->cout * ohw + gi * k->og * (k->ynhwc ? 1 : ohw);
 	float *v = scratch, *mt = scratch + WE * WTB * k->cgp;
 	int64_t vs = WE * k->cgp, ms = WE * k->ogp;
+	uint32_t direct = 0; /* tiles wino_direct computes (WTB <= 32) */
 	for (int64_t t = 0; t < nt; t++) {
 		int64_t ty = (t0 + t) / k->tw, tx = (t0 + t) % k->tw;
 		int64_t iy = tile_origin(ty, g->dilation[0]) - g->pad[0];
 		int64_t ix = tile_origin(tx, g->dilation[1]) - g->pad[1];
 		for (int64_t c = 0; c < k->cg; c += WL)
-			wino_in(k, xi, iy, ix, c, v + t * vs);
+			if (!wino_in(k, xi, iy, ix, c, v + t * vs))
+				direct |= 1u << t;
 	}
 	for (int e = 0; e < WE; e++)
 		chan_gemm(nt, k->og, k->cg, v + e * k->cgp, vs,
@@ -291,10 +347,13 @@ static void wino_item(const Wino *k, const float *x, float *y, int64_t i,
 	const float *bias = k->b ? k->b + gi * k->og : NULL;
 	for (int64_t t = 0; t < nt; t++) {
 		int64_t ty = (t0 + t) / k->tw, tx = (t0 + t) % k->tw;
-		for (int64_t o = 0; o < k->og; o += WL)
-			wino_out(k, mt + t * ms, o, yi, bias,
-				 tile_origin(ty, g->dilation[0]),
-				 tile_origin(tx, g->dilation[1]));
+		int64_t oy = tile_origin(ty, g->dilation[0]);
+		int64_t ox = tile_origin(tx, g->dilation[1]);
+		if (direct >> t & 1)
+			wino_direct(k, xi, yi, gi, oy, ox);
+		else
+			for (int64_t o = 0; o < k->og; o += WL)
+				wino_out(k, mt + t * ms, o, yi, bias, oy, ox);
 	}
 }
 
@@ -457,8 +516,14 @@ int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	/* U is 4 times W: at most twice the bytes of Y */
 	if (ci < 16 || co < 16 || WE * ci > 2 * cg.n * cg.out[0] * cg.out[1])
 		return 0;
-	ActRun *acts = act_run_of(n);
-	if (!acts)
+	/* |U| <= max |w| (G's rows sum to at most 1 in magnitude) */
+	const float *wd = w->konst->data;
+	float wmax = 0;
+	for (int64_t i = 0; i < shape_numel(&w->shape); i++)
+		wmax = fabsf(wd[i]) > wmax || wd[i] != wd[i] ? fabsf(wd[i])
+							      : wmax;
+	ActRun *acts;
+	if (!(wmax <= FLT_MAX) || !(acts = act_run_of(n)))
 		return 0;
 	Wino *k = xmalloc(sizeof(*k));
 	memset(k, 0, sizeof(*k));
@@ -473,6 +538,9 @@ int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	k->acts = acts;
 	k->threads = rt_threads_for(s, rt_conv_flops(&cg, false));
 	k->ssz = WE * WTB * (k->cgp + k->ogp);
+	/* |M| <= ci max|V| max|U|, then A^T M A at most 19^2 times that */
+	k->vmax = (float)(FLT_MAX / 2 / (19.0 * 19.0 * (double)ci *
+					 (wmax > 1 ? wmax : 1)));
 	k->s = s;
 	k->w = w->konst->data;
 	/* U depends on W, its groups and the panels' width */
