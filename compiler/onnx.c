@@ -288,6 +288,22 @@ static int typed_data(Importer *im, Tensor *t, const Onnx__TensorProto *tp,
 	return 0;
 }
 
+/* A bool is a byte of 0 or 1 to every kernel: a tensor holding other
+ * bytes (any but 0 is true) gets a copy of 0s and 1s. */
+static void bools_0_1(Importer *im, Tensor *t)
+{
+	const uint8_t *b = t->data;
+	uint8_t any = 0;
+	for (size_t i = 0; i < t->nbytes; i++)
+		any |= b[i];
+	if (any <= 1)
+		return;
+	uint8_t *c = arena_alloc(im->a, t->nbytes);
+	for (size_t i = 0; i < t->nbytes; i++)
+		c[i] = b[i] != 0;
+	t->data = c;
+}
+
 static int string_data(Importer *im, Tensor *t, const Onnx__TensorProto *tp,
 		       int64_t numel)
 {
@@ -507,6 +523,8 @@ static const Tensor *decode_tensor(Importer *im, const Onnx__TensorProto *tp)
 	} else {
 		rc = typed_data(im, t, tp, numel);
 	}
+	if (rc == 0 && dt == DT_BOOL)
+		bools_0_1(im, t);
 	return rc < 0 ? NULL : t;
 }
 

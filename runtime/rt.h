@@ -297,12 +297,14 @@ gearrt_status rt_run_prepared(gearrt_session *s, Prepared *p,
 gearrt_status rt_exec(gearrt_session *s, Prepared *p,
 		      const gearrt_tensor *const *in, gearrt_tensor *const *out);
 
-/* runtime/strings.c: a session's string buffers, NULL for a model
- * without string inputs or outputs. */
+/* runtime/strings.c: a session's string buffers (and its bool inputs'
+ * copies), NULL for a model without string inputs or outputs or bool
+ * inputs. */
 struct Strings *rt_strings_new(const gearrt_model *md);
 void rt_strings_free(const gearrt_model *md, struct Strings *x);
 /* The inputs (checked) as the graph takes them: string ones as the IR's
- * Bytes, pointing at the caller's strings. */
+ * Bytes, pointing at the caller's strings; bool ones of bytes 0 and 1
+ * (any byte but 0 is true). */
 const gearrt_tensor *rt_strings_in(gearrt_session *s,
 				   const gearrt_tensor *inputs);
 /* Before a run: string outputs go to session memory, the caller's

@@ -1,5 +1,6 @@
 /*
- * runtime/strings.c - string tensors across the API (gearrt.h "Strings").
+ * runtime/strings.c - string tensors across the API (gearrt.h "Strings"),
+ * and bool inputs.
  *
  * The caller's strings are arrays of const char * (gearrt.h); the graph's
  * are the IR's Bytes.  A session with string inputs or outputs keeps,
@@ -7,6 +8,12 @@
  * the strings copied NUL-terminated and the pointers to them: buffers
  * grown when a run needs more, so runs of the sizes seen before make no
  * heap allocation.
+ *
+ * A bool the kernels read is a byte of 0 or 1 (a fast Cast copies it, a
+ * reference Cast converts it, Equal compares it); a caller's bool input
+ * may hold any byte (a uint8 mask of 0 and 255 handed over as bool).
+ * Any byte but 0 is true: an input holding one other than 1 is taken
+ * from a copy of 0s and 1s, the same on every path.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +46,8 @@ static void *grow(Grow *g, size_t n)
 static bool has_strings(const gearrt_model *md)
 {
 	for (size_t i = 0; i < md->nin; i++)
-		if (md->in_info[i].dtype == GEARRT_STRING)
+		if (md->in_info[i].dtype == GEARRT_STRING ||
+		    md->in_info[i].dtype == GEARRT_BOOL)
 			return true;
 	for (size_t i = 0; i < md->nout; i++)
 		if (md->out_info[i].dtype == GEARRT_STRING)
@@ -86,12 +94,31 @@ static size_t numel(const gearrt_tensor *t)
 	return n;
 }
 
+/* Bool input t's bytes, or, if one is not 0 or 1, a copy of 0s and 1s
+ * in g. */
+static void *bools(Grow *g, const gearrt_tensor *t)
+{
+	size_t n = numel(t);
+	uint8_t *b = t->data;
+	uint8_t any = 0;
+	for (size_t k = 0; k < n; k++)
+		any |= b[k];
+	if (any <= 1)
+		return b;
+	uint8_t *c = grow(g, n);
+	for (size_t k = 0; k < n; k++)
+		c[k] = b[k] != 0;
+	return c;
+}
+
 const gearrt_tensor *rt_strings_in(gearrt_session *s,
 				   const gearrt_tensor *inputs)
 {
 	struct Strings *x = s->strings;
 	for (size_t i = 0; i < s->model->nin; i++) {
 		x->in[i] = inputs[i];
+		if (inputs[i].dtype == GEARRT_BOOL)
+			x->in[i].data = bools(&x->bytes[i], &inputs[i]);
 		if (inputs[i].dtype != GEARRT_STRING)
 			continue;
 		size_t n = numel(&inputs[i]);

@@ -124,6 +124,13 @@ static int check_weight(const FileCheck *c, const Gearom__Weight *w)
 	if ((uint64_t)bytes != w->size)
 		return error("size is %llu bytes, its dtype and dims need %lld",
 			     (unsigned long long)w->size, (long long)bytes);
+	const uint8_t *b = w->has_data ? w->data.data
+			   : c->w      ? c->w + w->offset
+				       : NULL;
+	for (uint64_t k = 0; b && w->dtype == DT_BOOL && k < w->size; k++)
+		if (b[k] > 1) /* the compiler writes bools as 0 and 1 */
+			return error("bool element %llu is byte %u, expected 0 "
+				     "or 1", (unsigned long long)k, b[k]);
 	return 0;
 }
 
