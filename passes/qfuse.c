@@ -252,6 +252,18 @@ static ValId zero_const(Graph *g, int dt)
 	return t ? new_const(g, "qdq_zero", t) : -1;
 }
 
+/* Every value of float constant v is finite (an integer product's
+ * requantization has no NaN or infinity to give). */
+static bool all_finite(const QFuse *Q, ValId v)
+{
+	const Tensor *t = Q->g->vals[v].konst;
+	const float *f = t->data;
+	for (int64_t i = 0; i < shape_numel(&t->shape); i++)
+		if (!isfinite(f[i]))
+			return false;
+	return true;
+}
+
 /* The DequantizeLinear producing v if its scale is a float constant, its
  * zero point (when given) a constant and it has no block_size; else
  * NULL. */
@@ -367,11 +379,16 @@ static void rewrite_qdq(QFuse *Q, int32_t i)
 	if (!is_q8_type(yd) || !const_of(Q, q->inputs[1], DT_FLOAT, 0) ||
 	    (zy >= 0 && !const_of(Q, zy, yd, 0)))
 		return;
+	/* a scale of 0 or not finite: QuantizeLinear refuses it unfused */
+	float sy = ((const float *)g->vals[q->inputs[1]].konst->data)[0];
+	if (!isfinite(sy) || sy == 0)
+		return;
 	ValId u = q->inputs[0];
 	Node *relu = producer(Q, u, OP_Relu);
-	if (relu) { /* saturation at zy = the type's lowest clamps as Relu */
+	if (relu) { /* saturation at zy = the type's lowest clamps as Relu,
+		     * u <= 0 going to round(u / sy) + zy <= zy if sy > 0 */
 		int64_t lo = yd == DT_INT8 ? -128 : 0;
-		if (!only_reader(Q, u, OP_QuantizeLinear) ||
+		if (!only_reader(Q, u, OP_QuantizeLinear) || !(sy > 0) ||
 		    (zy >= 0 ? tensor_get_i64(g->vals[zy].konst, 0) : 0) != lo)
 			return;
 		u = relu->inputs[0];
@@ -384,7 +401,8 @@ static void rewrite_qdq(QFuse *Q, int32_t i)
 	bool conv = op->op == OP_Conv;
 	Node *dx = dq_of(Q, op->inputs[0]), *dw = dq_of(Q, op->inputs[1]);
 	if (!dx || !dw || !activation_dq(Q, dx) ||
-	    !weight_dq(Q, dw, conv ? 0 : 1))
+	    !weight_dq(Q, dw, conv ? 0 : 1) || !all_finite(Q, dx->inputs[1]) ||
+	    !all_finite(Q, dw->inputs[1]))
 		return;
 	const Tensor *w = g->vals[dw->inputs[0]].konst;
 	int xd = dq_zero(dx) >= 0 ? g->vals[dq_zero(dx)].konst->dtype
