@@ -74,13 +74,11 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         python3-dev:/usr/bin/python3-config \
         python3-numpy:/usr/lib/python3/dist-packages/numpy/__init__.py \
         python3-pytest:/usr/lib/python3/dist-packages/pytest/__init__.py \
-        python3-setuptools:/usr/lib/python3/dist-packages/setuptools/__init__.py
+        python3-setuptools:/usr/lib/python3/dist-packages/setuptools/__init__.py \
+        python3-onnx:/usr/lib/python3/dist-packages/onnx/__init__.py
 
 .PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind helgrind soak fuzz fuzz-smoke cli-check install uninstall clean bench bench-real ort FORCE
 .DEFAULT_GOAL := all
-
-all: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so \
-     $(if $(PY_OK),python)
 
 # Installs what is missing with apt-get when run as root; otherwise prints
 # the exact command and stops.
@@ -191,6 +189,10 @@ PYDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PRE
 
 python: $(PY_MOD) $(PY_FILES)
 
+# (after PY_OK: a rule's prerequisites are expanded where it is read)
+all: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so \
+     $(if $(PY_OK),python)
+
 $(BUILD)/python/gearrt.o: python/gearrt/_gearrt.c runtime/gearrt.h $(BUILD)/.flags
 	@[ -n "$(PY_OK)" ] || { echo "gearc: the Python module needs" \
 	    "python3-dev and python3-numpy for $(PYTHON) (make deps)"; exit 1; }
@@ -206,10 +208,16 @@ $(BUILD)/python/gearrt/%: python/gearrt/%
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+# Libs carries an rpath unless LIBDIR is a directory the dynamic linker
+# searches by itself, so a program built against a PREFIX=/opt/x install
+# finds libgearrt.so.0 at run time (no LD_LIBRARY_PATH, no ldconfig).
+SYSTEM_LIBDIRS := /usr/lib /lib /usr/lib/$(shell $(CC) -dumpmachine 2>/dev/null)
+PC_RPATH := $(if $(filter $(patsubst %/,%,$(LIBDIR)),$(SYSTEM_LIBDIRS)),,-Wl,-rpath,$${libdir})
+
 $(BUILD)/gearrt.pc: FORCE
 	@mkdir -p $(BUILD)
-	@printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: gearrt\nDescription: runtime for gearc .om models\nVersion: %s\nLibs: -L$${libdir} -lgearrt\nLibs.private: %s\nCflags: -I$${includedir}\n' \
-	    '$(PREFIX)' '$(LIBDIR)' '$(INCDIR)' '$(VERSION)' '$(RT_LIBS)' > $@
+	@printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: gearrt\nDescription: runtime for gearc .om models\nVersion: %s\nLibs: -L$${libdir} %s -lgearrt\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+	    '$(PREFIX)' '$(LIBDIR)' '$(INCDIR)' '$(VERSION)' '$(PC_RPATH)' '$(RT_LIBS)' > $@
 
 # One Criterion binary for all unit and CLI tests: one summary line.
 # tests/allocount.c counts the heap allocations of the code linked in.
@@ -280,7 +288,13 @@ demo: deps
 
 check: deps
 	@$(MAKE) --no-print-directory unit conformance-check embed-check \
-	    python-check layers-check
+	    python-check layers-check pydeps-check
+
+# Every Python module the tests import comes from a Debian package in
+# DEPS (tests/pydeps.py), so what passes here passes on a fresh machine.
+.PHONY: pydeps-check
+pydeps-check:
+	@$(PYTHON) tests/pydeps.py Makefile $(PYTHON)
 
 # The arrows between the layers point one way (README.md, "## Layout").
 .PHONY: layers-check
@@ -311,7 +325,7 @@ embed-check: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so
 	@PKG_CONFIG_PATH=$(BUILD)/inst/lib/pkgconfig $(CC) -std=c11 -Wall \
 	    -Wextra -Werror $(SANFLAGS) $(BUILD)/embed.c -o $(BUILD)/embed \
 	    $$(PKG_CONFIG_PATH=$(BUILD)/inst/lib/pkgconfig pkg-config --cflags \
-	    --libs gearrt) -Wl,-rpath,$(CURDIR)/$(BUILD)/inst/lib
+	    --libs gearrt)
 	@$(BUILD)/gearc --model=tests/fixtures/two_inputs.onnx -q \
 	    --input_shape="a:-1,3,-1,-1;b:-1,3,-1,-1" \
 	    --dynamic_dims="1,8,8,1,8,8;2,16,16,2,16,16" --output=$(BUILD)/embed_two
