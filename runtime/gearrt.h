@@ -211,7 +211,12 @@ GEARRT_API void gearrt_session_destroy(gearrt_session *session);
  * the input count), outputs[0..nout) receive the model's outputs in order
  * (nout may be smaller).  Each output's dtype, rank and dims are set; its
  * data is written to the caller's buffer if data is set (size must be
- * enough), else it points to session memory valid until the next run. */
+ * enough), else it points to session memory valid until the next run
+ * (64-byte aligned).  A caller's buffer 64-byte aligned is computed into
+ * directly; one that is not receives a copy.  A GEARRT_BOOL input may
+ * hold any byte: any but 0 is true (the caller's bytes are not changed).
+ * A run that would need a tensor larger than memory fails with
+ * GEARRT_E_RUN naming the node and the bytes; nothing is aborted. */
 GEARRT_API gearrt_status gearrt_run(gearrt_session *session, const gearrt_tensor *inputs,
 			 size_t nin, gearrt_tensor *outputs, size_t nout);
 
