@@ -1838,5 +1838,6 @@ bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info)
 	info->weights = k->weights;
 	info->x_in = k->conv && conv_reorders(k->conv, CONV_X);
 	info->y_out = k->conv && conv_reorders(k->conv, CONV_Y);
+	info->tail = k->tail ? k->tail->n : 0;
 	return true;
 }

@@ -34,6 +34,7 @@ typedef struct DnnlInfo {
 	bool x_in, y_out;
 	const char *impl;
 	const void *weights; /* the reordered weights bound, or NULL */
+	int tail; /* activations run after the primitive (not post-ops) */
 } DnnlInfo;
 /* false (and *info zeroed) if fk is no oneDNN kernel. */
 bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info);

@@ -253,7 +253,8 @@ static int32_t profile_rows(const Prepared *p, int32_t *row, double *ms,
 }
 
 /* For a profile's node row: which of t's tensors are NHWC, which of a
- * convolution's are reordered. */
+ * convolution's are reordered, how many of a fused op's activations run
+ * after its oneDNN primitive (dnnl.c make_attr). */
 static const char *task_layouts(const Prepared *p, const Task *t, char *buf,
 				size_t size)
 {
@@ -266,9 +267,14 @@ static const char *task_layouts(const Prepared *p, const Task *t, char *buf,
 		out |= rt_nhwc(p, n->outputs[k]);
 	if (t->kernel->backend != KB_DNNL || !dnnl_fast_info(&t->fast, &d))
 		d = (DnnlInfo){ .impl = "" };
-	snprintf(buf, size, "%s%s%s%s%s%s", in ? "  in NHWC" : "",
+	char tail[32] = "";
+	if (d.tail)
+		snprintf(tail, sizeof(tail), "  %d act%s after", d.tail,
+			 d.tail > 1 ? "s" : "");
+	snprintf(buf, size, "%s%s%s%s%s%s%s", in ? "  in NHWC" : "",
 		 out ? "  out NHWC" : "", d.x_in ? "  reorders X" : "",
-		 d.y_out ? "  reorders Y" : "", *d.impl ? "  " : "", d.impl);
+		 d.y_out ? "  reorders Y" : "", tail, *d.impl ? "  " : "",
+		 d.impl);
 	return buf;
 }
 
