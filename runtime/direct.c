@@ -947,7 +947,11 @@ RT_HOT static void norm_row(const float *x, float *y, int64_t n, float m,
 }
 
 /* A row of whole vectors: the mean and the variance (two passes) in VL
- * float partial sums, then the row normalised, in one function. */
+ * float partial sums, then the row normalised, in one function.  Where
+ * a float sum is not finite (a value beyond about sqrt(FLT_MAX), 1.8e19,
+ * whose square overflows; an Inf or NaN) the moments are row_moments'
+ * double ones, as the reference kernel's: a row holding -1e37 is
+ * normalised, not made B. */
 RT_HOT static void norm_row_vec(const float *x, float *y, int64_t n, float eps,
 				const float *w, const float *b)
 {
@@ -962,7 +966,13 @@ RT_HOT static void norm_row_vec(const float *x, float *y, int64_t n, float eps,
 		v -= m;
 		q += v * v;
 	}
-	float inv = 1.0f / sqrtf(vec_sum(&q) / (float)n + eps);
+	float var = vec_sum(&q) / (float)n, inv = 1.0f / sqrtf(var + eps);
+	if (!isfinite(var)) {
+		double md, vd;
+		row_moments(x, n, &md, &vd);
+		m = (float)md;
+		inv = (float)(1 / sqrt(vd + eps));
+	}
 	norm_row(x, y, n, m, inv, w, b);
 }
 
