@@ -143,7 +143,9 @@ static void mm_ref(bool ints, bool ta, bool tb, int64_t m, int64_t n,
 
 static bool is_int(int dt) { return (DTS_INT & DTS(dt)) != 0; }
 
-/* Gemm: Y = alpha * A' * B' + beta * C. */
+/* Gemm: Y = alpha * A' * B' + beta * C; C is not read where beta is 0
+ * (its NaN and infinities do not reach Y), as BLAS, oneDNN's fast path
+ * and ONNX Runtime have it. */
 int run_gemm(OpCtx *c)
 {
 	const Tensor *a = op_const_in(c, 0), *b = op_const_in(c, 1);
@@ -177,7 +179,9 @@ int run_gemm(OpCtx *c)
 		for (int64_t j = 0; j < n; j++) {
 			int64_t ci = (crows == 1 ? 0 : i) * ccols +
 				     (ccols == 1 ? 0 : j);
-			double cv = ct ? beta * tensor_get_f64(ct, ci) : 0;
+			double cv = ct && beta != 0
+					    ? beta * tensor_get_f64(ct, ci)
+					    : 0;
 			if (yf)
 				yf[i * n + j] = (float)cv;
 			else
