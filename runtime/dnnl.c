@@ -100,6 +100,7 @@ typedef struct DnnlKernel {
 	ConvIo *conv;	     /* a (de)convolution, else NULL */
 	XySpec *xy;	     /* a pooling or resampling, else NULL */
 	ActRun *tail;	     /* what the post-ops leave (make_attr), or NULL */
+	int post_acts;	     /* activations made post-ops (make_attr) */
 	int tail_sum;	     /* FusedConv's Z added before tail act k, or -1 */
 	bool z_copied;	     /* ... from its copy, BIND_TMP 2 */
 } DnnlKernel;
@@ -687,6 +688,18 @@ static bool post_op_exact(int kind, float a, float b)
 	return e;
 }
 
+/* Whether pd applies its eltwise post-ops with the JIT injector that
+ * post_op_exact asks about: oneDNN's JIT and brgemm convolutions and
+ * matmuls.  Its GEMM-based convolution (gemm:jit) applies them in a pass
+ * of its own, which turned a Sigmoid's NaN into 0 (a grouped 1-D Conv);
+ * there the activations run as the tail. */
+static bool injector_post_ops(const_dnnl_primitive_desc_t pd)
+{
+	const char *impl = "";
+	dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+	return !strstr(impl, "gemm") && strncmp(impl, "ref", 3);
+}
+
 /* FusedConv's z_after: how many activations come before the sum. */
 static int32_t z_after(const Node *n)
 {
@@ -696,15 +709,18 @@ static int32_t z_after(const Node *n)
 
 /* Attributes: user scratchpad, the node's activations as post-ops, a
  * sum (with_sum) after the first z_after of them, up to the first
- * activation whose post-op is not exact (post_op_exact): that one and
- * what follows it (activations, the sum) are k's tail, which kernel_run
- * applies to Y after the primitive.  NULL if the activations are not a
- * well-formed list of act.h's. */
+ * activation whose post-op is not exact (post_op_exact), or the first
+ * of all unless eltwise: that one and what follows it (activations, the
+ * sum) are k's tail, which kernel_run applies to Y after the primitive.
+ * NULL if the activations are not a well-formed list of act.h's. */
 static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum,
-				       DnnlKernel *k)
+				       bool eltwise, DnnlKernel *k)
 {
 	ActRun *acts = act_run_of(n);
 	int32_t zk = with_sum ? z_after(n) : -1, na = acts ? acts->n : 0;
+	free(k->tail);
+	k->tail = NULL;
+	k->tail_sum = -1;
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_post_ops_t ops = NULL;
 	bool ok = acts && dnnl_primitive_attr_create(&attr) == dnnl_success &&
@@ -716,7 +732,7 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum,
 		if (i == zk)
 			ok = dnnl_post_ops_append_sum(ops, 1.0f) ==
 			     dnnl_success;
-		if (!ok || i == na)
+		if (!ok || i == na || !eltwise)
 			break;
 		int kind = acts->act[i].kind;
 		float al = acts->act[i].a, be = acts->act[i].b;
@@ -727,6 +743,7 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum,
 	}
 	ok = ok && dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
 	dnnl_post_ops_destroy(ops);
+	k->post_acts = i < na ? i : na;
 	if (ok && i < na) { /* acts [i, na) and a sum not yet added */
 		k->tail_sum = zk > i ? zk - i : -1;
 		memmove(acts->act, acts->act + i,
@@ -1106,6 +1123,68 @@ static int64_t image_split(const Prepared *p, const Node *n,
 		       : 1;
 }
 
+/* A (de)convolution as oneDNN takes it: its geometry and descriptors
+ * (row-major src and dst, "any" layouts), for conv_make_pd. */
+typedef struct ConvDesc {
+	const ConvGeom *cg;
+	bool transpose, bias, graph_input;
+	int64_t split;
+	dnnl_dims_t strides, dil, pl, pr;
+	dnnl_memory_desc_t src, dst, sany, dany, wany, bmd;
+} ConvDesc;
+
+/* The primitive descriptor of c with attr: a direct JIT kernel reading a
+ * row-major graph input as it is (reads_input_as_is), else one of NHWC
+ * src and dst (2-D), else oneDNN's own choice of layouts; NULL if oneDNN
+ * takes none. */
+static dnnl_primitive_desc_t conv_make_pd(const ConvDesc *c,
+					  dnnl_primitive_attr_t attr)
+{
+	const ConvGeom *cg = c->cg;
+	const dnnl_memory_desc_t *bias = c->bias ? &c->bmd : NULL;
+	dnnl_primitive_desc_t pd = NULL;
+	if (c->transpose) {
+		dnnl_deconvolution_desc_t d;
+		return dnnl_dilated_deconvolution_forward_desc_init(
+			       &d, dnnl_forward_inference,
+			       dnnl_deconvolution_direct, &c->sany, &c->wany,
+			       bias, &c->dany, c->strides, c->dil, c->pl,
+			       c->pr) == dnnl_success &&
+			       dnnl_primitive_desc_create(&pd, &d, attr, engine,
+							  NULL) == dnnl_success
+		       ? pd
+		       : NULL;
+	}
+	dnnl_convolution_desc_t d;
+	dnnl_memory_desc_t sn, dn; /* NHWC: the direct JIT kernels' */
+	if (reads_input_as_is(cg) && c->graph_input &&
+	    dnnl_memory_desc_init_by_tag(&dn, 4, c->dst.dims, dnnl_f32,
+					 cg->cout == 16 ? dnnl_aBcd16b
+							: dnnl_aBcd8b) ==
+		    dnnl_success &&
+	    dnnl_dilated_convolution_forward_desc_init(
+		    &d, dnnl_forward_inference, dnnl_convolution_direct,
+		    &c->src, &c->wany, bias, &dn, c->strides, c->dil, c->pl,
+		    c->pr) == dnnl_success)
+		pd = conv_pd(&d, attr, true);
+	if (!pd && cg->nsp == 2 && md_nhwc(&sn, &c->src) &&
+	    md_nhwc(&dn, &c->dst) &&
+	    dnnl_dilated_convolution_forward_desc_init(
+		    &d, dnnl_forward_inference, dnnl_convolution_direct, &sn,
+		    &c->wany, bias, &dn, c->strides, c->dil, c->pl,
+		    c->pr) == dnnl_success)
+		pd = conv_pd(&d, attr, direct_jit(cg, cg->n / c->split));
+	if (!pd && dnnl_dilated_convolution_forward_desc_init(
+			   &d, dnnl_forward_inference,
+			   dnnl_convolution_direct, &c->sany, &c->wany, bias,
+			   &c->dany, c->strides, c->dil, c->pl,
+			   c->pr) == dnnl_success &&
+	    dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) !=
+		    dnnl_success)
+		pd = NULL;
+	return pd;
+}
+
 int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
@@ -1129,22 +1208,27 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	    cg.cout % cg.group)
 		return 0;
 	int64_t sd[MAX_RANK], dd[MAX_RANK], wd[MAX_RANK], ws[MAX_RANK];
-	dnnl_dims_t strides, dil, pl, pr;
+	bool pad_covers = false;
 	/* (Z, which the tail may copy whole, keeps the batch together) */
 	int64_t split = z ? 1 : image_split(p, n, &cg);
+	ConvDesc cd = { .cg = &cg, .transpose = transpose, .split = split,
+			.bias = b != NULL,
+			.graph_input = rt_in_val(p, n, 0)->kind == VAL_INPUT };
+	dnnl_dim_t *pl = cd.pl, *pr = cd.pr;
 	sd[0] = dd[0] = cg.n / split;
 	sd[1] = cg.cin, dd[1] = cg.cout;
 	for (int a = 0; a < cg.nsp; a++) {
 		int64_t ext = (cg.kernel[a] - 1) * cg.dilation[a] + 1;
 		sd[2 + a] = cg.in[a];
 		dd[2 + a] = cg.out[a];
-		strides[a] = cg.stride[a];
-		dil[a] = cg.dilation[a] - 1;
+		cd.strides[a] = cg.stride[a];
+		cd.dil[a] = cg.dilation[a] - 1;
 		pl[a] = cg.pad[a];
 		pr[a] = transpose ? (cg.in[a] - 1) * cg.stride[a] + ext -
 					    cg.out[a] - cg.pad[a]
 				  : (cg.out[a] - 1) * cg.stride[a] + ext -
 					    cg.in[a] - cg.pad[a];
+		pad_covers |= pl[a] >= ext || pr[a] >= ext;
 		/* pr < 0: the last input rows no window reaches (a
 		 * stride-2 1x1 convolution of an even size), which oneDNN
 		 * takes as negative right padding */
@@ -1158,65 +1242,38 @@ int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	if (!k)
 		return 0;
 	k->split = split;
-	dnnl_memory_desc_t src, dst, sany, dany, wany, wuser, bias;
-	dnnl_primitive_desc_t pd = NULL;
-	dnnl_primitive_attr_t attr = make_attr(n, z != NULL, k);
 	int64_t cout = cg.cout;
-	bool ok = attr && md_make(&src, cg.nsp + 2, sd, NULL) &&
-		  md_make(&dst, cg.nsp + 2, dd, NULL) &&
-		  md_any(&sany, cg.nsp + 2, sd) &&
-		  md_any(&dany, cg.nsp + 2, dd) &&
-		  md_any(&wany, wr, wd) && md_make(&wuser, wr, wd, ws) &&
-		  md_make(&bias, 1, &cout, NULL);
-	if (ok && transpose) {
-		dnnl_deconvolution_desc_t d;
-		ok = dnnl_dilated_deconvolution_forward_desc_init(
-			     &d, dnnl_forward_inference,
-			     dnnl_deconvolution_direct, &sany, &wany,
-			     b ? &bias : NULL, &dany, strides, dil, pl, pr) ==
-			     dnnl_success &&
-		     dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
-			     dnnl_success;
-	} else if (ok) {
-		dnnl_convolution_desc_t d;
-		dnnl_memory_desc_t sn, dn; /* NHWC: the direct JIT kernels' */
-		if (reads_input_as_is(&cg) &&
-		    rt_in_val(p, n, 0)->kind == VAL_INPUT &&
-		    dnnl_memory_desc_init_by_tag(&dn, 4, dst.dims, dnnl_f32,
-						 cg.cout == 16 ? dnnl_aBcd16b
-							       : dnnl_aBcd8b) ==
-			    dnnl_success &&
-		    dnnl_dilated_convolution_forward_desc_init(
-			    &d, dnnl_forward_inference,
-			    dnnl_convolution_direct, &src, &wany,
-			    b ? &bias : NULL, &dn, strides, dil, pl, pr) ==
-			    dnnl_success)
-			pd = conv_pd(&d, attr, true);
-		if (!pd && cg.nsp == 2 && md_nhwc(&sn, &src) &&
-		    md_nhwc(&dn, &dst) &&
-		    dnnl_dilated_convolution_forward_desc_init(
-			    &d, dnnl_forward_inference,
-			    dnnl_convolution_direct, &sn, &wany,
-			    b ? &bias : NULL, &dn, strides, dil, pl, pr) ==
-			    dnnl_success)
-			pd = conv_pd(&d, attr, direct_jit(&cg, cg.n / split));
-		ok = pd ||
-		     (dnnl_dilated_convolution_forward_desc_init(
-			      &d, dnnl_forward_inference,
-			      dnnl_convolution_direct, &sany, &wany,
-			      b ? &bias : NULL, &dany, strides, dil, pl, pr) ==
-			      dnnl_success &&
-		      dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL) ==
-			      dnnl_success);
+	dnnl_memory_desc_t wuser;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_attr_t attr = NULL;
+	bool ok = md_make(&cd.src, cg.nsp + 2, sd, NULL) &&
+		  md_make(&cd.dst, cg.nsp + 2, dd, NULL) &&
+		  md_any(&cd.sany, cg.nsp + 2, sd) &&
+		  md_any(&cd.dany, cg.nsp + 2, dd) &&
+		  md_any(&cd.wany, wr, wd) && md_make(&wuser, wr, wd, ws) &&
+		  md_make(&cd.bmd, 1, &cout, NULL);
+	/* Activations as post-ops, but as the tail (make_attr) where oneDNN
+	 * 2.6's brgconv with a sum and an eltwise post-op faults (SIGSEGV:
+	 * an output row reading only padding, a pad at least the window's
+	 * extent, either post-op first) and where the implementation's
+	 * post-ops are not the injector's (injector_post_ops). */
+	for (int pass = 0; ok; pass++) {
+		attr = make_attr(n, z != NULL, !pass && !(z && pad_covers), k);
+		pd = attr ? conv_make_pd(&cd, attr) : NULL;
+		if (!pd || pass || !k->post_acts || injector_post_ops(pd))
+			break;
+		dnnl_primitive_desc_destroy(pd);
+		dnnl_primitive_attr_destroy(attr);
 	}
+	ok = ok && pd;
 	/* a sum after activations that oneDNN has only its reference
 	 * kernel for: the reference kernel row instead */
 	ok = ok && (!z_after(n) || strncmp(impl_of(pd), "ref", 3)) &&
 	     dnnl_stream_create(&k->stream, engine,
 				dnnl_stream_default_flags) == dnnl_success;
 	if (ok) {
-		conv_prepare(k, &pd, &src, &dst, z != NULL, &wuser,
-			     weight_data(w), b, &bias);
+		conv_prepare(k, &pd, &cd.src, &cd.dst, z != NULL, &wuser,
+			     weight_data(w), b, &cd.bmd);
 		k->conv->z_shares_y = z && p->vt[n->inputs[3]].data ==
 						   p->vt[n->outputs[0]].data &&
 				      p->vt[n->outputs[0]].data;
@@ -1347,17 +1404,26 @@ int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 		return done(k, NULL, NULL, false, fk);
 	dnnl_memory_desc_t src, wu, wany, dst, bias;
 	dnnl_primitive_desc_t pd = NULL;
-	dnnl_primitive_attr_t attr = make_attr(n, false, k);
+	dnnl_primitive_attr_t attr = NULL;
 	dnnl_matmul_desc_t md;
-	bool ok = attr && md_make(&src, d.rank, d.a, d.as) &&
+	bool ok = md_make(&src, d.rank, d.a, d.as) &&
 		  md_make(&wu, d.rank, d.b, d.bs) &&
 		  (w ? md_any(&wany, d.rank, d.b) : (wany = wu, true)) &&
 		  md_make(&dst, d.rank, d.y, NULL) &&
 		  md_make(&bias, d.rank, d.c, NULL) &&
 		  dnnl_matmul_desc_init(&md, &src, &wany, c ? &bias : NULL,
-					&dst) == dnnl_success &&
-		  dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) ==
-			  dnnl_success &&
+					&dst) == dnnl_success;
+	for (int pass = 0; ok; pass++) { /* as dnnl_fast_conv's */
+		attr = make_attr(n, false, !pass, k);
+		if (!attr || dnnl_primitive_desc_create(&pd, &md, attr, engine,
+							NULL) != dnnl_success)
+			pd = NULL;
+		if (!pd || pass || !k->post_acts || injector_post_ops(pd))
+			break;
+		dnnl_primitive_desc_destroy(pd);
+		dnnl_primitive_attr_destroy(attr);
+	}
+	ok = ok && pd &&
 		  dnnl_stream_create(&k->stream, engine,
 				     dnnl_stream_default_flags) ==
 			  dnnl_success &&
@@ -1417,7 +1483,7 @@ int dnnl_xy_build(gearrt_session *s, Prepared *p, Task *t)
 	k->xy->nhwc = rt_nhwc(p, t->n->outputs[0]);
 	omp_set_num_threads(k->threads);
 	dnnl_primitive_desc_t pd = NULL;
-	dnnl_primitive_attr_t attr = make_attr(k->xy->n, false, k);
+	dnnl_primitive_attr_t attr = make_attr(k->xy->n, false, true, k);
 	bool ok = attr && xy_pd(k->xy, attr, &pd) &&
 		  finish(k, pd, NULL, NULL, 1.0f) &&
 		  add_arg(k, DNNL_ARG_SRC,
@@ -1454,7 +1520,7 @@ static int xy_kernel(gearrt_session *s, Task *t, const Value *x,
 	memcpy(xs->x, x->shape.dims, sizeof(xs->x));
 	memcpy(xs->y, y->shape.dims, sizeof(xs->y));
 	dnnl_primitive_desc_t pd = NULL; /* whether oneDNN takes it */
-	dnnl_primitive_attr_t attr = make_attr(n, false, k);
+	dnnl_primitive_attr_t attr = make_attr(n, false, true, k);
 	bool ok = attr && xy_pd(xs, attr, &pd) &&
 		  dnnl_stream_create(&k->stream, engine,
 				     dnnl_stream_default_flags) ==
@@ -1794,7 +1860,7 @@ int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
 	if (!k)
 		return 0;
 	dnnl_primitive_desc_t pd = NULL;
-	dnnl_primitive_attr_t attr = make_attr(n, false, k);
+	dnnl_primitive_attr_t attr = make_attr(n, false, true, k);
 	const Value *bv = rt_in_val(p, n, 3);
 	const dnnl_memory_desc_t *sp = NULL;
 	ok = attr &&
