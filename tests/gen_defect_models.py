@@ -222,3 +222,37 @@ qdq("qdq_zero_point_relu", zy=3)     # Relu kept: zy not the lowest
 qdq("qdq_zero_scale", sy=0.0, relu=False)    # QuantizeLinear refuses
 qdq("qdq_nan_x_scale", sx=float("nan"), relu=False)
 qdq("qdq_inf_w_scale", sw=float("inf"), relu=False)
+
+# Found by tests/fuzz/fuzz_diff.c after the twelve:
+# 13. LayerNormalization of a row holding -1e37 (rows of 48: direct.c's
+# vector path, whose float sum of squares overflowed).
+save("layernorm_huge",
+     [h.make_node("LayerNormalization", ["x", "g", "bb"], ["y"], axis=-1)],
+     [w("g", 48), w("bb", 48)], [vi("x", F, [3, 2, 48])], ["y"])
+# 14. FusedConv with Z and an activation where a pad covers the window
+# (oneDNN's brgconv faulted with a sum and an eltwise post-op), both
+# orders of the sum and the activation.
+save("conv_pad_covers",
+     [h.make_node("Conv", ["x", "w"], ["c"], pads=[3, 0, 0, 0]),
+      h.make_node("Add", ["z", "c"], ["a"]),
+      h.make_node("Sigmoid", ["a"], ["y"]),
+      h.make_node("Conv", ["x", "w"], ["c2"], pads=[0, 0, 3, 0]),
+      h.make_node("Tanh", ["c2"], ["t2"]),
+      h.make_node("Add", ["z", "t2"], ["y2"])],
+     [w("w", 4, 4, 3, 3)],
+     [vi("x", F, [1, 4, 8, 8]), vi("z", F, [1, 4, 9, 6])], ["y", "y2"])
+# 15. A grouped 1-D Conv with a Sigmoid and a Clip (oneDNN's gemm:jit
+# convolution applies post-ops in a pass of its own: NaN became 0).
+save("conv1d_gemm_acts",
+     [h.make_node("Conv", ["x", "w"], ["c"], group=2, strides=[2],
+                  pads=[0, 1]),
+      h.make_node("Sigmoid", ["c"], ["y"]),
+      h.make_node("Conv", ["x", "w"], ["c2"], group=2, strides=[2],
+                  pads=[0, 1]),
+      h.make_node("Clip", ["c2"], ["y2"])],
+     [w("w", 4, 1, 3)], [vi("x", F, [1, 2, 8])], ["y", "y2"])
+# 20. Gemm with beta = 0 and a C of NaN and Inf: C is not read (BLAS,
+# ONNX Runtime), on every path.
+save("gemm_beta0",
+     [h.make_node("Gemm", ["a", "b", "c"], ["y"], beta=0.0)], [],
+     [vi("a", F, [2, 3]), vi("b", F, [3, 4]), vi("c", F, [1, 4])], ["y"])

@@ -564,3 +564,80 @@ Test(defects, qdq_groups_fuse_only_with_every_precondition)
 	remove_tree(dir);
 	free(dir);
 }
+
+/* ---- found by tests/fuzz/fuzz_diff.c after the twelve ------------------ */
+
+static void plant_huge_row(size_t i, gearrt_tensor *t)
+{
+	(void)i;
+	((float *)t->data)[48 + 7] = -1e37f; /* in row 1 */
+}
+
+Test(defects, layernorm_of_a_huge_value_is_normalised)
+{
+	/* direct.c's vector rows summed squares in float: -1e37 made the
+	 * variance infinite and every output of its row B */
+	Outs f;
+	fast_vs_ref("layernorm_huge", plant_huge_row, 1e-5, &f);
+	cr_expect(strstr(f.kernels, "LayerNormalization/direct.layernorm"),
+		  "%s", f.kernels);
+	outs_free(&f);
+}
+
+Test(defects, conv_with_a_sum_where_a_pad_covers_the_window)
+{
+	/* oneDNN 2.6's brgconv faulted (SIGSEGV) with a sum and an eltwise
+	 * post-op where an output row reads only padding: the activation
+	 * runs after the primitive there */
+	Outs f;
+	fast_vs_ref("conv_pad_covers", NULL, SUM_TOL, &f);
+	cr_expect_eq(count(f.kernels, "FusedConv/dnnl.conv"), 2, "%s",
+		     f.kernels);
+	outs_free(&f);
+}
+
+/* x [1,2,8]: a NaN in each group. */
+static void plant_nan_1d(size_t i, gearrt_tensor *t)
+{
+	(void)i;
+	float *x = t->data;
+	x[3] = NAN, x[8 + 6] = NAN;
+}
+
+Test(defects, gemm_convolution_post_ops_keep_nan)
+{
+	/* oneDNN's GEMM-based convolution (a grouped 1-D Conv) applies its
+	 * post-ops in a pass of its own that made a Sigmoid's NaN 0 and a
+	 * Clip's -FLT_MAX: the activations run after it (injector_post_ops) */
+	Outs f;
+	fast_vs_ref("conv1d_gemm_acts", plant_nan_1d, SUM_TOL, &f);
+	for (size_t k = 0; k < 2; k++) {
+		const float *y = f.t[k].data;
+		size_t nan = 0;
+		for (size_t i = 0; i < numel(&f.t[k]); i++)
+			nan += isnan(y[i]);
+		cr_expect_gt(nan, 0, "output %zu lost its NaN", k);
+	}
+	cr_expect_eq(count(f.kernels, "FusedConv/dnnl.conv"), 2, "%s",
+		     f.kernels);
+	outs_free(&f);
+}
+
+static void plant_c(size_t i, gearrt_tensor *t)
+{
+	if (i == 2)
+		((float *)t->data)[1] = NAN, ((float *)t->data)[2] = INFINITY;
+}
+
+Test(defects, gemm_with_beta_zero_reads_no_c)
+{
+	/* beta = 0: C is not read on any path (BLAS and ONNX Runtime; the
+	 * reference computed 0 * NaN) */
+	Outs f;
+	fast_vs_ref("gemm_beta0", plant_c, SUM_TOL, &f);
+	const float *y = f.t[0].data;
+	for (int i = 0; i < 8; i++)
+		cr_expect(isfinite(y[i]), "element %d is %g", i, y[i]);
+	cr_expect(strstr(f.kernels, "Gemm/dnnl.gemm"), "%s", f.kernels);
+	outs_free(&f);
+}
