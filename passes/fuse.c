@@ -311,11 +311,12 @@ static void push_act(Chain *ch, int kind, float alpha, float beta)
 }
 
 /* y = m * x + a after the chain: a Linear activation, merged into a
- * Linear just before it. */
+ * Linear just before it unless Z is added between them (z_after: the
+ * one before Z scales x only, this one x + Z). */
 static void push_linear(Chain *ch, double m, double a)
 {
 	int last = ch->nacts - 1;
-	if (last >= 0 && ch->act[last] == ACT_Linear) {
+	if (last >= ch->z_after && last >= 0 && ch->act[last] == ACT_Linear) {
 		ch->par[2 * last] = (float)(m * ch->par[2 * last]);
 		ch->par[2 * last + 1] = (float)(m * ch->par[2 * last + 1] + a);
 		return;

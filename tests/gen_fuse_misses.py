@@ -156,6 +156,12 @@ conv_model("linear_merge", [n("Relu", "c", "r"),
                             n("Mul", ["r", "two"], "m"),
                             n("Mul", ["m", "three"], "y")],
            {"two": f32(2), "three": f32(3)})
+# Z added between Linear(2) and Linear(3): no one Linear(6)
+conv_model("linear_merge_across_z", [n("Relu", "c", "r"),
+                                     n("Mul", ["r", "two"], "m"),
+                                     n("Add", ["m", "z"], "s"),
+                                     n("Mul", ["s", "three"], "y")],
+           {"two": f32(2), "three": f32(3)}, inputs=Z)
 
 # ---- 4. a MatMul's bias ----------------------------------------------------
 
