@@ -182,6 +182,9 @@ conv_model("clip_bound_input", [n("Clip", ["c", "lo", "hi"], "y")],
            {"hi": f32(2)}, {"lo": (F, [])})
 conv_model("relu_conv_read_twice", [n("Relu", "c", "y")],
            outputs=("y", "c"))
+# min > max: Clip gives max everywhere
+conv_model("clip_min_above_max", [n("Clip", ["c", "lo", "hi"], "y")],
+           {"lo": f32(1), "hi": f32(-1)})
 
 # ---- 6. Add, Sub, Mul, Div by a scalar: Linear ----------------------------
 

@@ -875,6 +875,7 @@ Test(fuse, activation_ops_fuse_only_with_every_precondition)
 	static const Miss ms[] = {
 		FUSES("clip", "[Clip(-1,2)]"),
 		MISS("clip_bound_input", "FusedConv"),
+		MISS("clip_min_above_max", "FusedConv"),
 		MISS("relu_conv_read_twice", "FusedConv"),
 		FUSES("linear", "[Linear(0.25,-1)]"),
 		MISS("linear_vector", "FusedMatMul"),
