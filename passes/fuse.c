@@ -74,6 +74,7 @@
 #include <string.h>
 
 #include "compiler/act.h"
+#include "compiler/ops/opimpl.h"
 #include "passes.h"
 
 enum { A_CONV, A_CONVT, A_GEMM, A_MATMUL };
@@ -244,16 +245,17 @@ static ValId scale_after(Fuse *F, ValId v, double *s, int32_t *end)
 	return scale_from(F, sole_user(F, v), v, s, end);
 }
 
-/* Clip's constant bounds (absent: +-FLT_MAX); false if not constant or
- * unless min <= max: with min > max Clip is max everywhere (its kernel
- * clamps to min, then to max), the activation's x < min ? min : x > max
- * ? max : x is not; a NaN bound is left to the op too. */
+/* Clip's constant bounds as its kernel takes them (absent: +-inf, which
+ * keeps infinities, as no bound does); false if not constant or unless
+ * min <= max: with min > max Clip is max everywhere (its kernel clamps to
+ * min, then to max), the activation's x < min ? min : x > max ? max : x
+ * is not; a NaN bound is left to the op too. */
 static bool clip_bounds(Fuse *F, const Node *n, float *lo, float *hi)
 {
-	*lo = -3.4028234663852886e38f, *hi = 3.4028234663852886e38f;
+	*lo = -INFINITY, *hi = INFINITY;
 	if (F->opset < 11) {
-		*lo = attr_float(n, "min", *lo);
-		*hi = attr_float(n, "max", *hi);
+		*lo = clip_attr_bound(n, F->opset, 0);
+		*hi = clip_attr_bound(n, F->opset, 1);
 	} else if ((n->ninputs > 1 && n->inputs[1] >= 0 &&
 		    !scalar_const(F, n->inputs[1], lo)) ||
 		   (n->ninputs > 2 && n->inputs[2] >= 0 &&

@@ -185,6 +185,17 @@ conv_model("relu_conv_read_twice", [n("Relu", "c", "y")],
 # min > max: Clip gives max everywhere
 conv_model("clip_min_above_max", [n("Clip", ["c", "lo", "hi"], "y")],
            {"lo": f32(1), "hi": f32(-1)})
+# no min: -inf stays -inf (the test plants infinities in x; a 1x1 Conv
+# of positive weights passes them on)
+save("clip_no_min", [n("Conv", ["x", "cw"], "c"),
+                     n("Clip", ["c", "", "hi"], "y")],
+     {"cw": f32(rng.random((4, 1, 1, 1)) + 0.5), "hi": f32(2)},
+     {"x": (F, [1, 1, 6, 6])})
+# Clip-1 (opset 5) without a min attribute has none either
+save("clip_no_min_opset_5", [n("Conv", ["x", "cw"], "c"),
+                             n("Clip", ["c"], "y", max=2.0)],
+     {"cw": f32(rng.random((4, 1, 1, 1)) + 0.5)}, {"x": (F, [1, 1, 6, 6])},
+     opset=5)
 
 # ---- 6. Add, Sub, Mul, Div by a scalar: Linear ----------------------------
 

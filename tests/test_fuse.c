@@ -876,6 +876,9 @@ Test(fuse, activation_ops_fuse_only_with_every_precondition)
 		FUSES("clip", "[Clip(-1,2)]"),
 		MISS("clip_bound_input", "FusedConv"),
 		MISS("clip_min_above_max", "FusedConv"),
+		/* fused, -inf kept */
+		{ "clip_no_min", "[Clip(-inf,2)]", true, true },
+		{ "clip_no_min_opset_5", "[Clip(-inf,2)]", true, true },
 		MISS("relu_conv_read_twice", "FusedConv"),
 		FUSES("linear", "[Linear(0.25,-1)]"),
 		MISS("linear_vector", "FusedMatMul"),

@@ -533,16 +533,19 @@ static bool num_lt(EwNum a, EwNum b)
 	return a.kind == EW_F ? a.f < b.f : a.kind == EW_U ? a.u < b.u : a.i < b.i;
 }
 
+float clip_attr_bound(const Node *n, int64_t opset, int k)
+{
+	/* Clip-6 defaults to the float range; Clip-1 has no default */
+	float none = opset < 6 ? INFINITY : FLT_MAX;
+	return attr_float(n, k ? "max" : "min", k ? none : -none);
+}
+
 /* Bound k of Clip (0 min, 1 max): 1 and *v if there is one, 0 if none,
  * -1 if it is not known. */
 static int clip_bound(OpCtx *c, int k, EwNum *v)
 {
-	const char *name = k ? "max" : "min";
 	if (c->opset < 11) {
-		/* Clip-6 defaults to the float range; Clip-1 has no default */
-		if (c->opset < 6 && !node_attr(c->n, name))
-			return 0;
-		*v = num_f(attr_float(c->n, name, k ? FLT_MAX : -FLT_MAX));
+		*v = num_f(clip_attr_bound(c->n, c->opset, k));
 		return 1;
 	}
 	if (!op_in(c, 1 + k))

@@ -259,6 +259,10 @@ void ew_walk_init(EwWalk *w, const Shape *out, int nin,
 int ew_fast_binary(OpCtx *c);
 int ew_fast_unary(OpCtx *c, const EwParams *p);
 int ew_fast_clip(OpCtx *c, bool has_lo, double lo, bool has_hi, double hi);
+/* Bound k (0 min, 1 max) of Clip node n before opset 11, from its
+ * attributes: +-inf where it has none (Clip-1), their defaults +-FLT_MAX
+ * from Clip-6. */
+float clip_attr_bound(const Node *n, int64_t opset, int k);
 bool ew_each(const Shape *out, int nin, const Shape *const *shapes,
 	     EwElemFn fn, void *ctx);
 /* Output 0 has input 0's shape and dtype out_dt (0: input 0's); input 0's
