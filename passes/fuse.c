@@ -878,7 +878,7 @@ static int match_bn(Fuse *F, Chain *ch)
 	int64_t param, nch;
 	if (!is_op(n, OP_BatchNormalization) || n->ninputs != 5 ||
 	    n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur) ||
-	    attr_int(n, "training_mode", 0) || !attr_int(n, "spatial", 1) ||
+	    batchnorm_training(n, F->opset) || !attr_int(n, "spatial", 1) ||
 	    !(nch = fold_channels(F, ch, &param)))
 		return 0;
 	FoldEntry key = { .how = FOLD_BN, .param = param,

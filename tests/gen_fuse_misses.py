@@ -108,6 +108,12 @@ save("bn_weights_input", [n("Conv", ["x", "cw"], "c", pads=[1, 1, 1, 1]),
 # a MatMul's output [1, 4, 8]: BatchNormalization's channels are its rows
 matmul_model("bn_after_matmul", [bn(ins=("a", "bs", "bb", "bm", "bv"))],
              bn_inits(), xin={"x": (F, [1, 4, 8])})
+# the training form (the batch's statistics), each opset's way: is_test
+# absent (0) before opset 7, the running statistics asked for (unread)
+conv_model("bn_is_test_0", [bn(epsilon=1e-3)], bn_inits(), opset=6)
+conv_model("bn_stats_outputs",
+           [bn(outs=("y", "rm", "rv", "sm", "sv"), epsilon=1e-3)],
+           bn_inits(), opset=9)
 
 # ---- 2. Add, Sub, Mul, Div by a constant folded into a Conv --------------
 

@@ -447,6 +447,10 @@ void nn_mark_dep(OpCtx *c, int i);
 bool nn_shape_compatible(const Shape *a, const Shape *b);
 
 /* norm.c */
+/* Whether BatchNormalization node n computes the batch's statistics: the
+ * training_mode attribute since opset 14; before opset 7 is_test=0 (its
+ * default); in between, when the statistics outputs are asked for. */
+bool batchnorm_training(const Node *n, int64_t opset);
 int infer_instance_norm(OpCtx *c);
 int infer_layer_norm(OpCtx *c);
 int infer_lrn(OpCtx *c);
