@@ -679,7 +679,7 @@ typedef struct FoldEntry {
 	int kind;
 	int64_t param; /* group, or transB */
 	float eps, beta;
-	const Tensor *w, *b;
+	const Tensor *w, *b; /* NULL if refused (fold_make) */
 } FoldEntry;
 
 static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -724,8 +724,20 @@ static void fold_affine(const FoldEntry *e, int64_t c, double *s, double *t)
 	   : e->how == FOLD_SUB ? -v : 0;
 }
 
-static const Tensor *fold_make(Arena *a, const FoldEntry *e, int64_t nch,
-			       const Tensor **bout)
+static bool finite_floats(const float *f, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		if (!isfinite(f[i]))
+			return false;
+	return true;
+}
+
+/* The folded W and B of e into e->w and e->b: 0; -1 on error; 1, both
+ * NULL, if a value of them is not finite (var + eps = 0, K infinite, W / K
+ * overflowing): the fold is exact only in finite arithmetic, W * inf
+ * making NaN of W's zeros and sums of +inf and -inf where the graph
+ * scales one finite sum. */
+static int fold_make(Arena *a, FoldEntry *e, int64_t nch)
 {
 	const Tensor *w = e->src[0], *b = e->src[1];
 	double *s = xcalloc((size_t)nch, sizeof(double));
@@ -740,7 +752,7 @@ static const Tensor *fold_make(Arena *a, const FoldEntry *e, int64_t nch,
 	if ((!shift && !nw) || !nb) {
 		free(s);
 		free(t);
-		return NULL;
+		return -1;
 	}
 	nb->folded = true;
 	if (nw) {
@@ -759,11 +771,15 @@ static const Tensor *fold_make(Arena *a, const FoldEntry *e, int64_t nch,
 	}
 	free(s);
 	free(t);
-	*bout = nb;
-	return nw ? nw : w;
+	bool finite = finite_floats(bd, nch) &&
+		      (!nw || finite_floats(nw->data, shape_numel(&w->shape)));
+	e->w = finite ? (nw ? nw : w) : NULL;
+	e->b = finite ? nb : NULL;
+	return finite ? 0 : 1;
 }
 
-/* The folded W and B of key e (made once per model). */
+/* The folded W and B of key e (made once per model) into key->w and
+ * key->b: 0; 1 if refused (fold_make); -1 on error. */
 static int fold_get(Model *m, FoldEntry *key, int64_t nch)
 {
 	pthread_mutex_lock(&fold_lock);
@@ -774,16 +790,16 @@ static int fold_get(Model *m, FoldEntry *key, int64_t nch)
 		    !memcmp(e->src, key->src, sizeof(key->src))) {
 			key->w = e->w, key->b = e->b;
 			pthread_mutex_unlock(&fold_lock);
-			return 0;
+			return key->w ? 0 : 1;
 		}
-	key->w = fold_make(&m->arena, key, nch, &key->b);
-	if (key->w) {
+	int rc = fold_make(&m->arena, key, nch);
+	if (rc >= 0) {
 		FoldEntry *e = arena_memdup(&m->arena, key, sizeof(*key));
 		e->next = fold_cache;
 		fold_cache = e;
 	}
 	pthread_mutex_unlock(&fold_lock);
-	return key->w ? 0 : -1;
+	return rc;
 }
 
 /* Forgets m's entries (its arena goes with it) at the end of the pass,
@@ -843,7 +859,7 @@ static int64_t fold_channels(Fuse *F, const Chain *ch, int64_t *param)
 }
 
 /* Folds key (its how and src[2..5] set) into ch's W and B, taking in
- * node n. */
+ * node n: 0; 1 if refused (fold_make); -1 on error. */
 static int fold_node(Fuse *F, Chain *ch, FoldEntry *key, int64_t nch,
 		     const Node *n)
 {
@@ -853,8 +869,9 @@ static int fold_node(Fuse *F, Chain *ch, FoldEntry *key, int64_t nch,
 	key->beta = ch->kind == A_GEMM ? ch->gemm_beta : 1;
 	key->src[0] = g->vals[ch->w].konst;
 	key->src[1] = ch->b >= 0 ? g->vals[ch->b].konst : NULL;
-	if (fold_get(F->m, key, nch) < 0)
-		return -1;
+	int rc = fold_get(F->m, key, nch);
+	if (rc)
+		return rc;
 	const char *wn = g->vals[ch->w].name;
 	const char *how = key->how == FOLD_BN ? "bn" : "k";
 	if (key->w != key->src[0])
@@ -886,7 +903,7 @@ static int match_bn(Fuse *F, Chain *ch)
 	for (int k = 0; k < 4; k++)
 		if (!(key.src[2 + k] = vec_const(F, n->inputs[1 + k], nch)))
 			return 0;
-	return fold_node(F, ch, &key, nch, n);
+	return fold_node(F, ch, &key, nch, n) < 0 ? -1 : 0;
 }
 
 /* A float constant, non-zero if nonzero, that broadcasts into y as one
@@ -951,8 +968,9 @@ static int match_affine(Fuse *F, Chain *ch)
 		if (!(key.src[2] = chan_const(F, k, y, ax, nch,
 					      key.how == FOLD_DIV)))
 			return 0;
-		if (fold_node(F, ch, &key, nch, n) < 0)
-			return -1;
+		int rc = fold_node(F, ch, &key, nch, n);
+		if (rc)
+			return rc < 0 ? -1 : 0;
 	}
 }
 

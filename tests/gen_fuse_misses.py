@@ -114,6 +114,9 @@ conv_model("bn_is_test_0", [bn(epsilon=1e-3)], bn_inits(), opset=6)
 conv_model("bn_stats_outputs",
            [bn(outs=("y", "rm", "rv", "sm", "sv"), epsilon=1e-3)],
            bn_inits(), opset=9)
+# var + eps = 0 in channel 1: s = scale / 0
+conv_model("bn_var_eps_zero", [bn(epsilon=0.25)],
+           bn_inits(var=[0.5, -0.25, 1.0, 0.75]))
 
 # ---- 2. Add, Sub, Mul, Div by a constant folded into a Conv --------------
 
@@ -140,6 +143,11 @@ save("affine_gemm_rows",
      [n("Gemm", ["x", "gw", "gb"], "a", transB=1),
       n("Add", ["a", "k"], "y")],
      {"gw": w(5, 8), "gb": w(5), "k": w(3, 1)}, {"x": (F, [3, 8])})
+# folded weights not finite: W * inf; W / 1e-39 overflows
+conv_model("affine_mul_inf", [n("Mul", ["c", "k"], "y")],
+           {"k": f32([1, np.inf, 2, 3]).reshape(1, C, 1, 1)})
+conv_model("affine_div_denormal", [n("Div", ["c", "k"], "y")],
+           {"k": f32([1, 1e-39, 2, 3]).reshape(1, C, 1, 1)})
 
 # ---- 3. a residual Add: FusedConv's Z ------------------------------------
 
