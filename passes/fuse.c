@@ -188,7 +188,9 @@ static bool keeps_shape(Fuse *F, const Node *n, ValId x)
 
 /* n is Add/Sub/Mul/Div of x and a constant scalar: as y = m * x + a.
  * (How each of these four is an affine map is this pass's own fact, not
- * the op table's.) */
+ * the op table's.)  x / k is x * (1 / k) within an ulp where 1 / k is a
+ * float: not for a denormal k, whose reciprocal overflows to inf (x / k
+ * finite for small x, x * inf not). */
 static bool affine_step(Fuse *F, const Node *n, ValId x, double *m,
 			double *a)
 {
@@ -214,7 +216,7 @@ static bool affine_step(Fuse *F, const Node *n, ValId x, double *m,
 		*m = k;
 		return true;
 	case OP_Div:
-		if (!first || k == 0)
+		if (!first || k == 0 || !isfinite((float)(1.0 / k)))
 			return false;
 		*m = 1.0 / k;
 		return true;
@@ -315,14 +317,21 @@ static void push_act(Chain *ch, int kind, float alpha, float beta)
 
 /* y = m * x + a after the chain: a Linear activation, merged into a
  * Linear just before it unless Z is added between them (z_after: the
- * one before Z scales x only, this one x + Z). */
+ * one before Z scales x only, this one x + Z) or the merged parameters
+ * are not finite floats (m * (p x + q) + a as (m p) x + (m q + a) is exact
+ * in finite arithmetic only: (x + 1) * 1e30 * 1e30 is +-inf, x * inf +
+ * inf NaN for x < 0). */
 static void push_linear(Chain *ch, double m, double a)
 {
 	int last = ch->nacts - 1;
 	if (last >= ch->z_after && last >= 0 && ch->act[last] == ACT_Linear) {
-		ch->par[2 * last] = (float)(m * ch->par[2 * last]);
-		ch->par[2 * last + 1] = (float)(m * ch->par[2 * last + 1] + a);
-		return;
+		float mm = (float)(m * ch->par[2 * last]);
+		float aa = (float)(m * ch->par[2 * last + 1] + a);
+		if (isfinite(mm) && isfinite(aa)) {
+			ch->par[2 * last] = mm;
+			ch->par[2 * last + 1] = aa;
+			return;
+		}
 	}
 	push_act(ch, ACT_Linear, (float)m, (float)a);
 }

@@ -223,6 +223,14 @@ matmul_model("linear_k_over_x", [n("Div", ["four", "a"], "y")],
              {"four": f32(4)})
 matmul_model("linear_k_minus_x", [n("Sub", ["four", "a"], "y")],
              {"four": f32(4)})
+# 1 / 1e-39 is not a float; small weights keep a / 1e-39 finite
+matmul_model("linear_div_denormal", [n("Div", ["a", "k"], "y")],
+             {"k": f32(1e-39)}, scale=1e-3)
+# (a + 1) * 1e30 * 1e30: merged into one Linear, m and b overflow
+matmul_model("linear_merge_overflow", [n("Add", ["a", "one"], "p"),
+                                       n("Mul", ["p", "big"], "q"),
+                                       n("Mul", ["q", "big"], "y")],
+             {"one": f32(1), "big": f32(1e30)})
 
 # ---- 7. HardSwish and HardSigmoid written out -----------------------------
 
