@@ -267,9 +267,15 @@ static bool clip_bounds(Fuse *F, const Node *n, float *lo, float *hi)
 	return *lo <= *hi;
 }
 
+/* x is one of a written-out form's constants, want, as exporters write
+ * it: rounded to float, times or over a few others (1 / 6 as 0.16666667,
+ * sqrt(2) as 1.4142135, Div by 6 as Mul by 1 / 6): within 4 FLT_EPSILON
+ * of it, relative.  Not 0.7071 for 1 / sqrt(2): that is another function
+ * (off by 9.6e-6 relative), which the graph computes and the fused form
+ * would not. */
 static bool near(double x, double want)
 {
-	return fabs(x - want) <= 1e-5 * fmax(1, fabs(want));
+	return fabs(x - want) <= 4 * FLT_EPSILON * fabs(want);
 }
 
 /* A written-out HardSigmoid-like chain from x, starting at node first:

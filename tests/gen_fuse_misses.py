@@ -273,6 +273,10 @@ def hsig(lo=0.0, hi=1.0):
 matmul_model("hsig", *hsig())
 matmul_model("hsig_clip_max", *hsig(hi=2))
 matmul_model("hsig_clip_min", *hsig(lo=-0.5))
+# constants within 1e-5 of HardSwish's 3 and HardSigmoid's 1 (s h = 1),
+# not within float rounding
+conv_model("hswish_offset_near", *hswish(three=3.00003))
+matmul_model("hsig_clip_max_near", *hsig(hi=1.000005))
 
 # ---- 8. gated activations: GELU (erf, tanh), SiLU, Mish -------------------
 
@@ -323,6 +327,10 @@ def mish(one=1.0):
 
 matmul_model("mish", *mish())
 matmul_model("mish_plus_2", *mish(one=2))
+# 1 / sqrt(2) and sqrt(2 / pi) to 4 and 5 digits: within 1e-5 of them,
+# not within float rounding
+matmul_model("gelu_rsqrt2_near", *gelu(k=0.7071))
+matmul_model("gelu_tanh_sqrt_2_pi_near", *gelu_tanh(k=0.79788))
 
 # ---- 9. LayerNorm written out ---------------------------------------------
 
