@@ -186,6 +186,15 @@ static bool keeps_shape(Fuse *F, const Node *n, ValId x)
 	return o->dtype == v->dtype && shape_equal(&o->shape, &v->shape);
 }
 
+/* v, a parameter computed in double, is finite as a float: affine steps
+ * merged into one (m * (p x + q) + a as (m p) x + (m q + a)) are exact in
+ * finite arithmetic only ((x + 1) * 1e30 * 1e30 is +-inf where inf x + inf
+ * is NaN for x < 0). */
+static bool finite_float(double v)
+{
+	return isfinite((float)v);
+}
+
 /* n is Add/Sub/Mul/Div of x and a constant scalar: as y = m * x + a.
  * (How each of these four is an affine map is this pass's own fact, not
  * the op table's.)  x / k is x * (1 / k) within an ulp where 1 / k is a
@@ -216,7 +225,7 @@ static bool affine_step(Fuse *F, const Node *n, ValId x, double *m,
 		*m = k;
 		return true;
 	case OP_Div:
-		if (!first || k == 0 || !isfinite((float)(1.0 / k)))
+		if (!first || k == 0 || !finite_float(1.0 / k))
 			return false;
 		*m = 1.0 / k;
 		return true;
@@ -279,7 +288,8 @@ static bool near(double x, double want)
 }
 
 /* A written-out HardSigmoid-like chain from x, starting at node first:
- * affine steps (m, a), Clip(0, h), scale steps s.  *end is its output. */
+ * affine steps (m, a), Clip(0, h), scale steps s, each merged into finite
+ * floats.  *end is its output. */
 typedef struct HsChain {
 	double m, a, h, s;
 	ValId end;
@@ -299,13 +309,16 @@ static bool hs_chain(Fuse *F, Node *first, ValId x, HsChain *c)
 		n = sole_user(F, v);
 	}
 	float lo, hi;
-	if (!is_op(n, OP_Clip) || n->inputs[0] != v || !keeps_shape(F, n, v) ||
+	if (!finite_float(c->m) || !finite_float(c->a) || !is_op(n, OP_Clip) ||
+	    n->inputs[0] != v || !keeps_shape(F, n, v) ||
 	    !clip_bounds(F, n, &lo, &hi) || lo != 0 || !(hi > 0) ||
 	    hi > 1e30f)
 		return false;
 	int32_t end;
 	c->h = hi;
 	c->end = scale_after(F, n->outputs[0], &c->s, &end);
+	if (!finite_float(c->s))
+		return false;
 	c->endnode = end >= 0 ? end : (int32_t)(n - F->g->nodes);
 	c->stepped |= end >= 0;
 	return true;
@@ -324,18 +337,16 @@ static void push_act(Chain *ch, int kind, float alpha, float beta)
 /* y = m * x + a after the chain: a Linear activation, merged into a
  * Linear just before it unless Z is added between them (z_after: the
  * one before Z scales x only, this one x + Z) or the merged parameters
- * are not finite floats (m * (p x + q) + a as (m p) x + (m q + a) is exact
- * in finite arithmetic only: (x + 1) * 1e30 * 1e30 is +-inf, x * inf +
- * inf NaN for x < 0). */
+ * are not finite floats. */
 static void push_linear(Chain *ch, double m, double a)
 {
 	int last = ch->nacts - 1;
 	if (last >= ch->z_after && last >= 0 && ch->act[last] == ACT_Linear) {
-		float mm = (float)(m * ch->par[2 * last]);
-		float aa = (float)(m * ch->par[2 * last + 1] + a);
-		if (isfinite(mm) && isfinite(aa)) {
-			ch->par[2 * last] = mm;
-			ch->par[2 * last + 1] = aa;
+		double mm = m * ch->par[2 * last];
+		double aa = m * ch->par[2 * last + 1] + a;
+		if (finite_float(mm) && finite_float(aa)) {
+			ch->par[2 * last] = (float)mm;
+			ch->par[2 * last + 1] = (float)aa;
 			return;
 		}
 	}
@@ -377,7 +388,8 @@ static bool match_hswish(Fuse *F, Chain *ch)
 		int32_t end;
 		ValId v = scale_after(F, mul->outputs[0], &s, &end);
 		s *= c.s;
-		if (!near(c.m / c.h, 1.0 / 6) || !near(c.a / c.h, 0.5))
+		if (!near(c.m / c.h, 1.0 / 6) || !near(c.a / c.h, 0.5) ||
+		    !finite_float(s * c.h))
 			continue;
 		push_act(ch, ACT_HardSwish, 0, 0);
 		if (!near(s * c.h, 1))

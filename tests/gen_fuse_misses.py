@@ -277,6 +277,12 @@ matmul_model("hsig_clip_min", *hsig(lo=-0.5))
 # not within float rounding
 conv_model("hswish_offset_near", *hswish(three=3.00003))
 matmul_model("hsig_clip_max_near", *hsig(hi=1.000005))
+# Clip((a + 1) * 1e30 * 1e30, 0, 1): merged, m and b overflow
+matmul_model("hsig_merge_overflow",
+             [n("Add", ["a", "one"], "p"), n("Mul", ["p", "big"], "q"),
+              n("Mul", ["q", "big"], "b"),
+              n("Clip", ["b", "lo", "hi"], "y")],
+             {"one": f32(1), "big": f32(1e30), "lo": f32(0), "hi": f32(1)})
 
 # ---- 8. gated activations: GELU (erf, tanh), SiLU, Mish -------------------
 
