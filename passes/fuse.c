@@ -15,7 +15,9 @@
  *     K - x too, x / K only): W' = W * m, B' = B * m + a, one step at a
  *     time (Paddle2ONNX writes PP-LCNetV3's learnable affine so; with
  *     the anchor's output then read by the affine alone, the HardSwish
- *     after it sees the folded conv's output as its x).  The new tensors
+ *     after it sees the folded conv's output as its x); never into W'
+ *     or B' that are not finite (match_bn and match_affine say when a
+ *     fold is exact).  The new tensors
  *     are made once per distinct set of source tensors for the whole
  *     model (a cache shared by the gears, which are fused on several
  *     threads), so the .om stores them once;
@@ -24,7 +26,7 @@
  *     a constant 1-D bias over the last axis becomes FusedMatMul's Bias;
  *  3. activations, in order: each standard op that is a row of
  *     compiler/act.h's table (Relu, LeakyRelu, Clip with constant
- *     bounds, Sigmoid, HardSigmoid, HardSwish, Tanh, Mish, Softplus, Elu,
+ *     bounds, min <= max, Sigmoid, HardSigmoid, HardSwish, Tanh, Mish, Softplus, Elu,
  *     Selu; its attributes or their defaults as the parameters), and the
  *     written-out forms:
  *       s * Clip(a * x + b, 0, h) with s * h = 1 (HardSigmoid(s a, s b):
@@ -38,16 +40,18 @@
  *       and a scale anywhere (on x's side, at the arm's end, after the
  *       product; Div by c as Mul by 1/c), x again with two users: GELU
  *       (Gelu) x * (1 + Erf(x / sqrt(2))) * 0.5 (torch.onnx; Mul by
- *       0.7071 for the Div: tf2onnx), SiLU/Swish (Silu) x * Sigmoid(x),
+ *       0.70710677 for the Div: tf2onnx), SiLU/Swish (Silu) x * Sigmoid(x),
  *       Mish x * Tanh(Softplus(x)) with Softplus as its op or as
  *       Log(1 + Exp(x));
  *       GELU's tanh form (GeluTanh) x * (1 + Tanh(sqrt(2/pi) * (x +
  *       0.044715 * x^3))) * 0.5, x^3 as Pow(x, 3) or x * x * x;
  *     and Add, Sub, Mul or Div by a constant (Linear(m, a): m * x + a;
- *     successive ones merge: attention's scale after its MatMul).
+ *     successive ones merge: attention's scale after its MatMul; not
+ *     across FusedConv's Z, and only into finite floats).
  *     Constants on either side of Add and Mul (K - x and x / K only for
  *     Sub and Div) match alike; every node of a chain keeps x's shape
- *     and dtype; constants are scalars (of one element, any rank).
+ *     and dtype; constants are scalars (of one element, any rank), a
+ *     written-out form's equal to its own up to float rounding.
  * A Conv, Gemm or MatMul that took in 2 or 3 becomes FusedConv,
  * FusedGemm or FusedMatMul (compiler/ops/fused.c); one that only folded a
  * BatchNormalization stays its op with new weights.  The new node takes
@@ -368,7 +372,12 @@ static bool two_users(const Fuse *F, ValId x)
 	       !F->taken[F->user2[x]];
 }
 
-/* x * (chain of x), times a scale: HardSwish.  x has two users. */
+/* x * (chain of x), times a scale: HardSwish.  x has two users.
+ * x * s * Clip(m x + a, 0, h) = s h * x * clamp01(x m / h + a / h) (h > 0)
+ * is s h HardSwish(x) when m / h = 1/6 and a / h = 1/2, to float
+ * rounding (near), every merged parameter a finite float, every node of
+ * x's shape and dtype (the constants scalars), each value read by the
+ * next step alone and x by the chain's start and the product alone. */
 static bool match_hswish(Fuse *F, Chain *ch)
 {
 	ValId x = ch->cur;
@@ -527,7 +536,13 @@ static ValId gate_product(Fuse *F, ValId hx, ValId x, ValId e, double sa,
 
 /* x * arm(x) times want, the scale anywhere (on x's side, at the arm's
  * end, after the product): activation kind.  x has two users, the arm's
- * start and the product or a scaling of x. */
+ * start and the product or a scaling of x.  Scales commute with the
+ * product, so this is the activation when the arm is its form with its
+ * constants (GELU's 1 / sqrt(2) and the 1 of 1 + Erf; SiLU's Sigmoid of
+ * x itself; Mish's Log(1 + Exp(x)), the 1 and the scale exact) and the
+ * scales multiply to want, to float rounding (near); every node keeps x's
+ * shape and dtype (scalar constants) and each value is read by the next
+ * step alone. */
 static bool match_gated(Fuse *F, Chain *ch, ArmFn *arm_fn, double want,
 			int kind)
 {
@@ -577,8 +592,12 @@ static ValId cube_of(Fuse *F, Node *n, ValId x, int *refs)
 /* GELU's tanh form, as torch.onnx (approximate="tanh" before opset 20)
  * and tf2onnx write it:
  *   x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) * 0.5
- * x^3 as Pow(x, 3) or x * x * x, the 0.5 anywhere a scale goes; x has
- * the cube's, the Add's and the product's (or its scaling's) uses. */
+ * x^3 as Pow(x, 3) (the exponent exactly 3) or x * x * x, the 0.5
+ * anywhere a scale goes; x has the cube's, the Add's and the product's
+ * (or its scaling's) uses and no other.  It is GeluTanh when 0.044715,
+ * sqrt(2/pi), the 1 and the 0.5 are these to float rounding (near), the
+ * nodes keep x's shape and dtype and each value is read by the next step
+ * alone. */
 static bool match_gelu_tanh(Fuse *F, Chain *ch)
 {
 	ValId x = ch->cur;
@@ -646,6 +665,8 @@ static bool match_written(Fuse *F, Chain *ch)
 	    match_gated(F, ch, silu_arm, 1, ACT_Silu) ||
 	    match_gated(F, ch, mish_arm, 1, ACT_Mish) || match_gelu_tanh(F, ch))
 		return true;
+	/* s Clip(m x + a, 0, h) = clamp01(s m x + s a) when s h = 1 (so s > 0,
+	 * which Clip's bounds commute with) */
 	Node *n = sole_user(F, ch->cur);
 	HsChain c;
 	if (n && hs_chain(F, n, ch->cur, &c) && c.stepped &&
@@ -660,7 +681,11 @@ static bool match_written(Fuse *F, Chain *ch)
 
 /* One activation after ch->cur; false if none: a written-out form, an
  * affine step, or a standard op that is a row of compiler/act.h's
- * table (not the op table's unary ops, most of which do not fuse). */
+ * table (not the op table's unary ops, most of which do not fuse).  The
+ * op is its row's activation exactly when it reads ch->cur (read by it
+ * alone) as its one input, keeps its shape and dtype, and its attributes
+ * (or ONNX's defaults) are the parameters; for Clip, bounds that are
+ * constants with min <= max (clip_bounds). */
 static bool match_act(Fuse *F, Chain *ch)
 {
 	if (match_written(F, ch))
@@ -916,6 +941,20 @@ static int fold_node(Fuse *F, Chain *ch, FoldEntry *key, int64_t nch,
 	return 0;
 }
 
+/* A BatchNormalization after the anchor: y = s conv(x) + t per output
+ * channel c, s = scale / sqrt(var + eps), t = B - mean s, is the anchor
+ * with W' = W s, B' = B s + t, exact up to rounding, when
+ *  - it normalizes by its running statistics (batchnorm_training: not
+ *    the training form, which takes the batch's own) and per channel
+ *    (spatial; scale, B, mean and var float constants of one value per
+ *    output channel, 1-D);
+ *  - its channels (axis 1) are the anchor's output channels: Conv's and
+ *    ConvTranspose's axis 1, Gemm's columns (axis 1 of [M, N]); not a
+ *    MatMul's, whose axis 1 is rows;
+ *  - the anchor's W (and B) are float constants (fold_channels), its
+ *    output read by the BatchNormalization alone, whose statistics
+ *    outputs nothing reads;
+ *  - W' and B' are finite (var + eps > 0 among them: fold_make). */
 static int match_bn(Fuse *F, Chain *ch)
 {
 	Node *n = sole_user(F, ch->cur);
@@ -957,7 +996,13 @@ static const Tensor *chan_const(Fuse *F, ValId v, const Value *y, int ax,
 /* Add, Sub, Mul or Div of ch->cur and a constant of one value or one
  * per output channel, straight after the anchor: folded into W and B
  * (Paddle2ONNX writes PP-LCNetV3's learnable affine after each conv so).
- * Repeats while there is one; -1 on error. */
+ * Repeats while there is one; -1 on error.  y op K is s y + t per output
+ * channel, exact up to rounding as W' = W s, B' = B s + t, when K is a
+ * float constant of one value or one per output channel broadcasting
+ * into y along the channel axis alone (not per pixel, not along the
+ * batch: chan_const) without growing y (keeps_shape), only y / K of the
+ * Divs (K / y is no affine map) and K without zeros, the anchor's output
+ * read by the step alone, and W', B' finite (fold_make). */
 static int match_affine(Fuse *F, Chain *ch)
 {
 	for (;;) {
@@ -1015,6 +1060,14 @@ static ValId add_other(Fuse *F, const Node *n, ValId x)
 	return -1;
 }
 
+/* An Add after a Conv (or its activations) as FusedConv's Z, y + Z:
+ * exact when Z has y's very shape and dtype (no broadcasting of either
+ * into the other) and y is read by the Add alone.  Z may be any tensor,
+ * the Conv's own input X too: FusedConv writes a buffer of its own
+ * (INPLACE_NONE; oneDNN copies Z into it before the convolution), so
+ * nothing overwrites X or Z before they are read.  After a MatMul, an
+ * Add as FusedMatMul's Bias: exact when it is a float constant, 1-D, of
+ * the output's last dim (what the fused op broadcasts), read likewise. */
 static void match_add(Fuse *F, Chain *ch)
 {
 	Node *n = sole_user(F, ch->cur);
@@ -1306,7 +1359,18 @@ static bool rsqrt_times(Fuse *F, ValId a, ValId d, const Node *div,
  *   y = d / Sqrt(v + eps) * gamma [+ beta]
  * gamma and beta constants of the last axis' size (1-D).  Becomes one
  * LayerNormalization(x, gamma, beta; axis -1, epsilon eps) in the slot of
- * the last node, which keeps its output; the others go dead. */
+ * the last node, which keeps its output; the others go dead.  That op
+ * computes the same, up to rounding, when x is float of static shape;
+ * both means are over the last axis alone with dims kept (the
+ * normalization axis, statistics per row broadcast back; keepdims 0
+ * would broadcast them along another axis); d = x - m (m - x flips the
+ * sign); the square is d * d or Pow(d, 2), 2 exactly; eps is a constant
+ * >= 0 added inside the square root (d / (Sqrt(v) + eps) is another
+ * function), the root divided by or its reciprocal multiplied; gamma and
+ * beta are float 1-D constants of the last dim (per row ones are not
+ * LayerNormalization's); every node keeps x's shape and dtype and each
+ * value is read by the next step alone (d by its square and the Div),
+ * none a graph output. */
 static void match_layernorm(Fuse *F, int32_t i)
 {
 	Graph *g = F->g;
