@@ -176,6 +176,8 @@ conv_model("linear_merge_across_z", [n("Relu", "c", "r"),
                                      n("Add", ["m", "z"], "s"),
                                      n("Mul", ["s", "three"], "y")],
            {"two": f32(2), "three": f32(3)}, inputs=Z)
+# Z the Conv's own input: FusedConv writes a buffer of its own
+conv_model("residual_of_x", [n("Add", ["c", "x"], "y")])
 
 # ---- 4. a MatMul's bias ----------------------------------------------------
 
@@ -210,6 +212,11 @@ save("clip_no_min_opset_5", [n("Conv", ["x", "cw"], "c"),
                              n("Clip", ["c"], "y", max=2.0)],
      {"cw": f32(rng.random((4, 1, 1, 1)) + 0.5)}, {"x": (F, [1, 1, 6, 6])},
      opset=5)
+# float64: the fused ops are float32's
+save("relu_float64", [n("Conv", ["x", "cw"], "c", pads=[1, 1, 1, 1]),
+                      n("Relu", "c", "y")],
+     {"cw": w(C, C, 3, 3).astype(np.float64)},
+     {"x": (T.DOUBLE, [1, C, 6, 6])})
 
 # ---- 6. Add, Sub, Mul, Div by a scalar: Linear ----------------------------
 
@@ -377,6 +384,10 @@ ln_model("layernorm_eps_negative", layernorm(eps=-1e-5))
 ln_model("layernorm_gamma_per_row", layernorm(gamma=w(6, 1) + 1))
 ln_model("layernorm_mean_minus_x", layernorm(sub=("m", "x")))
 ln_model("layernorm_d_read_thrice", layernorm(), outputs=("y", "d"))
+t, i = layernorm()
+save("layernorm_float64", t, {k: np.asarray(v, np.float64)
+                              for k, v in i.items()},
+     {"x": (T.DOUBLE, [2, 6, 8])})
 
 # ---- 10. dynamic int8: DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul
 
