@@ -879,6 +879,31 @@ static const Tensor *vec_const(Fuse *F, ValId v, int64_t n)
 	return t;
 }
 
+/* The shape with which k, an input of binary node n whose other input is
+ * x, broadcasts into x: its own, but before opset 7 input 1 lines up
+ * with x's dims from 'axis' (ew_legacy_shape: b [C] from axis 1 is per
+ * channel, not per element of the last axis). */
+static Shape bcast_shape(Fuse *F, const Node *n, ValId k, ValId x)
+{
+	Shape s = F->g->vals[k].shape;
+	if (n->inputs[1] == k)
+		ew_legacy_shape(n, F->opset, &F->g->vals[x].shape, &s);
+	return s;
+}
+
+/* Constant k of binary node n (x its other input) as one value per
+ * element of x's last axis: a float 1-D constant of that axis' size
+ * that broadcasts along it; or NULL. */
+static const Tensor *last_axis_const(Fuse *F, const Node *n, ValId k,
+				     ValId x)
+{
+	const Shape *xs = &F->g->vals[x].shape;
+	int64_t c = xs->dims[xs->rank - 1];
+	Shape s = k >= 0 ? bcast_shape(F, n, k, x) : *xs;
+	return s.rank >= 1 && s.dims[s.rank - 1] == c ? vec_const(F, k, c)
+						      : NULL;
+}
+
 /* The output channels of ch's anchor if its W (and B) can take in a
  * per-channel affine map, else 0; the fold's parameter into *param. */
 static int64_t fold_channels(Fuse *F, const Chain *ch, int64_t *param)
@@ -972,18 +997,20 @@ static int match_bn(Fuse *F, Chain *ch)
 	return fold_node(F, ch, &key, nch, n) < 0 ? -1 : 0;
 }
 
-/* A float constant, non-zero if nonzero, that broadcasts into y as one
- * value or one per channel (axis ax of y, nch of them), or NULL. */
-static const Tensor *chan_const(Fuse *F, ValId v, const Value *y, int ax,
-				int64_t nch, bool nonzero)
+/* Constant v, an input of binary node op whose other input is y: a
+ * float constant, non-zero if nonzero, that broadcasts into y as one value
+ * or one per channel (axis ax of y, nch of them), or NULL. */
+static const Tensor *chan_const(Fuse *F, const Node *op, ValId v, ValId y,
+				int ax, int64_t nch, bool nonzero)
 {
 	const Tensor *t = v >= 0 ? F->g->vals[v].konst : NULL;
-	if (!t || t->dtype != DT_FLOAT || t->shape.rank > y->shape.rank)
+	const Shape *ys = &F->g->vals[y].shape;
+	Shape s = t ? bcast_shape(F, op, v, y) : *ys;
+	if (!t || t->dtype != DT_FLOAT || s.rank > ys->rank)
 		return NULL;
 	int64_t n = shape_numel(&t->shape);
-	for (int32_t j = 0; n != 1 && j < t->shape.rank; j++)
-		if (t->shape.dims[j] !=
-		    (y->shape.rank - t->shape.rank + j == ax ? nch : 1))
+	for (int32_t j = 0; n != 1 && j < s.rank; j++)
+		if (s.dims[j] != (ys->rank - s.rank + j == ax ? nch : 1))
 			return NULL;
 	if (n != 1 && n != nch)
 		return NULL;
@@ -1037,7 +1064,7 @@ static int match_affine(Fuse *F, Chain *ch)
 		const Value *y = &F->g->vals[ch->cur];
 		int ax = ch->kind == A_GEMM ? y->shape.rank - 1 : 1;
 		ValId k = n->inputs[first ? 1 : 0];
-		if (!(key.src[2] = chan_const(F, k, y, ax, nch,
+		if (!(key.src[2] = chan_const(F, n, k, ch->cur, ax, nch,
 					      key.how == FOLD_DIV)))
 			return 0;
 		int rc = fold_node(F, ch, &key, nch, n);
@@ -1079,7 +1106,7 @@ static void match_add(Fuse *F, Chain *ch)
 		if (rv->tkind != TK_TENSOR || rv->dtype != x->dtype ||
 		    !shape_equal(&rv->shape, &x->shape))
 			return;
-	} else if (!vec_const(F, r, x->shape.dims[x->shape.rank - 1])) {
+	} else if (!last_axis_const(F, n, r, ch->cur)) {
 		return;
 	}
 	ch->extra = r;
@@ -1404,14 +1431,15 @@ static void match_layernorm(Fuse *F, int32_t i)
 		Node *rs[2];
 		if (!rsqrt_times(F, add->outputs[0], d, div, rs))
 			continue;
-		int64_t c = xv->shape.dims[xv->shape.rank - 1];
 		Node *mul = sole_user(F, div->outputs[0]), *last = mul;
 		ValId gm = operand(mul, OP_Mul, div->outputs[0], -1);
-		if (gm < 0 || !keeps_shape(F, mul, x) || !vec_const(F, gm, c))
+		if (gm < 0 || !keeps_shape(F, mul, x) ||
+		    !last_axis_const(F, mul, gm, div->outputs[0]))
 			continue;
 		Node *badd = sole_user(F, mul->outputs[0]);
 		ValId bt = operand(badd, OP_Add, mul->outputs[0], -1);
-		if (bt >= 0 && keeps_shape(F, badd, x) && vec_const(F, bt, c))
+		if (bt >= 0 && keeps_shape(F, badd, x) &&
+		    last_axis_const(F, badd, bt, mul->outputs[0]))
 			last = badd;
 		else
 			bt = -1;

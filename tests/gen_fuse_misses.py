@@ -462,3 +462,24 @@ qdq_model("qdq_x_scale_per_channel", qdq(sx=f32([0.02, 0.03, 0.02, 0.01]),
                                          bias_scale=f32(np.full(8, 1e-4))))
 qdq_model("qdq_bias_scale", qdq(bias_scale=f32(rng.random(8) * 1e-4)))
 qdq_model("qdq_conv_read_twice", qdq(), outputs=("y", "u"))
+
+# ---- 12. before opset 7: input 1 broadcasts from 'axis' --------------------
+
+rng = np.random.default_rng(4052)
+
+# K [4, 1, 1] from axis 0 scales the batch (of 4), not the channels
+conv_model("affine_legacy_axis_0",
+           [n("Mul", ["c", "k"], "y", broadcast=1, axis=0)],
+           {"k": w(4, 1, 1) + 1}, x=(F, [4, C, 6, 6]), opset=6)
+# b [8] from axis 1 is one value per row of a [2, 8, 8], not per column
+matmul_model("bias_legacy_axis_1",
+             [n("Add", ["a", "b"], "y", broadcast=1, axis=1)], {"b": w(8)},
+             xin={"x": (F, [2, 8, 8])}, opset=6)
+# gamma [8] from axis 1: per row
+t, i = layernorm()
+for node in t:
+    if node.op_type in ("Sub", "Div", "Add", "Mul", "Pow"):
+        node.attribute.append(h.make_attribute("broadcast", 1))
+    if node.output[0] == "g":
+        node.attribute.append(h.make_attribute("axis", 1))
+save("layernorm_legacy_gamma_axis_1", t, i, {"x": (F, [2, 8, 8])}, opset=6)

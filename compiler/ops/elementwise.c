@@ -224,18 +224,18 @@ int ew_run_unary(OpCtx *c, EwUnFn fn, const EwParams *p)
 	return rc < 0 ? -1 : 0;
 }
 
-/* Before opset 7, B of a broadcast=1 binary op lines up with A's dims
- * from 'axis' (or as a suffix): *sb becomes B's shape at A's rank with 1s
- * around, so that numpy broadcasting lays it out the same way. */
-static void legacy_shape(OpCtx *c, const Shape *sa, Shape *sb)
+void ew_legacy_shape(const Node *n, int64_t opset, const Shape *sa,
+		     Shape *sb)
 {
+	if (opset >= 7)
+		return;
 	if (shape_numel(sb) == 1) {
 		*sb = shape_of(0, NULL);
 		return;
 	}
-	if (!attr_int(c->n, "broadcast", 0) || sb->rank >= sa->rank)
+	if (!attr_int(n, "broadcast", 0) || sb->rank >= sa->rank)
 		return;
-	int64_t axis = attr_int(c->n, "axis", sa->rank - sb->rank);
+	int64_t axis = attr_int(n, "axis", sa->rank - sb->rank);
 	int32_t start = (int32_t)(axis < 0 ? axis + sa->rank : axis);
 	Shape s = { .rank = sa->rank };
 	for (int32_t k = 0; k < s.rank; k++) {
@@ -253,8 +253,7 @@ int ew_run_binary(OpCtx *c, EwBinFn fn, const EwParams *p)
 	if (!a || !b || !y)
 		return 0;
 	Shape sb = b->shape;
-	if (c->opset < 7)
-		legacy_shape(c, &a->shape, &sb);
+	ew_legacy_shape(c->n, c->opset, &a->shape, &sb);
 	int rc = apply(c, y->dtype, &y->shape, a, &a->shape, b, &sb, NULL, fn,
 		       p, &t);
 	if (rc > 0)
