@@ -17,18 +17,17 @@
  *     the anchor's output then read by the affine alone, the HardSwish
  *     after it sees the folded conv's output as its x); never into W'
  *     or B' that are not finite (match_bn and match_affine say when a
- *     fold is exact).  The new tensors
- *     are made once per distinct set of source tensors for the whole
- *     model (a cache shared by the gears, which are fused on several
- *     threads), so the .om stores them once;
+ *     fold is exact).  The new tensors are made once per distinct set of
+ *     source tensors for the whole model (a cache shared by the gears,
+ *     which are fused on several threads), so the .om stores them once;
  *  2. after a Conv, an Add of a tensor of exactly its output's shape and
  *     dtype (a residual) becomes FusedConv's Z; after a MatMul, an Add of
  *     a constant 1-D bias over the last axis becomes FusedMatMul's Bias;
  *  3. activations, in order: each standard op that is a row of
  *     compiler/act.h's table (Relu, LeakyRelu, Clip with constant
- *     bounds, min <= max, Sigmoid, HardSigmoid, HardSwish, Tanh, Mish, Softplus, Elu,
- *     Selu; its attributes or their defaults as the parameters), and the
- *     written-out forms:
+ *     bounds, min <= max, Sigmoid, HardSigmoid, HardSwish, Tanh, Mish,
+ *     Softplus, Elu, Selu; its attributes or their defaults as the
+ *     parameters), and the written-out forms:
  *       s * Clip(a * x + b, 0, h) with s * h = 1 (HardSigmoid(s a, s b):
  *       Clip(x + 3, 0, 6) / 6, Clip(x * a + b, 0, 1)) and x times such a
  *       chain of x, scaled, with a = h / 6 and b = h / 2 (HardSwish:
@@ -40,9 +39,9 @@
  *       and a scale anywhere (on x's side, at the arm's end, after the
  *       product; Div by c as Mul by 1/c), x again with two users: GELU
  *       (Gelu) x * (1 + Erf(x / sqrt(2))) * 0.5 (torch.onnx; Mul by
- *       0.70710677 for the Div: tf2onnx), SiLU/Swish (Silu) x * Sigmoid(x),
- *       Mish x * Tanh(Softplus(x)) with Softplus as its op or as
- *       Log(1 + Exp(x));
+ *       0.70710677 for the Div: tf2onnx), SiLU/Swish (Silu)
+ *       x * Sigmoid(x), Mish x * Tanh(Softplus(x)) with Softplus as its
+ *       op or as Log(1 + Exp(x));
  *       GELU's tanh form (GeluTanh) x * (1 + Tanh(sqrt(2/pi) * (x +
  *       0.044715 * x^3))) * 0.5, x^3 as Pow(x, 3) or x * x * x;
  *     and Add, Sub, Mul or Div by a constant (Linear(m, a): m * x + a;
@@ -899,7 +898,7 @@ static const Tensor *last_axis_const(Fuse *F, const Node *n, ValId k,
 {
 	const Shape *xs = &F->g->vals[x].shape;
 	int64_t c = xs->dims[xs->rank - 1];
-	Shape s = k >= 0 ? bcast_shape(F, n, k, x) : *xs;
+	Shape s = bcast_shape(F, n, k, x);
 	return s.rank >= 1 && s.dims[s.rank - 1] == c ? vec_const(F, k, c)
 						      : NULL;
 }
@@ -1004,9 +1003,11 @@ static const Tensor *chan_const(Fuse *F, const Node *op, ValId v, ValId y,
 				int ax, int64_t nch, bool nonzero)
 {
 	const Tensor *t = v >= 0 ? F->g->vals[v].konst : NULL;
+	if (!t || t->dtype != DT_FLOAT)
+		return NULL;
 	const Shape *ys = &F->g->vals[y].shape;
-	Shape s = t ? bcast_shape(F, op, v, y) : *ys;
-	if (!t || t->dtype != DT_FLOAT || s.rank > ys->rank)
+	Shape s = bcast_shape(F, op, v, y);
+	if (s.rank > ys->rank)
 		return NULL;
 	int64_t n = shape_numel(&t->shape);
 	for (int32_t j = 0; n != 1 && j < s.rank; j++)

@@ -29,8 +29,8 @@ def save(name, nodes, inits, inputs, opset=13, outputs=("y",)):
     """inputs: {name: (dtype, shape)}; inits: {name: array}; the outputs'
     types from ONNX's shape inference."""
     ins = [h.make_tensor_value_info(k, dt, s) for k, (dt, s) in inputs.items()]
-    g = h.make_graph(nodes, name, ins, [],
-                     [nh.from_array(np.asarray(v), k) for k, v in inits.items()])
+    g = h.make_graph(nodes, name, ins, [], [nh.from_array(np.asarray(v), k)
+                                            for k, v in inits.items()])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     known = onnx.shape_inference.infer_shapes(m).graph.value_info
     typed = {v.name: v for v in known}
