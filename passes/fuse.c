@@ -15,18 +15,19 @@
  *     K - x too, x / K only): W' = W * m, B' = B * m + a, one step at a
  *     time (Paddle2ONNX writes PP-LCNetV3's learnable affine so; with
  *     the anchor's output then read by the affine alone, the HardSwish
- *     after it sees the folded conv's output as its x).  The new tensors
- *     are made once per distinct set of source tensors for the whole
- *     model (a cache shared by the gears, which are fused on several
- *     threads), so the .om stores them once;
+ *     after it sees the folded conv's output as its x); never into W'
+ *     or B' that are not finite (match_bn and match_affine say when a
+ *     fold is exact).  The new tensors are made once per distinct set of
+ *     source tensors for the whole model (a cache shared by the gears,
+ *     which are fused on several threads), so the .om stores them once;
  *  2. after a Conv, an Add of a tensor of exactly its output's shape and
  *     dtype (a residual) becomes FusedConv's Z; after a MatMul, an Add of
  *     a constant 1-D bias over the last axis becomes FusedMatMul's Bias;
  *  3. activations, in order: each standard op that is a row of
  *     compiler/act.h's table (Relu, LeakyRelu, Clip with constant
- *     bounds, Sigmoid, HardSigmoid, HardSwish, Tanh, Mish, Softplus, Elu,
- *     Selu; its attributes or their defaults as the parameters), and the
- *     written-out forms:
+ *     bounds, min <= max, Sigmoid, HardSigmoid, HardSwish, Tanh, Mish,
+ *     Softplus, Elu, Selu; its attributes or their defaults as the
+ *     parameters), and the written-out forms:
  *       s * Clip(a * x + b, 0, h) with s * h = 1 (HardSigmoid(s a, s b):
  *       Clip(x + 3, 0, 6) / 6, Clip(x * a + b, 0, 1)) and x times such a
  *       chain of x, scaled, with a = h / 6 and b = h / 2 (HardSwish:
@@ -38,16 +39,18 @@
  *       and a scale anywhere (on x's side, at the arm's end, after the
  *       product; Div by c as Mul by 1/c), x again with two users: GELU
  *       (Gelu) x * (1 + Erf(x / sqrt(2))) * 0.5 (torch.onnx; Mul by
- *       0.7071 for the Div: tf2onnx), SiLU/Swish (Silu) x * Sigmoid(x),
- *       Mish x * Tanh(Softplus(x)) with Softplus as its op or as
- *       Log(1 + Exp(x));
+ *       0.70710677 for the Div: tf2onnx), SiLU/Swish (Silu)
+ *       x * Sigmoid(x), Mish x * Tanh(Softplus(x)) with Softplus as its
+ *       op or as Log(1 + Exp(x));
  *       GELU's tanh form (GeluTanh) x * (1 + Tanh(sqrt(2/pi) * (x +
  *       0.044715 * x^3))) * 0.5, x^3 as Pow(x, 3) or x * x * x;
  *     and Add, Sub, Mul or Div by a constant (Linear(m, a): m * x + a;
- *     successive ones merge: attention's scale after its MatMul).
+ *     successive ones merge: attention's scale after its MatMul; not
+ *     across FusedConv's Z, and only into finite floats).
  *     Constants on either side of Add and Mul (K - x and x / K only for
  *     Sub and Div) match alike; every node of a chain keeps x's shape
- *     and dtype; constants are scalars (of one element, any rank).
+ *     and dtype; constants are scalars (of one element, any rank), a
+ *     written-out form's equal to its own up to float rounding.
  * A Conv, Gemm or MatMul that took in 2 or 3 becomes FusedConv,
  * FusedGemm or FusedMatMul (compiler/ops/fused.c); one that only folded a
  * BatchNormalization stays its op with new weights.  The new node takes
@@ -74,6 +77,7 @@
 #include <string.h>
 
 #include "compiler/act.h"
+#include "compiler/ops/opimpl.h"
 #include "passes.h"
 
 enum { A_CONV, A_CONVT, A_GEMM, A_MATMUL };
@@ -185,9 +189,20 @@ static bool keeps_shape(Fuse *F, const Node *n, ValId x)
 	return o->dtype == v->dtype && shape_equal(&o->shape, &v->shape);
 }
 
+/* v, a parameter computed in double, is finite as a float: affine steps
+ * merged into one (m * (p x + q) + a as (m p) x + (m q + a)) are exact in
+ * finite arithmetic only ((x + 1) * 1e30 * 1e30 is +-inf where inf x + inf
+ * is NaN for x < 0). */
+static bool finite_float(double v)
+{
+	return isfinite((float)v);
+}
+
 /* n is Add/Sub/Mul/Div of x and a constant scalar: as y = m * x + a.
  * (How each of these four is an affine map is this pass's own fact, not
- * the op table's.) */
+ * the op table's.)  x / k is x * (1 / k) within an ulp where 1 / k is a
+ * float: not for a denormal k, whose reciprocal overflows to inf (x / k
+ * finite for small x, x * inf not). */
 static bool affine_step(Fuse *F, const Node *n, ValId x, double *m,
 			double *a)
 {
@@ -213,7 +228,7 @@ static bool affine_step(Fuse *F, const Node *n, ValId x, double *m,
 		*m = k;
 		return true;
 	case OP_Div:
-		if (!first || k == 0)
+		if (!first || k == 0 || !finite_float(1.0 / k))
 			return false;
 		*m = 1.0 / k;
 		return true;
@@ -244,31 +259,40 @@ static ValId scale_after(Fuse *F, ValId v, double *s, int32_t *end)
 	return scale_from(F, sole_user(F, v), v, s, end);
 }
 
-/* Clip's constant bounds (absent: +-FLT_MAX); false if not constant. */
+/* Clip's constant bounds as its kernel takes them (absent: +-inf, which
+ * keeps infinities, as no bound does); false if not constant or unless
+ * min <= max: with min > max Clip is max everywhere (its kernel clamps to
+ * min, then to max), the activation's x < min ? min : x > max ? max : x
+ * is not; a NaN bound is left to the op too. */
 static bool clip_bounds(Fuse *F, const Node *n, float *lo, float *hi)
 {
-	*lo = -3.4028234663852886e38f, *hi = 3.4028234663852886e38f;
+	*lo = -INFINITY, *hi = INFINITY;
 	if (F->opset < 11) {
-		*lo = attr_float(n, "min", *lo);
-		*hi = attr_float(n, "max", *hi);
-		return true;
+		*lo = clip_attr_bound(n, F->opset, 0);
+		*hi = clip_attr_bound(n, F->opset, 1);
+	} else if ((n->ninputs > 1 && n->inputs[1] >= 0 &&
+		    !scalar_const(F, n->inputs[1], lo)) ||
+		   (n->ninputs > 2 && n->inputs[2] >= 0 &&
+		    !scalar_const(F, n->inputs[2], hi))) {
+		return false;
 	}
-	if (n->ninputs > 1 && n->inputs[1] >= 0 &&
-	    !scalar_const(F, n->inputs[1], lo))
-		return false;
-	if (n->ninputs > 2 && n->inputs[2] >= 0 &&
-	    !scalar_const(F, n->inputs[2], hi))
-		return false;
-	return true;
+	return *lo <= *hi;
 }
 
+/* x is one of a written-out form's constants, want, as exporters write
+ * it: rounded to float, times or over a few others (1 / 6 as 0.16666667,
+ * sqrt(2) as 1.4142135, Div by 6 as Mul by 1 / 6): within 4 FLT_EPSILON
+ * of it, relative.  Not 0.7071 for 1 / sqrt(2): that is another function
+ * (off by 9.6e-6 relative), which the graph computes and the fused form
+ * would not. */
 static bool near(double x, double want)
 {
-	return fabs(x - want) <= 1e-5 * fmax(1, fabs(want));
+	return fabs(x - want) <= 4 * FLT_EPSILON * fabs(want);
 }
 
 /* A written-out HardSigmoid-like chain from x, starting at node first:
- * affine steps (m, a), Clip(0, h), scale steps s.  *end is its output. */
+ * affine steps (m, a), Clip(0, h), scale steps s, each merged into finite
+ * floats.  *end is its output. */
 typedef struct HsChain {
 	double m, a, h, s;
 	ValId end;
@@ -288,13 +312,16 @@ static bool hs_chain(Fuse *F, Node *first, ValId x, HsChain *c)
 		n = sole_user(F, v);
 	}
 	float lo, hi;
-	if (!is_op(n, OP_Clip) || n->inputs[0] != v || !keeps_shape(F, n, v) ||
+	if (!finite_float(c->m) || !finite_float(c->a) || !is_op(n, OP_Clip) ||
+	    n->inputs[0] != v || !keeps_shape(F, n, v) ||
 	    !clip_bounds(F, n, &lo, &hi) || lo != 0 || !(hi > 0) ||
 	    hi > 1e30f)
 		return false;
 	int32_t end;
 	c->h = hi;
 	c->end = scale_after(F, n->outputs[0], &c->s, &end);
+	if (!finite_float(c->s))
+		return false;
 	c->endnode = end >= 0 ? end : (int32_t)(n - F->g->nodes);
 	c->stepped |= end >= 0;
 	return true;
@@ -311,14 +338,20 @@ static void push_act(Chain *ch, int kind, float alpha, float beta)
 }
 
 /* y = m * x + a after the chain: a Linear activation, merged into a
- * Linear just before it. */
+ * Linear just before it unless Z is added between them (z_after: the
+ * one before Z scales x only, this one x + Z) or the merged parameters
+ * are not finite floats. */
 static void push_linear(Chain *ch, double m, double a)
 {
 	int last = ch->nacts - 1;
-	if (last >= 0 && ch->act[last] == ACT_Linear) {
-		ch->par[2 * last] = (float)(m * ch->par[2 * last]);
-		ch->par[2 * last + 1] = (float)(m * ch->par[2 * last + 1] + a);
-		return;
+	if (last >= ch->z_after && last >= 0 && ch->act[last] == ACT_Linear) {
+		double mm = m * ch->par[2 * last];
+		double aa = m * ch->par[2 * last + 1] + a;
+		if (finite_float(mm) && finite_float(aa)) {
+			ch->par[2 * last] = (float)mm;
+			ch->par[2 * last + 1] = (float)aa;
+			return;
+		}
 	}
 	push_act(ch, ACT_Linear, (float)m, (float)a);
 }
@@ -338,7 +371,12 @@ static bool two_users(const Fuse *F, ValId x)
 	       !F->taken[F->user2[x]];
 }
 
-/* x * (chain of x), times a scale: HardSwish.  x has two users. */
+/* x * (chain of x), times a scale: HardSwish.  x has two users.
+ * x * s * Clip(m x + a, 0, h) = s h * x * clamp01(x m / h + a / h) (h > 0)
+ * is s h HardSwish(x) when m / h = 1/6 and a / h = 1/2, to float
+ * rounding (near), every merged parameter a finite float, every node of
+ * x's shape and dtype (the constants scalars), each value read by the
+ * next step alone and x by the chain's start and the product alone. */
 static bool match_hswish(Fuse *F, Chain *ch)
 {
 	ValId x = ch->cur;
@@ -358,7 +396,8 @@ static bool match_hswish(Fuse *F, Chain *ch)
 		int32_t end;
 		ValId v = scale_after(F, mul->outputs[0], &s, &end);
 		s *= c.s;
-		if (!near(c.m / c.h, 1.0 / 6) || !near(c.a / c.h, 0.5))
+		if (!near(c.m / c.h, 1.0 / 6) || !near(c.a / c.h, 0.5) ||
+		    !finite_float(s * c.h))
 			continue;
 		push_act(ch, ACT_HardSwish, 0, 0);
 		if (!near(s * c.h, 1))
@@ -496,7 +535,13 @@ static ValId gate_product(Fuse *F, ValId hx, ValId x, ValId e, double sa,
 
 /* x * arm(x) times want, the scale anywhere (on x's side, at the arm's
  * end, after the product): activation kind.  x has two users, the arm's
- * start and the product or a scaling of x. */
+ * start and the product or a scaling of x.  Scales commute with the
+ * product, so this is the activation when the arm is its form with its
+ * constants (GELU's 1 / sqrt(2) and the 1 of 1 + Erf; SiLU's Sigmoid of
+ * x itself; Mish's Log(1 + Exp(x)), the 1 and the scale exact) and the
+ * scales multiply to want, to float rounding (near); every node keeps x's
+ * shape and dtype (scalar constants) and each value is read by the next
+ * step alone. */
 static bool match_gated(Fuse *F, Chain *ch, ArmFn *arm_fn, double want,
 			int kind)
 {
@@ -546,8 +591,12 @@ static ValId cube_of(Fuse *F, Node *n, ValId x, int *refs)
 /* GELU's tanh form, as torch.onnx (approximate="tanh" before opset 20)
  * and tf2onnx write it:
  *   x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) * 0.5
- * x^3 as Pow(x, 3) or x * x * x, the 0.5 anywhere a scale goes; x has
- * the cube's, the Add's and the product's (or its scaling's) uses. */
+ * x^3 as Pow(x, 3) (the exponent exactly 3) or x * x * x, the 0.5
+ * anywhere a scale goes; x has the cube's, the Add's and the product's
+ * (or its scaling's) uses and no other.  It is GeluTanh when 0.044715,
+ * sqrt(2/pi), the 1 and the 0.5 are these to float rounding (near), the
+ * nodes keep x's shape and dtype and each value is read by the next step
+ * alone. */
 static bool match_gelu_tanh(Fuse *F, Chain *ch)
 {
 	ValId x = ch->cur;
@@ -615,6 +664,8 @@ static bool match_written(Fuse *F, Chain *ch)
 	    match_gated(F, ch, silu_arm, 1, ACT_Silu) ||
 	    match_gated(F, ch, mish_arm, 1, ACT_Mish) || match_gelu_tanh(F, ch))
 		return true;
+	/* s Clip(m x + a, 0, h) = clamp01(s m x + s a) when s h = 1 (so s > 0,
+	 * which Clip's bounds commute with) */
 	Node *n = sole_user(F, ch->cur);
 	HsChain c;
 	if (n && hs_chain(F, n, ch->cur, &c) && c.stepped &&
@@ -629,7 +680,11 @@ static bool match_written(Fuse *F, Chain *ch)
 
 /* One activation after ch->cur; false if none: a written-out form, an
  * affine step, or a standard op that is a row of compiler/act.h's
- * table (not the op table's unary ops, most of which do not fuse). */
+ * table (not the op table's unary ops, most of which do not fuse).  The
+ * op is its row's activation exactly when it reads ch->cur (read by it
+ * alone) as its one input, keeps its shape and dtype, and its attributes
+ * (or ONNX's defaults) are the parameters; for Clip, bounds that are
+ * constants with min <= max (clip_bounds). */
 static bool match_act(Fuse *F, Chain *ch)
 {
 	if (match_written(F, ch))
@@ -675,7 +730,7 @@ typedef struct FoldEntry {
 	int kind;
 	int64_t param; /* group, or transB */
 	float eps, beta;
-	const Tensor *w, *b;
+	const Tensor *w, *b; /* NULL if refused (fold_make) */
 } FoldEntry;
 
 static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -720,8 +775,20 @@ static void fold_affine(const FoldEntry *e, int64_t c, double *s, double *t)
 	   : e->how == FOLD_SUB ? -v : 0;
 }
 
-static const Tensor *fold_make(Arena *a, const FoldEntry *e, int64_t nch,
-			       const Tensor **bout)
+static bool finite_floats(const float *f, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		if (!isfinite(f[i]))
+			return false;
+	return true;
+}
+
+/* The folded W and B of e into e->w and e->b: 0; -1 on error; 1, both
+ * NULL, if a value of them is not finite (var + eps = 0, K infinite, W / K
+ * overflowing): the fold is exact only in finite arithmetic, W * inf
+ * making NaN of W's zeros and sums of +inf and -inf where the graph
+ * scales one finite sum. */
+static int fold_make(Arena *a, FoldEntry *e, int64_t nch)
 {
 	const Tensor *w = e->src[0], *b = e->src[1];
 	double *s = xcalloc((size_t)nch, sizeof(double));
@@ -736,7 +803,7 @@ static const Tensor *fold_make(Arena *a, const FoldEntry *e, int64_t nch,
 	if ((!shift && !nw) || !nb) {
 		free(s);
 		free(t);
-		return NULL;
+		return -1;
 	}
 	nb->folded = true;
 	if (nw) {
@@ -755,11 +822,15 @@ static const Tensor *fold_make(Arena *a, const FoldEntry *e, int64_t nch,
 	}
 	free(s);
 	free(t);
-	*bout = nb;
-	return nw ? nw : w;
+	bool finite = finite_floats(bd, nch) &&
+		      (!nw || finite_floats(nw->data, shape_numel(&w->shape)));
+	e->w = finite ? (nw ? nw : w) : NULL;
+	e->b = finite ? nb : NULL;
+	return finite ? 0 : 1;
 }
 
-/* The folded W and B of key e (made once per model). */
+/* The folded W and B of key e (made once per model) into key->w and
+ * key->b: 0; 1 if refused (fold_make); -1 on error. */
 static int fold_get(Model *m, FoldEntry *key, int64_t nch)
 {
 	pthread_mutex_lock(&fold_lock);
@@ -770,16 +841,16 @@ static int fold_get(Model *m, FoldEntry *key, int64_t nch)
 		    !memcmp(e->src, key->src, sizeof(key->src))) {
 			key->w = e->w, key->b = e->b;
 			pthread_mutex_unlock(&fold_lock);
-			return 0;
+			return key->w ? 0 : 1;
 		}
-	key->w = fold_make(&m->arena, key, nch, &key->b);
-	if (key->w) {
+	int rc = fold_make(&m->arena, key, nch);
+	if (rc >= 0) {
 		FoldEntry *e = arena_memdup(&m->arena, key, sizeof(*key));
 		e->next = fold_cache;
 		fold_cache = e;
 	}
 	pthread_mutex_unlock(&fold_lock);
-	return key->w ? 0 : -1;
+	return rc;
 }
 
 /* Forgets m's entries (its arena goes with it) at the end of the pass,
@@ -805,6 +876,31 @@ static const Tensor *vec_const(Fuse *F, ValId v, int64_t n)
 	    t->shape.dims[0] != n)
 		return NULL;
 	return t;
+}
+
+/* The shape with which k, an input of binary node n whose other input is
+ * x, broadcasts into x: its own, but before opset 7 input 1 lines up
+ * with x's dims from 'axis' (ew_legacy_shape: b [C] from axis 1 is per
+ * channel, not per element of the last axis). */
+static Shape bcast_shape(Fuse *F, const Node *n, ValId k, ValId x)
+{
+	Shape s = F->g->vals[k].shape;
+	if (n->inputs[1] == k)
+		ew_legacy_shape(n, F->opset, &F->g->vals[x].shape, &s);
+	return s;
+}
+
+/* Constant k of binary node n (x its other input) as one value per
+ * element of x's last axis: a float 1-D constant of that axis' size
+ * that broadcasts along it; or NULL. */
+static const Tensor *last_axis_const(Fuse *F, const Node *n, ValId k,
+				     ValId x)
+{
+	const Shape *xs = &F->g->vals[x].shape;
+	int64_t c = xs->dims[xs->rank - 1];
+	Shape s = bcast_shape(F, n, k, x);
+	return s.rank >= 1 && s.dims[s.rank - 1] == c ? vec_const(F, k, c)
+						      : NULL;
 }
 
 /* The output channels of ch's anchor if its W (and B) can take in a
@@ -839,7 +935,7 @@ static int64_t fold_channels(Fuse *F, const Chain *ch, int64_t *param)
 }
 
 /* Folds key (its how and src[2..5] set) into ch's W and B, taking in
- * node n. */
+ * node n: 0; 1 if refused (fold_make); -1 on error. */
 static int fold_node(Fuse *F, Chain *ch, FoldEntry *key, int64_t nch,
 		     const Node *n)
 {
@@ -849,8 +945,9 @@ static int fold_node(Fuse *F, Chain *ch, FoldEntry *key, int64_t nch,
 	key->beta = ch->kind == A_GEMM ? ch->gemm_beta : 1;
 	key->src[0] = g->vals[ch->w].konst;
 	key->src[1] = ch->b >= 0 ? g->vals[ch->b].konst : NULL;
-	if (fold_get(F->m, key, nch) < 0)
-		return -1;
+	int rc = fold_get(F->m, key, nch);
+	if (rc)
+		return rc;
 	const char *wn = g->vals[ch->w].name;
 	const char *how = key->how == FOLD_BN ? "bn" : "k";
 	if (key->w != key->src[0])
@@ -868,13 +965,27 @@ static int fold_node(Fuse *F, Chain *ch, FoldEntry *key, int64_t nch,
 	return 0;
 }
 
+/* A BatchNormalization after the anchor: y = s conv(x) + t per output
+ * channel c, s = scale / sqrt(var + eps), t = B - mean s, is the anchor
+ * with W' = W s, B' = B s + t, exact up to rounding, when
+ *  - it normalizes by its running statistics (batchnorm_training: not
+ *    the training form, which takes the batch's own) and per channel
+ *    (spatial; scale, B, mean and var float constants of one value per
+ *    output channel, 1-D);
+ *  - its channels (axis 1) are the anchor's output channels: Conv's and
+ *    ConvTranspose's axis 1, Gemm's columns (axis 1 of [M, N]); not a
+ *    MatMul's, whose axis 1 is rows;
+ *  - the anchor's W (and B) are float constants (fold_channels), its
+ *    output read by the BatchNormalization alone, whose statistics
+ *    outputs nothing reads;
+ *  - W' and B' are finite (var + eps > 0 among them: fold_make). */
 static int match_bn(Fuse *F, Chain *ch)
 {
 	Node *n = sole_user(F, ch->cur);
 	int64_t param, nch;
 	if (!is_op(n, OP_BatchNormalization) || n->ninputs != 5 ||
 	    n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur) ||
-	    attr_int(n, "training_mode", 0) || !attr_int(n, "spatial", 1) ||
+	    batchnorm_training(n, F->opset) || !attr_int(n, "spatial", 1) ||
 	    !(nch = fold_channels(F, ch, &param)))
 		return 0;
 	FoldEntry key = { .how = FOLD_BN, .param = param,
@@ -882,21 +993,25 @@ static int match_bn(Fuse *F, Chain *ch)
 	for (int k = 0; k < 4; k++)
 		if (!(key.src[2 + k] = vec_const(F, n->inputs[1 + k], nch)))
 			return 0;
-	return fold_node(F, ch, &key, nch, n);
+	return fold_node(F, ch, &key, nch, n) < 0 ? -1 : 0;
 }
 
-/* A float constant, non-zero if nonzero, that broadcasts into y as one
- * value or one per channel (axis ax of y, nch of them), or NULL. */
-static const Tensor *chan_const(Fuse *F, ValId v, const Value *y, int ax,
-				int64_t nch, bool nonzero)
+/* Constant v, an input of binary node op whose other input is y: a
+ * float constant, non-zero if nonzero, that broadcasts into y as one value
+ * or one per channel (axis ax of y, nch of them), or NULL. */
+static const Tensor *chan_const(Fuse *F, const Node *op, ValId v, ValId y,
+				int ax, int64_t nch, bool nonzero)
 {
 	const Tensor *t = v >= 0 ? F->g->vals[v].konst : NULL;
-	if (!t || t->dtype != DT_FLOAT || t->shape.rank > y->shape.rank)
+	if (!t || t->dtype != DT_FLOAT)
+		return NULL;
+	const Shape *ys = &F->g->vals[y].shape;
+	Shape s = bcast_shape(F, op, v, y);
+	if (s.rank > ys->rank)
 		return NULL;
 	int64_t n = shape_numel(&t->shape);
-	for (int32_t j = 0; n != 1 && j < t->shape.rank; j++)
-		if (t->shape.dims[j] !=
-		    (y->shape.rank - t->shape.rank + j == ax ? nch : 1))
+	for (int32_t j = 0; n != 1 && j < s.rank; j++)
+		if (s.dims[j] != (ys->rank - s.rank + j == ax ? nch : 1))
 			return NULL;
 	if (n != 1 && n != nch)
 		return NULL;
@@ -909,7 +1024,13 @@ static const Tensor *chan_const(Fuse *F, ValId v, const Value *y, int ax,
 /* Add, Sub, Mul or Div of ch->cur and a constant of one value or one
  * per output channel, straight after the anchor: folded into W and B
  * (Paddle2ONNX writes PP-LCNetV3's learnable affine after each conv so).
- * Repeats while there is one; -1 on error. */
+ * Repeats while there is one; -1 on error.  y op K is s y + t per output
+ * channel, exact up to rounding as W' = W s, B' = B s + t, when K is a
+ * float constant of one value or one per output channel broadcasting
+ * into y along the channel axis alone (not per pixel, not along the
+ * batch: chan_const) without growing y (keeps_shape), only y / K of the
+ * Divs (K / y is no affine map) and K without zeros, the anchor's output
+ * read by the step alone, and W', B' finite (fold_make). */
 static int match_affine(Fuse *F, Chain *ch)
 {
 	for (;;) {
@@ -944,11 +1065,12 @@ static int match_affine(Fuse *F, Chain *ch)
 		const Value *y = &F->g->vals[ch->cur];
 		int ax = ch->kind == A_GEMM ? y->shape.rank - 1 : 1;
 		ValId k = n->inputs[first ? 1 : 0];
-		if (!(key.src[2] = chan_const(F, k, y, ax, nch,
+		if (!(key.src[2] = chan_const(F, n, k, ch->cur, ax, nch,
 					      key.how == FOLD_DIV)))
 			return 0;
-		if (fold_node(F, ch, &key, nch, n) < 0)
-			return -1;
+		int rc = fold_node(F, ch, &key, nch, n);
+		if (rc)
+			return rc < 0 ? -1 : 0;
 	}
 }
 
@@ -966,6 +1088,14 @@ static ValId add_other(Fuse *F, const Node *n, ValId x)
 	return -1;
 }
 
+/* An Add after a Conv (or its activations) as FusedConv's Z, y + Z:
+ * exact when Z has y's very shape and dtype (no broadcasting of either
+ * into the other) and y is read by the Add alone.  Z may be any tensor,
+ * the Conv's own input X too: FusedConv writes a buffer of its own
+ * (INPLACE_NONE; oneDNN copies Z into it before the convolution), so
+ * nothing overwrites X or Z before they are read.  After a MatMul, an
+ * Add as FusedMatMul's Bias: exact when it is a float constant, 1-D, of
+ * the output's last dim (what the fused op broadcasts), read likewise. */
 static void match_add(Fuse *F, Chain *ch)
 {
 	Node *n = sole_user(F, ch->cur);
@@ -977,7 +1107,7 @@ static void match_add(Fuse *F, Chain *ch)
 		if (rv->tkind != TK_TENSOR || rv->dtype != x->dtype ||
 		    !shape_equal(&rv->shape, &x->shape))
 			return;
-	} else if (!vec_const(F, r, x->shape.dims[x->shape.rank - 1])) {
+	} else if (!last_axis_const(F, n, r, ch->cur)) {
 		return;
 	}
 	ch->extra = r;
@@ -1257,7 +1387,18 @@ static bool rsqrt_times(Fuse *F, ValId a, ValId d, const Node *div,
  *   y = d / Sqrt(v + eps) * gamma [+ beta]
  * gamma and beta constants of the last axis' size (1-D).  Becomes one
  * LayerNormalization(x, gamma, beta; axis -1, epsilon eps) in the slot of
- * the last node, which keeps its output; the others go dead. */
+ * the last node, which keeps its output; the others go dead.  That op
+ * computes the same, up to rounding, when x is float of static shape;
+ * both means are over the last axis alone with dims kept (the
+ * normalization axis, statistics per row broadcast back; keepdims 0
+ * would broadcast them along another axis); d = x - m (m - x flips the
+ * sign); the square is d * d or Pow(d, 2), 2 exactly; eps is a constant
+ * >= 0 added inside the square root (d / (Sqrt(v) + eps) is another
+ * function), the root divided by or its reciprocal multiplied; gamma and
+ * beta are float 1-D constants of the last dim (per row ones are not
+ * LayerNormalization's); every node keeps x's shape and dtype and each
+ * value is read by the next step alone (d by its square and the Div),
+ * none a graph output. */
 static void match_layernorm(Fuse *F, int32_t i)
 {
 	Graph *g = F->g;
@@ -1291,14 +1432,15 @@ static void match_layernorm(Fuse *F, int32_t i)
 		Node *rs[2];
 		if (!rsqrt_times(F, add->outputs[0], d, div, rs))
 			continue;
-		int64_t c = xv->shape.dims[xv->shape.rank - 1];
 		Node *mul = sole_user(F, div->outputs[0]), *last = mul;
 		ValId gm = operand(mul, OP_Mul, div->outputs[0], -1);
-		if (gm < 0 || !keeps_shape(F, mul, x) || !vec_const(F, gm, c))
+		if (gm < 0 || !keeps_shape(F, mul, x) ||
+		    !last_axis_const(F, mul, gm, div->outputs[0]))
 			continue;
 		Node *badd = sole_user(F, mul->outputs[0]);
 		ValId bt = operand(badd, OP_Add, mul->outputs[0], -1);
-		if (bt >= 0 && keeps_shape(F, badd, x) && vec_const(F, bt, c))
+		if (bt >= 0 && keeps_shape(F, badd, x) &&
+		    last_axis_const(F, badd, bt, mul->outputs[0]))
 			last = badd;
 		else
 			bt = -1;

@@ -17,7 +17,13 @@
  * by the next step alone; q, s, z and p may have other readers (one
  * DynamicQuantizeLinear often feeds several products: attention's Q, K
  * and V): the fused op quantizes X itself, and graph_dce() drops what
- * no one reads any more.
+ * no one reads any more.  The fused op computes the chain bit for bit
+ * (compiler/ops/qfused.c) when q and z are the integer op's own X and X
+ * zero point and s is of the same DynamicQuantizeLinear, the Cast is to
+ * float, p is s * W_scale of W_scale's shape and y of the product's
+ * (neither Mul broadcasts), W_scale and Bias per channel along the
+ * output's channel axis (Conv: 1, MatMul: the last), and the Add of the
+ * Bias keeps y's shape.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -216,7 +222,14 @@ void qfuse_graph(Graph *g)
  * value of its type) clamps what Relu would.  This is the rewrite ONNX
  * Runtime makes with graph optimizations on (its QDQ transformers): the
  * integer sum is requantized once, so an output may differ from the
- * float definition of the QDQ graph by one step of y_q.  It runs before
+ * float definition of the QDQ graph by one step of y_q.  Within that
+ * step when: x per tensor and W per tensor or per output channel (the
+ * DequantizeLinear's axis that one), (u)int8 with constant scales and
+ * zero points, the scales finite and y's not 0 (QuantizeLinear refuses
+ * those unfused), y per tensor; an int32 bias at scale sx * sw exactly
+ * and zero point 0 (a float one rounded as ORT does); the Conv's or
+ * MatMul's output (and the Relu's) read by the next node alone; the Relu
+ * only with zy its type's lowest and sy > 0.  It runs before
  * specialise folds the weight's DequantizeLinear into float32; the
  * DequantizeLinear and Conv left without readers go with graph_dce().
  */

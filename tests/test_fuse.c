@@ -5,7 +5,10 @@
  * stores folded weights once for all gears, and exports back to ONNX
  * that compiles and computes the same; and the same for the written-out
  * activations and LayerNorms of each exporter's spelling, built here
- * (tests/synth.h's helpers, written with onnx_write).
+ * (tests/synth.h's helpers, written with onnx_write); and for each
+ * precondition of each fusion, a near miss of tests/fixtures/fuse/misses/
+ * (tests/gen_fuse_misses.py) that does not fuse and computes what
+ * --no-fuse does.
  */
 #include <math.h>
 
@@ -651,4 +654,336 @@ Test(fuse, z_after_is_checked)
 	Model *noz = z_after_model(1, false);
 	infer_fails_with(noz, "0 without Z");
 	model_free(noz);
+}
+
+/* ---- near misses: every precondition checked ----------------------------
+ *
+ * tests/fixtures/fuse/misses/ (tests/gen_fuse_misses.py) holds, for each
+ * fusion, a model it fuses and, for each precondition of the rewrite, a
+ * model differing from that one in the precondition alone.  Each compiles
+ * with and without --no-fuse; gearc dump must show the fusion made for
+ * the first and not for the others, and libgearrt's outputs of the two
+ * compiles must agree: bit for bit where the graphs are the same (nothing
+ * fused) or the fused op promises it (the dynamic int8 chain's), else
+ * within 1e-5 of the output's largest finite magnitude, NaN and
+ * infinities where --no-fuse has them (a QDQ group's (u)int8 within one
+ * step, its stated tolerance). */
+
+typedef struct Miss {
+	const char *model; /* tests/fixtures/fuse/misses/MODEL.onnx */
+	const char *mark;  /* in the fused graph's dump iff it was made */
+	bool fuses;	   /* made (the fusable model, or a right fusion) */
+	bool inf;	   /* +-inf among the float inputs */
+	bool bits;	   /* the fused op's outputs are the graph's bits */
+} Miss;
+
+enum { MAX_OUTS = 4 };
+
+typedef struct MissRun {
+	size_t n;
+	gearrt_tensor t[MAX_OUTS];
+} MissRun;
+
+/* Input k's fixed pattern: floats (and doubles) in [-4, 4) (+inf and
+ * -inf every seventh with inf), integers of every byte. */
+static void miss_fill(gearrt_tensor *t, size_t k, bool inf)
+{
+	size_t n = t->size / gearrt_dtype_size(t->dtype);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t h = (uint32_t)(i * 7919 + k * 13);
+		float v = (float)(h % 1601) / 200.0f - 4.0f;
+		if (inf && i % 7 < 4 && i % 7 % 3 == 0)
+			v = i % 7 ? -INFINITY : INFINITY;
+		if (t->dtype == GEARRT_FLOAT32)
+			((float *)t->data)[i] = v;
+		else if (t->dtype == GEARRT_FLOAT64)
+			((double *)t->data)[i] = v;
+		else
+			memset((char *)t->data + i * t->size / n,
+			       (uint8_t)((i * 2654435761u + k) >> 3),
+			       t->size / n);
+	}
+}
+
+/* Runs om (static) on the fixed inputs; its outputs, copied. */
+static MissRun miss_run(const char *om, bool inf)
+{
+	MissRun r = { 0 };
+	gearrt_model *m;
+	gearrt_session *s;
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_session_create(m, NULL, &s), GEARRT_OK);
+	size_t nin = gearrt_input_count(m);
+	gearrt_tensor in[4];
+	cr_assert(nin <= 4);
+	for (size_t k = 0; k < nin; k++) {
+		cr_assert_eq(gearrt_input_info(m, k, &in[k]), GEARRT_OK);
+		size_t e = 1;
+		for (int32_t d = 0; d < in[k].rank; d++)
+			e *= (size_t)in[k].dims[d];
+		in[k].size = e * gearrt_dtype_size(in[k].dtype);
+		in[k].data = malloc(in[k].size + 1);
+		miss_fill(&in[k], k, inf);
+	}
+	r.n = gearrt_output_count(m);
+	cr_assert(r.n <= MAX_OUTS);
+	cr_assert_eq(gearrt_run(s, in, nin, r.t, r.n), GEARRT_OK, "%s: %s", om,
+		     gearrt_last_error());
+	for (size_t k = 0; k < r.n; k++) {
+		void *p = malloc(r.t[k].size + 1);
+		memcpy(p, r.t[k].data, r.t[k].size);
+		r.t[k].data = p;
+	}
+	for (size_t k = 0; k < nin; k++)
+		free(in[k].data);
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	return r;
+}
+
+/* Output a of the fused compile against b of --no-fuse's (the comment
+ * above says how close). */
+static void miss_agree(const gearrt_tensor *a, const gearrt_tensor *b,
+		       bool exact, const char *what)
+{
+	cr_assert(a->dtype == b->dtype && a->rank == b->rank &&
+		  a->size == b->size, "%s: outputs of other types", what);
+	bool q8 = a->dtype == GEARRT_INT8 || a->dtype == GEARRT_UINT8;
+	if (exact || (a->dtype != GEARRT_FLOAT32 && !q8)) {
+		cr_expect(!memcmp(a->data, b->data, a->size),
+			  "%s: the outputs differ (%s)", what,
+			  exact ? "the graphs are the same" : "not float32");
+		return;
+	}
+	size_t n = a->size / gearrt_dtype_size(a->dtype);
+	if (q8) {
+		bool s = a->dtype == GEARRT_INT8;
+		for (size_t i = 0; i < n; i++) {
+			int x = s ? ((int8_t *)a->data)[i] : ((uint8_t *)a->data)[i];
+			int y = s ? ((int8_t *)b->data)[i] : ((uint8_t *)b->data)[i];
+			cr_assert(abs(x - y) <= 1, "%s: element %zu is %d, "
+				  "--no-fuse's %d", what, i, x, y);
+		}
+		return;
+	}
+	const float *p = a->data, *q = b->data;
+	double big = 0;
+	for (size_t i = 0; i < n; i++)
+		big = isfinite(q[i]) ? fmax(big, fabs(q[i])) : big;
+	for (size_t i = 0; i < n; i++) {
+		bool special = !isfinite(p[i]) || !isfinite(q[i]);
+		cr_assert(special ? (isnan(q[i]) ? isnan(p[i]) : p[i] == q[i])
+				  : fabs((double)p[i] - q[i]) <= 1e-5 * big,
+			  "%s: element %zu is %g, --no-fuse's %g", what, i, p[i],
+			  q[i]);
+	}
+}
+
+/* The graph part of gearc dump's text of om (its header names the
+ * options). */
+static char *dump_graph(const char *om)
+{
+	char *t = dump(om, "text"), *g = strstr(t, "\ngraph ");
+	cr_assert(g, "%s: no graph in\n%s", om, t);
+	memmove(t, g, strlen(g) + 1);
+	return t;
+}
+
+static void check_misses(const Miss *ms, size_t n)
+{
+	char *dir = temp_dir();
+	for (const Miss *k = ms; k < ms + n; k++) {
+		char model[256];
+		snprintf(model, sizeof(model),
+			 "tests/fixtures/fuse/misses/%s.onnx", k->model);
+		char *on = compile_to(dir, model, "on", NULL, NULL, NULL);
+		char *off = compile_to(dir, model, "off", NULL, NULL,
+				       "--no-fuse");
+		char *t = dump_graph(on), *t0 = dump_graph(off);
+		cr_expect(!strstr(t0, k->mark), "%s: '%s' in --no-fuse's\n%s",
+			  k->model, k->mark, t0);
+		cr_expect(!strstr(t, k->mark) == !k->fuses, "%s: '%s' %s\n%s",
+			  k->model, k->mark,
+			  k->fuses ? "not made:" : "made, it must not be:", t);
+		MissRun a = miss_run(on, k->inf), b = miss_run(off, k->inf);
+		cr_assert_eq(a.n, b.n);
+		for (size_t i = 0; i < a.n; i++) {
+			char what[128];
+			snprintf(what, sizeof(what), "%s output %zu", k->model, i);
+			miss_agree(&a.t[i], &b.t[i], k->bits || !strcmp(t, t0),
+				   what);
+			free(a.t[i].data);
+			free(b.t[i].data);
+		}
+		free(t);
+		free(t0);
+		free(on);
+		free(off);
+	}
+	remove_tree(dir);
+	free(dir);
+}
+
+#define CHECK_MISSES(ms) check_misses(ms, sizeof(ms) / sizeof(ms[0]))
+
+/* The fusable model, then its near misses, of the fusion mark shows. */
+#define FUSES(name, mark) { name, mark, true, false, false }
+#define MISS(name, mark) { name, mark, false, false, false }
+
+Test(fuse, batchnorm_folds_only_with_every_precondition)
+{
+	static const Miss ms[] = {
+		FUSES("bn", "cw_bn"),
+		MISS("bn_training_mode", "cw_bn"),
+		MISS("bn_is_test_0", "cw_bn"),
+		MISS("bn_stats_outputs", "cw_bn"),
+		MISS("bn_var_eps_zero", "cw_bn"),
+		MISS("bn_scale_input", "cw_bn"),
+		MISS("bn_conv_read_twice", "cw_bn"),
+		MISS("bn_weights_input", "_bn"),
+		MISS("bn_after_matmul", "_bn"),
+	};
+	CHECK_MISSES(ms);
+}
+
+Test(fuse, affine_folds_only_with_every_precondition)
+{
+	static const Miss ms[] = {
+		FUSES("affine", "cw_k"),
+		MISS("affine_per_pixel", "cw_k"),
+		MISS("affine_per_batch", "cw_k"),
+		MISS("affine_last_axis", "cw_k"),
+		MISS("affine_input", "cw_k"),
+		MISS("affine_k_over_x", "cw_k"),
+		MISS("affine_div_zero", "cw_k"),
+		MISS("affine_conv_read_twice", "cw_k"),
+		MISS("affine_gemm_rows", "gw_k"),
+		MISS("affine_mul_inf", "cw_k"),
+		MISS("affine_div_denormal", "cw_k"),
+		MISS("affine_legacy_axis_0", "cw_k"),
+	};
+	CHECK_MISSES(ms);
+}
+
+Test(fuse, residual_and_bias_fuse_only_with_every_precondition)
+{
+	static const Miss ms[] = {
+		FUSES("residual", "FusedConv"),
+		MISS("residual_broadcast", "FusedConv"),
+		MISS("residual_grows_x", "FusedConv"),
+		MISS("residual_conv_read_twice", "FusedConv"),
+		FUSES("residual_after", "[Relu, +Z, Relu]"),
+		FUSES("residual_of_x", "x, cw, cw_b, x -> y"),
+		FUSES("linear_merge", "[Relu, Linear(6,0)]"),
+		MISS("linear_merge_across_z", "Linear(6,0)"),
+		FUSES("bias", "x, mw, b -> y"),
+		MISS("bias_per_row", "FusedMatMul"),
+		MISS("bias_input", "FusedMatMul"),
+		MISS("bias_legacy_axis_1", "FusedMatMul"),
+	};
+	CHECK_MISSES(ms);
+}
+
+Test(fuse, activation_ops_fuse_only_with_every_precondition)
+{
+	static const Miss ms[] = {
+		FUSES("clip", "[Clip(-1,2)]"),
+		MISS("clip_bound_input", "FusedConv"),
+		MISS("clip_min_above_max", "FusedConv"),
+		/* fused, -inf kept */
+		{ "clip_no_min", "[Clip(-inf,2)]", true, true, false },
+		{ "clip_no_min_opset_5", "[Clip(-inf,2)]", true, true, false },
+		MISS("relu_conv_read_twice", "FusedConv"),
+		MISS("relu_float64", "FusedConv"),
+		FUSES("linear", "[Linear(0.25,-1)]"),
+		MISS("linear_vector", "FusedMatMul"),
+		MISS("linear_k_over_x", "FusedMatMul"),
+		MISS("linear_k_minus_x", "FusedMatMul"),
+		MISS("linear_div_denormal", "FusedMatMul"),
+		MISS("linear_merge_overflow", "inf"),
+	};
+	CHECK_MISSES(ms);
+}
+
+Test(fuse, written_hardswish_hardsigmoid_only_with_every_precondition)
+{
+	static const Miss ms[] = {
+		FUSES("hswish", "[HardSwish]"),
+		MISS("hswish_offset", "HardSwish"),
+		MISS("hswish_clip_min", "HardSwish"),
+		MISS("hswish_clip_max", "HardSwish"),
+		MISS("hswish_x_read_thrice", "HardSwish"),
+		MISS("hswish_clip_read_twice", "HardSwish"),
+		MISS("hswish_other_factor", "HardSwish"),
+		MISS("hswish_rank_grows", "HardSwish"),
+		/* the Div by a [1,C,1,1] six is not taken in: 6 HardSwish */
+		FUSES("hswish_six_per_channel", "[HardSwish, Linear(6,0)]"),
+		FUSES("hsig", "[HardSigmoid(0.25,0.4)]"),
+		MISS("hsig_clip_max", "HardSigmoid"),
+		MISS("hsig_clip_min", "HardSigmoid"),
+		MISS("hswish_offset_near", "HardSwish"),
+		MISS("hsig_clip_max_near", "HardSigmoid"),
+		MISS("hsig_merge_overflow", "inf"),
+	};
+	CHECK_MISSES(ms);
+}
+
+Test(fuse, written_gated_activations_only_with_every_precondition)
+{
+	static const Miss ms[] = {
+		FUSES("gelu", "[Gelu]"),
+		MISS("gelu_no_half", "Gelu"),
+		MISS("gelu_plus_2", "Gelu"),
+		MISS("gelu_x_read_thrice", "Gelu"),
+		FUSES("gelu_tanh", "[GeluTanh]"),
+		MISS("gelu_tanh_cube_coeff", "GeluTanh"),
+		MISS("gelu_tanh_square", "GeluTanh"),
+		FUSES("silu", "[Silu]"),
+		MISS("silu_scaled", "Silu"),
+		MISS("silu_other_factor", "Silu"),
+		FUSES("mish", "[Mish]"),
+		MISS("mish_plus_2", "Mish"),
+		MISS("gelu_rsqrt2_near", "Gelu"),
+		MISS("gelu_tanh_sqrt_2_pi_near", "GeluTanh"),
+	};
+	CHECK_MISSES(ms);
+}
+
+Test(fuse, written_layernorm_only_with_every_precondition)
+{
+	static const Miss ms[] = {
+		FUSES("layernorm", "LayerNormalization"),
+		MISS("layernorm_eps_outside_sqrt", "LayerNormalization"),
+		MISS("layernorm_pow_3", "LayerNormalization"),
+		MISS("layernorm_axis_1", "LayerNormalization"),
+		MISS("layernorm_var_axis_1", "LayerNormalization"),
+		MISS("layernorm_keepdims_0", "LayerNormalization"),
+		MISS("layernorm_eps_negative", "LayerNormalization"),
+		MISS("layernorm_gamma_per_row", "LayerNormalization"),
+		MISS("layernorm_mean_minus_x", "LayerNormalization"),
+		MISS("layernorm_d_read_thrice", "LayerNormalization"),
+		MISS("layernorm_float64", "LayerNormalization"),
+		MISS("layernorm_legacy_gamma_axis_1", "LayerNormalization"),
+	};
+	CHECK_MISSES(ms);
+}
+
+Test(fuse, int8_chains_fuse_only_with_every_precondition)
+{
+	static const Miss ms[] = {
+		/* bit for bit, as qfused.c promises */
+		{ "dynq", "x, wq, -, ws, bias -> y", true, false, true },
+		MISS("dynq_scale_per_row", "DynQuant"),
+		{ "dynq_bias_per_row", "ws, bias", false, false, true },
+		MISS("dynq_other_zero_point", "DynQuant"),
+		MISS("dynq_weights_input", "DynQuant"),
+		MISS("dynq_cast_read_twice", "DynQuant"),
+		FUSES("qdq", "QLinearConv"),
+		MISS("qdq_w_scale_axis_1", "QLinearConv"),
+		MISS("qdq_x_scale_per_channel", "QLinearConv"),
+		MISS("qdq_bias_scale", "QLinearConv"),
+		MISS("qdq_conv_read_twice", "QLinearConv"),
+	};
+	CHECK_MISSES(ms);
 }

@@ -224,18 +224,18 @@ int ew_run_unary(OpCtx *c, EwUnFn fn, const EwParams *p)
 	return rc < 0 ? -1 : 0;
 }
 
-/* Before opset 7, B of a broadcast=1 binary op lines up with A's dims
- * from 'axis' (or as a suffix): *sb becomes B's shape at A's rank with 1s
- * around, so that numpy broadcasting lays it out the same way. */
-static void legacy_shape(OpCtx *c, const Shape *sa, Shape *sb)
+void ew_legacy_shape(const Node *n, int64_t opset, const Shape *sa,
+		     Shape *sb)
 {
+	if (opset >= 7)
+		return;
 	if (shape_numel(sb) == 1) {
 		*sb = shape_of(0, NULL);
 		return;
 	}
-	if (!attr_int(c->n, "broadcast", 0) || sb->rank >= sa->rank)
+	if (!attr_int(n, "broadcast", 0) || sb->rank >= sa->rank)
 		return;
-	int64_t axis = attr_int(c->n, "axis", sa->rank - sb->rank);
+	int64_t axis = attr_int(n, "axis", sa->rank - sb->rank);
 	int32_t start = (int32_t)(axis < 0 ? axis + sa->rank : axis);
 	Shape s = { .rank = sa->rank };
 	for (int32_t k = 0; k < s.rank; k++) {
@@ -253,8 +253,7 @@ int ew_run_binary(OpCtx *c, EwBinFn fn, const EwParams *p)
 	if (!a || !b || !y)
 		return 0;
 	Shape sb = b->shape;
-	if (c->opset < 7)
-		legacy_shape(c, &a->shape, &sb);
+	ew_legacy_shape(c->n, c->opset, &a->shape, &sb);
 	int rc = apply(c, y->dtype, &y->shape, a, &a->shape, b, &sb, NULL, fn,
 		       p, &t);
 	if (rc > 0)
@@ -533,16 +532,19 @@ static bool num_lt(EwNum a, EwNum b)
 	return a.kind == EW_F ? a.f < b.f : a.kind == EW_U ? a.u < b.u : a.i < b.i;
 }
 
+float clip_attr_bound(const Node *n, int64_t opset, int k)
+{
+	/* Clip-6 defaults to the float range; Clip-1 has no default */
+	float none = opset < 6 ? INFINITY : FLT_MAX;
+	return attr_float(n, k ? "max" : "min", k ? none : -none);
+}
+
 /* Bound k of Clip (0 min, 1 max): 1 and *v if there is one, 0 if none,
  * -1 if it is not known. */
 static int clip_bound(OpCtx *c, int k, EwNum *v)
 {
-	const char *name = k ? "max" : "min";
 	if (c->opset < 11) {
-		/* Clip-6 defaults to the float range; Clip-1 has no default */
-		if (c->opset < 6 && !node_attr(c->n, name))
-			return 0;
-		*v = num_f(attr_float(c->n, name, k ? FLT_MAX : -FLT_MAX));
+		*v = num_f(clip_attr_bound(c->n, c->opset, k));
 		return 1;
 	}
 	if (!op_in(c, 1 + k))

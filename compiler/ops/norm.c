@@ -211,17 +211,14 @@ static void scale_planes(const float *x, float *y, int64_t nplanes,
 	}
 }
 
-/* Whether BatchNormalization computes the batch's statistics: the
- * training_mode attribute since opset 14; before opset 7 is_test=0; in
- * between, when the statistics outputs are asked for. */
-static bool bn_training(OpCtx *c)
+bool batchnorm_training(const Node *n, int64_t opset)
 {
-	if (c->opset >= 14)
-		return attr_int(c->n, "training_mode", 0) != 0;
-	if (c->opset < 7)
-		return attr_int(c->n, "is_test", 0) == 0;
-	for (int i = 1; i <= 4; i++)
-		if (op_out(c, i))
+	if (opset >= 14)
+		return attr_int(n, "training_mode", 0) != 0;
+	if (opset < 7)
+		return attr_int(n, "is_test", 0) == 0;
+	for (int32_t i = 1; i <= 4 && i < n->noutputs; i++)
+		if (n->outputs[i] >= 0)
 			return true;
 	return false;
 }
@@ -254,7 +251,7 @@ int run_batchnorm(OpCtx *c)
 	Tensor *y = float_out(c, 0, &yf), *ot[5] = { 0 };
 	if (!a || !y)
 		return -1;
-	bool train = bn_training(c);
+	bool train = batchnorm_training(c->n, c->opset);
 	for (int64_t k = 0; k < ch; k++) {
 		double m = in[3][k], v = in[4][k];
 		if (train)

@@ -259,6 +259,16 @@ void ew_walk_init(EwWalk *w, const Shape *out, int nin,
 int ew_fast_binary(OpCtx *c);
 int ew_fast_unary(OpCtx *c, const EwParams *p);
 int ew_fast_clip(OpCtx *c, bool has_lo, double lo, bool has_hi, double hi);
+/* Before opset 7, B (input 1) of a broadcast=1 binary node n lines up
+ * with A's dims from 'axis' (or as a suffix): *sb becomes B's shape at
+ * A's rank sa with 1s around, so that numpy broadcasting lays it out the
+ * same way; from opset 7 (numpy's rule) it stays as it is. */
+void ew_legacy_shape(const Node *n, int64_t opset, const Shape *sa,
+		     Shape *sb);
+/* Bound k (0 min, 1 max) of Clip node n before opset 11, from its
+ * attributes: +-inf where it has none (Clip-1), their defaults +-FLT_MAX
+ * from Clip-6. */
+float clip_attr_bound(const Node *n, int64_t opset, int k);
 bool ew_each(const Shape *out, int nin, const Shape *const *shapes,
 	     EwElemFn fn, void *ctx);
 /* Output 0 has input 0's shape and dtype out_dt (0: input 0's); input 0's
@@ -443,6 +453,10 @@ void nn_mark_dep(OpCtx *c, int i);
 bool nn_shape_compatible(const Shape *a, const Shape *b);
 
 /* norm.c */
+/* Whether BatchNormalization node n computes the batch's statistics: the
+ * training_mode attribute since opset 14; before opset 7 is_test=0 (its
+ * default); in between, when the statistics outputs are asked for. */
+bool batchnorm_training(const Node *n, int64_t opset);
 int infer_instance_norm(OpCtx *c);
 int infer_layer_norm(OpCtx *c);
 int infer_lrn(OpCtx *c);
