@@ -118,6 +118,16 @@ static bool degenerate(const Prepared *p, const Task *t)
 	return false;
 }
 
+/* Whether t is a binary op broadcasting B the way opsets before 7 do
+ * (broadcast=1: B aligned at 'axis', not at the end as numpy's): the
+ * fast elementwise kernels broadcast as numpy, so its reference kernel
+ * runs it. */
+static bool legacy_broadcast(const gearrt_session *s, const Task *t)
+{
+	int64_t opset = model_opset(s->model->m);
+	return opset > 0 && opset < 7 && attr_int(t->n, "broadcast", 0);
+}
+
 /* The op's run hook computes the node on planned buffers (a Case or a
  * PartitionedCall runs its subgraph itself). */
 static int reference(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
@@ -335,6 +345,7 @@ int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t)
 {
 	bool fast = t->alias ||
 		    (fast_allowed(s, t) && reference(s, p, t, NULL) == 1 &&
+		     !legacy_broadcast(s, t) &&
 		     (empty_outputs(s, p, t, &(FastKernel){ 0 }) ||
 		      !degenerate(p, t)));
 	free(t->lay);

@@ -641,3 +641,23 @@ Test(defects, gemm_with_beta_zero_reads_no_c)
 	cr_expect(strstr(f.kernels, "Gemm/dnnl.gemm"), "%s", f.kernels);
 	outs_free(&f);
 }
+
+Test(defects, legacy_broadcast_runs_as_its_opset_says)
+{
+	/* Mul(y, K[4,1,1], broadcast=1, axis=0) under opset 6 scales the
+	 * batch axis; chan.binary broadcast K as numpy does (channels):
+	 * off by 0.84.  Elementwise fast rows take numpy broadcasting
+	 * only (fast.c legacy_broadcast) */
+	char *dir = temp_dir();
+	const char *nf[] = { "--no-fuse", NULL };
+	char *om = compile_fixture(dir, "legacy", "fuse/misses/affine_legacy_axis_0",
+				   nf);
+	Outs ref = run(om, true, 1, NULL), f = run(om, false, 1, NULL);
+	expect_outputs(&f, &ref, SUM_TOL, "legacy broadcast");
+	cr_expect(strstr(f.kernels, "Mul/ref"), "%s", f.kernels);
+	outs_free(&ref);
+	outs_free(&f);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
