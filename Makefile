@@ -369,9 +369,11 @@ valgrind: $(BUILD)/gearc $(BUILD)/tests/unit
 # over tests/fixtures/scratch_ops.onnx, a model of every op whose kernel
 # takes scratch memory at run time (ReduceX float and int, ArgMax/ArgMin,
 # TopK, Split), then tests/fixtures/strings.onnx (StringNormalizer, run
-# by evaluation, and string tensors across the API): 4 sessions x 20 runs each, each
-# run's outputs equal to one thread's, and helgrind reports nothing, with
-# no suppressions (a session of one thread enters no OpenMP region).
+# by evaluation, and string tensors across the API): 4 sessions x 20 runs each,
+# then 4 threads x 20 runs on one shared session (its pool of run
+# contexts), each run's outputs equal to one thread's, and helgrind
+# reports nothing, with no suppressions (a session of one thread enters no
+# OpenMP region).
 # About 5 s.
 SCRATCH_OM := $(BUILD)/scratch_ops.om
 
@@ -393,6 +395,10 @@ helgrind: $(BUILD)/scratch_soak $(SCRATCH_OM) $(STRINGS_OM)
 	    $(BUILD)/scratch_soak --threads=4 --runs=20 $(SCRATCH_OM)
 	valgrind -q --tool=helgrind --error-exitcode=99 \
 	    $(BUILD)/scratch_soak --threads=4 --runs=20 $(STRINGS_OM)
+	valgrind -q --tool=helgrind --error-exitcode=99 \
+	    $(BUILD)/scratch_soak --threads=4 --runs=20 --shared $(SCRATCH_OM)
+	valgrind -q --tool=helgrind --error-exitcode=99 \
+	    $(BUILD)/scratch_soak --threads=4 --runs=20 --shared $(STRINGS_OM)
 
 # Memory over 100,000 runs of a prepared gear (tests/scratch_soak.c):
 # scratch_ops.om, and the recogniser fixture at 1x3x48x320: the heap in

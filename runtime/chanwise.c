@@ -95,7 +95,7 @@ static int chan_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-int chan_binary_build(gearrt_session *s, Prepared *p, Task *t)
+int chan_binary_build(RunCtx *s, Prepared *p, Task *t)
 {
 	(void)s;
 	((Chan *)t->fast.state)->nhwc = rt_nhwc(p, t->n->outputs[0]);
@@ -117,7 +117,7 @@ static int64_t per_channel(const Value *b, const Value *y)
 	return bn == n ? (n > 1 ? c : 0) : bn == 1 ? 0 : -1;
 }
 
-int chan_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int chan_binary(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
@@ -202,14 +202,14 @@ static int gap_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-int chan_gap_build(gearrt_session *s, Prepared *p, Task *t)
+int chan_gap_build(RunCtx *s, Prepared *p, Task *t)
 {
 	(void)s;
 	((Gap *)t->fast.state)->nhwc = rt_nhwc(p, t->n->inputs[0]);
 	return 0;
 }
 
-int chan_gap(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int chan_gap(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -261,14 +261,14 @@ static int cat_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-int chan_concat_build(gearrt_session *s, Prepared *p, Task *t)
+int chan_concat_build(RunCtx *s, Prepared *p, Task *t)
 {
 	(void)s;
 	((Cat *)t->fast.state)->nhwc = rt_nhwc(p, t->n->outputs[0]);
 	return 0;
 }
 
-int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int chan_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -458,7 +458,7 @@ static int lerp_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-int chan_resize_build(gearrt_session *s, Prepared *p, Task *t)
+int chan_resize_build(RunCtx *s, Prepared *p, Task *t)
 {
 	(void)s;
 	Lerp *k = t->fast.state;
@@ -471,7 +471,7 @@ int chan_resize_build(gearrt_session *s, Prepared *p, Task *t)
 /* dnnl.c's linear Resize (half_pixel coordinates, scales of Y over X)
  * of [N,C,H,W], in either layout: oneDNN's resampling vectorises over
  * channels, and ran one channel at a fifth of memory's speed. */
-int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int chan_resize(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
@@ -613,14 +613,14 @@ static int few_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-int chan_few_conv_build(gearrt_session *s, Prepared *p, Task *t)
+int chan_few_conv_build(RunCtx *s, Prepared *p, Task *t)
 {
 	(void)s;
 	((FewConv *)t->fast.state)->nhwc = rt_nhwc(p, t->n->inputs[0]);
 	return 0;
 }
 
-int chan_few_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int chan_few_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
@@ -932,7 +932,7 @@ static void pw_pack(const void *ctx, void *dst)
 				o < k->cout ? k->w[o * k->cin + c] : 0;
 }
 
-int chan_pw_conv_build(gearrt_session *s, Prepared *p, Task *t)
+int chan_pw_conv_build(RunCtx *s, Prepared *p, Task *t)
 {
 	Pw *k = t->fast.state;
 	/* [N,C,1,1] (a squeeze-excite block's): NHWC's bytes, and a product
@@ -951,7 +951,7 @@ int chan_pw_conv_build(gearrt_session *s, Prepared *p, Task *t)
 	return 0;
 }
 
-bool chan_avx512_conv(gearrt_session *s, Prepared *p, const Node *n,
+bool chan_avx512_conv(RunCtx *s, Prepared *p, const Node *n,
 		      ConvGeom *cg)
 {
 	const Value *b = rt_in_val(p, n, 2);
@@ -961,7 +961,7 @@ bool chan_avx512_conv(gearrt_session *s, Prepared *p, const Node *n,
 	       (!b || shape_numel(&b->shape) == cg->cout);
 }
 
-int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int chan_pw_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);

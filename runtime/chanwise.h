@@ -15,36 +15,36 @@
 
 /* Add, Sub, Mul, Div of X [N,C,H,W] and B broadcast per channel
  * ([C,1,1], [1,C,1,1] or [N,C,1,1]), either order. */
-int chan_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-int chan_binary_build(gearrt_session *s, Prepared *p, Task *t);
+int chan_binary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int chan_binary_build(RunCtx *s, Prepared *p, Task *t);
 /* GlobalAveragePool of X [N,C,H,W]. */
-int chan_gap(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-int chan_gap_build(gearrt_session *s, Prepared *p, Task *t);
+int chan_gap(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int chan_gap_build(RunCtx *s, Prepared *p, Task *t);
 /* Concat of [N,C_i,H,W] on the channel axis (an FPN's levels). */
-int chan_concat(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-int chan_concat_build(gearrt_session *s, Prepared *p, Task *t);
+int chan_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int chan_concat_build(RunCtx *s, Prepared *p, Task *t);
 /* Linear Resize (runtime/dnnl.c's contract) of [N,C,H,W]. */
-int chan_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-int chan_resize_build(gearrt_session *s, Prepared *p, Task *t);
+int chan_resize(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int chan_resize_build(RunCtx *s, Prepared *p, Task *t);
 /* Conv (not fused) of at most 8 output channels, one group, 2-D, X in
  * either layout (channels-last is its reason: direct.c's kernel reads
  * row-major), Y row-major. */
-int chan_few_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-int chan_few_conv_build(gearrt_session *s, Prepared *p, Task *t);
+int chan_few_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int chan_few_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* Whether n is a Conv, or a FusedConv with no Z, of 2 spatial axes
  * with its weights (and a bias of cout, if any) in the file, its
  * geometry in *cg, on an AVX-512 CPU: what the two below first ask. */
-bool chan_avx512_conv(gearrt_session *s, Prepared *p, const Node *n,
+bool chan_avx512_conv(RunCtx *s, Prepared *p, const Node *n,
 		      ConvGeom *cg);
 /* Conv and FusedConv (any activations, no Z) of 1x1 windows, stride 1,
  * no padding, one group, X and Y in either layout (AVX-512 only). */
-int chan_pw_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-int chan_pw_conv_build(gearrt_session *s, Prepared *p, Task *t);
+int chan_pw_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int chan_pw_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* Conv and FusedConv (any activations, no Z) of 3x3 windows, stride 1,
  * 2-D, by Winograd's F(4x4, 3x3) (runtime/wino.c); X and Y in either
  * layout (AVX-512 only). */
-int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-int chan_wino_conv_build(gearrt_session *s, Prepared *p, Task *t);
+int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int chan_wino_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* The packed or transformed weights a chan_pw_conv or chan_wino_conv
  * kernel runs on (for tests: the model's, shared by its sessions; a
  * row-major 1x1 Conv's too, unused), or NULL for another kernel. */

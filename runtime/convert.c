@@ -340,7 +340,7 @@ static int convert_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-int convert_cast(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int convert_cast(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;

@@ -10,7 +10,7 @@
 
 /* Cast of a static tensor between those dtypes: 1 and *k filled if it
  * takes task t's node, 0 if the reference kernel runs it. */
-int convert_cast(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int convert_cast(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 /* n float16 values to float32 (exact), and float32 to float16 (rounded
  * to nearest even), with F16C where the CPU has it. */

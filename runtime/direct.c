@@ -161,7 +161,7 @@ static int deconv_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-bool direct_conv_geom(gearrt_session *s, Prepared *p, const Node *n,
+bool direct_conv_geom(RunCtx *s, Prepared *p, const Node *n,
 		      bool transpose, ConvGeom *cg)
 {
 	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
@@ -190,7 +190,7 @@ bool direct_conv_geom(gearrt_session *s, Prepared *p, const Node *n,
  * time). */
 enum { DECONV_CH = 32 };
 
-int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_deconv(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
@@ -409,7 +409,7 @@ static bool relu_only(const Node *n, bool *relu)
 	return *relu;
 }
 
-int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	bool fused = n->op != OP_Conv, relu = false;
@@ -631,7 +631,7 @@ static int softmax_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_softmax(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
@@ -667,7 +667,7 @@ static int sigmoid_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_sigmoid(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -726,7 +726,7 @@ static int act_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-int direct_act(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_act(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -863,7 +863,7 @@ static int pair_run(void *state, const Tensor *const *in, Tensor *const *out)
 }
 
 /* Erf, Relu or Pow by 2 of fp32. */
-int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_unary(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -883,7 +883,7 @@ int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 
 /* Add, Sub, Mul, Div of fp32 A (Y's shape) and B, a constant of one
  * element or a tensor of Y's shape. */
-int direct_arith(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_arith(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -1016,7 +1016,7 @@ static bool row_param(const Value *v, const Shape *x, int32_t axis,
 
 /* LayerNormalization of fp32 with Y alone wanted, Scale and B of the
  * normalized dims. */
-int direct_layernorm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_layernorm(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
@@ -1055,7 +1055,7 @@ int direct_layernorm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 
 /* A view op (the op table's VIEW_ALIAS) whose output the plan put in its
  * input's bytes: nothing to do. */
-int direct_view(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_view(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -1103,7 +1103,7 @@ static int gather_run(void *state, const Tensor *const *in,
 
 /* Gather by constant indices, all in range (an index out of range is
  * the reference kernel's error to give). */
-int direct_gather(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -1186,7 +1186,7 @@ static int transpose_run(void *state, const Tensor *const *in,
 }
 
 /* Transpose of 4-byte elements (fp32, int32) at static shapes. */
-int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
+int direct_transpose(RunCtx *s, Prepared *p, Task *t,
 		     FastKernel *k)
 {
 	(void)s;
@@ -1288,7 +1288,7 @@ static int upsample_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-int direct_resize_build(gearrt_session *s, Prepared *p, Task *t)
+int direct_resize_build(RunCtx *s, Prepared *p, Task *t)
 {
 	(void)s;
 	((Upsample *)t->fast.state)->nhwc = rt_nhwc(p, t->n->outputs[0]);
@@ -1299,7 +1299,7 @@ int direct_resize_build(gearrt_session *s, Prepared *p, Task *t)
  * last two axes, with asymmetric coordinates and floor rounding: each
  * input value repeated fy x fx times (as the reference kernel's
  * floor(o / f) picks it). */
-int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int direct_resize(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0), *sc = rt_in_val(p, n, 2);

@@ -17,46 +17,46 @@
 /* The geometry of n, a float32 Conv (transpose false) or ConvTranspose
  * of rank 4 whose weights and bias are in the file and whose only output
  * is output 0: false when n is not one. */
-bool direct_conv_geom(gearrt_session *s, Prepared *p, const Node *n,
+bool direct_conv_geom(RunCtx *s, Prepared *p, const Node *n,
 		      bool transpose, ConvGeom *cg);
 /* ConvTranspose (2-D, fp32, constant weights) with fewer than 32
  * channels in or out per group. */
-int direct_deconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int direct_deconv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Conv and FusedConv (Relu or no activation, no Z): 2-D, stride 1, one
  * group, at most 8 output channels, a window larger than 1x1. */
-int direct_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int direct_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Softmax of fp32 over its last axis (or, before opset 13, over the
  * axes from its axis on). */
-int direct_softmax(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int direct_softmax(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Sigmoid of fp32. */
-int direct_sigmoid(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int direct_sigmoid(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* FusedActivation of fp32: each activation's fp32 form (compiler/act.h)
  * in a loop of its own. */
-int direct_act(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int direct_act(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 /* Erf (within 5e-7 of the double erf), Relu or Pow by a constant 2 of
  * fp32. */
-int direct_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int direct_unary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Add, Sub, Mul, Div of fp32 A, of Y's shape, and B, a constant of one
  * element or a tensor of Y's shape. */
-int direct_arith(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int direct_arith(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* LayerNormalization of fp32 (Y alone wanted; Scale and B of the
  * normalized dims): a row of whole vectors in float partial sums, any
  * other in double as the reference kernel. */
-int direct_layernorm(gearrt_session *s, Prepared *p, Task *t,
+int direct_layernorm(RunCtx *s, Prepared *p, Task *t,
 		     FastKernel *k);
 /* A view op (op table VIEW_ALIAS) whose output the plan put in its
  * input's bytes: a no-op. */
-int direct_view(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int direct_view(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Gather by constant indices, all in range. */
-int direct_gather(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Transpose of 4-byte elements. */
-int direct_transpose(gearrt_session *s, Prepared *p, Task *t,
+int direct_transpose(RunCtx *s, Prepared *p, Task *t,
 		     FastKernel *k);
 /* Resize, nearest (asymmetric, floor) by whole factors on the last two
  * axes; rank 4 in either layout (its build takes the one decided). */
-int direct_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-int direct_resize_build(gearrt_session *s, Prepared *p, Task *t);
+int direct_resize(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int direct_resize_build(RunCtx *s, Prepared *p, Task *t);
 /* An activation a ConvTranspose of direct_deconv applies to its outputs
  * (fast.c: the node after it, its output's only reader, then does
  * nothing): false if k is no such kernel or has one already. */

@@ -283,7 +283,7 @@ static int kernel_run(void *state, const Tensor *const *in,
 				    : error("oneDNN: %s", dnnl_status2str(rc));
 }
 
-static DnnlKernel *kernel_new(gearrt_session *s, const Prepared *p,
+static DnnlKernel *kernel_new(RunCtx *s, const Prepared *p,
 			      double work)
 {
 	int threads = rt_threads_for(s, work);
@@ -895,7 +895,7 @@ static bool conv_z_step(DnnlKernel *k, const ConvIo *c, bool ry)
  * layouts are known: Z into Y's buffer, X reordered in where its layout
  * is not the primitive's, the operation (weights reordered once, bias,
  * scratchpad), Y reordered out. */
-int dnnl_conv_build(gearrt_session *s, Prepared *p, Task *t)
+int dnnl_conv_build(RunCtx *s, Prepared *p, Task *t)
 {
 	(void)s;
 	DnnlKernel *k = t->fast.state;
@@ -1185,7 +1185,7 @@ static dnnl_primitive_desc_t conv_make_pd(const ConvDesc *c,
 	return pd;
 }
 
-int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int dnnl_fast_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	bool transpose = n->op == OP_ConvTranspose;
@@ -1375,7 +1375,7 @@ static const void *gemm_bias(DnnlKernel *k, const Value *c, float beta,
 	return o;
 }
 
-int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	bool gemm = n->op == OP_Gemm || n->op == OP_FusedGemm;
@@ -1476,7 +1476,7 @@ static bool xy_pd(const XySpec *xs, dnnl_primitive_attr_t attr,
 
 /* The build of a pooling or resampling: its primitive, in its tensors'
  * layout. */
-int dnnl_xy_build(gearrt_session *s, Prepared *p, Task *t)
+int dnnl_xy_build(RunCtx *s, Prepared *p, Task *t)
 {
 	(void)s;
 	DnnlKernel *k = t->fast.state;
@@ -1505,7 +1505,7 @@ int dnnl_xy_build(gearrt_session *s, Prepared *p, Task *t)
 /* A kernel for xs (its x, y, rank, alg set here from task t's X and Y),
  * if oneDNN takes it: the primitive waits for dnnl_xy_build.  X and Y
  * share a layout; rank 4 may be NHWC. */
-static int xy_kernel(gearrt_session *s, Task *t, const Value *x,
+static int xy_kernel(RunCtx *s, Task *t, const Value *x,
 		     const Value *y, XySpec *xs, double work, FastKernel *fk)
 {
 	const Node *n = t->n;
@@ -1532,7 +1532,7 @@ static int xy_kernel(gearrt_session *s, Task *t, const Value *x,
 	return done(k, pd, attr, ok, fk);
 }
 
-int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int dnnl_fast_pool(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
@@ -1608,7 +1608,7 @@ static double resize_scale(const Prepared *p, const Node *n, const Value *x,
  * with no spatial output length of 1) and each axis's scale exactly Y
  * over X (sizes given, or scales that are those ratios); N and C
  * unscaled. */
-bool dnnl_resize_linear(const gearrt_session *s, const Prepared *p,
+bool dnnl_resize_linear(const RunCtx *s, const Prepared *p,
 			const Node *n)
 {
 	const Value *x = rt_in_val(p, n, 0);
@@ -1633,7 +1633,7 @@ bool dnnl_resize_linear(const gearrt_session *s, const Prepared *p,
 	return true;
 }
 
-int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int dnnl_fast_resize(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
@@ -1813,7 +1813,7 @@ static bool rnn_out(DnnlKernel *k, const Node *n, int i, int arg,
 	       add_arg(k, arg, md, BIND_OUT, i, NULL) == 0;
 }
 
-int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int dnnl_fast_rnn(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	int64_t T, B, I, H;

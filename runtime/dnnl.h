@@ -21,10 +21,10 @@
 #include "rt.h"
 
 /* Conv, ConvTranspose, FusedConv. */
-int dnnl_fast_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
-int dnnl_conv_build(gearrt_session *s, Prepared *p, Task *t);
+int dnnl_fast_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int dnnl_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* MatMul, Gemm, FusedMatMul, FusedGemm. */
-int dnnl_fast_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* What a oneDNN kernel does, once built: the
  * images it runs one at a time (1: the batch at once) and, for a
  * convolution, whether it reorders X in and Y out and oneDNN's name of
@@ -40,18 +40,18 @@ typedef struct DnnlInfo {
 bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info);
 /* LSTM, GRU, RNN: one direction, the default activations, whole
  * sequences, constant weights. */
-int dnnl_fast_rnn(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int dnnl_fast_rnn(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* MaxPool, AveragePool, GlobalAveragePool. */
-int dnnl_fast_pool(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int dnnl_fast_pool(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Resize, linear, with half_pixel coordinates and scales of Y over X:
  * dnnl_resize_linear says whether node n is one (its contract, which
  * runtime/chanwise.c's kernel shares; it takes rank 4, this 3 and 5). */
-bool dnnl_resize_linear(const gearrt_session *s, const Prepared *p,
+bool dnnl_resize_linear(const RunCtx *s, const Prepared *p,
 			const Node *n);
-int dnnl_fast_resize(gearrt_session *s, Prepared *p, Task *t,
+int dnnl_fast_resize(RunCtx *s, Prepared *p, Task *t,
 		     FastKernel *k);
 /* The build of a pooling's or resize's kernel. */
-int dnnl_xy_build(gearrt_session *s, Prepared *p, Task *t);
+int dnnl_xy_build(RunCtx *s, Prepared *p, Task *t);
 /* Whether oneDNN's post-op of activation kind (compiler/act.h; alpha
  * a, beta b) gives act.h's answer on NaN, +-Inf and +-0 on this CPU: if
  * not, a fused op's activations from it on run after the primitive

@@ -151,7 +151,7 @@ static void alias_view(Prepared *p, Task *t)
 	t->alias = true;
 }
 
-int rt_alias_build(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int rt_alias_build(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	if (!t->alias)
@@ -167,7 +167,7 @@ int rt_alias_build(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 }
 
 /* Task t for node n, matched to its kernel's registry row (fast.c). */
-static int make_task(gearrt_session *s, Prepared *p, Task *t, const Node *n)
+static int make_task(RunCtx *s, Prepared *p, Task *t, const Node *n)
 {
 	t->n = n;
 	bool run = n->op && op_info[n->op].run;
@@ -208,7 +208,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static Profile *profile_new(const gearrt_session *s, int32_t ntasks)
+static Profile *profile_new(const RunCtx *s, int32_t ntasks)
 {
 	if (!s->profile)
 		return NULL;
@@ -333,12 +333,12 @@ static void profile_free(Prepared *p)
 	free(p->prof);
 }
 
-Prepared *rt_prepare(gearrt_session *s, Graph *g)
+Prepared *rt_prepare(RunCtx *s, Graph *g)
 {
 	return rt_prepare_in(s, g, s->arena, s->model->arena_bytes);
 }
 
-Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
+Prepared *rt_prepare_in(RunCtx *s, Graph *g, uint8_t *mem,
 			uint64_t mem_bytes)
 {
 	uint64_t t0 = now_ns();
@@ -470,7 +470,7 @@ static int run_fast(Task *t)
 	return error_prefix("node '%s' (%s)", n->name, n->op_type);
 }
 
-static int run_reference(gearrt_session *s, Prepared *p, Task *t)
+static int run_reference(RunCtx *s, Prepared *p, Task *t)
 {
 	const Node *n = t->n;
 	OpBind b = { .in = t->in, .out = t->out, .set = t->set,
@@ -524,7 +524,7 @@ static int take_output(Prepared *p, const Node *n, int32_t k, const Tensor *t)
 	return 0;
 }
 
-static int run_evaluated(gearrt_session *s, Prepared *p, Task *t)
+static int run_evaluated(RunCtx *s, Prepared *p, Task *t)
 {
 	const Node *n = t->n;
 	EvalSource src = { cur_value, p };
@@ -539,7 +539,7 @@ static int run_evaluated(gearrt_session *s, Prepared *p, Task *t)
 }
 
 /* Runs t's kernel: by its registry row's backend. */
-static int run_task(gearrt_session *s, Prepared *p, Task *t)
+static int run_task(RunCtx *s, Prepared *p, Task *t)
 {
 	switch (t->kernel->backend) {
 	case KB_PLAIN:
@@ -619,7 +619,7 @@ static void bind_io(Prepared *p, const gearrt_tensor *const *in,
 
 /* Runs p's tasks in order (p->running the one running): 0, or -1 with
  * an error. */
-static int run_tasks(gearrt_session *s, Prepared *p)
+static int run_tasks(RunCtx *s, Prepared *p)
 {
 	Profile *pr = p->prof;
 	for (int32_t i = 0; i < p->ntasks; i++) {
@@ -638,7 +638,7 @@ static int run_tasks(gearrt_session *s, Prepared *p)
 /* A run's kernels allocate in a trap (util.h OomTrap): a tensor too
  * large for memory or the address space is GEARRT_E_RUN naming its
  * node, not an abort. */
-gearrt_status rt_exec(gearrt_session *s, Prepared *p,
+gearrt_status rt_exec(RunCtx *s, Prepared *p,
 		      const gearrt_tensor *const *in, gearrt_tensor *const *out)
 {
 	arena_reset(&s->pool);

@@ -51,7 +51,7 @@ static bool read_by_only(const Graph *g, ValId v, const Node *n)
  * 1 if so, else 0.  Tasks are matched in run order, so the
  * ConvTranspose's is matched when this row looks at it (a row-major
  * kernel, which has no build). */
-static int fold_into_deconv(gearrt_session *s, Prepared *p, Task *t,
+static int fold_into_deconv(RunCtx *s, Prepared *p, Task *t,
 			    FastKernel *k)
 {
 	(void)s;
@@ -87,7 +87,7 @@ static bool empty_tensor(const Prepared *p, ValId v)
  * nothing to compute, whatever the inputs hold (an empty x quantized
  * with a scale of 0, an integer division of nothing), so no kernel runs.
  * 1 if so, else 0. */
-static int empty_outputs(gearrt_session *s, Prepared *p, Task *t,
+static int empty_outputs(RunCtx *s, Prepared *p, Task *t,
 			 FastKernel *k)
 {
 	(void)s;
@@ -130,7 +130,7 @@ static bool legacy_broadcast(const gearrt_session *s, const Task *t)
 
 /* The op's run hook computes the node on planned buffers (a Case or a
  * PartitionedCall runs its subgraph itself). */
-static int reference(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+static int reference(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s, (void)k;
 	const Node *n = t->n;
@@ -145,7 +145,7 @@ static int reference(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
 }
 
 /* Every node can be evaluated (passes/infer.c eval_node): the last row. */
-static int evaluate(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+static int evaluate(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s, (void)p, (void)t, (void)k;
 	return 1;
@@ -306,14 +306,14 @@ static bool row_matches(const KernelRow *r, const Prepared *p,
 }
 
 /* A fast row may take t: fast paths on, and t's outputs planned. */
-static bool fast_allowed(const gearrt_session *s, const Task *t)
+static bool fast_allowed(const RunCtx *s, const Task *t)
 {
 	return !s->no_fast && t->n->noutputs >= 1 && t->out[0];
 }
 
 /* Tries row r on task t: 1 if its match takes t (t->kernel, t->fast
  * set), 0 if not (nothing kept), -1 with an error. */
-static int try_row(gearrt_session *s, Prepared *p, Task *t,
+static int try_row(RunCtx *s, Prepared *p, Task *t,
 		   const KernelRow *r)
 {
 	FastKernel k = { 0 };
@@ -341,7 +341,7 @@ static int try_row(gearrt_session *s, Prepared *p, Task *t,
 	return 1;
 }
 
-int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t)
+int rt_kernel_choose(RunCtx *s, Prepared *p, Task *t)
 {
 	bool fast = t->alias ||
 		    (fast_allowed(s, t) && reference(s, p, t, NULL) == 1 &&
@@ -360,7 +360,7 @@ int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t)
 	}
 }
 
-int rt_kernel_move(gearrt_session *s, Prepared *p, Task *t)
+int rt_kernel_move(RunCtx *s, Prepared *p, Task *t)
 {
 	for (const KernelRow *r = t->kernel + 1;
 	     r->backend == KB_PLAIN || r->backend == KB_DNNL; r++) {
@@ -373,7 +373,7 @@ int rt_kernel_move(gearrt_session *s, Prepared *p, Task *t)
 	return 0;
 }
 
-int rt_kernel_build(gearrt_session *s, Prepared *p, Task *t)
+int rt_kernel_build(RunCtx *s, Prepared *p, Task *t)
 {
 	if (!t->kernel->build || t->kernel->build(s, p, t) == 0)
 		return 0;

@@ -13,7 +13,7 @@
  *   gearrt_tensor out = { 0 };           // data NULL: the session owns it
  *   if (gearrt_run(s, &in, 1, &out, 1) != GEARRT_OK)
  *           die(gearrt_last_error());
- *   ... out.dims, out.data (valid until the session's next run) ...
+ *   ... out.dims, out.data (valid until this thread's next run) ...
  *   gearrt_session_destroy(s);
  *   gearrt_model_close(m);
  *
@@ -43,11 +43,18 @@
  * unless the file holds a dynamic graph (see "Hybrid files" below).  A
  * static compile has no gears: the inputs must have the model's shapes.
  *
- * Session.  One per thread.  It owns one feature-map arena, sized once to
- * the largest gear's plan, and prepares each gear on its first run (task
- * list, buffers bound from the plan); later runs of a prepared gear make
- * no heap allocation and no file I/O: they bind the caller's input and
- * output buffers and walk the tasks.
+ * Session.  Any number of threads may run one session at once, as an
+ * ONNX Runtime InferenceSession's run().  A run takes a run context
+ * from the session's pool (one is made with the session; another is made
+ * when every one is in use, up to the concurrency option, beyond which a
+ * run waits for one) and gives it back when it returns.  A context owns
+ * a feature-map arena, sized once to the largest gear's plan, and
+ * prepares each gear on its first run in it (task list, buffers bound
+ * from the plan); later runs of a prepared gear make no heap allocation
+ * and no file I/O: they bind the caller's input and output buffers and
+ * walk the tasks.  N contexts cost N arenas and N preparations of each
+ * gear they run; the model's weights are shared.  A run's outputs are
+ * the same bytes whatever else runs at once.
  *
  * Errors.  Every call returns a status; on failure gearrt_last_error()
  * gives a one-line message naming the file, input, gear or node at fault
@@ -174,10 +181,13 @@ GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
  * every run and prints the times to stderr per op and kernel when the
  * session is destroyed; GEARRT_PROFILE_NODES adds a row per node (gearc
  * run and the Python module set it from GEARRT_PROFILE=1 / =nodes).
- * threads, shape_cache or profile out of range (threads negative or
- * above the maximum, shape_cache above it, profile not one of the
- * three) is GEARRT_E_ARG from gearrt_session_create, whose message names
- * the option and its range.  Fields are only ever added at the end. */
+ * concurrency: the most runs of the session at once (its run contexts),
+ * at most GEARRT_CONCURRENCY_MAX; 0 means GEARRT_CONCURRENCY_DEFAULT.
+ * threads, shape_cache, profile or concurrency out of range (threads
+ * negative or above the maximum, shape_cache above it, profile not one
+ * of the three) is GEARRT_E_ARG from gearrt_session_create, whose
+ * message names the option and its range.  Fields are only ever added at
+ * the end. */
 #define GEARRT_THREADS_MAX 256
 #define GEARRT_SHAPE_CACHE_DEFAULT 8
 #define GEARRT_SHAPE_CACHE_MAX 1024
@@ -185,6 +195,8 @@ GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
 #define GEARRT_PROFILE_OFF 0
 #define GEARRT_PROFILE_OPS 1
 #define GEARRT_PROFILE_NODES 2
+#define GEARRT_CONCURRENCY_DEFAULT 8
+#define GEARRT_CONCURRENCY_MAX 256
 
 typedef struct gearrt_options {
 	int threads;
@@ -192,6 +204,7 @@ typedef struct gearrt_options {
 	int no_gears;
 	int no_fast;
 	int profile;
+	int concurrency;
 } gearrt_options;
 
 /* Sets o's no_fast and profile from the environment, for a program
@@ -211,8 +224,10 @@ GEARRT_API void gearrt_session_destroy(gearrt_session *session);
  * the input count), outputs[0..nout) receive the model's outputs in order
  * (nout may be smaller).  Each output's dtype, rank and dims are set; its
  * data is written to the caller's buffer if data is set (size must be
- * enough), else it points to session memory valid until the next run
- * (64-byte aligned).  A caller's buffer 64-byte aligned is computed into
+ * enough), else it points to session memory valid until the calling
+ * thread's next run on the session (64-byte aligned; copied there from
+ * the run context, so that another thread's run may use the context at
+ * once).  A caller's buffer 64-byte aligned is computed into
  * directly; one that is not receives a copy.  A GEARRT_BOOL input may
  * hold any byte: any but 0 is true (the caller's bytes are not changed).
  * A run that would need a tensor larger than memory fails with
@@ -220,8 +235,9 @@ GEARRT_API void gearrt_session_destroy(gearrt_session *session);
 GEARRT_API gearrt_status gearrt_run(gearrt_session *session, const gearrt_tensor *inputs,
 			 size_t nin, gearrt_tensor *outputs, size_t nout);
 
-/* The gear the last successful run used: 0..count-1, or -1 (a static
- * compile, the dynamic graph, or no run yet). */
+/* The gear the calling thread's last successful run on the session
+ * used: 0..count-1, or -1 (a static compile, the dynamic graph, or no
+ * run yet). */
 GEARRT_API int gearrt_last_gear(const gearrt_session *session);
 
 /* Hybrid files.  A file compiled with --hybrid also holds the model as
@@ -272,7 +288,8 @@ typedef struct gearrt_stats {
 			      * its kernels), summed */
 } gearrt_stats;
 
-/* The session's counters (since it was created). */
+/* The session's counters (since it was created), over every thread's
+ * runs; last_path and last_rebuilt are the last run's to finish. */
 GEARRT_API gearrt_status gearrt_session_stats(const gearrt_session *session,
 					   gearrt_stats *stats);
 /* 1 if the model holds a dynamic graph (a --hybrid compile), else 0. */

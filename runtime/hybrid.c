@@ -128,7 +128,7 @@ static bool entry_fits(const Entry *e, const gearrt_model *md, int32_t graph,
 
 /* The slot a new specialisation goes to: a free one, else the least
  * recently used (evicted), else (no cache) the temporary one. */
-static Entry *slot(gearrt_session *s)
+static Entry *slot(RunCtx *s)
 {
 	struct ShapeCache *c = s->cache;
 	if (!c->size) {
@@ -208,7 +208,7 @@ static int bind_input(const gearrt_model *md, const Graph *src, int32_t k,
 
 /* The graph specialised to the inputs' dims and key contents, planned,
  * prepared. */
-static int build(gearrt_session *s, int32_t graph, const gearrt_tensor *in,
+static int build(RunCtx *s, int32_t graph, const gearrt_tensor *in,
 		 Entry *e)
 {
 	const gearrt_model *md = s->model;
@@ -251,7 +251,7 @@ static double ms_since(const struct timespec *t0)
 }
 
 /* The cached specialisation for these dims, or a new one (*built). */
-static Entry *specialisation(gearrt_session *s, int32_t graph,
+static Entry *specialisation(RunCtx *s, int32_t graph,
 			     const gearrt_tensor *in, bool *built)
 {
 	struct ShapeCache *c = s->cache;
@@ -273,7 +273,7 @@ static Entry *specialisation(gearrt_session *s, int32_t graph,
 }
 
 /* Runs e on the caller's tensors: a status as rt_exec's. */
-static gearrt_status run_entry(gearrt_session *s, Entry *e,
+static gearrt_status run_entry(RunCtx *s, Entry *e,
 			       const gearrt_tensor *inputs,
 			       gearrt_tensor *outputs, size_t nout, bool built)
 {
@@ -286,7 +286,7 @@ static gearrt_status run_entry(gearrt_session *s, Entry *e,
 	return GEARRT_OK;
 }
 
-gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
+gearrt_status rt_run_dynamic(RunCtx *s, const gearrt_tensor *inputs,
 			     gearrt_tensor *outputs, size_t nout)
 {
 	const gearrt_model *md = s->model;
@@ -316,7 +316,7 @@ static void watch_thrash(struct ShapeCache *c, bool built)
 		c->voff = true;
 }
 
-gearrt_status rt_run_by_value(gearrt_session *s, size_t graph,
+gearrt_status rt_run_by_value(RunCtx *s, size_t graph,
 			      const gearrt_tensor *inputs,
 			      gearrt_tensor *outputs, size_t nout, bool *ran)
 {

@@ -268,7 +268,7 @@ static const Value *static_val(const Value *v)
 		       : NULL;
 }
 
-int intew_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int intew_binary(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	const Value *a = static_val(rt_in_val(p, n, 0));
@@ -398,7 +398,7 @@ static int unary_run(void *state, const Tensor *const *in,
 }
 
 /* Clip's bounds: absent, or one element of x's dtype (Clip-11 on). */
-static bool clip_bounds_ok(gearrt_session *s, Prepared *p, const Node *n,
+static bool clip_bounds_ok(RunCtx *s, Prepared *p, const Node *n,
 			   int dt)
 {
 	if (model_opset(s->model->m) < 11)
@@ -412,7 +412,7 @@ static bool clip_bounds_ok(gearrt_session *s, Prepared *p, const Node *n,
 	return true;
 }
 
-int intew_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int intew_unary(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	const Value *x = static_val(rt_in_val(p, n, 0));
@@ -490,7 +490,7 @@ static int where_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-int intew_where(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int intew_where(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;

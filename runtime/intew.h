@@ -11,10 +11,10 @@
 /* Each: 1 and *k filled if it takes task t's node, 0 if the reference
  * kernel runs it.  Add, Sub, Mul, Div, Max, Min (two inputs), Equal,
  * Less, Greater, numpy-broadcast: */
-int intew_binary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int intew_binary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Relu, Neg, Abs, and Clip (bounds of one element, or absent): */
-int intew_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int intew_unary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Where of any dtype of 1, 2, 4 or 8 bytes, numpy-broadcast: */
-int intew_where(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int intew_where(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 #endif

@@ -278,7 +278,7 @@ static bool touches_nhwc(const Prepared *p, const Task *t)
  * tensors' layouts are decided with the kernel that would prefer NHWC;
  * one moved whose tensors all end row-major goes back to its first row
  * (its row-major tensors stay so: nothing else changes). */
-static int decide(gearrt_session *s, Prepared *p)
+static int decide(RunCtx *s, Prepared *p)
 {
 	int32_t nt = p->ntasks;
 	uint8_t *moved = xcalloc((size_t)nt + 1, 1);
@@ -301,7 +301,7 @@ static int decide(gearrt_session *s, Prepared *p)
 	return rc;
 }
 
-int rt_layout(gearrt_session *s, Prepared *p)
+int rt_layout(RunCtx *s, Prepared *p)
 {
 	return holds_subgraphs(p->g) ? 0 : decide(s, p);
 }

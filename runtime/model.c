@@ -254,7 +254,7 @@ bool rt_model_graph(const gearrt_model *md, const Graph *g)
 	return false;
 }
 
-const void *rt_derived(gearrt_session *s, const Prepared *p, const void *src,
+const void *rt_derived(RunCtx *s, const Prepared *p, const void *src,
 		       uint64_t key, size_t bytes,
 		       void (*make)(const void *ctx, void *dst),
 		       const void *ctx, void **own)

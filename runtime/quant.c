@@ -105,7 +105,7 @@ typedef struct IntGemm {
 	int threads; /* its threads */
 } IntGemm;
 
-static IntGemm int_gemm_for(const gearrt_session *s, double macs)
+static IntGemm int_gemm_for(const RunCtx *s, double macs)
 {
 	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
 	IntGemm g = { (isa & dnnl_cpu_isa_avx512_core_vnni) ==
@@ -382,7 +382,7 @@ static int64_t zp_count(const Value *z, int64_t n)
 static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
 			     int64_t kk, int64_t nn, FastKernel *k);
 
-int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int quant_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	bool ql = n->op == OP_QLinearMatMul;
@@ -694,7 +694,7 @@ static int qconv_run(void *state, const Tensor *const *in,
 
 /* The geometry of ConvInteger node n, 1-D taken as 2-D of height 1:
  * false if it is not one quant_conv runs. */
-static bool qconv_geom(gearrt_session *s, Prepared *p, const Node *n,
+static bool qconv_geom(RunCtx *s, Prepared *p, const Node *n,
 		       const QSlots *in, QConv *q)
 {
 	ConvGeom g;
@@ -722,10 +722,10 @@ static bool qconv_geom(gearrt_session *s, Prepared *p, const Node *n,
 	return q->oh > 0 && q->ow > 0 && q->kk > 0;
 }
 
-static int dq_qlinear_conv(const gearrt_session *s, const Prepared *p,
+static int dq_qlinear_conv(const RunCtx *s, const Prepared *p,
 			   Task *t, const QConv *c, FastKernel *k);
 
-int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int quant_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	bool ql = n->op == OP_QLinearConv;
@@ -954,7 +954,7 @@ static bool ql_blocks(const Prepared *p, const Node *n, QLinear *q)
 	return true;
 }
 
-int quant_linear(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int quant_linear(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -1653,7 +1653,7 @@ static DqBlock dq_block(const DqKernel *q, int th)
 }
 
 /* The threads a convolution's blocks of rows are spread over. */
-static int dq_conv_threads(const gearrt_session *s, const QConv *g)
+static int dq_conv_threads(const RunCtx *s, const QConv *g)
 {
 	return rt_threads_for(s, 2.0 * (double)(g->n * g->cout * g->oh *
 						 g->ow * g->kk));
@@ -1777,7 +1777,7 @@ static bool dq_inputs(const Prepared *p, const Node *n, int64_t nch)
 	       (nb == 1 || nb == nch);
 }
 
-int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int quant_dynquant(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -2178,7 +2178,7 @@ static int dqql_run(void *state, const Tensor *const *in,
 
 /* QLinearConv on the VNNI kernel (its match recorded slots, t->lay):
  * X and Y as their layouts were decided, each channels-last if so. */
-int quant_conv_build(gearrt_session *s, Prepared *p, Task *t)
+int quant_conv_build(RunCtx *s, Prepared *p, Task *t)
 {
 	(void)s;
 	if (!t->lay)
@@ -2194,7 +2194,7 @@ int quant_conv_build(gearrt_session *s, Prepared *p, Task *t)
  * point of W not constant), -1 with an error.  X (slot 0) and Y (output
  * 0) may each be channels-last, each sparing a transpose
  * (quant_conv_build). */
-static int dq_qlinear_conv(const gearrt_session *s, const Prepared *p,
+static int dq_qlinear_conv(const RunCtx *s, const Prepared *p,
 			   Task *t, const QConv *c, FastKernel *k)
 {
 	const Node *n = t->n;

@@ -21,24 +21,24 @@
  * QLinearMatMul the same with A's and Y's scales per tensor, B's per
  * tensor or per column, inner dim at most 33025 (its sums fit int32);
  * with VNNI and a constant 2-D B, on the kernel of DynQuantMatMul. */
-int quant_matmul(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int quant_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* ConvInteger: 1-D or 2-D, constant W, per-tensor X zero point, W's per
  * tensor or per output channel; QLinearConv the same with scales as
  * QLinearMatMul's and an int32 bias per output channel (with VNNI and
  * more than one input channel a group, on the kernel of DynQuantConv,
  * X and Y NHWC where runtime/layout.c chooses). */
-int quant_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int quant_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Its build: the VNNI QLinearConv takes X and Y channels-last. */
-int quant_conv_build(gearrt_session *s, Prepared *p, Task *t);
+int quant_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* DynamicQuantizeLinear, QuantizeLinear (float32 to (u)int8) and
  * DequantizeLinear ((u)int8 to float32), per tensor or per axis. */
-int quant_linear(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int quant_linear(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 /* DynQuantMatMul (X of any rank against a 2-D W) and DynQuantConv (1-D
  * or 2-D): X quantized, the u8 x s8 product (AVX512-VNNI where the CPU
  * has it, else plain C) and the float scales and bias of the reference
  * kernel (compiler/ops/qfused.c), bit for bit; constant W and zero
  * points, packed once. */
-int quant_dynquant(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int quant_dynquant(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 #endif

@@ -38,6 +38,10 @@
 #include "serializer/om.h"
 #include "serializer/raise.h"
 
+/* A run context (below): what one run writes; a session holds a pool of
+ * them (session.c). */
+typedef struct RunCtx RunCtx;
+
 struct gearrt_model {
 	OmFile f;
 	Model *m;
@@ -131,12 +135,12 @@ enum { LAY_ROWS = 1, LAY_NHWC = 2 };
  * descriptor, not the primitive) and, taking NHWC, records its slots'
  * layouts (rt_task_slots).  1 if it takes t, 0 if not (nothing kept),
  * -1 with an error. */
-typedef int (*KernelMatch)(gearrt_session *s, struct Prepared *p,
+typedef int (*KernelMatch)(RunCtx *s, struct Prepared *p,
 			   struct Task *t, FastKernel *k);
 /* Build, or NULL: once every tensor's layout is decided (rt_nhwc),
  * makes what depends on them in t->fast.state (primitives, reorders);
  * 0, or -1 with an error. */
-typedef int (*KernelBuild)(gearrt_session *s, struct Prepared *p,
+typedef int (*KernelBuild)(RunCtx *s, struct Prepared *p,
 			   struct Task *t);
 
 typedef struct KernelRow {
@@ -208,7 +212,16 @@ typedef struct Prepared {
 	int32_t running;      /* the task a run is at (exec.c rt_exec) */
 } Prepared;
 
-struct gearrt_session {
+/* A run context: everything one run writes (its arena, scratch and
+ * pool, its prepared graphs, whose kernels bind the run's buffers, its
+ * shape cache), used by one run at a time.  A session (session.c) hands
+ * each gearrt_run one of its pool, made on demand up to a bound; what
+ * runs read only (the file, the oneDNN-reordered and derived weights)
+ * is the model's, shared by every context.  The prepared graphs are per
+ * context because their kernels are not read-only while running:
+ * oneDNN's memory objects are pointed at each run's buffers and its
+ * scratchpads written. */
+struct RunCtx {
 	gearrt_model *model;
 	int threads;
 	uint8_t *arena; /* the feature-map arena, 64-byte aligned */
@@ -246,8 +259,22 @@ static inline bool rt_aligned(const void *p)
 	return ((uintptr_t)p & 63) == 0;
 }
 
+/* A buffer grown as runs need more (strings.c): rt_grow gives room for
+ * n bytes, its old contents gone. */
+typedef struct Grow {
+	void *p;
+	size_t cap;
+} Grow;
+void *rt_grow(Grow *g, size_t n);
+
+/* Frees context s and everything it holds (session.c). */
+void rt_ctx_free(RunCtx *s);
+/* The context session s's last run used (its first before any run): for
+ * tests that look at what a run prepared. */
+RunCtx *rt_session_ctx(const gearrt_session *s);
+
 /* Makes s->work at least bytes long: false if memory is short. */
-bool rt_work_reserve(gearrt_session *s, size_t bytes);
+bool rt_work_reserve(RunCtx *s, size_t bytes);
 
 /* Weights a plain-C kernel derives from a weight src of p's graph (wino.c's
  * transformed windows): bytes, 64-byte aligned, that make(ctx, dst) fills,
@@ -258,7 +285,7 @@ bool rt_work_reserve(gearrt_session *s, size_t bytes);
 /* rt_derived's key: a kernel's letter and what else its bytes depend on
  * (below 2^56), so two kernels' forms of one weight never meet. */
 #define RT_DERIVED(letter, what) ((uint64_t)(letter) << 56 | (what))
-const void *rt_derived(gearrt_session *s, const Prepared *p, const void *src,
+const void *rt_derived(RunCtx *s, const Prepared *p, const void *src,
 		       uint64_t key, size_t bytes,
 		       void (*make)(const void *ctx, void *dst),
 		       const void *ctx, void **own);
@@ -275,11 +302,11 @@ int32_t rt_graph_output(const Graph *g, const char *name);
 
 /* Builds s's Prepared for graph g: -1 with an error if the file's plan
  * does not fit the arena (a lying file). */
-Prepared *rt_prepare(gearrt_session *s, Graph *g);
+Prepared *rt_prepare(RunCtx *s, Graph *g);
 /* The same with the plan's offsets in mem[0..mem_bytes) instead of the
  * session's arena (a specialised dynamic graph whose plan is larger than
  * the gears'). */
-Prepared *rt_prepare_in(gearrt_session *s, Graph *g, uint8_t *mem,
+Prepared *rt_prepare_in(RunCtx *s, Graph *g, uint8_t *mem,
 			uint64_t mem_bytes);
 void rt_prepared_free(Prepared *p);
 /* Fills p's in_at / out_at (session.c): -1 with an error unless g's
@@ -287,14 +314,14 @@ void rt_prepared_free(Prepared *p);
 int rt_map_io(const gearrt_model *md, Prepared *p);
 /* Runs p on the caller's tensors, inputs (checked) and outputs[0..nout)
  * in the model's order: as rt_exec. */
-gearrt_status rt_run_prepared(gearrt_session *s, Prepared *p,
+gearrt_status rt_run_prepared(RunCtx *s, Prepared *p,
 		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
 		    size_t nout);
 /* Runs p: in[i] / out[i] are the caller's tensors for g's inputs and
  * outputs in g's order (out[i].data NULL: session-owned).  With an
  * error: GEARRT_E_RUN naming the node that failed, GEARRT_E_OUTPUT
  * naming the output a caller's buffer is too small for. */
-gearrt_status rt_exec(gearrt_session *s, Prepared *p,
+gearrt_status rt_exec(RunCtx *s, Prepared *p,
 		      const gearrt_tensor *const *in, gearrt_tensor *const *out);
 
 /* runtime/strings.c: a session's string buffers (and its bool inputs'
@@ -305,15 +332,15 @@ void rt_strings_free(const gearrt_model *md, struct Strings *x);
 /* The inputs (checked) as the graph takes them: string ones as the IR's
  * Bytes, pointing at the caller's strings; bool ones of bytes 0 and 1
  * (any byte but 0 is true). */
-const gearrt_tensor *rt_strings_in(gearrt_session *s,
+const gearrt_tensor *rt_strings_in(RunCtx *s,
 				   const gearrt_tensor *inputs);
 /* Before a run: string outputs go to session memory, the caller's
  * buffers kept.  After it: they are arrays of NUL-terminated strings
  * (in the caller's buffer if given), or, if the run failed (ok false),
  * the caller's buffers back; GEARRT_E_OUTPUT with an error if one does
  * not fit. */
-void rt_strings_before(gearrt_session *s, gearrt_tensor *out, size_t nout);
-gearrt_status rt_strings_after(gearrt_session *s, gearrt_tensor *out,
+void rt_strings_before(RunCtx *s, gearrt_tensor *out, size_t nout);
+gearrt_status rt_strings_after(RunCtx *s, gearrt_tensor *out,
 			       size_t nout, bool ok);
 
 /* runtime/hybrid.c: the dynamic graph's shape cache of s, with room for
@@ -324,31 +351,31 @@ void rt_cache_free(struct ShapeCache *c);
 int32_t rt_cache_count(const struct ShapeCache *c);
 /* Runs the dynamic graph of s's model on inputs (in model order, checked)
  * through the cache; a status with an error. */
-gearrt_status rt_run_dynamic(gearrt_session *s, const gearrt_tensor *inputs,
+gearrt_status rt_run_dynamic(RunCtx *s, const gearrt_tensor *inputs,
 			     gearrt_tensor *outputs, size_t nout);
 /* Runs run_graph[graph] specialised to the key inputs' contents (rt.h's
  * by_value) through the cache, *ran set; *ran false if the graph runs
  * as compiled instead (not by value, no cache, or this session stopped
  * specialising).  A failed run's status as rt_exec's. */
-gearrt_status rt_run_by_value(gearrt_session *s, size_t graph,
+gearrt_status rt_run_by_value(RunCtx *s, size_t graph,
 			      const gearrt_tensor *inputs,
 			      gearrt_tensor *outputs, size_t nout, bool *ran);
 
 /* runtime/fast.c: gives task t (its tensors resolved in p) the first
  * registry row whose match takes it: 0, or -1 with an error. */
-int rt_kernel_choose(gearrt_session *s, Prepared *p, Task *t);
+int rt_kernel_choose(RunCtx *s, Prepared *p, Task *t);
 /* Moves t, whose row keeps its tensors row-major, to the first later
  * fast row that takes it and either layout (direct.conv's node to
  * dnnl.conv): 1 if moved, 0 if none takes it (t unchanged), -1 with an
  * error.  rt_kernel_choose moves it back. */
-int rt_kernel_move(gearrt_session *s, Prepared *p, Task *t);
+int rt_kernel_move(RunCtx *s, Prepared *p, Task *t);
 /* Runs the build of t's row, once p's layouts are decided: 0, or -1
  * with an error naming the node. */
-int rt_kernel_build(gearrt_session *s, Prepared *p, Task *t);
+int rt_kernel_build(RunCtx *s, Prepared *p, Task *t);
 /* For a match: t->lay, every slot row-major until set. */
 SlotLayout *rt_task_slots(Task *t);
 /* runtime/exec.c: the registry row of a view exec.c made an alias. */
-int rt_alias_build(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int rt_alias_build(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* The name of the row running t ("dnnl.conv", "ref", "eval"). */
 const char *rt_kernel_name(const Task *t);
 /* runtime/layout.c: once every task of p is matched, gives the rank-4
@@ -357,7 +384,7 @@ const char *rt_kernel_name(const Task *t);
  * (their Tensor's layout, TENSOR_NHWC), moving tasks to rows that take
  * it where that keeps a tensor channels-last (rt_kernel_move): 0, or -1
  * with an error. */
-int rt_layout(gearrt_session *s, Prepared *p);
+int rt_layout(RunCtx *s, Prepared *p);
 /* Writes channels-last rank-4 tensor t row-major (NCHW) into dst. */
 void rt_nhwc_to_rows(const Tensor *t, void *dst);
 
@@ -447,7 +474,7 @@ rt_arith_loop(int op, bool swap, const float *a, const float *b,
  * 0.370 -> 0.362; a limit of 2^20 was slower on all four. */
 #define RT_PARALLEL_MIN (1 << 18)
 
-static inline int rt_threads_for(const gearrt_session *s, double work)
+static inline int rt_threads_for(const RunCtx *s, double work)
 {
 	return s->threads > 1 && work >= RT_PARALLEL_MIN ? s->threads : 1;
 }

@@ -1,10 +1,95 @@
-/* runtime/session.c - sessions and runs (gearrt.h). */
+/*
+ * runtime/session.c - sessions and runs (gearrt.h).
+ *
+ * A session may be run from several threads at once.  What a run writes
+ * lives in a run context (rt.h RunCtx): each gearrt_run takes one from
+ * the session's pool (made on first need, at most max of them; beyond
+ * that a run waits for one to come back) and gives it back when done,
+ * so runs on one session need no lock but the pool's.  A context keeps
+ * the gears it prepared, so N contexts cost N arenas and each gear's
+ * kernels N times; the model's weights (oneDNN's reorders, derived
+ * forms) are shared by all.  Outputs a run leaves in session memory are
+ * copied into buffers of the calling thread's (Slot), valid until that
+ * thread's next run on the session, so the context is free for another
+ * thread at once.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "rt.h"
+
+/* A thread's outputs left in session memory: per output, its bytes (a
+ * string output: its pointers and characters). */
+typedef struct Slot {
+	pthread_t thread;
+	Grow *bytes, *chars;
+	bool *given; /* the caller gave output i a buffer, this run */
+	int last_gear; /* this thread's last successful run's */
+	struct Slot *next;
+} Slot;
+
+struct gearrt_session {
+	gearrt_model *model;
+	gearrt_options opt;
+	pthread_mutex_t lock;
+	pthread_cond_t back; /* a context came back to idle */
+	RunCtx **all;	     /* made[0..made) */
+	RunCtx **idle;	     /* a stack of idle[0..nidle) */
+	int made, nidle, max;
+	RunCtx *last;	     /* the last run's context (rt_session_ctx) */
+	Slot *slots;
+	gearrt_stats st;     /* summed over the contexts' runs */
+};
+
+/* A run context of model md for options o; NULL with an error if its
+ * arena cannot be had. */
+static RunCtx *ctx_new(gearrt_model *md, const gearrt_options *o)
+{
+	RunCtx *s = xmalloc(sizeof(*s));
+	memset(s, 0, sizeof(*s));
+	s->model = md;
+	s->threads = o->threads > 1 ? o->threads : 1;
+	s->last_gear = -1;
+	s->no_gears = o->no_gears;
+	s->no_fast = o->no_fast;
+	s->profile = o->profile;
+	s->cache = rt_cache_new(o->shape_cache ? o->shape_cache
+					       : GEARRT_SHAPE_CACHE_DEFAULT);
+	size_t bytes = (size_t)md->arena_bytes;
+	s->arena = big_alloc(bytes, NULL);
+	s->io_in = xcalloc(md->nin + 1, sizeof(*s->io_in));
+	s->io_out = xcalloc(md->nout + 1, sizeof(*s->io_out));
+	s->strings = rt_strings_new(md);
+	size_t n = md->ngears ? md->ngears : 1;
+	s->prep = xcalloc(n, sizeof(Prepared *));
+	if (!s->arena) {
+		rt_ctx_free(s);
+		error("cannot allocate the %zu-byte arena", bytes);
+		return NULL;
+	}
+	return s;
+}
+
+void rt_ctx_free(RunCtx *s)
+{
+	if (!s)
+		return;
+	size_t n = s->model->ngears ? s->model->ngears : 1;
+	for (size_t i = 0; i < n; i++)
+		rt_prepared_free(s->prep[i]);
+	free(s->prep);
+	rt_cache_free(s->cache);
+	free(s->arena);
+	free(s->io_in);
+	free(s->io_out);
+	rt_strings_free(s->model, s->strings);
+	arena_release(&s->scratch);
+	arena_release(&s->pool);
+	free(s->work);
+	free(s);
+}
 
 gearrt_status gearrt_session_create(gearrt_model *md,
 				    const gearrt_options *options,
@@ -30,29 +115,22 @@ gearrt_status gearrt_session_create(gearrt_model *md,
 		return error("gearrt_session_create: profile %d is out of "
 			     "range (0..%d)", o.profile, GEARRT_PROFILE_NODES),
 		       GEARRT_E_ARG;
-	gearrt_session *s = xmalloc(sizeof(*s));
-	memset(s, 0, sizeof(*s));
-	s->model = md;
-	s->threads = o.threads > 1 ? o.threads : 1;
-	s->last_gear = -1;
-	s->no_gears = o.no_gears;
-	s->no_fast = o.no_fast;
-	s->profile = o.profile;
-	s->cache = rt_cache_new(o.shape_cache ? o.shape_cache
-					      : GEARRT_SHAPE_CACHE_DEFAULT);
-	size_t bytes = (size_t)md->arena_bytes;
-	s->arena = big_alloc(bytes, NULL);
-	s->io_in = xcalloc(md->nin + 1, sizeof(*s->io_in));
-	s->io_out = xcalloc(md->nout + 1, sizeof(*s->io_out));
-	s->strings = rt_strings_new(md);
-	size_t n = md->ngears ? md->ngears : 1;
-	s->prep = xmalloc(n * sizeof(Prepared *));
-	memset(s->prep, 0, n * sizeof(Prepared *));
-	if (!s->arena) {
-		gearrt_session_destroy(s);
-		error("cannot allocate the %zu-byte arena", bytes);
+	if (o.concurrency < 0 || o.concurrency > GEARRT_CONCURRENCY_MAX)
+		return error("gearrt_session_create: concurrency %d is out of "
+			     "range (0..%d)", o.concurrency,
+			     GEARRT_CONCURRENCY_MAX), GEARRT_E_ARG;
+	RunCtx *first = ctx_new(md, &o); /* the arena's size checked now */
+	if (!first)
 		return GEARRT_E_ARG;
-	}
+	gearrt_session *s = xcalloc(1, sizeof(*s));
+	s->model = md;
+	s->opt = o;
+	s->max = o.concurrency ? o.concurrency : GEARRT_CONCURRENCY_DEFAULT;
+	s->all = xcalloc((size_t)s->max, sizeof(RunCtx *));
+	s->idle = xcalloc((size_t)s->max, sizeof(RunCtx *));
+	s->all[s->made++] = s->idle[s->nidle++] = s->last = first;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->back, NULL);
 	*session = s;
 	return GEARRT_OK;
 }
@@ -61,26 +139,33 @@ void gearrt_session_destroy(gearrt_session *s)
 {
 	if (!s)
 		return;
-	size_t n = s->model->ngears ? s->model->ngears : 1;
-	if (s->profile)
+	if (s->opt.profile)
 		fprintf(stderr, "gearrt profile: opened '%s' in %.3f ms\n",
 			s->model->path ? s->model->path : "",
 			s->model->open_ms);
-	for (size_t i = 0; i < n; i++)
-		rt_prepared_free(s->prep[i]);
-	free(s->prep);
-	rt_cache_free(s->cache);
-	free(s->arena);
-	free(s->io_in);
-	free(s->io_out);
-	rt_strings_free(s->model, s->strings);
-	arena_release(&s->scratch);
-	arena_release(&s->pool);
-	free(s->work);
+	for (int i = 0; i < s->made; i++)
+		rt_ctx_free(s->all[i]);
+	for (Slot *t = s->slots, *next; t; t = next) {
+		next = t->next;
+		for (size_t i = 0; i < s->model->nout; i++) {
+			free(t->bytes[i].p);
+			free(t->chars[i].p);
+		}
+		free(t->bytes);
+		free(t->chars);
+		free(t->given);
+		free(t);
+	}
+	free(s->all);
+	free(s->idle);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->back);
 	free(s);
 }
 
-bool rt_work_reserve(gearrt_session *s, size_t bytes)
+RunCtx *rt_session_ctx(const gearrt_session *s) { return s->last; }
+
+bool rt_work_reserve(RunCtx *s, size_t bytes)
 {
 	if (bytes <= s->work_bytes)
 		return true;
@@ -94,7 +179,108 @@ bool rt_work_reserve(gearrt_session *s, size_t bytes)
 	return true;
 }
 
-int gearrt_last_gear(const gearrt_session *s) { return s ? s->last_gear : -1; }
+/* A context for a run, and the calling thread's slot: an idle context,
+ * else a new one while fewer than max are made, else the first to come
+ * back.  NULL with an error if a new one's arena cannot be had. */
+static RunCtx *take(gearrt_session *s, Slot **slot)
+{
+	pthread_mutex_lock(&s->lock);
+	pthread_t me = pthread_self();
+	Slot *t = s->slots;
+	while (t && !pthread_equal(t->thread, me))
+		t = t->next;
+	if (!t) {
+		t = xcalloc(1, sizeof(*t));
+		t->thread = me;
+		t->last_gear = -1;
+		t->bytes = xcalloc(s->model->nout + 1, sizeof(Grow));
+		t->chars = xcalloc(s->model->nout + 1, sizeof(Grow));
+		t->given = xcalloc(s->model->nout + 1, sizeof(bool));
+		t->next = s->slots;
+		s->slots = t;
+	}
+	*slot = t;
+	while (!s->nidle && s->made == s->max)
+		pthread_cond_wait(&s->back, &s->lock);
+	RunCtx *c = NULL;
+	if (s->nidle)
+		c = s->idle[--s->nidle];
+	else if ((c = ctx_new(s->model, &s->opt)))
+		s->all[s->made++] = c;
+	pthread_mutex_unlock(&s->lock);
+	return c;
+}
+
+/* Context c back to idle after a run (status st), its counters' change
+ * since before added to the session's. */
+static void give(gearrt_session *s, RunCtx *c, Slot *t,
+		 const gearrt_stats *before, int32_t cached, gearrt_status st)
+{
+	pthread_mutex_lock(&s->lock);
+	const gearrt_stats *a = &c->st;
+	s->st.gear_runs += a->gear_runs - before->gear_runs;
+	s->st.dynamic_runs += a->dynamic_runs - before->dynamic_runs;
+	s->st.rebuilds += a->rebuilds - before->rebuilds;
+	s->st.cache_hits += a->cache_hits - before->cache_hits;
+	s->st.evictions += a->evictions - before->evictions;
+	s->st.prepare_ms += a->prepare_ms - before->prepare_ms;
+	s->st.cached += rt_cache_count(c->cache) - cached;
+	if (st == GEARRT_OK) {
+		s->st.last_path = a->last_path;
+		s->st.last_rebuilt = a->last_rebuilt;
+		s->st.last_rebuild_ms = a->last_rebuild_ms;
+		t->last_gear = c->last_gear;
+	}
+	s->last = c;
+	s->idle[s->nidle++] = c;
+	pthread_cond_signal(&s->back);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Outputs the run left in session memory (those the caller gave no
+ * buffer for: t->given) into t's buffers, and every string output's
+ * characters, so that they outlive the context's next run on another
+ * thread. */
+static void keep_outputs(Slot *t, gearrt_tensor *out, size_t nout)
+{
+	for (size_t i = 0; i < nout; i++) {
+		gearrt_tensor *o = &out[i];
+		if (o->dtype == GEARRT_STRING) {
+			size_t n = o->size / sizeof(char *), chars = 0;
+			const char **p = o->data;
+			for (size_t k = 0; k < n; k++)
+				chars += strlen(p[k]) + 1;
+			char *to = rt_grow(&t->chars[i], chars + 1);
+			if (!t->given[i])
+				p = memcpy(rt_grow(&t->bytes[i], o->size + 1),
+					   p, o->size);
+			for (size_t k = 0; k < n; k++) {
+				size_t len = strlen(p[k]) + 1;
+				p[k] = memcpy(to, p[k], len);
+				to += len;
+			}
+			o->data = (void *)p;
+		} else if (!t->given[i] && o->data) {
+			o->data = memcpy(rt_grow(&t->bytes[i], o->size + 1),
+					 o->data, o->size);
+		}
+	}
+}
+
+int gearrt_last_gear(const gearrt_session *s)
+{
+	if (!s)
+		return -1;
+	gearrt_session *m = (gearrt_session *)s; /* its lock */
+	pthread_mutex_lock(&m->lock);
+	pthread_t me = pthread_self();
+	const Slot *t = s->slots;
+	while (t && !pthread_equal(t->thread, me))
+		t = t->next;
+	int g = t ? t->last_gear : -1;
+	pthread_mutex_unlock(&m->lock);
+	return g;
+}
 
 gearrt_status gearrt_session_stats(const gearrt_session *s, gearrt_stats *st)
 {
@@ -104,9 +290,11 @@ gearrt_status gearrt_session_stats(const gearrt_session *s, gearrt_stats *st)
 		      "NULL");
 		return GEARRT_E_ARG;
 	}
+	gearrt_session *m = (gearrt_session *)s; /* its lock */
+	pthread_mutex_lock(&m->lock);
 	*st = s->st;
-	st->cached = rt_cache_count(s->cache);
-	st->runs = s->st.gear_runs + s->st.dynamic_runs;
+	pthread_mutex_unlock(&m->lock);
+	st->runs = st->gear_runs + st->dynamic_runs;
 	return GEARRT_OK;
 }
 
@@ -208,7 +396,7 @@ static gearrt_status no_gear(const gearrt_model *md, const gearrt_tensor *in)
 
 /* The gear (or graph) the inputs select: its index into run_graph, or
  * *dynamic when the dynamic graph runs (no gear fits, or no_gears). */
-static gearrt_status select_graph(const gearrt_session *s,
+static gearrt_status select_graph(const RunCtx *s,
 				  const gearrt_tensor *in, size_t *which,
 				  bool *dynamic)
 {
@@ -270,7 +458,7 @@ int rt_map_io(const gearrt_model *md, Prepared *p)
 	return rc ? -1 : 0;
 }
 
-gearrt_status rt_run_prepared(gearrt_session *s, Prepared *p,
+gearrt_status rt_run_prepared(RunCtx *s, Prepared *p,
 			      const gearrt_tensor *inputs,
 			      gearrt_tensor *outputs, size_t nout)
 {
@@ -295,7 +483,7 @@ static double now_ms(void)
 /* Runs run_graph[which] (checked: rt_check_gear) as compiled, prepared
  * on its first run, which st.prepare_ms times: a status as rt_exec's,
  * GEARRT_E_FILE if it cannot be prepared. */
-static gearrt_status run_compiled(gearrt_session *s, size_t which,
+static gearrt_status run_compiled(RunCtx *s, size_t which,
 				  const gearrt_tensor *inputs,
 				  gearrt_tensor *outputs, size_t nout)
 {
@@ -310,7 +498,7 @@ static gearrt_status run_compiled(gearrt_session *s, size_t which,
 }
 
 /* gearrt_run once its arguments are checked (and strings converted). */
-static gearrt_status run_checked(gearrt_session *s,
+static gearrt_status run_checked(RunCtx *s,
 				 const gearrt_tensor *inputs,
 				 gearrt_tensor *outputs, size_t nout)
 {
@@ -348,6 +536,19 @@ static gearrt_status run_checked(gearrt_session *s,
 	return GEARRT_OK;
 }
 
+/* gearrt_run on context s, its arguments checked. */
+static gearrt_status ctx_run(RunCtx *s, const gearrt_tensor *inputs,
+			     gearrt_tensor *outputs, size_t nout)
+{
+	if (!s->strings)
+		return run_checked(s, inputs, outputs, nout);
+	rt_strings_before(s, outputs, nout);
+	gearrt_status st = run_checked(s, rt_strings_in(s, inputs), outputs,
+				       nout);
+	gearrt_status after = rt_strings_after(s, outputs, nout, !st);
+	return st ? st : after;
+}
+
 gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 			 size_t nin, gearrt_tensor *outputs, size_t nout)
 {
@@ -365,13 +566,19 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 		if (st)
 			return st;
 	}
-	if (!s->strings)
-		return run_checked(s, inputs, outputs, nout);
-	rt_strings_before(s, outputs, nout);
-	gearrt_status st = run_checked(s, rt_strings_in(s, inputs), outputs,
-				       nout);
-	gearrt_status after = rt_strings_after(s, outputs, nout, !st);
-	return st ? st : after;
+	Slot *t;
+	RunCtx *c = take(s, &t);
+	if (!c)
+		return GEARRT_E_RUN;
+	for (size_t i = 0; i < nout; i++)
+		t->given[i] = outputs[i].data != NULL;
+	gearrt_stats before = c->st;
+	int32_t cached = rt_cache_count(c->cache);
+	gearrt_status st = ctx_run(c, inputs, outputs, nout);
+	if (!st)
+		keep_outputs(t, outputs, nout);
+	give(s, c, t, &before, cached, st);
+	return st;
 }
 
 void gearrt_options_from_env(gearrt_options *o)

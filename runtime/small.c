@@ -264,7 +264,7 @@ static bool replay(Move *m, int o, const Tensor *y, const int64_t *base,
 
 /* The context to run or read node n's reference kernel at prepare time,
  * its tensors in b, allocating from the session's scratch. */
-static OpCtx prepare_ctx(gearrt_session *s, Prepared *p, const Node *n,
+static OpCtx prepare_ctx(RunCtx *s, Prepared *p, const Node *n,
 			 OpBind *b)
 {
 	return (OpCtx){ .model = s->model->m, .g = p->g, .n = (Node *)n,
@@ -276,7 +276,7 @@ static OpCtx prepare_ctx(gearrt_session *s, Prepared *p, const Node *n,
 /* Runs the reference kernel of t's node on tensors of element numbers
  * and turns its outputs into m's runs: 1 if done, 0 if the numbers did
  * not come out as element numbers (then another path runs the node). */
-static int number_and_replay(gearrt_session *s, Prepared *p, Task *t,
+static int number_and_replay(RunCtx *s, Prepared *p, Task *t,
 			     int nmoved, Move *m)
 {
 	const Node *n = t->n;
@@ -355,7 +355,7 @@ static bool view_runs(Move *m, const Shape *ys, int64_t off,
  * kernel's own reading of its arguments), without numbering its input:
  * rec's attention slices at 8x640 took 0.5-0.9 ms each to number and
  * replay.  1 if done, 0 if not. */
-static int slice_runs(gearrt_session *s, Prepared *p, Task *t, Move *m)
+static int slice_runs(RunCtx *s, Prepared *p, Task *t, Move *m)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
@@ -388,7 +388,7 @@ static bool pad_fill(const Prepared *p, const Node *n, int64_t opset,
 	return true;
 }
 
-int small_move(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int small_move(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	int nmoved = moved_inputs(n), fill_in;
@@ -595,7 +595,7 @@ static bool lstm_sizes(const Prepared *p, const Node *n, const Lstm *l)
 	       numel_is(out[2], state);
 }
 
-int small_lstm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int small_lstm(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
@@ -705,7 +705,7 @@ static int dw_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-int small_dwconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int small_dwconv(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
@@ -799,7 +799,7 @@ static bool reduce_axes(const Prepared *p, const Node *n, int64_t opset,
 	return true;
 }
 
-int small_reduce(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int small_reduce(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
@@ -871,7 +871,7 @@ static int unary_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
-int small_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k)
+int small_unary(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;

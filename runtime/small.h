@@ -19,17 +19,17 @@
  * input but the moved data constant: the reference kernel moves element
  * numbers once, when the gear is prepared; a run copies the runs of
  * consecutive elements that it found. */
-int small_move(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int small_move(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* LSTM of fp32, default activations, no clip, peepholes, input_forget or
  * sequence_lens; hidden size at most 256 and few timesteps. */
-int small_lstm(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int small_lstm(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* 1-D Conv of fp32 with one input and one output channel per group
  * (every channel its own filter), constant weights and bias. */
-int small_dwconv(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int small_dwconv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* ReduceMean and ReduceSum of fp32 over adjacent axes (constant axes),
  * summed in double as the reference kernel sums. */
-int small_reduce(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int small_reduce(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Log, Sqrt, Neg, Abs and Exp of fp32. */
-int small_unary(gearrt_session *s, Prepared *p, Task *t, FastKernel *k);
+int small_unary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 #endif

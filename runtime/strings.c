@@ -20,11 +20,6 @@
 
 #include "rt.h"
 
-typedef struct Grow {
-	void *p;
-	size_t cap;
-} Grow;
-
 struct Strings {
 	gearrt_tensor *in;  /* the run's inputs, string ones as Bytes */
 	Grow *bytes;	    /* per input: its Bytes */
@@ -32,8 +27,7 @@ struct Strings {
 	gearrt_tensor *given; /* per output: the caller's data and size */
 };
 
-/* g's buffer with room for n bytes. */
-static void *grow(Grow *g, size_t n)
+void *rt_grow(Grow *g, size_t n)
 {
 	if (n > g->cap) {
 		free(g->p);
@@ -105,13 +99,13 @@ static void *bools(Grow *g, const gearrt_tensor *t)
 		any |= b[k];
 	if (any <= 1)
 		return b;
-	uint8_t *c = grow(g, n);
+	uint8_t *c = rt_grow(g, n);
 	for (size_t k = 0; k < n; k++)
 		c[k] = b[k] != 0;
 	return c;
 }
 
-const gearrt_tensor *rt_strings_in(gearrt_session *s,
+const gearrt_tensor *rt_strings_in(RunCtx *s,
 				   const gearrt_tensor *inputs)
 {
 	struct Strings *x = s->strings;
@@ -123,7 +117,7 @@ const gearrt_tensor *rt_strings_in(gearrt_session *s,
 			continue;
 		size_t n = numel(&inputs[i]);
 		const char *const *str = inputs[i].data;
-		Bytes *b = grow(&x->bytes[i], (n + 1) * sizeof(Bytes));
+		Bytes *b = rt_grow(&x->bytes[i], (n + 1) * sizeof(Bytes));
 		for (size_t k = 0; k < n; k++)
 			b[k] = (Bytes){ strlen(str[k]), (const uint8_t *)str[k] };
 		x->in[i].data = b;
@@ -132,7 +126,7 @@ const gearrt_tensor *rt_strings_in(gearrt_session *s,
 	return x->in;
 }
 
-void rt_strings_before(gearrt_session *s, gearrt_tensor *out, size_t nout)
+void rt_strings_before(RunCtx *s, gearrt_tensor *out, size_t nout)
 {
 	for (size_t i = 0; i < nout; i++) {
 		if (s->model->out_info[i].dtype != GEARRT_STRING)
@@ -160,8 +154,8 @@ static int string_out(struct Strings *x, size_t i, gearrt_tensor *o)
 				     o->name, k);
 		chars += b[k].len + 1;
 	}
-	const char **p = grow(&x->ptrs[i], need + sizeof(char *));
-	char *c = grow(&x->chars[i], chars + 1);
+	const char **p = rt_grow(&x->ptrs[i], need + sizeof(char *));
+	char *c = rt_grow(&x->chars[i], chars + 1);
 	for (size_t k = 0; k < n; k++) {
 		if (b[k].len)
 			memcpy(c, b[k].data, b[k].len);
@@ -176,7 +170,7 @@ static int string_out(struct Strings *x, size_t i, gearrt_tensor *o)
 	return 0;
 }
 
-gearrt_status rt_strings_after(gearrt_session *s, gearrt_tensor *out,
+gearrt_status rt_strings_after(RunCtx *s, gearrt_tensor *out,
 				size_t nout, bool ok)
 {
 	struct Strings *x = s->strings;

@@ -69,7 +69,7 @@ typedef struct Wino {
 	const float *w;	  /* W [cout][cg][3][3] */
 	const float *b;	  /* [cout] or NULL */
 	ActRun *acts;
-	gearrt_session *s; /* its work: X in NHWC if it is row-major, then
+	RunCtx *s; /* its work: X in NHWC if it is row-major, then
 			      per thread V [WTB][WE][cgp], M [WTB][WE][ogp] */
 	int64_t xsz;	   /* floats of X in NHWC, 0 if X is NHWC */
 	int64_t ssz;	   /* floats of V and M */
@@ -456,7 +456,7 @@ const void *chan_wino_weights(const FastKernel *fk)
 
 /* ---- matching ---------------------------------------------------------- */
 
-int chan_wino_conv_build(gearrt_session *s, Prepared *p, Task *t)
+int chan_wino_conv_build(RunCtx *s, Prepared *p, Task *t)
 {
 	Wino *k = t->fast.state;
 	k->xnhwc = rt_nhwc(p, t->n->inputs[0]);
@@ -502,7 +502,7 @@ static void wino_pack(const void *ctx, void *dst)
 			}
 }
 
-int chan_wino_conv(gearrt_session *s, Prepared *p, Task *t, FastKernel *fk)
+int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);

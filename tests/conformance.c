@@ -334,7 +334,7 @@ static bool planned_run(const gearrt_session *s)
 {
 	int g = gearrt_last_gear(s);
 	size_t k = g < 0 ? 0 : (size_t)g;
-	return !s->model->by_value[k] && s->prep[k] && s->prep[k]->planned;
+	return !rt_session_ctx(s)->model->by_value[k] && rt_session_ctx(s)->prep[k] && rt_session_ctx(s)->prep[k]->planned;
 }
 
 /* Runs s on test_data_set_0 four times: the first and last runs'
@@ -362,17 +362,17 @@ static int run_outputs(Model *m, const char *dir, gearrt_session *s,
 	for (int i = 2; i <= 3; i++) {
 		memset(out, 0, sizeof(out));
 		long before = alloc_count;
-		size_t held = model_bytes(s->model);
+		size_t held = model_bytes(rt_session_ctx(s)->model);
 		if (gearrt_run(s, in, nin, out, nout) != GEARRT_OK)
 			return error_prefix("run %d", i);
 		if (alloc_count != before && planned_run(s))
 			return error("run %d made %ld heap allocations (a run "
 				     "after the first makes none)", i,
 				     alloc_count - before);
-		if (model_bytes(s->model) != held)
+		if (model_bytes(rt_session_ctx(s)->model) != held)
 			return error("run %d allocated %zu bytes from the "
 				     "model's arena (a model is read-only once "
-				     "open)", i, model_bytes(s->model) - held);
+				     "open)", i, model_bytes(rt_session_ctx(s)->model) - held);
 	}
 	return run_once(m, dir, s, in, nin, nout) < 0 ? error_prefix("run 4")
 						       : 0;
@@ -410,7 +410,7 @@ static int check_runtime(Model *m, const char *dir)
 	/* A plan that lets two live tensors share bytes shows up as wrong
 	 * values: start from an arena of NaNs (0xff bytes), not zeros. */
 	if (!rc)
-		memset(s->arena, 0xff, (size_t)md->arena_bytes);
+		memset(rt_session_ctx(s)->arena, 0xff, (size_t)md->arena_bytes);
 	if (!rc)
 		rc = run_outputs(m, dir, s, gearrt_input_count(md),
 				 gearrt_output_count(md));

@@ -115,17 +115,18 @@ static inline uint64_t scr_hash(const char *const *str, size_t n)
 	return h;
 }
 
-/* One run of s, its outputs into out[0..io->out_bytes). */
-static inline gearrt_status scr_run(gearrt_session *s, const ScrIo *io,
-				    uint8_t *out)
+/* One run of s, its outputs into out[0..io->out_bytes): written there
+ * by the run, or, if mine is false, left in the session's memory and
+ * copied from it (a string output always: its hash). */
+static inline gearrt_status scr_run_as(gearrt_session *s, const ScrIo *io,
+				       uint8_t *out, bool mine)
 {
 	gearrt_tensor o[16];
 	for (size_t i = 0, at = 0; i < io->nout; i++) {
 		bool str = io->out_info[i].dtype == GEARRT_STRING;
 		size_t n = scr_out_bytes(&io->out_info[i]);
-		/* a string output in the session's own buffers */
-		o[i] = (gearrt_tensor){ .data = str ? NULL : out + at,
-					.size = str ? 0 : n };
+		o[i] = (gearrt_tensor){ .data = str || !mine ? NULL : out + at,
+					.size = str || !mine ? 0 : n };
 		at += n;
 	}
 	gearrt_status st = gearrt_run(s, io->in, io->nin, o, io->nout);
@@ -135,14 +136,24 @@ static inline gearrt_status scr_run(gearrt_session *s, const ScrIo *io,
 			uint64_t h = scr_hash(o[i].data,
 					      o[i].size / sizeof(char *));
 			memcpy(out + at, &h, sizeof(h));
+		} else if (st == GEARRT_OK && !mine) {
+			memcpy(out + at, o[i].data, o[i].size);
 		}
 		at += n;
 	}
 	return st;
 }
 
+static inline gearrt_status scr_run(gearrt_session *s, const ScrIo *io,
+				    uint8_t *out)
+{
+	return scr_run_as(s, io, out, true);
+}
+
 typedef struct ScrWorker {
 	gearrt_model *m;
+	gearrt_session *shared; /* the session all workers run, or NULL:
+				   each its own */
 	const ScrIo *io;
 	const uint8_t *want; /* the one-thread outputs */
 	int runs;
@@ -153,20 +164,25 @@ typedef struct ScrWorker {
 static inline void *scr_worker(void *p)
 {
 	ScrWorker *w = p;
-	gearrt_session *s;
+	gearrt_session *s = w->shared;
 	uint8_t *got = malloc(w->io->out_bytes + 1);
-	if (gearrt_session_create(w->m, NULL, &s) != GEARRT_OK) {
+	if (!s && gearrt_session_create(w->m, NULL, &s) != GEARRT_OK) {
 		w->failed = w->runs;
 		free(got);
 		return NULL;
 	}
 	for (int i = 0; i < w->runs; i++) {
-		if (scr_run(s, w->io, got) != GEARRT_OK)
+		/* a shared session: every other run's outputs left in its
+		 * memory, which another thread's run must not overwrite */
+		memset(got, 0xa5, w->io->out_bytes);
+		if (scr_run_as(s, w->io, got, !w->shared || i % 2) !=
+		    GEARRT_OK)
 			w->failed++;
 		else if (memcmp(got, w->want, w->io->out_bytes))
 			w->differed++;
 	}
-	gearrt_session_destroy(s);
+	if (!w->shared)
+		gearrt_session_destroy(s);
 	free(got);
 	return NULL;
 }
@@ -175,7 +191,7 @@ static inline void *scr_worker(void *p)
  * outputs of one session's one run: the runs that failed or differed
  * (-1 if the reference run fails). */
 static inline int scr_threads(gearrt_model *m, const ScrIo *io, int threads,
-			      int runs)
+			      int runs, bool shared)
 {
 	uint8_t *want = malloc(io->out_bytes + 1);
 	ScrWorker w[64];
@@ -190,16 +206,19 @@ static inline int scr_threads(gearrt_model *m, const ScrIo *io, int threads,
 		free(want);
 		return -1;
 	}
-	gearrt_session_destroy(s);
+	if (!shared)
+		gearrt_session_destroy(s);
 	for (int i = 0; i < threads; i++) {
-		w[i] = (ScrWorker){ .m = m, .io = io, .want = want,
-				    .runs = runs };
+		w[i] = (ScrWorker){ .m = m, .shared = shared ? s : NULL,
+				    .io = io, .want = want, .runs = runs };
 		pthread_create(&th[i], NULL, scr_worker, &w[i]);
 	}
 	for (int i = 0; i < threads; i++) {
 		pthread_join(th[i], NULL);
 		bad += w[i].failed + w[i].differed;
 	}
+	if (shared)
+		gearrt_session_destroy(s);
 	free(want);
 	return bad;
 }

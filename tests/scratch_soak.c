@@ -3,9 +3,11 @@
  * it: for `make helgrind` and `make soak` (tests/scratch_run.h fills the
  * inputs).
  *
- * usage: scratch_soak --threads=T --runs=R MODEL.om
- *          T sessions on T threads, R runs each; every run's outputs must
- *          equal those of one session's run (exit 1 if any differs).
+ * usage: scratch_soak --threads=T --runs=R [--shared] MODEL.om
+ *          T sessions on T threads, R runs each (--shared: one session
+ *          all T threads run at once, every other run's outputs left in
+ *          its memory); every run's outputs must equal those of one
+ *          session's run (exit 1 if any differs).
  *        scratch_soak --soak=N MODEL.om
  *          one session: 100 runs to warm up, then N runs; the heap in use
  *          (glibc's mallinfo2: every allocation, the libraries' too) must
@@ -82,12 +84,15 @@ static int soak(gearrt_model *m, const ScrIo *io, long runs)
 int main(int argc, char **argv)
 {
 	long threads = 0, runs = 0, soak_runs = 0;
+	bool shared = false;
 	const char *path = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "--threads=", 10))
 			threads = atol(argv[i] + 10);
 		else if (!strncmp(argv[i], "--runs=", 7))
 			runs = atol(argv[i] + 7);
+		else if (!strcmp(argv[i], "--shared"))
+			shared = true;
 		else if (!strncmp(argv[i], "--soak=", 7))
 			soak_runs = atol(argv[i] + 7);
 		else
@@ -108,9 +113,10 @@ int main(int argc, char **argv)
 	if (soak_runs > 0) {
 		rc = soak(m, &io, soak_runs);
 	} else {
-		int bad = scr_threads(m, &io, (int)threads, (int)runs);
-		printf("threads: %ld sessions x %ld runs: %d runs failed or "
-		       "differed from one thread's\n", threads, runs,
+		int bad = scr_threads(m, &io, (int)threads, (int)runs, shared);
+		printf("threads: %ld %s x %ld runs: %d runs failed or "
+		       "differed from one thread's\n", threads,
+		       shared ? "threads on one session" : "sessions", runs,
 		       bad < 0 ? (int)(threads * runs) : bad);
 		rc = bad != 0;
 	}

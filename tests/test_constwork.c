@@ -79,7 +79,7 @@ static void decoder_once(bool no_fast)
 	for (int run = 0; run < 2; run++)
 		cr_assert_eq(gearrt_run(s, in, 2, &out, 1), GEARRT_OK, "%s",
 			     gearrt_last_error());
-	const Prepared *p = s->prep[0];
+	const Prepared *p = rt_session_ctx(s)->prep[0];
 	cr_expect_eq(tasks_of(p, OP_DequantizeLinear), 0,
 		     "the table is dequantized per run");
 	cr_expect_eq(tasks_of(p, OP_Transpose), 0,

@@ -88,7 +88,7 @@ static Outs run(const char *om, bool no_fast, int threads, Plant plant)
 		memcpy(o.data[k], o.t[k].data, o.t[k].size);
 		o.t[k].data = o.data[k];
 	}
-	const Prepared *p = s->prep[0];
+	const Prepared *p = rt_session_ctx(s)->prep[0];
 	for (int32_t i = 0; p && i < p->ntasks; i++)
 		snprintf(o.kernels + strlen(o.kernels),
 			 sizeof(o.kernels) - strlen(o.kernels), "%s/%s,",
@@ -296,7 +296,7 @@ Test(defects, outputs_are_written_only_into_aligned_buffers)
 		}
 		cr_assert_eq(gearrt_run(s, in, 2, out, 2), GEARRT_OK, "%s",
 			     gearrt_last_error());
-		const Prepared *p = s->prep[0];
+		const Prepared *p = rt_session_ctx(s)->prep[0];
 		for (size_t k = 0; k < 2; k++) {
 			const Tensor *t = &p->vt[p->g->outputs[k]];
 			cr_expect(rt_aligned(t->data), "output %zu computed at "

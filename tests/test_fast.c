@@ -68,7 +68,7 @@ static void run_session(gearrt_model *m, gearrt_session *s, Outs *o)
 		o->data[k] = malloc(out[k].size + 1);
 		memcpy(o->data[k], out[k].data, out[k].size);
 	}
-	Prepared *p = s->prep[0];
+	Prepared *p = rt_session_ctx(s)->prep[0];
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		const Task *t = &p->tasks[i];
 		const char *k = rt_kernel_name(t);
@@ -545,7 +545,7 @@ typedef struct Fixture {
 	Model *m;
 	Graph *g;
 	gearrt_model md;
-	gearrt_session s;
+	RunCtx s;
 	Prepared p;
 	Tensor vt[8];
 	const Tensor *cur[8];
@@ -942,7 +942,7 @@ static void run_binding(gearrt_model *m, gearrt_session *s, Outs *o,
 			const void **w, int want)
 {
 	run_session(m, s, o);
-	Prepared *p = s->prep[0];
+	Prepared *p = rt_session_ctx(s)->prep[0];
 	int n = 0;
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		DnnlInfo d = { 0 };

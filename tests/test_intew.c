@@ -123,7 +123,7 @@ static Result run(const char *om, bool no_fast, int kind)
 		res.data[k] = malloc(res.out[k].size + 1);
 		memcpy(res.data[k], res.out[k].data, res.out[k].size);
 	}
-	const Prepared *p = s->prep[0];
+	const Prepared *p = rt_session_ctx(s)->prep[0];
 	for (int32_t i = 0; p && i < p->ntasks; i++) {
 		if (p->tasks[i].n->op == OP_Identity)
 			continue; /* a copy to a graph output */

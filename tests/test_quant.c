@@ -70,7 +70,7 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 		o.data[k] = malloc(out[k].size + 1);
 		memcpy(o.data[k], out[k].data, out[k].size);
 	}
-	Prepared *p = s->prep[0];
+	Prepared *p = rt_session_ctx(s)->prep[0];
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		const Task *t = &p->tasks[i];
 		if (rt_fast(t))
@@ -374,7 +374,7 @@ static void qbench_vs_ort(const char *name, bool dynamic, int fused)
 			     name, last_error());
 	}
 	int n = 0;
-	const Prepared *p = s->prep[0];
+	const Prepared *p = rt_session_ctx(s)->prep[0];
 	for (int32_t i = 0; i < p->ntasks; i++)
 		n += (p->tasks[i].n->op == OP_DynQuantMatMul ||
 		      p->tasks[i].n->op == OP_DynQuantConv ||

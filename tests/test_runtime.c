@@ -251,7 +251,7 @@ Test(runtime, outputs_do_not_depend_on_the_arena_contents)
 {
 	Two t = two_open();
 	check_two(&t, 2, 16, false);
-	memset(t.s->arena, 0xff, (size_t)t.m->arena_bytes);
+	memset(rt_session_ctx(t.s)->arena, 0xff, (size_t)t.m->arena_bytes);
 	check_two(&t, 2, 16, true);
 	two_close(&t);
 }

@@ -84,7 +84,7 @@ static void check_gear(const char *kase, gearrt_model *m, gearrt_session *s,
 		free(p);
 	}
 	memset(out, 0, sizeof(out));
-	memset(s->arena, 0xff, (size_t)m->arena_bytes);
+	memset(rt_session_ctx(s)->arena, 0xff, (size_t)m->arena_bytes);
 	cr_assert_eq(gearrt_run(s, in, nin, out, nout), GEARRT_OK,
 		     "%s gear %d: %s", kase, g, gearrt_last_error());
 	for (size_t i = 0; i < nout; i++) {

@@ -53,15 +53,20 @@ static size_t model_bytes(const gearrt_model *m)
 	return m->m->arena.used;
 }
 
-/* Fixture name on 8 sessions on 8 threads, 300 runs each: every run's
- * outputs are one thread's. */
+/* Fixture name on 8 sessions on 8 threads, 300 runs each, then 8
+ * threads running one session at once (its pool of run contexts, half
+ * the runs' outputs left in its memory): every run's outputs are one
+ * thread's. */
 static void on_eight_threads(const char *name)
 {
 	Opened o = open_fixture(name);
 	ScrIo io;
 	cr_assert_eq(scr_open(o.m, &io), 0);
-	cr_expect_eq(scr_threads(o.m, &io, 8, 300), 0,
+	cr_expect_eq(scr_threads(o.m, &io, 8, 300, false), 0,
 		     "runs on 8 threads failed or differed from one thread's");
+	cr_expect_eq(scr_threads(o.m, &io, 8, 300, true), 0,
+		     "8 threads on one session failed or differed from one "
+		     "thread's");
 	scr_close(&io);
 	close_fixture(&o);
 }

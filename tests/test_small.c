@@ -55,7 +55,7 @@ static void check_node(Model *m, const Node *n, bool small, float atol,
 	infer_ok(m);
 	Graph *g = m->graph;
 	gearrt_model md = { .m = m };
-	gearrt_session s = { .model = &md, .threads = 1 };
+	RunCtx s = { .model = &md, .threads = 1 };
 	Prepared p = { .g = g };
 	p.vt = calloc((size_t)g->nvals + 1, sizeof(Tensor));
 	p.cur = calloc((size_t)g->nvals + 1, sizeof(*p.cur));
@@ -279,7 +279,7 @@ Test(small, move_leaves_what_it_cannot_replay)
 	Node *n = tu_node(g, "Slice", "s", IDS(x, st, en), 1);
 	g->vals[n->outputs[0]].shape = SHAPE(3, 4);
 	gearrt_model md = { .m = m };
-	gearrt_session s = { .model = &md, .threads = 1 };
+	RunCtx s = { .model = &md, .threads = 1 };
 	Tensor vt[8] = { 0 }, out = { 0 }, *outs[1] = { &out };
 	Prepared p = { .g = g, .vt = vt };
 	Task t = { .n = n, .out = outs };
@@ -505,7 +505,7 @@ Test(small, views_of_inputs_follow_the_callers_buffers)
 	Feeds a = feeds(m, 1), b = feeds(m, 2);
 	size_t na, nb, nf;
 	float *ya = run_copy(s, &a, &na);
-	const Prepared *p = s->prep[0];
+	const Prepared *p = rt_session_ctx(s)->prep[0];
 	int views = 0;
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		cr_expect(!rt_evaluated(&p->tasks[i]), "node '%s' (%s) is evaluated",

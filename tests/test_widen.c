@@ -71,7 +71,7 @@ static Outs run_om(const char *om, void *const *in, bool no_fast)
 		o.data[k] = malloc(out[k].size + 1);
 		memcpy(o.data[k], out[k].data, out[k].size);
 	}
-	Prepared *p = s->prep[gearrt_last_gear(s) < 0 ? 0 : gearrt_last_gear(s)];
+	Prepared *p = rt_session_ctx(s)->prep[gearrt_last_gear(s) < 0 ? 0 : gearrt_last_gear(s)];
 	for (int32_t i = 0; i < p->ntasks; i++) {
 		const Task *u = &p->tasks[i];
 		if (u->n->op == OP_Cast) {
