@@ -4,12 +4,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "runtime/gearrt.h"
 
 static int cmd_version(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("gearc %s\n", GEARC_VERSION);
+	printf("gearc %s\ncpu: %s\n", GEARC_VERSION, gearrt_cpu_features());
 	return EXIT_OK;
 }
 

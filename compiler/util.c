@@ -849,6 +849,24 @@ static int read_fd(FileMap *f, int fd, size_t size, const char *what,
 	return 0;
 }
 
+int filemap_copy(FileMap *f, const void *data, size_t size, const char *what)
+{
+	memset(f, 0, sizeof(*f));
+	if (size == 0) {
+		f->data = (const uint8_t *)"";
+		return 0;
+	}
+	uint8_t *buf = file_buffer(size);
+	if (!buf)
+		return error("%s: cannot copy: %zu bytes do not fit in memory",
+			     what, size);
+	memcpy(buf, data, size);
+	f->data = buf;
+	f->size = size;
+	f->mapped = true;
+	return 0;
+}
+
 int filemap_read(FileMap *f, const char *path, const char *what)
 {
 	size_t size;

@@ -221,6 +221,9 @@ int filemap_open(FileMap *f, const char *path, const char *what);
 /* Reads path into memory; a file that changes size while it is read is
  * an error. */
 int filemap_read(FileMap *f, const char *path, const char *what);
+/* The same from size bytes at data (a copy, in the memory filemap_read
+ * reads into): -1 with an error naming what if memory is short. */
+int filemap_copy(FileMap *f, const void *data, size_t size, const char *what);
 /* Gives back the whole pages of [off, off + len) of a mapped f (nothing
  * for one that is not): for bytes read once and kept elsewhere, such as
  * a message unpacked into its own memory.  Their pages stay reserved

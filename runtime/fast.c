@@ -122,7 +122,7 @@ static bool degenerate(const Prepared *p, const Task *t)
  * (broadcast=1: B aligned at 'axis', not at the end as numpy's): the
  * fast elementwise kernels broadcast as numpy, so its reference kernel
  * runs it. */
-static bool legacy_broadcast(const gearrt_session *s, const Task *t)
+static bool legacy_broadcast(const RunCtx *s, const Task *t)
 {
 	int64_t opset = model_opset(s->model->m);
 	return opset > 0 && opset < 7 && attr_int(t->n, "broadcast", 0);

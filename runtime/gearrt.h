@@ -140,12 +140,23 @@ typedef struct gearrt_session gearrt_session;
 
 /* The message of this thread's last failed call ("" if none). */
 GEARRT_API const char *gearrt_last_error(void);
+/* libgearrt's version, "0.1.0" (gearc --version's). */
+GEARRT_API const char *gearrt_version(void);
+/* The CPU features the kernels choose by, as "avx2 fma f16c avx512f
+ * ...": those of the CPU the library runs on, within the ISA cap. */
+GEARRT_API const char *gearrt_cpu_features(void);
 /* "float32", "int64", ...; NULL for a number that is no dtype. */
 GEARRT_API const char *gearrt_dtype_name(int32_t dtype);
 /* Bytes per element; 0 for a number that is no dtype. */
 GEARRT_API size_t gearrt_dtype_size(int32_t dtype);
 
 GEARRT_API gearrt_status gearrt_model_open(const char *path, gearrt_model **model);
+/* The same from size bytes of a .om in memory, which it copies: the
+ * caller may free them once it returns.  Messages name the model
+ * "<memory>". */
+GEARRT_API gearrt_status gearrt_model_open_memory(const void *data,
+						   size_t size,
+						   gearrt_model **model);
 GEARRT_API void gearrt_model_close(gearrt_model *model);
 
 /* The model's inputs and outputs in order: name, dtype, rank and dims,
@@ -219,6 +230,27 @@ GEARRT_API gearrt_status gearrt_session_create(gearrt_model *model,
 				    const gearrt_options *options,
 				    gearrt_session **session);
 GEARRT_API void gearrt_session_destroy(gearrt_session *session);
+
+/* The gear inputs[0..nin) select (their dims at the gear axes equal the
+ * gear's), 0 for a static compile, or -1 (none; or the inputs' ranks or
+ * static dims are not the model's).  Only dims are read. */
+GEARRT_API int gearrt_find_gear(const gearrt_model *model,
+				const gearrt_tensor *inputs, size_t nin);
+/* The smallest gear (the least product of its dims) whose every dim at
+ * the gear axes is at least the inputs': the gear to pad them to (see
+ * pad_batch); 0 for a static compile; -1 if no gear holds them. */
+GEARRT_API int gearrt_pick_gear(const gearrt_model *model,
+				const gearrt_tensor *inputs, size_t nin);
+
+/* Prepares gears[0..n) (every gear if n is 0; a static compile's graph
+ * is gear 0) in every run context the session has made, as their first
+ * run would: the gear's checks, its task list and kernels, then one run
+ * on zero inputs (its memory touched, oneDNN's first executions done),
+ * so that no run pays for them (a context made later, for a concurrent
+ * run, prepares a gear on its first run of it).  GEARRT_E_ARG for a gear
+ * out of range, GEARRT_E_FILE for one that fails its checks. */
+GEARRT_API gearrt_status gearrt_session_prepare(gearrt_session *session,
+						const size_t *gears, size_t n);
 
 /* Runs the model: inputs[0..nin) in the model's input order (nin must be
  * the input count), outputs[0..nout) receive the model's outputs in order

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "compiler/cpu.h"
 #include "dnnl.h"
 #include "passes/hybrid.h"
 #include "passes/partition.h"
@@ -11,6 +12,14 @@
 #include "serializer/verify.h"
 
 const char *gearrt_last_error(void) { return last_error(); }
+
+const char *gearrt_version(void) { return GEARC_VERSION; }
+
+const char *gearrt_cpu_features(void)
+{
+	static _Thread_local char buf[256];
+	return cpu_features(buf, sizeof(buf));
+}
 
 const char *gearrt_dtype_name(int32_t dtype)
 {
@@ -161,11 +170,16 @@ static int constwork_raised(gearrt_model *md)
 	return 0;
 }
 
-static gearrt_model *model_load(const char *path)
+/* The model in the file at path, or (data not NULL) in size bytes at
+ * data, named path in messages. */
+static gearrt_model *model_load(const char *path, const void *data,
+				size_t size)
 {
 	gearrt_model *md = xmalloc(sizeof(*md));
 	memset(md, 0, sizeof(*md));
-	if (verify_open(&md->f, path, &md->lazy, &md->m) < 0) {
+	if ((data ? verify_open_memory(&md->f, data, size, path, &md->lazy,
+				       &md->m)
+		  : verify_open(&md->f, path, &md->lazy, &md->m)) < 0) {
 		free(md);
 		return NULL;
 	}
@@ -231,7 +245,23 @@ gearrt_status gearrt_model_open(const char *path, gearrt_model **model)
 		return GEARRT_E_ARG;
 	}
 	double t0 = now_ms();
-	*model = model_load(path);
+	*model = model_load(path, NULL, 0);
+	if (*model)
+		(*model)->open_ms = now_ms() - t0;
+	return *model ? GEARRT_OK : GEARRT_E_FILE;
+}
+
+gearrt_status gearrt_model_open_memory(const void *data, size_t size,
+				       gearrt_model **model)
+{
+	clear_error();
+	if (!model || (!data && size)) {
+		error("gearrt_model_open_memory: data and model must not be "
+		      "NULL");
+		return GEARRT_E_ARG;
+	}
+	double t0 = now_ms();
+	*model = model_load("<memory>", data ? data : "", size);
 	if (*model)
 		(*model)->open_ms = now_ms() - t0;
 	return *model ? GEARRT_OK : GEARRT_E_FILE;

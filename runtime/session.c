@@ -211,6 +211,15 @@ static RunCtx *take(gearrt_session *s, Slot **slot)
 	return c;
 }
 
+/* Where x is in s's idle stack, or -1 (in use); under s->lock. */
+static int idle_at(const gearrt_session *s, const RunCtx *x)
+{
+	for (int k = 0; k < s->nidle; k++)
+		if (s->idle[k] == x)
+			return k;
+	return -1;
+}
+
 /* Context c back to idle after a run (status st), its counters' change
  * since before added to the session's. */
 static void give(gearrt_session *s, RunCtx *c, Slot *t,
@@ -356,17 +365,79 @@ static gearrt_status check_input(const gearrt_model *md, size_t i,
 }
 
 /* Whether the inputs' dims at the gear axes (the -1 dims of the model's
- * inputs, inputs in order) are gear g's row of the gear table. */
-static bool gear_fits(const gearrt_model *md, size_t g, const gearrt_tensor *in)
+ * inputs, inputs in order) are gear g's row of the gear table (exact),
+ * or each at most the row's; *size gets the row's product. */
+static bool gear_holds(const gearrt_model *md, size_t g,
+		       const gearrt_tensor *in, bool exact, double *size)
 {
 	const Gearom__Gear *x = md->f.model->gears[g];
 	size_t at = 0;
+	*size = 1;
 	for (size_t i = 0; i < md->nin; i++)
-		for (int32_t k = 0; k < in[i].rank; k++)
-			if (md->in_info[i].dims[k] < 0 &&
-			    (at >= x->n_dims || x->dims[at++] != in[i].dims[k]))
+		for (int32_t k = 0; k < in[i].rank; k++) {
+			if (md->in_info[i].dims[k] >= 0)
+				continue;
+			if (at >= x->n_dims ||
+			    (exact ? x->dims[at] != in[i].dims[k]
+				   : x->dims[at] < in[i].dims[k]))
 				return false;
+			*size *= (double)x->dims[at++];
+		}
 	return at == x->n_dims;
+}
+
+static bool gear_fits(const gearrt_model *md, size_t g, const gearrt_tensor *in)
+{
+	double size;
+	return gear_holds(md, g, in, true, &size);
+}
+
+/* The inputs' ranks, dtypes and static dims are the model's. */
+static bool inputs_match(const gearrt_model *md, const gearrt_tensor *in,
+			 size_t nin)
+{
+	if (!in || nin != md->nin)
+		return false;
+	for (size_t i = 0; i < nin; i++) {
+		if (in[i].rank != md->in_info[i].rank ||
+		    in[i].rank > GEARRT_MAX_RANK)
+			return false;
+		for (int32_t k = 0; k < in[i].rank; k++)
+			if (in[i].dims[k] < 0 ||
+			    (md->in_info[i].dims[k] >= 0 &&
+			     in[i].dims[k] != md->in_info[i].dims[k]))
+				return false;
+	}
+	return true;
+}
+
+int gearrt_find_gear(const gearrt_model *md, const gearrt_tensor *in,
+		     size_t nin)
+{
+	if (!md || !inputs_match(md, in, nin))
+		return -1;
+	if (!md->ngears)
+		return 0;
+	for (size_t g = 0; g < md->ngears; g++)
+		if (gear_fits(md, g, in))
+			return (int)g;
+	return -1;
+}
+
+int gearrt_pick_gear(const gearrt_model *md, const gearrt_tensor *in,
+		     size_t nin)
+{
+	if (!md || !inputs_match(md, in, nin))
+		return -1;
+	if (!md->ngears)
+		return 0;
+	int best = -1;
+	double best_size = 0, size;
+	for (size_t g = 0; g < md->ngears; g++)
+		if (gear_holds(md, g, in, false, &size) &&
+		    (best < 0 || size < best_size))
+			best = (int)g, best_size = size;
+	return best;
 }
 
 static gearrt_status no_gear(const gearrt_model *md, const gearrt_tensor *in)
@@ -483,18 +554,66 @@ static double now_ms(void)
 /* Runs run_graph[which] (checked: rt_check_gear) as compiled, prepared
  * on its first run, which st.prepare_ms times: a status as rt_exec's,
  * GEARRT_E_FILE if it cannot be prepared. */
+/* One run of s's prepared run_graph[which] on zeros (no string
+ * inputs), its outputs in session memory, its status not kept: what a
+ * first run pays beyond preparing (the arena's and the outputs' pages
+ * touched for the first time, oneDNN's first executions) paid now. */
+static void warm(RunCtx *s, size_t which)
+{
+	const gearrt_model *md = s->model;
+	const Gearom__Gear *row = md->ngears ? md->f.model->gears[which] : NULL;
+	gearrt_tensor *in = xcalloc(md->nin + 1, sizeof(*in));
+	gearrt_tensor *out = xcalloc(md->nout + 1, sizeof(*out));
+	size_t at = 0, most = 0;
+	bool ok = true;
+	for (size_t i = 0; i < md->nin && ok; i++) {
+		in[i] = md->in_info[i];
+		size_t n = gearrt_dtype_size(in[i].dtype);
+		ok = in[i].dtype != GEARRT_STRING && in[i].rank >= 0;
+		for (int32_t k = 0; ok && k < in[i].rank; k++) {
+			if (in[i].dims[k] < 0)
+				in[i].dims[k] = row && at < row->n_dims
+							? row->dims[at++]
+							: 0;
+			ok = !__builtin_mul_overflow(n, (size_t)in[i].dims[k],
+						     &n);
+		}
+		in[i].size = n;
+		most = n > most ? n : most;
+	}
+	void *zeros = ok ? calloc(1, most + 1) : NULL;
+	for (size_t i = 0; zeros && i < md->nin; i++)
+		in[i].data = zeros;
+	if (zeros)
+		rt_run_prepared(s, s->prep[which], in, out, md->nout);
+	clear_error();
+	free(zeros);
+	free(in);
+	free(out);
+}
+
+/* run_graph[which] of s prepared (once: st.prepare_ms times it), its
+ * gear checked first; GEARRT_E_FILE if it cannot be. */
+static gearrt_status prepare(RunCtx *s, size_t which)
+{
+	if (s->prep[which])
+		return GEARRT_OK;
+	gearrt_status st = rt_check_gear(s->model, which, &s->st.prepare_ms);
+	if (st)
+		return st;
+	double t0 = now_ms();
+	s->prep[which] = rt_prepare(s, s->model->run_graph[which]);
+	s->st.prepare_ms += now_ms() - t0;
+	return s->prep[which] ? GEARRT_OK : GEARRT_E_FILE;
+}
+
 static gearrt_status run_compiled(RunCtx *s, size_t which,
 				  const gearrt_tensor *inputs,
 				  gearrt_tensor *outputs, size_t nout)
 {
-	if (!s->prep[which]) {
-		double t0 = now_ms();
-		s->prep[which] = rt_prepare(s, s->model->run_graph[which]);
-		s->st.prepare_ms += now_ms() - t0;
-		if (!s->prep[which])
-			return GEARRT_E_FILE;
-	}
-	return rt_run_prepared(s, s->prep[which], inputs, outputs, nout);
+	gearrt_status st = prepare(s, which);
+	return st ? st
+		  : rt_run_prepared(s, s->prep[which], inputs, outputs, nout);
 }
 
 /* gearrt_run once its arguments are checked (and strings converted). */
@@ -534,6 +653,48 @@ static gearrt_status run_checked(RunCtx *s,
 	s->st.gear_runs++;
 	s->st.last_path = md->ngears ? GEARRT_PATH_GEAR : GEARRT_PATH_STATIC;
 	return GEARRT_OK;
+}
+
+gearrt_status gearrt_session_prepare(gearrt_session *s, const size_t *gears,
+				     size_t n)
+{
+	clear_error();
+	if (!s || (n && !gears))
+		return error("gearrt_session_prepare: session and gears must "
+			     "not be NULL"), GEARRT_E_ARG;
+	size_t count = s->model->ngears ? s->model->ngears : 1;
+	for (size_t i = 0; i < n; i++)
+		if (gears[i] >= count)
+			return error("gearrt_session_prepare: gear %zu is out "
+				     "of range (the model has %zu)", gears[i],
+				     count), GEARRT_E_ARG;
+	/* every context made so far, each when it is idle */
+	gearrt_status st = GEARRT_OK;
+	for (int c = 0; !st; c++) {
+		pthread_mutex_lock(&s->lock);
+		RunCtx *x = c < s->made ? s->all[c] : NULL;
+		int k = -1;
+		while (x && (k = idle_at(s, x)) < 0)
+			pthread_cond_wait(&s->back, &s->lock);
+		if (x) /* out of the pool while it is prepared */
+			s->idle[k] = s->idle[--s->nidle];
+		pthread_mutex_unlock(&s->lock);
+		if (!x)
+			break;
+		double ms = x->st.prepare_ms;
+		for (size_t i = 0; i < (n ? n : count) && !st; i++) {
+			bool fresh = !x->prep[n ? gears[i] : i];
+			st = prepare(x, n ? gears[i] : i);
+			if (!st && fresh)
+				warm(x, n ? gears[i] : i);
+		}
+		pthread_mutex_lock(&s->lock);
+		s->st.prepare_ms += x->st.prepare_ms - ms;
+		s->idle[s->nidle++] = x;
+		pthread_cond_signal(&s->back);
+		pthread_mutex_unlock(&s->lock);
+	}
+	return st;
 }
 
 /* gearrt_run on context s, its arguments checked. */

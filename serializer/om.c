@@ -800,13 +800,10 @@ int om_parse(OmFile *f, const uint8_t *data, size_t size, const char *name)
 	return parse_as(f, data, size, name, false);
 }
 
-static int open_as(OmFile *f, const char *path, bool in_arena)
+/* map (taken: released on failure) parsed and validated into f, named
+ * path in messages. */
+static int open_map(OmFile *f, FileMap map, const char *path, bool in_arena)
 {
-	FileMap map;
-	if (filemap_read(&map, path, "file") < 0) {
-		memset(f, 0, sizeof(*f));
-		return -1;
-	}
 	if (parse_as(f, map.data, map.size, path, in_arena) < 0) {
 		filemap_release(&map);
 		return -1;
@@ -815,6 +812,27 @@ static int open_as(OmFile *f, const char *path, bool in_arena)
 	if (in_arena)
 		filemap_drop(&f->map, (size_t)f->def_off, (size_t)f->def_size);
 	return 0;
+}
+
+static int open_as(OmFile *f, const char *path, bool in_arena)
+{
+	FileMap map;
+	if (filemap_read(&map, path, "file") < 0) {
+		memset(f, 0, sizeof(*f));
+		return -1;
+	}
+	return open_map(f, map, path, in_arena);
+}
+
+int om_open_memory(OmFile *f, const void *data, size_t size,
+		   const char *name)
+{
+	FileMap map;
+	if (filemap_copy(&map, data, size, name) < 0) {
+		memset(f, 0, sizeof(*f));
+		return -1;
+	}
+	return open_map(f, map, name, true);
 }
 
 int om_open(OmFile *f, const char *path)

@@ -196,6 +196,10 @@ int om_open(OmFile *f, const char *path);
  * most of them: 6 of a PP-OCR rec file's 11 MB): data then covers the
  * header, the partition table and WEIGHTS only. */
 int om_open_readonly(OmFile *f, const char *path);
+/* om_open_readonly of size bytes at data, which it copies (the caller
+ * may free them when it returns); name, for messages. */
+int om_open_memory(OmFile *f, const void *data, size_t size,
+		   const char *name);
 /* The same on bytes in memory (kept by reference; name, non-NULL, for
  * messages).  om_close() frees the message. */
 int om_parse(OmFile *f, const uint8_t *data, size_t size, const char *name);

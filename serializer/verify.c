@@ -1451,16 +1451,29 @@ static int open_checked(const OmFile *f, OmRaise **lazy, Model **m)
 	return -1;
 }
 
+/* open_checked on f, just opened as name: closed on failure. */
+static int checked(OmFile *f, const char *name, OmRaise **lazy, Model **m)
+{
+	if (open_checked(f, lazy, m) < 0) {
+		om_close(f);
+		return error_prefix("%s", name);
+	}
+	return 0;
+}
+
 int verify_open(OmFile *f, const char *path, OmRaise **lazy, Model **m)
 {
 	*m = NULL;
-	if (om_open_readonly(f, path) < 0)
-		return -1;
-	if (open_checked(f, lazy, m) < 0) {
-		om_close(f);
-		return error_prefix("%s", path);
-	}
-	return 0;
+	return om_open_readonly(f, path) < 0 ? -1 : checked(f, path, lazy, m);
+}
+
+int verify_open_memory(OmFile *f, const void *data, size_t size,
+		       const char *name, OmRaise **lazy, Model **m)
+{
+	*m = NULL;
+	return om_open_memory(f, data, size, name) < 0
+		       ? -1
+		       : checked(f, name, lazy, m);
 }
 
 int verify_gear(const OmFile *f, OmRaise *r, Model *m, size_t g)

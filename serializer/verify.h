@@ -32,6 +32,9 @@ int verify_print(const OmFile *f, bool verbose, bool quiet);
  * without them all.  -1 with the error ("PATH: ..."), f closed and *m
  * NULL. */
 int verify_open(OmFile *f, const char *path, OmRaise **lazy, Model **m);
+/* The same on size bytes at data (copied; name for messages). */
+int verify_open_memory(OmFile *f, const void *data, size_t size,
+		       const char *name, OmRaise **lazy, Model **m);
 /* Gear g's own checks on m (from verify_open with lazy), once per gear:
  * 0, or -1 with the violation. */
 int verify_gear(const OmFile *f, OmRaise *lazy, Model *m, size_t g);

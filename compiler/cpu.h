@@ -1,0 +1,66 @@
+/*
+ * compiler/cpu.h - the one place that knows the CPU (compiler/cpu.c).
+ *
+ * The features are read once (x86-64: cpuid, and xgetbv for the register
+ * state the OS saves, so AVX-512 on a kernel that does not save ZMM state
+ * is absent; aarch64: the kernel's hwcaps) and capped by the ISA level a
+ * caller asks for (cpu_cap: gearrt_options.max_isa, GEARRT_MAX_ISA), so
+ * every dispatch in the runtime and the registry's match functions read
+ * cpu_has(), never __builtin_cpu_supports.
+ */
+#ifndef GEARC_CPU_H
+#define GEARC_CPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum CpuFeature {
+	/* x86-64 */
+	CPU_SSE41,
+	CPU_PCLMUL,
+	CPU_AVX,
+	CPU_AVX2,
+	CPU_FMA,
+	CPU_F16C,
+	CPU_AVX_VNNI,
+	CPU_AVX512F,
+	CPU_AVX512BW,
+	CPU_AVX512VL,
+	CPU_AVX512VNNI,
+	CPU_AVX512BF16,
+	CPU_AVX512FP16,
+	CPU_AMX_BF16,
+	CPU_AMX_INT8,
+	/* aarch64 */
+	CPU_NEON,
+	CPU_DOTPROD,
+	CPU_ARM_BF16,
+	CPU_SVE,
+	CPU_NFEATURES
+} CpuFeature;
+
+/* ISA levels a caller may cap the features at, lowest first. */
+typedef enum CpuLevel {
+	CPU_LEVEL_BASELINE, /* x86-64's SSE2, aarch64's NEON */
+	CPU_LEVEL_SSE41,
+	CPU_LEVEL_AVX,
+	CPU_LEVEL_AVX2,	    /* with FMA, F16C, AVX-VNNI */
+	CPU_LEVEL_AVX512,   /* with BW, VL, VNNI, BF16, FP16, AMX */
+	CPU_LEVEL_NATIVE,   /* no cap */
+} CpuLevel;
+
+/* Whether this CPU has feature f, within the cap. */
+bool cpu_has(CpuFeature f);
+/* The cap: features above level read as absent from now on (a process
+ * property: set it before the first kernel is chosen). */
+void cpu_cap(CpuLevel level);
+CpuLevel cpu_level(void);
+/* "baseline", "sse41", "avx", "avx2", "avx512", "native" -> level;
+ * -1 for anything else. */
+int cpu_level_parse(const char *s);
+const char *cpu_level_name(CpuLevel level);
+/* The features present within the cap, as "avx2 fma f16c ..." into buf
+ * (size bytes); buf. */
+const char *cpu_features(char *buf, size_t size);
+
+#endif
