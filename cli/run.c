@@ -380,13 +380,13 @@ static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
 	       ld->open + ld->session + ld->prepare + ld->first,
 	       ld->open + ld->session, ld->prepare, ld->first, t[n / 2], t[0],
 	       n);
-	printf("cpu: %s\n", gearrt_cpu_features());
 	if (st.dynamic_runs)
 		printf("shape cache: %llu rebuilds (last %.3f ms), %llu cache "
 		       "hits over %llu runs\n",
 		       (unsigned long long)st.rebuilds, st.last_rebuild_ms,
 		       (unsigned long long)st.cache_hits,
 		       (unsigned long long)st.runs);
+	printf("cpu: %s\n", gearrt_cpu_features());
 	free(t);
 	return 0;
 }

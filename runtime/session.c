@@ -584,8 +584,12 @@ static void warm(RunCtx *s, size_t which)
 	void *zeros = ok ? calloc(1, most + 1) : NULL;
 	for (size_t i = 0; zeros && i < md->nin; i++)
 		in[i].data = zeros;
+	Prepared *p = s->prep[which];
+	struct Profile *pr = p->prof; /* not a run the profile counts */
+	p->prof = NULL;
 	if (zeros)
-		rt_run_prepared(s, s->prep[which], in, out, md->nout);
+		rt_run_prepared(s, p, in, out, md->nout);
+	p->prof = pr;
 	clear_error();
 	free(zeros);
 	free(in);

@@ -24,7 +24,7 @@ no gear.  `python -m gearrt FILE.om --input NAME=FILE.npy` runs a file as
 `gearc run` does.
 """
 from ._gearrt import (Error, Gear, IOInfo, Model, NoGearError, Session,
-                      Stats, __version__)
+                      Stats, __version__, cpu_features)
 
 __all__ = ["Error", "Gear", "IOInfo", "Model", "NoGearError", "Session",
-           "Stats", "__version__"]
+           "Stats", "__version__", "cpu_features"]

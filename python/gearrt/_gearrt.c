@@ -1092,9 +1092,65 @@ static PyObject *Session_exit(SessionObject *self, PyObject *Py_UNUSED(a))
 	return Session_close(self, NULL);
 }
 
+PyDoc_STRVAR(Session_prepare_doc,
+"prepare(gears=None)\n--\n\n"
+"Prepares the gears listed (indices into Model.gears; all if None; a\n"
+"static model's graph is gear 0) as their first run would, then runs\n"
+"each once on zeros, so that no later run pays for it.");
+
+static PyObject *Session_prepare(SessionObject *self, PyObject *args,
+				 PyObject *kw)
+{
+	static char *names[] = { "gears", NULL };
+	PyObject *gears = Py_None;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:prepare", names,
+					 &gears) ||
+	    session_enter(self) < 0)
+		return NULL;
+	Py_ssize_t n = 0;
+	size_t *g = NULL;
+	PyObject *seq = NULL;
+	if (gears != Py_None) {
+		seq = PySequence_Fast(gears, "gears must be a list of ints");
+		n = seq ? PySequence_Fast_GET_SIZE(seq) : -1;
+		g = n > 0 ? PyMem_Calloc((size_t)n, sizeof(size_t)) : NULL;
+		for (Py_ssize_t i = 0; g && i < n; i++) {
+			Py_ssize_t v = PyNumber_AsSsize_t(
+				PySequence_Fast_GET_ITEM(seq, i),
+				PyExc_OverflowError);
+			if (v < 0 && !PyErr_Occurred())
+				PyErr_Format(Error, "gear %zd is out of range",
+					     v);
+			if (PyErr_Occurred()) {
+				n = -1;
+				break;
+			}
+			g[i] = (size_t)v;
+		}
+		if (n > 0 && !g && !PyErr_Occurred())
+			PyErr_NoMemory();
+	}
+	gearrt_status st = GEARRT_OK;
+	if (!PyErr_Occurred() && (gears == Py_None || n > 0)) {
+		Py_BEGIN_ALLOW_THREADS
+		st = gearrt_session_prepare(self->s, g, (size_t)n);
+		Py_END_ALLOW_THREADS
+	}
+	PyMem_Free(g);
+	Py_XDECREF(seq);
+	atomic_store(&self->busy, 0);
+	if (PyErr_Occurred())
+		return NULL;
+	if (st != GEARRT_OK)
+		return raise_status(st);
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef Session_methods[] = {
 	{ "run", (PyCFunction)(void (*)(void))Session_run,
 	  METH_FASTCALL | METH_KEYWORDS, Session_run_doc },
+	{ "prepare", (PyCFunction)(void (*)(void))Session_prepare,
+	  METH_VARARGS | METH_KEYWORDS, Session_prepare_doc },
 	{ "close", (PyCFunction)Session_close, METH_NOARGS, Session_close_doc },
 	{ "__enter__", (PyCFunction)Session_enter, METH_NOARGS,
 	  "Returns the session (with ... as s:)." },
@@ -1226,11 +1282,25 @@ PyDoc_STRVAR(module_doc,
 "when the inputs' dims match no gear.  String tensors are object arrays\n"
 "of str ('<U' arrays also feed a string input), as in onnxruntime.");
 
+static PyObject *cpu_features(PyObject *m, PyObject *Py_UNUSED(a))
+{
+	(void)m;
+	return PyUnicode_FromString(gearrt_cpu_features());
+}
+
+static PyMethodDef module_functions[] = {
+	{ "cpu_features", cpu_features, METH_NOARGS,
+	  "cpu_features()\n--\n\n"
+	  "The CPU features the kernels choose by, as 'avx2 fma ...'." },
+	{ NULL },
+};
+
 static struct PyModuleDef module = {
 	PyModuleDef_HEAD_INIT,
 	.m_name = "gearrt._gearrt",
 	.m_doc = module_doc,
 	.m_size = -1,
+	.m_methods = module_functions,
 };
 
 static int add_types(PyObject *m)
