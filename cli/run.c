@@ -427,7 +427,7 @@ static int run_model(RunArgs *ra)
 {
 	int nbench = 0, threads = 1, gear = 0, status = EXIT_FAIL;
 	if ((ra->bench && parse_int("bench", ra->bench, 1, 1000000, &nbench) < 0) ||
-	    (ra->threads && parse_int("threads", ra->threads, 1, GEARRT_THREADS_MAX,
+	    (ra->threads && parse_int("threads", ra->threads, 0, GEARRT_THREADS_MAX,
 					    &threads) < 0) ||
 	    (ra->gear && parse_int("gear", ra->gear, 0, 1000000, &gear) < 0))
 		return EXIT_USAGE;

@@ -1,5 +1,10 @@
 /* compiler/cpu.c - the CPU's features, read once (compiler/cpu.h). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -133,4 +138,84 @@ const char *cpu_features(char *buf, size_t size)
 			at += (size_t)snprintf(buf + at, size - at, "%s%s",
 					       at ? " " : "", feature[f].name);
 	return buf;
+}
+
+/* The first line of file, or "" (buf holds it). */
+static const char *first_line(const char *file, char *buf, size_t size)
+{
+	FILE *f = fopen(file, "r");
+	buf[0] = 0;
+	if (f) {
+		if (!fgets(buf, (int)size, f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+double cpu_cgroup_quota(const char *root, const char *path, bool v2)
+{
+	char dir[512], file[600], buf[128];
+	double least = 0;
+	snprintf(dir, sizeof(dir), "%s%s", root, path);
+	for (;;) {
+		double q = 0, per = 0;
+		if (v2) {
+			snprintf(file, sizeof(file), "%s/cpu.max", dir);
+			if (sscanf(first_line(file, buf, sizeof(buf)),
+				   "%lf %lf", &q, &per) != 2)
+				q = 0;
+		} else {
+			snprintf(file, sizeof(file), "%s/cpu.cfs_quota_us", dir);
+			q = atof(first_line(file, buf, sizeof(buf)));
+			snprintf(file, sizeof(file), "%s/cpu.cfs_period_us", dir);
+			per = atof(first_line(file, buf, sizeof(buf)));
+		}
+		if (q > 0 && per > 0 && (!least || q / per < least))
+			least = q / per;
+		char *slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) < strlen(root))
+			break;
+		*slash = 0;
+	}
+	return least;
+}
+
+/* This process's cgroup quota in CPUs, 0 if none (Linux's
+ * /proc/self/cgroup: "0::PATH" for v2, "N:...cpu...:PATH" for v1). */
+static double quota_cpus(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	char line[512];
+	double q = 0;
+	while (f && !q && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':')
+							  : NULL;
+		if (!path)
+			continue;
+		*path++ = 0, ctl++;
+		if (!*ctl)
+			q = cpu_cgroup_quota("/sys/fs/cgroup", path, true);
+		else if (!strcmp(ctl, "cpu") || strstr(ctl, "cpu,") ||
+			 strstr(ctl, ",cpu"))
+			q = cpu_cgroup_quota("/sys/fs/cgroup/cpu", path, false);
+	}
+	if (f)
+		fclose(f);
+	return q;
+}
+
+int cpu_usable_cores(void)
+{
+	cpu_set_t set;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+		: online > 0				   ? (int)online
+							   : 1;
+	double q = quota_cpus();
+	if (q > 0 && ceil(q) < n)
+		n = (int)ceil(q);
+	return n > 0 ? n : 1;
 }

@@ -59,6 +59,14 @@ CpuLevel cpu_level(void);
  * -1 for anything else. */
 int cpu_level_parse(const char *s);
 const char *cpu_level_name(CpuLevel level);
+/* The cores this process may use: those of its CPU affinity mask, at
+ * most its cgroup's CPU quota (rounded up), at least 1. */
+int cpu_usable_cores(void);
+/* The CPUs the cgroup at path (under its hierarchy's root directory)
+ * and its ancestors grant: the least of their quota over their period;
+ * 0 if none sets one.  v2: cpu.max "QUOTA PERIOD" ("max" for none); v1:
+ * cpu.cfs_quota_us (-1 for none) and cpu.cfs_period_us. */
+double cpu_cgroup_quota(const char *root, const char *path, bool v2);
 /* The features present within the cap, as "avx2 fma f16c ..." into buf
  * (size bytes); buf. */
 const char *cpu_features(char *buf, size_t size);

@@ -1,4 +1,5 @@
 /* compiler/util.c - errors, arenas, arithmetic, maps, threads, files. */
+#include "cpu.h"
 #include "util.h"
 
 #include <errno.h>
@@ -648,7 +649,7 @@ int32_t ptrmap_put(PtrMap *m, const void *key, int32_t val)
 
 int thread_count(int jobs)
 {
-	long n = jobs > 0 ? jobs : sysconf(_SC_NPROCESSORS_ONLN);
+	long n = jobs > 0 ? jobs : cpu_usable_cores();
 	return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 

@@ -82,7 +82,7 @@ static int chan_run(void *state, const Tensor *const *in, Tensor *const *out)
 	int64_t per = k->nhwc ? k->hw : k->c, rows = k->n * per;
 	int64_t len = k->nhwc ? k->c : k->hw;
 	int nt = k->threads;
-	RT_PARALLEL_FOR
+	RT_PARALLEL_ROWS
 	for (int64_t r = 0; r < rows; r++) {
 		const float *bn = b + r / per * k->bstep;
 		if (k->nhwc)
@@ -438,9 +438,14 @@ static int lerp_run(void *state, const Tensor *const *in,
 	float *y = tensor_mut(out[0]);
 	int64_t rows = k->planes * k->oh, xrow = k->iw * k->c;
 	int nt = k->threads;
+	/* strips of rows, 4 a thread (RT_PARALLEL_FOR's dynamic taking);
+	 * lerp_planes keeps the input rows it gathered across a strip's
+	 * rows, in its thread's two row buffers */
+	int64_t strips = nt > 1 ? 4 * (int64_t)nt : 1;
 	RT_PARALLEL_FOR
-	for (int th = 0; th < nt; th++) {
-		int64_t q0 = rows * th / nt, q1 = rows * (th + 1) / nt;
+	for (int64_t st = 0; st < strips; st++) {
+		int64_t q0 = rows * st / strips, q1 = rows * (st + 1) / strips;
+		int th = rt_thread();
 		if (k->c == 1) {
 			lerp_planes(k, x, y, q0, q1,
 				    k->rows + 4 * th * k->ow,

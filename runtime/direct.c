@@ -154,7 +154,7 @@ static int deconv_run(void *state, const Tensor *const *in,
 	float *yb = tensor_mut(out[0]);
 	int64_t oh = g->out[0], rows = g->n * g->cout * oh;
 	int nt = d->threads;
-	RT_PARALLEL_FOR
+	RT_PARALLEL_ROWS
 	for (int64_t r = 0; r < rows; r++)
 		deconv_row(d, xb, yb, r / oh / g->cout, r / oh % g->cout,
 			   r % oh, d->acc + rt_thread() * deconv_room(g));
@@ -378,7 +378,7 @@ static int small_conv_run(void *state, const Tensor *const *in,
 	int64_t oh = g->out[0], ow = g->out[1];
 	int64_t nb = (g->cout + OCB - 1) / OCB, rows = g->n * nb * oh;
 	int nt = c->threads;
-	RT_PARALLEL_FOR
+	RT_PARALLEL_ROWS
 	for (int64_t r = 0; r < rows; r++) {
 		int64_t n = r / oh / nb, ob = r / oh % nb, oy = r % oh;
 		const float *x = (const float *)in[0]->data +
@@ -625,7 +625,7 @@ static int softmax_run(void *state, const Tensor *const *in,
 	float *y = tensor_mut(out[0]);
 	int64_t rows = (int64_t)(out[0]->nbytes / sizeof(float)) / len;
 	int nt = rs->threads;
-	RT_PARALLEL_FOR
+	RT_PARALLEL_ROWS
 	for (int64_t r = 0; r < rows; r++)
 		softmax_row(x + r * len, y + r * len, len);
 	return 0;
@@ -984,7 +984,7 @@ static int layernorm_run(void *state, const Tensor *const *in,
 	const float *b = ln->bias ? in[2]->data : NULL;
 	float *y = tensor_mut(out[0]);
 	int nt = ln->threads;
-	RT_PARALLEL_FOR
+	RT_PARALLEL_ROWS
 	for (int64_t r = 0; r < ln->rows; r++) {
 		double m, v;
 		if (ln->cols % VL == 0) {
@@ -1252,7 +1252,7 @@ static void upsample_nhwc(const Upsample *u, const float *x, float *y)
 {
 	int64_t c = u->c, ow = u->iw * u->fx, rows = u->planes / c * u->ih;
 	int nt = u->threads;
-	RT_PARALLEL_FOR
+	RT_PARALLEL_ROWS
 	for (int64_t r = 0; r < rows; r++) {
 		float *row = y + r * u->fy * ow * c;
 		for (int64_t i = 0; i < u->iw; i++)
@@ -1278,7 +1278,7 @@ static int upsample_run(void *state, const Tensor *const *in,
 	float *y = tensor_mut(out[0]);
 	int64_t ow = u->iw * u->fx, rows = u->planes * u->ih;
 	int nt = u->threads;
-	RT_PARALLEL_FOR
+	RT_PARALLEL_ROWS
 	for (int64_t r = 0; r < rows; r++) { /* input row r of all planes */
 		float *row = y + r * u->fy * ow;
 		upsample_row(x + r * u->iw, row, u->iw, u->fx);

@@ -177,7 +177,10 @@ GEARRT_API gearrt_status gearrt_gear_dims(const gearrt_model *model, size_t g,
 GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
 				 size_t i, gearrt_tensor *info);
 
-/* threads: intra-op threads, 0 or 1 for one, at most GEARRT_THREADS_MAX.
+/* threads: intra-op threads of a run, at most GEARRT_THREADS_MAX; 0
+ * (a zeroed struct, or NULL options) means every core the process may
+ * use: its CPU affinity mask's, at most its cgroup's CPU quota (as ONNX
+ * Runtime's 0 means every core).
  * shape_cache: how many specialisations of the dynamic graph (see
  * "Hybrid files" below) a session keeps, at most GEARRT_SHAPE_CACHE_MAX;
  * 0 (a zeroed struct, or NULL options) means the default,

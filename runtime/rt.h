@@ -494,16 +494,26 @@ static inline double rt_conv_flops(const ConvGeom *cg, bool transpose)
 
 
 /* RT_PARALLEL_FOR before a for loop of independent iterations spreads
- * them over nt threads (a variable nt in scope) in equal blocks, where
- * the file is compiled with OpenMP (the Makefile's RT_OMP files); else
- * the loop runs on one.  rt_thread() is the running thread's number. */
+ * them over nt threads (a variable nt in scope), where the file is
+ * compiled with OpenMP (the Makefile's RT_OMP files); else the loop runs
+ * on one.  Each thread takes the next iteration when it is done with
+ * one (dynamic scheduling), so a thread the OS deschedules on a busy
+ * machine delays the loop by the iteration it holds, not by its share
+ * of a static split; RT_PARALLEL_ROWS does the same 16 iterations at a
+ * time, for loops of many small ones (rows), where taking one costs
+ * more than it does.  An iteration computes the same bytes whichever
+ * thread runs it; rt_thread() is the running thread's number (for its
+ * own scratch). */
 #ifdef _OPENMP
 #include <omp.h>
 #define RT_PARALLEL_FOR \
-	_Pragma("omp parallel for num_threads(nt) schedule(static)")
+	_Pragma("omp parallel for num_threads(nt) schedule(dynamic)")
+#define RT_PARALLEL_ROWS \
+	_Pragma("omp parallel for num_threads(nt) schedule(dynamic, 16)")
 static inline int rt_thread(void) { return omp_get_thread_num(); }
 #else
 #define RT_PARALLEL_FOR (void)nt;
+#define RT_PARALLEL_ROWS (void)nt;
 static inline int rt_thread(void) { return 0; }
 #endif
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "compiler/cpu.h"
 #include "rt.h"
 
 /* A thread's outputs left in session memory: per output, its bytes (a
@@ -50,7 +51,7 @@ static RunCtx *ctx_new(gearrt_model *md, const gearrt_options *o)
 	RunCtx *s = xmalloc(sizeof(*s));
 	memset(s, 0, sizeof(*s));
 	s->model = md;
-	s->threads = o->threads > 1 ? o->threads : 1;
+	s->threads = o->threads ? o->threads : cpu_usable_cores();
 	s->last_gear = -1;
 	s->no_gears = o->no_gears;
 	s->no_fast = o->no_fast;
