@@ -739,6 +739,28 @@ static json_object *json_graph_io(const Gearom__Graph *g, const int32_t *ids,
 }
 
 /* Every partition of the file, graph by graph, in node order. */
+/* Whether the gears' batch may be padded (passes/batchrows.c): null
+ * where the compile has no batch, else {"independent": true, "axes": [per
+ * output]} or {"independent": false, "mixer": "node 'N' (Op)"}. */
+static json_object *json_batch_rows(const Gearom__Model *m)
+{
+	const Gearom__BatchRows *b = m->batch_rows;
+	if (!b)
+		return NULL;
+	json_object *o = json_object_new_object();
+	bool mixed = b->mixer && *b->mixer;
+	jadd(o, "independent", json_object_new_boolean(!mixed));
+	if (mixed) {
+		jadd(o, "mixer", jstr(b->mixer));
+		return o;
+	}
+	json_object *a = json_object_new_array();
+	for (size_t k = 0; k < b->n_axis; k++)
+		json_object_array_add(a, jint(b->axis[k]));
+	jadd(o, "axes", a);
+	return o;
+}
+
 static json_object *json_partitions(const Gearom__Model *m)
 {
 	json_object *a = json_object_new_array();
@@ -824,6 +846,7 @@ json_object *om_json(const OmFile *f, const char *path)
 	jadd(o, "scope", json_scope(m));
 	jadd(o, "hybrid", json_hybrid(m));
 	jadd(o, "partitions", json_partitions(m));
+	jadd(o, "batch_rows", json_batch_rows(m));
 
 	/* Extras beyond the contract. */
 	p = json_object_new_object();
@@ -1166,6 +1189,13 @@ static void text_head(json_object *doc)
 	text_source(jget(doc, "source"));
 	printf("mode:      %s, %lld gears\n", jgets(doc, "mode"),
 	       jgeti(doc, "gear_count"));
+	json_object *br = jget(doc, "batch_rows");
+	if (br && json_object_get_boolean(jget(br, "independent")))
+		printf("batch:     rows independent (a run may pad them to a "
+		       "larger gear)\n");
+	else if (br)
+		printf("batch:     rows mixed by %s (a run may not pad them)\n",
+		       jgets(br, "mixer"));
 	text_options(jget(doc, "options"));
 	text_weights(doc);
 	text_arena(doc);

@@ -30,7 +30,7 @@ enum { MAX_GIVEN = 256 };
 
 typedef struct RunArgs {
 	const char *file, *output_dir, *bench, *threads, *gear, *random;
-	const char *no_gears, *quiet;
+	const char *no_gears, *quiet, *pad_batch;
 	const char *given[MAX_GIVEN]; /* NAME=PATH */
 	int ngiven;
 	const gearrt_tensor *in; /* the inputs, once gathered */
@@ -298,6 +298,9 @@ static void print_path(const RunArgs *ra, gearrt_model *m, gearrt_session *s)
 		printf("gear %d (dims", g);
 		for (size_t k = 0; k < nd; k++)
 			printf("%s%lld", k ? "," : " ", (long long)dims[k]);
+		/* a padded run: the inputs' batch is not the gear's */
+		if (gearrt_find_gear(m, ra->in, gearrt_input_count(m)) != g)
+			printf(", batch %lld padded", (long long)ra->in[0].dims[0]);
 		printf(")\n");
 	} else {
 		printf("static graph\n");
@@ -446,7 +449,8 @@ static int run_model(RunArgs *ra)
 	if (ra->gear && check_gear(ra, m, gear) < 0)
 		goto done;
 	gearrt_options opt = { .threads = threads,
-			       .no_gears = ra->no_gears != NULL };
+			       .no_gears = ra->no_gears != NULL,
+			       .pad_batch = ra->pad_batch != NULL };
 	gearrt_options_from_env(&opt);
 	size_t nin = gearrt_input_count(m), nout = gearrt_output_count(m);
 	in = xmalloc((nin + 1) * sizeof(*in));
@@ -497,6 +501,7 @@ int cmd_run(int argc, char **argv)
 		{ "gear", 0, true, &ra.gear },
 		{ "random_inputs", 0, false, &ra.random },
 		{ "no_gears", 0, false, &ra.no_gears },
+		{ "pad_batch", 0, false, &ra.pad_batch },
 		{ "quiet", 'q', false, &ra.quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },

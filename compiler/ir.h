@@ -305,7 +305,18 @@ typedef struct Model {
 	Arena *dynamic_arena;
 	/* Warnings (model_warn); NULL until the first. */
 	struct Warnings *warnings;
+	/* A gear compile with a batch (passes/batchrows.c): whether its
+	 * rows may be padded; NULL otherwise. */
+	struct BatchRows *batch_rows;
 } Model;
+
+/* Whether a gear compile's batch may be padded (passes/batchrows.c):
+ * mixer NULL and, per graph output, the axis its batch is on (-1: none
+ * reaches it); else mixer names the first node that mixes the rows. */
+typedef struct BatchRows {
+	int32_t *axis;
+	const char *mixer;
+} BatchRows;
 
 /* ---- warnings ---------------------------------------------------------- */
 

@@ -49,6 +49,7 @@ static const Pass passes[] = {
 	{ "partition", 0, partition_one, "partitioning unknown-shape nodes" },
 	{ "hybrid-root", pass_hybrid_root, 0, "attaching the dynamic graph" },
 	{ "gear-root", pass_gear_root, 0, "merging the gears' outputs" },
+	{ "batch-rows", pass_batch_rows, 0, "proving the batch rows independent" },
 	{ "memplan", pass_memplan, 0, "planning memory" },
 };
 
@@ -88,7 +89,8 @@ static bool pass_applies(const Pass *p, const Model *m,
 		return widen_applies(m, o);
 	if (!strcmp(p->name, "gear-scope"))
 		return o->gear_scope != NULL;
-	if (!strcmp(p->name, "gear-clone") || !strcmp(p->name, "gear-root"))
+	if (!strcmp(p->name, "gear-clone") || !strcmp(p->name, "gear-root") ||
+	    !strcmp(p->name, "batch-rows"))
 		return m->gears != NULL;
 	return true;
 }

@@ -66,6 +66,13 @@ const char *dump_after_check(const char *list);
 /* "hybrid, gear-scope, ..." for help texts. */
 const char *pass_names(void);
 
+/* ---- batch rows (passes/batchrows.c) ------------------------------------- */
+
+/* For a gear compile whose inputs have a gear dim at axis 0: whether
+ * every output row depends on its own batch index's input rows alone
+ * (m->batch_rows), so that a run may pad the batch to a larger gear. */
+int pass_batch_rows(Model *m, const PassOptions *o);
+
 /* ---- gear compilation (passes/gear.c) ------------------------------------ */
 
 /* Root multi-batch clone: m->graph becomes the root (gear inputs at their

@@ -195,6 +195,17 @@ GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
  * every run and prints the times to stderr per op and kernel when the
  * session is destroyed; GEARRT_PROFILE_NODES adds a row per node (gearc
  * run and the Python module set it from GEARRT_PROFILE=1 / =nodes).
+ * pad_batch: inputs whose gear dims match no gear, but for a batch (the
+ * gear dim at axis 0 of the inputs that have one there) that a larger
+ * gear holds, run on the least such gear: their rows zero-padded to its
+ * batch, the outputs sliced back to the inputs' (each along the axis its
+ * batch reaches, which the compiler records).  Only where the compiler
+ * proved every output row depends on its own batch index's input rows
+ * alone (gearc dump says so: "batch: rows independent"); a model where
+ * a node mixes them (a reduction over the batch, a dynamic int8
+ * quantisation's min and max, a Reshape merging the batch) refuses a
+ * padded run with GEARRT_E_NO_GEAR naming that node.  A file with a
+ * dynamic graph (--hybrid) runs such inputs there instead.
  * concurrency: the most runs of the session at once (its run contexts),
  * at most GEARRT_CONCURRENCY_MAX; 0 means GEARRT_CONCURRENCY_DEFAULT.
  * threads, shape_cache, profile or concurrency out of range (threads
@@ -219,6 +230,7 @@ typedef struct gearrt_options {
 	int no_fast;
 	int profile;
 	int concurrency;
+	int pad_batch;
 } gearrt_options;
 
 /* Sets o's no_fast and profile from the environment, for a program

@@ -28,6 +28,10 @@ typedef struct Slot {
 	Grow *bytes, *chars;
 	bool *given; /* the caller gave output i a buffer, this run */
 	int last_gear; /* this thread's last successful run's */
+	/* a padded run's (pad_batch): its inputs' bytes, and its inputs'
+	 * and outputs' tensors */
+	Grow *pad;
+	gearrt_tensor *in, *out;
 	struct Slot *next;
 } Slot;
 
@@ -152,9 +156,14 @@ void gearrt_session_destroy(gearrt_session *s)
 			free(t->bytes[i].p);
 			free(t->chars[i].p);
 		}
+		for (size_t i = 0; i < s->model->nin; i++)
+			free(t->pad[i].p);
 		free(t->bytes);
 		free(t->chars);
 		free(t->given);
+		free(t->pad);
+		free(t->in);
+		free(t->out);
 		free(t);
 	}
 	free(s->all);
@@ -197,6 +206,9 @@ static RunCtx *take(gearrt_session *s, Slot **slot)
 		t->bytes = xcalloc(s->model->nout + 1, sizeof(Grow));
 		t->chars = xcalloc(s->model->nout + 1, sizeof(Grow));
 		t->given = xcalloc(s->model->nout + 1, sizeof(bool));
+		t->pad = xcalloc(s->model->nin + 1, sizeof(Grow));
+		t->in = xcalloc(s->model->nin + 1, sizeof(gearrt_tensor));
+		t->out = xcalloc(s->model->nout + 1, sizeof(gearrt_tensor));
 		t->next = s->slots;
 		s->slots = t;
 	}
@@ -715,6 +727,161 @@ static gearrt_status ctx_run(RunCtx *s, const gearrt_tensor *inputs,
 	return st ? st : after;
 }
 
+/* ---- pad_batch ---------------------------------------------------------- */
+
+/* Whether input i's axis 0 is a gear dim (the batch). */
+static bool batched_input(const gearrt_model *md, size_t i)
+{
+	return md->in_info[i].rank > 0 && md->in_info[i].dims[0] < 0;
+}
+
+/* The gear a padded run takes for inputs whose batch is n: the one of
+ * the least batch of at least n whose other gear dims are the inputs';
+ * -1 if none. */
+static int pad_gear(const gearrt_model *md, const gearrt_tensor *in,
+		    int64_t n)
+{
+	int best = -1;
+	int64_t best_b = 0;
+	for (size_t g = 0; g < md->ngears; g++) {
+		const Gearom__Gear *x = md->f.model->gears[g];
+		size_t at = 0;
+		int64_t b = -1;
+		bool ok = true;
+		for (size_t i = 0; i < md->nin && ok; i++)
+			for (int32_t k = 0; k < in[i].rank && ok; k++) {
+				if (md->in_info[i].dims[k] >= 0)
+					continue;
+				int64_t v = at < x->n_dims ? x->dims[at++] : -1;
+				if (k == 0)
+					ok = v >= n && (b < 0 || v == b),
+					b = v;
+				else
+					ok = v == in[i].dims[k];
+			}
+		if (ok && at == x->n_dims && (best < 0 || b < best_b))
+			best = (int)g, best_b = b;
+	}
+	return best;
+}
+
+/* Output o of a padded run (its batch at axis, padded to its dims'
+ * n_pad, really n) into the caller's buffer (given, size bytes) or t's
+ * buffer k: the first n of every run of n_pad along the axis. */
+static gearrt_status unpad(Slot *t, size_t k, gearrt_tensor *o, int axis,
+			   int64_t n, const gearrt_tensor *given)
+{
+	int64_t pad = o->dims[axis];
+	size_t inner = gearrt_dtype_size(o->dtype), outer = 1;
+	for (int32_t d = axis + 1; d < o->rank; d++)
+		inner *= (size_t)o->dims[d];
+	for (int32_t d = 0; d < axis; d++)
+		outer *= (size_t)o->dims[d];
+	size_t run = (size_t)n * inner, need = outer * run;
+	if (given->data && given->size < need)
+		return error("output '%s' needs %zu bytes, its buffer has %zu",
+			     o->name, need, given->size), GEARRT_E_OUTPUT;
+	uint8_t *dst = given->data ? given->data
+				   : rt_grow(&t->bytes[k], need + 1);
+	const uint8_t *src = o->data;
+	for (size_t i = 0; i < outer; i++)
+		memmove(dst + i * run, src + i * (size_t)pad * inner, run);
+	o->data = dst;
+	o->size = given->data ? given->size : need;
+	o->dims[axis] = n;
+	return GEARRT_OK;
+}
+
+/* gearrt_run of inputs whose gear dims match no gear, the batch padded
+ * with zero rows to the least gear that holds it (its other gear dims
+ * equal) and the outputs sliced back: the model's batch rows must be
+ * independent (passes/batchrows.c).  GEARRT_E_NO_GEAR if they are not,
+ * or no gear holds the batch. */
+static gearrt_status run_padded(gearrt_session *s, const gearrt_tensor *in,
+				gearrt_tensor *outputs, size_t nout)
+{
+	const gearrt_model *md = s->model;
+	const Gearom__BatchRows *br = md->f.model->batch_rows;
+	if (!br)
+		return error("pad_batch: the model has no batch (no input has "
+			     "a gear dim at axis 0)"), GEARRT_E_NO_GEAR;
+	if (br->mixer && *br->mixer)
+		return error("pad_batch: %s mixes the batch rows, so a padded "
+			     "batch would change the others; the inputs must "
+			     "match a gear", br->mixer), GEARRT_E_NO_GEAR;
+	int64_t n = -1;
+	for (size_t i = 0; i < md->nin; i++)
+		if (batched_input(md, i) && n >= 0 && in[i].dims[0] != n)
+			return error("pad_batch: input '%s' has a batch of "
+				     "%lld, another %lld", md->in_info[i].name,
+				     (long long)in[i].dims[0], (long long)n),
+			       GEARRT_E_INPUT;
+		else if (batched_input(md, i))
+			n = in[i].dims[0];
+	int g = n >= 0 ? pad_gear(md, in, n) : -1;
+	for (size_t k = 0; k < nout; k++)
+		if (md->out_info[k].dtype == GEARRT_STRING)
+			return error("pad_batch: output '%s' is of strings, "
+				     "which a padded run does not slice",
+				     md->out_info[k].name), GEARRT_E_ARG;
+	if (g < 0)
+		return no_gear(md, in);
+	const Gearom__Gear *x = md->f.model->gears[g];
+	Slot *t;
+	RunCtx *c = take(s, &t);
+	if (!c)
+		return GEARRT_E_RUN;
+	for (size_t i = 0; i < md->nin; i++) {
+		t->in[i] = in[i];
+		if (!batched_input(md, i))
+			continue;
+		/* the gear's batch: its value at this input's axis 0 */
+		size_t at = 0;
+		for (size_t j = 0; j < i; j++)
+			for (int32_t k = 0; k < in[j].rank; k++)
+				at += md->in_info[j].dims[k] < 0;
+		int64_t b = x->dims[at];
+		size_t row = gearrt_dtype_size(in[i].dtype);
+		for (int32_t k = 1; k < in[i].rank; k++)
+			row *= (size_t)in[i].dims[k];
+		size_t have = row * (size_t)n, want = row * (size_t)b;
+		uint8_t *p = rt_grow(&t->pad[i], want + 1);
+		memcpy(p, in[i].data, have);
+		memset(p + have, 0, want - have);
+		t->in[i].data = p;
+		t->in[i].size = want;
+		t->in[i].dims[0] = b;
+	}
+	memset(t->out, 0, nout * sizeof(*t->out));
+	gearrt_stats before = c->st;
+	int32_t cached = rt_cache_count(c->cache);
+	gearrt_status st = ctx_run(c, t->in, t->out, nout);
+	for (size_t k = 0; k < nout && !st; k++) {
+		int axis = br->axis[k];
+		gearrt_tensor given = outputs[k];
+		outputs[k] = t->out[k];
+		if (axis >= 0)
+			st = unpad(t, k, &outputs[k], axis, n, &given);
+		else if (given.data) /* no batch in it: the gear's own */
+			st = given.size < outputs[k].size
+				     ? (error("output '%s' needs %zu bytes, its "
+					      "buffer has %zu", outputs[k].name,
+					      outputs[k].size, given.size),
+					GEARRT_E_OUTPUT)
+				     : (memcpy(given.data, outputs[k].data,
+					       outputs[k].size),
+					outputs[k].data = given.data,
+					outputs[k].size = given.size,
+					GEARRT_OK);
+		else
+			outputs[k].data = memcpy(
+				rt_grow(&t->bytes[k], outputs[k].size + 1),
+				outputs[k].data, outputs[k].size);
+	}
+	give(s, c, t, &before, cached, st);
+	return st;
+}
+
 gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 			 size_t nin, gearrt_tensor *outputs, size_t nout)
 {
@@ -732,6 +899,9 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 		if (st)
 			return st;
 	}
+	if (s->opt.pad_batch && md->ngears && !md->dynamic &&
+	    gearrt_find_gear(md, inputs, nin) < 0)
+		return run_padded(s, inputs, outputs, nout);
 	Slot *t;
 	RunCtx *c = take(s, &t);
 	if (!c)

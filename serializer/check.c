@@ -681,6 +681,27 @@ static int check_header(const Gearom__Model *m)
 	return 0;
 }
 
+/* A gear compile's batch rows: a mixer, or an axis per output (-1, or
+ * one of the output's). */
+static int check_batch_rows(const Gearom__Model *m)
+{
+	const Gearom__BatchRows *b = m->batch_rows;
+	if (!b)
+		return 0;
+	if (!m->n_gears)
+		return error("batch rows: the file has no gears");
+	if (b->mixer && *b->mixer)
+		return b->n_axis ? error("batch rows: a mixer and axes") : 0;
+	if (b->n_axis != m->n_outputs)
+		return error("batch rows: %zu axes for %zu outputs", b->n_axis,
+			     m->n_outputs);
+	for (size_t k = 0; k < b->n_axis; k++)
+		if (b->axis[k] < -1 || b->axis[k] >= m->outputs[k]->rank)
+			return error("batch rows: output %zu's axis %d is out "
+				     "of range", k, b->axis[k]);
+	return 0;
+}
+
 static int check_all(FileCheck *c)
 {
 	const Gearom__Model *m = c->m;
@@ -712,7 +733,7 @@ static int check_all(FileCheck *c)
 	for (size_t k = 0; k < m->n_gears; k++)
 		if (check_gear(c, k) < 0)
 			return error_prefix("gear %zu", k);
-	return 0;
+	return check_batch_rows(m);
 }
 
 int om_check_model(const Gearom__Model *m, const uint8_t *weights,

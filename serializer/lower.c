@@ -628,6 +628,24 @@ static int check_root_io(const Graph *g)
 	return 0;
 }
 
+static void lower_batch_rows(Lower *L, Gearom__Model *msg)
+{
+	const BatchRows *br = L->m->batch_rows;
+	if (!br)
+		return;
+	Gearom__BatchRows *o = NEW(L->a, Gearom__BatchRows,
+				   GEAROM__BATCH_ROWS__INIT);
+	if (br->mixer) {
+		o->mixer = arena_strdup(L->a, br->mixer);
+	} else {
+		o->n_axis = msg->n_outputs;
+		o->axis = arena_array(L->a, o->n_axis, sizeof(*o->axis));
+		for (size_t k = 0; k < o->n_axis; k++)
+			o->axis[k] = br->axis[k];
+	}
+	msg->batch_rows = o;
+}
+
 int om_lower(OmLowered *l, const Model *m)
 {
 	Lower L = { .m = m, .l = l };
@@ -666,6 +684,7 @@ int om_lower(OmLowered *l, const Model *m)
 	}
 	lower_io(&L, msg);
 	lower_gear_outputs(&L, msg);
+	lower_batch_rows(&L, msg);
 	index_release(&L.gmap);
 
 	l->msg = msg;

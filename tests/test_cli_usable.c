@@ -612,8 +612,10 @@ Test(cli_usable, progress_lists_only_passes_that_run)
 				    "--input_shape=x:1,-1;sr:",
 				    "--dynamic_dims=256;512", NULL };
 	tty = run_on_tty(gear_args, &st);
-	cr_expect(strstr(tty, "[1/6] building the gear branches"), "%s", tty);
-	cr_expect(strstr(tty, "[6/6] planning memory"), "%s", tty);
+	cr_expect(strstr(tty, "[1/7] building the gear branches"), "%s", tty);
+	cr_expect(strstr(tty, "[6/7] proving the batch rows independent"),
+		  "%s", tty);
+	cr_expect(strstr(tty, "[7/7] planning memory"), "%s", tty);
 	free(tty);
 	remove_tree(d);
 	free(d);
