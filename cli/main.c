@@ -51,6 +51,8 @@ int main(int argc, char **argv)
 		return run(cmd_help, 0, NULL);
 	if (!strcmp(a, "--version") || !strcmp(a, "-V"))
 		return run(cmd_version, 0, NULL);
+	if (!strcmp(a, "run")) /* its threads wait briefly (gearrt.h) */
+		gearrt_wait_policy_exec(argv);
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(a, commands[i].name))
 			return run(commands[i].run, argc - 2, argv + 2);

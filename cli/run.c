@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "compiler/cpu.h"
 #include "compiler/onnx.h"
 #include "compiler/ops/opimpl.h"
 #include "npy.h"
@@ -361,6 +362,7 @@ static int run_once(gearrt_session *s, const gearrt_tensor *in, size_t nin,
  * specialisation of the dynamic graph, if one runs). */
 typedef struct Load {
 	double open, session, prepare, first;
+	int threads; /* the session's, 0 resolved */
 } Load;
 
 static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
@@ -389,7 +391,8 @@ static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
 		       (unsigned long long)st.rebuilds, st.last_rebuild_ms,
 		       (unsigned long long)st.cache_hits,
 		       (unsigned long long)st.runs);
-	printf("cpu: %s\n", gearrt_cpu_features());
+	printf("cpu: %s\nthreads: %d; waiting, they %s\n",
+	       gearrt_cpu_features(), ld->threads, gearrt_wait_policy());
 	free(t);
 	return 0;
 }
@@ -465,6 +468,7 @@ static int run_model(RunArgs *ra)
 	if (gearrt_session_create(m, &opt, &s) != GEARRT_OK)
 		goto done;
 	ld.session = now_ms() - t0;
+	ld.threads = threads ? threads : cpu_usable_cores();
 	/* the inputs' gear prepared ahead (none for the dynamic graph) */
 	int g = ra->no_gears ? -1 : gearrt_find_gear(m, in, nin);
 	size_t gi = g < 0 ? 0 : (size_t)g;

@@ -145,6 +145,33 @@ GEARRT_API const char *gearrt_version(void);
 /* The CPU features the kernels choose by, as "avx2 fma f16c avx512f
  * ...": those of the CPU the library runs on, within the ISA cap. */
 GEARRT_API const char *gearrt_cpu_features(void);
+/* How the threads of a run wait between parallel loops, as libgomp
+ * (which runs libgearrt's threads and oneDNN's) read it from the
+ * environment when the process started: "spin 1000 times, then sleep
+ * (GOMP_SPINCOUNT)", "sleep at once (OMP_WAIT_POLICY=passive)", ... */
+GEARRT_API const char *gearrt_wait_policy(void);
+
+/* Waiting threads on a shared machine.  A thread done with its part of
+ * a parallel loop waits for the next one.  libgomp's default spins some
+ * 300000 times (milliseconds) first: quick on an idle machine, but
+ * where other processes share the cores (a server, a container under a
+ * CPU quota) the spinning thread holds a core its partner needs, and 2
+ * threads ran 2-6x slower than 1 (PP-OCRv4 det at 640x640 beside one
+ * busy process: 84-243 ms a run, against 37 ms at 1 thread).  Spinning
+ * GEARRT_SPINCOUNT times, then sleeping, costs an idle machine a few
+ * percent (det: 25.4 ms against 24.1) and gives a busy one the 1-thread
+ * time (38 ms).  libgomp reads GOMP_SPINCOUNT and OMP_WAIT_POLICY from
+ * the environment once, as the process starts, before main(): a
+ * program sets them there, or calls gearrt_wait_policy_exec(argv) first
+ * thing in main(), as gearc run does (the Python module sets the
+ * variable as it is imported).  Unless the environment sets either, it
+ * runs the program again (its /proc/self/exe, the same argv) with
+ * GOMP_SPINCOUNT=GEARRT_SPINCOUNT added and does not return; it returns
+ * 0 when the environment chose, -1 when it could not (then libgomp's
+ * default holds). */
+#define GEARRT_SPINCOUNT "1000"
+GEARRT_API int gearrt_wait_policy_exec(char **argv);
+
 /* "float32", "int64", ...; NULL for a number that is no dtype. */
 GEARRT_API const char *gearrt_dtype_name(int32_t dtype);
 /* Bytes per element; 0 for a number that is no dtype. */

@@ -2,7 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "compiler/cpu.h"
 #include "dnnl.h"
@@ -19,6 +21,44 @@ const char *gearrt_cpu_features(void)
 {
 	static _Thread_local char buf[256];
 	return cpu_features(buf, sizeof(buf));
+}
+
+const char *gearrt_wait_policy(void)
+{
+	static _Thread_local char buf[128];
+	const char *spin = getenv("GOMP_SPINCOUNT");
+	const char *policy = getenv("OMP_WAIT_POLICY");
+	if (spin && *spin)
+		snprintf(buf, sizeof(buf),
+			 "spin %.40s times, then sleep (GOMP_SPINCOUNT)", spin);
+	else if (policy && !strcasecmp(policy, "passive"))
+		snprintf(buf, sizeof(buf),
+			 "sleep at once (OMP_WAIT_POLICY=passive)");
+	else if (policy && !strcasecmp(policy, "active"))
+		snprintf(buf, sizeof(buf),
+			 "spin for minutes (OMP_WAIT_POLICY=active)");
+	else
+		snprintf(buf, sizeof(buf), "spin 300000 times, then sleep "
+					   "(libgomp's default)");
+	return buf;
+}
+
+int gearrt_wait_policy_exec(char **argv)
+{
+	if (getenv("GOMP_SPINCOUNT") || getenv("OMP_WAIT_POLICY"))
+		return 0;
+	/* the path, not /proc/self/exe itself: under valgrind that is
+	 * valgrind, while readlink gives the program it runs */
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (!argv || !argv[0] || n <= 0 || (size_t)n >= sizeof(exe) - 1)
+		return -1;
+	exe[n] = '\0';
+	if (setenv("GOMP_SPINCOUNT", GEARRT_SPINCOUNT, 0) < 0)
+		return -1;
+	execv(exe, argv);
+	unsetenv("GOMP_SPINCOUNT"); /* it did not take: say so */
+	return -1;
 }
 
 const char *gearrt_dtype_name(int32_t dtype)

@@ -2,7 +2,7 @@
 // Runtime (onnxruntime-node), same inputs, same thread count, in one run.
 //
 //   node tests/bench_ort.mjs [BUILD]        (BUILD defaults to build)
-//   node tests/bench_ort.mjs BUILD --real DIR
+//   node tests/bench_ort.mjs BUILD --real DIR [--contend]
 //
 // Needs BUILD/gearc, BUILD/bench_run and onnxruntime-node installed under
 // BUILD/ort (`npm install --prefix BUILD/ort --ignore-scripts
@@ -55,7 +55,11 @@
 // against ORT on the float32 twin (the reference gearc matches); for the
 // dynamic-quantized one, ORT against itself on inputs one float32 step
 // away (the spread a dynamic quantisation gives any engine).
-// BENCH_ORT_ONLY=NAME[,NAME...] limits it to those models.
+// BENCH_ORT_ONLY=NAME[,NAME...] limits it to those models.  With
+// --contend (`make bench-contend`), a process spinning on one core runs
+// beside it all along, as another tenant of a server: every gear at 1
+// and 2 threads, then per gear the 2-thread median over the 1-thread one
+// of each engine.
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -498,6 +502,7 @@ async function cell(build, c, om, g, threads, dump) {
 			   'one float32 step away from zero',
 			   diffs(dir, n, 'ort', 'ort_nudged'));
 	}
+	return { gearrt: ma, ort: mb };
 }
 
 // One line: relative L2 and max |a-b| per output.
@@ -554,8 +559,10 @@ async function main() {
 	const only = process.env.BENCH_ORT_ONLY ?
 		process.env.BENCH_ORT_ONLY.split(',') : null;
 	const wanted = c => !only || only.includes(c.key);
-	const real = process.argv[3] === '--real' ?
-		path.resolve(process.argv[4]) : null;
+	const args = process.argv.slice(3);
+	const ri = args.indexOf('--real');
+	const real = ri >= 0 ? path.resolve(args[ri + 1]) : null;
+	const contend = args.includes('--contend');
 	const cases = real ? REAL.map(c =>
 		({ ...c, path: path.join(real, c.model) })) : fixtureCases();
 	for (const c of cases)
@@ -572,6 +579,13 @@ async function main() {
 	const ort = createRequire(path.join(build, 'ort', 'x.js'))(
 		'onnxruntime-node');
 	PEAK = Number(execFileSync(path.join(build, 'bench_run'), ['-p']));
+	/* --contend: a process spinning beside the engines all along, as
+	 * another tenant of a shared machine; the peak above is measured
+	 * without it */
+	const busy = contend ? spawn(process.execPath, ['-e', 'for (;;);'],
+				     { stdio: 'ignore' }) : null;
+	if (busy)
+		process.on('exit', () => busy.kill());
 	console.log(`libgearrt against ONNX Runtime ${ort.env.versions.node}` +
 		` (onnxruntime-node), alternating blocks of ${BLOCK} runs (the` +
 		` first not counted; of ${LONG_BLOCK}, all counted, where a run` +
@@ -584,6 +598,11 @@ async function main() {
 		` / atol ${ATOL} elementwise, L2 X = relative L2` +
 		` ||a-b||/||b|| of every output at most X (err: the worst` +
 		` |a-b|, or the worst relative L2)`);
+	if (busy)
+		console.log('--contend: beside every cell, another process ' +
+			    'spins on one core all along (pid ' + busy.pid +
+			    '); each model\'s gears run at 1 and 2 threads, ' +
+			    'then per gear 2 threads / 1 thread, each engine');
 	print(['model', 'gear', 'thr', 'runs', 'gearrt ms', 'ORT ms', 'ratio',
 	       'load gr', 'load ORT', 'RSS gr', 'RSS ORT', 'ratio', 'GF/s',
 	       '%peak', 'outputs', 'rule']);
@@ -603,18 +622,39 @@ async function main() {
 			{ maxBuffer: 1 << 30 }));
 		const ng = Math.max(1, dump.gears.length);
 		const cells = [...Array(ng).keys()].map(g => [g, 1]);
-		if (real)
+		if (real || contend)
 			cells.push(...[...Array(ng).keys()].map(g => [g, 2]));
 		else
 			cells.push([0, 2]);
+		const got = {};
 		for (const [g, threads] of cells) {
 			try {
-				await cell(build, c, om, g, threads, dump);
+				got[`${g}t${threads}`] =
+					await cell(build, c, om, g, threads,
+						   dump);
 			} catch (e) {
 				console.log(`${c.key} gear ${g} threads ` +
 					    `${threads}: ${e.message}`);
 			}
 		}
+		if (contend)
+			scaling(c.key, ng, got);
+	}
+	if (busy)
+		busy.kill();
+}
+
+/* --contend: per gear, 2 threads' median over 1 thread's, each engine
+ * (above 1: the second thread costs more than it gives on a busy
+ * machine) */
+function scaling(key, ng, got) {
+	for (let g = 0; g < ng; g++) {
+		const a = got[`${g}t1`], b = got[`${g}t2`];
+		if (!a || !b)
+			continue;
+		console.log(`  ${key} gear ${g}: 2 threads / 1 thread: ` +
+			    `gearrt ${(b.gearrt / a.gearrt).toFixed(2)}, ` +
+			    `ORT ${(b.ort / a.ort).toFixed(2)}`);
 	}
 }
 

@@ -316,6 +316,7 @@ int main(int argc, char **argv)
 	int runs = 50, threads = 1, opt;
 	int server = 0;
 	const char *only = NULL;
+	gearrt_wait_policy_exec(argv); /* as gearc run's threads wait */
 	while ((opt = getopt(argc, argv, "n:t:k:sp")) != -1) {
 		if (opt == 'n')
 			runs = atoi(optarg);

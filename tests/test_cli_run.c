@@ -6,6 +6,7 @@
 #include "cli/npy.h"
 #include <math.h>
 
+#include "runtime/gearrt.h"
 #include "testrun.h"
 
 static char *compile_two(const char *dir)
@@ -379,4 +380,35 @@ Test(cli_run, a_random_input_larger_than_memory_is_an_error)
 	run_free(&r);
 	remove_tree(d);
 	free(d);
+}
+
+/* gearc run's threads spin GEARRT_SPINCOUNT times, then sleep, unless
+ * the environment chose (gearrt_wait_policy_exec runs gearc again with
+ * GOMP_SPINCOUNT set, before libgomp reads it); --bench says which. */
+Test(cli_run, threads_wait_briefly_unless_the_environment_chose)
+{
+	static const struct {
+		const char *var, *value, *says;
+	} cases[] = {
+		{ NULL, NULL, "spin " GEARRT_SPINCOUNT " times, then sleep "
+			      "(GOMP_SPINCOUNT)" },
+		{ "GOMP_SPINCOUNT", "77", "spin 77 times, then sleep" },
+		{ "OMP_WAIT_POLICY", "passive", "they sleep at once" },
+	};
+	char *dir = temp_dir(), *om = compile_two(dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		unsetenv("GOMP_SPINCOUNT");
+		unsetenv("OMP_WAIT_POLICY");
+		if (cases[i].var)
+			setenv(cases[i].var, cases[i].value, 1);
+		Run r = run_gearc("run", om, "--random-inputs", "--bench=1",
+				  "--threads=2", "-q");
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		cr_expect(strstr(r.out, "threads: 2; waiting, they "), "%s",
+			  r.out);
+		cr_expect(strstr(r.out, cases[i].says), "%zu: %s", i, r.out);
+		run_free(&r);
+	}
+	remove_tree(dir);
+	free(dir), free(om);
 }
