@@ -403,13 +403,19 @@ helgrind: $(BUILD)/scratch_soak $(SCRATCH_OM) $(STRINGS_OM)
 
 # Memory over 100,000 runs of a prepared gear (tests/scratch_soak.c):
 # scratch_ops.om, and the recogniser fixture at 1x3x48x320: the heap in
-# use may not change at all, the resident set not grow.  About 3 minutes.
+# use may not change at all, the resident set not grow.  Then each as a
+# server runs it: one session 4 threads run at once, 1000 runs each, new
+# threads every 50 runs; outputs equal to one thread's, memory flat.
+# About 3 minutes.
 SOAK_RUNS ?= 100000
 soak: $(BUILD)/scratch_soak $(SCRATCH_OM)
 	$(BUILD)/gearc --model=tests/fixtures/rec.onnx -q \
 	    --input_shape=x:1,3,48,320 --output=$(BUILD)/soak_rec
 	$(BUILD)/scratch_soak --soak=$(SOAK_RUNS) $(SCRATCH_OM)
 	$(BUILD)/scratch_soak --soak=$(SOAK_RUNS) $(BUILD)/soak_rec.om
+	$(BUILD)/scratch_soak --soak=1000 --threads=4 --shared $(SCRATCH_OM)
+	$(BUILD)/scratch_soak --soak=1000 --threads=4 --shared \
+	    $(BUILD)/soak_rec.om
 
 # A short, deterministic fuzz run for CI (fixed seed and run count).  The
 # inputs it finds go to a fresh folder under build/, never into the

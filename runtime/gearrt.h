@@ -288,9 +288,12 @@ GEARRT_API int gearrt_pick_gear(const gearrt_model *model,
  * is gear 0) in every run context the session has made, as their first
  * run would: the gear's checks, its task list and kernels, then one run
  * on zero inputs (its memory touched, oneDNN's first executions done),
- * so that no run pays for them (a context made later, for a concurrent
- * run, prepares a gear on its first run of it).  GEARRT_E_ARG for a gear
- * out of range, GEARRT_E_FILE for one that fails its checks. */
+ * so that no run pays for them.  A session whose options gave
+ * concurrency N makes its N contexts first, so that N threads' first
+ * runs at once pay nothing either; with the default (0), a context made
+ * later, for a concurrent run, prepares a gear on its first run of it.
+ * GEARRT_E_ARG for a gear out of range, GEARRT_E_FILE for one that
+ * fails its checks, GEARRT_E_RUN if a context's arena cannot be had. */
 GEARRT_API gearrt_status gearrt_session_prepare(gearrt_session *session,
 						const size_t *gears, size_t n);
 

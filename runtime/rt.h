@@ -272,6 +272,8 @@ void rt_ctx_free(RunCtx *s);
 /* The context session s's last run used (its first before any run): for
  * tests that look at what a run prepared. */
 RunCtx *rt_session_ctx(const gearrt_session *s);
+/* The threads' output slots the session holds (tests). */
+int rt_session_slots(const gearrt_session *s);
 
 /* Makes s->work at least bytes long: false if memory is short. */
 bool rt_work_reserve(RunCtx *s, size_t bytes);

@@ -22,9 +22,15 @@
 #include "rt.h"
 
 /* A thread's outputs left in session memory: per output, its bytes (a
- * string output: its pointers and characters). */
+ * string output: its pointers and characters).  One per thread and
+ * session it ran, on two lists: the session's (next) and the thread's
+ * (tnext, in its Thread), so that it goes when either does: a server
+ * starting a thread per request keeps no slot of a thread gone. */
+typedef struct Thread Thread;
 typedef struct Slot {
-	pthread_t thread;
+	gearrt_session *session;
+	Thread *owner;	  /* NULL if the thread key could not be had */
+	pthread_t thread; /* then found by this */
 	Grow *bytes, *chars;
 	bool *given; /* the caller gave output i a buffer, this run */
 	int last_gear; /* this thread's last successful run's */
@@ -32,8 +38,13 @@ typedef struct Slot {
 	 * and outputs' tensors */
 	Grow *pad;
 	gearrt_tensor *in, *out;
-	struct Slot *next;
+	struct Slot *next, *tnext;
 } Slot;
+
+/* A thread's slots, its value of thread_key. */
+struct Thread {
+	Slot *slots;
+};
 
 struct gearrt_session {
 	gearrt_model *model;
@@ -47,6 +58,130 @@ struct gearrt_session {
 	Slot *slots;
 	gearrt_stats st;     /* summed over the contexts' runs */
 };
+
+/* The slot lists, every session's and every thread's, under slots_lock
+ * (held for a list walk: a run takes it once). */
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t thread_key;
+static pthread_once_t thread_once = PTHREAD_ONCE_INIT;
+static bool thread_key_made;
+
+static void slot_free(Slot *t)
+{
+	const gearrt_model *md = t->session->model;
+	for (size_t i = 0; i < md->nout; i++) {
+		free(t->bytes[i].p);
+		free(t->chars[i].p);
+	}
+	for (size_t i = 0; i < md->nin; i++)
+		free(t->pad[i].p);
+	free(t->bytes);
+	free(t->chars);
+	free(t->given);
+	free(t->pad);
+	free(t->in);
+	free(t->out);
+	free(t);
+}
+
+/* Slot t off list *l, linked by field next or tnext. */
+static void unlink_slot(Slot **l, Slot *t, bool thread_list)
+{
+	while (*l && *l != t)
+		l = thread_list ? &(*l)->tnext : &(*l)->next;
+	if (*l)
+		*l = thread_list ? t->tnext : t->next;
+}
+
+/* thread_key's destructor: an exiting thread's slots go. */
+static void thread_gone(void *p)
+{
+	Thread *th = p;
+	pthread_mutex_lock(&slots_lock);
+	for (Slot *t = th->slots, *next; t; t = next) {
+		next = t->tnext;
+		unlink_slot(&t->session->slots, t, false);
+		slot_free(t);
+	}
+	pthread_mutex_unlock(&slots_lock);
+	free(th);
+}
+
+static void thread_key_make(void)
+{
+	thread_key_made = !pthread_key_create(&thread_key, thread_gone);
+}
+
+/* Unloaded (dlclose), the library leaves no destructor behind in the
+ * threads that ran it. */
+__attribute__((destructor)) static void thread_key_drop(void)
+{
+	if (thread_key_made)
+		pthread_key_delete(thread_key);
+	thread_key_made = false;
+}
+
+/* The calling thread's slot of s; a new one if make.  Without the
+ * thread key (every key of the process taken), the slot is found by
+ * the thread's id and goes only with the session. */
+static Slot *my_slot(gearrt_session *s, bool make)
+{
+	pthread_once(&thread_once, thread_key_make);
+	pthread_mutex_lock(&slots_lock);
+	Thread *th = thread_key_made ? pthread_getspecific(thread_key) : NULL;
+	Slot *t = th ? th->slots : s->slots;
+	while (t && !(th ? t->session == s
+			 : !t->owner && pthread_equal(t->thread, pthread_self())))
+		t = th ? t->tnext : t->next;
+	if (!t && make) {
+		if (!th && thread_key_made) {
+			th = xcalloc(1, sizeof(*th));
+			if (pthread_setspecific(thread_key, th)) {
+				free(th);
+				th = NULL;
+			}
+		}
+		t = xcalloc(1, sizeof(*t));
+		t->session = s;
+		t->owner = th;
+		t->thread = pthread_self();
+		t->last_gear = -1;
+		t->bytes = xcalloc(s->model->nout + 1, sizeof(Grow));
+		t->chars = xcalloc(s->model->nout + 1, sizeof(Grow));
+		t->given = xcalloc(s->model->nout + 1, sizeof(bool));
+		t->pad = xcalloc(s->model->nin + 1, sizeof(Grow));
+		t->in = xcalloc(s->model->nin + 1, sizeof(gearrt_tensor));
+		t->out = xcalloc(s->model->nout + 1, sizeof(gearrt_tensor));
+		t->next = s->slots;
+		s->slots = t;
+		if (th) {
+			t->tnext = th->slots;
+			th->slots = t;
+		}
+	}
+	pthread_mutex_unlock(&slots_lock);
+	return t;
+}
+
+/* A destroyed session's slots go, off their threads' lists too; the
+ * calling thread's Thread with them if it holds no other. */
+static void slots_drop(gearrt_session *s)
+{
+	pthread_mutex_lock(&slots_lock);
+	for (Slot *t = s->slots, *next; t; t = next) {
+		next = t->next;
+		if (t->owner)
+			unlink_slot(&t->owner->slots, t, true);
+		slot_free(t);
+	}
+	s->slots = NULL;
+	Thread *me = thread_key_made ? pthread_getspecific(thread_key) : NULL;
+	if (me && !me->slots) {
+		pthread_setspecific(thread_key, NULL);
+		free(me);
+	}
+	pthread_mutex_unlock(&slots_lock);
+}
 
 /* A run context of model md for options o; NULL with an error if its
  * arena cannot be had. */
@@ -150,22 +285,7 @@ void gearrt_session_destroy(gearrt_session *s)
 			s->model->open_ms);
 	for (int i = 0; i < s->made; i++)
 		rt_ctx_free(s->all[i]);
-	for (Slot *t = s->slots, *next; t; t = next) {
-		next = t->next;
-		for (size_t i = 0; i < s->model->nout; i++) {
-			free(t->bytes[i].p);
-			free(t->chars[i].p);
-		}
-		for (size_t i = 0; i < s->model->nin; i++)
-			free(t->pad[i].p);
-		free(t->bytes);
-		free(t->chars);
-		free(t->given);
-		free(t->pad);
-		free(t->in);
-		free(t->out);
-		free(t);
-	}
+	slots_drop(s);
 	free(s->all);
 	free(s->idle);
 	pthread_mutex_destroy(&s->lock);
@@ -174,6 +294,16 @@ void gearrt_session_destroy(gearrt_session *s)
 }
 
 RunCtx *rt_session_ctx(const gearrt_session *s) { return s->last; }
+
+int rt_session_slots(const gearrt_session *s)
+{
+	int n = 0;
+	pthread_mutex_lock(&slots_lock);
+	for (const Slot *t = s->slots; t; t = t->next)
+		n++;
+	pthread_mutex_unlock(&slots_lock);
+	return n;
+}
 
 bool rt_work_reserve(RunCtx *s, size_t bytes)
 {
@@ -194,25 +324,8 @@ bool rt_work_reserve(RunCtx *s, size_t bytes)
  * back.  NULL with an error if a new one's arena cannot be had. */
 static RunCtx *take(gearrt_session *s, Slot **slot)
 {
+	*slot = my_slot(s, true);
 	pthread_mutex_lock(&s->lock);
-	pthread_t me = pthread_self();
-	Slot *t = s->slots;
-	while (t && !pthread_equal(t->thread, me))
-		t = t->next;
-	if (!t) {
-		t = xcalloc(1, sizeof(*t));
-		t->thread = me;
-		t->last_gear = -1;
-		t->bytes = xcalloc(s->model->nout + 1, sizeof(Grow));
-		t->chars = xcalloc(s->model->nout + 1, sizeof(Grow));
-		t->given = xcalloc(s->model->nout + 1, sizeof(bool));
-		t->pad = xcalloc(s->model->nin + 1, sizeof(Grow));
-		t->in = xcalloc(s->model->nin + 1, sizeof(gearrt_tensor));
-		t->out = xcalloc(s->model->nout + 1, sizeof(gearrt_tensor));
-		t->next = s->slots;
-		s->slots = t;
-	}
-	*slot = t;
 	while (!s->nidle && s->made == s->max)
 		pthread_cond_wait(&s->back, &s->lock);
 	RunCtx *c = NULL;
@@ -293,15 +406,8 @@ int gearrt_last_gear(const gearrt_session *s)
 {
 	if (!s)
 		return -1;
-	gearrt_session *m = (gearrt_session *)s; /* its lock */
-	pthread_mutex_lock(&m->lock);
-	pthread_t me = pthread_self();
-	const Slot *t = s->slots;
-	while (t && !pthread_equal(t->thread, me))
-		t = t->next;
-	int g = t ? t->last_gear : -1;
-	pthread_mutex_unlock(&m->lock);
-	return g;
+	const Slot *t = my_slot((gearrt_session *)s, false);
+	return t ? t->last_gear : -1;
 }
 
 gearrt_status gearrt_session_stats(const gearrt_session *s, gearrt_stats *st)
@@ -685,8 +791,19 @@ gearrt_status gearrt_session_prepare(gearrt_session *s, const size_t *gears,
 			return error("gearrt_session_prepare: gear %zu is out "
 				     "of range (the model has %zu)", gears[i],
 				     count), GEARRT_E_ARG;
-	/* every context made so far, each when it is idle */
+	/* the contexts the options asked for (each arena's bytes had now),
+	 * then every context made so far, each when it is idle */
 	gearrt_status st = GEARRT_OK;
+	pthread_mutex_lock(&s->lock);
+	while (s->made < s->opt.concurrency) {
+		RunCtx *x = ctx_new(s->model, &s->opt);
+		if (!x) {
+			st = GEARRT_E_RUN;
+			break;
+		}
+		s->all[s->made++] = s->idle[s->nidle++] = x;
+	}
+	pthread_mutex_unlock(&s->lock);
 	for (int c = 0; !st; c++) {
 		pthread_mutex_lock(&s->lock);
 		RunCtx *x = c < s->made ? s->all[c] : NULL;

@@ -13,6 +13,12 @@
  *          (glibc's mallinfo2: every allocation, the libraries' too) must
  *          not change and the resident set must not grow by more than
  *          SOAK_RSS_SLACK (exit 1 otherwise).  Prints both figures.
+ *        scratch_soak --soak=N --threads=T --shared MODEL.om
+ *          the same of one session T threads run at once, N runs each,
+ *          as a server starting a thread per batch of requests: every
+ *          ROUND runs, T new threads (concurrency T, its contexts
+ *          prepared ahead, 3 rounds to warm up); every run's
+ *          outputs must equal one thread's too.
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -81,6 +87,68 @@ static int soak(gearrt_model *m, const ScrIo *io, long runs)
 	return 0;
 }
 
+enum { ROUND = 50 };
+
+/* T new threads of ROUND runs each on session s: the runs that failed
+ * or differed from want. */
+static int round_of(gearrt_model *m, gearrt_session *s, const ScrIo *io,
+		    const uint8_t *want, int threads)
+{
+	ScrWorker w[64];
+	pthread_t th[64];
+	int bad = 0;
+	for (int i = 0; i < threads; i++) {
+		w[i] = (ScrWorker){ .m = m, .shared = s, .io = io,
+				    .want = want, .runs = ROUND };
+		pthread_create(&th[i], NULL, scr_worker, &w[i]);
+	}
+	for (int i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		bad += w[i].failed + w[i].differed;
+	}
+	return bad;
+}
+
+static int soak_shared(gearrt_model *m, const ScrIo *io, long runs,
+		       int threads)
+{
+	gearrt_session *s;
+	gearrt_options o = { .concurrency = threads };
+	uint8_t *want = malloc(io->out_bytes + 1);
+	if (gearrt_session_create(m, &o, &s) != GEARRT_OK ||
+	    gearrt_session_prepare(s, NULL, 0) != GEARRT_OK ||
+	    scr_run(s, io, want) != GEARRT_OK)
+		return fprintf(stderr, "%s\n", gearrt_last_error()), 1;
+	/* rounds to warm up: some allocations of libgomp's and oneDNN's
+	 * are made once, in a later round than the first */
+	int bad = 0;
+	for (int k = 0; k < 3; k++)
+		bad += round_of(m, s, io, want, threads);
+	/* libgomp's workers of an exited thread's team exit after it */
+	usleep(100 * 1000);
+	size_t rss0 = rss_bytes(), heap0 = heap_in_use();
+	double t0 = now_s();
+	long rounds = (runs + ROUND - 1) / ROUND;
+	for (long r = 0; r < rounds; r++)
+		bad += round_of(m, s, io, want, threads);
+	double t = now_s() - t0;
+	usleep(100 * 1000);
+	size_t heap1 = heap_in_use(), rss1 = rss_bytes();
+	gearrt_session_destroy(s);
+	free(want);
+	printf("soak: %d threads on one session x %ld runs, new threads "
+	       "every %d (%.1f us a run): %d failed or differed; heap in use "
+	       "%zu -> %zu bytes, resident %zu -> %zu KiB\n", threads,
+	       rounds * ROUND, ROUND, t * 1e6 / (double)(rounds * ROUND *
+							 threads),
+	       bad, heap0, heap1, rss0 / 1024, rss1 / 1024);
+	if (heap1 != heap0 || rss1 > rss0 + SOAK_RSS_SLACK) {
+		printf("soak: memory grew over %ld runs\n", rounds * ROUND);
+		return 1;
+	}
+	return bad != 0;
+}
+
 int main(int argc, char **argv)
 {
 	long threads = 0, runs = 0, soak_runs = 0;
@@ -100,9 +168,12 @@ int main(int argc, char **argv)
 	}
 	if (!path || (soak_runs <= 0 && (threads <= 0 || runs <= 0))) {
 		fprintf(stderr, "usage: scratch_soak --threads=T --runs=R "
-				"MODEL.om | --soak=N MODEL.om\n");
+				"[--shared] MODEL.om | --soak=N "
+				"[--threads=T --shared] MODEL.om\n");
 		return 2;
 	}
+	/* every thread's allocations in the arena mallinfo2 reports */
+	mallopt(M_ARENA_MAX, 1);
 	gearrt_model *m;
 	ScrIo io;
 	if (gearrt_model_open(path, &m) != GEARRT_OK)
@@ -110,7 +181,10 @@ int main(int argc, char **argv)
 	if (scr_open(m, &io) < 0)
 		return 1;
 	int rc;
-	if (soak_runs > 0) {
+	if (soak_runs > 0 && shared) {
+		rc = soak_shared(m, &io, soak_runs,
+				 threads < 1 ? 1 : threads > 64 ? 64 : (int)threads);
+	} else if (soak_runs > 0) {
 		rc = soak(m, &io, soak_runs);
 	} else {
 		int bad = scr_threads(m, &io, (int)threads, (int)runs, shared);

@@ -76,6 +76,38 @@ Test(scratch, eight_sessions_on_eight_threads_give_one_threads_outputs)
 	on_eight_threads("scratch_ops");
 }
 
+/* A thread's output slot on a shared session goes when the thread
+ * exits (a server starting a thread per request keeps none of them),
+ * the calling thread's stays until the session goes: three rounds of 8
+ * threads at once, 5 runs each, every run's outputs the caller's. */
+Test(scratch, a_shared_sessions_threads_leave_nothing_when_they_exit)
+{
+	Opened o = open_fixture("scratch_ops");
+	ScrIo io;
+	cr_assert_eq(scr_open(o.m, &io), 0);
+	for (int round = 0; round < 3; round++) {
+		pthread_t th[8];
+		ScrWorker w[8];
+		uint8_t *want = malloc(io.out_bytes + 1);
+		cr_assert_eq(scr_run(o.s, &io, want), GEARRT_OK);
+		for (int i = 0; i < 8; i++) {
+			w[i] = (ScrWorker){ .m = o.m, .shared = o.s, .io = &io,
+					    .want = want, .runs = 5 };
+			pthread_create(&th[i], NULL, scr_worker, &w[i]);
+		}
+		for (int i = 0; i < 8; i++) {
+			pthread_join(th[i], NULL);
+			cr_expect_eq(w[i].failed + w[i].differed, 0);
+		}
+		free(want);
+		cr_expect_eq(rt_session_slots(o.s), 1,
+			     "round %d: %d slots after 8 threads exited", round,
+			     rt_session_slots(o.s));
+	}
+	scr_close(&io);
+	close_fixture(&o);
+}
+
 /* String tensors across threads: StringNormalizer (its data-dependent
  * output makes both nodes run by evaluation), its strings and the API's
  * copies of them each session's own. */
