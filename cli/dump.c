@@ -741,7 +741,8 @@ static json_object *json_graph_io(const Gearom__Graph *g, const int32_t *ids,
 /* Every partition of the file, graph by graph, in node order. */
 /* Whether the gears' batch may be padded (passes/batchrows.c): null
  * where the compile has no batch, else {"independent": true, "axes": [per
- * output]} or {"independent": false, "mixer": "node 'N' (Op)"}. */
+ * output], "input_axes": [per input]} (-1: no batch) or {"independent":
+ * false, "mixer": "node 'N' (Op) mixes the rows"}. */
 static json_object *json_batch_rows(const Gearom__Model *m)
 {
 	const Gearom__BatchRows *b = m->batch_rows;
@@ -758,6 +759,10 @@ static json_object *json_batch_rows(const Gearom__Model *m)
 	for (size_t k = 0; k < b->n_axis; k++)
 		json_object_array_add(a, jint(b->axis[k]));
 	jadd(o, "axes", a);
+	a = json_object_new_array();
+	for (size_t k = 0; k < b->n_input_axis; k++)
+		json_object_array_add(a, jint(b->input_axis[k]));
+	jadd(o, "input_axes", a);
 	return o;
 }
 
@@ -1164,6 +1169,20 @@ static void text_weights(json_object *doc)
 		       jgeti(c, "count"), jgetu(c, "bytes"));
 }
 
+/* "batch: rows independent", and where the batch is: "axis 0 of x". */
+static void text_batch(json_object *axes, json_object *inputs)
+{
+	printf("batch:     rows independent (a run may pad them to a larger "
+	       "gear): axis");
+	for (size_t k = 0, n = 0; k < jlen(axes); k++) {
+		int64_t a = json_object_get_int64(jat(axes, k));
+		if (a >= 0)
+			printf("%s %lld of %s", n++ ? "," : "", (long long)a,
+			       jgets(jat(inputs, k), "name"));
+	}
+	printf("\n");
+}
+
 /* The model's arena, when a plan is recorded. */
 static void text_arena(json_object *doc)
 {
@@ -1191,10 +1210,9 @@ static void text_head(json_object *doc)
 	       jgeti(doc, "gear_count"));
 	json_object *br = jget(doc, "batch_rows");
 	if (br && json_object_get_boolean(jget(br, "independent")))
-		printf("batch:     rows independent (a run may pad them to a "
-		       "larger gear)\n");
+		text_batch(jget(br, "input_axes"), jget(doc, "inputs"));
 	else if (br)
-		printf("batch:     rows mixed by %s (a run may not pad them)\n",
+		printf("batch:     rows may not be padded: %s\n",
 		       jgets(br, "mixer"));
 	text_options(jget(doc, "options"));
 	text_weights(doc);

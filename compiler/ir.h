@@ -312,9 +312,11 @@ typedef struct Model {
 
 /* Whether a gear compile's batch may be padded (passes/batchrows.c):
  * mixer NULL and, per graph output, the axis its batch is on (-1: none
- * reaches it); else mixer names the first node that mixes the rows. */
+ * reaches it); else mixer names the first node that mixes the rows.
+ * in_axis: per graph input, the axis of it that is the batch (-1: none),
+ * a run pads. */
 typedef struct BatchRows {
-	int32_t *axis;
+	int32_t *axis, *in_axis;
 	const char *mixer;
 } BatchRows;
 

@@ -74,9 +74,49 @@ static int32_t ints(const Node *n, const char *name, const int64_t **v)
 	return c < 0 ? 0 : c;
 }
 
-/* The axes a reduction reads: its "axes" attribute or input 1; all if
- * neither (noop_with_empty_axes aside). */
-static bool reduces(const Graph *g, const Node *n, int a, int r)
+/* A Slice's list: attribute name before opset 10, input k since; NULL
+ * if it is neither a constant nor absent (*cnt 0). */
+static const int64_t *slice_list(const Graph *g, const Node *n,
+				 const char *name, int k, int64_t *cnt,
+				 int64_t buf[2 * MAX_RANK])
+{
+	const int64_t *l;
+	if ((*cnt = ints(n, name, &l)))
+		return l;
+	if (k >= n->ninputs || n->inputs[k] < 0)
+		return buf; /* absent: none */
+	return const_ints(g, n, k, cnt, buf);
+}
+
+/* Whether Slice n keeps every row of axis a of its rank-r input, for
+ * any length of it: a is not sliced, or from the start to the end by
+ * step 1 (a start of 0 or below -2^31, an end of 2^31 or more: the
+ * exporters' "to the end" is INT64_MAX). */
+static bool slice_keeps(const Graph *g, const Node *n, int a, int r)
+{
+	int64_t ns, ne, na, nt, b[4][2 * MAX_RANK];
+	const int64_t *st = slice_list(g, n, "starts", 1, &ns, b[0]);
+	const int64_t *en = slice_list(g, n, "ends", 2, &ne, b[1]);
+	const int64_t *ax = slice_list(g, n, "axes", 3, &na, b[2]);
+	const int64_t *sp = slice_list(g, n, "steps", 4, &nt, b[3]);
+	if (!st || !en || !ax || !sp || ne != ns || (na && na != ns) ||
+	    (nt && nt != ns))
+		return false;
+	for (int64_t i = 0; i < ns; i++) {
+		if ((na ? norm_axis(ax[i], r) : i) != a)
+			continue;
+		const int64_t far = (int64_t)1 << 31;
+		return (!nt || sp[i] == 1) && (st[i] == 0 || st[i] <= -far) &&
+		       en[i] >= far;
+	}
+	return true;
+}
+
+/* Where a reduction puts axis a of its rank-r input: a with keepdims,
+ * else a less the reduced axes before it; MIXED if it reduces a.  Its
+ * axes: its "axes" attribute or input 1 (axes from the run: any), all
+ * if neither (noop_with_empty_axes aside). */
+static int reduced_axis(const Graph *g, const Node *n, int a, int r)
 {
 	const int64_t *l;
 	int64_t buf[2 * MAX_RANK];
@@ -84,10 +124,17 @@ static bool reduces(const Graph *g, const Node *n, int a, int r)
 	int64_t cnt = na;
 	if (!na && n->ninputs > 1 && n->inputs[1] >= 0 &&
 	    !(l = const_ints(g, n, 1, &cnt, buf)))
-		return true; /* axes from the run: any */
+		return MIXED;
 	if (!cnt)
-		return !attr_int(n, "noop_with_empty_axes", 0);
-	return holds(l, cnt, a, r);
+		return attr_int(n, "noop_with_empty_axes", 0) ? a : MIXED;
+	if (holds(l, cnt, a, r))
+		return MIXED;
+	if (attr_int(n, "keepdims", 1))
+		return a;
+	int before = 0;
+	for (int64_t i = 0; i < cnt; i++)
+		before += norm_axis(l[i], r) < a;
+	return a - before;
 }
 
 /* The output axis of the batch, for elementwise ops of numpy
@@ -227,13 +274,7 @@ static int carry(const Graph *g, const Node *n, const int *ax, int k,
 	case OP_ReduceSumSquare: {
 		if (rest && !(n->ninputs > 1 && ax[1] == NONE))
 			return MIXED;
-		if (reduces(g, n, a, r))
-			return MIXED;
-		if (attr_int(n, "keepdims", 1))
-			return a;
-		/* the reduced axes before it go */
-		const Shape *y = shape_of_val(g, n->outputs[0]);
-		return a - (r - y->rank) >= 0 ? reshaped(x, a, y) : MIXED;
+		return reduced_axis(g, n, a, r);
 	}
 	case OP_ArgMax: case OP_ArgMin: {
 		int ax0 = norm_axis(attr_int(n, "axis", 0), r);
@@ -256,27 +297,8 @@ static int carry(const Graph *g, const Node *n, const int *ax, int k,
 		int ax0 = norm_axis(attr_int(n, "axis", 0), r);
 		return rest || a == ax0 ? MIXED : a;
 	}
-	case OP_Slice: {
-		/* the axes sliced: attributes before opset 10, inputs since;
-		 * without axes, the first as many as the starts */
-		int64_t cnt, ns = 0, buf[2 * MAX_RANK];
-		const int64_t *axes, *st;
-		int32_t na = ints(n, "axes", &axes);
-		cnt = na;
-		if (rest)
-			return MIXED;
-		if (!na && n->ninputs > 3 && n->inputs[3] >= 0 &&
-		    !(axes = const_ints(g, n, 3, &cnt, buf)))
-			return MIXED;
-		if (na || (n->ninputs > 3 && n->inputs[3] >= 0))
-			return holds(axes, cnt, a, r) ? MIXED : a;
-		int32_t nst = ints(n, "starts", &st);
-		if (nst)
-			ns = nst;
-		else if (!const_ints(g, n, 1, &ns, buf))
-			return MIXED;
-		return a < ns ? MIXED : a;
-	}
+	case OP_Slice:
+		return !rest && slice_keeps(g, n, a, r) ? a : MIXED;
 	case OP_Pad: {
 		int64_t cnt, buf[2 * MAX_RANK];
 		const int64_t *p = const_ints(g, n, 1, &cnt, buf);
@@ -318,20 +340,47 @@ static int carry(const Graph *g, const Node *n, const int *ax, int k,
 	}
 }
 
-/* Whether input name of a gear compile has a gear dim at axis 0. */
-static bool batched(const GearSpec *gs, const char *name)
+/* The batch: the gear table's column of the first gear dim at an
+ * input's axis 0; -1 if none. */
+static int32_t batch_column(const GearSpec *gs)
 {
 	for (int32_t i = 0; i < gs->ninputs; i++)
-		if (!strcmp(gs->inputs[i].name, name))
-			for (int32_t d = 0; d < gs->inputs[i].ndyn; d++)
-				if (gs->inputs[i].dyn_axes[d] == 0)
-					return true;
-	return false;
+		for (int32_t d = 0; d < gs->inputs[i].ndyn; d++)
+			if (gs->inputs[i].dyn_axes[d] == 0)
+				return gs->inputs[i].first + d;
+	return -1;
+}
+
+static int64_t gear_value(const GearSpec *gs, int32_t gi, int32_t column)
+{
+	return gs->table[(size_t)gi * (size_t)gs->nvals + (size_t)column];
+}
+
+/* The axis of input name that is the batch, NONE for none: axis 0 if
+ * it is a gear dim tied to the batch column (equal in every gear), else
+ * its first gear dim so tied (a recurrent state's [layers, batch,
+ * hidden]). */
+static int batch_axis(const GearSpec *gs, int32_t column, const char *name)
+{
+	int found = NONE;
+	for (int32_t i = 0; i < gs->ninputs; i++) {
+		const GearInput *in = &gs->inputs[i];
+		if (strcmp(in->name, name))
+			continue;
+		for (int32_t d = in->ndyn - 1; d >= 0; d--) {
+			bool tied = true;
+			for (int32_t g = 0; g < gs->ngears && tied; g++)
+				tied = gear_value(gs, g, in->first + d) ==
+				       gear_value(gs, g, column);
+			if (tied)
+				found = in->dyn_axes[d];
+		}
+	}
+	return found;
 }
 
 /* Follows the batch through g (of a model of opset) from its inputs'
- * axis 0 (those the gear compile made dynamic there); out[k] gets graph
- * output k's batch axis.  -1 with *why naming the node that mixes the
+ * batch axes (batch_axis); out[k] gets graph output k's batch axis.  -1 with *why naming the node that mixes the
  * rows. */
 static int follow(const Graph *g, int64_t opset, const GearSpec *gs, int *out,
 		  char *why, size_t size)
@@ -343,10 +392,10 @@ static int follow(const Graph *g, int64_t opset, const GearSpec *gs, int *out,
 	int *in = xmalloc((size_t)most * sizeof(int));
 	for (ValId v = 0; v < g->nvals; v++)
 		ax[v] = NONE;
+	int32_t column = batch_column(gs);
 	for (int32_t i = 0; i < g->ninputs; i++)
-		ax[g->inputs[i]] = batched(gs, g->vals[g->inputs[i]].name)
-					   ? 0
-					   : NONE;
+		ax[g->inputs[i]] = batch_axis(gs, column,
+					      g->vals[g->inputs[i]].name);
 	const MemPlan *pl = g->plan;
 	int32_t count = pl ? pl->norder : g->nnodes;
 	int rc = 0;
@@ -369,7 +418,7 @@ static int follow(const Graph *g, int64_t opset, const GearSpec *gs, int *out,
 
 		}
 		if (rc)
-			snprintf(why, size, "node '%s' (%s)", n->name,
+			snprintf(why, size, "node '%s' (%s) mixes the rows", n->name,
 				 n->op_type);
 	}
 	for (int32_t k = 0; !rc && k < g->noutputs; k++)
@@ -385,33 +434,42 @@ int pass_batch_rows(Model *m, const PassOptions *o)
 	const GearSpec *gs = m->gears;
 	if (!gs || !m->branches)
 		return 0;
-	bool some = false; /* an input whose axis 0 is a gear dim */
-	for (int32_t i = 0; i < gs->ninputs; i++)
-		some |= batched(gs, gs->inputs[i].name);
-	if (!some)
+	int32_t column = batch_column(gs);
+	if (column < 0) /* no input's axis 0 is a gear dim */
 		return 0;
 	BatchRows *br = arena_alloc(&m->arena, sizeof(*br));
-	int32_t nout = m->graph->noutputs;
+	int32_t nout = m->graph->noutputs, nin = m->graph->ninputs;
 	br->axis = arena_array(&m->arena, (size_t)nout + 1, sizeof(int32_t));
+	br->in_axis = arena_array(&m->arena, (size_t)nin + 1, sizeof(int32_t));
+	for (int32_t i = 0; i < nin; i++)
+		br->in_axis[i] = batch_axis(gs, column, m->graph->vals[
+						 m->graph->inputs[i]].name);
 	int *got = arena_array(&m->arena, (size_t)nout + 1, sizeof(int));
 	char why[256];
+	int followed = 0;
 	for (int32_t gi = 0; gi < gs->ngears && !br->mixer; gi++) {
 		const Graph *b = m->branches[gi];
-		if (!b || b->noutputs != nout)
+		/* a gear of batch 1 is never padded to (a batch of 1 is
+		 * that gear), and its axes of length 1 would make a Reshape
+		 * or Unsqueeze of the batch ambiguous */
+		if (!b || b->noutputs != nout || gear_value(gs, gi, column) < 2)
 			continue;
 		if (follow(b, model_opset(m), gs, got, why, sizeof(why)) < 0) {
 			br->mixer = arena_strdup(&m->arena, why);
 			break;
 		}
 		for (int32_t k = 0; k < nout && !br->mixer; k++) {
-			if (gi && got[k] != br->axis[k])
+			if (followed && got[k] != br->axis[k])
 				br->mixer = arena_printf(
 					&m->arena, "output '%s': its batch axis "
 					"differs between gears", b->vals[
 					b->outputs[k]].name);
 			br->axis[k] = got[k];
 		}
+		followed++;
 	}
+	if (!followed && !br->mixer)
+		br->mixer = "no gear's batch is 2 or more (none to pad to)";
 	m->batch_rows = br;
 	return 0;
 }

@@ -846,20 +846,21 @@ static gearrt_status ctx_run(RunCtx *s, const gearrt_tensor *inputs,
 
 /* ---- pad_batch ---------------------------------------------------------- */
 
-/* Whether input i's axis 0 is a gear dim (the batch). */
-static bool batched_input(const gearrt_model *md, size_t i)
+/* Input i's batch axis, as the compiler found it (BatchRows); -1 for
+ * none. */
+static int batch_axis(const gearrt_model *md, size_t i)
 {
-	return md->in_info[i].rank > 0 && md->in_info[i].dims[0] < 0;
+	const Gearom__BatchRows *br = md->f.model->batch_rows;
+	return br && i < br->n_input_axis ? br->input_axis[i] : -1;
 }
 
 /* The gear a padded run takes for inputs whose batch is n: the one of
  * the least batch of at least n whose other gear dims are the inputs';
- * -1 if none. */
+ * -1 if none.  *batch gets its batch. */
 static int pad_gear(const gearrt_model *md, const gearrt_tensor *in,
-		    int64_t n)
+		    int64_t n, int64_t *batch)
 {
 	int best = -1;
-	int64_t best_b = 0;
 	for (size_t g = 0; g < md->ngears; g++) {
 		const Gearom__Gear *x = md->f.model->gears[g];
 		size_t at = 0;
@@ -870,16 +871,28 @@ static int pad_gear(const gearrt_model *md, const gearrt_tensor *in,
 				if (md->in_info[i].dims[k] >= 0)
 					continue;
 				int64_t v = at < x->n_dims ? x->dims[at++] : -1;
-				if (k == 0)
+				if (k == batch_axis(md, i))
 					ok = v >= n && (b < 0 || v == b),
 					b = v;
 				else
 					ok = v == in[i].dims[k];
 			}
-		if (ok && at == x->n_dims && (best < 0 || b < best_b))
-			best = (int)g, best_b = b;
+		if (ok && at == x->n_dims && (best < 0 || b < *batch))
+			best = (int)g, *batch = b;
 	}
 	return best;
+}
+
+/* src's outer blocks of n rows of inner bytes into dst's of b rows, the
+ * rows past n zero. */
+static void pad_rows(uint8_t *dst, const uint8_t *src, size_t outer,
+		     int64_t n, int64_t b, size_t inner)
+{
+	size_t have = (size_t)n * inner, want = (size_t)b * inner;
+	for (size_t i = 0; i < outer; i++) {
+		memcpy(dst + i * want, src + i * have, have);
+		memset(dst + i * want + have, 0, want - have);
+	}
 }
 
 /* Output o of a padded run (its batch at axis, padded to its dims'
@@ -922,20 +935,23 @@ static gearrt_status run_padded(gearrt_session *s, const gearrt_tensor *in,
 	if (!br)
 		return error("pad_batch: the model has no batch (no input has "
 			     "a gear dim at axis 0)"), GEARRT_E_NO_GEAR;
+	/* br names its mixer, or holds an axis per input */
 	if (br->mixer && *br->mixer)
-		return error("pad_batch: %s mixes the batch rows, so a padded "
-			     "batch would change the others; the inputs must "
-			     "match a gear", br->mixer), GEARRT_E_NO_GEAR;
-	int64_t n = -1;
-	for (size_t i = 0; i < md->nin; i++)
-		if (batched_input(md, i) && n >= 0 && in[i].dims[0] != n)
+		return error("pad_batch: the batch may not be padded (%s); "
+			     "the inputs must match a gear", br->mixer),
+		       GEARRT_E_NO_GEAR;
+	int64_t n = -1, b = 0;
+	for (size_t i = 0; i < md->nin; i++) {
+		int a = batch_axis(md, i);
+		if (a >= 0 && n >= 0 && in[i].dims[a] != n)
 			return error("pad_batch: input '%s' has a batch of "
 				     "%lld, another %lld", md->in_info[i].name,
-				     (long long)in[i].dims[0], (long long)n),
+				     (long long)in[i].dims[a], (long long)n),
 			       GEARRT_E_INPUT;
-		else if (batched_input(md, i))
-			n = in[i].dims[0];
-	int g = n >= 0 ? pad_gear(md, in, n) : -1;
+		if (a >= 0)
+			n = in[i].dims[a];
+	}
+	int g = n >= 0 ? pad_gear(md, in, n, &b) : -1;
 	for (size_t k = 0; k < nout; k++)
 		if (md->out_info[k].dtype == GEARRT_STRING)
 			return error("pad_batch: output '%s' is of strings, "
@@ -943,31 +959,27 @@ static gearrt_status run_padded(gearrt_session *s, const gearrt_tensor *in,
 				     md->out_info[k].name), GEARRT_E_ARG;
 	if (g < 0)
 		return no_gear(md, in);
-	const Gearom__Gear *x = md->f.model->gears[g];
 	Slot *t;
 	RunCtx *c = take(s, &t);
 	if (!c)
 		return GEARRT_E_RUN;
 	for (size_t i = 0; i < md->nin; i++) {
+		int a = batch_axis(md, i);
 		t->in[i] = in[i];
-		if (!batched_input(md, i))
+		if (a < 0)
 			continue;
-		/* the gear's batch: its value at this input's axis 0 */
-		size_t at = 0;
-		for (size_t j = 0; j < i; j++)
-			for (int32_t k = 0; k < in[j].rank; k++)
-				at += md->in_info[j].dims[k] < 0;
-		int64_t b = x->dims[at];
-		size_t row = gearrt_dtype_size(in[i].dtype);
-		for (int32_t k = 1; k < in[i].rank; k++)
-			row *= (size_t)in[i].dims[k];
-		size_t have = row * (size_t)n, want = row * (size_t)b;
+		size_t outer = 1, inner = gearrt_dtype_size(in[i].dtype);
+		for (int32_t k = 0; k < in[i].rank; k++)
+			if (k < a)
+				outer *= (size_t)in[i].dims[k];
+			else if (k > a)
+				inner *= (size_t)in[i].dims[k];
+		size_t want = outer * (size_t)b * inner;
 		uint8_t *p = rt_grow(&t->pad[i], want + 1);
-		memcpy(p, in[i].data, have);
-		memset(p + have, 0, want - have);
+		pad_rows(p, in[i].data, outer, n, b, inner);
 		t->in[i].data = p;
 		t->in[i].size = want;
-		t->in[i].dims[0] = b;
+		t->in[i].dims[a] = b;
 	}
 	memset(t->out, 0, nout * sizeof(*t->out));
 	gearrt_stats before = c->st;

@@ -681,8 +681,33 @@ static int check_header(const Gearom__Model *m)
 	return 0;
 }
 
-/* A gear compile's batch rows: a mixer, or an axis per output (-1, or
- * one of the output's). */
+/* The gear table's column of input name's axis a; -1 if that is no gear
+ * axis. */
+static int64_t gear_column(const Gearom__Model *m, const char *name, int32_t a)
+{
+	size_t at = 0;
+	for (size_t k = 0; k < m->n_gear_inputs; k++) {
+		const Gearom__GearInput *in = m->gear_inputs[k];
+		for (size_t d = 0; d < in->n_dyn_axes; d++)
+			if (!strcmp(in->name, name) && in->dyn_axes[d] == a)
+				return (int64_t)(at + d);
+		at += in->n_dyn_axes;
+	}
+	return -1;
+}
+
+/* Whether gear columns a and b hold the same value in every gear. */
+static bool same_column(const Gearom__Model *m, size_t a, size_t b)
+{
+	for (size_t g = 0; g < m->n_gears; g++)
+		if (m->gears[g]->dims[a] != m->gears[g]->dims[b])
+			return false;
+	return true;
+}
+
+/* A gear compile's batch rows: a mixer, or an axis per output and per
+ * input (-1, or one of its; an input's a gear axis, the same gear column
+ * for every input). */
 static int check_batch_rows(const Gearom__Model *m)
 {
 	const Gearom__BatchRows *b = m->batch_rows;
@@ -691,7 +716,9 @@ static int check_batch_rows(const Gearom__Model *m)
 	if (!m->n_gears)
 		return error("batch rows: the file has no gears");
 	if (b->mixer && *b->mixer)
-		return b->n_axis ? error("batch rows: a mixer and axes") : 0;
+		return b->n_axis || b->n_input_axis
+			       ? error("batch rows: a mixer and axes")
+			       : 0;
 	if (b->n_axis != m->n_outputs)
 		return error("batch rows: %zu axes for %zu outputs", b->n_axis,
 			     m->n_outputs);
@@ -699,7 +726,25 @@ static int check_batch_rows(const Gearom__Model *m)
 		if (b->axis[k] < -1 || b->axis[k] >= m->outputs[k]->rank)
 			return error("batch rows: output %zu's axis %d is out "
 				     "of range", k, b->axis[k]);
-	return 0;
+	if (b->n_input_axis != m->n_inputs)
+		return error("batch rows: %zu input axes for %zu inputs",
+			     b->n_input_axis, m->n_inputs);
+	int64_t column = -1; /* the batch's, in the gear table */
+	for (size_t k = 0; k < b->n_input_axis; k++) {
+		int32_t a = b->input_axis[k];
+		if (a == -1)
+			continue;
+		int64_t c = gear_column(m, m->inputs[k]->name, a);
+		if (c < 0)
+			return error("batch rows: input %zu's axis %d is no "
+				     "gear axis", k, a);
+		if (column >= 0 && c != column &&
+		    !same_column(m, (size_t)c, (size_t)column))
+			return error("batch rows: input %zu's batch is not "
+				     "the others'", k);
+		column = c;
+	}
+	return column < 0 ? error("batch rows: no input has the batch") : 0;
 }
 
 static int check_all(FileCheck *c)

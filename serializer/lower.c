@@ -642,6 +642,11 @@ static void lower_batch_rows(Lower *L, Gearom__Model *msg)
 		o->axis = arena_array(L->a, o->n_axis, sizeof(*o->axis));
 		for (size_t k = 0; k < o->n_axis; k++)
 			o->axis[k] = br->axis[k];
+		o->n_input_axis = msg->n_inputs;
+		o->input_axis = arena_array(L->a, o->n_input_axis,
+					    sizeof(*o->input_axis));
+		for (size_t k = 0; k < o->n_input_axis; k++)
+			o->input_axis[k] = br->in_axis[k];
 	}
 	msg->batch_rows = o;
 }

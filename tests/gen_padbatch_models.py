@@ -20,10 +20,12 @@ def c(name, a):
     return nh.from_array(np.asarray(a), name)
 
 
-def save(path, nodes, inits, shape, outputs, opset=17):
+def save(path, nodes, inits, shape, outputs, opset=17, extra_inputs=()):
     for i, n in enumerate(nodes):
         n.name = "%s_%d" % (n.op_type.lower(), i)
-    g = h.make_graph(nodes, path, [h.make_tensor_value_info("x", F, shape)],
+    inputs = [h.make_tensor_value_info("x", F, shape)] + [
+        h.make_tensor_value_info(name, F, s) for name, s in extra_inputs]
+    g = h.make_graph(nodes, path, inputs,
                      [h.make_tensor_value_info(o, F, None) for o in outputs],
                      inits)
     m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
@@ -94,3 +96,15 @@ save("mix_slice9",
 save("transpose_default",
      [h.make_node("Transpose", ["x"], ["t"]),
       h.make_node("Relu", ["t"], ["y"])], [], ["N", 4, 8], ["y"])
+# A streaming recurrent step: x [N, 8] and a state h [1, N, 16] whose batch
+# is axis 1 (a gear dim tied to x's): GRU over one time step, the new
+# state out ([1, N, 16]) and a head on it ([N, 4]).
+save("rnn_state",
+     [h.make_node("Unsqueeze", ["x", "ax0"], ["xs"]),
+      h.make_node("GRU", ["xs", "gw", "gr", "gb", "", "h"], ["", "hn"],
+                  hidden_size=16),
+      h.make_node("Squeeze", ["hn", "ax0"], ["hs"]),
+      h.make_node("MatMul", ["hs", "wo"], ["y"])],
+     [c("ax0", np.array([0], np.int64)), w("gw", 1, 48, 8),
+      w("gr", 1, 48, 16), w("gb", 1, 96), w("wo", 16, 4)],
+     ["N", 8], ["hn", "y"], extra_inputs=[("h", [1, "N", 16])])

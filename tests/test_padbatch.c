@@ -7,6 +7,7 @@
  */
 #include <math.h>
 
+#include "omedit.h"
 #include "runtime/gearrt.h"
 #include "testrun.h"
 
@@ -155,6 +156,69 @@ Test(padbatch, a_padded_batch_gives_each_row_its_own_outputs)
 	free(dir);
 }
 
+/* A recurrent step whose state's batch is its axis 1 (tied to x's in
+ * every gear): a batch of 3 padded to the gear of 4, x along axis 0 and
+ * h along axis 1, gives each row what it gives alone at gear 1. */
+Test(padbatch, a_state_whose_batch_is_axis_1_is_padded_there)
+{
+	char *dir = temp_dir();
+	const char *extra[] = { "--input_shape=x:-1,8;h:1,-1,16",
+				"--dynamic_dims=1,1;4,4;8,8", NULL };
+	char *om = compile_fixture(dir, "rnn_state", "padbatch/rnn_state",
+				   extra);
+	char *j = dump_json(om);
+	cr_expect(strstr(j, "\"input_axes\": [0, 1]"), "%s", j);
+	free(j);
+	gearrt_model *m;
+	gearrt_session *s;
+	gearrt_options o = { .threads = 1, .pad_batch = 1 };
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK);
+	cr_assert_eq(gearrt_session_create(m, &o, &s), GEARRT_OK);
+	enum { N = 3 };
+	float *x = values(N * 8, 7), *h = values(N * 16, 8);
+	gearrt_tensor in[2] = {
+		{ .dtype = GEARRT_FLOAT32, .rank = 2, .dims = { N, 8 },
+		  .data = x, .size = N * 8 * sizeof(float) },
+		{ .dtype = GEARRT_FLOAT32, .rank = 3, .dims = { 1, N, 16 },
+		  .data = h, .size = N * 16 * sizeof(float) },
+	};
+	gearrt_tensor out[2] = { 0 }, one[2] = { 0 };
+	cr_assert_eq(gearrt_run(s, in, 2, out, 2), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_expect_eq(gearrt_last_gear(s), 1);
+	cr_assert_eq(out[0].dims[1], N);
+	cr_assert_eq(out[1].dims[0], N);
+	float hn[N * 16], y[N * 4];
+	memcpy(hn, out[0].data, sizeof(hn));
+	memcpy(y, out[1].data, sizeof(y));
+	for (int b = 0; b < N; b++) {
+		gearrt_tensor row[2] = { in[0], in[1] };
+		row[0].dims[0] = 1, row[1].dims[1] = 1;
+		row[0].data = x + b * 8, row[1].data = h + b * 16;
+		row[0].size = 8 * sizeof(float);
+		row[1].size = 16 * sizeof(float);
+		cr_assert_eq(gearrt_run(s, row, 2, one, 2), GEARRT_OK, "%s",
+			     gearrt_last_error());
+		cr_assert_eq(gearrt_last_gear(s), 0);
+		const float *hb = one[0].data, *yb = one[1].data;
+		for (int e = 0; e < 16; e++)
+			cr_expect(fabsf(hn[b * 16 + e] - hb[e]) <= 1e-6f,
+				  "row %d state %d: %g, alone %g", b, e,
+				  hn[b * 16 + e], hb[e]);
+		for (int e = 0; e < 4; e++)
+			cr_expect(fabsf(y[b * 4 + e] - yb[e]) <= 1e-5f,
+				  "row %d y %d: %g, alone %g", b, e,
+				  y[b * 4 + e], yb[e]);
+	}
+	free(x);
+	free(h);
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	free(om);
+	remove_tree(dir);
+	free(dir);
+}
+
 Test(padbatch, refusals_name_the_node_or_the_gears)
 {
 	char *dir = temp_dir();
@@ -172,8 +236,8 @@ Test(padbatch, refusals_name_the_node_or_the_gears)
 	gearrt_tensor out = { 0 };
 	cr_expect_eq(gearrt_run(s, &in, 1, &out, 1), GEARRT_E_NO_GEAR);
 	cr_expect(strstr(gearrt_last_error(),
-			 "pad_batch: node 'reducemean_0_batch_0' (ReduceMean) "
-			 "mixes the batch rows"),
+			 "pad_batch: the batch may not be padded (node "
+			 "'reducemean_0_batch_1' (ReduceMean) mixes the rows)"),
 		  "%s", gearrt_last_error());
 	/* a batch no gear holds, and pad_batch off: the gears listed */
 	cr_assert_eq(gearrt_model_open(cnn, &mc), GEARRT_OK);
@@ -205,4 +269,41 @@ Test(padbatch, refusals_name_the_node_or_the_gears)
 	free(cnn);
 	remove_tree(dir);
 	free(dir);
+}
+
+/* A file whose batch rows say what cannot be (an input axis list of the
+ * wrong length, an axis that is no gear axis, no input with the batch):
+ * refused on open, naming it. */
+Test(padbatch, the_files_batch_rows_are_checked)
+{
+	static const struct {
+		int32_t n, a0, a1;
+		const char *want;
+	} cases[] = {
+		{ 1, 0, 1, "batch rows: 1 input axes for 2 inputs" },
+		{ 2, 0, 2, "input 1's axis 2 is no gear axis" },
+		{ 2, 1, 1, "input 0's axis 1 is no gear axis" },
+		{ 2, -1, -1, "no input has the batch" },
+	};
+	Fx x = fx_compile("padbatch/rnn_state.onnx", "x:-1,8;h:1,-1,16",
+			  "--dynamic_dims=1,1;4,4;8,8");
+	Gearom__BatchRows *b = x.f.model->batch_rows;
+	cr_assert(b && b->n_input_axis == 2);
+	int32_t axes[2];
+	int32_t *keep = b->input_axis;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		b->n_input_axis = (size_t)cases[i].n;
+		axes[0] = cases[i].a0, axes[1] = cases[i].a1;
+		b->input_axis = axes;
+		omedit_write(x.data, x.f.model, x.om);
+		gearrt_model *m = NULL;
+		cr_expect_eq(gearrt_model_open(x.om, &m), GEARRT_E_FILE,
+			     "case %zu opened", i);
+		cr_expect(strstr(gearrt_last_error(), cases[i].want),
+			  "case %zu: %s", i, gearrt_last_error());
+		gearrt_model_close(m);
+	}
+	b->input_axis = keep;
+	b->n_input_axis = 2;
+	fx_free(&x);
 }
