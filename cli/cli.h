@@ -87,12 +87,17 @@ int cmd_run(int argc, char **argv);
  * is no such command. */
 int print_help(FILE *f, const char *cmd);
 
+/* --log's levels (atc's), in order: each prints what the one before it
+ * does and more.  LOG_WARNING is the default. */
+enum { LOG_NULL, LOG_ERROR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+
 /* The flags of 'gearc compile': what the passes are told, and the rest. */
 typedef struct CompileOptions {
 	const char *model;  /* --model */
 	const char *output; /* --output, ".om" appended if missing */
 	GearOptions gear;
-	int quiet; /* --quiet */
+	int quiet; /* --quiet, or --log below warning: no warnings, no summary */
+	int log;   /* LOG_*: --log, --quiet */
 	PassOptions pass;
 } CompileOptions;
 
@@ -116,9 +121,46 @@ char *om_output_path(const char *output);
 struct json_object;
 struct OmFile;
 struct json_object *om_json(const struct OmFile *f, const char *path);
+/* Writes to out what 'gearc dump --format=json FILE.om' prints (atc's
+ * --mode=1); -1 with an error if the file is not a valid .om. */
+int om_dump_json(const char *om, FILE *out);
 /* Replaces every name in f's model by its str_escape(how) form, as dump
  * shows it: how 0 for JSON, ESC_CONTROLS for text. */
 void om_escape_names(struct OmFile *f, unsigned how);
+
+/* ---- atc's NPU-only flags (cli/atcflags.c) ------------------------------ */
+
+enum { ATC_NFLAGS = 22 };
+/* Fills spec[0..ATC_NFLAGS) with the flags, values going to vals[];
+ * returns ATC_NFLAGS. */
+int atc_flags_add(ArgSpec *spec, const char **vals);
+/* Each given value against the shape atc documents: -1 with a usage
+ * error naming the flag. */
+int atc_flags_check(const char **vals);
+/* One "gearc: warning: " line per given flag. */
+void atc_flags_warn(const char **vals, FILE *f);
+
+/* ---- op histograms (cli/ophist.c) ---------------------------------------- */
+
+typedef struct OpCount {
+	char *op, *domain; /* domain "" for ONNX's default */
+	int64_t n;
+	bool known; /* in gearc's op table (compiler/ops.h) */
+} OpCount;
+typedef struct OpHist {
+	int32_t n, cap;
+	OpCount *e; /* sorted by domain, then op */
+} OpHist;
+/* Counts the nodes of g and its subgraphs into h (g may be NULL). */
+void ophist_add(OpHist *h, Graph *g);
+int64_t ophist_get(const OpHist *h, const char *domain, const char *op);
+void ophist_free(OpHist *h);
+/* "3 Conv, 1 Attention (domain com.microsoft)" */
+void ophist_print(FILE *f, const OpHist *h);
+/* "-3 Conv, -3 Relu, +3 FusedConv (domain ai.gearc)" */
+void ophist_print_diff(FILE *f, const OpHist *before, const OpHist *after);
+/* Every op of h gearc does not know, in one error: -1, or 0 if none. */
+int unsupported_ops_error(const OpHist *h);
 
 /* Prints "gearc: error: <last_error()>" to stderr and returns status
  * (args.c). */

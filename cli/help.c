@@ -23,7 +23,7 @@ static const char overview[] =
 "  verify    re-check a .om file's memory plans and shapes\n"
 "  run       run a .om on the CPU (libgearrt) and print or save its outputs\n"
 "  export    write gears of a .om file as static ONNX models\n"
-"  help      show help for a command\n"
+"  help      show help for a command; 'gearc help ops' lists the ops\n"
 "\n"
 "exit status: 0 success, 1 failure (model, file, I/O), 2 usage error.\n"
 "-q, --quiet is accepted by every command: no progress, warnings or\n"
@@ -88,13 +88,36 @@ static const char compile_help[] =
 "                          when it fails; memplan shows offsets.  Passes:\n"
 "                          %s\n"
 "  -q, --quiet             no progress, warnings or summary line\n"
+"                          (--log=error)\n"
+"  --log=LEVEL             atc's levels: debug, info (also a compile log:\n"
+"                          each pass's time and the op counts it changed,\n"
+"                          e.g. what fuse made, then the ops used),\n"
+"                          warning (default), error (errors only), null\n"
+"                          (nothing at all: the exit status tells)\n"
+"  --mode=N                atc's run mode: 0 compile (default); 1 write\n"
+"                          --om=FILE.om as --json=FILE.json, as 'gearc\n"
+"                          dump --format=json' does; 3 check only: list\n"
+"                          every unsupported op, write nothing, exit 1 if\n"
+"                          there is one\n"
+"\n"
+"atc's NPU settings are accepted with their documented values and one\n"
+"warning each (ignored on the CPU): --soc_version, --core_type,\n"
+"--aicore_num, --op_select_implmode, --optypelist_for_implmode,\n"
+"--enable_small_channel, --buffer_optimize, --fusion_switch_file,\n"
+"--virtual_type, --host_env_os, --host_env_cpu, --display_model_info,\n"
+"--enable_compress_weight, --compress_weight_conf, --dump_mode,\n"
+"--status_check, --op_debug_level, --debug_dir, --op_compiler_cache_mode,\n"
+"--op_compiler_cache_dir, --is_input_adjust_hw_layout,\n"
+"--is_output_adjust_hw_layout.  A misspelt flag is a usage error with a\n"
+"\"did you mean\" suggestion.\n"
 "\n"
 "On success gearc prints one line on stderr: the file written, the mode,\n"
 "the gear count, the file size and the largest arena.  Warnings, one line\n"
 "each, start with 'gearc: warning: ' (an If branch invalid at a gear's\n"
 "shapes, compiled to a runtime error; --gear_scope keeping the full clone\n"
 "or leaving gear-dependent nodes outside every scope; an arena larger than\n"
-"the machine's memory; no ai.onnx opset import).\n"
+"the machine's memory; no ai.onnx opset import).  A model with ops gearc\n"
+"does not support is an error naming all of them.\n"
 "\n"
 "The gear options are mutually exclusive, need --input_shape, and take 2 to\n"
 "100 distinct gears of positive integers.\n"
@@ -261,8 +284,54 @@ static const char export_help[] =
 static const char help_help[] =
 "usage: gearc help [COMMAND]\n"
 "\n"
-"Shows help for COMMAND (compile, dump, verify, run, export, help), or the\n"
-"overview.\n";
+"Shows help for COMMAND (compile, inspect, dump, verify, run, export,\n"
+"help), or the overview.  'gearc help ops' lists the ops gearc supports,\n"
+"by domain.\n";
+
+/* op_info's names of one domain, wrapped at 78 columns. */
+static void print_domain_ops(FILE *f, const char *domain)
+{
+	int col = 0, n = 0;
+	for (int i = 1; i < OP_COUNT; i++)
+		n += !strcmp(op_info[i].domain, domain);
+	fprintf(f, "%s (%d ops):\n", *domain ? domain : "ai.onnx (default)",
+		n);
+	for (int i = 1; i < OP_COUNT; i++) {
+		if (strcmp(op_info[i].domain, domain))
+			continue;
+		int w = (int)strlen(op_info[i].name) + 1;
+		if (col && col + w > 78) {
+			fputc('\n', f);
+			col = 0;
+		}
+		fprintf(f, "%s %s", col ? "" : " ", op_info[i].name);
+		col += w + (col ? 0 : 1);
+	}
+	fputs("\n\n", f);
+}
+
+/* The op table (compiler/ops.h), default domain first, then each other
+ * domain in the order its first op has in the table; gearc's own ops last,
+ * since only the compiler makes them. */
+static void print_ops(FILE *f)
+{
+	fputs("Ops gearc compiles and runs, by domain (from its op table):\n\n",
+	      f);
+	print_domain_ops(f, "");
+	for (int i = 1; i < OP_COUNT; i++) {
+		const char *d = op_info[i].domain;
+		bool first = true;
+		for (int k = 1; k < i && first; k++)
+			first = strcmp(op_info[k].domain, d) != 0;
+		if (first && *d && strcmp(d, GEARC_DOMAIN))
+			print_domain_ops(f, d);
+	}
+	print_domain_ops(f, GEARC_DOMAIN);
+	fputs("ai.gearc's ops are the compiler's own (gears, scopes, fused\n"
+	      "ops, which only the compiler makes).  Any other op is an error\n"
+	      "naming every unsupported op of the model at once; 'gearc\n"
+	      "inspect MODEL.onnx' lists them before compiling.\n", f);
+}
 
 /* pass_names(), broken after a comma to fit the 80 columns of the help
  * text's second column (26 columns in). */
@@ -313,6 +382,8 @@ int print_help(FILE *f, const char *cmd)
 		fputs(export_help, f);
 	else if (!strcmp(cmd, "help"))
 		fputs(help_help, f);
+	else if (!strcmp(cmd, "ops"))
+		print_ops(f);
 	else
 		return -1;
 	return 0;
@@ -332,7 +403,7 @@ int cmd_help(int argc, char **argv)
 	}
 	if (print_help(stdout, argc ? argv[0] : NULL) < 0) {
 		error("no help for '%s': it is not a gearc command (commands: "
-		      "compile, dump, verify, run, export, help)",
+		      "compile, dump, verify, run, export, help; or 'ops')",
 		      argv[0]);
 		return fail(EXIT_USAGE);
 	}

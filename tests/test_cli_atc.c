@@ -1,0 +1,218 @@
+/*
+ * tests/test_cli_atc.c - compile's command line as atc users write it:
+ * atc's NPU-only flags (accepted, warned about), --log, --mode, near-miss
+ * suggestions, and a model's unsupported ops named all at once.
+ * Fixtures: tests/gen_cli_models.py.
+ */
+#include "testrun.h"
+
+#define CNN "--model=tests/fixtures/demo_cnn.onnx"
+#define SHAPE "--input_shape=x:1,3,32,32"
+
+static int count_lines(const char *s, const char *prefix)
+{
+	int n = 0;
+	for (const char *p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		n += !strncmp(p, prefix, strlen(prefix));
+	return n;
+}
+
+Test(cli_atc, npu_flags_warn_once_each)
+{
+	char *dir = temp_dir(), *out = path_in(dir, "m"), oflag[512];
+	snprintf(oflag, sizeof(oflag), "--output=%s", out);
+	Run r = run_gearc(CNN, oflag, SHAPE, "--soc_version=Ascend310P3",
+			  "--core_type=VectorCore", "--aicore_num=2",
+			  "--op_select_implmode=high_precision",
+			  "--optypelist_for_implmode=Pooling,SoftmaxV2",
+			  "--enable_small_channel=1",
+			  "--buffer_optimize=off_optimize",
+			  "--fusion_switch_file=fusion.cfg", "--virtual_type=0",
+			  "--host_env_os=linux", "--host_env_cpu=aarch64",
+			  "--display_model_info=1",
+			  "--enable_compress_weight=false",
+			  "--compress_weight_conf=w.cfg", "--dump_mode=1",
+			  "--status_check=0", "--op_debug_level=3",
+			  "--debug_dir=dbg", "--op_compiler_cache_mode=force",
+			  "--op_compiler_cache_dir=cache",
+			  "--is_input_adjust_hw_layout=true",
+			  "--is_output_adjust_hw_layout=false,true");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_eq(count_lines(r.err, "gearc: warning: --"), 22, "%s", r.err);
+	cr_expect(strstr(r.err, "gearc: warning: --soc_version=Ascend310P3 is "
+			 "an Ascend NPU setting, ignored on the CPU"), "%s",
+		  r.err);
+	cr_expect(strstr(r.err, "--fusion_switch_file=fusion.cfg is an Ascend "
+			 "NPU setting, ignored on the CPU (--no-fuse"), "%s",
+		  r.err);
+	cr_expect(strstr(r.err, "gearc: wrote "), "%s", r.err);
+	run_free(&r);
+	/* -q silences them */
+	r = run_gearc(CNN, oflag, SHAPE, "--soc_version=Ascend910B", "-q");
+	cr_expect_eq(r.status, 0);
+	cr_expect_str_eq(r.err, "");
+	run_free(&r);
+	remove_tree(dir);
+	free(out);
+	free(dir);
+}
+
+Test(cli_atc, npu_flag_values_are_checked)
+{
+	static const char *bad[][2] = {
+		{ "--core_type=GPU", "--core_type: 'GPU' is not one of AiCore|VectorCore" },
+		{ "--aicore_num=0", "--aicore_num: '0' is not a positive integer" },
+		{ "--buffer_optimize=fast", "--buffer_optimize: 'fast' is not one of" },
+		{ "--op_debug_level=7", "--op_debug_level: '7' is not one of 0|1|2|3|4" },
+		{ "--soc_version=", "--soc_version is empty" },
+		{ "--is_input_adjust_hw_layout=yes", "--is_input_adjust_hw_layout: 'yes' is not a list of true and false" },
+		{ "--enable_compress_weight=1", "--enable_compress_weight: '1' is not one of true|false" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		Run r = run_gearc(CNN, "--output=/tmp/never", bad[i][0]);
+		expect_error(&r, 2, bad[i][1]);
+		run_free(&r);
+	}
+}
+
+Test(cli_atc, precision_flags_are_not_taken)
+{
+	/* another engineer's: they stay unknown here */
+	Run r = run_gearc(CNN, "--output=/tmp/never",
+			  "--precision_mode=force_fp32");
+	expect_error(&r, 2, "unknown option '--precision_mode'");
+	run_free(&r);
+	r = run_gearc(CNN, "--output=/tmp/never", "--keep_dtype=k.cfg");
+	expect_error(&r, 2, "unknown option '--keep_dtype'");
+	run_free(&r);
+}
+
+Test(cli_atc, near_misses_are_named)
+{
+	static const char *cases[][2] = {
+		{ "--input_shap=x:1", "did you mean --input_shape?" },
+		{ "--input-shpae=x:1", "did you mean --input_shape?" },
+		{ "--soc=Ascend310", "did you mean --soc_version?" },
+		{ "--dynamic_batch=1,2", "did you mean --dynamic_batch_size?" },
+		{ "--outptu=x", "did you mean --output?" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		Run r = run_gearc(CNN, cases[i][0]);
+		expect_error(&r, 2, cases[i][1]);
+		run_free(&r);
+	}
+	Run r = run_gearc(CNN, "--output=x", "--frobnicate=1");
+	expect_error(&r, 2, "unknown option '--frobnicate' for 'gearc compile' "
+		     "(see 'gearc help compile')");
+	run_free(&r);
+}
+
+Test(cli_atc, log_levels)
+{
+	char *dir = temp_dir(), *out = path_in(dir, "m"), oflag[512];
+	snprintf(oflag, sizeof(oflag), "--output=%s", out);
+	Run r = run_gearc(CNN, oflag, SHAPE, "--log=info");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "gearc: info: model 'demo_cnn.onnx': 10 nodes"),
+		  "%s", r.err);
+	cr_expect(strstr(r.err, "gearc: info: pass fuse "), "%s", r.err);
+	cr_expect(strstr(r.err, "-2 Conv, -2 Relu, +2 FusedConv (domain "
+			 "ai.gearc)"), "%s", r.err);
+	cr_expect(strstr(r.err, "; ops used: "), "%s", r.err);
+	cr_expect(!strstr(r.err, "gearc: debug:"), "%s", r.err);
+	run_free(&r);
+	r = run_gearc(CNN, oflag, SHAPE, "--log=debug");
+	cr_expect_eq(r.status, 0);
+	cr_expect(strstr(r.err, "gearc: debug: ops now: "), "%s", r.err);
+	run_free(&r);
+	r = run_gearc(CNN, oflag, SHAPE, "--log=warning", "--soc_version=x");
+	cr_expect_eq(count_lines(r.err, "gearc: "), 2, "%s", r.err);
+	run_free(&r);
+	r = run_gearc(CNN, oflag, SHAPE, "--log=error", "--soc_version=x");
+	cr_expect_eq(r.status, 0);
+	cr_expect_str_eq(r.err, "");
+	run_free(&r);
+	/* null: not even the error */
+	r = run_gearc("--model=tests/fixtures/none.onnx", oflag, "--log=null");
+	cr_expect_eq(r.status, 1);
+	cr_expect_str_eq(r.err, "");
+	run_free(&r);
+	r = run_gearc(CNN, oflag, "--log=verbose");
+	expect_error(&r, 2, "--log: 'verbose' is not a log level (expected "
+		     "debug, info, warning, error or null)");
+	run_free(&r);
+	r = run_gearc(CNN, oflag, "--log=info", "-q");
+	expect_error(&r, 2, "--quiet and --log=info disagree");
+	run_free(&r);
+	remove_tree(dir);
+	free(out);
+	free(dir);
+}
+
+Test(cli_atc, mode_1_writes_dump_json)
+{
+	char *dir = temp_dir();
+	const char *extra[] = { SHAPE, NULL };
+	char *om = compile_fixture(dir, "cnn", "demo_cnn", extra);
+	char *json = path_in(dir, "cnn.json"), of[512], jf[512];
+	snprintf(of, sizeof(of), "--om=%s", om);
+	snprintf(jf, sizeof(jf), "--json=%s", json);
+	Run r = run_gearc("--mode=1", of, jf);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	r = run_gearc("dump", "--format=json", om);
+	size_t n;
+	char *got = read_file(json, &n);
+	cr_assert(got);
+	cr_expect_str_eq(got, r.out);
+	free(got);
+	run_free(&r);
+	r = run_gearc("--mode=1", of);
+	expect_error(&r, 2, "--mode=1 needs --om=FILE.om and --json=FILE.json");
+	run_free(&r);
+	r = run_gearc("--mode=1", "--om=tests/fixtures/demo_cnn.onnx", jf);
+	expect_error(&r, 1, "--om 'tests/fixtures/demo_cnn.onnx'");
+	run_free(&r);
+	r = run_gearc("--mode=2", of, jf);
+	expect_error(&r, 2, "--mode: '2' is not a mode gearc has");
+	run_free(&r);
+	r = run_gearc(CNN, "--output=x", of);
+	expect_error(&r, 2, "--om is for --mode=1");
+	run_free(&r);
+	remove_tree(dir);
+	free(om);
+	free(json);
+	free(dir);
+}
+
+Test(cli_atc, mode_3_checks_ops)
+{
+	Run r = run_gearc("--mode=3", CNN);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "10 nodes, 8 distinct ops, all supported"),
+		  "%s", r.out);
+	run_free(&r);
+	r = run_gearc("--mode=3", "--model=tests/fixtures/cli_unsupported.onnx");
+	expect_error(&r, 1, "3 ops are not supported: NoSuchOp, FancyOp "
+		     "(domain com.example), NotAnOp (domain com.microsoft)");
+	cr_expect(strstr(r.out, "unsupported: NoSuchOp: 2 nodes\n"), "%s",
+		  r.out);
+	cr_expect(strstr(r.out, "unsupported: NotAnOp (domain com.microsoft): "
+			 "1 node\n"), "%s", r.out);
+	run_free(&r);
+	r = run_gearc("--mode=3", CNN, "--output=x");
+	expect_error(&r, 2, "--output: --mode=3 checks the model and writes "
+		     "nothing");
+	run_free(&r);
+}
+
+Test(cli_atc, unsupported_ops_all_at_once)
+{
+	Run r = run_gearc("--model=tests/fixtures/cli_unsupported.onnx",
+			  "--output=/tmp/never");
+	expect_error(&r, 1, "model 'tests/fixtures/cli_unsupported.onnx': 3 "
+		     "ops are not supported: NoSuchOp, FancyOp (domain "
+		     "com.example), NotAnOp (domain com.microsoft) (see "
+		     "'gearc help ops')");
+	run_free(&r);
+}
