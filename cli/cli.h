@@ -80,6 +80,7 @@ int cmd_compile(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 

@@ -5,6 +5,7 @@
 
 static const char overview[] =
 "usage: gearc [compile] --model=FILE.onnx --output=NAME [options]\n"
+"       gearc inspect [--format=text|json] MODEL.onnx\n"
 "       gearc dump [--format=text|json|dot] [--graph=NAME] [--summary]\n"
 "                  [--detail] FILE.om\n"
 "       gearc verify [-v|-q] FILE.om\n"
@@ -19,6 +20,7 @@ static const char overview[] =
 "\n"
 "commands:\n"
 "  compile   compile an ONNX model to NAME.om (the default command)\n"
+"  inspect   show an ONNX model's inputs, dims, ops and unsupported ops\n"
 "  dump      show what a .om file holds, as text, JSON or Graphviz DOT\n"
 "  verify    re-check a .om file's memory plans and shapes\n"
 "  run       run a .om on the CPU (libgearrt) and print or save its outputs\n"
@@ -138,6 +140,28 @@ static const char compile_help[] =
 "        --dynamic_dims=\"320;640;1280\" --hybrid --output=rec\n"
 "  gearc --model=vad.onnx --input_shape=\"input:1,512;sr:\" \\\n"
 "        --input_value=\"sr:16000\" --output=vad\n";
+
+static const char inspect_help[] =
+"usage: gearc inspect [--format=text|json] MODEL.onnx\n"
+"\n"
+"Shows what MODEL.onnx is, before compiling it: the IR version, producer\n"
+"and opsets; every input and output with its dtype and dims (a number, the\n"
+"dim's name (dim_param), or ? for neither); the external data files it\n"
+"reads; how many nodes of each op it has (with their domains) and which\n"
+"of those gearc does not support; an --input_shape line to compile it\n"
+"with (-1 where the model leaves a dim open) and the names of those dims\n"
+"with the inputs and axes that carry each, which --dynamic_dims=\n"
+"\"NAME:v,...\" takes.  Unsupported ops are listed, not an error: the\n"
+"exit status is 0 for any model that loads.\n"
+"\n"
+"  --format=text   for people (default)\n"
+"  --format=json   for scripts: model, ir_version, producer_name,\n"
+"                  producer_version, model_version, opsets [{domain,\n"
+"                  version}], inputs and outputs [{name, dtype, shape:\n"
+"                  [number|name|null] or null}], external_data [path],\n"
+"                  nodes, ops [{op, domain, count, supported}],\n"
+"                  input_shape, dim_names [{name, at: [{input, axis}]}]\n"
+"  -q, --quiet     accepted for uniformity\n";
 
 static const char dump_help[] =
 "usage: gearc dump [--format=text|json|dot] [--graph=NAME] [--summary]\n"
@@ -374,6 +398,8 @@ int print_help(FILE *f, const char *cmd)
 		fprintf(f, compile_help, wrapped_pass_names());
 	else if (!strcmp(cmd, "dump"))
 		fputs(dump_help, f);
+	else if (!strcmp(cmd, "inspect"))
+		fputs(inspect_help, f);
 	else if (!strcmp(cmd, "verify"))
 		fputs(verify_help, f);
 	else if (!strcmp(cmd, "run"))
@@ -403,7 +429,7 @@ int cmd_help(int argc, char **argv)
 	}
 	if (print_help(stdout, argc ? argv[0] : NULL) < 0) {
 		error("no help for '%s': it is not a gearc command (commands: "
-		      "compile, dump, verify, run, export, help; or 'ops')",
+		      "compile, inspect, dump, verify, run, export, help; or 'ops')",
 		      argv[0]);
 		return fail(EXIT_USAGE);
 	}

@@ -216,3 +216,78 @@ Test(cli_atc, unsupported_ops_all_at_once)
 		     "'gearc help ops')");
 	run_free(&r);
 }
+
+/* ---- inspect and help ops ------------------------------------------------ */
+
+Test(cli_atc, inspect_text)
+{
+	Run r = run_gearc("inspect", "tests/fixtures/cli_kv.onnx");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "  past_key_0               float32  "
+			 "[batch,2,past_sequence_length,4]\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "opsets:    ai.onnx 13\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "ops:       12 nodes, 6 distinct: 7 Concat, "),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "unsupported: none\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "compile:   --input_shape=\"input_ids:-1,-1;"
+			 "past_key_0:-1,2,-1,4;"), "%s", r.out);
+	cr_expect(strstr(r.out, "  past_sequence_length: past_key_0[2], "
+			 "past_key_1[2], past_key_2[2], past_value_0[2] and "
+			 "2 more\n"), "%s", r.out);
+	run_free(&r);
+	r = run_gearc("inspect", "tests/fixtures/cli_unsupported.onnx");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "unsupported: NoSuchOp, FancyOp (domain "
+			 "com.example), NotAnOp (domain com.microsoft)\n"),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "opsets:    ai.onnx 13, com.microsoft 1, "
+			 "com.example 1\n"), "%s", r.out);
+	run_free(&r);
+}
+
+Test(cli_atc, inspect_json)
+{
+	Run r = run_gearc("inspect", "--format=json",
+			  "tests/fixtures/external_data.onnx");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"external_data\": [\n    \"external_data.bin\""),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "\"shape\": [\n        \"N\",\n        16\n"),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "\"input_shape\": \"x:-1,16\""), "%s", r.out);
+	run_free(&r);
+	r = run_gearc("inspect", "--format=json",
+		      "tests/fixtures/cli_unsupported.onnx");
+	cr_expect(strstr(r.out, "\"op\": \"NotAnOp\",\n      \"domain\": "
+			 "\"com.microsoft\",\n      \"count\": 1,\n      "
+			 "\"supported\": false"), "%s", r.out);
+	run_free(&r);
+}
+
+Test(cli_atc, inspect_errors)
+{
+	Run r = run_gearc("inspect");
+	expect_error(&r, 2, "inspect needs the ONNX model to show");
+	run_free(&r);
+	r = run_gearc("inspect", "--format=dot", "x.onnx");
+	expect_error(&r, 2, "--format: 'dot' is not an inspect format");
+	run_free(&r);
+	r = run_gearc("inspect", "tests/fixtures/not_onnx.onnx");
+	cr_expect_eq(r.status, 1);
+	run_free(&r);
+}
+
+Test(cli_atc, help_ops_lists_the_op_table)
+{
+	Run r = run_gearc("help", "ops");
+	cr_expect_eq(r.status, 0);
+	cr_expect(strstr(r.out, "ai.onnx (default) ("), "%s", r.out);
+	cr_expect(strstr(r.out, " Conv ") || strstr(r.out, " Conv\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "ai.gearc ("), "%s", r.out);
+	cr_expect(!strstr(r.out, "NoSuchOp"));
+	run_free(&r);
+	r = run_gearc("help", "inspect");
+	cr_expect_eq(r.status, 0);
+	cr_expect(strstr(r.out, "usage: gearc inspect"));
+	run_free(&r);
+}
