@@ -291,3 +291,150 @@ Test(cli_atc, help_ops_lists_the_op_table)
 	cr_expect(strstr(r.out, "usage: gearc inspect"));
 	run_free(&r);
 }
+
+/* ---- shapes as trtexec and OpenVINO write them; named gear dims ---------- */
+
+/* The --input_shape option the .om records (dump's "option:" line). */
+static void expect_recorded(const char *om, const char *line)
+{
+	Run r = run_gearc("dump", "--summary", om);
+	cr_expect(strstr(r.out, line), "no '%s' in: %s", line, r.out);
+	run_free(&r);
+}
+
+Test(cli_atc, shapes_in_three_forms)
+{
+	static const char *forms[] = { "--input_shape=x:1,3,32,32",
+				       "--input_shape=x:1x3x32x32",
+				       "--input_shape=x[1,3,32,32]",
+				       "--input_shape=x[1 3 32 32]" };
+	char *dir = temp_dir();
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		const char *extra[] = { forms[i], NULL };
+		char *om = compile_fixture(dir, "m", "demo_cnn", extra);
+		expect_recorded(om, "option:    --input_shape=x:1,3,32,32\n");
+		free(om);
+	}
+	const char *dyn[] = { "--input_shape=x[-1,3,32,32]",
+			      "--dynamic_batch_size=1,2", NULL };
+	char *om = compile_fixture(dir, "m", "demo_cnn", dyn);
+	expect_recorded(om, "option:    --input_shape=x:-1,3,32,32\n");
+	free(om);
+	const char *q[] = { "--input_shape=x[?,3,32,32]",
+			    "--dynamic_batch_size=1,2", NULL };
+	om = compile_fixture(dir, "m", "demo_cnn", q);
+	expect_recorded(om, "option:    --input_shape=x:-1,3,32,32\n");
+	free(om);
+	/* trtexec and OpenVINO separate inputs with ',' */
+	const char *two[] = { "--input_shape=tokens:2x8,mask:2x8",
+			      NULL };
+	om = compile_fixture(dir, "m", "three_inputs", two);
+	expect_recorded(om, "option:    --input_shape=tokens:2,8;mask:2,8\n");
+	free(om);
+	const char *two_ov[] = { "--input_shape=tokens[2,8],mask[2,8]", NULL };
+	om = compile_fixture(dir, "m", "three_inputs", two_ov);
+	expect_recorded(om, "option:    --input_shape=tokens:2,8;mask:2,8\n");
+	free(om);
+	remove_tree(dir);
+	free(dir);
+}
+
+Test(cli_atc, shape_form_errors)
+{
+	static const char *bad[][2] = {
+		{ "x:1x3,32x32", "entry 1 (\"x:1x3,32x32\") mixes 'x' and ','" },
+		{ "x[1,3,32", "entry 1 (\"x[1,3,32\") has unbalanced brackets" },
+		{ "x[1,3,32,32]y", "entry 1 (\"x[1,3,32,32]y\") has text after ']'" },
+		{ "x:1,3,32,32;y[1,2]", "entry 2 (\"y[1,2]\") is in OpenVINO's (x[1,3,224,224]) form but entry 1 in atc's" },
+		{ "x:1x3x32x32;y:1,2", "entry 2 (\"y:1,2\") is in atc's (x:1,3,224,224) form but entry 1 in trtexec's" },
+		{ "x[1,3,1..10,32]", "dim \"1..10\" is a range" },
+		{ "[1,3,32,32]", "has no input name before '['" },
+		{ "x[1,3,3a,32]", "dim 2 (\"3a\") must be an integer >= 0 or -1" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char flag[128];
+		snprintf(flag, sizeof(flag), "--input_shape=%s", bad[i][0]);
+		Run r = run_gearc(CNN, "--output=/tmp/never", flag);
+		expect_error(&r, 2, bad[i][1]);
+		cr_expect(strstr(r.err, "--input_shape: "), "%s", r.err);
+		run_free(&r);
+	}
+}
+
+Test(cli_atc, named_dynamic_dims_for_a_kv_cache)
+{
+	char *dir = temp_dir();
+	const char *extra[] = {
+		"--dynamic_dims=batch:1,2;seq:1;past_sequence_length:16,32",
+		NULL
+	};
+	char *om = compile_fixture(dir, "kv", "cli_kv", extra);
+	Run r = run_gearc("dump", om);
+	/* seq has one value: static; batch x past length: 4 gears */
+	cr_expect(strstr(r.out, "mode:      dims, 4 gears"), "%s", r.out);
+	cr_expect(strstr(r.out, "  input_ids                int64    "
+			 "[-1,1]  max [2,1]\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "  past_value_2             float32  "
+			 "[-1,2,-1,4]  max [2,2,32,4]\n"), "%s", r.out);
+	/* input_ids' batch, then each past tensor's batch and length */
+	cr_expect(strstr(r.out, "Batch_1    dims [1,1,32,1,32,1,32,1,32,1,32,"
+			 "1,32]"), "%s", r.out);
+	cr_expect(strstr(r.out, "Batch_2    dims [2,2,16,2,16,2,16,2,16,2,16,"
+			 "2,16]"), "%s", r.out);
+	run_free(&r);
+	r = run_gearc("run", om, "--random-inputs", "--gear=3");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "output 'present_key_0' float32 [2,2,33,4]"),
+		  "%s", r.out);
+	run_free(&r);
+	free(om);
+	/* --input_shape pins what the names leave open */
+	const char *pinned[] = { "--input_shape=input_ids:1,1",
+				 "--dynamic_dims=batch:1;past_sequence_length:8,16",
+				 NULL };
+	om = compile_fixture(dir, "kv", "cli_kv", pinned);
+	free(om);
+	remove_tree(dir);
+	free(dir);
+}
+
+Test(cli_atc, named_dynamic_dims_errors)
+{
+	static const char *usage[][2] = {
+		{ "batch:1,2;batch:4", "--dynamic_dims: 'batch' is named twice (entries 1 and 2)" },
+		{ "batch:1,1", "--dynamic_dims: entry 1 (\"batch:1,1\") gives 1 twice" },
+		{ "batch:1", "the named values make 1 gear, but at least 2 are needed" },
+		{ "batch:", "entry 1 (\"batch:\") has no values after ':'" },
+		{ ":1,2", "entry 1 (\":1,2\") has no dim name before ':'" },
+		{ "batch:1,x", "value 2 (\"x\") must be a positive integer" },
+		{ "batch:1,2;;seq:1", "entry 2 is empty" },
+		{ "batch:1,2,3,4,5,6,7,8,9,10,11;seq:1,2,3,4,5,6,7,8,9,10", "more than 100 gears" },
+	};
+	for (size_t i = 0; i < sizeof(usage) / sizeof(usage[0]); i++) {
+		char flag[160];
+		snprintf(flag, sizeof(flag), "--dynamic_dims=%s", usage[i][0]);
+		Run r = run_gearc("--model=tests/fixtures/cli_kv.onnx",
+				  "--output=/tmp/never", flag);
+		expect_error(&r, 2, usage[i][1]);
+		run_free(&r);
+	}
+	static const char *model[][3] = {
+		{ "--dynamic_dims=batch:1,2;seq:1;past_sequence_lenght:4", NULL,
+		  "--dynamic_dims: input 'past_key_0' dim 2 ('past_sequence_length') is open, but no value is named for it" },
+		{ "--dynamic_dims=batch:1,2;seq:1;past_sequence_length:4;beam:2", NULL,
+		  "--dynamic_dims: no input dim is named 'beam'" },
+		{ "--dynamic_dims=batch:1,2;past_sequence_length:4",
+		  "--input_shape=input_ids:-1,-1",
+		  "--input_shape: 'input_ids' dim 1 is -1, but --dynamic_dims does not name its dim 'seq'" },
+	};
+	for (size_t i = 0; i < sizeof(model) / sizeof(model[0]); i++) {
+		Run r = model[i][1]
+				? run_gearc("--model=tests/fixtures/cli_kv.onnx",
+					    "--output=/tmp/never", model[i][0],
+					    model[i][1])
+				: run_gearc("--model=tests/fixtures/cli_kv.onnx",
+					    "--output=/tmp/never", model[i][0]);
+		expect_error(&r, 1, model[i][2]);
+		run_free(&r);
+	}
+}
