@@ -21,6 +21,7 @@ main() returns it; nothing calls exit()):
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "compiler/edit.h"
 #include "passes/passes.h"
 #include "serializer/verify.h"
 
@@ -99,6 +100,7 @@ typedef struct CompileOptions {
 	GearOptions gear;
 	int quiet; /* --quiet, or --log below warning: no warnings, no summary */
 	int log;   /* LOG_*: --log, --quiet */
+	const ParsedEdits *edits; /* NULL: none */
 	PassOptions pass;
 } CompileOptions;
 
@@ -108,6 +110,12 @@ int compile_model(const CompileOptions *o, const ParsedGears *pg);
 /* The same with inputs pinned by --input_value (compiler/pin.h). */
 int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 		   const struct ParsedPins *pins);
+
+/* --out_nodes, --output_type, --input_fp16_nodes (cli/editflags.c; the
+ * grammar in compiler/edit.h): NULL for a flag not given.  -1 with a
+ * usage error; *p is empty then. */
+int edit_parse(ParsedEdits *p, const char *out_nodes, const char *output_type,
+	       const char *fp16);
 
 /* --input_value (cli/pinflag.c; the grammar in compiler/pin.h): s may
  * be NULL (no --input_value), *p is then empty.  pg is the parsed

@@ -249,6 +249,8 @@ int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 		rc = gear_apply(m, pg);
 	if (!rc)
 		rc = pin_apply(m, pins);
+	if (!rc && o->edits)
+		rc = edit_apply(m, o->edits);
 	if (!rc)
 		record_pass_options(m, o);
 	CompileLog log = { .level = o->log };
@@ -416,6 +418,7 @@ static int check_scope(const CompileOptions *o, const ParsedGears *pg)
 typedef struct CompileFlags {
 	const char *framework, *jobs, *quiet, *help, *input_value;
 	const char *no_fuse, *keep_fp16, *log, *mode, *om, *json;
+	const char *out_nodes, *output_type, *fp16;
 	HybridFlags hf;
 	const char *atc[ATC_NFLAGS];
 } CompileFlags;
@@ -440,6 +443,9 @@ static int compile_spec(ArgSpec *spec, CompileOptions *o, CompileFlags *f)
 		{ "static_model_ops_lower_limit", 0, true, &f->hf.limit },
 		{ "no_fuse", 0, false, &f->no_fuse },
 		{ "keep_fp16", 0, false, &f->keep_fp16 },
+		{ "out_nodes", 0, true, &f->out_nodes },
+		{ "output_type", 0, true, &f->output_type },
+		{ "input_fp16_nodes", 0, true, &f->fp16 },
 		{ "log", 0, true, &f->log },
 		{ "mode", 0, true, &f->mode },
 		{ "om", 0, true, &f->om },
@@ -600,11 +606,19 @@ int cmd_compile(int argc, char **argv)
 	}
 	catch_fatal_signals();
 	ParsedPins pins;
+	ParsedEdits edits;
 	if (pin_parse(&pins, f.input_value, &pg) < 0) {
 		gear_parsed_release(&pg);
 		return compile_fail(&o, EXIT_USAGE);
 	}
+	if (edit_parse(&edits, f.out_nodes, f.output_type, f.fp16) < 0) {
+		pin_parsed_release(&pins);
+		gear_parsed_release(&pg);
+		return compile_fail(&o, EXIT_USAGE);
+	}
+	o.edits = &edits;
 	int rc = compile_pinned(&o, &pg, &pins);
+	edit_parsed_release(&edits);
 	pin_parsed_release(&pins);
 	gear_parsed_release(&pg);
 	return rc < 0 ? compile_fail(&o, EXIT_FAIL) : EXIT_OK;
