@@ -22,6 +22,7 @@ main() returns it; nothing calls exit()):
 #include <stdio.h>
 
 #include "compiler/edit.h"
+#include "compiler/preproc.h"
 #include "passes/passes.h"
 #include "serializer/verify.h"
 
@@ -101,6 +102,7 @@ typedef struct CompileOptions {
 	int quiet; /* --quiet, or --log below warning: no warnings, no summary */
 	int log;   /* LOG_*: --log, --quiet */
 	const ParsedEdits *edits; /* NULL: none */
+	const ParsedPre *pre;	  /* NULL: none */
 	PassOptions pass;
 } CompileOptions;
 
@@ -116,6 +118,16 @@ int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
  * usage error; *p is empty then. */
 int edit_parse(ParsedEdits *p, const char *out_nodes, const char *output_type,
 	       const char *fp16);
+
+/* The preprocessing flags as given (cli/preflags.c; compiler/preproc.h). */
+typedef struct PreFlags {
+	const char *aipp; /* --insert_op_conf */
+	const char *mean, *scale, *reverse, *layout, *source_layout,
+		*target_layout, *source_type;
+} PreFlags;
+/* Reads them (and the AIPP file) into *p: -1 with an error and *status
+ * the exit status (2 for the flags, 1 for the file's contents). */
+int pre_parse(ParsedPre *p, const PreFlags *f, int *status);
 
 /* --input_value (cli/pinflag.c; the grammar in compiler/pin.h): s may
  * be NULL (no --input_value), *p is then empty.  pg is the parsed

@@ -251,6 +251,12 @@ int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 		rc = pin_apply(m, pins);
 	if (!rc && o->edits)
 		rc = edit_apply(m, o->edits);
+	char *note = NULL;
+	if (!rc && o->pre)
+		rc = preproc_apply(m, o->pre, &note);
+	if (note && o->log >= LOG_WARNING)
+		fprintf(stderr, "gearc: note: %s\n", note);
+	free(note);
 	if (!rc)
 		record_pass_options(m, o);
 	CompileLog log = { .level = o->log };
@@ -419,6 +425,7 @@ typedef struct CompileFlags {
 	const char *framework, *jobs, *quiet, *help, *input_value;
 	const char *no_fuse, *keep_fp16, *log, *mode, *om, *json;
 	const char *out_nodes, *output_type, *fp16;
+	PreFlags pre;
 	HybridFlags hf;
 	const char *atc[ATC_NFLAGS];
 } CompileFlags;
@@ -446,6 +453,14 @@ static int compile_spec(ArgSpec *spec, CompileOptions *o, CompileFlags *f)
 		{ "out_nodes", 0, true, &f->out_nodes },
 		{ "output_type", 0, true, &f->output_type },
 		{ "input_fp16_nodes", 0, true, &f->fp16 },
+		{ "insert_op_conf", 0, true, &f->pre.aipp },
+		{ "mean_values", 0, true, &f->pre.mean },
+		{ "scale_values", 0, true, &f->pre.scale },
+		{ "reverse_input_channels", 0, false, &f->pre.reverse },
+		{ "layout", 0, true, &f->pre.layout },
+		{ "source_layout", 0, true, &f->pre.source_layout },
+		{ "target_layout", 0, true, &f->pre.target_layout },
+		{ "source_type", 0, true, &f->pre.source_type },
 		{ "log", 0, true, &f->log },
 		{ "mode", 0, true, &f->mode },
 		{ "om", 0, true, &f->om },
@@ -617,7 +632,17 @@ int cmd_compile(int argc, char **argv)
 		return compile_fail(&o, EXIT_USAGE);
 	}
 	o.edits = &edits;
+	ParsedPre pre;
+	int status;
+	if (pre_parse(&pre, &f.pre, &status) < 0) {
+		edit_parsed_release(&edits);
+		pin_parsed_release(&pins);
+		gear_parsed_release(&pg);
+		return compile_fail(&o, status);
+	}
+	o.pre = &pre;
 	int rc = compile_pinned(&o, &pg, &pins);
+	pre_parsed_release(&pre);
 	edit_parsed_release(&edits);
 	pin_parsed_release(&pins);
 	gear_parsed_release(&pg);

@@ -22,11 +22,11 @@ void edit_parsed_release(ParsedEdits *p)
 
 /* ---- surgery -------------------------------------------------------------- */
 
-void graph_replace_uses(Graph *g, ValId old, ValId new_id, int32_t skip)
+void graph_replace_uses(Graph *g, ValId old, ValId new_id, int32_t limit)
 {
-	for (int32_t i = 0; i < g->nnodes; i++) {
+	for (int32_t i = 0; i < limit; i++) {
 		Node *n = &g->nodes[i];
-		for (int32_t k = 0; i != skip && k < n->ninputs; k++)
+		for (int32_t k = 0; k < n->ninputs; k++)
 			if (n->inputs[k] == old)
 				n->inputs[k] = new_id;
 		for (int32_t a = 0; a < n->nattrs; a++) {

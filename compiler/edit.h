@@ -47,9 +47,10 @@ int edit_apply(Model *m, const ParsedEdits *p);
 
 /* ---- graph surgery the edits and preprocessing share -------------------- */
 
-/* Every use of value old in g (node inputs, outputs list, subgraph outer
- * references) becomes new, except as an input of node skip (-1: none). */
-void graph_replace_uses(Graph *g, ValId old, ValId new_id, int32_t skip);
+/* Every use of value old by g's first nodes [0, limit) (inputs, and
+ * their subgraphs' outer references) and by g's outputs becomes new_id:
+ * nodes appended after limit read old. */
+void graph_replace_uses(Graph *g, ValId old, ValId new_id, int32_t limit);
 /* A node of one input and one output value, new, named after out. */
 ValId graph_add_unary(Graph *g, const char *op, ValId in, const char *out);
 /* A float32 weight named after base. */
