@@ -461,16 +461,33 @@ static int ov_source_type(ParsedPre *p, const char *s)
 	return 0;
 }
 
+static int ov_apply(ParsedPre *p, const OvEntry *mean, int nm,
+		    const OvEntry *scale, int ns);
+
 static int ov_mean_scale(ParsedPre *p, const PreFlags *f)
 {
-	OvEntry mean[16], scale[16];
-	int nm = 0, ns = 0;
-	if (f->mean && ov_values("--mean_values", f->mean, mean, &nm) < 0)
-		return -1;
-	if (f->scale && ov_values("--scale_values", f->scale, scale, &ns) < 0)
-		return -1;
+	OvEntry mean[16] = { 0 }, scale[16] = { 0 };
+	int nm = 0, ns = 0, rc = 0;
+	if (f->mean)
+		rc = ov_values("--mean_values", f->mean, mean, &nm);
+	if (rc == 0 && f->scale)
+		rc = ov_values("--scale_values", f->scale, scale, &ns);
+	if (rc == 0)
+		rc = ov_apply(p, mean, nm, scale, ns);
+	for (int i = 0; i < 16; i++) {
+		free(mean[i].name);
+		free(scale[i].name);
+	}
+	return rc;
+}
+
+/* The entries into the specs: mean first, then scale, so that
+ * (in - mean) / scale whatever the order of the flags. */
+static int ov_apply(ParsedPre *p, const OvEntry *mean, int nm,
+		    const OvEntry *scale, int ns)
+{
 	for (int i = 0; i < nm + ns; i++) {
-		OvEntry *e = i < nm ? &mean[i] : &scale[i - nm];
+		const OvEntry *e = i < nm ? &mean[i] : &scale[i - nm];
 		PreSpec *s = ov_spec(p, e->name);
 		bool is_mean = i < nm;
 		if (e->n > 4)
@@ -497,7 +514,6 @@ static int ov_mean_scale(ParsedPre *p, const PreFlags *f)
 				s->scale[c] = sc / v, s->offset[c] = off / v;
 		}
 		s->nscale = n;
-		free(e->name);
 	}
 	return 0;
 }

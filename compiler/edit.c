@@ -281,7 +281,8 @@ int edit_apply(Model *m, const ParsedEdits *p)
 		return -1;
 	if (p->nfp16 && set_fp16_inputs(g, p) < 0)
 		return -1;
-	if (p->nfp16 && graph_toposort(g) < 0)
+	/* the Casts added: producers set, order fixed */
+	if ((p->nfp16 || p->all_type || p->ntypes) && graph_toposort(g) < 0)
 		return -1;
 	for (int i = 0; i < 3; i++)
 		if (p->given[i])
