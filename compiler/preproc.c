@@ -593,38 +593,62 @@ static int apply_one(Model *m, const PreSpec *s, char **note)
 	return 0;
 }
 
+/* OpenVINO's flags may name one input by name in one flag and as "the
+ * first input" in another: one spec. */
+static int merge(PreSpec *dst, const PreSpec *src, const char *input)
+{
+	if (dst->format != PF_NONE || src->format != PF_NONE ||
+	    (dst->nscale && src->nscale))
+		return error("%s: input '%s' is preprocessed twice (two entries "
+			     "name it)", src->what, input);
+	dst->nhwc |= src->nhwc;
+	dst->reverse |= src->reverse;
+	if (src->src_type != DT_FLOAT)
+		dst->src_type = src->src_type;
+	if (src->nscale) {
+		dst->nscale = src->nscale;
+		memcpy(dst->scale, src->scale, sizeof(dst->scale));
+		memcpy(dst->offset, src->offset, sizeof(dst->offset));
+	}
+	return 0;
+}
+
 int preproc_apply(Model *m, const ParsedPre *p, char **note)
 {
 	*note = NULL;
-	ValId *done = xcalloc((size_t)p->n + 1, sizeof(ValId));
-	for (int32_t i = 0; i < p->n; i++) {
+	if (!p->n)
+		return 0;
+	ValId *ids = xcalloc((size_t)p->n, sizeof(ValId));
+	PreSpec *sp = xcalloc((size_t)p->n, sizeof(PreSpec));
+	bool *merged = xcalloc((size_t)p->n, sizeof(bool));
+	int rc = 0;
+	memcpy(sp, p->e, (size_t)p->n * sizeof(PreSpec));
+	for (int32_t i = 0; rc == 0 && i < p->n; i++) {
+		if ((ids[i] = find_input(m->graph, &sp[i])) < 0)
+			rc = -1;
+		for (int32_t k = 0; rc == 0 && k < i && !merged[i]; k++)
+			if (!merged[k] && ids[k] == ids[i]) {
+				rc = merge(&sp[k], &sp[i],
+					   m->graph->vals[ids[i]].name);
+				merged[i] = true;
+			}
+	}
+	for (int32_t i = 0; rc == 0 && i < p->n; i++) {
 		char *one = NULL;
-		done[i] = find_input(m->graph, &p->e[i]);
-		for (int32_t k = 0; k < i && done[i] >= 0; k++)
-			if (done[k] == done[i])
-				done[i] = error("%s: input '%s' is preprocessed "
-						"twice (two entries name it)",
-						p->e[i].what,
-						m->graph->vals[done[i]].name);
-		if (done[i] < 0) {
-			free(done);
-			return -1;
-		}
-		if (apply_one(m, &p->e[i], &one) < 0) {
-			free(one);
-			free(done);
-			return -1;
-		}
+		if (!merged[i])
+			rc = apply_one(m, &sp[i], &one);
 		if (one && !*note)
 			*note = one;
 		else
 			free(one);
 	}
-	free(done);
-	if (p->n && graph_toposort(m->graph) < 0)
-		return -1;
-	for (int i = 0; i < 8; i++)
+	free(ids);
+	free(sp);
+	free(merged);
+	if (rc == 0 && graph_toposort(m->graph) < 0)
+		rc = -1;
+	for (int i = 0; rc == 0 && i < 8; i++)
 		if (p->given[i][0])
 			model_add_option(m, p->given[i][0], p->given[i][1]);
-	return 0;
+	return rc;
 }

@@ -367,6 +367,19 @@ Test(cli_edit, openvino_mean_scale_reverse_nhwc_u8)
 	Shape fs = { 4, { 1, 8, 8, 3 } }, xs = { 4, { 1, 3, 8, 8 } };
 	double d = compare(dir, pre_om, fr, &fs, ref_om, x, &xs, "y");
 	cr_expect(d <= 1e-4, "max abs diff %g", d);
+	free(ref_om);
+	free(pre_om);
+	/* --layout says source and target at once; bare lists are the
+	 * first input's */
+	const char *layout[] = { "--mean_values=123.675,116.28,103.53",
+				 "--scale_values=58.395,57.12,57.375",
+				 "--reverse_input_channels",
+				 "--layout=x(nhwc->nchw)", "--source_type=u8",
+				 NULL };
+	compile_pair(dir, "aipp_cnn", NULL, layout, &ref_om, &pre_om, err,
+		     sizeof(err));
+	d = compare(dir, pre_om, fr, &fs, ref_om, x, &xs, "y");
+	cr_expect(d <= 1e-4, "max abs diff %g", d);
 	free(fr);
 	free(x);
 	free(ref_om);
@@ -544,6 +557,7 @@ Test(cli_edit, preprocessing_errors)
 		{ "aipp_op { aipp_mode: static related_input_rank: 2 }", "related_input_rank 2, but the model has 1 input" },
 		{ "aipp_op { aipp_mode: static src_image_size_w: 9 src_image_size_h: 8 }", "src_image_size 8x9 (h x w), but input 'x' takes 8x8" },
 		{ "aipp_op { aipp_mode: static input_format: YUV400_U8 }", "input 'x' has 3 channels, but the YUV400_U8 format gives 1" },
+		{ "aipp_op { aipp_mode: static } aipp_op { aipp_mode: static }", "--insert_op_conf: input 'x' is preprocessed twice" },
 		{ "aipp_op { aipp_mode: static crop: true crop_size_w: 4 crop_size_h: 4 src_image_size_w: 8 src_image_size_h: 8 }", "crop_size 4x4 (h x w), but input 'x' takes 8x8" },
 	};
 	for (size_t i = 0; i < sizeof(model) / sizeof(model[0]); i++) {
