@@ -36,6 +36,64 @@ static const ArgSpec *find_long(const ArgSpec *spec, const char *name,
 	return NULL;
 }
 
+/* Edit distance of a[0..alen) and b with '-' and '_' the same; stops
+ * counting past 3 (only "at most 2" matters). */
+static size_t edit_distance(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b), row[128];
+	if (alen >= ARRAY_SIZE(row) || blen >= ARRAY_SIZE(row))
+		return 99;
+	for (size_t j = 0; j <= blen; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= alen; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= blen; j++) {
+			char x = a[i - 1] == '-' ? '_' : a[i - 1];
+			char y = b[j - 1] == '-' ? '_' : b[j - 1];
+			size_t best = diag + (x != y), up = row[j] + 1,
+			       left = row[j - 1] + 1;
+			best = up < best ? up : best;
+			best = left < best ? left : best;
+			diag = row[j];
+			row[j] = best;
+		}
+	}
+	return row[blen];
+}
+
+/* Whether one name starts with the other, over at least 3 characters:
+ * "--soc" for --soc_version, "--input_shape_range" for --input_shape. */
+static bool prefix_of(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b), n = alen < blen ? alen : blen;
+	if (n < 3)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((a[i] == '-' ? '_' : a[i]) != (b[i] == '-' ? '_' : b[i]))
+			return false;
+	return true;
+}
+
+/* The flag of spec a user who typed name most likely meant: the closest
+ * within edit distance 1, else the first that is a prefix of name or has
+ * name as its prefix ("--soc" is --soc_version, not --log), else the
+ * closest within distance 2; NULL if none. */
+static const ArgSpec *near_miss(const ArgSpec *spec, const char *name,
+				size_t len)
+{
+	const ArgSpec *best = NULL, *prefix = NULL;
+	size_t bestd = 3;
+	for (; spec->name; spec++) {
+		size_t d = edit_distance(name, len, spec->name);
+		if (d < bestd)
+			best = spec, bestd = d;
+		if (!prefix && prefix_of(name, len, spec->name))
+			prefix = spec;
+	}
+	return best && bestd <= 1 ? best : prefix ? prefix : best;
+}
+
 static const ArgSpec *find_short(const ArgSpec *spec, char c)
 {
 	for (; spec->name; spec++)
@@ -59,10 +117,16 @@ static int parse_long(int argc, char **argv, int *i, const ArgSpec *spec,
 	const char *arg = argv[*i] + 2, *eq = strchr(arg, '=');
 	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
 	const ArgSpec *s = find_long(spec, arg, len);
-	if (!s)
+	if (!s) {
+		const ArgSpec *near = near_miss(spec, arg, len);
+		if (near)
+			return error("unknown option '--%.*s' for 'gearc %s'; "
+				     "did you mean --%s?", (int)len, arg, cmd,
+				     near->name);
 		return error("unknown option '--%.*s' for 'gearc %s' (see "
 			     "'gearc help %s')",
 			     (int)len, arg, cmd, cmd);
+	}
 	if (!s->takes_value) {
 		if (eq)
 			return error("--%s takes no value (got '%s')", s->name,

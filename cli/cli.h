@@ -21,6 +21,8 @@ main() returns it; nothing calls exit()):
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "compiler/edit.h"
+#include "compiler/preproc.h"
 #include "passes/passes.h"
 #include "serializer/verify.h"
 
@@ -80,6 +82,7 @@ int cmd_compile(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
@@ -87,12 +90,19 @@ int cmd_run(int argc, char **argv);
  * is no such command. */
 int print_help(FILE *f, const char *cmd);
 
+/* --log's levels (atc's), in order: each prints what the one before it
+ * does and more.  LOG_WARNING is the default. */
+enum { LOG_NULL, LOG_ERROR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+
 /* The flags of 'gearc compile': what the passes are told, and the rest. */
 typedef struct CompileOptions {
 	const char *model;  /* --model */
 	const char *output; /* --output, ".om" appended if missing */
 	GearOptions gear;
-	int quiet; /* --quiet */
+	int quiet; /* --quiet, or --log below warning: no warnings, no summary */
+	int log;   /* LOG_*: --log, --quiet */
+	const ParsedEdits *edits; /* NULL: none */
+	const ParsedPre *pre;	  /* NULL: none */
 	PassOptions pass;
 } CompileOptions;
 
@@ -102,6 +112,22 @@ int compile_model(const CompileOptions *o, const ParsedGears *pg);
 /* The same with inputs pinned by --input_value (compiler/pin.h). */
 int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 		   const struct ParsedPins *pins);
+
+/* --out_nodes, --output_type, --input_fp16_nodes (cli/editflags.c; the
+ * grammar in compiler/edit.h): NULL for a flag not given.  -1 with a
+ * usage error; *p is empty then. */
+int edit_parse(ParsedEdits *p, const char *out_nodes, const char *output_type,
+	       const char *fp16);
+
+/* The preprocessing flags as given (cli/preflags.c; compiler/preproc.h). */
+typedef struct PreFlags {
+	const char *aipp; /* --insert_op_conf */
+	const char *mean, *scale, *reverse, *layout, *source_layout,
+		*target_layout, *source_type;
+} PreFlags;
+/* Reads them (and the AIPP file) into *p: -1 with an error and *status
+ * the exit status (2 for the flags, 1 for the file's contents). */
+int pre_parse(ParsedPre *p, const PreFlags *f, int *status);
 
 /* --input_value (cli/pinflag.c; the grammar in compiler/pin.h): s may
  * be NULL (no --input_value), *p is then empty.  pg is the parsed
@@ -116,9 +142,46 @@ char *om_output_path(const char *output);
 struct json_object;
 struct OmFile;
 struct json_object *om_json(const struct OmFile *f, const char *path);
+/* Writes to out what 'gearc dump --format=json FILE.om' prints (atc's
+ * --mode=1); -1 with an error if the file is not a valid .om. */
+int om_dump_json(const char *om, FILE *out);
 /* Replaces every name in f's model by its str_escape(how) form, as dump
  * shows it: how 0 for JSON, ESC_CONTROLS for text. */
 void om_escape_names(struct OmFile *f, unsigned how);
+
+/* ---- atc's NPU-only flags (cli/atcflags.c) ------------------------------ */
+
+enum { ATC_NFLAGS = 22 };
+/* Fills spec[0..ATC_NFLAGS) with the flags, values going to vals[];
+ * returns ATC_NFLAGS. */
+int atc_flags_add(ArgSpec *spec, const char **vals);
+/* Each given value against the shape atc documents: -1 with a usage
+ * error naming the flag. */
+int atc_flags_check(const char **vals);
+/* One "gearc: warning: " line per given flag. */
+void atc_flags_warn(const char **vals, FILE *f);
+
+/* ---- op histograms (cli/ophist.c) ---------------------------------------- */
+
+typedef struct OpCount {
+	char *op, *domain; /* domain "" for ONNX's default */
+	int64_t n;
+	bool known; /* in gearc's op table (compiler/ops.h) */
+} OpCount;
+typedef struct OpHist {
+	int32_t n, cap;
+	OpCount *e; /* sorted by domain, then op */
+} OpHist;
+/* Counts the nodes of g and its subgraphs into h (g may be NULL). */
+void ophist_add(OpHist *h, Graph *g);
+int64_t ophist_get(const OpHist *h, const char *domain, const char *op);
+void ophist_free(OpHist *h);
+/* "3 Conv, 1 Attention (domain com.microsoft)" */
+void ophist_print(FILE *f, const OpHist *h);
+/* "-3 Conv, -3 Relu, +3 FusedConv (domain ai.gearc)" */
+void ophist_print_diff(FILE *f, const OpHist *before, const OpHist *after);
+/* Every op of h gearc does not know, in one error: -1, or 0 if none. */
+int unsupported_ops_error(const OpHist *h);
 
 /* Prints "gearc: error: <last_error()>" to stderr and returns status
  * (args.c). */

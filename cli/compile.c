@@ -1,4 +1,5 @@
 /* cli/compile.c - 'gearc compile': flags -> gear spec -> passes -> .om. */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,81 @@ static void warn_opset(Model *m)
 			   m->path);
 }
 
+/* Every op of the model gearc does not know, in one error (the passes
+ * would stop at the first). */
+static int check_supported(Model *m, const CompileOptions *o)
+{
+	OpHist h = { 0 };
+	ophist_add(&h, m->graph);
+	int rc = unsupported_ops_error(&h);
+	if (rc < 0)
+		error_prefix("model '%s'", o->model);
+	ophist_free(&h);
+	return rc;
+}
+
+/* --log=info and debug: what the passes did, on stderr. */
+typedef struct CompileLog {
+	int level;
+	OpHist ops; /* after the last pass logged */
+	double total;
+} CompileLog;
+
+static void log_model(Model *m, CompileLog *log)
+{
+	int64_t nodes = 0;
+	for (int32_t i = 0; i < log->ops.n; i++)
+		nodes += log->ops.e[i].n;
+	fprintf(stderr, "gearc: info: model '%s': %lld nodes, opset %lld, "
+		"%s mode, %d gear%s\n", m->path, (long long)nodes,
+		(long long)model_opset(m), gear_mode_name(m->mode),
+		m->gears ? m->gears->ngears : 0,
+		m->gears && m->gears->ngears == 1 ? "" : "s");
+	if (log->level >= LOG_DEBUG) {
+		fputs("gearc: debug: ops in: ", stderr);
+		ophist_print(stderr, &log->ops);
+		fputc('\n', stderr);
+	}
+}
+
+/* One line per pass: its time and how it changed the op counts over
+ * every graph (what fuse made of what); debug adds the counts. */
+static void log_pass(Model *m, const char *pass, double secs, void *ctx)
+{
+	CompileLog *log = ctx;
+	OpHist now = { 0 };
+	ophist_add(&now, m->graph);
+	ophist_add(&now, m->dynamic);
+	log->total += secs;
+	fprintf(stderr, "gearc: info: pass %-11s %9.2f ms", pass,
+		secs * 1e3);
+	OpHist *was = &log->ops;
+	bool changed = was->n != now.n;
+	for (int32_t i = 0; !changed && i < now.n; i++)
+		changed = ophist_get(was, now.e[i].domain, now.e[i].op) !=
+			  now.e[i].n;
+	if (changed) {
+		fputs("  ", stderr);
+		ophist_print_diff(stderr, was, &now);
+	}
+	fputc('\n', stderr);
+	if (log->level >= LOG_DEBUG) {
+		fputs("gearc: debug: ops now: ", stderr);
+		ophist_print(stderr, &now);
+		fputc('\n', stderr);
+	}
+	ophist_free(was);
+	*was = now;
+}
+
+static void log_ops_used(const CompileLog *log)
+{
+	fprintf(stderr, "gearc: info: passes took %.2f ms; ops used: ",
+		log->total * 1e3);
+	ophist_print(stderr, &log->ops);
+	fputc('\n', stderr);
+}
+
 /* "gearc: warning: ..." lines, after the progress line is cleared (the
  * summary or the error comes after them, so the terminal ends clean). */
 static void print_warnings(const Model *m, const CompileOptions *o)
@@ -168,13 +244,34 @@ int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 	m->path = base_name(o->model);
 	m->jobs = o->pass.jobs;
 	warn_opset(m);
-	int rc = gear_apply(m, pg);
+	int rc = check_supported(m, o);
+	if (!rc)
+		rc = gear_apply(m, pg);
 	if (!rc)
 		rc = pin_apply(m, pins);
+	if (!rc && o->edits)
+		rc = edit_apply(m, o->edits);
+	char *note = NULL;
+	if (!rc && o->pre)
+		rc = preproc_apply(m, o->pre, &note);
+	if (note && o->log >= LOG_WARNING)
+		fprintf(stderr, "gearc: note: %s\n", note);
+	free(note);
 	if (!rc)
 		record_pass_options(m, o);
-	if (!rc && (rc = run_passes(m, &o->pass)) < 0)
+	CompileLog log = { .level = o->log };
+	PassOptions po = o->pass;
+	if (o->log >= LOG_INFO) {
+		po.pass_done = log_pass;
+		po.log_ctx = &log;
+		ophist_add(&log.ops, m->graph);
+		log_model(m, &log);
+	}
+	if (!rc && (rc = run_passes(m, &po)) < 0)
 		error_prefix("model '%s'", o->model);
+	if (!rc && o->log >= LOG_INFO)
+		log_ops_used(&log);
+	ophist_free(&log.ops);
 	if (!rc)
 		warn_model(m);
 	char *path = om_output_path(o->output);
@@ -276,13 +373,18 @@ static int check_output(const char *output)
 
 /* What can be told from the flags alone, before reading the model. */
 static int check_flags(CompileOptions *o, const char *framework,
-		       const char *jobs)
+		       const char *jobs, int mode)
 {
 	if (!o->model)
 		return error("--model is required: the ONNX file to compile");
 	if (!*o->model)
 		return error("--model is empty: expected the ONNX file to "
 			     "compile");
+	if (mode == 3 && o->output)
+		return error("--output: --mode=3 checks the model and writes "
+			     "nothing");
+	if (mode == 3)
+		return 0;
 	if (!o->output)
 		return error("--output is required: the name of the .om file "
 			     "to write");
@@ -318,63 +420,231 @@ static int check_scope(const CompileOptions *o, const ParsedGears *pg)
 	return 0;
 }
 
+/* compile's flags as given, besides those CompileOptions holds. */
+typedef struct CompileFlags {
+	const char *framework, *jobs, *quiet, *help, *input_value;
+	const char *no_fuse, *keep_fp16, *log, *mode, *om, *json;
+	const char *out_nodes, *output_type, *fp16;
+	PreFlags pre;
+	HybridFlags hf;
+	const char *atc[ATC_NFLAGS];
+} CompileFlags;
+
+static int compile_spec(ArgSpec *spec, CompileOptions *o, CompileFlags *f)
+{
+	const ArgSpec base[] = {
+		{ "model", 0, true, &o->model },
+		{ "output", 0, true, &o->output },
+		{ "input_shape", 0, true, &o->gear.input_shape },
+		{ "dynamic_batch_size", 0, true, &o->gear.dynamic_batch_size },
+		{ "dynamic_image_size", 0, true, &o->gear.dynamic_image_size },
+		{ "dynamic_dims", 0, true, &o->gear.dynamic_dims },
+		{ "input_format", 0, true, &o->gear.input_format },
+		{ "input_value", 0, true, &f->input_value },
+		{ "framework", 0, true, &f->framework },
+		{ "jobs", 'j', true, &f->jobs },
+		{ "dump_after", 0, true, &o->pass.dump_after },
+		{ "gear_scope", 0, true, &o->pass.gear_scope },
+		{ "hybrid", 0, false, &f->hf.hybrid },
+		{ "compile_hybrid_mode", 0, true, &f->hf.mode },
+		{ "static_model_ops_lower_limit", 0, true, &f->hf.limit },
+		{ "no_fuse", 0, false, &f->no_fuse },
+		{ "keep_fp16", 0, false, &f->keep_fp16 },
+		{ "out_nodes", 0, true, &f->out_nodes },
+		{ "output_type", 0, true, &f->output_type },
+		{ "input_fp16_nodes", 0, true, &f->fp16 },
+		{ "insert_op_conf", 0, true, &f->pre.aipp },
+		{ "mean_values", 0, true, &f->pre.mean },
+		{ "scale_values", 0, true, &f->pre.scale },
+		{ "reverse_input_channels", 0, false, &f->pre.reverse },
+		{ "layout", 0, true, &f->pre.layout },
+		{ "source_layout", 0, true, &f->pre.source_layout },
+		{ "target_layout", 0, true, &f->pre.target_layout },
+		{ "source_type", 0, true, &f->pre.source_type },
+		{ "log", 0, true, &f->log },
+		{ "mode", 0, true, &f->mode },
+		{ "om", 0, true, &f->om },
+		{ "json", 0, true, &f->json },
+		{ "quiet", 'q', false, &f->quiet },
+		{ "help", 'h', false, &f->help },
+	};
+	int n = (int)ARRAY_SIZE(base);
+	memcpy(spec, base, sizeof(base));
+	n += atc_flags_add(spec + n, f->atc);
+	spec[n] = (ArgSpec){ 0 };
+	return n;
+}
+
+static const char *const log_names[] = { "null", "error", "warning", "info",
+					  "debug" };
+
+/* --log and --quiet into o->log (atc's levels; warning, the default, is
+ * what gearc printed before --log existed). */
+static int check_log(CompileOptions *o, const CompileFlags *f)
+{
+	o->log = LOG_WARNING;
+	if (f->log && f->quiet)
+		return error("--quiet and --log=%s disagree (--quiet is "
+			     "--log=error; give one of them)", f->log);
+	if (f->quiet)
+		o->log = LOG_ERROR;
+	if (!f->log)
+		return 0;
+	for (int i = 0; i < (int)ARRAY_SIZE(log_names); i++)
+		if (!strcmp(f->log, log_names[i])) {
+			o->log = i;
+			return 0;
+		}
+	return error("--log: '%s' is not a log level (expected debug, info, "
+		     "warning, error or null)", f->log);
+}
+
+/* --mode: 0 compile, 1 .om to JSON, 3 check the ops only (atc's). */
+static int check_mode(const CompileFlags *f, int *mode)
+{
+	*mode = 0;
+	if (f->mode && strcmp(f->mode, "0") && strcmp(f->mode, "1") &&
+	    strcmp(f->mode, "3"))
+		return error("--mode: '%s' is not a mode gearc has (expected 0, "
+			     "compile; 1, .om to JSON; 3, check the model's "
+			     "ops)", f->mode);
+	if (f->mode)
+		*mode = f->mode[0] - '0';
+	if (*mode != 1 && (f->om || f->json))
+		return error("--%s is for --mode=1 (the .om to convert to "
+			     "JSON)", f->om ? "om" : "json");
+	if (*mode == 1 && (!f->om || !f->json))
+		return error("--mode=1 needs --om=FILE.om and --json=FILE.json "
+			     "(the .om to convert, the JSON to write)");
+	if (*mode == 1 && (*f->om == 0 || *f->json == 0))
+		return error("--mode=1: --%s is empty", *f->om ? "json" : "om");
+	return 0;
+}
+
+/* An exit status, with the error printed unless --log=null. */
+static int compile_fail(const CompileOptions *o, int status)
+{
+	if (o->log == LOG_NULL)
+		return status;
+	return fail(status);
+}
+
+/* --mode=1: FILE.om to FILE.json, as 'gearc dump --format=json' writes
+ * it; a partial JSON file is removed. */
+static int om_to_json(const CompileFlags *f)
+{
+	FILE *out = fopen(f->json, "w");
+	if (!out)
+		return error("--json '%s': cannot create the file: %s",
+			     f->json, strerror(errno));
+	int rc = om_dump_json(f->om, out);
+	if (rc < 0)
+		error_prefix("--om '%s'", f->om);
+	if (fclose(out) != 0 && rc == 0)
+		rc = error("--json '%s': writing: %s", f->json,
+			   strerror(errno));
+	if (rc < 0)
+		remove(f->json);
+	return rc;
+}
+
+/* --mode=3: atc's pre-check.  Every op gearc does not support, one per
+ * line on stdout with its node count, then the error; or one line saying
+ * all are.  Writes no file. */
+static int check_ops(const CompileOptions *o)
+{
+	Model *m = onnx_load(o->model);
+	if (!m)
+		return -1;
+	OpHist h = { 0 };
+	ophist_add(&h, m->graph);
+	int64_t nodes = 0, bad = 0;
+	for (int32_t i = 0; i < h.n; i++) {
+		nodes += h.e[i].n;
+		if (h.e[i].known)
+			continue;
+		bad++;
+		printf("unsupported: %s%s%s%s: %lld node%s\n", h.e[i].op,
+		       *h.e[i].domain ? " (domain " : "", h.e[i].domain,
+		       *h.e[i].domain ? ")" : "", (long long)h.e[i].n,
+		       h.e[i].n == 1 ? "" : "s");
+	}
+	if (!bad)
+		printf("model '%s': %lld nodes, %d distinct ops, all supported\n",
+		       o->model, (long long)nodes, h.n);
+	int rc = unsupported_ops_error(&h);
+	if (rc < 0)
+		error_prefix("model '%s'", o->model);
+	ophist_free(&h);
+	model_free(m);
+	return rc;
+}
+
 int cmd_compile(int argc, char **argv)
 {
 	CompileOptions o = { 0 };
-	const char *framework = NULL, *jobs = NULL, *quiet = NULL, *help = NULL;
-	const char *input_value = NULL, *no_fuse = NULL, *keep_fp16 = NULL;
-	HybridFlags hf = { 0 };
-	const ArgSpec spec[] = {
-		{ "model", 0, true, &o.model },
-		{ "output", 0, true, &o.output },
-		{ "input_shape", 0, true, &o.gear.input_shape },
-		{ "dynamic_batch_size", 0, true, &o.gear.dynamic_batch_size },
-		{ "dynamic_image_size", 0, true, &o.gear.dynamic_image_size },
-		{ "dynamic_dims", 0, true, &o.gear.dynamic_dims },
-		{ "input_format", 0, true, &o.gear.input_format },
-		{ "input_value", 0, true, &input_value },
-		{ "framework", 0, true, &framework },
-		{ "jobs", 'j', true, &jobs },
-		{ "dump_after", 0, true, &o.pass.dump_after },
-		{ "gear_scope", 0, true, &o.pass.gear_scope },
-		{ "hybrid", 0, false, &hf.hybrid },
-		{ "compile_hybrid_mode", 0, true, &hf.mode },
-		{ "static_model_ops_lower_limit", 0, true, &hf.limit },
-		{ "no_fuse", 0, false, &no_fuse },
-		{ "keep_fp16", 0, false, &keep_fp16 },
-		{ "quiet", 'q', false, &quiet },
-		{ "help", 'h', false, &help },
-		{ 0 },
-	};
+	CompileFlags f = { 0 };
+	ArgSpec spec[64 + ATC_NFLAGS];
+	compile_spec(spec, &o, &f);
 	const char *pos[1];
-	int npos;
-	int done = cmd_args(argc, argv, spec, "compile", pos, 0, &npos, &help);
+	int npos, mode;
+	int done = cmd_args(argc, argv, spec, "compile", pos, 0, &npos,
+			    &f.help);
 	if (done >= 0)
 		return done;
-	if (check_flags(&o, framework, jobs) < 0 ||
-	    check_hybrid_flags(&o, &hf) < 0)
-		return fail(EXIT_USAGE);
-	o.quiet = quiet != NULL;
-	o.pass.no_fuse = no_fuse != NULL;
-	o.pass.keep_fp16 = keep_fp16 != NULL;
+	if (check_log(&o, &f) < 0 || check_mode(&f, &mode) < 0 ||
+	    atc_flags_check(f.atc) < 0)
+		return compile_fail(&o, EXIT_USAGE);
+	if (mode == 1)
+		return om_to_json(&f) < 0 ? compile_fail(&o, EXIT_FAIL)
+					  : EXIT_OK;
+	if (check_flags(&o, f.framework, f.jobs, mode) < 0 ||
+	    check_hybrid_flags(&o, &f.hf) < 0)
+		return compile_fail(&o, EXIT_USAGE);
+	if (o.log >= LOG_WARNING)
+		atc_flags_warn(f.atc, stderr);
+	if (mode == 3)
+		return check_ops(&o) < 0 ? compile_fail(&o, EXIT_FAIL)
+					 : EXIT_OK;
+	o.quiet = o.log < LOG_WARNING;
+	o.pass.no_fuse = f.no_fuse != NULL;
+	o.pass.keep_fp16 = f.keep_fp16 != NULL;
 	if (!o.quiet && isatty(STDERR_FILENO))
 		o.pass.progress = progress_tty;
 
 	ParsedGears pg;
 	if (gear_parse(&pg, &o.gear) < 0)
-		return fail(EXIT_USAGE);
+		return compile_fail(&o, EXIT_USAGE);
 	if (check_scope(&o, &pg) < 0 || check_hybrid_gears(&o, &pg) < 0) {
 		gear_parsed_release(&pg);
-		return fail(EXIT_USAGE);
+		return compile_fail(&o, EXIT_USAGE);
 	}
 	catch_fatal_signals();
 	ParsedPins pins;
-	if (pin_parse(&pins, input_value, &pg) < 0) {
+	ParsedEdits edits;
+	if (pin_parse(&pins, f.input_value, &pg) < 0) {
 		gear_parsed_release(&pg);
-		return fail(EXIT_USAGE);
+		return compile_fail(&o, EXIT_USAGE);
 	}
+	if (edit_parse(&edits, f.out_nodes, f.output_type, f.fp16) < 0) {
+		pin_parsed_release(&pins);
+		gear_parsed_release(&pg);
+		return compile_fail(&o, EXIT_USAGE);
+	}
+	o.edits = &edits;
+	ParsedPre pre;
+	int status;
+	if (pre_parse(&pre, &f.pre, &status) < 0) {
+		edit_parsed_release(&edits);
+		pin_parsed_release(&pins);
+		gear_parsed_release(&pg);
+		return compile_fail(&o, status);
+	}
+	o.pre = &pre;
 	int rc = compile_pinned(&o, &pg, &pins);
+	pre_parsed_release(&pre);
+	edit_parsed_release(&edits);
 	pin_parsed_release(&pins);
 	gear_parsed_release(&pg);
-	return rc < 0 ? fail(EXIT_FAIL) : EXIT_OK;
+	return rc < 0 ? compile_fail(&o, EXIT_FAIL) : EXIT_OK;
 }

@@ -1709,14 +1709,14 @@ static json_object *graphs_only(json_object *o, const bool *sel)
 	return doc;
 }
 
-static void dump_json(const OmFile *f, const char *path, const DumpOpts *d,
-		      const bool *sel)
+static void dump_json(FILE *out, const OmFile *f, const char *path,
+		      const DumpOpts *d, const bool *sel)
 {
 	json_object *o = dump_doc(f, path, d, sel, d->detail || sel);
 	if (sel)
 		o = graphs_only(o, sel);
-	json_print(stdout, o, 0);
-	fputc('\n', stdout);
+	json_print(out, o, 0);
+	fputc('\n', out);
 	json_object_put(o);
 }
 
@@ -1748,7 +1748,7 @@ static int dump_as(const OmFile *f, const char *path, const DumpOpts *d)
 		}
 	}
 	if (!strcmp(d->format, "json"))
-		dump_json(f, path, d, sel);
+		dump_json(stdout, f, path, d, sel);
 	else if (!strcmp(d->format, "dot"))
 		rc = dump_dot_sel(f, sel);
 	else
@@ -1778,6 +1778,20 @@ static int check_dump_opts(const DumpOpts *d)
 	if (d->graph && !*d->graph)
 		return error("--graph is empty: expected a graph name (see "
 			     "the 'graph' lines of gearc dump)");
+	return 0;
+}
+
+int om_dump_json(const char *om, FILE *out)
+{
+	OmFile f;
+	DumpOpts d = { .format = "json" };
+	if (om_open(&f, om) < 0)
+		return -1;
+	char *path = str_escape(om, strlen(om), 0, NULL);
+	om_escape_names(&f, 0);
+	dump_json(out, &f, path, &d, NULL);
+	free(path);
+	om_close(&f);
 	return 0;
 }
 

@@ -189,7 +189,8 @@ static int check_flags(ParsedGears *p, const GearOptions *o)
 		return error("--input_format: ND cannot be used with "
 			     "--dynamic_image_size, which needs NCHW or NHWC "
 			     "to find H and W");
-	if (p->mode != MODE_STATIC && !o->input_shape)
+	if (p->mode != MODE_STATIC && !o->input_shape &&
+	    !(p->mode == MODE_DIMS && strchr(o->dynamic_dims, ':')))
 		return error("%s needs --input_shape to say which dims are "
 			     "gear dims (-1)", gear_flag(p->mode));
 	return 0;
@@ -572,6 +573,285 @@ static int parse_gears(ParsedGears *p, const char *s)
 	return rc;
 }
 
+/* ---- trtexec's and OpenVINO's --input_shape ------------------------------ */
+
+/* A growing string. */
+typedef struct Str {
+	char *s;
+	size_t n, cap;
+} Str;
+
+static void str_add(Str *b, const char *p, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		b->cap = 2 * (b->n + n + 1);
+		b->s = xrealloc(b->s, b->cap);
+	}
+	memcpy(b->s + b->n, p, n);
+	b->n += n;
+	b->s[b->n] = 0;
+}
+
+enum { FORM_ATC, FORM_TRTEXEC, FORM_OPENVINO };
+static const char *const form_names[] = { "atc's (x:1,3,224,224)",
+					  "trtexec's (x:1x3x224x224)",
+					  "OpenVINO's (x[1,3,224,224])" };
+
+/* The form of one entry: OpenVINO's has '[', trtexec's an 'x' between
+ * dims after the last ':'. */
+static int entry_form(Span e)
+{
+	Span t = trim(e);
+	const char *c = last_colon(t);
+	/* a '[' in an atc name ("a[0]:1,2") leaves the ':' */
+	if (t.n && (t.p[t.n - 1] == ']' || (!c && memchr(t.p, '[', t.n))))
+		return FORM_OPENVINO;
+	if (!c)
+		return FORM_ATC;
+	for (const char *q = c + 1; q < t.p + t.n; q++)
+		if (*q == 'x' && q > c + 1 && q[-1] >= '0' && q[-1] <= '9')
+			return FORM_TRTEXEC;
+	return FORM_ATC;
+}
+
+/* Splits s into entries: on ';', or on ',' outside brackets too where
+ * the entries are trtexec's or OpenVINO's (those tools' separator). */
+static int32_t split_entries(Span s, Span *out, int32_t max)
+{
+	int32_t n = 0, depth = 0;
+	/* ',' separates entries if no field it makes is in atc's form (an
+	 * atc entry's dims are split on ',') */
+	bool comma = false, atc = false;
+	const char *start = s.p;
+	for (const char *q = s.p; q <= s.p + s.n; q++) {
+		bool end = q == s.p + s.n;
+		depth += !end && *q == '[';
+		depth -= !end && *q == ']';
+		if (end || *q == ';' || (*q == ',' && !depth)) {
+			atc = atc || entry_form((Span){ start,
+							(size_t)(q - start) }) ==
+					     FORM_ATC;
+			comma = comma || (!end && *q == ',');
+			start = q + 1;
+		}
+	}
+	comma = comma && !atc;
+	depth = 0;
+	start = s.p;
+	for (const char *q = s.p; q <= s.p + s.n && n < max; q++) {
+		if (q < s.p + s.n && *q == '[')
+			depth++;
+		if (q < s.p + s.n && *q == ']')
+			depth--;
+		if (q == s.p + s.n || *q == ';' || (comma && *q == ',' && !depth)) {
+			out[n++] = (Span){ start, (size_t)(q - start) };
+			start = q + 1;
+		}
+	}
+	return n;
+}
+
+/* trtexec's "x:1x3x224x224" as "x:1,3,224,224". */
+static int trtexec_entry(Str *b, int idx, Span e)
+{
+	Quote q;
+	Span t = trim(e);
+	const char *c = last_colon(t);
+	if (!c)
+		return error("--input_shape: entry %d (\"%s\") has no ':' "
+			     "between name and dims", idx, quote(&q, t));
+	if (memchr(c, ',', (size_t)(t.p + t.n - c)))
+		return error("--input_shape: entry %d (\"%s\") mixes 'x' and "
+			     "',' between dims; write 1x3x224x224 (trtexec) or "
+			     "1,3,224,224 (atc)", idx, quote(&q, t));
+	str_add(b, t.p, (size_t)(c - t.p) + 1);
+	for (const char *p = c + 1; p < t.p + t.n; p++) {
+		char ch = *p == 'x' ? ',' : *p;
+		str_add(b, &ch, 1);
+	}
+	return 0;
+}
+
+/* OpenVINO's "x[1,3,?,?]" or "x[1 3 -1 -1]" as "x:1,3,-1,-1". */
+static int openvino_entry(Str *b, int idx, Span e)
+{
+	Quote q;
+	Span t = trim(e);
+	const char *open = memchr(t.p, '[', t.n);
+	const char *close = t.n ? memchr(t.p, ']', t.n) : NULL;
+	if (!open || !close || close < open)
+		return error("--input_shape: entry %d (\"%s\") has unbalanced "
+			     "brackets; expected OpenVINO's name[d0,d1,...]",
+			     idx, quote(&q, t));
+	if (close != t.p + t.n - 1)
+		return error("--input_shape: entry %d (\"%s\") has text after "
+			     "']'", idx, quote(&q, t));
+	Span name = trim((Span){ t.p, (size_t)(open - t.p) });
+	if (!name.n)
+		return error("--input_shape: entry %d (\"%s\") has no input "
+			     "name before '['", idx, quote(&q, t));
+	if (memchr(open + 1, '[', (size_t)(close - open - 1)))
+		return error("--input_shape: entry %d (\"%s\") has nested "
+			     "brackets", idx, quote(&q, t));
+	str_add(b, name.p, name.n);
+	str_add(b, ":", 1);
+	bool first = true;
+	for (const char *p = open + 1; p < close;) {
+		while (p < close && (is_blank(*p) || *p == ','))
+			p++;
+		const char *d = p;
+		while (p < close && !is_blank(*p) && *p != ',')
+			p++;
+		if (p == d)
+			break;
+		Span dim = { d, (size_t)(p - d) };
+		if (memchr(dim.p, '.', dim.n))
+			return error("--input_shape: entry %d (\"%s\"): dim "
+				     "\"%.*s\" is a range; gearc compiles gears "
+				     "instead (-1 here and a gear option)", idx,
+				     quote(&q, t), (int)dim.n, dim.p);
+		if (!first)
+			str_add(b, ",", 1);
+		if (dim.n == 1 && *dim.p == '?')
+			str_add(b, "-1", 2);
+		else
+			str_add(b, dim.p, dim.n);
+		first = false;
+	}
+	return 0;
+}
+
+/* --input_shape in any of the three forms, as atc's; *out is s itself
+ * for atc's form, else malloc'd. */
+static int normalize_shape(const char *s, char **out)
+{
+	Span all = span_of(s), ents[4096];
+	int32_t n = split_entries(all, ents, (int32_t)ARRAY_SIZE(ents));
+	int form = -1, first = 0;
+	*out = (char *)s;
+	for (int32_t i = 0; i < n; i++) {
+		if (!trim(ents[i]).n)
+			continue; /* parse_entry says it */
+		int f = entry_form(ents[i]);
+		if (form < 0) {
+			form = f;
+			first = i;
+		} else if (f != form) {
+			Quote q;
+			return error("--input_shape: entry %d (\"%s\") is in %s "
+				     "form but entry %d in %s; use one form",
+				     i + 1, quote(&q, trim(ents[i])),
+				     form_names[f], first + 1, form_names[form]);
+		}
+	}
+	if (form <= FORM_ATC)
+		return 0;
+	Str b = { 0 };
+	str_add(&b, "", 0);
+	for (int32_t i = 0; i < n; i++) {
+		if (i)
+			str_add(&b, ";", 1);
+		int rc = form == FORM_TRTEXEC ? trtexec_entry(&b, i + 1, ents[i])
+					      : openvino_entry(&b, i + 1, ents[i]);
+		if (rc < 0) {
+			free(b.s);
+			return -1;
+		}
+	}
+	*out = b.s;
+	return 0;
+}
+
+/* ---- the named --dynamic_dims form ---------------------------------------- */
+
+enum { NAMED_MAX = 64 };
+
+static int parse_named_entry(NamedDim *d, int idx, Span e)
+{
+	Quote q, qv;
+	Span t = trim(e);
+	const char *c = last_colon(t);
+	if (!t.n)
+		return error("--dynamic_dims: entry %d is empty (stray ';')",
+			     idx);
+	if (!c)
+		return error("--dynamic_dims: entry %d (\"%s\") has no ':'; "
+			     "in the named form each entry is NAME:v1,v2,...",
+			     idx, quote(&q, t));
+	Span name = trim((Span){ t.p, (size_t)(c - t.p) });
+	Span vals = trim((Span){ c + 1, (size_t)(t.p + t.n - c - 1) });
+	if (!name.n)
+		return error("--dynamic_dims: entry %d (\"%s\") has no dim "
+			     "name before ':'", idx, quote(&q, t));
+	if (!vals.n)
+		return error("--dynamic_dims: entry %d (\"%s\") has no values "
+			     "after ':'", idx, quote(&q, t));
+	d->name = xstrndup(name);
+	d->vals = xcalloc(count_char(vals, ',') + 1, sizeof(int64_t));
+	Fields f = fields(vals, ',');
+	Span v;
+	while (next_field(&f, &v)) {
+		int kind = parse_value(v, false, &d->vals[d->n]);
+		if (kind != V_OK)
+			return error("--dynamic_dims: entry %d (\"%s\"): value "
+				     "%d (\"%s\") %s", idx, quote(&q, t),
+				     d->n + 1, quote(&qv, trim(v)),
+				     kind == V_EMPTY ? "is empty (stray ',')"
+				     : kind == V_BIG ? "is too large for int64"
+						     : "must be a positive "
+						       "integer");
+		for (int32_t k = 0; k < d->n; k++)
+			if (d->vals[k] == d->vals[d->n])
+				return error("--dynamic_dims: entry %d (\"%s\") "
+					     "gives %lld twice", idx,
+					     quote(&q, t),
+					     (long long)d->vals[k]);
+		d->n++;
+	}
+	return 0;
+}
+
+/* "batch:1,4;seq:32,64": the gears are every combination. */
+static int parse_named(ParsedGears *p, const char *s)
+{
+	Span t = trim(span_of(s));
+	if (t.n && t.p[t.n - 1] == ';') /* atc ignores one */
+		t.n--;
+	size_t n = count_char(t, ';') + 1;
+	if (n > NAMED_MAX)
+		return error("--dynamic_dims: %zu names given, but at most %d "
+			     "are allowed", n, NAMED_MAX);
+	p->named = xcalloc(n, sizeof(*p->named));
+	Fields f = fields(t, ';');
+	Span e;
+	int64_t gears = 1;
+	while (next_field(&f, &e)) {
+		NamedDim *d = &p->named[p->nnamed];
+		int rc = parse_named_entry(d, p->nnamed + 1, e);
+		p->nnamed++;
+		if (rc < 0)
+			return -1;
+		for (int32_t k = 0; k + 1 < p->nnamed; k++)
+			if (!strcmp(p->named[k].name, d->name)) {
+				Quote q;
+				return error("--dynamic_dims: '%s' is named "
+					     "twice (entries %d and %d)",
+					     quotes(&q, d->name), k + 1,
+					     p->nnamed);
+			}
+		gears *= d->n;
+		if (gears > GEAR_MAX)
+			return error("--dynamic_dims: the named values make "
+				     "more than %d gears (every combination "
+				     "is one)", GEAR_MAX);
+	}
+	if (gears < GEAR_MIN)
+		return error("--dynamic_dims: the named values make 1 gear, "
+			     "but at least %d are needed", GEAR_MIN);
+	p->ngears = (int32_t)gears;
+	return 0;
+}
+
 /* ---- gear_parse ---------------------------------------------------------- */
 
 static void copy_given(ParsedGears *p, const GearOptions *o)
@@ -589,12 +869,18 @@ static void copy_given(ParsedGears *p, const GearOptions *o)
 
 int gear_parse(ParsedGears *p, const GearOptions *o)
 {
+	char *shape = NULL;
 	memset(p, 0, sizeof(*p));
 	if (check_flags(p, o) < 0)
 		goto fail;
-	if (o->input_shape && parse_input_shape(p, o->input_shape) < 0)
+	if (o->input_shape && normalize_shape(o->input_shape, &shape) < 0)
 		goto fail;
-	if (p->mode == MODE_STATIC) {
+	if (shape && parse_input_shape(p, shape) < 0)
+		goto fail;
+	if (p->mode == MODE_DIMS && strchr(o->dynamic_dims, ':')) {
+		if (parse_named(p, o->dynamic_dims) < 0)
+			goto fail;
+	} else if (p->mode == MODE_STATIC) {
 		if (check_no_gear_dims(p) < 0)
 			goto fail;
 	} else {
@@ -604,8 +890,14 @@ int gear_parse(ParsedGears *p, const GearOptions *o)
 			goto fail;
 	}
 	copy_given(p, o);
+	if (shape && shape != o->input_shape) { /* record atc's form */
+		free(p->given[GOPT_INPUT_SHAPE]);
+		p->given[GOPT_INPUT_SHAPE] = shape;
+	}
 	return 0;
 fail:
+	if (shape != o->input_shape)
+		free(shape);
 	gear_parsed_release(p);
 	return -1;
 }

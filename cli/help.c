@@ -6,6 +6,7 @@
 
 static const char overview[] =
 "usage: gearc [compile] --model=FILE.onnx --output=NAME [options]\n"
+"       gearc inspect [--format=text|json] MODEL.onnx\n"
 "       gearc dump [--format=text|json|dot] [--graph=NAME] [--summary]\n"
 "                  [--detail] FILE.om\n"
 "       gearc verify [-v|-q] FILE.om\n"
@@ -20,11 +21,12 @@ static const char overview[] =
 "\n"
 "commands:\n"
 "  compile   compile an ONNX model to NAME.om (the default command)\n"
+"  inspect   show an ONNX model's inputs, dims, ops and unsupported ops\n"
 "  dump      show what a .om file holds, as text, JSON or Graphviz DOT\n"
 "  verify    re-check a .om file's memory plans and shapes\n"
 "  run       run a .om on the CPU (libgearrt) and print or save its outputs\n"
 "  export    write gears of a .om file as static ONNX models\n"
-"  help      show help for a command\n"
+"  help      show help for a command; 'gearc help ops' lists the ops\n"
 "\n"
 "exit status: 0 success, 1 failure (model, file, I/O), 2 usage error.\n"
 "-q, --quiet is accepted by every command: no progress, warnings or\n"
@@ -49,7 +51,9 @@ static const char compile_help[] =
 "                          (a gear dimension).\n"
 "                          Inputs not listed keep the model's shape; every\n"
 "                          input with unknown dims must be listed.  No dims\n"
-"                          (\"sr:\") is a scalar, as atc writes it\n"
+"                          (\"sr:\") is a scalar, as atc writes it.  Also\n"
+"                          trtexec's \"x:1x3x224x224,y:1x10\" and\n"
+"                          OpenVINO's \"x[1,3,224,224],y[1,10]\" ('?' is -1)\n"
 "  --input_value=SPEC      pin inputs to constants, \"sr:16000;mode:1,0\":\n"
 "                          dtype from the model, shape from the model or\n"
 "                          --input_shape; what depends on them folds and\n"
@@ -59,11 +63,41 @@ static const char compile_help[] =
 "  --dynamic_image_size=L  gears of H,W (two -1 at H and W of a 4-D input):\n"
 "                          \"224,224;448,448\"\n"
 "  --dynamic_dims=L        one value per -1 over all inputs in --input_shape\n"
-"                          order, gears separated by ';': \"1,32;1,64\"\n"
+"                          order, gears separated by ';': \"1,32;1,64\";\n"
+"                          or keyed by the model's dim names (dim_param,\n"
+"                          see gearc inspect): \"batch:1,4;past_len:128,256\"\n"
+"                          makes every combination a gear (4 here), every\n"
+"                          input dim of that name a gear dim (a name with\n"
+"                          one value a fixed dim); --input_shape optional\n"
 "  --input_format=F        NCHW (default), NHWC or ND: where H and W are\n"
 "                          for --dynamic_image_size\n""  --gear_scope=SCOPE      clone per gear only what depends on the gear,\n"
 "                          compile the rest once: auto, or node name\n"
 "                          prefixes \"/encoder/,/pool/\" (see gearc(1))\n"
+"  --out_nodes=L           atc's: \"node:0;node2:1\" (or tensor names\n"
+"                          \"t;t2\"): those become the outputs, in order;\n"
+"                          what no longer reaches one is dropped\n"
+"  --output_type=T         FP32, FP16 or UINT8 for every float output, or\n"
+"                          \"node:0:FP16;node2:1:UINT8\" per output: a Cast\n"
+"                          before it (UINT8 rounds half to even and\n"
+"                          saturates, as QuantizeLinear with scale 1)\n"
+"  --input_fp16_nodes=L    \"x;y\": those float32 inputs take float16\n"
+"  --insert_op_conf=FILE   atc's static AIPP: aipp_op { aipp_mode: static\n"
+"                          input_format: RGB888_U8 ... }; the input becomes\n"
+"                          a uint8 NHWC frame: crop, channel swap, colour\n"
+"                          conversion, (x - mean_chn - min_chn) *\n"
+"                          var_reci_chn, padding (see gearc(1)\n"
+"                          PREPROCESSING)\n"
+"  --mean_values=V, --scale_values=V\n"
+"                          OpenVINO's: \"x[123.7,116.3,103.5]\" (or the\n"
+"                          first input's \"123.7,116.3,103.5\"): the input\n"
+"                          takes (x - mean) / scale, per channel\n"
+"  --reverse_input_channels  the frame's channels come reversed (BGR)\n"
+"  --source_layout=L       nhwc: the input takes channels-last (\"x(nhwc)\"\n"
+"                          for one input); --target_layout / --layout say\n"
+"                          the model's (nchw, or --layout=\"x(nhwc->nchw)\")\n"
+"  --source_type=T         u8, f16 or f32 (default): the input's new type\n"
+"                          Preprocessing folds into the first Conv where\n"
+"                          exact, else one note says why it does not\n"
 "  --framework=5           the source framework; only 5 (ONNX) is supported\n"
 "  --hybrid                also compile the model as one dynamic-shape graph\n"
 "                          that runs for input shapes matching no gear\n"
@@ -89,13 +123,36 @@ static const char compile_help[] =
 "                          when it fails; memplan shows offsets.  Passes:\n"
 "                          %s\n"
 "  -q, --quiet             no progress, warnings or summary line\n"
+"                          (--log=error)\n"
+"  --log=LEVEL             atc's levels: debug, info (also a compile log:\n"
+"                          each pass's time and the op counts it changed,\n"
+"                          e.g. what fuse made, then the ops used),\n"
+"                          warning (default), error (errors only), null\n"
+"                          (nothing at all: the exit status tells)\n"
+"  --mode=N                atc's run mode: 0 compile (default); 1 write\n"
+"                          --om=FILE.om as --json=FILE.json, as 'gearc\n"
+"                          dump --format=json' does; 3 check only: list\n"
+"                          every unsupported op, write nothing, exit 1 if\n"
+"                          there is one\n"
+"\n"
+"atc's NPU settings are accepted with their documented values and one\n"
+"warning each (ignored on the CPU): --soc_version, --core_type,\n"
+"--aicore_num, --op_select_implmode, --optypelist_for_implmode,\n"
+"--enable_small_channel, --buffer_optimize, --fusion_switch_file,\n"
+"--virtual_type, --host_env_os, --host_env_cpu, --display_model_info,\n"
+"--enable_compress_weight, --compress_weight_conf, --dump_mode,\n"
+"--status_check, --op_debug_level, --debug_dir, --op_compiler_cache_mode,\n"
+"--op_compiler_cache_dir, --is_input_adjust_hw_layout,\n"
+"--is_output_adjust_hw_layout.  A misspelt flag is a usage error with a\n"
+"\"did you mean\" suggestion.\n"
 "\n"
 "On success gearc prints one line on stderr: the file written, the mode,\n"
 "the gear count, the file size and the largest arena.  Warnings, one line\n"
 "each, start with 'gearc: warning: ' (an If branch invalid at a gear's\n"
 "shapes, compiled to a runtime error; --gear_scope keeping the full clone\n"
 "or leaving gear-dependent nodes outside every scope; an arena larger than\n"
-"the machine's memory; no ai.onnx opset import).\n"
+"the machine's memory; no ai.onnx opset import).  A model with ops gearc\n"
+"does not support is an error naming all of them.\n"
 "\n"
 "The gear options are mutually exclusive, need --input_shape, and take 2 to\n"
 "100 distinct gears of positive integers.\n"
@@ -112,10 +169,35 @@ static const char compile_help[] =
 "  gearc --model=bert.onnx \\\n"
 "        --input_shape=\"tokens:-1,-1;mask:-1,-1;image:1,3,224,224\" \\\n"
 "        --dynamic_dims=\"1,32,1,32;4,64,4,64\" --output=bert\n"
+"  gearc --model=decoder.onnx \\\n"
+"        --dynamic_dims=\"batch:1;past_sequence_length:128,256,512\" \\\n"
+"        --output=decoder\n"
 "  gearc --model=rec.onnx --input_shape=\"x:1,3,48,-1\" \\\n"
 "        --dynamic_dims=\"320;640;1280\" --hybrid --output=rec\n"
 "  gearc --model=vad.onnx --input_shape=\"input:1,512;sr:\" \\\n"
 "        --input_value=\"sr:16000\" --output=vad\n";
+
+static const char inspect_help[] =
+"usage: gearc inspect [--format=text|json] MODEL.onnx\n"
+"\n"
+"Shows what MODEL.onnx is, before compiling it: the IR version, producer\n"
+"and opsets; every input and output with its dtype and dims (a number, the\n"
+"dim's name (dim_param), or ? for neither); the external data files it\n"
+"reads; how many nodes of each op it has (with their domains) and which\n"
+"of those gearc does not support; an --input_shape line to compile it\n"
+"with (-1 where the model leaves a dim open) and the names of those dims\n"
+"with the inputs and axes that carry each, which --dynamic_dims=\n"
+"\"NAME:v,...\" takes.  Unsupported ops are listed, not an error: the\n"
+"exit status is 0 for any model that loads.\n"
+"\n"
+"  --format=text   for people (default)\n"
+"  --format=json   for scripts: model, ir_version, producer_name,\n"
+"                  producer_version, model_version, opsets [{domain,\n"
+"                  version}], inputs and outputs [{name, dtype, shape:\n"
+"                  [number|name|null] or null}], external_data [path],\n"
+"                  nodes, ops [{op, domain, count, supported}],\n"
+"                  input_shape, dim_names [{name, at: [{input, axis}]}]\n"
+"  -q, --quiet     accepted for uniformity\n";
 
 static const char dump_help[] =
 "usage: gearc dump [--format=text|json|dot] [--graph=NAME] [--summary]\n"
@@ -275,8 +357,54 @@ static const char export_help[] =
 static const char help_help[] =
 "usage: gearc help [COMMAND]\n"
 "\n"
-"Shows help for COMMAND (compile, dump, verify, run, export, help), or the\n"
-"overview.\n";
+"Shows help for COMMAND (compile, inspect, dump, verify, run, export,\n"
+"help), or the overview.  'gearc help ops' lists the ops gearc supports,\n"
+"by domain.\n";
+
+/* op_info's names of one domain, wrapped at 78 columns. */
+static void print_domain_ops(FILE *f, const char *domain)
+{
+	int col = 0, n = 0;
+	for (int i = 1; i < OP_COUNT; i++)
+		n += !strcmp(op_info[i].domain, domain);
+	fprintf(f, "%s (%d ops):\n", *domain ? domain : "ai.onnx (default)",
+		n);
+	for (int i = 1; i < OP_COUNT; i++) {
+		if (strcmp(op_info[i].domain, domain))
+			continue;
+		int w = (int)strlen(op_info[i].name) + 1;
+		if (col && col + w > 78) {
+			fputc('\n', f);
+			col = 0;
+		}
+		fprintf(f, "%s %s", col ? "" : " ", op_info[i].name);
+		col += w + (col ? 0 : 1);
+	}
+	fputs("\n\n", f);
+}
+
+/* The op table (compiler/ops.h), default domain first, then each other
+ * domain in the order its first op has in the table; gearc's own ops last,
+ * since only the compiler makes them. */
+static void print_ops(FILE *f)
+{
+	fputs("Ops gearc compiles and runs, by domain (from its op table):\n\n",
+	      f);
+	print_domain_ops(f, "");
+	for (int i = 1; i < OP_COUNT; i++) {
+		const char *d = op_info[i].domain;
+		bool first = true;
+		for (int k = 1; k < i && first; k++)
+			first = strcmp(op_info[k].domain, d) != 0;
+		if (first && *d && strcmp(d, GEARC_DOMAIN))
+			print_domain_ops(f, d);
+	}
+	print_domain_ops(f, GEARC_DOMAIN);
+	fputs("ai.gearc's ops are the compiler's own (gears, scopes, fused\n"
+	      "ops, which only the compiler makes).  Any other op is an error\n"
+	      "naming every unsupported op of the model at once; 'gearc\n"
+	      "inspect MODEL.onnx' lists them before compiling.\n", f);
+}
 
 /* pass_names(), broken after a comma to fit the 80 columns of the help
  * text's second column (26 columns in). */
@@ -319,6 +447,8 @@ int print_help(FILE *f, const char *cmd)
 		fprintf(f, compile_help, wrapped_pass_names());
 	else if (!strcmp(cmd, "dump"))
 		fputs(dump_help, f);
+	else if (!strcmp(cmd, "inspect"))
+		fputs(inspect_help, f);
 	else if (!strcmp(cmd, "verify"))
 		fputs(verify_help, f);
 	else if (!strcmp(cmd, "run"))
@@ -327,6 +457,8 @@ int print_help(FILE *f, const char *cmd)
 		fputs(export_help, f);
 	else if (!strcmp(cmd, "help"))
 		fputs(help_help, f);
+	else if (!strcmp(cmd, "ops"))
+		print_ops(f);
 	else
 		return -1;
 	return 0;
@@ -346,7 +478,7 @@ int cmd_help(int argc, char **argv)
 	}
 	if (print_help(stdout, argc ? argv[0] : NULL) < 0) {
 		error("no help for '%s': it is not a gearc command (commands: "
-		      "compile, dump, verify, run, export, help)",
+		      "compile, inspect, dump, verify, run, export, help; or 'ops')",
 		      argv[0]);
 		return fail(EXIT_USAGE);
 	}

@@ -94,6 +94,11 @@ void gear_parsed_release(ParsedGears *p)
 	free(p->table);
 	for (int i = 0; i < GOPT_COUNT; i++)
 		free(p->given[i]);
+	for (int32_t i = 0; i < p->nnamed; i++) {
+		free(p->named[i].name);
+		free(p->named[i].vals);
+	}
+	free(p->named);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -323,13 +328,205 @@ static GearSpec *build_spec(Model *m, const ParsedGears *p, const ValId *vid)
 	return s;
 }
 
-int gear_apply(Model *m, const ParsedGears *p)
+/* ---- the named --dynamic_dims form ---------------------------------------- */
+
+/* The key of p's named entries that input v's dim d carries, or -1. */
+static int32_t named_key(const ParsedGears *p, const Value *v, int32_t d)
+{
+	if (!v->dim_params || d >= v->shape.rank || !v->dim_params[d] ||
+	    v->shape.dims[d] >= 0)
+		return -1;
+	for (int32_t k = 0; k < p->nnamed; k++)
+		if (!strcmp(p->named[k].name, v->dim_params[d]))
+			return k;
+	return -1;
+}
+
+static const ShapeEntry *listed_entry(const ParsedGears *p, const char *name)
+{
+	for (int32_t i = 0; i < p->nshapes; i++)
+		if (!strcmp(p->shapes[i].name, name))
+			return &p->shapes[i];
+	return NULL;
+}
+
+/* An --input_shape entry's -1s must sit on named dims. */
+static int check_listed_named(const ParsedGears *p, const ShapeEntry *e,
+			      const Value *v)
+{
+	Quote q;
+	for (int32_t d = 0; d < e->rank; d++) {
+		if (e->dims[d] != -1 || named_key(p, v, d) >= 0)
+			continue;
+		const char *dp = v->dim_params && d < v->shape.rank
+					 ? v->dim_params[d]
+					 : NULL;
+		if (dp)
+			return error("--input_shape: '%s' dim %d is -1, but "
+				     "--dynamic_dims does not name its dim "
+				     "'%s'", quotes(&q, e->name), d, dp);
+		return error("--input_shape: '%s' dim %d is -1, but the model "
+			     "gives that dim no name for --dynamic_dims to "
+			     "key; use the positional form (\"1,32;1,64\")",
+			     quotes(&q, e->name), d);
+	}
+	return 0;
+}
+
+/* The model's shape of an input --input_shape does not list, with -1 at
+ * the named dims; -1 (no entry) for an input with none. */
+static int model_entry(const ParsedGears *p, const Value *v, ShapeEntry *e)
+{
+	Quote q;
+	bool any = false;
+	if (v->shape.rank < 0)
+		return 1; /* check_all_listed names it */
+	e->rank = v->shape.rank;
+	for (int32_t d = 0; d < v->shape.rank; d++) {
+		e->dims[d] = v->shape.dims[d];
+		if (named_key(p, v, d) >= 0)
+			any = true;
+		else if (e->dims[d] < 0)
+			return error("--dynamic_dims: input '%s' dim %d (%s%s%s) "
+				     "is open, but no value is named for it; "
+				     "add its name to --dynamic_dims or give "
+				     "its size in --input_shape",
+				     quotes(&q, v->name), d,
+				     v->dim_params && v->dim_params[d] ? "'"
+									: "",
+				     v->dim_params && v->dim_params[d]
+					     ? v->dim_params[d]
+					     : "unnamed",
+				     v->dim_params && v->dim_params[d] ? "'"
+									: "");
+	}
+	return any ? 0 : 1;
+}
+
+/* r's shapes: p's, then each unlisted input with a named dim. */
+static int named_shapes(const Graph *g, const ParsedGears *p,
+			ParsedGears *r, bool *used)
+{
+	r->shapes = xcalloc((size_t)(p->nshapes + g->ninputs) + 1,
+			    sizeof(*r->shapes));
+	for (int32_t i = 0; i < p->nshapes; i++) {
+		r->shapes[r->nshapes] = p->shapes[i];
+		r->shapes[r->nshapes++].name = xstrdup(p->shapes[i].name);
+	}
+	for (int32_t i = 0; i < g->ninputs; i++) {
+		const Value *v = &g->vals[g->inputs[i]];
+		const ShapeEntry *e = listed_entry(p, v->name);
+		int rc = e ? check_listed_named(p, e, v)
+			   : model_entry(p, v, &r->shapes[r->nshapes]);
+		if (rc < 0)
+			return -1;
+		if (!e && rc == 0)
+			r->shapes[r->nshapes++].name = xstrdup(v->name);
+		for (int32_t d = 0; d < v->shape.rank; d++) {
+			int32_t k = named_key(p, v, d);
+			if (k >= 0 && (!e || e->dims[d] == -1))
+				used[k] = true;
+		}
+	}
+	return 0;
+}
+
+/* The gear table of the named form: gear g's value of key k by mixed
+ * radix over the entries, the last fastest. */
+static void named_table(const Graph *g, const ParsedGears *p, ParsedGears *r)
+{
+	r->nvals = 0;
+	for (int32_t i = 0; i < r->nshapes; i++)
+		r->nvals += gear_count_dyn(&r->shapes[i]);
+	r->table = xcalloc((size_t)r->ngears * (size_t)r->nvals + 1,
+			   sizeof(int64_t));
+	for (int32_t gi = 0; gi < r->ngears; gi++) {
+		int32_t idx[64] = { 0 }, rest = gi;
+		for (int32_t k = p->nnamed - 1; k >= 0; k--) {
+			idx[k] = rest % p->named[k].n;
+			rest /= p->named[k].n;
+		}
+		int64_t *row = r->table + (size_t)gi * (size_t)r->nvals;
+		int32_t c = 0;
+		for (int32_t i = 0; i < r->nshapes; i++) {
+			const ShapeEntry *e = &r->shapes[i];
+			const Value *v = NULL;
+			for (int32_t j = 0; j < g->ninputs && !v; j++)
+				if (!strcmp(g->vals[g->inputs[j]].name, e->name))
+					v = &g->vals[g->inputs[j]];
+			for (int32_t d = 0; d < e->rank; d++) {
+				if (e->dims[d] != -1)
+					continue;
+				int32_t k = v ? named_key(p, v, d) : -1;
+				row[c++] = k >= 0 ? p->named[k].vals[idx[k]] : 1;
+			}
+		}
+	}
+}
+
+/* A name with one value is the same in every gear: its dims become
+ * static, not gear dims. */
+static void fix_single(const Graph *g, const ParsedGears *p, ParsedGears *r)
+{
+	for (int32_t i = 0; i < r->nshapes; i++) {
+		ShapeEntry *e = &r->shapes[i];
+		for (int32_t j = 0; j < g->ninputs; j++) {
+			const Value *v = &g->vals[g->inputs[j]];
+			if (strcmp(v->name, e->name))
+				continue;
+			for (int32_t d = 0; d < e->rank; d++) {
+				int32_t k = named_key(p, v, d);
+				if (e->dims[d] == -1 && k >= 0 &&
+				    p->named[k].n == 1)
+					e->dims[d] = p->named[k].vals[0];
+			}
+		}
+	}
+}
+
+/* The named --dynamic_dims form made positional against the model:
+ * r gets p's mode and gear count, the shapes and the table. */
+static int resolve_named(const Model *m, const ParsedGears *p, ParsedGears *r)
+{
+	const Graph *g = m->graph;
+	bool *used = xcalloc((size_t)p->nnamed + 1, sizeof(bool));
+	memset(r, 0, sizeof(*r));
+	r->mode = p->mode;
+	r->format = p->format;
+	r->ngears = p->ngears;
+	int rc = named_shapes(g, p, r, used);
+	for (int32_t k = 0; rc == 0 && k < p->nnamed; k++)
+		if (!used[k]) {
+			Quote q;
+			rc = error("--dynamic_dims: no input dim is named '%s' "
+				   "(see 'gearc inspect' for the model's dim "
+				   "names)", quotes(&q, p->named[k].name));
+		}
+	free(used);
+	if (rc == 0)
+		fix_single(g, p, r);
+	if (rc == 0)
+		named_table(g, p, r);
+	return rc;
+}
+
+int gear_apply(Model *m, const ParsedGears *p0)
 {
 	Graph *g = m->graph;
+	ParsedGears named = { 0 };
+	const ParsedGears *p = p0;
 	ASSERT(g);
-	ValId *vid = xcalloc((size_t)p->nshapes, sizeof(*vid));
+	if (p0->nnamed) {
+		if (resolve_named(m, p0, &named) < 0) {
+			gear_parsed_release(&named);
+			return -1;
+		}
+		p = &named;
+	}
+	ValId *vid = xcalloc((size_t)p->nshapes + 1, sizeof(*vid));
 	if (check_model(m, p, vid) < 0) {
 		free(vid);
+		gear_parsed_release(&named);
 		return -1;
 	}
 	for (int32_t i = 0; i < p->nshapes; i++)
@@ -337,9 +534,10 @@ int gear_apply(Model *m, const ParsedGears *p)
 	m->mode = p->mode;
 	m->gears = p->mode == MODE_STATIC ? NULL : build_spec(m, p, vid);
 	for (int i = 0; i < GOPT_COUNT; i++)
-		if (p->given[i])
-			model_add_option(m, opt_keys[i], p->given[i]);
+		if (p0->given[i])
+			model_add_option(m, opt_keys[i], p0->given[i]);
 	free(vid);
+	gear_parsed_release(&named);
 	return 0;
 }
 

@@ -32,6 +32,17 @@
  *       2 to GEAR_MAX gears, no two alike.
  *   --input_format=NCHW|NHWC|ND            (default NCHW) where H and W
  *       are for --dynamic_image_size; ND is an error with it.
+ *   --input_shape also takes trtexec's "x:1x3x224x224" (entries split on
+ *       ',' or ';') and OpenVINO's "x[1,3,224,224]" (dims on ',' or
+ *       blanks, '?' for -1, entries on ',' or ';'); gear_parse turns
+ *       both into the form above, which is what the .om records.  One
+ *       form per flag.
+ *   --dynamic_dims="batch:1,4;past_sequence_length:128,256" - the named
+ *       form, keyed by the model's dim_param names: the gears are every
+ *       combination of the entries' values, the last entry varying
+ *       fastest (here 4 gears).  Every input dim carrying a named
+ *       dim_param becomes a gear dim; --input_shape is optional (inputs
+ *       it does not list take the model's shape with those -1s).
  *
  * The gear table.  Row g of ParsedGears.table and GearSpec.table gives
  * the value of every -1 of --input_shape, entries in --input_shape order,
@@ -73,6 +84,14 @@ enum {
 /* "input_shape", "input_format", ... (the flag without "--"). */
 const char *gear_option_key(int gopt);
 
+/* One entry of the named --dynamic_dims form: a dim_param and its
+ * values, e.g. "past_sequence_length:128,256". */
+typedef struct NamedDim {
+	char *name;
+	int32_t n;
+	int64_t *vals;
+} NamedDim;
+
 typedef struct ParsedGears {
 	int32_t mode; /* GearMode: MODE_STATIC when no gear option */
 	int32_t format; /* 0 NCHW, 1 NHWC, 2 ND */
@@ -81,6 +100,11 @@ typedef struct ParsedGears {
 	int32_t ngears, nvals; /* nvals values per gear: one per -1 */
 	int64_t *table;        /* ngears * nvals, layout above */
 	char *given[GOPT_COUNT]; /* copies of the option strings, or NULL */
+	/* The named --dynamic_dims form: ngears is the product of the
+	 * entries' counts; nvals and table wait for the model
+	 * (gear_apply), as do shapes the model gives. */
+	int32_t nnamed;
+	NamedDim *named;
 } ParsedGears;
 
 /* Frees what gear_parse (cli/gearflags.c) put in *p and empties it. */

@@ -278,6 +278,10 @@ typedef struct Model {
 	/* Files whose bytes tensors point into; unmapped by model_free. */
 	int32_t nmaps, capmaps;
 	FileMap *maps;
+	/* The external data files' locations as the model names them, in
+	 * the order they are first used (what 'gearc inspect' lists). */
+	int32_t nexternal, capexternal;
+	const char **external;
 	/* Filled in by the compiler for the serializer. */
 	int32_t mode; /* GearMode */
 	GearSpec *gears; /* NULL for a static compile */

@@ -361,7 +361,11 @@ static int32_t map_external(Importer *im, const char *loc)
 		return -1;
 	k = ARENA_PUSH(im->a, m->maps, m->nmaps, m->capmaps);
 	m->maps[k] = f;
-	namemap_put(&im->files, arena_strdup(im->a, loc), k);
+	const char *name = arena_strdup(im->a, loc);
+	namemap_put(&im->files, name, k);
+	int32_t e = ARENA_PUSH(im->a, m->external, m->nexternal,
+			       m->capexternal);
+	m->external[e] = name;
 	return k;
 }
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hybrid.h"
 #include "partition.h"
@@ -28,6 +29,13 @@ int specialise(Model *m, Graph *g)
 	free(map);
 	g->specialised = SPEC_DONE;
 	return 0;
+}
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int pass_specialise(Model *m, Graph *g, const PassOptions *o)
@@ -150,6 +158,7 @@ int run_passes(Model *m, const PassOptions *o)
 		bool listed = o->dump_after && dump_listed(o->dump_after, p->name);
 		if (o->progress && pass_applies(p, m, o))
 			o->progress(p->what, ++step, n);
+		double t0 = o->pass_done ? seconds_now() : 0;
 		int rc = p->run ? p->run(m, o)
 				: for_each_gear_graph(m, p->run_graph, o);
 		if (rc < 0) {
@@ -164,6 +173,8 @@ int run_passes(Model *m, const PassOptions *o)
 #endif
 		if (listed)
 			dump_after(m, p, false);
+		if (o->pass_done && pass_applies(p, m, o))
+			o->pass_done(m, p->name, seconds_now() - t0, o->log_ctx);
 	}
 	return 0;
 }

@@ -21,6 +21,10 @@
 #include <stdio.h>
 
 typedef void (*ProgressFn)(const char *what, int step, int nsteps);
+struct Model;
+/* Called after each pass that applies, with its wall time (--log=info). */
+typedef void (*PassDoneFn)(struct Model *m, const char *pass, double secs,
+			   void *ctx);
 
 /* What the passes and their driver are told (cli/cli.h's
  * PassOptions holds the rest of a compile's flags: files, gear
@@ -37,6 +41,8 @@ typedef struct PassOptions {
 	int32_t static_limit;	 /* its value (>= -1); else the default 4 */
 	int no_fuse; /* --no-fuse: skip the fuse pass (passes/fuse.c) */
 	int keep_fp16; /* --keep-fp16: skip widen-fp16 (passes/widen.c) */
+	PassDoneFn pass_done; /* NULL: none */
+	void *log_ctx;	      /* pass_done's ctx */
 } PassOptions;
 
 typedef int (*PassFn)(Model *m, const PassOptions *o);

@@ -44,10 +44,10 @@ static size_t numel(const gearrt_tensor *t)
 /* Input i's fixed pattern: floats in [-2, 2), integers of every byte. */
 static void fill(gearrt_tensor *t, size_t i)
 {
-	uint32_t seed = 39u + 7u * (uint32_t)i;
+	uint64_t seed = 39u + 7u * (uint32_t)i; /* 8 bytes for int64's */
 	size_t n = numel(t), es = gearrt_dtype_size(t->dtype);
 	for (size_t k = 0; k < n; k++) {
-		seed = seed * 1664525u + 1013904223u;
+		seed = (uint32_t)(seed * 1664525u + 1013904223u);
 		if (t->dtype == GEARRT_FLOAT32)
 			((float *)t->data)[k] =
 				(float)((seed >> 8) % 4001) / 1000.0f - 2.0f;
@@ -499,6 +499,11 @@ static void plant_huge(size_t i, gearrt_tensor *t)
 
 Test(defects, a_tensor_too_large_is_an_error_naming_its_node)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	/* ASan stops (or warns of) a 2^50-byte request before the runtime
+	 * can report it */
+	cr_skip_test("the allocation under test is ASan's to refuse");
+#endif
 	/* ConstantOfShape and Expand asking for 2^48 elements ended in
 	 * oom() and abort(): GEARRT_E_RUN naming the node and the size */
 	char *dir = temp_dir();
