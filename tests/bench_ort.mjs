@@ -534,6 +534,21 @@ function print(row) {
 		.join(' '));
 }
 
+/* make bench-real's exports of tests/gen_real_torch.py: DIR/NAME.json
+ * per model (its file and gearc flags), every gear at 1 and 2 threads as
+ * the npm packages' models; none if DIR is missing. */
+function torchCases(dir) {
+	if (!fs.existsSync(dir))
+		return [];
+	return fs.readdirSync(dir).filter(f => f.endsWith('.json')).sort()
+		.map(f => {
+			const e = JSON.parse(fs.readFileSync(path.join(dir, f),
+							     'utf8'));
+			return { key: f.slice(0, -5), model: e.model,
+				 args: e.args, path: path.join(dir, e.model) };
+		});
+}
+
 /* make bench's models: the fixtures of expected.json and bench_{cnn,tf} */
 function fixtureCases() {
 	const expected = JSON.parse(fs.readFileSync(
@@ -563,8 +578,9 @@ async function main() {
 	const ri = args.indexOf('--real');
 	const real = ri >= 0 ? path.resolve(args[ri + 1]) : null;
 	const contend = args.includes('--contend');
-	const cases = real ? REAL.map(c =>
-		({ ...c, path: path.join(real, c.model) })) : fixtureCases();
+	const cases = real ? [...REAL.map(c =>
+		({ ...c, path: path.join(real, c.model) })),
+		...torchCases(path.join(real, 'torch'))] : fixtureCases();
 	for (const c of cases)
 		if (c.chunks && wanted(c)) {
 			try {

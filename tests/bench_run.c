@@ -9,7 +9,8 @@
  * load (open with its checks, session, first run: the preparation of that
  * gear) and the median and minimum of RUNS runs (default 50) on a
  * fixed-seed input (floats in [-1, 1); an int64 scalar input, a sample
- * rate, gets 16000).  One line per gear, then the file's load alone.
+ * rate, gets 16000; other int64 inputs, token ids and attention masks,
+ * 0 or 1: an index every table has, a mask's values).  One line per gear, then the file's load alone.
  *
  * usage: bench_run -s [-t THREADS] OM GEAR DIR
  *
@@ -107,7 +108,8 @@ static size_t make_inputs(gearrt_model *m, size_t g, gearrt_tensor *in)
 				((float *)in[i].data)[k] =
 					(float)((x >> 40) / 8388608.0 - 1);
 			else if (in[i].dtype == GEARRT_INT64)
-				((int64_t *)in[i].data)[k] = 16000;
+				((int64_t *)in[i].data)[k] =
+					in[i].rank ? (int64_t)(x >> 63) : 16000;
 		}
 	}
 	return nin;
