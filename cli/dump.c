@@ -940,6 +940,12 @@ static json_object *json_node_detail(const Gearom__Model *m,
 	jadd(o, "attributes", at);
 	if (n->label)
 		jadd(o, "label", jstr(n->label));
+	if (n->n_fused) {
+		json_object *f = json_object_new_array_ext((int)n->n_fused);
+		for (size_t i = 0; i < n->n_fused; i++)
+			json_object_array_add(f, jstr(n->fused[i]));
+		jadd(o, "fused", f);
+	}
 	return o;
 }
 

@@ -208,6 +208,12 @@ typedef struct Node {
 	ValId *outputs; /* -1: omitted optional output */
 	Attr *attrs;
 	const char *label; /* gear branch label ("Batch_3"), or NULL */
+	/* Values of the source model this node computes inside and that no
+	 * longer exist (fused away into it: passes/absorb.c), nfused of
+	 * them, or NULL: what `gearc run --dump-tensors` names as absent
+	 * rather than leaving out in silence. */
+	const char **fused;
+	int32_t nfused;
 } Node;
 
 typedef struct Graph {

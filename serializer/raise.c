@@ -157,6 +157,12 @@ static void raise_node(Raise *R, Graph *g, const Gearom__Node *x)
 		n->outputs[k] = x->outputs[k];
 	if (x->label)
 		n->label = arena_strdup(g->arena, x->label);
+	if (x->n_fused) {
+		n->fused = arena_array(g->arena, x->n_fused, sizeof(char *));
+		for (size_t k = 0; k < x->n_fused; k++)
+			n->fused[k] = arena_strdup(g->arena, x->fused[k]);
+		n->nfused = (int32_t)x->n_fused;
+	}
 	for (size_t k = 0; k < x->n_attrs; k++)
 		raise_attr(R, g, n, x->attrs[k]);
 	for (size_t k = 0; k < x->n_outputs; k++)
