@@ -233,6 +233,8 @@ struct RunCtx {
 	bool no_gears;		/* gearrt_options.no_gears */
 	bool no_fast;		/* gearrt_options.no_fast: reference kernels */
 	int profile;		/* gearrt_options.profile (exec.c) */
+	gearrt_node_fn on_node;	/* gearrt_options.on_node (exec.c), or NULL */
+	void *on_node_user;
 	/* A run's tensors in the running graph's order (rt_run_prepared):
 	 * room for every input and output of the model, made with the
 	 * session. */

@@ -55,6 +55,8 @@ static RunCtx *ctx_new(gearrt_model *md, const gearrt_options *o)
 	s->no_gears = o->no_gears;
 	s->no_fast = o->no_fast;
 	s->profile = o->profile;
+	s->on_node = o->on_node;
+	s->on_node_user = o->on_node_user;
 	s->cache = rt_cache_new(o->shape_cache ? o->shape_cache
 					       : GEARRT_SHAPE_CACHE_DEFAULT);
 	size_t bytes = (size_t)md->arena_bytes;
@@ -586,10 +588,13 @@ static void warm(RunCtx *s, size_t which)
 		in[i].data = zeros;
 	Prepared *p = s->prep[which];
 	struct Profile *pr = p->prof; /* not a run the profile counts */
+	gearrt_node_fn on_node = s->on_node; /* nor one the caller made */
 	p->prof = NULL;
+	s->on_node = NULL;
 	if (zeros)
 		rt_run_prepared(s, p, in, out, md->nout);
 	p->prof = pr;
+	s->on_node = on_node;
 	clear_error();
 	free(zeros);
 	free(in);
