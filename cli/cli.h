@@ -76,6 +76,7 @@ int make_output_dir(const char *flag, const char *dir, bool *made);
 uint64_t phys_memory(void);
 
 /* Subcommands: return an exit status. */
+int cmd_compare(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_export(int argc, char **argv);

@@ -10,6 +10,7 @@ static const char overview[] =
 "       gearc verify [-v|-q] FILE.om\n"
 "       gearc run FILE.om --input NAME=FILE ... [--output-dir DIR] [--bench=N]\n"
 "       gearc export FILE.om --gear=K|all --output=PATH [--external-data]\n"
+"       gearc compare DIR_A DIR_B [--rtol=R] [--atol=A]\n"
 "       gearc help [COMMAND] | --help | --version\n"
 "\n"
 "gearc compiles an ONNX model whose inputs have dynamic dimensions into one\n"
@@ -23,6 +24,8 @@ static const char overview[] =
 "  verify    re-check a .om file's memory plans and shapes\n"
 "  run       run a .om on the CPU (libgearrt) and print or save its outputs\n"
 "  export    write gears of a .om file as static ONNX models\n"
+"  compare   compare two folders of tensors (run --dump-tensors, ONNX\n"
+"            Runtime's) and name the first one past the tolerance\n"
 "  help      show help for a command\n"
 "\n"
 "exit status: 0 success, 1 failure (model, file, I/O), 2 usage error.\n"
@@ -182,7 +185,7 @@ static const char verify_help[] =
 static const char run_help[] =
 "usage: gearc run FILE.om --input NAME=FILE ... [--output-dir DIR]\n"
 "                 [--random-inputs] [--gear=K] [--bench=N] [--threads=N]\n"
-"                 [--no-gears]\n"
+"                 [--no-gears] [--dump-tensors=DIR]\n"
 "\n"
 "Runs FILE.om on the CPU with libgearrt (the same checks as 'gearc verify'\n"
 "when it loads).  The gear is the one whose dims equal the inputs' dims;\n"
@@ -222,6 +225,15 @@ static const char run_help[] =
 "  -t N, --threads=N       intra-op threads (default 1, at most 256)\n"
 "  --no-gears              run the dynamic graph of a --hybrid file even at\n"
 "                          a gear's dims (to compare the two paths)\n"
+"  --dump-tensors=DIR      write every tensor of the first run as\n"
+"                          DIR/NAME.npy (named as --output-dir names\n"
+"                          them; NCHW as the ONNX model has them, whatever\n"
+"                          layout the runtime used), the inputs too, and\n"
+"                          DIR/index.json: the run order, each tensor's\n"
+"                          node, op and kernel, and the source values\n"
+"                          fused away and the node they went into; DIR is\n"
+"                          created if missing (one level).  Compare two\n"
+"                          such folders with 'gearc compare'\n"
 "  -q, --quiet             print neither the gear nor the outputs (--bench's\n"
 "                          line and --output-dir's files stay)\n";
 
@@ -258,11 +270,40 @@ static const char export_help[] =
 "  gearc export det.om --gear=all --output=static/\n"
 "  # static/det_gear0.onnx: x [1,3,640,640]; static/det_gear1.onnx: 960\n";
 
+static const char compare_help[] =
+"usage: gearc compare DIR_A DIR_B [--rtol=R] [--atol=A] [-q]\n"
+"\n"
+"Compares two folders of tensors by name: what 'gearc run --dump-tensors'\n"
+"writes, or any folder of NAME.npy files (ONNX Runtime's intermediate\n"
+"tensors saved with numpy, named as gearc names files: every byte of the\n"
+"name but letters, digits, '.', '_' and '-' as %xx; see gearc(1),\n"
+"ACCURACY DEBUGGING).  In the run order of the first folder with an\n"
+"index.json (else by name), each tensor in both gets a line: its dtype\n"
+"and shape, largest absolute and relative difference, and whether it is\n"
+"within |A-B| <= atol + rtol |B| (B is the reference; a NaN or infinity\n"
+"must match exactly; another shape is a failure).  Values one folder\n"
+"lists as fused away get a line saying into which node; tensors in one\n"
+"folder only are counted.  Then 'first past tolerance: NAME (node, op)':\n"
+"where a wrong kernel, weight or compile first shows.\n"
+"\n"
+"  --rtol=R      relative tolerance (default 1e-4)\n"
+"  --atol=A      absolute tolerance (default 1e-5)\n"
+"  -q, --quiet   print only the 'first past tolerance' line\n"
+"\n"
+"exit status: 0 every tensor within the tolerance, 1 one is not (or a\n"
+"folder cannot be read, or none of their tensors has the same name), 2\n"
+"usage error.\n"
+"\n"
+"example (are the fast kernels wrong, or the compile?):\n"
+"  gearc run m.om --random-inputs --dump-tensors=fast\n"
+"  GEARRT_NO_FAST=1 gearc run m.om --random-inputs --dump-tensors=ref\n"
+"  gearc compare fast ref\n";
+
 static const char help_help[] =
 "usage: gearc help [COMMAND]\n"
 "\n"
-"Shows help for COMMAND (compile, dump, verify, run, export, help), or the\n"
-"overview.\n";
+"Shows help for COMMAND (compile, dump, verify, run, export, compare,\n"
+"help), or the overview.\n";
 
 /* pass_names(), broken after a comma to fit the 80 columns of the help
  * text's second column (26 columns in). */
@@ -311,6 +352,8 @@ int print_help(FILE *f, const char *cmd)
 		fputs(run_help, f);
 	else if (!strcmp(cmd, "export"))
 		fputs(export_help, f);
+	else if (!strcmp(cmd, "compare"))
+		fputs(compare_help, f);
 	else if (!strcmp(cmd, "help"))
 		fputs(help_help, f);
 	else
@@ -332,7 +375,7 @@ int cmd_help(int argc, char **argv)
 	}
 	if (print_help(stdout, argc ? argv[0] : NULL) < 0) {
 		error("no help for '%s': it is not a gearc command (commands: "
-		      "compile, dump, verify, run, export, help)",
+		      "compile, dump, verify, run, export, compare, help)",
 		      argv[0]);
 		return fail(EXIT_USAGE);
 	}

@@ -3,16 +3,18 @@
  *
  *   gearc run FILE.om --input NAME=PATH ... [--output-dir DIR]
  *             [--random-inputs] [--gear=K] [--bench=N] [--threads=N]
- *             [--no-gears]
+ *             [--no-gears] [--dump-tensors=DIR]
  *
  * Inputs are .npy files or ONNX TensorProto files (.pb, as in ONNX's
  * backend test data).  Prints the gear chosen and each output's name,
  * dtype and shape; --output-dir writes DIR/NAME.npy per output (NAME with
  * every byte other than a letter, digit, '.', '_' or '-' as %xx; DIR made
  * if missing, one level).  --gear=K runs at gear K's shapes: random inputs
- * take them, given ones must have them.
+ * take them, given ones must have them.  --dump-tensors writes every
+ * tensor of the first run (cli/tensordump.c).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +27,13 @@
 #include "compiler/ops/opimpl.h"
 #include "npy.h"
 #include "runtime/gearrt.h"
+#include "tensors.h"
 
 enum { MAX_GIVEN = 256 };
 
 typedef struct RunArgs {
 	const char *file, *output_dir, *bench, *threads, *gear, *random;
-	const char *no_gears, *quiet;
+	const char *no_gears, *quiet, *dump_tensors;
 	const char *given[MAX_GIVEN]; /* NAME=PATH */
 	int ngiven;
 	const gearrt_tensor *in; /* the inputs, once gathered */
@@ -262,21 +265,6 @@ static int gather_inputs(const RunArgs *ra, gearrt_model *m, Model *scratch,
 	return 0;
 }
 
-/* DIR/NAME.npy with NAME's unsafe bytes as %xx. */
-static char *output_path(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + 3 * strlen(name) + 8;
-	char *p = xmalloc(n), *q = p + snprintf(p, n, "%s/", dir);
-	for (const unsigned char *s = (const unsigned char *)name; *s; s++) {
-		bool ok = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-			  (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' ||
-			  *s == '-';
-		q += ok ? sprintf(q, "%c", *s) : sprintf(q, "%%%02x", *s);
-	}
-	strcpy(q, ".npy");
-	return p;
-}
-
 /* "gear K (dims D)", "dynamic graph (dims D, rebuilt|cached)" or "static
  * graph": what the run took. */
 static void print_path(const RunArgs *ra, gearrt_model *m, gearrt_session *s)
@@ -325,7 +313,7 @@ static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
 			       shape_str(&sh, buf, sizeof(buf)));
 		if (!ra->output_dir)
 			continue;
-		char *path = output_path(ra->output_dir, out[i].name);
+		char *path = npy_path(ra->output_dir, out[i].name);
 		int rc = npy_write(path, out[i].dtype, &sh, out[i].data);
 		free(path);
 		if (rc < 0) {
@@ -437,6 +425,8 @@ static int run_model(RunArgs *ra)
 	gearrt_session *s = NULL;
 	Model *scratch = model_new();
 	gearrt_tensor *in = NULL, *out = NULL;
+	TensorDump *dump = NULL;
+	char said[PATH_MAX + 200] = "";
 	if (gearrt_model_open(ra->file, &m) != GEARRT_OK)
 		goto done;
 	ld.open = now_ms() - t0;
@@ -457,6 +447,12 @@ static int run_model(RunArgs *ra)
 	if (gather_inputs(ra, m, scratch, gear, in) < 0 ||
 	    (ra->gear && check_gear_inputs(ra, m, gear, in) < 0))
 		goto done;
+	if (ra->dump_tensors &&
+	    (!(dump = tensor_dump_open(ra->dump_tensors, ra->file)) ||
+	     tensor_dump_inputs(dump, in, nin) < 0))
+		goto done;
+	opt.on_node = dump ? tensor_dump_hook : NULL;
+	opt.on_node_user = dump;
 	t0 = now_ms();
 	if (gearrt_session_create(m, &opt, &s) != GEARRT_OK)
 		goto done;
@@ -469,21 +465,53 @@ static int run_model(RunArgs *ra)
 		goto done;
 	ld.prepare = now_ms() - t0;
 	t0 = now_ms();
-	if (run_once(s, in, nin, out, nout) < 0)
-		goto done;
+	if (dump)
+		tensor_dump_arm(dump, true);
+	int rc = run_once(s, in, nin, out, nout);
 	ld.first = now_ms() - t0;
+	if (dump) { /* the first run's tensors only */
+		tensor_dump_arm(dump, false);
+		char *err = rc < 0 ? xstrdup(last_error()) : NULL;
+		int drc = tensor_dump_close(dump, err, said, sizeof(said));
+		dump = NULL;
+		if (err) /* the run's error, not the index's */
+			error("%s", err);
+		free(err);
+		rc = rc < 0 ? rc : drc;
+	}
+	if (rc < 0)
+		goto done;
 	ra->in = in;
-	if (report(ra, m, s, out, nout) < 0 ||
-	    (nbench && bench(s, in, nin, out, nout, nbench, &ld) < 0))
+	if (report(ra, m, s, out, nout) < 0)
+		goto done;
+	if (*said && !ra->quiet)
+		printf("%s\n", said);
+	if (nbench && bench(s, in, nin, out, nout, nbench, &ld) < 0)
 		goto done;
 	status = EXIT_OK;
 done:
+	if (dump) { /* failed before the run: the index says so */
+		char *err = xstrdup(last_error());
+		tensor_dump_close(dump, err, NULL, 0);
+		error("%s", err);
+		free(err);
+	}
 	free(in);
 	free(out);
 	gearrt_session_destroy(s);
 	gearrt_model_close(m);
 	model_free(scratch);
 	return status;
+}
+
+/* A directory flag naming something else: a usage error. */
+static bool not_a_dir(const char *flag, const char *dir)
+{
+	struct stat st;
+	if (!dir || stat(dir, &st) < 0 || S_ISDIR(st.st_mode))
+		return false;
+	error("run: %s '%s' is not a directory", flag, dir);
+	return true;
 }
 
 int cmd_run(int argc, char **argv)
@@ -497,6 +525,7 @@ int cmd_run(int argc, char **argv)
 		{ "gear", 0, true, &ra.gear },
 		{ "random_inputs", 0, false, &ra.random },
 		{ "no_gears", 0, false, &ra.no_gears },
+		{ "dump_tensors", 0, true, &ra.dump_tensors },
 		{ "quiet", 'q', false, &ra.quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
@@ -513,13 +542,9 @@ int cmd_run(int argc, char **argv)
 		return fail(EXIT_USAGE);
 	}
 	ra.file = pos[0];
-	struct stat st;
-	if (ra.output_dir && stat(ra.output_dir, &st) == 0 &&
-	    !S_ISDIR(st.st_mode)) {
-		error("run: --output-dir '%s' is not a directory",
-		      ra.output_dir);
+	if (not_a_dir("--output-dir", ra.output_dir) ||
+	    not_a_dir("--dump-tensors", ra.dump_tensors))
 		return fail(EXIT_USAGE);
-	}
 	int rc = run_model(&ra);
 	return rc == EXIT_OK ? EXIT_OK : fail(rc);
 }
