@@ -121,6 +121,10 @@ struct json_object *om_json(const struct OmFile *f, const char *path);
  * shows it: how 0 for JSON, ESC_CONTROLS for text. */
 void om_escape_names(struct OmFile *f, unsigned how);
 
+/* A JSON string of the name s, its bytes that are no UTF-8 as \xNN (as
+ * dump shows names): what run's and compare's JSON write (args.c). */
+struct json_object *json_name(const char *s);
+
 /* Prints "gearc: error: <last_error()>" to stderr and returns status
  * (args.c). */
 int fail(int status);

@@ -22,14 +22,7 @@ struct TensorDump {
 	int written, fused, skipped, longs;
 };
 
-static json_object *jstr(const char *s)
-{
-	size_t n;
-	char *e = str_escape(s, strlen(s), 0, &n); /* valid UTF-8 */
-	json_object *o = json_object_new_string_len(e, (int)n);
-	free(e);
-	return o;
-}
+#define jstr json_name
 
 static void jadd(json_object *o, const char *k, json_object *v)
 {

@@ -322,6 +322,23 @@ static void profile_print(const Prepared *p)
 	free(ms);
 }
 
+void rt_profile_each(const Prepared *p,
+		     void (*fn)(void *user, const gearrt_node_time *t),
+		     void *user)
+{
+	const Profile *pr = p->prof;
+	for (int32_t i = 0; pr && pr->runs && i < p->ntasks; i++) {
+		const Task *t = &p->tasks[i];
+		gearrt_node_time nt = {
+			.graph = p->g->name, .name = t->n->name,
+			.op_type = t->n->op_type, .kernel = rt_kernel_name(t),
+			.runs = pr->runs, .first_ms = (double)pr->first[i] / 1e6,
+			.ms = task_ms(pr, i),
+		};
+		fn(user, &nt);
+	}
+}
+
 static void profile_free(Prepared *p)
 {
 	if (!p->prof)

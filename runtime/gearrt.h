@@ -357,6 +357,23 @@ typedef struct gearrt_stats {
  * runs; last_path and last_rebuilt are the last run's to finish. */
 GEARRT_API gearrt_status gearrt_session_stats(const gearrt_session *session,
 					   gearrt_stats *stats);
+/* The times options.profile took (GEARRT_PROFILE_OPS or _NODES): fn is
+ * called once per node of every graph the session prepared to run as
+ * compiled (a gear's, a static compile's graph; not the dynamic graph's
+ * specialisations), per run context, in run order, with what stderr gets
+ * when the session is destroyed.  Call it while no run of the session is
+ * in progress.  GEARRT_E_ARG for a session created without profile. */
+typedef struct gearrt_node_time {
+	const char *graph, *name, *op_type, *kernel;
+	uint64_t runs;	 /* runs of its graph timed, the first included */
+	double first_ms; /* the node's time in the first of them */
+	double ms;	 /* its mean time a run after the first (the first's
+			  * if there was one run) */
+} gearrt_node_time;
+GEARRT_API gearrt_status gearrt_session_profile(
+	const gearrt_session *session,
+	void (*fn)(void *user, const gearrt_node_time *t), void *user);
+
 /* 1 if the model holds a dynamic graph (a --hybrid compile), else 0. */
 GEARRT_API int gearrt_has_dynamic(const gearrt_model *model);
 

@@ -319,6 +319,11 @@ int rt_map_io(const gearrt_model *md, Prepared *p);
 gearrt_status rt_run_prepared(RunCtx *s, Prepared *p,
 		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
 		    size_t nout);
+/* Calls fn for each task of p with its profile times (exec.c), if p is
+ * profiled. */
+void rt_profile_each(const Prepared *p,
+		     void (*fn)(void *user, const gearrt_node_time *t),
+		     void *user);
 /* Runs p: in[i] / out[i] are the caller's tensors for g's inputs and
  * outputs in g's order (out[i].data NULL: session-owned).  With an
  * error: GEARRT_E_RUN naming the node that failed, GEARRT_E_OUTPUT

@@ -167,6 +167,25 @@ void gearrt_session_destroy(gearrt_session *s)
 
 RunCtx *rt_session_ctx(const gearrt_session *s) { return s->last; }
 
+gearrt_status gearrt_session_profile(
+	const gearrt_session *s,
+	void (*fn)(void *user, const gearrt_node_time *t), void *user)
+{
+	clear_error();
+	if (!s || !fn)
+		return error("gearrt_session_profile: session and fn must not "
+			     "be NULL"), GEARRT_E_ARG;
+	if (!s->opt.profile)
+		return error("gearrt_session_profile: the session was created "
+			     "without options.profile"), GEARRT_E_ARG;
+	size_t n = s->model->ngears ? s->model->ngears : 1;
+	for (int c = 0; c < s->made; c++)
+		for (size_t i = 0; i < n; i++)
+			if (s->all[c]->prep[i])
+				rt_profile_each(s->all[c]->prep[i], fn, user);
+	return GEARRT_OK;
+}
+
 bool rt_work_reserve(RunCtx *s, size_t bytes)
 {
 	if (bytes <= s->work_bytes)
