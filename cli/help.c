@@ -7,7 +7,7 @@ static const char overview[] =
 "usage: gearc [compile] --model=FILE.onnx --output=NAME [options]\n"
 "       gearc dump [--format=text|json|dot] [--graph=NAME] [--summary]\n"
 "                  [--detail] FILE.om\n"
-"       gearc verify [-v|-q] FILE.om\n"
+"       gearc verify [-v|-q] FILE.om ...\n"
 "       gearc run FILE.om --input NAME=FILE ... [--output-dir DIR] [--bench=N]\n"
 "       gearc export FILE.om --gear=K|all --output=PATH [--external-data]\n"
 "       gearc compare DIR_A DIR_B [--rtol=R] [--atol=A]\n"
@@ -146,7 +146,7 @@ static const char dump_help[] =
 "  -q, --quiet     accepted for uniformity (dump prints only its output)\n";
 
 static const char verify_help[] =
-"usage: gearc verify [-v|-q] FILE.om\n"
+"usage: gearc verify [-v|-q] FILE.om ...\n"
 "\n"
 "Re-checks FILE.om independently of the compiler that wrote it, and exits\n"
 "1 naming the first violation:\n"
@@ -178,6 +178,9 @@ static const char verify_help[] =
 "On success it prints what it checked, e.g.\n"
 "  verify: 5 graphs, 5 plans (40 tensors), I/O table against 4 graphs,\n"
 "    45 shapes: ok\n"
+"Given several files, it checks each and prints its line prefixed with\n"
+"the file's name (\"FILE: failed\" for one that fails, its error on\n"
+"stderr), and exits 1 if any fails.\n"
 "\n"
 "  -v, --verbose   also print one line per plan\n"
 "  -q, --quiet     print nothing on success: the exit status says it\n";
