@@ -92,6 +92,8 @@ int print_help(FILE *f, const char *cmd);
 typedef struct CompileOptions {
 	const char *model;  /* --model */
 	const char *output; /* --output, ".om" appended if missing */
+	/* --check, --output=- or the null device: compile, write nothing */
+	bool no_write;
 	GearOptions gear;
 	int quiet; /* --quiet */
 	PassOptions pass;
