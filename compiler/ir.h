@@ -273,10 +273,16 @@ typedef struct KeyVal {
 	const char *key, *val;
 } KeyVal;
 
+#define ROOT_GRAPH "root"
+
 typedef struct Model {
 	Arena arena;
 	Graph *graph; /* the main (root) graph */
 	const char *path; /* the ONNX file as the user named it */
+	/* The source model's graph's name: the root graph, which a gear
+	 * compile makes (MapIndex -> Case), is named ROOT_GRAPH in the
+	 * .om, so that every file's root is called the same (run_passes). */
+	const char *graph_name;
 	int64_t ir_version, model_version;
 	const char *producer_name, *producer_version, *domain;
 	int32_t nopsets;

@@ -1016,6 +1016,7 @@ static int import_model(Importer *im, const uint8_t *data, size_t size)
 	int rc = build_graph(im, &s, gp);
 	namemap_release(&s.names);
 	m->graph = s.g;
+	m->graph_name = s.g->name;
 	if (rc < 0 || graph_toposort(m->graph) < 0)
 		return -1;
 	return graph_verify(m->graph);

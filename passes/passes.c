@@ -163,5 +163,7 @@ int run_passes(Model *m, const PassOptions *o)
 		if (listed)
 			dump_after(m, p, false);
 	}
+	/* the root's name in the file: the source's is m->graph_name */
+	m->graph->name = ROOT_GRAPH;
 	return 0;
 }

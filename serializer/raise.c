@@ -224,6 +224,8 @@ static void raise_source(Raise *R)
 	m->producer_name = arena_strdup(R->a, s->producer_name);
 	m->producer_version = arena_strdup(R->a, s->producer_version);
 	m->domain = arena_strdup(R->a, s->domain);
+	/* NULL in a file written before it was kept, whose root has it */
+	m->graph_name = s->graph ? arena_strdup(R->a, s->graph) : NULL;
 	m->nopsets = (int32_t)s->n_opsets;
 	m->opsets = arena_array(R->a, s->n_opsets, sizeof(Opset));
 	for (size_t k = 0; k < s->n_opsets; k++) {

@@ -62,7 +62,7 @@ Test(cli_debug, dump_tensors_writes_every_tensor_and_names_the_fused)
 	/* run order: the input, c1 and b1 fused into conv1, then r1 */
 	const char *x = strstr(idx, "\"name\": \"x\", \"kind\": \"input\"");
 	const char *c1 = strstr(idx, "{ \"name\": \"c1\", \"kind\": \"fused\", "
-				     "\"file\": null, \"graph\": \"demo_cnn\", "
+				     "\"file\": null, \"graph\": \"root\", "
 				     "\"node\": \"conv1\", \"op\": \"FusedConv\"");
 	const char *b1 = strstr(idx, "\"name\": \"b1\", \"kind\": \"fused\"");
 	const char *r1 = strstr(idx, "\"name\": \"r1\", \"kind\": \"node\", "

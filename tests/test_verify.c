@@ -239,7 +239,7 @@ Test(verify, wrong_figures_and_missing_plan)
 	Gearom__Graph *root = x.f.model->graphs[x.f.model->root];
 	Gearom__MemoryPlan *p = root->plan;
 	root->plan = NULL;
-	expect_verify_error(&x, "graph 'demo_cnn' has no memory plan");
+	expect_verify_error(&x, "graph 'root' has no memory plan");
 	root->plan = p;
 	fx_free(&x);
 }
@@ -460,7 +460,7 @@ Test(verify, read_after_an_in_place_overwrite)
 			b = g->plan->blocks[k];
 	cr_assert(b);
 	b->last = last; /* within its buffer's lifetime */
-	expect_plan_error(&f, "graph 'chain': tensor 'Relu2:0' overwrites the "
+	expect_plan_error(&f, "graph 'root': tensor 'Relu2:0' overwrites the "
 			      "buffer of 'Relu0:0' in place at step 2, but node "
 			      "'Relu5' reads 'Relu1:0' at step 5");
 	g->nodes[last]->inputs[0] = was;
