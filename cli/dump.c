@@ -575,6 +575,9 @@ static json_object *json_source(const Gearom__Source *s)
 	/* the model's graph's name (the root is "root"), null in a file
 	 * written before it was kept */
 	jadd(o, "graph", s && s->graph ? jstr(s->graph) : NULL);
+	/* the ONNX file's SHA-256, null in a file written before it was
+	 * kept */
+	jadd(o, "sha256", s && s->sha256 ? jstr(s->sha256) : NULL);
 	jadd(o, "ir_version", jint(s ? s->ir_version : 0));
 	for (size_t i = 0; s && i < s->n_opsets; i++)
 		jadd(ops, s->opsets[i]->domain ? s->opsets[i]->domain : "",
@@ -1123,6 +1126,8 @@ static void text_source(json_object *s)
 		printf(", opset %s %lld", *dom ? dom : "ai.onnx",
 		       (long long)json_object_get_int64(ver));
 	printf(")\n");
+	if (*jgets(s, "sha256"))
+		printf("sha256:    %s\n", jgets(s, "sha256"));
 }
 
 static void text_pin(void *ctx, char *name, char *vals)

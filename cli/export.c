@@ -117,7 +117,7 @@ static void describe(const Export *E, int32_t k, const Graph *g,
 		dims = dims_str(a, m->gears->table +
 					   (size_t)k * (size_t)m->gears->nvals,
 				(size_t)m->gears->nvals);
-	KeyVal *kv = arena_array(a, 6, sizeof(KeyVal));
+	KeyVal *kv = arena_array(a, 7, sizeof(KeyVal));
 	kv[0] = (KeyVal){ "gearc.source", m->path };
 	kv[1] = (KeyVal){ "gearc.mode", gear_mode_name(m->mode) };
 	kv[2] = (KeyVal){ "gearc.gear", arena_printf(a, "%d", k) };
@@ -127,6 +127,8 @@ static void describe(const Export *E, int32_t k, const Graph *g,
 	kv[5] = (KeyVal){ "gearc.input_shape", shapes };
 	x->meta = kv;
 	x->nmeta = 6;
+	if (m->sha256)
+		kv[x->nmeta++] = (KeyVal){ "gearc.source_sha256", m->sha256 };
 	x->doc = arena_printf(a,
 			      "%s, gear %d of %d (%s dims [%s]) exported by "
 			      "gearc %s: static input shapes %s",

@@ -283,6 +283,10 @@ typedef struct Model {
 	 * compile makes (MapIndex -> Case), is named ROOT_GRAPH in the
 	 * .om, so that every file's root is called the same (run_passes). */
 	const char *graph_name;
+	/* The source file's SHA-256 as 64 lower-case hex digits (its
+	 * bytes as read, not its external data), or NULL (a model built
+	 * in memory; a .om written before it was kept). */
+	const char *sha256;
 	int64_t ir_version, model_version;
 	const char *producer_name, *producer_version, *domain;
 	int32_t nopsets;

@@ -1049,6 +1049,11 @@ Model *onnx_load(const char *path)
 	if (filemap_read(&f, path, "model") < 0)
 		return NULL;
 	Model *m = onnx_load_bytes(f.data, f.size, path);
+	if (m) {
+		char hex[65];
+		sha256_hex(f.data, f.size, hex);
+		m->sha256 = arena_strdup(&m->arena, hex);
+	}
 	filemap_release(&f);
 	return m;
 }

@@ -226,6 +226,7 @@ static void raise_source(Raise *R)
 	m->domain = arena_strdup(R->a, s->domain);
 	/* NULL in a file written before it was kept, whose root has it */
 	m->graph_name = s->graph ? arena_strdup(R->a, s->graph) : NULL;
+	m->sha256 = s->sha256 ? arena_strdup(R->a, s->sha256) : NULL;
 	m->nopsets = (int32_t)s->n_opsets;
 	m->opsets = arena_array(R->a, s->n_opsets, sizeof(Opset));
 	for (size_t k = 0; k < s->n_opsets; k++) {

@@ -1,11 +1,11 @@
 /*
  * tests/test_cli_small.c - small things a user meets: the root graph
  * called root in every file (the model's graph's name kept as the
- * source's), ...
+ * source's), the source model's SHA-256 in the .om, ...
  */
 #include <json-c/json.h>
 
-#include "testrun.h"
+#include "omedit.h"
 
 /* Whether p[0..n) holds the k bytes of s. */
 static bool holds(const char *p, size_t n, const char *s, size_t k)
@@ -79,4 +79,61 @@ Test(cli_small, the_root_graph_is_root)
 	free(bytes);
 	remove_tree(dir);
 	free(dir), free(st), free(ge), free(onnx);
+}
+
+/* The .om keeps the ONNX file's SHA-256 (sha256sum's digits): dump
+ * shows it (text and JSON) and export passes it on; a file written
+ * before it was kept still reads (null), and one whose digest is no
+ * digest is refused. */
+Test(cli_small, the_source_sha256)
+{
+	size_t n;
+	char *onnx = read_file("tests/fixtures/demo_cnn.onnx", &n), want[65];
+	cr_assert(onnx);
+	sha256_hex(onnx, n, want);
+	free(onnx);
+	Fx x = fx_compile("demo_cnn.onnx", "x:1,3,32,32", NULL);
+	cr_expect_str_eq(x.f.model->source->sha256, want);
+	Run r = run_gearc("dump", x.om);
+	char line[100];
+	snprintf(line, sizeof(line), "\nsha256:    %s\n", want);
+	cr_expect(strstr(r.out, line), "%s", r.out);
+	run_free(&r);
+	json_object *j = dump_json(x.om);
+	cr_expect_str_eq(json_object_get_string(at(at(j, "source"), "sha256")),
+			 want);
+	json_object_put(j);
+	char *e = path_in(x.dir, "e.onnx"), of[700];
+	snprintf(of, sizeof(of), "--output=%s", e);
+	r = run_gearc("export", x.om, of);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *bytes = read_file(e, &n);
+	cr_expect(bytes && holds(bytes, n, "gearc.source_sha256", 19) &&
+		  holds(bytes, n, want, 64));
+	free(bytes);
+	/* as written before: no digest */
+	char *keep = x.f.model->source->sha256;
+	x.f.model->source->sha256 = NULL;
+	omedit_write(x.data, x.f.model, x.om);
+	r = run_gearc("dump", x.om);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strstr(r.out, "sha256:"), "%s", r.out);
+	run_free(&r);
+	j = dump_json(x.om);
+	cr_expect(json_object_is_type(at(at(j, "source"), "sha256"),
+				      json_type_null));
+	json_object_put(j);
+	r = run_gearc("run", x.om, "--random-inputs", "-q");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	/* not a digest */
+	x.f.model->source->sha256 = "F419";
+	omedit_write(x.data, x.f.model, x.om);
+	r = run_gearc("verify", x.om);
+	expect_error(&r, 1, "source sha256 is not 64 lower-case hex digits");
+	run_free(&r);
+	x.f.model->source->sha256 = keep;
+	free(e);
+	fx_free(&x);
 }
