@@ -275,10 +275,12 @@ static const char export_help[] =
 "\n"
 "  --gear=K         gear K (0 .. count-1, as 'gearc dump' lists them);\n"
 "                   optional for a static compile's file\n"
-"  --gear=all       every gear, as PATH/NAME_gearK.onnx (NAME.om's NAME);\n"
-"                   PATH is a directory, created if missing (one level)\n"
+"  --gear=all       every gear, as PATH/NAME_SHAPES.onnx (NAME.om's NAME,\n"
+"                   SHAPES the gear inputs' shapes: rec_1x3x48x320.onnx;\n"
+"                   NAME_gearK.onnx past 200 bytes); PATH is a directory,\n"
+"                   created if missing (one level)\n"
 "  --output=PATH    the .onnx file (or a directory, an existing one or\n"
-"                   PATH/: PATH/NAME_gearK.onnx); written atomically, and\n"
+"                   PATH/: PATH/NAME_SHAPES.onnx); written atomically, and\n"
 "                   only a regular file is replaced\n"
 "  --external-data  weights of 1 KB or more go to PATH.data (ONNX external\n"
 "                   data, a relative location); automatic past 2 GB\n"
@@ -292,7 +294,7 @@ static const char export_help[] =
 "  gearc --model=det.onnx --input_shape=\"x:1,3,-1,-1\" \\\n"
 "        --dynamic_image_size=\"640,640;960,960\" --output=det\n"
 "  gearc export det.om --gear=all --output=static/\n"
-"  # static/det_gear0.onnx: x [1,3,640,640]; static/det_gear1.onnx: 960\n";
+"  # static/det_1x3x640x640.onnx, static/det_1x3x960x960.onnx\n";
 
 static const char compare_help[] =
 "usage: gearc compare DIR_A DIR_B [--rtol=R] [--atol=A] [-q]\n"

@@ -249,7 +249,8 @@ Test(cli_out, output_directories_are_created_one_level,
 	Run r = RUN("export", om, "--gear=all", o);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
-	expect_listing(all, "two_gear0.onnx two_gear1.onnx ");
+	expect_listing(all, "two_1x3x8x8_1x3x8x8.onnx "
+			    "two_2x3x16x16_2x3x16x16.onnx ");
 	free(o);
 
 	/* one gear into PATH/ (a directory by its '/') */
@@ -258,7 +259,7 @@ Test(cli_out, output_directories_are_created_one_level,
 	r = RUN("export", om, "--gear=1", o);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
-	expect_listing(one, "two_gear1.onnx ");
+	expect_listing(one, "two_2x3x16x16_2x3x16x16.onnx ");
 	free(o);
 
 	char *outs = path_in(d, "outs");
