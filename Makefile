@@ -5,7 +5,8 @@
 #   make check      install missing packages, build, run every test
 #   make SANITIZE=1 ...   the same, built with ASan+UBSan (and DEBUG=1)
 #   make DEBUG=1 ...      the IR verifier runs between passes, .om read back
-#   make install    PREFIX=/usr/local DESTDIR= : gearc, its man page,
+#   make install    PREFIX=/usr/local DESTDIR= : gearc, its man page and
+#                   bash completion,
 #                   libgearrt (.a, .so, gearrt.h, gearrt.pc) and, when
 #                   python3-dev is present, the Python module gearrt
 #   make python     the Python module alone, into build/python (part of
@@ -27,6 +28,8 @@ BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man/man1
 LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
+# bash-completion looks for a command's completion here (by its name)
+COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 BUILD := build
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -437,9 +440,10 @@ unit: $(BUILD)/gearc $(BUILD)/tests/unit
 install: $(BUILD)/gearc $(BUILD)/libgearrt.a $(BUILD)/libgearrt.so \
          $(BUILD)/gearrt.pc $(if $(PY_OK),install-python)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(LIBDIR) \
-	    $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+	    $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(COMPDIR)
 	install -m 755 $(BUILD)/gearc $(DESTDIR)$(BINDIR)/gearc
 	install -m 644 man/gearc.1 $(DESTDIR)$(MANDIR)/gearc.1
+	install -m 644 contrib/gearc.bash $(DESTDIR)$(COMPDIR)/gearc
 	install -m 644 $(BUILD)/libgearrt.a $(DESTDIR)$(LIBDIR)/libgearrt.a
 	install -m 755 $(BUILD)/libgearrt.so $(DESTDIR)$(LIBDIR)/libgearrt.so.0
 	ln -sf libgearrt.so.0 $(DESTDIR)$(LIBDIR)/libgearrt.so
@@ -455,6 +459,7 @@ install-python: python
 uninstall:
 	rm -rf $(if $(PY_OK),$(DESTDIR)$(PYDIR)/gearrt)
 	rm -f $(DESTDIR)$(BINDIR)/gearc $(DESTDIR)$(MANDIR)/gearc.1 \
+	    $(DESTDIR)$(COMPDIR)/gearc \
 	    $(DESTDIR)$(LIBDIR)/libgearrt.a $(DESTDIR)$(LIBDIR)/libgearrt.so \
 	    $(DESTDIR)$(LIBDIR)/libgearrt.so.0 $(DESTDIR)$(INCDIR)/gearrt.h \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/gearrt.pc

@@ -137,3 +137,135 @@ Test(cli_small, the_source_sha256)
 	free(e);
 	fx_free(&x);
 }
+
+/* ---- bash completion ------------------------------------------------------ */
+
+/* The value of `NAME="..."` in the completion script s, malloc'd. */
+static char *script_list(const char *s, const char *name)
+{
+	char key[64];
+	snprintf(key, sizeof(key), "\n%s=\"", name);
+	const char *p = strstr(s, key);
+	cr_assert(p, "contrib/gearc.bash has no %s", name);
+	p += strlen(key);
+	const char *q = strchr(p, '"');
+	cr_assert(q);
+	char *v = malloc((size_t)(q - p) + 3);
+	snprintf(v, (size_t)(q - p) + 3, " %.*s ", (int)(q - p), p);
+	for (char *c = v; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	return v;
+}
+
+/* Whether list (" a --b= c ") has flag f, with or without '='. */
+static bool lists(const char *list, const char *f)
+{
+	char a[80], b[80];
+	snprintf(a, sizeof(a), " %s ", f);
+	snprintf(b, sizeof(b), " %s= ", f);
+	return strstr(list, a) || strstr(list, b);
+}
+
+/* Expects every flag the option lines of help ("  -j N, --jobs=N  ...")
+ * name in list: the tokens before the description that start with '-'.
+ * How many there were. */
+static int each_flag(const char *help, const char *cmd, const char *list)
+{
+	int n = 0;
+	for (const char *l = help; l && *l;
+	     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, "  -", 3) || l[3] == ' ')
+			continue;
+		const char *end = strstr(l + 2, "  "), *nl = strchr(l, '\n');
+		if (!end || (nl && nl < end))
+			end = nl ? nl : l + strlen(l);
+		for (const char *p = l + 2; p < end;) {
+			size_t k = 0;
+			if (*p == '-' && (p == l + 2 || p[-1] == ' ' || p[-1] == ','))
+				while (p + k < end && (p[k] == '-' || p[k] == '_' ||
+						       (p[k] >= 'a' && p[k] <= 'z') ||
+						       (p[k] >= 'A' && p[k] <= 'Z') ||
+						       (p[k] >= '0' && p[k] <= '9')))
+					k++;
+			if (k > 1) {
+				char f[80];
+				snprintf(f, sizeof(f), "%.*s", (int)k, p);
+				cr_expect(lists(list, f), "gearc %s's help has %s, "
+					  "contrib/gearc.bash does not", cmd, f);
+				n++;
+				p += k;
+			} else {
+				p++;
+			}
+		}
+	}
+	return n;
+}
+
+/* The completion cannot fall behind the help: every command of `gearc
+ * --help` and every flag of `gearc help CMD` is in contrib/gearc.bash. */
+Test(cli_small, bash_completion_knows_every_flag_of_the_help)
+{
+	char *s = read_file("contrib/gearc.bash", NULL);
+	cr_assert(s);
+	char *cmds = script_list(s, "_gearc_commands");
+	Run r = run_gearc("--help");
+	const char *c = strstr(r.out, "\ncommands:\n");
+	cr_assert(c, "%s", r.out);
+	int ncmd = 0;
+	for (c = strchr(c + 1, '\n') + 1; !strncmp(c, "  ", 2);
+	     c = strchr(c, '\n') + 1) {
+		char cmd[32];
+		if (c[2] == ' ')
+			continue; /* a description's second line */
+		cr_assert_eq(sscanf(c, " %31s", cmd), 1);
+		cr_expect(lists(cmds, cmd), "command %s is not in "
+			  "contrib/gearc.bash", cmd);
+		char var[64];
+		snprintf(var, sizeof(var), "_gearc_flags_%s", cmd);
+		char *list = script_list(s, var);
+		Run h = run_gearc("help", cmd);
+		cr_assert_eq(h.status, 0);
+		int n = each_flag(h.out, cmd, list);
+		cr_expect(n > 0 || !strcmp(cmd, "help"), "no flag found in "
+			  "gearc help %s", cmd);
+		run_free(&h);
+		free(list);
+		ncmd++;
+	}
+	cr_expect_geq(ncmd, 7);
+	run_free(&r);
+	free(cmds);
+	free(s);
+}
+
+/* Completing in bash: a command, a flag, a flag's value. */
+Test(cli_small, bash_completion_completes)
+{
+	static const struct {
+		const char *words, *want;
+	} cases[] = {
+		{ "gearc d", "dump" },
+		{ "gearc co", "compile compare" },
+		{ "gearc run x.om --war", "--warmup=" },
+		{ "gearc dump --format = j", "json" },
+		{ "gearc --mod", "--model=" },
+		{ "gearc compare --r", "--rtol=" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd),
+			 "bash -c 'source contrib/gearc.bash; COMP_WORDS=(%s); "
+			 "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _gearc; "
+			 "echo \"${COMPREPLY[*]}\"'", cases[i].words);
+		FILE *p = popen(cmd, "r");
+		cr_assert(p);
+		char got[256] = "";
+		if (!fgets(got, sizeof(got), p))
+			got[0] = 0;
+		pclose(p);
+		got[strcspn(got, "\n")] = 0;
+		cr_expect_str_eq(got, cases[i].want, "%s", cases[i].words);
+	}
+}
