@@ -78,7 +78,8 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         python3-numpy:/usr/lib/python3/dist-packages/numpy/__init__.py \
         python3-pytest:/usr/lib/python3/dist-packages/pytest/__init__.py \
         python3-setuptools:/usr/lib/python3/dist-packages/setuptools/__init__.py \
-        python3-onnx:/usr/lib/python3/dist-packages/onnx/__init__.py
+        python3-onnx:/usr/lib/python3/dist-packages/onnx/__init__.py \
+        jq:/usr/bin/jq
 
 .PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind helgrind soak fuzz fuzz-smoke cli-check install uninstall clean bench bench-real ort FORCE
 .DEFAULT_GOAL := all
@@ -291,7 +292,7 @@ demo: deps
 
 check: deps
 	@$(MAKE) --no-print-directory unit conformance-check embed-check \
-	    python-check layers-check pydeps-check
+	    python-check layers-check pydeps-check readme-check
 
 # Every Python module the tests import comes from a Debian package in
 # DEPS (tests/pydeps.py), so what passes here passes on a fresh machine.
@@ -299,7 +300,13 @@ check: deps
 pydeps-check:
 	@$(PYTHON) tests/pydeps.py Makefile $(PYTHON)
 
-# The arrows between the layers point one way (README.md, "## Layout").
+# Every ```sh example of README.md runs (tests/readme_check.sh).
+.PHONY: readme-check
+readme-check: $(BUILD)/gearc $(if $(PY_OK),python)
+	@PYTHON=$(PYTHON) tests/readme_check.sh $(BUILD)
+
+# The arrows between the layers point one way (docs/architecture.md,
+# "## The code").
 .PHONY: layers-check
 layers-check: $(BUILD)/gearc
 	@tests/layers.sh $(BUILD)
