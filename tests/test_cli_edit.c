@@ -56,7 +56,7 @@ Test(cli_edit, out_nodes_pick_outputs_and_drop_the_rest)
 			 "[1,4]\n  s1                       float32  [1,2]\n"),
 		  "%s", r.out);
 	/* Abs, Exp, Concat no longer reach an output */
-	cr_expect(strstr(r.out, "graph chain: 3 nodes"), "%s", r.out);
+	cr_expect(strstr(r.out, "graph root: 3 nodes"), "%s", r.out);
 	cr_expect(strstr(r.out, "option:    --out_nodes=/n:0;/s:1\n"), "%s",
 		  r.out);
 	run_free(&r);
