@@ -23,8 +23,22 @@ one-line message; gearrt.NoGearError (an Error) when the inputs' dims match
 no gear.  `python -m gearrt FILE.om --input NAME=FILE.npy` runs a file as
 `gearc run` does.
 """
-from ._gearrt import (Error, Gear, IOInfo, Model, NoGearError, Session,
-                      Stats, __version__, cpu_features)
+import os as _os
+
+# Threads that wait spin briefly, then sleep (gearrt.h, GEARRT_SPINCOUNT):
+# libgomp reads its environment once, when _gearrt loads it, so the
+# default goes in first; a GOMP_SPINCOUNT or OMP_WAIT_POLICY already set
+# wins.  (If another module loaded libgomp before, its reading stands:
+# wait_policy() says what it read.)
+_SPINCOUNT = "1000"
+if "GOMP_SPINCOUNT" not in _os.environ and \
+        "OMP_WAIT_POLICY" not in _os.environ:
+    _os.environ["GOMP_SPINCOUNT"] = _SPINCOUNT
+
+from ._gearrt import (Error, Gear, IOInfo, Model, NoGearError,  # noqa: E402
+                      Session, Stats, __version__, cpu_features,
+                      usable_cores, wait_policy)
 
 __all__ = ["Error", "Gear", "IOInfo", "Model", "NoGearError", "Session",
-           "Stats", "__version__", "cpu_features"]
+           "Stats", "__version__", "cpu_features", "usable_cores",
+           "wait_policy"]

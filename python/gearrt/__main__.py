@@ -153,6 +153,9 @@ def main(argv=None):
                       "hits over %d runs" % (st.rebuilds, st.last_rebuild_ms,
                                              st.cache_hits, st.runs))
             print("cpu: %s" % gearrt.cpu_features())
+            print("threads: %d; waiting, they %s"
+                  % (a.threads or gearrt.usable_cores(),
+                     gearrt.wait_policy()))
     except gearrt.Error as e:
         print("gearrt: error: %s" % e, file=sys.stderr)
         return 1

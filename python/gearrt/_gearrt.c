@@ -33,6 +33,7 @@
 #include <numpy/arrayobject.h>
 #include <stdatomic.h>
 
+#include "compiler/cpu.h"
 #include "runtime/gearrt.h"
 
 #ifndef GEARC_VERSION
@@ -1282,16 +1283,38 @@ PyDoc_STRVAR(module_doc,
 "when the inputs' dims match no gear.  String tensors are object arrays\n"
 "of str ('<U' arrays also feed a string input), as in onnxruntime.");
 
-static PyObject *cpu_features(PyObject *m, PyObject *Py_UNUSED(a))
+static PyObject *mod_cpu_features(PyObject *m, PyObject *Py_UNUSED(a))
 {
 	(void)m;
 	return PyUnicode_FromString(gearrt_cpu_features());
 }
 
+static PyObject *wait_policy(PyObject *m, PyObject *Py_UNUSED(a))
+{
+	(void)m;
+	return PyUnicode_FromString(gearrt_wait_policy());
+}
+
+static PyObject *usable_cores(PyObject *m, PyObject *Py_UNUSED(a))
+{
+	(void)m;
+	return PyLong_FromLong(cpu_usable_cores());
+}
+
 static PyMethodDef module_functions[] = {
-	{ "cpu_features", cpu_features, METH_NOARGS,
+	{ "cpu_features", mod_cpu_features, METH_NOARGS,
 	  "cpu_features()\n--\n\n"
 	  "The CPU features the kernels choose by, as 'avx2 fma ...'." },
+	{ "wait_policy", wait_policy, METH_NOARGS,
+	  "wait_policy()\n--\n\n"
+	  "How the threads of a run wait, as libgomp read it when the\n"
+	  "module was imported: 'spin 1000 times, then sleep\n"
+	  "(GOMP_SPINCOUNT)' (gearrt sets GOMP_SPINCOUNT=1000 on import\n"
+	  "unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set)." },
+	{ "usable_cores", usable_cores, METH_NOARGS,
+	  "usable_cores()\n--\n\n"
+	  "The cores this process may use (its affinity mask's, at most\n"
+	  "its cgroup's CPU quota): what threads=0 runs on." },
 	{ NULL },
 };
 
@@ -1350,7 +1373,8 @@ PyMODINIT_FUNC PyInit__gearrt(void)
 	if (!m)
 		return NULL;
 	if (add_types(m) < 0 || add_errors(m) < 0 ||
-	    PyModule_AddStringConstant(m, "__version__", GEARC_VERSION) < 0) {
+	    PyModule_AddStringConstant(m, "__version__", GEARC_VERSION) < 0 ||
+	    PyModule_AddStringConstant(m, "SPINCOUNT", GEARRT_SPINCOUNT) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}
