@@ -846,6 +846,10 @@ json_object *om_json(const OmFile *f, const char *path)
 	p = json_object_new_object();
 	jadd(p, "bytes", juint(weights_sum(m, false, &count)));
 	jadd(p, "count", jint((int64_t)count));
+	size_t half = 0;
+	for (size_t i = 0; i < m->n_weights; i++)
+		half += m->weights[i]->has_stored_dtype;
+	jadd(p, "stored_float16", jint((int64_t)half));
 	jadd(o, "weights", p);
 	jadd(o, "graphs", json_graphs(m));
 	jadd(o, "scope", json_scope(m));
@@ -1162,8 +1166,12 @@ static void text_options(json_object *opts)
 static void text_weights(json_object *doc)
 {
 	json_object *w = jget(doc, "weights"), *c = jget(doc, "constants");
-	printf("weights:   %lld tensors, %llu bytes\n", jgeti(w, "count"),
+	printf("weights:   %lld tensors, %llu bytes", jgeti(w, "count"),
 	       jgetu(w, "bytes"));
+	if (jgeti(w, "stored_float16"))
+		printf(" (%lld float32 stored as float16)",
+		       jgeti(w, "stored_float16"));
+	printf("\n");
 	if (jgeti(c, "count"))
 		printf("constants: %lld computed by gearc, %llu bytes\n",
 		       jgeti(c, "count"), jgetu(c, "bytes"));

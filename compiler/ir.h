@@ -110,6 +110,10 @@ typedef struct Tensor {
 	 * libgearrt sets NHWC, on a tensor between kernels that take it
 	 * (runtime/layout.c); gearc's tensors and the .om are row-major. */
 	uint8_t layout;
+	/* A float32 tensor whose values are float16 numbers, widened from
+	 * a float16 weight (passes/widen.c): the .om stores them as float16,
+	 * half the size, widened again when the file is read. */
+	bool from_half;
 } Tensor;
 
 enum { TENSOR_ROWS, TENSOR_NHWC };

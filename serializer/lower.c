@@ -239,6 +239,9 @@ static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 		return -1;
 	if (t->folded && t->dtype != DT_STRING)
 		return folded_weight_of(L, t, out);
+	bool half = t->from_half && t->dtype == DT_FLOAT; /* as it came */
+	if (half)
+		size /= 2;
 	off = om_align(L->wsize);
 	if (off < L->wsize || __builtin_add_overflow(off, size, &L->wsize) ||
 	    L->nw == INT32_MAX)
@@ -248,6 +251,8 @@ static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 	w->has_dtype = 1;
 	w->dtype = t->dtype;
 	w->dims = dims_dup(L->a, &t->shape, &w->n_dims);
+	w->has_stored_dtype = half;
+	w->stored_dtype = half ? DT_FLOAT16 : 0;
 	w->has_offset = w->has_size = 1;
 	w->offset = off;
 	w->size = size;
