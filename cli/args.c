@@ -1,11 +1,22 @@
 /* cli/args.c - flag parsing, the error line and output directories,
  * shared by every subcommand. */
 #include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+
+json_object *json_name(const char *s)
+{
+	size_t n;
+	char *e = str_escape(s, strlen(s), 0, &n);
+	json_object *o = json_object_new_string_len(e, (int)n);
+	free(e);
+	return o;
+}
 
 int fail(int status)
 {

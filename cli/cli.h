@@ -78,6 +78,7 @@ int make_output_dir(const char *flag, const char *dir, bool *made);
 uint64_t phys_memory(void);
 
 /* Subcommands: return an exit status. */
+int cmd_compare(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_export(int argc, char **argv);
@@ -98,6 +99,8 @@ enum { LOG_NULL, LOG_ERROR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
 typedef struct CompileOptions {
 	const char *model;  /* --model */
 	const char *output; /* --output, ".om" appended if missing */
+	/* --check, --output=- or the null device: compile, write nothing */
+	bool no_write;
 	GearOptions gear;
 	int quiet; /* --quiet, or --log below warning: no warnings, no summary */
 	int log;   /* LOG_*: --log, --quiet */
@@ -182,6 +185,9 @@ void ophist_print(FILE *f, const OpHist *h);
 void ophist_print_diff(FILE *f, const OpHist *before, const OpHist *after);
 /* Every op of h gearc does not know, in one error: -1, or 0 if none. */
 int unsupported_ops_error(const OpHist *h);
+/* A JSON string of the name s, its bytes that are no UTF-8 as \xNN (as
+ * dump shows names): what run's and compare's JSON write (args.c). */
+struct json_object *json_name(const char *s);
 
 /* Prints "gearc: error: <last_error()>" to stderr and returns status
  * (args.c). */

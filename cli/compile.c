@@ -184,20 +184,36 @@ static void print_warnings(const Model *m, const CompileOptions *o)
 		fprintf(stderr, "gearc: warning: %s\n", model_warning(m, i));
 }
 
-/* atc's "ATC run success", with what a build log wants to know. */
+/* atc's "ATC run success", with what a build log wants to know: what
+ * was written (path, size bytes), or that nothing was (path NULL). */
 static void print_summary(Model *m, const CompileOptions *o,
-			  const char *path)
+			  const char *path, long long size)
 {
-	struct stat st;
 	if (o->quiet)
 		return;
-	if (stat(path, &st) < 0)
-		st.st_size = 0;
-	fprintf(stderr, "gearc: wrote %s: %s mode, %d gear%s, %lld bytes, "
-		"largest arena %llu bytes\n", path, gear_mode_name(m->mode),
+	if (path)
+		fprintf(stderr, "gearc: wrote %s: ", path);
+	else
+		fprintf(stderr, "gearc: compiled %s, nothing written (%s%s): ",
+			o->model, o->output ? "--output=" : "--check",
+			o->output ? o->output : "");
+	fprintf(stderr, "%s mode, %d gear%s, %lld bytes, largest arena %llu "
+		"bytes\n", gear_mode_name(m->mode),
 		m->gears ? m->gears->ngears : 0,
-		m->gears && m->gears->ngears == 1 ? "" : "s",
-		(long long)st.st_size, (unsigned long long)largest_arena(m));
+		m->gears && m->gears->ngears == 1 ? "" : "s", size,
+		(unsigned long long)largest_arena(m));
+}
+
+/* The .om's bytes for --check: made and dropped, their count in *size. */
+static int encode_only(const Model *m, long long *size)
+{
+	uint8_t *bytes;
+	size_t n;
+	if (om_encode(m, &bytes, &n) < 0)
+		return -1;
+	free(bytes);
+	*size = (long long)n;
+	return 0;
 }
 
 /* SIGTERM, SIGINT or SIGHUP while the .om is written: remove the
@@ -233,9 +249,11 @@ int compile_model(const CompileOptions *o, const ParsedGears *pg)
 int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 		   const ParsedPins *pins)
 {
-	char *out = om_output_path(o->output);
-	om_remove_stale_temps(out); /* what killed compiles left there */
-	free(out);
+	if (!o->no_write) {
+		char *out = om_output_path(o->output);
+		om_remove_stale_temps(out); /* what killed compiles left there */
+		free(out);
+	}
 	Model *m = onnx_load(o->model);
 	if (!m)
 		return -1;
@@ -274,15 +292,20 @@ int compile_pinned(const CompileOptions *o, const ParsedGears *pg,
 	ophist_free(&log.ops);
 	if (!rc)
 		warn_model(m);
-	char *path = om_output_path(o->output);
+	char *path = o->no_write ? NULL : om_output_path(o->output);
+	long long size = 0;
+	struct stat st;
 	if (!rc) {
 		if (o->pass.progress)
-			o->pass.progress("writing the .om file", 0, 0);
-		rc = om_write(m, path);
+			o->pass.progress(path ? "writing the .om file"
+					      : "encoding the .om file", 0, 0);
+		rc = path ? om_write(m, path) : encode_only(m, &size);
 	}
 	print_warnings(m, o);
+	if (!rc && path)
+		size = stat(path, &st) == 0 ? (long long)st.st_size : 0;
 	if (!rc)
-		print_summary(m, o, path);
+		print_summary(m, o, path, size);
 	free(path);
 	model_free(m);
 	return rc;
@@ -350,12 +373,32 @@ static int check_hybrid_gears(const CompileOptions *o, const ParsedGears *pg)
 	return 0;
 }
 
+/* Whether path is the null device (/dev/null, or another name of it). */
+static bool null_device(const struct stat *st)
+{
+	struct stat nul;
+	return S_ISCHR(st->st_mode) && stat("/dev/null", &nul) == 0 &&
+	       S_ISCHR(nul.st_mode) && st->st_rdev == nul.st_rdev;
+}
+
 /* --output names a file: not "dir/" (which would write "dir/.om"), not
- * an existing directory, with or without the ".om" gearc appends. */
-static int check_output(const char *output)
+ * an existing directory, with or without the ".om" gearc appends; "-"
+ * and the null device write nothing (o->no_write), and nothing else
+ * but a regular file may be there (else NAME.om would be made beside a
+ * device or FIFO: /dev/null.om). */
+static int check_output(CompileOptions *o)
 {
 	struct stat st;
+	const char *output = o->output;
 	size_t n = strlen(output);
+	if (!strcmp(output, "-") || (!stat(output, &st) && null_device(&st))) {
+		o->no_write = true;
+		return 0;
+	}
+	if (!stat(output, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return error("--output: '%s' is not a regular file; expected a "
+			     "file name for the .om (--output=- or --check "
+			     "writes nothing)", output);
 	if (output[n - 1] == '/')
 		return error("--output: '%s' ends in '/'; expected a file "
 			     "name (e.g. --output=%smodel)", output, output);
@@ -385,13 +428,16 @@ static int check_flags(CompileOptions *o, const char *framework,
 			     "nothing");
 	if (mode == 3)
 		return 0;
-	if (!o->output)
+	if (o->no_write && o->output) /* --check */
+		return error("--check writes nothing: give it without --output "
+			     "(or --output=- alone)");
+	if (!o->no_write && !o->output)
 		return error("--output is required: the name of the .om file "
-			     "to write");
-	if (!*o->output)
+			     "to write (--check compiles without writing one)");
+	if (o->output && !*o->output)
 		return error("--output is empty: expected the name of the .om "
 			     "file");
-	if (check_output(o->output) < 0)
+	if (o->output && check_output(o) < 0)
 		return -1;
 	if (framework && strcmp(framework, "5") != 0)
 		return error("--framework: '%s' is not supported (gearc reads "
@@ -424,7 +470,7 @@ static int check_scope(const CompileOptions *o, const ParsedGears *pg)
 typedef struct CompileFlags {
 	const char *framework, *jobs, *quiet, *help, *input_value;
 	const char *no_fuse, *keep_fp16, *log, *mode, *om, *json;
-	const char *out_nodes, *output_type, *fp16;
+	const char *out_nodes, *output_type, *fp16, *check;
 	PreFlags pre;
 	HybridFlags hf;
 	const char *atc[ATC_NFLAGS];
@@ -450,6 +496,7 @@ static int compile_spec(ArgSpec *spec, CompileOptions *o, CompileFlags *f)
 		{ "static_model_ops_lower_limit", 0, true, &f->hf.limit },
 		{ "no_fuse", 0, false, &f->no_fuse },
 		{ "keep_fp16", 0, false, &f->keep_fp16 },
+		{ "check", 0, false, &f->check },
 		{ "out_nodes", 0, true, &f->out_nodes },
 		{ "output_type", 0, true, &f->output_type },
 		{ "input_fp16_nodes", 0, true, &f->fp16 },
@@ -592,6 +639,7 @@ int cmd_compile(int argc, char **argv)
 			    &f.help);
 	if (done >= 0)
 		return done;
+	o.no_write = f.check != NULL;
 	if (check_log(&o, &f) < 0 || check_mode(&f, &mode) < 0 ||
 	    atc_flags_check(f.atc) < 0)
 		return compile_fail(&o, EXIT_USAGE);

@@ -572,6 +572,12 @@ static json_object *json_source(const Gearom__Source *s)
 {
 	json_object *o = json_object_new_object(), *ops = json_object_new_object();
 	jadd(o, "file", jstr(s ? s->file : ""));
+	/* the model's graph's name (the root is "root"), null in a file
+	 * written before it was kept */
+	jadd(o, "graph", s && s->graph ? jstr(s->graph) : NULL);
+	/* the ONNX file's SHA-256, null in a file written before it was
+	 * kept */
+	jadd(o, "sha256", s && s->sha256 ? jstr(s->sha256) : NULL);
 	jadd(o, "ir_version", jint(s ? s->ir_version : 0));
 	for (size_t i = 0; s && i < s->n_opsets; i++)
 		jadd(ops, s->opsets[i]->domain ? s->opsets[i]->domain : "",
@@ -972,6 +978,12 @@ static json_object *json_node_detail(const Gearom__Model *m,
 	jadd(o, "attributes", at);
 	if (n->label)
 		jadd(o, "label", jstr(n->label));
+	if (n->n_fused) {
+		json_object *f = json_object_new_array_ext((int)n->n_fused);
+		for (size_t i = 0; i < n->n_fused; i++)
+			json_object_array_add(f, jstr(n->fused[i]));
+		jadd(o, "fused", f);
+	}
 	return o;
 }
 
@@ -1138,12 +1150,16 @@ static void text_dims(json_object *a)
 
 static void text_source(json_object *s)
 {
-	printf("source:    %s (ir_version %lld", jgets(s, "file"),
-	       jgeti(s, "ir_version"));
+	printf("source:    %s (", jgets(s, "file"));
+	if (*jgets(s, "graph"))
+		printf("graph %s, ", jgets(s, "graph"));
+	printf("ir_version %lld", jgeti(s, "ir_version"));
 	json_object_object_foreach(jget(s, "opsets"), dom, ver)
 		printf(", opset %s %lld", *dom ? dom : "ai.onnx",
 		       (long long)json_object_get_int64(ver));
 	printf(")\n");
+	if (*jgets(s, "sha256"))
+		printf("sha256:    %s\n", jgets(s, "sha256"));
 }
 
 static void text_pin(void *ctx, char *name, char *vals)

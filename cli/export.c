@@ -7,9 +7,10 @@
  * flattened to plain ONNX and re-inferred at the gear's input shapes
  * (passes/flatten.h), its output shapes checked against the file's output
  * table, and the model written (serializer/export.h).  --gear=all writes
- * PATH/NAME_gearK.onnx for every gear (NAME: the .om's file name without
- * ".om"); one gear goes to PATH, or to PATH/NAME_gearK.onnx when PATH is
- * a directory or ends in '/'.  A missing directory is made, one level.  The gear's values and input shapes go in the model's
+ * PATH/NAME_SHAPES.onnx for every gear (NAME: the .om's file name without
+ * ".om"; SHAPES: the gear's input shapes, gear_file); one gear goes to
+ * PATH, or to PATH/NAME_SHAPES.onnx when PATH is a directory or ends in
+ * '/'.  A missing directory is made, one level.  The gear's values and input shapes go in the model's
  * doc_string and metadata_props (keys "gearc.*").
  */
 #include <stdio.h>
@@ -117,7 +118,7 @@ static void describe(const Export *E, int32_t k, const Graph *g,
 		dims = dims_str(a, m->gears->table +
 					   (size_t)k * (size_t)m->gears->nvals,
 				(size_t)m->gears->nvals);
-	KeyVal *kv = arena_array(a, 6, sizeof(KeyVal));
+	KeyVal *kv = arena_array(a, 7, sizeof(KeyVal));
 	kv[0] = (KeyVal){ "gearc.source", m->path };
 	kv[1] = (KeyVal){ "gearc.mode", gear_mode_name(m->mode) };
 	kv[2] = (KeyVal){ "gearc.gear", arena_printf(a, "%d", k) };
@@ -127,6 +128,8 @@ static void describe(const Export *E, int32_t k, const Graph *g,
 	kv[5] = (KeyVal){ "gearc.input_shape", shapes };
 	x->meta = kv;
 	x->nmeta = 6;
+	if (m->sha256)
+		kv[x->nmeta++] = (KeyVal){ "gearc.source_sha256", m->sha256 };
 	x->doc = arena_printf(a,
 			      "%s, gear %d of %d (%s dims [%s]) exported by "
 			      "gearc %s: static input shapes %s",
@@ -158,11 +161,46 @@ static bool names_dir(const char *path)
 	return is_dir(path) || (n && path[n - 1] == '/');
 }
 
+/* "_1x3x48x320": dims as part of a file name. */
+static const char *dims_part(Arena *a, const int64_t *d, size_t n)
+{
+	const char *s = "_";
+	for (size_t i = 0; i < n; i++)
+		s = arena_printf(a, "%s%s%lld", s, i ? "x" : "", (long long)d[i]);
+	return s;
+}
+
+/* The name of gear k's file in dir: NAME, then the gear's shapes, the
+ * gear inputs' in their order ("rec_1x3x48x320.onnx"; a static
+ * compile's: its inputs', scalars left out), so that a folder of them
+ * says which shape each is; NAME_gearK.onnx if that would pass 200
+ * bytes. */
 static const char *gear_file(const Export *E, const char *dir, int32_t k)
 {
+	Arena *a = &E->m->arena;
+	const Gearom__Model *f = E->f->model;
+	const char *tail = "";
+	if (f->n_gears) {
+		const Gearom__Gear *gr = f->gears[k];
+		for (size_t i = 0; i < gr->n_inputs; i++)
+			tail = arena_printf(a, "%s%s", tail,
+					    dims_part(a, gr->inputs[i]->dims,
+						      gr->inputs[i]->n_dims));
+	} else {
+		const Graph *g = gear_source_graph(E->m, 0);
+		for (int32_t i = 0; i < g->ninputs; i++) {
+			const Shape *s = &g->vals[g->inputs[i]].shape;
+			if (s->rank > 0)
+				tail = arena_printf(a, "%s%s", tail,
+						    dims_part(a, s->dims,
+							      (size_t)s->rank));
+		}
+	}
+	if (strlen(E->name) + strlen(tail) > 200)
+		tail = arena_printf(a, "_gear%d", k);
 	size_t n = strlen(dir);
-	return arena_printf(&E->m->arena, "%s%s%s_gear%d.onnx", dir,
-			    n && dir[n - 1] == '/' ? "" : "/", E->name, k);
+	return arena_printf(a, "%s%s%s%s.onnx", dir,
+			    n && dir[n - 1] == '/' ? "" : "/", E->name, tail);
 }
 
 /* "PATH/NAME.om" -> "NAME". */

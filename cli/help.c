@@ -9,9 +9,10 @@ static const char overview[] =
 "       gearc inspect [--format=text|json] MODEL.onnx\n"
 "       gearc dump [--format=text|json|dot] [--graph=NAME] [--summary]\n"
 "                  [--detail] FILE.om\n"
-"       gearc verify [-v|-q] FILE.om\n"
+"       gearc verify [-v|-q] FILE.om ...\n"
 "       gearc run FILE.om --input NAME=FILE ... [--output-dir DIR] [--bench=N]\n"
 "       gearc export FILE.om --gear=K|all --output=PATH [--external-data]\n"
+"       gearc compare DIR_A DIR_B [--rtol=R] [--atol=A]\n"
 "       gearc help [COMMAND] | --help | --version\n"
 "\n"
 "gearc compiles an ONNX model whose inputs have dynamic dimensions into one\n"
@@ -26,6 +27,8 @@ static const char overview[] =
 "  verify    re-check a .om file's memory plans and shapes\n"
 "  run       run a .om on the CPU (libgearrt) and print or save its outputs\n"
 "  export    write gears of a .om file as static ONNX models\n"
+"  compare   compare two folders of tensors (run --dump-tensors, ONNX\n"
+"            Runtime's) and name the first one past the tolerance\n"
 "  help      show help for a command; 'gearc help ops' lists the ops\n"
 "\n"
 "exit status: 0 success, 1 failure (model, file, I/O), 2 usage error.\n"
@@ -45,7 +48,10 @@ static const char compile_help[] =
 "                          atomically: on failure nothing is left behind\n"
 "                          and an existing file is untouched; only a\n"
 "                          regular file is replaced (not a FIFO, device,\n"
-"                          directory or symbolic link)\n"
+"                          directory or symbolic link); - or /dev/null:\n"
+"                          compile and write nothing\n"
+"  --check                 compile all the way and write nothing (no\n"
+"                          --output): does the model still compile?\n"
 "  --input_shape=SPEC      input shapes, \"name:d0,d1,...;name2:...\"; a dim\n"
 "                          is an integer >= 0 (0: a zero-size tensor) or -1\n"
 "                          (a gear dimension).\n"
@@ -226,7 +232,7 @@ static const char dump_help[] =
 "  -q, --quiet     accepted for uniformity (dump prints only its output)\n";
 
 static const char verify_help[] =
-"usage: gearc verify [-v|-q] FILE.om\n"
+"usage: gearc verify [-v|-q] FILE.om ...\n"
 "\n"
 "Re-checks FILE.om independently of the compiler that wrote it, and exits\n"
 "1 naming the first violation:\n"
@@ -258,6 +264,9 @@ static const char verify_help[] =
 "On success it prints what it checked, e.g.\n"
 "  verify: 5 graphs, 5 plans (40 tensors), I/O table against 4 graphs,\n"
 "    45 shapes: ok\n"
+"Given several files, it checks each and prints its line prefixed with\n"
+"the file's name (\"FILE: failed\" for one that fails, its error on\n"
+"stderr), and exits 1 if any fails.\n"
 "\n"
 "  -v, --verbose   also print one line per plan\n"
 "  -q, --quiet     print nothing on success: the exit status says it\n";
@@ -265,7 +274,9 @@ static const char verify_help[] =
 static const char run_help[] =
 "usage: gearc run FILE.om --input NAME=FILE ... [--output-dir DIR]\n"
 "                 [--random-inputs] [--gear=K] [--bench=N] [--threads=N]\n"
-"                 [--pad-batch] [--no-gears]\n"
+"                 [--pad-batch] [--no-gears] [--dump-tensors=DIR]\n"
+"                 [--warmup=N] [--duration=S] [--json=FILE] [--print]\n"
+"                 [--save-inputs=DIR]\n"
 "\n"
 "Runs FILE.om on the CPU with libgearrt (the same checks as 'gearc verify'\n"
 "when it loads).  The gear is the one whose dims equal the inputs' dims;\n"
@@ -302,7 +313,24 @@ static const char run_help[] =
 "                          then, if the dynamic graph ran, \"shape cache: R\n"
 "                          rebuilds (last T ms), H cache hits over N runs\",\n"
 "                          \"cpu: FEATURES\" (what the kernels choose by)\n"
-"                          and \"threads: N; waiting, they ...\"\n"
+"                          and \"threads: N; waiting, they ...\"; after the\n"
+"                          bench line, \"latency: mean M ms, stddev S, min,\n"
+"                          p50, p90, p99, max\" and \"throughput: T\n"
+"                          inferences/s (N runs in S s, after W warm-up\n"
+"                          runs)\"\n"
+"  --warmup=N              N runs after the first, before the timed ones,\n"
+"                          not counted (needs --bench or --duration)\n"
+"  --duration=S            time runs until S seconds have passed, and at\n"
+"                          least --bench's N (alone: benchmark S seconds)\n"
+"  --json=FILE             write the run's facts as JSON: every timed run's\n"
+"                          ms, their statistics, the load split (open,\n"
+"                          prepare, first run), threads, CPU features, and\n"
+"                          with GEARRT_PROFILE set each node's time\n"
+"  --print                 print each output's first values and its min,\n"
+"                          max and mean (also with -q)\n"
+"  --save-inputs=DIR       write every input of the run (those\n"
+"                          --random-inputs made too) as DIR/NAME.npy, to\n"
+"                          run them again with --input NAME=DIR/NAME.npy\n"
 "  -t N, --threads=N       intra-op threads (default 1, at most 256; 0:\n"
 "                          every core the process may use: its affinity\n"
 "                          mask's, at most its cgroup's CPU quota); a\n"
@@ -318,6 +346,15 @@ static const char run_help[] =
 "                          that mixes them\n"
 "  --no-gears              run the dynamic graph of a --hybrid file even at\n"
 "                          a gear's dims (to compare the two paths)\n"
+"  --dump-tensors=DIR      write every tensor of the first run as\n"
+"                          DIR/NAME.npy (named as --output-dir names\n"
+"                          them; NCHW as the ONNX model has them, whatever\n"
+"                          layout the runtime used), the inputs too, and\n"
+"                          DIR/index.json: the run order, each tensor's\n"
+"                          node, op and kernel, and the source values\n"
+"                          fused away and the node they went into; DIR is\n"
+"                          created if missing (one level).  Compare two\n"
+"                          such folders with 'gearc compare'\n"
 "  -q, --quiet             print neither the gear nor the outputs (--bench's\n"
 "                          line and --output-dir's files stay)\n";
 
@@ -335,10 +372,12 @@ static const char export_help[] =
 "\n"
 "  --gear=K         gear K (0 .. count-1, as 'gearc dump' lists them);\n"
 "                   optional for a static compile's file\n"
-"  --gear=all       every gear, as PATH/NAME_gearK.onnx (NAME.om's NAME);\n"
-"                   PATH is a directory, created if missing (one level)\n"
+"  --gear=all       every gear, as PATH/NAME_SHAPES.onnx (NAME.om's NAME,\n"
+"                   SHAPES the gear inputs' shapes: rec_1x3x48x320.onnx;\n"
+"                   NAME_gearK.onnx past 200 bytes); PATH is a directory,\n"
+"                   created if missing (one level)\n"
 "  --output=PATH    the .onnx file (or a directory, an existing one or\n"
-"                   PATH/: PATH/NAME_gearK.onnx); written atomically, and\n"
+"                   PATH/: PATH/NAME_SHAPES.onnx); written atomically, and\n"
 "                   only a regular file is replaced\n"
 "  --external-data  weights of 1 KB or more go to PATH.data (ONNX external\n"
 "                   data, a relative location); automatic past 2 GB\n"
@@ -352,14 +391,43 @@ static const char export_help[] =
 "  gearc --model=det.onnx --input_shape=\"x:1,3,-1,-1\" \\\n"
 "        --dynamic_image_size=\"640,640;960,960\" --output=det\n"
 "  gearc export det.om --gear=all --output=static/\n"
-"  # static/det_gear0.onnx: x [1,3,640,640]; static/det_gear1.onnx: 960\n";
+"  # static/det_1x3x640x640.onnx, static/det_1x3x960x960.onnx\n";
+
+static const char compare_help[] =
+"usage: gearc compare DIR_A DIR_B [--rtol=R] [--atol=A] [-q]\n"
+"\n"
+"Compares two folders of tensors by name: what 'gearc run --dump-tensors'\n"
+"writes, or any folder of NAME.npy files (ONNX Runtime's intermediate\n"
+"tensors saved with numpy, named as gearc names files: every byte of the\n"
+"name but letters, digits, '.', '_' and '-' as %xx; see gearc(1),\n"
+"ACCURACY DEBUGGING).  In the run order of the first folder with an\n"
+"index.json (else by name), each tensor in both gets a line: its dtype\n"
+"and shape, largest absolute and relative difference, and whether it is\n"
+"within |A-B| <= atol + rtol |B| (B is the reference; a NaN or infinity\n"
+"must match exactly; another shape is a failure).  Values one folder\n"
+"lists as fused away get a line saying into which node; tensors in one\n"
+"folder only are counted.  Then 'first past tolerance: NAME (node, op)':\n"
+"where a wrong kernel, weight or compile first shows.\n"
+"\n"
+"  --rtol=R      relative tolerance (default 1e-4)\n"
+"  --atol=A      absolute tolerance (default 1e-5)\n"
+"  -q, --quiet   print only the 'first past tolerance' line\n"
+"\n"
+"exit status: 0 every tensor within the tolerance, 1 one is not (or a\n"
+"folder cannot be read, or none of their tensors has the same name), 2\n"
+"usage error.\n"
+"\n"
+"example (are the fast kernels wrong, or the compile?):\n"
+"  gearc run m.om --random-inputs --dump-tensors=fast\n"
+"  GEARRT_NO_FAST=1 gearc run m.om --random-inputs --dump-tensors=ref\n"
+"  gearc compare fast ref\n";
 
 static const char help_help[] =
 "usage: gearc help [COMMAND]\n"
 "\n"
 "Shows help for COMMAND (compile, inspect, dump, verify, run, export,\n"
-"help), or the overview.  'gearc help ops' lists the ops gearc supports,\n"
-"by domain.\n";
+"compare, help), or the overview.  'gearc help ops' lists the ops gearc\n"
+"supports, by domain.\n";
 
 /* op_info's names of one domain, wrapped at 78 columns. */
 static void print_domain_ops(FILE *f, const char *domain)
@@ -455,6 +523,8 @@ int print_help(FILE *f, const char *cmd)
 		fputs(run_help, f);
 	else if (!strcmp(cmd, "export"))
 		fputs(export_help, f);
+	else if (!strcmp(cmd, "compare"))
+		fputs(compare_help, f);
 	else if (!strcmp(cmd, "help"))
 		fputs(help_help, f);
 	else if (!strcmp(cmd, "ops"))
@@ -478,7 +548,8 @@ int cmd_help(int argc, char **argv)
 	}
 	if (print_help(stdout, argc ? argv[0] : NULL) < 0) {
 		error("no help for '%s': it is not a gearc command (commands: "
-		      "compile, inspect, dump, verify, run, export, help; or 'ops')",
+		      "compile, inspect, dump, verify, run, export, compare, help; or "
+		      "'ops')",
 		      argv[0]);
 		return fail(EXIT_USAGE);
 	}

@@ -19,6 +19,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 } commands[] = {
 	{ "compile", cmd_compile },
+	{ "compare", cmd_compare },
 	{ "dump", cmd_dump },
 	{ "export", cmd_export },
 	{ "help", cmd_help },
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
 			return run(commands[i].run, argc - 2, argv + 2);
 	if (a[0] == '-') /* atc style: gearc --model=... means compile */
 		return run(cmd_compile, argc - 1, argv + 1);
-	error("'%s' is not a gearc command (commands: compile, inspect, dump, export, help, verify, run; "
+	error("'%s' is not a gearc command (commands: compile, compare, inspect, dump, export, help, verify, run; "
 	      "see 'gearc --help')",
 	      a);
 	return fail(EXIT_USAGE);

@@ -426,7 +426,18 @@ static int npy_body_of(const char *path, int dtype, const Shape *s,
 	return 0;
 }
 
+bool npy_writable(int dtype)
+{
+	return dtype == DT_STRING || dtype_descr(dtype);
+}
+
 int npy_write(const char *path, int dtype, const Shape *s, const void *data)
+{
+	return npy_write_as("--output-dir", path, dtype, s, data);
+}
+
+int npy_write_as(const char *flag, const char *path, int dtype,
+		 const Shape *s, const void *data)
 {
 	char descr[32], h[512];
 	const void *body = NULL;
@@ -450,7 +461,67 @@ int npy_write(const char *path, int dtype, const Shape *s, const void *data)
 			    (uint8_t)hl, (uint8_t)(hl >> 8) };
 	const void *parts[] = { pre, h, body };
 	const size_t sizes[] = { sizeof(pre), hl, nbody };
-	int rc = om_write_bytes("--output-dir", path, parts, sizes, 3);
+	int rc = om_write_bytes(flag, path, parts, sizes, 3);
 	free(own);
 	return rc;
+}
+
+/* ---- file names --------------------------------------------------------- */
+
+static bool plain_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+char *npy_file(const char *name)
+{
+	char *p = xmalloc(3 * strlen(name) + 5), *q = p;
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		q += plain_byte(*s) ? sprintf(q, "%c", *s)
+				    : sprintf(q, "%%%02x", *s);
+	strcpy(q, ".npy");
+	return p;
+}
+
+char *npy_path(const char *dir, const char *name)
+{
+	char *f = npy_file(name);
+	size_t n = strlen(dir) + strlen(f) + 2;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/%s", dir, f);
+	free(f);
+	return p;
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+char *npy_name(const char *file)
+{
+	size_t n = strlen(file);
+	if (n <= 4 || strcmp(file + n - 4, ".npy"))
+		return NULL;
+	char *name = xmalloc(n), *q = name;
+	for (size_t i = 0; i < n - 4; i++) {
+		int hi, lo;
+		if (file[i] != '%') {
+			*q++ = file[i];
+			continue;
+		}
+		if (i + 2 >= n - 4 || (hi = hex_digit(file[i + 1])) < 0 ||
+		    (lo = hex_digit(file[i + 2])) < 0 || !(hi | lo)) {
+			free(name);
+			return NULL;
+		}
+		*q++ = (char)(hi << 4 | lo);
+		i += 2;
+	}
+	*q = 0;
+	return name;
 }

@@ -27,5 +27,20 @@ Tensor *npy_parse(Arena *a, const uint8_t *p, size_t size);
  * an error "--output-dir 'PATH': ...".  For DT_STRING data is an array of
  * NUL-terminated UTF-8 strings (const char *), as gearrt.h gives them. */
 int npy_write(const char *path, int dtype, const Shape *s, const void *data);
+/* The same, the errors naming flag ("--dump-tensors 'PATH': ...").
+ * npy_writable: whether dtype has a .npy form (bfloat16 has none). */
+int npy_write_as(const char *flag, const char *path, int dtype,
+		 const Shape *s, const void *data);
+bool npy_writable(int dtype);
+
+/* The file a tensor called name is written to, as `gearc run
+ * --output-dir`, --dump-tensors and --save-inputs name them: NAME.npy,
+ * every byte of NAME other than a letter, digit, '.', '_' or '-' as %xx
+ * (so no name makes a path, and two names never one file); npy_path
+ * puts it in dir.  npy_name is the inverse for a file name ending in
+ * .npy: the tensor name (malloc'd), or NULL if it is no such name. */
+char *npy_file(const char *name);
+char *npy_path(const char *dir, const char *name);
+char *npy_name(const char *file);
 
 #endif

@@ -3,16 +3,18 @@
  *
  *   gearc run FILE.om --input NAME=PATH ... [--output-dir DIR]
  *             [--random-inputs] [--gear=K] [--bench=N] [--threads=N]
- *             [--no-gears]
+ *             [--no-gears] [--dump-tensors=DIR]
  *
  * Inputs are .npy files or ONNX TensorProto files (.pb, as in ONNX's
  * backend test data).  Prints the gear chosen and each output's name,
  * dtype and shape; --output-dir writes DIR/NAME.npy per output (NAME with
  * every byte other than a letter, digit, '.', '_' or '-' as %xx; DIR made
  * if missing, one level).  --gear=K runs at gear K's shapes: random inputs
- * take them, given ones must have them.
+ * take them, given ones must have them.  --dump-tensors writes every
+ * tensor of the first run (cli/tensordump.c).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +27,16 @@
 #include "compiler/onnx.h"
 #include "compiler/ops/opimpl.h"
 #include "npy.h"
+#include "runstats.h"
 #include "runtime/gearrt.h"
+#include "tensors.h"
 
 enum { MAX_GIVEN = 256 };
 
 typedef struct RunArgs {
 	const char *file, *output_dir, *bench, *threads, *gear, *random;
-	const char *no_gears, *quiet, *pad_batch;
+	const char *no_gears, *quiet, *dump_tensors, *pad_batch;
+	const char *warmup, *duration, *json, *print, *save_inputs;
 	const char *given[MAX_GIVEN]; /* NAME=PATH */
 	int ngiven;
 	const gearrt_tensor *in; /* the inputs, once gathered */
@@ -263,75 +268,74 @@ static int gather_inputs(const RunArgs *ra, gearrt_model *m, Model *scratch,
 	return 0;
 }
 
-/* DIR/NAME.npy with NAME's unsafe bytes as %xx. */
-static char *output_path(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + 3 * strlen(name) + 8;
-	char *p = xmalloc(n), *q = p + snprintf(p, n, "%s/", dir);
-	for (const unsigned char *s = (const unsigned char *)name; *s; s++) {
-		bool ok = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-			  (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' ||
-			  *s == '-';
-		q += ok ? sprintf(q, "%c", *s) : sprintf(q, "%%%02x", *s);
-	}
-	strcpy(q, ".npy");
-	return p;
-}
-
-/* "gear K (dims D)", "dynamic graph (dims D, rebuilt|cached)" or "static
- * graph": what the run took. */
-static void print_path(const RunArgs *ra, gearrt_model *m, gearrt_session *s)
+/* What the run took, into buf: "gear K (dims D)", "dynamic graph (dims
+ * D, rebuilt|cached)" or "static graph". */
+static void path_str(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
+		     char *buf, size_t n)
 {
 	int g = gearrt_last_gear(s);
 	gearrt_stats st;
+	size_t k = 0;
 	gearrt_session_stats(s, &st);
 	if (st.last_path == GEARRT_PATH_DYNAMIC) {
-		printf("dynamic graph (dims");
+		k += (size_t)snprintf(buf, n, "dynamic graph (dims");
 		for (size_t i = 0, at = 0; i < gearrt_input_count(m); i++)
-			for (int32_t k = 0; k < ra->in[i].rank; k++, at++)
-				printf("%s%lld", at ? "," : " ",
-				       (long long)ra->in[i].dims[k]);
-		printf(", %s)\n", st.last_rebuilt ? "rebuilt" : "cached");
+			for (int32_t d = 0; d < ra->in[i].rank && k < n; d++, at++)
+				k += (size_t)snprintf(buf + k, n - k, "%s%lld",
+						      at ? "," : " ",
+						      (long long)ra->in[i].dims[d]);
+		if (k < n)
+			snprintf(buf + k, n - k, ", %s)",
+				 st.last_rebuilt ? "rebuilt" : "cached");
 	} else if (g >= 0) {
 		const int64_t *dims;
 		size_t nd;
 		gearrt_gear_dims(m, (size_t)g, &dims, &nd);
-		printf("gear %d (dims", g);
-		for (size_t k = 0; k < nd; k++)
-			printf("%s%lld", k ? "," : " ", (long long)dims[k]);
+		k += (size_t)snprintf(buf, n, "gear %d (dims", g);
+		for (size_t d = 0; d < nd && k < n; d++)
+			k += (size_t)snprintf(buf + k, n - k, "%s%lld",
+					      d ? "," : " ", (long long)dims[d]);
 		/* a padded run: the inputs' batch is not the gear's */
-		if (gearrt_find_gear(m, ra->in, gearrt_input_count(m)) != g)
-			printf(", batch %lld padded", (long long)ra->in[0].dims[0]);
-		printf(")\n");
+		if (gearrt_find_gear(m, ra->in, gearrt_input_count(m)) != g &&
+		    k < n)
+			k += (size_t)snprintf(buf + k, n - k,
+					      ", batch %lld padded",
+					      (long long)ra->in[0].dims[0]);
+		if (k < n)
+			snprintf(buf + k, n - k, ")");
 	} else {
-		printf("static graph\n");
+		snprintf(buf, n, "static graph");
 	}
 }
 
-/* Prints the path and the outputs (not with --quiet) and writes them to
- * --output-dir. */
+/* Prints the path and the outputs (not with --quiet; --print's values
+ * always) and writes them to --output-dir. */
 static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
 		  const gearrt_tensor *out, size_t nout)
 {
 	bool made = false;
+	char path[1024];
 	if (ra->output_dir &&
 	    make_output_dir("--output-dir", ra->output_dir, &made) < 0)
 		return -1;
+	path_str(ra, m, s, path, sizeof(path));
 	if (!ra->quiet)
-		print_path(ra, m, s);
+		printf("%s\n", path);
 	for (size_t i = 0; i < nout; i++) {
 		Shape sh = { .rank = out[i].rank };
 		char buf[160];
 		memcpy(sh.dims, out[i].dims, (size_t)sh.rank * sizeof(int64_t));
-		if (!ra->quiet)
+		if (!ra->quiet || ra->print)
 			printf("output '%s' %s %s\n", out[i].name,
 			       gearrt_dtype_name(out[i].dtype),
 			       shape_str(&sh, buf, sizeof(buf)));
+		if (ra->print)
+			print_values(&out[i]);
 		if (!ra->output_dir)
 			continue;
-		char *path = output_path(ra->output_dir, out[i].name);
-		int rc = npy_write(path, out[i].dtype, &sh, out[i].data);
-		free(path);
+		char *file = npy_path(ra->output_dir, out[i].name);
+		int rc = npy_write(file, out[i].dtype, &sh, out[i].data);
+		free(file);
 		if (rc < 0) {
 			if (made)
 				rmdir(ra->output_dir); /* if nothing is in it */
@@ -341,10 +345,25 @@ static int report(const RunArgs *ra, gearrt_model *m, gearrt_session *s,
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* --save-inputs=DIR: every input of the run (made by --random-inputs
+ * or given) as DIR/NAME.npy, so that --input NAME=DIR/NAME.npy runs
+ * them again. */
+static int save_inputs(const char *dir, const gearrt_tensor *in, size_t n)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	bool made;
+	if (make_output_dir("--save-inputs", dir, &made) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		Shape sh = { .rank = in[i].rank };
+		memcpy(sh.dims, in[i].dims, (size_t)sh.rank * sizeof(int64_t));
+		char *file = npy_path(dir, in[i].name);
+		int rc = npy_write_as("--save-inputs", file, in[i].dtype, &sh,
+				      in[i].data);
+		free(file);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static int run_once(gearrt_session *s, const gearrt_tensor *in, size_t nin,
@@ -356,35 +375,72 @@ static int run_once(gearrt_session *s, const gearrt_tensor *in, size_t nin,
 	return gearrt_run(s, in, nin, out, nout) == GEARRT_OK ? 0 : -1;
 }
 
-/* How long the model took before its runs: opening it (with its
- * checks), the session, preparing the inputs' gear
- * (gearrt_session_prepare), the first run after it (which prepares a
- * specialisation of the dynamic graph, if one runs). */
-typedef struct Load {
-	double open, session, prepare, first;
-	int threads; /* the session's, 0 resolved */
-} Load;
+/* --bench=N, --warmup=N, --duration=S: runs timed, at least; runs before
+ * them, not timed; how long to keep timing runs after the N. */
+typedef struct BenchArgs {
+	int runs, warmup;
+	double duration_ms;
+} BenchArgs;
 
-static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
-		 gearrt_tensor *out, size_t nout, int n, const Load *ld)
+/* The most runs --duration times: their times take 8 bytes each. */
+#define MAX_TIMED_RUNS 10000000
+
+static int parse_duration(const char *s, double *ms)
 {
-	double *t = xmalloc((size_t)n * sizeof(double));
-	for (int i = 0; i < n; i++) {
-		double t0 = now_ms();
-		if (run_once(s, in, nin, out, nout) < 0) {
-			free(t);
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !(v > 0) || v > 86400)
+		return error("run: --duration '%s': expected seconds, a number "
+			     "above 0 and at most 86400", s);
+	*ms = v * 1e3;
+	return 0;
+}
+
+static int parse_bench(const RunArgs *ra, BenchArgs *b)
+{
+	*b = (BenchArgs){ 0 };
+	if ((ra->bench && parse_int("bench", ra->bench, 1, 1000000, &b->runs) < 0) ||
+	    (ra->warmup && parse_int("warmup", ra->warmup, 0, 1000000,
+				     &b->warmup) < 0) ||
+	    (ra->duration && parse_duration(ra->duration, &b->duration_ms) < 0))
+		return -1;
+	if (ra->warmup && !ra->bench && !ra->duration)
+		return error("run: --warmup=%s needs --bench=N or --duration=S "
+			     "(the timed runs it comes before)", ra->warmup);
+	if (ra->duration && !b->runs)
+		b->runs = 1;
+	return 0;
+}
+
+/* The warm-up runs, then the timed ones into t. */
+static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
+		 gearrt_tensor *out, size_t nout, const BenchArgs *b,
+		 Timings *t)
+{
+	for (int i = 0; i < b->warmup; i++)
+		if (run_once(s, in, nin, out, nout) < 0)
 			return -1;
-		}
-		t[i] = now_ms() - t0;
+	t->warmup = b->warmup;
+	double start = now_ms(), t0 = start;
+	while ((t->n < (size_t)b->runs || t0 - start < b->duration_ms) &&
+	       t->n < MAX_TIMED_RUNS) {
+		if (run_once(s, in, nin, out, nout) < 0)
+			return -1;
+		double t1 = now_ms();
+		timings_add(t, t1 - t0);
+		t0 = t1;
 	}
-	qsort(t, (size_t)n, sizeof(double), cmp_double);
+	t->wall_ms = t0 - start;
+	return 0;
+}
+
+/* After the bench line: the shape cache, if the dynamic graph ran, the
+ * CPU, and the session's threads (0 resolved) and how they wait. */
+static void print_after_bench(gearrt_session *s, int threads)
+{
 	gearrt_stats st;
 	gearrt_session_stats(s, &st);
-	printf("bench: load %.3f ms (open %.3f, prepare %.3f, first run %.3f), "
-	       "run median %.3f ms, min %.3f ms over %d runs\n",
-	       ld->open + ld->session + ld->prepare + ld->first,
-	       ld->open + ld->session, ld->prepare, ld->first, t[n / 2], t[0],
-	       n);
 	if (st.dynamic_runs)
 		printf("shape cache: %llu rebuilds (last %.3f ms), %llu cache "
 		       "hits over %llu runs\n",
@@ -392,9 +448,7 @@ static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
 		       (unsigned long long)st.cache_hits,
 		       (unsigned long long)st.runs);
 	printf("cpu: %s\nthreads: %d; waiting, they %s\n",
-	       gearrt_cpu_features(), ld->threads, gearrt_wait_policy());
-	free(t);
-	return 0;
+	       gearrt_cpu_features(), threads, gearrt_wait_policy());
 }
 
 /* --gear=K: K must be a gear of the file (a static file's one graph is
@@ -429,20 +483,45 @@ static int check_gear_inputs(const RunArgs *ra, gearrt_model *m, int gear,
 	return 0;
 }
 
+/* The first run, with --dump-tensors armed for it: 0, or -1 with the
+ * run's error (the dump's index written either way; *said what it
+ * wrote). */
+static int first_run(gearrt_session *s, const gearrt_tensor *in, size_t nin,
+		     gearrt_tensor *out, size_t nout, TensorDump **dump,
+		     char *said, size_t n)
+{
+	if (!*dump)
+		return run_once(s, in, nin, out, nout);
+	tensor_dump_arm(*dump, true);
+	int rc = run_once(s, in, nin, out, nout);
+	tensor_dump_arm(*dump, false); /* the first run's tensors only */
+	char *err = rc < 0 ? xstrdup(last_error()) : NULL;
+	int drc = tensor_dump_close(*dump, err, said, n);
+	*dump = NULL;
+	if (err) /* the run's error, not the index's */
+		error("%s", err);
+	free(err);
+	return rc < 0 ? rc : drc;
+}
+
 static int run_model(RunArgs *ra)
 {
-	int nbench = 0, threads = 1, gear = 0, status = EXIT_FAIL;
-	if ((ra->bench && parse_int("bench", ra->bench, 1, 1000000, &nbench) < 0) ||
+	int threads = 1, gear = 0, status = EXIT_FAIL;
+	BenchArgs ba;
+	if (parse_bench(ra, &ba) < 0 ||
 	    (ra->threads && parse_int("threads", ra->threads, 0, GEARRT_THREADS_MAX,
 					    &threads) < 0) ||
 	    (ra->gear && parse_int("gear", ra->gear, 0, 1000000, &gear) < 0))
 		return EXIT_USAGE;
-	Load ld;
+	Load ld = { 0 };
+	Timings tm = { 0 };
 	double t0 = now_ms();
 	gearrt_model *m = NULL;
 	gearrt_session *s = NULL;
 	Model *scratch = model_new();
 	gearrt_tensor *in = NULL, *out = NULL;
+	TensorDump *dump = NULL;
+	char said[PATH_MAX + 200] = "";
 	if (gearrt_model_open(ra->file, &m) != GEARRT_OK)
 		goto done;
 	ld.open = now_ms() - t0;
@@ -462,13 +541,19 @@ static int run_model(RunArgs *ra)
 	for (size_t i = 0; i < nout; i++)
 		gearrt_output_info(m, i, &out[i]);
 	if (gather_inputs(ra, m, scratch, gear, in) < 0 ||
-	    (ra->gear && check_gear_inputs(ra, m, gear, in) < 0))
+	    (ra->gear && check_gear_inputs(ra, m, gear, in) < 0) ||
+	    (ra->save_inputs && save_inputs(ra->save_inputs, in, nin) < 0))
 		goto done;
+	if (ra->dump_tensors &&
+	    (!(dump = tensor_dump_open(ra->dump_tensors, ra->file)) ||
+	     tensor_dump_inputs(dump, in, nin) < 0))
+		goto done;
+	opt.on_node = dump ? tensor_dump_hook : NULL;
+	opt.on_node_user = dump;
 	t0 = now_ms();
 	if (gearrt_session_create(m, &opt, &s) != GEARRT_OK)
 		goto done;
 	ld.session = now_ms() - t0;
-	ld.threads = threads ? threads : cpu_usable_cores();
 	/* the inputs' gear prepared ahead (none for the dynamic graph) */
 	int g = ra->no_gears ? -1 : gearrt_find_gear(m, in, nin);
 	size_t gi = g < 0 ? 0 : (size_t)g;
@@ -477,21 +562,54 @@ static int run_model(RunArgs *ra)
 		goto done;
 	ld.prepare = now_ms() - t0;
 	t0 = now_ms();
-	if (run_once(s, in, nin, out, nout) < 0)
-		goto done;
+	int rc = first_run(s, in, nin, out, nout, &dump, said, sizeof(said));
 	ld.first = now_ms() - t0;
+	if (rc < 0)
+		goto done;
 	ra->in = in;
-	if (report(ra, m, s, out, nout) < 0 ||
-	    (nbench && bench(s, in, nin, out, nout, nbench, &ld) < 0))
+	if (report(ra, m, s, out, nout) < 0)
+		goto done;
+	if (*said && !ra->quiet)
+		printf("%s\n", said);
+	if (ba.runs) {
+		if (bench(s, in, nin, out, nout, &ba, &tm) < 0)
+			goto done;
+		print_bench(&ld, &tm);
+		print_after_bench(s, threads ? threads : cpu_usable_cores());
+	}
+	char path[1024];
+	path_str(ra, m, s, path, sizeof(path));
+	RunFacts facts = { .model = ra->file, .path = path,
+			   .threads = threads ? threads : cpu_usable_cores(),
+			   .load = &ld, .t = &tm,
+			   .profiled = opt.profile ? s : NULL };
+	if (ra->json && write_run_json(ra->json, &facts) < 0)
 		goto done;
 	status = EXIT_OK;
 done:
+	if (dump) { /* failed before the run: the index says so */
+		char *err = xstrdup(last_error());
+		tensor_dump_close(dump, err, NULL, 0);
+		error("%s", err);
+		free(err);
+	}
+	timings_free(&tm);
 	free(in);
 	free(out);
 	gearrt_session_destroy(s);
 	gearrt_model_close(m);
 	model_free(scratch);
 	return status;
+}
+
+/* A directory flag naming something else: a usage error. */
+static bool not_a_dir(const char *flag, const char *dir)
+{
+	struct stat st;
+	if (!dir || stat(dir, &st) < 0 || S_ISDIR(st.st_mode))
+		return false;
+	error("run: %s '%s' is not a directory", flag, dir);
+	return true;
 }
 
 int cmd_run(int argc, char **argv)
@@ -506,6 +624,12 @@ int cmd_run(int argc, char **argv)
 		{ "random_inputs", 0, false, &ra.random },
 		{ "no_gears", 0, false, &ra.no_gears },
 		{ "pad_batch", 0, false, &ra.pad_batch },
+		{ "dump_tensors", 0, true, &ra.dump_tensors },
+		{ "warmup", 0, true, &ra.warmup },
+		{ "duration", 0, true, &ra.duration },
+		{ "json", 0, true, &ra.json },
+		{ "print", 0, false, &ra.print },
+		{ "save_inputs", 0, true, &ra.save_inputs },
 		{ "quiet", 'q', false, &ra.quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
@@ -522,13 +646,10 @@ int cmd_run(int argc, char **argv)
 		return fail(EXIT_USAGE);
 	}
 	ra.file = pos[0];
-	struct stat st;
-	if (ra.output_dir && stat(ra.output_dir, &st) == 0 &&
-	    !S_ISDIR(st.st_mode)) {
-		error("run: --output-dir '%s' is not a directory",
-		      ra.output_dir);
+	if (not_a_dir("--output-dir", ra.output_dir) ||
+	    not_a_dir("--dump-tensors", ra.dump_tensors) ||
+	    not_a_dir("--save-inputs", ra.save_inputs))
 		return fail(EXIT_USAGE);
-	}
 	int rc = run_model(&ra);
 	return rc == EXIT_OK ? EXIT_OK : fail(rc);
 }

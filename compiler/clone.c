@@ -59,6 +59,8 @@ Graph *graph_clone(Arena *a, const Graph *src, Graph *parent,
 				      sizeof(ValId));
 		n->outputs = dup_array(a, n->outputs, (size_t)n->noutputs,
 				       sizeof(ValId));
+		n->fused = dup_array(a, n->fused, (size_t)n->nfused,
+				     sizeof(char *));
 		if (label)
 			n->label = label;
 		if (n->nattrs)

@@ -212,6 +212,12 @@ typedef struct Node {
 	ValId *outputs; /* -1: omitted optional output */
 	Attr *attrs;
 	const char *label; /* gear branch label ("Batch_3"), or NULL */
+	/* Values of the source model this node computes inside and that no
+	 * longer exist (fused away into it: passes/absorb.c), nfused of
+	 * them, or NULL: what `gearc run --dump-tensors` names as absent
+	 * rather than leaving out in silence. */
+	const char **fused;
+	int32_t nfused;
 } Node;
 
 typedef struct Graph {
@@ -271,10 +277,20 @@ typedef struct KeyVal {
 	const char *key, *val;
 } KeyVal;
 
+#define ROOT_GRAPH "root"
+
 typedef struct Model {
 	Arena arena;
 	Graph *graph; /* the main (root) graph */
 	const char *path; /* the ONNX file as the user named it */
+	/* The source model's graph's name: the root graph, which a gear
+	 * compile makes (MapIndex -> Case), is named ROOT_GRAPH in the
+	 * .om, so that every file's root is called the same (run_passes). */
+	const char *graph_name;
+	/* The source file's SHA-256 as 64 lower-case hex digits (its
+	 * bytes as read, not its external data), or NULL (a model built
+	 * in memory; a .om written before it was kept). */
+	const char *sha256;
 	int64_t ir_version, model_version;
 	const char *producer_name, *producer_version, *domain;
 	int32_t nopsets;

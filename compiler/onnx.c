@@ -1020,6 +1020,7 @@ static int import_model(Importer *im, const uint8_t *data, size_t size)
 	int rc = build_graph(im, &s, gp);
 	namemap_release(&s.names);
 	m->graph = s.g;
+	m->graph_name = s.g->name;
 	if (rc < 0 || graph_toposort(m->graph) < 0)
 		return -1;
 	return graph_verify(m->graph);
@@ -1052,6 +1053,11 @@ Model *onnx_load(const char *path)
 	if (filemap_read(&f, path, "model") < 0)
 		return NULL;
 	Model *m = onnx_load_bytes(f.data, f.size, path);
+	if (m) {
+		char hex[65];
+		sha256_hex(f.data, f.size, hex);
+		m->sha256 = arena_strdup(&m->arena, hex);
+	}
 	filemap_release(&f);
 	return m;
 }

@@ -150,6 +150,10 @@ size_t utf8_char_len(const unsigned char *p, size_t n);
 char *str_escape(const char *s, size_t n, unsigned how, size_t *outlen);
 enum { ESC_CONTROLS = 1 };
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed); /* FNV-1a 64 */
+/* SHA-256 of p[0..n) (compiler/sha256.c): its 32 bytes, or as 64
+ * lower-case hex digits and a NUL, as sha256sum prints it. */
+void sha256(const void *p, size_t n, uint8_t out[32]);
+void sha256_hex(const void *p, size_t n, char out[65]);
 uint32_t crc32_update(uint32_t crc, const void *p, size_t n);
 
 /* The table behind NameMap and PtrMap (compiler/util.c): open

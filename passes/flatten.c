@@ -451,7 +451,8 @@ static Graph *flatten_into(Flat *F, Arena *a, const Graph *src,
 			   const Tensor *const *values)
 {
 	Model *m = F->m;
-	F->dst = graph_new(a, m->graph->name, NULL);
+	F->dst = graph_new(a, m->graph_name ? m->graph_name : m->graph->name,
+			   NULL);
 	Graph *g = flatten_top(F, src, shapes, values);
 	ptrmap_release(&F->weights);
 	if (!g)

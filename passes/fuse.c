@@ -1508,6 +1508,8 @@ static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 	if (o->no_fuse || g == m->dynamic)
 		return 0;
 	Fuse F = { .m = m, .g = g, .opset = model_opset(m) };
+	Absorb *ab = absorb_begin(g);
+	ValId *map = NULL;
 	drop_same_casts(g);
 	fold_output_identities(g);
 	qfuse_graph(g);
@@ -1518,19 +1520,41 @@ static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 		match_layernorm(&F, i);
 	}
 	free_uses(&F);
-	if (rc < 0 || graph_dce(g, NULL) < 0)
+	if (rc < 0 || graph_dce(g, &map) < 0) {
+		absorb_end(ab, g, NULL);
 		return -1;
+	}
+	absorb_end(ab, g, map);
+	free(map);
 	/* then, on what is left, written-out activations after no anchor */
+	ab = absorb_begin(g);
 	count_uses(&F);
 	for (ValId x = 0; x < g->nvals; x++)
 		fuse_standalone(&F, x);
 	free_uses(&F);
-	return graph_dce(g, NULL);
+	if (graph_dce(g, &map) < 0) {
+		absorb_end(ab, g, NULL);
+		return -1;
+	}
+	absorb_end(ab, g, map);
+	free(map);
+	absorb_prune(g); /* what the qdq pass named that is still here */
+	return 0;
+}
+
+static int prune_one(Model *m, Graph *g, const PassOptions *o)
+{
+	(void)m, (void)o;
+	absorb_prune(g);
+	return 0;
 }
 
 int pass_fuse(Model *m, const PassOptions *o)
 {
 	int rc = for_each_gear_graph(m, fuse_one, o);
 	fold_forget(m);
+	/* the dynamic graph is not fused, but the qdq pass ran on it */
+	if (!rc && m->dynamic)
+		rc = prune_one(m, m->dynamic, o);
 	return rc;
 }

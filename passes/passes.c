@@ -176,5 +176,7 @@ int run_passes(Model *m, const PassOptions *o)
 		if (o->pass_done && pass_applies(p, m, o))
 			o->pass_done(m, p->name, seconds_now() - t0, o->log_ctx);
 	}
+	/* the root's name in the file: the source's is m->graph_name */
+	m->graph->name = ROOT_GRAPH;
 	return 0;
 }

@@ -117,6 +117,16 @@ int graph_inline(Graph *g);
  * the old -> new map (malloc'd). */
 int graph_dce(Graph *g, ValId **remap);
 
+/* Which source values a fusion left inside which node (Node.fused;
+ * passes/absorb.c): absorb_begin() before a round of rewrites, then
+ * graph_dce(g, &map) and absorb_end(), which frees what absorb_begin
+ * made.  absorb_prune() drops from g's lists the names g still has a
+ * value of (for a rewrite that named what it took in itself). */
+typedef struct Absorb Absorb;
+Absorb *absorb_begin(const Graph *g);
+void absorb_end(Absorb *a, Graph *g, const ValId *map);
+void absorb_prune(Graph *g);
+
 /* The pass "specialise", and what a scope does to each clone and to its
  * root (passes/scope.h): infer_graph, graph_inline, graph_dce on g, once
  * (Graph.specialised: SPEC_DONE; SPEC_INFERRED if gear-scope inferred it

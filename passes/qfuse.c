@@ -379,6 +379,18 @@ static ValId zero_or(Graph *g, ValId z, int dt)
 
 /* The QDQ group ending in the QuantizeLinear at i, rewritten if it is
  * one. */
+/* The node values of took[] (-1: none) as d's fused list: what it
+ * computes inside.  This pass runs before specialise, whose graph_dce
+ * drops the dead nodes; absorb_prune, in the fuse pass, then drops a
+ * name still there (a DequantizeLinear another node reads too). */
+static void name_taken(Graph *g, Node *d, const ValId *took, size_t n)
+{
+	d->fused = arena_array(g->arena, n, sizeof(char *));
+	for (size_t k = 0; k < n; k++)
+		if (took[k] >= 0 && g->vals[took[k]].kind == VAL_NODE)
+			d->fused[d->nfused++] = g->vals[took[k]].name;
+}
+
 static void rewrite_qdq(QFuse *Q, int32_t i)
 {
 	Graph *g = Q->g;
@@ -425,6 +437,8 @@ static void rewrite_qdq(QFuse *Q, int32_t i)
 		return;
 	int64_t cout = w->shape.dims[conv ? 0 : 1];
 	ValId bias = conv && op->ninputs > 2 ? op->inputs[2] : -1;
+	ValId took[] = { op->inputs[0], op->inputs[1], bias, op->outputs[0],
+			 relu ? relu->outputs[0] : -1 };
 	if (bias >= 0 &&
 	    (bias = int_bias(Q, bias, dx->inputs[1], dw->inputs[1], cout)) < 0)
 		return;
@@ -441,6 +455,7 @@ static void rewrite_qdq(QFuse *Q, int32_t i)
 		if ((d.inputs[k] = in[k]) < 0)
 			return; /* a zero point not made: left as it is */
 	d.outputs[0] = q->outputs[0];
+	name_taken(g, &d, took, ARRAY_SIZE(took));
 	if (conv && op->nattrs) {
 		d.nattrs = op->nattrs;
 		d.attrs = arena_memdup(g->arena, op->attrs,

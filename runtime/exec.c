@@ -322,6 +322,23 @@ static void profile_print(const Prepared *p)
 	free(ms);
 }
 
+void rt_profile_each(const Prepared *p,
+		     void (*fn)(void *user, const gearrt_node_time *t),
+		     void *user)
+{
+	const Profile *pr = p->prof;
+	for (int32_t i = 0; pr && pr->runs && i < p->ntasks; i++) {
+		const Task *t = &p->tasks[i];
+		gearrt_node_time nt = {
+			.graph = p->g->name, .name = t->n->name,
+			.op_type = t->n->op_type, .kernel = rt_kernel_name(t),
+			.runs = pr->runs, .first_ms = (double)pr->first[i] / 1e6,
+			.ms = task_ms(pr, i),
+		};
+		fn(user, &nt);
+	}
+}
+
 static void profile_free(Prepared *p)
 {
 	if (!p->prof)
@@ -617,6 +634,63 @@ static void bind_io(Prepared *p, const gearrt_tensor *const *in,
 	}
 }
 
+/* ---- gearrt_options.on_node ------------------------------------------- */
+
+/* Output value v of a node as the API gives it (gearrt.h
+ * gearrt_node_info): row-major, strings as char *, in s's scratch. */
+static void api_output(RunCtx *s, const Prepared *p, ValId v,
+		       gearrt_tensor *o)
+{
+	const Tensor *t = p->cur[v];
+	*o = (gearrt_tensor){ .name = p->g->vals[v].name };
+	if (!t || p->g->vals[v].tkind != TK_TENSOR)
+		return; /* a sequence: no data */
+	o->dtype = t->dtype;
+	o->rank = t->shape.rank;
+	memcpy(o->dims, t->shape.dims, (size_t)t->shape.rank * sizeof(int64_t));
+	o->data = (void *)t->data;
+	o->size = t->nbytes;
+	if (t->layout == TENSOR_NHWC) {
+		o->data = arena_alloc(&s->scratch, t->nbytes + 1);
+		rt_nhwc_to_rows(t, o->data);
+	} else if (t->dtype == DT_STRING) {
+		size_t n = (size_t)shape_numel(&t->shape);
+		const Bytes *b = t->data;
+		char **str = arena_array(&s->scratch, n + 1, sizeof(char *));
+		for (size_t k = 0; k < n; k++)
+			str[k] = arena_strndup(&s->scratch,
+					       (const char *)b[k].data, b[k].len);
+		o->data = str;
+		o->size = n * sizeof(char *);
+	}
+}
+
+/* Tells on_node what task t computed: 0, or -1 with an error. */
+static int report_node(RunCtx *s, const Prepared *p, const Task *t)
+{
+	const Node *n = t->n;
+	gearrt_tensor *out = arena_array(&s->scratch, (size_t)n->noutputs + 1,
+					 sizeof(*out));
+	size_t nout = 0;
+	for (int32_t k = 0; k < n->noutputs; k++)
+		if (n->outputs[k] >= 0)
+			api_output(s, p, n->outputs[k], &out[nout++]);
+	gearrt_node_info info = {
+		.graph = p->g->name, .name = n->name, .op_type = n->op_type,
+		.kernel = rt_kernel_name(t), .outputs = out, .noutputs = nout,
+		.fused = n->fused, .nfused = (size_t)n->nfused,
+	};
+	clear_error();
+	int rc = s->on_node(s->on_node_user, &info);
+	arena_reset(&s->scratch);
+	if (!rc)
+		return 0;
+	return *last_error() ? error_prefix("node '%s' (%s)", n->name,
+					    n->op_type)
+			     : error("node '%s' (%s): on_node returned %d",
+				     n->name, n->op_type, rc);
+}
+
 /* Runs p's tasks in order (p->running the one running): 0, or -1 with
  * an error. */
 static int run_tasks(RunCtx *s, Prepared *p)
@@ -631,6 +705,8 @@ static int run_tasks(RunCtx *s, Prepared *p)
 		if (pr)
 			*(pr->runs ? &pr->ns[i] : &pr->first[i]) +=
 				now_ns() - t0;
+		if (s->on_node && report_node(s, p, t) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -250,6 +250,37 @@ GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
 #define GEARRT_CONCURRENCY_DEFAULT 8
 #define GEARRT_CONCURRENCY_MAX 256
 
+/* Debugging (gearc run --dump-tensors, as atc's dump or Polygraphy's
+ * --mark all): gearrt_options.on_node, if set, is called after every
+ * node a run computes (a gear's or a static compile's graph, a
+ * specialised dynamic graph; not the run on zeros that
+ * gearrt_session_prepare makes), on the thread running it, before the
+ * node's outputs' memory is reused.  outputs[0..noutputs) are the
+ * node's outputs as the source model has them: named as its values,
+ * row-major (a tensor the runtime holds channels-last is given NCHW),
+ * strings as gearrt_tensor's char * arrays; data valid during the call
+ * only; an output that is no tensor (a sequence) has dtype 0 and data
+ * NULL; an omitted optional output is left out.  fused[0..nfused) names
+ * the source model's values the node computes inside that no longer
+ * exist (fused away at compile time).  A node evaluated as a whole (If,
+ * Loop, Scan: kernel "eval") gives its outputs, not its subgraphs'
+ * values.  Return 0 to go on; anything else fails the run with
+ * GEARRT_E_RUN, the message naming the node ("node 'NAME' (OP):
+ * on_node returned N").  When on_node is NULL a run pays one branch a
+ * node for it. */
+typedef struct gearrt_node_info {
+	const char *graph;   /* the graph running it: "Batch_0", "root", ... */
+	const char *name;    /* the node's name */
+	const char *op_type; /* "Conv", "FusedConv", ... */
+	const char *kernel;  /* what ran it: "dnnl.conv", "ref", "eval", ... */
+	const gearrt_tensor *outputs;
+	size_t noutputs;
+	const char *const *fused;
+	size_t nfused;
+} gearrt_node_info;
+
+typedef int (*gearrt_node_fn)(void *user, const gearrt_node_info *node);
+
 typedef struct gearrt_options {
 	int threads;
 	int shape_cache;
@@ -258,6 +289,8 @@ typedef struct gearrt_options {
 	int profile;
 	int concurrency;
 	int pad_batch;
+	gearrt_node_fn on_node; /* see gearrt_node_info; NULL: off */
+	void *on_node_user;	/* on_node's first argument */
 } gearrt_options;
 
 /* Sets o's no_fast and profile from the environment, for a program
@@ -369,6 +402,23 @@ typedef struct gearrt_stats {
  * runs; last_path and last_rebuilt are the last run's to finish. */
 GEARRT_API gearrt_status gearrt_session_stats(const gearrt_session *session,
 					   gearrt_stats *stats);
+/* The times options.profile took (GEARRT_PROFILE_OPS or _NODES): fn is
+ * called once per node of every graph the session prepared to run as
+ * compiled (a gear's, a static compile's graph; not the dynamic graph's
+ * specialisations), per run context, in run order, with what stderr gets
+ * when the session is destroyed.  Call it while no run of the session is
+ * in progress.  GEARRT_E_ARG for a session created without profile. */
+typedef struct gearrt_node_time {
+	const char *graph, *name, *op_type, *kernel;
+	uint64_t runs;	 /* runs of its graph timed, the first included */
+	double first_ms; /* the node's time in the first of them */
+	double ms;	 /* its mean time a run after the first (the first's
+			  * if there was one run) */
+} gearrt_node_time;
+GEARRT_API gearrt_status gearrt_session_profile(
+	const gearrt_session *session,
+	void (*fn)(void *user, const gearrt_node_time *t), void *user);
+
 /* 1 if the model holds a dynamic graph (a --hybrid compile), else 0. */
 GEARRT_API int gearrt_has_dynamic(const gearrt_model *model);
 

@@ -233,6 +233,8 @@ struct RunCtx {
 	bool no_gears;		/* gearrt_options.no_gears */
 	bool no_fast;		/* gearrt_options.no_fast: reference kernels */
 	int profile;		/* gearrt_options.profile (exec.c) */
+	gearrt_node_fn on_node;	/* gearrt_options.on_node (exec.c), or NULL */
+	void *on_node_user;
 	/* A run's tensors in the running graph's order (rt_run_prepared):
 	 * room for every input and output of the model, made with the
 	 * session. */
@@ -319,6 +321,11 @@ int rt_map_io(const gearrt_model *md, Prepared *p);
 gearrt_status rt_run_prepared(RunCtx *s, Prepared *p,
 		    const gearrt_tensor *inputs, gearrt_tensor *outputs,
 		    size_t nout);
+/* Calls fn for each task of p with its profile times (exec.c), if p is
+ * profiled. */
+void rt_profile_each(const Prepared *p,
+		     void (*fn)(void *user, const gearrt_node_time *t),
+		     void *user);
 /* Runs p: in[i] / out[i] are the caller's tensors for g's inputs and
  * outputs in g's order (out[i].data NULL: session-owned).  With an
  * error: GEARRT_E_RUN naming the node that failed, GEARRT_E_OUTPUT

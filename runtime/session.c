@@ -195,6 +195,8 @@ static RunCtx *ctx_new(gearrt_model *md, const gearrt_options *o)
 	s->no_gears = o->no_gears;
 	s->no_fast = o->no_fast;
 	s->profile = o->profile;
+	s->on_node = o->on_node;
+	s->on_node_user = o->on_node_user;
 	s->cache = rt_cache_new(o->shape_cache ? o->shape_cache
 					       : GEARRT_SHAPE_CACHE_DEFAULT);
 	size_t bytes = (size_t)md->arena_bytes;
@@ -303,6 +305,25 @@ int rt_session_slots(const gearrt_session *s)
 		n++;
 	pthread_mutex_unlock(&slots_lock);
 	return n;
+}
+
+gearrt_status gearrt_session_profile(
+	const gearrt_session *s,
+	void (*fn)(void *user, const gearrt_node_time *t), void *user)
+{
+	clear_error();
+	if (!s || !fn)
+		return error("gearrt_session_profile: session and fn must not "
+			     "be NULL"), GEARRT_E_ARG;
+	if (!s->opt.profile)
+		return error("gearrt_session_profile: the session was created "
+			     "without options.profile"), GEARRT_E_ARG;
+	size_t n = s->model->ngears ? s->model->ngears : 1;
+	for (int c = 0; c < s->made; c++)
+		for (size_t i = 0; i < n; i++)
+			if (s->all[c]->prep[i])
+				rt_profile_each(s->all[c]->prep[i], fn, user);
+	return GEARRT_OK;
 }
 
 bool rt_work_reserve(RunCtx *s, size_t bytes)
@@ -705,10 +726,13 @@ static void warm(RunCtx *s, size_t which)
 		in[i].data = zeros;
 	Prepared *p = s->prep[which];
 	struct Profile *pr = p->prof; /* not a run the profile counts */
+	gearrt_node_fn on_node = s->on_node; /* nor one the caller made */
 	p->prof = NULL;
+	s->on_node = NULL;
 	if (zeros)
 		rt_run_prepared(s, p, in, out, md->nout);
 	p->prof = pr;
+	s->on_node = on_node;
 	clear_error();
 	free(zeros);
 	free(in);

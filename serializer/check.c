@@ -710,6 +710,9 @@ static int check_header(const Gearom__Model *m)
 	for (size_t k = 0; k < s->n_opsets; k++)
 		if (!s->opsets[k]->domain)
 			return error("source opset %zu has no domain", k);
+	if (s->sha256 && (strlen(s->sha256) != 64 ||
+			  strspn(s->sha256, "0123456789abcdef") != 64))
+		return error("source sha256 is not 64 lower-case hex digits");
 	for (size_t k = 0; k < m->n_options; k++)
 		if (!m->options[k]->key || !m->options[k]->value)
 			return error("option %zu is incomplete", k);

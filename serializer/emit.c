@@ -38,7 +38,7 @@
 	X(tensor, kind) X(tensor, weight) X(tensor, outer) X(tensor, flags) \
 	X(tensor, type) X(tensor, dim_params)                               \
 	X(node, name) X(node, op_type) X(node, domain) X(node, inputs)      \
-	X(node, outputs) X(node, attrs) X(node, label)                      \
+	X(node, outputs) X(node, attrs) X(node, label) X(node, fused)       \
 	X(attribute, name) X(attribute, type) X(attribute, f)               \
 	X(attribute, i) X(attribute, s) X(attribute, t) X(attribute, g)     \
 	X(attribute, floats) X(attribute, ints) X(attribute, strings)       \
@@ -456,6 +456,9 @@ static uint8_t *emit_node(Emit *e, uint8_t *q, const Node *n)
 	if (n->label)
 		q = put_str(room(b, q, str_room(n->label)), KEY(node, label),
 			    n->label);
+	for (int32_t k = 0; k < n->nfused; k++)
+		q = put_str(room(b, q, str_room(n->fused[k])), KEY(node, fused),
+			    n->fused[k]);
 	return close_field(b, q, at);
 }
 

@@ -404,6 +404,8 @@ static void lower_source(Lower *L, Gearom__Model *msg)
 	s->producer_name = str(m->producer_name);
 	s->producer_version = str(m->producer_version);
 	s->domain = str(m->domain);
+	s->graph = m->graph_name ? (char *)m->graph_name : NULL;
+	s->sha256 = m->sha256 ? (char *)m->sha256 : NULL;
 	s->n_opsets = m->nopsets > 0 ? (size_t)m->nopsets : 0;
 	s->opsets = arena_array(L->a, s->n_opsets, sizeof(*s->opsets));
 	for (int32_t i = 0; i < m->nopsets; i++) {

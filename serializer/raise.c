@@ -172,6 +172,12 @@ static void raise_node(Raise *R, Graph *g, const Gearom__Node *x)
 		n->outputs[k] = x->outputs[k];
 	if (x->label)
 		n->label = arena_strdup(g->arena, x->label);
+	if (x->n_fused) {
+		n->fused = arena_array(g->arena, x->n_fused, sizeof(char *));
+		for (size_t k = 0; k < x->n_fused; k++)
+			n->fused[k] = arena_strdup(g->arena, x->fused[k]);
+		n->nfused = (int32_t)x->n_fused;
+	}
 	for (size_t k = 0; k < x->n_attrs; k++)
 		raise_attr(R, g, n, x->attrs[k]);
 	for (size_t k = 0; k < x->n_outputs; k++)
@@ -233,6 +239,9 @@ static void raise_source(Raise *R)
 	m->producer_name = arena_strdup(R->a, s->producer_name);
 	m->producer_version = arena_strdup(R->a, s->producer_version);
 	m->domain = arena_strdup(R->a, s->domain);
+	/* NULL in a file written before it was kept, whose root has it */
+	m->graph_name = s->graph ? arena_strdup(R->a, s->graph) : NULL;
+	m->sha256 = s->sha256 ? arena_strdup(R->a, s->sha256) : NULL;
 	m->nopsets = (int32_t)s->n_opsets;
 	m->opsets = arena_array(R->a, s->n_opsets, sizeof(Opset));
 	for (size_t k = 0; k < s->n_opsets; k++) {

@@ -134,6 +134,16 @@ function npy(tensor) {
 }
 
 // values: an int64 or bool input's value (default 16000, true).
+// The file `gearc export --gear=all` writes for a gear: NAME, then the
+// gear inputs' shapes ("_1x3x48x320" each; a static file's inputs', its
+// scalars left out).
+function gearFile(dir, name, dump, gear) {
+	const ins = dump.gears.length ? gear.inputs
+		: dump.inputs.filter(i => i.shape.length);
+	return path.join(dir, name + ins.map(i => '_' + i.shape.join('x'))
+		.join('') + '.onnx');
+}
+
 function feedsFor(dump, gear, values = {}) {
 	const feeds = {}, shapes = {};
 	seed = 1;
@@ -196,7 +206,7 @@ for (const c of cases) {
 		const { feeds, shapes } = feedsFor(dump, gear);
 		const ref = await src.run(feeds);
 		const exp = await ort.InferenceSession.create(
-			path.join(dir, `${c.key}_gear${gear.index}.onnx`));
+			gearFile(dir, c.key, dump, gear));
 		const got = await exp.run(feeds);
 		const why = compare(ref, got);
 		console.log(`${why ? 'FAIL' : 'ok  '} ${c.key} gear ${gear.index} ` +
@@ -244,7 +254,7 @@ for (const c of standardCases) {
 		: [{ index: 0, dims: [], inputs: [] }];
 	for (const gear of gears) {
 		let exp = null;
-		const file = path.join(dir, `${c.key}_gear${gear.index}.onnx`);
+		const file = gearFile(dir, c.key, dump, gear);
 		const load = await error(async () => {
 			exp = await ort.InferenceSession.create(file, quiet);
 		});

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/layers.sh - the arrows between gearc's layers point one way
-# (README.md, "## Layout"): cli/ -> passes/, serializer/, runtime/ ->
-# compiler/ -> compiler/ops/, and no op hook tells folding from running.
+# (docs/architecture.md, "## The code"): cli/ -> passes/, serializer/,
+# runtime/ -> compiler/ -> compiler/ops/, and no op hook tells folding
+# from running.
 # Prints every line that breaks a rule and exits 1; prints nothing and
 # exits 0 when all hold.  Run from anywhere: tests/layers.sh [BUILD]
 # (BUILD, default build: its objects show which functions compiler/

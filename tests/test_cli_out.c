@@ -249,7 +249,8 @@ Test(cli_out, output_directories_are_created_one_level,
 	Run r = RUN("export", om, "--gear=all", o);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
-	expect_listing(all, "two_gear0.onnx two_gear1.onnx ");
+	expect_listing(all, "two_1x3x8x8_1x3x8x8.onnx "
+			    "two_2x3x16x16_2x3x16x16.onnx ");
 	free(o);
 
 	/* one gear into PATH/ (a directory by its '/') */
@@ -258,7 +259,7 @@ Test(cli_out, output_directories_are_created_one_level,
 	r = RUN("export", om, "--gear=1", o);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
-	expect_listing(one, "two_gear1.onnx ");
+	expect_listing(one, "two_2x3x16x16_2x3x16x16.onnx ");
 	free(o);
 
 	char *outs = path_in(d, "outs");
@@ -296,4 +297,60 @@ Test(cli_out, output_directories_are_created_one_level,
 	remove_tree(d);
 	free(d), free(om), free(all), free(one), free(outs), free(deep);
 	free(gone);
+}
+
+/* --output=-, --check and the null device compile and write nothing:
+ * never "-.om", "NAME.om" beside a device or FIFO (/dev/null.om). */
+Test(cli_out, compile_that_writes_nothing, .timeout = OUT_TIMEOUT)
+{
+	char *d = temp_dir(), *fifo = path_in(d, "pipe");
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	const char *m = "--model=tests/fixtures/demo_cnn.onnx",
+		   *s = "--input_shape=x:1,3,32,32";
+	cr_assert_neq(access("-.om", F_OK), 0, "./-.om is here already");
+	Run r = RUN(m, s, "--output=-");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "gearc: compiled tests/fixtures/demo_cnn.onnx, "
+				"nothing written (--output=-): static mode, 0 "
+				"gears, "), "%s", r.err);
+	cr_expect_neq(access("-.om", F_OK), 0, "./-.om was written");
+	run_free(&r);
+	r = RUN(m, s, "--check");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "nothing written (--check): "), "%s", r.err);
+	run_free(&r);
+	r = RUN(m, s, "--check", "-q");
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_empty(r.err);
+	run_free(&r);
+	/* a model that fails still fails */
+	r = RUN("--model=tests/fixtures/bad_cycle.onnx", "--check");
+	cr_expect_eq(r.status, 1, "%s", r.err);
+	run_free(&r);
+	r = RUN(m, s, "--check", "--output=x");
+	expect_error(&r, 2, "--check writes nothing: give it without --output");
+	run_free(&r);
+	r = RUN(m, s);
+	expect_error(&r, 2, "--output is required");
+	run_free(&r);
+	char *o = kv("--output", fifo);
+	r = RUN(m, s, o);
+	expect_error(&r, 2, "pipe' is not a regular file; expected a file "
+			    "name for the .om");
+	run_free(&r);
+	free(o);
+	if (geteuid() == 0) { /* a device of /dev/null's numbers, here */
+		char *dev = path_in(d, "null");
+		cr_assert_eq(mknod(dev, S_IFCHR | 0666, makedev(1, 3)), 0);
+		o = kv("--output", dev);
+		r = RUN(m, s, o);
+		cr_expect_eq(r.status, 0, "%s", r.err);
+		cr_expect(strstr(r.err, "nothing written (--output="), "%s",
+			  r.err);
+		run_free(&r);
+		free(dev), free(o);
+	}
+	expect_listing(d, geteuid() == 0 ? "null pipe " : "pipe ");
+	remove_tree(d);
+	free(d), free(fifo);
 }

@@ -374,7 +374,7 @@ Test(cli_usable, dump_graph_and_summary)
 	run_free(&r);
 	r = run_gearc("dump", "--graph=nope", om);
 	expect_error(&r, 1, "--graph: no graph named 'nope' in the file "
-			    "(graphs: vad_sr, Batch_0, ");
+			    "(graphs: root, Batch_0, ");
 	run_free(&r);
 	/* --summary: header, inputs, outputs, gears, memory; no graph */
 	r = run_gearc("dump", "--summary", om);
@@ -523,7 +523,7 @@ Test(cli_usable, warning_arena_beyond_physical_memory)
 	Run r = run_gearc("--model=tests/fixtures/mlp.onnx", out,
 			  "--input_shape=x:68719476736,64");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect(strstr(r.err, "gearc: warning: graph 'mlp' needs a "),
+	cr_expect(strstr(r.err, "gearc: warning: graph 'root' needs a "),
 		  "%s", r.err);
 	cr_expect(strstr(r.err, "more than this machine's physical memory"));
 	run_free(&r);

@@ -51,8 +51,10 @@ static void fill(gearrt_tensor *t, size_t i)
 		if (t->dtype == GEARRT_FLOAT32)
 			((float *)t->data)[k] =
 				(float)((seed >> 8) % 4001) / 1000.0f - 2.0f;
-		else
-			memcpy((char *)t->data + k * es, &seed, es);
+		else { /* es up to 8 bytes: the seed's, zero above */
+			uint64_t wide = seed;
+			memcpy((char *)t->data + k * es, &wide, es);
+		}
 	}
 }
 

@@ -161,6 +161,9 @@ static Model *build(void)
 	n->outputs[0] = y;
 	n->outputs[1] = u;
 	n->label = "Batch_7";
+	static const char *fused[] = { "conv_out", "bn_out" };
+	n->fused = fused;
+	n->nfused = 2;
 	custom_attrs(g, n, subs, ts);
 	n = graph_add_node(g, "id", "Identity", "", 1, 1);
 	n->inputs[0] = y;
@@ -315,6 +318,9 @@ static void cmp_node(const OmLowered *l, const Node *n, const Gearom__Node *o)
 		cr_assert_str_eq(o->label, n->label);
 	else
 		cr_assert_null(o->label);
+	cr_assert_eq(o->n_fused, (size_t)n->nfused);
+	for (int32_t k = 0; k < n->nfused; k++)
+		cr_assert_str_eq(o->fused[k], n->fused[k]);
 }
 
 static void cmp_block(const MemBlock *b, const Gearom__MemBlock *o)

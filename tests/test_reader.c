@@ -348,7 +348,7 @@ Test(reader, a_static_files_io_table_agrees_with_its_graph, .timeout = 60)
 	Fx x = fx_compile("demo_cnn.onnx", "x:2,3,32,32", NULL);
 	Gearom__IoInfo *in = x.f.model->inputs[0];
 	Gearom__IoInfo *out = x.f.model->outputs[0];
-	REFUSED(&x, in->shape[0], 1, "graph 'demo_cnn': input 'x' is float32 "
+	REFUSED(&x, in->shape[0], 1, "graph 'root': input 'x' is float32 "
 		"[2,3,32,32], the file's I/O table says float32 [1,3,32,32]");
 	REFUSED(&x, in->shape[0], (int64_t)1 << 32, "the file's I/O table says "
 		"float32 [4294967296,3,32,32]");
@@ -358,7 +358,7 @@ Test(reader, a_static_files_io_table_agrees_with_its_graph, .timeout = 60)
 		"the file's I/O table says float64 [2,10]");
 	REFUSED(&x, out->shape[1], 11, "output 'probs' is float32 [2,10], the "
 		"file's I/O table says float32 [2,11]");
-	REFUSED(&x, in->name, "y", "graph 'demo_cnn' has no input 'y'");
+	REFUSED(&x, in->name, "y", "graph 'root' has no input 'y'");
 	/* sizes that overflow are refused where the file is read */
 	in->shape[0] = (int64_t)1 << 62;
 	REFUSED(&x, in->shape[1], (int64_t)1 << 62,

@@ -16,7 +16,7 @@
 static const char *ORT = "tests/fixtures/ort";
 
 /* "input_" / "output_" + NAME escaped as gearc run writes it. */
-static char *npy_path(const char *kase, int gear, const char *kind,
+static char *case_npy(const char *kase, int gear, const char *kind,
 		      const char *name)
 {
 	char esc[512], *q = esc;
@@ -77,7 +77,7 @@ static void check_gear(const char *kase, gearrt_model *m, gearrt_session *s,
 	for (size_t i = 0; i < nin; i++) {
 		gearrt_tensor info;
 		gearrt_input_info(m, i, &info);
-		char *p = npy_path(kase, g, "input", info.name);
+		char *p = case_npy(kase, g, "input", info.name);
 		Tensor *t = npy_read(&a, p);
 		cr_assert(t, "%s gear %d: %s", kase, g, last_error());
 		in[i] = api_tensor(t, info.name);
@@ -88,7 +88,7 @@ static void check_gear(const char *kase, gearrt_model *m, gearrt_session *s,
 	cr_assert_eq(gearrt_run(s, in, nin, out, nout), GEARRT_OK,
 		     "%s gear %d: %s", kase, g, gearrt_last_error());
 	for (size_t i = 0; i < nout; i++) {
-		char *p = npy_path(kase, g, "output", out[i].name);
+		char *p = case_npy(kase, g, "output", out[i].name);
 		Tensor *want = npy_read(&a, p);
 		cr_assert(want, "%s gear %d: %s", kase, g, last_error());
 		Tensor got = { .dtype = out[i].dtype,

@@ -677,7 +677,7 @@ Test(scope, cli_auto_dump_and_verify)
 				"in all)"), "%s", r.out);
 	cr_expect(strstr(r.out, "scope_0_dims_3       dims [1,3,640,480]  "
 				"gears 3  9 nodes"), "%s", r.out);
-	cr_expect(strstr(r.out, "graph scope_cls: 10 nodes, 20 tensors "
+	cr_expect(strstr(r.out, "graph root: 10 nodes, 20 tensors "
 				"[shared by every gear]"), "%s", r.out);
 	cr_expect(strstr(r.out, "inside scope_0 [per gear]"), "%s", r.out);
 	run_free(&r);

@@ -234,3 +234,35 @@ Test(util, str_escape_modes)
 	cr_expect_str_eq(s, "a\\x00b\\n\\xff");
 	free(s);
 }
+
+/* FIPS 180-4's examples, and every tail length around a block's end
+ * (55, 56, 63, 64 bytes: one or two padding blocks). */
+Test(util, sha256_known_answers)
+{
+	char hex[65];
+	sha256_hex("", 0, hex);
+	cr_expect_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb924"
+			      "27ae41e4649b934ca495991b7852b855");
+	sha256_hex("abc", 3, hex);
+	cr_expect_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223"
+			      "b00361a396177a9cb410ff61f20015ad");
+	const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	sha256_hex(two, strlen(two), hex);
+	cr_expect_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039"
+			      "a33ce45964ff2167f6ecedd419db06c1");
+	char *a = malloc(1000000);
+	memset(a, 'a', 1000000);
+	sha256_hex(a, 1000000, hex);
+	cr_expect_str_eq(hex, "cdc76e5c9914fb9281a1c7e284d73e67"
+			      "f1809a48a497200e046d39ccc7112cd0");
+	sha256_hex(a, 55, hex);
+	cr_expect_str_eq(hex, "9f4390f8d30c2dd92ec9f095b65e2b9a"
+			      "e9b0a925a5258e241c9f1e910f734318");
+	sha256_hex(a, 56, hex);
+	cr_expect_str_eq(hex, "b35439a4ac6f0948b6d6f9e3c6af0f5f"
+			      "590ce20f1bde7090ef7970686ec6738a");
+	sha256_hex(a, 64, hex);
+	cr_expect_str_eq(hex, "ffe054fe7ae0cb6dc65c3af9b61d5209"
+			      "f439851db43d0ba5997337df154668eb");
+	free(a);
+}

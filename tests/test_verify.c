@@ -94,10 +94,10 @@ Test(verify, clean_files_pass)
 Test(verify, usage_and_corrupt_files)
 {
 	Run r = run_gearc("verify");
-	expect_error(&r, 2, "verify needs the .om file to check");
+	expect_error(&r, 2, "verify needs the .om file(s) to check");
 	run_free(&r);
-	r = run_gearc("verify", "a.om", "b.om");
-	cr_expect_eq(r.status, 2);
+	r = run_gearc("verify", "a.om", "b.om"); /* two files, neither there */
+	cr_expect_eq(r.status, 1);
 	run_free(&r);
 	r = run_gearc("verify", "--help");
 	cr_expect_eq(r.status, 0);
@@ -239,7 +239,7 @@ Test(verify, wrong_figures_and_missing_plan)
 	Gearom__Graph *root = x.f.model->graphs[x.f.model->root];
 	Gearom__MemoryPlan *p = root->plan;
 	root->plan = NULL;
-	expect_verify_error(&x, "graph 'demo_cnn' has no memory plan");
+	expect_verify_error(&x, "graph 'root' has no memory plan");
 	root->plan = p;
 	fx_free(&x);
 }
@@ -460,7 +460,7 @@ Test(verify, read_after_an_in_place_overwrite)
 			b = g->plan->blocks[k];
 	cr_assert(b);
 	b->last = last; /* within its buffer's lifetime */
-	expect_plan_error(&f, "graph 'chain': tensor 'Relu2:0' overwrites the "
+	expect_plan_error(&f, "graph 'root': tensor 'Relu2:0' overwrites the "
 			      "buffer of 'Relu0:0' in place at step 2, but node "
 			      "'Relu5' reads 'Relu1:0' at step 5");
 	g->nodes[last]->inputs[0] = was;
@@ -753,4 +753,43 @@ Test(verify, the_gear_table_is_stored_once_old_files_still_read)
 	expect_verify_error(&x, "node 'gear_case': gear_dims disagree with "
 				"gear 2's dims");
 	fx_free(&x);
+}
+
+/* Several files: each checked and reported on a line of its own, an
+ * error line for each that fails (a plan verify refuses, a file that
+ * cannot be opened), exit 1 if any does. */
+Test(verify, several_files_each_reported)
+{
+	Fx x = compile_demo(), y = compile_demo();
+	Gearom__MemBlock *b = block(gear_graph(&y, 2), "c1");
+	b->offset += 32;
+	write_mutated(&y);
+	char *missing = path_in(x.dir, "missing.om");
+	Run r = run_gearc("verify", x.om, y.om, missing, x.om);
+	cr_expect_eq(r.status, 1, "%s", r.err);
+	char want[2048];
+	snprintf(want, sizeof(want),
+		 "%s: verify: 4 graphs, 4 plans (28 tensors), I/O table "
+		 "against 3 graphs, 32 shapes: ok\n%s: failed\n%s: failed\n"
+		 "%s: verify: 4 graphs, 4 plans (28 tensors), I/O table "
+		 "against 3 graphs, 32 shapes: ok\n",
+		 x.om, y.om, missing, x.om);
+	cr_expect_str_eq(r.out, want);
+	const char *e1 = strstr(r.err, "gearc: error: "),
+		   *e2 = e1 ? strstr(e1 + 1, "gearc: error: ") : NULL;
+	cr_expect(e1 && e2 && !strstr(e2 + 1, "gearc: error: "), "%s", r.err);
+	cr_expect(e1 && strstr(e1, y.om) && strstr(e1, "is not a multiple of "
+						       "64"), "%s", r.err);
+	cr_expect(e2 && strstr(e2, missing), "%s", r.err);
+	run_free(&r);
+	r = run_gearc("verify", "-q", x.om, x.om);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_empty(r.out);
+	run_free(&r);
+	r = run_gearc("verify");
+	expect_error(&r, 2, "verify needs the .om file(s) to check");
+	run_free(&r);
+	free(missing);
+	fx_free(&x);
+	fx_free(&y);
 }

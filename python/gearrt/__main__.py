@@ -3,12 +3,14 @@
 
 Prints the path the run took ("gear K (dims D)", "dynamic graph (dims D,
 rebuilt|cached)" or "static graph") and each output's name, dtype and
-shape; --bench N runs N more times and prints the median and minimum;
+shape; --bench N runs N more times and prints the median and minimum,
+then the latency's mean, stddev, percentiles and the throughput;
 --output-dir writes DIR/NAME.npy per output (NAME's bytes other than a
 letter, digit, '.', '_' or '-' as %xx; strings as numpy '<U').  Errors print one line
 "gearrt: error: ..." and exit 1 (2 for a usage error).
 """
 import argparse
+import math
 import os
 import re
 import sys
@@ -59,6 +61,20 @@ def feeds_of(m, given):
             raise gearrt.Error("input '%s' is not given (--input "
                                "%s=FILE.npy)" % (n, n))
     return feeds
+
+
+def print_stats(t, wall):
+    """gearc run's latency and throughput lines for the sorted times t
+    (ms) of runs that took wall seconds one after another."""
+    n = len(t)
+    mean = sum(t) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in t) / (n - 1)) if n > 1 else 0
+    rank = lambda q: t[int(math.floor(q * (n - 1) + 0.5))]
+    print("latency: mean %.3f ms, stddev %.3f, min %.3f, p50 %.3f, p90 %.3f, "
+          "p99 %.3f, max %.3f" % (mean, sd, t[0], rank(0.5), rank(0.9),
+                                 rank(0.99), t[-1]))
+    print("throughput: %.1f inferences/s (%d runs in %.3f s, after 0 warm-up "
+          "runs)" % (n / wall if wall > 0 else 0, n, wall))
 
 
 def path_line(m, s, feeds):
@@ -118,16 +134,20 @@ def main(argv=None):
                         y.astype(str) if o.type == "string" else y)
         if a.bench:
             t = []
+            start = t0 = time.perf_counter()
             for _ in range(a.bench):
-                t0 = time.perf_counter()
                 s.run(feeds)
-                t.append((time.perf_counter() - t0) * 1e3)
+                t1 = time.perf_counter()
+                t.append((t1 - t0) * 1e3)
+                t0 = t1
+            wall = t0 - start
             t.sort()
             st = s.stats
             print("bench: load %.3f ms (open %.3f, prepare %.3f, first run "
                   "%.3f), run median %.3f ms, min %.3f ms over %d runs"
                   % (t_open + t_prepare + t_first, t_open, t_prepare,
                      t_first, t[len(t) // 2], t[0], len(t)))
+            print_stats(t, wall)
             if st.dynamic_runs:
                 print("shape cache: %d rebuilds (last %.3f ms), %d cache "
                       "hits over %d runs" % (st.rebuilds, st.last_rebuild_ms,
