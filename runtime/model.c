@@ -61,6 +61,14 @@ int gearrt_wait_policy_exec(char **argv)
 	return -1;
 }
 
+bool rt_bf16(const gearrt_model *md)
+{
+	const Gearom__Precision *p = md->f.model->precision;
+	return p && p->has_dtype &&
+	       (p->dtype == DT_BFLOAT16 || p->dtype == DT_FLOAT16) &&
+	       (cpu_has(CPU_AVX512BF16) || cpu_has(CPU_AMX_BF16));
+}
+
 const char *gearrt_dtype_name(int32_t dtype)
 {
 	return dtype_valid(dtype) ? dtype_name(dtype) : NULL;

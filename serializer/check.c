@@ -323,6 +323,10 @@ static int check_node(const FileCheck *c, int32_t gi, const Gearom__Node *n)
 	for (size_t k = 0; k < n->n_attrs; k++)
 		if (check_attr(c, gi, n->attrs[k]) < 0)
 			return error_prefix("attribute %zu", k);
+	const Gearom__Precision *p = c->m->precision;
+	if (n->reduced && (!p || !p->has_dtype || !p->dtype))
+		return error("marked reduced, but the file has no "
+			     "reduced-precision mode");
 	return 0;
 }
 
@@ -699,6 +703,20 @@ static int check_gear_table(FileCheck *c)
 
 /* ---- the model --------------------------------------------------------- */
 
+/* The precision mode: a name, and bfloat16, float16 or none. */
+static int check_precision(const Gearom__Precision *p)
+{
+	if (!p)
+		return 0;
+	if (!p->mode || !*p->mode)
+		return error("precision: no mode");
+	if (p->has_dtype && p->dtype && p->dtype != DT_BFLOAT16 &&
+	    p->dtype != DT_FLOAT16)
+		return error("precision: dtype %d, expected bfloat16 (16) or "
+			     "float16 (10)", p->dtype);
+	return 0;
+}
+
 static int check_header(const Gearom__Model *m)
 {
 	const Gearom__Source *s = m->source;
@@ -802,7 +820,7 @@ static int check_all(FileCheck *c)
 	for (size_t k = 0; k < m->n_weights; k++)
 		if (check_weight(c, m->weights[k]) < 0)
 			return error_prefix("weight %zu", k);
-	if (check_weight_overlap(m) < 0)
+	if (check_weight_overlap(m) < 0 || check_precision(m->precision) < 0)
 		return -1;
 	c->refs = xcalloc(m->n_graphs, 1);
 	c->depth = xcalloc(m->n_graphs + 1, sizeof(int32_t));

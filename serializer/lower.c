@@ -635,6 +635,19 @@ static int check_root_io(const Graph *g)
 	return 0;
 }
 
+static void lower_precision(Lower *L, Gearom__Model *msg)
+{
+	const Model *m = L->m;
+	if (!m->precision_mode)
+		return;
+	Gearom__Precision *p = NEW(L->a, Gearom__Precision,
+				   GEAROM__PRECISION__INIT);
+	p->mode = arena_strdup(L->a, m->precision_mode);
+	p->has_dtype = m->reduced != 0;
+	p->dtype = m->reduced;
+	msg->precision = p;
+}
+
 static void lower_batch_rows(Lower *L, Gearom__Model *msg)
 {
 	const BatchRows *br = L->m->batch_rows;
@@ -697,6 +710,7 @@ int om_lower(OmLowered *l, const Model *m)
 	lower_io(&L, msg);
 	lower_gear_outputs(&L, msg);
 	lower_batch_rows(&L, msg);
+	lower_precision(&L, msg);
 	index_release(&L.gmap);
 
 	l->msg = msg;

@@ -172,6 +172,7 @@ static void raise_node(Raise *R, Graph *g, const Gearom__Node *x)
 		n->outputs[k] = x->outputs[k];
 	if (x->label)
 		n->label = arena_strdup(g->arena, x->label);
+	n->reduced = x->has_reduced && x->reduced;
 	if (x->n_fused) {
 		n->fused = arena_array(g->arena, x->n_fused, sizeof(char *));
 		for (size_t k = 0; k < x->n_fused; k++)
