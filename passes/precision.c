@@ -22,6 +22,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "passes.h"
 
@@ -57,10 +58,27 @@ static const char *list_type(const Node *n)
 	}
 }
 
+/* Whether --keep_dtype names n: its source node's name, which a gear
+ * branch's clone suffixes with "_" and its label lowercased
+ * ("conv2_batch_1" in branch "Batch_1"). */
+static bool kept(const PrecisionSpec *p, const Node *n)
+{
+	if (listed(p->keep, p->nkeep, n->name))
+		return true;
+	size_t len = strlen(n->name), ll = n->label ? strlen(n->label) : 0;
+	if (!ll || len <= ll + 1 || n->name[len - ll - 1] != '_' ||
+	    strncasecmp(n->name + len - ll, n->label, ll))
+		return false;
+	for (int32_t i = 0; i < p->nkeep; i++)
+		if (strlen(p->keep[i]) == len - ll - 1 &&
+		    !strncmp(p->keep[i], n->name, len - ll - 1))
+			return true;
+	return false;
+}
+
 static bool wanted(const PrecisionSpec *p, const Node *n)
 {
-	const char *t = list_type(n);
-	if (listed(p->deny, p->ndeny, t) || listed(p->keep, p->nkeep, n->name))
+	if (listed(p->deny, p->ndeny, list_type(n)) || kept(p, n))
 		return false;
 	return reducible(n->op);
 }
