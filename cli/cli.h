@@ -132,6 +132,19 @@ typedef struct PreFlags {
  * the exit status (2 for the flags, 1 for the file's contents). */
 int pre_parse(ParsedPre *p, const PreFlags *f, int *status);
 
+/* atc's --precision_mode, --keep_dtype and --modify_mixlist
+ * (cli/precflags.c): spec.dtype 0 without a mode.  -1 with an error and
+ * *status the exit status (a bad flag 2, a bad file 1). */
+typedef struct ParsedPrecision {
+	Arena arena;
+	PrecisionSpec spec;
+} ParsedPrecision;
+int precision_parse(ParsedPrecision *pp, const char *mode,
+		    const char *keep, const char *mixlist, int *status);
+/* What the mode cannot do on CPUs (float16: bfloat16 instead). */
+void precision_warn(const ParsedPrecision *pp, FILE *f);
+void precision_parsed_release(ParsedPrecision *pp);
+
 /* --input_value (cli/pinflag.c; the grammar in compiler/pin.h): s may
  * be NULL (no --input_value), *p is then empty.  pg is the parsed
  * --input_shape, for the gear-input check.  -1 with a usage error; *p

@@ -45,6 +45,11 @@ static void record_pass_options(Model *m, const CompileOptions *o)
 		model_add_option(m, "no_fuse", "1");
 	if (o->pass.keep_fp16)
 		model_add_option(m, "keep_fp16", "1");
+	if (o->pass.precision) {
+		model_add_option(m, "precision_mode", o->pass.precision->mode);
+		m->precision_mode = o->pass.precision->mode;
+		m->reduced = o->pass.precision->dtype;
+	}
 }
 
 static int arena_max(Graph *g, void *ctx)
@@ -471,6 +476,7 @@ typedef struct CompileFlags {
 	const char *framework, *jobs, *quiet, *help, *input_value;
 	const char *no_fuse, *keep_fp16, *log, *mode, *om, *json;
 	const char *out_nodes, *output_type, *fp16, *check;
+	const char *precision_mode, *keep_dtype, *modify_mixlist;
 	PreFlags pre;
 	HybridFlags hf;
 	const char *atc[ATC_NFLAGS];
@@ -497,6 +503,9 @@ static int compile_spec(ArgSpec *spec, CompileOptions *o, CompileFlags *f)
 		{ "no_fuse", 0, false, &f->no_fuse },
 		{ "keep_fp16", 0, false, &f->keep_fp16 },
 		{ "check", 0, false, &f->check },
+		{ "precision_mode", 0, true, &f->precision_mode },
+		{ "keep_dtype", 0, true, &f->keep_dtype },
+		{ "modify_mixlist", 0, true, &f->modify_mixlist },
 		{ "out_nodes", 0, true, &f->out_nodes },
 		{ "output_type", 0, true, &f->output_type },
 		{ "input_fp16_nodes", 0, true, &f->fp16 },
@@ -689,7 +698,20 @@ int cmd_compile(int argc, char **argv)
 		return compile_fail(&o, status);
 	}
 	o.pre = &pre;
+	ParsedPrecision prec;
+	if (precision_parse(&prec, f.precision_mode, f.keep_dtype,
+			    f.modify_mixlist, &status) < 0) {
+		pre_parsed_release(&pre);
+		edit_parsed_release(&edits);
+		pin_parsed_release(&pins);
+		gear_parsed_release(&pg);
+		return compile_fail(&o, status);
+	}
+	if (o.log >= LOG_WARNING)
+		precision_warn(&prec, stderr);
+	o.pass.precision = f.precision_mode ? &prec.spec : NULL;
 	int rc = compile_pinned(&o, &pg, &pins);
+	precision_parsed_release(&prec);
 	pre_parsed_release(&pre);
 	edit_parsed_release(&edits);
 	pin_parsed_release(&pins);

@@ -745,6 +745,26 @@ static json_object *json_graph_io(const Gearom__Graph *g, const int32_t *ids,
 }
 
 /* Every partition of the file, graph by graph, in node order. */
+/* atc's --precision_mode as compiled: null without one, else {"mode",
+ * "dtype": what the nodes marked reduced may compute in (or null),
+ * "reduced_nodes": how many, in every graph}. */
+static json_object *json_precision(const Gearom__Model *m)
+{
+	const Gearom__Precision *p = m->precision;
+	if (!p)
+		return NULL;
+	size_t n = 0;
+	for (size_t g = 0; g < m->n_graphs; g++)
+		for (size_t i = 0; i < m->graphs[g]->n_nodes; i++)
+			n += m->graphs[g]->nodes[i]->reduced;
+	json_object *o = json_object_new_object();
+	jadd(o, "mode", jstr(p->mode ? p->mode : ""));
+	jadd(o, "dtype", p->has_dtype && p->dtype ? jstr(dtype_name(p->dtype))
+						  : NULL);
+	jadd(o, "reduced_nodes", jint((int64_t)n));
+	return o;
+}
+
 /* Whether the gears' batch may be padded (passes/batchrows.c): null
  * where the compile has no batch, else {"independent": true, "axes": [per
  * output], "input_axes": [per input]} (-1: no batch) or {"independent":
@@ -852,7 +872,12 @@ json_object *om_json(const OmFile *f, const char *path)
 	p = json_object_new_object();
 	jadd(p, "bytes", juint(weights_sum(m, false, &count)));
 	jadd(p, "count", jint((int64_t)count));
+	size_t half = 0;
+	for (size_t i = 0; i < m->n_weights; i++)
+		half += m->weights[i]->has_stored_dtype;
+	jadd(p, "stored_float16", jint((int64_t)half));
 	jadd(o, "weights", p);
+	jadd(o, "precision", json_precision(m));
 	jadd(o, "graphs", json_graphs(m));
 	jadd(o, "scope", json_scope(m));
 	jadd(o, "hybrid", json_hybrid(m));
@@ -1178,8 +1203,12 @@ static void text_options(json_object *opts)
 static void text_weights(json_object *doc)
 {
 	json_object *w = jget(doc, "weights"), *c = jget(doc, "constants");
-	printf("weights:   %lld tensors, %llu bytes\n", jgeti(w, "count"),
+	printf("weights:   %lld tensors, %llu bytes", jgeti(w, "count"),
 	       jgetu(w, "bytes"));
+	if (jgeti(w, "stored_float16"))
+		printf(" (%lld float32 stored as float16)",
+		       jgeti(w, "stored_float16"));
+	printf("\n");
 	if (jgeti(c, "count"))
 		printf("constants: %lld computed by gearc, %llu bytes\n",
 		       jgeti(c, "count"), jgetu(c, "bytes"));
@@ -1232,6 +1261,13 @@ static void text_head(json_object *doc)
 		       jgets(br, "mixer"));
 	text_options(jget(doc, "options"));
 	text_weights(doc);
+	json_object *pr = jget(doc, "precision");
+	if (pr && jget(pr, "dtype"))
+		printf("precision: %s: %lld nodes may compute in %s (float32 on "
+		       "a CPU without it)\n", jgets(pr, "mode"),
+		       jgeti(pr, "reduced_nodes"), jgets(pr, "dtype"));
+	else if (pr)
+		printf("precision: %s: float32\n", jgets(pr, "mode"));
 	text_arena(doc);
 }
 

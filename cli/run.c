@@ -437,7 +437,8 @@ static int bench(gearrt_session *s, const gearrt_tensor *in, size_t nin,
 
 /* After the bench line: the shape cache, if the dynamic graph ran, the
  * CPU, and the session's threads (0 resolved) and how they wait. */
-static void print_after_bench(gearrt_session *s, int threads)
+static void print_after_bench(gearrt_model *m, gearrt_session *s,
+			      int threads)
 {
 	gearrt_stats st;
 	gearrt_session_stats(s, &st);
@@ -449,6 +450,9 @@ static void print_after_bench(gearrt_session *s, int threads)
 		       (unsigned long long)st.runs);
 	printf("cpu: %s\nthreads: %d; waiting, they %s\n",
 	       gearrt_cpu_features(), threads, gearrt_wait_policy());
+	const char *prec = gearrt_model_precision(m);
+	if (strcmp(prec, "float32"))
+		printf("precision: %s\n", prec);
 }
 
 /* --gear=K: K must be a gear of the file (a static file's one graph is
@@ -575,7 +579,7 @@ static int run_model(RunArgs *ra)
 		if (bench(s, in, nin, out, nout, &ba, &tm) < 0)
 			goto done;
 		print_bench(&ld, &tm);
-		print_after_bench(s, threads ? threads : cpu_usable_cores());
+		print_after_bench(m, s, threads ? threads : cpu_usable_cores());
 	}
 	char path[1024];
 	path_str(ra, m, s, path, sizeof(path));

@@ -110,6 +110,10 @@ typedef struct Tensor {
 	 * libgearrt sets NHWC, on a tensor between kernels that take it
 	 * (runtime/layout.c); gearc's tensors and the .om are row-major. */
 	uint8_t layout;
+	/* A float32 tensor whose values are float16 numbers, widened from
+	 * a float16 weight (passes/widen.c): the .om stores them as float16,
+	 * half the size, widened again when the file is read. */
+	bool from_half;
 } Tensor;
 
 enum { TENSOR_ROWS, TENSOR_NHWC };
@@ -214,6 +218,9 @@ typedef struct Node {
 	 * rather than leaving out in silence. */
 	const char **fused;
 	int32_t nfused;
+	/* May compute in the model's reduced precision (Model.reduced:
+	 * bfloat16, float16) where the CPU can (passes/precision.c). */
+	bool reduced;
 } Node;
 
 typedef struct Graph {
@@ -328,6 +335,10 @@ typedef struct Model {
 	/* A gear compile with a batch (passes/batchrows.c): whether its
 	 * rows may be padded; NULL otherwise. */
 	struct BatchRows *batch_rows;
+	/* atc's --precision_mode (NULL: none given) and the dtype the nodes
+	 * marked reduced may compute in (DT_BFLOAT16, DT_FLOAT16; 0: none). */
+	const char *precision_mode;
+	int32_t reduced;
 } Model;
 
 /* Whether a gear compile's batch may be padded (passes/batchrows.c):

@@ -18,7 +18,8 @@ _gearc_flags_compile="--model= --output= --check --input_shape= --input_value=
  --keep-fp16 --static_model_ops_lower_limit= -j --jobs= --dump-after= -q
  --quiet -h --help --out_nodes= --output_type= --input_fp16_nodes=
  --insert_op_conf= --mean_values= --scale_values= --reverse_input_channels
- --source_layout= --source_type= --log= --mode= --om= --json="
+ --source_layout= --source_type= --log= --mode= --om= --json=
+ --precision_mode= --keep_dtype= --modify_mixlist="
 _gearc_flags_inspect="--format= -q --quiet -h --help"
 _gearc_flags_dump="--format= -g --graph= -s --summary --detail -q --quiet -h
  --help"
@@ -43,6 +44,11 @@ _gearc_values()
 	--log) COMPREPLY=($(compgen -W "debug info warning error null" \
 			      -- "$cur")) ;;
 	--mode) COMPREPLY=($(compgen -W "0 1 3" -- "$cur")) ;;
+	--precision-mode)
+		COMPREPLY=($(compgen -W "force_fp32 must_keep_origin_dtype
+			allow_fp32_to_bf16 allow_mix_precision_bf16
+			allow_fp32_to_fp16 allow_mix_precision
+			allow_mix_precision_fp16 force_fp16" -- "$cur")) ;;
 	--compile-hybrid-mode) COMPREPLY=($(compgen -W "0 1" -- "$cur")) ;;
 	--dump-after)
 		COMPREPLY=($(compgen -W "widen-fp16 qdq hybrid gear-scope

@@ -53,6 +53,8 @@ static const Pass passes[] = {
 	{ "specialise", 0, pass_specialise,
 	  "shape inference, folding, If inlining and dead-node removal" },
 	{ "fuse", pass_fuse, 0, "fusing BatchNormalization, bias, residual and activations" },
+	{ "precision", 0, pass_precision,
+	  "marking the nodes that may compute in bfloat16" },
 	{ "symbols", 0, symbols_one, "naming the dynamic graph's dims" },
 	{ "partition", 0, partition_one, "partitioning unknown-shape nodes" },
 	{ "hybrid-root", pass_hybrid_root, 0, "attaching the dynamic graph" },
@@ -95,6 +97,8 @@ static bool pass_applies(const Pass *p, const Model *m,
 		return qdq_applies(m, o);
 	if (!strcmp(p->name, "widen-fp16"))
 		return widen_applies(m, o);
+	if (!strcmp(p->name, "precision"))
+		return o->precision && o->precision->dtype;
 	if (!strcmp(p->name, "gear-scope"))
 		return o->gear_scope != NULL;
 	if (!strcmp(p->name, "gear-clone") || !strcmp(p->name, "gear-root") ||

@@ -26,6 +26,17 @@ struct Model;
 typedef void (*PassDoneFn)(struct Model *m, const char *pass, double secs,
 			   void *ctx);
 
+/* atc's --precision_mode and its lists (passes/precision.c). */
+typedef struct PrecisionSpec {
+	const char *mode; /* the flag's value */
+	int32_t dtype;	  /* DT_BFLOAT16, DT_FLOAT16, or 0: full precision */
+	/* op types kept in float32 (--modify_mixlist's black list and
+	 * white-list removals, --keep_dtype's OpType:: lines), and node
+	 * names (--keep_dtype's other lines) */
+	const char **deny, **keep;
+	int32_t ndeny, nkeep;
+} PrecisionSpec;
+
 /* What the passes and their driver are told (cli/cli.h's
  * PassOptions holds the rest of a compile's flags: files, gear
  * options, --quiet). */
@@ -41,6 +52,7 @@ typedef struct PassOptions {
 	int32_t static_limit;	 /* its value (>= -1); else the default 4 */
 	int no_fuse; /* --no-fuse: skip the fuse pass (passes/fuse.c) */
 	int keep_fp16; /* --keep-fp16: skip widen-fp16 (passes/widen.c) */
+	const PrecisionSpec *precision; /* NULL: full precision */
 	PassDoneFn pass_done; /* NULL: none */
 	void *log_ctx;	      /* pass_done's ctx */
 } PassOptions;
@@ -78,6 +90,12 @@ const char *pass_names(void);
  * every output row depends on its own batch index's input rows alone
  * (m->batch_rows), so that a run may pad the batch to a larger gear. */
 int pass_batch_rows(Model *m, const PassOptions *o);
+
+/* ---- precision (passes/precision.c) -------------------------------------- */
+
+/* Marks the nodes of g (and its subgraphs) that may compute in
+ * o->precision's reduced dtype (Node.reduced). */
+int pass_precision(Model *m, Graph *g, const PassOptions *o);
 
 /* ---- gear compilation (passes/gear.c) ------------------------------------ */
 

@@ -53,6 +53,7 @@ static const Tensor *widen_tensor(Arena *a, const Tensor *t)
 	for (int64_t i = 0; i < n; i++)
 		dst[i] = (float)minifloat_to(src[i], 5, 10);
 	w->folded = t->folded;
+	w->from_half = true; /* the .om stores it so (Weight.stored_dtype) */
 	return w;
 }
 

@@ -67,6 +67,9 @@ typedef struct ConvIo {
 	const Value *b;
 	char impl[32]; /* oneDNN's name of its implementation */
 	dnnl_memory_desc_t user[3], inner[3];
+	/* what an NHWC tensor holds: the primitive's layout in the user's
+	 * dtype (a bfloat16 primitive reads float32 tensors converted) */
+	dnnl_memory_desc_t held[3];
 	bool nhwc_ok[3], nhwc[3];
 	bool with_z, z_shares_y; /* Z and Y one buffer */
 	bool one_pixel[3];	 /* [N,C,1,1]: the same bytes either way */
@@ -846,7 +849,8 @@ static int conv_weights(const ConvGeom *cg, bool transpose, int64_t *dims,
 static bool md_nhwc(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like)
 {
 	return like->ndims == 4 &&
-	       dnnl_memory_desc_init_by_tag(md, 4, like->dims, dnnl_f32,
+	       dnnl_memory_desc_init_by_tag(md, 4, like->dims,
+					    like->data_type,
 					    dnnl_acdb) == dnnl_success;
 }
 
@@ -862,7 +866,7 @@ static bool is_nhwc(const dnnl_memory_desc_t *md)
 				      : md->dims[1] == 8  ? dnnl_aBcd8b
 							  : dnnl_format_tag_undef;
 	return one_block != dnnl_format_tag_undef &&
-	       dnnl_memory_desc_init_by_tag(&n, 4, md->dims, dnnl_f32,
+	       dnnl_memory_desc_init_by_tag(&n, 4, md->dims, md->data_type,
 					    one_block) == dnnl_success &&
 	       dnnl_memory_desc_equal(&n, md);
 }
@@ -870,7 +874,7 @@ static bool is_nhwc(const dnnl_memory_desc_t *md)
 /* The layout tensor io of c holds: NHWC (the primitive's) or row-major. */
 static const dnnl_memory_desc_t *conv_held(const ConvIo *c, int io)
 {
-	return c->nhwc[io] ? &c->inner[io] : &c->user[io];
+	return c->nhwc[io] ? &c->held[io] : &c->user[io];
 }
 
 static bool conv_reorders(const ConvIo *c, int io)
@@ -927,8 +931,8 @@ int dnnl_conv_build(RunCtx *s, Prepared *p, Task *t)
 		  (!k->z_copied ||
 		   reorder_step(k, conv_held(c, CONV_Z), BIND_IN, 3, NULL,
 				conv_held(c, CONV_Y), BIND_TMP, 2, NULL)) &&
-		  (!rx || reorder_step(k, &c->user[0], BIND_IN, 0, NULL,
-				       &c->inner[0], BIND_TMP, 0, NULL));
+		  (!rx || reorder_step(k, conv_held(c, CONV_X), BIND_IN, 0,
+				       NULL, &c->inner[0], BIND_TMP, 0, NULL));
 	if (!ok)
 		return error("oneDNN refused a reorder");
 	ok = finish(k, c->pd, &c->wu, c->w, 1.0f) &&
@@ -942,7 +946,7 @@ int dnnl_conv_build(RunCtx *s, Prepared *p, Task *t)
 	     add_arg(k, DNNL_ARG_DST, &c->inner[1], ry ? BIND_TMP : BIND_OUT,
 		     ry ? 1 : 0, NULL) == 0 &&
 	     (!ry || reorder_step(k, &c->inner[1], BIND_TMP, 1, NULL,
-				  &c->user[1], BIND_OUT, 0, NULL));
+				  conv_held(c, CONV_Y), BIND_OUT, 0, NULL));
 	return ok ? 0 : error("oneDNN refused a reorder");
 }
 
@@ -1007,8 +1011,11 @@ static void conv_prepare(DnnlKernel *k, dnnl_primitive_desc_t *pd,
 		*dnnl_primitive_desc_query_md(c->pd, dnnl_query_src_md, 0);
 	c->inner[CONV_Y] = c->inner[CONV_Z] =
 		*dnnl_primitive_desc_query_md(c->pd, dnnl_query_dst_md, 0);
-	for (int io = 0; io < 3; io++)
+	for (int io = 0; io < 3; io++) {
 		c->nhwc_ok[io] = is_nhwc(&c->inner[io]);
+		c->held[io] = c->inner[io];
+		c->held[io].data_type = c->user[io].data_type;
+	}
 	c->with_z = with_z;
 	c->one_pixel[CONV_X] = spatial_size(src) == 1;
 	c->one_pixel[CONV_Y] = c->one_pixel[CONV_Z] = spatial_size(dst) == 1;
@@ -1127,6 +1134,7 @@ static int64_t image_split(const Prepared *p, const Node *n,
  * (row-major src and dst, "any" layouts), for conv_make_pd. */
 typedef struct ConvDesc {
 	const ConvGeom *cg;
+	dnnl_data_type_t dt; /* of src and weights: f32, or bf16 */
 	bool transpose, bias, graph_input;
 	int64_t split;
 	dnnl_dims_t strides, dil, pl, pr;
@@ -1157,7 +1165,7 @@ static dnnl_primitive_desc_t conv_make_pd(const ConvDesc *c,
 	}
 	dnnl_convolution_desc_t d;
 	dnnl_memory_desc_t sn, dn; /* NHWC: the direct JIT kernels' */
-	if (reads_input_as_is(cg) && c->graph_input &&
+	if (c->dt == dnnl_f32 && reads_input_as_is(cg) && c->graph_input &&
 	    dnnl_memory_desc_init_by_tag(&dn, 4, c->dst.dims, dnnl_f32,
 					 cg->cout == 16 ? dnnl_aBcd16b
 							: dnnl_aBcd8b) ==
@@ -1168,7 +1176,7 @@ static dnnl_primitive_desc_t conv_make_pd(const ConvDesc *c,
 		    c->pr) == dnnl_success)
 		pd = conv_pd(&d, attr, true);
 	if (!pd && cg->nsp == 2 && md_nhwc(&sn, &c->src) &&
-	    md_nhwc(&dn, &c->dst) &&
+	    (sn.data_type = c->dt, md_nhwc(&dn, &c->dst)) &&
 	    dnnl_dilated_convolution_forward_desc_init(
 		    &d, dnnl_forward_inference, dnnl_convolution_direct, &sn,
 		    &c->wany, bias, &dn, c->strides, c->dil, c->pl,
@@ -1185,7 +1193,18 @@ static dnnl_primitive_desc_t conv_make_pd(const ConvDesc *c,
 	return pd;
 }
 
-int dnnl_fast_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+/* The least reduction length (input channels times the kernel's height;
+ * a MatMul's K) a node computes in bfloat16.  Below it the conversion
+ * and the rounding cost more than the faster multiply-adds give: PP-OCRv4
+ * det's early 1x1 convolutions of 16-48 channels at 160x160-320x320 made
+ * its probability map's relative L2 against float32 0.020 in bfloat16,
+ * 0.007 with them in float32. */
+#define BF16_MIN_K 64
+
+/* A (de)convolution on oneDNN: its src and weights in float32, or
+ * bfloat16 (float32 accumulation and Y) if bf16. */
+static int conv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
+		      bool bf16)
 {
 	const Node *n = t->n;
 	bool transpose = n->op == OP_ConvTranspose;
@@ -1207,11 +1226,20 @@ int dnnl_fast_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	if (cg.nsp < 1 || cg.nsp > 3 || cg.group < 1 || cg.cin % cg.group ||
 	    cg.cout % cg.group)
 		return 0;
+	/* bfloat16 gains where a multiply-add reads many channels
+	 * (BF16_MIN_K); a depthwise or few-channel convolution is
+	 * memory-bound, and its conversion costs more than bfloat16 saves
+	 * (det's 14 depthwise 3x3 in bfloat16: 11.8 ms a run against 1.8 in
+	 * float32) */
+	if (bf16 && cg.cin / cg.group * (cg.nsp ? cg.kernel[0] : 1) <
+			    BF16_MIN_K)
+		return 0;
 	int64_t sd[MAX_RANK], dd[MAX_RANK], wd[MAX_RANK], ws[MAX_RANK];
 	bool pad_covers = false;
 	/* (Z, which the tail may copy whole, keeps the batch together) */
 	int64_t split = z ? 1 : image_split(p, n, &cg);
 	ConvDesc cd = { .cg = &cg, .transpose = transpose, .split = split,
+			.dt = bf16 ? dnnl_bf16 : dnnl_f32,
 			.bias = b != NULL,
 			.graph_input = rt_in_val(p, n, 0)->kind == VAL_INPUT };
 	dnnl_dim_t *pl = cd.pl, *pr = cd.pr;
@@ -1252,6 +1280,7 @@ int dnnl_fast_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		  md_any(&cd.dany, cg.nsp + 2, dd) &&
 		  md_any(&cd.wany, wr, wd) && md_make(&wuser, wr, wd, ws) &&
 		  md_make(&cd.bmd, 1, &cout, NULL);
+	cd.sany.data_type = cd.wany.data_type = cd.dt;
 	/* Activations as post-ops, but as the tail (make_attr) where oneDNN
 	 * 2.6's brgconv with a sum and an eltwise post-op faults (SIGSEGV:
 	 * an output row reading only padding, a pad at least the window's
@@ -1266,6 +1295,8 @@ int dnnl_fast_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		dnnl_primitive_attr_destroy(attr);
 	}
 	ok = ok && pd;
+	/* bfloat16 on oneDNN's reference kernel: float32's rows do better */
+	ok = ok && (!bf16 || strncmp(impl_of(pd), "ref", 3));
 	/* a sum after activations that oneDNN has only its reference
 	 * kernel for: the reference kernel row instead */
 	ok = ok && (!z_after(n) || strncmp(impl_of(pd), "ref", 3)) &&
@@ -1280,6 +1311,17 @@ int dnnl_fast_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		conv_slots(t, k->conv);
 	}
 	return done(k, pd, attr, ok, fk);
+}
+
+int dnnl_fast_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	return conv_match(s, p, t, fk, false);
+}
+
+int dnnl_fast_conv_bf16(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	return t->n->reduced && rt_bf16(s->model) ? conv_match(s, p, t, fk, true)
+						  : 0;
 }
 
 /* ---- MatMul, Gemm, FusedMatMul, FusedGemm ------------------------------ */
@@ -1375,7 +1417,10 @@ static const void *gemm_bias(DnnlKernel *k, const Value *c, float beta,
 	return o;
 }
 
-int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+/* A MatMul or Gemm on oneDNN: A and B in float32, or (bf16: B a
+ * weight) both bfloat16, A converted into a temporary first. */
+static int matmul_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
+			bool bf16)
 {
 	const Node *n = t->n;
 	bool gemm = n->op == OP_Gemm || n->op == OP_FusedGemm;
@@ -1392,7 +1437,8 @@ int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	if (gemm && d.beta == 0.0f)
 		c = NULL;
 	const void *w = weight_data(b);
-	if ((d.alpha != 1.0f && !w) || shape_numel(&y->shape) == 0)
+	if ((d.alpha != 1.0f && !w) || shape_numel(&y->shape) == 0 ||
+	    (bf16 && (!w || d.a[d.rank - 1] < BF16_MIN_K)))
 		return 0;
 	DnnlKernel *k = kernel_new(s, p, 2.0 * (double)shape_numel(&y->shape) *
 					      (double)d.a[d.rank - 1]);
@@ -1402,17 +1448,22 @@ int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	const void *cdata = c ? gemm_bias(k, c, d.beta, &cfixed) : NULL;
 	if (c && d.beta != 1.0f && !cdata)
 		return done(k, NULL, NULL, false, fk);
-	dnnl_memory_desc_t src, wu, wany, dst, bias;
+	dnnl_memory_desc_t src, a16, wu, wany, dst, bias;
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_matmul_desc_t md;
 	bool ok = md_make(&src, d.rank, d.a, d.as) &&
+		  md_make(&a16, d.rank, d.a, NULL) &&
 		  md_make(&wu, d.rank, d.b, d.bs) &&
 		  (w ? md_any(&wany, d.rank, d.b) : (wany = wu, true)) &&
 		  md_make(&dst, d.rank, d.y, NULL) &&
-		  md_make(&bias, d.rank, d.c, NULL) &&
-		  dnnl_matmul_desc_init(&md, &src, &wany, c ? &bias : NULL,
-					&dst) == dnnl_success;
+		  md_make(&bias, d.rank, d.c, NULL);
+	a16.data_type = dnnl_bf16;
+	if (bf16)
+		wany.data_type = dnnl_bf16;
+	ok = ok && dnnl_matmul_desc_init(&md, bf16 ? &a16 : &src, &wany,
+					 c ? &bias : NULL,
+					 &dst) == dnnl_success;
 	for (int pass = 0; ok; pass++) { /* as dnnl_fast_conv's */
 		attr = make_attr(n, false, !pass, k);
 		if (!attr || dnnl_primitive_desc_create(&pd, &md, attr, engine,
@@ -1423,12 +1474,22 @@ int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		dnnl_primitive_desc_destroy(pd);
 		dnnl_primitive_attr_destroy(attr);
 	}
-	ok = ok && pd &&
+	/* bfloat16: A converted first, into BIND_TMP 0 */
+	k->tmp_bytes[0] = bf16 ? dnnl_memory_desc_get_size(&a16) : 0;
+	if (ok && pd && bf16) {
+		arena_alloc(k->scratch, tmp_total(k));
+		arena_reset(k->scratch);
+	}
+	ok = ok && pd && (!bf16 || strncmp(impl_of(pd), "ref", 3)) &&
 		  dnnl_stream_create(&k->stream, engine,
 				     dnnl_stream_default_flags) ==
 			  dnnl_success &&
+		  (!bf16 || reorder_step(k, &src, BIND_IN, 0, NULL, &a16,
+					 BIND_TMP, 0, NULL)) &&
 		  finish(k, pd, &wu, w, d.alpha) &&
-		  add_arg(k, DNNL_ARG_SRC, &src, BIND_IN, 0, NULL) == 0 &&
+		  add_arg(k, DNNL_ARG_SRC,
+			  bf16 ? &a16 : &src, bf16 ? BIND_TMP : BIND_IN, 0,
+			  NULL) == 0 &&
 		  (w || add_arg(k, DNNL_ARG_WEIGHTS, &wu, BIND_IN, 1, NULL) ==
 				0) &&
 		  (!c || add_arg(k, DNNL_ARG_BIAS, &bias,
@@ -1436,6 +1497,18 @@ int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 				 0) &&
 		  add_arg(k, DNNL_ARG_DST, &dst, BIND_OUT, 0, NULL) == 0;
 	return done(k, pd, attr, ok, fk);
+}
+
+int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	return matmul_match(s, p, t, fk, false);
+}
+
+int dnnl_fast_matmul_bf16(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	return t->n->reduced && rt_bf16(s->model)
+		       ? matmul_match(s, p, t, fk, true)
+		       : 0;
 }
 
 /* ---- MaxPool, AveragePool, GlobalAveragePool ---------------------------- */

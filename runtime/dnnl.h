@@ -22,9 +22,13 @@
 
 /* Conv, ConvTranspose, FusedConv. */
 int dnnl_fast_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* The same in bfloat16 (float32 accumulation and output), for a node
+ * marked reduced where the CPU computes bfloat16 (rt_bf16). */
+int dnnl_fast_conv_bf16(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int dnnl_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* MatMul, Gemm, FusedMatMul, FusedGemm. */
 int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int dnnl_fast_matmul_bf16(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* What a oneDNN kernel does, once built: the
  * images it runs one at a time (1: the batch at once) and, for a
  * convolution, whether it reorders X in and Y out and oneDNN's name of

@@ -258,6 +258,18 @@ static const KernelRow rows[] = {
 		"chan.resize"),
 	PLAIN(Gather, ANY, ROWS, direct_gather, "direct.gather"),
 	{ KR_ANY_OP, KB_PLAIN, ANY, EITHER, direct_view, NULL, "direct.view" },
+	/* before the float32 kernels: a node marked reduced, where the CPU
+	 * computes bfloat16 (rt_bf16) */
+	DNNL_B(Conv, F32, EITHER, dnnl_fast_conv_bf16, dnnl_conv_build,
+	       "dnnl.conv.bf16"),
+	DNNL_B(FusedConv, F32, EITHER, dnnl_fast_conv_bf16, dnnl_conv_build,
+	       "dnnl.conv.bf16"),
+	DNNL_B(ConvTranspose, F32, EITHER, dnnl_fast_conv_bf16,
+	       dnnl_conv_build, "dnnl.deconv.bf16"),
+	DNNL(MatMul, F32, ROWS, dnnl_fast_matmul_bf16, "dnnl.matmul.bf16"),
+	DNNL(FusedMatMul, F32, ROWS, dnnl_fast_matmul_bf16, "dnnl.matmul.bf16"),
+	DNNL(Gemm, F32, ROWS, dnnl_fast_matmul_bf16, "dnnl.gemm.bf16"),
+	DNNL(FusedGemm, F32, ROWS, dnnl_fast_matmul_bf16, "dnnl.gemm.bf16"),
 	PLAIN_B(Conv, F32, EITHER, chan_pw_conv, chan_pw_conv_build,
 		"chan.pwconv"),
 	PLAIN_B(FusedConv, F32, EITHER, chan_pw_conv, chan_pw_conv_build,

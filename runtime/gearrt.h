@@ -195,6 +195,16 @@ GEARRT_API gearrt_status gearrt_input_info(const gearrt_model *model, size_t i,
 GEARRT_API gearrt_status gearrt_output_info(const gearrt_model *model, size_t i,
 				 gearrt_tensor *info);
 
+/* The precision a model computes in on this CPU, one line: "float32"
+ * for a file compiled without a reduced-precision mode, else its mode
+ * and what this CPU does with it: "allow_mix_precision_bf16: bfloat16
+ * on this CPU (avx512_bf16 amx_bf16) for the 63 nodes marked, where a
+ * kernel gains by it" (GEARRT_PROFILE names the kernels that did:
+ * dnnl.conv.bf16, dnnl.matmul.bf16, ...), or "...: float32 (this CPU
+ * has no AVX512_BF16 or AMX-BF16)"; a float16 mode computes in bfloat16
+ * (oneDNN 2.6 computes no float16 on CPUs) and says so. */
+GEARRT_API const char *gearrt_model_precision(const gearrt_model *model);
+
 /* Gears: 0 for a static compile.  Gear g's dims are the values of the -1
  * dims of every input, inputs in order, axes in order; *count of them. */
 GEARRT_API size_t gearrt_gear_count(const gearrt_model *model);

@@ -61,6 +61,53 @@ int gearrt_wait_policy_exec(char **argv)
 	return -1;
 }
 
+/* Nodes of the file marked reduced, in every graph. */
+static size_t reduced_nodes(const Gearom__Model *m)
+{
+	size_t n = 0;
+	for (size_t g = 0; g < m->n_graphs; g++)
+		for (size_t i = 0; i < m->graphs[g]->n_nodes; i++)
+			n += m->graphs[g]->nodes[i]->reduced;
+	return n;
+}
+
+const char *gearrt_model_precision(const gearrt_model *md)
+{
+	static _Thread_local char buf[256];
+	const Gearom__Precision *p = md ? md->f.model->precision : NULL;
+	if (!p || !p->has_dtype || !p->dtype) {
+		snprintf(buf, sizeof(buf), "%s%sfloat32",
+			 p && p->mode ? p->mode : "", p ? ": " : "");
+		return buf;
+	}
+	size_t n = reduced_nodes(md->f.model);
+	const char *half = p->dtype == DT_FLOAT16
+				   ? ", float16 asked: oneDNN 2.6 computes "
+				     "none on CPUs"
+				   : "";
+	if (rt_bf16(md))
+		snprintf(buf, sizeof(buf), "%s: bfloat16 on this CPU (%s%s%s) for "
+			 "the %zu nodes marked, where a kernel gains by it",
+			 p->mode, cpu_has(CPU_AVX512BF16) ? "avx512_bf16" : "",
+			 cpu_has(CPU_AVX512BF16) && cpu_has(CPU_AMX_BF16) ? " "
+									  : "",
+			 cpu_has(CPU_AMX_BF16) ? "amx_bf16" : "", n);
+	else
+		snprintf(buf, sizeof(buf), "%s: float32 (this CPU has no "
+			 "AVX512_BF16 or AMX-BF16)", p->mode);
+	if (*half && strlen(buf) + strlen(half) + 1 < sizeof(buf))
+		strcat(buf, half);
+	return buf;
+}
+
+bool rt_bf16(const gearrt_model *md)
+{
+	const Gearom__Precision *p = md->f.model->precision;
+	return p && p->has_dtype &&
+	       (p->dtype == DT_BFLOAT16 || p->dtype == DT_FLOAT16) &&
+	       (cpu_has(CPU_AVX512BF16) || cpu_has(CPU_AMX_BF16));
+}
+
 const char *gearrt_dtype_name(int32_t dtype)
 {
 	return dtype_valid(dtype) ? dtype_name(dtype) : NULL;

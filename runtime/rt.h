@@ -274,6 +274,10 @@ void rt_ctx_free(RunCtx *s);
 /* The context session s's last run used (its first before any run): for
  * tests that look at what a run prepared. */
 RunCtx *rt_session_ctx(const gearrt_session *s);
+/* Whether md's nodes marked reduced compute in bfloat16: its precision
+ * mode allows bfloat16 or float16 (oneDNN 2.6 computes no float16 on
+ * CPUs) and the CPU has AVX512_BF16 or AMX-BF16, within the ISA cap. */
+bool rt_bf16(const gearrt_model *md);
 /* The threads' output slots the session holds (tests). */
 int rt_session_slots(const gearrt_session *s);
 

@@ -95,6 +95,12 @@ static int check_weight(const FileCheck *c, const Gearom__Weight *w)
 			     MAX_RANK);
 	if (om_check_shape((int32_t)w->n_dims, w->n_dims, w->dims, 0) < 0)
 		return -1;
+	if (w->has_stored_dtype &&
+	    (w->stored_dtype != DT_FLOAT16 || w->dtype != DT_FLOAT ||
+	     w->has_data))
+		return error("stored dtype %d for a %s weight: only float32 "
+			     "weights in WEIGHTS may be stored as float16",
+			     w->stored_dtype, dtype_name(w->dtype));
 	if (w->has_data) { /* inline: no place in WEIGHTS */
 		if (w->dtype == DT_STRING)
 			return error("a string constant cannot be inline");
@@ -119,7 +125,11 @@ static int check_weight(const FileCheck *c, const Gearom__Weight *w)
 	if (w->dtype == DT_STRING)
 		return c->w ? check_strings(c->w + w->offset, w->size, numel)
 			    : 0;
-	if (!mul_nonneg_i64(numel, (int64_t)dtype_size(w->dtype), &bytes))
+	if (!mul_nonneg_i64(numel,
+			    (int64_t)dtype_size(w->has_stored_dtype
+						? w->stored_dtype
+						: w->dtype),
+			    &bytes))
 		return error("byte size overflows");
 	if ((uint64_t)bytes != w->size)
 		return error("size is %llu bytes, its dtype and dims need %lld",
@@ -132,6 +142,40 @@ static int check_weight(const FileCheck *c, const Gearom__Weight *w)
 			return error("bool element %llu is byte %u, expected 0 "
 				     "or 1", (unsigned long long)k, b[k]);
 	return 0;
+}
+
+/* A weight's bytes in WEIGHTS, for the overlap check. */
+typedef struct Span {
+	uint64_t off, end;
+	size_t k;
+} Span;
+
+static int by_offset(const void *a, const void *b)
+{
+	const Span *x = a, *y = b;
+	return x->off != y->off ? (x->off > y->off) - (x->off < y->off)
+				: (x->k > y->k) - (x->k < y->k);
+}
+
+/* No two weights share a byte of WEIGHTS: a reader may release a
+ * weight's bytes once it has read them (a float16 weight widened). */
+static int check_weight_overlap(const Gearom__Model *m)
+{
+	Span *sp = xmalloc((m->n_weights + 1) * sizeof(Span));
+	size_t n = 0;
+	for (size_t k = 0; k < m->n_weights; k++) {
+		const Gearom__Weight *w = m->weights[k];
+		if (!w->has_data && w->size) /* offset + size: checked */
+			sp[n++] = (Span){ w->offset, w->offset + w->size, k };
+	}
+	qsort(sp, n, sizeof(*sp), by_offset);
+	int rc = 0;
+	for (size_t i = 1; i < n && !rc; i++)
+		if (sp[i].off < sp[i - 1].end)
+			rc = error("weights %zu and %zu share bytes of WEIGHTS",
+				   sp[i - 1].k, sp[i].k);
+	free(sp);
+	return rc;
 }
 
 /* ---- graphs ------------------------------------------------------------ */
@@ -279,6 +323,10 @@ static int check_node(const FileCheck *c, int32_t gi, const Gearom__Node *n)
 	for (size_t k = 0; k < n->n_attrs; k++)
 		if (check_attr(c, gi, n->attrs[k]) < 0)
 			return error_prefix("attribute %zu", k);
+	const Gearom__Precision *p = c->m->precision;
+	if (n->reduced && (!p || !p->has_dtype || !p->dtype))
+		return error("marked reduced, but the file has no "
+			     "reduced-precision mode");
 	return 0;
 }
 
@@ -655,6 +703,20 @@ static int check_gear_table(FileCheck *c)
 
 /* ---- the model --------------------------------------------------------- */
 
+/* The precision mode: a name, and bfloat16, float16 or none. */
+static int check_precision(const Gearom__Precision *p)
+{
+	if (!p)
+		return 0;
+	if (!p->mode || !*p->mode)
+		return error("precision: no mode");
+	if (p->has_dtype && p->dtype && p->dtype != DT_BFLOAT16 &&
+	    p->dtype != DT_FLOAT16)
+		return error("precision: dtype %d, expected bfloat16 (16) or "
+			     "float16 (10)", p->dtype);
+	return 0;
+}
+
 static int check_header(const Gearom__Model *m)
 {
 	const Gearom__Source *s = m->source;
@@ -758,6 +820,8 @@ static int check_all(FileCheck *c)
 	for (size_t k = 0; k < m->n_weights; k++)
 		if (check_weight(c, m->weights[k]) < 0)
 			return error_prefix("weight %zu", k);
+	if (check_weight_overlap(m) < 0 || check_precision(m->precision) < 0)
+		return -1;
 	c->refs = xcalloc(m->n_graphs, 1);
 	c->depth = xcalloc(m->n_graphs + 1, sizeof(int32_t));
 	for (size_t k = 0; k < m->n_graphs; k++)

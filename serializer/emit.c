@@ -39,6 +39,7 @@
 	X(tensor, type) X(tensor, dim_params)                               \
 	X(node, name) X(node, op_type) X(node, domain) X(node, inputs)      \
 	X(node, outputs) X(node, attrs) X(node, label) X(node, fused)       \
+	X(node, reduced)                                                    \
 	X(attribute, name) X(attribute, type) X(attribute, f)               \
 	X(attribute, i) X(attribute, s) X(attribute, t) X(attribute, g)     \
 	X(attribute, floats) X(attribute, ints) X(attribute, strings)       \
@@ -459,6 +460,8 @@ static uint8_t *emit_node(Emit *e, uint8_t *q, const Node *n)
 	for (int32_t k = 0; k < n->nfused; k++)
 		q = put_str(room(b, q, str_room(n->fused[k])), KEY(node, fused),
 			    n->fused[k]);
+	if (n->reduced)
+		q = put_int(room(b, q, FIELD_MAX), KEY(node, reduced), 1);
 	return close_field(b, q, at);
 }
 

@@ -239,6 +239,9 @@ static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 		return -1;
 	if (t->folded && t->dtype != DT_STRING)
 		return folded_weight_of(L, t, out);
+	bool half = t->from_half && t->dtype == DT_FLOAT; /* as it came */
+	if (half)
+		size /= 2;
 	off = om_align(L->wsize);
 	if (off < L->wsize || __builtin_add_overflow(off, size, &L->wsize) ||
 	    L->nw == INT32_MAX)
@@ -248,6 +251,8 @@ static int weight_of(Lower *L, const Tensor *t, int32_t *out)
 	w->has_dtype = 1;
 	w->dtype = t->dtype;
 	w->dims = dims_dup(L->a, &t->shape, &w->n_dims);
+	w->has_stored_dtype = half;
+	w->stored_dtype = half ? DT_FLOAT16 : 0;
 	w->has_offset = w->has_size = 1;
 	w->offset = off;
 	w->size = size;
@@ -630,6 +635,19 @@ static int check_root_io(const Graph *g)
 	return 0;
 }
 
+static void lower_precision(Lower *L, Gearom__Model *msg)
+{
+	const Model *m = L->m;
+	if (!m->precision_mode)
+		return;
+	Gearom__Precision *p = NEW(L->a, Gearom__Precision,
+				   GEAROM__PRECISION__INIT);
+	p->mode = arena_strdup(L->a, m->precision_mode);
+	p->has_dtype = m->reduced != 0;
+	p->dtype = m->reduced;
+	msg->precision = p;
+}
+
 static void lower_batch_rows(Lower *L, Gearom__Model *msg)
 {
 	const BatchRows *br = L->m->batch_rows;
@@ -692,6 +710,7 @@ int om_lower(OmLowered *l, const Model *m)
 	lower_io(&L, msg);
 	lower_gear_outputs(&L, msg);
 	lower_batch_rows(&L, msg);
+	lower_precision(&L, msg);
 	index_release(&L.gmap);
 
 	l->msg = msg;

@@ -220,8 +220,24 @@ static void sink_pad_to(Sink *s, uint64_t off)
 	}
 }
 
+/* n float32 values, each a float16 number, as float16 (exact). */
+static void put_half(Sink *s, const float *x, size_t n)
+{
+	uint16_t buf[4096];
+	for (size_t i = 0; i < n; i += 4096) {
+		size_t k = n - i < 4096 ? n - i : 4096;
+		for (size_t j = 0; j < k; j++)
+			buf[j] = minifloat_from(x[i + j], 5, 10);
+		sink_put(s, buf, k * sizeof(uint16_t));
+	}
+}
+
 static void put_tensor(Sink *s, const Tensor *t)
 {
+	if (t->from_half && t->dtype == DT_FLOAT) { /* Weight.stored_dtype */
+		put_half(s, t->data, t->nbytes / sizeof(float));
+		return;
+	}
 	if (t->dtype != DT_STRING) {
 		sink_put(s, t->data, t->nbytes);
 		return;

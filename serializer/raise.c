@@ -47,6 +47,21 @@ static const Tensor *raise_weight(Raise *R, const Gearom__Weight *w)
 	} else if (w->dtype == DT_STRING) {
 		t->nbytes = (size_t)numel * sizeof(Bytes);
 		t->data = unpack_strings(R, R->f->weights + w->offset, numel);
+	} else if (w->has_stored_dtype) { /* float16 bytes, widened */
+		const uint16_t *h = (const void *)(R->f->weights + w->offset);
+		float *f = arena_array(R->a, (size_t)numel + 1, sizeof(float));
+		for (int64_t i = 0; i < numel; i++)
+			f[i] = (float)minifloat_to(h[i], 5, 10);
+		t->nbytes = (size_t)numel * sizeof(float);
+		t->data = f;
+		t->from_half = true;
+		/* a runtime's file: the float16 bytes are read for the last
+		 * time (no two weights overlap: check.c) */
+		if (R->f->in_arena)
+			filemap_drop((FileMap *)(uintptr_t)&R->f->map,
+				     (size_t)(R->f->weights - R->f->map.data) +
+					     (size_t)w->offset,
+				     (size_t)w->size);
 	} else {
 		t->nbytes = (size_t)w->size;
 		t->data = w->size ? R->f->weights + w->offset
@@ -157,6 +172,7 @@ static void raise_node(Raise *R, Graph *g, const Gearom__Node *x)
 		n->outputs[k] = x->outputs[k];
 	if (x->label)
 		n->label = arena_strdup(g->arena, x->label);
+	n->reduced = x->has_reduced && x->reduced;
 	if (x->n_fused) {
 		n->fused = arena_array(g->arena, x->n_fused, sizeof(char *));
 		for (size_t k = 0; k < x->n_fused; k++)

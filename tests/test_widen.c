@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "compiler/ir.h"
+#include "omedit.h"
 #include "runtime/gearrt.h"
 #include "runtime/rt.h"
 #include "testrun.h"
@@ -214,12 +215,18 @@ Test(widen, weights_widened_once_for_all_gears)
 	weights_of(half, &hc, &hb);
 	weights_of(twin, &tc, &tb);
 	weights_of(kept, &kc, &kb);
-	/* both gears read one float32 copy, as the twin's do */
+	/* both gears read one copy, as the twin's do, stored as the float16
+	 * it was: half the twin's bytes (an alignment's worth more) */
 	cr_expect_eq(hc, tc);
-	cr_expect_eq(hb, tb);
-	/* --keep-fp16 stores the model's float16 weights as they are */
+	cr_expect_leq(hb, tb / 2 + 64 * hc, "%ld bytes, the twin's %ld", hb,
+		      tb);
+	Run d = run_gearc("dump", half);
+	cr_expect(strstr(d.out, "float32 stored as float16"), "%s", d.out);
+	run_free(&d);
+	/* --keep-fp16 stores the model's float16 weights as they are: as
+	 * many bytes as the widened ones' float16 */
 	cr_expect_eq(kc, 7); /* and the Constant's 0.5, not folded */
-	cr_expect_lt(kb, hb / 2 + 64);
+	cr_expect_leq(kb, hb + 64, "%ld, widened %ld", kb, hb);
 	Run r = run_gearc("dump", kept);
 	cr_expect(strstr(r.out, "keep_fp16"), "%s", r.out);
 	run_free(&r);
@@ -296,4 +303,47 @@ Test(widen, cast_fast_path_matches_the_reference_kernel)
 	free(om);
 	remove_tree(dir);
 	free(dir);
+}
+
+/* A file's float16-stored weights as the reader checks them: a stored
+ * dtype other than float16, a size for float32, two weights sharing
+ * bytes (a reader releases a widened weight's bytes) are refused. */
+Test(widen, float16_stored_weights_are_checked)
+{
+	Fx x = fx_compile("fp16_half.onnx", "x:-1,3,16,16",
+			  "--dynamic_batch_size=1,2");
+	Gearom__Model *m = x.f.model;
+	size_t a = m->n_weights, b = m->n_weights;
+	for (size_t k = 0; k < m->n_weights; k++)
+		if (m->weights[k]->has_stored_dtype)
+			a < m->n_weights ? (void)(b = b < m->n_weights ? b : k)
+					 : (void)(a = k);
+	cr_assert(a < m->n_weights && b < m->n_weights,
+		  "two weights stored as float16");
+	Gearom__Weight *w = m->weights[a], keep = *w;
+	static const char *const want[] = {
+		"stored dtype 1 for a float32 weight",
+		"its dtype and dims need",
+		"share bytes of WEIGHTS",
+	};
+	for (int c = 0; c < 3; c++) {
+		*w = keep;
+		uint64_t off = m->weights[b]->offset;
+		if (c == 0)
+			w->stored_dtype = DT_FLOAT;
+		else if (c == 1)
+			w->has_stored_dtype = 0;
+		else
+			m->weights[b]->offset = w->offset;
+		omedit_write(x.data, m, x.om);
+		m->weights[b]->offset = off;
+		gearrt_model *md = NULL;
+		cr_expect_eq(gearrt_model_open(x.om, &md), GEARRT_E_FILE,
+			     "case %d opened", c);
+		cr_expect(strstr(gearrt_last_error(), want[c]), "case %d: %s",
+			  c, gearrt_last_error());
+		gearrt_model_close(md);
+	}
+	*w = keep;
+	fx_free(&x);
 }
