@@ -250,7 +250,7 @@ Test(cli_small, bash_completion_completes)
 		{ "gearc co", "compile compare" },
 		{ "gearc run x.om --war", "--warmup=" },
 		{ "gearc dump --format = j", "json" },
-		{ "gearc --mod", "--model= --mode=" },
+		{ "gearc --mod", "--model= --mode= --modify_mixlist=" },
 		{ "gearc run x.om --pad", "--pad-batch" },
 		{ "gearc compare --r", "--rtol=" },
 	};

@@ -17,7 +17,7 @@
 static char *compile_prec(const char *dir, const char *name,
 			  const char *const *flags)
 {
-	const char *extra[8] = { "--input_shape=x:-1,16,16,16",
+	const char *extra[8] = { "--input_shape=x:-1,32,16,16",
 				 "--dynamic_batch_size=1,4" };
 	int n = 2;
 	for (; flags && *flags && n < 7; flags++)
@@ -86,17 +86,17 @@ Test(precision, flag_errors_name_the_flag_and_what_was_expected)
 	char *out = path_in(dir, "x"), oflag[1100];
 	snprintf(oflag, sizeof(oflag), "--output=%s", out);
 	Run r = run_gearc("--model=tests/fixtures/prec_cnn.onnx", oflag,
-			  "--input_shape=x:1,16,16,16",
+			  "--input_shape=x:1,32,16,16",
 			  "--precision_mode=allow_bf16");
 	expect_error(&r, 2, "--precision_mode: 'allow_bf16' is not one of "
 			    "force_fp32");
 	run_free(&r);
 	r = run_gearc("--model=tests/fixtures/prec_cnn.onnx", oflag,
-		      "--input_shape=x:1,16,16,16", "--keep_dtype=k.txt");
+		      "--input_shape=x:1,32,16,16", "--keep_dtype=k.txt");
 	expect_error(&r, 2, "--keep_dtype needs --precision_mode");
 	run_free(&r);
 	r = run_gearc("--model=tests/fixtures/prec_cnn.onnx", oflag,
-		      "--input_shape=x:1,16,16,16",
+		      "--input_shape=x:1,32,16,16",
 		      "--precision_mode=allow_mix_precision_bf16",
 		      "--keep_dtype=/nonexistent/k.txt");
 	expect_error(&r, 1, "--keep_dtype: cannot open '/nonexistent/k.txt'");
@@ -105,13 +105,13 @@ Test(precision, flag_errors_name_the_flag_and_what_was_expected)
 	char *bad = path_in(dir, "bad.json"), mflag[1100];
 	snprintf(mflag, sizeof(mflag), "--modify_mixlist=%s", bad);
 	r = run_gearc("--model=tests/fixtures/prec_cnn.onnx", oflag,
-		      "--input_shape=x:1,16,16,16",
+		      "--input_shape=x:1,32,16,16",
 		      "--precision_mode=allow_mix_precision_bf16", mflag);
 	expect_error(&r, 1, "\"white-list\" is not an object");
 	run_free(&r);
 	/* float16 modes: bfloat16 on the CPU, said at compile time */
 	r = run_gearc("--model=tests/fixtures/prec_cnn.onnx", oflag,
-		      "--input_shape=x:1,16,16,16",
+		      "--input_shape=x:1,32,16,16",
 		      "--precision_mode=force_fp16");
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.err, "oneDNN 2.6 computes no float16 on CPUs"),
@@ -132,11 +132,11 @@ static float *run_y(const char *om, size_t *n)
 	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
 		     gearrt_last_error());
 	cr_assert_eq(gearrt_session_create(m, &o, &s), GEARRT_OK);
-	static float x[4 * 16 * 16 * 16];
+	static float x[4 * 32 * 16 * 16];
 	for (size_t i = 0; i < sizeof(x) / sizeof(*x); i++)
 		x[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
 	gearrt_tensor in = { .dtype = GEARRT_FLOAT32, .rank = 4,
-			     .dims = { 4, 16, 16, 16 }, .data = x,
+			     .dims = { 4, 32, 16, 16 }, .data = x,
 			     .size = sizeof(x) };
 	gearrt_tensor out = { 0 };
 	cr_assert_eq(gearrt_run(s, &in, 1, &out, 1), GEARRT_OK, "%s",
@@ -232,7 +232,7 @@ Test(precision, without_bfloat16_the_file_runs_in_float32)
 /* A node marked reduced in a file without a reduced mode is refused. */
 Test(precision, a_reduced_node_needs_a_reduced_mode)
 {
-	Fx x = fx_compile("prec_cnn.onnx", "x:1,16,16,16", NULL);
+	Fx x = fx_compile("prec_cnn.onnx", "x:1,32,16,16", NULL);
 	Gearom__Graph *g = x.f.model->graphs[x.f.model->root];
 	g->nodes[0]->has_reduced = g->nodes[0]->reduced = 1;
 	omedit_write(x.data, x.f.model, x.om);
