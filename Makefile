@@ -561,6 +561,7 @@ REAL_CHUNKED := @imgly/background-removal-data@1.4.5:imgly-background-removal-da
 
 bench-real: real-models
 	node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR)
+	$(PYTHON) tests/check_precision_real.py $(BUILD) $(REAL_DIR)
 
 # The same beside a process spinning on one core (a server's other
 # tenant): every gear of det, rec, cls and vad5 (BENCH_ORT_ONLY chooses
@@ -594,13 +595,15 @@ real-models: $(BUILD)/bench_run $(BUILD)/gearc
 # Real architectures through torch.onnx.export (tests/gen_real_torch.py:
 # CNNs, ViT, a BERT-style encoder, nn.TransformerEncoder, GRU/LSTM, an MLP)
 # into $(REAL_DIR)/torch, once; Debian's python3-torch and
-# python3-torchvision, installed here when run as root.
+# python3-torchvision, installed here when run as root, with python3-pil
+# and fonts-dejavu-core for tests/check_precision_real.py's rendered text.
 TORCH_OK = $(shell $(PYTHON) -c 'import torch, torchvision' 2>/dev/null \
 	     && echo 1)
 torch-models:
 	@if [ -z "$(TORCH_OK)" ] && [ "$$(id -u)" = 0 ]; then \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-	        python3-torch python3-torchvision >/dev/null; fi
+	        python3-torch python3-torchvision python3-pil \
+	        fonts-dejavu-core >/dev/null; fi
 	@$(PYTHON) -c 'import torch, torchvision' 2>/dev/null || { \
 	    echo "bench-real: the torch exports need python3-torch and" \
 	         "python3-torchvision (apt-get install python3-torch" \

@@ -78,6 +78,13 @@ let PEAK = 0; /* GFLOP/s of one thread: bench_run -p, in main */
  * Runtime its own mix of float16 and float32: FP16_L2, from measurement
  * (README.md, make bench-real). */
 const DYNQ_L2 = 0.05, FP16_L2 = 5e-3;
+/* The bfloat16 rows (--precision_mode=allow_mix_precision_bf16) against
+ * ONNX Runtime's float32: on the bench's random inputs a detector's map
+ * is near zero everywhere, where relative L2 says little; the rendered
+ * text of tests/check_precision_real.py is what judges their accuracy
+ * (man gearc, PRECISION).  Here the bound only catches a broken kernel. */
+const BF16_L2 = 0.5;
+const BF16 = '--precision_mode=allow_mix_precision_bf16';
 const BLOCK = 5; /* runs of one engine in a row, the first not counted */
 /* Between blocks of a cell of 2 threads, both engines idle this long:
  * after a run each keeps its worker spinning a while (libgomp's
@@ -133,6 +140,12 @@ const REAL = [
 		'--input_value=sr:16000', '--dynamic_dims=1,1;4,4'] },
 	{ key: 'vad_old', model: VAD + 'silero_vad_legacy.onnx', args: [
 		'--input_shape=input:1,512;sr:;h:2,1,64;c:2,1,64'] },
+	{ key: 'det-bf16', model: OCR + 'ch_PP-OCRv4_det_infer.onnx', args: [
+		'--input_shape=x:1,3,640,640', BF16], l2: BF16_L2 },
+	{ key: 'rec-bf16', model: OCR + 'ch_PP-OCRv4_rec_infer.onnx', args: [
+		'--input_shape=x:8,3,48,640', BF16], l2: BF16_L2 },
+	{ key: 'cls-bf16', model: OCR + 'ch_ppocr_mobile_v2.0_cls_infer.onnx',
+	  args: ['--input_shape=x:6,3,48,192', BF16], l2: BF16_L2 },
 	{ key: 'isnet-fp16', model: ISNET + 'isnet-fp16.onnx',
 	  chunks: '/models/medium', args: [], l2: FP16_L2, twin: true },
 	{ key: 'isnet-u8', model: ISNET + 'isnet-u8.onnx',
@@ -540,13 +553,19 @@ function print(row) {
 function torchCases(dir) {
 	if (!fs.existsSync(dir))
 		return [];
-	return fs.readdirSync(dir).filter(f => f.endsWith('.json')).sort()
-		.map(f => {
+	const cases = fs.readdirSync(dir).filter(f => f.endsWith('.json'))
+		.sort().map(f => {
 			const e = JSON.parse(fs.readFileSync(path.join(dir, f),
 							     'utf8'));
 			return { key: f.slice(0, -5), model: e.model,
 				 args: e.args, path: path.join(dir, e.model) };
 		});
+	/* the transformers in bfloat16 too, beside their float32 rows */
+	for (const c of [...cases])
+		if (['bert', 'encoder', 'vit_s'].includes(c.key))
+			cases.push({ ...c, key: c.key + '-bf16',
+				     args: [...c.args, BF16], l2: BF16_L2 });
+	return cases;
 }
 
 /* make bench's models: the fixtures of expected.json and bench_{cnn,tf} */
