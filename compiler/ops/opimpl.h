@@ -442,6 +442,9 @@ int conv_like(OpCtx *c, int xi, int wi, int bi, int dt);
 int infer_qlinear_conv(OpCtx *c);
 int infer_conv_transpose(OpCtx *c);
 int infer_lppool(OpCtx *c);
+/* MaxPool's and AveragePool's output shape *y for an input of shape x
+ * ([N, C, spatial...]) from the node's window attributes. */
+int nn_pool_dims(OpCtx *c, const Shape *x, Shape *y);
 int infer_max_roi_pool(OpCtx *c);
 int infer_roi_align(OpCtx *c);
 int infer_max_unpool(OpCtx *c);
@@ -477,6 +480,14 @@ int run_layer_norm(OpCtx *c);
 int run_lrn(OpCtx *c);
 int run_mvn(OpCtx *c);
 int run_lp_norm(OpCtx *c);
+/* AveragePool of the node's window attributes on floats xf of shape x
+ * into yf (zeroed) of shape y. */
+int nn_avg_pool(OpCtx *c, const Shape *x, const Shape *y, const float *xf,
+		float *yf, bool count_pad);
+/* f (floats of shape t) broadcast to the dims tail[0..n) into out[]
+ * (f NULL: every value is fill): LayerNormalization's Scale and B. */
+void nn_expand_tail(const float *f, const Shape *t, const int64_t *tail,
+		    int32_t n, float fill, float *out);
 /* Tensor t as floats: its data if float, else a converted copy in
  * scratch memory; NULL with an error if out of memory. */
 const float *nn_floats(OpCtx *c, const Tensor *t);
@@ -706,6 +717,83 @@ int infer_fused_matmul(OpCtx *c);
 int run_fused_matmul(OpCtx *c);
 int infer_fused_activation(OpCtx *c);
 int run_fused_activation(OpCtx *c);
+
+/* -- ONNX Runtime's contrib ops (ops.h GEARC_MS_OPS): contrib.c ---------- */
+
+/* Node n, just imported (its attributes read): ONNX Runtime's FusedConv
+ * or FusedGemm gets gearc's attributes (activations, activation_params)
+ * and domain; other nodes are left as they are.  -1 with an error
+ * naming the node if its activation is not one gearc has. */
+int contrib_import(Graph *g, Node *n);
+int infer_ms_gelu(OpCtx *c); /* Gelu, BiasGelu, FastGelu, QuickGelu */
+int run_ms_gelu(OpCtx *c);
+int infer_ms_bias_add(OpCtx *c);
+int run_ms_bias_add(OpCtx *c);
+/* SkipLayerNormalization, SkipSimplifiedLayerNormalization */
+int infer_ms_skip_norm(OpCtx *c);
+int run_ms_skip_norm(OpCtx *c);
+int infer_ms_rms_norm(OpCtx *c); /* SimplifiedLayerNormalization */
+int run_ms_rms_norm(OpCtx *c);
+int infer_ms_fused_matmul(OpCtx *c);
+int run_ms_fused_matmul(OpCtx *c);
+
+/* contrib_q.c: the quantized contrib ops */
+int infer_ms_qlinear_binary(OpCtx *c); /* QLinearAdd, QLinearMul */
+int run_ms_qlinear_binary(OpCtx *c);
+int infer_ms_qlinear_unary(OpCtx *c); /* QLinearSigmoid, QLinearLeakyRelu */
+int run_ms_qlinear_unary(OpCtx *c);
+/* The 256 entries of a QLinearSigmoid or QLinearLeakyRelu node's table
+ * (entry (uint8) q for the 8-bit value q): 1, or 0 if its scales or zero
+ * points are not known. */
+int ms_qlinear_table(OpCtx *c, uint8_t *table);
+int infer_ms_qlinear_concat(OpCtx *c);
+int run_ms_qlinear_concat(OpCtx *c);
+int infer_ms_qlinear_gap(OpCtx *c); /* QLinearGlobalAveragePool */
+int run_ms_qlinear_gap(OpCtx *c);
+int infer_ms_qlinear_avgpool(OpCtx *c);
+int run_ms_qlinear_avgpool(OpCtx *c);
+int infer_ms_qlinear_softmax(OpCtx *c);
+int run_ms_qlinear_softmax(OpCtx *c);
+/* QLinearSoftmax's table of exponentials for x_scale and rows of d, and
+ * one row x[0..d) (stride st) into y: ONNX Runtime's algorithm. */
+void ms_qsoftmax_table(float x_scale, int64_t d, bool is_signed,
+		       float *table);
+void ms_qsoftmax_row(const uint8_t *x, uint8_t *y, int64_t d, int64_t st,
+		     const float *table, bool is_signed, float ys, int32_t yz);
+int infer_ms_qgemm(OpCtx *c);
+int run_ms_qgemm(OpCtx *c);
+int infer_ms_dynquant_matmul(OpCtx *c); /* DynamicQuantizeMatMul */
+int run_ms_dynquant_matmul(OpCtx *c);
+int infer_ms_matmul_int_to_float(OpCtx *c);
+int run_ms_matmul_int_to_float(OpCtx *c);
+
+/* contrib_attn.c: the transformer contrib ops */
+int infer_ms_attention(OpCtx *c);
+int run_ms_attention(OpCtx *c);
+int infer_ms_mha(OpCtx *c); /* MultiHeadAttention */
+int run_ms_mha(OpCtx *c);
+int infer_ms_embed_layer_norm(OpCtx *c);
+int run_ms_embed_layer_norm(OpCtx *c);
+int infer_ms_rotary(OpCtx *c); /* RotaryEmbedding */
+int run_ms_rotary(OpCtx *c);
+/* One attention of Attention or MultiHeadAttention: per batch row b and
+ * head n, out = softmax(scale Q K^T + mask + bias) V, Q [S, h], K [T,
+ * h], V [T, hv] read at the given strides (elements; rows contiguous),
+ * mask [B][S][T] (NULL: none), bias planes [S][T] at b * bias_b + n *
+ * bias_n (NULL: none). */
+typedef struct MsAttn {
+	int64_t B, N, S, T, h, hv;
+	float scale;
+	const float *q, *k, *v;
+	int64_t q_b, q_n, q_s, k_b, k_n, k_t, v_b, v_n, v_t;
+	float *out;
+	int64_t out_b, out_n, out_s;
+	const float *mask, *bias;
+	int64_t bias_b, bias_n;
+} MsAttn;
+/* Head (b, n) of a, with work: ms_attention_work(a) bytes of scratch. */
+void ms_attention_head(const MsAttn *a, int64_t b, int64_t n, float *work);
+size_t ms_attention_work(const MsAttn *a);
 
 /* ---- subgraphs (compiler/infer.c) -------------------------------------- */
 
