@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contrib.h"
 #include "hybrid.h"
 #include "partition.h"
 #include "passes.h"
@@ -44,6 +45,7 @@ static const Pass passes[] = {
 	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
 	{ "specialise", 0, pass_specialise,
 	  "shape inference, folding, If inlining and dead-node removal" },
+	{ "contrib", 0, pass_contrib, "writing ONNX Runtime's contrib ops as standard ops where those run fast" },
 	{ "fuse", pass_fuse, 0, "fusing BatchNormalization, bias, residual and activations" },
 	{ "symbols", 0, symbols_one, "naming the dynamic graph's dims" },
 	{ "partition", 0, partition_one, "partitioning unknown-shape nodes" },
@@ -83,6 +85,8 @@ static bool pass_applies(const Pass *p, const Model *m,
 		return o->hybrid;
 	if (!strcmp(p->name, "fuse"))
 		return !o->no_fuse;
+	if (!strcmp(p->name, "contrib"))
+		return contrib_applies(m, o);
 	if (!strcmp(p->name, "qdq"))
 		return qdq_applies(m, o);
 	if (!strcmp(p->name, "widen-fp16"))
