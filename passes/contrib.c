@@ -51,7 +51,8 @@ typedef struct Low {
 	Graph *g;
 	const Node *n;
 	int64_t opset;
-	int k; /* nodes made, for their names */
+	int k;	  /* nodes made, for their names */
+	bool own; /* gearc's own ops allowed (a compile, not export) */
 } Low;
 
 /* ---- building ------------------------------------------------------------ */
@@ -228,6 +229,23 @@ static int low_gelu(Low *L, const ValId *in, const ValId *out)
 	}
 	int kind = op == OP_MS_FastGelu ? ACT_GeluTanh : ACT_Gelu;
 	ValId r;
+	if (L->own) { /* one node, which the fuse pass takes further */
+		Node *d = mk_n(L, "FusedActivation", 1, &x, 1,
+			       (ValId[]){ out[0] });
+		d->domain = GEARC_DOMAIN;
+		d->op = OP_FusedActivation;
+		Attr *as = node_add_attr(L->g, d, FUSED_ACTS_ATTR, ATTR_STRINGS);
+		Bytes *nm = arena_alloc(L->g->arena, sizeof(Bytes));
+		nm->data = (const uint8_t *)act_info[kind].name;
+		nm->len = strlen(act_info[kind].name);
+		as->n = 1;
+		as->strings = nm;
+		Attr *ps = node_add_attr(L->g, d, FUSED_ACT_PARAMS_ATTR,
+					 ATTR_FLOATS);
+		ps->n = 2;
+		ps->floats = arena_alloc(L->g->arena, 2 * sizeof(float));
+		return 0;
+	}
 	return unfuse_act(L->g, arena_printf(L->g->arena, "%s_gelu",
 					     base_name(L)),
 			  L->opset, kind, 0, 0, x, &r, true, out[0]);
@@ -903,15 +921,21 @@ static LowFn *lowering(int op)
 
 bool contrib_has_form(const Node *n) { return lowering(n->op) != NULL; }
 
-int contrib_lower(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
-		  const ValId *outs)
+static int lower(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
+		 const ValId *outs, bool own)
 {
-	Low L = { .g = dst, .n = n, .opset = opset };
+	Low L = { .g = dst, .n = n, .opset = opset, .own = own };
 	LowFn *f = lowering(n->op);
 	if (!f)
 		return error("node '%s' (%s): no standard ONNX form", n->name,
 			     n->op_type);
 	return f(&L, ins, outs);
+}
+
+int contrib_lower(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
+		  const ValId *outs)
+{
+	return lower(dst, n, opset, ins, outs, false);
 }
 
 /* ---- the pass ------------------------------------------------------------------ */
@@ -962,7 +986,7 @@ static int lower_graph(Graph *g, void *ctx)
 		Node n = g->nodes[i]; /* graph_add_node may move the array */
 		if (!lowered_for_speed(g, &n))
 			continue;
-		rc = contrib_lower(g, &n, *opset, n.inputs, n.outputs);
+		rc = lower(g, &n, *opset, n.inputs, n.outputs, true);
 		gone[i] = 1;
 		done++;
 	}
