@@ -83,16 +83,14 @@ static int need_rank(OpCtx *c, int i, int32_t lo, int32_t hi,
 			lo == hi ? "" : " or more");
 }
 
-/* The mask_index forms gearc takes: the kind of input i of shape m for
- * batch b, query length s and key length t (-1 where unknown). */
-enum { MASK_NONE, MASK_END, MASK_END_START, MASK_2D, MASK_3D };
-
+/* The kind of mask input i for batch b, query length s and key length
+ * t (-1 where unknown): one of the forms gearc takes, else an error. */
 static int mask_kind(OpCtx *c, int i, int64_t b, int64_t s, int64_t t,
 		     int *kind)
 {
 	Value *m = op_in(c, i);
 	char buf[128];
-	*kind = MASK_NONE;
+	*kind = MS_MASK_NONE;
 	if (!m)
 		return 0;
 	if (op_check_dtype(c, i, DTS(DT_INT32)) < 0)
@@ -100,8 +98,8 @@ static int mask_kind(OpCtx *c, int i, int64_t b, int64_t s, int64_t t,
 	const Shape *ms = &m->shape;
 	int64_t d0 = shape_dim(ms, 0);
 	if (ms->rank == 1 && (d0 < 0 || b < 0 || d0 == b || d0 == 2 * b)) {
-		*kind = d0 >= 0 && b >= 0 && d0 == 2 * b && b ? MASK_END_START
-							      : MASK_END;
+		*kind = d0 >= 0 && b >= 0 && d0 == 2 * b && b ? MS_MASK_END_START
+							      : MS_MASK_END;
 		return 0;
 	}
 	if (ms->rank == 2 && (same_dim(c, d0, b, "the batch") < 0 ||
@@ -115,7 +113,7 @@ static int mask_kind(OpCtx *c, int i, int64_t b, int64_t s, int64_t t,
 				       "the key length") < 0))
 		return -1;
 	if (ms->rank == 2 || ms->rank == 3) {
-		*kind = ms->rank == 2 ? MASK_2D : MASK_3D;
+		*kind = ms->rank == 2 ? MS_MASK_2D : MS_MASK_3D;
 		return 0;
 	}
 	return op_error(c, "input %d (mask, '%s') has shape %s: supported "
@@ -147,6 +145,31 @@ static int check_attn_bias(OpCtx *c, int i, int64_t b, int64_t n, int64_t s,
 			(long long)n, (long long)s, (long long)t);
 }
 
+void ms_attention_mask(float *mask, const int32_t *mi, int kind, int64_t b,
+		       int64_t s, int64_t t, int64_t past, bool causal,
+		       float filter)
+{
+	for (int64_t bi = 0; bi < b; bi++)
+		for (int64_t si = 0; si < s; si++) {
+			float *row = mask + (bi * s + si) * t;
+			for (int64_t j = 0; j < t; j++) {
+				bool off = false;
+				if (kind == MS_MASK_END ||
+				    kind == MS_MASK_END_START)
+					off = j >= mi[bi] ||
+					      (kind == MS_MASK_END_START &&
+					       j < mi[b + bi]);
+				else if (kind == MS_MASK_2D)
+					off = mi[bi * t + j] <= 0;
+				else if (kind == MS_MASK_3D)
+					off = mi[(bi * s + si) * t + j] <= 0;
+				row[j] = off ? filter : 0.0f;
+				if (causal && j > past + si)
+					row[j] += filter;
+			}
+		}
+}
+
 /* The additive mask of every batch row, [B][S][T] floats, or NULL when
  * there is none (no mask_index, not unidirectional). */
 static float *build_mask(OpCtx *c, const Tensor *m, int kind, int64_t b,
@@ -154,33 +177,15 @@ static float *build_mask(OpCtx *c, const Tensor *m, int kind, int64_t b,
 			 float filter, int *rc)
 {
 	*rc = 0;
-	if (kind == MASK_NONE && !causal)
+	if (kind == MS_MASK_NONE && !causal)
 		return NULL;
-	float *mask = op_scratch_zeroed(c, (size_t)(b * s * t) *
-						   sizeof(float));
+	float *mask = op_scratch(c, (size_t)(b * s * t) * sizeof(float));
 	if (!mask) {
 		*rc = -1;
 		return NULL;
 	}
-	const int32_t *mi = m ? m->data : NULL;
-	for (int64_t bi = 0; bi < b; bi++)
-		for (int64_t si = 0; si < s; si++) {
-			float *row = mask + (bi * s + si) * t;
-			for (int64_t j = 0; j < t; j++) {
-				bool off = false;
-				if (kind == MASK_END || kind == MASK_END_START)
-					off = j >= mi[bi] ||
-					      (kind == MASK_END_START &&
-					       j < mi[b + bi]);
-				else if (kind == MASK_2D)
-					off = mi[bi * t + j] <= 0;
-				else if (kind == MASK_3D)
-					off = mi[(bi * s + si) * t + j] <= 0;
-				row[j] = off ? filter : 0.0f;
-				if (causal && j > past + si)
-					row[j] += filter;
-			}
-		}
+	ms_attention_mask(mask, m ? m->data : NULL, kind, b, s, t, past, causal,
+			  filter);
 	return mask;
 }
 
@@ -261,10 +266,7 @@ static int attn_unsupported(OpCtx *c)
 	return 0;
 }
 
-/* K and V of each (b, n) for T = P + L keys into present ([B, N, T, h]
- * and [B, N, T, hv]): the past's P rows, then L rows of the current
- * keys (k0 of row stride ks and head stride h, per batch kb). */
-static void concat_kv(float *present, const float *past, int64_t B,
+void ms_concat_kv(float *present, const float *past, int64_t B,
 		      int64_t N, int64_t P, int64_t L, int64_t h,
 		      const float *cur, int64_t cb, int64_t cn, int64_t cs)
 {
@@ -397,8 +399,8 @@ int run_ms_attention(OpCtx *c)
 			qkv[r * W + j] += ((const float *)bias->data)[j];
 	float *present = tensor_mut(pt);
 	const float *pd = past ? past->data : NULL;
-	concat_kv(present, pd, B, nh, P, S, h, qkv + hq, S * W, h, W);
-	concat_kv(present + half, pd ? pd + B * nh * P * h : NULL, B, nh, P,
+	ms_concat_kv(present, pd, B, nh, P, S, h, qkv + hq, S * W, h, W);
+	ms_concat_kv(present + half, pd ? pd + B * nh * P * h : NULL, B, nh, P,
 		  S, vh, qkv + hq + hk, S * W, vh, W);
 	int rc;
 	float filter = attr_float(c->n, "mask_filter_value", -10000.0f);
@@ -583,9 +585,9 @@ int run_ms_mha(OpCtx *c)
 				  : op_new_tensor(c, DT_FLOAT, &vs);
 		if (!kd || !vd || !kt || !vt)
 			return -1;
-		concat_kv(tensor_mut(kt), pk ? pk->data : NULL, B, nh, P, L, h,
+		ms_concat_kv(tensor_mut(kt), pk ? pk->data : NULL, B, nh, P, L, h,
 			  kd, L * hq, h, hq);
-		concat_kv(tensor_mut(vt), pv ? pv->data : NULL, B, nh, P, L,
+		ms_concat_kv(tensor_mut(vt), pv ? pv->data : NULL, B, nh, P, L,
 			  vh, vd, L * hv, vh, hv);
 		a.k = kt->data, a.k_b = nh * T * h, a.k_n = T * h, a.k_t = h;
 		a.v = vt->data, a.v_b = nh * T * vh, a.v_n = T * vh,

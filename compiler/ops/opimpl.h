@@ -794,6 +794,21 @@ typedef struct MsAttn {
 /* Head (b, n) of a, with work: ms_attention_work(a) bytes of scratch. */
 void ms_attention_head(const MsAttn *a, int64_t b, int64_t n, float *work);
 size_t ms_attention_work(const MsAttn *a);
+/* The forms of an attention mask (mask_index, key_padding_mask): ends
+ * [B], ends and starts [2B], [B, T] and [B, S, T] of 1s and 0s. */
+enum { MS_MASK_NONE, MS_MASK_END, MS_MASK_END_START, MS_MASK_2D,
+       MS_MASK_3D };
+/* The additive mask [B][S][T] of mask mi of that kind (NULL for none),
+ * unidirectional (causal) with past keys before the current ones. */
+void ms_attention_mask(float *mask, const int32_t *mi, int kind, int64_t b,
+		       int64_t s, int64_t t, int64_t past, bool causal,
+		       float filter);
+/* K (or V) of each batch row and head into present [B, N, P + L, h]: the
+ * past's P rows ([B, N, P, h], NULL if P is 0), then L rows of cur (row
+ * l of head n of batch row b at cur + b cb + n cn + l cs). */
+void ms_concat_kv(float *present, const float *past, int64_t B, int64_t N,
+		  int64_t P, int64_t L, int64_t h, const float *cur,
+		  int64_t cb, int64_t cn, int64_t cs);
 
 /* ---- subgraphs (compiler/infer.c) -------------------------------------- */
 

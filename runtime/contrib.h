@@ -1,0 +1,29 @@
+/*
+ * runtime/contrib.h - fast paths of ONNX Runtime's contrib ops
+ * (runtime/contrib.c) for fast.c, the ones whose standard form would
+ * not be as fast (passes/contrib.c writes the others out at compile
+ * time): each computes the reference kernel's result
+ * (compiler/ops/contrib*.c) in fp32 on the session's threads.
+ *
+ * Each match fills *k and returns 1 if it takes task t's node at its
+ * planned shapes, 0 if the reference kernel must run it, -1 with an
+ * error.
+ */
+#ifndef GEARC_RT_CONTRIB_H
+#define GEARC_RT_CONTRIB_H
+
+#include "rt.h"
+
+/* SkipLayerNormalization, SkipSimplifiedLayerNormalization and
+ * SimplifiedLayerNormalization over the last axis, any of their
+ * outputs. */
+int contrib_norm(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* Attention and MultiHeadAttention (every form the op takes): the
+ * projection and the heads on the threads. */
+int contrib_attention(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* EmbedLayerNormalization: rows on the threads. */
+int contrib_embed(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* RotaryEmbedding: rows on the threads. */
+int contrib_rotary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+
+#endif
