@@ -16,7 +16,9 @@ graph, and their inputs, into tests/fixtures/contrib/:
                     TOL f (floats: rtol 1e-4, atol 1e-5), q (8-bit
                     integers: within 1, where ONNX Runtime's vector
                     kernels round a float computed in another order),
-                    e (exact); ORACLE ort or numpy
+                    l (floats of an int8 graph: relative L2 error at
+                    most 0.05, issue 40's rule), e (exact); ORACLE ort
+                    or numpy
 
 Run from the repository root with /usr/bin/python3, then
   node tests/gen_contrib_expected.mjs
@@ -24,6 +26,8 @@ Run from the repository root with /usr/bin/python3, then
 import os
 
 import numpy as np
+
+import gen_contrib_real
 import onnx
 from onnx import helper as h, TensorProto as T, numpy_helper as nh
 
@@ -498,6 +502,31 @@ def gen_rotary():
                "sin4": np.sin(ang4).astype(np.float32)})
 
 
+# ---- the real-model stand-ins (tests/gen_contrib_real.py) -----------------
+
+def gen_real():
+    r = np.random.default_rng(77)
+    nodes, inits, x, outs = gen_contrib_real.zoo_qcnn(r)
+    gen_contrib_real.make_model(
+        "zoo_qcnn", nodes, inits,
+        [h.make_tensor_value_info(x, T.FLOAT, ["batch", 3, 32, 32])], outs,
+        DIR)
+    gears = ["--input_shape=x:-1,3,32,32", "--dynamic_batch_size=1,2,4"]
+    for b in (1, 4):
+        img = (r.random((b, 3, 32, 32)) * 4 - 2).astype(np.float32)
+        case("zoo_qcnn_b%d" % b, {"x": img}, tol="l", flags=gears,
+             model_name="zoo_qcnn")
+    nodes, inits, ins, outs = gen_contrib_real.bert_opt(r)
+    gen_contrib_real.make_model("bert_opt", nodes, inits, ins, outs, DIR)
+    dyn = ";".join(",".join([str(b), str(s)] * 3)
+                   for b, s in ((1, 8), (2, 16), (4, 32)))
+    gears = ["--input_shape=input_ids:-1,-1;segment_ids:-1,-1;"
+             "input_mask:-1,-1", "--dynamic_dims=" + dyn]
+    for b, s in ((1, 8), (2, 16)):
+        case("bert_opt_b%ds%d" % (b, s), gen_contrib_real.bert_inputs(r, b, s),
+             flags=gears, model_name="bert_opt")
+
+
 def main():
     os.makedirs(DIR, exist_ok=True)
     for f in os.listdir(DIR):
@@ -520,6 +549,7 @@ def main():
     gen_mha()
     gen_embed_ln()
     gen_rotary()
+    gen_real()
     with open(DIR + "/cases.txt", "w") as f:
         f.write("# CASE MODEL TOL ORACLE [gearc flags]: "
                 "tests/gen_contrib_models.py\n")
