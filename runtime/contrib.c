@@ -596,3 +596,611 @@ int contrib_rotary(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 			   .threads = st->threads };
 	return 1;
 }
+
+/* ---- the QLinear ops ------------------------------------------------------ */
+
+static bool q8(const Value *v)
+{
+	return v && v->tkind == TK_TENSOR && shape_is_static(&v->shape) &&
+	       (v->dtype == DT_UINT8 || v->dtype == DT_INT8);
+}
+
+/* A per-tensor parameter of the node: input i a constant of one value
+ * (absent: dflt as the zero point), as float or int. */
+static bool konst_one(const Prepared *p, const Node *n, int i, bool absent_ok)
+{
+	const Value *v = rt_in_val(p, n, i);
+	if (!v)
+		return absent_ok;
+	return v->kind == VAL_WEIGHT && v->konst &&
+	       shape_numel(&v->konst->shape) == 1;
+}
+
+static float scale_of(const Prepared *p, const Node *n, int i)
+{
+	return (float)tensor_get_f64(rt_in_val(p, n, i)->konst, 0);
+}
+
+static int32_t zero_of(const Prepared *p, const Node *n, int i)
+{
+	const Value *v = rt_in_val(p, n, i);
+	return v ? (int32_t)tensor_get_i64(v->konst, 0) : 0;
+}
+
+/* QLinearAdd, QLinearMul: C's elements in order, B (or A) repeating
+ * with a period (one value, or the trailing dims of C). */
+typedef struct QBin {
+	bool mul, s8;
+	int64_t n, pa, pb; /* elements; A's and B's periods (n: none) */
+	float as, bs, cs;
+	int32_t az, bz, cz;
+	int threads;
+} QBin;
+
+RT_HOT static void qbin_u8(const QBin *q, const uint8_t *a, const uint8_t *b,
+			   uint8_t *c, int64_t lo, int64_t hi)
+{
+	for (int64_t i = lo; i < hi; i++) {
+		float va = q->as * (float)((int32_t)a[i % q->pa] - q->az);
+		float vb = q->bs * (float)((int32_t)b[i % q->pb] - q->bz);
+		float v = (q->mul ? va * vb : va + vb) / q->cs;
+		float r = rintf(v) + (float)q->cz;
+		r = r < 0 ? 0 : r > 255 ? 255 : r;
+		c[i] = (uint8_t)(v == v ? r : (float)q->cz);
+	}
+}
+
+RT_HOT static void qbin_s8(const QBin *q, const int8_t *a, const int8_t *b,
+			   int8_t *c, int64_t lo, int64_t hi)
+{
+	for (int64_t i = lo; i < hi; i++) {
+		float va = q->as * (float)((int32_t)a[i % q->pa] - q->az);
+		float vb = q->bs * (float)((int32_t)b[i % q->pb] - q->bz);
+		float v = (q->mul ? va * vb : va + vb) / q->cs;
+		float r = rintf(v) + (float)q->cz;
+		r = r < -128 ? -128 : r > 127 ? 127 : r;
+		c[i] = (int8_t)(v == v ? r : (float)q->cz);
+	}
+}
+
+/* The same where A and B have C's shape (no period). */
+RT_HOT static void qbin_same(const QBin *q, const void *a, const void *b,
+			     void *c, int64_t lo, int64_t hi)
+{
+	float lo_q = q->s8 ? -128 : 0, hi_q = q->s8 ? 127 : 255;
+	for (int64_t i = lo; i < hi; i++) {
+		int32_t x = q->s8 ? ((const int8_t *)a)[i]
+				  : ((const uint8_t *)a)[i];
+		int32_t w = q->s8 ? ((const int8_t *)b)[i]
+				  : ((const uint8_t *)b)[i];
+		float va = q->as * (float)(x - q->az);
+		float vb = q->bs * (float)(w - q->bz);
+		float v = (q->mul ? va * vb : va + vb) / q->cs;
+		float r = rintf(v) + (float)q->cz;
+		r = r < lo_q ? lo_q : r > hi_q ? hi_q : r;
+		r = v == v ? r : (float)q->cz;
+		if (q->s8)
+			((int8_t *)c)[i] = (int8_t)r;
+		else
+			((uint8_t *)c)[i] = (uint8_t)r;
+	}
+}
+
+static int qbin_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const QBin *q = state;
+	enum { BLK = 1 << 14 };
+	int64_t nb = (q->n + BLK - 1) / BLK;
+	int nt = q->threads;
+	RT_PARALLEL_FOR
+	for (int64_t k = 0; k < nb; k++) {
+		int64_t lo = k * BLK, hi = lo + BLK < q->n ? lo + BLK : q->n;
+		if (q->pa == q->n && q->pb == q->n)
+			qbin_same(q, in[0]->data, in[3]->data,
+				  tensor_mut(out[0]), lo, hi);
+		else if (q->s8)
+			qbin_s8(q, in[0]->data, in[3]->data, tensor_mut(out[0]),
+				lo, hi);
+		else
+			qbin_u8(q, in[0]->data, in[3]->data, tensor_mut(out[0]),
+				lo, hi);
+	}
+	return 0;
+}
+
+/* The period of an operand of shape s within y: its element count if it
+ * is y's shape or y's trailing dims (after leading 1s), else 0. */
+static int64_t period(const Shape *s, const Shape *y)
+{
+	int64_t e = shape_numel(s);
+	if (e == 1)
+		return 1;
+	int32_t lead = 0;
+	while (lead < s->rank && s->dims[lead] == 1)
+		lead++;
+	if (s->rank - lead > y->rank)
+		return 0;
+	for (int32_t i = lead; i < s->rank; i++)
+		if (s->dims[i] != y->dims[y->rank - s->rank + i])
+			return 0;
+	return e;
+}
+
+int contrib_qlinear_binary(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 3);
+	const Value *y = out_val(p, n, 0);
+	if (!q8(a) || !q8(b) || !q8(y) || !t->out[0] ||
+	    !konst_one(p, n, 1, false) || !konst_one(p, n, 2, true) ||
+	    !konst_one(p, n, 4, false) || !konst_one(p, n, 5, true) ||
+	    !konst_one(p, n, 6, false) || !konst_one(p, n, 7, true))
+		return 0;
+	QBin q = { .mul = n->op == OP_MS_QLinearMul,
+		   .s8 = y->dtype == DT_INT8, .n = shape_numel(&y->shape),
+		   .pa = period(&a->shape, &y->shape),
+		   .pb = period(&b->shape, &y->shape),
+		   .as = scale_of(p, n, 1), .az = zero_of(p, n, 2),
+		   .bs = scale_of(p, n, 4), .bz = zero_of(p, n, 5),
+		   .cs = scale_of(p, n, 6), .cz = zero_of(p, n, 7) };
+	if (!q.pa || !q.pb)
+		return 0;
+	QBin *st = xmalloc(sizeof(*st));
+	*st = q;
+	st->threads = rt_threads_for(s, 8.0 * (double)q.n);
+	*k = (FastKernel){ .run = qbin_run, .free = free, .state = st,
+			   .threads = st->threads };
+	return 1;
+}
+
+/* QLinearSigmoid, QLinearLeakyRelu: a table of the 256 values, made once
+ * from the constant scales and zero points. */
+typedef struct QTable {
+	uint8_t table[256];
+	int64_t n;
+} QTable;
+
+static int qtable_run(void *state, const Tensor *const *in,
+		      Tensor *const *out)
+{
+	const QTable *q = state;
+	const uint8_t *x = in[0]->data;
+	uint8_t *y = tensor_mut(out[0]);
+	for (int64_t i = 0; i < q->n; i++)
+		y[i] = q->table[x[i]];
+	return 0;
+}
+
+int contrib_qlinear_table(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *y = out_val(p, n, 0);
+	if (!q8(x) || !q8(y) || !t->out[0] || !konst_one(p, n, 1, false) ||
+	    !konst_one(p, n, 2, true) || !konst_one(p, n, 3, false) ||
+	    !konst_one(p, n, 4, true))
+		return 0;
+	QTable *st = xmalloc(sizeof(*st));
+	st->n = shape_numel(&x->shape);
+	ms_qlinear_table_of(n->op, x->dtype, scale_of(p, n, 1),
+			    zero_of(p, n, 2), scale_of(p, n, 3),
+			    zero_of(p, n, 4), attr_float(n, "alpha", 0.01f),
+			    st->table);
+	*k = (FastKernel){ .run = qtable_run, .free = free, .state = st };
+	return 1;
+}
+
+/* QLinearConcat: each input through its requantization table (a copy
+ * where it is the identity). */
+typedef struct QConcat {
+	int32_t nin;
+	int64_t outer, ylen; /* y's elements per outer index */
+	int64_t *len;	     /* per input: its elements per outer index */
+	uint8_t (*table)[256];
+	bool *copy;
+} QConcat;
+
+static void qconcat_free(void *state)
+{
+	QConcat *q = state;
+	free(q->len);
+	free(q->table);
+	free(q->copy);
+	free(q);
+}
+
+static int qconcat_run(void *state, const Tensor *const *in,
+		       Tensor *const *out)
+{
+	const QConcat *q = state;
+	uint8_t *y = tensor_mut(out[0]);
+	for (int64_t o = 0; o < q->outer; o++) {
+		uint8_t *yo = y + o * q->ylen;
+		for (int32_t j = 0; j < q->nin; j++) {
+			const uint8_t *x = (const uint8_t *)in[2 + 3 * j]->data +
+					   o * q->len[j];
+			if (q->copy[j])
+				memcpy(yo, x, (size_t)q->len[j]);
+			else
+				for (int64_t i = 0; i < q->len[j]; i++)
+					yo[i] = q->table[j][x[i]];
+			yo += q->len[j];
+		}
+	}
+	return 0;
+}
+
+int contrib_qlinear_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *y = out_val(p, n, 0);
+	if (!q8(y) || !t->out[0] || (n->ninputs - 2) % 3 ||
+	    !konst_one(p, n, 0, false) || !konst_one(p, n, 1, true))
+		return 0;
+	int32_t r = y->shape.rank, nin = (n->ninputs - 2) / 3;
+	int64_t axis = attr_int(n, "axis", 0);
+	axis += axis < 0 ? r : 0;
+	if (axis < 0 || axis >= r)
+		return 0;
+	for (int32_t j = 0; j < nin; j++)
+		if (!q8(rt_in_val(p, n, 2 + 3 * j)) ||
+		    !konst_one(p, n, 3 + 3 * j, false) ||
+		    !konst_one(p, n, 4 + 3 * j, true))
+			return 0;
+	QConcat *q = xmalloc(sizeof(*q));
+	q->nin = nin;
+	q->outer = 1;
+	for (int32_t i = 0; i < axis; i++)
+		q->outer *= y->shape.dims[i];
+	q->ylen = q->outer ? shape_numel(&y->shape) / q->outer : 0;
+	q->len = xmalloc((size_t)nin * sizeof(int64_t));
+	q->table = xmalloc((size_t)nin * sizeof(*q->table));
+	q->copy = xmalloc((size_t)nin * sizeof(bool));
+	float ys = scale_of(p, n, 0);
+	int32_t yz = zero_of(p, n, 1);
+	for (int32_t j = 0; j < nin; j++) {
+		const Value *x = rt_in_val(p, n, 2 + 3 * j);
+		q->len[j] = q->outer ? shape_numel(&x->shape) / q->outer : 0;
+		ms_qlinear_table_of(OP_MS_QLinearConcat, y->dtype,
+				    scale_of(p, n, 3 + 3 * j),
+				    zero_of(p, n, 4 + 3 * j), ys, yz, 0,
+				    q->table[j]);
+		q->copy[j] = true;
+		for (int32_t v = 0; v < 256; v++)
+			q->copy[j] = q->copy[j] && q->table[j][v] == v;
+	}
+	*k = (FastKernel){ .run = qconcat_run, .free = qconcat_free,
+			   .state = q };
+	return 1;
+}
+
+/* QLinearGlobalAveragePool: integer sums of x - x_zp per channel, times
+ * x_scale / (y_scale n) in float. */
+typedef struct QGap {
+	bool last, s8;
+	int64_t n, ch, img;
+	float scale;
+	int32_t xz, yz;
+	int threads;
+} QGap;
+
+static int32_t q8_at(const void *p, bool s8, int64_t i)
+{
+	return s8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+}
+
+static int qgap_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const QGap *q = state;
+	const void *x = in[0]->data;
+	void *y = tensor_mut(out[0]);
+	int nt = q->threads;
+	int dt = q->s8 ? DT_INT8 : DT_UINT8;
+	RT_PARALLEL_FOR
+	for (int64_t bc = 0; bc < q->n * q->ch; bc++) {
+		int64_t b = bc / q->ch, c = bc % q->ch, sum = 0;
+		for (int64_t i = 0; i < q->img; i++)
+			sum += q8_at(x, q->s8, q->last ? (b * q->img + i) * q->ch + c
+						       : bc * q->img + i);
+		sum -= (int64_t)q->xz * q->img;
+		int32_t v = ms_q_store((float)sum * q->scale, q->yz, dt);
+		if (q->s8)
+			((int8_t *)y)[bc] = (int8_t)v;
+		else
+			((uint8_t *)y)[bc] = (uint8_t)v;
+	}
+	return 0;
+}
+
+int contrib_qlinear_gap(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *y = out_val(p, n, 0);
+	if (!q8(x) || !q8(y) || !t->out[0] || x->shape.rank < 3 ||
+	    !konst_one(p, n, 1, false) || !konst_one(p, n, 2, false) ||
+	    !konst_one(p, n, 3, false) || !konst_one(p, n, 4, false))
+		return 0;
+	QGap q = { .last = attr_int(n, "channels_last", 0) != 0,
+		   .s8 = x->dtype == DT_INT8, .n = x->shape.dims[0],
+		   .xz = zero_of(p, n, 2), .yz = zero_of(p, n, 4) };
+	q.ch = x->shape.dims[q.last ? x->shape.rank - 1 : 1];
+	q.img = q.n && q.ch ? shape_numel(&x->shape) / (q.n * q.ch) : 0;
+	if (!q.img)
+		return 0;
+	q.scale = scale_of(p, n, 1) / (scale_of(p, n, 3) * (float)q.img);
+	QGap *st = xmalloc(sizeof(*st));
+	*st = q;
+	st->threads = rt_threads_for(s, 2.0 * (double)shape_numel(&x->shape));
+	*k = (FastKernel){ .run = qgap_run, .free = free, .state = st,
+			   .threads = st->threads };
+	return 1;
+}
+
+/* QLinearSoftmax: ONNX Runtime's table, made once, and its rows. */
+typedef struct QSoftmax {
+	float table[256];
+	bool s8;
+	int64_t outer, d, inner;
+	float ys;
+	int32_t yz;
+	int threads;
+} QSoftmax;
+
+static int qsoftmax_run(void *state, const Tensor *const *in,
+			Tensor *const *out)
+{
+	const QSoftmax *q = state;
+	const uint8_t *x = in[0]->data;
+	uint8_t *y = tensor_mut(out[0]);
+	int nt = q->threads;
+	RT_PARALLEL_ROWS
+	for (int64_t r = 0; r < q->outer * q->inner; r++) {
+		int64_t o = r / q->inner, i = r % q->inner;
+		ms_qsoftmax_row(x + o * q->d * q->inner + i,
+				y + o * q->d * q->inner + i, q->d, q->inner,
+				q->table, q->s8, q->ys, q->yz);
+	}
+	return 0;
+}
+
+int contrib_qlinear_softmax(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *y = out_val(p, n, 0);
+	if (!q8(x) || !q8(y) || !t->out[0] || !konst_one(p, n, 1, false) ||
+	    !konst_one(p, n, 3, false) || !konst_one(p, n, 4, true))
+		return 0;
+	int32_t r = x->shape.rank;
+	int64_t opset = attr_int(n, "opset", 13);
+	int64_t axis = attr_int(n, "axis", opset < 13 ? 1 : -1);
+	axis += axis < 0 ? r : 0;
+	if (axis < 0 || axis >= r)
+		return 0;
+	QSoftmax *q = xmalloc(sizeof(*q));
+	q->s8 = x->dtype == DT_INT8;
+	q->outer = q->d = q->inner = 1;
+	for (int32_t i = 0; i < r; i++)
+		*(i < axis ? &q->outer
+		  : i == axis || opset < 13 ? &q->d
+					    : &q->inner) *= x->shape.dims[i];
+	ms_qsoftmax_table(scale_of(p, n, 1), q->d, q->s8, q->table);
+	q->ys = floorf(1.0f / scale_of(p, n, 3));
+	q->yz = zero_of(p, n, 4);
+	q->threads = rt_threads_for(s, 12.0 * (double)shape_numel(&x->shape));
+	*k = (FastKernel){ .run = qsoftmax_run, .free = free, .state = q,
+			   .threads = q->threads };
+	return 1;
+}
+
+/* QGemm with a constant B: B - b_zp packed once as int16 columns, A's
+ * rows less a_zp in int16, int32 dot products (the compiler's vector
+ * multiply-adds), then C and the scales as the reference applies them. */
+typedef struct QGemm {
+	int64_t m, n, k;
+	bool ta, s8a, quant, ys8;
+	int16_t *bt; /* [n][k] */
+	float *scale; /* per column: alpha a_scale b_scale [/ y_scale] */
+	int32_t *c;   /* [m][n] or NULL: C broadcast */
+	int32_t az, yz;
+	int threads;
+} QGemm;
+
+static void qgemm_free(void *state)
+{
+	QGemm *q = state;
+	free(q->bt);
+	free(q->scale);
+	free(q->c);
+	free(q);
+}
+
+RT_HOT static int32_t dot16(const int16_t *a, const int16_t *b, int64_t k)
+{
+	int32_t s = 0;
+	for (int64_t i = 0; i < k; i++)
+		s += (int32_t)a[i] * b[i];
+	return s;
+}
+
+static int qgemm_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const QGemm *q = state;
+	const void *a = in[0]->data;
+	void *y = tensor_mut(out[0]);
+	int nt = q->threads;
+	RT_PARALLEL_FOR
+	for (int64_t i = 0; i < q->m; i++) {
+		int16_t row[4096];
+		for (int64_t p = 0; p < q->k; p++)
+			row[p] = (int16_t)(q8_at(a, q->s8a, q->ta ? p * q->m + i
+							      : i * q->k + p) -
+					   q->az);
+		for (int64_t j = 0; j < q->n; j++) {
+			int32_t acc = dot16(row, q->bt + j * q->k, q->k);
+			if (q->c)
+				acc += q->c[i * q->n + j];
+			float v = (float)acc * q->scale[j];
+			int64_t o = i * q->n + j;
+			if (!q->quant)
+				((float *)y)[o] = v;
+			else if (q->ys8)
+				((int8_t *)y)[o] = (int8_t)ms_q_store(v, q->yz,
+								      DT_INT8);
+			else
+				((uint8_t *)y)[o] =
+					(uint8_t)ms_q_store(v, q->yz, DT_UINT8);
+		}
+	}
+	return 0;
+}
+
+int contrib_qgemm(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 3);
+	const Value *bs = rt_in_val(p, n, 4), *bz = rt_in_val(p, n, 5);
+	const Value *c = rt_in_val(p, n, 6), *y = out_val(p, n, 0);
+	bool quant = rt_in_val(p, n, 7) != NULL;
+	if (!q8(a) || !q8(b) || !y || !t->out[0] || b->kind != VAL_WEIGHT ||
+	    !b->konst || !bs->konst || !bz || !bz->konst ||
+	    !konst_one(p, n, 1, false) || !konst_one(p, n, 2, false) ||
+	    (c && !c->konst) ||
+	    (quant && (!konst_one(p, n, 7, false) || !konst_one(p, n, 8, true))))
+		return 0;
+	QGemm q = { .ta = attr_int(n, "transA", 0) != 0,
+		    .s8a = a->dtype == DT_INT8, .quant = quant,
+		    .ys8 = y->dtype == DT_INT8, .az = zero_of(p, n, 2),
+		    .yz = quant ? zero_of(p, n, 8) : 0 };
+	bool tb = attr_int(n, "transB", 0) != 0;
+	q.m = y->shape.dims[0], q.n = y->shape.dims[1];
+	q.k = a->shape.dims[q.ta ? 0 : 1];
+	if (q.k > 4096)
+		return 0;
+	int64_t nbs = shape_numel(&bs->shape), nbz = shape_numel(&bz->shape);
+	float alpha = attr_float(n, "alpha", 1.0f), as = scale_of(p, n, 1);
+	float ys = quant ? scale_of(p, n, 7) : 1;
+	QGemm *st = xmalloc(sizeof(*st));
+	*st = q;
+	st->bt = xmalloc((size_t)(q.n * q.k + 1) * sizeof(int16_t));
+	st->scale = xmalloc((size_t)(q.n + 1) * sizeof(float));
+	st->c = NULL;
+	for (int64_t j = 0; j < q.n; j++) {
+		int32_t zb = (int32_t)tensor_get_i64(bz->konst, nbz > 1 ? j : 0);
+		for (int64_t pp = 0; pp < q.k; pp++)
+			st->bt[j * q.k + pp] = (int16_t)(q8_at(
+				b->konst->data, b->dtype == DT_INT8,
+				tb ? j * q.k + pp : pp * q.n + j) - zb);
+		/* the reference's order: alpha a_scale b_scale, / y_scale */
+		float sc = alpha * as *
+			   (float)tensor_get_f64(bs->konst, nbs > 1 ? j : 0);
+		st->scale[j] = quant ? sc / ys : sc;
+	}
+	if (c) {
+		const Shape *cs = &c->shape;
+		st->c = xmalloc((size_t)(q.m * q.n + 1) * sizeof(int32_t));
+		for (int64_t i = 0; i < q.m; i++)
+			for (int64_t j = 0; j < q.n; j++) {
+				int64_t ci = 0, cr = cs->rank;
+				if (cr >= 1 && cs->dims[cr - 1] != 1)
+					ci += j;
+				if (cr == 2 && cs->dims[0] != 1)
+					ci += i * cs->dims[1];
+				st->c[i * q.n + j] =
+					(int32_t)tensor_get_i64(c->konst, ci);
+			}
+	}
+	st->threads = rt_threads_for(s, 2.0 * (double)(q.m * q.n * q.k));
+	*k = (FastKernel){ .run = qgemm_run, .free = qgemm_free, .state = st,
+			   .threads = st->threads };
+	return 1;
+}
+
+/* QLinearAveragePool, 2-D, either layout, explicit pads (or none): the
+ * integer sum of x - x_zp over each window's taps inside the input,
+ * times x_scale over the count (the taps inside the padded input with
+ * count_include_pad), quantized. */
+typedef struct QPool {
+	bool last, s8, incl;
+	int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, peh, pew;
+	float xs, ys;
+	int32_t xz, yz;
+	int threads;
+} QPool;
+
+static int qpool_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const QPool *q = state;
+	const void *x = in[0]->data;
+	void *y = tensor_mut(out[0]);
+	int dt = q->s8 ? DT_INT8 : DT_UINT8;
+	int nt = q->threads;
+	RT_PARALLEL_FOR
+	for (int64_t bc = 0; bc < q->n * q->c; bc++) {
+		int64_t b = bc / q->c, ch = bc % q->c;
+		for (int64_t oy = 0; oy < q->oh; oy++)
+			for (int64_t ox = 0; ox < q->ow; ox++) {
+				int64_t y0 = oy * q->sh - q->ph, x0 = ox * q->sw - q->pw;
+				int64_t y1 = y0 + q->kh, x1 = x0 + q->kw;
+				int64_t py1 = y1 < q->h + q->peh ? y1 : q->h + q->peh;
+				int64_t px1 = x1 < q->w + q->pew ? x1 : q->w + q->pew;
+				int64_t ya = y0 > 0 ? y0 : 0, xa = x0 > 0 ? x0 : 0;
+				int64_t yb = y1 < q->h ? y1 : q->h;
+				int64_t xb = x1 < q->w ? x1 : q->w;
+				int64_t sum = 0, cnt = q->incl
+							       ? (py1 - y0) * (px1 - x0)
+							       : (yb - ya) * (xb - xa);
+				for (int64_t i = ya; i < yb; i++)
+					for (int64_t j = xa; j < xb; j++)
+						sum += q8_at(x, q->s8,
+							     q->last ? ((b * q->h + i) * q->w + j) * q->c + ch
+								     : (bc * q->h + i) * q->w + j) -
+						       q->xz;
+				float v = cnt > 0 ? q->xs * (float)sum / (float)cnt : 0;
+				int32_t r = ms_q_store(v / q->ys, q->yz, dt);
+				int64_t o = q->last ? ((b * q->oh + oy) * q->ow + ox) * q->c + ch
+						    : (bc * q->oh + oy) * q->ow + ox;
+				if (q->s8)
+					((int8_t *)y)[o] = (int8_t)r;
+				else
+					((uint8_t *)y)[o] = (uint8_t)r;
+			}
+	}
+	return 0;
+}
+
+int contrib_qlinear_avgpool(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *y = out_val(p, n, 0);
+	const int64_t *ks, *st, *pads;
+	const char *ap = attr_str(n, "auto_pad", "NOTSET");
+	if (!q8(x) || !q8(y) || !t->out[0] || x->shape.rank != 4 ||
+	    !konst_one(p, n, 1, false) || !konst_one(p, n, 2, true) ||
+	    !konst_one(p, n, 3, false) || !konst_one(p, n, 4, true) ||
+	    attr_ints(n, "kernel_shape", &ks) != 2 ||
+	    (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")))
+		return 0;
+	QPool q = { .last = attr_int(n, "channels_last", 0) != 0,
+		    .s8 = x->dtype == DT_INT8,
+		    .incl = attr_int(n, "count_include_pad", 0) != 0,
+		    .kh = ks[0], .kw = ks[1], .sh = 1, .sw = 1,
+		    .xs = scale_of(p, n, 1), .xz = zero_of(p, n, 2),
+		    .ys = scale_of(p, n, 3), .yz = zero_of(p, n, 4) };
+	const int64_t *d = x->shape.dims, *e = y->shape.dims;
+	q.n = d[0];
+	q.c = q.last ? d[3] : d[1];
+	q.h = q.last ? d[1] : d[2], q.w = q.last ? d[2] : d[3];
+	q.oh = q.last ? e[1] : e[2], q.ow = q.last ? e[2] : e[3];
+	if (attr_ints(n, "strides", &st) == 2)
+		q.sh = st[0], q.sw = st[1];
+	if (!strcmp(ap, "NOTSET") && attr_ints(n, "pads", &pads) == 4)
+		q.ph = pads[0], q.pw = pads[1], q.peh = pads[2], q.pew = pads[3];
+	QPool *sp = xmalloc(sizeof(*sp));
+	*sp = q;
+	sp->threads = rt_threads_for(s, (double)(q.n * q.c * q.oh * q.ow *
+						 q.kh * q.kw));
+	*k = (FastKernel){ .run = qpool_run, .free = free, .state = sp,
+			   .threads = sp->threads };
+	return 1;
+}

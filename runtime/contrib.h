@@ -26,4 +26,23 @@ int contrib_embed(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* RotaryEmbedding: rows on the threads. */
 int contrib_rotary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
+/* QLinearAdd and QLinearMul of per-tensor constant parameters, B (or A)
+ * C's shape, one value or C's trailing dims; float math as the
+ * reference's, bit for bit. */
+int contrib_qlinear_binary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* QLinearSigmoid and QLinearLeakyRelu of constant parameters: a table. */
+int contrib_qlinear_table(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* QLinearConcat of constant parameters: a table per input. */
+int contrib_qlinear_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* QLinearGlobalAveragePool (either layout): integer sums. */
+int contrib_qlinear_gap(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* QLinearSoftmax: ONNX Runtime's table, rows on the threads. */
+int contrib_qlinear_softmax(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* QLinearAveragePool, 2-D, explicit pads or VALID: integer window
+ * sums. */
+int contrib_qlinear_avgpool(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* QGemm of a constant B (K at most 4096): int16 dot products, rows on
+ * the threads. */
+int contrib_qgemm(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+
 #endif

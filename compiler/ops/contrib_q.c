@@ -101,16 +101,7 @@ static bool known(OpCtx *c, const int *idx, int n)
 	return true;
 }
 
-/* v, a value over the output's scale, stored as 8-bit dtype dt with zero
- * point z: rounded half to even, saturated (NaN as z). */
-static int32_t q_store(float v, int32_t z, int dt)
-{
-	int32_t lo = dt == DT_UINT8 ? 0 : -128, hi = dt == DT_UINT8 ? 255 : 127;
-	if (v != v)
-		return z;
-	float q = rintf(v) + (float)z;
-	return q < (float)lo ? lo : q > (float)hi ? hi : (int32_t)q;
-}
+#define q_store ms_q_store
 
 static int32_t q_get(const Tensor *t, int64_t i)
 {
@@ -200,24 +191,28 @@ int infer_ms_qlinear_unary(OpCtx *c)
 	return 0;
 }
 
+void ms_qlinear_table_of(int op, int dt, float xs, int32_t xz, float ys,
+			 int32_t yz, float alpha, uint8_t *table)
+{
+	for (int32_t i = 0; i < 256; i++) {
+		int32_t q = dt == DT_UINT8 ? i : (int8_t)i;
+		float v = xs * (float)(q - xz), f = v;
+		if (op == OP_MS_QLinearSigmoid)
+			f = (float)(1 / (1 + exp(-(double)v)));
+		else if (op == OP_MS_QLinearLeakyRelu)
+			f = v >= 0 ? v : alpha * v;
+		table[i] = (uint8_t)q_store(f / ys, yz, dt);
+	}
+}
+
 int ms_qlinear_table(OpCtx *c, uint8_t *table)
 {
 	static const int params[] = { 1, 2, 3, 4 };
 	if (!known(c, params, 4))
 		return 0;
-	int dt = op_in(c, 0)->dtype;
-	float xs = q_scale(c, 1), ys = q_scale(c, 3);
-	int32_t xz = q_zero(c, 2), yz = q_zero(c, 4);
-	double alpha = attr_float(c->n, "alpha", 0.01f);
-	bool sig = c->n->op == OP_MS_QLinearSigmoid;
-	for (int32_t i = 0; i < 256; i++) {
-		int32_t q = dt == DT_UINT8 ? i : (int8_t)i;
-		float v = xs * (float)(q - xz);
-		float f = sig ? (float)(1 / (1 + exp(-(double)v)))
-			      : v >= 0 ? v : (float)alpha * v;
-		int32_t r = q_store(f / ys, yz, dt);
-		table[i] = (uint8_t)r;
-	}
+	ms_qlinear_table_of(c->n->op, op_in(c, 0)->dtype, q_scale(c, 1),
+			    q_zero(c, 2), q_scale(c, 3), q_zero(c, 4),
+			    attr_float(c->n, "alpha", 0.01f), table);
 	return 1;
 }
 
@@ -328,16 +323,16 @@ int run_ms_qlinear_concat(OpCtx *c)
 	int32_t yz = q_zero(c, 1);
 	for (int i = 2; i < c->n->ninputs; i += 3) {
 		const Tensor *x = op_const_in(c, i);
-		float xs = q_scale(c, i + 1);
-		int32_t xz = q_zero(c, i + 2);
+		uint8_t table[256];
+		ms_qlinear_table_of(OP_MS_QLinearConcat, dt, q_scale(c, i + 1),
+				    q_zero(c, i + 2), ysc, yz, 0, table);
 		int64_t len = x->shape.dims[axis] * inner;
+		const uint8_t *xp = x->data;
+		uint8_t *yp = tensor_mut(y);
 		for (int64_t o = 0; o < outer; o++)
-			for (int64_t j = 0; j < len; j++) {
-				float v = xs * (float)(q_get(x, o * len + j) -
-						       xz);
-				q_put(y, o * ys->dims[axis] * inner + at + j,
-				      q_store(v / ysc, yz, dt));
-			}
+			for (int64_t j = 0; j < len; j++)
+				yp[o * ys->dims[axis] * inner + at + j] =
+					table[xp[o * len + j]];
 		at += len;
 	}
 	op_set_const(c, 0, y);

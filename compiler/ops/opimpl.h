@@ -41,6 +41,8 @@
 #ifndef GEARC_OPIMPL_H
 #define GEARC_OPIMPL_H
 
+#include <math.h>
+
 #include "../ir.h"
 
 /* A node's tensors at run time (runtime/exec.c fills it). */
@@ -744,8 +746,22 @@ int infer_ms_qlinear_unary(OpCtx *c); /* QLinearSigmoid, QLinearLeakyRelu */
 int run_ms_qlinear_unary(OpCtx *c);
 /* The 256 entries of a QLinearSigmoid or QLinearLeakyRelu node's table
  * (entry (uint8) q for the 8-bit value q): 1, or 0 if its scales or zero
- * points are not known. */
+ * points are not known.  ms_qlinear_table_of: the table of op (those,
+ * or QLinearConcat's requantization, any other op) for 8-bit dtype dt,
+ * x and y's scale and zero point. */
 int ms_qlinear_table(OpCtx *c, uint8_t *table);
+void ms_qlinear_table_of(int op, int dt, float xs, int32_t xz, float ys,
+			 int32_t yz, float alpha, uint8_t *table);
+/* v, a value over the output's scale, stored as 8-bit dtype dt with zero
+ * point z: rounded half to even, saturated (NaN as z). */
+static inline int32_t ms_q_store(float v, int32_t z, int dt)
+{
+	int32_t lo = dt == DT_UINT8 ? 0 : -128, hi = dt == DT_UINT8 ? 255 : 127;
+	if (v != v)
+		return z;
+	float q = rintf(v) + (float)z;
+	return q < (float)lo ? lo : q > (float)hi ? hi : (int32_t)q;
+}
 int infer_ms_qlinear_concat(OpCtx *c);
 int run_ms_qlinear_concat(OpCtx *c);
 int infer_ms_qlinear_gap(OpCtx *c); /* QLinearGlobalAveragePool */
