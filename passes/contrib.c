@@ -943,9 +943,11 @@ int contrib_lower(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 /* The ops whose standard form runs as fast as a kernel of their own
  * would: elementwise chains the fuse pass takes into the MatMul or Conv
  * before them (GELU, the bias), products the fast paths of MatMul and
- * the integer ops run (FusedMatMul, MatMulIntegerToFloat, and
- * DynamicQuantizeMatMul, which passes/qfuse.c makes one op again); of
- * float32 (the forms' constants are). */
+ * the integer ops run (FusedMatMul, and DynamicQuantizeMatMul, which
+ * passes/qfuse.c makes one op again); of float32 (the forms' constants
+ * are).  MatMulIntegerToFloat keeps its node: its scales and bias per
+ * column after a MatMulInteger would run on the reference Mul and Add,
+ * where runtime/contrib.c's kernel takes it whole. */
 static bool lowered_for_speed(const Graph *g, const Node *n)
 {
 	ValId x = n->ninputs > 0 ? n->inputs[0] : -1;
@@ -963,8 +965,6 @@ static bool lowered_for_speed(const Graph *g, const Node *n)
 		return g->vals[x].dtype == DT_FLOAT &&
 		       g->vals[x].shape.rank >= 0 &&
 		       g->vals[n->inputs[1]].shape.rank >= 0;
-	case OP_MS_MatMulIntegerToFloat:
-		return true;
 	default:
 		return false;
 	}
@@ -1009,7 +1009,6 @@ static int find_lowered(Graph *g, void *ctx)
 		*(bool *)ctx |= op == OP_MS_Gelu || op == OP_MS_FastGelu ||
 				op == OP_MS_BiasGelu || op == OP_MS_QuickGelu ||
 				op == OP_MS_BiasAdd || op == OP_MS_FusedMatMul ||
-				op == OP_MS_MatMulIntegerToFloat ||
 				op == OP_MS_DynamicQuantizeMatMul;
 	}
 	return 0;

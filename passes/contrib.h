@@ -20,7 +20,7 @@ int contrib_lower(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		  const ValId *outs);
 /* The pass "contrib", on one specialised graph (after specialise, before
  * fuse; not with --no-fuse): the GELU family and BiasAdd of float32,
- * FusedMatMul, MatMulIntegerToFloat and DynamicQuantizeMatMul written as
+ * FusedMatMul and DynamicQuantizeMatMul written as
  * standard ONNX, which the fuse pass and the fast paths take; the graph
  * inferred again. */
 int pass_contrib(Model *m, Graph *g, const PassOptions *o);

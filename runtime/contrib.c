@@ -1002,6 +1002,7 @@ typedef struct QGemm {
 	int16_t *bt; /* [n][k] */
 	float *scale; /* per column: alpha a_scale b_scale [/ y_scale] */
 	int32_t *c;   /* [m][n] or NULL: C broadcast */
+	float *bias;  /* per column, added to the float result, or NULL */
 	int32_t az, yz;
 	int threads;
 } QGemm;
@@ -1012,6 +1013,7 @@ static void qgemm_free(void *state)
 	free(q->bt);
 	free(q->scale);
 	free(q->c);
+	free(q->bias);
 	free(q);
 }
 
@@ -1043,7 +1045,7 @@ static int qgemm_run(void *state, const Tensor *const *in, Tensor *const *out)
 			float v = (float)acc * q->scale[j];
 			int64_t o = i * q->n + j;
 			if (!q->quant)
-				((float *)y)[o] = v;
+				((float *)y)[o] = q->bias ? v + q->bias[j] : v;
 			else if (q->ys8)
 				((int8_t *)y)[o] = (int8_t)ms_q_store(v, q->yz,
 								      DT_INT8);
@@ -1053,6 +1055,25 @@ static int qgemm_run(void *state, const Tensor *const *in, Tensor *const *out)
 		}
 	}
 	return 0;
+}
+
+/* Constant 8-bit B less its zero point bz (absent: 0; one value or per
+ * column) as int16 columns [n][k] (tb: B is [n, k]). */
+static int16_t *pack_b(const Value *b, const Value *bz, int64_t n, int64_t k,
+		       bool tb)
+{
+	int16_t *bt = xmalloc((size_t)(n * k + 1) * sizeof(int16_t));
+	int64_t nbz = bz ? shape_numel(&bz->shape) : 0;
+	for (int64_t j = 0; j < n; j++) {
+		int32_t zb = nbz ? (int32_t)tensor_get_i64(bz->konst,
+							   nbz > 1 ? j : 0)
+				 : 0;
+		for (int64_t pp = 0; pp < k; pp++)
+			bt[j * k + pp] = (int16_t)(q8_at(
+				b->konst->data, b->dtype == DT_INT8,
+				tb ? j * k + pp : pp * n + j) - zb);
+	}
+	return bt;
 }
 
 int contrib_qgemm(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
@@ -1077,20 +1098,16 @@ int contrib_qgemm(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	q.k = a->shape.dims[q.ta ? 0 : 1];
 	if (q.k > 4096)
 		return 0;
-	int64_t nbs = shape_numel(&bs->shape), nbz = shape_numel(&bz->shape);
+	int64_t nbs = shape_numel(&bs->shape);
 	float alpha = attr_float(n, "alpha", 1.0f), as = scale_of(p, n, 1);
 	float ys = quant ? scale_of(p, n, 7) : 1;
 	QGemm *st = xmalloc(sizeof(*st));
 	*st = q;
-	st->bt = xmalloc((size_t)(q.n * q.k + 1) * sizeof(int16_t));
+	st->bt = pack_b(b, bz, q.n, q.k, tb);
 	st->scale = xmalloc((size_t)(q.n + 1) * sizeof(float));
 	st->c = NULL;
+	st->bias = NULL;
 	for (int64_t j = 0; j < q.n; j++) {
-		int32_t zb = (int32_t)tensor_get_i64(bz->konst, nbz > 1 ? j : 0);
-		for (int64_t pp = 0; pp < q.k; pp++)
-			st->bt[j * q.k + pp] = (int16_t)(q8_at(
-				b->konst->data, b->dtype == DT_INT8,
-				tb ? j * q.k + pp : pp * q.n + j) - zb);
 		/* the reference's order: alpha a_scale b_scale, / y_scale */
 		float sc = alpha * as *
 			   (float)tensor_get_f64(bs->konst, nbs > 1 ? j : 0);
@@ -1202,5 +1219,43 @@ int contrib_qlinear_avgpool(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 						 q.kh * q.kw));
 	*k = (FastKernel){ .run = qpool_run, .free = free, .state = sp,
 			   .threads = sp->threads };
+	return 1;
+}
+
+/* MatMulIntegerToFloat of a constant 2-D B: QGemm's kernel over A's rows,
+ * a_scale b_scale per column and the bias added in float. */
+int contrib_mm_int_float(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
+	const Value *bs = rt_in_val(p, n, 3), *bz = rt_in_val(p, n, 5);
+	const Value *bias = rt_in_val(p, n, 6), *y = out_val(p, n, 0);
+	if (!q8(a) || !q8(b) || !f32(y) || !t->out[0] || a->shape.rank < 1 ||
+	    b->shape.rank != 2 || b->kind != VAL_WEIGHT || !b->konst ||
+	    !bs->konst || (bz && !bz->konst) || (bias && !bias->konst) ||
+	    !konst_one(p, n, 2, false) || !konst_one(p, n, 4, true))
+		return 0;
+	QGemm q = { .s8a = a->dtype == DT_INT8, .az = zero_of(p, n, 4) };
+	q.k = b->shape.dims[0], q.n = b->shape.dims[1];
+	q.m = q.k ? shape_numel(&a->shape) / q.k : 0;
+	if (q.k > 4096 || a->shape.dims[a->shape.rank - 1] != q.k)
+		return 0;
+	int64_t nbs = shape_numel(&bs->shape);
+	float as = scale_of(p, n, 2);
+	QGemm *st = xmalloc(sizeof(*st));
+	*st = q;
+	st->bt = pack_b(b, bz, q.n, q.k, false);
+	st->scale = xmalloc((size_t)(q.n + 1) * sizeof(float));
+	st->c = NULL;
+	st->bias = bias ? xmalloc((size_t)(q.n + 1) * sizeof(float)) : NULL;
+	for (int64_t j = 0; j < q.n; j++) {
+		st->scale[j] = as * (float)tensor_get_f64(bs->konst,
+							  nbs > 1 ? j : 0);
+		if (bias)
+			st->bias[j] = (float)tensor_get_f64(bias->konst, j);
+	}
+	st->threads = rt_threads_for(s, 2.0 * (double)(q.m * q.n * q.k));
+	*k = (FastKernel){ .run = qgemm_run, .free = qgemm_free, .state = st,
+			   .threads = st->threads };
 	return 1;
 }

@@ -45,4 +45,7 @@ int contrib_qlinear_avgpool(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
  * the threads. */
 int contrib_qgemm(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
+/* MatMulIntegerToFloat of a constant 2-D B: QGemm's kernel. */
+int contrib_mm_int_float(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+
 #endif

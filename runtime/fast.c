@@ -260,6 +260,8 @@ static const KernelRow rows[] = {
 	PLAIN(MS_QLinearSoftmax, Q8, ROWS, contrib_qlinear_softmax,
 	      "contrib.qsoftmax"),
 	PLAIN(MS_QGemm, Q8, ROWS, contrib_qgemm, "contrib.qgemm"),
+	PLAIN(MS_MatMulIntegerToFloat, Q8, ROWS, contrib_mm_int_float,
+	      "contrib.qgemm"),
 	PLAIN(MS_QLinearAveragePool, Q8, ROWS, contrib_qlinear_avgpool,
 	      "contrib.qpool"),
 	PLAIN_B(GlobalAveragePool, F32, EITHER, chan_gap, chan_gap_build,

@@ -350,6 +350,7 @@ static bool kept_with_fast_path(int op)
 	case OP_MS_QLinearSoftmax:
 	case OP_MS_QGemm:
 	case OP_MS_QLinearAveragePool:
+	case OP_MS_MatMulIntegerToFloat:
 		return true;
 	default:
 		return false;
