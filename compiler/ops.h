@@ -282,8 +282,8 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 
 #define GEARC_MS_OPS(X) \
 	X(Attention,                 infer_ms_attention,            run_ms_attention,            VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(BiasAdd,                   infer_ms_bias_add,             run_ms_bias_add,             VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
-	X(BiasGelu,                  infer_ms_gelu,                 run_ms_gelu,                 VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
+	X(BiasAdd,                   infer_ms_bias_add,             run_ms_bias_add,             VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
+	X(BiasGelu,                  infer_ms_gelu,                 run_ms_gelu,                 VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
 	X(DynamicQuantizeMatMul,     infer_ms_dynquant_matmul,      run_ms_dynquant_matmul,      VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(EmbedLayerNormalization,   infer_ms_embed_layer_norm,     run_ms_embed_layer_norm,     VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(FastGelu,                  infer_ms_gelu,                 run_ms_gelu,                 VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
@@ -296,9 +296,9 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(QLinearAveragePool,        infer_ms_qlinear_avgpool,      run_ms_qlinear_avgpool,      VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(QLinearConcat,             infer_ms_qlinear_concat,       run_ms_qlinear_concat,       VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(QLinearGlobalAveragePool,  infer_ms_qlinear_gap,          run_ms_qlinear_gap,          VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(QLinearLeakyRelu,          infer_ms_qlinear_unary,        run_ms_qlinear_unary,        VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
+	X(QLinearLeakyRelu,          infer_ms_qlinear_unary,        run_ms_qlinear_unary,        VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
 	X(QLinearMul,                infer_ms_qlinear_binary,       run_ms_qlinear_binary,       VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(QLinearSigmoid,            infer_ms_qlinear_unary,        run_ms_qlinear_unary,        VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
+	X(QLinearSigmoid,            infer_ms_qlinear_unary,        run_ms_qlinear_unary,        VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
 	X(QLinearSoftmax,            infer_ms_qlinear_softmax,      run_ms_qlinear_softmax,      VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
 	X(QuickGelu,                 infer_ms_gelu,                 run_ms_gelu,                 VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
 	X(RotaryEmbedding,           infer_ms_rotary,               run_ms_rotary,               VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
