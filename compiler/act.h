@@ -110,9 +110,13 @@ static inline __attribute__((always_inline)) float clamp_exp_arg(float v)
 	return v <= 88.0f ? v : 88.0f;
 }
 
+/* Below -88 (down to -inf) the sigmoid is under 6.1e-39, and 0: a
+ * product x Sigmoid(x) at -inf is then NaN, as ONNX's Sigmoid and Mul
+ * compute it (ONNX Runtime's QuickGelu too), not -inf times 1.6e-38. */
 static inline __attribute__((always_inline)) float act_sigmoid_f32(float x)
 {
 	float s = 1.0f / (1.0f + exp_clamped(clamp_exp_arg(-x)));
+	s = x < -88.0f ? 0.0f : s;
 	return x == x ? s : x; /* NaN stays NaN (the clamp made it -87) */
 }
 

@@ -271,6 +271,9 @@ ValId graph_add_value(Graph *g, const char *name, ValKind kind)
 {
 	ValId id = ARENA_PUSH(g->arena, g->vals, g->nvals, g->capvals);
 	Value *v = &g->vals[id];
+	/* a slot graph_dce (or a pass taking values back) left behind
+	 * still holds that value's konst, dtype and flags */
+	*v = (Value){ 0 };
 	v->name = arena_strdup(g->arena, name ? name : "");
 	v->kind = (uint8_t)kind;
 	v->shape = shape_unknown();

@@ -24,6 +24,7 @@
  * mapped once each and pointed into.
  */
 #include "onnx.h"
+#include "ops/opimpl.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -872,7 +873,7 @@ static int node_inputs_attrs(Importer *im, NameScope *s, Node *n,
 			return im->located ? -1
 					   : error_prefix("node %s",
 							  node_desc(im, np, i));
-	return 0;
+	return contrib_import(s->g, n);
 }
 
 /* Dtype and shape hints for values of this graph.  The type is checked

@@ -39,6 +39,17 @@
  * that passes/qfuse.c makes (compiler/ops/qfused.c: a dynamic int8 chain
  * in one op).
  *
+ * GEARC_MS_OPS lists ONNX Runtime's contrib ops (domain "com.microsoft",
+ * compiler/ops/contrib*.c), with ONNX Runtime's documented semantics
+ * (its docs/ContribOperators.md and CPU kernels), and GEARC_ORT_OPS the
+ * ops ONNX Runtime registers in the default domain that ONNX lacks
+ * (SimplifiedLayerNormalization, which its transformer optimizer writes
+ * there).  Their enum names are OP_MS_<name>, their names ONNX Runtime's:
+ * a com.microsoft op may share a name with a default-domain or gearc op
+ * of other semantics (FusedMatMul).  ONNX Runtime's FusedConv and
+ * FusedGemm are gearc's own ops of that name (the same computation): the
+ * importer rewrites their attributes into gearc's (contrib_import).
+ *
  * Adding an op: one line here and its hook functions in the family's
  * file (prototypes in compiler/ops/opimpl.h).  A unary math op is one
  * line with infer_unary, run_unary and EW_MATH/EW_FLOAT/EW_EXACT, plus
@@ -74,6 +85,7 @@ typedef enum {
 typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 
 #define GEARC_DOMAIN "ai.gearc"
+#define MS_DOMAIN "com.microsoft"
 
 #define GEARC_OPS(X) \
 	X(Abs,                       infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_EXACT(DTS_NUMERIC, k_abs)) \
@@ -268,18 +280,50 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(DynQuantConv,              infer_dynquant_conv,           run_dynquant_conv,           VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(FusedActivation,           infer_fused_activation,        run_fused_activation,        VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE)
 
+#define GEARC_MS_OPS(X) \
+	X(Attention,                 infer_ms_attention,            run_ms_attention,            VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(BiasAdd,                   infer_ms_bias_add,             run_ms_bias_add,             VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
+	X(BiasGelu,                  infer_ms_gelu,                 run_ms_gelu,                 VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
+	X(DynamicQuantizeMatMul,     infer_ms_dynquant_matmul,      run_ms_dynquant_matmul,      VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(EmbedLayerNormalization,   infer_ms_embed_layer_norm,     run_ms_embed_layer_norm,     VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(FastGelu,                  infer_ms_gelu,                 run_ms_gelu,                 VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
+	X(FusedMatMul,               infer_ms_fused_matmul,         run_ms_fused_matmul,         VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(Gelu,                      infer_ms_gelu,                 run_ms_gelu,                 VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
+	X(MatMulIntegerToFloat,      infer_ms_matmul_int_to_float,  run_ms_matmul_int_to_float,  VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(MultiHeadAttention,        infer_ms_mha,                  run_ms_mha,                  VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(QGemm,                     infer_ms_qgemm,                run_ms_qgemm,                VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(QLinearAdd,                infer_ms_qlinear_binary,       run_ms_qlinear_binary,       VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(QLinearAveragePool,        infer_ms_qlinear_avgpool,      run_ms_qlinear_avgpool,      VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(QLinearConcat,             infer_ms_qlinear_concat,       run_ms_qlinear_concat,       VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(QLinearGlobalAveragePool,  infer_ms_qlinear_gap,          run_ms_qlinear_gap,          VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(QLinearLeakyRelu,          infer_ms_qlinear_unary,        run_ms_qlinear_unary,        VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
+	X(QLinearMul,                infer_ms_qlinear_binary,       run_ms_qlinear_binary,       VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(QLinearSigmoid,            infer_ms_qlinear_unary,        run_ms_qlinear_unary,        VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
+	X(QLinearSoftmax,            infer_ms_qlinear_softmax,      run_ms_qlinear_softmax,      VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
+	X(QuickGelu,                 infer_ms_gelu,                 run_ms_gelu,                 VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
+	X(RotaryEmbedding,           infer_ms_rotary,               run_ms_rotary,               VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
+	X(SkipLayerNormalization,    infer_ms_skip_norm,            run_ms_skip_norm,            VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE) \
+	X(SkipSimplifiedLayerNormalization, infer_ms_skip_norm,     run_ms_skip_norm,            VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE)
+
+#define GEARC_ORT_OPS(X) \
+	X(SimplifiedLayerNormalization, infer_ms_rms_norm,          run_ms_rms_norm,             VIEW_NONE,  INPLACE_NONE, SHAPE_SAME,  EW_NONE)
+
 typedef enum {
 	OP_UNKNOWN = 0,
 #define X(name, infer, run, view, inplace, shape, ew) OP_##name,
 	GEARC_OPS(X)
 	GEARC_OWN_OPS(X)
 #undef X
+#define X(name, infer, run, view, inplace, shape, ew) OP_MS_##name,
+	GEARC_MS_OPS(X)
+	GEARC_ORT_OPS(X)
+#undef X
 	OP_COUNT
 } Op;
 
 typedef struct OpInfo {
 	const char *name;
-	const char *domain; /* "" or GEARC_DOMAIN */
+	const char *domain; /* "", GEARC_DOMAIN or MS_DOMAIN */
 	OpFn infer, run;
 	ViewKind view;
 	InPlace inplace;
@@ -296,5 +340,8 @@ bool domain_is_default(const char *domain);
 /* The Op for (domain, op_type); "" and "ai.onnx" are the default domain.
  * OP_UNKNOWN if gearc does not know it. */
 int op_lookup(const char *domain, const char *op_type);
+
+/* Whether domain is ONNX Runtime's contrib domain, com.microsoft. */
+bool domain_is_ms(const char *domain);
 
 #endif

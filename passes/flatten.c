@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "flatten.h"
+#include "contrib.h"
 #include "partition.h"
 #include "scope.h"
 
@@ -130,11 +131,47 @@ static int copy_fused(Flat *F, const Frame *fr, const Node *n)
 	return unfuse_node(F->dst, n, model_opset(F->m), ins, fr->map[v]);
 }
 
+/* A contrib op (passes/contrib.h) as its standard form: 1 if written,
+ * 0 if it has none at this gear (its form needs a newer opset; what it
+ * began is taken back and the node is copied in its domain), -1 on
+ * error. */
+static int copy_contrib(Flat *F, const Frame *fr, const Node *n)
+{
+	ValId ins[32], outs[8];
+	if (n->ninputs > 32 || n->noutputs > 8)
+		return 0;
+	for (int32_t k = 0; k < n->ninputs; k++) {
+		ins[k] = -1;
+		if (n->inputs[k] >= 0 &&
+		    resolve(F, fr, n->inputs[k], &ins[k]) < 0)
+			return -1;
+	}
+	int32_t nn = F->dst->nnodes, nv = F->dst->nvals;
+	for (int32_t k = 0; k < n->noutputs; k++) {
+		ValId v = n->outputs[k];
+		outs[k] = v < 0 ? -1 : (fr->map[v] = copy_value(F, &fr->g->vals[v]));
+	}
+	if (contrib_lower(F->dst, n, model_opset(F->m), ins, outs) == 0)
+		return 1;
+	F->dst->nnodes = nn;
+	F->dst->nvals = nv;
+	for (int32_t k = 0; k < n->noutputs; k++)
+		if (n->outputs[k] >= 0)
+			fr->map[n->outputs[k]] = -1;
+	clear_error();
+	return 0;
+}
+
 static int copy_node(Flat *F, const Frame *fr, const Node *n)
 {
 	bool fused = unfuse_is_fused(n, model_opset(F->m));
 	if (fused && F->standard)
 		return copy_fused(F, fr, n);
+	if (F->standard && contrib_has_form(n)) {
+		int rc = copy_contrib(F, fr, n);
+		if (rc)
+			return rc < 0 ? -1 : 0;
+	}
 	if (!fused && !strcmp(n->domain, GEARC_DOMAIN))
 		return error("node '%s': gearc's op %s has no ONNX form here",
 			     n->name, n->op_type);

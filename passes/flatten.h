@@ -67,6 +67,12 @@ Graph *graph_flatten(Model *m, const Graph *src, Arena *a,
 bool unfuse_is_fused(const Node *n, int64_t opset);
 int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		ValId out);
+/* passes/unfuse.c: activation kind (compiler/act.h) of x as standard
+ * ONNX for opset appended to dst, its op or its written-out form; the
+ * result in *res, which is out when last. */
+int unfuse_act(Graph *dst, const char *name, int64_t opset, int kind,
+	       float alpha, float beta, ValId x, ValId *res, bool last,
+	       ValId out);
 /* passes/unfuse.c: node at of b, a Fail (an If branch invalid at the
  * compiled shapes), replaced by standard ONNX nodes that fail at run time
  * and otherwise write its outputs (same values, dtypes and shapes); cond

@@ -44,7 +44,9 @@
  *       op or as Log(1 + Exp(x));
  *       GELU's tanh form (GeluTanh) x * (1 + Tanh(sqrt(2/pi) * (x +
  *       0.044715 * x^3))) * 0.5, x^3 as Pow(x, 3) or x * x * x;
- *     and Add, Sub, Mul or Div by a constant (Linear(m, a): m * x + a;
+ *     a FusedActivation (the contrib pass writes ONNX Runtime's Gelu,
+     FastGelu and BiasGelu as one) adds its activations;
+     and Add, Sub, Mul or Div by a constant (Linear(m, a): m * x + a;
  *     successive ones merge: attention's scale after its MatMul; not
  *     across FusedConv's Z, and only into finite floats).
  *     Constants on either side of Add and Mul (K - x and x / K only for
@@ -678,6 +680,28 @@ static bool match_written(Fuse *F, Chain *ch)
 	return false;
 }
 
+/* A FusedActivation n after the chain (the contrib pass writes ONNX
+ * Runtime's GELU ops so): its activations join the chain's, if they all
+ * fit and are the table's. */
+static bool take_fused_activation(Fuse *F, Chain *ch, const Node *n)
+{
+	const Attr *as = node_attr(n, FUSED_ACTS_ATTR);
+	const Attr *ps = node_attr(n, FUSED_ACT_PARAMS_ATTR);
+	int32_t na = as && as->type == ATTR_STRINGS ? as->n : 0;
+	int kinds[MAX_ACTS];
+	if (!na || !ps || ps->type != ATTR_FLOATS || ps->n != 2 * na ||
+	    ch->nacts + na > MAX_ACTS - 1)
+		return false;
+	for (int32_t k = 0; k < na; k++)
+		if ((kinds[k] = act_lookup((const char *)as->strings[k].data,
+					   as->strings[k].len)) < 0)
+			return false;
+	for (int32_t k = 0; k < na; k++)
+		push_act(ch, kinds[k], ps->floats[2 * k], ps->floats[2 * k + 1]);
+	advance(F, ch, n->outputs[0], (int32_t)(n - F->g->nodes));
+	return true;
+}
+
 /* One activation after ch->cur; false if none: a written-out form, an
  * affine step, or a standard op that is a row of compiler/act.h's
  * table (not the op table's unary ops, most of which do not fuse).  The
@@ -700,6 +724,8 @@ static bool match_act(Fuse *F, Chain *ch)
 	}
 	if (n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur))
 		return false;
+	if (n->op == OP_FusedActivation)
+		return take_fused_activation(F, ch, n);
 	int k = act_of_op(n->op);
 	float lo = 0, hi = 0;
 	if (k < 0 || (k == ACT_Clip && !clip_bounds(F, n, &lo, &hi)))

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "contrib.h"
 #include "hybrid.h"
 #include "partition.h"
 #include "passes.h"
@@ -52,6 +53,7 @@ static const Pass passes[] = {
 	{ "gear-clone", pass_gear_clone, 0, "building the gear branches" },
 	{ "specialise", 0, pass_specialise,
 	  "shape inference, folding, If inlining and dead-node removal" },
+	{ "contrib", 0, pass_contrib, "writing ONNX Runtime's contrib ops as standard ops where those run fast" },
 	{ "fuse", pass_fuse, 0, "fusing BatchNormalization, bias, residual and activations" },
 	{ "keep-fp16", 0, keep_fp16_round,
 	  "rounding float16 values where they are made (--keep-fp16)" },
@@ -95,6 +97,8 @@ static bool pass_applies(const Pass *p, const Model *m,
 		return o->hybrid;
 	if (!strcmp(p->name, "fuse"))
 		return !o->no_fuse;
+	if (!strcmp(p->name, "contrib"))
+		return contrib_applies(m, o);
 	if (!strcmp(p->name, "qdq"))
 		return qdq_applies(m, o);
 	if (!strcmp(p->name, "widen-fp16"))

@@ -224,6 +224,13 @@ static int emit_act(Graph *dst, const char *name, int64_t opset, int kind,
 	return 0;
 }
 
+int unfuse_act(Graph *dst, const char *name, int64_t opset, int kind,
+	       float alpha, float beta, ValId x, ValId *res, bool last,
+	       ValId out)
+{
+	return emit_act(dst, name, opset, kind, alpha, beta, x, res, last, out);
+}
+
 bool unfuse_is_fused(const Node *n, int64_t opset)
 {
 	return n->op == OP_FusedConv || n->op == OP_FusedGemm ||

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "chanwise.h"
+#include "contrib.h"
 #include "convert.h"
 #include "direct.h"
 #include "dnnl.h"
@@ -234,6 +235,35 @@ static const KernelRow rows[] = {
 	PLAIN(Where, ANY, ROWS, intew_where, "intew.where"),
 	PLAIN(LayerNormalization, F32, ROWS, direct_layernorm,
 	      "direct.layernorm"),
+	PLAIN(MS_SkipLayerNormalization, F32, ROWS, contrib_norm,
+	      "contrib.norm"),
+	PLAIN(MS_SkipSimplifiedLayerNormalization, F32, ROWS, contrib_norm,
+	      "contrib.norm"),
+	PLAIN(MS_SimplifiedLayerNormalization, F32, ROWS, contrib_norm,
+	      "contrib.norm"),
+	PLAIN(MS_Attention, F32, ROWS, contrib_attention, "contrib.attention"),
+	PLAIN(MS_MultiHeadAttention, F32, ROWS, contrib_attention,
+	      "contrib.attention"),
+	PLAIN(MS_EmbedLayerNormalization, ANY, ROWS, contrib_embed,
+	      "contrib.embed"),
+	PLAIN(MS_RotaryEmbedding, F32, ROWS, contrib_rotary, "contrib.rotary"),
+	PLAIN(MS_QLinearAdd, Q8, ROWS, contrib_qlinear_binary, "contrib.qbinary"),
+	PLAIN(MS_QLinearMul, Q8, ROWS, contrib_qlinear_binary, "contrib.qbinary"),
+	PLAIN(MS_QLinearSigmoid, Q8, ROWS, contrib_qlinear_table,
+	      "contrib.qtable"),
+	PLAIN(MS_QLinearLeakyRelu, Q8, ROWS, contrib_qlinear_table,
+	      "contrib.qtable"),
+	PLAIN(MS_QLinearConcat, ANY, ROWS, contrib_qlinear_concat,
+	      "contrib.qconcat"),
+	PLAIN(MS_QLinearGlobalAveragePool, Q8, ROWS, contrib_qlinear_gap,
+	      "contrib.qgap"),
+	PLAIN(MS_QLinearSoftmax, Q8, ROWS, contrib_qlinear_softmax,
+	      "contrib.qsoftmax"),
+	PLAIN(MS_QGemm, Q8, ROWS, contrib_qgemm, "contrib.qgemm"),
+	PLAIN(MS_MatMulIntegerToFloat, Q8, ROWS, contrib_mm_int_float,
+	      "contrib.qgemm"),
+	PLAIN(MS_QLinearAveragePool, Q8, ROWS, contrib_qlinear_avgpool,
+	      "contrib.qpool"),
 	PLAIN_B(GlobalAveragePool, F32, EITHER, chan_gap, chan_gap_build,
 		"chan.gap"),
 	PLAIN_B(Concat, F32, EITHER, chan_concat, chan_concat_build,

@@ -83,3 +83,14 @@ Test(act, names_and_ops_are_unique)
 	}
 	cr_expect_eq(act_lookup("Gel", 3), -1);
 }
+
+/* Sigmoid's fp32 form is 0 from -88 down to -inf, so that x Sigmoid(x)
+ * at -inf is NaN as ONNX computes it (QuickGelu's standard form), not
+ * -inf times a tiny positive value. */
+Test(act, sigmoid_is_zero_at_minus_inf)
+{
+	cr_expect_eq(act_sigmoid_f32(-INFINITY), 0.0f);
+	cr_expect_eq(act_sigmoid_f32(-89.0f), 0.0f);
+	cr_expect(isnan(-INFINITY * act_sigmoid_f32(-INFINITY)));
+	cr_expect_gt(act_sigmoid_f32(-87.0f), 0.0f);
+}

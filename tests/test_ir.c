@@ -323,3 +323,22 @@ Test(ir, clone_shares_tensors_and_renames_nodes)
 	cr_expect_str_eq(g->nodes[0].name, "add");
 	cr_expect_null(g->nodes[0].label);
 }
+
+/* A value added into a slot a shrunk list left behind (graph_dce
+ * renumbers and shrinks it; an export taking a form back truncates it)
+ * starts clean: no konst, dtype or flags of the value that was there. */
+Test(ir, add_value_reuses_a_slot_clean)
+{
+	Shape s = shape_of(0, NULL);
+	float one = 1;
+	Tensor *t = tensor_new(&m->arena, "k", DT_FLOAT, &s, &one);
+	ValId w = graph_add_weight(g, "k", t);
+	g->vals[w].flags = VF_GRAPH_OUT;
+	g->nvals--; /* taken back, its slot kept */
+	ValId v = graph_add_value(g, "v", VAL_NODE);
+	cr_assert_eq(v, w);
+	cr_expect_null(g->vals[v].konst);
+	cr_expect_eq(g->vals[v].dtype, DT_UNDEFINED);
+	cr_expect_eq(g->vals[v].flags, 0);
+	cr_expect_eq(g->vals[v].shape.rank, -1);
+}

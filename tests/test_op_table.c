@@ -97,6 +97,10 @@ static Node *folded_node(Model *m, int op, int dt)
 	Node *n = tu_node(g, op_info[op].name, "n", in, arity(op), 1);
 	if (op == OP_BitShift) /* its one required attribute */
 		tu_str(g, n, "direction", "LEFT");
+	if (domain_is_ms(op_info[op].domain)) { /* ONNX Runtime's */
+		n->domain = MS_DOMAIN;
+		n->op = (uint16_t)op;
+	}
 	if (op == OP_FusedActivation) { /* gearc's, of one activation */
 		static const float par[2] = { 0, 0 };
 		static const Bytes silu = { 4, (const uint8_t *)"Silu" };

@@ -454,32 +454,37 @@ int nn_conv_geom(OpCtx *c, int xi, int wi, bool transpose, ConvGeom *g)
 	return 0;
 }
 
-/* MaxPool, AveragePool: kernel_shape is required; Y is
- * [N, C, out1..outn]; MaxPool's optional Indices are int64 of Y's shape. */
-static int pool(OpCtx *c, uint32_t dts, bool indices)
+int nn_pool_dims(OpCtx *c, const Shape *x, Shape *y)
 {
-	Value *x = op_need_in(c, 0);
 	const int64_t *ks;
 	int32_t nks = attr_ints(c->n, "kernel_shape", &ks);
 	Window win;
-	if (!x || op_check_dtype(c, 0, dts) < 0)
-		return -1;
 	if (nks < 0)
 		return op_error(c, "attribute kernel_shape is required");
 	if (nks < 1 || nks > MAX_RANK - 2)
 		return op_error(c, "kernel_shape has %d values, expected 1 to "
 				"%d", nks, MAX_RANK - 2);
-	if (x->shape.rank >= 0 && x->shape.rank != nks + 2)
+	if (x->rank >= 0 && x->rank != nks + 2)
 		return op_error(c, "input 0 ('%s') has rank %d, but "
 				"kernel_shape has %d values; expected rank %d",
-				x->name, x->shape.rank, nks, nks + 2);
+				op_in(c, 0)->name, x->rank, nks, nks + 2);
 	if (window_attrs(c, nks, &win) < 0 ||
 	    ints_attr(c, "kernel_shape", nks, 1, 1, win.kernel) < 0)
 		return -1;
-	Shape y = { .rank = nks + 2 };
-	y.dims[0] = shape_dim(&x->shape, 0);
-	y.dims[1] = shape_dim(&x->shape, 1);
-	if (window_dims(c, &win, &x->shape, &y) < 0)
+	*y = (Shape){ .rank = nks + 2 };
+	y->dims[0] = shape_dim(x, 0);
+	y->dims[1] = shape_dim(x, 1);
+	return window_dims(c, &win, x, y);
+}
+
+/* MaxPool, AveragePool: kernel_shape is required; Y is
+ * [N, C, out1..outn]; MaxPool's optional Indices are int64 of Y's shape. */
+static int pool(OpCtx *c, uint32_t dts, bool indices)
+{
+	Value *x = op_need_in(c, 0);
+	Shape y;
+	if (!x || op_check_dtype(c, 0, dts) < 0 ||
+	    nn_pool_dims(c, &x->shape, &y) < 0)
 		return -1;
 	op_set_out(c, 0, x->dtype, &y);
 	if (indices)

@@ -309,7 +309,7 @@ int run_instance_norm(OpCtx *c)
 
 /* f (floats of shape t) broadcast to the dims tail[0..n) into out[]
  * (f NULL: every value is fill). */
-static void expand_tail(const float *f, const Shape *t, const int64_t *tail,
+void nn_expand_tail(const float *f, const Shape *t, const int64_t *tail,
 			int32_t n, float fill, float *out)
 {
 	int64_t st[MAX_RANK], idx[MAX_RANK] = { 0 }, total = 1, k = 0;
@@ -358,8 +358,8 @@ int run_layer_norm(OpCtx *c)
 	    (op_out(c, 2) && !(st = float_out(c, 2, &sf))))
 		return -1;
 	int32_t nt = s->rank - axis;
-	expand_tail(in[1], &op_const_in(c, 1)->shape, s->dims + axis, nt, 1, w);
-	expand_tail(in[2], in[2] ? &op_const_in(c, 2)->shape : NULL,
+	nn_expand_tail(in[1], &op_const_in(c, 1)->shape, s->dims + axis, nt, 1, w);
+	nn_expand_tail(in[2], in[2] ? &op_const_in(c, 2)->shape : NULL,
 		    s->dims + axis, nt, 0, w + cols);
 	for (int64_t r = 0; r < rows; r++) {
 		const float *xr = in[0] + r * cols;

@@ -41,6 +41,8 @@
 #ifndef GEARC_OPIMPL_H
 #define GEARC_OPIMPL_H
 
+#include <math.h>
+
 #include "../ir.h"
 
 /* A node's tensors at run time (runtime/exec.c fills it). */
@@ -442,6 +444,9 @@ int conv_like(OpCtx *c, int xi, int wi, int bi, int dt);
 int infer_qlinear_conv(OpCtx *c);
 int infer_conv_transpose(OpCtx *c);
 int infer_lppool(OpCtx *c);
+/* MaxPool's and AveragePool's output shape *y for an input of shape x
+ * ([N, C, spatial...]) from the node's window attributes. */
+int nn_pool_dims(OpCtx *c, const Shape *x, Shape *y);
 int infer_max_roi_pool(OpCtx *c);
 int infer_roi_align(OpCtx *c);
 int infer_max_unpool(OpCtx *c);
@@ -477,6 +482,14 @@ int run_layer_norm(OpCtx *c);
 int run_lrn(OpCtx *c);
 int run_mvn(OpCtx *c);
 int run_lp_norm(OpCtx *c);
+/* AveragePool of the node's window attributes on floats xf of shape x
+ * into yf (zeroed) of shape y. */
+int nn_avg_pool(OpCtx *c, const Shape *x, const Shape *y, const float *xf,
+		float *yf, bool count_pad);
+/* f (floats of shape t) broadcast to the dims tail[0..n) into out[]
+ * (f NULL: every value is fill): LayerNormalization's Scale and B. */
+void nn_expand_tail(const float *f, const Shape *t, const int64_t *tail,
+		    int32_t n, float fill, float *out);
 /* Tensor t as floats: its data if float, else a converted copy in
  * scratch memory; NULL with an error if out of memory. */
 const float *nn_floats(OpCtx *c, const Tensor *t);
@@ -706,6 +719,112 @@ int infer_fused_matmul(OpCtx *c);
 int run_fused_matmul(OpCtx *c);
 int infer_fused_activation(OpCtx *c);
 int run_fused_activation(OpCtx *c);
+
+/* -- ONNX Runtime's contrib ops (ops.h GEARC_MS_OPS): contrib.c ---------- */
+
+/* Node n, just imported (its attributes read): ONNX Runtime's FusedConv
+ * or FusedGemm gets gearc's attributes (activations, activation_params)
+ * and domain; other nodes are left as they are.  -1 with an error
+ * naming the node if its activation is not one gearc has. */
+int contrib_import(Graph *g, Node *n);
+int infer_ms_gelu(OpCtx *c); /* Gelu, BiasGelu, FastGelu, QuickGelu */
+int run_ms_gelu(OpCtx *c);
+int infer_ms_bias_add(OpCtx *c);
+int run_ms_bias_add(OpCtx *c);
+/* SkipLayerNormalization, SkipSimplifiedLayerNormalization */
+int infer_ms_skip_norm(OpCtx *c);
+int run_ms_skip_norm(OpCtx *c);
+int infer_ms_rms_norm(OpCtx *c); /* SimplifiedLayerNormalization */
+int run_ms_rms_norm(OpCtx *c);
+int infer_ms_fused_matmul(OpCtx *c);
+int run_ms_fused_matmul(OpCtx *c);
+
+/* contrib_q.c: the quantized contrib ops */
+int infer_ms_qlinear_binary(OpCtx *c); /* QLinearAdd, QLinearMul */
+int run_ms_qlinear_binary(OpCtx *c);
+int infer_ms_qlinear_unary(OpCtx *c); /* QLinearSigmoid, QLinearLeakyRelu */
+int run_ms_qlinear_unary(OpCtx *c);
+/* The 256 entries of a QLinearSigmoid or QLinearLeakyRelu node's table
+ * (entry (uint8) q for the 8-bit value q): 1, or 0 if its scales or zero
+ * points are not known.  ms_qlinear_table_of: the table of op (those,
+ * or QLinearConcat's requantization, any other op) for 8-bit dtype dt,
+ * x and y's scale and zero point. */
+int ms_qlinear_table(OpCtx *c, uint8_t *table);
+void ms_qlinear_table_of(int op, int dt, float xs, int32_t xz, float ys,
+			 int32_t yz, float alpha, uint8_t *table);
+/* v, a value over the output's scale, stored as 8-bit dtype dt with zero
+ * point z: rounded half to even, saturated (NaN as z). */
+static inline int32_t ms_q_store(float v, int32_t z, int dt)
+{
+	int32_t lo = dt == DT_UINT8 ? 0 : -128, hi = dt == DT_UINT8 ? 255 : 127;
+	if (v != v)
+		return z;
+	float q = rintf(v) + (float)z;
+	return q < (float)lo ? lo : q > (float)hi ? hi : (int32_t)q;
+}
+int infer_ms_qlinear_concat(OpCtx *c);
+int run_ms_qlinear_concat(OpCtx *c);
+int infer_ms_qlinear_gap(OpCtx *c); /* QLinearGlobalAveragePool */
+int run_ms_qlinear_gap(OpCtx *c);
+int infer_ms_qlinear_avgpool(OpCtx *c);
+int run_ms_qlinear_avgpool(OpCtx *c);
+int infer_ms_qlinear_softmax(OpCtx *c);
+int run_ms_qlinear_softmax(OpCtx *c);
+/* QLinearSoftmax's table of exponentials for x_scale and rows of d, and
+ * one row x[0..d) (stride st) into y: ONNX Runtime's algorithm. */
+void ms_qsoftmax_table(float x_scale, int64_t d, bool is_signed,
+		       float *table);
+void ms_qsoftmax_row(const uint8_t *x, uint8_t *y, int64_t d, int64_t st,
+		     const float *table, bool is_signed, float ys, int32_t yz);
+int infer_ms_qgemm(OpCtx *c);
+int run_ms_qgemm(OpCtx *c);
+int infer_ms_dynquant_matmul(OpCtx *c); /* DynamicQuantizeMatMul */
+int run_ms_dynquant_matmul(OpCtx *c);
+int infer_ms_matmul_int_to_float(OpCtx *c);
+int run_ms_matmul_int_to_float(OpCtx *c);
+
+/* contrib_attn.c: the transformer contrib ops */
+int infer_ms_attention(OpCtx *c);
+int run_ms_attention(OpCtx *c);
+int infer_ms_mha(OpCtx *c); /* MultiHeadAttention */
+int run_ms_mha(OpCtx *c);
+int infer_ms_embed_layer_norm(OpCtx *c);
+int run_ms_embed_layer_norm(OpCtx *c);
+int infer_ms_rotary(OpCtx *c); /* RotaryEmbedding */
+int run_ms_rotary(OpCtx *c);
+/* One attention of Attention or MultiHeadAttention: per batch row b and
+ * head n, out = softmax(scale Q K^T + mask + bias) V, Q [S, h], K [T,
+ * h], V [T, hv] read at the given strides (elements; rows contiguous),
+ * mask [B][S][T] (NULL: none), bias planes [S][T] at b * bias_b + n *
+ * bias_n (NULL: none). */
+typedef struct MsAttn {
+	int64_t B, N, S, T, h, hv;
+	float scale;
+	const float *q, *k, *v;
+	int64_t q_b, q_n, q_s, k_b, k_n, k_t, v_b, v_n, v_t;
+	float *out;
+	int64_t out_b, out_n, out_s;
+	const float *mask, *bias;
+	int64_t bias_b, bias_n;
+} MsAttn;
+/* Head (b, n) of a, with work: ms_attention_work(a) bytes of scratch. */
+void ms_attention_head(const MsAttn *a, int64_t b, int64_t n, float *work);
+size_t ms_attention_work(const MsAttn *a);
+/* The forms of an attention mask (mask_index, key_padding_mask): ends
+ * [B], ends and starts [2B], [B, T] and [B, S, T] of 1s and 0s. */
+enum { MS_MASK_NONE, MS_MASK_END, MS_MASK_END_START, MS_MASK_2D,
+       MS_MASK_3D };
+/* The additive mask [B][S][T] of mask mi of that kind (NULL for none),
+ * unidirectional (causal) with past keys before the current ones. */
+void ms_attention_mask(float *mask, const int32_t *mi, int kind, int64_t b,
+		       int64_t s, int64_t t, int64_t past, bool causal,
+		       float filter);
+/* K (or V) of each batch row and head into present [B, N, P + L, h]: the
+ * past's P rows ([B, N, P, h], NULL if P is 0), then L rows of cur (row
+ * l of head n of batch row b at cur + b cb + n cn + l cs). */
+void ms_concat_kv(float *present, const float *past, int64_t B, int64_t N,
+		  int64_t P, int64_t L, int64_t h, const float *cur,
+		  int64_t cb, int64_t cn, int64_t cs);
 
 /* ---- subgraphs (compiler/infer.c) -------------------------------------- */
 

@@ -26,6 +26,14 @@ const OpInfo op_info[OP_COUNT] = {
 	[OP_##nm] = { #nm, GEARC_DOMAIN, inf, run, vw, ip, sh, ew },
 	GEARC_OWN_OPS(X)
 #undef X
+#define X(nm, inf, run, vw, ip, sh, ew) \
+	[OP_MS_##nm] = { #nm, MS_DOMAIN, inf, run, vw, ip, sh, ew },
+	GEARC_MS_OPS(X)
+#undef X
+#define X(nm, inf, run, vw, ip, sh, ew) \
+	[OP_MS_##nm] = { #nm, "", inf, run, vw, ip, sh, ew },
+	GEARC_ORT_OPS(X)
+#undef X
 };
 
 bool domain_is_default(const char *d)
@@ -33,23 +41,43 @@ bool domain_is_default(const char *d)
 	return !d || !*d || !strcmp(d, "ai.onnx");
 }
 
-static NameMap byname[2]; /* [0] default domain, [1] GEARC_DOMAIN */
+bool domain_is_ms(const char *d)
+{
+	return d && !strcmp(d, MS_DOMAIN);
+}
+
+enum { BY_DEFAULT, BY_GEARC, BY_MS, BY_COUNT };
+
+/* Per domain, its ops by name. */
+static NameMap byname[BY_COUNT];
 static pthread_once_t byname_once = PTHREAD_ONCE_INIT;
+
+static int domain_index(const char *d)
+{
+	return domain_is_default(d) ? BY_DEFAULT
+	       : !strcmp(d, GEARC_DOMAIN) ? BY_GEARC
+	       : domain_is_ms(d)	  ? BY_MS
+					  : -1;
+}
 
 static void byname_init(void)
 {
 	for (int i = 1; i < OP_COUNT; i++)
-		namemap_put(&byname[op_info[i].domain[0] != 0], op_info[i].name,
-			    i);
+		namemap_put(&byname[domain_index(op_info[i].domain)],
+			    op_info[i].name, i);
+	/* ONNX Runtime's FusedConv and FusedGemm compute what gearc's do:
+	 * contrib_import gives them gearc's attributes and domain. */
+	namemap_put(&byname[BY_MS], "FusedConv", OP_FusedConv);
+	namemap_put(&byname[BY_MS], "FusedGemm", OP_FusedGemm);
 }
 
 int op_lookup(const char *domain, const char *op_type)
 {
-	bool own = domain && !strcmp(domain, GEARC_DOMAIN);
-	if (!own && !domain_is_default(domain))
+	int d = domain_index(domain);
+	if (d < 0)
 		return OP_UNKNOWN;
 	pthread_once(&byname_once, byname_init);
-	int op = namemap_get(&byname[own], op_type);
+	int op = namemap_get(&byname[d], op_type);
 	return op < 0 ? OP_UNKNOWN : op;
 }
 

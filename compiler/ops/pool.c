@@ -391,6 +391,16 @@ static int run_window_pool(OpCtx *c, int kind)
 	return 0;
 }
 
+int nn_avg_pool(OpCtx *c, const Shape *x, const Shape *y, const float *xf,
+		float *yf, bool count_pad)
+{
+	Pool p;
+	if (pool_setup(c, x, y, &p) < 0)
+		return -1;
+	row_pool(&p, xf, yf, false, count_pad);
+	return 0;
+}
+
 int run_maxpool(OpCtx *c) { return run_window_pool(c, POOL_MAX); }
 int run_avgpool(OpCtx *c) { return run_window_pool(c, POOL_AVG); }
 int run_lppool(OpCtx *c) { return run_window_pool(c, POOL_LP); }
