@@ -75,18 +75,6 @@ Test(cli_atc, npu_flag_values_are_checked)
 	}
 }
 
-Test(cli_atc, precision_flags_are_not_taken)
-{
-	/* another engineer's: they stay unknown here */
-	Run r = run_gearc(CNN, "--output=/tmp/never",
-			  "--precision_mode=force_fp32");
-	expect_error(&r, 2, "unknown option '--precision_mode'");
-	run_free(&r);
-	r = run_gearc(CNN, "--output=/tmp/never", "--keep_dtype=k.cfg");
-	expect_error(&r, 2, "unknown option '--keep_dtype'");
-	run_free(&r);
-}
-
 Test(cli_atc, near_misses_are_named)
 {
 	static const char *cases[][2] = {

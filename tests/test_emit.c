@@ -164,6 +164,7 @@ static Model *build(void)
 	static const char *fused[] = { "conv_out", "bn_out" };
 	n->fused = fused;
 	n->nfused = 2;
+	n->reduced = true;
 	custom_attrs(g, n, subs, ts);
 	n = graph_add_node(g, "id", "Identity", "", 1, 1);
 	n->inputs[0] = y;
