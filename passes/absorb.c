@@ -179,7 +179,9 @@ void absorb_end(Absorb *a, Graph *g, const ValId *map)
 			continue;
 		for (int32_t k = 0; k < a->nfused[i]; k++)
 			d->fused[d->nfused++] = a->fused[i][k];
-		d->nfused += dead_outputs(a, map, i, d->fused + d->nfused);
+		if (d->fused) /* no slots: nothing of this node was absorbed */
+			d->nfused += dead_outputs(a, map, i,
+						  d->fused + d->nfused);
 	}
 	free(count);
 	free(dest);
