@@ -2,7 +2,7 @@
 
     import gearrt, numpy as np
     m = gearrt.Model("demo.om")            # opened and checked once
-    s = m.session(threads=1)               # one per thread
+    s = m.session(threads=1)               # any number of threads may run it
     outs = s.run({"x": np.zeros((4, 3, 32, 32), np.float32)})
     outs["probs"].shape                    # (4, 10)
 

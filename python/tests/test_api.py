@@ -134,14 +134,22 @@ def test_input_errors(demo_om, x, msg):
 def test_feed_errors(demo_om):
     s = gearrt.Model(demo_om).session()
     x = np.zeros((1, 3, 32, 32), np.float32)
-    with pytest.raises(gearrt.Error, match="input 'x' is not given"):
+    with pytest.raises(gearrt.Error,
+                       match="^input 'x' is not given; the inputs are: x$"):
         s.run({})
-    with pytest.raises(gearrt.Error, match="no input 'y'"):
+    with pytest.raises(gearrt.Error, match="^no input 'y'; the inputs are: "
+                                           "x$"):
         s.run({"x": x, "y": x})
+    # a misspelt name is what is reported, not the input it leaves out
+    with pytest.raises(gearrt.Error, match="^no input 'X'; the inputs are: "
+                                           "x$"):
+        s.run({"X": x})
     with pytest.raises(TypeError):
         s.run([x])
-    with pytest.raises(gearrt.Error, match="no output 'q'"):
-        s.run(["q"], {"x": x})
+    with pytest.raises(gearrt.Error, match="^output_names: no output 'q'; "
+                                           "the outputs are: probs$"):
+        s.run(["probs", "q"], {"x": x})
+    assert s.stats.runs == 0  # names are checked before a run
     with pytest.raises(gearrt.Error, match="no such file|cannot"):
         gearrt.Model(demo_om + ".missing")
     with pytest.raises(gearrt.Error, match="model not open"):
