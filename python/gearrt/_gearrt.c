@@ -198,6 +198,8 @@ typedef struct {
 	PyObject *path;
 	PyObject *inputs, *outputs, *gears; /* tuples */
 	PyObject *in_names, *out_names;	    /* tuples of str */
+	PyObject *meta;			    /* dict: gearrt_model_meta's */
+	PyObject *dim_names; /* per input, per axis: str or None */
 	int closed;
 	Py_ssize_t nsessions; /* sessions not yet destroyed */
 } ModelObject;
@@ -300,10 +302,64 @@ fail:
 	return NULL;
 }
 
+/* Every key gearrt_model_meta knows, as a dict of str. */
+static PyObject *meta_dict(gearrt_model *m)
+{
+	static const char *const keys[] = {
+		"producer_name", "producer_version", "domain",
+		"model_version", "graph_name",	     "source_file",
+	};
+	PyObject *d = PyDict_New();
+	for (size_t k = 0; d && k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *v = gearrt_model_meta(m, keys[k]);
+		PyObject *o = PyUnicode_DecodeUTF8(v ? v : "",
+						   (Py_ssize_t)strlen(v ? v : ""),
+						   "replace");
+		if (!o || PyDict_SetItemString(d, keys[k], o) < 0)
+			Py_CLEAR(d);
+		Py_XDECREF(o);
+	}
+	return d;
+}
+
+/* Per input, per axis, the source's name of the dim where the file keeps
+ * it (gearrt_input_dim_name), else None. */
+static PyObject *dim_names(gearrt_model *m)
+{
+	size_t n = gearrt_input_count(m);
+	PyObject *t = PyTuple_New((Py_ssize_t)n);
+	for (size_t i = 0; t && i < n; i++) {
+		gearrt_tensor info;
+		gearrt_input_info(m, i, &info);
+		int32_t rank = info.rank < 0 ? 0 : info.rank;
+		PyObject *a = PyTuple_New(rank);
+		for (int32_t k = 0; a && k < rank; k++) {
+			const char *v = gearrt_input_dim_name(m, i, k);
+			PyObject *o = v ? PyUnicode_DecodeUTF8(
+						  v, (Py_ssize_t)strlen(v),
+						  "replace")
+					: Py_NewRef(Py_None);
+			if (!o)
+				Py_CLEAR(a);
+			else
+				PyTuple_SET_ITEM(a, k, o);
+		}
+		if (!a)
+			Py_CLEAR(t);
+		else
+			PyTuple_SET_ITEM(t, (Py_ssize_t)i, a);
+	}
+	return t;
+}
+
 /* Reads the model's inputs, outputs and gears into Python objects once. */
 static int model_describe(ModelObject *self)
 {
 	gearrt_model *m = self->m;
+	self->meta = meta_dict(m);
+	self->dim_names = dim_names(m);
+	if (!self->meta || !self->dim_names)
+		return -1;
 	self->inputs = info_tuple(m, gearrt_input_count(m), gearrt_input_info,
 				  &self->in_names);
 	if (!self->inputs)
@@ -355,6 +411,42 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kw)
 	return 0;
 }
 
+PyDoc_STRVAR(Model_from_bytes_doc,
+"from_bytes(data)\n--\n\n"
+"The model whose .om file's bytes are data (bytes, bytearray, memoryview\n"
+"or any C-contiguous buffer), copied: data may change or go once it\n"
+"returns.  Checked as Model(path) checks a file; .path is '<memory>'.");
+
+static PyObject *Model_from_bytes(PyTypeObject *type, PyObject *data)
+{
+	if (PyUnicode_Check(data))
+		return PyErr_Format(PyExc_TypeError, "Model.from_bytes: "
+						     "expected the bytes of a "
+						     ".om, got str (a path? "
+						     "use Model(path))");
+	Py_buffer view;
+	if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+		return NULL;
+	gearrt_model *m = NULL;
+	gearrt_status st;
+	Py_BEGIN_ALLOW_THREADS
+	st = gearrt_model_open_memory(view.buf, (size_t)view.len, &m);
+	Py_END_ALLOW_THREADS
+	PyBuffer_Release(&view);
+	if (st != GEARRT_OK)
+		return raise_status(st);
+	ModelObject *self = (ModelObject *)type->tp_alloc(type, 0);
+	if (!self) {
+		gearrt_model_close(m);
+		return NULL;
+	}
+	self->m = m;
+	self->path = PyUnicode_FromString("<memory>");
+	if (!self->path || model_describe(self) < 0)
+		Py_CLEAR(self);
+	return (PyObject *)self;
+}
+
 static void Model_dealloc(ModelObject *self)
 {
 	self->closed = 1;
@@ -365,6 +457,8 @@ static void Model_dealloc(ModelObject *self)
 	Py_XDECREF(self->gears);
 	Py_XDECREF(self->in_names);
 	Py_XDECREF(self->out_names);
+	Py_XDECREF(self->meta);
+	Py_XDECREF(self->dim_names);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -408,15 +502,24 @@ static PyObject *Model_exit(ModelObject *self, PyObject *Py_UNUSED(a))
 }
 
 PyDoc_STRVAR(Model_session_doc,
-"session(threads=1, shape_cache=8, no_gears=False)\n--\n\n"
+"session(threads=1, shape_cache=8, no_gears=False, pad_batch=False,\n"
+"        concurrency=0)\n--\n\n"
 "A new Session on this model, which any number of threads may run at\n"
 "once (the model itself is shared by any number of sessions).\n\n"
-"threads      intra-op threads of each run.\n"
+"threads      intra-op threads of each run; 0: every core the process may\n"
+"             use (its affinity mask's, at most its cgroup's quota).\n"
 "shape_cache  how many specialisations of a --hybrid file's dynamic graph\n"
 "             (or of a gear to its inputs' values) the session keeps;\n"
 "             0 keeps none: every run off the gears rebuilds.\n"
 "no_gears     run the dynamic graph even when the inputs' dims are a\n"
-"             gear's (to compare the two paths).\n\n"
+"             gear's (to compare the two paths).\n"
+"pad_batch    a batch no gear has runs on the least gear that holds it,\n"
+"             its rows zero-padded and the outputs sliced back, where the\n"
+"             compiler proved the rows independent (gearc dump: 'batch:\n"
+"             rows independent'); elsewhere NoGearError names the node\n"
+"             that mixes them.\n"
+"concurrency  the most runs of the session at once (each has its own\n"
+"             arena in the library; more wait for one); 0: 8.\n\n"
 "GEARRT_NO_FAST=1 and GEARRT_PROFILE=1 (or =nodes) in the environment\n"
 "when the session is made act as in gearc run: reference kernels only;\n"
 "per-node times printed to stderr when the session goes.");
@@ -424,6 +527,8 @@ PyDoc_STRVAR(Model_session_doc,
 static PyMethodDef Model_methods[] = {
 	{ "session", (PyCFunction)(void (*)(void))Model_session,
 	  METH_VARARGS | METH_KEYWORDS, Model_session_doc },
+	{ "from_bytes", (PyCFunction)Model_from_bytes, METH_O | METH_CLASS,
+	  Model_from_bytes_doc },
 	{ "close", (PyCFunction)Model_close, METH_NOARGS, Model_close_doc },
 	{ "__enter__", (PyCFunction)Model_enter, METH_NOARGS,
 	  "Returns the model (with ... as m:)." },
@@ -454,10 +559,25 @@ static PyMemberDef Model_members[] = {
 	  "The outputs in order, as inputs." },
 	{ "gears", T_OBJECT, offsetof(ModelObject, gears), READONLY,
 	  "The gears: Gear(index, dims, outputs); () for a static compile." },
+	{ "input_dim_names", T_OBJECT, offsetof(ModelObject, dim_names),
+	  READONLY,
+	  "Per input, per axis: the name the source model gave a dim that "
+	  "varies with the gear (its ONNX dim_param) where the file keeps it "
+	  "(a --hybrid compile does), else None." },
 	{ NULL },
 };
 
+static PyObject *Model_get_meta(ModelObject *self, void *Py_UNUSED(c))
+{
+	return self->meta ? PyDict_Copy(self->meta) : PyDict_New();
+}
+
 static PyGetSetDef Model_getset[] = {
+	{ "meta", (getter)Model_get_meta, NULL,
+	  "What the source model said of itself, as the file keeps it: a "
+	  "dict of str, keys producer_name, producer_version, domain, "
+	  "model_version (decimal), graph_name, source_file ('' where it "
+	  "said nothing).", NULL },
 	{ "closed", (getter)Model_get_closed, NULL,
 	  "True once close() was called.", NULL },
 	{ "has_dynamic", (getter)Model_get_dynamic, NULL,
@@ -475,7 +595,8 @@ PyDoc_STRVAR(Model_doc,
 "    m = gearrt.Model('rec.om')\n"
 "    m.inputs[0]   # IOInfo(name='x', dtype=dtype('float32'),\n"
 "                  #        shape=(1, 3, 48, None), type='float32')\n"
-"    s = m.session()");
+"    s = m.session()\n\n"
+"Model.from_bytes(data) opens a .om held in memory.");
 
 static PyTypeObject ModelType = {
 	PyVarObject_HEAD_INIT(NULL, 0)
@@ -572,16 +693,21 @@ static void call_give(SessionObject *self, Call *c)
 
 static PyObject *Model_session(ModelObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "threads", "shape_cache", "no_gears", NULL };
+	static char *kwlist[] = { "threads", "shape_cache", "no_gears",
+				  "pad_batch", "concurrency", NULL };
 	int threads = 1, cache = GEARRT_SHAPE_CACHE_DEFAULT, no_gears = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|iip:session", kwlist,
-					 &threads, &cache, &no_gears) ||
+	int pad_batch = 0, concurrency = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|iippi:session", kwlist,
+					 &threads, &cache, &no_gears,
+					 &pad_batch, &concurrency) ||
 	    model_check_open(self) < 0)
 		return NULL;
 	gearrt_options opt = {
 		.threads = threads,
 		.shape_cache = cache ? cache : GEARRT_SHAPE_CACHE_OFF,
 		.no_gears = no_gears,
+		.pad_batch = pad_batch,
+		.concurrency = concurrency,
 	};
 	gearrt_options_from_env(&opt); /* GEARRT_NO_FAST, GEARRT_PROFILE */
 	SessionObject *s = PyObject_New(SessionObject, &SessionType);
