@@ -754,9 +754,8 @@ static int session_check(SessionObject *self)
 	return 0;
 }
 
-/* Checks the session is open (binding the inputs may have run code that
- * closed it) and counts a run under way, which close() waits for no
- * longer than to refuse; session_leave() uncounts it. */
+/* Checks the session is open and counts a run (or prepare) under way,
+ * during which close() refuses; session_leave() uncounts it. */
 static int session_enter(SessionObject *self)
 {
 	if (session_check(self) < 0)
@@ -1283,26 +1282,28 @@ static PyObject *Session_run(SessionObject *self, PyObject *const *args,
 	PyObject *names, *feeds, *out, *res = NULL;
 	Py_ssize_t *pick = NULL, n;
 	int as_list = parse_run(args, nargs, kwnames, &names, &feeds, &out);
-	if (as_list < 0 || session_check(self) < 0 ||
-	    pick_outputs(self, names, &pick, &n) < 0)
+	if (as_list < 0 || pick_outputs(self, names, &pick, &n) < 0)
 		return NULL;
+	/* counted from here: binding may run Python code (an __array__),
+	 * which must not close the session, or the model under it, midway */
+	if (session_enter(self) < 0) {
+		PyMem_Free(pick);
+		return NULL;
+	}
 	Call *c = call_take(self);
-	if (!c)
-		goto done;
-	if (bind_inputs(self, c, feeds) < 0 || bind_outputs(self, c, out) < 0 ||
-	    session_enter(self) < 0)
-		goto give;
-	size_t nout = outputs_needed(self, pick, n, out);
-	gearrt_status st;
-	Py_BEGIN_ALLOW_THREADS
-	st = gearrt_run(self->s, c->in, self->nin, c->out, nout);
-	Py_END_ALLOW_THREADS
-	res = st != GEARRT_OK ? raise_status(st)
-			      : results(self, c, as_list, pick, n);
+	if (c && bind_inputs(self, c, feeds) == 0 &&
+	    bind_outputs(self, c, out) == 0) {
+		size_t nout = outputs_needed(self, pick, n, out);
+		gearrt_status st;
+		Py_BEGIN_ALLOW_THREADS
+		st = gearrt_run(self->s, c->in, self->nin, c->out, nout);
+		Py_END_ALLOW_THREADS
+		res = st != GEARRT_OK ? raise_status(st)
+				      : results(self, c, as_list, pick, n);
+	}
+	if (c)
+		call_give(self, c);
 	session_leave(self);
-give:
-	call_give(self, c);
-done:
 	PyMem_Free(pick);
 	return res;
 }

@@ -182,3 +182,25 @@ def test_string_runs_do_not_grow_memory(strings_om):
     runs(10000)
     grown = rss_kb() - before
     assert grown < 512, "RSS grew by %d kB over 10,000 runs" % grown
+
+
+def test_close_from_an_input_refuses(demo_om):
+    """An input whose conversion closes the session (Python code run while
+    run() binds it) is refused: the run is under way from its start, so
+    neither the session nor the model goes from under it."""
+    m = gearrt.Model(demo_om)
+    s = m.session()
+    x = np.zeros((1, 3, 32, 32), np.float32)
+
+    class Closer:
+        def __array__(self, dtype=None):
+            m.close()  # marks the model; it stays while s is open
+            s.close()
+            return x
+
+    with pytest.raises(gearrt.Error, match="has 1 run under way"):
+        s.run({"x": Closer()})
+    assert m.closed
+    with pytest.raises(gearrt.Error, match="^model .* is closed$"):
+        s.run({"x": x})
+    s.close()
