@@ -516,7 +516,8 @@ $(BUILD)/bench: $(BUILD)/tests/bench.o $(BUILD)/libgearc.a
 # Without node/npm it says how to get them and prints libgearrt's own
 # figures (tests/bench_run.c: load, median and minimum per gear).
 # Last, the Python module's cost per run over the C API on the VAD at 512
-# samples (tests/bench_python.py: both medians).
+# samples (tests/bench_python.py: the C API's, Session.run's and
+# InferenceSession.run's medians).
 ORT_PREFIX := $(BUILD)/ort
 ORT_PKG := $(ORT_PREFIX)/node_modules/onnxruntime-node/package.json
 
