@@ -214,6 +214,21 @@ GEARRT_API gearrt_status gearrt_gear_dims(const gearrt_model *model, size_t g,
 GEARRT_API gearrt_status gearrt_gear_output(const gearrt_model *model, size_t g,
 				 size_t i, gearrt_tensor *info);
 
+/* The name the source model gave axis of input i (its ONNX dim_param),
+ * where that dim varies with the gear (-1 in gearrt_input_info) and the
+ * file keeps the name: a --hybrid compile keeps its inputs' names (its
+ * dynamic graph is written with them), other compiles none.  NULL
+ * otherwise.  Valid until the model is closed. */
+GEARRT_API const char *gearrt_input_dim_name(const gearrt_model *model,
+					     size_t i, int32_t axis);
+/* What the source ONNX model said of itself, as the .om keeps it, by
+ * key: "producer_name", "producer_version", "domain", "model_version"
+ * (decimal, "0" if unset), "graph_name" (its main graph's),
+ * "source_file" (the .onnx's file name); "" where the model said
+ * nothing; NULL for any other key.  Valid until the model is closed. */
+GEARRT_API const char *gearrt_model_meta(const gearrt_model *model,
+					 const char *key);
+
 /* threads: intra-op threads of a run, at most GEARRT_THREADS_MAX; 0
  * (a zeroed struct, or NULL options) means every core the process may
  * use: its CPU affinity mask's, at most its cgroup's CPU quota (as ONNX

@@ -282,6 +282,8 @@ static gearrt_model *model_load(const char *path, const void *data,
 	for (size_t i = 0; i < md->nout; i++)
 		io_info(&md->out_info[i], x->outputs[i]);
 	setup_graphs(md);
+	snprintf(md->model_version, sizeof(md->model_version), "%lld",
+		 (long long)md->m->model_version);
 	md->gear_checked = xcalloc(md->ngears + 1, sizeof(atomic_schar));
 	md->gear_error = xcalloc(md->ngears + 1, sizeof(char *));
 	constwork_begin(&md->cw, md->m, &md->m->arena);
@@ -516,4 +518,47 @@ gearrt_status gearrt_gear_output(const gearrt_model *md, size_t g, size_t i,
 	for (size_t k = 0; k < si->n_dims && k < GEARRT_MAX_RANK; k++)
 		info->dims[k] = si->dims[k];
 	return GEARRT_OK;
+}
+
+const char *gearrt_input_dim_name(const gearrt_model *md, size_t i,
+				  int32_t axis)
+{
+	/* Only a hybrid file's dynamic graph keeps the source's names: the
+	 * gear branches and the root are written with the gears' numbers. */
+	if (!md || !md->dynamic || i >= md->nin || axis < 0 ||
+	    axis >= md->in_info[i].rank || md->in_info[i].dims[axis] >= 0)
+		return NULL;
+	const Graph *g = md->dynamic;
+	int32_t k = rt_graph_input(g, md->in_info[i].name);
+	if (k < 0)
+		return NULL;
+	const Value *v = &g->vals[g->inputs[k]];
+	if (!v->dim_params || axis >= v->shape.rank)
+		return NULL;
+	return v->dim_params[axis];
+}
+
+const char *gearrt_model_meta(const gearrt_model *md, const char *key)
+{
+	if (!md || !key)
+		return NULL;
+	const Model *m = md->m;
+	const struct {
+		const char *key, *val;
+	} meta[] = {
+		{ "producer_name", m->producer_name },
+		{ "producer_version", m->producer_version },
+		{ "domain", m->domain },
+		{ "model_version", md->model_version },
+		/* the root is "root" in a file that keeps the source's graph
+		 * name apart; before that the root bore it */
+		{ "graph_name", m->graph_name ? m->graph_name
+			      : m->graph    ? m->graph->name
+					    : NULL },
+		{ "source_file", m->path },
+	};
+	for (size_t k = 0; k < sizeof(meta) / sizeof(meta[0]); k++)
+		if (!strcmp(key, meta[k].key))
+			return meta[k].val ? meta[k].val : "";
+	return NULL;
 }

@@ -64,6 +64,7 @@ struct gearrt_model {
 	char **gear_error;
 	OmRaise *lazy; /* what the gears' checks raise them with */
 	char *path;
+	char model_version[24]; /* the source's, decimal (gearrt_model_meta) */
 	ConstWork cw;	/* work on weights done once (constwork_raised, rt_check_gear) */
 	double open_ms; /* what gearrt_model_open took (the profile prints it) */
 	pthread_mutex_t lock;

@@ -7,9 +7,10 @@ Compiles tests/fixtures/vad.onnx as tests/fixtures/ort/index.json's 'vad'
 case, then times gear 0 (512 samples) on the same fixed-seed inputs both
 ways, in alternating blocks so both see the same machine: the C API
 (BUILD_DIR/bench_run -s, which times gearrt_run alone and writes its
-inputs as .npy) and gearrt's Session.run(feeds) from this interpreter
-(outputs returned as fresh arrays, as by default).  Prints each median
-and their difference: what `import gearrt` adds per run.
+inputs as .npy), gearrt's Session.run(feeds) from this interpreter
+(outputs returned as fresh arrays, as by default) and the onnxruntime
+shaped InferenceSession.run(None, feeds) over it.  Prints each median
+and their differences: what `import gearrt` adds per run.
 """
 import json
 import os
@@ -46,7 +47,9 @@ def main():
              for k, i in enumerate(head["inputs"])}
     s = m.session()
     s.run(feeds)
-    tc, tp = [], []
+    sess = gearrt.InferenceSession(om + ".om", threads=1)
+    sess.run(None, feeds)
+    tc, tp, ti = [], [], []
     for _ in range(BLOCKS):
         c.stdin.write("r\n" * (runs // BLOCKS))
         c.stdin.flush()
@@ -55,15 +58,22 @@ def main():
             t0 = time.perf_counter_ns()
             s.run(feeds)
             tp.append((time.perf_counter_ns() - t0) / 1e3)
+        for _ in range(runs // BLOCKS):
+            t0 = time.perf_counter_ns()
+            sess.run(None, feeds)
+            ti.append((time.perf_counter_ns() - t0) / 1e3)
     c.stdin.write("q\n")
     c.stdin.close()
     c.wait()
     mc, mp = statistics.median(tc), statistics.median(tp)
+    mi = statistics.median(ti)
     print("python overhead, vad at 512 samples, %d runs each, 1 thread:"
           % len(tc))
     print("  C API gearrt_run      median %8.2f us" % mc)
     print("  gearrt Session.run    median %8.2f us" % mp)
-    print("  added by Python       %8.2f us per run" % (mp - mc))
+    print("  InferenceSession.run  median %8.2f us" % mi)
+    print("  added by Python       %8.2f us per run (Session.run), "
+          "%.2f us (InferenceSession.run)" % (mp - mc, mi - mc))
 
 
 if __name__ == "__main__":

@@ -371,3 +371,52 @@ Test(api, an_input_shape_too_large_for_64_bits_says_so)
 	free(dir);
 	free(om);
 }
+
+/* ---- what the file keeps of the source ------------------------------------ */
+
+/* vad.onnx says producer pytorch 1.13.1 and names its dims batch and
+ * samples; a --hybrid compile keeps the names (its dynamic graph has
+ * them), a plain gear compile does not. */
+Test(api, model_meta_and_dim_names)
+{
+	char *dir = temp_dir();
+	const char *shape = "--input_shape=input:-1,-1;h:2,-1,64;c:2,-1,64";
+	const char *dims = "--dynamic_dims=1,512,1,1;4,512,4,4";
+	char *gear = compile_fixture(dir, "gear", "vad",
+				     (const char *[]){ shape, dims, NULL });
+	char *hyb = compile_fixture(dir, "hyb", "vad",
+				    (const char *[]){ shape, dims, "--hybrid",
+						      NULL });
+	gearrt_model *m, *h;
+	cr_assert_eq(gearrt_model_open(gear, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_model_open(hyb, &h), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_expect_str_eq(gearrt_model_meta(m, "producer_name"), "pytorch");
+	cr_expect_str_eq(gearrt_model_meta(m, "producer_version"), "1.13.1");
+	cr_expect_str_eq(gearrt_model_meta(m, "domain"), "");
+	cr_expect_str_eq(gearrt_model_meta(m, "model_version"), "0");
+	cr_expect_str_eq(gearrt_model_meta(m, "graph_name"), "vad");
+	cr_expect_str_eq(gearrt_model_meta(m, "source_file"),
+			 "vad.onnx");
+	cr_expect_null(gearrt_model_meta(m, "description"));
+	cr_expect_null(gearrt_model_meta(m, NULL));
+	cr_expect_null(gearrt_model_meta(NULL, "domain"));
+	/* input (0): [batch, samples]; sr (1): a scalar; h (2): [2, batch, 64] */
+	cr_expect_str_eq(gearrt_input_dim_name(h, 0, 0), "batch");
+	cr_expect_str_eq(gearrt_input_dim_name(h, 0, 1), "samples");
+	cr_expect_str_eq(gearrt_input_dim_name(h, 2, 1), "batch");
+	cr_expect_null(gearrt_input_dim_name(h, 2, 0)); /* a fixed dim */
+	cr_expect_null(gearrt_input_dim_name(h, 2, 3));
+	cr_expect_null(gearrt_input_dim_name(h, 1, 0));
+	cr_expect_null(gearrt_input_dim_name(h, 4, 0));
+	cr_expect_null(gearrt_input_dim_name(h, 0, -1));
+	cr_expect_null(gearrt_input_dim_name(m, 0, 0));
+	cr_expect_null(gearrt_input_dim_name(NULL, 0, 0));
+	gearrt_model_close(m);
+	gearrt_model_close(h);
+	remove_tree(dir);
+	free(dir);
+	free(gear);
+	free(hyb);
+}

@@ -18,9 +18,12 @@
  * onnxruntime returns them); run(..., out={name: array}) has the library
  * write straight into the caller's array instead (no string output).
  *
- * Threads.  The GIL is released while the library runs, so sessions on
- * several threads run in parallel.  A session serves one thread at a time
- * (gearrt.h): an atomic busy flag makes a second concurrent run() raise.
+ * Threads.  The GIL is released while the library runs, and any number of
+ * threads may run one session at once (gearrt.h: each run takes a run
+ * context of its own).  Each run() has its own tensors here too (a Call),
+ * and copies its outputs out of the session's memory, which is the
+ * calling thread's until its next run, before it returns.  close() while
+ * runs are under way refuses (Session_close says why it does not wait).
  *
  * Lifetimes.  A Session holds its Model; Model.close() closes the file at
  * once if no session is open, else when its last session goes, and every
@@ -31,7 +34,6 @@
 #include <structmember.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
-#include <stdatomic.h>
 
 #include "compiler/cpu.h"
 #include "runtime/gearrt.h"
@@ -196,6 +198,8 @@ typedef struct {
 	PyObject *path;
 	PyObject *inputs, *outputs, *gears; /* tuples */
 	PyObject *in_names, *out_names;	    /* tuples of str */
+	PyObject *meta;			    /* dict: gearrt_model_meta's */
+	PyObject *dim_names; /* per input, per axis: str or None */
 	int closed;
 	Py_ssize_t nsessions; /* sessions not yet destroyed */
 } ModelObject;
@@ -298,10 +302,64 @@ fail:
 	return NULL;
 }
 
+/* Every key gearrt_model_meta knows, as a dict of str. */
+static PyObject *meta_dict(gearrt_model *m)
+{
+	static const char *const keys[] = {
+		"producer_name", "producer_version", "domain",
+		"model_version", "graph_name",	     "source_file",
+	};
+	PyObject *d = PyDict_New();
+	for (size_t k = 0; d && k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *v = gearrt_model_meta(m, keys[k]);
+		PyObject *o = PyUnicode_DecodeUTF8(v ? v : "",
+						   (Py_ssize_t)strlen(v ? v : ""),
+						   "replace");
+		if (!o || PyDict_SetItemString(d, keys[k], o) < 0)
+			Py_CLEAR(d);
+		Py_XDECREF(o);
+	}
+	return d;
+}
+
+/* Per input, per axis, the source's name of the dim where the file keeps
+ * it (gearrt_input_dim_name), else None. */
+static PyObject *dim_names(gearrt_model *m)
+{
+	size_t n = gearrt_input_count(m);
+	PyObject *t = PyTuple_New((Py_ssize_t)n);
+	for (size_t i = 0; t && i < n; i++) {
+		gearrt_tensor info;
+		gearrt_input_info(m, i, &info);
+		int32_t rank = info.rank < 0 ? 0 : info.rank;
+		PyObject *a = PyTuple_New(rank);
+		for (int32_t k = 0; a && k < rank; k++) {
+			const char *v = gearrt_input_dim_name(m, i, k);
+			PyObject *o = v ? PyUnicode_DecodeUTF8(
+						  v, (Py_ssize_t)strlen(v),
+						  "replace")
+					: Py_NewRef(Py_None);
+			if (!o)
+				Py_CLEAR(a);
+			else
+				PyTuple_SET_ITEM(a, k, o);
+		}
+		if (!a)
+			Py_CLEAR(t);
+		else
+			PyTuple_SET_ITEM(t, (Py_ssize_t)i, a);
+	}
+	return t;
+}
+
 /* Reads the model's inputs, outputs and gears into Python objects once. */
 static int model_describe(ModelObject *self)
 {
 	gearrt_model *m = self->m;
+	self->meta = meta_dict(m);
+	self->dim_names = dim_names(m);
+	if (!self->meta || !self->dim_names)
+		return -1;
 	self->inputs = info_tuple(m, gearrt_input_count(m), gearrt_input_info,
 				  &self->in_names);
 	if (!self->inputs)
@@ -353,6 +411,42 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kw)
 	return 0;
 }
 
+PyDoc_STRVAR(Model_from_bytes_doc,
+"from_bytes(data)\n--\n\n"
+"The model whose .om file's bytes are data (bytes, bytearray, memoryview\n"
+"or any C-contiguous buffer), copied: data may change or go once it\n"
+"returns.  Checked as Model(path) checks a file; .path is '<memory>'.");
+
+static PyObject *Model_from_bytes(PyTypeObject *type, PyObject *data)
+{
+	if (PyUnicode_Check(data))
+		return PyErr_Format(PyExc_TypeError, "Model.from_bytes: "
+						     "expected the bytes of a "
+						     ".om, got str (a path? "
+						     "use Model(path))");
+	Py_buffer view;
+	if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+		return NULL;
+	gearrt_model *m = NULL;
+	gearrt_status st;
+	Py_BEGIN_ALLOW_THREADS
+	st = gearrt_model_open_memory(view.buf, (size_t)view.len, &m);
+	Py_END_ALLOW_THREADS
+	PyBuffer_Release(&view);
+	if (st != GEARRT_OK)
+		return raise_status(st);
+	ModelObject *self = (ModelObject *)type->tp_alloc(type, 0);
+	if (!self) {
+		gearrt_model_close(m);
+		return NULL;
+	}
+	self->m = m;
+	self->path = PyUnicode_FromString("<memory>");
+	if (!self->path || model_describe(self) < 0)
+		Py_CLEAR(self);
+	return (PyObject *)self;
+}
+
 static void Model_dealloc(ModelObject *self)
 {
 	self->closed = 1;
@@ -363,6 +457,8 @@ static void Model_dealloc(ModelObject *self)
 	Py_XDECREF(self->gears);
 	Py_XDECREF(self->in_names);
 	Py_XDECREF(self->out_names);
+	Py_XDECREF(self->meta);
+	Py_XDECREF(self->dim_names);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -406,15 +502,24 @@ static PyObject *Model_exit(ModelObject *self, PyObject *Py_UNUSED(a))
 }
 
 PyDoc_STRVAR(Model_session_doc,
-"session(threads=1, shape_cache=8, no_gears=False)\n--\n\n"
-"A new Session on this model: one per thread (the model itself is shared\n"
-"by any number of sessions).\n\n"
-"threads      intra-op threads of each run.\n"
+"session(threads=1, shape_cache=8, no_gears=False, pad_batch=False,\n"
+"        concurrency=0)\n--\n\n"
+"A new Session on this model, which any number of threads may run at\n"
+"once (the model itself is shared by any number of sessions).\n\n"
+"threads      intra-op threads of each run; 0: every core the process may\n"
+"             use (its affinity mask's, at most its cgroup's quota).\n"
 "shape_cache  how many specialisations of a --hybrid file's dynamic graph\n"
 "             (or of a gear to its inputs' values) the session keeps;\n"
 "             0 keeps none: every run off the gears rebuilds.\n"
 "no_gears     run the dynamic graph even when the inputs' dims are a\n"
-"             gear's (to compare the two paths).\n\n"
+"             gear's (to compare the two paths).\n"
+"pad_batch    a batch no gear has runs on the least gear that holds it,\n"
+"             its rows zero-padded and the outputs sliced back, where the\n"
+"             compiler proved the rows independent (gearc dump: 'batch:\n"
+"             rows independent'); elsewhere NoGearError names the node\n"
+"             that mixes them.\n"
+"concurrency  the most runs of the session at once (each has its own\n"
+"             arena in the library; more wait for one); 0: 8.\n\n"
 "GEARRT_NO_FAST=1 and GEARRT_PROFILE=1 (or =nodes) in the environment\n"
 "when the session is made act as in gearc run: reference kernels only;\n"
 "per-node times printed to stderr when the session goes.");
@@ -422,6 +527,8 @@ PyDoc_STRVAR(Model_session_doc,
 static PyMethodDef Model_methods[] = {
 	{ "session", (PyCFunction)(void (*)(void))Model_session,
 	  METH_VARARGS | METH_KEYWORDS, Model_session_doc },
+	{ "from_bytes", (PyCFunction)Model_from_bytes, METH_O | METH_CLASS,
+	  Model_from_bytes_doc },
 	{ "close", (PyCFunction)Model_close, METH_NOARGS, Model_close_doc },
 	{ "__enter__", (PyCFunction)Model_enter, METH_NOARGS,
 	  "Returns the model (with ... as m:)." },
@@ -452,10 +559,25 @@ static PyMemberDef Model_members[] = {
 	  "The outputs in order, as inputs." },
 	{ "gears", T_OBJECT, offsetof(ModelObject, gears), READONLY,
 	  "The gears: Gear(index, dims, outputs); () for a static compile." },
+	{ "input_dim_names", T_OBJECT, offsetof(ModelObject, dim_names),
+	  READONLY,
+	  "Per input, per axis: the name the source model gave a dim that "
+	  "varies with the gear (its ONNX dim_param) where the file keeps it "
+	  "(a --hybrid compile does), else None." },
 	{ NULL },
 };
 
+static PyObject *Model_get_meta(ModelObject *self, void *Py_UNUSED(c))
+{
+	return self->meta ? PyDict_Copy(self->meta) : PyDict_New();
+}
+
 static PyGetSetDef Model_getset[] = {
+	{ "meta", (getter)Model_get_meta, NULL,
+	  "What the source model said of itself, as the file keeps it: a "
+	  "dict of str, keys producer_name, producer_version, domain, "
+	  "model_version (decimal), graph_name, source_file ('' where it "
+	  "said nothing).", NULL },
 	{ "closed", (getter)Model_get_closed, NULL,
 	  "True once close() was called.", NULL },
 	{ "has_dynamic", (getter)Model_get_dynamic, NULL,
@@ -473,7 +595,8 @@ PyDoc_STRVAR(Model_doc,
 "    m = gearrt.Model('rec.om')\n"
 "    m.inputs[0]   # IOInfo(name='x', dtype=dtype('float32'),\n"
 "                  #        shape=(1, 3, 48, None), type='float32')\n"
-"    s = m.session()");
+"    s = m.session()\n\n"
+"Model.from_bytes(data) opens a .om held in memory.");
 
 static PyTypeObject ModelType = {
 	PyVarObject_HEAD_INIT(NULL, 0)
@@ -492,16 +615,28 @@ static PyTypeObject ModelType = {
 
 /* ---- Session ----------------------------------------------------------- */
 
+/* What one run() holds besides the library's session: its tensors and
+ * the Python objects behind them.  Each call has its own, since any
+ * number of threads may run one session at once; a finished call's is
+ * kept as a spare for the next (the spares are touched with the GIL
+ * held only: they need no lock). */
+typedef struct Call {
+	struct Call *next;	 /* the next spare */
+	gearrt_tensor *in, *out; /* the run's tensors */
+	PyObject **keep;	 /* the arrays behind in[] */
+	PyObject **dest;	 /* the caller's out= arrays */
+	char **strs;		 /* string inputs' UTF-8 */
+} Call;
+
 typedef struct {
 	PyObject_HEAD
 	ModelObject *model;
 	gearrt_session *s; /* NULL once closed */
-	atomic_int busy;   /* a run or close is under way */
 	size_t nin, nout;
-	gearrt_tensor *in, *out; /* the run's tensors, reused */
-	PyObject **keep;	 /* the arrays behind in[] during a run */
-	PyObject **dest;	 /* the caller's out= arrays during a run */
-	char **strs;		 /* string inputs' UTF-8 during a run */
+	/* Runs and prepares under way, the GIL released inside the library:
+	 * close() refuses while any is.  Touched with the GIL held only. */
+	Py_ssize_t active;
+	Call *spare;
 } SessionObject;
 
 /* Destroys the library's session and lets go of the model. */
@@ -515,18 +650,64 @@ static void session_destroy(SessionObject *self)
 	model_release(self->model);
 }
 
+/* A Call for a run: a spare, or a new one (NULL, raised, if no memory).
+ * One block: the Call, in[nin], out[nout], keep[nin], dest[nout],
+ * strs[nin] (every part a multiple of a pointer's size). */
+static Call *call_take(SessionObject *self)
+{
+	Call *c = self->spare;
+	if (c) {
+		self->spare = c->next;
+		return c;
+	}
+	size_t nin = self->nin + 1, nout = self->nout + 1;
+	c = PyMem_Calloc(1, sizeof(Call) +
+				    (nin + nout) * sizeof(gearrt_tensor) +
+				    (2 * nin + nout) * sizeof(void *));
+	if (!c) {
+		PyErr_NoMemory();
+		return NULL;
+	}
+	c->in = (gearrt_tensor *)(c + 1);
+	c->out = c->in + nin;
+	c->keep = (PyObject **)(c->out + nout);
+	c->dest = c->keep + nin;
+	c->strs = (char **)(c->dest + nout);
+	return c;
+}
+
+/* Lets go of what call c held, then keeps it as a spare (after: letting
+ * go may run a finaliser that runs the session). */
+static void call_give(SessionObject *self, Call *c)
+{
+	for (size_t i = 0; i < self->nin; i++) {
+		Py_CLEAR(c->keep[i]);
+		PyMem_Free(c->strs[i]);
+		c->strs[i] = NULL;
+	}
+	for (size_t i = 0; i < self->nout; i++)
+		Py_CLEAR(c->dest[i]);
+	c->next = self->spare;
+	self->spare = c;
+}
+
 static PyObject *Model_session(ModelObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "threads", "shape_cache", "no_gears", NULL };
+	static char *kwlist[] = { "threads", "shape_cache", "no_gears",
+				  "pad_batch", "concurrency", NULL };
 	int threads = 1, cache = GEARRT_SHAPE_CACHE_DEFAULT, no_gears = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|iip:session", kwlist,
-					 &threads, &cache, &no_gears) ||
+	int pad_batch = 0, concurrency = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|iippi:session", kwlist,
+					 &threads, &cache, &no_gears,
+					 &pad_batch, &concurrency) ||
 	    model_check_open(self) < 0)
 		return NULL;
 	gearrt_options opt = {
 		.threads = threads,
 		.shape_cache = cache ? cache : GEARRT_SHAPE_CACHE_OFF,
 		.no_gears = no_gears,
+		.pad_batch = pad_batch,
+		.concurrency = concurrency,
 	};
 	gearrt_options_from_env(&opt); /* GEARRT_NO_FAST, GEARRT_PROFILE */
 	SessionObject *s = PyObject_New(SessionObject, &SessionType);
@@ -534,18 +715,10 @@ static PyObject *Model_session(ModelObject *self, PyObject *args, PyObject *kw)
 		return NULL;
 	s->model = (ModelObject *)Py_NewRef(self);
 	s->s = NULL;
-	atomic_init(&s->busy, 0);
+	s->active = 0;
+	s->spare = NULL;
 	s->nin = gearrt_input_count(self->m);
 	s->nout = gearrt_output_count(self->m);
-	s->in = PyMem_Calloc(s->nin + 1, sizeof(gearrt_tensor));
-	s->out = PyMem_Calloc(s->nout + 1, sizeof(gearrt_tensor));
-	s->keep = PyMem_Calloc(s->nin + 1, sizeof(PyObject *));
-	s->dest = PyMem_Calloc(s->nout + 1, sizeof(PyObject *));
-	s->strs = PyMem_Calloc(s->nin + 1, sizeof(char *));
-	if (!s->in || !s->out || !s->keep || !s->dest || !s->strs) {
-		Py_DECREF(s);
-		return PyErr_NoMemory();
-	}
 	gearrt_status st = gearrt_session_create(self->m, &opt, &s->s);
 	if (st != GEARRT_OK) {
 		s->s = NULL;
@@ -558,35 +731,68 @@ static PyObject *Model_session(ModelObject *self, PyObject *args, PyObject *kw)
 
 static void Session_dealloc(SessionObject *self)
 {
+	/* no run is under way: each holds a reference */
 	session_destroy(self);
-	PyMem_Free(self->in);
-	PyMem_Free(self->out);
-	PyMem_Free(self->keep);
-	PyMem_Free(self->dest);
-	PyMem_Free(self->strs);
+	for (Call *c = self->spare, *next; c; c = next) {
+		next = c->next;
+		PyMem_Free(c);
+	}
 	Py_XDECREF(self->model);
 	PyObject_Free(self);
 }
 
-/* Takes the busy flag, or raises; then checks the session is usable. */
-static int session_enter(SessionObject *self)
+/* Raises unless the session and its model are open. */
+static int session_check(SessionObject *self)
 {
-	if (atomic_exchange(&self->busy, 1)) {
-		PyErr_SetString(Error, "session is running on another thread "
-				       "(a session serves one thread at a "
-				       "time: make one per thread)");
-		return -1;
-	}
 	if (model_check_open(self->model) < 0)
-		goto fail;
+		return -1;
 	if (!self->s) {
 		PyErr_Format(Error, "session of %R is closed",
 			     self->model->path);
-		goto fail;
+		return -1;
 	}
 	return 0;
-fail:
-	atomic_store(&self->busy, 0);
+}
+
+/* Checks the session is open and counts a run (or prepare) under way,
+ * during which close() refuses; session_leave() uncounts it. */
+static int session_enter(SessionObject *self)
+{
+	if (session_check(self) < 0)
+		return -1;
+	self->active++;
+	return 0;
+}
+
+static void session_leave(SessionObject *self)
+{
+	self->active--;
+}
+
+/* "x, y": the names in tuple t, for messages; NULL (raised) if no memory. */
+static PyObject *name_list(PyObject *t)
+{
+	PyObject *sep = PyUnicode_FromString(", ");
+	PyObject *r = sep ? PyUnicode_Join(sep, t) : NULL;
+	Py_XDECREF(sep);
+	return r;
+}
+
+/* Raises gearrt.Error "<where>no <kind> 'name'; the <kind>s are: a, b"
+ * for a name that is none of the model's (names: theirs); -1. */
+static int no_such(const char *where, const char *kind, PyObject *name,
+		   PyObject *names)
+{
+	PyObject *list = name_list(names);
+	if (!list)
+		return -1;
+	if (PyUnicode_Check(name))
+		PyErr_Format(Error, "%sno %s '%U'; the %ss are: %U", where,
+			     kind, name, kind, list);
+	else
+		PyErr_Format(Error, "%sno %s %R; the %ss are: %U", where, kind,
+			     name, kind, list);
+	Py_DECREF(list);
 	return -1;
 }
 
@@ -668,10 +874,9 @@ static Py_ssize_t element_utf8(PyArrayObject *a, npy_intp k, const char *name,
 }
 
 /* Input i from the C-contiguous str array a: its elements as UTF-8 C
- * strings in one block, strs[i] (the pointers, then the strings), which
- * in[i] points to and which lives for the run only. */
-static int bind_strings(SessionObject *self, size_t i, PyArrayObject *a,
-			const char *name)
+ * strings in one block, c->strs[i] (the pointers, then the strings),
+ * which c->in[i] points to and which lives for the run only. */
+static int bind_strings(Call *c, size_t i, PyArrayObject *a, const char *name)
 {
 	npy_intp n = PyArray_SIZE(a);
 	size_t bytes = (size_t)n * sizeof(char *);
@@ -686,7 +891,7 @@ static int bind_strings(SessionObject *self, size_t i, PyArrayObject *a,
 		PyErr_NoMemory();
 		return -1;
 	}
-	self->strs[i] = mem;
+	c->strs[i] = mem;
 	const char **ptr = (const char **)mem;
 	char *q = mem + (size_t)n * sizeof(char *);
 	for (npy_intp k = 0; k < n; k++) {
@@ -697,8 +902,8 @@ static int bind_strings(SessionObject *self, size_t i, PyArrayObject *a,
 		ptr[k] = q;
 		q += len + 1;
 	}
-	self->in[i].data = mem;
-	self->in[i].size = (size_t)n * sizeof(char *);
+	c->in[i].data = mem;
+	c->in[i].size = (size_t)n * sizeof(char *);
 	return 0;
 }
 
@@ -730,10 +935,10 @@ static PyObject *string_array(const gearrt_tensor *t, npy_intp *dims,
 	return (PyObject *)a;
 }
 
-/* Fills in[i] from feed obj for input i: the array as it is if the library
- * can read it in place, else converted once (kept in keep[i]); strings
- * as UTF-8 copies (bind_strings). */
-static int bind_input(SessionObject *self, size_t i, PyObject *obj)
+/* Fills c->in[i] from feed obj for input i: the array as it is if the
+ * library can read it in place, else converted once (kept in
+ * c->keep[i]); strings as UTF-8 copies (bind_strings). */
+static int bind_input(SessionObject *self, Call *c, size_t i, PyObject *obj)
 {
 	gearrt_tensor info;
 	gearrt_input_info(self->model->m, i, &info);
@@ -751,7 +956,7 @@ static int bind_input(SessionObject *self, size_t i, PyObject *obj)
 	}
 	if (!a)
 		return -1;
-	self->keep[i] = (PyObject *)a;
+	c->keep[i] = (PyObject *)a;
 	int32_t dt = gearrt_of(PyArray_DESCR(a), want->dtype);
 	if (dt < 0) {
 		PyErr_Format(Error, "input '%s': numpy dtype %R has no gearrt "
@@ -767,17 +972,17 @@ static int bind_input(SessionObject *self, size_t i, PyObject *obj)
 	if (!PyArray_ISCARRAY_RO(a) || !PyArray_ISNOTSWAPPED(a)) {
 		PyArray_Descr *d = PyArray_DescrNewByteorder(PyArray_DESCR(a),
 							     NPY_NATIVE);
-		PyObject *c = d ? PyArray_FromAny((PyObject *)a, d, 0, 0,
+		PyObject *k = d ? PyArray_FromAny((PyObject *)a, d, 0, 0,
 						  NPY_ARRAY_CARRAY_RO |
 							  NPY_ARRAY_ENSURECOPY,
 						  NULL)
 				: NULL;
-		if (!c)
+		if (!k)
 			return -1;
-		Py_SETREF(self->keep[i], c);
-		a = (PyArrayObject *)c;
+		Py_SETREF(c->keep[i], k);
+		a = (PyArrayObject *)k;
 	}
-	gearrt_tensor *t = &self->in[i];
+	gearrt_tensor *t = &c->in[i];
 	t->name = NULL;
 	t->dtype = dt;
 	t->rank = PyArray_NDIM(a);
@@ -789,12 +994,28 @@ static int bind_input(SessionObject *self, size_t i, PyObject *obj)
 	 * which it gives before it reads any data */
 	if (dt != GEARRT_STRING || want->dtype != GEARRT_STRING)
 		return 0;
-	return bind_strings(self, i, a, want->name);
+	return bind_strings(c, i, a, want->name);
 }
 
-/* Binds every input from the feeds dict; a missing or unknown name is an
- * error naming it. */
-static int bind_inputs(SessionObject *self, PyObject *feeds)
+/* Raises for the first key of feeds that names no input: -1; 0 if every
+ * key names one. */
+static int unknown_feed(SessionObject *self, PyObject *feeds)
+{
+	PyObject *k, *v;
+	Py_ssize_t pos = 0;
+	while (PyDict_Next(feeds, &pos, &k, &v)) {
+		int has = PySequence_Contains(self->model->in_names, k);
+		if (has < 0)
+			return -1;
+		if (!has)
+			return no_such("", "input", k, self->model->in_names);
+	}
+	return 0;
+}
+
+/* Binds every input from the feeds dict into c.  An unknown name is
+ * reported before a missing one: it is likely the missing one misspelt. */
+static int bind_inputs(SessionObject *self, Call *c, PyObject *feeds)
 {
 	if (!PyDict_Check(feeds)) {
 		PyErr_Format(PyExc_TypeError, "feeds: expected a dict of input "
@@ -802,46 +1023,38 @@ static int bind_inputs(SessionObject *self, PyObject *feeds)
 			     Py_TYPE(feeds)->tp_name);
 		return -1;
 	}
+	PyObject *names = self->model->in_names;
 	for (size_t i = 0; i < self->nin; i++) {
-		PyObject *name = PyTuple_GET_ITEM(self->model->in_names,
-						  (Py_ssize_t)i);
+		PyObject *name = PyTuple_GET_ITEM(names, (Py_ssize_t)i);
 		PyObject *v = PyDict_GetItemWithError(feeds, name);
 		if (!v) {
-			if (!PyErr_Occurred())
-				PyErr_Format(Error, "input '%U' is not given "
-						    "(the model's inputs: %R)",
-					     name, self->model->in_names);
+			PyObject *list;
+			if (PyErr_Occurred() || unknown_feed(self, feeds) < 0 ||
+			    !(list = name_list(names)))
+				return -1;
+			PyErr_Format(Error, "input '%U' is not given; the "
+					    "inputs are: %U",
+				     name, list);
+			Py_DECREF(list);
 			return -1;
 		}
-		if (bind_input(self, i, v) < 0)
+		if (bind_input(self, c, i, v) < 0)
 			return -1;
 	}
-	if ((size_t)PyDict_GET_SIZE(feeds) != self->nin) {
-		PyObject *k, *v;
-		Py_ssize_t pos = 0;
-		while (PyDict_Next(feeds, &pos, &k, &v)) {
-			int has = PySequence_Contains(self->model->in_names, k);
-			if (has < 0)
-				return -1;
-			if (!has) {
-				PyErr_Format(Error, "feeds: the model has no "
-						    "input %R (its inputs: %R)",
-					     k, self->model->in_names);
-				return -1;
-			}
-		}
-	}
+	if ((size_t)PyDict_GET_SIZE(feeds) != self->nin)
+		return unknown_feed(self, feeds);
 	return 0;
 }
 
-/* Binds out={name: array}: each a writable C-contiguous array of the
- * output's dtype, which the library writes into (held in dest[] for the
- * run: another thread may change the dict while the GIL is released).
- * No string output: its array would hold the session's char pointers. */
-static int bind_outputs(SessionObject *self, PyObject *out)
+/* Binds out={name: array} into c: each a writable C-contiguous array of
+ * the output's dtype, which the library writes into (held in c->dest
+ * for the run: another thread may change the dict while the GIL is
+ * released).  No string output: its array would hold the session's char
+ * pointers. */
+static int bind_outputs(SessionObject *self, Call *c, PyObject *out)
 {
 	for (size_t i = 0; i < self->nout; i++)
-		self->out[i] = (gearrt_tensor){ 0 };
+		c->out[i] = (gearrt_tensor){ 0 };
 	if (!out || out == Py_None)
 		return 0;
 	if (!PyDict_Check(out)) {
@@ -856,10 +1069,8 @@ static int bind_outputs(SessionObject *self, PyObject *out)
 		Py_ssize_t i = PySequence_Index(self->model->out_names, k);
 		if (i < 0) {
 			PyErr_Clear();
-			PyErr_Format(Error, "out: the model has no output %R "
-					    "(its outputs: %R)",
-				     k, self->model->out_names);
-			return -1;
+			return no_such("out: ", "output", k,
+				       self->model->out_names);
 		}
 		gearrt_tensor info;
 		gearrt_output_info(self->model->m, (size_t)i, &info);
@@ -883,24 +1094,60 @@ static int bind_outputs(SessionObject *self, PyObject *out)
 					     : (PyObject *)Py_TYPE(v));
 			return -1;
 		}
-		self->out[i].dtype = info.dtype;
-		self->out[i].data = PyArray_DATA(a);
-		self->out[i].size = (size_t)PyArray_NBYTES(a);
-		Py_XSETREF(self->dest[i], Py_NewRef(v));
+		c->out[i].dtype = info.dtype;
+		c->out[i].data = PyArray_DATA(a);
+		c->out[i].size = (size_t)PyArray_NBYTES(a);
+		Py_XSETREF(c->dest[i], Py_NewRef(v));
 	}
 	return 0;
 }
 
-/* Output i as an array: a fresh copy of session memory (strings decoded
- * into str objects), or the caller's out= array (a view of its first
- * bytes if its shape differs). */
-static PyObject *output_array(SessionObject *self, size_t i)
+/* The outputs run(output_names, ...) returns, as indices into the
+ * model's, looked up before the run so that a wrong name costs none:
+ * *pick (PyMem_Malloc'd) and *n; all of them (*pick NULL) if names is
+ * None.  -1 (raised) for a name that is no output. */
+static int pick_outputs(SessionObject *self, PyObject *names,
+			Py_ssize_t **pick, Py_ssize_t *n)
 {
-	const gearrt_tensor *t = &self->out[i];
+	*pick = NULL;
+	*n = (Py_ssize_t)self->nout;
+	if (names == Py_None)
+		return 0;
+	PyObject *seq = PySequence_Fast(names, "output_names: expected a list "
+					       "of output names or None");
+	if (!seq)
+		return -1;
+	*n = PySequence_Fast_GET_SIZE(seq);
+	*pick = PyMem_Malloc((size_t)(*n ? *n : 1) * sizeof(Py_ssize_t));
+	int rc = *pick ? 0 : (PyErr_NoMemory(), -1);
+	for (Py_ssize_t k = 0; !rc && k < *n; k++) {
+		PyObject *name = PySequence_Fast_GET_ITEM(seq, k);
+		(*pick)[k] = PySequence_Index(self->model->out_names, name);
+		if ((*pick)[k] < 0) {
+			PyErr_Clear();
+			rc = no_such("output_names: ", "output", name,
+				     self->model->out_names);
+		}
+	}
+	Py_DECREF(seq);
+	if (rc) {
+		PyMem_Free(*pick);
+		*pick = NULL;
+	}
+	return rc;
+}
+
+/* Output i of call c as an array: a fresh copy of session memory
+ * (strings decoded into str objects), or the caller's out= array (a
+ * view of its first bytes if its shape differs).  Copied at once: the
+ * session's memory is this thread's until its next run only. */
+static PyObject *output_array(SessionObject *self, Call *c, size_t i)
+{
+	const gearrt_tensor *t = &c->out[i];
 	npy_intp dims[GEARRT_MAX_RANK];
 	for (int32_t k = 0; k < t->rank; k++)
 		dims[k] = (npy_intp)t->dims[k];
-	PyObject *dest = self->dest[i];
+	PyObject *dest = c->dest[i];
 	int npy = npy_of(t->dtype);
 	if (t->dtype == GEARRT_STRING)
 		return string_array(t, dims,
@@ -926,15 +1173,16 @@ static PyObject *output_array(SessionObject *self, size_t i)
 	return a;
 }
 
-/* The result: a dict of every output, or a list of those named (all if
- * names is None). */
-static PyObject *results(SessionObject *self, PyObject *names, int as_list)
+/* The result: a dict of every output, or a list of those picked (n of
+ * them; all if pick is NULL). */
+static PyObject *results(SessionObject *self, Call *c, int as_list,
+			 const Py_ssize_t *pick, Py_ssize_t n)
 {
 	PyObject *out_names = self->model->out_names;
 	if (!as_list) {
 		PyObject *d = PyDict_New();
 		for (size_t i = 0; d && i < self->nout; i++) {
-			PyObject *a = output_array(self, i);
+			PyObject *a = output_array(self, c, i);
 			if (!a || PyDict_SetItem(d, PyTuple_GET_ITEM(out_names,
 								    (Py_ssize_t)i),
 						 a) < 0)
@@ -943,42 +1191,31 @@ static PyObject *results(SessionObject *self, PyObject *names, int as_list)
 		}
 		return d;
 	}
-	if (names == Py_None) {
-		PyObject *l = PyList_New((Py_ssize_t)self->nout);
-		for (size_t i = 0; l && i < self->nout; i++) {
-			PyObject *a = output_array(self, i);
-			if (!a)
-				Py_CLEAR(l);
-			else
-				PyList_SET_ITEM(l, (Py_ssize_t)i, a);
-		}
-		return l;
-	}
-	PyObject *seq = PySequence_Fast(names, "output_names: expected a list "
-					       "of output names or None");
-	if (!seq)
-		return NULL;
-	Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
 	PyObject *l = PyList_New(n);
 	for (Py_ssize_t k = 0; l && k < n; k++) {
-		PyObject *name = PySequence_Fast_GET_ITEM(seq, k);
-		Py_ssize_t i = PySequence_Index(out_names, name);
-		PyObject *a = NULL;
-		if (i < 0) {
-			PyErr_Clear();
-			PyErr_Format(Error, "output_names: the model has no "
-					    "output %R (its outputs: %R)",
-				     name, out_names);
-		} else {
-			a = output_array(self, (size_t)i);
-		}
+		PyObject *a = output_array(self, c, pick ? (size_t)pick[k]
+							 : (size_t)k);
 		if (!a)
 			Py_CLEAR(l);
 		else
 			PyList_SET_ITEM(l, k, a);
 	}
-	Py_DECREF(seq);
 	return l;
+}
+
+/* How many outputs the library must give for the picked ones: up to the
+ * last of them (it copies each it gives out of the run's memory), or all
+ * when out= binds any. */
+static size_t outputs_needed(SessionObject *self, const Py_ssize_t *pick,
+			     Py_ssize_t n, PyObject *out)
+{
+	if (!pick || (out && out != Py_None))
+		return self->nout;
+	size_t need = 0;
+	for (Py_ssize_t k = 0; k < n; k++)
+		if ((size_t)pick[k] + 1 > need)
+			need = (size_t)pick[k] + 1;
+	return need;
 }
 
 /* run(feeds, *, out=None) or run(output_names, feeds, *, out=None);
@@ -1033,53 +1270,65 @@ PyDoc_STRVAR(Session_run_doc,
 "The gear is the one whose dims equal the inputs' (see Model.gears).\n"
 "Raises gearrt.Error with the library's message for a wrong dtype, rank\n"
 "or dims, gearrt.NoGearError (listing the gears) for dims that match no\n"
-"gear in a file with no dynamic graph.  The GIL is released during the\n"
-"run; a second thread calling run() on the same session meanwhile gets\n"
-"gearrt.Error (use one session per thread).");
+"gear in a file with no dynamic graph, before the run for a name that is\n"
+"no input or output.  The GIL is released during the run, and any number\n"
+"of threads may run the session at once (each run has its own memory in\n"
+"the library, up to the session's concurrency; the outputs are copied\n"
+"out of it before run() returns).");
 
 static PyObject *Session_run(SessionObject *self, PyObject *const *args,
 			     Py_ssize_t nargs, PyObject *kwnames)
 {
 	PyObject *names, *feeds, *out, *res = NULL;
+	Py_ssize_t *pick = NULL, n;
 	int as_list = parse_run(args, nargs, kwnames, &names, &feeds, &out);
-	if (as_list < 0 || session_enter(self) < 0)
+	if (as_list < 0 || pick_outputs(self, names, &pick, &n) < 0)
 		return NULL;
-	gearrt_status st = GEARRT_OK;
-	if (bind_inputs(self, feeds) < 0 || bind_outputs(self, out) < 0)
-		goto done;
-	Py_BEGIN_ALLOW_THREADS
-	st = gearrt_run(self->s, self->in, self->nin, self->out, self->nout);
-	Py_END_ALLOW_THREADS
-	if (st != GEARRT_OK)
-		raise_status(st);
-	else
-		res = results(self, names, as_list);
-done:
-	for (size_t i = 0; i < self->nin; i++) {
-		Py_CLEAR(self->keep[i]);
-		PyMem_Free(self->strs[i]);
-		self->strs[i] = NULL;
+	/* counted from here: binding may run Python code (an __array__),
+	 * which must not close the session, or the model under it, midway */
+	if (session_enter(self) < 0) {
+		PyMem_Free(pick);
+		return NULL;
 	}
-	for (size_t i = 0; i < self->nout; i++)
-		Py_CLEAR(self->dest[i]);
-	atomic_store(&self->busy, 0);
+	Call *c = call_take(self);
+	if (c && bind_inputs(self, c, feeds) == 0 &&
+	    bind_outputs(self, c, out) == 0) {
+		size_t nout = outputs_needed(self, pick, n, out);
+		gearrt_status st;
+		Py_BEGIN_ALLOW_THREADS
+		st = gearrt_run(self->s, c->in, self->nin, c->out, nout);
+		Py_END_ALLOW_THREADS
+		res = st != GEARRT_OK ? raise_status(st)
+				      : results(self, c, as_list, pick, n);
+	}
+	if (c)
+		call_give(self, c);
+	session_leave(self);
+	PyMem_Free(pick);
 	return res;
 }
 
 PyDoc_STRVAR(Session_close_doc,
 "close()\n--\n\n"
 "Frees the session's memory; later runs raise gearrt.Error.  Closing\n"
-"twice is harmless.");
+"twice is harmless.  While another thread's run (or prepare) is under\n"
+"way it raises gearrt.Error and leaves the session open: close it once\n"
+"they return.");
 
 static PyObject *Session_close(SessionObject *self, PyObject *Py_UNUSED(a))
 {
-	if (atomic_exchange(&self->busy, 1)) {
-		PyErr_SetString(Error, "session is running on another thread: "
-				       "close it when the run returns");
+	/* refuse rather than wait: a run of this thread under way (a
+	 * finaliser closing the session mid-run) would wait forever */
+	if (self->active) {
+		PyErr_Format(Error, "session of %R has %zd run%s under way: "
+				    "close it once %s",
+			     self->model->path, self->active,
+			     self->active == 1 ? "" : "s",
+			     self->active == 1 ? "it returns"
+					       : "they return");
 		return NULL;
 	}
 	session_destroy(self);
-	atomic_store(&self->busy, 0);
 	Py_RETURN_NONE;
 }
 
@@ -1106,7 +1355,7 @@ static PyObject *Session_prepare(SessionObject *self, PyObject *args,
 	PyObject *gears = Py_None;
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:prepare", names,
 					 &gears) ||
-	    session_enter(self) < 0)
+	    session_check(self) < 0)
 		return NULL;
 	Py_ssize_t n = 0;
 	size_t *g = NULL;
@@ -1132,14 +1381,15 @@ static PyObject *Session_prepare(SessionObject *self, PyObject *args,
 			PyErr_NoMemory();
 	}
 	gearrt_status st = GEARRT_OK;
-	if (!PyErr_Occurred() && (gears == Py_None || n > 0)) {
+	if (!PyErr_Occurred() && (gears == Py_None || n > 0) &&
+	    session_enter(self) == 0) {
 		Py_BEGIN_ALLOW_THREADS
 		st = gearrt_session_prepare(self->s, g, (size_t)n);
 		Py_END_ALLOW_THREADS
+		session_leave(self);
 	}
 	PyMem_Free(g);
 	Py_XDECREF(seq);
-	atomic_store(&self->busy, 0);
 	if (PyErr_Occurred())
 		return NULL;
 	if (st != GEARRT_OK)
@@ -1253,7 +1503,7 @@ static PyGetSetDef Session_getset[] = {
 
 PyDoc_STRVAR(Session_doc,
 "A session on a Model (made by Model.session()): it owns the memory runs\n"
-"use and serves one thread at a time; make one per thread.\n\n"
+"use, and any number of threads may run it at once.\n\n"
 "    outs = s.run({'x': x})               # dict: name -> ndarray\n"
 "    probs, = s.run(None, {'x': x})       # as onnxruntime\n"
 "    s.run({'x': x}, out={'probs': buf})  # written into buf");

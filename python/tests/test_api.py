@@ -134,14 +134,22 @@ def test_input_errors(demo_om, x, msg):
 def test_feed_errors(demo_om):
     s = gearrt.Model(demo_om).session()
     x = np.zeros((1, 3, 32, 32), np.float32)
-    with pytest.raises(gearrt.Error, match="input 'x' is not given"):
+    with pytest.raises(gearrt.Error,
+                       match="^input 'x' is not given; the inputs are: x$"):
         s.run({})
-    with pytest.raises(gearrt.Error, match="no input 'y'"):
+    with pytest.raises(gearrt.Error, match="^no input 'y'; the inputs are: "
+                                           "x$"):
         s.run({"x": x, "y": x})
+    # a misspelt name is what is reported, not the input it leaves out
+    with pytest.raises(gearrt.Error, match="^no input 'X'; the inputs are: "
+                                           "x$"):
+        s.run({"X": x})
     with pytest.raises(TypeError):
         s.run([x])
-    with pytest.raises(gearrt.Error, match="no output 'q'"):
-        s.run(["q"], {"x": x})
+    with pytest.raises(gearrt.Error, match="^output_names: no output 'q'; "
+                                           "the outputs are: probs$"):
+        s.run(["probs", "q"], {"x": x})
+    assert s.stats.runs == 0  # names are checked before a run
     with pytest.raises(gearrt.Error, match="no such file|cannot"):
         gearrt.Model(demo_om + ".missing")
     with pytest.raises(gearrt.Error, match="model not open"):
@@ -220,3 +228,63 @@ def test_profile_and_no_fast_from_the_environment(demo_om):
     ref = profile(GEARRT_PROFILE="nodes", GEARRT_NO_FAST="1")
     assert "Conv/ref" in ref and "dnnl." not in ref and "  node " in ref
     assert profile(GEARRT_PROFILE="0") == ""
+
+
+def test_from_bytes(demo_om):
+    """Model.from_bytes opens the same file from memory (copied: the
+    buffer may change once it returns); a str is refused as no .om."""
+    data = bytearray(open(demo_om, "rb").read())
+    m = gearrt.Model.from_bytes(data)
+    assert m.path == "<memory>"
+    assert m.inputs == gearrt.Model(demo_om).inputs
+    assert m.gears == gearrt.Model(demo_om).gears
+    data[:] = b"\0" * len(data)
+    x = np.random.default_rng(8).random((4, 3, 32, 32), np.float32)
+    assert np.array_equal(m.session().run({"x": x})["probs"],
+                          gearrt.Model(demo_om).session().run({"x": x})["probs"])
+    view = memoryview(open(demo_om, "rb").read())
+    assert gearrt.Model.from_bytes(view).outputs == m.outputs
+    with pytest.raises(gearrt.Error, match="^<memory>: "):
+        gearrt.Model.from_bytes(b"not a model")
+    with pytest.raises(TypeError, match="got str"):
+        gearrt.Model.from_bytes(demo_om)
+
+
+def test_meta_and_dim_names(demo_om, compile_om):
+    """What the source said of itself (demo_cnn.onnx: producer
+    gearc-fixtures 1, graph demo_cnn, dims ['N', 3, 32, 32]); a --hybrid
+    compile keeps the dim's name, a plain one does not."""
+    from conftest import DEMO_ARGS, FIXTURES
+    m = gearrt.Model(demo_om)
+    assert m.meta == {"producer_name": "gearc-fixtures",
+                      "producer_version": "1", "domain": "",
+                      "model_version": "0", "graph_name": "demo_cnn",
+                      "source_file": "demo_cnn.onnx"}
+    m.meta["domain"] = "changed"  # a copy
+    assert m.meta["domain"] == ""
+    assert m.input_dim_names == ((None, None, None, None),)
+    h = gearrt.Model(compile_om("demo_hybrid", FIXTURES / "demo_cnn.onnx",
+                                DEMO_ARGS + ["--hybrid"]))
+    assert h.input_dim_names == (("N", None, None, None),)
+
+
+def test_session_pad_batch_and_concurrency(compile_om):
+    """pad_batch=True runs a batch of 3 on the gear of 4, each row as
+    alone; without it the batch matches no gear."""
+    from conftest import FIXTURES
+    om = compile_om("pb_cnn", FIXTURES / "padbatch" / "cnn.onnx",
+                    ["--input_shape=x:-1,3,8,8",
+                     "--dynamic_batch_size=1,4,8"])
+    m = gearrt.Model(om)
+    x = np.random.default_rng(9).random((3, 3, 8, 8), np.float32) - 0.5
+    with pytest.raises(gearrt.NoGearError):
+        m.session().run({"x": x})
+    s = m.session(pad_batch=True, concurrency=2)
+    y = s.run({"x": x})["y"]
+    assert y.shape[0] == 3 and s.last_gear == 1
+    one = m.session()
+    for b in range(3):
+        np.testing.assert_allclose(y[b:b + 1], one.run({"x": x[b:b + 1]})["y"],
+                                   rtol=1e-5, atol=1e-7)
+    with pytest.raises(gearrt.Error, match="concurrency"):
+        m.session(concurrency=-1)

@@ -1,6 +1,8 @@
-"""Threads (the GIL released during a run; a busy session raises) and
-memory over many runs."""
+"""Threads (the GIL released during a run; one session run by many
+threads at once; close() refused while a run is under way) and memory
+over many runs."""
 import os
+import sys
 import threading
 
 import numpy as np
@@ -45,38 +47,72 @@ def test_two_threads_equal_one(ort_om):
             assert np.array_equal(got[k][j]["maps"], want[j]["maps"])
 
 
-def test_busy_session_raises(ort_om):
-    """A second thread calling run() while the first is inside gets
-    gearrt.Error; the first thread's results stay right.  This thread can
-    only see the flag set if the runner released the GIL inside run()."""
+def test_one_session_many_threads(ort_om):
+    """Four threads running one Session at once, on every gear, get what
+    a lone run gets, with no exception (the GIL released in run())."""
+    m = gearrt.Model(ort_om("det"))
+    s = m.session()
+    work = [feeds_for(m, g % len(m.gears), g) for g in range(6)]
+    want = [s.run(f)["maps"] for f in work]
+    bad = []
+
+    def worker(k):
+        try:
+            for r in range(20):
+                j = (k + r) % len(work)
+                if not np.array_equal(s.run(work[j])["maps"], want[j]):
+                    bad.append("thread %d run %d: wrong output" % (k, r))
+        except Exception as e:  # noqa: BLE001 - reported below
+            bad.append("thread %d: %r" % (k, e))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+    assert s.stats.runs == len(work) + 4 * 20
+
+
+def test_close_refuses_while_running(ort_om):
+    """close() while another thread's run is under way raises and leaves
+    the session open; once the runs return it closes.  The switch interval
+    is raised so that the runner gives up the GIL only inside run(): this
+    thread then holds it only while a run is under way."""
     m = gearrt.Model(ort_om("det"))
     s = m.session()
     f = feeds_for(m, 2, 0)
     want = s.run(f)["maps"]
-    bad, stop = [], threading.Event()
+    started, stop, bad = threading.Event(), threading.Event(), []
 
     def runner():
-        try:
-            for _ in range(200):
-                if not np.array_equal(s.run(f)["maps"], want):
-                    bad.append("wrong output")
-        finally:
-            stop.set()
+        started.set()
+        while not stop.is_set():
+            if not np.array_equal(s.run(f)["maps"], want):
+                bad.append("wrong output")
 
-    t = threading.Thread(target=runner)
-    t.start()
-    errors = 0
-    while not stop.is_set() and errors < 5:
-        try:
-            s.run(f)
-        except gearrt.Error as e:
-            assert "running on another thread" in str(e)
-            errors += 1
-    t.join()
-    assert errors and not bad
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(30)
+    try:
+        t = threading.Thread(target=runner)
+        t.start()
+        started.wait()
+        with pytest.raises(gearrt.Error,
+                           match="has 1 run under way: close it once it "
+                                 "returns$"):
+            s.close()
+        stop.set()
+        t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not bad
+    assert np.array_equal(s.run(f)["maps"], want)
+    s.close()
+    with pytest.raises(gearrt.Error, match="^session of .* is closed$"):
+        s.run(f)
     with pytest.raises(gearrt.Error, match="closed"):
         m.close()
-        s.run(f)
+        m.session()
 
 
 def rss_kb():
@@ -146,3 +182,25 @@ def test_string_runs_do_not_grow_memory(strings_om):
     runs(10000)
     grown = rss_kb() - before
     assert grown < 512, "RSS grew by %d kB over 10,000 runs" % grown
+
+
+def test_close_from_an_input_refuses(demo_om):
+    """An input whose conversion closes the session (Python code run while
+    run() binds it) is refused: the run is under way from its start, so
+    neither the session nor the model goes from under it."""
+    m = gearrt.Model(demo_om)
+    s = m.session()
+    x = np.zeros((1, 3, 32, 32), np.float32)
+
+    class Closer:
+        def __array__(self, dtype=None):
+            m.close()  # marks the model; it stays while s is open
+            s.close()
+            return x
+
+    with pytest.raises(gearrt.Error, match="has 1 run under way"):
+        s.run({"x": Closer()})
+    assert m.closed
+    with pytest.raises(gearrt.Error, match="^model .* is closed$"):
+        s.run({"x": x})
+    s.close()
