@@ -254,6 +254,11 @@ $(BUILD)/fuzz/%.o: %.c | $(GEN_H)
 # the fuzz targets need them right, not fast.
 $(BUILD)/fuzz/runtime/quant.o: FUZZ_CFLAGS += -O0
 
+# The plain-C kernels spread their loops over a session's threads as in
+# the library (RT_OMP above), on oneDNN's OpenMP (libgomp): without it
+# fuzz_diff's runs at 2 threads would run those loops on one.
+$(RT_OMP:%=$(BUILD)/fuzz/%.o): FUZZ_CFLAGS += -fopenmp=libgomp
+
 # (the headers its .d file adds to the prerequisites are not linked)
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ \
