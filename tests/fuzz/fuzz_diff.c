@@ -26,7 +26,10 @@
  * the same model).  The first byte picks the generator (gens[], below),
  * which picks the rest.  Shapes are small (a run well under 10 ms; now
  * and then one large enough, 2^18 flops, for the plain-C kernels to use
- * 2 threads), with 0 dims (empty tensors), 1x1 planes and odd sizes.
+ * 2 threads), with 0 dims (empty tensors: one model in 8 draws them
+ * often), 1x1 planes and odd sizes.  One model in 4 passes its inputs
+ * and outputs in the caller's buffers, one element past a 64-byte
+ * boundary.
  * A float tensor's values are drawn one of five ways: a grid of
  * sixteenths in [-8, 8), random mantissas in [-8, 8), either with one
  * value in 64 or one in 4 special (NaN, -NaN, +-Inf, -0, +-1e37,
@@ -190,7 +193,10 @@
  *   20 Gemm with beta 0 on oneDNN ignoring a NaN or infinite C: a
  *      finite C where beta is 0;
  *   21 MaxPool of a window of padding alone: -FLT_MAX on oneDNN, 0 on
- *      the reference: such elements not compared.
+ *      the reference: such elements not compared;
+ *   22 oneDNN's convolutions giving other bits at 2 threads (brgconv,
+ *      asymmetric pads): where dnnl.conv ran, fast at 2 threads is held
+ *      to the reference's tolerance, not to fast at 1 thread's bytes.
  *
  * Environment:
  *   FUZZ_DIFF_SKIP=1,2,...  the defects above to stay clear of;
@@ -362,6 +368,11 @@ typedef struct Gen {
 	OutSpec out[MAX_OUT];
 	int nout;
 	bool keep_fp16;
+	bool empties; /* 0 dims drawn often */
+	/* the inputs and outputs in the caller's buffers, one element past
+	 * a 64-byte boundary (else inputs in the model's arena, outputs in
+	 * the session's memory) */
+	bool offset_bufs;
 	bool relu;    /* a Relu, or an activation list with one (defect 7) */
 	bool clip;    /* a Clip, HardSigmoid or Sigmoid after an anchor
 		       * (defect 15) */
@@ -676,10 +687,11 @@ static int64_t dim(Gen *g, int64_t lo, int64_t hi)
 	return range(&g->h, lo, hi);
 }
 
-/* A dim of a data tensor: 0 now and then, else lo .. hi. */
+/* A dim of a data tensor: 0 now and then (often in a model of empty
+ * tensors), else lo .. hi. */
 static int64_t ddim(Gen *g, int64_t lo, int64_t hi)
 {
-	return chance(&g->h, 12) ? 0 : range(&g->h, lo, hi);
+	return chance(&g->h, g->empties ? 80 : 8) ? 0 : range(&g->h, lo, hi);
 }
 
 static Shape shape_n(int32_t rank, const int64_t *d)
@@ -2507,12 +2519,30 @@ static void note_kernels(gearrt_session *s, Run *r)
 	}
 }
 
+/* A buffer (its allocation in *own) holding bytes of src (or zeros),
+ * one element of dtype past a 64-byte boundary. */
+static void *offset_copy(void **own, const void *src, size_t bytes,
+			 int dtype)
+{
+	size_t es = gearrt_dtype_size(dtype);
+	uint8_t *b = aligned_alloc(64, (bytes + es + 63) / 64 * 64 + 64);
+	if (!b)
+		abort();
+	memset(b, 0, es + bytes);
+	if (src)
+		memcpy(b + es, src, bytes);
+	*own = b;
+	return b + es;
+}
+
 static void run_model(gearrt_model *md, const Gen *g, bool no_fast,
 		      int threads, Run *r)
 {
 	gearrt_options o = { .threads = threads, .no_fast = no_fast };
 	gearrt_session *s;
 	static uint8_t empty[8];
+	void *bufs[MAX_IN + MAX_OUT];
+	int nbufs = 0;
 	if (gearrt_session_create(md, &o, &s) != GEARRT_OK)
 		finding("%s: gearrt_session_create: %s", r->what,
 			gearrt_last_error());
@@ -2534,12 +2564,24 @@ static void run_model(gearrt_model *md, const Gen *g, bool no_fast,
 		       (size_t)x->shape.rank * sizeof(int64_t));
 		in[i].data = x->bytes ? x->data : empty;
 		in[i].size = x->bytes;
+		if (g->offset_bufs)
+			in[i].data = offset_copy(&bufs[nbufs++], in[i].data,
+						 in[i].size, x->dtype);
 	}
 	gearrt_tensor out[MAX_OUT];
 	memset(out, 0, sizeof(out));
 	r->nout = gearrt_output_count(md);
 	if (r->nout > MAX_OUT)
 		r->nout = MAX_OUT;
+	for (size_t k = 0; g->offset_bufs && k < r->nout; k++) {
+		gearrt_output_info(md, k, &out[k]); /* static: exact dims */
+		size_t n = gearrt_dtype_size(out[k].dtype);
+		for (int32_t d = 0; d < out[k].rank; d++)
+			n *= (size_t)out[k].dims[d];
+		out[k].data = offset_copy(&bufs[nbufs++], NULL, n,
+					  out[k].dtype);
+		out[k].size = n;
+	}
 	r->st = gearrt_run(s, in, nin, out, r->nout);
 	r->ran = true;
 	if (r->st != GEARRT_OK) {
@@ -2554,6 +2596,8 @@ static void run_model(gearrt_model *md, const Gen *g, bool no_fast,
 	}
 	note_kernels(s, r);
 	gearrt_session_destroy(s);
+	while (nbufs)
+		free(bufs[--nbufs]);
 }
 
 /* ---- comparing ----------------------------------------------------------------- */
@@ -2844,7 +2888,11 @@ static void judge(Run *r, Model *md)
 					gearrt_dtype_name(r[0].out[k].dtype),
 					index_s(&r[0].out[k], 0));
 	}
-	same_bytes(&r[2], &r[1]); /* determinism */
+	/* determinism; defect 22: oneDNN's convolutions at 2 threads are
+	 * held to the reference's tolerance instead */
+	bool threads_differ = skip(22) && strstr(r[2].kernels, "dnnl.conv");
+	if (!threads_differ)
+		same_bytes(&r[2], &r[1]);
 	same_bytes(&r[3], &r[0]);
 	Mag *mags = NULL;
 	Graph *gr = md->graph;
@@ -2857,6 +2905,8 @@ static void judge(Run *r, Model *md)
 			mag = v >= 0 ? &mags[gr->outputs[v]] : NULL;
 		}
 		compare_values(&r[1], &r[0], k, mag);
+		if (threads_differ)
+			compare_values(&r[2], &r[0], k, mag);
 	}
 	mags_free(mags, gr->nvals);
 }
@@ -2931,7 +2981,13 @@ static void build(Gen *g, const uint8_t *data, size_t size)
 	g->m->ir_version = 8;
 	g->m->path = "fuzz_diff";
 	g->g = g->m->graph;
-	gens[byte(&g->h) % countof(gens)].fn(g);
+	const GenRow *row = &gens[byte(&g->h) % countof(gens)];
+	g->empties = chance(&g->h, 32);
+	row->fn(g);
+	g->offset_bufs = chance(&g->h, 64);
+	if (g->offset_bufs)
+		say(g, "\n  (inputs and outputs in the caller's buffers, one "
+		       "element past 64-byte alignment)");
 	if (model_opset(g->m) >= 19)
 		g->m->ir_version = 9;
 	/* the outputs' dtypes known, as an ONNX file declares them (the
