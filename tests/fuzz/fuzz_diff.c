@@ -115,8 +115,11 @@
  *                                                    activations'
  *                                                    Lipschitz bound;
  *                                                    where chan.wino ran,
- *                                                    also 1e-5 max|ref|
- *                                                    (its contract)
+ *                                                    also 1e-5 max(|ref|,
+ *                                                    S L) (its contract:
+ *                                                    of the largest
+ *                                                    output, before the
+ *                                                    activations)
  *   NORM       LayerNormalization                    8 L eps |w_j| inv A
  *                                                    (1 + 2 |x_j - m| A
  *                                                    inv^2) + 4 eps
@@ -2784,10 +2787,15 @@ static void compare_values(const Run *a, const Run *b, size_t k,
 	}
 	if (skip(8) && a->wino && cur->huge_in)
 		return; /* defect 8 */
+	/* chan.wino's contract: within 1e-5 of the convolution's largest
+	 * output, which an activation after it may hide: its bound's */
 	double maxx = o->absx ? max_abs_in0(cur) : 0, maxr = 0;
-	for (size_t i = 0; i < n && a->wino; i++)
+	for (size_t i = 0; i < n && a->wino; i++) {
 		if (isfinite(elem(y, i)))
 			maxr = fmax(maxr, fabs(elem(y, i)));
+		if (mag && mag->s && mag->s[i] * mag->lip <= FLT_MAX / 4)
+			maxr = fmax(maxr, mag->s[i] * mag->lip);
+	}
 	for (size_t i = 0; i < n; i++) {
 		double f = elem(x, i), r = elem(y, i), tol = 0;
 		if (skip(7) && cur->relu && isnan(r) && f == 0)
