@@ -245,12 +245,15 @@ conformance: $(BUILD)/conformance
 	$(BUILD)/conformance -r $(TESTDATA)
 
 # libFuzzer harnesses (clang): the option parser, ONNX import + compile,
-# the .om reader + dump, libgearrt's loader and a run, and libgearrt's
-# session options with .npy inputs (api).  make fuzz FUZZ_SECONDS=N runs each for N
+# the .om reader + dump, libgearrt's loader and a run, libgearrt's
+# session options with .npy inputs (api), and libgearrt's fast paths
+# against its reference kernels on models of one op (diff: the header of
+# tests/fuzz/fuzz_diff.c).  make fuzz FUZZ_SECONDS=N runs each for N
 # seconds from the committed seed corpus; new inputs go to build/fuzz/.
+# One target for longer: make fuzz FUZZ_TARGETS=diff FUZZ_SECONDS=3600.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
-FUZZ_TARGETS := options onnx om rt api
+FUZZ_TARGETS := options onnx om rt api diff
 FUZZ_CFLAGS = -std=c11 -g -O1 $(DEFS) -I. -I$(BUILD)/gen -MMD -MP \
               -fsanitize=fuzzer-no-link,address,undefined \
               -fno-sanitize-recover=all
@@ -270,9 +273,14 @@ $(BUILD)/fuzz/%.o: %.c | $(GEN_H)
 # the fuzz targets need them right, not fast.
 $(BUILD)/fuzz/runtime/quant.o: FUZZ_CFLAGS += -O0
 
+# The plain-C kernels spread their loops over a session's threads as in
+# the library (RT_OMP above), on oneDNN's OpenMP (libgomp): without it
+# fuzz_diff's runs at 2 threads would run those loops on one.
+$(RT_OMP:%=$(BUILD)/fuzz/%.o): FUZZ_CFLAGS += -fopenmp=libgomp
+
 # (the headers its .d file adds to the prerequisites are not linked)
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Wall -Wextra -Werror -fsanitize=fuzzer -o $@ \
 	    $(filter %.c %.o,$^) $(LDLIBS)
 
 fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
