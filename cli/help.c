@@ -183,7 +183,7 @@ static const char verify_help[] =
 static const char run_help[] =
 "usage: gearc run FILE.om --input NAME=FILE ... [--output-dir DIR]\n"
 "                 [--random-inputs] [--gear=K] [--bench=N] [--threads=N]\n"
-"                 [--pad-batch] [--no-gears]\n"
+"                 [--pad-batch] [--no-gears] [--max-isa=LEVEL]\n"
 "\n"
 "Runs FILE.om on the CPU with libgearrt (the same checks as 'gearc verify'\n"
 "when it loads).  The gear is the one whose dims equal the inputs' dims;\n"
@@ -236,6 +236,12 @@ static const char run_help[] =
 "                          that mixes them\n"
 "  --no-gears              run the dynamic graph of a --hybrid file even at\n"
 "                          a gear's dims (to compare the two paths)\n"
+"  --max-isa=LEVEL         run as on a CPU with no more than LEVEL: avx512,\n"
+"                          avx2 (with FMA, F16C, AVX-VNNI), avx, sse41 or\n"
+"                          baseline (SSE2; ARM64: NEON alone); every kernel\n"
+"                          choice and oneDNN's read it (GEARRT_MAX_ISA sets\n"
+"                          it too; the flag wins); the profile names the\n"
+"                          variant that ran (chan.pwconv.avx2)\n"
 "  -q, --quiet             print neither the gear nor the outputs (--bench's\n"
 "                          line and --output-dir's files stay)\n";
 

@@ -51,6 +51,8 @@ static const char *const level_names[] = {
 static bool has[CPU_NFEATURES];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static _Atomic int cap = CPU_LEVEL_NATIVE;
+/* cpu_isa()'s level, -1 until first asked for (cpu.h) */
+_Atomic int cpu_isa_now = -1;
 
 #if defined(__x86_64__)
 /* The register state the OS saves (XCR0), 0 without OSXSAVE. */
@@ -112,7 +114,42 @@ bool cpu_has(CpuFeature f)
 	       feature[f].level <= (CpuLevel)atomic_load(&cap);
 }
 
-void cpu_cap(CpuLevel level) { atomic_store(&cap, (int)level); }
+/* The kernels' level (cpu_isa) within the cap. */
+static int isa_of(void)
+{
+	if (cpu_has(CPU_AVX512F) && cpu_has(CPU_AVX512BW) &&
+	    cpu_has(CPU_AVX512VL) && cpu_has(CPU_FMA))
+		return CPU_LEVEL_AVX512;
+	if (cpu_has(CPU_AVX2) && cpu_has(CPU_FMA))
+		return CPU_LEVEL_AVX2;
+	return CPU_LEVEL_BASELINE;
+}
+
+int cpu_isa_init(void)
+{
+	int v = isa_of();
+	atomic_store(&cpu_isa_now, v);
+	return v;
+}
+
+void cpu_cap(CpuLevel level)
+{
+	atomic_store(&cap, (int)level);
+	cpu_isa_init();
+}
+
+const char *cpu_isa_name(CpuLevel level)
+{
+	return level >= CPU_LEVEL_AVX512 ? "avx512"
+	       : level >= CPU_LEVEL_AVX2 ? "avx2"
+#if defined(__x86_64__)
+					 : "sse2";
+#elif defined(__aarch64__)
+					 : "neon";
+#else
+					 : "c";
+#endif
+}
 
 CpuLevel cpu_level(void) { return (CpuLevel)atomic_load(&cap); }
 

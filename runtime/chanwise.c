@@ -60,15 +60,17 @@ typedef struct Chan {
 } Chan;
 
 /* y[i] = x[i] op b (or b op x) for i < len. */
-RT_HOT static void chan_row(int op, bool swap, const float *x, float b,
-			    float *y, int64_t len)
+RT_HOT_FN(static, void, chan_row,
+	   (int op, bool swap, const float *x, float b, float *y, int64_t len),
+	   (op, swap, x, b, y, len))
 {
 	rt_arith_loop(op, swap, x, &b, 0, y, (size_t)len);
 }
 
 /* y[i] = x[i] op b[i] (or b[i] op x[i]) for i < len: one NHWC pixel. */
-RT_HOT static void chan_vec(int op, bool swap, const float *x,
-			    const float *b, float *y, int64_t len)
+RT_HOT_FN(static, void, chan_vec,
+	   (int op, bool swap, const float *x, const float *b, float *y, int64_t len),
+	   (op, swap, x, b, y, len))
 {
 	rt_arith_loop(op, swap, x, b, 1, y, (size_t)len);
 }
@@ -156,7 +158,9 @@ typedef struct Gap {
 } Gap;
 
 /* The mean of x[0..len), summed in double in eight lanes. */
-RT_HOT static float mean_row(const float *x, int64_t len)
+RT_HOT_FN(static, float, mean_row,
+	   (const float *x, int64_t len),
+	   (x, len))
 {
 	double s[8] = { 0 };
 	int64_t i = 0;
@@ -173,8 +177,9 @@ RT_HOT static float mean_row(const float *x, int64_t len)
 enum { GAP_BLOCK = 64 };
 
 /* NHWC: the means of channels c0..c0+cn over hw pixels of stride c. */
-RT_HOT static void mean_cols(const float *x, int64_t hw, int64_t c, int64_t cn,
-			  float *y)
+RT_HOT_FN(static, void, mean_cols,
+	   (const float *x, int64_t hw, int64_t c, int64_t cn, float *y),
+	   (x, hw, c, cn, y))
 {
 	double s[GAP_BLOCK] = { 0 };
 	for (int64_t p = 0; p < hw; p++)
@@ -374,9 +379,9 @@ static void lerp_gather(const float *x, const Tap *tx, int64_t ow, float *g)
 }
 
 /* A row of one-float pixels from the gathered input rows a and b. */
-RT_HOT_EXACT static void lerp_blend(const float *a, const float *b,
-				    const Tap *tx, Tap ty, float *y,
-				    int64_t ow)
+RT_HOT_EXACT_FN(static, void, lerp_blend,
+	   (const float *a, const float *b, const Tap *tx, Tap ty, float *y, int64_t ow),
+	   (a, b, tx, ty, y, ow))
 {
 	for (int64_t o = 0; o < ow; o++) {
 		float w0 = tx[o].w0, w1 = tx[o].w1;
@@ -386,9 +391,9 @@ RT_HOT_EXACT static void lerp_blend(const float *a, const float *b,
 }
 
 /* A row of pixels of c floats from input rows a and b. */
-RT_HOT_EXACT static void lerp_pixels(const float *a, const float *b,
-				     const Tap *tx, Tap ty, int64_t ow,
-				     int64_t c, float *y)
+RT_HOT_EXACT_FN(static, void, lerp_pixels,
+	   (const float *a, const float *b, const Tap *tx, Tap ty, int64_t ow, int64_t c, float *y),
+	   (a, b, tx, ty, ow, c, y))
 {
 	for (int64_t o = 0; o < ow; o++, y += c) {
 		const float *a0 = a + tx[o].i0 * c, *a1 = a + tx[o].i1 * c;
@@ -588,8 +593,9 @@ few_point(const FewConv *k, const float *x, int64_t cs, int64_t ps,
 }
 
 /* Output row oy of every output channel into y (row-major planes). */
-RT_HOT static void few_row(const FewConv *k, const float *x, int64_t cs,
-			   int64_t ps, int64_t oy, float *y)
+RT_HOT_FN(static, void, few_row,
+	   (const FewConv *k, const float *x, int64_t cs, int64_t ps, int64_t oy, float *y),
+	   (k, x, cs, ps, oy, y))
 {
 	const ConvGeom *g = &k->g;
 	int64_t ow = g->out[1], plane = g->out[0] * ow;

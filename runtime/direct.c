@@ -55,8 +55,9 @@ static void deconv_free(void *state)
 }
 
 /* acc[j] += w * x[j + off] for j in [lo, hi). */
-RT_HOT static void madd(float *restrict acc, const float *restrict x, float w,
-		     int64_t lo, int64_t hi, int64_t off)
+RT_HOT_FN(static, void, madd,
+	   (float *restrict acc, const float *restrict x, float w, int64_t lo, int64_t hi, int64_t off),
+	   (acc, x, w, lo, hi, off))
 {
 	for (int64_t j = lo; j < hi; j++)
 		acc[j] += w * x[j + off];
@@ -104,8 +105,9 @@ static void act_row(int act, float *y, int64_t n);
  * y[px + j sx]) plus the bias; phases of nj outputs each, phase px at
  * acc + px nj.  Stride 2, the heads' common case, in one loop the
  * compiler vectorises. */
-RT_HOT static void interleave(float *restrict y, const float *restrict acc,
-			      int64_t ow, int64_t sx, int64_t nj, float bias)
+RT_HOT_FN(static, void, interleave,
+	   (float *restrict y, const float *restrict acc, int64_t ow, int64_t sx, int64_t nj, float bias),
+	   (y, acc, ow, sx, nj, bias))
 {
 	if (sx == 2) {
 		const float *a0 = acc, *a1 = acc + nj;
@@ -278,8 +280,9 @@ static void conv_point(const SmallConv *c, const float *x, int64_t ob,
 /* Outputs [ox, ox + 2 VL) of row oy, block ob, every tap inside: OCB x 2
  * vector accumulators, enough independent sums to keep the FMA units
  * busy. */
-RT_HOT static void conv_vec(const SmallConv *c, const float *x, int64_t ob,
-			 int64_t oy, int64_t ox, Vec *acc)
+RT_HOT_FN(static, void, conv_vec,
+	   (const SmallConv *c, const float *x, int64_t ob, int64_t oy, int64_t ox, Vec *acc),
+	   (c, x, ob, oy, ox, acc))
 {
 	const ConvGeom *g = &c->g;
 	int64_t kh = g->kernel[0], kw = g->kernel[1];
@@ -457,7 +460,9 @@ int direct_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 /* exp and Sigmoid are compiler/act.h's (EXP_BIAS, EXP_FINISH,
  * exp_clamped, act_sigmoid_f32); here in loops, each ISA's clone
  * vectorising them. */
-RT_HOT void direct_sigmoid_run(const float *x, float *y, size_t n)
+RT_HOT_FN(, void, direct_sigmoid_run,
+	   (const float *x, float *y, size_t n),
+	   (x, y, n))
 {
 	for (size_t i = 0; i < n; i++)
 		y[i] = act_sigmoid_f32(x[i]);
@@ -569,7 +574,9 @@ static void softmax_short(const float *x, float *y, int64_t len)
 /* A row of len >= VL: whole vectors, and where len is no multiple of VL
  * one more ending at the row's end (overlapping the one before; its
  * overlapped lanes are left out of the sum). */
-RT_HOT static void softmax_row(const float *x, float *y, int64_t len)
+RT_HOT_FN(static, void, softmax_row,
+	   (const float *x, float *y, int64_t len),
+	   (x, y, len))
 {
 	static const IVec lane = { 0, 1, 2,  3,	 4,  5,	 6,  7,
 				   8, 9, 10, 11, 12, 13, 14, 15 };
@@ -685,8 +692,9 @@ int direct_sigmoid(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 /* ---- FusedActivation ---------------------------------------------------- */
 
 /* act.h's loops, compiled for each ISA. */
-RT_HOT static void act_loop(int kind, const float *in, float *y, size_t n,
-			    float a, float b)
+RT_HOT_FN(static, void, act_loop,
+	   (int kind, const float *in, float *y, size_t n, float a, float b),
+	   (kind, in, y, n, a, b))
 {
 	act_loop_f32(kind, in, y, n, a, b);
 }
@@ -746,7 +754,9 @@ int direct_act(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
-RT_HOT static void add_loop(float *y, const float *z, size_t n)
+RT_HOT_FN(static, void, add_loop,
+	   (float *y, const float *z, size_t n),
+	   (y, z, n))
 {
 	for (size_t i = 0; i < n; i++)
 		y[i] += z[i];
@@ -775,7 +785,9 @@ void direct_act_chain(const ActRun *r, int sum_at, const float *z, float *y,
 /* ---- Erf ---------------------------------------------------------------- */
 
 /* erf in fp32: compiler/act.h's act_erf_f32, here in a loop. */
-RT_HOT static void erf_loop(const float *x, float *y, size_t n)
+RT_HOT_FN(static, void, erf_loop,
+	   (const float *x, float *y, size_t n),
+	   (x, y, n))
 {
 	for (size_t i = 0; i < n; i++)
 		y[i] = act_erf_f32(x[i]);
@@ -803,7 +815,9 @@ static int relu_run(void *state, const Tensor *const *in, Tensor *const *out)
 
 /* x * x: one rounding of the exact square, which is what a correctly
  * rounded pow(x, 2) gives too. */
-RT_HOT static void square_loop(const float *x, float *y, size_t n)
+RT_HOT_FN(static, void, square_loop,
+	   (const float *x, float *y, size_t n),
+	   (x, y, n))
 {
 	for (size_t i = 0; i < n; i++)
 		y[i] = x[i] * x[i];
@@ -834,14 +848,16 @@ typedef struct Scalar {
 } Scalar;
 
 /* Each ISA's x op c and a op b (rt_arith_loop). */
-RT_HOT static void scalar_loop(int op, const float *x, float c, float *y,
-			       size_t n)
+RT_HOT_FN(static, void, scalar_loop,
+	   (int op, const float *x, float c, float *y, size_t n),
+	   (op, x, c, y, n))
 {
 	rt_arith_loop(op, false, x, &c, 0, y, n);
 }
 
-RT_HOT static void pair_loop(int op, const float *a, const float *b, float *y,
-			     size_t n)
+RT_HOT_FN(static, void, pair_loop,
+	   (int op, const float *a, const float *b, float *y, size_t n),
+	   (op, a, b, y, n))
 {
 	rt_arith_loop(op, false, a, b, 1, y, n);
 }
@@ -915,8 +931,9 @@ typedef struct LayerNorm {
 
 /* The mean and variance of x[0..n) (n > 0), in double in eight lanes,
  * two passes as the reference kernel. */
-RT_HOT static void row_moments(const float *x, int64_t n, double *mean,
-			       double *var)
+RT_HOT_FN(static, void, row_moments,
+	   (const float *x, int64_t n, double *mean, double *var),
+	   (x, n, mean, var))
 {
 	double s[8] = { 0 }, q[8] = { 0 }, m = 0, v = 0;
 	int64_t full = n / 8 * 8;
@@ -939,8 +956,9 @@ RT_HOT static void row_moments(const float *x, int64_t n, double *mean,
 	*var = v / (double)n;
 }
 
-RT_HOT static void norm_row(const float *x, float *y, int64_t n, float m,
-			    float inv, const float *w, const float *b)
+RT_HOT_FN(static, void, norm_row,
+	   (const float *x, float *y, int64_t n, float m, float inv, const float *w, const float *b),
+	   (x, y, n, m, inv, w, b))
 {
 	for (int64_t j = 0; j < n; j++)
 		y[j] = (x[j] - m) * inv * w[j] + (b ? b[j] : 0.0f);
@@ -952,8 +970,9 @@ RT_HOT static void norm_row(const float *x, float *y, int64_t n, float m,
  * whose square overflows; an Inf or NaN) the moments are row_moments'
  * double ones, as the reference kernel's: a row holding -1e37 is
  * normalised, not made B. */
-RT_HOT static void norm_row_vec(const float *x, float *y, int64_t n, float eps,
-				const float *w, const float *b)
+RT_HOT_FN(static, void, norm_row_vec,
+	   (const float *x, float *y, int64_t n, float eps, const float *w, const float *b),
+	   (x, y, n, eps, w, b))
 {
 	Vec s = { 0 }, q = { 0 }, v;
 	for (int64_t j = 0; j < n; j += VL) {
@@ -1150,8 +1169,9 @@ typedef struct Perm {
 } Perm;
 
 /* The last axis: a copy if X's stride along it is 1, else a gather. */
-RT_HOT static void gather_row(const uint32_t *x, uint32_t *y, int64_t n,
-			   int64_t st)
+RT_HOT_FN(static, void, gather_row,
+	   (const uint32_t *x, uint32_t *y, int64_t n, int64_t st),
+	   (x, y, n, st))
 {
 	if (st == 1) {
 		memcpy(y, x, (size_t)n * sizeof(*y));
@@ -1233,8 +1253,9 @@ typedef struct Upsample {
 	int threads;
 } Upsample;
 
-RT_HOT static void upsample_row(const float *x, float *y, int64_t iw,
-			     int64_t fx)
+RT_HOT_FN(static, void, upsample_row,
+	   (const float *x, float *y, int64_t iw, int64_t fx),
+	   (x, y, iw, fx))
 {
 	if (fx == 2) {
 		for (int64_t i = 0; i < iw; i++)

@@ -103,7 +103,16 @@ typedef struct DnnlKernel {
 	int post_acts;	     /* activations made post-ops (make_attr) */
 	int tail_sum;	     /* FusedConv's Z added before tail act k, or -1 */
 	bool z_copied;	     /* ... from its copy, BIND_TMP 2 */
+	char impl[40];	     /* oneDNN's implementation (the variant) */
 } DnnlKernel;
+
+/* k's variant: the implementation oneDNN chose for pd. */
+static void name_impl(DnnlKernel *k, const_dnnl_primitive_desc_t pd)
+{
+	const char *impl = "";
+	dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+	snprintf(k->impl, sizeof(k->impl), "%s", impl ? impl : "");
+}
 
 static dnnl_engine_t engine;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
@@ -112,6 +121,45 @@ static void engine_init(void)
 {
 	if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
 		engine = NULL;
+}
+
+/* oneDNN runs where the CPU (within the cap) has SSE4.1, its lowest
+ * level: it cannot be capped below it, and oneDNN 2.6's RNN kernel
+ * emits SSE4.1 on a CPU without it (SIGILL); the rows after oneDNN's,
+ * gearc's own kernels, take such a CPU's nodes. */
+static bool usable(void)
+{
+#if defined(__x86_64__)
+	return cpu_has(CPU_SSE41);
+#else
+	return true;
+#endif
+}
+
+int dnnl_cap(CpuLevel level)
+{
+#if defined(__x86_64__)
+	if (level < CPU_LEVEL_SSE41)
+		return 0; /* its rows are left (usable) */
+	dnnl_cpu_isa_t want = level == CPU_LEVEL_SSE41 ? dnnl_cpu_isa_sse41
+			      : level == CPU_LEVEL_AVX ? dnnl_cpu_isa_avx
+			      : level == CPU_LEVEL_AVX2
+				      ? dnnl_cpu_isa_avx2_vnni
+				      : dnnl_cpu_isa_all;
+	if (dnnl_set_max_cpu_isa(want) == dnnl_success)
+		return 0;
+	/* fixed already: by a first primitive, or an earlier cap */
+	dnnl_cpu_isa_t now = dnnl_get_effective_cpu_isa();
+	if (want == dnnl_cpu_isa_all || !(now & ~want))
+		return 0;
+	return error("max_isa %s: oneDNN runs at %s in this process already "
+		     "(its level is fixed by its first primitive); cap before "
+		     "the first session runs", cpu_level_name(level),
+		     dnnl_cpu_isa2str(now));
+#else
+	(void)level;
+	return 0;
+#endif
 }
 
 static void step_free(Step *st)
@@ -799,6 +847,10 @@ static int bind_input(DnnlKernel *k, int arg, const dnnl_memory_desc_t *md,
 static int done(DnnlKernel *k, dnnl_primitive_desc_t pd,
 		dnnl_primitive_attr_t attr, bool ok, FastKernel *fk)
 {
+	if (pd && ok)
+		name_impl(k, pd);
+	if (k->conv && ok)
+		snprintf(k->impl, sizeof(k->impl), "%s", k->conv->impl);
 	if (pd)
 		dnnl_primitive_desc_destroy(pd);
 	if (attr)
@@ -811,6 +863,7 @@ static int done(DnnlKernel *k, dnnl_primitive_desc_t pd,
 	fk->free = kernel_free;
 	fk->state = k;
 	fk->threads = k->threads;
+	fk->variant = k->impl;
 	return 1;
 }
 
@@ -1187,6 +1240,8 @@ static dnnl_primitive_desc_t conv_make_pd(const ConvDesc *c,
 
 int dnnl_fast_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
+	if (!usable())
+		return 0;
 	const Node *n = t->n;
 	bool transpose = n->op == OP_ConvTranspose;
 	bool fused = !transpose && n->op != OP_Conv;
@@ -1377,6 +1432,8 @@ static const void *gemm_bias(DnnlKernel *k, const Value *c, float beta,
 
 int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
+	if (!usable())
+		return 0;
 	const Node *n = t->n;
 	bool gemm = n->op == OP_Gemm || n->op == OP_FusedGemm;
 	bool fused = n->op != OP_MatMul && n->op != OP_Gemm;
@@ -1485,7 +1542,7 @@ int dnnl_xy_build(RunCtx *s, Prepared *p, Task *t)
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = make_attr(k->xy->n, false, true, k);
 	bool ok = attr && xy_pd(k->xy, attr, &pd) &&
-		  finish(k, pd, NULL, NULL, 1.0f) &&
+		  (name_impl(k, pd), finish(k, pd, NULL, NULL, 1.0f)) &&
 		  add_arg(k, DNNL_ARG_SRC,
 			  dnnl_primitive_desc_query_md(pd, dnnl_query_src_md,
 						       0),
@@ -1534,6 +1591,8 @@ static int xy_kernel(RunCtx *s, Task *t, const Value *x,
 
 int dnnl_fast_pool(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
+	if (!usable())
+		return 0;
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
@@ -1635,6 +1694,8 @@ bool dnnl_resize_linear(const RunCtx *s, const Prepared *p,
 
 int dnnl_fast_resize(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
+	if (!usable())
+		return 0;
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
@@ -1815,6 +1876,8 @@ static bool rnn_out(DnnlKernel *k, const Node *n, int i, int arg,
 
 int dnnl_fast_rnn(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
+	if (!usable())
+		return 0;
 	const Node *n = t->n;
 	int64_t T, B, I, H;
 	if (!rnn_fits(p, n, &T, &B, &I, &H))

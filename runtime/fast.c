@@ -16,6 +16,7 @@
  * gearc run and the Python module) leaves only the reference rows: the
  * test oracle (tests/test_fast.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -311,6 +312,14 @@ static bool fast_allowed(const RunCtx *s, const Task *t)
 	return !s->no_fast && t->n->noutputs >= 1 && t->out[0];
 }
 
+/* t's name: its row's, and the variant of the kernel if it says. */
+static void name_task(Task *t)
+{
+	const char *v = rt_fast(t) ? t->fast.variant : NULL;
+	snprintf(t->name, sizeof(t->name), v && *v ? "%s.%s" : "%s",
+		 t->kernel->name, v);
+}
+
 /* Tries row r on task t: 1 if its match takes t (t->kernel, t->fast
  * set), 0 if not (nothing kept), -1 with an error. */
 static int try_row(RunCtx *s, Prepared *p, Task *t,
@@ -338,6 +347,7 @@ static int try_row(RunCtx *s, Prepared *p, Task *t,
 		t->fast.free(t->fast.state);
 	t->kernel = r;
 	t->fast = k;
+	name_task(t);
 	return 1;
 }
 
@@ -375,7 +385,9 @@ int rt_kernel_move(RunCtx *s, Prepared *p, Task *t)
 
 int rt_kernel_build(RunCtx *s, Prepared *p, Task *t)
 {
-	if (!t->kernel->build || t->kernel->build(s, p, t) == 0)
+	int rc = t->kernel->build ? t->kernel->build(s, p, t) : 0;
+	name_task(t); /* the build may choose the variant */
+	if (rc == 0)
 		return 0;
 	return error_prefix("node '%s' (%s)", t->n->name, t->n->op_type);
 }
@@ -391,5 +403,5 @@ SlotLayout *rt_task_slots(Task *t)
 
 const char *rt_kernel_name(const Task *t)
 {
-	return t->kernel ? t->kernel->name : "";
+	return !t->kernel ? "" : t->name[0] ? t->name : t->kernel->name;
 }

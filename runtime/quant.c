@@ -87,8 +87,9 @@ static int32_t zp_at(const Tensor *z, int64_t i)
 }
 
 /* y[i] = x[i] ^ flip: int8 <-> uint8 with 128 added or taken away. */
-RT_HOT static void flip_copy(const uint8_t *x, size_t stride, uint8_t flip,
-			     uint8_t *y, size_t n)
+RT_HOT_FN(static, void, flip_copy,
+	   (const uint8_t *x, size_t stride, uint8_t flip, uint8_t *y, size_t n),
+	   (x, stride, flip, y, n))
 {
 	if (stride == 1)
 		for (size_t i = 0; i < n; i++)
@@ -107,18 +108,23 @@ typedef struct IntGemm {
 
 static IntGemm int_gemm_for(const RunCtx *s, double macs)
 {
-	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-	IntGemm g = { (isa & dnnl_cpu_isa_avx512_core_vnni) ==
-			      dnnl_cpu_isa_avx512_core_vnni,
+	/* the cap (cpu_has) and oneDNN's own level (ONEDNN_MAX_CPU_ISA
+	 * may hold it lower) */
+	dnnl_cpu_isa_t isa = cpu_has(CPU_AVX512VNNI)
+				     ? dnnl_get_effective_cpu_isa()
+				     : dnnl_cpu_isa_all;
+	IntGemm g = { cpu_has(CPU_AVX512VNNI) &&
+			      (isa & dnnl_cpu_isa_avx512_core_vnni) ==
+				      dnnl_cpu_isa_avx512_core_vnni,
 		      rt_threads_for(s, 2 * macs) };
 	return g;
 }
 
 /* C = A (B - bo) in 32 bits, wrapping: A uint8 m x k, B int8 k x n,
  * row strides lda, ldb, ldc. */
-RT_HOT static void gemm_loop(int64_t m, int64_t n, int64_t k,
-			     const uint8_t *a, int64_t lda, const int8_t *b,
-			     int64_t ldb, int32_t bo, int32_t *c, int64_t ldc)
+RT_HOT_FN(static, void, gemm_loop,
+	   (int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda, const int8_t *b, int64_t ldb, int32_t bo, int32_t *c, int64_t ldc),
+	   (m, n, k, a, lda, b, ldb, bo, c, ldc))
 {
 	for (int64_t i = 0; i < m; i++) {
 		uint32_t *ci = (uint32_t *)(c + i * ldc);
@@ -156,8 +162,9 @@ static int int_gemm(const IntGemm *g, int64_t m, int64_t n, int64_t k,
 }
 
 /* s[j] = sum over column j of B (k x n) - bo. */
-RT_HOT static void col_sums(int64_t k, int64_t n, const int8_t *b,
-			    int32_t bo, int32_t *s)
+RT_HOT_FN(static, void, col_sums,
+	   (int64_t k, int64_t n, const int8_t *b, int32_t bo, int32_t *s),
+	   (k, n, b, bo, s))
 {
 	for (int64_t j = 0; j < n; j++)
 		s[j] = (int32_t)(-(uint32_t)bo * (uint32_t)k);
@@ -169,9 +176,9 @@ RT_HOT static void col_sums(int64_t k, int64_t n, const int8_t *b,
 /* The offsets the product A (B - bo) left out: c[i][j] -= za * s[j]
  * (s: B's column sums - bo), and with per-column zero points z (bo 0),
  * z[j] * r[i] (r: A's row sums - za). */
-RT_HOT static void mm_offsets(int64_t m, int64_t n, int32_t za,
-			      const int32_t *s, const int32_t *r,
-			      const int32_t *z, int32_t *c, int64_t ldc)
+RT_HOT_FN(static, void, mm_offsets,
+	   (int64_t m, int64_t n, int32_t za, const int32_t *s, const int32_t *r, const int32_t *z, int32_t *c, int64_t ldc),
+	   (m, n, za, s, r, z, c, ldc))
 {
 	for (int64_t i = 0; i < m; i++) {
 		uint32_t *ci = (uint32_t *)(c + i * ldc);
@@ -214,9 +221,9 @@ requant1(double v, double zp, double lo, double hi)
 
 /* y[j] = requant1((acc[j] + bias) * mult[j or 0]), mult per element if
  * cols, else one; y uint8 (int8 if s8). */
-RT_HOT static void requant(const int32_t *acc, size_t n, double bias,
-			   const double *mult, bool cols, double zp, bool s8,
-			   void *y)
+RT_HOT_FN(static, void, requant,
+	   (const int32_t *acc, size_t n, double bias, const double *mult, bool cols, double zp, bool s8, void *y),
+	   (acc, n, bias, mult, cols, zp, s8, y))
 {
 	uint8_t *yu = y;
 	int8_t *ys = y;
@@ -295,8 +302,9 @@ static void qmm_free(void *state)
 }
 
 /* r[i] = sum over row i of A (m x k) - ao. */
-RT_HOT static void row_sums(int64_t m, int64_t k, const uint8_t *a,
-			    int32_t ao, int32_t *r)
+RT_HOT_FN(static, void, row_sums,
+	   (int64_t m, int64_t k, const uint8_t *a, int32_t ao, int32_t *r),
+	   (m, k, a, ao, r))
 {
 	for (int64_t i = 0; i < m; i++) {
 		uint32_t s = 0;
@@ -529,8 +537,9 @@ static void im2col_q8(const QConv *q, const uint8_t *x, int64_t r0,
 
 /* Per-channel offsets z[i] (i < m) the product left out: c[i][j] -=
  * z[i] * s[j]. */
-RT_HOT static void channel_offsets(int64_t m, int64_t n, const int32_t *z,
-				   const int32_t *s, int32_t *c, int64_t ldc)
+RT_HOT_FN(static, void, channel_offsets,
+	   (int64_t m, int64_t n, const int32_t *z, const int32_t *s, int32_t *c, int64_t ldc),
+	   (m, n, z, s, c, ldc))
 {
 	for (int64_t i = 0; i < m; i++) {
 		uint32_t *ci = (uint32_t *)(c + i * ldc);
@@ -570,8 +579,9 @@ static void qconv_requant(const QConv *q, const Tensor *const *in,
 }
 
 /* acc[i] += w * (x[i * stride] - zx), x uint8 (int8 if s8). */
-RT_HOT static void dw_taps(const uint8_t *x, size_t stride, int32_t w,
-			   int32_t zx, bool s8, int32_t *acc, size_t n)
+RT_HOT_FN(static, void, dw_taps,
+	   (const uint8_t *x, size_t stride, int32_t w, int32_t zx, bool s8, int32_t *acc, size_t n),
+	   (x, stride, w, zx, s8, acc, n))
 {
 	uint32_t *a = (uint32_t *)acc;
 	if (s8 && stride == 1)
@@ -790,7 +800,9 @@ int quant_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 /* The lowest and highest of x[0..n) and 0, NaNs left out, as the
  * reference's loop finds them (in 16 lanes, which the min and max do not
  * mind: a lane's value only moves to a strictly lower or higher one). */
-RT_HOT static void min_max(const float *x, size_t n, float *lo, float *hi)
+RT_HOT_FN(static, void, min_max,
+	   (const float *x, size_t n, float *lo, float *hi),
+	   (x, n, lo, hi))
 {
 	float l[16] = { 0 }, h[16] = { 0 }, a = 0, b = 0;
 	size_t i = 0;
@@ -813,8 +825,9 @@ RT_HOT static void min_max(const float *x, size_t n, float *lo, float *hi)
 
 /* y = clamp(rintf(x / scale) + zp, lo, hi) as uint8 (or int8 if s8);
  * false if some x / scale is NaN (those y are lo). */
-RT_HOT static bool quantize(const float *x, size_t n, float scale, float zp,
-			    float lo, float hi, bool s8, void *y)
+RT_HOT_FN(static, bool, quantize,
+	   (const float *x, size_t n, float scale, float zp, float lo, float hi, bool s8, void *y),
+	   (x, n, scale, zp, lo, hi, s8, y))
 {
 	int bad = 0;
 	uint8_t *yu = y;
@@ -833,8 +846,9 @@ RT_HOT static bool quantize(const float *x, size_t n, float scale, float zp,
 }
 
 /* y = (x - zp) * scale, x uint8 (or int8 if s8). */
-RT_HOT static void dequantize(const void *x, size_t n, int32_t zp,
-			      float scale, bool s8, float *y)
+RT_HOT_FN(static, void, dequantize,
+	   (const void *x, size_t n, int32_t zp, float scale, bool s8, float *y),
+	   (x, n, zp, scale, s8, y))
 {
 	const uint8_t *xu = x;
 	const int8_t *xs = x;
@@ -1286,19 +1300,11 @@ DQ_VNNI_TARGET static void dq_tile_any(int mr, int np, int ntap,
 #undef DQ_CASE
 #endif
 
-/* The CPU has AVX512-VNNI and oneDNN's ISA is not capped below it
- * (DNNL_MAX_CPU_ISA: one switch for every integer product here, which
- * the tests use to run the plain-C loops). */
+/* The CPU has AVX512-VNNI (and BW, VL) within the cap. */
 static bool dq_vnni(void)
 {
 #if DQ_HAVE_VNNI
-	__builtin_cpu_init();
-	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-	return __builtin_cpu_supports("avx512vnni") &&
-	       __builtin_cpu_supports("avx512bw") &&
-	       __builtin_cpu_supports("avx512vl") &&
-	       (isa & dnnl_cpu_isa_avx512_core_vnni) ==
-		       dnnl_cpu_isa_avx512_core_vnni;
+	return cpu_isa() >= CPU_LEVEL_AVX512 && cpu_has(CPU_AVX512VNNI);
 #else
 	return false;
 #endif

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "cli/npy.h"
+#include "compiler/cpu.h"
 #include "compiler/ir.h"
 #include "runtime/gearrt.h"
 
@@ -297,11 +298,9 @@ FMA_LOOP(fma256, 8, "avx2,fma")
 
 static int print_peak(void)
 {
-	double (*loop)(long) = __builtin_cpu_supports("avx512f") ? fma512
-			       : __builtin_cpu_supports("avx2") &&
-					 __builtin_cpu_supports("fma")
-				       ? fma256
-				       : NULL;
+	double (*loop)(long) = cpu_isa() >= CPU_LEVEL_AVX512 ? fma512
+			       : cpu_isa() >= CPU_LEVEL_AVX2 ? fma256
+							     : NULL;
 	double best = 0;
 	for (int i = 0; loop && i < 5; i++) { /* the best of 5 of ~10 ms */
 		double f = loop(1 << 19);

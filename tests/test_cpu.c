@@ -12,6 +12,19 @@
 #include "runtime/rt.h"
 #include "testrun.h"
 
+/* GEARRT_MAX_ISA caps this test binary's process, as gearc run's: each
+ * test runs in a process of its own, so the suites run at each cap
+ * (make check-isa). */
+__attribute__((constructor)) static void cap_from_env(void)
+{
+	gearrt_options o = { 0 };
+	gearrt_options_from_env(&o);
+	if (o.max_isa && rt_isa_cap(o.max_isa) < 0) {
+		fprintf(stderr, "tests: GEARRT_MAX_ISA: %s\n", last_error());
+		exit(2);
+	}
+}
+
 static void put(const char *dir, const char *name, const char *text)
 {
 	char p[1024];
