@@ -442,13 +442,19 @@ static inline const Value *rt_in_val(const Prepared *p, const Node *n, int i)
  * defines name(), its storage class (static, or empty) and type first,
  * then its parameters and the arguments that pass them on; the body is
  * compiled once per level (always inlined into a function of that
- * target), its multiplies and adds fused where the level has FMA.
- * RT_HOT_EXACT_FN: each multiply and add rounded on its own, for a
- * kernel whose every bit is another engine's.  RT_ISA_NAME() is the
- * variant's suffix a profile names (cpu_isa_name). */
+ * target), its multiplies and adds fused where the level has FMA, and
+ * without -ftrapping-math (no kernel reads the FP exception flags): with
+ * it GCC leaves act.h's clamps (v < -4 ? -4 : v) as branches for AVX2,
+ * which cannot mask like AVX-512, and Gelu's loop ran scalar, 8 times
+ * the AVX-512 time.  RT_HOT_EXACT_FN: each multiply and add rounded on
+ * its own, for a kernel whose every bit is another engine's.
+ * RT_ISA_NAME() is the variant's suffix a profile names
+ * (cpu_isa_name). */
 #if defined(__GNUC__) && !defined(__clang__)
-#define RT_OPT_FAST __attribute__((optimize("O3", "fp-contract=fast")))
-#define RT_OPT_EXACT __attribute__((optimize("O3", "fp-contract=off")))
+#define RT_OPT_FAST \
+	__attribute__((optimize("O3", "fp-contract=fast", "no-trapping-math")))
+#define RT_OPT_EXACT \
+	__attribute__((optimize("O3", "fp-contract=off", "no-trapping-math")))
 #else
 #define RT_OPT_FAST
 #define RT_OPT_EXACT
