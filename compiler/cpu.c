@@ -51,6 +51,7 @@ static const char *const level_names[] = {
 static bool has[CPU_NFEATURES];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static _Atomic int cap = CPU_LEVEL_NATIVE;
+static _Atomic unsigned hidden; /* cpu_hide's features, bit f */
 /* cpu_isa()'s level, -1 until first asked for (cpu.h) */
 _Atomic int cpu_isa_now = -1;
 
@@ -111,7 +112,17 @@ bool cpu_has(CpuFeature f)
 {
 	pthread_once(&once, read_features);
 	return f < CPU_NFEATURES && has[f] &&
-	       feature[f].level <= (CpuLevel)atomic_load(&cap);
+	       feature[f].level <= (CpuLevel)atomic_load(&cap) &&
+	       !(atomic_load(&hidden) >> f & 1);
+}
+
+void cpu_hide(CpuFeature f, bool hide)
+{
+	if (hide)
+		atomic_fetch_or(&hidden, 1u << f);
+	else
+		atomic_fetch_and(&hidden, ~(1u << f));
+	cpu_isa_init();
 }
 
 /* The kernels' level (cpu_isa) within the cap. */

@@ -57,6 +57,9 @@ bool cpu_has(CpuFeature f);
  * per process, before the sessions it caps choose kernels). */
 void cpu_cap(CpuLevel level);
 CpuLevel cpu_level(void);
+/* For tests: feature f reads as absent (hide) or as the CPU has it again,
+ * beside the cap (AVX2 without AVX-VNNI on a CPU that has both). */
+void cpu_hide(CpuFeature f, bool hide);
 
 /* The ISA the hand-written kernels' variants are chosen by, within the
  * cap: CPU_LEVEL_AVX512 (AVX-512 F, BW, VL with FMA), CPU_LEVEL_AVX2
