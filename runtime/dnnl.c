@@ -1583,8 +1583,19 @@ static int xy_kernel(RunCtx *s, Task *t, const Value *x,
 				     dnnl_stream_default_flags) ==
 			  dnnl_success;
 	if (ok && xs->rank == 4) {
+		/* NHWC too only if oneDNN takes it so (its build makes the
+		 * primitive in the layout decided: a refusal there would be
+		 * an error, not the next row; oneDNN 2.6 refused a
+		 * resampling on a CPU without SSE4.1) */
+		dnnl_primitive_desc_t nhwc = NULL;
+		xs->nhwc = true;
+		bool either = xy_pd(xs, attr, &nhwc);
+		xs->nhwc = false;
+		if (nhwc)
+			dnnl_primitive_desc_destroy(nhwc);
 		rt_task_slots(t);
-		rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
+		if (either)
+			rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
 	}
 	return done(k, pd, attr, ok, fk);
 }

@@ -351,7 +351,9 @@ static int try_row(RunCtx *s, Prepared *p, Task *t,
 	return 1;
 }
 
-int rt_kernel_choose(RunCtx *s, Prepared *p, Task *t)
+/* Gives t the first row from r on that takes it: 0, or -1 with an
+ * error. */
+static int choose_from(RunCtx *s, Prepared *p, Task *t, const KernelRow *r)
 {
 	bool fast = t->alias ||
 		    (fast_allowed(s, t) && reference(s, p, t, NULL) == 1 &&
@@ -360,7 +362,7 @@ int rt_kernel_choose(RunCtx *s, Prepared *p, Task *t)
 		      !degenerate(p, t)));
 	free(t->lay);
 	t->lay = NULL;
-	for (const KernelRow *r = rows;; r++) {
+	for (;; r++) {
 		bool is_fast = r->backend == KB_PLAIN || r->backend == KB_DNNL;
 		if ((is_fast && !fast) || !row_matches(r, p, t))
 			continue;
@@ -368,6 +370,23 @@ int rt_kernel_choose(RunCtx *s, Prepared *p, Task *t)
 		if (rc)
 			return rc < 0 ? -1 : 0;
 	}
+}
+
+int rt_kernel_choose(RunCtx *s, Prepared *p, Task *t)
+{
+	return choose_from(s, p, t, rows);
+}
+
+/* Whether every tensor t reads or writes is row-major. */
+static bool all_rows(const Prepared *p, const Task *t)
+{
+	for (int32_t i = 0; i < t->n->ninputs; i++)
+		if (rt_nhwc(p, t->n->inputs[i]))
+			return false;
+	for (int32_t i = 0; i < t->n->noutputs; i++)
+		if (rt_nhwc(p, t->n->outputs[i]))
+			return false;
+	return true;
 }
 
 int rt_kernel_move(RunCtx *s, Prepared *p, Task *t)
@@ -386,6 +405,12 @@ int rt_kernel_move(RunCtx *s, Prepared *p, Task *t)
 int rt_kernel_build(RunCtx *s, Prepared *p, Task *t)
 {
 	int rc = t->kernel->build ? t->kernel->build(s, p, t) : 0;
+	/* oneDNN refused at its build what its match took: where t's
+	 * tensors are row-major, any later row may run it (its tensors
+	 * stay as decided) */
+	if (rc && t->kernel->backend == KB_DNNL && all_rows(p, t) &&
+	    choose_from(s, p, t, t->kernel + 1) == 0)
+		rc = t->kernel->build ? t->kernel->build(s, p, t) : 0;
 	name_task(t); /* the build may choose the variant */
 	if (rc == 0)
 		return 0;
