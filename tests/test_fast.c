@@ -932,6 +932,109 @@ Test(fast, profile_names_the_kernels)
 	free(om);
 }
 
+/* The profile of `gearc run om` at level (GEARRT_MAX_ISA, or --max-isa
+ * if flag): its standard error, malloc'd. */
+static char *profile_at(const char *om, const char *level, bool flag)
+{
+	char arg[64];
+	snprintf(arg, sizeof(arg), "--max-isa=%s", level);
+	setenv("GEARRT_PROFILE", "1", 1);
+	unsetenv("GEARRT_NO_FAST");
+	setenv("GEARRT_MAX_ISA", flag ? "avx512" : level, 1);
+	Run r = flag ? run_gearc("run", om, "--random-inputs", "--quiet", arg)
+		     : run_gearc("run", om, "--random-inputs", "--quiet");
+	unsetenv("GEARRT_MAX_ISA");
+	unsetenv("GEARRT_PROFILE");
+	cr_expect_eq(r.status, 0, "%s: %s", level, r.err);
+	char *err = strdup(r.err);
+	run_free(&r);
+	return err;
+}
+
+/* At every level up to this CPU's (GEARRT_MAX_ISA, gearc run --max-isa),
+ * each hand-written kernel runs its variant of that level and the
+ * profile names it: chan.pwconv, chan.wino and the direct.c loops
+ * (avx512, avx2, sse2), quant.conv (avx512vnni, avxvnni or avx2, and
+ * below AVX2 the plain loop), oneDNN's convolutions at that level
+ * (none below SSE4.1). */
+Test(fast, capped_paths_run_their_variants)
+{
+	char *dir = temp_dir();
+	char *pw = compile_fixture(dir, "pw", "fast_pw", NULL);
+	char *wino = compile_fixture(dir, "wino", "fast_wino", NULL);
+	char *chain = compile_fixture(dir, "chain", "fast_chain", NULL);
+	char *qdq = compile_fixture(dir, "qdq", "qdq_cnn", NULL);
+	CpuLevel was = cpu_level();
+	cpu_cap(CPU_LEVEL_NATIVE); /* what the CPU has */
+	bool avx512 = cpu_isa() >= CPU_LEVEL_AVX512, avx2 = cpu_isa() >= CPU_LEVEL_AVX2;
+	bool vnni512 = cpu_has(CPU_AVX512VNNI), avxvnni = cpu_has(CPU_AVX_VNNI);
+	cpu_cap(was);
+	static const struct {
+		const char *level, *v, *dnnl;
+	} lv[] = {
+		{ "avx512", "avx512", "avx512" },
+		{ "avx2", "avx2", ":avx2" },
+		{ "sse41", "sse2", ":sse41" },
+		{ "baseline", "sse2", NULL },
+	};
+	for (size_t i = 0; RT_X86 && i < sizeof(lv) / sizeof(lv[0]); i++) {
+		if ((i == 0 && !avx512) || (i == 1 && !avx2))
+			continue;
+		char want[64];
+		const char *level = lv[i].level;
+		char *e = profile_at(pw, level, i % 2);
+		snprintf(want, sizeof(want), "/chan.pwconv.%s ", lv[i].v);
+		cr_expect(strstr(e, want), "%s: no %s in\n%s", level, want, e);
+		free(e);
+		e = profile_at(wino, level, false);
+		snprintf(want, sizeof(want), "/chan.wino.%s ", lv[i].v);
+		cr_expect(strstr(e, want), "%s: no %s in\n%s", level, want, e);
+		free(e);
+		e = profile_at(chain, level, true);
+		if (lv[i].dnnl)
+			cr_expect(strstr(e, "Conv/dnnl.conv.") &&
+					  strstr(strstr(e, "Conv/dnnl.conv."),
+						 lv[i].dnnl),
+				  "%s: oneDNN not at %s in\n%s", level,
+				  lv[i].dnnl, e);
+		else
+			cr_expect(!strstr(e, "/dnnl."), "%s: oneDNN ran:\n%s",
+				  level, e);
+		free(e);
+		e = profile_at(qdq, level, false);
+		const char *qv = i == 0 && vnni512 ? "avx512vnni"
+				 : i <= 1 && avxvnni ? "avxvnni"
+				 : i <= 1	     ? "avx2"
+						     : NULL;
+		snprintf(want, sizeof(want), "QLinearConv/quant.conv.%s ",
+			 qv ? qv : "");
+		if (qv)
+			cr_expect(strstr(e, want), "%s: no %s in\n%s", level,
+				  want, e);
+		else
+			cr_expect(strstr(e, "QLinearConv/quant.conv ") ||
+					  strstr(e, "QLinearConv/quant.conv.sse2"),
+				  "%s: %s", level, e);
+		free(e);
+	}
+	Run r = run_gearc("run", pw, "--random-inputs", "--max-isa=avx3");
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "--max-isa=avx3 is not a level"), "%s", r.err);
+	run_free(&r);
+	setenv("GEARRT_MAX_ISA", "avx3", 1);
+	r = run_gearc("run", pw, "--random-inputs");
+	unsetenv("GEARRT_MAX_ISA");
+	cr_expect_eq(r.status, 1);
+	cr_expect(strstr(r.err, "GEARRT_MAX_ISA takes"), "%s", r.err);
+	run_free(&r);
+	remove_tree(dir);
+	free(dir);
+	free(pw);
+	free(wino);
+	free(chain);
+	free(qdq);
+}
+
 /* The profile's times a run leave the first run out (it touches its
  * memory for the first time: ISNet's took 2.8 s against 1.8 s a run
  * later); that one has a figure of its own.  Its op rows add up to the
