@@ -3,6 +3,7 @@
 #   make            build build/gearc
 #   make demo       install missing packages, build, compile and dump an example
 #   make check      install missing packages, build, run every test
+#                   (and the kernel suites again at each ISA cap)
 #   make SANITIZE=1 ...   the same, built with ASan+UBSan (and DEBUG=1)
 #   make DEBUG=1 ...      the IR verifier runs between passes, .om read back
 #   make install    PREFIX=/usr/local DESTDIR= : gearc, its man page,
@@ -288,8 +289,34 @@ demo: deps
 	$(BUILD)/gearc run $(BUILD)/demo.om --random-inputs --gear=1 --bench=20
 
 check: deps
-	@$(MAKE) --no-print-directory unit conformance-check embed-check \
-	    python-check layers-check pydeps-check
+	@$(MAKE) --no-print-directory unit check-isa conformance-check \
+	    embed-check python-check layers-check pydeps-check
+
+# The kernel suites and the real-export fixtures (runtime_ort: ONNX
+# Runtime's outputs) again at each ISA cap, as on a CPU with no more
+# than it (GEARRT_MAX_ISA: gearc's kernels' variants and oneDNN alike;
+# the test binary takes it as gearc run does): every fast path against
+# the reference kernels, the counts a test expects at that level.
+# AVX2 natively through the cap (Debian's QEMU 7.2 mis-executes some
+# AVX2/FMA code).  About 50 s for the three.
+ISA_CAPS ?= avx2 sse41 baseline
+ISA_SUITES := fast|quant|widen|small|intew|runtime|api|defects|runtime_ort|kernels_*
+.PHONY: check-isa
+check-isa: $(BUILD)/gearc $(BUILD)/tests/unit
+	@set -o pipefail; for cap in $(ISA_CAPS); do \
+	    GEARRT_MAX_ISA=$$cap GEARC=$(BUILD)/gearc TESTDATA=$(TESTDATA) \
+	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+	    $(BUILD)/tests/unit -j2 --filter '@($(ISA_SUITES))/*' \
+	        > $(BUILD)/isa-$$cap.log 2>&1; rc=$$?; \
+	    echo "check-isa $$cap: $$(tail -n 1 $(BUILD)/isa-$$cap.log | \
+	        sed 's/.*Synthesis: //')"; \
+	    if [ $$rc != 0 ] || grep -qE 'Sanitizer|runtime error:' \
+	        $(BUILD)/isa-$$cap.log; then \
+	        grep -E -A3 'FAIL|CRASH|Sanitizer|runtime error:' \
+	            $(BUILD)/isa-$$cap.log | head -n 40; \
+	        echo "check-isa: failures at GEARRT_MAX_ISA=$$cap" \
+	            "(build/isa-$$cap.log)"; exit 1; fi; \
+	done
 
 # Every Python module the tests import comes from a Debian package in
 # DEPS (tests/pydeps.py), so what passes here passes on a fresh machine.
