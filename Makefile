@@ -605,4 +605,78 @@ $(BUILD)/bench_run: $(BUILD)/tests/bench_run.o $(BUILD)/libgearc.a
 $(BUILD)/bench_memplan: $(BUILD)/tests/bench_memplan.o $(BUILD)/libgearc.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
 
+# ---- other CPUs: emulated suites and ARM64 ------------------------------
+#
+# make check-nehalem: the kernel suites (ISA_SUITES) under qemu-x86_64
+# -cpu Nehalem (SSE4.2, no AVX), an x86-64 of before 2011: gearc's SSE2
+# variants and oneDNN's SSE4.1 JIT as the CPU, not a cap, decides.
+# Criterion runs each test in a child that re-executes the binary, and
+# qemu-user would run that child natively: tests/qemu_exec.c, preloaded
+# into the emulated binary, runs the children (and gearc) through qemu
+# too.  About 2 minutes.  Needs qemu-user (installed as root).
+QEMU_NEHALEM := /usr/bin/qemu-x86_64 -cpu Nehalem
+EMU_ENV := GOMP_SPINCOUNT=1000 TESTDATA=$(TESTDATA)
+
+$(BUILD)/qemu_exec.so: tests/qemu_exec.c
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $< -ldl
+
+.PHONY: emu-deps check-nehalem cross-arm64 check-arm64
+emu-deps:
+	@command -v qemu-x86_64 >/dev/null || { \
+	    if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq qemu-user \
+	        >/dev/null; else echo "gearc: run: sudo apt-get install -y" \
+	        "qemu-user"; exit 1; fi; }
+
+check-nehalem: emu-deps $(BUILD)/gearc $(BUILD)/tests/unit $(BUILD)/qemu_exec.so
+	@set -o pipefail; $(EMU_ENV) GEARC_QEMU="$(QEMU_NEHALEM)" \
+	    GEARC=$(BUILD)/gearc $(QEMU_NEHALEM) \
+	    -E LD_PRELOAD=$(CURDIR)/$(BUILD)/qemu_exec.so $(BUILD)/tests/unit \
+	    -j2 --filter '@($(ISA_SUITES))/*' > $(BUILD)/nehalem.log 2>&1; \
+	rc=$$?; echo "check-nehalem: $$(tail -n 1 $(BUILD)/nehalem.log | \
+	    sed 's/.*Synthesis: //')"; [ $$rc = 0 ] || { grep -E -A3 \
+	    'FAIL|CRASH' $(BUILD)/nehalem.log | head -n 40; exit 1; }
+
+# make cross-arm64: gearc, libgearrt and the unit tests for aarch64 with
+# Debian's cross compiler, into build/arm64 (tests/arm64_sysroot.sh: the
+# arm64 packages that cannot sit beside their amd64 twins unpacked into
+# build/arm64-sysroot; the compiler installed as root).  make
+# check-arm64 then runs, under qemu-aarch64 -cpu neoverse-n1 (NEON and
+# dotprod, no SVE, as Graviton 2 and Ampere Altra): the demo, and the
+# unit suites ARM64_SUITES (the kernel suites and those of the compiler
+# and the .om format; the CLI suites are left out: most of their time
+# is compiling under emulation, which the others do too).
+ARM64_CC ?= aarch64-linux-gnu-gcc
+ARM64 := $(BUILD)/arm64
+ARM64_ROOT := $(BUILD)/arm64-sysroot
+ARM64_LIB := $(CURDIR)/$(ARM64_ROOT)/usr/lib/aarch64-linux-gnu
+QEMU_ARM64 := /usr/bin/qemu-aarch64 -cpu neoverse-n1
+ARM64_SUITES ?= $(ISA_SUITES)|models|om|reader|verify|hybrid_run|padbatch|scratch|gear|memplan|partition|infer|ir|ops_*|cpu
+ARM64_MAKE = $(MAKE) --no-print-directory BUILD=$(ARM64) CC=$(ARM64_CC) \
+	PY_OK= CFLAGS="-O2 -g -isystem $(CURDIR)/$(ARM64_ROOT)/usr/include" \
+	LDFLAGS="-L$(ARM64_LIB) -Wl,-rpath-link,$(ARM64_LIB) \
+	-Wl,--allow-shlib-undefined"
+
+cross-arm64:
+	@tests/arm64_sysroot.sh $(ARM64_ROOT)
+	@$(ARM64_MAKE) $(ARM64)/gearc $(ARM64)/libgearrt.a \
+	    $(ARM64)/libgearrt.so $(ARM64)/tests/unit $(ARM64)/qemu_exec.so
+	@file $(ARM64)/gearc | sed 's/, BuildID.*//'
+
+check-arm64: cross-arm64
+	@tests/arm64_sysroot.sh $(ARM64_ROOT) run
+	@$(QEMU_ARM64) -E LD_LIBRARY_PATH=$(ARM64_LIB) $(ARM64)/gearc \
+	    --model=tests/fixtures/demo_cnn.onnx -q \
+	    --input_shape="x:-1,3,32,32" --dynamic_batch_size="1,4,8" \
+	    --output=$(ARM64)/demo
+	@$(EMU_ENV) $(QEMU_ARM64) -E LD_LIBRARY_PATH=$(ARM64_LIB) \
+	    $(ARM64)/gearc run $(ARM64)/demo.om --random-inputs --gear=1 \
+	    --bench=5 | sed 's/^/check-arm64: demo: /'
+	@set -o pipefail; $(EMU_ENV) GEARC_QEMU="$(QEMU_ARM64)" \
+	    GEARC=$(ARM64)/gearc $(QEMU_ARM64) -E LD_LIBRARY_PATH=$(ARM64_LIB) \
+	    -E LD_PRELOAD=$(CURDIR)/$(ARM64)/qemu_exec.so $(ARM64)/tests/unit \
+	    -j2 --filter '@($(ARM64_SUITES))/*' > $(BUILD)/arm64.log 2>&1; \
+	rc=$$?; echo "check-arm64: $$(tail -n 1 $(BUILD)/arm64.log | \
+	    sed 's/.*Synthesis: //')"; [ $$rc = 0 ] || { grep -E -A3 \
+	    'FAIL|CRASH' $(BUILD)/arm64.log | head -n 40; exit 1; }
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
