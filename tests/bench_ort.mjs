@@ -55,7 +55,8 @@
 // against ORT on the float32 twin (the reference gearc matches); for the
 // dynamic-quantized one, ORT against itself on inputs one float32 step
 // away (the spread a dynamic quantisation gives any engine).
-// BENCH_ORT_ONLY=NAME[,NAME...] limits it to those models.  With
+// BENCH_ORT_ONLY=NAME[,NAME...] limits it to those models;
+// BENCH_ORT_MAX_ISA=LEVEL caps libgearrt (GEARRT_MAX_ISA), not ORT.  With
 // --contend (`make bench-contend`), a process spinning on one core runs
 // beside it all along, as another tenant of a server: every gear at 1
 // and 2 threads, then per gear the 2-thread median over the 1-thread one
@@ -220,9 +221,24 @@ function writeNpy(file, type, shape, data) {
 					      body]));
 }
 
-// A child process spoken to one line at a time.
-function lineProc(cmd, args) {
-	const p = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+// BENCH_ORT_MAX_ISA=LEVEL (avx2, sse41, ...): libgearrt's processes run
+// capped there (GEARRT_MAX_ISA to bench_run: its kernels and oneDNN as
+// on a CPU with no more), ONNX Runtime's as the CPU is: `make bench`'s
+// capped ratios.
+const CAP = process.env.BENCH_ORT_MAX_ISA || '';
+const gearrtEnv = () => {
+	const env = { ...process.env };
+	if (CAP)
+		env.GEARRT_MAX_ISA = CAP;
+	else
+		delete env.GEARRT_MAX_ISA;
+	return env;
+};
+
+// A child process spoken to one line at a time (env: its environment).
+function lineProc(cmd, args, env) {
+	const p = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'],
+				     env: env || process.env });
 	const lines = [], waiters = [];
 	let closed = false;
 	readline.createInterface({ input: p.stdout }).on('line', l => {
@@ -411,7 +427,8 @@ async function cell(build, c, om, g, threads, dump) {
 	const dir = path.join(path.dirname(om), `${c.key}_g${g}_t${threads}`);
 	fs.mkdirSync(dir, { recursive: true });
 	const gr = lineProc(path.join(build, 'bench_run'),
-			    ['-s', '-t', String(threads), om, String(g), dir]);
+			    ['-s', '-t', String(threads), om, String(g), dir],
+			    gearrtEnv());
 	const info = await gr.json();
 	const spec = JSON.stringify({ inputs: info.inputs,
 				      outputs: info.outputs,
@@ -578,7 +595,8 @@ async function main() {
 	fs.mkdirSync(outDir, { recursive: true });
 	const ort = createRequire(path.join(build, 'ort', 'x.js'))(
 		'onnxruntime-node');
-	PEAK = Number(execFileSync(path.join(build, 'bench_run'), ['-p']));
+	PEAK = Number(execFileSync(path.join(build, 'bench_run'), ['-p'],
+				   { env: gearrtEnv() }));
 	/* --contend: a process spinning beside the engines all along, as
 	 * another tenant of a shared machine; the peak above is measured
 	 * without it */
@@ -598,6 +616,9 @@ async function main() {
 		` / atol ${ATOL} elementwise, L2 X = relative L2` +
 		` ||a-b||/||b|| of every output at most X (err: the worst` +
 		` |a-b|, or the worst relative L2)`);
+	if (CAP)
+		console.log(`libgearrt capped at ${CAP} (BENCH_ORT_MAX_ISA:` +
+			    ` its kernels and oneDNN), ONNX Runtime not`);
 	if (busy)
 		console.log('--contend: beside every cell, another process ' +
 			    'spins on one core all along (pid ' + busy.pid +
