@@ -536,7 +536,8 @@ bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc \
 	         "libgearrt alone:"; \
 	    $(BUILD)/bench_run tests/fixtures $(BUILD)/gearc; \
 	else \
-	    node tests/bench_ort.mjs $(BUILD); \
+	    node tests/bench_ort.mjs $(BUILD) && \
+	    $(MAKE) -s bench-isa; \
 	fi
 	@if [ -n "$(PY_OK)" ]; then PYTHONPATH=$(BUILD)/python \
 	    $(PYTHON) tests/bench_python.py $(BUILD); else \
@@ -568,6 +569,44 @@ REAL_CHUNKED := @imgly/background-removal-data@1.4.5:imgly-background-removal-da
 
 bench-real: real-models
 	node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR)
+	@$(MAKE) -s bench-isa
+
+# At the avx2 cap (BENCH_CAP), 1 thread: the fixtures and, where make
+# real-models fetched them, set 1 of the public exports (det, rec, cls,
+# vad5) against ONNX Runtime on the whole CPU; then the int8 models
+# (qdyn_cnn, qdyn_enc, qdq_cnn, and ISNet u8 if fetched) against
+# libgearrt's own uncapped time, in alternating blocks
+# (BENCH_ORT_VS=uncapped).  The machine an AVX2 CPU would be, measured
+# here.
+BENCH_CAP ?= avx2
+.PHONY: bench-isa check-real-isa
+bench-isa: $(BUILD)/bench_run $(BUILD)/gearc
+	@echo "== libgearrt at GEARRT_MAX_ISA=$(BENCH_CAP), 1 thread"
+	BENCH_ORT_MAX_ISA=$(BENCH_CAP) BENCH_ORT_THREADS=1 \
+	    BENCH_ORT_ONLY=$${BENCH_ORT_ONLY:-bench_cnn,bench_tf,fp16_cnn} \
+	    node tests/bench_ort.mjs $(BUILD)
+	@if [ -f $(REAL_DIR)/$(word 1,$(REAL_FILES)) ]; then \
+	    BENCH_ORT_MAX_ISA=$(BENCH_CAP) BENCH_ORT_THREADS=1 \
+	    BENCH_ORT_ONLY=det,rec,cls,vad5 \
+	    node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR); \
+	else echo "bench-isa: no $(REAL_DIR) (make real-models): the" \
+	    "public exports left out"; fi
+	@echo "== int8 at GEARRT_MAX_ISA=$(BENCH_CAP) against uncapped"
+	BENCH_ORT_MAX_ISA=$(BENCH_CAP) BENCH_ORT_THREADS=1 \
+	    BENCH_ORT_VS=uncapped BENCH_ORT_ONLY=qdyn_cnn,qdyn_enc,qdq_cnn \
+	    node tests/bench_ort.mjs $(BUILD)
+	@if [ -d $(REAL_DIR)/imgly/package ]; then \
+	    BENCH_ORT_MAX_ISA=$(BENCH_CAP) BENCH_ORT_THREADS=1 \
+	    BENCH_ORT_VS=uncapped BENCH_ORT_ONLY=isnet-u8 \
+	    node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR); fi
+
+# Set 1 of the public exports (make real-models) run by gearc run at
+# each ISA cap and, if make cross-arm64 built it, by build/arm64/gearc
+# under qemu-aarch64 (the .om compiled here), against ONNX Runtime's
+# outputs (tests/check_real_isa.mjs: rtol 1e-3, atol 1e-4).
+check-real-isa: real-models
+	node tests/check_real_isa.mjs $(BUILD) $(REAL_DIR) \
+	    $(if $(wildcard $(ARM64)/gearc),--arm64)
 
 # The same beside a process spinning on one core (a server's other
 # tenant): every gear of det, rec, cls and vad5 (BENCH_ORT_ONLY chooses

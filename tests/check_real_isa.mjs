@@ -2,12 +2,14 @@
 // set 1 (PP-OCRv4 det and rec, PP-OCR cls, Silero VAD v5), compiled once
 // by this machine's gearc, run by `gearc run` at each ISA cap and,
 // with --arm64, by build/arm64/gearc under qemu-aarch64 -cpu neoverse-n1
-// (the .om files compiled on x86-64), against ONNX Runtime's outputs
+// (the .om files compiled on x86-64), and with --x86emu=CPU by gearc
+// under qemu-x86_64 -cpu CPU (qemu64: SSE3, no SSE4.1; Nehalem), against
+// ONNX Runtime's outputs
 // for the source model on the same fixed-seed inputs: within rtol 1e-3
 // / atol 1e-4 elementwise (the worst excess printed per output).
 //
 //   node tests/check_real_isa.mjs BUILD REAL_DIR [--caps=avx2,sse41,...]
-//        [--arm64] [--only=det,rec,...]
+//        [--arm64] [--x86emu=qemu64,Nehalem] [--only=det,rec,...]
 //
 // BUILD holds gearc and ort/ (onnxruntime-node, as `make ort` installs
 // it; ORT_DIR overrides where), REAL_DIR the models as `npm pack`
@@ -49,6 +51,12 @@ const MODELS = [
 	  args: ['--input_shape=input:-1,512;state:2,-1,128;sr:',
 		 '--dynamic_dims=1,1;4,4'],
 	  inputs: { input: [1, 512], state: [2, 1, 128] },
+	  int64: { sr: 16000n } },
+	/* an LSTM: oneDNN's RNN kernel where it runs, small.c's below
+	 * SSE4.1 (oneDNN 2.6's emits SSE4.1 regardless: SIGILL) */
+	{ key: 'vad_old', model: VAD + 'silero_vad_legacy.onnx',
+	  args: ['--input_shape=input:1,512;sr:;h:2,1,64;c:2,1,64'],
+	  inputs: { input: [1, 512], h: [2, 1, 64], c: [2, 1, 64] },
 	  int64: { sr: 16000n } },
 ];
 
@@ -107,6 +115,9 @@ fs.mkdirSync(out, { recursive: true });
 const gearc = path.join(build, 'gearc');
 const engines = caps.map(c => ({ name: c, cmd: gearc, pre: [],
 	env: c === 'native' ? {} : { GEARRT_MAX_ISA: c } }));
+for (const cpu of (opt('x86emu') ?? '').split(',').filter(s => s))
+	engines.push({ name: `x86 (qemu ${cpu})`, cmd: '/usr/bin/qemu-x86_64',
+		       env: {}, pre: ['-cpu', cpu, gearc] });
 if (arm64) {
 	const lib = path.resolve(build, 'arm64-sysroot', 'usr', 'lib',
 				 'aarch64-linux-gnu');
@@ -140,7 +151,7 @@ for (const m of MODELS) {
 	const sess = await ort.InferenceSession.create(path.join(real, m.model));
 	const want = await sess.run(feeds);
 	for (const e of engines) {
-		const od = path.join(dir, e.name.split(' ')[0]);
+		const od = path.join(dir, e.name.replace(/[^A-Za-z0-9]+/g, '_'));
 		fs.rmSync(od, { recursive: true, force: true });
 		fs.mkdirSync(od);
 		let line = `${m.key.padEnd(5)} ${e.name.padEnd(26)}`, ok = true;
