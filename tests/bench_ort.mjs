@@ -56,7 +56,9 @@
 // dynamic-quantized one, ORT against itself on inputs one float32 step
 // away (the spread a dynamic quantisation gives any engine).
 // BENCH_ORT_ONLY=NAME[,NAME...] limits it to those models;
-// BENCH_ORT_MAX_ISA=LEVEL caps libgearrt (GEARRT_MAX_ISA), not ORT.  With
+// BENCH_ORT_MAX_ISA=LEVEL caps libgearrt (GEARRT_MAX_ISA), not ORT;
+// BENCH_ORT_VS=uncapped runs it against libgearrt uncapped instead of
+// ORT; BENCH_ORT_THREADS=1 leaves out the 2-thread cells.  With
 // --contend (`make bench-contend`), a process spinning on one core runs
 // beside it all along, as another tenant of a server: every gear at 1
 // and 2 threads, then per gear the 2-thread median over the 1-thread one
@@ -226,6 +228,12 @@ function writeNpy(file, type, shape, data) {
 // on a CPU with no more), ONNX Runtime's as the CPU is: `make bench`'s
 // capped ratios.
 const CAP = process.env.BENCH_ORT_MAX_ISA || '';
+/* BENCH_ORT_VS=uncapped: the other engine is libgearrt uncapped, not
+ * ORT (a capped libgearrt against its own time on the whole CPU, in
+ * alternating blocks as against ORT); BENCH_ORT_THREADS=1: the 1-thread
+ * cells alone. */
+const VS_SELF = process.env.BENCH_ORT_VS === 'uncapped';
+const ONE_THREAD = process.env.BENCH_ORT_THREADS === '1';
 const gearrtEnv = () => {
 	const env = { ...process.env };
 	if (CAP)
@@ -433,9 +441,19 @@ async function cell(build, c, om, g, threads, dump) {
 	const spec = JSON.stringify({ inputs: info.inputs,
 				      outputs: info.outputs,
 				      pinned: pinnedOf(c.args) });
-	const ox = lineProc(process.execPath, [
-		new URL(import.meta.url).pathname, '--worker',
-		c.path, dir, String(threads), spec]);
+	let ox;
+	if (VS_SELF) {
+		const env = { ...process.env };
+		delete env.GEARRT_MAX_ISA;
+		fs.mkdirSync(dir + '_uncapped', { recursive: true });
+		ox = lineProc(path.join(build, 'bench_run'),
+			      ['-s', '-t', String(threads), om, String(g),
+			       dir + '_uncapped'], env);
+	} else {
+		ox = lineProc(process.execPath, [
+			new URL(import.meta.url).pathname, '--worker',
+			c.path, dir, String(threads), spec]);
+	}
 	const oinfo = await ox.json();
 	const ta = [], tb = [];
 	/* size runs of engine p back to back, all but the first skip into
@@ -487,7 +505,7 @@ async function cell(build, c, om, g, threads, dump) {
 	}
 	const ra = await gr.ask('q'), rb = await ox.ask('q');
 	gr.end(), ox.end();
-	const d = diffs(dir, info.outputs.length);
+	const d = VS_SELF ? [] : diffs(dir, info.outputs.length);
 	const ma = median(ta), mb = median(tb);
 	const fl = flops(dump, g);
 	const rssA = JSON.parse(ra).rss_kb / 1024;
@@ -501,8 +519,11 @@ async function cell(build, c, om, g, threads, dump) {
 		oinfo.load_ms.toFixed(1), rssA.toFixed(1), rssB.toFixed(1),
 		(rssA / rssB).toFixed(2), mark + gfs.toFixed(2),
 		PEAK ? mark + (100 * gfs / (PEAK * threads)).toFixed(1) : '-',
-		verdict(c, d), c.l2 ? `L2 ${c.l2}` : 'tol'];
+		VS_SELF ? '-' : verdict(c, d),
+		VS_SELF ? '-' : c.l2 ? `L2 ${c.l2}` : 'tol'];
 	print(row);
+	if (VS_SELF)
+		return { gearrt: ma, ort: mb };
 	if (c.l2)
 		printDiffs(`${c.key} t${threads}`, d);
 	const n = info.outputs.length;
@@ -624,7 +645,11 @@ async function main() {
 			    'spins on one core all along (pid ' + busy.pid +
 			    '); each model\'s gears run at 1 and 2 threads, ' +
 			    'then per gear 2 threads / 1 thread, each engine');
-	print(['model', 'gear', 'thr', 'runs', 'gearrt ms', 'ORT ms', 'ratio',
+	if (VS_SELF)
+		console.log('BENCH_ORT_VS=uncapped: the second engine is ' +
+			    'libgearrt on the whole CPU, not ONNX Runtime');
+	print(['model', 'gear', 'thr', 'runs', 'gearrt ms',
+	       VS_SELF ? 'uncapped' : 'ORT ms', 'ratio',
 	       'load gr', 'load ORT', 'RSS gr', 'RSS ORT', 'ratio', 'GF/s',
 	       '%peak', 'outputs', 'rule']);
 	for (let c of cases) {
@@ -643,7 +668,9 @@ async function main() {
 			{ maxBuffer: 1 << 30 }));
 		const ng = Math.max(1, dump.gears.length);
 		const cells = [...Array(ng).keys()].map(g => [g, 1]);
-		if (real || contend)
+		if (ONE_THREAD)
+			;
+		else if (real || contend)
 			cells.push(...[...Array(ng).keys()].map(g => [g, 2]));
 		else
 			cells.push([0, 2]);
