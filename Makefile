@@ -3,6 +3,7 @@
 #   make            build build/gearc
 #   make demo       install missing packages, build, compile and dump an example
 #   make check      install missing packages, build, run every test
+#                   (and the kernel suites again at each ISA cap)
 #   make SANITIZE=1 ...   the same, built with ASan+UBSan (and DEBUG=1)
 #   make DEBUG=1 ...      the IR verifier runs between passes, .om read back
 #   make install    PREFIX=/usr/local DESTDIR= : gearc, its man page and
@@ -303,8 +304,34 @@ demo: deps
 	$(BUILD)/gearc run $(BUILD)/demo.om --random-inputs --gear=1 --bench=20
 
 check: deps
-	@$(MAKE) --no-print-directory unit conformance-check embed-check \
-	    python-check layers-check pydeps-check readme-check
+	@$(MAKE) --no-print-directory unit check-isa conformance-check \
+	    embed-check python-check layers-check pydeps-check readme-check
+
+# The kernel suites and the real-export fixtures (runtime_ort: ONNX
+# Runtime's outputs) again at each ISA cap, as on a CPU with no more
+# than it (GEARRT_MAX_ISA: gearc's kernels' variants and oneDNN alike;
+# the test binary takes it as gearc run does): every fast path against
+# the reference kernels, the counts a test expects at that level.
+# AVX2 natively through the cap (Debian's QEMU 7.2 mis-executes some
+# AVX2/FMA code).  About 50 s for the three.
+ISA_CAPS ?= avx2 sse41 baseline
+ISA_SUITES := fast|quant|widen|small|intew|runtime|api|defects|runtime_ort|kernels_*
+.PHONY: check-isa
+check-isa: $(BUILD)/gearc $(BUILD)/tests/unit
+	@set -o pipefail; for cap in $(ISA_CAPS); do \
+	    GEARRT_MAX_ISA=$$cap GEARC=$(BUILD)/gearc TESTDATA=$(TESTDATA) \
+	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+	    $(BUILD)/tests/unit -j2 --filter '@($(ISA_SUITES))/*' \
+	        > $(BUILD)/isa-$$cap.log 2>&1; rc=$$?; \
+	    echo "check-isa $$cap: $$(tail -n 1 $(BUILD)/isa-$$cap.log | \
+	        sed 's/.*Synthesis: //')"; \
+	    if [ $$rc != 0 ] || grep -qE 'Sanitizer|runtime error:' \
+	        $(BUILD)/isa-$$cap.log; then \
+	        grep -E -A3 'FAIL|CRASH|Sanitizer|runtime error:' \
+	            $(BUILD)/isa-$$cap.log | head -n 40; \
+	        echo "check-isa: failures at GEARRT_MAX_ISA=$$cap" \
+	            "(build/isa-$$cap.log)"; exit 1; fi; \
+	done
 
 # Every Python module the tests import comes from a Debian package in
 # DEPS (tests/pydeps.py), so what passes here passes on a fresh machine.
@@ -542,7 +569,8 @@ bench: $(BUILD)/bench $(BUILD)/bench_memplan $(BUILD)/bench_run $(BUILD)/gearc \
 	         "libgearrt alone:"; \
 	    $(BUILD)/bench_run tests/fixtures $(BUILD)/gearc; \
 	else \
-	    node tests/bench_ort.mjs $(BUILD); \
+	    node tests/bench_ort.mjs $(BUILD) && \
+	    $(MAKE) -s bench-isa; \
 	fi
 	@if [ -n "$(PY_OK)" ]; then PYTHONPATH=$(BUILD)/python \
 	    $(PYTHON) tests/bench_python.py $(BUILD); else \
@@ -575,6 +603,44 @@ REAL_CHUNKED := @imgly/background-removal-data@1.4.5:imgly-background-removal-da
 bench-real: real-models
 	node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR)
 	$(PYTHON) tests/check_precision_real.py $(BUILD) $(REAL_DIR)
+	@$(MAKE) -s bench-isa
+
+# At the avx2 cap (BENCH_CAP), 1 thread: the fixtures and, where make
+# real-models fetched them, set 1 of the public exports (det, rec, cls,
+# vad5) against ONNX Runtime on the whole CPU; then the int8 models
+# (qdyn_cnn, qdyn_enc, qdq_cnn, and ISNet u8 if fetched) against
+# libgearrt's own uncapped time, in alternating blocks
+# (BENCH_ORT_VS=uncapped).  The machine an AVX2 CPU would be, measured
+# here.
+BENCH_CAP ?= avx2
+.PHONY: bench-isa check-real-isa
+bench-isa: $(BUILD)/bench_run $(BUILD)/gearc
+	@echo "== libgearrt at GEARRT_MAX_ISA=$(BENCH_CAP), 1 thread"
+	BENCH_ORT_MAX_ISA=$(BENCH_CAP) BENCH_ORT_THREADS=1 \
+	    BENCH_ORT_ONLY=$${BENCH_ORT_ONLY:-bench_cnn,bench_tf,fp16_cnn} \
+	    node tests/bench_ort.mjs $(BUILD)
+	@if [ -f $(REAL_DIR)/$(word 1,$(REAL_FILES)) ]; then \
+	    BENCH_ORT_MAX_ISA=$(BENCH_CAP) BENCH_ORT_THREADS=1 \
+	    BENCH_ORT_ONLY=det,rec,cls,vad5 \
+	    node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR); \
+	else echo "bench-isa: no $(REAL_DIR) (make real-models): the" \
+	    "public exports left out"; fi
+	@echo "== int8 at GEARRT_MAX_ISA=$(BENCH_CAP) against uncapped"
+	BENCH_ORT_MAX_ISA=$(BENCH_CAP) BENCH_ORT_THREADS=1 \
+	    BENCH_ORT_VS=uncapped BENCH_ORT_ONLY=qdyn_cnn,qdyn_enc,qdq_cnn \
+	    node tests/bench_ort.mjs $(BUILD)
+	@if [ -d $(REAL_DIR)/imgly/package ]; then \
+	    BENCH_ORT_MAX_ISA=$(BENCH_CAP) BENCH_ORT_THREADS=1 \
+	    BENCH_ORT_VS=uncapped BENCH_ORT_ONLY=isnet-u8 \
+	    node tests/bench_ort.mjs $(BUILD) --real $(REAL_DIR); fi
+
+# Set 1 of the public exports (make real-models) run by gearc run at
+# each ISA cap and, if make cross-arm64 built it, by build/arm64/gearc
+# under qemu-aarch64 (the .om compiled here), against ONNX Runtime's
+# outputs (tests/check_real_isa.mjs: rtol 1e-3, atol 1e-4).
+check-real-isa: real-models
+	node tests/check_real_isa.mjs $(BUILD) $(REAL_DIR) \
+	    $(if $(wildcard $(ARM64)/gearc),--arm64)
 
 # The same beside a process spinning on one core (a server's other
 # tenant): every gear of det, rec, cls and vad5 (BENCH_ORT_ONLY chooses
@@ -632,5 +698,79 @@ $(BUILD)/bench_run: $(BUILD)/tests/bench_run.o $(BUILD)/libgearc.a
 
 $(BUILD)/bench_memplan: $(BUILD)/tests/bench_memplan.o $(BUILD)/libgearc.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
+
+# ---- other CPUs: emulated suites and ARM64 ------------------------------
+#
+# make check-nehalem: the kernel suites (ISA_SUITES) under qemu-x86_64
+# -cpu Nehalem (SSE4.2, no AVX), an x86-64 of before 2011: gearc's SSE2
+# variants and oneDNN's SSE4.1 JIT as the CPU, not a cap, decides.
+# Criterion runs each test in a child that re-executes the binary, and
+# qemu-user would run that child natively: tests/qemu_exec.c, preloaded
+# into the emulated binary, runs the children (and gearc) through qemu
+# too.  About 2 minutes.  Needs qemu-user (installed as root).
+QEMU_NEHALEM := /usr/bin/qemu-x86_64 -cpu Nehalem
+EMU_ENV := GOMP_SPINCOUNT=1000 TESTDATA=$(TESTDATA)
+
+$(BUILD)/qemu_exec.so: tests/qemu_exec.c
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -shared -fPIC -o $@ $< -ldl
+
+.PHONY: emu-deps check-nehalem cross-arm64 check-arm64
+emu-deps:
+	@command -v qemu-x86_64 >/dev/null || { \
+	    if [ "$$(id -u)" = 0 ]; then apt-get install -y -qq qemu-user \
+	        >/dev/null; else echo "gearc: run: sudo apt-get install -y" \
+	        "qemu-user"; exit 1; fi; }
+
+check-nehalem: emu-deps $(BUILD)/gearc $(BUILD)/tests/unit $(BUILD)/qemu_exec.so
+	@set -o pipefail; $(EMU_ENV) GEARC_QEMU="$(QEMU_NEHALEM)" \
+	    GEARC=$(BUILD)/gearc $(QEMU_NEHALEM) \
+	    -E LD_PRELOAD=$(CURDIR)/$(BUILD)/qemu_exec.so $(BUILD)/tests/unit \
+	    -j2 --filter '@($(ISA_SUITES))/*' > $(BUILD)/nehalem.log 2>&1; \
+	rc=$$?; echo "check-nehalem: $$(tail -n 1 $(BUILD)/nehalem.log | \
+	    sed 's/.*Synthesis: //')"; [ $$rc = 0 ] || { grep -E -A3 \
+	    'FAIL|CRASH' $(BUILD)/nehalem.log | head -n 40; exit 1; }
+
+# make cross-arm64: gearc, libgearrt and the unit tests for aarch64 with
+# Debian's cross compiler, into build/arm64 (tests/arm64_sysroot.sh: the
+# arm64 packages that cannot sit beside their amd64 twins unpacked into
+# build/arm64-sysroot; the compiler installed as root).  make
+# check-arm64 then runs, under qemu-aarch64 -cpu neoverse-n1 (NEON and
+# dotprod, no SVE, as Graviton 2 and Ampere Altra): the demo, and the
+# unit suites ARM64_SUITES (the kernel suites and those of the compiler
+# and the .om format; the CLI suites are left out: most of their time
+# is compiling under emulation, which the others do too).
+ARM64_CC ?= aarch64-linux-gnu-gcc
+ARM64 := $(BUILD)/arm64
+ARM64_ROOT := $(BUILD)/arm64-sysroot
+ARM64_LIB := $(CURDIR)/$(ARM64_ROOT)/usr/lib/aarch64-linux-gnu
+QEMU_ARM64 := /usr/bin/qemu-aarch64 -cpu neoverse-n1
+ARM64_SUITES ?= $(ISA_SUITES)|models|om|reader|verify|hybrid_run|padbatch|scratch|gear|memplan|partition|infer|ir|ops_*|cpu
+ARM64_MAKE = $(MAKE) --no-print-directory BUILD=$(ARM64) CC=$(ARM64_CC) \
+	PY_OK= CFLAGS="-O2 -g -isystem $(CURDIR)/$(ARM64_ROOT)/usr/include" \
+	LDFLAGS="-L$(ARM64_LIB) -Wl,-rpath-link,$(ARM64_LIB) \
+	-Wl,--allow-shlib-undefined"
+
+cross-arm64:
+	@tests/arm64_sysroot.sh $(ARM64_ROOT)
+	@$(ARM64_MAKE) $(ARM64)/gearc $(ARM64)/libgearrt.a \
+	    $(ARM64)/libgearrt.so $(ARM64)/tests/unit $(ARM64)/qemu_exec.so
+	@file $(ARM64)/gearc | sed 's/, BuildID.*//'
+
+check-arm64: cross-arm64
+	@tests/arm64_sysroot.sh $(ARM64_ROOT) run
+	@$(QEMU_ARM64) -E LD_LIBRARY_PATH=$(ARM64_LIB) $(ARM64)/gearc \
+	    --model=tests/fixtures/demo_cnn.onnx -q \
+	    --input_shape="x:-1,3,32,32" --dynamic_batch_size="1,4,8" \
+	    --output=$(ARM64)/demo
+	@$(EMU_ENV) $(QEMU_ARM64) -E LD_LIBRARY_PATH=$(ARM64_LIB) \
+	    $(ARM64)/gearc run $(ARM64)/demo.om --random-inputs --gear=1 \
+	    --bench=5 | sed 's/^/check-arm64: demo: /'
+	@set -o pipefail; $(EMU_ENV) GEARC_QEMU="$(QEMU_ARM64)" \
+	    GEARC=$(ARM64)/gearc $(QEMU_ARM64) -E LD_LIBRARY_PATH=$(ARM64_LIB) \
+	    -E LD_PRELOAD=$(CURDIR)/$(ARM64)/qemu_exec.so $(ARM64)/tests/unit \
+	    -j2 --filter '@($(ARM64_SUITES))/*' > $(BUILD)/arm64.log 2>&1; \
+	rc=$$?; echo "check-arm64: $$(tail -n 1 $(BUILD)/arm64.log | \
+	    sed 's/.*Synthesis: //')"; [ $$rc = 0 ] || { grep -E -A3 \
+	    'FAIL|CRASH' $(BUILD)/arm64.log | head -n 40; exit 1; }
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

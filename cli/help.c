@@ -291,7 +291,7 @@ static const char run_help[] =
 "                 [--random-inputs] [--gear=K] [--bench=N] [--threads=N]\n"
 "                 [--pad-batch] [--no-gears] [--dump-tensors=DIR]\n"
 "                 [--warmup=N] [--duration=S] [--json=FILE] [--print]\n"
-"                 [--save-inputs=DIR]\n"
+"                 [--save-inputs=DIR] [--max-isa=LEVEL]\n"
 "\n"
 "Runs FILE.om on the CPU with libgearrt (the same checks as 'gearc verify'\n"
 "when it loads).  The gear is the one whose dims equal the inputs' dims;\n"
@@ -370,6 +370,12 @@ static const char run_help[] =
 "                          fused away and the node they went into; DIR is\n"
 "                          created if missing (one level).  Compare two\n"
 "                          such folders with 'gearc compare'\n"
+"  --max-isa=LEVEL         run as on a CPU with no more than LEVEL: avx512,\n"
+"                          avx2 (with FMA, F16C, AVX-VNNI), avx, sse41 or\n"
+"                          baseline (SSE2; ARM64: NEON alone); every kernel\n"
+"                          choice and oneDNN's read it (GEARRT_MAX_ISA sets\n"
+"                          it too; the flag wins); the profile names the\n"
+"                          variant that ran (chan.pwconv.avx2)\n"
 "  -q, --quiet             print neither the gear nor the outputs (--bench's\n"
 "                          line and --output-dir's files stay)\n";
 

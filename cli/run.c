@@ -35,7 +35,7 @@ enum { MAX_GIVEN = 256 };
 
 typedef struct RunArgs {
 	const char *file, *output_dir, *bench, *threads, *gear, *random;
-	const char *no_gears, *quiet, *dump_tensors, *pad_batch;
+	const char *no_gears, *quiet, *dump_tensors, *pad_batch, *max_isa;
 	const char *warmup, *duration, *json, *print, *save_inputs;
 	const char *given[MAX_GIVEN]; /* NAME=PATH */
 	int ngiven;
@@ -538,6 +538,8 @@ static int run_model(RunArgs *ra)
 			       .no_gears = ra->no_gears != NULL,
 			       .pad_batch = ra->pad_batch != NULL };
 	gearrt_options_from_env(&opt);
+	if (ra->max_isa) /* over GEARRT_MAX_ISA (checked by cmd_run) */
+		opt.max_isa = GEARRT_ISA_BASELINE + cpu_level_parse(ra->max_isa);
 	size_t nin = gearrt_input_count(m), nout = gearrt_output_count(m);
 	in = xmalloc((nin + 1) * sizeof(*in));
 	out = xmalloc((nout + 1) * sizeof(*out));
@@ -634,6 +636,7 @@ int cmd_run(int argc, char **argv)
 		{ "json", 0, true, &ra.json },
 		{ "print", 0, false, &ra.print },
 		{ "save_inputs", 0, true, &ra.save_inputs },
+		{ "max_isa", 0, true, &ra.max_isa },
 		{ "quiet", 'q', false, &ra.quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
@@ -654,6 +657,12 @@ int cmd_run(int argc, char **argv)
 	    not_a_dir("--dump-tensors", ra.dump_tensors) ||
 	    not_a_dir("--save-inputs", ra.save_inputs))
 		return fail(EXIT_USAGE);
+	int level = ra.max_isa ? cpu_level_parse(ra.max_isa) : 0;
+	if (level < 0 || level == CPU_LEVEL_NATIVE) {
+		error("run: --max-isa=%s is not a level: avx512, avx2, avx, "
+		      "sse41 or baseline", ra.max_isa);
+		return fail(EXIT_USAGE);
+	}
 	int rc = run_model(&ra);
 	return rc == EXIT_OK ? EXIT_OK : fail(rc);
 }

@@ -51,6 +51,9 @@ static const char *const level_names[] = {
 static bool has[CPU_NFEATURES];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static _Atomic int cap = CPU_LEVEL_NATIVE;
+static _Atomic unsigned hidden; /* cpu_hide's features, bit f */
+/* cpu_isa()'s level, -1 until first asked for (cpu.h) */
+_Atomic int cpu_isa_now = -1;
 
 #if defined(__x86_64__)
 /* The register state the OS saves (XCR0), 0 without OSXSAVE. */
@@ -109,10 +112,55 @@ bool cpu_has(CpuFeature f)
 {
 	pthread_once(&once, read_features);
 	return f < CPU_NFEATURES && has[f] &&
-	       feature[f].level <= (CpuLevel)atomic_load(&cap);
+	       feature[f].level <= (CpuLevel)atomic_load(&cap) &&
+	       !(atomic_load(&hidden) >> f & 1);
 }
 
-void cpu_cap(CpuLevel level) { atomic_store(&cap, (int)level); }
+void cpu_hide(CpuFeature f, bool hide)
+{
+	if (hide)
+		atomic_fetch_or(&hidden, 1u << f);
+	else
+		atomic_fetch_and(&hidden, ~(1u << f));
+	cpu_isa_init();
+}
+
+/* The kernels' level (cpu_isa) within the cap. */
+static int isa_of(void)
+{
+	if (cpu_has(CPU_AVX512F) && cpu_has(CPU_AVX512BW) &&
+	    cpu_has(CPU_AVX512VL) && cpu_has(CPU_FMA))
+		return CPU_LEVEL_AVX512;
+	if (cpu_has(CPU_AVX2) && cpu_has(CPU_FMA))
+		return CPU_LEVEL_AVX2;
+	return CPU_LEVEL_BASELINE;
+}
+
+int cpu_isa_init(void)
+{
+	int v = isa_of();
+	atomic_store(&cpu_isa_now, v);
+	return v;
+}
+
+void cpu_cap(CpuLevel level)
+{
+	atomic_store(&cap, (int)level);
+	cpu_isa_init();
+}
+
+const char *cpu_isa_name(CpuLevel level)
+{
+	return level >= CPU_LEVEL_AVX512 ? "avx512"
+	       : level >= CPU_LEVEL_AVX2 ? "avx2"
+#if defined(__x86_64__)
+					 : "sse2";
+#elif defined(__aarch64__)
+					 : "neon";
+#else
+					 : "c";
+#endif
+}
 
 CpuLevel cpu_level(void) { return (CpuLevel)atomic_load(&cap); }
 

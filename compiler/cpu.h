@@ -11,6 +11,7 @@
 #ifndef GEARC_CPU_H
 #define GEARC_CPU_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -52,9 +53,30 @@ typedef enum CpuLevel {
 /* Whether this CPU has feature f, within the cap. */
 bool cpu_has(CpuFeature f);
 /* The cap: features above level read as absent from now on (a process
- * property: set it before the first kernel is chosen). */
+ * property: runtime/session.c sets it from gearrt_options.max_isa, once
+ * per process, before the sessions it caps choose kernels). */
 void cpu_cap(CpuLevel level);
 CpuLevel cpu_level(void);
+/* For tests: feature f reads as absent (hide) or as the CPU has it again,
+ * beside the cap (AVX2 without AVX-VNNI on a CPU that has both). */
+void cpu_hide(CpuFeature f, bool hide);
+
+/* The ISA the hand-written kernels' variants are chosen by, within the
+ * cap: CPU_LEVEL_AVX512 (AVX-512 F, BW, VL with FMA), CPU_LEVEL_AVX2
+ * (AVX2 with FMA), else CPU_LEVEL_BASELINE (x86-64's SSE2, aarch64's
+ * NEON, or plain C elsewhere).  Read on every call of a dispatching
+ * loop: one load. */
+extern _Atomic int cpu_isa_now; /* -1 until first asked for */
+int cpu_isa_init(void);
+static inline CpuLevel cpu_isa(void)
+{
+	int v = atomic_load_explicit(&cpu_isa_now, memory_order_relaxed);
+	return (CpuLevel)(v >= 0 ? v : cpu_isa_init());
+}
+/* The suffix a kernel variant of ISA level is named by in the profile:
+ * "avx512", "avx2", and at the baseline "sse2" (x86-64), "neon"
+ * (aarch64) or "c". */
+const char *cpu_isa_name(CpuLevel level);
 /* "baseline", "sse41", "avx", "avx2", "avx512", "native" -> level;
  * -1 for anything else. */
 int cpu_level_parse(const char *s);

@@ -524,8 +524,7 @@ static CRC_FOLD_TARGET uint32_t crc_clmul(uint32_t crc, const unsigned char *s,
 
 static bool crc_has_clmul(void)
 {
-	return __builtin_cpu_supports("pclmul") &&
-	       __builtin_cpu_supports("sse4.1");
+	return cpu_has(CPU_PCLMUL) && cpu_has(CPU_SSE41);
 }
 #else
 static uint32_t crc_clmul(uint32_t crc, const unsigned char *s, size_t n)

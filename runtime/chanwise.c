@@ -19,7 +19,6 @@
  * a Conv's sums are in float in another order (vector lanes), within
  * float rounding of them.
  */
-#include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,15 +59,17 @@ typedef struct Chan {
 } Chan;
 
 /* y[i] = x[i] op b (or b op x) for i < len. */
-RT_HOT static void chan_row(int op, bool swap, const float *x, float b,
-			    float *y, int64_t len)
+RT_HOT_FN(static, void, chan_row,
+	   (int op, bool swap, const float *x, float b, float *y, int64_t len),
+	   (op, swap, x, b, y, len))
 {
 	rt_arith_loop(op, swap, x, &b, 0, y, (size_t)len);
 }
 
 /* y[i] = x[i] op b[i] (or b[i] op x[i]) for i < len: one NHWC pixel. */
-RT_HOT static void chan_vec(int op, bool swap, const float *x,
-			    const float *b, float *y, int64_t len)
+RT_HOT_FN(static, void, chan_vec,
+	   (int op, bool swap, const float *x, const float *b, float *y, int64_t len),
+	   (op, swap, x, b, y, len))
 {
 	rt_arith_loop(op, swap, x, b, 1, y, (size_t)len);
 }
@@ -156,7 +157,9 @@ typedef struct Gap {
 } Gap;
 
 /* The mean of x[0..len), summed in double in eight lanes. */
-RT_HOT static float mean_row(const float *x, int64_t len)
+RT_HOT_FN(static, float, mean_row,
+	   (const float *x, int64_t len),
+	   (x, len))
 {
 	double s[8] = { 0 };
 	int64_t i = 0;
@@ -173,8 +176,9 @@ RT_HOT static float mean_row(const float *x, int64_t len)
 enum { GAP_BLOCK = 64 };
 
 /* NHWC: the means of channels c0..c0+cn over hw pixels of stride c. */
-RT_HOT static void mean_cols(const float *x, int64_t hw, int64_t c, int64_t cn,
-			  float *y)
+RT_HOT_FN(static, void, mean_cols,
+	   (const float *x, int64_t hw, int64_t c, int64_t cn, float *y),
+	   (x, hw, c, cn, y))
 {
 	double s[GAP_BLOCK] = { 0 };
 	for (int64_t p = 0; p < hw; p++)
@@ -374,9 +378,9 @@ static void lerp_gather(const float *x, const Tap *tx, int64_t ow, float *g)
 }
 
 /* A row of one-float pixels from the gathered input rows a and b. */
-RT_HOT_EXACT static void lerp_blend(const float *a, const float *b,
-				    const Tap *tx, Tap ty, float *y,
-				    int64_t ow)
+RT_HOT_EXACT_FN(static, void, lerp_blend,
+	   (const float *a, const float *b, const Tap *tx, Tap ty, float *y, int64_t ow),
+	   (a, b, tx, ty, y, ow))
 {
 	for (int64_t o = 0; o < ow; o++) {
 		float w0 = tx[o].w0, w1 = tx[o].w1;
@@ -386,9 +390,9 @@ RT_HOT_EXACT static void lerp_blend(const float *a, const float *b,
 }
 
 /* A row of pixels of c floats from input rows a and b. */
-RT_HOT_EXACT static void lerp_pixels(const float *a, const float *b,
-				     const Tap *tx, Tap ty, int64_t ow,
-				     int64_t c, float *y)
+RT_HOT_EXACT_FN(static, void, lerp_pixels,
+	   (const float *a, const float *b, const Tap *tx, Tap ty, int64_t ow, int64_t c, float *y),
+	   (a, b, tx, ty, ow, c, y))
 {
 	for (int64_t o = 0; o < ow; o++, y += c) {
 		const float *a0 = a + tx[o].i0 * c, *a1 = a + tx[o].i1 * c;
@@ -588,8 +592,9 @@ few_point(const FewConv *k, const float *x, int64_t cs, int64_t ps,
 }
 
 /* Output row oy of every output channel into y (row-major planes). */
-RT_HOT static void few_row(const FewConv *k, const float *x, int64_t cs,
-			   int64_t ps, int64_t oy, float *y)
+RT_HOT_FN(static, void, few_row,
+	   (const FewConv *k, const float *x, int64_t cs, int64_t ps, int64_t oy, float *y),
+	   (k, x, cs, ps, oy, y))
 {
 	const ConvGeom *g = &k->g;
 	int64_t ow = g->out[1], plane = g->out[0] * ow;
@@ -713,16 +718,12 @@ typedef struct Pw {
 	float *panel; /* per thread: B's columns at the end of a row */
 	bool nhwc;
 	int threads;
+	/* a work item, NHWC or row-major, of the level chosen (pw_simd.h) */
+	void (*nhwc_item)(const struct Pw *k, const float *x, float *y,
+			  int64_t r);
+	void (*rows_item)(const struct Pw *k, const float *x, float *y,
+			  int64_t i, int64_t p0, float *panel);
 } Pw;
-
-/* k's activations over y[0..n), in place: act.h's loops, inlined for
- * AVX-512. */
-RT_AVX512 static void pw_acts(const Pw *k, float *y, size_t n)
-{
-	for (int j = 0; j < k->acts->n; j++)
-		act_loop_f32(k->acts->act[j].kind, y, y, n, k->acts->act[j].a,
-			     k->acts->act[j].b);
-}
 
 static void pw_free(void *state)
 {
@@ -736,165 +737,46 @@ static void pw_free(void *state)
 	free(k);
 }
 
-/* The rows of a tile of nv vectors. */
-static inline int pw_mr(int nv)
-{
-	return nv == 4 ? 6 : nv == 3 ? 8 : 12;
-}
-
-/* C [MR][nc] (row stride ldc) = A [MR][K] B [K][16 NV] (K >= 1) + the
- * bias: brow[i] per row, or bcol[j] per column (16 NV of them), or none;
- * nc ends in the last vector, whose lanes past it are not stored.  pf, if
- * not NULL: MR rows like A's to fetch into cache meanwhile; pfc: MR
- * rows like C's of pfn floats to fetch for writing (pfn 0: none). */
-static inline __attribute__((always_inline, target("avx512f,fma"))) void
-pw_tile(const int MR, const int NV, int64_t K, const float *a, int64_t lda,
-	const float *b, int64_t ldb, float *c, int64_t ldc, int64_t nc,
-	const float *brow, const float *bcol, const float *pf, float *pfc,
-	int64_t pfn)
-{
-	RtV16 acc[PW_MR][PW_NV];
-	for (int i = 0; i < MR; i++) {
-		for (int64_t k = 0; k < K && pf; k += 16)
-			__builtin_prefetch(pf + i * lda + k);
-		for (int64_t j = 0; j < pfn; j += 16)
-			__builtin_prefetch(pfc + i * ldc + j, 1);
-	}
-	/* one path to acc, and a loop known to run: with a path per kind
-	 * of bias, or a loop that may not, gcc kept acc on the stack */
-	static const float zeros[16 * PW_NV] __attribute__((aligned(64)));
-	const float *bc = bcol ? bcol : zeros, *br = brow ? brow : zeros;
-	int64_t rs = brow ? 1 : 0;
-	for (int i = 0; i < MR; i++)
-		for (int v = 0; v < NV; v++) {
-			RtV16 t;
-			memcpy(&t, bc + 16 * v, sizeof(RtV16));
-			acc[i][v] = t + br[i * rs];
-		}
-	/* A's rows from one base per three (fewer registers) */
-	const float *ab[PW_MR / 3];
-	for (int i = 0; i < MR; i += 3)
-		ab[i / 3] = a + i * lda;
-	int64_t k = 0;
-	do {
-		RtV16 bv[PW_NV];
-		for (int v = 0; v < NV; v++)
-			memcpy(&bv[v], b + 16 * v, sizeof(RtV16));
-		for (int i = 0; i < MR; i++) {
-			float s = ab[i / 3][k + i % 3 * lda];
-			for (int v = 0; v < NV; v++)
-				acc[i][v] += s * bv[v];
-		}
-		b += ldb;
-	} while (++k < K);
-	__mmask16 last = (__mmask16)((1u << (nc - 16 * (NV - 1))) - 1);
-	for (int i = 0; i < MR; i++)
-		for (int v = 0; v < NV; v++) {
-			float *at = c + i * ldc + 16 * v;
-			if (v < NV - 1 || nc == 16 * NV)
-				memcpy(at, &acc[i][v], sizeof(RtV16));
-			else
-				_mm512_mask_storeu_ps(at, last,
-						      (__m512)acc[i][v]);
-		}
-}
-
-/* The tile of mr rows (1..pw_mr(nv)) by nc columns (1..64) at c, K
- * deep. */
-RT_AVX512 static void pw_any(int mr, int64_t nc, int64_t K, const float *a,
-			     int64_t lda, const float *b, int64_t ldb,
-			     float *c, int64_t ldc, const float *brow,
-			     const float *bcol, const float *pf, float *pfc,
-			     int64_t pfn)
-{
-	int nv = (int)((nc + 15) / 16);
-#define PW_CASE(M, V)                                                  \
-	case (M) * 8 + (V):                                            \
-		pw_tile(M, V, K, a, lda, b, ldb, c, ldc, nc, brow, bcol, pf, \
-			pfc, pfn);                                     \
-		break;
-#define PW_ROW(M) PW_CASE(M, 1) PW_CASE(M, 2) PW_CASE(M, 3) PW_CASE(M, 4)
-#define PW_ROW8(M) PW_CASE(M, 1) PW_CASE(M, 2) PW_CASE(M, 3)
-#define PW_ROW12(M) PW_CASE(M, 1) PW_CASE(M, 2)
-	switch (mr * 8 + nv) {
-		PW_ROW(1) PW_ROW(2) PW_ROW(3) PW_ROW(4) PW_ROW(5) PW_ROW(6)
-		PW_ROW8(7) PW_ROW8(8) PW_ROW12(9) PW_ROW12(10) PW_ROW12(11)
-		PW_ROW12(12)
-	}
-#undef PW_ROW12
-#undef PW_ROW8
-#undef PW_ROW
-#undef PW_CASE
-}
-
-/* Rows [0, m) of C = A B + bias, nc columns (at most 64), K deep; B's
- * are bp (row stride ldb, whole vectors of 16 readable: padded).
- * ahead: A's rows two tiles on are fetched meanwhile, and C's where pfc
- * (rec's 64-channel 1x1 Convs at 8x24x320 ran 28% slower than oneDNN's
- * without). */
-static void pw_rows(int64_t m, int64_t nc, int64_t K, const float *a,
-		    int64_t lda, const float *bp, int64_t ldb, float *c,
-		    int64_t ldc, const float *brow, const float *bcol,
-		    bool ahead, bool pfc)
-{
-	int mr = pw_mr((int)((nc + 15) / 16));
-	for (int64_t i = 0; i < m; i += mr)
-		pw_any((int)(m - i < mr ? m - i : mr), nc, K, a + i * lda, lda,
-		       bp, ldb, c + i * ldc, ldc, brow ? brow + i : NULL, bcol,
-		       ahead ? a + (i + 2 * mr) * lda : NULL,
-		       c + (i + 2 * mr) * ldc, ahead && pfc ? ldc : 0);
-}
+/* The kernels of each ISA level (runtime/pw_simd.h). */
+#if RT_X86
+#define SIMD_VL 16
+#define SIMD_TARGET RT_TARGET_AVX512
+#define SIMD_SFX avx512
+#include "pw_simd.h"
+#undef SIMD_VL
+#undef SIMD_TARGET
+#undef SIMD_SFX
+#define SIMD_VL 8
+#define SIMD_TARGET RT_TARGET_AVX2
+#define SIMD_SFX avx2
+#include "pw_simd.h"
+#undef SIMD_VL
+#undef SIMD_TARGET
+#undef SIMD_SFX
+#endif
+#define SIMD_VL 4
+#define SIMD_TARGET
+#define SIMD_SFX base
+#include "pw_simd.h"
+#undef SIMD_VL
+#undef SIMD_TARGET
+#undef SIMD_SFX
 
 int64_t chan_gemm_nr(int64_t n)
 {
 	return !(n % 48) ? 48 : !(n % 64) ? 64 : !(n % 32) ? 32 : 48;
 }
 
-void chan_gemm(int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
-	       const float *bp, int64_t nr, float *c, int64_t ldc)
+ChanGemm chan_gemm_for(CpuLevel isa)
 {
-	for (int64_t n0 = 0; n0 < n; n0 += nr)
-		pw_rows(m, n - n0 < nr ? n - n0 : nr, K, a, lda, bp + n0 * K,
-			nr, c + n0, ldc, NULL, NULL, false, false);
-}
-
-/* NHWC: chunk r of PW_MC pixels against every panel of W', then the
- * activations over the chunk's outputs (contiguous, in cache). */
-static void pw_nhwc(const Pw *k, const float *x, float *y, int64_t r)
-{
-	int64_t m0 = r * PW_MC, m = k->n * k->hw - m0;
-	m = m > PW_MC ? PW_MC : m;
-	for (int64_t n0 = 0; n0 < k->cout; n0 += k->nr)
-		pw_rows(m, k->cout - n0 < k->nr ? k->cout - n0 : k->nr, k->cin,
-			x + m0 * k->cin, k->cin, k->wp + n0 * k->cin, k->nr,
-			y + m0 * k->cout + n0, k->cout, NULL, k->bp + n0,
-			n0 == 0, k->pfc);
-	pw_acts(k, y + m0 * k->cout, (size_t)(m * k->cout));
-}
-
-/* Row-major: PW_NP pixels from p0 of image i, every output channel, then
- * the activations along each channel's; B's columns are copied into
- * panel where they end before a whole vector. */
-static void pw_rows_major(const Pw *k, const float *x, float *y, int64_t i,
-			  int64_t p0, float *panel)
-{
-	int64_t nc = k->hw - p0 < PW_NP ? k->hw - p0 : PW_NP;
-	const float *b = x + i * k->cin * k->hw + p0;
-	float *c = y + i * k->cout * k->hw + p0;
-	int64_t ldb = k->hw;
-	if (nc % 16) {
-		for (int64_t ch = 0; ch < k->cin; ch++) {
-			memcpy(panel + ch * PW_NP, b + ch * k->hw,
-			       (size_t)nc * sizeof(float));
-			memset(panel + ch * PW_NP + nc, 0,
-			       (size_t)(PW_NP - nc) * sizeof(float));
-		}
-		b = panel, ldb = PW_NP;
-	}
-	pw_rows(k->cout, nc, k->cin, k->w, k->cin, b, ldb, c, k->hw, k->b,
-		NULL, false, false);
-	for (int64_t o = 0; o < k->cout; o++)
-		pw_acts(k, c + o * k->hw, (size_t)nc);
+#if RT_X86
+	if (isa >= CPU_LEVEL_AVX512)
+		return chan_gemm_avx512;
+	if (isa >= CPU_LEVEL_AVX2)
+		return chan_gemm_avx2;
+#endif
+	(void)isa;
+	return chan_gemm_base;
 }
 
 static int pw_run(void *state, const Tensor *const *in, Tensor *const *out)
@@ -909,9 +791,9 @@ static int pw_run(void *state, const Tensor *const *in, Tensor *const *out)
 	RT_PARALLEL_FOR
 	for (int64_t r = 0; r < items; r++) {
 		if (k->nhwc)
-			pw_nhwc(k, x, y, r);
+			k->nhwc_item(k, x, y, r);
 		else
-			pw_rows_major(k, x, y, r / per, r % per * PW_NP,
+			k->rows_item(k, x, y, r / per, r % per * PW_NP,
 				      k->panel + (size_t)rt_thread() *
 							 (size_t)(k->cin * PW_NP));
 	}
@@ -956,12 +838,10 @@ int chan_pw_conv_build(RunCtx *s, Prepared *p, Task *t)
 	return 0;
 }
 
-bool chan_avx512_conv(RunCtx *s, Prepared *p, const Node *n,
-		      ConvGeom *cg)
+bool chan_simd_conv(RunCtx *s, Prepared *p, const Node *n, ConvGeom *cg)
 {
 	const Value *b = rt_in_val(p, n, 2);
 	return (n->op == OP_Conv || !rt_in_val(p, n, 3)) &&
-	       __builtin_cpu_supports("avx512f") &&
 	       direct_conv_geom(s, p, n, false, cg) && cg->nsp == 2 &&
 	       (!b || shape_numel(&b->shape) == cg->cout);
 }
@@ -971,7 +851,7 @@ int chan_pw_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	ConvGeom cg;
-	if (!chan_avx512_conv(s, p, n, &cg) || cg.group != 1)
+	if (!chan_simd_conv(s, p, n, &cg) || cg.group != 1)
 		return 0;
 	for (int a = 0; a < 2; a++)
 		if (cg.kernel[a] != 1 || cg.stride[a] != 1 || cg.pad[a] != 0 ||
@@ -1004,8 +884,18 @@ int chan_pw_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	memset(k->bp, 0, (size_t)padded * sizeof(float));
 	if (k->b)
 		memcpy(k->bp, k->b, (size_t)cg.cout * sizeof(float));
+	CpuLevel isa = cpu_isa();
+	k->nhwc_item = pw_nhwc_base, k->rows_item = pw_rows_major_base;
+#if RT_X86
+	if (isa >= CPU_LEVEL_AVX512)
+		k->nhwc_item = pw_nhwc_avx512,
+		k->rows_item = pw_rows_major_avx512;
+	else if (isa >= CPU_LEVEL_AVX2)
+		k->nhwc_item = pw_nhwc_avx2, k->rows_item = pw_rows_major_avx2;
+#endif
 	take(fk, pw_run, k);
 	fk->free = pw_free;
+	fk->variant = cpu_isa_name(isa);
 	fk->threads = k->threads;
 	rt_task_slots(t); /* X and Y in one layout, NHWC preferred */
 	rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;

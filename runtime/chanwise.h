@@ -33,11 +33,12 @@ int chan_few_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_few_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* Whether n is a Conv, or a FusedConv with no Z, of 2 spatial axes
  * with its weights (and a bias of cout, if any) in the file, its
- * geometry in *cg, on an AVX-512 CPU: what the two below first ask. */
-bool chan_avx512_conv(RunCtx *s, Prepared *p, const Node *n,
-		      ConvGeom *cg);
+ * geometry in *cg: what the two below first ask. */
+bool chan_simd_conv(RunCtx *s, Prepared *p, const Node *n, ConvGeom *cg);
 /* Conv and FusedConv (any activations, no Z) of 1x1 windows, stride 1,
- * no padding, one group, X and Y in either layout (AVX-512 only). */
+ * no padding, one group, X and Y in either layout; each ISA level's
+ * variant (runtime/pw_simd.h: AVX-512, AVX2, SSE2 or NEON), as
+ * cpu_isa() says when matched. */
 int chan_pw_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_pw_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* Conv and FusedConv (any activations, no Z) of 3x3 windows, stride 1,
@@ -51,17 +52,29 @@ int chan_wino_conv_build(RunCtx *s, Prepared *p, Task *t);
 const void *chan_weights(const FastKernel *k);
 const void *chan_wino_weights(const FastKernel *k);
 
-/* The matrix product of the 1x1 Conv's tiles (AVX-512 only), for
- * wino.c: C [m][n] (row stride ldc) = A [m][K] (row stride lda) B [K][n],
- * B packed in panels of nr columns (chan_gemm_nr), zero past n up to a
- * whole panel: element (k, j) at chan_gemm_at(j, k, K, nr). */
+/* The matrix product of the 1x1 Conv's tiles, for wino.c: C [m][n]
+ * (row stride ldc) = A [m][K] (row stride lda) B [K][n], B packed in
+ * panels of nr columns (chan_gemm_nr), zero past n up to a whole panel:
+ * element (k, j) at chan_gemm_at(j, k, K, nr).  chan_gemm_for(isa) is
+ * the variant of ISA level isa (cpu_isa()). */
 int64_t chan_gemm_nr(int64_t n);
 static inline int64_t chan_gemm_at(int64_t j, int64_t k, int64_t K,
 				   int64_t nr)
 {
 	return (j / nr * K + k) * nr + j % nr;
 }
-void chan_gemm(int64_t m, int64_t n, int64_t K, const float *a, int64_t lda,
-	       const float *bp, int64_t nr, float *c, int64_t ldc);
+typedef void (*ChanGemm)(int64_t m, int64_t n, int64_t K, const float *a,
+			 int64_t lda, const float *bp, int64_t nr, float *c,
+			 int64_t ldc);
+ChanGemm chan_gemm_for(CpuLevel isa);
+void chan_gemm_avx512(int64_t m, int64_t n, int64_t K, const float *a,
+		      int64_t lda, const float *bp, int64_t nr, float *c,
+		      int64_t ldc);
+void chan_gemm_avx2(int64_t m, int64_t n, int64_t K, const float *a,
+		    int64_t lda, const float *bp, int64_t nr, float *c,
+		    int64_t ldc);
+void chan_gemm_base(int64_t m, int64_t n, int64_t K, const float *a,
+		    int64_t lda, const float *bp, int64_t nr, float *c,
+		    int64_t ldc);
 
 #endif

@@ -74,19 +74,18 @@ float_to_half_f16c(const void *x, void *y, size_t n)
 	float_to_half_c(a + i, b + i, n - i);
 }
 
-/* Every CPU with AVX2 has F16C (and clang's __builtin_cpu_supports
- * knows no "f16c"). */
+/* F16C within the cap (compiler/cpu.h: the avx2 level). */
 static bool has_f16c(void)
 {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2");
+	return cpu_has(CPU_F16C) && cpu_has(CPU_AVX);
 }
 #endif
 
 /* The integer types' loops, converting through V: float (straight) for
  * the types exact in double, double for int64 (see the top). */
 #define INT_TO_FLOAT(name, T, V)                                       \
-	RT_HOT static void name(const void *x, void *y, size_t n)      \
+	RT_HOT_FN(static, void, name, (const void *x, void *y, size_t n), \
+		  (x, y, n))      \
 	{                                                              \
 		const T *a = x;                                        \
 		float *b = y;                                          \
@@ -115,7 +114,8 @@ static void bool_to_float(const void *x, void *y, size_t n)
  * converts; a value is exact in double below 2^53, the rounding of
  * (double) above, as ew_put's; bool is v != 0, NaN true).  S -> D. */
 #define PLAIN(name, S, D, expr)                                        \
-	RT_HOT static void name(const void *x, void *y, size_t n)      \
+	RT_HOT_FN(static, void, name, (const void *x, void *y, size_t n), \
+		  (x, y, n))      \
 	{                                                              \
 		const S *a = x;                                        \
 		D *b = y;                                              \
@@ -152,7 +152,8 @@ PLAIN(bool_to_i8, uint8_t, int8_t, a[i] != 0)
 typedef size_t (*CheckedFn)(const void *x, void *y, size_t n);
 
 #define TRUNC(name, S, D, lo, hi)                                      \
-	RT_HOT static size_t name(const void *x, void *y, size_t n)    \
+	RT_HOT_FN(static, size_t, name, (const void *x, void *y, size_t n), \
+		  (x, y, n))    \
 	{                                                              \
 		const S *a = x;                                        \
 		D *b = y;                                              \
@@ -176,7 +177,8 @@ TRUNC(f64_to_i32, double, int32_t, -2147483648.0, 2147483647.0)
 
 /* int64's bounds are not exact as S + 1: [-2^63, 2^63). */
 #define TRUNC64(name, S)                                               \
-	RT_HOT static size_t name(const void *x, void *y, size_t n)    \
+	RT_HOT_FN(static, size_t, name, (const void *x, void *y, size_t n), \
+		  (x, y, n))    \
 	{                                                              \
 		const S *a = x;                                        \
 		int64_t *b = y;                                        \

@@ -55,8 +55,9 @@ static void deconv_free(void *state)
 }
 
 /* acc[j] += w * x[j + off] for j in [lo, hi). */
-RT_HOT static void madd(float *restrict acc, const float *restrict x, float w,
-		     int64_t lo, int64_t hi, int64_t off)
+RT_HOT_FN(static, void, madd,
+	   (float *restrict acc, const float *restrict x, float w, int64_t lo, int64_t hi, int64_t off),
+	   (acc, x, w, lo, hi, off))
 {
 	for (int64_t j = lo; j < hi; j++)
 		acc[j] += w * x[j + off];
@@ -104,8 +105,9 @@ static void act_row(int act, float *y, int64_t n);
  * y[px + j sx]) plus the bias; phases of nj outputs each, phase px at
  * acc + px nj.  Stride 2, the heads' common case, in one loop the
  * compiler vectorises. */
-RT_HOT static void interleave(float *restrict y, const float *restrict acc,
-			      int64_t ow, int64_t sx, int64_t nj, float bias)
+RT_HOT_FN(static, void, interleave,
+	   (float *restrict y, const float *restrict acc, int64_t ow, int64_t sx, int64_t nj, float bias),
+	   (y, acc, ow, sx, nj, bias))
 {
 	if (sx == 2) {
 		const float *a0 = acc, *a1 = acc + nj;
@@ -278,8 +280,9 @@ static void conv_point(const SmallConv *c, const float *x, int64_t ob,
 /* Outputs [ox, ox + 2 VL) of row oy, block ob, every tap inside: OCB x 2
  * vector accumulators, enough independent sums to keep the FMA units
  * busy. */
-RT_HOT static void conv_vec(const SmallConv *c, const float *x, int64_t ob,
-			 int64_t oy, int64_t ox, Vec *acc)
+RT_HOT_FN(static, void, conv_vec,
+	   (const SmallConv *c, const float *x, int64_t ob, int64_t oy, int64_t ox, Vec *acc),
+	   (c, x, ob, oy, ox, acc))
 {
 	const ConvGeom *g = &c->g;
 	int64_t kh = g->kernel[0], kw = g->kernel[1];
@@ -457,7 +460,9 @@ int direct_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 /* exp and Sigmoid are compiler/act.h's (EXP_BIAS, EXP_FINISH,
  * exp_clamped, act_sigmoid_f32); here in loops, each ISA's clone
  * vectorising them. */
-RT_HOT void direct_sigmoid_run(const float *x, float *y, size_t n)
+RT_HOT_FN(, void, direct_sigmoid_run,
+	   (const float *x, float *y, size_t n),
+	   (x, y, n))
 {
 	for (size_t i = 0; i < n; i++)
 		y[i] = act_sigmoid_f32(x[i]);
@@ -569,7 +574,9 @@ static void softmax_short(const float *x, float *y, int64_t len)
 /* A row of len >= VL: whole vectors, and where len is no multiple of VL
  * one more ending at the row's end (overlapping the one before; its
  * overlapped lanes are left out of the sum). */
-RT_HOT static void softmax_row(const float *x, float *y, int64_t len)
+RT_HOT_FN(static, void, softmax_row,
+	   (const float *x, float *y, int64_t len),
+	   (x, y, len))
 {
 	static const IVec lane = { 0, 1, 2,  3,	 4,  5,	 6,  7,
 				   8, 9, 10, 11, 12, 13, 14, 15 };
@@ -611,6 +618,79 @@ RT_HOT static void softmax_row(const float *x, float *y, int64_t len)
 		y[j] *= inv;
 }
 
+/* softmax_row on 8 lanes, for AVX2 and the baseline: a vector of 16
+ * floats there is split in pieces, and GCC lowered its lane shuffles
+ * and compares to scalar code (the avx2 clone of softmax_row took 7
+ * times the AVX-512 time on PP-OCRv4 rec).  The same steps, the max and
+ * the sum over 8 partial results in a fixed order. */
+typedef float Vec8 __attribute__((vector_size(8 * sizeof(float))));
+typedef int32_t IVec8 __attribute__((vector_size(8 * sizeof(int32_t))));
+typedef uint32_t UVec8 __attribute__((vector_size(8 * sizeof(uint32_t))));
+#define VEC8_PICK(mask, a, b) \
+	((Vec8)(((mask) & (IVec8)(a)) | (~(mask) & (IVec8)(b))))
+
+/* vec_exp_from on 8 lanes (by pointer, as vec_exp). */
+static inline __attribute__((always_inline)) void vec8_exp_from(Vec8 *p,
+								float m)
+{
+	Vec8 v = *p - m;
+	v = VEC8_PICK(v >= -87.0f, v, (Vec8){ 0 } - 87.0f);
+	Vec8 fk = EXP_BIAS(v), y;
+	Vec8 scale = (Vec8)((UVec8)fk << 23);
+	EXP_FINISH(v, fk, scale, y);
+	*p = y;
+}
+
+RT_HOT_FN(static, void, softmax_row8,
+	  (const float *x, float *y, int64_t len),
+	  (x, y, len))
+{
+	static const IVec8 lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	if (len < 8) {
+		softmax_short(x, y, len);
+		return;
+	}
+	int64_t full = len / 8 * 8, last = len - 8;
+	int32_t over = (int32_t)(8 - (len - full)); /* lanes to leave out */
+	Vec8 vm, v, acc = { 0 };
+	IVec8 vnan = { 0 };
+	memcpy(&vm, x + last, sizeof(vm));
+	vnan |= vm != vm;
+	for (int64_t j = 0; j < full; j += 8) {
+		memcpy(&v, x + j, sizeof(v));
+		vm = VEC8_PICK(v > vm, v, vm);
+		vnan |= v != v;
+	}
+	float m = vm[0];
+	int32_t any = vnan[0];
+	for (int l = 1; l < 8; l++) {
+		m = vm[l] > m ? vm[l] : m;
+		any |= vnan[l];
+	}
+	if (any || m == INFINITY || m == -INFINITY) {
+		for (int64_t j = 0; j < len; j++)
+			y[j] = NAN;
+		return;
+	}
+	for (int64_t j = 0; j < full; j += 8) {
+		memcpy(&v, x + j, sizeof(v));
+		vec8_exp_from(&v, m);
+		acc += v;
+		memcpy(y + j, &v, sizeof(v));
+	}
+	if (full < len) {
+		memcpy(&v, x + last, sizeof(v));
+		vec8_exp_from(&v, m);
+		acc += VEC8_PICK(lane >= over, v, (Vec8){ 0 });
+		memcpy(y + last, &v, sizeof(v));
+	}
+	float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+		    ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+	float inv = 1.0f / sum;
+	for (int64_t j = 0; j < len; j++)
+		y[j] *= inv;
+}
+
 typedef struct Rows {
 	int64_t len; /* floats a row */
 	int threads;
@@ -625,9 +705,13 @@ static int softmax_run(void *state, const Tensor *const *in,
 	float *y = tensor_mut(out[0]);
 	int64_t rows = (int64_t)(out[0]->nbytes / sizeof(float)) / len;
 	int nt = rs->threads;
+	bool wide = cpu_isa() >= CPU_LEVEL_AVX512;
 	RT_PARALLEL_ROWS
 	for (int64_t r = 0; r < rows; r++)
-		softmax_row(x + r * len, y + r * len, len);
+		if (wide)
+			softmax_row(x + r * len, y + r * len, len);
+		else
+			softmax_row8(x + r * len, y + r * len, len);
 	return 0;
 }
 
@@ -685,8 +769,9 @@ int direct_sigmoid(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 /* ---- FusedActivation ---------------------------------------------------- */
 
 /* act.h's loops, compiled for each ISA. */
-RT_HOT static void act_loop(int kind, const float *in, float *y, size_t n,
-			    float a, float b)
+RT_HOT_FN(static, void, act_loop,
+	   (int kind, const float *in, float *y, size_t n, float a, float b),
+	   (kind, in, y, n, a, b))
 {
 	act_loop_f32(kind, in, y, n, a, b);
 }
@@ -746,7 +831,9 @@ int direct_act(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
-RT_HOT static void add_loop(float *y, const float *z, size_t n)
+RT_HOT_FN(static, void, add_loop,
+	   (float *y, const float *z, size_t n),
+	   (y, z, n))
 {
 	for (size_t i = 0; i < n; i++)
 		y[i] += z[i];
@@ -775,7 +862,9 @@ void direct_act_chain(const ActRun *r, int sum_at, const float *z, float *y,
 /* ---- Erf ---------------------------------------------------------------- */
 
 /* erf in fp32: compiler/act.h's act_erf_f32, here in a loop. */
-RT_HOT static void erf_loop(const float *x, float *y, size_t n)
+RT_HOT_FN(static, void, erf_loop,
+	   (const float *x, float *y, size_t n),
+	   (x, y, n))
 {
 	for (size_t i = 0; i < n; i++)
 		y[i] = act_erf_f32(x[i]);
@@ -803,7 +892,9 @@ static int relu_run(void *state, const Tensor *const *in, Tensor *const *out)
 
 /* x * x: one rounding of the exact square, which is what a correctly
  * rounded pow(x, 2) gives too. */
-RT_HOT static void square_loop(const float *x, float *y, size_t n)
+RT_HOT_FN(static, void, square_loop,
+	   (const float *x, float *y, size_t n),
+	   (x, y, n))
 {
 	for (size_t i = 0; i < n; i++)
 		y[i] = x[i] * x[i];
@@ -834,14 +925,16 @@ typedef struct Scalar {
 } Scalar;
 
 /* Each ISA's x op c and a op b (rt_arith_loop). */
-RT_HOT static void scalar_loop(int op, const float *x, float c, float *y,
-			       size_t n)
+RT_HOT_FN(static, void, scalar_loop,
+	   (int op, const float *x, float c, float *y, size_t n),
+	   (op, x, c, y, n))
 {
 	rt_arith_loop(op, false, x, &c, 0, y, n);
 }
 
-RT_HOT static void pair_loop(int op, const float *a, const float *b, float *y,
-			     size_t n)
+RT_HOT_FN(static, void, pair_loop,
+	   (int op, const float *a, const float *b, float *y, size_t n),
+	   (op, a, b, y, n))
 {
 	rt_arith_loop(op, false, a, b, 1, y, n);
 }
@@ -915,8 +1008,9 @@ typedef struct LayerNorm {
 
 /* The mean and variance of x[0..n) (n > 0), in double in eight lanes,
  * two passes as the reference kernel. */
-RT_HOT static void row_moments(const float *x, int64_t n, double *mean,
-			       double *var)
+RT_HOT_FN(static, void, row_moments,
+	   (const float *x, int64_t n, double *mean, double *var),
+	   (x, n, mean, var))
 {
 	double s[8] = { 0 }, q[8] = { 0 }, m = 0, v = 0;
 	int64_t full = n / 8 * 8;
@@ -939,8 +1033,9 @@ RT_HOT static void row_moments(const float *x, int64_t n, double *mean,
 	*var = v / (double)n;
 }
 
-RT_HOT static void norm_row(const float *x, float *y, int64_t n, float m,
-			    float inv, const float *w, const float *b)
+RT_HOT_FN(static, void, norm_row,
+	   (const float *x, float *y, int64_t n, float m, float inv, const float *w, const float *b),
+	   (x, y, n, m, inv, w, b))
 {
 	for (int64_t j = 0; j < n; j++)
 		y[j] = (x[j] - m) * inv * w[j] + (b ? b[j] : 0.0f);
@@ -952,8 +1047,9 @@ RT_HOT static void norm_row(const float *x, float *y, int64_t n, float m,
  * whose square overflows; an Inf or NaN) the moments are row_moments'
  * double ones, as the reference kernel's: a row holding -1e37 is
  * normalised, not made B. */
-RT_HOT static void norm_row_vec(const float *x, float *y, int64_t n, float eps,
-				const float *w, const float *b)
+RT_HOT_FN(static, void, norm_row_vec,
+	   (const float *x, float *y, int64_t n, float eps, const float *w, const float *b),
+	   (x, y, n, eps, w, b))
 {
 	Vec s = { 0 }, q = { 0 }, v;
 	for (int64_t j = 0; j < n; j += VL) {
@@ -1150,8 +1246,9 @@ typedef struct Perm {
 } Perm;
 
 /* The last axis: a copy if X's stride along it is 1, else a gather. */
-RT_HOT static void gather_row(const uint32_t *x, uint32_t *y, int64_t n,
-			   int64_t st)
+RT_HOT_FN(static, void, gather_row,
+	   (const uint32_t *x, uint32_t *y, int64_t n, int64_t st),
+	   (x, y, n, st))
 {
 	if (st == 1) {
 		memcpy(y, x, (size_t)n * sizeof(*y));
@@ -1233,8 +1330,9 @@ typedef struct Upsample {
 	int threads;
 } Upsample;
 
-RT_HOT static void upsample_row(const float *x, float *y, int64_t iw,
-			     int64_t fx)
+RT_HOT_FN(static, void, upsample_row,
+	   (const float *x, float *y, int64_t iw, int64_t fx),
+	   (x, y, iw, fx))
 {
 	if (fx == 2) {
 		for (int64_t i = 0; i < iw; i++)

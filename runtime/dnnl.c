@@ -106,7 +106,16 @@ typedef struct DnnlKernel {
 	int post_acts;	     /* activations made post-ops (make_attr) */
 	int tail_sum;	     /* FusedConv's Z added before tail act k, or -1 */
 	bool z_copied;	     /* ... from its copy, BIND_TMP 2 */
+	char impl[40];	     /* oneDNN's implementation (the variant) */
 } DnnlKernel;
+
+/* k's variant: the implementation oneDNN chose for pd. */
+static void name_impl(DnnlKernel *k, const_dnnl_primitive_desc_t pd)
+{
+	const char *impl = "";
+	dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+	snprintf(k->impl, sizeof(k->impl), "%s", impl ? impl : "");
+}
 
 static dnnl_engine_t engine;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
@@ -115,6 +124,45 @@ static void engine_init(void)
 {
 	if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
 		engine = NULL;
+}
+
+/* oneDNN runs where the CPU (within the cap) has SSE4.1, its lowest
+ * level: it cannot be capped below it, and oneDNN 2.6's RNN kernel
+ * emits SSE4.1 on a CPU without it (SIGILL); the rows after oneDNN's,
+ * gearc's own kernels, take such a CPU's nodes. */
+static bool usable(void)
+{
+#if defined(__x86_64__)
+	return cpu_has(CPU_SSE41);
+#else
+	return true;
+#endif
+}
+
+int dnnl_cap(CpuLevel level)
+{
+#if defined(__x86_64__)
+	if (level < CPU_LEVEL_SSE41)
+		return 0; /* its rows are left (usable) */
+	dnnl_cpu_isa_t want = level == CPU_LEVEL_SSE41 ? dnnl_cpu_isa_sse41
+			      : level == CPU_LEVEL_AVX ? dnnl_cpu_isa_avx
+			      : level == CPU_LEVEL_AVX2
+				      ? dnnl_cpu_isa_avx2_vnni
+				      : dnnl_cpu_isa_all;
+	if (dnnl_set_max_cpu_isa(want) == dnnl_success)
+		return 0;
+	/* fixed already: by a first primitive, or an earlier cap */
+	dnnl_cpu_isa_t now = dnnl_get_effective_cpu_isa();
+	if (want == dnnl_cpu_isa_all || !(now & ~want))
+		return 0;
+	return error("max_isa %s: oneDNN runs at %s in this process already "
+		     "(its level is fixed by its first primitive); cap before "
+		     "the first session runs", cpu_level_name(level),
+		     dnnl_cpu_isa2str(now));
+#else
+	(void)level;
+	return 0;
+#endif
 }
 
 static void step_free(Step *st)
@@ -802,6 +850,10 @@ static int bind_input(DnnlKernel *k, int arg, const dnnl_memory_desc_t *md,
 static int done(DnnlKernel *k, dnnl_primitive_desc_t pd,
 		dnnl_primitive_attr_t attr, bool ok, FastKernel *fk)
 {
+	if (pd && ok)
+		name_impl(k, pd);
+	if (k->conv && ok)
+		snprintf(k->impl, sizeof(k->impl), "%s", k->conv->impl);
 	if (pd)
 		dnnl_primitive_desc_destroy(pd);
 	if (attr)
@@ -814,6 +866,7 @@ static int done(DnnlKernel *k, dnnl_primitive_desc_t pd,
 	fk->free = kernel_free;
 	fk->state = k;
 	fk->threads = k->threads;
+	fk->variant = k->impl;
 	return 1;
 }
 
@@ -1206,6 +1259,8 @@ static dnnl_primitive_desc_t conv_make_pd(const ConvDesc *c,
 static int conv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
 		      bool bf16)
 {
+	if (!usable())
+		return 0;
 	const Node *n = t->n;
 	bool transpose = n->op == OP_ConvTranspose;
 	bool fused = !transpose && n->op != OP_Conv;
@@ -1422,6 +1477,8 @@ static const void *gemm_bias(DnnlKernel *k, const Value *c, float beta,
 static int matmul_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
 			bool bf16)
 {
+	if (!usable())
+		return 0;
 	const Node *n = t->n;
 	bool gemm = n->op == OP_Gemm || n->op == OP_FusedGemm;
 	bool fused = n->op != OP_MatMul && n->op != OP_Gemm;
@@ -1558,7 +1615,7 @@ int dnnl_xy_build(RunCtx *s, Prepared *p, Task *t)
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = make_attr(k->xy->n, false, true, k);
 	bool ok = attr && xy_pd(k->xy, attr, &pd) &&
-		  finish(k, pd, NULL, NULL, 1.0f) &&
+		  (name_impl(k, pd), finish(k, pd, NULL, NULL, 1.0f)) &&
 		  add_arg(k, DNNL_ARG_SRC,
 			  dnnl_primitive_desc_query_md(pd, dnnl_query_src_md,
 						       0),
@@ -1599,14 +1656,27 @@ static int xy_kernel(RunCtx *s, Task *t, const Value *x,
 				     dnnl_stream_default_flags) ==
 			  dnnl_success;
 	if (ok && xs->rank == 4) {
+		/* NHWC too only if oneDNN takes it so (its build makes the
+		 * primitive in the layout decided: a refusal there would be
+		 * an error, not the next row; oneDNN 2.6 refused a
+		 * resampling on a CPU without SSE4.1) */
+		dnnl_primitive_desc_t nhwc = NULL;
+		xs->nhwc = true;
+		bool either = xy_pd(xs, attr, &nhwc);
+		xs->nhwc = false;
+		if (nhwc)
+			dnnl_primitive_desc_destroy(nhwc);
 		rt_task_slots(t);
-		rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
+		if (either)
+			rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
 	}
 	return done(k, pd, attr, ok, fk);
 }
 
 int dnnl_fast_pool(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
+	if (!usable())
+		return 0;
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
@@ -1708,6 +1778,8 @@ bool dnnl_resize_linear(const RunCtx *s, const Prepared *p,
 
 int dnnl_fast_resize(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
+	if (!usable())
+		return 0;
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
@@ -1888,6 +1960,8 @@ static bool rnn_out(DnnlKernel *k, const Node *n, int i, int arg,
 
 int dnnl_fast_rnn(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
+	if (!usable())
+		return 0;
 	const Node *n = t->n;
 	int64_t T, B, I, H;
 	if (!rnn_fits(p, n, &T, &B, &I, &H))

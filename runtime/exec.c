@@ -239,7 +239,8 @@ static int32_t profile_rows(const Prepared *p, int32_t *row, double *ms,
 		int32_t r = 0;
 		while (r < nrows &&
 		       (p->tasks[row[r]].n->op != t->n->op ||
-			p->tasks[row[r]].kernel != t->kernel))
+			strcmp(rt_kernel_name(&p->tasks[row[r]]),
+			       rt_kernel_name(t))))
 			r++;
 		if (r == nrows) {
 			row[nrows] = i;

@@ -16,6 +16,7 @@
  * gearc run and the Python module) leaves only the reference rows: the
  * test oracle (tests/test_fast.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -353,6 +354,14 @@ static bool fast_allowed(const RunCtx *s, const Task *t)
 	return !s->no_fast && t->n->noutputs >= 1 && t->out[0];
 }
 
+/* t's name: its row's, and the variant of the kernel if it says. */
+static void name_task(Task *t)
+{
+	const char *v = rt_fast(t) ? t->fast.variant : NULL;
+	snprintf(t->name, sizeof(t->name), v && *v ? "%s.%s" : "%s",
+		 t->kernel->name, v);
+}
+
 /* Tries row r on task t: 1 if its match takes t (t->kernel, t->fast
  * set), 0 if not (nothing kept), -1 with an error. */
 static int try_row(RunCtx *s, Prepared *p, Task *t,
@@ -380,10 +389,13 @@ static int try_row(RunCtx *s, Prepared *p, Task *t,
 		t->fast.free(t->fast.state);
 	t->kernel = r;
 	t->fast = k;
+	name_task(t);
 	return 1;
 }
 
-int rt_kernel_choose(RunCtx *s, Prepared *p, Task *t)
+/* Gives t the first row from r on that takes it: 0, or -1 with an
+ * error. */
+static int choose_from(RunCtx *s, Prepared *p, Task *t, const KernelRow *r)
 {
 	bool fast = t->alias ||
 		    (fast_allowed(s, t) && reference(s, p, t, NULL) == 1 &&
@@ -392,7 +404,7 @@ int rt_kernel_choose(RunCtx *s, Prepared *p, Task *t)
 		      !degenerate(p, t)));
 	free(t->lay);
 	t->lay = NULL;
-	for (const KernelRow *r = rows;; r++) {
+	for (;; r++) {
 		bool is_fast = r->backend == KB_PLAIN || r->backend == KB_DNNL;
 		if ((is_fast && !fast) || !row_matches(r, p, t))
 			continue;
@@ -400,6 +412,23 @@ int rt_kernel_choose(RunCtx *s, Prepared *p, Task *t)
 		if (rc)
 			return rc < 0 ? -1 : 0;
 	}
+}
+
+int rt_kernel_choose(RunCtx *s, Prepared *p, Task *t)
+{
+	return choose_from(s, p, t, rows);
+}
+
+/* Whether every tensor t reads or writes is row-major. */
+static bool all_rows(const Prepared *p, const Task *t)
+{
+	for (int32_t i = 0; i < t->n->ninputs; i++)
+		if (rt_nhwc(p, t->n->inputs[i]))
+			return false;
+	for (int32_t i = 0; i < t->n->noutputs; i++)
+		if (rt_nhwc(p, t->n->outputs[i]))
+			return false;
+	return true;
 }
 
 int rt_kernel_move(RunCtx *s, Prepared *p, Task *t)
@@ -417,7 +446,15 @@ int rt_kernel_move(RunCtx *s, Prepared *p, Task *t)
 
 int rt_kernel_build(RunCtx *s, Prepared *p, Task *t)
 {
-	if (!t->kernel->build || t->kernel->build(s, p, t) == 0)
+	int rc = t->kernel->build ? t->kernel->build(s, p, t) : 0;
+	/* oneDNN refused at its build what its match took: where t's
+	 * tensors are row-major, any later row may run it (its tensors
+	 * stay as decided) */
+	if (rc && t->kernel->backend == KB_DNNL && all_rows(p, t) &&
+	    choose_from(s, p, t, t->kernel + 1) == 0)
+		rc = t->kernel->build ? t->kernel->build(s, p, t) : 0;
+	name_task(t); /* the build may choose the variant */
+	if (rc == 0)
 		return 0;
 	return error_prefix("node '%s' (%s)", t->n->name, t->n->op_type);
 }
@@ -433,5 +470,5 @@ SlotLayout *rt_task_slots(Task *t)
 
 const char *rt_kernel_name(const Task *t)
 {
-	return t->kernel ? t->kernel->name : "";
+	return !t->kernel ? "" : t->name[0] ? t->name : t->kernel->name;
 }

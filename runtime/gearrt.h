@@ -260,11 +260,32 @@ GEARRT_API const char *gearrt_model_meta(const gearrt_model *model,
  * dynamic graph (--hybrid) runs such inputs there instead.
  * concurrency: the most runs of the session at once (its run contexts),
  * at most GEARRT_CONCURRENCY_MAX; 0 means GEARRT_CONCURRENCY_DEFAULT.
- * threads, shape_cache, profile or concurrency out of range (threads
- * negative or above the maximum, shape_cache above it, profile not one
- * of the three) is GEARRT_E_ARG from gearrt_session_create, whose
- * message names the option and its range.  Fields are only ever added at
- * the end. */
+ * max_isa: the most of the CPU's instruction set the kernels use, as on
+ * a CPU that had no more (for testing what a smaller CPU runs, or
+ * leaving the wider units alone): GEARRT_ISA_AVX512 (with VNNI, BF16,
+ * FP16, AMX), GEARRT_ISA_AVX2 (with FMA, F16C, AVX-VNNI), GEARRT_ISA_AVX,
+ * GEARRT_ISA_SSE41 or GEARRT_ISA_BASELINE (x86-64's SSE2; on ARM64,
+ * NEON without dotprod, bf16 and SVE); 0 (a zeroed struct) asks for no
+ * cap.  Every choice of kernel reads it: gearc's own kernels run their
+ * variant of that level (a profile names it: chan.pwconv.avx2), and
+ * oneDNN is capped the same way (dnnl_set_max_cpu_isa); oneDNN has no
+ * level below SSE4.1, so at the baseline its rows are left and gearc's
+ * kernels run every node, as on a CPU without SSE4.1 (where oneDNN 2.6's
+ * RNN kernel uses SSE4.1 regardless).  The cap is the process's: the
+ * first session created with max_isa set fixes it (gearrt_cpu_features
+ * reports the features within it from then on), sessions with max_isa
+ * 0 run at it too, and those created before it keep the kernels they
+ * have prepared.  oneDNN takes a cap only once and only before its first
+ * primitive, so a session asking for another level than the process's,
+ * or for one below what oneDNN already runs at (an uncapped session ran
+ * a oneDNN primitive first), is GEARRT_E_ARG naming the level in force:
+ * set the cap before the first session runs (GEARRT_MAX_ISA, through
+ * gearrt_options_from_env).
+ * threads, shape_cache, profile, concurrency or max_isa out of range
+ * (threads negative or above the maximum, shape_cache above it, profile
+ * not one of the three) is GEARRT_E_ARG from gearrt_session_create,
+ * whose message names the option and its range.  Fields are only ever
+ * added at the end. */
 #define GEARRT_THREADS_MAX 256
 #define GEARRT_SHAPE_CACHE_DEFAULT 8
 #define GEARRT_SHAPE_CACHE_MAX 1024
@@ -274,6 +295,11 @@ GEARRT_API const char *gearrt_model_meta(const gearrt_model *model,
 #define GEARRT_PROFILE_NODES 2
 #define GEARRT_CONCURRENCY_DEFAULT 8
 #define GEARRT_CONCURRENCY_MAX 256
+#define GEARRT_ISA_BASELINE 1
+#define GEARRT_ISA_SSE41 2
+#define GEARRT_ISA_AVX 3
+#define GEARRT_ISA_AVX2 4
+#define GEARRT_ISA_AVX512 5
 
 /* Debugging (gearc run --dump-tensors, as atc's dump or Polygraphy's
  * --mark all): gearrt_options.on_node, if set, is called after every
@@ -316,13 +342,17 @@ typedef struct gearrt_options {
 	int pad_batch;
 	gearrt_node_fn on_node; /* see gearrt_node_info; NULL: off */
 	void *on_node_user;	/* on_node's first argument */
+	int max_isa;
 } gearrt_options;
 
-/* Sets o's no_fast and profile from the environment, for a program
- * whose users expect gearc run's variables: no_fast if GEARRT_NO_FAST is
- * set and not "0"; profile GEARRT_PROFILE_NODES if GEARRT_PROFILE is
- * "nodes", GEARRT_PROFILE_OPS if it is anything else but "" or "0".  The
- * library reads no environment variable otherwise. */
+/* Sets o's no_fast, profile and max_isa from the environment, for a
+ * program whose users expect gearc run's variables: no_fast if
+ * GEARRT_NO_FAST is set and not "0"; profile GEARRT_PROFILE_NODES if
+ * GEARRT_PROFILE is "nodes", GEARRT_PROFILE_OPS if it is anything else
+ * but "" or "0"; max_isa from GEARRT_MAX_ISA, one of "avx512", "avx2",
+ * "avx", "sse41", "baseline" (unset or "": left as it is; anything else
+ * sets -1, which gearrt_session_create refuses, naming the variable).
+ * The library reads no environment variable otherwise. */
 GEARRT_API void gearrt_options_from_env(gearrt_options *o);
 
 /* options may be NULL (defaults). */

@@ -47,8 +47,9 @@ typedef void (*Row)(const void *a, size_t sa, const void *b, size_t sb,
 			y[i] = (R)(expr);                                  \
 		}                                                          \
 	}                                                                  \
-	RT_HOT static void name(const void *a, size_t sa, const void *b,  \
-				size_t sb, void *y, size_t n)              \
+	RT_HOT_FN(static, void, name, \
+		(const void *a, size_t sa, const void *b, size_t sb, void *y, size_t n), \
+		(a, sa, b, sb, y, n))              \
 	{                                                                  \
 		if (sa && sb)                                              \
 			name##_at(a, 1, b, 1, y, n);                       \
@@ -89,7 +90,9 @@ INT_ROWS(i64, int64_t, uint64_t, z == -1 ? (int64_t)(0 - (uint64_t)x) : x / z)
  * integer; else div_i64's exact division. */
 ROW(divd_i64, int64_t, int64_t, (double)x / (double)z)
 
-RT_HOT static bool below_2_52(const int64_t *a, size_t n)
+RT_HOT_FN(static, bool, below_2_52,
+	   (const int64_t *a, size_t n),
+	   (a, n))
 {
 	bool ok = true;
 	for (size_t i = 0; i < n; i++)
@@ -301,8 +304,9 @@ typedef void (*Unary)(const void *x, void *y, size_t n, const void *lo,
 		      const void *hi);
 
 #define UNARY(name, T, expr)                                               \
-	RT_HOT static void name(const void *xp, void *yp, size_t n,        \
-				const void *lo, const void *hi)            \
+	RT_HOT_FN(static, void, name, \
+		(const void *xp, void *yp, size_t n, const void *lo, const void *hi), \
+		(xp, yp, n, lo, hi))            \
 	{                                                                  \
 		const T *a = xp;                                           \
 		T *b = yp;                                                 \
@@ -316,8 +320,9 @@ typedef void (*Unary)(const void *x, void *y, size_t n, const void *lo,
 
 /* Clip: each bound a scalar of T, or none. */
 #define CLIP(name, T)                                                      \
-	RT_HOT static void name(const void *xp, void *yp, size_t n,        \
-				const void *lo, const void *hi)            \
+	RT_HOT_FN(static, void, name, \
+		(const void *xp, void *yp, size_t n, const void *lo, const void *hi), \
+		(xp, yp, n, lo, hi))            \
 	{                                                                  \
 		const T *a = xp;                                           \
 		T *b = yp;                                                 \
@@ -443,9 +448,9 @@ int intew_unary(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 		for (size_t i = 0; i < n; i++)                             \
 			y[i] = c[i * sc] ? a[i * sa] : b[i * sb];          \
 	}                                                                  \
-	RT_HOT static void name(const uint8_t *c, size_t sc, const void *a, \
-				size_t sa, const void *b, size_t sb,       \
-				void *y, size_t n)                         \
+	RT_HOT_FN(static, void, name, \
+		(const uint8_t *c, size_t sc, const void *a, size_t sa, const void *b, size_t sb, void *y, size_t n), \
+		(c, sc, a, sa, b, sb, y, n))                         \
 	{                                                                  \
 		if (sc && sa && sb)                                        \
 			name##_at(c, 1, a, 1, b, 1, y, n);                 \

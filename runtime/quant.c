@@ -87,8 +87,9 @@ static int32_t zp_at(const Tensor *z, int64_t i)
 }
 
 /* y[i] = x[i] ^ flip: int8 <-> uint8 with 128 added or taken away. */
-RT_HOT static void flip_copy(const uint8_t *x, size_t stride, uint8_t flip,
-			     uint8_t *y, size_t n)
+RT_HOT_FN(static, void, flip_copy,
+	   (const uint8_t *x, size_t stride, uint8_t flip, uint8_t *y, size_t n),
+	   (x, stride, flip, y, n))
 {
 	if (stride == 1)
 		for (size_t i = 0; i < n; i++)
@@ -107,18 +108,23 @@ typedef struct IntGemm {
 
 static IntGemm int_gemm_for(const RunCtx *s, double macs)
 {
-	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-	IntGemm g = { (isa & dnnl_cpu_isa_avx512_core_vnni) ==
-			      dnnl_cpu_isa_avx512_core_vnni,
+	/* the cap (cpu_has) and oneDNN's own level (ONEDNN_MAX_CPU_ISA
+	 * may hold it lower) */
+	dnnl_cpu_isa_t isa = cpu_has(CPU_AVX512VNNI)
+				     ? dnnl_get_effective_cpu_isa()
+				     : dnnl_cpu_isa_all;
+	IntGemm g = { cpu_has(CPU_AVX512VNNI) &&
+			      (isa & dnnl_cpu_isa_avx512_core_vnni) ==
+				      dnnl_cpu_isa_avx512_core_vnni,
 		      rt_threads_for(s, 2 * macs) };
 	return g;
 }
 
 /* C = A (B - bo) in 32 bits, wrapping: A uint8 m x k, B int8 k x n,
  * row strides lda, ldb, ldc. */
-RT_HOT static void gemm_loop(int64_t m, int64_t n, int64_t k,
-			     const uint8_t *a, int64_t lda, const int8_t *b,
-			     int64_t ldb, int32_t bo, int32_t *c, int64_t ldc)
+RT_HOT_FN(static, void, gemm_loop,
+	   (int64_t m, int64_t n, int64_t k, const uint8_t *a, int64_t lda, const int8_t *b, int64_t ldb, int32_t bo, int32_t *c, int64_t ldc),
+	   (m, n, k, a, lda, b, ldb, bo, c, ldc))
 {
 	for (int64_t i = 0; i < m; i++) {
 		uint32_t *ci = (uint32_t *)(c + i * ldc);
@@ -156,8 +162,9 @@ static int int_gemm(const IntGemm *g, int64_t m, int64_t n, int64_t k,
 }
 
 /* s[j] = sum over column j of B (k x n) - bo. */
-RT_HOT static void col_sums(int64_t k, int64_t n, const int8_t *b,
-			    int32_t bo, int32_t *s)
+RT_HOT_FN(static, void, col_sums,
+	   (int64_t k, int64_t n, const int8_t *b, int32_t bo, int32_t *s),
+	   (k, n, b, bo, s))
 {
 	for (int64_t j = 0; j < n; j++)
 		s[j] = (int32_t)(-(uint32_t)bo * (uint32_t)k);
@@ -169,9 +176,9 @@ RT_HOT static void col_sums(int64_t k, int64_t n, const int8_t *b,
 /* The offsets the product A (B - bo) left out: c[i][j] -= za * s[j]
  * (s: B's column sums - bo), and with per-column zero points z (bo 0),
  * z[j] * r[i] (r: A's row sums - za). */
-RT_HOT static void mm_offsets(int64_t m, int64_t n, int32_t za,
-			      const int32_t *s, const int32_t *r,
-			      const int32_t *z, int32_t *c, int64_t ldc)
+RT_HOT_FN(static, void, mm_offsets,
+	   (int64_t m, int64_t n, int32_t za, const int32_t *s, const int32_t *r, const int32_t *z, int32_t *c, int64_t ldc),
+	   (m, n, za, s, r, z, c, ldc))
 {
 	for (int64_t i = 0; i < m; i++) {
 		uint32_t *ci = (uint32_t *)(c + i * ldc);
@@ -214,9 +221,9 @@ requant1(double v, double zp, double lo, double hi)
 
 /* y[j] = requant1((acc[j] + bias) * mult[j or 0]), mult per element if
  * cols, else one; y uint8 (int8 if s8). */
-RT_HOT static void requant(const int32_t *acc, size_t n, double bias,
-			   const double *mult, bool cols, double zp, bool s8,
-			   void *y)
+RT_HOT_FN(static, void, requant,
+	   (const int32_t *acc, size_t n, double bias, const double *mult, bool cols, double zp, bool s8, void *y),
+	   (acc, n, bias, mult, cols, zp, s8, y))
 {
 	uint8_t *yu = y;
 	int8_t *ys = y;
@@ -295,8 +302,9 @@ static void qmm_free(void *state)
 }
 
 /* r[i] = sum over row i of A (m x k) - ao. */
-RT_HOT static void row_sums(int64_t m, int64_t k, const uint8_t *a,
-			    int32_t ao, int32_t *r)
+RT_HOT_FN(static, void, row_sums,
+	   (int64_t m, int64_t k, const uint8_t *a, int32_t ao, int32_t *r),
+	   (m, k, a, ao, r))
 {
 	for (int64_t i = 0; i < m; i++) {
 		uint32_t s = 0;
@@ -529,8 +537,9 @@ static void im2col_q8(const QConv *q, const uint8_t *x, int64_t r0,
 
 /* Per-channel offsets z[i] (i < m) the product left out: c[i][j] -=
  * z[i] * s[j]. */
-RT_HOT static void channel_offsets(int64_t m, int64_t n, const int32_t *z,
-				   const int32_t *s, int32_t *c, int64_t ldc)
+RT_HOT_FN(static, void, channel_offsets,
+	   (int64_t m, int64_t n, const int32_t *z, const int32_t *s, int32_t *c, int64_t ldc),
+	   (m, n, z, s, c, ldc))
 {
 	for (int64_t i = 0; i < m; i++) {
 		uint32_t *ci = (uint32_t *)(c + i * ldc);
@@ -570,8 +579,9 @@ static void qconv_requant(const QConv *q, const Tensor *const *in,
 }
 
 /* acc[i] += w * (x[i * stride] - zx), x uint8 (int8 if s8). */
-RT_HOT static void dw_taps(const uint8_t *x, size_t stride, int32_t w,
-			   int32_t zx, bool s8, int32_t *acc, size_t n)
+RT_HOT_FN(static, void, dw_taps,
+	   (const uint8_t *x, size_t stride, int32_t w, int32_t zx, bool s8, int32_t *acc, size_t n),
+	   (x, stride, w, zx, s8, acc, n))
 {
 	uint32_t *a = (uint32_t *)acc;
 	if (s8 && stride == 1)
@@ -790,7 +800,9 @@ int quant_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 /* The lowest and highest of x[0..n) and 0, NaNs left out, as the
  * reference's loop finds them (in 16 lanes, which the min and max do not
  * mind: a lane's value only moves to a strictly lower or higher one). */
-RT_HOT static void min_max(const float *x, size_t n, float *lo, float *hi)
+RT_HOT_FN(static, void, min_max,
+	   (const float *x, size_t n, float *lo, float *hi),
+	   (x, n, lo, hi))
 {
 	float l[16] = { 0 }, h[16] = { 0 }, a = 0, b = 0;
 	size_t i = 0;
@@ -813,8 +825,9 @@ RT_HOT static void min_max(const float *x, size_t n, float *lo, float *hi)
 
 /* y = clamp(rintf(x / scale) + zp, lo, hi) as uint8 (or int8 if s8);
  * false if some x / scale is NaN (those y are lo). */
-RT_HOT static bool quantize(const float *x, size_t n, float scale, float zp,
-			    float lo, float hi, bool s8, void *y)
+RT_HOT_FN(static, bool, quantize,
+	   (const float *x, size_t n, float scale, float zp, float lo, float hi, bool s8, void *y),
+	   (x, n, scale, zp, lo, hi, s8, y))
 {
 	int bad = 0;
 	uint8_t *yu = y;
@@ -833,8 +846,9 @@ RT_HOT static bool quantize(const float *x, size_t n, float scale, float zp,
 }
 
 /* y = (x - zp) * scale, x uint8 (or int8 if s8). */
-RT_HOT static void dequantize(const void *x, size_t n, int32_t zp,
-			      float scale, bool s8, float *y)
+RT_HOT_FN(static, void, dequantize,
+	   (const void *x, size_t n, int32_t zp, float scale, bool s8, float *y),
+	   (x, n, zp, scale, s8, y))
 {
 	const uint8_t *xu = x;
 	const int8_t *xs = x;
@@ -1286,22 +1300,43 @@ DQ_VNNI_TARGET static void dq_tile_any(int mr, int np, int ntap,
 #undef DQ_CASE
 #endif
 
-/* The CPU has AVX512-VNNI and oneDNN's ISA is not capped below it
- * (DNNL_MAX_CPU_ISA: one switch for every integer product here, which
- * the tests use to run the plain-C loops). */
-static bool dq_vnni(void)
+#if DQ_HAVE_VNNI
+/* AVX2's masked stores: 8 from dq_mask8 + 8 - n are the first n lanes. */
+static const int32_t dq_mask8[16] = { -1, -1, -1, -1, -1, -1, -1, -1,
+				      0,  0,  0,  0,  0,  0,  0,  0 };
+#define simd_mask8 dq_mask8
+#define DQ256_VNNI 1
+#include "dq_simd.h"
+#undef DQ256_VNNI
+#define DQ256_VNNI 0
+#include "dq_simd.h"
+#undef DQ256_VNNI
+#undef simd_mask8
+#endif
+
+/* The tiles the integer products run on, by what the CPU has within the
+ * cap: AVX512-VNNI's (16 lanes), AVX-VNNI's or AVX2's (8 lanes,
+ * runtime/dq_simd.h), or plain C; every one gives the same bits. */
+typedef enum DqIsa { DQ_C, DQ_AVX2, DQ_AVXVNNI, DQ_VNNI512 } DqIsa;
+
+static DqIsa dq_isa(void)
 {
 #if DQ_HAVE_VNNI
-	__builtin_cpu_init();
-	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-	return __builtin_cpu_supports("avx512vnni") &&
-	       __builtin_cpu_supports("avx512bw") &&
-	       __builtin_cpu_supports("avx512vl") &&
-	       (isa & dnnl_cpu_isa_avx512_core_vnni) ==
-		       dnnl_cpu_isa_avx512_core_vnni;
-#else
-	return false;
+	if (cpu_isa() >= CPU_LEVEL_AVX512 && cpu_has(CPU_AVX512VNNI))
+		return DQ_VNNI512;
+	if (cpu_isa() >= CPU_LEVEL_AVX2)
+		return cpu_has(CPU_AVX_VNNI) ? DQ_AVXVNNI : DQ_AVX2;
 #endif
+	return DQ_C;
+}
+
+/* The profile's name of a kernel on tiles of isa. */
+static const char *dq_isa_name(DqIsa isa)
+{
+	return isa == DQ_VNNI512    ? "avx512vnni"
+	       : isa == DQ_AVXVNNI ? "avxvnni"
+	       : isa == DQ_AVX2	   ? "avx2"
+				   : cpu_isa_name(CPU_LEVEL_BASELINE);
 }
 
 /* The rows of a tile of np panels. */
@@ -1312,26 +1347,33 @@ static int64_t dq_tile_rows(int np)
 
 /* C (or, with e->y, Y) of rows 0..m of A (lda, k4 bytes a row) against
  * the packed B; c: m x (npan * 16) sums (may be NULL with e->y). */
-static void dq_gemm(bool vnni, int64_t m, const uint8_t *a, int64_t lda,
+static void dq_gemm(DqIsa isa, int64_t m, const uint8_t *a, int64_t lda,
 		    const DqPacked *p, int32_t *c, const DqEpi *e)
 {
 	int64_t kq = p->k4 / 4, ps = p->k4 * 16, ldc = p->npan * 16;
-	for (int64_t p0 = 0; p0 < p->npan; p0 += DQ_NP) {
-		int np = (int)(p->npan - p0 < DQ_NP ? p->npan - p0 : DQ_NP);
+	int npmax = isa == DQ_AVX2 || isa == DQ_AVXVNNI ? 1 : DQ_NP;
+	for (int64_t p0 = 0; p0 < p->npan; p0 += npmax) {
+		int np = (int)(p->npan - p0 < npmax ? p->npan - p0 : npmax);
 		const int8_t *b = p->b + p0 * ps;
-		int64_t mt = dq_tile_rows(np);
+		int64_t mt = npmax == 1 && isa != DQ_C ? DQ_MR : dq_tile_rows(np);
 		for (int64_t i0 = 0; i0 < m; i0 += mt) {
 			int mr = (int)(m - i0 < mt ? m - i0 : mt);
 			const uint8_t *ai = a + i0 * lda;
 			int32_t *ci = c ? c + i0 * ldc + p0 * 16 : NULL;
 #if DQ_HAVE_VNNI
-			if (vnni) {
+			if (isa == DQ_VNNI512) {
 				dq_tile_any(mr, np, 1, NULL, kq, ai, lda, b, ps,
 					    ci, ldc, e, i0, p0 * 16);
 				continue;
 			}
+			if (isa == DQ_AVXVNNI || isa == DQ_AVX2) {
+				(isa == DQ_AVXVNNI ? dq_tile_any_avxvnni
+						   : dq_tile_any_avx2)(
+					mr, 1, NULL, kq, ai, lda, b, ci, ldc, e,
+					i0, p0 * 16);
+				continue;
+			}
 #endif
-			(void)vnni;
 			dq_tile_c(mr, np, kq, ai, lda, b, ps, ci, ldc);
 			for (int i = 0; e && e->y && i < mr; i++)
 				for (int64_t j = p0 * 16;
@@ -1357,7 +1399,8 @@ static void dq_scales(float s, const Tensor *ws, const Tensor *bias,
 }
 
 typedef struct DqKernel {
-	bool vnni, conv;
+	DqIsa isa;	 /* the tiles (dq_isa) */
+	bool conv;
 	bool bias_in;	 /* input 4, the bias, is given */
 	DqPacked *w;	 /* per group */
 	int64_t groups;
@@ -1416,16 +1459,16 @@ static void dq_row_sums(const uint8_t *a, int64_t lda, int64_t m, int64_t k,
 }
 
 /* r' of rows 0..m (dq_row_sums). */
-static void dq_rows(bool vnni, const uint8_t *a, int64_t lda, int64_t m,
+static void dq_rows(DqIsa isa, const uint8_t *a, int64_t lda, int64_t m,
 		    int64_t k, int32_t za, int32_t *r)
 {
 #if DQ_HAVE_VNNI
-	if (vnni) {
+	if (isa == DQ_VNNI512) {
 		dq_row_sums_vnni(a, lda, m, k, za, r);
 		return;
 	}
 #endif
-	(void)vnni;
+	(void)isa;
 	dq_row_sums(a, lda, m, k, za, r);
 }
 
@@ -1440,12 +1483,12 @@ static int dqmm_run(void *state, const Tensor *const *in,
 	for (int64_t i = 0; i < q->m; i++) /* rows of k4, padded with 0 */
 		dq_fill(x + i * p->k, (size_t)p->k, s, z,
 			     q->xq + i * p->k4);
-	dq_rows(q->vnni, q->xq, p->k4, q->m, p->k, za, q->r);
+	dq_rows(q->isa, q->xq, p->k4, q->m, p->k, za, q->r);
 	dq_scales(s, in[3], q->bias_in ? in[4] : NULL, p->n, q->sp, q->bias);
 	DqEpi e = { .sp = q->sp, .bias = q->bias_in ? q->bias : NULL, .cs = p->cs,
 		    .zb = p->zb, .za = za, .r = q->r,
 		    .y = tensor_mut(out[0]), .ldy = p->n, .n = p->n };
-	dq_gemm(q->vnni, q->m, q->xq, p->k4, p, q->c, &e);
+	dq_gemm(q->isa, q->m, q->xq, p->k4, p, q->c, &e);
 	return 0;
 }
 
@@ -1590,7 +1633,7 @@ static void dq_im2col(const DqKernel *q, const uint8_t *x, int64_t gi,
 		      int64_t k4)
 {
 #if DQ_HAVE_VNNI
-	if (q->vnni) {
+	if (q->isa == DQ_VNNI512) {
 		dq_im2col_vnni(q, x, gi, p0, nr, za, a, k4);
 		return;
 	}
@@ -1613,7 +1656,7 @@ static void dq_x_channels_last(DqKernel *q, const float *x, float s, float z)
 	const QConv *g = &q->g;
 	int64_t isz = g->ih * g->iw;
 #if DQ_HAVE_VNNI
-	if (q->vnni && s != 0) {
+	if (q->isa == DQ_VNNI512 && s != 0) {
 		dq_quantize_t_vnni(x, g->cin, isz, s, z, q->xt);
 		return;
 	}
@@ -1623,16 +1666,16 @@ static void dq_x_channels_last(DqKernel *q, const float *x, float s, float z)
 }
 
 /* Channel j's outputs of a block of nr pixels from its sums. */
-static void dq_channel(bool vnni, const int32_t *c, int64_t ldc, int64_t nr,
+static void dq_channel(DqIsa isa, const int32_t *c, int64_t ldc, int64_t nr,
 		       const DqEpi *e, int64_t j, float *y)
 {
 #if DQ_HAVE_VNNI
-	if (vnni) {
+	if (isa == DQ_VNNI512) {
 		dq_channel_vnni(c, ldc, nr, e, j, y);
 		return;
 	}
 #endif
-	(void)vnni;
+	(void)isa;
 	for (int64_t i = 0; i < nr; i++)
 		y[i] = dq_value((uint32_t)c[i * ldc + j], e, i, j);
 }
@@ -1674,8 +1717,8 @@ static void dq_block_sums(const DqKernel *q, const uint8_t *xt, int64_t gi,
 	else
 		dq_im2col(q, xt, gi, p0, nr, za, b->a, p->k4);
 	if (rows)
-		dq_rows(q->vnni, a, p->k4, nr, p->k, za, b->r);
-	dq_gemm(q->vnni, nr, a, p->k4, p, b->c, NULL);
+		dq_rows(q->isa, a, p->k4, nr, p->k, za, b->r);
+	dq_gemm(q->isa, nr, a, p->k4, p, b->c, NULL);
 }
 
 /* Allocates a convolution's block buffers for threads threads of rows
@@ -1706,7 +1749,7 @@ static void dqconv_block(const DqKernel *q, const DqEpi *e, int64_t img,
 	DqEpi eb = *e;
 	eb.r = b.r;
 	for (int64_t j = 0; j < g->mg; j++)
-		dq_channel(q->vnni, b.c, ldc, nr, &eb, j,
+		dq_channel(q->isa, b.c, ldc, nr, &eb, j,
 			   y + (img * g->cout + c0 + j) * osz + p0);
 }
 
@@ -1784,7 +1827,7 @@ int quant_dynquant(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	bool conv = n->op == OP_DynQuantConv;
 	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
 	const Value *wz = rt_in_val(p, n, 2);
-	DqKernel d = { .vnni = dq_vnni(), .conv = conv, .groups = 1,
+	DqKernel d = { .isa = dq_isa(), .conv = conv, .groups = 1,
 		       .bias_in = rt_in_val(p, n, 4) != NULL };
 	int64_t nch, kk;
 	if (conv) {
@@ -1829,7 +1872,7 @@ int quant_dynquant(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	} else if (ok) {
 		ok = (q->xq = calloc((size_t)(q->m * k4), 1)) &&
 		     (q->r = malloc((size_t)q->m * sizeof(int32_t))) &&
-		     (q->vnni || (q->c = malloc((size_t)(q->m * cols) *
+		     (q->isa != DQ_C || (q->c = malloc((size_t)(q->m * cols) *
 						 sizeof(int32_t)))) &&
 		     dq_pack(&q->w[0], wd, kk, nch, nch, 1, u8, zt, 0);
 	}
@@ -1839,7 +1882,8 @@ int quant_dynquant(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	}
 	*k = (FastKernel){ .run = conv ? dqconv_run : dqmm_run,
 			   .free = dq_free, .state = q,
-			   .threads = q->threads };
+			   .threads = q->threads,
+			   .variant = dq_isa_name(q->isa) };
 	return 1;
 }
 
@@ -1935,6 +1979,60 @@ dq_requant_rows(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
 								  q, zero))
 						: _mm512_cvtepi32_epi8(q);
 			_mm_mask_storeu_epi8(o->t + i * o->ldt + j, m, y);
+		}
+	}
+}
+
+/* dq_requant_rows in 8 lanes (AVX2): the same conditions, the same
+ * steps (the doubles rounded to nearest even by vroundpd, then
+ * converted exactly), narrowed with saturation by packs (int32 to int16
+ * to 8 bits: signed, or unsigned from int16, which is what clamping to
+ * 0 and saturating gives). */
+static __attribute__((target("avx2,fma"))) void
+dq_requant_rows_avx2(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
+		     const DqPacked *p, const int32_t *bz, const int32_t *r,
+		     const DqOut *o)
+{
+	__m256d lo = _mm256_set1_pd((o->s8 ? -128 : 0) - o->zp);
+	__m256d hi = _mm256_set1_pd((o->s8 ? 127 : 255) - o->zp);
+	__m128i z = _mm_set1_epi32((int32_t)o->zp);
+	for (int64_t j = 0; j < n; j += 8) {
+		int64_t w = n - j < 8 ? n - j : 8;
+		int32_t bb[8] = { 0 };
+		double mm[8] = { 0 };
+		memcpy(bb, bz + j, (size_t)w * sizeof(int32_t));
+		memcpy(mm, o->mult + j, (size_t)w * sizeof(double));
+		__m256i b = _mm256_loadu_si256((const __m256i *)bb);
+		__m256i zb = _mm256_loadu_si256((const __m256i *)(p->zb + j));
+		__m256d m0 = _mm256_loadu_pd(mm), m1 = _mm256_loadu_pd(mm + 4);
+		for (int64_t i = 0; i < nr; i++) {
+			__m256i s = _mm256_add_epi32(
+				_mm256_loadu_si256((const __m256i *)(c + i * ldc +
+								     j)),
+				b);
+			if (!p->zb0)
+				s = _mm256_sub_epi32(
+					s, _mm256_mullo_epi32(
+						   zb, _mm256_set1_epi32(r[i])));
+			__m256d x0 = _mm256_mul_pd(
+				_mm256_cvtepi32_pd(_mm256_castsi256_si128(s)), m0);
+			__m256d x1 = _mm256_mul_pd(
+				_mm256_cvtepi32_pd(_mm256_extracti128_si256(s, 1)),
+				m1);
+			if (!o->narrow) {
+				x0 = _mm256_min_pd(_mm256_max_pd(x0, lo), hi);
+				x1 = _mm256_min_pd(_mm256_max_pd(x1, lo), hi);
+			}
+			__m128i q0 = _mm_add_epi32(
+				_mm256_cvttpd_epi32(_mm256_round_pd(x0, DQ_RN)), z);
+			__m128i q1 = _mm_add_epi32(
+				_mm256_cvttpd_epi32(_mm256_round_pd(x1, DQ_RN)), z);
+			__m128i h = _mm_packs_epi32(q0, q1);
+			__m128i y8 = o->s8 ? _mm_packs_epi16(h, h)
+					   : _mm_packus_epi16(h, h);
+			uint8_t out[16];
+			_mm_storeu_si128((__m128i *)out, y8);
+			memcpy(o->t + i * o->ldt + j, out, (size_t)w);
 		}
 	}
 }
@@ -2070,8 +2168,9 @@ static const uint8_t *dq_x_padded(DqKernel *q, const uint8_t *x, int64_t img,
 #if DQ_HAVE_VNNI
 /* The sums of output pixels p0..p0+nr of group gi into c (ldc) straight
  * from the padded X xp: each run of pixels along an output row is tiles
- * whose rows are sw pixels apart in xp, a tap's k at its offset. */
-DQ_VNNI_TARGET static void dq_direct_sums(const DqKernel *q,
+ * whose rows are sw pixels apart in xp, a tap's k at its offset (the
+ * AVX-512 or AVX2 tiles: dq_direct is taken with them only). */
+static void dq_direct_sums(const DqKernel *q,
 					  const uint8_t *xp, int64_t gi,
 					  int64_t p0, int64_t nr, int32_t *c,
 					  int64_t ldc)
@@ -2085,16 +2184,26 @@ DQ_VNNI_TARGET static void dq_direct_sums(const DqKernel *q,
 		int64_t run = g->ow - ox < nr - i ? g->ow - ox : nr - i;
 		const uint8_t *a = xp + (oy * g->sh * q->piw + ox * g->sw) *
 					       g->cin + gi * g->cg;
-		for (int64_t p1 = 0; p1 < p->npan; p1 += DQ_NP) {
-			int np = (int)(p->npan - p1 < DQ_NP ? p->npan - p1
-							     : DQ_NP);
-			int64_t mt = dq_tile_rows(np);
+		int npmax = q->isa == DQ_VNNI512 ? DQ_NP : 1;
+		for (int64_t p1 = 0; p1 < p->npan; p1 += npmax) {
+			int np = (int)(p->npan - p1 < npmax ? p->npan - p1
+							     : npmax);
+			int64_t mt = npmax == 1 ? DQ_MR : dq_tile_rows(np);
 			for (int64_t i0 = 0; i0 < run; i0 += mt) {
 				int mr = (int)(run - i0 < mt ? run - i0 : mt);
-				dq_tile_any(mr, np, ntap, q->toff, kq,
-					    a + i0 * lda, lda, p->b + p1 * ps,
-					    ps, c + (i + i0) * ldc + p1 * 16,
-					    ldc, NULL, 0, 0);
+				const uint8_t *ai = a + i0 * lda;
+				const int8_t *b = p->b + p1 * ps;
+				int32_t *ci = c + (i + i0) * ldc + p1 * 16;
+				if (q->isa == DQ_VNNI512)
+					dq_tile_any(mr, np, ntap, q->toff, kq,
+						    ai, lda, b, ps, ci, ldc,
+						    NULL, 0, 0);
+				else
+					(q->isa == DQ_AVXVNNI
+						 ? dq_tile_any_avxvnni
+						 : dq_tile_any_avx2)(
+						mr, ntap, q->toff, kq, ai, lda,
+						b, ci, ldc, NULL, 0, 0);
 			}
 		}
 		i += run;
@@ -2136,8 +2245,11 @@ static void dqql_block(const DqKernel *q, const DqqlPart *d, int64_t img,
 				   : b.t,
 		    .ldt = q->y_nhwc ? g->cout : g->mg };
 #if DQ_HAVE_VNNI
-	if (q->vnni && d->exact)
+	if (q->isa == DQ_VNNI512 && d->exact)
 		dq_requant_rows(b.c, ldc, nr, g->mg, p, q->bz + c0, b.r, &o);
+	else if (q->isa >= DQ_AVX2 && d->exact)
+		dq_requant_rows_avx2(b.c, ldc, nr, g->mg, p, q->bz + c0, b.r,
+				     &o);
 	else
 #endif
 		dq_requant_c(b.c, ldc, nr, g->mg, p, d->za, b.r, &o);
@@ -2201,12 +2313,13 @@ static int dq_qlinear_conv(const RunCtx *s, const Prepared *p,
 	const Value *w = rt_in_val(p, n, 3), *wz = rt_in_val(p, n, 5);
 	const Value *x = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
-	if (!dq_vnni() || c->cg < 2 || (wz && !wz->konst))
+	DqIsa isa = dq_isa();
+	if (isa < DQ_AVX2 || c->cg < 2 || (wz && !wz->konst))
 		return 0;
 	DqKernel *q = calloc(1, sizeof(*q));
 	if (!q)
 		return error("out of memory");
-	*q = (DqKernel){ .vnni = true, .conv = true, .groups = c->group,
+	*q = (DqKernel){ .isa = isa, .conv = true, .groups = c->group,
 			 .bias_in = rt_in_val(p, n, 8) != NULL, .g = *c };
 	QConv *g = &q->g;
 	g->x_s8 = x->dtype == DT_INT8;
@@ -2237,7 +2350,8 @@ static int dq_qlinear_conv(const RunCtx *s, const Prepared *p,
 		return error("out of memory");
 	}
 	*k = (FastKernel){ .run = dqql_run, .free = dq_free, .state = q,
-			   .threads = q->threads };
+			   .threads = q->threads,
+			   .variant = dq_isa_name(q->isa) };
 	rt_task_slots(t);
 	*rt_slot(t, 0) = (SlotLayout){ .group = 1, .prefers = true };
 	*rt_slot(t, -1) = (SlotLayout){ .group = 2, .prefers = true };
@@ -2265,6 +2379,7 @@ static int dqqmm_run(void *state, const Tensor *const *in,
 	}
 	double zp = zp_at(in[7], 0);
 	bool exact = dq_requant_exact(q->g.mult, NULL, n, p->k);
+	(void)exact; /* the vector forms' condition (x86-64) */
 	bool narrow = dq_requant_narrow(q->g.mult, NULL, n, p->k, zp);
 	for (int64_t r0 = 0; r0 < q->m; r0 += q->rows) {
 		int64_t nr = q->m - r0 < q->rows ? q->m - r0 : q->rows;
@@ -2278,13 +2393,16 @@ static int dqqmm_run(void *state, const Tensor *const *in,
 			ldr = p->k4;
 		}
 		if (!p->zb0)
-			dq_rows(q->vnni, ar, ldr, nr, p->k, za, q->r);
-		dq_gemm(q->vnni, nr, ar, ldr, p, q->c, NULL);
+			dq_rows(q->isa, ar, ldr, nr, p->k, za, q->r);
+		dq_gemm(q->isa, nr, ar, ldr, p, q->c, NULL);
 		DqOut o = { .mult = q->g.mult, .zp = zp, .s8 = q->g.y_s8,
 			    .narrow = narrow, .t = y + r0 * n, .ldt = n };
 #if DQ_HAVE_VNNI
-		if (q->vnni && exact)
+		if (q->isa == DQ_VNNI512 && exact)
 			dq_requant_rows(q->c, ldc, nr, n, p, q->bz, q->r, &o);
+		else if (q->isa >= DQ_AVX2 && exact)
+			dq_requant_rows_avx2(q->c, ldc, nr, n, p, q->bz, q->r,
+					     &o);
 		else
 #endif
 			dq_requant_c(q->c, ldc, nr, n, p, za, q->r, &o);
@@ -2302,12 +2420,13 @@ static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
 	const Value *a = rt_in_val(p, n, 0);
 	const Value *y = &p->g->vals[n->outputs[0]];
 	const uint8_t *bw = weights_of(b);
-	if (!dq_vnni() || !bw || b->shape.rank != 2 || (bz && !bz->konst))
+	DqIsa isa = dq_isa();
+	if (isa < DQ_AVX2 || !bw || b->shape.rank != 2 || (bz && !bz->konst))
 		return 0;
 	DqKernel *q = calloc(1, sizeof(*q));
 	if (!q)
 		return error("out of memory");
-	*q = (DqKernel){ .vnni = true, .groups = 1, .m = m };
+	*q = (DqKernel){ .isa = isa, .groups = 1, .m = m };
 	q->g.x_s8 = a->dtype == DT_INT8;
 	q->g.y_s8 = y->dtype == DT_INT8;
 	int64_t k4 = (kk + 3) & ~(int64_t)3, ldc = (nn + 15) / 16 * 16;
@@ -2325,6 +2444,7 @@ static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
 		dq_free(q);
 		return error("out of memory");
 	}
-	*k = (FastKernel){ .run = dqqmm_run, .free = dq_free, .state = q };
+	*k = (FastKernel){ .run = dqqmm_run, .free = dq_free, .state = q,
+			   .variant = dq_isa_name(q->isa) };
 	return 1;
 }

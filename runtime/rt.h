@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "compiler/cpu.h"
 #include "compiler/ops/opimpl.h"
 #include "passes/runspec.h"
 #include "runtime/gearrt.h"
@@ -106,6 +107,10 @@ typedef struct FastKernel {
 	void (*free)(void *state);
 	void *state;
 	int threads; /* the threads a run uses (0: one) */
+	/* Which variant of the row's kernel runs (its ISA: "avx2", oneDNN's
+	 * implementation: "brg:avx512_core"), or NULL: the profile names
+	 * the kernel row.variant (rt_kernel_name).  Static, or in state. */
+	const char *variant;
 } FastKernel;
 
 /* The kernel registry (runtime/fast.c): ordered rows, each a way to run
@@ -160,6 +165,7 @@ typedef struct KernelRow {
 typedef struct Task {
 	const Node *n;
 	const KernelRow *kernel; /* the row running it (rt_kernel_choose) */
+	char name[48];		 /* its name and variant (rt_kernel_name) */
 	FastKernel fast;	 /* a plain-C or oneDNN row's kernel */
 	/* Per slot (rt_slot), the layouts its kernel takes, or NULL: every
 	 * tensor row-major, or an elementwise kernel (LAY_NHWC above). */
@@ -269,6 +275,15 @@ typedef struct Grow {
 	size_t cap;
 } Grow;
 void *rt_grow(Grow *g, size_t n);
+
+/* Caps the process's kernels at gearrt_options.max_isa (session.c,
+ * its rules in gearrt.h): gearc's (cpu_cap) and oneDNN's (dnnl_cap).
+ * 0, or -1 with an error. */
+int rt_isa_cap(int max_isa);
+/* oneDNN's part of it (runtime/dnnl.c): dnnl_set_max_cpu_isa at level,
+ * or, if oneDNN's ISA is fixed already, 0 if it is within level; -1
+ * with an error naming what oneDNN runs at if it is not. */
+int dnnl_cap(CpuLevel level);
 
 /* Frees context s and everything it holds (session.c). */
 void rt_ctx_free(RunCtx *s);
@@ -390,7 +405,9 @@ int rt_kernel_build(RunCtx *s, Prepared *p, Task *t);
 SlotLayout *rt_task_slots(Task *t);
 /* runtime/exec.c: the registry row of a view exec.c made an alias. */
 int rt_alias_build(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
-/* The name of the row running t ("dnnl.conv", "ref", "eval"). */
+/* The name of the row running t ("dnnl.conv", "ref", "eval"), with the
+ * variant of its kernel that runs if the row has several
+ * ("chan.pwconv.avx2", "quant.conv.avxvnni", "dnnl.conv.jit:avx2"). */
 const char *rt_kernel_name(const Task *t);
 /* runtime/layout.c: once every task of p is matched, gives the rank-4
  * float tensors between oneDNN convolutions and the kernels that take
@@ -423,26 +440,82 @@ static inline const Value *rt_in_val(const Prepared *p, const Node *n, int i)
 }
 
 /* The hot loops of the plain-C fast paths (runtime/direct.c,
- * chanwise.c) are compiled for AVX-512 and AVX2 as well as the base ISA,
- * picked once by the loader. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-	!defined(__SANITIZE_ADDRESS__)
-#define RT_HOT __attribute__((target_clones("avx512f", "avx2", "default"), \
-				   optimize("O3", "fp-contract=fast")))
-/* The same, each multiply and add rounded on its own (no fused
- * multiply-add): for a kernel whose every bit is another engine's. */
-#define RT_HOT_EXACT                                                     \
-	__attribute__((target_clones("avx512f", "avx2", "default"),      \
-		       optimize("O3", "fp-contract=off")))
+ * chanwise.c, ...) are compiled for each ISA level compiler/cpu.h's
+ * cpu_isa() names: AVX-512, AVX2 with FMA, and the base ISA; each call
+ * runs the variant of the level the CPU has within the cap
+ * (gearrt_options.max_isa): one load and a branch.  (Not target_clones:
+ * the loader picks its clone before main, where no cap can reach it.)
+ *
+ *   RT_HOT_FN(static, void, name, (const float *x, size_t n), (x, n))
+ *   {
+ *           ... the body, once ...
+ *   }
+ *
+ * defines name(), its storage class (static, or empty) and type first,
+ * then its parameters and the arguments that pass them on; the body is
+ * compiled once per level (always inlined into a function of that
+ * target), its multiplies and adds fused where the level has FMA, and
+ * without -ftrapping-math (no kernel reads the FP exception flags): with
+ * it GCC leaves act.h's clamps (v < -4 ? -4 : v) as branches for AVX2,
+ * which cannot mask like AVX-512, and Gelu's loop ran scalar, 8 times
+ * the AVX-512 time.  RT_HOT_EXACT_FN: each multiply and add rounded on
+ * its own, for a kernel whose every bit is another engine's.
+ * RT_ISA_NAME() is the variant's suffix a profile names
+ * (cpu_isa_name). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define RT_OPT_FAST \
+	__attribute__((optimize("O3", "fp-contract=fast", "no-trapping-math")))
+#define RT_OPT_EXACT \
+	__attribute__((optimize("O3", "fp-contract=off", "no-trapping-math")))
 #else
-#define RT_HOT
-#define RT_HOT_EXACT
+#define RT_OPT_FAST
+#define RT_OPT_EXACT
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#define RT_X86 1
+/* The targets of cpu_isa()'s levels (what cpu.c checks for each). */
+#define RT_TARGET_AVX512 \
+	__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))
+#define RT_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define RT_HOT_FN_(storage, type, name, params, args, opt)                  \
+	static inline __attribute__((always_inline)) opt type name##_body    \
+		params;                                                      \
+	RT_TARGET_AVX512 opt static type name##_avx512 params                \
+	{                                                                    \
+		return name##_body args;                                     \
+	}                                                                    \
+	RT_TARGET_AVX2 opt static type name##_avx2 params                    \
+	{                                                                    \
+		return name##_body args;                                     \
+	}                                                                    \
+	opt static type name##_base params                                   \
+	{                                                                    \
+		return name##_body args;                                     \
+	}                                                                    \
+	storage type name params                                             \
+	{                                                                    \
+		CpuLevel isa_ = cpu_isa();                                   \
+		return isa_ >= CPU_LEVEL_AVX512 ? name##_avx512 args         \
+		       : isa_ >= CPU_LEVEL_AVX2 ? name##_avx2 args           \
+						: name##_base args;          \
+	}                                                                    \
+	static inline __attribute__((always_inline)) opt type name##_body    \
+		params
+#else
+#define RT_X86 0
+#define RT_HOT_FN_(storage, type, name, params, args, opt) \
+	storage opt type name params
+#endif
+#define RT_HOT_FN(storage, type, name, params, args) \
+	RT_HOT_FN_(storage, type, name, params, args, RT_OPT_FAST)
+#define RT_HOT_EXACT_FN(storage, type, name, params, args) \
+	RT_HOT_FN_(storage, type, name, params, args, RT_OPT_EXACT)
+#define RT_ISA_NAME() cpu_isa_name(cpu_isa())
 
 /* A function of the AVX-512 fast paths (chanwise.c's 1x1 Conv,
  * wino.c), compiled for AVX-512 alone, its multiplies and adds fused:
- * called only where the match found the CPU has it
- * (__builtin_cpu_supports); and their vector of 16 floats. */
+ * called only where the match found the CPU has it (cpu_isa()); and
+ * their vector of 16 floats. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define RT_AVX512 __attribute__((target("avx512f,fma"), \
 				 optimize("O3", "fp-contract=fast")))

@@ -261,6 +261,8 @@ gearrt_status gearrt_session_create(gearrt_model *md,
 		return error("gearrt_session_create: concurrency %d is out of "
 			     "range (0..%d)", o.concurrency,
 			     GEARRT_CONCURRENCY_MAX), GEARRT_E_ARG;
+	if (o.max_isa && rt_isa_cap(o.max_isa) < 0)
+		return error_prefix("gearrt_session_create"), GEARRT_E_ARG;
 	RunCtx *first = ctx_new(md, &o); /* the arena's size checked now */
 	if (!first)
 		return GEARRT_E_ARG;
@@ -1070,8 +1072,48 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 	return st;
 }
 
+/* The process's cap (gearrt_options.max_isa), 0 until a session sets
+ * one; isa_lock serialises setting it. */
+static pthread_mutex_t isa_lock = PTHREAD_MUTEX_INITIALIZER;
+static int isa_cap;
+
+static const char *const isa_names[] = { "", "baseline", "sse41", "avx",
+					 "avx2", "avx512" };
+
+int rt_isa_cap(int max_isa)
+{
+	if (max_isa < GEARRT_ISA_BASELINE || max_isa > GEARRT_ISA_AVX512)
+		return error("max_isa %d is not a level (GEARRT_ISA_BASELINE "
+			     "%d .. GEARRT_ISA_AVX512 %d; GEARRT_MAX_ISA takes "
+			     "avx512, avx2, avx, sse41 or baseline)", max_isa,
+			     GEARRT_ISA_BASELINE, GEARRT_ISA_AVX512);
+	CpuLevel level = (CpuLevel)(max_isa - GEARRT_ISA_BASELINE);
+	int rc = 0;
+	pthread_mutex_lock(&isa_lock);
+	if (isa_cap && isa_cap != max_isa)
+		rc = error("max_isa %s: this process's kernels are capped at "
+			   "%s already (an earlier session's max_isa); a "
+			   "process takes one cap", isa_names[max_isa],
+			   isa_names[isa_cap]);
+	else if (!isa_cap && (rc = dnnl_cap(level)) == 0) {
+		cpu_cap(level);
+		isa_cap = max_isa;
+	}
+	pthread_mutex_unlock(&isa_lock);
+	return rc;
+}
+
 void gearrt_options_from_env(gearrt_options *o)
 {
+	const char *isa = getenv("GEARRT_MAX_ISA");
+	if (isa && *isa) {
+		o->max_isa = -1;
+		for (int i = 1; i <= GEARRT_ISA_AVX512; i++)
+			if (!strcmp(isa, isa_names[i]))
+				o->max_isa = i;
+		if (!strcmp(isa, "native"))
+			o->max_isa = 0;
+	}
 	const char *e = getenv("GEARRT_NO_FAST");
 	o->no_fast = e && *e && strcmp(e, "0");
 	e = getenv("GEARRT_PROFILE");

@@ -477,8 +477,9 @@ dot(const float *restrict a, const float *restrict b, int64_t n)
 }
 
 /* g[j] = bias[j] + W[j] . x + R[j] . h for the 4H gate rows. */
-RT_HOT static void gates(const Lstm *l, const float *w, const float *r,
-			 const float *b, const float *x, float *g)
+RT_HOT_FN(static, void, gates,
+	   (const Lstm *l, const float *w, const float *r, const float *b, const float *x, float *g),
+	   (l, w, r, b, x, g))
 {
 	int64_t I = l->input, H = l->hidden;
 	for (int64_t j = 0; j < 4 * H; j++)
@@ -487,7 +488,9 @@ RT_HOT static void gates(const Lstm *l, const float *w, const float *r,
 }
 
 /* tanh(v) = 2 sigmoid(2v) - 1 over n floats, through tmp. */
-RT_HOT static void tanh_run(const float *v, float *y, float *tmp, size_t n)
+RT_HOT_FN(static, void, tanh_run,
+	   (const float *v, float *y, float *tmp, size_t n),
+	   (v, y, tmp, n))
 {
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = 2 * v[i];
@@ -498,7 +501,9 @@ RT_HOT static void tanh_run(const float *v, float *y, float *tmp, size_t n)
 
 /* One timestep on the gates g (ONNX's order i, o, f, c): the state h, c
  * updated. */
-RT_HOT static void cell(const Lstm *l, float *g)
+RT_HOT_FN(static, void, cell,
+	   (const Lstm *l, float *g),
+	   (l, g))
 {
 	int64_t H = l->hidden;
 	float *gi = g, *go = g + H, *gf = g + 2 * H, *gc = g + 3 * H;
@@ -674,8 +679,9 @@ static void dw_taps(Dw *d)
 }
 
 /* Channel ch of one image: x its input row, y its output row. */
-RT_HOT static void dw_row(const Dw *d, const float *restrict x,
-			  float *restrict y, int64_t ch)
+RT_HOT_FN(static, void, dw_row,
+	   (const Dw *d, const float *restrict x, float *restrict y, int64_t ch),
+	   (d, x, y, ch))
 {
 	const ConvGeom *g = &d->g;
 	int64_t ow = g->out[0], kw = g->kernel[0], sw = g->stride[0];
@@ -837,7 +843,9 @@ int small_reduce(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 
 /* ---- Log, Sqrt, Neg, Abs, Exp ------------------------------------------ */
 
-RT_HOT static void unary_loop(int op, const float *x, float *y, size_t n)
+RT_HOT_FN(static, void, unary_loop,
+	   (int op, const float *x, float *y, size_t n),
+	   (op, x, y, n))
 {
 	switch (op) {
 	case OP_Log:

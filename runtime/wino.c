@@ -1,7 +1,8 @@
 /*
  * runtime/wino.c - 3x3 convolutions of stride 1 by Winograd's minimal
  * filtering F(4x4, 3x3) (Lavin and Gray, "Fast Algorithms for
- * Convolutional Neural Networks", 2015), in plain C for AVX-512.
+ * Convolutional Neural Networks", 2015), in plain C, once per ISA level
+ * (runtime/wino_simd.h: AVX-512, AVX2, SSE2 or NEON).
  *
  * A 4x4 block of outputs of one channel o is A^T [U_o,c (.) V_c] A
  * summed over the input channels c, where V_c = B^T d_c B transforms
@@ -39,7 +40,6 @@
  * order: the same bytes at any thread count.
  */
 #include <float.h>
-#include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,7 +53,7 @@ enum {
 	WA = 6,		/* alpha: inputs (transformed values) across a tile */
 	WE = WA * WA,	/* elements of a transformed tile */
 	WM = 4,		/* outputs across a tile */
-	WL = 16,	/* floats of a vector */
+	WL = 16,	/* V's and M's rows are padded to this many floats */
 	WTB = 24,	/* tiles a work item: whole tiles of chan_gemm's rows */
 };
 
@@ -76,6 +76,12 @@ typedef struct Wino {
 	float vmax;	   /* the largest |V| no sum of products overflows at */
 	bool xnhwc, ynhwc;
 	int threads;
+	/* the level's work (wino_simd.h) */
+	void (*item)(const struct Wino *k, const float *x, float *y,
+		     int64_t i, int64_t gi, int64_t t0, int64_t nt,
+		     float *scratch);
+	void (*to_nhwc)(const float *x, float *xt, int64_t c, int64_t hw,
+			int64_t p0, int64_t np);
 } Wino;
 
 static void wino_free(void *state)
@@ -89,32 +95,6 @@ static void wino_free(void *state)
 }
 
 /* ---- the transforms ------------------------------------------------------ */
-
-/* r = B^T a, for a and r strided by s vectors. */
-static inline __attribute__((always_inline)) void bt6(const RtV16 *a, int sa,
-						       RtV16 *r, int sr)
-{
-	RtV16 a0 = a[0], a1 = a[sa], a2 = a[2 * sa], a3 = a[3 * sa],
-	    a4 = a[4 * sa], a5 = a[5 * sa];
-	r[0] = 4 * a0 - 5 * a2 + a4;
-	r[sr] = a3 + a4 - 4 * (a1 + a2);
-	r[2 * sr] = a4 - a3 + 4 * (a1 - a2);
-	r[3 * sr] = a4 - a2 + 2 * (a3 - a1);
-	r[4 * sr] = a4 - a2 + 2 * (a1 - a3);
-	r[5 * sr] = a5 + 4 * a1 - 5 * a3;
-}
-
-/* r = A^T a (4 of 6), strided likewise. */
-static inline __attribute__((always_inline)) void at6(const RtV16 *a, int sa,
-						       RtV16 *r, int sr)
-{
-	RtV16 p = a[sa] + a[2 * sa], m = a[sa] - a[2 * sa];
-	RtV16 q = a[3 * sa] + a[4 * sa], n = a[3 * sa] - a[4 * sa];
-	r[0] = a[0] + p + q;
-	r[sr] = m + 2 * n;
-	r[2 * sr] = p + 4 * q;
-	r[3 * sr] = m + 8 * n + a[5 * sa];
-}
 
 /* U = G g G^T for one 3x3 window g, in double. */
 static void wino_weight(const float *g, double u[WE])
@@ -155,127 +135,6 @@ static inline unsigned inside(int64_t i0, int64_t d, int64_t n)
 	for (int e = 0; e < WA; e++)
 		m |= (unsigned)(i0 + e * d >= 0 && i0 + e * d < n) << e;
 	return m;
-}
-
-/* r = B^T d for the 6x6 inputs d at x (NHWC), rs floats between rows
- * and cs between columns, of which those at bits e of ry and f of rx
- * (all: an inner tile) are loaded, masked to the lanes of m, the rest
- * 0: a column at a time, from X straight into its transform (through
- * an array of all 36 they went by the stack: wino_in took 8.6% of
- * fp16_cnn's run, now 6.6-7.3%). */
-static inline __attribute__((always_inline, target("avx512f"))) void
-wino_cols(const float *x, int64_t rs, int64_t cs, unsigned ry, unsigned rx,
-	  __mmask16 m, RtV16 r[WE])
-{
-	for (int f = 0; f < WA; f++) {
-		RtV16 a[WA];
-		for (int e = 0; e < WA; e++) {
-			a[e] = (RtV16){ 0 };
-			if (ry >> e & rx >> f & 1)
-				a[e] = (RtV16)_mm512_maskz_loadu_ps(
-					m, x + e * rs + f * cs);
-		}
-		bt6(a, 1, r + f, WA);
-	}
-}
-
-/* V [e][c..c+16) of the tile at input (iy, ix) of image x (NHWC, at
- * the group's first channel): true, or false if a value of V is NaN or
- * above k->vmax in magnitude (an input not finite, or so large that a
- * sum of products would overflow where the window's does not). */
-RT_AVX512 static bool wino_in(const Wino *k, const float *x, int64_t iy,
-			      int64_t ix, int64_t c, float *v)
-{
-	const ConvGeom *g = &k->g;
-	int64_t h = g->in[0], w = g->in[1];
-	int64_t dy = g->dilation[0], dx = g->dilation[1];
-	unsigned ry = inside(iy, dy, h), rx = inside(ix, dx, w);
-	int64_t lanes = k->cg - c < WL ? k->cg - c : WL;
-	__mmask16 m = (__mmask16)((1u << lanes) - 1);
-	/* the address of an input outside X is never loaded */
-	int64_t first = ((iy * w + ix) * g->cin + c) * (int64_t)sizeof(float);
-	const float *at = (const float *)((uintptr_t)x + (uintptr_t)first);
-	RtV16 r[WE];
-	if (ry == 63 && rx == 63)
-		wino_cols(at, dy * w * g->cin, dx * g->cin, 63, 63, m, r);
-	else
-		wino_cols(at, dy * w * g->cin, dx * g->cin, ry, rx, m, r);
-	__m512 vmax = _mm512_set1_ps(k->vmax);
-	__mmask16 bad = 0;
-	for (int e = 0; e < WA; e++) {
-		RtV16 o[WA];
-		bt6(r + e * WA, 1, o, 1);
-		for (int f = 0; f < WA; f++) {
-			_mm512_storeu_ps(v + (e * WA + f) * k->cgp + c,
-					 (__m512)o[f]);
-			bad |= _mm512_cmp_ps_mask(_mm512_abs_ps((__m512)o[f]),
-						  vmax, _CMP_NLE_UQ);
-		}
-	}
-	return !(bad & m);
-}
-
-/* k's activations over a row of a tile's outputs, in place. */
-static inline __attribute__((always_inline, target("avx512f"))) void
-wino_acts(const Wino *k, RtV16 row[WM])
-{
-	if (k->acts->n == 1 && k->acts->act[0].kind == ACT_Relu) {
-		/* the CNNs' one activation, in registers: x < 0 ? 0 : x as
-		 * act.h's (0 > x ? 0 : x keeps a NaN and -0) */
-		for (int f = 0; f < WM; f++)
-			row[f] = (RtV16)_mm512_max_ps(_mm512_setzero_ps(),
-						      (__m512)row[f]);
-	} else if (k->acts->n) {
-		float buf[WM * WL] __attribute__((aligned(64)));
-		memcpy(buf, row, sizeof(buf));
-		for (int j = 0; j < k->acts->n; j++)
-			act_loop_f32(k->acts->act[j].kind, buf, buf, WM * WL,
-				     k->acts->act[j].a, k->acts->act[j].b);
-		memcpy(row, buf, sizeof(buf));
-	}
-}
-
-/* Y's 4x4 outputs of tile (oy, ox), channels o..o+16 of the group at
- * y (its first channel), from M [e][o..): a row at a time from the
- * columns' transforms, so that the outputs stay in registers. */
-RT_AVX512 static void wino_out(const Wino *k, const float *mt, int64_t o,
-			       float *y, const float *bias, int64_t oy,
-			       int64_t ox)
-{
-	const ConvGeom *g = &k->g;
-	int64_t oh = g->out[0], ow = g->out[1];
-	int64_t dy = g->dilation[0], dx = g->dilation[1];
-	RtV16 r[WA * WM];
-	for (int f = 0; f < WA; f++) {
-		RtV16 a[WA];
-		for (int e = 0; e < WA; e++)
-			a[e] = (RtV16)_mm512_loadu_ps(
-				mt + (e * WA + f) * k->ogp + o);
-		at6(a, 1, r + f, WA);
-	}
-	int64_t lanes = k->og - o < WL ? k->og - o : WL;
-	__mmask16 m = (__mmask16)((1u << lanes) - 1);
-	RtV16 b = bias ? (RtV16)_mm512_maskz_loadu_ps(m, bias + o)
-		       : (RtV16){ 0 };
-	int nf = ox + 3 * dx < ow ? WM : (int)((ow - ox + dx - 1) / dx);
-	for (int e = 0; e < WM && oy + e * dy < oh; e++) {
-		RtV16 row[WM];
-		at6(r + e * WA, 1, row, 1);
-		for (int f = 0; f < WM; f++)
-			row[f] += b;
-		wino_acts(k, row);
-		if (k->ynhwc) {
-			float *at = y + ((oy + e * dy) * ow + ox) * g->cout + o;
-			for (int f = 0; f < nf; f++)
-				_mm512_mask_storeu_ps(at + f * dx * g->cout, m,
-						      (__m512)row[f]);
-			continue;
-		}
-		float *at = y + o * oh * ow + (oy + e * dy) * ow + ox;
-		for (int f = 0; f < nf; f++)
-			for (int64_t l = 0; l < lanes; l++)
-				at[l * oh * ow + f * dx] = row[f][l];
-	}
 }
 
 /* The outputs of the tile at output (oy, ox) of image xi (NHWC, at the
@@ -321,102 +180,30 @@ static void wino_direct(const Wino *k, const float *xi, float *yi,
 	}
 }
 
-/* Tiles [t0, t0 + nt) of image i, group gi, X NHWC. */
-static void wino_item(const Wino *k, const float *x, float *y, int64_t i,
-		      int64_t gi, int64_t t0, int64_t nt, float *scratch)
-{
-	const ConvGeom *g = &k->g;
-	int64_t hw = g->in[0] * g->in[1], ohw = g->out[0] * g->out[1];
-	const float *xi = x + i * g->cin * hw + gi * k->cg;
-	float *yi = y + i * g->cout * ohw + gi * k->og * (k->ynhwc ? 1 : ohw);
-	float *v = scratch, *mt = scratch + WE * WTB * k->cgp;
-	int64_t vs = WE * k->cgp, ms = WE * k->ogp;
-	uint32_t direct = 0; /* tiles wino_direct computes (WTB <= 32) */
-	for (int64_t t = 0; t < nt; t++) {
-		int64_t ty = (t0 + t) / k->tw, tx = (t0 + t) % k->tw;
-		int64_t iy = tile_origin(ty, g->dilation[0]) - g->pad[0];
-		int64_t ix = tile_origin(tx, g->dilation[1]) - g->pad[1];
-		for (int64_t c = 0; c < k->cg; c += WL)
-			if (!wino_in(k, xi, iy, ix, c, v + t * vs))
-				direct |= 1u << t;
-	}
-	for (int e = 0; e < WE; e++)
-		chan_gemm(nt, k->og, k->cg, v + e * k->cgp, vs,
-			  k->u + (gi * WE + e) * k->usz, k->nr,
-			  mt + e * k->ogp, ms);
-	const float *bias = k->b ? k->b + gi * k->og : NULL;
-	for (int64_t t = 0; t < nt; t++) {
-		int64_t ty = (t0 + t) / k->tw, tx = (t0 + t) % k->tw;
-		int64_t oy = tile_origin(ty, g->dilation[0]);
-		int64_t ox = tile_origin(tx, g->dilation[1]);
-		if (direct >> t & 1)
-			wino_direct(k, xi, yi, gi, oy, ox);
-		else
-			for (int64_t o = 0; o < k->og; o += WL)
-				wino_out(k, mt + t * ms, o, yi, bias, oy, ox);
-	}
-}
-
-/* r's 16 rows of 16 floats, transposed: four rounds of shuffles, which
- * pair rows 1, 2, 4 and 8 apart, interleaving floats, pairs of floats,
- * then 128-bit lanes twice. */
-static inline __attribute__((always_inline, target("avx512f"))) void
-transpose16(__m512 r[WL])
-{
-	__m512 a[WL], b[WL], c[WL];
-	for (int i = 0; i < WL; i += 2) {
-		a[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-		a[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-	}
-	/* b[4i + j]: in each 128-bit lane L, column 4L + j of rows 4i.. */
-	for (int i = 0; i < WL; i += 4)
-		for (int j = 0; j < 2; j++) {
-			__m512d lo = _mm512_castps_pd(a[i + j]),
-				hi = _mm512_castps_pd(a[i + j + 2]);
-			b[i + 2 * j] = _mm512_castpd_ps(
-				_mm512_unpacklo_pd(lo, hi));
-			b[i + 2 * j + 1] = _mm512_castpd_ps(
-				_mm512_unpackhi_pd(lo, hi));
-		}
-	/* then the lanes of b[j], b[4 + j], b[8 + j], b[12 + j] gathered */
-	for (int j = 0; j < 4; j++) {
-		c[j] = _mm512_shuffle_f32x4(b[j], b[4 + j], 0x88);
-		c[4 + j] = _mm512_shuffle_f32x4(b[j], b[4 + j], 0xdd);
-		c[8 + j] = _mm512_shuffle_f32x4(b[8 + j], b[12 + j], 0x88);
-		c[12 + j] = _mm512_shuffle_f32x4(b[8 + j], b[12 + j], 0xdd);
-	}
-	for (int j = 0; j < 4; j++) {
-		r[j] = _mm512_shuffle_f32x4(c[j], c[8 + j], 0x88);
-		r[8 + j] = _mm512_shuffle_f32x4(c[j], c[8 + j], 0xdd);
-		r[4 + j] = _mm512_shuffle_f32x4(c[4 + j], c[12 + j], 0x88);
-		r[12 + j] = _mm512_shuffle_f32x4(c[4 + j], c[12 + j], 0xdd);
-	}
-}
-
-/* Pixels [p0, p0 + np) of row-major x [c][hw] into NHWC xt: 16
- * channels of 16 pixels a transpose. */
-RT_AVX512 static void rows_to_nhwc(const float *x, float *xt, int64_t c,
-				   int64_t hw, int64_t p0, int64_t np)
-{
-	for (int64_t ch = 0; ch < c; ch += WL) {
-		int lanes = c - ch < WL ? (int)(c - ch) : WL;
-		__mmask16 m = (__mmask16)((1u << lanes) - 1);
-		for (int64_t p = p0; p < p0 + np; p += WL) {
-			int n = p0 + np - p < WL ? (int)(p0 + np - p) : WL;
-			__mmask16 pm = (__mmask16)((1u << n) - 1);
-			const float *at = x + ch * hw + p;
-			__m512 r[WL];
-			for (int l = 0; l < WL; l++)
-				r[l] = _mm512_setzero_ps();
-			for (int l = 0; l < lanes; l++)
-				r[l] = _mm512_maskz_loadu_ps(pm, at + l * hw);
-			transpose16(r);
-			for (int j = 0; j < n; j++)
-				_mm512_mask_storeu_ps(xt + (p + j) * c + ch, m,
-						      r[j]);
-		}
-	}
-}
+/* The work of each ISA level (runtime/wino_simd.h). */
+#if RT_X86
+#define SIMD_VL 16
+#define SIMD_TARGET RT_TARGET_AVX512
+#define SIMD_SFX avx512
+#include "wino_simd.h"
+#undef SIMD_VL
+#undef SIMD_TARGET
+#undef SIMD_SFX
+#define SIMD_VL 8
+#define SIMD_TARGET RT_TARGET_AVX2
+#define SIMD_SFX avx2
+#include "wino_simd.h"
+#undef SIMD_VL
+#undef SIMD_TARGET
+#undef SIMD_SFX
+#endif
+#define SIMD_VL 4
+#define SIMD_TARGET
+#define SIMD_SFX base
+#include "wino_simd.h"
+#undef SIMD_VL
+#undef SIMD_TARGET
+#undef SIMD_SFX
 
 static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
@@ -431,7 +218,7 @@ static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 		for (int64_t r = 0; r < g->n * per; r++) {
 			int64_t i = r / per, p0 = r % per * 64;
 			int64_t np = hw - p0 < 64 ? hw - p0 : 64;
-			rows_to_nhwc(x + i * g->cin * hw,
+			k->to_nhwc(x + i * g->cin * hw,
 				     work + i * g->cin * hw, g->cin, hw, p0,
 				     np);
 		}
@@ -442,7 +229,7 @@ static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 	RT_PARALLEL_FOR
 	for (int64_t r = 0; r < items; r++) {
 		int64_t t0 = r % per * WTB;
-		wino_item(k, x, y, r / per / g->group, r / per % g->group, t0,
+		k->item(k, x, y, r / per / g->group, r / per % g->group, t0,
 			  tiles - t0 < WTB ? tiles - t0 : WTB,
 			  work + k->xsz + (size_t)rt_thread() * (size_t)k->ssz);
 	}
@@ -507,7 +294,7 @@ int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	ConvGeom cg;
-	if (!chan_avx512_conv(s, p, n, &cg))
+	if (!chan_simd_conv(s, p, n, &cg))
 		return 0;
 	for (int a = 0; a < 2; a++)
 		if (cg.kernel[a] != 3 || cg.stride[a] != 1)
@@ -551,8 +338,17 @@ int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		wino_free(k);
 		return 0;
 	}
+	CpuLevel isa = cpu_isa();
+	k->item = wino_item_base, k->to_nhwc = rows_to_nhwc_base;
+#if RT_X86
+	if (isa >= CPU_LEVEL_AVX512)
+		k->item = wino_item_avx512, k->to_nhwc = rows_to_nhwc_avx512;
+	else if (isa >= CPU_LEVEL_AVX2)
+		k->item = wino_item_avx2, k->to_nhwc = rows_to_nhwc_avx2;
+#endif
 	fk->run = wino_run;
 	fk->free = wino_free;
+	fk->variant = cpu_isa_name(isa);
 	fk->state = k;
 	fk->threads = k->threads;
 	rt_task_slots(t); /* X and Y each in either layout, NHWC preferred */

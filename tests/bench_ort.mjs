@@ -55,7 +55,10 @@
 // against ORT on the float32 twin (the reference gearc matches); for the
 // dynamic-quantized one, ORT against itself on inputs one float32 step
 // away (the spread a dynamic quantisation gives any engine).
-// BENCH_ORT_ONLY=NAME[,NAME...] limits it to those models.  With
+// BENCH_ORT_ONLY=NAME[,NAME...] limits it to those models;
+// BENCH_ORT_MAX_ISA=LEVEL caps libgearrt (GEARRT_MAX_ISA), not ORT;
+// BENCH_ORT_VS=uncapped runs it against libgearrt uncapped instead of
+// ORT; BENCH_ORT_THREADS=1 leaves out the 2-thread cells.  With
 // --contend (`make bench-contend`), a process spinning on one core runs
 // beside it all along, as another tenant of a server: every gear at 1
 // and 2 threads, then per gear the 2-thread median over the 1-thread one
@@ -233,9 +236,30 @@ function writeNpy(file, type, shape, data) {
 					      body]));
 }
 
-// A child process spoken to one line at a time.
-function lineProc(cmd, args) {
-	const p = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+// BENCH_ORT_MAX_ISA=LEVEL (avx2, sse41, ...): libgearrt's processes run
+// capped there (GEARRT_MAX_ISA to bench_run: its kernels and oneDNN as
+// on a CPU with no more), ONNX Runtime's as the CPU is: `make bench`'s
+// capped ratios.
+const CAP = process.env.BENCH_ORT_MAX_ISA || '';
+/* BENCH_ORT_VS=uncapped: the other engine is libgearrt uncapped, not
+ * ORT (a capped libgearrt against its own time on the whole CPU, in
+ * alternating blocks as against ORT); BENCH_ORT_THREADS=1: the 1-thread
+ * cells alone. */
+const VS_SELF = process.env.BENCH_ORT_VS === 'uncapped';
+const ONE_THREAD = process.env.BENCH_ORT_THREADS === '1';
+const gearrtEnv = () => {
+	const env = { ...process.env };
+	if (CAP)
+		env.GEARRT_MAX_ISA = CAP;
+	else
+		delete env.GEARRT_MAX_ISA;
+	return env;
+};
+
+// A child process spoken to one line at a time (env: its environment).
+function lineProc(cmd, args, env) {
+	const p = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'inherit'],
+				     env: env || process.env });
 	const lines = [], waiters = [];
 	let closed = false;
 	readline.createInterface({ input: p.stdout }).on('line', l => {
@@ -424,14 +448,25 @@ async function cell(build, c, om, g, threads, dump) {
 	const dir = path.join(path.dirname(om), `${c.key}_g${g}_t${threads}`);
 	fs.mkdirSync(dir, { recursive: true });
 	const gr = lineProc(path.join(build, 'bench_run'),
-			    ['-s', '-t', String(threads), om, String(g), dir]);
+			    ['-s', '-t', String(threads), om, String(g), dir],
+			    gearrtEnv());
 	const info = await gr.json();
 	const spec = JSON.stringify({ inputs: info.inputs,
 				      outputs: info.outputs,
 				      pinned: pinnedOf(c.args) });
-	const ox = lineProc(process.execPath, [
-		new URL(import.meta.url).pathname, '--worker',
-		c.path, dir, String(threads), spec]);
+	let ox;
+	if (VS_SELF) {
+		const env = { ...process.env };
+		delete env.GEARRT_MAX_ISA;
+		fs.mkdirSync(dir + '_uncapped', { recursive: true });
+		ox = lineProc(path.join(build, 'bench_run'),
+			      ['-s', '-t', String(threads), om, String(g),
+			       dir + '_uncapped'], env);
+	} else {
+		ox = lineProc(process.execPath, [
+			new URL(import.meta.url).pathname, '--worker',
+			c.path, dir, String(threads), spec]);
+	}
 	const oinfo = await ox.json();
 	const ta = [], tb = [];
 	/* size runs of engine p back to back, all but the first skip into
@@ -483,7 +518,7 @@ async function cell(build, c, om, g, threads, dump) {
 	}
 	const ra = await gr.ask('q'), rb = await ox.ask('q');
 	gr.end(), ox.end();
-	const d = diffs(dir, info.outputs.length);
+	const d = VS_SELF ? [] : diffs(dir, info.outputs.length);
 	const ma = median(ta), mb = median(tb);
 	const fl = flops(dump, g);
 	const rssA = JSON.parse(ra).rss_kb / 1024;
@@ -497,8 +532,11 @@ async function cell(build, c, om, g, threads, dump) {
 		oinfo.load_ms.toFixed(1), rssA.toFixed(1), rssB.toFixed(1),
 		(rssA / rssB).toFixed(2), mark + gfs.toFixed(2),
 		PEAK ? mark + (100 * gfs / (PEAK * threads)).toFixed(1) : '-',
-		verdict(c, d), c.l2 ? `L2 ${c.l2}` : 'tol'];
+		VS_SELF ? '-' : verdict(c, d),
+		VS_SELF ? '-' : c.l2 ? `L2 ${c.l2}` : 'tol'];
 	print(row);
+	if (VS_SELF)
+		return { gearrt: ma, ort: mb };
 	if (c.l2)
 		printDiffs(`${c.key} t${threads}`, d);
 	const n = info.outputs.length;
@@ -613,7 +651,8 @@ async function main() {
 	fs.mkdirSync(outDir, { recursive: true });
 	const ort = createRequire(path.join(build, 'ort', 'x.js'))(
 		'onnxruntime-node');
-	PEAK = Number(execFileSync(path.join(build, 'bench_run'), ['-p']));
+	PEAK = Number(execFileSync(path.join(build, 'bench_run'), ['-p'],
+				   { env: gearrtEnv() }));
 	/* --contend: a process spinning beside the engines all along, as
 	 * another tenant of a shared machine; the peak above is measured
 	 * without it */
@@ -633,12 +672,19 @@ async function main() {
 		` / atol ${ATOL} elementwise, L2 X = relative L2` +
 		` ||a-b||/||b|| of every output at most X (err: the worst` +
 		` |a-b|, or the worst relative L2)`);
+	if (CAP)
+		console.log(`libgearrt capped at ${CAP} (BENCH_ORT_MAX_ISA:` +
+			    ` its kernels and oneDNN), ONNX Runtime not`);
 	if (busy)
 		console.log('--contend: beside every cell, another process ' +
 			    'spins on one core all along (pid ' + busy.pid +
 			    '); each model\'s gears run at 1 and 2 threads, ' +
 			    'then per gear 2 threads / 1 thread, each engine');
-	print(['model', 'gear', 'thr', 'runs', 'gearrt ms', 'ORT ms', 'ratio',
+	if (VS_SELF)
+		console.log('BENCH_ORT_VS=uncapped: the second engine is ' +
+			    'libgearrt on the whole CPU, not ONNX Runtime');
+	print(['model', 'gear', 'thr', 'runs', 'gearrt ms',
+	       VS_SELF ? 'uncapped' : 'ORT ms', 'ratio',
 	       'load gr', 'load ORT', 'RSS gr', 'RSS ORT', 'ratio', 'GF/s',
 	       '%peak', 'outputs', 'rule']);
 	for (let c of cases) {
@@ -657,7 +703,9 @@ async function main() {
 			{ maxBuffer: 1 << 30 }));
 		const ng = Math.max(1, dump.gears.length);
 		const cells = [...Array(ng).keys()].map(g => [g, 1]);
-		if (real || contend)
+		if (ONE_THREAD)
+			;
+		else if (real || contend)
 			cells.push(...[...Array(ng).keys()].map(g => [g, 2]));
 		else
 			cells.push([0, 2]);

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cli/npy.h"
+#include "compiler/cpu.h"
 #include "compiler/ir.h"
 #include "runtime/gearrt.h"
 
@@ -274,7 +275,7 @@ static int serve(const char *om, size_t g, const char *dir, int threads)
 /* Multiply-adds on 24 independent vectors of VL floats, reps times:
  * flops a second. */
 #define FMA_LOOP(name, VL, isa)                                              \
-	__attribute__((target(isa), optimize("O3", "fp-contract=fast")))     \
+	isa __attribute__((optimize("O3", "fp-contract=fast")))             \
 	static double name(long reps)                                         \
 	{                                                                     \
 		typedef float V __attribute__((vector_size(VL * 4)));        \
@@ -294,16 +295,30 @@ static int serve(const char *om, size_t g, const char *dir, int threads)
 		(void)keep;                                                   \
 		return reps * 24.0 * VL * 2 / (ms / 1e3);                     \
 	}
-FMA_LOOP(fma512, 16, "avx512f,fma")
-FMA_LOOP(fma256, 8, "avx2,fma")
+#if defined(__x86_64__)
+FMA_LOOP(fma512, 16, __attribute__((target("avx512f,fma"))))
+FMA_LOOP(fma256, 8, __attribute__((target("avx2,fma"))))
+#elif defined(__aarch64__)
+FMA_LOOP(fma128, 4, ) /* NEON */
+#endif
+
+/* The level's loop, within the cap (NULL: no FMA at this level). */
+static double (*peak_loop(void))(long)
+{
+#if defined(__x86_64__)
+	return cpu_isa() >= CPU_LEVEL_AVX512 ? fma512
+	       : cpu_isa() >= CPU_LEVEL_AVX2 ? fma256
+					     : NULL;
+#elif defined(__aarch64__)
+	return fma128;
+#else
+	return NULL;
+#endif
+}
 
 static int print_peak(void)
 {
-	double (*loop)(long) = __builtin_cpu_supports("avx512f") ? fma512
-			       : __builtin_cpu_supports("avx2") &&
-					 __builtin_cpu_supports("fma")
-				       ? fma256
-				       : NULL;
+	double (*loop)(long) = peak_loop();
 	double best = 0;
 	for (int i = 0; loop && i < 5; i++) { /* the best of 5 of ~10 ms */
 		double f = loop(1 << 19);
@@ -328,8 +343,15 @@ int main(int argc, char **argv)
 			only = optarg;
 		else if (opt == 's')
 			server = 1;
-		else if (opt == 'p')
+		else if (opt == 'p') {
+			/* the peak of the cap's level (GEARRT_MAX_ISA) */
+			gearrt_options o = { 0 };
+			gearrt_options_from_env(&o);
+			if (o.max_isa > 0)
+				cpu_cap((CpuLevel)(o.max_isa -
+						   GEARRT_ISA_BASELINE));
 			return print_peak();
+		}
 	}
 	if (server && argc - optind == 3)
 		return serve(argv[optind], (size_t)atol(argv[optind + 1]),

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "runtime/gearrt.h"
+#include "runtime/rt.h"
 #include "testrun.h"
 
 /* ---- options ------------------------------------------------------------ */
@@ -83,6 +84,113 @@ Test(api, options_out_of_range_are_statuses)
 	remove_tree(dir);
 	free(dir);
 	free(om);
+}
+
+/* ---- the ISA cap ---------------------------------------------------------- */
+
+/* gearrt_options.max_isa: one cap a process (gearc's kernels and
+ * oneDNN's, which takes one, once, before its first primitive); another
+ * level later, or a level below what oneDNN already runs at, is a
+ * status naming the level in force, never a silent other ISA. */
+Test(api, one_isa_cap_a_process)
+{
+	if (getenv("GEARRT_MAX_ISA"))
+		cr_skip_test("this test caps its process itself");
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "two", "two_inputs",
+				   (const char *[]){ "--input_shape=a:1,3,8,8;"
+						     "b:1,3,8,8", NULL });
+	gearrt_model *m;
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_expect_eq(create_with(m, (gearrt_options){ .max_isa = 9 }),
+		     GEARRT_E_ARG);
+	cr_expect(strstr(gearrt_last_error(), "max_isa 9 is not a level") &&
+			  strstr(gearrt_last_error(), "GEARRT_MAX_ISA takes"),
+		  "%s", gearrt_last_error());
+	cr_expect_eq(create_with(m, (gearrt_options){ .max_isa = -1 }),
+		     GEARRT_E_ARG);
+	char all[512];
+	snprintf(all, sizeof(all), "%s", gearrt_cpu_features());
+	cr_assert_eq(create_with(m, (gearrt_options){ .max_isa =
+							      GEARRT_ISA_SSE41 }),
+		     GEARRT_OK, "%s", gearrt_last_error());
+	cr_expect(!strstr(gearrt_cpu_features(), "avx"), "capped: %s (was %s)",
+		  gearrt_cpu_features(), all);
+	/* the same level again, or none: the process's */
+	cr_expect_eq(create_with(m, (gearrt_options){ .max_isa =
+							      GEARRT_ISA_SSE41 }),
+		     GEARRT_OK, "%s", gearrt_last_error());
+	cr_expect_eq(create_with(m, (gearrt_options){ 0 }), GEARRT_OK);
+	cr_expect_eq(create_with(m, (gearrt_options){ .max_isa =
+							      GEARRT_ISA_AVX2 }),
+		     GEARRT_E_ARG);
+	const char *e = gearrt_last_error();
+	cr_expect(strstr(e, "max_isa avx2: this process's kernels are capped "
+			    "at sse41 already") && !strchr(e, '\n'), "%s", e);
+	gearrt_model_close(m);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
+Test(api, a_cap_after_onednn_ran_uncapped_is_refused)
+{
+	if (getenv("GEARRT_MAX_ISA"))
+		cr_skip_test("this test caps its process itself");
+	if (!RT_X86 || !cpu_has(CPU_AVX2))
+		cr_skip_test("no level above sse41 for oneDNN to run at");
+	/* fast_chain's convolutions are oneDNN's: once they ran at the
+	 * CPU's level, oneDNN cannot be capped below it */
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "chain", "fast_chain", NULL);
+	gearrt_model *m;
+	gearrt_session *s;
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_session_create(m, NULL, &s), GEARRT_OK);
+	cr_assert_eq(gearrt_session_prepare(s, NULL, 0), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_expect_eq(create_with(m, (gearrt_options){ .max_isa =
+							      GEARRT_ISA_SSE41 }),
+		     GEARRT_E_ARG);
+	const char *e = gearrt_last_error();
+	cr_expect(strstr(e, "max_isa sse41: oneDNN runs at") &&
+			  strstr(e, "cap before the first session runs"),
+		  "%s", e);
+	/* a cap above what oneDNN runs at is within it */
+	cr_expect_eq(create_with(m, (gearrt_options){ .max_isa =
+							      GEARRT_ISA_AVX512 }),
+		     GEARRT_OK, "%s", gearrt_last_error());
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
+/* GEARRT_MAX_ISA reaches a session only through gearrt_options_from_env;
+ * a value that is no level makes the session's creation fail. */
+Test(api, max_isa_from_the_environment)
+{
+	gearrt_options o = { 0 };
+	setenv("GEARRT_MAX_ISA", "avx2", 1);
+	gearrt_options_from_env(&o);
+	cr_expect_eq(o.max_isa, GEARRT_ISA_AVX2);
+	setenv("GEARRT_MAX_ISA", "baseline", 1);
+	gearrt_options_from_env(&o);
+	cr_expect_eq(o.max_isa, GEARRT_ISA_BASELINE);
+	setenv("GEARRT_MAX_ISA", "native", 1);
+	gearrt_options_from_env(&o);
+	cr_expect_eq(o.max_isa, 0);
+	setenv("GEARRT_MAX_ISA", "AVX2", 1);
+	gearrt_options_from_env(&o);
+	cr_expect_eq(o.max_isa, -1);
+	o.max_isa = GEARRT_ISA_AVX;
+	setenv("GEARRT_MAX_ISA", "", 1);
+	gearrt_options_from_env(&o);
+	cr_expect_eq(o.max_isa, GEARRT_ISA_AVX, "an empty value leaves it");
+	unsetenv("GEARRT_MAX_ISA");
 }
 
 /* ---- many inputs -------------------------------------------------------- */

@@ -1811,8 +1811,14 @@ Test(om, readonly_open_keeps_one_copy_of_inline_constants)
 	uintptr_t mid = ((uintptr_t)f.data + f.def_off + f.def_size / 2) &
 			~(uintptr_t)(page - 1);
 	unsigned char vec = 1;
-	cr_assert_eq(mincore((void *)mid, (size_t)page, &vec), 0);
-	cr_expect_eq(vec & 1, 0, "a page of MODEL_DEF is still resident");
+	errno = 0;
+	int mc = mincore((void *)mid, (size_t)page, &vec);
+	/* unmapped (ENOMEM) is not resident either: qemu-user (make
+	 * check-arm64) answers so for the pages given back */
+	cr_assert(mc == 0 || errno == ENOMEM || errno == ENOSYS,
+		  "mincore: %s", strerror(errno));
+	if (mc == 0)
+		cr_expect_eq(vec & 1, 0, "a page of MODEL_DEF is still resident");
 	/* mappings made after the open, which could land where those
 	 * pages were, outlive om_close */
 	enum { NMAP = 64 };

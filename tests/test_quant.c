@@ -25,6 +25,7 @@ typedef struct Outs {
 	void *data[MAX_OUT];
 	size_t size[MAX_OUT];
 	int fast[OP_COUNT]; /* per op: tasks a fast path took */
+	char kernels[512];  /* the quant.* kernels' names, one each */
 	int ref[OP_COUNT];  /* per op: tasks left to the reference kernel */
 	int parallel;	    /* fast kernels on more than one thread */
 	int nhwc8;	    /* 8-bit tensors kept channels-last */
@@ -77,6 +78,11 @@ static Outs run_om(const char *om, bool no_fast, int threads)
 			o.fast[t->n->op]++;
 		else
 			o.ref[t->n->op]++;
+		const char *k = rt_kernel_name(t);
+		size_t at = strlen(o.kernels);
+		if (!strncmp(k, "quant.", 6) && !strstr(o.kernels, k))
+			snprintf(o.kernels + at, sizeof(o.kernels) - at, "%s,",
+				 k);
 		o.parallel += t->fast.threads > 1;
 	}
 	for (ValId v = 0; v < p->g->nvals; v++)
@@ -111,13 +117,24 @@ static void expect_same(const Outs *a, const Outs *b, const char *what)
 	}
 }
 
-/* Whether oneDNN multiplies with VNNI here, so that quant.c runs its
- * integer GEMM (on the session's threads) rather than the plain loop. */
+/* Whether oneDNN multiplies with VNNI here (the CPU has it within the
+ * cap, and oneDNN's level too), so that quant.c runs MatMulInteger's and
+ * ConvInteger's product on its GEMM (on the session's threads) rather
+ * than the plain loop. */
 static bool vnni(void)
 {
+	if (!cpu_has(CPU_AVX512VNNI))
+		return false;
 	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
 	return (isa & dnnl_cpu_isa_avx512_core_vnni) ==
 	       dnnl_cpu_isa_avx512_core_vnni;
+}
+
+/* Whether quant.c's own tiles take the QLinear ops (AVX2 and up, within
+ * the cap: runtime/dq_simd.h, AVX512-VNNI's), or the plain loop does. */
+static bool dq_tiles(void)
+{
+	return RT_X86 && cpu_isa() >= CPU_LEVEL_AVX2;
 }
 
 /* The ops runtime/quant.c runs. */
@@ -126,6 +143,9 @@ static const int quant_ops[] = { OP_MatMulInteger, OP_ConvInteger,
 				 OP_DynamicQuantizeLinear, OP_QuantizeLinear,
 				 OP_DequantizeLinear, OP_DynQuantMatMul,
 				 OP_DynQuantConv };
+
+/* The quant.* kernels of quant_vs_reference's last 1-thread run. */
+static char last_kernels[512];
 
 /* name's fixture: every quant op fast (want of them), the outputs those
  * of the reference kernels at 1 and 2 threads; *parallel: the 2-thread
@@ -150,6 +170,7 @@ static void quant_vs_reference(const char *name, int want, int *parallel,
 	expect_same(&f2, &ref, "2 threads");
 	*parallel = f2.parallel;
 	*fused = f1.fast[OP_DynQuantMatMul] + f1.fast[OP_DynQuantConv];
+	snprintf(last_kernels, sizeof(last_kernels), "%s", f1.kernels);
 	outs_free(&ref);
 	outs_free(&f1);
 	outs_free(&f2);
@@ -219,7 +240,7 @@ Test(quant, qlinear_exact)
 	 * direct loop */
 	int parallel, fused;
 	quant_vs_reference("quant_qlinear", 13, &parallel, &fused);
-	cr_expect_eq(parallel, vnni() ? 4 : 0, "%d kernels on 2 threads",
+	cr_expect_eq(parallel, dq_tiles() ? 4 : 0, "%d kernels on 2 threads",
 		     parallel);
 }
 
@@ -243,8 +264,10 @@ Test(quant, qdq_groups_exact_channels_last)
 	Outs f = run_om(om, false, 1);
 	cr_expect_eq(f.fast[OP_QLinearConv], 3);
 	cr_expect_eq(f.fast[OP_QLinearMatMul], 1);
-	cr_expect_eq(f.fast[OP_Conv] + f.fast[OP_FusedConv], 1);
-	cr_expect_eq(f.nhwc8, vnni() ? 2 : 0, "%d 8-bit tensors NHWC",
+	/* the float Conv is oneDNN's (none below SSE4.1) */
+	cr_expect_eq(f.fast[OP_Conv] + f.fast[OP_FusedConv],
+		     !RT_X86 || cpu_has(CPU_SSE41) ? 1 : 0);
+	cr_expect_eq(f.nhwc8, dq_tiles() ? 2 : 0, "%d 8-bit tensors NHWC",
 		     f.nhwc8);
 	outs_free(&f);
 	remove_tree(dir);
@@ -287,11 +310,10 @@ Test(quant, qdq_groups_stay_with_no_fuse)
 
 Test(quant, plain_loop_exact)
 {
-	/* oneDNN capped below VNNI (read at its first call in this test's
-	 * process): quant.c's plain-C product, on the same fixtures */
-	setenv("DNNL_MAX_CPU_ISA", "AVX512_CORE", 1);
-	if (vnni())
-		cr_skip_test("oneDNN's ISA was fixed before the cap");
+	/* gearc's kernels capped at SSE4.1 (compiler/cpu.h; oneDNN's
+	 * product needs AVX512-VNNI within the cap too): quant.c's plain-C
+	 * product, on the same fixtures */
+	cpu_cap(CPU_LEVEL_SSE41);
 	int parallel, fused;
 	quant_vs_reference("quant_mm", 13, &parallel, &fused);
 	quant_vs_reference("quant_conv", 10, &parallel, &fused);
@@ -299,6 +321,45 @@ Test(quant, plain_loop_exact)
 	quant_vs_reference("quant_fused", 9, &parallel, &fused);
 	/* the plain-C DynQuantConv split their rows over 2 threads too */
 	cr_expect_geq(parallel, 1, "%d kernels on 2 threads", parallel);
+	cr_expect(strstr(last_kernels, "quant.dynquant.sse2") ||
+			  strstr(last_kernels, "quant.dynquant.neon"),
+		  "%s", last_kernels);
+}
+
+/* The fixtures of the fused and QLinear kernels, bit for bit with the
+ * reference kernels on tiles of level want (quant.c dq_isa), whose name
+ * the kernels must bear. */
+static void tiles_exact(const char *want)
+{
+	int parallel, fused;
+	char name[64];
+	snprintf(name, sizeof(name), "quant.dynquant.%s", want);
+	quant_vs_reference("quant_fused", 9, &parallel, &fused);
+	cr_expect(strstr(last_kernels, name), "%s: %s", want, last_kernels);
+	snprintf(name, sizeof(name), "quant.conv.%s", want);
+	quant_vs_reference("quant_qlinear", 13, &parallel, &fused);
+	cr_expect(strstr(last_kernels, name), "%s: %s", want, last_kernels);
+	quant_vs_reference("quant_direct", 11, &parallel, &fused);
+	cr_expect(strstr(last_kernels, name), "%s: %s", want, last_kernels);
+	quant_vs_reference("qdq_cnn", 8, &parallel, &fused);
+	cr_expect(strstr(last_kernels, name), "%s: %s", want, last_kernels);
+}
+
+Test(quant, every_tile_level_exact)
+{
+	/* each level of quant.c's tiles this CPU has, under the cap:
+	 * AVX512-VNNI, AVX-VNNI, AVX2 alone (AVX-VNNI hidden), each named
+	 * in the profile and bit-exact */
+	if (!RT_X86 || cpu_isa() < CPU_LEVEL_AVX2)
+		cr_skip_test("no AVX2 within the cap: plain_loop_exact");
+	if (cpu_isa() >= CPU_LEVEL_AVX512 && cpu_has(CPU_AVX512VNNI))
+		tiles_exact("avx512vnni");
+	cpu_cap(CPU_LEVEL_AVX2);
+	if (cpu_has(CPU_AVX_VNNI))
+		tiles_exact("avxvnni");
+	cpu_hide(CPU_AVX_VNNI, true);
+	tiles_exact("avx2");
+	cpu_hide(CPU_AVX_VNNI, false);
 }
 
 /* tests/check_qbench_ort.mjs's inputs: seed 1, s = s * 1664525 +

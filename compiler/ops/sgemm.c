@@ -8,13 +8,14 @@
  * both with unit stride from cache while it keeps an MR x NR tile of C
  * in registers.  The micro-kernel is plain C that gcc -O2 vectorises
  * (fixed trip counts, restrict pointers); on x86-64 it is also built
- * for AVX2+FMA and chosen at load time when the CPU has them.  Partial
+ * for AVX2 and chosen when the CPU has it within the cap (compiler/cpu.h).  Partial
  * tiles at the edges are padded with zeros when packed and stored
  * through a small buffer.  Memory comes from the caller (op_scratch):
  * kernels must not allocate.
  */
 #include <string.h>
 
+#include "../cpu.h"
 #include "opimpl.h"
 
 enum {
@@ -168,7 +169,7 @@ typedef void (*MicroKernel)(int64_t, const float *restrict,
 static MicroKernel micro_kernel(void)
 {
 #ifdef GEMM_AVX2
-	if (__builtin_cpu_supports("avx2"))
+	if (cpu_has(CPU_AVX2))
 		return micro_kernel_v8;
 #endif
 	return micro_kernel_v4;
