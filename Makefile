@@ -150,7 +150,8 @@ $(BUILD)/pic/%.o: %.c $(BUILD)/.flags | $(GEN_H)
 # with OpenMP (runtime/rt.h RT_PARALLEL_FOR; oneDNN runs on libgomp too).
 # (A variable of their own: a target's variables reach its prerequisites,
 # and build/.flags must not see it.)
-RT_OMP := runtime/direct runtime/chanwise runtime/quant runtime/wino
+RT_OMP := runtime/direct runtime/chanwise runtime/quant runtime/wino \
+          runtime/attn
 $(RT_OMP:%=$(BUILD)/%.o) $(RT_OMP:%=$(BUILD)/pic/%.o): OMPFLAGS := -fopenmp
 
 $(BUILD)/libgearrt.a: $(RT_OBJ)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn.h"
 #include "chanwise.h"
 #include "convert.h"
 #include "direct.h"
@@ -234,6 +235,7 @@ static const KernelRow rows[] = {
 	PLAIN(Where, ANY, ROWS, intew_where, "intew.where"),
 	PLAIN(LayerNormalization, F32, ROWS, direct_layernorm,
 	      "direct.layernorm"),
+	PLAIN(Sdpa, F32, ROWS, attn_sdpa, "attn.sdpa"),
 	PLAIN_B(GlobalAveragePool, F32, EITHER, chan_gap, chan_gap_build,
 		"chan.gap"),
 	PLAIN_B(Concat, F32, EITHER, chan_concat, chan_concat_build,
