@@ -594,6 +594,9 @@ static void set_acts(Fixture *f, Node *n, int count, const char **names,
 	pa->floats = params;
 }
 
+/* What the last run_fused's oneDNN kernel did (dnnl_fast_info). */
+static DnnlInfo fused_info;
+
 /* Runs node n through the kernel registry (its tensors row-major): a
  * fast path must take it; in[] the tensors of its inputs. */
 static void run_fused(Fixture *f, Node *n, const Tensor **in, float *y,
@@ -613,6 +616,7 @@ static void run_fused(Fixture *f, Node *n, const Tensor **in, float *y,
 		     last_error());
 	cr_assert_eq(t.fast.run(t.fast.state, in, outs), 0, "%s",
 		     last_error());
+	dnnl_fast_info(&t.fast, &fused_info);
 	t.fast.free(t.fast.state);
 	free(t.lay);
 }
@@ -768,6 +772,50 @@ Test(fast, fused_gemm_and_matmul)
 	expect_floats(y, want, 40);
 	arena_release(&f.s.scratch);
 	model_free(f.m);
+}
+
+Test(fast, matmul_by_one_matrix_is_one_product)
+{
+	/* torch's sequence-first [S, N, E] x W [E, N'] with N = 1 (ViT's
+	 * and nn.TransformerEncoder's in-projection), and [2,3,4,6] x [1,6,5]:
+	 * B one matrix, so oneDNN runs one [S N, E] x [E, N'] product
+	 * (rank 2), not a batch of one-row ones (8x slower), with the
+	 * reference's result */
+	static const int64_t ad[2][4] = { { 7, 1, 6 }, { 2, 3, 4, 6 } };
+	static const int ar[2] = { 3, 4 };
+	float a[144], w[30], y[120], want[120];
+	fill(a, 144, 11), fill(w, 30, 12);
+	for (int c = 0; c < 2; c++) {
+		Fixture f;
+		fixture_init(&f);
+		int64_t bd[3] = { 1, 6, 5 }, yd[4];
+		memcpy(yd, ad[c], sizeof(yd));
+		yd[ar[c] - 1] = 5;
+		ValId va = add_value(&f, "a", ar[c], ad[c], NULL);
+		ValId vb = add_value(&f, "b", c ? 3 : 2, c ? bd : bd + 1, w);
+		ValId vy = add_value(&f, "y", ar[c], yd, NULL);
+		Node *n = graph_add_node(f.g, "mm", "MatMul", "", 2, 1);
+		n->op = OP_MatMul;
+		n->inputs[0] = va, n->inputs[1] = vb, n->outputs[0] = vy;
+		int64_t rows = 1;
+		for (int i = 0; i < ar[c] - 1; i++)
+			rows *= ad[c][i];
+		for (int64_t i = 0; i < rows; i++)
+			for (int j = 0; j < 5; j++) {
+				float s = 0;
+				for (int k = 0; k < 6; k++)
+					s += a[i * 6 + k] * w[k * 5 + j];
+				want[i * 5 + j] = s;
+			}
+		Tensor ta = { .data = a };
+		const Tensor *in[2] = { &ta, f.g->vals[vb].konst };
+		run_fused(&f, n, in, y, (size_t)rows * 5);
+		expect_floats(y, want, (size_t)rows * 5);
+		cr_expect_eq(fused_info.mm_rank, 2, "case %d: rank %d", c,
+			     fused_info.mm_rank);
+		arena_release(&f.s.scratch);
+		model_free(f.m);
+	}
 }
 
 Test(fast, unsupported_activation_falls_back)
