@@ -635,3 +635,30 @@ save(wino, [ws("wi_w1", 40, 20, 3, 3), w("wi_b1", 40),
             w("wi_b3", 32)],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 20, 19])],
      ["wi_bl", "wi_y"], "fast_wino.onnx")
+
+
+# oneDNN's bidirectional cells (bidirectional_concat, its [T, B, 2, H]
+# put in ONNX's [T, 2, B, H]): GRU linear-before-reset with initial
+# state and bias (Y, Y_h), GRU (Y read by nothing), LSTM with both initial
+# states (Y, Y_h, Y_c), RNN (Y alone)
+birnn = [
+    h.make_node("GRU", ["bq", "bgw", "bgr", "bgb", "", "bh0"],
+                ["bgru_y", "bgru_h"], hidden_size=H_, linear_before_reset=1,
+                direction="bidirectional"),
+    h.make_node("GRU", ["bq", "bgw", "bgr"], ["bgru0_y", "bgru0_h"],
+                hidden_size=H_, direction="bidirectional"),
+    h.make_node("LSTM", ["bq", "blw", "blr", "blb", "", "bh0", "bc0"],
+                ["blstm_y", "blstm_h", "blstm_c"], hidden_size=H_,
+                direction="bidirectional"),
+    h.make_node("RNN", ["bq", "brw", "brr", "brb"], ["brnn_y"],
+                hidden_size=H_, direction="bidirectional"),
+]
+save(birnn, [ws("bgw", 2, 3 * H_, I_), ws("bgr", 2, 3 * H_, H_),
+             w("bgb", 2, 6 * H_), ws("blw", 2, 4 * H_, I_),
+             ws("blr", 2, 4 * H_, H_), w("blb", 2, 8 * H_),
+             ws("brw", 2, H_, I_), ws("brr", 2, H_, H_), w("brb", 2, 2 * H_)],
+     [h.make_tensor_value_info("bq", T.FLOAT, [T_, B_, I_]),
+      h.make_tensor_value_info("bh0", T.FLOAT, [2, B_, H_]),
+      h.make_tensor_value_info("bc0", T.FLOAT, [2, B_, H_])],
+     [o for n in birnn for o in n.output if o != "bgru0_y"],
+     "fast_birnn.onnx")

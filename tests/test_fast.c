@@ -26,6 +26,7 @@ typedef struct Outs {
 	int reorders; /* of oneDNN convolutions' X and Y */
 	int direct; /* tasks runtime/direct.c took */
 	int chan; /* tasks runtime/chanwise.c took */
+	int dnnl; /* tasks oneDNN took */
 	int nhwc; /* tensors runtime/layout.c made NHWC */
 	int parallel; /* fast kernels on more than one thread */
 	int split; /* oneDNN kernels running image by image */
@@ -76,6 +77,7 @@ static void run_session(gearrt_model *m, gearrt_session *s, Outs *o)
 		o->fast += rt_fast(t) && !t->alias; /* a view, not a path */
 		o->direct += !strncmp(k, "direct.", 7);
 		o->chan += !strncmp(k, "chan.", 5);
+		o->dnnl += t->kernel->backend == KB_DNNL;
 		if (t->kernel->backend == KB_DNNL)
 			dnnl_fast_info(&t->fast, &d);
 		o->parallel += p->tasks[i].fast.threads > 1;
@@ -537,6 +539,17 @@ Test(fast, rnn_ops_match_reference)
 	 * (states and bias, reverse, bidirectional); the one with clip runs
 	 * its reference kernel */
 	fast_vs_reference("fast_rnn", 7, 0, NULL);
+}
+
+Test(fast, bidirectional_rnn_ops_match_reference)
+{
+	/* oneDNN's bidirectional GRU (linear_before_reset 1 with initial
+	 * state and bias; 0 with its Y read by nothing), LSTM (both initial
+	 * states, every output) and RNN, each one primitive */
+	Outs f1;
+	fast_vs_reference("fast_birnn", 4, 0, &f1);
+	cr_expect_eq(f1.dnnl, 4, "%d oneDNN tasks", f1.dnnl);
+	outs_free(&f1);
 }
 
 /* ---- the fused ops, on nodes built here -------------------------------- */
