@@ -611,23 +611,110 @@ RT_HOT static void softmax_row(const float *x, float *y, int64_t len)
 		y[j] *= inv;
 }
 
+/* LogSoftmax of one row of len (> 0) floats: (x - max) - log(sum of
+ * exp(x - max)), the sum as softmax_row's (its exp in vectors, one
+ * logf); NaN where softmax_row gives NaN.  y may be x. */
+RT_HOT static void log_softmax_row(const float *x, float *y, int64_t len)
+{
+	float m = x[0], sum = 0;
+	bool nan = false;
+	for (int64_t j = 0; j < len; j++) {
+		m = x[j] > m ? x[j] : m;
+		nan |= x[j] != x[j];
+	}
+	if (nan || m == INFINITY || m == -INFINITY) {
+		for (int64_t j = 0; j < len; j++)
+			y[j] = NAN;
+		return;
+	}
+	int64_t full = len / VL * VL;
+	Vec acc = { 0 }, v;
+	for (int64_t j = 0; j < full; j += VL) {
+		memcpy(&v, x + j, sizeof(v));
+		vec_exp_from(&v, m);
+		acc += v;
+	}
+	sum = vec_sum(&acc);
+	for (int64_t j = full; j < len; j++)
+		sum += exp_clamped(clamp_exp_arg(x[j] - m));
+	float ls = logf(sum); /* x - m first: exact where x is near m */
+	for (int64_t j = 0; j < len; j++)
+		y[j] = (x[j] - m) - ls;
+}
+
+/* Softmax (or LogSoftmax, log) along an axis that is not the last: len
+ * rows of inner floats, the axis stepping inner apart; per element of a
+ * row its own max, sum and result, each loop over a row's inner
+ * contiguous floats, which vectorises.  w: 2 inner floats and inner
+ * bytes of scratch. */
+RT_HOT static void softmax_cols(const float *x, float *y, int64_t len,
+				int64_t inner, bool log, float *w)
+{
+	float *m = w, *sum = w + inner;
+	uint8_t *bad = (uint8_t *)(w + 2 * inner);
+	for (int64_t i = 0; i < inner; i++) {
+		m[i] = x[i], sum[i] = 0;
+		bad[i] = 0;
+	}
+	for (int64_t j = 0; j < len; j++)
+		for (int64_t i = 0; i < inner; i++) {
+			float v = x[j * inner + i];
+			m[i] = v > m[i] ? v : m[i];
+			bad[i] |= v != v;
+		}
+	for (int64_t i = 0; i < inner; i++)
+		bad[i] |= m[i] == INFINITY || m[i] == -INFINITY;
+	for (int64_t j = 0; j < len; j++)
+		for (int64_t i = 0; i < inner; i++) {
+			float e = exp_clamped(
+				clamp_exp_arg(x[j * inner + i] - m[i]));
+			sum[i] += e;
+			if (!log)
+				y[j * inner + i] = e;
+		}
+	for (int64_t i = 0; i < inner; i++)
+		sum[i] = bad[i] ? NAN : log ? logf(sum[i]) : 1.0f / sum[i];
+	for (int64_t j = 0; j < len; j++)
+		for (int64_t i = 0; i < inner; i++)
+			y[j * inner + i] =
+				log ? (x[j * inner + i] - m[i]) - sum[i]
+				    : y[j * inner + i] * sum[i];
+}
+
 typedef struct Rows {
-	int64_t len; /* floats a row */
+	int64_t len;   /* floats a row */
+	int64_t inner; /* their distance (1: the last axis) */
+	bool log;      /* LogSoftmax */
 	int threads;
+	RunCtx *s;     /* its work: softmax_cols' scratch, a slice a thread */
+	size_t per_thread;
 } Rows;
 
 static int softmax_run(void *state, const Tensor *const *in,
 		       Tensor *const *out)
 {
 	const Rows *rs = state;
-	int64_t len = rs->len;
+	int64_t len = rs->len, inner = rs->inner, block = len * inner;
 	const float *x = in[0]->data;
 	float *y = tensor_mut(out[0]);
-	int64_t rows = (int64_t)(out[0]->nbytes / sizeof(float)) / len;
+	int64_t rows = (int64_t)(out[0]->nbytes / sizeof(float)) / block;
 	int nt = rs->threads;
-	RT_PARALLEL_ROWS
-	for (int64_t r = 0; r < rows; r++)
-		softmax_row(x + r * len, y + r * len, len);
+	if (inner > 1) {
+		float *w = rs->s->work;
+		RT_PARALLEL_FOR
+		for (int64_t r = 0; r < rows; r++)
+			softmax_cols(x + r * block, y + r * block, len, inner,
+				     rs->log, w + (size_t)rt_thread() *
+						      rs->per_thread);
+	} else if (rs->log) {
+		RT_PARALLEL_ROWS
+		for (int64_t r = 0; r < rows; r++)
+			log_softmax_row(x + r * len, y + r * len, len);
+	} else {
+		RT_PARALLEL_ROWS
+		for (int64_t r = 0; r < rows; r++)
+			softmax_row(x + r * len, y + r * len, len);
+	}
 	return 0;
 }
 
@@ -643,14 +730,28 @@ int direct_softmax(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	int64_t r = x->shape.rank;
 	int64_t axis = attr_int(n, "axis", opset > 0 && opset < 13 ? 1 : -1);
 	axis = axis < 0 ? axis + r : axis;
-	if (axis < 0 || axis >= r || (opset >= 13 && axis != r - 1) ||
-	    opset <= 0)
+	if (axis < 0 || axis >= r || opset <= 0)
 		return 0;
 	Rows *rs = xmalloc(sizeof(*rs));
-	rs->len = 1; /* the axis to the end: one axis since opset 13 */
+	memset(rs, 0, sizeof(*rs));
+	/* before opset 13 the axes from axis on are one row; since, the
+	 * axis alone, the axes after it inner to each element */
+	rs->len = 1, rs->inner = 1;
 	for (int64_t a = axis; a < r; a++)
-		rs->len *= x->shape.dims[a];
+		*(a == axis || opset < 13 ? &rs->len : &rs->inner) *=
+			x->shape.dims[a];
+	rs->log = n->op == OP_LogSoftmax;
 	rs->threads = rt_threads_for(s, 16.0 * (double)shape_numel(&x->shape));
+	rs->s = s;
+	rs->per_thread = (size_t)(3 * rs->inner + 16);
+	if (rs->inner > 1 &&
+	    !rt_work_reserve(s, rs->per_thread * sizeof(float) *
+					(size_t)(rs->threads > 1 ? rs->threads
+								 : 1))) {
+		free(rs);
+		return error("node '%s' (%s): out of memory for its "
+			     "temporaries", n->name, n->op_type);
+	}
 	k->run = softmax_run;
 	k->free = free;
 	k->state = rs;

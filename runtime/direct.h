@@ -25,8 +25,9 @@ int direct_deconv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Conv and FusedConv (Relu or no activation, no Z): 2-D, stride 1, one
  * group, at most 8 output channels, a window larger than 1x1. */
 int direct_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
-/* Softmax of fp32 over its last axis (or, before opset 13, over the
- * axes from its axis on). */
+/* Softmax and LogSoftmax of fp32 over any axis (before opset 13, over
+ * the axes from its axis on): rows of the last axis in vectors, another
+ * axis as strided rows vectorised over the axes after it. */
 int direct_softmax(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Sigmoid of fp32. */
 int direct_sigmoid(RunCtx *s, Prepared *p, Task *t, FastKernel *k);

@@ -193,6 +193,7 @@ static const KernelRow rows[] = {
 	PLAIN(Sigmoid, F32, EITHER, direct_sigmoid, "direct.sigmoid"),
 	PLAIN(FusedActivation, F32, EITHER, direct_act, "direct.act"),
 	PLAIN(Softmax, F32, ROWS, direct_softmax, "direct.softmax"),
+	PLAIN(LogSoftmax, F32, ROWS, direct_softmax, "direct.softmax"),
 	PLAIN(Erf, F32, EITHER, direct_unary, "direct.erf"),
 	PLAIN(Pow, F32, EITHER, direct_unary, "direct.square"),
 	PLAIN(Cast, ANY, ROWS, convert_cast, "convert.cast"),

@@ -26,9 +26,9 @@ def out(name):
     return h.make_tensor_value_info(name, T.FLOAT, None)
 
 
-def save(nodes, inits, inputs, outputs, path):
+def save(nodes, inits, inputs, outputs, path, opset=17):
     g = h.make_graph(nodes, path, inputs, [out(o) for o in outputs], inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     m.ir_version = 8
     onnx.save(m, "tests/fixtures/" + path)
 
@@ -662,3 +662,29 @@ save(birnn, [ws("bgw", 2, 3 * H_, I_), ws("bgr", 2, 3 * H_, H_),
       h.make_tensor_value_info("bc0", T.FLOAT, [2, B_, H_])],
      [o for n in birnn for o in n.output if o != "bgru0_y"],
      "fast_birnn.onnx")
+
+
+# runtime/direct.c's Softmax and LogSoftmax on any axis: the last (rows
+# of 37, a vector and a tail), axis 1 of [2, 5, 7, 3] (21 floats inner),
+# axis 0 (17 inner), axis 2 of [3, 4, 40, 2]; the inputs scaled by 30 so
+# that exps span far more than float's range
+def softmaxes(pre):
+    return [
+        h.make_node("Mul", [pre + "a", "s30"], [pre + "a30"]),
+        h.make_node("Softmax", [pre + "a30"], [pre + "sm_last"], axis=-1),
+        h.make_node("LogSoftmax", [pre + "a30"], [pre + "lsm_last"]),
+        h.make_node("Softmax", [pre + "b"], [pre + "sm_ax1"], axis=1),
+        h.make_node("LogSoftmax", [pre + "b"], [pre + "lsm_ax1"], axis=1),
+        h.make_node("LogSoftmax", [pre + "a30"], [pre + "lsm_ax0"], axis=0),
+        h.make_node("Softmax", [pre + "c"], [pre + "sm_ax2"], axis=2),
+    ]
+
+
+for pre, opset in (("", 13), ("o11_", 11)):
+    sm = softmaxes(pre)
+    save(sm, [nh.from_array(np.array(30, np.float32), "s30")],
+         [h.make_tensor_value_info(pre + "a", T.FLOAT, [17, 37]),
+          h.make_tensor_value_info(pre + "b", T.FLOAT, [2, 5, 7, 3]),
+          h.make_tensor_value_info(pre + "c", T.FLOAT, [3, 4, 40, 2])],
+         [o for n in sm[1:] for o in n.output],
+         "fast_softmax%s.onnx" % ("" if opset == 13 else "11"), opset)

@@ -909,6 +909,98 @@ Test(fast, direct_sigmoid_softmax_edge_values)
 	model_free(f.m);
 }
 
+Test(fast, softmax_any_axis_matches_reference)
+{
+	/* Softmax and LogSoftmax over the last axis, axis 1 and 2 (floats
+	 * inner to each element) and axis 0, at opset 13; and at opset 11,
+	 * where the axes from axis on are one row */
+	fast_vs_reference("fast_softmax", 7, 7, NULL);
+	fast_vs_reference("fast_softmax11", 7, 7, NULL);
+}
+
+Test(fast, softmax_columns_edge_values)
+{
+	/* Softmax and LogSoftmax over axis 0 of [5, 3]: column 0 holds a
+	 * NaN (all NaN), column 1 -inf and a value 200 above the rest (0
+	 * and -inf where exp underflows, (x - max) - log(sum) of the
+	 * others), column 2 is all -inf (NaN); a LogSoftmax row of 20 with
+	 * +inf (NaN) and one near 1e3 */
+	Fixture f;
+	fixture_init(&f);
+	Opset os = { "", 17 };
+	f.m->nopsets = 1;
+	f.m->opsets = &os;
+	int64_t d[] = { 5, 3 }, rd[] = { 2, 20 };
+	ValId vx = add_value(&f, "x", 2, d, NULL);
+	ValId vy = add_value(&f, "y", 2, d, NULL);
+	ValId vr = add_value(&f, "r", 2, rd, NULL);
+	ValId vz = add_value(&f, "z", 2, rd, NULL);
+	float in[15] = { NAN, 1, -INFINITY, 2, -INFINITY, -INFINITY,
+			 3, 201, -INFINITY, 4, 0.5f, -INFINITY, 5, -3,
+			 -INFINITY };
+	float row[40], out[40];
+	fill(row, 40, 13);
+	row[3] = INFINITY;
+	for (int i = 20; i < 40; i++)
+		row[i] += 1000;
+	for (int lg = 0; lg < 2; lg++) {
+		Node *n = graph_add_node(f.g, "sm", lg ? "LogSoftmax" : "Softmax",
+					 "", 1, 1);
+		n->op = lg ? OP_LogSoftmax : OP_Softmax;
+		n->inputs[0] = vx, n->outputs[0] = vy;
+		node_add_attr(f.g, n, "axis", ATTR_INT)->i = 0;
+		Tensor tx = { .data = in };
+		const Tensor *tin[1] = { &tx };
+		run_fused(&f, n, tin, out, 15);
+		for (int c = 0; c < 3; c++) {
+			double mx = -INFINITY, sum = 0;
+			for (int j = 0; j < 5; j++)
+				mx = fmax(mx, in[j * 3 + c]);
+			for (int j = 0; j < 5; j++)
+				sum += exp(in[j * 3 + c] - mx);
+			for (int j = 0; j < 5; j++) {
+				float got = out[j * 3 + c];
+				double v = in[j * 3 + c] - mx;
+				double want = lg ? v - log(sum) : exp(v) / sum;
+				if (c != 1) {
+					cr_expect(isnan(got), "%d col %d row %d: "
+						  "%g", lg, c, j, got);
+					continue;
+				}
+				cr_expect(want == -INFINITY ? got == want
+					  : fabs(got - want) <=
+						    1e-6 * fabs(want) + 1e-9,
+					  "%d col %d row %d: %g, expected %g",
+					  lg, c, j, got, want);
+			}
+		}
+		if (!lg)
+			continue;
+		n = graph_add_node(f.g, "lsm", "LogSoftmax", "", 1, 1);
+		n->op = OP_LogSoftmax;
+		n->inputs[0] = vr, n->outputs[0] = vz;
+		Tensor tr = { .data = row };
+		const Tensor *rin[1] = { &tr };
+		run_fused(&f, n, rin, out, 40);
+		double mx = -INFINITY, sum = 0;
+		for (int j = 20; j < 40; j++)
+			mx = fmax(mx, row[j]);
+		for (int j = 20; j < 40; j++)
+			sum += exp(row[j] - mx);
+		for (int j = 0; j < 20; j++) {
+			double want = row[20 + j] - mx - log(sum);
+			cr_expect(isnan(out[j]), "row 0 element %d: %g", j,
+				  out[j]);
+			cr_expect(fabs(out[20 + j] - want) <= 1e-5,
+				  "row 1 element %d: %g, expected %g", j,
+				  out[20 + j], want);
+		}
+	}
+	arena_release(&f.s.scratch);
+	free(f.s.work);
+	model_free(f.m);
+}
+
 /* GEARRT_PROFILE=nodes and GEARRT_NO_FAST=1 to gearc run: the profile
  * names each node's kernel by its registry row; reference kernels only
  * with GEARRT_NO_FAST. */
