@@ -1175,10 +1175,38 @@ int direct_view(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+static int copy_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	(void)state;
+	if (in[0]->data != out[0]->data)
+		memcpy(tensor_mut(out[0]), in[0]->data, out[0]->nbytes);
+	return 0;
+}
+
+/* A view op whose output has bytes of its own (a graph output, the
+ * caller's buffer): one copy of its input's bytes. */
+int direct_copy(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	if (op_info[n->op].view != VIEW_ALIAS || !x || !t->out[0] ||
+	    x->tkind != TK_TENSOR || !shape_is_static(&x->shape) ||
+	    x->dtype == DT_STRING || !dtype_size(x->dtype) ||
+	    x->dtype != p->g->vals[n->outputs[0]].dtype ||
+	    shape_bytes(&x->shape, x->dtype) != (int64_t)t->out[0]->nbytes)
+		return 0;
+	k->run = copy_run;
+	k->free = NULL;
+	k->state = NULL;
+	return 1;
+}
+
 typedef struct Gather {
 	int64_t outer, axis_len, nidx;
 	size_t inner; /* bytes of one slice */
-	int64_t *idx; /* nidx, each in [0, axis_len) */
+	int64_t *idx; /* nidx, each in [0, axis_len); NULL: read per run */
+	int idx_dt;   /* the indices' dtype, read per run */
 } Gather;
 
 static void gather_free(void *state)
@@ -1202,8 +1230,34 @@ static int gather_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
+/* Gather by indices the run gives (an embedding's token ids): each
+ * checked as the reference kernel checks it, its error if out of
+ * range. */
+static int gather_idx_run(void *state, const Tensor *const *in,
+			  Tensor *const *out)
+{
+	const Gather *g = state;
+	const uint8_t *x = in[0]->data;
+	uint8_t *y = tensor_mut(out[0]);
+	const int64_t *i64 = in[1]->data;
+	const int32_t *i32 = in[1]->data;
+	for (int64_t k = 0; k < g->nidx; k++) {
+		int64_t v = g->idx_dt == DT_INT64 ? i64[k] : i32[k];
+		if (v < -g->axis_len || v >= g->axis_len)
+			return error("index %lld is out of range for a dim "
+				     "of %lld", (long long)v,
+				     (long long)g->axis_len);
+		v = v < 0 ? v + g->axis_len : v;
+		for (int64_t o = 0; o < g->outer; o++)
+			memcpy(y + (size_t)(o * g->nidx + k) * g->inner,
+			       x + (size_t)(o * g->axis_len + v) * g->inner,
+			       g->inner);
+	}
+	return 0;
+}
+
 /* Gather by constant indices, all in range (an index out of range is
- * the reference kernel's error to give). */
+ * the reference kernel's error to give), or by the run's. */
 int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
@@ -1215,10 +1269,12 @@ int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	int64_t axis = attr_int(n, "axis", 0);
 	axis = axis < 0 ? axis + r : axis;
 	if (!es || x->tkind != TK_TENSOR || !shape_is_static(&x->shape) ||
-	    !it || (it->dtype != DT_INT64 && it->dtype != DT_INT32) ||
+	    !iv || iv->tkind != TK_TENSOR || !shape_is_static(&iv->shape) ||
+	    (iv->dtype != DT_INT64 && iv->dtype != DT_INT32) ||
 	    axis < 0 || axis >= r || !t->out[0])
 		return 0;
 	Gather *g = xmalloc(sizeof(*g));
+	memset(g, 0, sizeof(*g));
 	g->outer = 1, g->inner = es;
 	for (int32_t a = 0; a < r; a++)
 		if (a < axis)
@@ -1226,7 +1282,14 @@ int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 		else if (a > axis)
 			g->inner *= (size_t)x->shape.dims[a];
 	g->axis_len = x->shape.dims[axis];
-	g->nidx = shape_numel(&it->shape);
+	g->nidx = shape_numel(&iv->shape);
+	if (!it) {
+		g->idx_dt = iv->dtype;
+		k->run = gather_idx_run;
+		k->free = gather_free;
+		k->state = g;
+		return 1;
+	}
 	g->idx = xmalloc(((size_t)g->nidx + 1) * sizeof(*g->idx));
 	for (int64_t i = 0; i < g->nidx; i++) {
 		int64_t v = tensor_get_i64(it, i);

@@ -49,7 +49,11 @@ int direct_layernorm(RunCtx *s, Prepared *p, Task *t,
 /* A view op (op table VIEW_ALIAS) whose output the plan put in its
  * input's bytes: a no-op. */
 int direct_view(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
-/* Gather by constant indices, all in range. */
+/* A view op whose output the plan gave bytes of its own (a graph
+ * output): a copy. */
+int direct_copy(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* Gather by constant indices, all in range, or by indices of the run
+ * (checked each run as the reference kernel checks them). */
 int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Transpose of 4-byte elements. */
 int direct_transpose(RunCtx *s, Prepared *p, Task *t,

@@ -688,3 +688,49 @@ for pre, opset in (("", 13), ("o11_", 11)):
           h.make_tensor_value_info(pre + "c", T.FLOAT, [3, 4, 40, 2])],
          [o for n in sm[1:] for o in n.output],
          "fast_softmax%s.onnx" % ("" if opset == 13 else "11"), opset)
+
+
+# runtime/ew.c: float binary ops at numpy broadcasts ([2,3,4,5] with
+# [3,1,5], [5] and a scalar first) and comparisons (Cast to float), the
+# unary math and activation ops; 35 nodes a fast path takes
+def bcast_and_unary():
+    bin_ = [
+        h.make_node("Add", ["ea", "eb"], ["e_add"]),
+        h.make_node("Sub", ["e_k", "ea"], ["e_rsub"]),
+        h.make_node("Mul", ["ea", "ec"], ["e_mul"]),
+        h.make_node("Div", ["eb", "ea"], ["e_div"]),
+        h.make_node("Max", ["ea", "eb"], ["e_max"]),
+        h.make_node("Min", ["ec", "ea"], ["e_min"]),
+        h.make_node("Pow", ["ea", "eb"], ["e_pow"]),
+        h.make_node("Greater", ["ea", "eb"], ["e_gt_b"]),
+        h.make_node("Cast", ["e_gt_b"], ["e_gt"], to=T.FLOAT),
+        h.make_node("LessOrEqual", ["ec", "ea"], ["e_le_b"]),
+        h.make_node("Cast", ["e_le_b"], ["e_le"], to=T.FLOAT),
+    ]
+    un = [(op, {}) for op in (
+        "Tanh", "Elu", "Selu", "Softplus", "HardSigmoid", "HardSwish",
+        "Mish", "Reciprocal", "Softsign", "Round", "Sign", "Sin", "Cos",
+        "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh")]
+    un += [("LeakyRelu", {"alpha": 0.1}), ("Celu", {"alpha": 0.7}),
+           ("ThresholdedRelu", {"alpha": 0.2})]
+    nodes = bin_ + [h.make_node("Mul", ["ea", "e_3"], ["ea3"])]
+    outs = [n.output[0] for n in bin_ if not n.output[0].endswith("_b")]
+    for op, at in un:
+        nodes.append(h.make_node(op, ["ea"], ["e_" + op.lower()], **at))
+        outs.append("e_" + op.lower())
+    nodes += [h.make_node("Floor", ["ea3"], ["e_floor"]),
+              h.make_node("Ceil", ["ea3"], ["e_ceil"]),
+              h.make_node("Clip", ["ea", "e_lo", "e_hi"], ["e_clip"])]
+    outs += ["e_floor", "e_ceil", "e_clip"]
+    return nodes, outs
+
+
+ew_nodes, ew_outs = bcast_and_unary()
+save(ew_nodes, [nh.from_array(np.array([1.5], np.float32), "e_k"),
+                nh.from_array(np.array(3, np.float32), "e_3"),
+                nh.from_array(np.array(-0.5, np.float32), "e_lo"),
+                nh.from_array(np.array(0.5, np.float32), "e_hi")],
+     [h.make_tensor_value_info("ea", T.FLOAT, [2, 3, 4, 5]),
+      h.make_tensor_value_info("eb", T.FLOAT, [3, 1, 5]),
+      h.make_tensor_value_info("ec", T.FLOAT, [5])],
+     ew_outs, "fast_ew.onnx")
