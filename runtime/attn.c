@@ -5,25 +5,26 @@
  * Attention as three nodes (MatMul, Softmax, MatMul) writes the scores
  * of every head to memory and reads them twice; around them Transposes
  * copy Q, K, V and the output once more.  Here a task is one batch block
- * (batch x head) and a tile of up to QT queries: its Q rows are packed
- * (QT x D), K transposed into KT (D x Skv, padded to whole vectors), the
- * tile's scores computed as a small matrix product in registers (4 rows x
- * 2 vectors of keys a step), scaled, causally masked and masked, its
+ * (batch x head) and a tile of up to QT queries: Q's rows read as they
+ * are (packed only if not contiguous), K transposed once into KT (D x
+ * Skv, padded to whole vectors, in 16x16 blocks through registers), the
+ * tile's scores a small matrix product in registers (rows x vectors of
+ * keys a step, the variant's), scaled, causally masked and masked, its
  * softmax taken in float32 from the row's max (exp as act.h's, a key
  * whose score is more than 64 below the max counting 0: its weight would
  * be under 1.6e-28 of the largest, and near the float exp's underflow
  * its last step and its products with V go denormal, which slows every
- * instruction meeting one by two orders of magnitude), then the unnormalised
- * weights times V (4 rows x 2 vectors of the head size a step) and the
- * rows scaled by 1 / sum as they are written through y_perm.  Q, K, V and
- * Y are read and written through their permutations' strides, so the
- * head Transposes around attention cost nothing.  A row holding a NaN or
+ * instruction meeting one by two orders of magnitude), then the
+ * unnormalised weights times V the same way and the rows scaled by
+ * 1 / sum as they are written through y_perm.  Q, K, V and Y are read
+ * and written through their permutations' strides, so the head
+ * Transposes around attention cost nothing.  A row holding a NaN or
  * whose largest score is infinite is NaN, as the reference kernel's.
  * Each output row is computed by one task in one order: the same bits at
  * any thread count.  Tasks go to the session's threads one at a time
  * (RT_PARALLEL_FOR); their scratch is the session's work, a slice a
- * thread.  The hot loops are compiled for AVX-512, AVX2 and the base ISA
- * (RT_HOT).
+ * thread.  A task is compiled for AVX-512, AVX2 and the base ISA, the
+ * variant picked by compiler/cpu.h (task_avx512 and its kin below).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -51,8 +52,8 @@ struct Attn {
 	int64_t qt;	/* queries a task */
 	int64_t tiles;	/* tiles of a batch block */
 	int64_t per_task; /* tiles a task: all, or 1 */
-	int64_t ld;	/* Skv rounded up to JB: a row of scores, of KT */
-	int64_t ldo;	/* Dv rounded up to JB: a row of O, of packed V */
+	int64_t ld;	/* Skv rounded up to VL: a row of scores, of KT */
+	int64_t ldo;	/* Dv rounded up to VL: a row of O, of packed V */
 	bool pack_v;	/* V's rows are not whole vectors in place */
 	/* offsets of a thread's KT, Q tile, scores, O tile, packed V and
 	 * 1 / sum, and its scratch, in floats */
@@ -63,13 +64,54 @@ static int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 /* ---- packing -------------------------------------------------------------- */
 
-/* kt[d][j] = K[j][d] (strides kj, kd), lanes j >= skv 0. */
-static void pack_kt(const float *k, int64_t kj, int64_t kd, int64_t skv,
-		    int64_t d, float *kt, int64_t ld)
+/* Vectors go through memory and by pointer: a function returning one
+ * would change the ABI between the variants. */
+#define VLOAD(v, p) memcpy(&(v), (p), sizeof(Vec))
+#define VSTORE(p, v) memcpy((p), &(v), sizeof(Vec))
+
+/* The 16x16 block of floats at src (rows rs apart) transposed to dst
+ * (rows ds apart), in registers: four stages, each swapping the
+ * off-diagonal half x half blocks of every 2 half x 2 half block (two
+ * vector shuffles a pair of rows: 64 for 256 floats, where a float at
+ * a time took 3-4 cycles each). */
+static inline __attribute__((always_inline)) void
+transpose16(const float *src, int64_t rs, float *dst, int64_t ds)
 {
+	Vec r[VL];
+	for (int i = 0; i < VL; i++)
+		VLOAD(r[i], src + i * rs);
+	for (int half = VL / 2; half >= 1; half /= 2) {
+		IVec ma, mb;
+		for (int l = 0; l < VL; l++) {
+			ma[l] = l & half ? VL + l - half : l;
+			mb[l] = l & half ? VL + l : l + half;
+		}
+		for (int i = 0; i < VL; i++) {
+			if (i & half)
+				continue;
+			Vec a = r[i], b = r[i + half];
+			r[i] = __builtin_shuffle(a, b, ma);
+			r[i + half] = __builtin_shuffle(a, b, mb);
+		}
+	}
+	for (int i = 0; i < VL; i++)
+		VSTORE(dst + i * ds, r[i]);
+}
+
+/* kt[d][j] = K[j][d] (strides kj, kd), lanes j >= skv 0: whole 16x16
+ * blocks through registers where K's rows are contiguous, the edges a
+ * float at a time.  Inlined into each variant. */
+static inline __attribute__((always_inline)) void
+pack_kt(const float *k, int64_t kj, int64_t kd, int64_t skv, int64_t d,
+	float *kt, int64_t ld)
+{
+	int64_t jf = kd == 1 ? skv / VL * VL : 0, df = d / VL * VL;
+	for (int64_t j = 0; j < jf; j += VL)
+		for (int64_t e = 0; e < df; e += VL)
+			transpose16(k + j * kj + e, kj, kt + e * ld + j, ld);
 	for (int64_t e = 0; e < d; e++) {
 		float *row = kt + e * ld;
-		for (int64_t j = 0; j < skv; j++)
+		for (int64_t j = e < df ? jf : 0; j < skv; j++)
 			row[j] = k[j * kj + e * kd];
 		for (int64_t j = skv; j < ld; j++)
 			row[j] = 0;
@@ -78,7 +120,8 @@ static void pack_kt(const float *k, int64_t kj, int64_t kd, int64_t skv,
 
 /* dst[r][c] = src[r * rs + c * cs] for r < rows, c < cols; row length
  * ld, lanes c >= cols 0. */
-static void pack_rows(const float *src, int64_t rs, int64_t cs, int64_t rows,
+static inline __attribute__((always_inline)) void
+pack_rows(const float *src, int64_t rs, int64_t cs, int64_t rows,
 		      int64_t cols, float *dst, int64_t ld)
 {
 	for (int64_t r = 0; r < rows; r++) {
@@ -95,55 +138,69 @@ static void pack_rows(const float *src, int64_t rs, int64_t cs, int64_t rows,
 
 /* ---- the two products ------------------------------------------------------ */
 
-/* Vectors go through memory and by pointer: a function returning one
- * would change the ABI between the variants. */
-#define VLOAD(v, p) memcpy(&(v), (p), sizeof(Vec))
-#define VSTORE(p, v) memcpy((p), &(v), sizeof(Vec))
+enum { MAXR = 8, MAXC = 4 };
 
-enum { MAXR = 8 };
-
-/* o[r][0..JB) = sum_e a[r][e] b[e][0..JB) for r < R (a rows lda apart,
- * b rows ldb, o rows ldo): R x 2 vector accumulators, R a constant of
- * the variant (enough independent sums to keep its multiply-add units
- * busy, few enough to stay in its registers). */
+/* o[r][0..C VL) = sum_e a[r][e] b[e][0..C VL) for r < R (a rows lda
+ * apart, b rows ldb, o rows ldo): R x C vector accumulators, R and C
+ * constants of the variant (enough independent sums to keep its
+ * multiply-add units busy, few enough to stay in its registers; each
+ * scalar of a loaded once for C vectors of b). */
 static inline __attribute__((always_inline)) void
 mm_block(const float *a, int64_t lda, int64_t n, const float *b,
-	 int64_t ldb, float *o, int64_t ldo, const int R)
+	 int64_t ldb, float *o, int64_t ldo, const int R, const int C)
 {
-	Vec c[MAXR][2];
+	Vec c[MAXR][MAXC];
 	for (int r = 0; r < R; r++)
-		c[r][0] = c[r][1] = (Vec){ 0 };
+		for (int q = 0; q < C; q++)
+			c[r][q] = (Vec){ 0 };
 	for (int64_t e = 0; e < n; e++, b += ldb) {
-		Vec u, w;
-		VLOAD(u, b);
-		VLOAD(w, b + VL);
+		Vec u[MAXC];
+		for (int q = 0; q < C; q++)
+			VLOAD(u[q], b + q * VL);
 		for (int r = 0; r < R; r++) {
 			float x = a[r * lda + e];
-			c[r][0] += x * u;
-			c[r][1] += x * w;
+			for (int q = 0; q < C; q++)
+				c[r][q] += x * u[q];
 		}
 	}
-	for (int r = 0; r < R; r++) {
-		VSTORE(o + r * ldo, c[r][0]);
-		VSTORE(o + r * ldo + VL, c[r][1]);
-	}
+	for (int r = 0; r < R; r++)
+		for (int q = 0; q < C; q++)
+			VSTORE(o + r * ldo + q * VL, c[r][q]);
 }
 
-/* o[r][c] = sum_e a[r][e] b[e][c] for r < m, c < cols (a multiple of
- * JB): blocks of R rows, then one row at a time. */
+/* Columns [c0, cols) of rows [0, m) in blocks of C vectors (cols - c0 a
+ * multiple of C VL): R rows at a time, then one. */
 static inline __attribute__((always_inline)) void
-mm(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
-   int64_t ldb, int64_t cols, float *o, int64_t ldo, const int R)
+mm_cols(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
+	int64_t ldb, int64_t c0, int64_t cols, float *o, int64_t ldo,
+	const int R, const int C)
 {
 	int64_t r = 0;
 	for (; r + R <= m; r += R)
-		for (int64_t c = 0; c < cols; c += JB)
+		for (int64_t c = c0; c < cols; c += C * VL)
 			mm_block(a + r * lda, lda, n, b + c, ldb,
-				 o + r * ldo + c, ldo, R);
+				 o + r * ldo + c, ldo, R, C);
 	for (; r < m; r++)
-		for (int64_t c = 0; c < cols; c += JB)
+		for (int64_t c = c0; c < cols; c += C * VL)
 			mm_block(a + r * lda, lda, n, b + c, ldb,
-				 o + r * ldo + c, ldo, 1);
+				 o + r * ldo + c, ldo, 1, C);
+}
+
+/* o[r][c] = sum_e a[r][e] b[e][c] for r < m, c < cols (a multiple of
+ * VL): blocks of R rows by C vectors, the columns left by them 2
+ * vectors wide, then 1. */
+static inline __attribute__((always_inline)) void
+mm(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
+   int64_t ldb, int64_t cols, float *o, int64_t ldo, const int R,
+   const int C)
+{
+	int64_t wide = cols / (C * VL) * (C * VL);
+	int64_t pairs = wide + (cols - wide) / JB * JB;
+	mm_cols(a, lda, m, n, b, ldb, 0, wide, o, ldo, R, C);
+	if (wide < pairs)
+		mm_cols(a, lda, m, n, b, ldb, wide, pairs, o, ldo, R, 2);
+	if (pairs < cols)
+		mm_cols(a, lda, m, n, b, ldb, pairs, cols, o, ldo, R, 1);
 }
 
 /* ---- the softmax --------------------------------------------------------- */
@@ -151,25 +208,44 @@ mm(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
 #define VEC_PICK(mask, a, b) \
 	((Vec)(((mask) & (IVec)(a)) | (~(mask) & (IVec)(b))))
 
-/* Lanes of *v summed, and maxed, in one fixed order. */
-static inline __attribute__((always_inline)) float vsum(const Vec *v)
+/* Lanes of *v summed, and maxed, by halving in one fixed order (GCC's
+ * shuffles; else lane by lane in that order). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VHALVE(v, op, h) ((v) = op((v), __builtin_shuffle((v), (h))))
+#else
+#define VHALVE(v, op, h)                                                  \
+	do {                                                              \
+		__typeof__(v) s_;                                         \
+		for (int l_ = 0; l_ < VL; l_++)                           \
+			s_[l_] = (v)[(h)[l_]];                            \
+		(v) = op((v), s_);                                        \
+	} while (0)
+#endif
+#define VMAX2(a, b) VEC_PICK((b) > (a), (b), (a))
+#define VADD2(a, b) ((a) + (b))
+#define VOR2(a, b) ((a) | (b))
+
+static const IVec halve[4] = {
+	{ 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7 },
+	{ 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11 },
+	{ 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13 },
+	{ 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14 },
+};
+
+static inline __attribute__((always_inline)) float vsum(const Vec *p)
 {
-	float h[VL];
-	memcpy(h, v, sizeof(h));
-	for (int w = VL / 2; w >= 1; w /= 2)
-		for (int l = 0; l < w; l++)
-			h[l] += h[l + w];
-	return h[0];
+	Vec v = *p;
+	for (int i = 0; i < 4; i++)
+		VHALVE(v, VADD2, halve[i]);
+	return v[0];
 }
 
-static inline __attribute__((always_inline)) float vmax(const Vec *v)
+static inline __attribute__((always_inline)) float vmax(const Vec *p)
 {
-	float h[VL];
-	memcpy(h, v, sizeof(h));
-	for (int w = VL / 2; w >= 1; w /= 2)
-		for (int l = 0; l < w; l++)
-			h[l] = h[l + w] > h[l] ? h[l + w] : h[l];
-	return h[0];
+	Vec v = *p;
+	for (int i = 0; i < 4; i++)
+		VHALVE(v, VMAX2, halve[i]);
+	return v[0];
 }
 
 /* A weight exp(x) for x = score - max below EXP_CUT counts 0: it is
@@ -228,9 +304,9 @@ softmax_row(const SdpaGeom *g, float *s, int64_t ld, int64_t i,
 		nan |= v != v;
 	}
 	float mx = vmax(&vm);
-	bool bad = isinf(mx);
-	for (int l = 0; l < VL; l++)
-		bad |= nan[l] != 0;
+	for (int h = 0; h < 4; h++)
+		VHALVE(nan, VOR2, halve[h]);
+	bool bad = isinf(mx) || nan[0];
 	if (bad) {
 		memset(s, 0, (size_t)ld * sizeof(float));
 		return NAN;
@@ -252,7 +328,7 @@ softmax_row(const SdpaGeom *g, float *s, int64_t ld, int64_t i,
  * rows a step of the products. */
 static inline __attribute__((always_inline)) void
 tile(const Attn *k, const float *const *in, float *y, int64_t b, int64_t t,
-     float *w, const int R)
+     float *w, const int R, const int C)
 {
 	const SdpaGeom *g = &k->g;
 	int32_t r = g->rank;
@@ -267,16 +343,21 @@ tile(const Attn *k, const float *const *in, float *y, int64_t b, int64_t t,
 	float *yb = y + sdpa_block_offset(g, SDPA_Y, b);
 	float *kt = w + k->kt, *qp = w + k->q, *sc = w + k->sc;
 	float *o = w + k->o, *inv = w + k->inv;
-	pack_rows(q + i0 * qs[r - 2], qs[r - 2], qs[r - 1], m, g->d, qp,
-		  g->d);
-	mm(qp, g->d, m, g->d, kt, k->ld, k->ld, sc, k->ld, R);
+	/* Q's rows as they are where contiguous, else packed */
+	const float *qa = q + i0 * qs[r - 2];
+	int64_t lda = qs[r - 2];
+	if (qs[r - 1] != 1) {
+		pack_rows(qa, qs[r - 2], qs[r - 1], m, g->d, qp, g->d);
+		qa = qp, lda = g->d;
+	}
+	mm(qa, lda, m, g->d, kt, k->ld, k->ld, sc, k->ld, R, C);
 	for (int64_t i = 0; i < m; i++)
 		inv[i] = softmax_row(g, sc + i * k->ld, k->ld, i0 + i,
 				     mk ? mk + (i0 + i) * ms[r - 2] : NULL,
 				     ms[r - 1]);
 	const float *vr = k->pack_v ? w + k->v : v;
 	int64_t ldv = k->pack_v ? k->ldo : vs[r - 2];
-	mm(sc, k->ld, m, g->skv, vr, ldv, k->ldo, o, k->ldo, R);
+	mm(sc, k->ld, m, g->skv, vr, ldv, k->ldo, o, k->ldo, R, C);
 	for (int64_t i = 0; i < m; i++) {
 		float *yr = yb + (i0 + i) * ys[r - 2];
 		const float *orow = o + i * k->ldo;
@@ -293,7 +374,7 @@ tile(const Attn *k, const float *const *in, float *y, int64_t b, int64_t t,
  * is packed) packed once for them. */
 static inline __attribute__((always_inline)) void
 task(const Attn *k, const float *const *in, float *y, int64_t i, float *w,
-     const int R)
+     const int R, const int C)
 {
 	const SdpaGeom *g = &k->g;
 	int32_t r = g->rank;
@@ -307,14 +388,14 @@ task(const Attn *k, const float *const *in, float *y, int64_t i, float *w,
 			  vs[r - 2], vs[r - 1], g->skv, g->dv, w + k->v,
 			  k->ldo);
 	for (int64_t t = t0; t < t0 + k->per_task; t++)
-		tile(k, in, y, b, t, w, R);
+		tile(k, in, y, b, t, w, R, C);
 }
 
 /* The variants of a task, chosen when matched by what compiler/cpu.h
- * says the CPU has (within the ISA cap): AVX-512 with 8 rows of 2
- * vectors a step (16 of its 32 registers), AVX2 with 2 rows (a vector
- * of 16 floats is 2 of its 16 registers), and plain C, whose vectors
- * the compiler splits for the base ISA, a row at a time. */
+ * says the CPU has (within the ISA cap): AVX-512 with 6 rows of 4
+ * vectors a step (24 of its 32 registers), AVX2 with 2 rows of 2 (a
+ * vector of 16 floats is 2 of its 16 registers), and plain C, whose
+ * vectors the compiler splits for the base ISA, a row of 2 at a time. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
 	!defined(__SANITIZE_ADDRESS__)
 #define ATTN_X86 1
@@ -323,20 +404,20 @@ task(const Attn *k, const float *const *in, float *y, int64_t i, float *w,
 RT_AVX512 static void task_avx512(const Attn *k, const float *const *in,
 				  float *y, int64_t i, float *w)
 {
-	task(k, in, y, i, w, 8);
+	task(k, in, y, i, w, 6, 4);
 }
 
 ATTN_AVX2 static void task_avx2(const Attn *k, const float *const *in,
 				float *y, int64_t i, float *w)
 {
-	task(k, in, y, i, w, 2);
+	task(k, in, y, i, w, 2, 2);
 }
 #endif
 
 static void task_plain(const Attn *k, const float *const *in, float *y,
 		       int64_t i, float *w)
 {
-	task(k, in, y, i, w, 1);
+	task(k, in, y, i, w, 1, 2);
 }
 
 static int attn_run(void *state, const Tensor *const *in, Tensor *const *out)
@@ -400,9 +481,9 @@ int attn_sdpa(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	}
 	const SdpaGeom *g = &k->g;
 	k->s = s;
-	k->ld = round_up(g->skv, JB);
-	k->ldo = round_up(g->dv, JB);
-	k->pack_v = g->st[SDPA_V][g->rank - 1] != 1 || g->dv % JB;
+	k->ld = round_up(g->skv, VL);
+	k->ldo = round_up(g->dv, VL);
+	k->pack_v = g->st[SDPA_V][g->rank - 1] != 1 || g->dv % VL;
 	double flops = 2.0 * (double)g->nblocks * (double)g->sq *
 		       (double)g->skv * (double)(g->d + g->dv);
 	k->threads = rt_threads_for(s, flops);
