@@ -1498,8 +1498,37 @@ static void text_fused(json_object *n)
 	fputc(']', stdout);
 }
 
+/* " [scale 0.125, causal upper-left, q_perm 0,2,1,3]": an Sdpa's
+ * attributes (compiler/ops/attention.c), those that are set. */
+static void text_sdpa(json_object *n)
+{
+	static const char *const perms[] = { SDPA_Q_PERM_ATTR,
+					     SDPA_K_PERM_ATTR,
+					     SDPA_V_PERM_ATTR,
+					     SDPA_Y_PERM_ATTR };
+	json_object *at = jget(n, "attributes");
+	if (strcmp(jgets(n, "domain"), GEARC_DOMAIN) ||
+	    strcmp(jgets(n, "op"), "Sdpa"))
+		return;
+	printf(" [scale %g",
+	       json_object_get_double(jget(at, SDPA_SCALE_ATTR)));
+	int64_t c = json_object_get_int64(jget(at, SDPA_CAUSAL_ATTR));
+	if (c)
+		printf(", causal %s", c == 1 ? "upper-left" : "lower-right");
+	for (size_t k = 0; k < sizeof(perms) / sizeof(perms[0]); k++) {
+		json_object *p = jget(at, perms[k]);
+		if (!p)
+			continue;
+		printf(", %s ", perms[k]);
+		for (size_t i = 0; i < jlen(p); i++)
+			printf("%s%lld", i ? "," : "",
+			       (long long)json_object_get_int64(jat(p, i)));
+	}
+	fputc(']', stdout);
+}
+
 /* A line per node: index, op, name, inputs -> outputs with their dims
- * and places, fused activations. */
+ * and places, fused activations, an Sdpa's attributes. */
 static void text_nodes(json_object *detail)
 {
 	json_object *nodes = jget(detail, "nodes"),
@@ -1512,6 +1541,7 @@ static void text_nodes(json_object *detail)
 		fputs(" -> ", stdout);
 		text_refs(jget(n, "outputs"), by);
 		text_fused(n);
+		text_sdpa(n);
 		fputc('\n', stdout);
 	}
 	json_object_put(by);

@@ -37,7 +37,9 @@
  * activations), FusedActivation (the activations alone, of a
  * written-out form after no such op), and DynQuantMatMul, DynQuantConv
  * that passes/qfuse.c makes (compiler/ops/qfused.c: a dynamic int8 chain
- * in one op).
+ * in one op), and Sdpa, scaled dot-product attention, the canonical form
+ * passes/attn.c rewrites every exporter's attention to
+ * (compiler/ops/attention.c).
  *
  * GEARC_MS_OPS lists ONNX Runtime's contrib ops (domain "com.microsoft",
  * compiler/ops/contrib*.c), with ONNX Runtime's documented semantics
@@ -278,7 +280,8 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(FusedMatMul,               infer_fused_matmul,            run_fused_matmul,            VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(DynQuantMatMul,            infer_dynquant_matmul,         run_dynquant_matmul,         VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(DynQuantConv,              infer_dynquant_conv,           run_dynquant_conv,           VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(FusedActivation,           infer_fused_activation,        run_fused_activation,        VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE)
+	X(FusedActivation,           infer_fused_activation,        run_fused_activation,        VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
+	X(Sdpa,                      infer_sdpa,                    run_sdpa,                    VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE)
 
 #define GEARC_MS_OPS(X) \
 	X(Attention,                 infer_ms_attention,            run_ms_attention,            VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \

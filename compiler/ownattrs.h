@@ -36,6 +36,15 @@
  * 0, Y = acts(Conv + Z)). */
 #define FUSED_Z_AFTER_ATTR "z_after" /* INT */
 
+/* Sdpa (compiler/ops/attention.c states their meaning). */
+#define SDPA_SCALE_ATTR "scale"		  /* FLOAT */
+#define SDPA_CAUSAL_ATTR "causal"	  /* INT: 0, 1 or 2 */
+#define SDPA_CAUSAL_FILL_ATTR "causal_fill" /* FLOAT */
+#define SDPA_Q_PERM_ATTR "q_perm"	  /* INTS, each a permutation */
+#define SDPA_K_PERM_ATTR "k_perm"
+#define SDPA_V_PERM_ATTR "v_perm"
+#define SDPA_Y_PERM_ATTR "y_perm"
+
 /* Fail: an If branch invalid at the compiled shapes (ops/control.c). */
 #define FAIL_MESSAGE_ATTR "message" /* STRING: the error if run */
 #define FAIL_DTYPES_ATTR "dtypes"   /* INTS: per output */

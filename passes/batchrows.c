@@ -182,6 +182,46 @@ static int rnn_axis(const Node *n, int which)
 	return first ? 0 : which == 1 ? 2 : 1;
 }
 
+/* The logical axis (compiler/ops/attention.c) of input axis a of an
+ * Sdpa's input read through permutation attribute name, r axes. */
+static int sdpa_logical(const Node *n, const char *name, int a, int r)
+{
+	const int64_t *p;
+	int32_t np = attr_ints(n, name, &p);
+	for (int i = 0; np == r && i < r; i++)
+		if (p[i] == a)
+			return i;
+	return a;
+}
+
+/* Sdpa (attention.c): rows stay apart when Q, K and V carry the batch
+ * on one of their batch dims (N..., the same logical axis in each), the
+ * mask on that axis too or not at all (one mask for every row); Y has it
+ * where y_perm puts that axis. */
+static int sdpa_carry(const Graph *g, const Node *n, const int *ax)
+{
+	static const char *const perm[] = { SDPA_Q_PERM_ATTR,
+					    SDPA_K_PERM_ATTR,
+					    SDPA_V_PERM_ATTR };
+	int r = shape_of_val(g, n->inputs[0])->rank, la = NONE;
+	for (int i = 0; i < 3; i++) {
+		int l = ax[i] == NONE ? NONE
+				      : sdpa_logical(n, perm[i], ax[i], r);
+		if (l == NONE || l >= r - 2 || (la != NONE && l != la))
+			return MIXED;
+		la = l;
+	}
+	if (n->ninputs > 3 && n->inputs[3] >= 0 && ax[3] != NONE &&
+	    ax[3] + r - shape_of_val(g, n->inputs[3])->rank != la)
+		return MIXED;
+	const int64_t *yp;
+	int32_t ny = attr_ints(n, SDPA_Y_PERM_ATTR, &yp);
+	for (int i = 0; ny == r && i < r; i++)
+		if (yp[i] == la)
+			return i;
+	return la;
+}
+
 /* How n carries the batch (opset: the model's): its inputs' batch axes
  * ax[] (NONE, or an axis) to output k's (NONE for an output no batch
  * reaches); MIXED if it mixes the rows. */
@@ -325,6 +365,8 @@ static int carry(const Graph *g, const Node *n, const int *ax, int k,
 		int at = a + (y->rank - r);
 		return !rest && y->dims[at] == x->dims[a] ? at : MIXED;
 	}
+	case OP_Sdpa:
+		return sdpa_carry(g, n, ax);
 	case OP_LSTM: case OP_GRU: case OP_RNN: {
 		/* X, and the initial states (batch at 1, or 0 for layout 1) */
 		int want = rnn_axis(n, 0);

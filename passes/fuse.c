@@ -1539,6 +1539,8 @@ static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 	drop_same_casts(g);
 	fold_output_identities(g);
 	qfuse_graph(g);
+	if (attn_fuse_graph(g, F.opset) > 0 && graph_dce(g, NULL) < 0)
+		return -1;
 	count_uses(&F);
 	int rc = 0;
 	for (int32_t i = 0; i < g->nnodes && !rc; i++) {

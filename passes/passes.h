@@ -170,6 +170,11 @@ bool widen_applies(const Model *m, const PassOptions *o);
  * FusedGemm and FusedMatMul in every static graph but the dynamic one
  * (passes/fuse.c).  Runs after specialise; no-op with o->no_fuse. */
 int pass_fuse(Model *m, const PassOptions *o);
+/* passes/attn.c: attention as exporters write it (MatMul, scale, causal
+ * Where, mask Add, Softmax, MatMul, with the head Transposes around)
+ * into Sdpa, in g (the fuse pass's step before its anchors; graph_dce()
+ * after it); opset is the model's.  Returns how many it rewrote. */
+int attn_fuse_graph(Graph *g, int64_t opset);
 /* passes/qfuse.c: dynamic int8 chains of g into DynQuantMatMul and
  * DynQuantConv (the fuse pass's first step; graph_dce() after it). */
 void qfuse_graph(Graph *g);

@@ -13,12 +13,16 @@
  * found invalid at the compiled shapes)
  * -> standard ops that raise an error if the branch is taken.
  * LayerNormalization, which fuse.c makes of the written-out form in a
- * model of any opset, is written out again before opset 17.
+ * model of any opset, is written out again before opset 17.  Sdpa
+ * (passes/attn.c) becomes the attention it was: Transposes, MatMul, Mul
+ * by the scale, Where of the causal triangle, Add of the mask, Softmax,
+ * MatMul, Transpose.
  */
 #include <math.h>
 #include <string.h>
 
 #include "compiler/act.h"
+#include "compiler/ops/opimpl.h"
 #include "flatten.h"
 
 /* A new node of dst with one output: a fresh value like out's, or out
@@ -236,7 +240,153 @@ bool unfuse_is_fused(const Node *n, int64_t opset)
 	return n->op == OP_FusedConv || n->op == OP_FusedGemm ||
 	       n->op == OP_FusedMatMul || n->op == OP_FusedActivation ||
 	       n->op == OP_DynQuantMatMul || n->op == OP_DynQuantConv ||
+	       n->op == OP_Sdpa ||
 	       (n->op == OP_LayerNormalization && opset < 17);
+}
+
+/* ---- Sdpa ----------------------------------------------------------------- */
+
+/* Attribute name of n, a permutation of r axes, into p (absent: the
+ * identity); whether it is the identity. */
+static bool sdpa_perm(const Node *n, const char *name, int32_t r,
+		      int64_t *p)
+{
+	const int64_t *v;
+	int32_t cnt = attr_ints(n, name, &v);
+	bool id = true;
+	for (int32_t i = 0; i < r; i++) {
+		p[i] = cnt == r ? v[i] : i;
+		id &= p[i] == i;
+	}
+	return id;
+}
+
+/* Transpose(x, perm) of dst (x itself for the identity): its output, of
+ * shape x's permuted; last: it writes out. */
+static ValId emit_transpose(Graph *dst, const char *name, ValId x,
+			    const int64_t *perm, bool id, bool last,
+			    ValId out)
+{
+	if (id && !last)
+		return x;
+	ValId r;
+	Shape xs = dst->vals[x].shape;
+	int32_t rank = xs.rank;
+	Node *n = emit(dst, name, id ? "Identity" : "Transpose", 1, x, &r,
+		       last, out);
+	n->inputs[0] = x;
+	if (!id)
+		node_add_ints(dst, n, "perm", perm, rank);
+	for (int32_t i = 0; i < rank && !last; i++)
+		dst->vals[r].shape.dims[i] = xs.dims[perm[i]];
+	dst->vals[r].shape.rank = rank;
+	return r;
+}
+
+/* The last two dims of s set to (a, b). */
+static Shape with_last2(Shape s, int64_t a, int64_t b)
+{
+	s.dims[s.rank - 2] = a;
+	s.dims[s.rank - 1] = b;
+	return s;
+}
+
+/* Sdpa (compiler/ops/attention.c) as the graph it stands for:
+ * S = MatMul(Transpose(Q, q_perm), Transpose(K, k_perm, last two axes
+ * swapped)) * scale; S = Where(C, S, causal_fill) with C the kept keys'
+ * triangle (from opset 9); S + M; Softmax over the last axis (axis r - 1:
+ * the same rows in every opset's reading); MatMul with
+ * Transpose(V, v_perm); Transpose by y_perm. */
+static int emit_sdpa(Graph *dst, const Node *n, int64_t opset,
+		     const ValId *ins, ValId out)
+{
+	const char *nm = n->name;
+	int32_t r = dst->vals[ins[0]].shape.rank;
+	int64_t qp[MAX_RANK], kp[MAX_RANK], vp[MAX_RANK], yp[MAX_RANK];
+	int64_t kt[MAX_RANK];
+	if (r < 2 || r > MAX_RANK)
+		return error("node '%s' (Sdpa): Q has rank %d, expected 2 to "
+			     "%d", nm, r, MAX_RANK);
+	bool qid = sdpa_perm(n, SDPA_Q_PERM_ATTR, r, qp);
+	sdpa_perm(n, SDPA_K_PERM_ATTR, r, kp);
+	bool vid = sdpa_perm(n, SDPA_V_PERM_ATTR, r, vp);
+	bool yid = sdpa_perm(n, SDPA_Y_PERM_ATTR, r, yp);
+	memcpy(kt, kp, sizeof(kt));
+	kt[r - 2] = kp[r - 1];
+	kt[r - 1] = kp[r - 2];
+	bool ktid = true;
+	for (int32_t i = 0; i < r; i++)
+		ktid &= kt[i] == i;
+	int causal = (int)attr_int(n, SDPA_CAUSAL_ATTR, 0);
+	if (causal && opset < 9)
+		return error("node '%s' (Sdpa): its causal mask is written with "
+			     "Where, which needs opset 9 (the model has %lld)",
+			     nm, (long long)opset);
+	ValId q = emit_transpose(dst, arena_printf(dst->arena, "%s_q", nm),
+				 ins[0], qp, qid, false, out);
+	ValId k = emit_transpose(dst, arena_printf(dst->arena, "%s_kt", nm),
+				 ins[1], kt, ktid, false, out);
+	ValId v = emit_transpose(dst, arena_printf(dst->arena, "%s_v", nm),
+				 ins[2], vp, vid, false, out);
+	Shape qs = dst->vals[q].shape, vs = dst->vals[v].shape;
+	int64_t sq = qs.dims[r - 2], skv = dst->vals[k].shape.dims[r - 1];
+	Shape ss = with_last2(qs, sq, skv);
+	ValId s, t;
+	Node *mm = emit(dst, arena_printf(dst->arena, "%s_scores", nm),
+			"MatMul", 2, q, &s, false, out);
+	mm->inputs[0] = q;
+	mm->inputs[1] = k;
+	dst->vals[s].shape = ss;
+	float dflt = qs.dims[r - 1] > 0
+			     ? (float)(1 / sqrt((double)qs.dims[r - 1]))
+			     : 1.0f;
+	emit_binary(dst, nm, "_scale", "Mul", s, -1,
+		    attr_float(n, SDPA_SCALE_ATTR, dflt), &t, false, out);
+	dst->vals[t].shape = ss;
+	s = t;
+	if (causal) {
+		Shape cs = shape_of(2, (int64_t[]){ sq, skv });
+		SdpaGeom g = { .causal = causal, .sq = sq, .skv = skv };
+		uint8_t *keep = arena_alloc(dst->arena, (size_t)(sq * skv) + 1);
+		for (int64_t i = 0; i < sq; i++)
+			for (int64_t j = 0; j < skv; j++)
+				keep[i * skv + j] = !sdpa_masked(&g, i, j);
+		const char *cn = graph_fresh_name(
+			dst, arena_printf(dst->arena, "%s_causal", nm));
+		ValId c = graph_add_weight(dst, cn,
+					   tensor_new(dst->arena, cn, DT_BOOL,
+						      &cs, keep));
+		ValId f = scalar_weight(
+			dst, arena_printf(dst->arena, "%s_fill", nm),
+			attr_float(n, SDPA_CAUSAL_FILL_ATTR, -INFINITY));
+		Node *w = emit(dst, arena_printf(dst->arena, "%s_where", nm),
+			       "Where", 3, s, &t, false, out);
+		w->inputs[0] = c;
+		w->inputs[1] = s;
+		w->inputs[2] = f;
+		dst->vals[t].shape = ss;
+		s = t;
+	}
+	if (n->ninputs > 3 && ins[3] >= 0) {
+		emit_binary(dst, nm, "_mask", "Add", s, ins[3], 0, &t, false,
+			    out);
+		dst->vals[t].shape = ss;
+		s = t;
+	}
+	Node *sm = emit(dst, arena_printf(dst->arena, "%s_softmax", nm),
+			"Softmax", 1, s, &t, false, out);
+	sm->inputs[0] = s;
+	node_add_attr(dst, sm, "axis", ATTR_INT)->i = r - 1;
+	dst->vals[t].shape = ss;
+	Node *pv = emit(dst, yid ? nm : arena_printf(dst->arena, "%s_out", nm),
+			"MatMul", 2, t, &s, yid, out);
+	pv->inputs[0] = t;
+	pv->inputs[1] = v;
+	if (!yid) {
+		dst->vals[s].shape = with_last2(qs, sq, vs.dims[r - 1]);
+		emit_transpose(dst, nm, s, yp, false, true, out);
+	}
+	return 0;
 }
 
 /* ReduceMean of x over its last axis, dims kept (axes an attribute: the
@@ -391,6 +541,8 @@ int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 {
 	if (n->op == OP_LayerNormalization)
 		return emit_layernorm(dst, n, ins, out);
+	if (n->op == OP_Sdpa)
+		return emit_sdpa(dst, n, opset, ins, out);
 	if (n->op == OP_DynQuantMatMul || n->op == OP_DynQuantConv) {
 		emit_dynquant(dst, n, ins, out);
 		return 0;

@@ -81,9 +81,9 @@ typedef struct Norm {
 } Norm;
 
 /* One row s[0..n) (in place in y) normalized: LayerNorm or RMS. */
-RT_HOT static void norm_row(float *y, int64_t n, bool rms, float eps,
-			    const float *g, const float *b, float *mean,
-			    float *inv)
+RT_HOT_FN(static, void, norm_row,
+	  (float *y, int64_t n, bool rms, float eps, const float *g, const float *b, float *mean, float *inv),
+	  (y, n, rms, eps, g, b, mean, inv))
 {
 	double m = 0, v = 0;
 	if (!rms) {
@@ -637,8 +637,9 @@ typedef struct QBin {
 	int threads;
 } QBin;
 
-RT_HOT static void qbin_u8(const QBin *q, const uint8_t *a, const uint8_t *b,
-			   uint8_t *c, int64_t lo, int64_t hi)
+RT_HOT_FN(static, void, qbin_u8,
+	  (const QBin *q, const uint8_t *a, const uint8_t *b, uint8_t *c, int64_t lo, int64_t hi),
+	  (q, a, b, c, lo, hi))
 {
 	for (int64_t i = lo; i < hi; i++) {
 		float va = q->as * (float)((int32_t)a[i % q->pa] - q->az);
@@ -650,8 +651,9 @@ RT_HOT static void qbin_u8(const QBin *q, const uint8_t *a, const uint8_t *b,
 	}
 }
 
-RT_HOT static void qbin_s8(const QBin *q, const int8_t *a, const int8_t *b,
-			   int8_t *c, int64_t lo, int64_t hi)
+RT_HOT_FN(static, void, qbin_s8,
+	  (const QBin *q, const int8_t *a, const int8_t *b, int8_t *c, int64_t lo, int64_t hi),
+	  (q, a, b, c, lo, hi))
 {
 	for (int64_t i = lo; i < hi; i++) {
 		float va = q->as * (float)((int32_t)a[i % q->pa] - q->az);
@@ -664,8 +666,9 @@ RT_HOT static void qbin_s8(const QBin *q, const int8_t *a, const int8_t *b,
 }
 
 /* The same where A and B have C's shape (no period). */
-RT_HOT static void qbin_same(const QBin *q, const void *a, const void *b,
-			     void *c, int64_t lo, int64_t hi)
+RT_HOT_FN(static, void, qbin_same,
+	  (const QBin *q, const void *a, const void *b, void *c, int64_t lo, int64_t hi),
+	  (q, a, b, c, lo, hi))
 {
 	float lo_q = q->s8 ? -128 : 0, hi_q = q->s8 ? 127 : 255;
 	for (int64_t i = lo; i < hi; i++) {
@@ -1017,7 +1020,9 @@ static void qgemm_free(void *state)
 	free(q);
 }
 
-RT_HOT static int32_t dot16(const int16_t *a, const int16_t *b, int64_t k)
+RT_HOT_FN(static, int32_t, dot16,
+	  (const int16_t *a, const int16_t *b, int64_t k),
+	  (a, b, k))
 {
 	int32_t s = 0;
 	for (int64_t i = 0; i < k; i++)

@@ -691,27 +691,117 @@ RT_HOT_FN(static, void, softmax_row8,
 		y[j] *= inv;
 }
 
+/* LogSoftmax of one row of len (> 0) floats: (x - max) - log(sum of
+ * exp(x - max)), the sum as softmax_row's (its exp in vectors, one
+ * logf); NaN where softmax_row gives NaN.  y may be x. */
+RT_HOT_FN(static, void, log_softmax_row,
+	  (const float *x, float *y, int64_t len),
+	  (x, y, len))
+{
+	float m = x[0], sum = 0;
+	bool nan = false;
+	for (int64_t j = 0; j < len; j++) {
+		m = x[j] > m ? x[j] : m;
+		nan |= x[j] != x[j];
+	}
+	if (nan || m == INFINITY || m == -INFINITY) {
+		for (int64_t j = 0; j < len; j++)
+			y[j] = NAN;
+		return;
+	}
+	int64_t full = len / VL * VL;
+	Vec acc = { 0 }, v;
+	for (int64_t j = 0; j < full; j += VL) {
+		memcpy(&v, x + j, sizeof(v));
+		vec_exp_from(&v, m);
+		acc += v;
+	}
+	sum = vec_sum(&acc);
+	for (int64_t j = full; j < len; j++)
+		sum += exp_clamped(clamp_exp_arg(x[j] - m));
+	float ls = logf(sum); /* x - m first: exact where x is near m */
+	for (int64_t j = 0; j < len; j++)
+		y[j] = (x[j] - m) - ls;
+}
+
+/* Softmax (or LogSoftmax, log) along an axis that is not the last: len
+ * rows of inner floats, the axis stepping inner apart; per element of a
+ * row its own max, sum and result, each loop over a row's inner
+ * contiguous floats, which vectorises.  w: 2 inner floats and inner
+ * bytes of scratch. */
+RT_HOT_FN(static, void, softmax_cols,
+	  (const float *x, float *y, int64_t len, int64_t inner, bool log, float *w),
+	  (x, y, len, inner, log, w))
+{
+	float *m = w, *sum = w + inner;
+	uint8_t *bad = (uint8_t *)(w + 2 * inner);
+	for (int64_t i = 0; i < inner; i++) {
+		m[i] = x[i], sum[i] = 0;
+		bad[i] = 0;
+	}
+	for (int64_t j = 0; j < len; j++)
+		for (int64_t i = 0; i < inner; i++) {
+			float v = x[j * inner + i];
+			m[i] = v > m[i] ? v : m[i];
+			bad[i] |= v != v;
+		}
+	for (int64_t i = 0; i < inner; i++)
+		bad[i] |= m[i] == INFINITY || m[i] == -INFINITY;
+	for (int64_t j = 0; j < len; j++)
+		for (int64_t i = 0; i < inner; i++) {
+			float e = exp_clamped(
+				clamp_exp_arg(x[j * inner + i] - m[i]));
+			sum[i] += e;
+			if (!log)
+				y[j * inner + i] = e;
+		}
+	for (int64_t i = 0; i < inner; i++)
+		sum[i] = bad[i] ? NAN : log ? logf(sum[i]) : 1.0f / sum[i];
+	for (int64_t j = 0; j < len; j++)
+		for (int64_t i = 0; i < inner; i++)
+			y[j * inner + i] =
+				log ? (x[j * inner + i] - m[i]) - sum[i]
+				    : y[j * inner + i] * sum[i];
+}
+
 typedef struct Rows {
-	int64_t len; /* floats a row */
+	int64_t len;   /* floats a row */
+	int64_t inner; /* their distance (1: the last axis) */
+	bool log;      /* LogSoftmax */
 	int threads;
+	RunCtx *s;     /* its work: softmax_cols' scratch, a slice a thread */
+	size_t per_thread;
 } Rows;
 
 static int softmax_run(void *state, const Tensor *const *in,
 		       Tensor *const *out)
 {
 	const Rows *rs = state;
-	int64_t len = rs->len;
+	int64_t len = rs->len, inner = rs->inner, block = len * inner;
 	const float *x = in[0]->data;
 	float *y = tensor_mut(out[0]);
-	int64_t rows = (int64_t)(out[0]->nbytes / sizeof(float)) / len;
+	int64_t rows = (int64_t)(out[0]->nbytes / sizeof(float)) / block;
 	int nt = rs->threads;
-	bool wide = cpu_isa() >= CPU_LEVEL_AVX512;
-	RT_PARALLEL_ROWS
-	for (int64_t r = 0; r < rows; r++)
-		if (wide)
-			softmax_row(x + r * len, y + r * len, len);
-		else
-			softmax_row8(x + r * len, y + r * len, len);
+	if (inner > 1) {
+		float *w = rs->s->work;
+		RT_PARALLEL_FOR
+		for (int64_t r = 0; r < rows; r++)
+			softmax_cols(x + r * block, y + r * block, len, inner,
+				     rs->log, w + (size_t)rt_thread() *
+						      rs->per_thread);
+	} else if (rs->log) {
+		RT_PARALLEL_ROWS
+		for (int64_t r = 0; r < rows; r++)
+			log_softmax_row(x + r * len, y + r * len, len);
+	} else {
+		bool wide = cpu_isa() >= CPU_LEVEL_AVX512;
+		RT_PARALLEL_ROWS
+		for (int64_t r = 0; r < rows; r++)
+			if (wide)
+				softmax_row(x + r * len, y + r * len, len);
+			else
+				softmax_row8(x + r * len, y + r * len, len);
+	}
 	return 0;
 }
 
@@ -727,14 +817,28 @@ int direct_softmax(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	int64_t r = x->shape.rank;
 	int64_t axis = attr_int(n, "axis", opset > 0 && opset < 13 ? 1 : -1);
 	axis = axis < 0 ? axis + r : axis;
-	if (axis < 0 || axis >= r || (opset >= 13 && axis != r - 1) ||
-	    opset <= 0)
+	if (axis < 0 || axis >= r || opset <= 0)
 		return 0;
 	Rows *rs = xmalloc(sizeof(*rs));
-	rs->len = 1; /* the axis to the end: one axis since opset 13 */
+	memset(rs, 0, sizeof(*rs));
+	/* before opset 13 the axes from axis on are one row; since, the
+	 * axis alone, the axes after it inner to each element */
+	rs->len = 1, rs->inner = 1;
 	for (int64_t a = axis; a < r; a++)
-		rs->len *= x->shape.dims[a];
+		*(a == axis || opset < 13 ? &rs->len : &rs->inner) *=
+			x->shape.dims[a];
+	rs->log = n->op == OP_LogSoftmax;
 	rs->threads = rt_threads_for(s, 16.0 * (double)shape_numel(&x->shape));
+	rs->s = s;
+	rs->per_thread = (size_t)(3 * rs->inner + 16);
+	if (rs->inner > 1 &&
+	    !rt_work_reserve(s, rs->per_thread * sizeof(float) *
+					(size_t)(rs->threads > 1 ? rs->threads
+								 : 1))) {
+		free(rs);
+		return error("node '%s' (%s): out of memory for its "
+			     "temporaries", n->name, n->op_type);
+	}
 	k->run = softmax_run;
 	k->free = free;
 	k->state = rs;
@@ -1170,10 +1274,38 @@ int direct_view(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+static int copy_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	(void)state;
+	if (in[0]->data != out[0]->data)
+		memcpy(tensor_mut(out[0]), in[0]->data, out[0]->nbytes);
+	return 0;
+}
+
+/* A view op whose output has bytes of its own (a graph output, the
+ * caller's buffer): one copy of its input's bytes. */
+int direct_copy(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	if (op_info[n->op].view != VIEW_ALIAS || !x || !t->out[0] ||
+	    x->tkind != TK_TENSOR || !shape_is_static(&x->shape) ||
+	    x->dtype == DT_STRING || !dtype_size(x->dtype) ||
+	    x->dtype != p->g->vals[n->outputs[0]].dtype ||
+	    shape_bytes(&x->shape, x->dtype) != (int64_t)t->out[0]->nbytes)
+		return 0;
+	k->run = copy_run;
+	k->free = NULL;
+	k->state = NULL;
+	return 1;
+}
+
 typedef struct Gather {
 	int64_t outer, axis_len, nidx;
 	size_t inner; /* bytes of one slice */
-	int64_t *idx; /* nidx, each in [0, axis_len) */
+	int64_t *idx; /* nidx, each in [0, axis_len); NULL: read per run */
+	int idx_dt;   /* the indices' dtype, read per run */
 } Gather;
 
 static void gather_free(void *state)
@@ -1197,8 +1329,34 @@ static int gather_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
+/* Gather by indices the run gives (an embedding's token ids): each
+ * checked as the reference kernel checks it, its error if out of
+ * range. */
+static int gather_idx_run(void *state, const Tensor *const *in,
+			  Tensor *const *out)
+{
+	const Gather *g = state;
+	const uint8_t *x = in[0]->data;
+	uint8_t *y = tensor_mut(out[0]);
+	const int64_t *i64 = in[1]->data;
+	const int32_t *i32 = in[1]->data;
+	for (int64_t k = 0; k < g->nidx; k++) {
+		int64_t v = g->idx_dt == DT_INT64 ? i64[k] : i32[k];
+		if (v < -g->axis_len || v >= g->axis_len)
+			return error("index %lld is out of range for a dim "
+				     "of %lld", (long long)v,
+				     (long long)g->axis_len);
+		v = v < 0 ? v + g->axis_len : v;
+		for (int64_t o = 0; o < g->outer; o++)
+			memcpy(y + (size_t)(o * g->nidx + k) * g->inner,
+			       x + (size_t)(o * g->axis_len + v) * g->inner,
+			       g->inner);
+	}
+	return 0;
+}
+
 /* Gather by constant indices, all in range (an index out of range is
- * the reference kernel's error to give). */
+ * the reference kernel's error to give), or by the run's. */
 int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
@@ -1210,10 +1368,12 @@ int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	int64_t axis = attr_int(n, "axis", 0);
 	axis = axis < 0 ? axis + r : axis;
 	if (!es || x->tkind != TK_TENSOR || !shape_is_static(&x->shape) ||
-	    !it || (it->dtype != DT_INT64 && it->dtype != DT_INT32) ||
+	    !iv || iv->tkind != TK_TENSOR || !shape_is_static(&iv->shape) ||
+	    (iv->dtype != DT_INT64 && iv->dtype != DT_INT32) ||
 	    axis < 0 || axis >= r || !t->out[0])
 		return 0;
 	Gather *g = xmalloc(sizeof(*g));
+	memset(g, 0, sizeof(*g));
 	g->outer = 1, g->inner = es;
 	for (int32_t a = 0; a < r; a++)
 		if (a < axis)
@@ -1221,7 +1381,14 @@ int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 		else if (a > axis)
 			g->inner *= (size_t)x->shape.dims[a];
 	g->axis_len = x->shape.dims[axis];
-	g->nidx = shape_numel(&it->shape);
+	g->nidx = shape_numel(&iv->shape);
+	if (!it) {
+		g->idx_dt = iv->dtype;
+		k->run = gather_idx_run;
+		k->free = gather_free;
+		k->state = g;
+		return 1;
+	}
 	g->idx = xmalloc(((size_t)g->nidx + 1) * sizeof(*g->idx));
 	for (int64_t i = 0; i < g->nidx; i++) {
 		int64_t v = tensor_get_i64(it, i);

@@ -25,8 +25,9 @@ int direct_deconv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Conv and FusedConv (Relu or no activation, no Z): 2-D, stride 1, one
  * group, at most 8 output channels, a window larger than 1x1. */
 int direct_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
-/* Softmax of fp32 over its last axis (or, before opset 13, over the
- * axes from its axis on). */
+/* Softmax and LogSoftmax of fp32 over any axis (before opset 13, over
+ * the axes from its axis on): rows of the last axis in vectors, another
+ * axis as strided rows vectorised over the axes after it. */
 int direct_softmax(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Sigmoid of fp32. */
 int direct_sigmoid(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
@@ -48,7 +49,11 @@ int direct_layernorm(RunCtx *s, Prepared *p, Task *t,
 /* A view op (op table VIEW_ALIAS) whose output the plan put in its
  * input's bytes: a no-op. */
 int direct_view(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
-/* Gather by constant indices, all in range. */
+/* A view op whose output the plan gave bytes of its own (a graph
+ * output): a copy. */
+int direct_copy(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* Gather by constant indices, all in range, or by indices of the run
+ * (checked each run as the reference kernel checks them). */
 int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Transpose of 4-byte elements. */
 int direct_transpose(RunCtx *s, Prepared *p, Task *t,

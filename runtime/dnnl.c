@@ -107,6 +107,7 @@ typedef struct DnnlKernel {
 	int tail_sum;	     /* FusedConv's Z added before tail act k, or -1 */
 	bool z_copied;	     /* ... from its copy, BIND_TMP 2 */
 	char impl[40];	     /* oneDNN's implementation (the variant) */
+	int mm_rank;	     /* a matmul's problem rank, or 0 */
 } DnnlKernel;
 
 /* k's variant: the implementation oneDNN chose for pd. */
@@ -1425,8 +1426,22 @@ static bool gemm_desc(const Node *n, const Value *a, const Value *b,
 	return true;
 }
 
+/* B's dims (of b_rank) before its last two are all 1: one matrix for
+ * every batch of A. */
+static bool one_b(const Value *b)
+{
+	for (int i = 0; i < b->shape.rank - 2; i++)
+		if (b->shape.dims[i] != 1)
+			return false;
+	return true;
+}
+
 /* MatMul: both ranks >= 2, batch dims padded with 1s to Y's rank; the
- * bias (FusedMatMul) over the last axis. */
+ * bias (FusedMatMul) over the last axis.  Where B is one matrix, A's
+ * batch dims join its rows (A and Y are row-major): one [prod M, K] x
+ * [K, N] product, not a batch of them; a batch of one-row products
+ * (torch's sequence-first [S, 1, E] x [E, 3E] of nn.MultiheadAttention)
+ * ran 8x slower in oneDNN than the same rows as one matrix. */
 static bool matmul_desc(const Value *a, const Value *b, const Value *c,
 			const Value *y, MmDesc *d)
 {
@@ -1434,6 +1449,18 @@ static bool matmul_desc(const Value *a, const Value *b, const Value *c,
 	if (a->shape.rank < 2 || b->shape.rank < 2 || r > MAX_RANK ||
 	    a->shape.rank > r || b->shape.rank > r)
 		return false;
+	if (r > 2 && one_b(b)) {
+		int64_t rows = shape_numel(&a->shape) /
+			       a->shape.dims[a->shape.rank - 1];
+		int64_t k = a->shape.dims[a->shape.rank - 1];
+		int64_t n = b->shape.dims[b->shape.rank - 1];
+		Value a2 = *a, b2 = *b, y2 = *y;
+		a2.shape = shape_of(2, (int64_t[]){ rows, k });
+		b2.shape = shape_of(2, (int64_t[]){ k, n });
+		y2.shape = shape_of(2, (int64_t[]){ rows, n });
+		if (rows > 0 && k > 0)
+			return matmul_desc(&a2, &b2, c, &y2, d);
+	}
 	d->rank = r;
 	for (int i = 0; i < r; i++) {
 		int ia = i - (r - a->shape.rank), ib = i - (r - b->shape.rank);
@@ -1501,6 +1528,7 @@ static int matmul_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
 					      (double)d.a[d.rank - 1]);
 	if (!k)
 		return 0;
+	k->mm_rank = d.rank;
 	bool cfixed = false;
 	const void *cdata = c ? gemm_bias(k, c, d.beta, &cfixed) : NULL;
 	if (c && d.beta != 1.0f && !cdata)
@@ -1837,13 +1865,14 @@ static bool whole_sequences(const Value *sl, int64_t T)
 	return true;
 }
 
-/* What oneDNN's cells compute: one direction, the default activations,
- * no clip, coupled gates, peepholes or sequence_lens, layout 0, fp32,
- * constant weights. */
+/* What oneDNN's cells compute: forward, reverse or bidirectional (*D
+ * directions), the default activations, no clip, coupled gates,
+ * peepholes or sequence_lens, layout 0, fp32, constant weights. */
 static bool rnn_fits(const Prepared *p, const Node *n, int64_t *T, int64_t *B,
-		     int64_t *I, int64_t *H)
+		     int64_t *I, int64_t *H, int64_t *D)
 {
 	const char *dir = attr_str(n, "direction", "forward");
+	*D = strcmp(dir, "bidirectional") ? 1 : 2;
 	int nin = n->op == OP_LSTM ? 8 : 6;
 	for (int i = 0; i < nin; i++) {
 		const Value *v = rt_in_val(p, n, i);
@@ -1857,8 +1886,8 @@ static bool rnn_fits(const Prepared *p, const Node *n, int64_t *T, int64_t *B,
 	if (!x || !r || !weight_data(rt_in_val(p, n, 1)) || !weight_data(r) ||
 	    (rt_in_val(p, n, 3) && !weight_data(rt_in_val(p, n, 3))) ||
 	    (n->op == OP_LSTM && rt_in_val(p, n, 7)) || x->shape.rank != 3 ||
-	    r->shape.rank != 3 || r->shape.dims[0] != 1 ||
-	    strcmp(dir, "bidirectional") == 0 || node_attr(n, "clip") ||
+	    r->shape.rank != 3 || r->shape.dims[0] != *D ||
+	    node_attr(n, "clip") ||
 	    attr_int(n, "input_forget", 0) || attr_int(n, "layout", 0) ||
 	    !default_acts(n))
 		return false;
@@ -1868,36 +1897,46 @@ static bool rnn_fits(const Prepared *p, const Node *n, int64_t *T, int64_t *B,
 	       whole_sequences(rt_in_val(p, n, 4), *T);
 }
 
-/* ONNX's W or R ([1, G*H, K]) as oneDNN's ldigo [1, 1, K, G, H] in its
+/* ONNX's W or R ([D, G*H, K]) as oneDNN's ldigo [1, D, K, G, H] in its
  * gate order; malloc'd. */
-static float *rnn_weights(const float *w, int64_t G, int64_t H, int64_t K,
-			  const int *gate)
+static float *rnn_weights(const float *w, int64_t D, int64_t G, int64_t H,
+			  int64_t K, const int *gate)
 {
-	float *o = malloc((size_t)(G * H * K) * sizeof(float) + 1);
-	for (int64_t g = 0; o && g < G; g++)
-		for (int64_t h = 0; h < H; h++)
-			for (int64_t k = 0; k < K; k++)
-				o[(k * G + g) * H + h] =
-					w[(gate[g] * H + h) * K + k];
+	float *o = malloc((size_t)(D * G * H * K) * sizeof(float) + 1);
+	for (int64_t d = 0; o && d < D; d++) {
+		const float *wd = w + d * G * H * K;
+		float *od = o + d * G * H * K;
+		for (int64_t g = 0; g < G; g++)
+			for (int64_t h = 0; h < H; h++)
+				for (int64_t k = 0; k < K; k++)
+					od[(k * G + g) * H + h] =
+						wd[(gate[g] * H + h) * K + k];
+	}
 	return o;
 }
 
-/* ONNX's B ([1, 2*G*H]: Wb then Rb; NULL: zeros) as oneDNN's ldgo bias
- * [1, 1, Gb, H]: Wb + Rb per gate, except that linear-before-reset GRU
- * keeps the h gate's Rb apart as a fourth gate.  malloc'd. */
-static float *rnn_bias(const float *b, int64_t G, int64_t H, const int *gate,
-		       bool lbr)
+/* ONNX's B ([D, 2*G*H]: Wb then Rb per direction; NULL: zeros) as
+ * oneDNN's ldgo bias [1, D, Gb, H]: Wb + Rb per gate, except that
+ * linear-before-reset GRU keeps the h gate's Rb apart as a fourth gate.
+ * malloc'd. */
+static float *rnn_bias(const float *b, int64_t D, int64_t G, int64_t H,
+		       const int *gate, bool lbr)
 {
 	int64_t Gb = G + lbr;
-	float *o = calloc((size_t)(Gb * H) + 1, sizeof(float));
-	for (int64_t g = 0; o && b && g < G; g++)
-		for (int64_t h = 0; h < H; h++) {
-			float wb = b[gate[g] * H + h], rb = b[(G + gate[g]) * H + h];
-			bool apart = lbr && g == 2;
-			o[g * H + h] = apart ? wb : wb + rb;
-			if (apart)
-				o[3 * H + h] = rb;
-		}
+	float *o = calloc((size_t)(D * Gb * H) + 1, sizeof(float));
+	for (int64_t d = 0; o && b && d < D; d++) {
+		const float *bd = b + d * 2 * G * H;
+		float *od = o + d * Gb * H;
+		for (int64_t g = 0; g < G; g++)
+			for (int64_t h = 0; h < H; h++) {
+				float wb = bd[gate[g] * H + h];
+				float rb = bd[(G + gate[g]) * H + h];
+				bool apart = lbr && g == 2;
+				od[g * H + h] = apart ? wb : wb + rb;
+				if (apart)
+					od[3 * H + h] = rb;
+			}
+	}
 	return o;
 }
 
@@ -1958,13 +1997,27 @@ static bool rnn_out(DnnlKernel *k, const Node *n, int i, int arg,
 	       add_arg(k, arg, md, BIND_OUT, i, NULL) == 0;
 }
 
+/* Y of a bidirectional cell: oneDNN writes the directions side by side,
+ * [T, B, 2, H] (bidirectional_concat), into temporary 1; a reorder step
+ * puts them in ONNX's [T, 2, B, H]. */
+static bool rnn_concat_out(DnnlKernel *k, int64_t T, int64_t B, int64_t H)
+{
+	const int64_t d[4] = { T, B, 2, H };
+	const int64_t onnx[4] = { 2 * B * H, H, B * H, 1 };
+	dnnl_memory_desc_t from, to;
+	k->tmp_bytes[1] = (size_t)(T * B * 2 * H) * sizeof(float);
+	return md_make(&from, 4, d, NULL) && md_make(&to, 4, d, onnx) &&
+	       reorder_step(k, &from, BIND_TMP, 1, NULL, &to, BIND_OUT, 0,
+			    NULL);
+}
+
 int dnnl_fast_rnn(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	if (!usable())
 		return 0;
 	const Node *n = t->n;
-	int64_t T, B, I, H;
-	if (!rnn_fits(p, n, &T, &B, &I, &H))
+	int64_t T, B, I, H, D;
+	if (!rnn_fits(p, n, &T, &B, &I, &H, &D))
 		return 0;
 	bool lstm = n->op == OP_LSTM;
 	bool lbr = n->op == OP_GRU && attr_int(n, "linear_before_reset", 0);
@@ -1976,12 +2029,13 @@ int dnnl_fast_rnn(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		want[i] = i < n->noutputs && n->outputs[i] >= 0 &&
 			  (i < 2 || lstm);
 	dnnl_rnn_direction_t dir =
-		!strcmp(attr_str(n, "direction", "forward"), "reverse")
+		D == 2 ? dnnl_bidirectional_concat
+		: !strcmp(attr_str(n, "direction", "forward"), "reverse")
 			? dnnl_unidirectional_right2left
 			: dnnl_unidirectional_left2right;
-	const int64_t xd[3] = { T, B, I }, sd[4] = { 1, 1, B, H };
-	const int64_t wld[5] = { 1, 1, I, G, H }, wid[5] = { 1, 1, H, G, H };
-	const int64_t bd[4] = { 1, 1, G + lbr, H }, yd[3] = { T, B, H };
+	const int64_t xd[3] = { T, B, I }, sd[4] = { 1, D, B, H };
+	const int64_t wld[5] = { 1, D, I, G, H }, wid[5] = { 1, D, H, G, H };
+	const int64_t bd[4] = { 1, D, G + lbr, H }, yd[3] = { T, B, D * H };
 	/* x, h0, c0, W, R, B, y, y_h, y_c; zero: absent */
 	dnnl_memory_desc_t md[9], wl_any, wi_any;
 	memset(md, 0, sizeof(md));
@@ -2017,18 +2071,20 @@ int dnnl_fast_rnn(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 				dnnl_stream_default_flags) == dnnl_success &&
 	     step_new(k, pd) &&
 	     rnn_const(k, pd, DNNL_ARG_WEIGHTS_LAYER, &user_w,
-		       rnn_weights(weight_data(rt_in_val(p, n, 1)), G, H, I,
-				   gate)) &&
+		       rnn_weights(weight_data(rt_in_val(p, n, 1)), D, G, H,
+				   I, gate)) &&
 	     rnn_const(k, pd, DNNL_ARG_WEIGHTS_ITER, &user_r,
-		       rnn_weights(weight_data(rt_in_val(p, n, 2)), G, H, H,
-				   gate)) &&
+		       rnn_weights(weight_data(rt_in_val(p, n, 2)), D, G, H,
+				   H, gate)) &&
 	     rnn_const(k, pd, DNNL_ARG_BIAS, &md[5],
-		       rnn_bias(bv ? weight_data(bv) : NULL, G, H, gate,
+		       rnn_bias(bv ? weight_data(bv) : NULL, D, G, H, gate,
 				lbr)) &&
 	     rnn_in(k, p, n, 0, DNNL_ARG_SRC_LAYER, &md[0]) &&
 	     rnn_in(k, p, n, 5, DNNL_ARG_SRC_ITER, &md[1]) &&
 	     (!has_c || rnn_in(k, p, n, 6, DNNL_ARG_SRC_ITER_C, &md[2])) &&
-	     rnn_out(k, n, 0, DNNL_ARG_DST_LAYER, &md[6]) &&
+	     (D == 2 ? add_arg(k, DNNL_ARG_DST_LAYER, &md[6], BIND_TMP, 1,
+			       NULL) == 0
+		     : rnn_out(k, n, 0, DNNL_ARG_DST_LAYER, &md[6])) &&
 	     (!want[1] || rnn_out(k, n, 1, DNNL_ARG_DST_ITER, &md[7])) &&
 	     (!want[2] || rnn_out(k, n, 2, DNNL_ARG_DST_ITER_C, &md[8]));
 	if (ok && (sp = arg_want(pd, DNNL_ARG_SCRATCHPAD)) &&
@@ -2037,6 +2093,8 @@ int dnnl_fast_rnn(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		ok = buf && add_arg(k, DNNL_ARG_SCRATCHPAD, sp, BIND_FIXED, 0,
 				    buf) == 0;
 	}
+	if (ok && D == 2) /* Y is planned: fast.c's fast_allowed */
+		ok = rnn_concat_out(k, T, B, H);
 	return done(k, pd, attr, ok, fk);
 }
 
@@ -2052,5 +2110,6 @@ bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info)
 	info->x_in = k->conv && conv_reorders(k->conv, CONV_X);
 	info->y_out = k->conv && conv_reorders(k->conv, CONV_Y);
 	info->tail = k->tail ? k->tail->n : 0;
+	info->mm_rank = k->mm_rank;
 	return true;
 }

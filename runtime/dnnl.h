@@ -39,6 +39,7 @@ typedef struct DnnlInfo {
 	const char *impl;
 	const void *weights; /* the reordered weights bound, or NULL */
 	int tail; /* activations run after the primitive (not post-ops) */
+	int mm_rank; /* a matmul's problem rank: its batch dims + 2 */
 } DnnlInfo;
 /* false (and *info zeroed) if fk is no oneDNN kernel. */
 bool dnnl_fast_info(const FastKernel *fk, DnnlInfo *info);

@@ -20,11 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn.h"
 #include "chanwise.h"
 #include "contrib.h"
 #include "convert.h"
 #include "direct.h"
 #include "dnnl.h"
+#include "ew.h"
 #include "intew.h"
 #include "quant.h"
 #include "rt.h"
@@ -194,6 +196,7 @@ static const KernelRow rows[] = {
 	PLAIN(Sigmoid, F32, EITHER, direct_sigmoid, "direct.sigmoid"),
 	PLAIN(FusedActivation, F32, EITHER, direct_act, "direct.act"),
 	PLAIN(Softmax, F32, ROWS, direct_softmax, "direct.softmax"),
+	PLAIN(LogSoftmax, F32, ROWS, direct_softmax, "direct.softmax"),
 	PLAIN(Erf, F32, EITHER, direct_unary, "direct.erf"),
 	PLAIN(Pow, F32, EITHER, direct_unary, "direct.square"),
 	PLAIN(Cast, ANY, ROWS, convert_cast, "convert.cast"),
@@ -234,6 +237,47 @@ static const KernelRow rows[] = {
 	PLAIN(Abs, IW, ROWS, intew_unary, "intew.unary"),
 	PLAIN(Clip, IW, ROWS, intew_unary, "intew.unary"),
 	PLAIN(Where, ANY, ROWS, intew_where, "intew.where"),
+	/* float32 at any broadcast, and the unary ops (runtime/ew.c) */
+	PLAIN(Add, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(Sub, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(Mul, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(Div, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(Max, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(Min, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(Pow, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(Equal, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(Greater, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(GreaterOrEqual, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(Less, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(LessOrEqual, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(Tanh, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(LeakyRelu, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Elu, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Selu, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Softplus, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(HardSigmoid, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(HardSwish, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Mish, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Clip, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Reciprocal, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Softsign, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Floor, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Ceil, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Round, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Sign, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Celu, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(ThresholdedRelu, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Sin, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Cos, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Tan, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Asin, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Acos, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Atan, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Sinh, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Cosh, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Asinh, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Acosh, F32, EITHER, ew_unary, "ew.unary"),
+	PLAIN(Atanh, F32, EITHER, ew_unary, "ew.unary"),
 	PLAIN(LayerNormalization, F32, ROWS, direct_layernorm,
 	      "direct.layernorm"),
 	PLAIN(MS_SkipLayerNormalization, F32, ROWS, contrib_norm,
@@ -265,6 +309,7 @@ static const KernelRow rows[] = {
 	      "contrib.qgemm"),
 	PLAIN(MS_QLinearAveragePool, Q8, ROWS, contrib_qlinear_avgpool,
 	      "contrib.qpool"),
+	PLAIN(Sdpa, F32, ROWS, attn_sdpa, "attn.sdpa"),
 	PLAIN_B(GlobalAveragePool, F32, EITHER, chan_gap, chan_gap_build,
 		"chan.gap"),
 	PLAIN_B(Concat, F32, EITHER, chan_concat, chan_concat_build,
@@ -301,6 +346,7 @@ static const KernelRow rows[] = {
 	DNNL(FusedMatMul, F32, ROWS, dnnl_fast_matmul_bf16, "dnnl.matmul.bf16"),
 	DNNL(Gemm, F32, ROWS, dnnl_fast_matmul_bf16, "dnnl.gemm.bf16"),
 	DNNL(FusedGemm, F32, ROWS, dnnl_fast_matmul_bf16, "dnnl.gemm.bf16"),
+	{ KR_ANY_OP, KB_PLAIN, ANY, ROWS, direct_copy, NULL, "direct.copy" },
 	PLAIN_B(Conv, F32, EITHER, chan_pw_conv, chan_pw_conv_build,
 		"chan.pwconv"),
 	PLAIN_B(FusedConv, F32, EITHER, chan_pw_conv, chan_pw_conv_build,

@@ -26,9 +26,9 @@ def out(name):
     return h.make_tensor_value_info(name, T.FLOAT, None)
 
 
-def save(nodes, inits, inputs, outputs, path):
+def save(nodes, inits, inputs, outputs, path, opset=17):
     g = h.make_graph(nodes, path, inputs, [out(o) for o in outputs], inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     m.ir_version = 8
     onnx.save(m, "tests/fixtures/" + path)
 
@@ -635,3 +635,102 @@ save(wino, [ws("wi_w1", 40, 20, 3, 3), w("wi_b1", 40),
             w("wi_b3", 32)],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 20, 20, 19])],
      ["wi_bl", "wi_y"], "fast_wino.onnx")
+
+
+# oneDNN's bidirectional cells (bidirectional_concat, its [T, B, 2, H]
+# put in ONNX's [T, 2, B, H]): GRU linear-before-reset with initial
+# state and bias (Y, Y_h), GRU (Y read by nothing), LSTM with both initial
+# states (Y, Y_h, Y_c), RNN (Y alone)
+birnn = [
+    h.make_node("GRU", ["bq", "bgw", "bgr", "bgb", "", "bh0"],
+                ["bgru_y", "bgru_h"], hidden_size=H_, linear_before_reset=1,
+                direction="bidirectional"),
+    h.make_node("GRU", ["bq", "bgw", "bgr"], ["bgru0_y", "bgru0_h"],
+                hidden_size=H_, direction="bidirectional"),
+    h.make_node("LSTM", ["bq", "blw", "blr", "blb", "", "bh0", "bc0"],
+                ["blstm_y", "blstm_h", "blstm_c"], hidden_size=H_,
+                direction="bidirectional"),
+    h.make_node("RNN", ["bq", "brw", "brr", "brb"], ["brnn_y"],
+                hidden_size=H_, direction="bidirectional"),
+]
+save(birnn, [ws("bgw", 2, 3 * H_, I_), ws("bgr", 2, 3 * H_, H_),
+             w("bgb", 2, 6 * H_), ws("blw", 2, 4 * H_, I_),
+             ws("blr", 2, 4 * H_, H_), w("blb", 2, 8 * H_),
+             ws("brw", 2, H_, I_), ws("brr", 2, H_, H_), w("brb", 2, 2 * H_)],
+     [h.make_tensor_value_info("bq", T.FLOAT, [T_, B_, I_]),
+      h.make_tensor_value_info("bh0", T.FLOAT, [2, B_, H_]),
+      h.make_tensor_value_info("bc0", T.FLOAT, [2, B_, H_])],
+     [o for n in birnn for o in n.output if o != "bgru0_y"],
+     "fast_birnn.onnx")
+
+
+# runtime/direct.c's Softmax and LogSoftmax on any axis: the last (rows
+# of 37, a vector and a tail), axis 1 of [2, 5, 7, 3] (21 floats inner),
+# axis 0 (17 inner), axis 2 of [3, 4, 40, 2]; the inputs scaled by 30 so
+# that exps span far more than float's range
+def softmaxes(pre):
+    return [
+        h.make_node("Mul", [pre + "a", "s30"], [pre + "a30"]),
+        h.make_node("Softmax", [pre + "a30"], [pre + "sm_last"], axis=-1),
+        h.make_node("LogSoftmax", [pre + "a30"], [pre + "lsm_last"]),
+        h.make_node("Softmax", [pre + "b"], [pre + "sm_ax1"], axis=1),
+        h.make_node("LogSoftmax", [pre + "b"], [pre + "lsm_ax1"], axis=1),
+        h.make_node("LogSoftmax", [pre + "a30"], [pre + "lsm_ax0"], axis=0),
+        h.make_node("Softmax", [pre + "c"], [pre + "sm_ax2"], axis=2),
+    ]
+
+
+for pre, opset in (("", 13), ("o11_", 11)):
+    sm = softmaxes(pre)
+    save(sm, [nh.from_array(np.array(30, np.float32), "s30")],
+         [h.make_tensor_value_info(pre + "a", T.FLOAT, [17, 37]),
+          h.make_tensor_value_info(pre + "b", T.FLOAT, [2, 5, 7, 3]),
+          h.make_tensor_value_info(pre + "c", T.FLOAT, [3, 4, 40, 2])],
+         [o for n in sm[1:] for o in n.output],
+         "fast_softmax%s.onnx" % ("" if opset == 13 else "11"), opset)
+
+
+# runtime/ew.c: float binary ops at numpy broadcasts ([2,3,4,5] with
+# [3,1,5], [5] and a scalar first) and comparisons (Cast to float), the
+# unary math and activation ops; 35 nodes a fast path takes
+def bcast_and_unary():
+    bin_ = [
+        h.make_node("Add", ["ea", "eb"], ["e_add"]),
+        h.make_node("Sub", ["e_k", "ea"], ["e_rsub"]),
+        h.make_node("Mul", ["ea", "ec"], ["e_mul"]),
+        h.make_node("Div", ["eb", "ea"], ["e_div"]),
+        h.make_node("Max", ["ea", "eb"], ["e_max"]),
+        h.make_node("Min", ["ec", "ea"], ["e_min"]),
+        h.make_node("Pow", ["ea", "eb"], ["e_pow"]),
+        h.make_node("Greater", ["ea", "eb"], ["e_gt_b"]),
+        h.make_node("Cast", ["e_gt_b"], ["e_gt"], to=T.FLOAT),
+        h.make_node("LessOrEqual", ["ec", "ea"], ["e_le_b"]),
+        h.make_node("Cast", ["e_le_b"], ["e_le"], to=T.FLOAT),
+    ]
+    un = [(op, {}) for op in (
+        "Tanh", "Elu", "Selu", "Softplus", "HardSigmoid", "HardSwish",
+        "Mish", "Reciprocal", "Softsign", "Round", "Sign", "Sin", "Cos",
+        "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh")]
+    un += [("LeakyRelu", {"alpha": 0.1}), ("Celu", {"alpha": 0.7}),
+           ("ThresholdedRelu", {"alpha": 0.2})]
+    nodes = bin_ + [h.make_node("Mul", ["ea", "e_3"], ["ea3"])]
+    outs = [n.output[0] for n in bin_ if not n.output[0].endswith("_b")]
+    for op, at in un:
+        nodes.append(h.make_node(op, ["ea"], ["e_" + op.lower()], **at))
+        outs.append("e_" + op.lower())
+    nodes += [h.make_node("Floor", ["ea3"], ["e_floor"]),
+              h.make_node("Ceil", ["ea3"], ["e_ceil"]),
+              h.make_node("Clip", ["ea", "e_lo", "e_hi"], ["e_clip"])]
+    outs += ["e_floor", "e_ceil", "e_clip"]
+    return nodes, outs
+
+
+ew_nodes, ew_outs = bcast_and_unary()
+save(ew_nodes, [nh.from_array(np.array([1.5], np.float32), "e_k"),
+                nh.from_array(np.array(3, np.float32), "e_3"),
+                nh.from_array(np.array(-0.5, np.float32), "e_lo"),
+                nh.from_array(np.array(0.5, np.float32), "e_hi")],
+     [h.make_tensor_value_info("ea", T.FLOAT, [2, 3, 4, 5]),
+      h.make_tensor_value_info("eb", T.FLOAT, [3, 1, 5]),
+      h.make_tensor_value_info("ec", T.FLOAT, [5])],
+     ew_outs, "fast_ew.onnx")

@@ -6,6 +6,7 @@
  * at 1 and 2 threads; and the fused ops of the fuse contract (FusedConv,
  * FusedGemm, FusedMatMul) on nodes built here against sums computed here.
  */
+#include <float.h>
 #include <math.h>
 
 #include "cli/npy.h"
@@ -16,7 +17,7 @@
 #include "runtime/rt.h"
 #include "testrun.h"
 
-enum { MAX_OUT = 32 };
+enum { MAX_OUT = 48 };
 
 /* What differs with the ISA level (compiler/cpu.h; the cap,
  * GEARRT_MAX_ISA, makes this CPU any of them): every fast path matches
@@ -77,6 +78,8 @@ typedef struct Outs {
 	int reorders; /* of oneDNN convolutions' X and Y */
 	int direct; /* tasks runtime/direct.c took */
 	int chan; /* tasks runtime/chanwise.c took */
+	int dnnl; /* tasks oneDNN took */
+	int ew; /* tasks runtime/ew.c took */
 	int nhwc; /* tensors runtime/layout.c made NHWC */
 	int parallel; /* fast kernels on more than one thread */
 	int split; /* oneDNN kernels running image by image */
@@ -127,6 +130,8 @@ static void run_session(gearrt_model *m, gearrt_session *s, Outs *o)
 		o->fast += rt_fast(t) && !t->alias; /* a view, not a path */
 		o->direct += !strncmp(k, "direct.", 7);
 		o->chan += !strncmp(k, "chan.", 5);
+		o->dnnl += t->kernel->backend == KB_DNNL;
+		o->ew += !strncmp(k, "ew.", 3);
 		if (t->kernel->backend == KB_DNNL)
 			dnnl_fast_info(&t->fast, &d);
 		o->parallel += p->tasks[i].fast.threads > 1;
@@ -172,7 +177,8 @@ static void expect_close(const Outs *a, const Outs *b, const char *what)
 		cr_assert_eq(a->count[k], b->count[k]);
 		for (size_t i = 0; i < a->count[k]; i++) {
 			float x = a->data[k][i], y = b->data[k][i];
-			cr_assert(fabsf(x - y) <= 1e-5f + 1e-4f * fabsf(y),
+			cr_assert((isnan(x) && isnan(y)) ||
+					  fabsf(x - y) <= 1e-5f + 1e-4f * fabsf(y),
 				  "%s: output %zu element %zu is %g, the "
 				  "reference %g", what, k, i, x, y);
 		}
@@ -336,9 +342,10 @@ Test(fast, winograd_conv_in_either_layout)
 	 * between (2 groups, dilated 2 down and 1 across, LeakyRelu) and
 	 * into the Flatten's row-major input (2 groups, uneven pads, Relu),
 	 * over 2 images of 20x19 whose tiles the edges cut: within float
-	 * rounding of the reference at 1 and 2 threads */
+	 * rounding of the reference at 1 and 2 threads; the Flatten, a
+	 * graph output, one copy (direct.copy) */
 	Outs f1;
-	fast_vs_reference("fast_wino", 3, -1, &f1);
+	fast_vs_reference("fast_wino", 4, -1, &f1);
 	cr_expect_eq(f1.chan, 3, "%d chanwise tasks", f1.chan);
 	cr_expect_eq(f1.nhwc, 2, "%d NHWC tensors", f1.nhwc);
 	outs_free(&f1);
@@ -598,6 +605,17 @@ Test(fast, rnn_ops_match_reference)
 	fast_vs_reference("fast_rnn", with_dnnl(7, 3), 0, NULL);
 }
 
+Test(fast, bidirectional_rnn_ops_match_reference)
+{
+	/* oneDNN's bidirectional GRU (linear_before_reset 1 with initial
+	 * state and bias; 0 with its Y read by nothing), LSTM (both initial
+	 * states, every output) and RNN, each one primitive */
+	Outs f1;
+	fast_vs_reference("fast_birnn", 4, 0, &f1);
+	cr_expect_eq(f1.dnnl, 4, "%d oneDNN tasks", f1.dnnl);
+	outs_free(&f1);
+}
+
 /* ---- the fused ops, on nodes built here -------------------------------- */
 
 typedef struct Fixture {
@@ -653,6 +671,9 @@ static void set_acts(Fixture *f, Node *n, int count, const char **names,
 	pa->floats = params;
 }
 
+/* What the last run_fused's oneDNN kernel did (dnnl_fast_info). */
+static DnnlInfo fused_info;
+
 /* Runs node n through the kernel registry (its tensors row-major): a
  * fast path must take it (oneDNN's: without it, LV_NONE, the reference
  * kernel must, and the node is not run: false); in[] the tensors of its
@@ -678,6 +699,7 @@ static bool run_fused(Fixture *f, Node *n, const Tensor **in, float *y,
 		     last_error());
 	cr_assert_eq(t.fast.run(t.fast.state, in, outs), 0, "%s",
 		     last_error());
+	dnnl_fast_info(&t.fast, &fused_info);
 	t.fast.free(t.fast.state);
 	free(t.lay);
 	return true;
@@ -836,6 +858,50 @@ Test(fast, fused_gemm_and_matmul)
 	model_free(f.m);
 }
 
+Test(fast, matmul_by_one_matrix_is_one_product)
+{
+	/* torch's sequence-first [S, N, E] x W [E, N'] with N = 1 (ViT's
+	 * and nn.TransformerEncoder's in-projection), and [2,3,4,6] x [1,6,5]:
+	 * B one matrix, so oneDNN runs one [S N, E] x [E, N'] product
+	 * (rank 2), not a batch of one-row ones (8x slower), with the
+	 * reference's result */
+	static const int64_t ad[2][4] = { { 7, 1, 6 }, { 2, 3, 4, 6 } };
+	static const int ar[2] = { 3, 4 };
+	float a[144], w[30], y[120], want[120];
+	fill(a, 144, 11), fill(w, 30, 12);
+	for (int c = 0; c < 2; c++) {
+		Fixture f;
+		fixture_init(&f);
+		int64_t bd[3] = { 1, 6, 5 }, yd[4];
+		memcpy(yd, ad[c], sizeof(yd));
+		yd[ar[c] - 1] = 5;
+		ValId va = add_value(&f, "a", ar[c], ad[c], NULL);
+		ValId vb = add_value(&f, "b", c ? 3 : 2, c ? bd : bd + 1, w);
+		ValId vy = add_value(&f, "y", ar[c], yd, NULL);
+		Node *n = graph_add_node(f.g, "mm", "MatMul", "", 2, 1);
+		n->op = OP_MatMul;
+		n->inputs[0] = va, n->inputs[1] = vb, n->outputs[0] = vy;
+		int64_t rows = 1;
+		for (int i = 0; i < ar[c] - 1; i++)
+			rows *= ad[c][i];
+		for (int64_t i = 0; i < rows; i++)
+			for (int j = 0; j < 5; j++) {
+				float s = 0;
+				for (int k = 0; k < 6; k++)
+					s += a[i * 6 + k] * w[k * 5 + j];
+				want[i * 5 + j] = s;
+			}
+		Tensor ta = { .data = a };
+		const Tensor *in[2] = { &ta, f.g->vals[vb].konst };
+		run_fused(&f, n, in, y, (size_t)rows * 5);
+		expect_floats(y, want, (size_t)rows * 5);
+		cr_expect_eq(fused_info.mm_rank, 2, "case %d: rank %d", c,
+			     fused_info.mm_rank);
+		arena_release(&f.s.scratch);
+		model_free(f.m);
+	}
+}
+
 Test(fast, unsupported_activation_falls_back)
 {
 	static const char *names[] = { "Softsign" };
@@ -912,6 +978,272 @@ Test(fast, direct_sigmoid_softmax_edge_values)
 				  "row %d element %d: %g, expected %g", r, i,
 				  out[20 * r + i], want[20 * r + i]);
 	}
+	model_free(f.m);
+}
+
+Test(fast, softmax_any_axis_matches_reference)
+{
+	/* Softmax and LogSoftmax over the last axis, axis 1 and 2 (floats
+	 * inner to each element) and axis 0, at opset 13; and at opset 11,
+	 * where the axes from axis on are one row */
+	fast_vs_reference("fast_softmax", 7, 7, NULL);
+	fast_vs_reference("fast_softmax11", 7, 7, NULL);
+}
+
+Test(fast, broadcast_and_unary_ops_match_reference)
+{
+	/* runtime/ew.c: Add, Sub (a scalar first), Mul, Div, Max, Min, Pow,
+	 * Greater, LessOrEqual at numpy broadcasts of [2,3,4,5], [3,1,5]
+	 * and [5]; 23 unary math and activation ops, Floor and Ceil of 3x,
+	 * Clip: 35 nodes (the Casts of the comparisons and the Mul by 3 are
+	 * convert.c's and direct.c's) */
+	Outs f1;
+	fast_vs_reference("fast_ew", 38, 1, &f1);
+	cr_expect_eq(f1.ew, 35, "%d ew tasks", f1.ew);
+	outs_free(&f1);
+}
+
+/* Node n's reference kernel (its run hook) on in[] into y (ny bytes,
+ * of output 0's dtype and shape). */
+static void run_reference_node(Fixture *f, Node *n, const Tensor **in,
+			       void *y, size_t ny)
+{
+	const Value *yv = &f->g->vals[n->outputs[0]];
+	Tensor out = { .dtype = yv->dtype, .shape = yv->shape, .data = y,
+		       .nbytes = ny };
+	Tensor *outs[1] = { &out };
+	uint8_t set[1] = { 0 };
+	Arena scratch = { 0 };
+	OpBind b = { .in = in, .out = outs, .set = set };
+	OpCtx c = { .model = f->m, .g = f->g, .n = n, .opset = 17,
+		    .fold_limit = INT64_MAX, .bind = &b, .arena = &scratch };
+	cr_assert_eq(op_info[n->op].run(&c), 0, "%s", last_error());
+	cr_assert(set[0], "%s set no output", n->op_type);
+	arena_release(&scratch);
+}
+
+/* Edge values first, then ordinary ones. */
+static const float edges[] = { 0.0f, -0.0f, NAN, INFINITY, -INFINITY,
+			       1e-40f, -1e-40f, FLT_MAX, -FLT_MAX, 2.0f,
+			       -2.5f, 0.5f, -0.5f, 1.0f, -1.0f, 100.0f,
+			       -100.0f, 7.25f, 0.999f, -3.0f };
+enum { NEDGE = sizeof(edges) / sizeof(edges[0]) };
+
+Test(fast, elementwise_edge_values_match_reference)
+{
+	/* runtime/ew.c on NaN, +-inf, +-0, denormals, +-FLT_MAX: the binary
+	 * ops (a [20, 20] against b [20] broadcast, every pair of edges) and
+	 * the exact unary ops give the reference's bits; the activations
+	 * its values within act.h's accuracy, NaN where it is NaN */
+	static const char *const bin[] = { "Add", "Sub", "Mul", "Div", "Max",
+					   "Min", "Pow", "Greater", "Equal",
+					   "LessOrEqual" };
+	static const char *const exact[] = { "Reciprocal", "Softsign",
+					     "Floor", "Ceil", "Round", "Sign",
+					     "Sin", "Cosh", "Atanh", "Celu",
+					     "ThresholdedRelu" };
+	static const char *const acts_[] = { "Tanh", "LeakyRelu", "Elu",
+					     "Selu", "Softplus", "HardSigmoid",
+					     "HardSwish", "Mish" };
+	float a[NEDGE * NEDGE], b[NEDGE], y[NEDGE * NEDGE];
+	float want[NEDGE * NEDGE];
+	for (int i = 0; i < NEDGE * NEDGE; i++)
+		a[i] = edges[i / NEDGE];
+	memcpy(b, edges, sizeof(b));
+	int64_t ad[] = { NEDGE, NEDGE }, bd[] = { NEDGE };
+	for (size_t o = 0; o < sizeof(bin) / sizeof(bin[0]); o++) {
+		Fixture f;
+		fixture_init(&f);
+		Opset os = { "", 17 };
+		f.m->nopsets = 1;
+		f.m->opsets = &os;
+		ValId va = add_value(&f, "a", 2, ad, NULL);
+		ValId vb = add_value(&f, "b", 1, bd, NULL);
+		ValId vy = add_value(&f, "y", 2, ad, NULL);
+		bool cmp = o >= 7;
+		f.g->vals[vy].dtype = cmp ? DT_BOOL : DT_FLOAT;
+		Node *n = graph_add_node(f.g, "n", bin[o], "", 2, 1);
+		n->op = (uint16_t)op_lookup("", bin[o]);
+		n->inputs[0] = va, n->inputs[1] = vb, n->outputs[0] = vy;
+		Tensor ta = { .dtype = DT_FLOAT, .shape = f.g->vals[va].shape,
+			      .data = a, .nbytes = sizeof(a) };
+		Tensor tb = { .dtype = DT_FLOAT, .shape = f.g->vals[vb].shape,
+			      .data = b, .nbytes = sizeof(b) };
+		const Tensor *in[2] = { &ta, &tb };
+		size_t ny = NEDGE * NEDGE * (cmp ? 1 : 4);
+		run_reference_node(&f, n, in, want, ny);
+		memset(y, 0xA5, sizeof(y));
+		run_fused(&f, n, in, y, ny / 4);
+		cr_expect(!memcmp(y, want, ny), "%s differs from the reference",
+			  bin[o]);
+		model_free(f.m);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		const char *const *ops = pass ? acts_ : exact;
+		size_t nops = pass ? sizeof(acts_) / sizeof(acts_[0])
+				   : sizeof(exact) / sizeof(exact[0]);
+		for (size_t o = 0; o < nops; o++) {
+			Fixture f;
+			fixture_init(&f);
+			Opset os = { "", 17 };
+			f.m->nopsets = 1;
+			f.m->opsets = &os;
+			ValId vx = add_value(&f, "x", 1, bd, NULL);
+			ValId vy = add_value(&f, "y", 1, bd, NULL);
+			Node *n = graph_add_node(f.g, "n", ops[o], "", 1, 1);
+			n->op = (uint16_t)op_lookup("", ops[o]);
+			n->inputs[0] = vx, n->outputs[0] = vy;
+			Tensor tx = { .dtype = DT_FLOAT,
+				      .shape = f.g->vals[vx].shape, .data = b,
+				      .nbytes = sizeof(b) };
+			const Tensor *in[1] = { &tx };
+			run_reference_node(&f, n, in, want, sizeof(b));
+			run_fused(&f, n, in, y, NEDGE);
+			for (int i = 0; i < NEDGE; i++) {
+				bool same = !memcmp(&y[i], &want[i], 4) ||
+					    (isnan(y[i]) && isnan(want[i]));
+				if (!pass) {
+					cr_expect(same, "%s(%g) = %g, the "
+						  "reference %g", ops[o], b[i],
+						  y[i], want[i]);
+					continue;
+				}
+				cr_expect(same || fabsf(y[i] - want[i]) <=
+							  3e-7f * fabsf(want[i]) +
+								  1e-6f,
+					  "%s(%g) = %g, the reference %g",
+					  ops[o], b[i], y[i], want[i]);
+			}
+			model_free(f.m);
+		}
+	}
+}
+
+Test(fast, gather_by_run_indices)
+{
+	/* an embedding: Gather of a [6, 3] table by int64 indices the run
+	 * gives, negative ones counting from the end; one out of range
+	 * fails the run with the reference kernel's error */
+	Fixture f;
+	fixture_init(&f);
+	Opset os = { "", 17 };
+	f.m->nopsets = 1;
+	f.m->opsets = &os;
+	float table[18], y[12];
+	fill(table, 18, 3);
+	int64_t td[] = { 6, 3 }, id[] = { 2, 2 }, yd[] = { 2, 2, 3 };
+	ValId vt = add_value(&f, "table", 2, td, table);
+	ValId vi = add_value(&f, "ids", 2, id, NULL);
+	f.g->vals[vi].dtype = DT_INT64;
+	ValId vy = add_value(&f, "y", 3, yd, NULL);
+	Node *n = graph_add_node(f.g, "g", "Gather", "", 2, 1);
+	n->op = OP_Gather;
+	n->inputs[0] = vt, n->inputs[1] = vi, n->outputs[0] = vy;
+	int64_t ids[4] = { 5, 0, -1, 2 };
+	Tensor ti = { .dtype = DT_INT64, .data = ids };
+	const Tensor *in[2] = { f.g->vals[vt].konst, &ti };
+	run_fused(&f, n, in, y, 12);
+	for (int k = 0; k < 4; k++)
+		for (int j = 0; j < 3; j++)
+			cr_expect_eq(y[k * 3 + j],
+				     table[(ids[k] < 0 ? ids[k] + 6 : ids[k]) *
+					   3 + j]);
+	ids[2] = 6;
+	Tensor out = { .dtype = DT_FLOAT, .shape = f.g->vals[vy].shape,
+		       .data = y, .nbytes = sizeof(y) };
+	Tensor *outs[1] = { &out };
+	Task t = { .n = n, .out = outs };
+	f.cur[vy] = &out;
+	cr_assert_eq(rt_kernel_choose(&f.s, &f.p, &t), 0);
+	cr_assert_str_eq(rt_kernel_name(&t), "direct.gather");
+	cr_expect_neq(t.fast.run(t.fast.state, in, outs), 0);
+	cr_expect(strstr(last_error(), "index 6 is out of range for a dim "
+			 "of 6"), "%s", last_error());
+	t.fast.free(t.fast.state);
+	free(t.lay);
+	model_free(f.m);
+}
+
+Test(fast, softmax_columns_edge_values)
+{
+	/* Softmax and LogSoftmax over axis 0 of [5, 3]: column 0 holds a
+	 * NaN (all NaN), column 1 -inf and a value 200 above the rest (0
+	 * and -inf where exp underflows, (x - max) - log(sum) of the
+	 * others), column 2 is all -inf (NaN); a LogSoftmax row of 20 with
+	 * +inf (NaN) and one near 1e3 */
+	Fixture f;
+	fixture_init(&f);
+	Opset os = { "", 17 };
+	f.m->nopsets = 1;
+	f.m->opsets = &os;
+	int64_t d[] = { 5, 3 }, rd[] = { 2, 20 };
+	ValId vx = add_value(&f, "x", 2, d, NULL);
+	ValId vy = add_value(&f, "y", 2, d, NULL);
+	ValId vr = add_value(&f, "r", 2, rd, NULL);
+	ValId vz = add_value(&f, "z", 2, rd, NULL);
+	float in[15] = { NAN, 1, -INFINITY, 2, -INFINITY, -INFINITY,
+			 3, 201, -INFINITY, 4, 0.5f, -INFINITY, 5, -3,
+			 -INFINITY };
+	float row[40], out[40];
+	fill(row, 40, 13);
+	row[3] = INFINITY;
+	for (int i = 20; i < 40; i++)
+		row[i] += 1000;
+	for (int lg = 0; lg < 2; lg++) {
+		Node *n = graph_add_node(f.g, "sm", lg ? "LogSoftmax" : "Softmax",
+					 "", 1, 1);
+		n->op = lg ? OP_LogSoftmax : OP_Softmax;
+		n->inputs[0] = vx, n->outputs[0] = vy;
+		node_add_attr(f.g, n, "axis", ATTR_INT)->i = 0;
+		Tensor tx = { .data = in };
+		const Tensor *tin[1] = { &tx };
+		run_fused(&f, n, tin, out, 15);
+		for (int c = 0; c < 3; c++) {
+			double mx = -INFINITY, sum = 0;
+			for (int j = 0; j < 5; j++)
+				mx = fmax(mx, in[j * 3 + c]);
+			for (int j = 0; j < 5; j++)
+				sum += exp(in[j * 3 + c] - mx);
+			for (int j = 0; j < 5; j++) {
+				float got = out[j * 3 + c];
+				double v = in[j * 3 + c] - mx;
+				double want = lg ? v - log(sum) : exp(v) / sum;
+				if (c != 1) {
+					cr_expect(isnan(got), "%d col %d row %d: "
+						  "%g", lg, c, j, got);
+					continue;
+				}
+				cr_expect(want == -INFINITY ? got == want
+					  : fabs(got - want) <=
+						    1e-6 * fabs(want) + 1e-9,
+					  "%d col %d row %d: %g, expected %g",
+					  lg, c, j, got, want);
+			}
+		}
+		if (!lg)
+			continue;
+		n = graph_add_node(f.g, "lsm", "LogSoftmax", "", 1, 1);
+		n->op = OP_LogSoftmax;
+		n->inputs[0] = vr, n->outputs[0] = vz;
+		Tensor tr = { .data = row };
+		const Tensor *rin[1] = { &tr };
+		run_fused(&f, n, rin, out, 40);
+		double mx = -INFINITY, sum = 0;
+		for (int j = 20; j < 40; j++)
+			mx = fmax(mx, row[j]);
+		for (int j = 20; j < 40; j++)
+			sum += exp(row[j] - mx);
+		for (int j = 0; j < 20; j++) {
+			double want = row[20 + j] - mx - log(sum);
+			cr_expect(isnan(out[j]), "row 0 element %d: %g", j,
+				  out[j]);
+			cr_expect(fabs(out[20 + j] - want) <= 1e-5,
+				  "row 1 element %d: %g, expected %g", j,
+				  out[20 + j], want);
+		}
+	}
+	arena_release(&f.s.scratch);
+	free(f.s.work);
 	model_free(f.m);
 }
 

@@ -710,6 +710,35 @@ int run_dynquant_conv(OpCtx *c);
 bool dynquant_per_channel(const Shape *s, int32_t rank, int32_t axis,
 			  int64_t ch);
 
+/* attention.c: Sdpa, scaled dot-product attention (its header states
+ * the contract).  SdpaGeom is a node's geometry at its running shapes,
+ * for the reference kernel and runtime/attn.c's: per tensor (SDPA_Q, K,
+ * V, M, Y) the element stride of each logical axis ([N..., S, D]; M's 0
+ * where it broadcasts; O's for Y, through y_perm). */
+enum { SDPA_Q, SDPA_K, SDPA_V, SDPA_M, SDPA_Y, SDPA_TENSORS };
+enum { SDPA_CAUSAL_UPPER_LEFT = 1, SDPA_CAUSAL_LOWER_RIGHT = 2 };
+typedef struct SdpaGeom {
+	int32_t rank, nlead;	/* r, and its r - 2 batch dims */
+	int64_t lead[MAX_RANK]; /* the batch dims */
+	int64_t nblocks;	/* their product */
+	int64_t sq, skv, d, dv;
+	float scale;
+	int causal; /* 0, SDPA_CAUSAL_* */
+	float fill; /* causal_fill */
+	bool mask;  /* M present */
+	int64_t st[SDPA_TENSORS][MAX_RANK];
+	Shape yshape;
+} SdpaGeom;
+/* c's node's geometry at its (static) shapes: 0, or -1 with an error. */
+int sdpa_geom(OpCtx *c, SdpaGeom *g);
+/* Whether the causal mask of g masks key j of query i. */
+bool sdpa_masked(const SdpaGeom *g, int64_t i, int64_t j);
+/* The element offset of batch block b (0 .. nblocks-1, row-major over
+ * the batch dims) in tensor t (SDPA_*). */
+int64_t sdpa_block_offset(const SdpaGeom *g, int t, int64_t b);
+int infer_sdpa(OpCtx *c);
+int run_sdpa(OpCtx *c);
+
 /* fused.c: the fused ops passes/fuse.c makes */
 int infer_fused_conv(OpCtx *c);
 int run_fused_conv(OpCtx *c);
