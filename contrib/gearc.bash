@@ -26,7 +26,7 @@ _gearc_flags_dump="--format= -g --graph= -s --summary --detail -q --quiet -h
 _gearc_flags_verify="-v --verbose -q --quiet -h --help"
 _gearc_flags_run="-i --input -o --output-dir= --random-inputs --gear= --bench=
  --warmup= --duration= --json= --print --save-inputs= -t --threads=
- --pad-batch --no-gears --dump-tensors= -q --quiet -h --help"
+ --pad-batch --no-gears --dump-tensors= --max-isa= -q --quiet -h --help"
 _gearc_flags_export="--gear= --output= --external-data -q --quiet -h --help"
 _gearc_flags_compare="--rtol= --atol= -q --quiet -h --help"
 _gearc_flags_help=""
@@ -58,6 +58,8 @@ _gearc_values()
 			    $(compgen -d -- "$cur")) ;;
 	--output-dir | --dump-tensors | --save-inputs)
 		COMPREPLY=($(compgen -d -- "$cur")) ;;
+	--max-isa) COMPREPLY=($(compgen -W "avx512 avx2 avx sse41 baseline" \
+			    -- "$cur")) ;;
 	--output | --json | --input | -i) COMPREPLY=($(compgen -f -- "$cur")) ;;
 	*) COMPREPLY=() ;;
 	esac

@@ -1539,8 +1539,18 @@ static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 	drop_same_casts(g);
 	fold_output_identities(g);
 	qfuse_graph(g);
-	if (attn_fuse_graph(g, F.opset) > 0 && graph_dce(g, NULL) < 0)
-		return -1;
+	/* attention in a round of its own: its graph_dce() renumbers the
+	 * values, and absorb_end() reads one map from the round's start */
+	if (attn_fuse_graph(g, F.opset) > 0) {
+		if (graph_dce(g, &map) < 0) {
+			absorb_end(ab, g, NULL);
+			return -1;
+		}
+		absorb_end(ab, g, map);
+		free(map);
+		map = NULL;
+		ab = absorb_begin(g);
+	}
 	count_uses(&F);
 	int rc = 0;
 	for (int32_t i = 0; i < g->nnodes && !rc; i++) {

@@ -183,9 +183,10 @@ Test(precision, the_runtime_computes_bfloat16_where_the_cpu_can)
 	cr_expect(!bf16 || strstr(r.err, "MatMul/dnnl.matmul.bf16"), "%s",
 		  r.err);
 	/* never the last layer, nor a depthwise convolution */
-	cr_expect(strstr(r.err, "head_batch_1 ") &&
-			  !strncmp(strstr(strstr(r.err, "head_batch_1 "),
-					  "MatMul/") + 7, "dnnl.matmul ", 12),
+	const char *head = strstr(r.err, "head_batch_1 ");
+	head = head ? strstr(head, "MatMul/") : NULL;
+	cr_expect(head && !strncmp(head + 7, "dnnl.matmul", 11) &&
+			  strncmp(head + 18, ".bf16", 5),
 		  "%s", r.err);
 	cr_expect(!strstr(r.err, "dwconv_batch_1  ") ||
 			  !strstr(strstr(r.err, "dwconv_batch_1 "), ".bf16\n"),
