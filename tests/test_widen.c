@@ -35,6 +35,7 @@ typedef struct Outs {
 	size_t size[MAXIO];
 	int casts, fast_casts;
 	int copies; /* Identity tasks that copy (not a view) */
+	int refs;   /* tasks on a reference kernel */
 } Outs;
 
 /* Runs om once on in[] (data and sizes; dtype and dims from the model,
@@ -81,6 +82,7 @@ static Outs run_om(const char *om, void *const *in, bool no_fast)
 		}
 		o.copies += u->n->op == OP_Identity && !u->alias &&
 			    strcmp(rt_kernel_name(u), "direct.view");
+		o.refs += !u->alias && !strcmp(rt_kernel_name(u), "ref");
 	}
 	gearrt_session_destroy(s);
 	gearrt_model_close(m);
@@ -193,6 +195,49 @@ Test(widen, keep_io_model_is_its_float32_twin)
 	free(dir);
 }
 
+/* --keep-fp16: every value the model computes in float16 is rounded to
+ * float16 where it is made (a Cast there and back), on fast kernels: no
+ * node on a reference kernel, the outputs within a few float16 steps of
+ * the widened compile's, and not all equal to them (the roundings). */
+Test(widen, keep_fp16_rounds_each_op_on_fast_kernels)
+{
+	char *dir = temp_dir();
+	char *half = compile(dir, "fp16_half", NULL);
+	char *kept = compile(dir, "fp16_half", "--keep-fp16");
+	static uint16_t h[NX];
+	static float f[NX];
+	inputs(h, f);
+	void *hin[] = { h };
+	Outs a = run_om(kept, hin, false), b = run_om(half, hin, false);
+	cr_expect_eq(a.refs, 0, "%d nodes on a reference kernel", a.refs);
+	cr_expect_gt(a.casts, b.casts);
+	cr_expect_eq(a.fast_casts, a.casts);
+	/* some ten ops rounded to float16 (2^-11 each) along the way:
+	 * within 1% of the output's largest magnitude */
+	size_t differ = 0;
+	for (size_t k = 0; k < a.n; k++) {
+		const uint16_t *x = a.data[k], *y = b.data[k];
+		size_t n = a.size[k] / 2;
+		float big = 0;
+		for (size_t i = 0; i < n; i++)
+			big = fmaxf(big, fabsf(from_half(y[i])));
+		for (size_t i = 0; i < n; i++) {
+			float d = fabsf(from_half(x[i]) - from_half(y[i]));
+			differ += x[i] != y[i];
+			cr_expect(d <= 1e-2f * big, "output %zu element %zu: "
+				  "%g from the widened compile's (largest %g)",
+				  k, i, d, big);
+		}
+	}
+	cr_expect_gt(differ, 0, "no rounding shows");
+	outs_free(&a);
+	outs_free(&b);
+	free(half);
+	free(kept);
+	remove_tree(dir);
+	free(dir);
+}
+
 /* The "weights: N tensors, B bytes" line of gearc dump. */
 static void weights_of(const char *om, long *count, long *bytes)
 {
@@ -223,10 +268,9 @@ Test(widen, weights_widened_once_for_all_gears)
 	Run d = run_gearc("dump", half);
 	cr_expect(strstr(d.out, "float32 stored as float16"), "%s", d.out);
 	run_free(&d);
-	/* --keep-fp16 stores the model's float16 weights as they are: as
-	 * many bytes as the widened ones' float16 */
-	cr_expect_eq(kc, 7); /* and the Constant's 0.5, not folded */
-	cr_expect_leq(kb, hb + 64, "%ld, widened %ld", kb, hb);
+	/* --keep-fp16 widens the same weights, stored as float16 */
+	cr_expect_eq(kc, hc);
+	cr_expect_eq(kb, hb, "%ld, widened %ld", kb, hb);
 	Run r = run_gearc("dump", kept);
 	cr_expect(strstr(r.out, "keep_fp16"), "%s", r.out);
 	run_free(&r);
