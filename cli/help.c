@@ -384,6 +384,7 @@ static const char run_help[] =
 
 static const char export_help[] =
 "usage: gearc export FILE.om --gear=K|all --output=PATH [--external-data]\n"
+"                    [--fp16-weights]\n"
 "\n"
 "Writes gear K of FILE.om (or every gear) as a static ONNX model, the way\n"
 "onnxsim --overwrite-input-shape would, once per shape: every tensor's\n"
@@ -405,6 +406,8 @@ static const char export_help[] =
 "                   only a regular file is replaced\n"
 "  --external-data  weights of 1 KB or more go to PATH.data (ONNX external\n"
 "                   data, a relative location); automatic past 2 GB\n"
+"  --fp16-weights   weights that were float16 in the source written as\n"
+"                   float16, each widened by a Cast (half the bytes)\n"
 "  -q, --quiet      accepted for uniformity (export prints only errors)\n"
 "\n"
 "The gear's dims and input shapes are in the model's doc_string and in\n"
