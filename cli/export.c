@@ -29,6 +29,7 @@ typedef struct Export {
 	Model *m;
 	const char *name; /* NAME of NAME.om */
 	bool external;
+	bool fp16_weights;
 } Export;
 
 /* "1,3,640,640" into the arena. */
@@ -143,7 +144,8 @@ static int export_gear(const Export *E, int32_t k, const char *path)
 	Graph *g = gear_flatten(E->m, k, gear_shapes(E, k));
 	if (!g || check_outputs(E, k, g) < 0)
 		return error_prefix("gear %d", k);
-	OnnxExport x = { .external = E->external };
+	OnnxExport x = { .external = E->external,
+			 .fp16_weights = E->fp16_weights };
 	describe(E, k, g, &x);
 	return onnx_write(E->m, g, &x, path);
 }
@@ -265,11 +267,12 @@ static int run_export(const Export *E, int32_t gear, const char *output)
 int cmd_export(int argc, char **argv)
 {
 	const char *help = NULL, *gear = NULL, *output = NULL, *ext = NULL;
-	const char *quiet = NULL, *pos[1];
+	const char *quiet = NULL, *half = NULL, *pos[1];
 	const ArgSpec spec[] = {
 		{ "gear", 0, true, &gear },
 		{ "output", 'o', true, &output },
 		{ "external_data", 0, false, &ext },
+		{ "fp16_weights", 0, false, &half },
 		{ "quiet", 'q', false, &quiet },
 		{ "help", 'h', false, &help },
 		{ 0 },
@@ -288,7 +291,7 @@ int cmd_export(int argc, char **argv)
 	if (verify_open(&f, pos[0], NULL, &m) < 0)
 		return fail(EXIT_FAIL);
 	Export E = { .f = &f, .m = m, .name = om_name(&m->arena, pos[0]),
-		     .external = ext != NULL };
+		     .external = ext != NULL, .fp16_weights = half != NULL };
 	int32_t k = parse_gear(gear, gear_count(m), pos[0]);
 	int status = k == -2   ? EXIT_USAGE
 		     : k == -3 ? EXIT_FAIL

@@ -339,6 +339,10 @@ typedef struct Model {
 	 * marked reduced may compute in (DT_BFLOAT16, DT_FLOAT16; 0: none). */
 	const char *precision_mode;
 	int32_t reduced;
+	/* --keep-fp16: the names of the values the source model computes in
+	 * float16 (passes/widen.c), rounded to float16 where they are made;
+	 * NULL otherwise. */
+	NameMap *half_values;
 } Model;
 
 /* Whether a gear compile's batch may be padded (passes/batchrows.c):

@@ -27,7 +27,7 @@ _gearc_flags_verify="-v --verbose -q --quiet -h --help"
 _gearc_flags_run="-i --input -o --output-dir= --random-inputs --gear= --bench=
  --warmup= --duration= --json= --print --save-inputs= -t --threads=
  --pad-batch --no-gears --dump-tensors= --max-isa= -q --quiet -h --help"
-_gearc_flags_export="--gear= --output= --external-data -q --quiet -h --help"
+_gearc_flags_export="--gear= --output= --external-data --fp16-weights -q --quiet -h --help"
 _gearc_flags_compare="--rtol= --atol= -q --quiet -h --help"
 _gearc_flags_help=""
 

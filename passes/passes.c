@@ -55,6 +55,8 @@ static const Pass passes[] = {
 	  "shape inference, folding, If inlining and dead-node removal" },
 	{ "contrib", 0, pass_contrib, "writing ONNX Runtime's contrib ops as standard ops where those run fast" },
 	{ "fuse", pass_fuse, 0, "fusing BatchNormalization, bias, residual and activations" },
+	{ "keep-fp16", 0, keep_fp16_round,
+	  "rounding float16 values where they are made (--keep-fp16)" },
 	{ "precision", 0, pass_precision,
 	  "marking the nodes that may compute in bfloat16" },
 	{ "symbols", 0, symbols_one, "naming the dynamic graph's dims" },
@@ -101,6 +103,8 @@ static bool pass_applies(const Pass *p, const Model *m,
 		return qdq_applies(m, o);
 	if (!strcmp(p->name, "widen-fp16"))
 		return widen_applies(m, o);
+	if (!strcmp(p->name, "keep-fp16"))
+		return o->keep_fp16 && m->half_values;
 	if (!strcmp(p->name, "precision"))
 		return o->precision && o->precision->dtype;
 	if (!strcmp(p->name, "gear-scope"))

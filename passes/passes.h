@@ -51,7 +51,7 @@ typedef struct PassOptions {
 	bool static_limit_given; /* --static_model_ops_lower_limit given: */
 	int32_t static_limit;	 /* its value (>= -1); else the default 4 */
 	int no_fuse; /* --no-fuse: skip the fuse pass (passes/fuse.c) */
-	int keep_fp16; /* --keep-fp16: skip widen-fp16 (passes/widen.c) */
+	int keep_fp16; /* --keep-fp16: float16 values rounded (widen.c) */
 	const PrecisionSpec *precision; /* NULL: full precision */
 	PassDoneFn pass_done; /* NULL: none */
 	void *log_ctx;	      /* pass_done's ctx */
@@ -162,8 +162,11 @@ int pass_specialise(Model *m, Graph *g, const PassOptions *o);
  * gears share the widened weights; no-op with o->keep_fp16 or when the
  * model has no float16. */
 int pass_widen_fp16(Model *m, const PassOptions *o);
-/* Whether it has anything to do: float16 somewhere, no --keep-fp16. */
+/* Whether it has anything to do: float16 somewhere. */
 bool widen_applies(const Model *m, const PassOptions *o);
+/* --keep-fp16, after fuse: each float32 value of g that m->half_values
+ * names is rounded to float16 where it is made (passes/widen.c). */
+int keep_fp16_round(Model *m, Graph *g, const PassOptions *o);
 
 /* Folds BatchNormalization into the Conv/ConvTranspose/Gemm before it
  * and fuses residual Adds, biases and activation chains into FusedConv,

@@ -20,7 +20,17 @@
  * The numbers: the ops compute in float32 where a strict float16
  * evaluation rounds every intermediate result to float16, so results
  * may be more precise than that evaluation's (man gearc, "Float16
- * models").  --keep-fp16 compiles the graph as it is.
+ * models").
+ *
+ * --keep-fp16 keeps the float16 evaluation's numbers on the same fast
+ * float32 kernels: the graph is widened the same way, the values the
+ * source computes in float16 are noted by name (half_values: a float16
+ * input, weight or Cast, and what ops make from them), and once the
+ * gears are fused (pass keep-fp16, keep_fp16_round) every such float32
+ * value a node makes is rounded to float16 there, by a Cast to float16
+ * and one back: each op reads float16 numbers and its result is rounded
+ * to float16, as ONNX Runtime's CPU provider converts around each
+ * float16 op (a value fused into its consumer is not rounded).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -197,10 +207,81 @@ static bool main_edge(const Graph *g, ValId v)
 
 bool widen_applies(const Model *m, const PassOptions *o)
 {
+	(void)o;
 	bool found = false;
-	if (!o->keep_fp16)
-		graph_walk(m->graph, find_half, &found);
+	graph_walk(m->graph, find_half, &found);
 	return found;
+}
+
+/* --keep-fp16: the names of main-graph values the source computes in
+ * float16, before widening: float16 inputs and weights, a Cast's output
+ * to float16, and every output of a node (but a Cast) reading one.
+ * Nodes are in the source's (topological) order.  Integer outputs get
+ * in too (a Shape of a float16 value); keep_fp16_round rounds only
+ * float values. */
+static NameMap *half_values(Model *m)
+{
+	Graph *g = m->graph;
+	uint8_t *h = xcalloc((size_t)g->nvals + 1, 1);
+	for (ValId v = 0; v < g->nvals; v++)
+		h[v] = is_half(g->vals[v].dtype) ||
+		       (g->vals[v].konst && is_half(g->vals[v].konst->dtype));
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		const Node *n = &g->nodes[i];
+		bool any = false;
+		if (n->op == OP_Cast)
+			any = attr_int(n, "to", 0) == DT_FLOAT16;
+		else
+			for (int32_t k = 0; k < n->ninputs && !any; k++)
+				any = n->inputs[k] >= 0 && h[n->inputs[k]];
+		for (int32_t k = 0; k < n->noutputs; k++)
+			if (n->outputs[k] >= 0)
+				h[n->outputs[k]] |= any;
+	}
+	NameMap *names = arena_alloc(&m->arena, sizeof(*names));
+	namemap_init(names);
+	for (ValId v = 0; v < g->nvals; v++)
+		if (h[v])
+			namemap_put(names, g->vals[v].name, 1);
+	free(h);
+	return names;
+}
+
+/* An output of g (rounded by its own Cast to float16, if it is one). */
+static bool is_output(const Graph *g, ValId v)
+{
+	for (int32_t k = 0; k < g->noutputs; k++)
+		if (g->outputs[k] == v)
+			return true;
+	return false;
+}
+
+int keep_fp16_round(Model *m, Graph *g, const PassOptions *o)
+{
+	(void)o;
+	if (!m->half_values)
+		return 0;
+	int32_t nvals = g->nvals, rounded = 0;
+	for (ValId v = 0; v < nvals; v++) {
+		const Value *x = &g->vals[v];
+		if (x->dtype != DT_FLOAT || x->tkind != TK_TENSOR ||
+		    x->producer < 0 || is_output(g, v) ||
+		    g->nodes[x->producer].op == OP_Cast ||
+		    namemap_get(m->half_values, x->name) < 0)
+			continue;
+		/* producer -> made (float32) -> half -> v: v keeps its users */
+		ValId made = add_twin(g, v, "f32");
+		ValId half = add_twin(g, v, "f16");
+		g->vals[half].dtype = DT_FLOAT16;
+		Node *p = &g->nodes[g->vals[v].producer];
+		for (int32_t k = 0; k < p->noutputs; k++)
+			if (p->outputs[k] == v)
+				p->outputs[k] = made;
+		add_cast(g, made, half, DT_FLOAT16);
+		add_cast(g, half, v, DT_FLOAT);
+		rounded++;
+	}
+	return rounded ? graph_toposort(g) : 0;
 }
 
 int pass_widen_fp16(Model *m, const PassOptions *o)
@@ -218,6 +299,8 @@ int pass_widen_fp16(Model *m, const PassOptions *o)
 				     g->vals[v].tkind == TK_SEQUENCE ? "sequence"
 								     : "optional");
 	}
+	if (o->keep_fp16)
+		m->half_values = half_values(m);
 	Widen W = { m, xcalloc((size_t)g->nvals + 1, 1) };
 	for (int32_t k = 0; k < g->ninputs; k++)
 		if (main_edge(g, g->inputs[k]))

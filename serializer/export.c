@@ -25,7 +25,12 @@ typedef struct Writer {
 	PtrMap init_of; /* Tensor -> its index in inits */
 	Onnx__TensorProto **inits;
 	const Tensor **isrc;
+	const char **iname; /* the name readers use: the initializer's, or
+			     * its widening Cast's output */
 	int32_t ninits, capinits;
+	bool half; /* OnnxExport.fp16_weights */
+	Onnx__NodeProto **casts; /* the widening Casts, for the main graph */
+	int32_t ncasts, capcasts;
 	const char *node; /* for messages */
 } Writer;
 
@@ -87,19 +92,69 @@ static Onnx__TensorProto *tensor_proto(Writer *w, const Tensor *t,
 	return p;
 }
 
+/* A float32 weight that was float16 in the source (exactly so: it was
+ * widened from it), as a float16 initializer NAME_fp16 and the Cast to
+ * float32 that makes name, queued for the main graph. */
+static Onnx__TensorProto *half_init(Writer *w, const Tensor *t,
+				    const char *name)
+{
+	size_t n = t->nbytes / sizeof(float);
+	const float *f = t->data;
+	uint16_t *h = arena_array(&w->a, n + 1, sizeof(uint16_t));
+	for (size_t i = 0; i < n; i++)
+		h[i] = minifloat_from(f[i], 5, 10);
+	Tensor ht = *t;
+	ht.dtype = DT_FLOAT16;
+	ht.data = h;
+	ht.nbytes = n * sizeof(uint16_t);
+	const char *hname = fresh(w, arena_printf(&w->a, "%s_fp16", name));
+	Onnx__TensorProto *p = tensor_proto(w, &ht, hname);
+
+	Onnx__NodeProto *c = arena_alloc(&w->a, sizeof(*c));
+	onnx__node_proto__init(c);
+	c->name = (char *)unique(w, &w->nodes,
+				 arena_printf(&w->a, "%s_widen", name));
+	c->op_type = "Cast";
+	c->n_input = 1;
+	c->input = arena_array(&w->a, 2, sizeof(char *));
+	c->input[0] = (char *)hname;
+	c->n_output = 1;
+	c->output = arena_array(&w->a, 2, sizeof(char *));
+	c->output[0] = (char *)name;
+	Onnx__AttributeProto *to = arena_alloc(&w->a, sizeof(*to));
+	onnx__attribute_proto__init(to);
+	to->name = "to";
+	to->has_type = 1;
+	to->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	to->has_i = 1;
+	to->i = DT_FLOAT;
+	c->n_attribute = 1;
+	c->attribute = arena_array(&w->a, 2, sizeof(*c->attribute));
+	c->attribute[0] = to;
+	int32_t k = ARENA_PUSH(&w->a, w->casts, w->ncasts, w->capcasts);
+	w->casts[k] = c;
+	return p;
+}
+
 /* The initializer name of weight value v: its Tensor written once. */
 static const char *init_name(Writer *w, const Value *v)
 {
 	int32_t i = ptrmap_get(&w->init_of, v->konst);
 	if (i >= 0)
-		return w->inits[i]->name;
+		return w->iname[i];
 	i = ARENA_PUSH(&w->a, w->inits, w->ninits, w->capinits);
 	w->isrc = arena_grow(&w->a, w->isrc, (size_t)i, (size_t)w->capinits,
 			     sizeof(*w->isrc));
+	w->iname = arena_grow(&w->a, w->iname, (size_t)i,
+			      (size_t)w->capinits, sizeof(*w->iname));
 	w->isrc[i] = v->konst;
-	w->inits[i] = tensor_proto(w, v->konst, fresh(w, v->name));
+	w->iname[i] = fresh(w, v->name);
+	if (w->half && v->konst->from_half && v->konst->dtype == DT_FLOAT)
+		w->inits[i] = half_init(w, v->konst, w->iname[i]);
+	else
+		w->inits[i] = tensor_proto(w, v->konst, w->iname[i]);
 	ptrmap_put(&w->init_of, v->konst, i);
-	return w->inits[i]->name;
+	return w->iname[i];
 }
 
 /* ---- types -------------------------------------------------------------- */
@@ -402,7 +457,7 @@ static Onnx__ModelProto *model_proto(Writer *w, const Model *m,
 			&w->a, gp->n_input + (size_t)w->ninits + 1, sizeof(*in));
 		memcpy(in, gp->input, gp->n_input * sizeof(*in));
 		for (int32_t k = 0; k < w->ninits; k++) {
-			Value v = { .dtype = w->isrc[k]->dtype,
+			Value v = { .dtype = w->inits[k]->data_type,
 				    .shape = w->isrc[k]->shape };
 			in[gp->n_input++] = value_info(w, &v,
 						       w->inits[k]->name);
@@ -564,7 +619,7 @@ static int write_files(Writer *w, const Onnx__ModelProto *mp,
 int onnx_write(const Model *m, const Graph *g, OnnxExport *x,
 	       const char *path)
 {
-	Writer w = { 0 };
+	Writer w = { .half = x->fp16_weights };
 	arena_init(&w.a);
 	namemap_init(&w.used);
 	namemap_init(&w.nodes);
@@ -572,6 +627,14 @@ int onnx_write(const Model *m, const Graph *g, OnnxExport *x,
 	Onnx__GraphProto *gp = emit_graph(&w, g, NULL, true);
 	if (!gp)
 		goto out;
+	if (w.ncasts) { /* the widening Casts first: every graph reads them */
+		Onnx__NodeProto **l = arena_array(
+			&w.a, gp->n_node + (size_t)w.ncasts + 1, sizeof(*l));
+		memcpy(l, w.casts, (size_t)w.ncasts * sizeof(*l));
+		memcpy(l + w.ncasts, gp->node, gp->n_node * sizeof(*l));
+		gp->node = l;
+		gp->n_node += (size_t)w.ncasts;
+	}
 	Onnx__ModelProto *mp = model_proto(&w, m, gp, x);
 	char *data_path = NULL;
 	bool ext = x->external ||
@@ -592,7 +655,7 @@ int onnx_write(const Model *m, const Graph *g, OnnxExport *x,
 	}
 	rc = write_files(&w, mp, path, data_path);
 	x->wrote_external = ext;
-	x->nnodes = g->nnodes;
+	x->nnodes = g->nnodes + w.ncasts;
 	x->ninitializers = w.ninits;
 out:
 	ptrmap_release(&w.init_of);

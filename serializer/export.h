@@ -43,6 +43,8 @@ typedef struct OnnxExport {
 	const KeyVal *meta; /* metadata_props */
 	int32_t nmeta;
 	bool external; /* --external-data */
+	bool fp16_weights; /* --fp16-weights: float16 as the source stored
+			    * them (Tensor.from_half), each widened by a Cast */
 	/* set by onnx_write: */
 	bool wrote_external;
 	int32_t nnodes, ninitializers;

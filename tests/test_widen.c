@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "compiler/ir.h"
+#include "onnx/onnx.pb-c.h"
 #include "omedit.h"
 #include "runtime/gearrt.h"
 #include "runtime/rt.h"
@@ -35,6 +36,7 @@ typedef struct Outs {
 	size_t size[MAXIO];
 	int casts, fast_casts;
 	int copies; /* Identity tasks that copy (not a view) */
+	int refs;   /* tasks on a reference kernel */
 } Outs;
 
 /* Runs om once on in[] (data and sizes; dtype and dims from the model,
@@ -81,6 +83,7 @@ static Outs run_om(const char *om, void *const *in, bool no_fast)
 		}
 		o.copies += u->n->op == OP_Identity && !u->alias &&
 			    strcmp(rt_kernel_name(u), "direct.view");
+		o.refs += !u->alias && !strcmp(rt_kernel_name(u), "ref");
 	}
 	gearrt_session_destroy(s);
 	gearrt_model_close(m);
@@ -193,6 +196,49 @@ Test(widen, keep_io_model_is_its_float32_twin)
 	free(dir);
 }
 
+/* --keep-fp16: every value the model computes in float16 is rounded to
+ * float16 where it is made (a Cast there and back), on fast kernels: no
+ * node on a reference kernel, the outputs within a few float16 steps of
+ * the widened compile's, and not all equal to them (the roundings). */
+Test(widen, keep_fp16_rounds_each_op_on_fast_kernels)
+{
+	char *dir = temp_dir();
+	char *half = compile(dir, "fp16_half", NULL);
+	char *kept = compile(dir, "fp16_half", "--keep-fp16");
+	static uint16_t h[NX];
+	static float f[NX];
+	inputs(h, f);
+	void *hin[] = { h };
+	Outs a = run_om(kept, hin, false), b = run_om(half, hin, false);
+	cr_expect_eq(a.refs, 0, "%d nodes on a reference kernel", a.refs);
+	cr_expect_gt(a.casts, b.casts);
+	cr_expect_eq(a.fast_casts, a.casts);
+	/* some ten ops rounded to float16 (2^-11 each) along the way:
+	 * within 1% of the output's largest magnitude */
+	size_t differ = 0;
+	for (size_t k = 0; k < a.n; k++) {
+		const uint16_t *x = a.data[k], *y = b.data[k];
+		size_t n = a.size[k] / 2;
+		float big = 0;
+		for (size_t i = 0; i < n; i++)
+			big = fmaxf(big, fabsf(from_half(y[i])));
+		for (size_t i = 0; i < n; i++) {
+			float d = fabsf(from_half(x[i]) - from_half(y[i]));
+			differ += x[i] != y[i];
+			cr_expect(d <= 1e-2f * big, "output %zu element %zu: "
+				  "%g from the widened compile's (largest %g)",
+				  k, i, d, big);
+		}
+	}
+	cr_expect_gt(differ, 0, "no rounding shows");
+	outs_free(&a);
+	outs_free(&b);
+	free(half);
+	free(kept);
+	remove_tree(dir);
+	free(dir);
+}
+
 /* The "weights: N tensors, B bytes" line of gearc dump. */
 static void weights_of(const char *om, long *count, long *bytes)
 {
@@ -223,10 +269,9 @@ Test(widen, weights_widened_once_for_all_gears)
 	Run d = run_gearc("dump", half);
 	cr_expect(strstr(d.out, "float32 stored as float16"), "%s", d.out);
 	run_free(&d);
-	/* --keep-fp16 stores the model's float16 weights as they are: as
-	 * many bytes as the widened ones' float16 */
-	cr_expect_eq(kc, 7); /* and the Constant's 0.5, not folded */
-	cr_expect_leq(kb, hb + 64, "%ld, widened %ld", kb, hb);
+	/* --keep-fp16 widens the same weights, stored as float16 */
+	cr_expect_eq(kc, hc);
+	cr_expect_eq(kb, hb, "%ld, widened %ld", kb, hb);
 	Run r = run_gearc("dump", kept);
 	cr_expect(strstr(r.out, "keep_fp16"), "%s", r.out);
 	run_free(&r);
@@ -346,4 +391,85 @@ Test(widen, float16_stored_weights_are_checked)
 	}
 	*w = keep;
 	fx_free(&x);
+}
+
+/* gearc export --fp16-weights: the weights that were float16 in the
+ * source go out as float16, each read through a Cast to float32 named as
+ * the weight; the file is smaller, and the model computes the same
+ * bytes as the .om it came from. */
+Test(widen, export_writes_float16_weights_back)
+{
+	char *dir = temp_dir();
+	char *om = compile(dir, "fp16_keepio", NULL);
+	char out[700], half[600], full[600], model[700], re[700];
+	snprintf(half, sizeof(half), "%s/half.onnx", dir);
+	snprintf(full, sizeof(full), "%s/full.onnx", dir);
+	snprintf(out, sizeof(out), "--output=%s", half);
+	Run r = run_gearc("export", om, "--gear=1", "--fp16-weights", out);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	snprintf(out, sizeof(out), "--output=%s", full);
+	r = run_gearc("export", om, "--gear=1", out);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+
+	size_t nh = 0, nf = 0;
+	char *bh = read_file(half, &nh), *bf = read_file(full, &nf);
+	cr_assert(bh && bf);
+	cr_expect_lt(nh, nf, "%zu bytes with float16 weights, %zu without",
+		     nh, nf);
+	Onnx__ModelProto *m =
+		onnx__model_proto__unpack(NULL, nh, (const uint8_t *)bh);
+	cr_assert(m);
+	const Onnx__GraphProto *g = m->graph;
+	int halves = 0;
+	size_t half_bytes = 0;
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		const Onnx__TensorProto *t = g->initializer[i];
+		if (t->data_type != DT_FLOAT16)
+			continue;
+		halves++;
+		half_bytes += t->raw_data.len;
+		const Onnx__NodeProto *cast = NULL;
+		for (size_t j = 0; j < g->n_node && !cast; j++)
+			if (g->node[j]->n_input == 1 &&
+			    !strcmp(g->node[j]->input[0], t->name))
+				cast = g->node[j];
+		cr_assert(cast, "float16 weight '%s' read by no node",
+			  t->name);
+		cr_expect_str_eq(cast->op_type, "Cast");
+		cr_expect_eq(cast->attribute[0]->i, DT_FLOAT);
+	}
+	cr_expect_gt(halves, 0);
+	/* each float16 weight saved its bytes, less its Cast's */
+	cr_expect_geq(nf - nh + (size_t)halves * 64, half_bytes,
+		      "%zu bytes saved, %zu of float16 weights", nf - nh,
+		      half_bytes);
+	onnx__model_proto__free_unpacked(m, NULL);
+	free(bh);
+	free(bf);
+
+	/* re-imported: the .om's outputs, byte for byte */
+	snprintf(model, sizeof(model), "--model=%s", half);
+	snprintf(re, sizeof(re), "--output=%s/re", dir);
+	r = run_gearc(model, re);
+	cr_assert_eq(r.status, 0, "re-import: %s", r.err);
+	run_free(&r);
+	snprintf(re, sizeof(re), "%s/re.om", dir);
+	static uint16_t h[NX];
+	static float f[NX];
+	inputs(h, f);
+	void *fin[] = { f };
+	Outs a = run_om(om, fin, false), b = run_om(re, fin, false);
+	cr_assert_eq(a.n, b.n);
+	for (size_t k = 0; k < a.n; k++) {
+		cr_assert_eq(a.size[k], b.size[k]);
+		cr_expect(!memcmp(a.data[k], b.data[k], a.size[k]),
+			  "output %zu differs", k);
+	}
+	outs_free(&a);
+	outs_free(&b);
+	free(om);
+	remove_tree(dir);
+	free(dir);
 }
