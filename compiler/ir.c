@@ -237,6 +237,8 @@ void model_free(Model *m)
 		free(m->dynamic_arena);
 	}
 	model_warnings_free(m);
+	if (m->half_values) /* in the arena, its table on the heap */
+		namemap_release(m->half_values);
 	arena_release(&m->arena);
 	free(m);
 }

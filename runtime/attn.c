@@ -69,6 +69,19 @@ static int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 #define VLOAD(v, p) memcpy(&(v), (p), sizeof(Vec))
 #define VSTORE(p, v) memcpy((p), &(v), sizeof(Vec))
 
+/* d = lanes of a and b (a's 0..VL-1, b's VL..2VL-1) picked by m: GCC's
+ * shuffle, else lane by lane (clang, the fuzz build). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VSHUF2(d, a, b, m) ((d) = __builtin_shuffle((a), (b), (m)))
+#else
+#define VSHUF2(d, a, b, m)                                                \
+	do {                                                              \
+		for (int l_ = 0; l_ < VL; l_++)                           \
+			(d)[l_] = (m)[l_] < VL ? (a)[(m)[l_]]             \
+					       : (b)[(m)[l_] - VL];       \
+	} while (0)
+#endif
+
 /* The 16x16 block of floats at src (rows rs apart) transposed to dst
  * (rows ds apart), in registers: four stages, each swapping the
  * off-diagonal half x half blocks of every 2 half x 2 half block (two
@@ -90,8 +103,8 @@ transpose16(const float *src, int64_t rs, float *dst, int64_t ds)
 			if (i & half)
 				continue;
 			Vec a = r[i], b = r[i + half];
-			r[i] = __builtin_shuffle(a, b, ma);
-			r[i + half] = __builtin_shuffle(a, b, mb);
+			VSHUF2(r[i], a, b, ma);
+			VSHUF2(r[i + half], a, b, mb);
 		}
 	}
 	for (int i = 0; i < VL; i++)

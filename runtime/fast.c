@@ -87,6 +87,22 @@ static bool empty_tensor(const Prepared *p, ValId v)
 	       shape_numel(&x->shape) == 0;
 }
 
+/* Ops whose reference kernel checks values it reads against the dims
+ * (indices, k, a resize's scales, sizes of 0 for a non-empty axis among
+ * them) and fails the run as ONNX Runtime does, also where the output is
+ * empty: such a node runs its reference kernel, on every path. */
+static bool checks_values(const Node *n)
+{
+	switch (n->op) {
+	case OP_Gather: case OP_GatherElements: case OP_GatherND:
+	case OP_Scatter: case OP_ScatterElements: case OP_ScatterND:
+	case OP_OneHot: case OP_TopK: case OP_Resize: case OP_Upsample:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Every output of t is a planned tensor of no elements: there is
  * nothing to compute, whatever the inputs hold (an empty x quantized
  * with a scale of 0, an integer division of nothing), so no kernel runs.
@@ -96,6 +112,8 @@ static int empty_outputs(RunCtx *s, Prepared *p, Task *t,
 {
 	(void)s;
 	const Node *n = t->n;
+	if (checks_values(n)) /* its reference runs (degenerate) */
+		return 0;
 	for (int32_t i = 0; i < n->noutputs; i++)
 		if (n->outputs[i] >= 0 &&
 		    (!t->out[i] || !empty_tensor(p, n->outputs[i])))
@@ -118,6 +136,9 @@ static bool degenerate(const Prepared *p, const Task *t)
 		if (n->inputs[i] >= 0 &&
 		    p->g->vals[n->inputs[i]].kind != VAL_WEIGHT &&
 		    empty_tensor(p, n->inputs[i]))
+			return true;
+	for (int32_t i = 0; checks_values(n) && i < n->noutputs; i++)
+		if (n->outputs[i] >= 0 && empty_tensor(p, n->outputs[i]))
 			return true;
 	return false;
 }

@@ -48,8 +48,10 @@ static const Tensor *raise_weight(Raise *R, const Gearom__Weight *w)
 		t->nbytes = (size_t)numel * sizeof(Bytes);
 		t->data = unpack_strings(R, R->f->weights + w->offset, numel);
 	} else if (w->has_stored_dtype) { /* float16 bytes, widened */
-		const uint16_t *h = (const void *)(R->f->weights + w->offset);
 		float *f = arena_array(R->a, (size_t)numel + 1, sizeof(float));
+		const uint16_t *h = numel ? (const void *)(R->f->weights +
+							   w->offset)
+					  : NULL; /* no bytes: maybe none */
 		for (int64_t i = 0; i < numel; i++)
 			f[i] = (float)minifloat_to(h[i], 5, 10);
 		t->nbytes = (size_t)numel * sizeof(float);
@@ -57,7 +59,7 @@ static const Tensor *raise_weight(Raise *R, const Gearom__Weight *w)
 		t->from_half = true;
 		/* a runtime's file: the float16 bytes are read for the last
 		 * time (no two weights overlap: check.c) */
-		if (R->f->in_arena)
+		if (R->f->in_arena && numel)
 			filemap_drop((FileMap *)(uintptr_t)&R->f->map,
 				     (size_t)(R->f->weights - R->f->map.data) +
 					     (size_t)w->offset,

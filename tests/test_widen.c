@@ -210,7 +210,12 @@ Test(widen, keep_fp16_rounds_each_op_on_fast_kernels)
 	inputs(h, f);
 	void *hin[] = { h };
 	Outs a = run_om(kept, hin, false), b = run_om(half, hin, false);
-	cr_expect_eq(a.refs, 0, "%d nodes on a reference kernel", a.refs);
+	/* no more than the widened compile (none where oneDNN runs: below
+	 * SSE4.1 its Conv and Gemm run their reference kernels on both) */
+	cr_expect_eq(a.refs, b.refs, "%d nodes on a reference kernel, %d "
+		     "in the widened compile", a.refs, b.refs);
+	cr_expect(!(RT_X86 && cpu_has(CPU_SSE41)) || a.refs == 0, "%d nodes "
+		  "on a reference kernel", a.refs);
 	cr_expect_gt(a.casts, b.casts);
 	cr_expect_eq(a.fast_casts, a.casts);
 	/* some ten ops rounded to float16 (2^-11 each) along the way:
