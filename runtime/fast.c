@@ -333,6 +333,9 @@ static const KernelRow rows[] = {
 	PLAIN_B(Resize, F32, EITHER, chan_resize, chan_resize_build,
 		"chan.resize"),
 	PLAIN(Gather, ANY, ROWS, direct_gather, "direct.gather"),
+	PLAIN(ScatterND, ANY, ROWS, small_scatter, "small.scatter"),
+	PLAIN(ScatterElements, ANY, ROWS, small_scatter, "small.scatter"),
+	PLAIN(Scatter, ANY, ROWS, small_scatter, "small.scatter"),
 	{ KR_ANY_OP, KB_PLAIN, ANY, EITHER, direct_view, NULL, "direct.view" },
 	/* before the float32 kernels: a node marked reduced, where the CPU
 	 * computes bfloat16 (rt_bf16) */
