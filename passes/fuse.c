@@ -726,6 +726,18 @@ static bool match_act(Fuse *F, Chain *ch)
 		return false;
 	if (n->op == OP_FusedActivation)
 		return take_fused_activation(F, ch, n);
+	float slope;
+	if (n->op == OP_PRelu && n->ninputs == 2 &&
+	    scalar_const(F, n->inputs[1], &slope) && slope == slope &&
+	    !signbit(slope)) {
+		/* PRelu by one slope s >= +0 is LeakyRelu(s) to the bit:
+		 * x < 0 ? s x : x in every form, and oneDNN's relu(alpha),
+		 * x > 0 ? x : alpha x, differs only on zeros, whose sign a
+		 * slope of +0 or more keeps */
+		push_act(ch, ACT_LeakyRelu, slope, 0);
+		advance(F, ch, n->outputs[0], (int32_t)(n - F->g->nodes));
+		return true;
+	}
 	int k = act_of_op(n->op);
 	float lo = 0, hi = 0;
 	if (k < 0 || (k == ACT_Clip && !clip_bounds(F, n, &lo, &hi)))

@@ -245,6 +245,7 @@ static const KernelRow rows[] = {
 	PLAIN(Max, F32, ROWS, ew_binary, "ew.binary"),
 	PLAIN(Min, F32, ROWS, ew_binary, "ew.binary"),
 	PLAIN(Pow, F32, ROWS, ew_binary, "ew.binary"),
+	PLAIN(PRelu, F32, ROWS, ew_binary, "ew.binary"),
 	PLAIN(Equal, F32, ROWS, ew_binary, "ew.binary"),
 	PLAIN(Greater, F32, ROWS, ew_binary, "ew.binary"),
 	PLAIN(GreaterOrEqual, F32, ROWS, ew_binary, "ew.binary"),

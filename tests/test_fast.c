@@ -1039,8 +1039,8 @@ Test(fast, elementwise_edge_values_match_reference)
 	 * the exact unary ops give the reference's bits; the activations
 	 * its values within act.h's accuracy, NaN where it is NaN */
 	static const char *const bin[] = { "Add", "Sub", "Mul", "Div", "Max",
-					   "Min", "Pow", "Greater", "Equal",
-					   "LessOrEqual" };
+					   "Min", "Pow", "PRelu", "Greater",
+					   "Equal", "LessOrEqual" };
 	static const char *const exact[] = { "Reciprocal", "Softsign",
 					     "Floor", "Ceil", "Round", "Sign",
 					     "Sin", "Cosh", "Atanh", "Celu",
@@ -1063,7 +1063,7 @@ Test(fast, elementwise_edge_values_match_reference)
 		ValId va = add_value(&f, "a", 2, ad, NULL);
 		ValId vb = add_value(&f, "b", 1, bd, NULL);
 		ValId vy = add_value(&f, "y", 2, ad, NULL);
-		bool cmp = o >= 7;
+		bool cmp = o >= 8;
 		f.g->vals[vy].dtype = cmp ? DT_BOOL : DT_FLOAT;
 		Node *n = graph_add_node(f.g, "n", bin[o], "", 2, 1);
 		n->op = (uint16_t)op_lookup("", bin[o]);
@@ -1120,6 +1120,54 @@ Test(fast, elementwise_edge_values_match_reference)
 			model_free(f.m);
 		}
 	}
+}
+
+Test(fast, prelu_slopes_match_reference)
+{
+	/* ew.binary's PRelu, x [2,3,4,5] of edge values by a slope that
+	 * is one value, one per channel ([3,1,1] and [1,3,1,1]), one per
+	 * element (negative, NaN and -0 among them): the reference's
+	 * bits, at 1 and 2 threads */
+	static const int64_t sd[][4] = { { 1 }, { 3, 1, 1 }, { 1, 3, 1, 1 },
+					 { 2, 3, 4, 5 } };
+	static const int sr[] = { 1, 3, 4, 4 };
+	float x[120], sl[120], y[120], want[120];
+	for (int i = 0; i < 120; i++) {
+		x[i] = edges[i % NEDGE];
+		sl[i] = edges[(i * 7 + 3) % NEDGE];
+	}
+	sl[0] = 0.25f;
+	int64_t xd[] = { 2, 3, 4, 5 };
+	for (int k = 0; k < 4; k++)
+		for (int threads = 1; threads <= 2; threads++) {
+			Fixture f;
+			fixture_init(&f);
+			f.s.threads = threads;
+			Opset os = { "", 16 };
+			f.m->nopsets = 1;
+			f.m->opsets = &os;
+			ValId vx = add_value(&f, "x", 4, xd, NULL);
+			ValId vs = add_value(&f, "s", sr[k], sd[k], NULL);
+			ValId vy = add_value(&f, "y", 4, xd, NULL);
+			Node *n = graph_add_node(f.g, "p", "PRelu", "", 2, 1);
+			n->op = OP_PRelu;
+			n->inputs[0] = vx, n->inputs[1] = vs, n->outputs[0] = vy;
+			Tensor tx = { .dtype = DT_FLOAT,
+				      .shape = f.g->vals[vx].shape, .data = x,
+				      .nbytes = sizeof(x) };
+			Tensor ts = { .dtype = DT_FLOAT,
+				      .shape = f.g->vals[vs].shape, .data = sl,
+				      .nbytes = shape_numel(&f.g->vals[vs].shape) *
+						sizeof(float) };
+			const Tensor *in[2] = { &tx, &ts };
+			run_reference_node(&f, n, in, want, sizeof(want));
+			memset(y, 0xA5, sizeof(y));
+			run_fused(&f, n, in, y, 120);
+			cr_expect(!memcmp(y, want, sizeof(y)),
+				  "slope %d at %d threads differs from the "
+				  "reference", k, threads);
+			model_free(f.m);
+		}
 }
 
 Test(fast, gather_by_run_indices)
