@@ -318,7 +318,7 @@ static const KernelRow rows[] = {
 	PLAIN(Concat, ANY, ROWS, small_move, "small.move"),
 	PLAIN(Slice, ANY, ROWS, small_move, "small.move"),
 	PLAIN(Pad, ANY, ROWS, small_move, "small.move"),
-	PLAIN(Split, ANY, ROWS, small_move, "small.move"),
+	PLAIN(Split, ANY, ROWS, small_split, "small.split"),
 	PLAIN(Tile, ANY, ROWS, small_move, "small.move"),
 	PLAIN(Expand, ANY, ROWS, small_move, "small.move"),
 	PLAIN(ReduceMean, F32, ROWS, small_reduce, "small.reduce"),

@@ -438,6 +438,94 @@ int small_move(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
+/* Split of any size and dtype: per output, per index before the axis,
+ * one memcpy of its piece (the runs the replay above would find,
+ * computed from the planned shapes: no numbering, no MOVE_MAX).  The
+ * sizes are the outputs' dims along the axis, which inference took
+ * from the constant split (or the even split) the reference kernel
+ * reads. */
+typedef struct Split {
+	int nout;
+	size_t es;
+	int64_t outer, inner, d; /* before, after, along the axis */
+	int64_t *len;		 /* per output, along the axis */
+} Split;
+
+static void split_free(void *state)
+{
+	Split *sp = state;
+	free(sp->len);
+	free(sp);
+}
+
+static int split_run(void *state, const Tensor *const *in,
+		     Tensor *const *out)
+{
+	const Split *sp = state;
+	const uint8_t *x = in[0]->data;
+	size_t row = (size_t)sp->inner * sp->es;
+	int64_t pos = 0;
+	for (int o = 0; o < sp->nout; pos += sp->len[o++]) {
+		uint8_t *y = tensor_mut(out[o]);
+		size_t piece = (size_t)sp->len[o] * row;
+		if (!piece)
+			continue;
+		for (int64_t i = 0; i < sp->outer; i++)
+			memcpy(y + (size_t)i * piece,
+			       x + (size_t)(i * sp->d + pos) * row, piece);
+	}
+	return 0;
+}
+
+int small_split(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	if (!static_tensor(x) || x->shape.rank < 1 || n->noutputs < 1)
+		return 0;
+	for (int i = 1; i < n->ninputs; i++) /* split: a constant */
+		if (rt_in_val(p, n, i) && !const_of(rt_in_val(p, n, i)))
+			return 0;
+	int32_t r = x->shape.rank;
+	int64_t a = attr_int(n, "axis", 0), sum = 0;
+	if (a < 0)
+		a += r;
+	if (a < 0 || a >= r)
+		return 0;
+	for (int o = 0; o < n->noutputs; o++) {
+		const Value *v = n->outputs[o] >= 0 ? &p->g->vals[n->outputs[o]]
+						    : NULL;
+		if (!v || !t->out[o] || !static_tensor(v) ||
+		    v->dtype != x->dtype || v->shape.rank != r)
+			return 0;
+		for (int32_t d = 0; d < r; d++)
+			if (d != a && v->shape.dims[d] != x->shape.dims[d])
+				return 0;
+		sum += v->shape.dims[a];
+	}
+	if (sum != x->shape.dims[a])
+		return 0;
+	Split *sp = xmalloc(sizeof(*sp));
+	sp->nout = n->noutputs;
+	sp->es = dtype_size(x->dtype);
+	sp->outer = sp->inner = 1;
+	for (int32_t d = 0; d < r; d++) {
+		if (d < a)
+			sp->outer *= x->shape.dims[d];
+		if (d > a)
+			sp->inner *= x->shape.dims[d];
+	}
+	sp->d = x->shape.dims[a];
+	sp->len = xmalloc((size_t)sp->nout * sizeof(int64_t));
+	for (int o = 0; o < sp->nout; o++)
+		sp->len[o] = p->g->vals[n->outputs[o]].shape.dims[a];
+	k->run = split_run;
+	k->free = split_free;
+	k->state = sp;
+	return 1;
+}
+
 /* ---- LSTM ---------------------------------------------------------------- */
 
 /* Hidden sizes and timesteps (times batch) up to which this cell takes

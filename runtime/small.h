@@ -37,5 +37,8 @@ int small_unary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
  * written a slice or an element at a time, reduced as the reference
  * kernel reduces; its errors for an index out of range. */
 int small_scatter(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* Split of any size and dtype along any axis, the split constant or
+ * even: a memcpy per output and index before the axis. */
+int small_split(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 #endif

@@ -1321,6 +1321,15 @@ Test(fast, profile_names_the_kernels)
 			  !strstr(r.err, "/direct.") && !strstr(r.err, "/dnnl."),
 		  "%s", r.err);
 	run_free(&r);
+	/* a Split: runtime/small.c's copies */
+	char *chain = compile_fixture(dir, "cli_chain", "cli_chain", NULL);
+	unsetenv("GEARRT_NO_FAST");
+	r = run_gearc("run", chain, "--random-inputs", "--quiet");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "Split/small.split"), "%s", r.err);
+	run_free(&r);
+	unsetenv("GEARRT_PROFILE");
+	free(chain);
 	remove_tree(dir);
 	free(dir);
 	free(om);
