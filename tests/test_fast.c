@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "cli/npy.h"
+#include "compiler/act.h"
 #include "runtime/chanwise.h"
 #include "runtime/direct.h"
 #include "runtime/dnnl.h"
@@ -1168,6 +1169,68 @@ Test(fast, prelu_slopes_match_reference)
 				  "reference", k, threads);
 			model_free(f.m);
 		}
+}
+
+/* Reference kernel of op(a, b) on float edges[] (b a weight of one
+ * value if scalar_b, else a the weight) into y. */
+static void reference_pair(const char *op, float k, bool k_first, float *y)
+{
+	Fixture f;
+	fixture_init(&f);
+	Opset os = { "", 17 };
+	f.m->nopsets = 1;
+	f.m->opsets = &os;
+	int64_t d[] = { NEDGE }, one[] = { 1 };
+	float kv[1] = { k }, xs[NEDGE];
+	memcpy(xs, edges, sizeof(xs));
+	ValId vx = add_value(&f, "x", 1, d, NULL);
+	ValId vk = add_value(&f, "k", 1, one, kv);
+	ValId vy = add_value(&f, "y", 1, d, NULL);
+	Node *n = graph_add_node(f.g, "n", op, "", 2, 1);
+	n->op = (uint16_t)op_lookup("", op);
+	n->inputs[k_first ? 1 : 0] = vx, n->inputs[k_first ? 0 : 1] = vk;
+	n->outputs[0] = vy;
+	Tensor tx = { .dtype = DT_FLOAT, .shape = f.g->vals[vx].shape,
+		      .data = xs, .nbytes = sizeof(xs) };
+	const Tensor *in[2] = { &tx, f.g->vals[vk].konst };
+	if (k_first)
+		in[0] = f.g->vals[vk].konst, in[1] = &tx;
+	run_reference_node(&f, n, in, y, NEDGE * sizeof(float));
+	model_free(f.m);
+}
+
+Test(fast, prelu_and_clamps_fuse_as_the_same_function)
+{
+	/* passes/fuse.c's rewrites: PRelu by one slope >= +0 is
+	 * LeakyRelu(slope), Max(x, c) Clip(x, c, inf), Min(x, c) Clip(x,
+	 * -inf, c) (c first only when nonzero): act.h's fp32 form, which
+	 * every gearc tail runs, gives the reference kernels' bits on every
+	 * edge value (oneDNN's post-op runs them only where dnnl.c's probe
+	 * finds it gives act.h's answer) */
+	static const float slopes[] = { 0.0f, 1e-40f, 0.25f, 1.0f, 3.0f };
+	static const float consts[] = { -0.5f, 0.0f, -0.0f, 6.0f, 1e-40f,
+					INFINITY, -INFINITY };
+	float y[NEDGE], want[NEDGE];
+	for (size_t i = 0; i < sizeof(slopes) / sizeof(slopes[0]); i++) {
+		reference_pair("PRelu", slopes[i], false, want);
+		act_loop_f32(ACT_LeakyRelu, edges, y, NEDGE, slopes[i], 0);
+		cr_expect(!memcmp(y, want, sizeof(y)), "PRelu by %g", slopes[i]);
+	}
+	for (size_t i = 0; i < sizeof(consts) / sizeof(consts[0]); i++) {
+		float c = consts[i];
+		for (int first = 0; first < 2; first++) {
+			if (first && c == 0)
+				continue; /* a tie keeps c's sign: not fused */
+			reference_pair("Max", c, first, want);
+			act_loop_f32(ACT_Clip, edges, y, NEDGE, c, INFINITY);
+			cr_expect(!memcmp(y, want, sizeof(y)), "Max by %g%s", c,
+				  first ? " first" : "");
+			reference_pair("Min", c, first, want);
+			act_loop_f32(ACT_Clip, edges, y, NEDGE, -INFINITY, c);
+			cr_expect(!memcmp(y, want, sizeof(y)), "Min by %g%s", c,
+				  first ? " first" : "");
+		}
+	}
 }
 
 Test(fast, gather_by_run_indices)
