@@ -223,6 +223,8 @@ static const KernelRow rows[] = {
 		"chan.binary"),
 	PLAIN_B(Div, F32, EITHER, chan_binary, chan_binary_build,
 		"chan.binary"),
+	PLAIN_B(PRelu, F32, EITHER, chan_binary, chan_binary_build,
+		"chan.binary"),
 	PLAIN(Add, IW, ROWS, intew_binary, "intew.binary"),
 	PLAIN(Sub, IW, ROWS, intew_binary, "intew.binary"),
 	PLAIN(Mul, IW, ROWS, intew_binary, "intew.binary"),
