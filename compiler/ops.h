@@ -74,6 +74,9 @@ typedef enum {
 	INPLACE_IN0,  /* input 0 (the others broadcast or are parameters) */
 	INPLACE_ANY,  /* any input (elementwise on broadcast inputs) */
 	INPLACE_IN12, /* inputs 1 and 2 (Where's X and Y, not its condition) */
+	INPLACE_DATA, /* input 0 if no other input reads its buffer: the
+			 kernel writes the output before it has read the
+			 others (Scatter's updates into its data) */
 } InPlace;
 
 /* How output 0's shape follows from the inputs'. */
@@ -225,9 +228,9 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(Round,                     infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_FLOAT(DTS_IEEE, f_round)) \
 	X(STFT,                      infer_stft,                    run_stft,                    VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(Scan,                      infer_scan,                    run_scan,                    VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(Scatter,                   infer_scatterelements,         run_scatterelements,         VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(ScatterElements,           infer_scatterelements,         run_scatterelements,         VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
-	X(ScatterND,                 infer_scatternd,               run_scatternd,               VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(Scatter,                   infer_scatterelements,         run_scatterelements,         VIEW_NONE,  INPLACE_DATA, SHAPE_SAME,  EW_NONE) \
+	X(ScatterElements,           infer_scatterelements,         run_scatterelements,         VIEW_NONE,  INPLACE_DATA, SHAPE_SAME,  EW_NONE) \
+	X(ScatterND,                 infer_scatternd,               run_scatternd,               VIEW_NONE,  INPLACE_DATA, SHAPE_SAME,  EW_NONE) \
 	X(Selu,                      infer_unary,                   run_unary,                   VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_FLOAT(DTS_IEEE, f_selu)) \
 	X(SequenceAt,                infer_sequence_at,             run_sequence_at,             VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(SequenceConstruct,         infer_sequence_construct,      run_sequence_construct,      VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \

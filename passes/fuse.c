@@ -702,6 +702,29 @@ static bool take_fused_activation(Fuse *F, Chain *ch, const Node *n)
 	return true;
 }
 
+/* Max(x, c) or Min(x, c) of one constant c after the chain (tf2onnx's
+ * clamp after a LeakyRelu, Max(x, 0) for a Relu): Clip(x, c, inf) or
+ * Clip(x, -inf, c), the same function to the bit.  Max propagates NaN
+ * and keeps x on a tie (max(-0, +0) is -0), as x < c ? c : x does; a
+ * NaN c would make every output NaN, so it stays; with c first, a tie
+ * of zeros keeps c: only a nonzero c then. */
+static bool max_min_clamp(Fuse *F, Chain *ch, const Node *n)
+{
+	float c;
+	if ((n->op != OP_Max && n->op != OP_Min) || n->ninputs != 2 ||
+	    F->opset < 8 || !keeps_shape(F, n, ch->cur))
+		return false;
+	int ci = n->inputs[0] == ch->cur ? 1 : 0;
+	if (n->inputs[1 - ci] != ch->cur || n->inputs[ci] == ch->cur ||
+	    !scalar_const(F, n->inputs[ci], &c) || c != c ||
+	    (ci == 0 && c == 0))
+		return false;
+	bool max = n->op == OP_Max;
+	push_act(ch, ACT_Clip, max ? c : -INFINITY, max ? INFINITY : c);
+	advance(F, ch, n->outputs[0], (int32_t)(n - F->g->nodes));
+	return true;
+}
+
 /* One activation after ch->cur; false if none: a written-out form, an
  * affine step, or a standard op that is a row of compiler/act.h's
  * table (not the op table's unary ops, most of which do not fuse).  The
@@ -722,10 +745,24 @@ static bool match_act(Fuse *F, Chain *ch)
 		advance(F, ch, n->outputs[0], (int32_t)(n - F->g->nodes));
 		return true;
 	}
+	if (max_min_clamp(F, ch, n))
+		return true;
 	if (n->inputs[0] != ch->cur || !keeps_shape(F, n, ch->cur))
 		return false;
 	if (n->op == OP_FusedActivation)
 		return take_fused_activation(F, ch, n);
+	float slope;
+	if (n->op == OP_PRelu && n->ninputs == 2 &&
+	    scalar_const(F, n->inputs[1], &slope) && slope == slope &&
+	    !signbit(slope)) {
+		/* PRelu by one slope s >= +0 is LeakyRelu(s) to the bit:
+		 * x < 0 ? s x : x in every form, and oneDNN's relu(alpha),
+		 * x > 0 ? x : alpha x, differs only on zeros, whose sign a
+		 * slope of +0 or more keeps */
+		push_act(ch, ACT_LeakyRelu, slope, 0);
+		advance(F, ch, n->outputs[0], (int32_t)(n - F->g->nodes));
+		return true;
+	}
 	int k = act_of_op(n->op);
 	float lo = 0, hi = 0;
 	if (k < 0 || (k == ACT_Clip && !clip_bounds(F, n, &lo, &hi)))

@@ -548,7 +548,8 @@ uint64_t mem_place(const MemInterval *iv, int32_t n, uint64_t *offsets)
 bool memplan_inplace_ok(int op, int k)
 {
 	switch (op_info[op].inplace) {
-	case INPLACE_IN0: return k == 0;
+	case INPLACE_IN0:
+	case INPLACE_DATA: return k == 0;
 	case INPLACE_ANY: return true;
 	case INPLACE_IN12: return k == 1 || k == 2;
 	default: return false;
@@ -733,7 +734,8 @@ static void mark_shared_reads(Plan *p, const Node *n, int32_t i)
 
 /* Input k can take the output of elementwise node n (at step i) in
  * place: same dtype and shape, its buffer dies here, no other input
- * reads that buffer. */
+ * reads that buffer (mark_shared_reads; for a Scatter's data, not even
+ * the same tensor read again as its indices or updates). */
 static bool can_overwrite(const Plan *p, const Node *n, int32_t k, int32_t i)
 {
 	const Graph *g = p->g;
@@ -741,6 +743,13 @@ static bool can_overwrite(const Plan *p, const Node *n, int32_t k, int32_t i)
 	if (in < 0 || p->state[in] != ST_ARENA || !memplan_inplace_ok(n->op, k))
 		return false;
 	const Value *a = &g->vals[in], *b = &g->vals[v];
+	if (op_info[n->op].inplace == INPLACE_DATA)
+		for (int32_t j = 0; j < n->ninputs; j++) {
+			ValId x = n->inputs[j];
+			if (j != k && x >= 0 && p->state[x] == ST_ARENA &&
+			    p->owner[x] == p->owner[in])
+				return false; /* read after the writes begin */
+		}
 	return a->dtype == b->dtype && shape_equal(&a->shape, &b->shape) &&
 	       p->glast[p->owner[in]] == i && p->shared[p->owner[in]] != i;
 }

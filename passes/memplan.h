@@ -36,7 +36,9 @@
  *   in place  an elementwise op (memplan_inplace_ok) writes its output
  *             over input k when that input's buffer dies at this node,
  *             input k has the output's dtype and shape exactly, and no
- *             other input of the node reads the same buffer.
+ *             other input of the node reads the same buffer; so does a
+ *             Scatter over its data (INPLACE_DATA) when no other input
+ *             reads that buffer, not even as the same tensor.
  * A sharing block has alias_of = the tensor owning the buffer, the same
  * offset, its own size and lifetime; the owner's block spans the union of
  * the lifetimes of everything sharing it.

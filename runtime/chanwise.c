@@ -3,6 +3,9 @@
  * that take a rank-4 tensor in either layout runtime/layout.c gives it:
  * row-major NCHW, or channels-last NHWC between oneDNN's convolutions.
  *
+ * A PRelu by a slope per channel after a convolution runs so too, in
+ * the convolution's layout.
+ *
  * Squeeze-and-excite blocks (MobileNetV3, EfficientNet) end in
  * GlobalAveragePool -> 1x1 convolutions -> Mul(X, [N,C,1,1]): without
  * these, the pooled and the scaled tensor would be reordered out of
@@ -46,7 +49,7 @@ static bool f32_4d(const Value *v)
 	       v->shape.rank == 4 && shape_is_static(&v->shape);
 }
 
-/* ---- Add, Sub, Mul, Div by a per-channel operand ---------------------- */
+/* ---- Add, Sub, Mul, Div, PRelu by a per-channel operand --------------- */
 
 typedef struct Chan {
 	int op;
@@ -127,8 +130,10 @@ int chan_binary(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	    shape_numel(&y->shape) == 0)
 		return 0;
 	int xi = f32_4d(a) && shape_equal(&a->shape, &y->shape) ? 0
-		 : f32_4d(b) && shape_equal(&b->shape, &y->shape) ? 1
-								   : -1;
+		 : f32_4d(b) && shape_equal(&b->shape, &y->shape) &&
+				   n->op != OP_PRelu /* its slope is B */
+			 ? 1
+			 : -1;
 	int64_t bstep = xi < 0 ? -1 : per_channel(xi ? a : b, y);
 	if (bstep < 0)
 		return 0;

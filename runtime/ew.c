@@ -10,7 +10,8 @@
  * arithmetic (ewfast.c's, which the reference runs): the same bits,
  * NaN and -0 included (Max and Min propagate NaN as a + b; Pow as
  * pow in double rounded, x * x where the exponent is a constant 2, the
- * same value).
+ * same value; PRelu x < 0 ? x * slope : x, the slope broadcast to x,
+ * the reference's product in double rounded being the float product).
  *
  * Unary ops: the activations of compiler/act.h's table, when written as
  * their own ops (Tanh, LeakyRelu, Elu, Selu, Softplus, HardSigmoid,
@@ -46,7 +47,7 @@ static int64_t pieces(int64_t n, int threads)
 /* ---- binary ---------------------------------------------------------------- */
 
 enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_POW, B_SQUARE,
-       B_EQ, B_GT, B_GE, B_LT, B_LE };
+       B_PRELU, B_EQ, B_GT, B_GE, B_LT, B_LE };
 
 typedef struct Binary {
 	EwWalk w;
@@ -102,6 +103,8 @@ RT_HOT_FN(static, void, bin_run,
 		break;
 	case B_POW: LOOP(float, (float)pow(x, z)); break;
 	case B_SQUARE: LOOP(float, x * x); break;
+	/* the slope only below 0: NaN and -0 pass as they are */
+	case B_PRELU: LOOP(float, x < 0 ? x * z : x); break;
 	case B_EQ: LOOP(uint8_t, x == z); break;
 	case B_GT: LOOP(uint8_t, x > z); break;
 	case B_GE: LOOP(uint8_t, x >= z); break;
@@ -171,6 +174,7 @@ static int bin_op(const Node *n, const Value *b)
 		       ((const float *)e->data)[0] == 2.0f
 		       ? B_SQUARE
 		       : B_POW;
+	case OP_PRelu: return B_PRELU;
 	case OP_Equal: return B_EQ;
 	case OP_Greater: return B_GT;
 	case OP_GreaterOrEqual: return B_GE;

@@ -525,8 +525,8 @@ static inline const Value *rt_in_val(const Prepared *p, const Node *n, int i)
 typedef float RtV16 __attribute__((vector_size(64)));
 
 /* y[i] = a[i] op b[i * bstep] (b[i * bstep] op a[i] if swap) for
- * i < n, op Add, Sub, Mul or Div, each rounded in float as the reference
- * kernels round it.  For the RT_HOT loops of the plain-C paths to inline
+ * i < n, op Add, Sub, Mul, Div or PRelu (a < 0 ? a b : a, b the slope),
+ * each rounded in float as the reference kernels round it.  For the RT_HOT loops of the plain-C paths to inline
  * with a constant bstep (0: b one scalar; 1: a tensor of a's shape). */
 static inline __attribute__((always_inline)) void
 rt_arith_loop(int op, bool swap, const float *a, const float *b,
@@ -544,6 +544,10 @@ rt_arith_loop(int op, bool swap, const float *a, const float *b,
 	case OP_Sub:
 		for (size_t i = 0; i < n; i++)
 			y[i] = swap ? b[i * bstep] - a[i] : a[i] - b[i * bstep];
+		break;
+	case OP_PRelu: /* a the data, b the slope (never swapped) */
+		for (size_t i = 0; i < n; i++)
+			y[i] = a[i] < 0 ? a[i] * b[i * bstep] : a[i];
 		break;
 	default:
 		for (size_t i = 0; i < n; i++)

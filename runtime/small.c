@@ -31,6 +31,9 @@
  * ReduceMean/ReduceSum over adjacent axes and Log, Sqrt, Neg, Abs, Exp:
  * the reference kernels go through an index or a double per element
  * (Silero VAD legacy: 18% of a run's instructions).
+ *
+ * ScatterND/ScatterElements: a streaming model's cache update, in place
+ * of the state where the memory plan allows (see its section).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -432,6 +435,94 @@ int small_move(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	k->run = move_run;
 	k->free = move_free;
 	k->state = m;
+	return 1;
+}
+
+/* Split of any size and dtype: per output, per index before the axis,
+ * one memcpy of its piece (the runs the replay above would find,
+ * computed from the planned shapes: no numbering, no MOVE_MAX).  The
+ * sizes are the outputs' dims along the axis, which inference took
+ * from the constant split (or the even split) the reference kernel
+ * reads. */
+typedef struct Split {
+	int nout;
+	size_t es;
+	int64_t outer, inner, d; /* before, after, along the axis */
+	int64_t *len;		 /* per output, along the axis */
+} Split;
+
+static void split_free(void *state)
+{
+	Split *sp = state;
+	free(sp->len);
+	free(sp);
+}
+
+static int split_run(void *state, const Tensor *const *in,
+		     Tensor *const *out)
+{
+	const Split *sp = state;
+	const uint8_t *x = in[0]->data;
+	size_t row = (size_t)sp->inner * sp->es;
+	int64_t pos = 0;
+	for (int o = 0; o < sp->nout; pos += sp->len[o++]) {
+		uint8_t *y = tensor_mut(out[o]);
+		size_t piece = (size_t)sp->len[o] * row;
+		if (!piece)
+			continue;
+		for (int64_t i = 0; i < sp->outer; i++)
+			memcpy(y + (size_t)i * piece,
+			       x + (size_t)(i * sp->d + pos) * row, piece);
+	}
+	return 0;
+}
+
+int small_split(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	if (!static_tensor(x) || x->shape.rank < 1 || n->noutputs < 1)
+		return 0;
+	for (int i = 1; i < n->ninputs; i++) /* split: a constant */
+		if (rt_in_val(p, n, i) && !const_of(rt_in_val(p, n, i)))
+			return 0;
+	int32_t r = x->shape.rank;
+	int64_t a = attr_int(n, "axis", 0), sum = 0;
+	if (a < 0)
+		a += r;
+	if (a < 0 || a >= r)
+		return 0;
+	for (int o = 0; o < n->noutputs; o++) {
+		const Value *v = n->outputs[o] >= 0 ? &p->g->vals[n->outputs[o]]
+						    : NULL;
+		if (!v || !t->out[o] || !static_tensor(v) ||
+		    v->dtype != x->dtype || v->shape.rank != r)
+			return 0;
+		for (int32_t d = 0; d < r; d++)
+			if (d != a && v->shape.dims[d] != x->shape.dims[d])
+				return 0;
+		sum += v->shape.dims[a];
+	}
+	if (sum != x->shape.dims[a])
+		return 0;
+	Split *sp = xmalloc(sizeof(*sp));
+	sp->nout = n->noutputs;
+	sp->es = dtype_size(x->dtype);
+	sp->outer = sp->inner = 1;
+	for (int32_t d = 0; d < r; d++) {
+		if (d < a)
+			sp->outer *= x->shape.dims[d];
+		if (d > a)
+			sp->inner *= x->shape.dims[d];
+	}
+	sp->d = x->shape.dims[a];
+	sp->len = xmalloc((size_t)sp->nout * sizeof(int64_t));
+	for (int o = 0; o < sp->nout; o++)
+		sp->len[o] = p->g->vals[n->outputs[o]].shape.dims[a];
+	k->run = split_run;
+	k->free = split_free;
+	k->state = sp;
 	return 1;
 }
 
@@ -892,5 +983,189 @@ int small_unary(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	k->run = unary_run;
 	k->free = NULL;
 	k->state = (void *)n;
+	return 1;
+}
+
+/* ---- ScatterND, ScatterElements ------------------------------------------ */
+
+/* A streaming model's cache update (ScatterND of the new frame into the
+ * state) copied the whole state element by element through the
+ * reference kernel's index walk and a tensor the size of the state.
+ * Here the data is copied once with memcpy, not at all when the memory
+ * plan put the output in its bytes (INPLACE_DATA: the data dies at the
+ * node and no other input reads its buffer), then each update's slice
+ * (ScatterND: one memcpy without a reduction) or element
+ * (ScatterElements) is written in the reference kernel's order, so the
+ * last of duplicate indices wins as there; every index is checked as the
+ * reference checks it, with its error.  Reductions: float32 inline, in
+ * double as the reference computes them; other dtypes through the
+ * reference's own scatter_reduce_into. */
+typedef struct Scatter {
+	bool nd;	    /* ScatterND, else ScatterElements */
+	ScatterRed red;
+	size_t es;	    /* bytes of an element */
+	bool f32;	    /* float32 (reductions inline) */
+	int32_t rank, axis; /* data's rank; ScatterElements' axis */
+	int64_t dims[MAX_RANK], st[MAX_RANK]; /* data's, row-major */
+	int64_t idims[MAX_RANK]; /* indices' (ScatterElements) */
+	int64_t nidx;		 /* indices' elements (ScatterElements) */
+	int64_t k, n, slice;	 /* ScatterND: tuple length, tuples,
+				    elements a slice */
+	bool i32;		 /* int32 indices, else int64 */
+} Scatter;
+
+static int64_t scatter_index(const Scatter *sc, const Tensor *ind,
+			     int64_t i)
+{
+	return sc->i32 ? ((const int32_t *)ind->data)[i]
+		       : ((const int64_t *)ind->data)[i];
+}
+
+/* Element di of y = red(y[di], u[ui]). */
+static void scatter_put(const Scatter *sc, Tensor *y, int64_t di,
+			const Tensor *u, int64_t ui)
+{
+	if (sc->red == SCATTER_NONE) {
+		memcpy((uint8_t *)tensor_mut(y) + (size_t)di * sc->es,
+		       (const uint8_t *)u->data + (size_t)ui * sc->es, sc->es);
+	} else if (sc->f32) {
+		float *py = (float *)tensor_mut(y) + di;
+		double a = *py, b = ((const float *)u->data)[ui];
+		double v = sc->red == SCATTER_ADD   ? a + b
+			   : sc->red == SCATTER_MUL ? a * b
+			   : sc->red == SCATTER_MAX ? (a > b ? a : b)
+						    : (a < b ? a : b);
+		*py = (float)v;
+	} else {
+		scatter_reduce_into(y, di, u, ui, sc->red);
+	}
+}
+
+static int scatter_range(int64_t v, int64_t d)
+{
+	return error("index %lld is out of range for a dim of %lld",
+		     (long long)v, (long long)d);
+}
+
+static int scatter_nd(const Scatter *sc, const Tensor *ind, const Tensor *u,
+		      Tensor *y)
+{
+	uint8_t *yb = tensor_mut(y);
+	const uint8_t *ub = u->data;
+	size_t row = (size_t)sc->slice * sc->es;
+	for (int64_t i = 0; i < sc->n; i++) {
+		int64_t off = 0;
+		for (int64_t j = 0; j < sc->k; j++) {
+			int64_t v = scatter_index(sc, ind, i * sc->k + j);
+			int64_t d = sc->dims[j];
+			if (v < -d || v >= d)
+				return scatter_range(v, d);
+			off += (v < 0 ? v + d : v) * sc->st[j];
+		}
+		if (sc->red == SCATTER_NONE) {
+			memcpy(yb + (size_t)off * sc->es, ub + (size_t)i * row,
+			       row);
+			continue;
+		}
+		for (int64_t e = 0; e < sc->slice; e++)
+			scatter_put(sc, y, off + e, u, i * sc->slice + e);
+	}
+	return 0;
+}
+
+static int scatter_elements(const Scatter *sc, const Tensor *ind,
+			    const Tensor *u, Tensor *y)
+{
+	int32_t r = sc->rank, a = sc->axis;
+	int64_t idx[MAX_RANK] = { 0 }, last = sc->idims[r - 1];
+	int64_t len = sc->dims[a], sa = sc->st[a];
+	/* a row of indices' last dim at a time: its base offset once */
+	for (int64_t e = 0; e < sc->nidx; e += last) {
+		int64_t base = 0;
+		for (int32_t d = 0; d < r - 1; d++)
+			base += (d == a ? 0 : idx[d]) * sc->st[d];
+		for (int64_t j = 0; j < last; j++) {
+			int64_t v = scatter_index(sc, ind, e + j);
+			if (v < -len || v >= len)
+				return scatter_range(v, len);
+			int64_t off = base + (v < 0 ? v + len : v) * sa +
+				      (a == r - 1 ? 0 : j);
+			scatter_put(sc, y, off, u, e + j);
+		}
+		idx[r - 1] = last - 1;
+		tn_next(r, sc->idims, idx);
+	}
+	return 0;
+}
+
+static int scatter_run(void *state, const Tensor *const *in,
+		       Tensor *const *out)
+{
+	const Scatter *sc = state;
+	Tensor *y = out[0];
+	if (in[0]->data != y->data && y->nbytes)
+		memcpy(tensor_mut(y), in[0]->data, y->nbytes);
+	return sc->nd ? scatter_nd(sc, in[1], in[2], y)
+		      : scatter_elements(sc, in[1], in[2], y);
+}
+
+int small_scatter(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *iv = rt_in_val(p, n, 1);
+	const Value *u = rt_in_val(p, n, 2);
+	int64_t opset = model_opset(s->model->m); /* as exec.c gives the */
+	int red = scatter_reduction(attr_str(n, "reduction", "none"), /* ref */
+				    opset > 0 ? opset : OPSET_NEWEST);
+	if (n->ninputs != 3 || !static_tensor(x) || !static_tensor(iv) ||
+	    !static_tensor(u) || u->dtype != x->dtype || red < 0 ||
+	    !scatter_reducible(x->dtype, (ScatterRed)red) ||
+	    (iv->dtype != DT_INT64 &&
+	     (iv->dtype != DT_INT32 || n->op == OP_ScatterND)) ||
+	    x->shape.rank < 1 || iv->shape.rank < 1 ||
+	    !shape_numel(&x->shape))
+		return 0;
+	Scatter sc = { .nd = n->op == OP_ScatterND,
+		       .red = (ScatterRed)red,
+		       .es = dtype_size(x->dtype),
+		       .f32 = x->dtype == DT_FLOAT,
+		       .rank = x->shape.rank,
+		       .i32 = iv->dtype == DT_INT32 };
+	memcpy(sc.dims, x->shape.dims, sizeof(sc.dims));
+	memcpy(sc.idims, iv->shape.dims, sizeof(sc.idims));
+	tn_strides(&x->shape, sc.st);
+	int32_t q = iv->shape.rank;
+	int64_t ni = shape_numel(&iv->shape), nu = shape_numel(&u->shape);
+	if (sc.nd) {
+		sc.k = iv->shape.dims[q - 1];
+		if (sc.k < 1 || sc.k > sc.rank)
+			return 0; /* the reference kernel says what is wrong */
+		sc.n = 1;
+		for (int32_t d = 0; d < q - 1; d++)
+			sc.n *= iv->shape.dims[d];
+		sc.slice = sc.st[sc.k - 1];
+		if (nu != sc.n * sc.slice)
+			return 0;
+	} else {
+		int64_t a = attr_int(n, "axis", 0);
+		if (a < 0)
+			a += sc.rank;
+		if (q != sc.rank || u->shape.rank != q ||
+		    !shape_equal(&u->shape, &iv->shape) || a < 0 ||
+		    a >= sc.rank)
+			return 0;
+		sc.axis = (int32_t)a;
+		sc.nidx = ni;
+		/* an indices dim past data's fails in the reference kernel
+		 * (unless there are no indices): it says so */
+		for (int32_t d = 0; ni && d < q; d++)
+			if (d != sc.axis && iv->shape.dims[d] > sc.dims[d])
+				return 0;
+	}
+	Scatter *st = xmalloc(sizeof(*st));
+	*st = sc;
+	k->run = scatter_run;
+	k->free = free;
+	k->state = st;
 	return 1;
 }

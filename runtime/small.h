@@ -4,8 +4,9 @@
  * a reference kernel's or a oneDNN primitive's fixed cost is most of a
  * node's time: data movement (Slice, Concat, Pad, Split, Tile, Expand)
  * replayed as copies, an LSTM cell of small hidden size, depthwise
- * convolution, ReduceMean/ReduceSum over adjacent axes, and Log, Sqrt,
- * Neg, Abs, Exp.
+ * convolution, ReduceMean/ReduceSum over adjacent axes, Log, Sqrt,
+ * Neg, Abs, Exp, and ScatterND/ScatterElements (a streaming model's
+ * cache update).
  *
  * Each builder fills *k and returns 1 if it takes task t's node at its
  * planned shapes, 0 if another path must run it, -1 with an error.
@@ -31,5 +32,13 @@ int small_dwconv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int small_reduce(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Log, Sqrt, Neg, Abs and Exp of fp32. */
 int small_unary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* ScatterND and ScatterElements (and Scatter) of any dtype of 1 to 8
+ * bytes: the data copied once (not at all in place), the updates
+ * written a slice or an element at a time, reduced as the reference
+ * kernel reduces; its errors for an index out of range. */
+int small_scatter(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* Split of any size and dtype along any axis, the split constant or
+ * even: a memcpy per output and index before the axis. */
+int small_split(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 #endif

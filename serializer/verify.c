@@ -482,6 +482,11 @@ static int check_inplace(const PlanCheck *c, const Gearom__MemBlock *b)
 			return verr(c, "tensor '%s' overwrites the buffer of '%s' "
 				    "in place, but '%s' reads two tensors of it",
 				    TNAME(c, t), TNAME(c, r), n->name);
+		if (op > 0 && op_info[op].inplace == INPLACE_DATA && k)
+			return verr(c, "tensor '%s' overwrites the buffer of '%s' "
+				    "in place, but '%s' (%s) reads it as input "
+				    "%zu after writing", TNAME(c, t), TNAME(c, r),
+				    n->name, n->op_type, k);
 		seen = in;
 		if (memplan_inplace_ok(op, (int)k) &&
 		    same_tensor_type(c, in, t))

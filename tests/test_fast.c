@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "cli/npy.h"
+#include "compiler/act.h"
 #include "runtime/chanwise.h"
 #include "runtime/direct.h"
 #include "runtime/dnnl.h"
@@ -1039,8 +1040,8 @@ Test(fast, elementwise_edge_values_match_reference)
 	 * the exact unary ops give the reference's bits; the activations
 	 * its values within act.h's accuracy, NaN where it is NaN */
 	static const char *const bin[] = { "Add", "Sub", "Mul", "Div", "Max",
-					   "Min", "Pow", "Greater", "Equal",
-					   "LessOrEqual" };
+					   "Min", "Pow", "PRelu", "Greater",
+					   "Equal", "LessOrEqual" };
 	static const char *const exact[] = { "Reciprocal", "Softsign",
 					     "Floor", "Ceil", "Round", "Sign",
 					     "Sin", "Cosh", "Atanh", "Celu",
@@ -1063,7 +1064,7 @@ Test(fast, elementwise_edge_values_match_reference)
 		ValId va = add_value(&f, "a", 2, ad, NULL);
 		ValId vb = add_value(&f, "b", 1, bd, NULL);
 		ValId vy = add_value(&f, "y", 2, ad, NULL);
-		bool cmp = o >= 7;
+		bool cmp = o >= 8;
 		f.g->vals[vy].dtype = cmp ? DT_BOOL : DT_FLOAT;
 		Node *n = graph_add_node(f.g, "n", bin[o], "", 2, 1);
 		n->op = (uint16_t)op_lookup("", bin[o]);
@@ -1118,6 +1119,116 @@ Test(fast, elementwise_edge_values_match_reference)
 					  ops[o], b[i], y[i], want[i]);
 			}
 			model_free(f.m);
+		}
+	}
+}
+
+Test(fast, prelu_slopes_match_reference)
+{
+	/* ew.binary's PRelu, x [2,3,4,5] of edge values by a slope that
+	 * is one value, one per channel ([3,1,1] and [1,3,1,1]), one per
+	 * element (negative, NaN and -0 among them): the reference's
+	 * bits, at 1 and 2 threads */
+	static const int64_t sd[][4] = { { 1 }, { 3, 1, 1 }, { 1, 3, 1, 1 },
+					 { 2, 3, 4, 5 } };
+	static const int sr[] = { 1, 3, 4, 4 };
+	float x[120], sl[120], y[120], want[120];
+	for (int i = 0; i < 120; i++) {
+		x[i] = edges[i % NEDGE];
+		sl[i] = edges[(i * 7 + 3) % NEDGE];
+	}
+	sl[0] = 0.25f;
+	int64_t xd[] = { 2, 3, 4, 5 };
+	for (int k = 0; k < 4; k++)
+		for (int threads = 1; threads <= 2; threads++) {
+			Fixture f;
+			fixture_init(&f);
+			f.s.threads = threads;
+			Opset os = { "", 16 };
+			f.m->nopsets = 1;
+			f.m->opsets = &os;
+			ValId vx = add_value(&f, "x", 4, xd, NULL);
+			ValId vs = add_value(&f, "s", sr[k], sd[k], NULL);
+			ValId vy = add_value(&f, "y", 4, xd, NULL);
+			Node *n = graph_add_node(f.g, "p", "PRelu", "", 2, 1);
+			n->op = OP_PRelu;
+			n->inputs[0] = vx, n->inputs[1] = vs, n->outputs[0] = vy;
+			Tensor tx = { .dtype = DT_FLOAT,
+				      .shape = f.g->vals[vx].shape, .data = x,
+				      .nbytes = sizeof(x) };
+			Tensor ts = { .dtype = DT_FLOAT,
+				      .shape = f.g->vals[vs].shape, .data = sl,
+				      .nbytes = shape_numel(&f.g->vals[vs].shape) *
+						sizeof(float) };
+			const Tensor *in[2] = { &tx, &ts };
+			run_reference_node(&f, n, in, want, sizeof(want));
+			memset(y, 0xA5, sizeof(y));
+			run_fused(&f, n, in, y, 120);
+			cr_expect(!memcmp(y, want, sizeof(y)),
+				  "slope %d at %d threads differs from the "
+				  "reference", k, threads);
+			model_free(f.m);
+		}
+}
+
+/* Reference kernel of op(a, b) on float edges[] (b a weight of one
+ * value if scalar_b, else a the weight) into y. */
+static void reference_pair(const char *op, float k, bool k_first, float *y)
+{
+	Fixture f;
+	fixture_init(&f);
+	Opset os = { "", 17 };
+	f.m->nopsets = 1;
+	f.m->opsets = &os;
+	int64_t d[] = { NEDGE }, one[] = { 1 };
+	float kv[1] = { k }, xs[NEDGE];
+	memcpy(xs, edges, sizeof(xs));
+	ValId vx = add_value(&f, "x", 1, d, NULL);
+	ValId vk = add_value(&f, "k", 1, one, kv);
+	ValId vy = add_value(&f, "y", 1, d, NULL);
+	Node *n = graph_add_node(f.g, "n", op, "", 2, 1);
+	n->op = (uint16_t)op_lookup("", op);
+	n->inputs[k_first ? 1 : 0] = vx, n->inputs[k_first ? 0 : 1] = vk;
+	n->outputs[0] = vy;
+	Tensor tx = { .dtype = DT_FLOAT, .shape = f.g->vals[vx].shape,
+		      .data = xs, .nbytes = sizeof(xs) };
+	const Tensor *in[2] = { &tx, f.g->vals[vk].konst };
+	if (k_first)
+		in[0] = f.g->vals[vk].konst, in[1] = &tx;
+	run_reference_node(&f, n, in, y, NEDGE * sizeof(float));
+	model_free(f.m);
+}
+
+Test(fast, prelu_and_clamps_fuse_as_the_same_function)
+{
+	/* passes/fuse.c's rewrites: PRelu by one slope >= +0 is
+	 * LeakyRelu(slope), Max(x, c) Clip(x, c, inf), Min(x, c) Clip(x,
+	 * -inf, c) (c first only when nonzero): act.h's fp32 form, which
+	 * every gearc tail runs, gives the reference kernels' bits on every
+	 * edge value (oneDNN's post-op runs them only where dnnl.c's probe
+	 * finds it gives act.h's answer) */
+	static const float slopes[] = { 0.0f, 1e-40f, 0.25f, 1.0f, 3.0f };
+	static const float consts[] = { -0.5f, 0.0f, -0.0f, 6.0f, 1e-40f,
+					INFINITY, -INFINITY };
+	float y[NEDGE], want[NEDGE];
+	for (size_t i = 0; i < sizeof(slopes) / sizeof(slopes[0]); i++) {
+		reference_pair("PRelu", slopes[i], false, want);
+		act_loop_f32(ACT_LeakyRelu, edges, y, NEDGE, slopes[i], 0);
+		cr_expect(!memcmp(y, want, sizeof(y)), "PRelu by %g", slopes[i]);
+	}
+	for (size_t i = 0; i < sizeof(consts) / sizeof(consts[0]); i++) {
+		float c = consts[i];
+		for (int first = 0; first < 2; first++) {
+			if (first && c == 0)
+				continue; /* a tie keeps c's sign: not fused */
+			reference_pair("Max", c, first, want);
+			act_loop_f32(ACT_Clip, edges, y, NEDGE, c, INFINITY);
+			cr_expect(!memcmp(y, want, sizeof(y)), "Max by %g%s", c,
+				  first ? " first" : "");
+			reference_pair("Min", c, first, want);
+			act_loop_f32(ACT_Clip, edges, y, NEDGE, -INFINITY, c);
+			cr_expect(!memcmp(y, want, sizeof(y)), "Min by %g%s", c,
+				  first ? " first" : "");
 		}
 	}
 }
@@ -1273,6 +1384,15 @@ Test(fast, profile_names_the_kernels)
 			  !strstr(r.err, "/direct.") && !strstr(r.err, "/dnnl."),
 		  "%s", r.err);
 	run_free(&r);
+	/* a Split: runtime/small.c's copies */
+	char *chain = compile_fixture(dir, "cli_chain", "cli_chain", NULL);
+	unsetenv("GEARRT_NO_FAST");
+	r = run_gearc("run", chain, "--random-inputs", "--quiet");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "Split/small.split"), "%s", r.err);
+	run_free(&r);
+	unsetenv("GEARRT_PROFILE");
+	free(chain);
 	remove_tree(dir);
 	free(dir);
 	free(om);

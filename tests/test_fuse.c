@@ -427,6 +427,50 @@ static ValId elu_half(Synth *s, ValId x)
 	return tu_out(n, 0);
 }
 
+/* PRelu by one slope of +0 or more: LeakyRelu, to the bit */
+static ValId prelu_scalar(Synth *s, ValId x)
+{
+	return BIN("PRelu", x, sy_k(s, 0.25f));
+}
+
+static ValId prelu_one(Synth *s, ValId x)
+{
+	float v = 0.5f;
+	return BIN("PRelu", x, tu_weight_data(s->g, sy_name(s, "k"), DT_FLOAT,
+					      SHAPE(1, 1, 1), &v));
+}
+
+/* and what stays PRelu: a negative slope (oneDNN's relu would flip the
+ * sign of a zero), one per channel */
+static ValId prelu_negative(Synth *s, ValId x)
+{
+	return BIN("PRelu", x, sy_k(s, -0.5f));
+}
+
+static ValId prelu_channels(Synth *s, ValId x)
+{
+	return BIN("PRelu", x, sy_w(s, SHAPE(4, 1, 1)));
+}
+
+/* tf2onnx's clamp after a LeakyRelu: Max(x, c), Min(c, x): a Clip */
+static ValId leaky_max(Synth *s, ValId x)
+{
+	Node *n = tu_node(s->g, "LeakyRelu", sy_name(s, "lr"), IDS(x), 1);
+	tu_float(s->g, n, "alpha", 0.125f);
+	return BIN("Max", tu_out(n, 0), sy_k(s, -0.5f));
+}
+
+static ValId relu_min_first(Synth *s, ValId x)
+{
+	return BIN("Min", sy_k(s, 6.0f), UN("Relu", x));
+}
+
+/* Max(0, x): a tie of zeros keeps the constant's sign, Clip x's */
+static ValId max_zero_first(Synth *s, ValId x)
+{
+	return BIN("Max", sy_k(s, 0.0f), x);
+}
+
 static ValId selu_softplus(Synth *s, ValId x)
 {
 	return UN("Softplus", UN("Selu", x));
@@ -509,6 +553,14 @@ static const Form forms[] = {
 	{ "mish_op", mish_op, ANCHOR_CONV, "[Mish]", "Softplus" },
 	{ "mish_log", mish_log, ANCHOR_MATMUL, "[Mish]", "Exp" },
 	{ "elu_half", elu_half, ANCHOR_CONV, "[Elu(0.5,0)]", "Elu" },
+	{ "prelu_scalar", prelu_scalar, ANCHOR_CONV, "[LeakyRelu(0.25,0)]",
+	  "PRelu" },
+	{ "prelu_one", prelu_one, ANCHOR_MATMUL, "[LeakyRelu(0.5,0)]",
+	  "PRelu" },
+	{ "leaky_max", leaky_max, ANCHOR_CONV, "[LeakyRelu(0.125,0), Clip(-0.5,",
+	  "Max" },
+	{ "relu_min_first", relu_min_first, ANCHOR_MATMUL,
+	  "[Relu, Clip(-inf,6)]", "Min" },
 	{ "selu_softplus", selu_softplus, ANCHOR_MATMUL,
 	  "[Selu(1.67326,1.0507), Softplus]", "Selu" },
 	/* after no Conv/Gemm/MatMul: one FusedActivation */
@@ -639,6 +691,34 @@ static Model *z_after_model(int64_t k, bool with_z)
 	tu_floats(g, n, FUSED_ACT_PARAMS_ATTR, params, 2);
 	tu_int(g, n, FUSED_Z_AFTER_ATTR, k);
 	return m;
+}
+
+Test(fuse, prelu_max_min_stay_where_not_the_same_function)
+{
+	static const Form keep[] = {
+		{ "prelu_negative", prelu_negative, ANCHOR_CONV, " PRelu ", 0 },
+		{ "prelu_channels", prelu_channels, ANCHOR_CONV, " PRelu ", 0 },
+		{ "max_zero_first", max_zero_first, ANCHOR_CONV, " Max ", 0 },
+	};
+	char *dir = temp_dir();
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		char *onnx = path_in(dir, "m.onnx");
+		Model *m = form_model(&keep[i]);
+		OnnxExport ox = { 0 };
+		cr_assert_eq(onnx_write(m, m->graph, &ox, onnx), 0, "%s",
+			     last_error());
+		model_free(m);
+		char *on = compile_to(dir, onnx, "on", NULL, NULL, NULL);
+		char *t = dump(on, "text");
+		cr_expect(strstr(t, keep[i].expect) && !strstr(t, "LeakyRelu") &&
+				  !strstr(t, "Clip"),
+			  "%s:\n%s", keep[i].name, t);
+		free(t);
+		free(on);
+		free(onnx);
+	}
+	remove_tree(dir);
+	free(dir);
 }
 
 Test(fuse, z_after_is_checked)

@@ -395,6 +395,60 @@ Test(memplan, in_place_when_the_input_dies)
 	model_free(m);
 }
 
+Test(memplan, scatter_in_place_of_its_dead_data_only)
+{
+	/* ScatterND over data dying there takes its buffer (a streaming
+	 * cache updated in place) */
+	ValId c, y;
+	Model *m = conv_then("Relu", &c, &y);
+	Graph *g = m->graph;
+	ValId idx = tu_weight_data(g, "idx", DT_INT64, SHAPE(1, 2),
+				   (const int64_t[]){ 0, 1 });
+	ValId u = tu_weight(g, "u", DT_FLOAT, SHAPE(1, 8, 8)); /* y [1,4,8,8] */
+	ValId s = tu_out(tu_node(g, "ScatterND", "sc", IDS(y, idx, u), 1), 0);
+	ValId z = tu_out(tu_node(g, "Softmax", "sm", IDS(s), 1), 0);
+	set_outputs(g, z);
+	cr_assert_eq(infer_graph(m, g), 0, "%s", last_error());
+	plan(m, g);
+	const MemBlock *b = block_of(g, s);
+	cr_assert(b);
+	cr_expect(b->inplace);
+	cr_expect_eq(b->alias_of, c);
+	model_free(m);
+	/* not when its updates are the data again: they are read after
+	 * the writes begin */
+	m = conv_then("Relu", &c, &y);
+	g = m->graph;
+	Shape ys = SHAPE(1, 4, 8, 8);
+	int64_t n = shape_numel(&ys);
+	int64_t *zeros = arena_alloc(&m->arena, (size_t)n * sizeof(int64_t));
+	memset(zeros, 0, (size_t)n * sizeof(int64_t));
+	idx = tu_weight_data(g, "idx", DT_INT64, ys, zeros);
+	s = tu_out(tu_node(g, "ScatterElements", "sc", IDS(y, idx, y), 1), 0);
+	z = tu_out(tu_node(g, "Softmax", "sm", IDS(s), 1), 0);
+	set_outputs(g, z);
+	cr_assert_eq(infer_graph(m, g), 0, "%s", last_error());
+	plan(m, g);
+	cr_expect_eq(block_of(g, s)->alias_of, -1);
+	cr_expect(!block_of(g, s)->inplace);
+	model_free(m);
+	/* nor over a graph input */
+	m = tu_model(13);
+	g = m->graph;
+	ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(4, 8));
+	idx = tu_weight_data(g, "idx", DT_INT64, SHAPE(1, 1),
+			     (const int64_t[]){ 2 });
+	u = tu_weight(g, "u", DT_FLOAT, SHAPE(1, 8));
+	s = tu_out(tu_node(g, "ScatterND", "sc", IDS(x, idx, u), 1), 0);
+	z = tu_out(tu_node(g, "Softmax", "sm", IDS(s), 1), 0);
+	set_outputs(g, z);
+	cr_assert_eq(infer_graph(m, g), 0, "%s", last_error());
+	plan(m, g);
+	cr_assert(block_of(g, s));
+	cr_expect_eq(block_of(g, s)->alias_of, -1);
+	model_free(m);
+}
+
 Test(memplan, no_in_place_when_the_input_lives_on)
 {
 	ValId c, y;

@@ -41,6 +41,10 @@ Test(op_table, columns_agree)
 			cr_expect(o->shape != SHAPE_OWN && o->view == VIEW_NONE,
 				  "%s: in place needs an output shaped like "
 				  "its inputs, and no view", o->name);
+		if (o->inplace == INPLACE_DATA)
+			cr_expect(o->shape == SHAPE_SAME,
+				  "%s: overwrites its data, which the output "
+				  "is shaped like", o->name);
 		if (o->inplace == INPLACE_IN0)
 			cr_expect(o->shape == SHAPE_SAME || op == OP_PRelu,
 				  "%s: overwrites input 0 only, which the "
@@ -73,11 +77,13 @@ static ValId operand(Graph *g, const char *name, int dt, Shape s, int seed)
 	return id;
 }
 
-/* Inputs an in-place op takes: Where 3 (a bool condition), a
- * broadcasting op 2, others 1. */
+/* Inputs an in-place op takes: Where and the Scatters 3 (a bool
+ * condition; indices and updates), a broadcasting op 2, others 1. */
 static int arity(int op)
 {
-	return op_info[op].inplace == INPLACE_IN12  ? 3
+	return op_info[op].inplace == INPLACE_IN12 ||
+			       op_info[op].inplace == INPLACE_DATA
+		       ? 3
 	       : op_info[op].shape == SHAPE_BCAST ? 2
 						  : 1;
 }
@@ -93,6 +99,13 @@ static Node *folded_node(Model *m, int op, int dt)
 		char name[8] = { 'x', (char)('0' + k), 0 };
 		int kdt = op == OP_Where && k == 0 ? DT_BOOL : dt;
 		in[k] = operand(g, name, kdt, s, k);
+	}
+	if (op_info[op].inplace == INPLACE_DATA) { /* indices into [2,3] */
+		bool nd = op == OP_ScatterND;
+		static const int64_t rows[] = { 1, 0 },
+				     elems[] = { 1, 0, 1, 0, 1, -2 };
+		in[1] = tu_weight_data(g, "i", DT_INT64,
+				       nd ? SHAPE(2, 1) : s, nd ? rows : elems);
 	}
 	Node *n = tu_node(g, op_info[op].name, "n", in, arity(op), 1);
 	if (op == OP_BitShift) /* its one required attribute */

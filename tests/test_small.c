@@ -268,6 +268,45 @@ Test(small, split_tile_expand_match_reference)
 	check_node(m, n, true, 0, 0);
 }
 
+Test(small, split_any_size_and_dtype)
+{
+	/* past the replay's MOVE_MAX (a YOLO CSP block's halves of
+	 * [1,64,160,160]: the reference kernel ran them) */
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(1, 64, 160, 160));
+	ValId sp = tu_weight_ints(g, "split", INTS(32, 32));
+	Node *n = tu_node(g, "Split", "s", IDS(x, sp), 2);
+	tu_int(g, n, "axis", 1);
+	check_node(m, n, true, 0, 0);
+	/* uneven pieces on a negative axis, elements of 1, 2 and 8 bytes
+	 * and bool; an empty piece */
+	static const int dts[] = { DT_UINT8, DT_FLOAT16, DT_INT64, DT_BOOL };
+	for (size_t d = 0; d < sizeof(dts) / sizeof(dts[0]); d++) {
+		m = tu_model(13);
+		g = m->graph;
+		x = tu_input(g, "x", dts[d], SHAPE(3, 5, 7));
+		sp = tu_weight_ints(g, "split", INTS(1, 4, 0, 2));
+		n = tu_node(g, "Split", "s", IDS(x, sp), 4);
+		tu_int(g, n, "axis", -1);
+		check_node(m, n, true, 0, 0);
+	}
+	/* opset 18's num_outputs (3, 3, 2 of 8) and opset 11's attribute */
+	m = tu_model(18);
+	g = m->graph;
+	x = tu_input(g, "x", DT_FLOAT, SHAPE(2, 8, 3));
+	n = tu_node(g, "Split", "s", IDS(x), 3);
+	tu_int(g, n, "axis", 1);
+	tu_int(g, n, "num_outputs", 3);
+	check_node(m, n, true, 0, 0);
+	m = tu_model(11);
+	g = m->graph;
+	x = tu_input(g, "x", DT_FLOAT, SHAPE(6, 2));
+	n = tu_node(g, "Split", "s", IDS(x), 2);
+	tu_ints(g, n, "split", INTS(5, 1));
+	check_node(m, n, true, 0, 0);
+}
+
 Test(small, move_leaves_what_it_cannot_replay)
 {
 	/* Slice ends from a graph input: not constant */

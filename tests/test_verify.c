@@ -470,6 +470,53 @@ Test(verify, read_after_an_in_place_overwrite)
 	model_free(m);
 }
 
+/* ScatterElements(a, i, a): its updates are its data again, read after
+ * the writes begin, so the planner gives it a buffer of its own; a plan
+ * putting it in place of a is refused. */
+Test(verify, scatter_in_place_of_data_it_reads_again)
+{
+	Model *m = tu_model(13);
+	Graph *mg = m->graph;
+	ValId x = tu_input(mg, "x", DT_FLOAT, SHAPE(4, 8));
+	ValId a = tu_out(tu_node(mg, "Neg", "neg", IDS(x), 1), 0);
+	ValId i = tu_weight(mg, "i", DT_INT64, SHAPE(4, 8));
+	ValId sc = tu_out(tu_node(mg, "ScatterElements", "sc", IDS(a, i, a), 1),
+			  0);
+	ValId y = tu_out(tu_node(mg, "Softmax", "sm", IDS(sc), 1), 0);
+	mg->outputs = arena_alloc(&m->arena, sizeof(ValId));
+	mg->outputs[0] = y;
+	mg->noutputs = 1;
+	mg->vals[y].flags |= VF_GRAPH_OUT;
+	m = synth_compile(m, NULL, 0, 0, 0, 1);
+	cr_assert(m, "%s", last_error());
+	uint8_t *d;
+	OmFile f = encode_parse(m, &d);
+	cr_expect_eq(verify_plans(&f), 0, "%s", last_error());
+	Gearom__Graph *g = f.model->graphs[f.model->root];
+	int32_t ta = tensor_named(g, "neg:0"), ts = tensor_named(g, "sc:0");
+	Gearom__MemBlock *ba = NULL, *bs = NULL;
+	for (size_t k = 0; k < g->plan->n_blocks; k++) {
+		if (g->plan->blocks[k]->tensor == ta)
+			ba = g->plan->blocks[k];
+		if (g->plan->blocks[k]->tensor == ts)
+			bs = g->plan->blocks[k];
+	}
+	cr_assert(ba && bs);
+	cr_assert(bs->alias_of < 0, "the planner put it in place");
+	bs->alias_of = ta;
+	bs->has_alias_of = true;
+	bs->inplace = true;
+	bs->has_inplace = true;
+	bs->offset = ba->offset;
+	ba->last = bs->last;
+	expect_plan_error(&f, "tensor 'sc:0' overwrites the buffer of 'neg:0' "
+			      "in place, but 'sc' (ScatterElements) reads it as "
+			      "input 2 after writing");
+	om_close(&f);
+	free(d);
+	model_free(m);
+}
+
 /* ---- lying gear tables and figures (issue 19, item 10) ---------------- */
 
 /* A new attribute of the root's Case (malloc'd: om_close frees it). */

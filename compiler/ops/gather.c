@@ -282,54 +282,56 @@ int run_gathernd(OpCtx *c)
 
 /* ---- Scatter, ScatterElements, ScatterND ------------------------------- */
 
-typedef enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN } Reduction;
+int scatter_reduction(const char *s, int64_t opset)
+{
+	return !strcmp(s, "none")		  ? SCATTER_NONE
+	       : !strcmp(s, "add")		  ? SCATTER_ADD
+	       : !strcmp(s, "mul")		  ? SCATTER_MUL
+	       : !strcmp(s, "max") && opset >= 18 ? SCATTER_MAX
+	       : !strcmp(s, "min") && opset >= 18 ? SCATTER_MIN
+						  : -1;
+}
 
-static int reduction(OpCtx *c, Reduction *red)
+static int reduction(OpCtx *c, ScatterRed *red)
 {
 	const char *s = attr_str(c->n, "reduction", "none");
-	*red = !strcmp(s, "none") ? RED_NONE
-	       : !strcmp(s, "add") ? RED_ADD
-	       : !strcmp(s, "mul") ? RED_MUL
-	       : !strcmp(s, "max") && c->opset >= 18 ? RED_MAX
-	       : !strcmp(s, "min") && c->opset >= 18 ? RED_MIN
-						     : (Reduction)-1;
-	if ((int)*red < 0)
+	int r = scatter_reduction(s, c->opset);
+	*red = r < 0 ? SCATTER_NONE : (ScatterRed)r;
+	if (r < 0)
 		return op_error(c, "reduction '%s' is not one of %s", s,
 				c->opset >= 18 ? "none, add, mul, max, min"
 					       : "none, add, mul");
 	return 0;
 }
 
-/* t[di] = red(t[di], u[ui]) in t's dtype (integers wrap). */
-static void reduce_into(Tensor *t, int64_t di, const Tensor *u, int64_t ui,
-			Reduction red)
+void scatter_reduce_into(Tensor *t, int64_t di, const Tensor *u, int64_t ui,
+			 ScatterRed red)
 {
-	if (red == RED_NONE) {
+	if (red == SCATTER_NONE) {
 		copy_elems(t, di, u, ui, 1);
 	} else if (DTS_FLOAT & DTS(t->dtype)) {
 		double a = tensor_get_f64(t, di), b = tensor_get_f64(u, ui);
-		double v = red == RED_ADD ? a + b : red == RED_MUL ? a * b
-			   : red == RED_MAX ? (a > b ? a : b) : (a < b ? a : b);
+		double v = red == SCATTER_ADD ? a + b : red == SCATTER_MUL ? a * b
+			   : red == SCATTER_MAX ? (a > b ? a : b) : (a < b ? a : b);
 		tensor_set_f64(t, di, v);
 	} else if (t->dtype == DT_UINT64) {
 		uint64_t a = (uint64_t)tensor_get_i64(t, di),
 			 b = (uint64_t)tensor_get_i64(u, ui);
-		uint64_t v = red == RED_ADD ? a + b : red == RED_MUL ? a * b
-			     : red == RED_MAX ? (a > b ? a : b) : (a < b ? a : b);
+		uint64_t v = red == SCATTER_ADD ? a + b : red == SCATTER_MUL ? a * b
+			     : red == SCATTER_MAX ? (a > b ? a : b) : (a < b ? a : b);
 		tensor_set_i64(t, di, (int64_t)v);
 	} else {
 		int64_t a = tensor_get_i64(t, di), b = tensor_get_i64(u, ui);
-		int64_t v = red == RED_ADD ? (int64_t)((uint64_t)a + (uint64_t)b)
-			    : red == RED_MUL ? (int64_t)((uint64_t)a * (uint64_t)b)
-			    : red == RED_MAX ? (a > b ? a : b) : (a < b ? a : b);
+		int64_t v = red == SCATTER_ADD ? (int64_t)((uint64_t)a + (uint64_t)b)
+			    : red == SCATTER_MUL ? (int64_t)((uint64_t)a * (uint64_t)b)
+			    : red == SCATTER_MAX ? (a > b ? a : b) : (a < b ? a : b);
 		tensor_set_i64(t, di, v);
 	}
 }
 
-/* A reduction folds only for numeric dtypes, whose arithmetic is clear. */
-static bool reducible(int dt, Reduction red)
+bool scatter_reducible(int dt, ScatterRed red)
 {
-	return red == RED_NONE || (DTS_NUMERIC & DTS(dt));
+	return red == SCATTER_NONE || (DTS_NUMERIC & DTS(dt));
 }
 
 /* Scatter (opsets 9-10) and ScatterElements: data's shape; indices and
@@ -338,7 +340,7 @@ int infer_scatterelements(OpCtx *c)
 {
 	Value *x = op_need_in(c, 0), *ind = op_need_in(c, 1),
 	      *u = op_need_in(c, 2);
-	Reduction red;
+	ScatterRed red;
 	int32_t a;
 	char s1[128], s2[128];
 	if (!x || !ind || !u || op_check_dtype(c, 1, DTS_INDEX) < 0 ||
@@ -373,7 +375,7 @@ int run_scatterelements(OpCtx *c)
 	const Tensor *x = op_const_in(c, 0), *ind = op_const_in(c, 1),
 		     *u = op_const_in(c, 2);
 	int64_t st[MAX_RANK], idx[MAX_RANK] = { 0 }, off;
-	Reduction red;
+	ScatterRed red;
 	int32_t a;
 	if (!x || !ind || !u)
 		return 0;
@@ -381,7 +383,7 @@ int run_scatterelements(OpCtx *c)
 	    op_axis(c, "axis", attr_int(c->n, "axis", 0), x->shape.rank,
 		    &a) < 0)
 		return -1;
-	if (!reducible(x->dtype, red))
+	if (!scatter_reducible(x->dtype, red))
 		return 0;
 	Tensor *t = op_new_tensor(c, x->dtype, &x->shape);
 	if (!t)
@@ -392,7 +394,7 @@ int run_scatterelements(OpCtx *c)
 	for (int64_t e = 0; e < n; e++) {
 		if (elements_offset(c, x, ind, a, idx, e, st, &off) < 0)
 			return -1;
-		reduce_into(t, off, u, e, red);
+		scatter_reduce_into(t, off, u, e, red);
 		tn_next(ind->shape.rank, ind->shape.dims, idx);
 	}
 	op_set_const(c, 0, t);
@@ -404,7 +406,7 @@ int infer_scatternd(OpCtx *c)
 {
 	Value *x = op_need_in(c, 0), *ind = op_need_in(c, 1),
 	      *u = op_need_in(c, 2);
-	Reduction red;
+	ScatterRed red;
 	char s1[128], s2[128];
 	if (!x || !ind || !u || op_check_dtype(c, 1, DTS(DT_INT64)) < 0 ||
 	    op_check_same_dtype(c, 2, 0) < 0 || reduction(c, &red) < 0 ||
@@ -441,12 +443,12 @@ int run_scatternd(OpCtx *c)
 	const Tensor *x = op_const_in(c, 0), *ind = op_const_in(c, 1),
 		     *u = op_const_in(c, 2);
 	int64_t st[MAX_RANK], off;
-	Reduction red;
+	ScatterRed red;
 	if (!x || !ind || !u)
 		return 0;
 	if (reduction(c, &red) < 0)
 		return -1;
-	if (!reducible(x->dtype, red))
+	if (!scatter_reducible(x->dtype, red))
 		return 0;
 	int32_t q = ind->shape.rank;
 	int64_t k = ind->shape.dims[q - 1], n = prod(ind->shape.dims, 0, q - 1),
@@ -460,7 +462,7 @@ int run_scatternd(OpCtx *c)
 		if (nd_offset(c, x, ind, 0, k, i, st, 0, &off) < 0)
 			return -1;
 		for (int64_t s = 0; s < slice; s++)
-			reduce_into(t, off + s, u, i * slice + s, red);
+			scatter_reduce_into(t, off + s, u, i * slice + s, red);
 	}
 	op_set_const(c, 0, t);
 	return 0;

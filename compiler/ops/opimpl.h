@@ -421,6 +421,19 @@ int infer_scatterelements(OpCtx *c); /* Scatter, ScatterElements */
 int run_scatterelements(OpCtx *c);
 int infer_scatternd(OpCtx *c);
 int run_scatternd(OpCtx *c);
+/* Scatter's reductions (its "reduction" attribute), as the kernels above
+ * and runtime/small.c's fast path apply them: scatter_reduction, the one
+ * named s at opset, or -1 if none; scatter_reduce_into, t[di] =
+ * red(t[di], u[ui]) in t's dtype (floats computed in double, integers
+ * wrapping); scatter_reducible, whether dt has arithmetic for red (no
+ * kernel computes the node otherwise). */
+typedef enum {
+	SCATTER_NONE, SCATTER_ADD, SCATTER_MUL, SCATTER_MAX, SCATTER_MIN
+} ScatterRed;
+int scatter_reduction(const char *s, int64_t opset);
+void scatter_reduce_into(Tensor *t, int64_t di, const Tensor *u, int64_t ui,
+			 ScatterRed red);
+bool scatter_reducible(int dt, ScatterRed red);
 int infer_onehot(OpCtx *c);
 int run_onehot(OpCtx *c);
 int infer_compress(OpCtx *c);
