@@ -156,7 +156,7 @@ $(BUILD)/pic/%.o: %.c $(BUILD)/.flags | $(GEN_H)
 # (A variable of their own: a target's variables reach its prerequisites,
 # and build/.flags must not see it.)
 RT_OMP := runtime/direct runtime/chanwise runtime/quant runtime/wino \
-          runtime/contrib runtime/attn runtime/ew
+          runtime/contrib runtime/attn runtime/ew runtime/gemv
 $(RT_OMP:%=$(BUILD)/%.o) $(RT_OMP:%=$(BUILD)/pic/%.o): OMPFLAGS := -fopenmp
 
 $(BUILD)/libgearrt.a: $(RT_OBJ)
