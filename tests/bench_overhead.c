@@ -2,7 +2,7 @@
  * tests/bench_overhead.c - libgearrt's fixed cost of a run: gearrt_run
  * from entry to exit, less the kernels.
  *
- * usage: bench_overhead [-n RUNS] [-t THREADS] OM...
+ * usage: bench_overhead [-n RUNS] [-t THREADS] [-P] OM...
  *
  * For each compiled model (tests/gen_small_models.py's chain.onnx, eight
  * trivial nodes on one float, and bench_mlp.onnx, the 3-layer MLP head,
@@ -14,7 +14,7 @@
  * per-node clock reads add their own cost): the kernels' mean time a run
  * from gearrt_session_profile, and the rest of a run, the fixed cost
  * (the profiled run's time less its kernels'; its clock reads counted
- * in it, so an upper bound).
+ * in it, so an upper bound).  -P: no profiled pass (for perf record).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +68,7 @@ static double time_runs(gearrt_session *s, gearrt_tensor *in, size_t nin,
 	return best;
 }
 
-static int bench(const char *om, long runs, int threads)
+static int bench(const char *om, long runs, int threads, int passes)
 {
 	gearrt_model *m;
 	if (gearrt_model_open(om, &m) != GEARRT_OK)
@@ -94,7 +94,7 @@ static int bench(const char *om, long runs, int threads)
 		in[i].size = n * 4;
 		in[i].name = NULL;
 	}
-	for (int prof = 0; prof < 2; prof++) {
+	for (int prof = 0; prof < passes; prof++) {
 		gearrt_options o = { .threads = threads,
 				     .profile = prof ? GEARRT_PROFILE_OPS
 						     : GEARRT_PROFILE_OFF };
@@ -115,8 +115,9 @@ static int bench(const char *om, long runs, int threads)
 			r = runs / 10;
 		double ns = time_runs(s, in, nin, out, nout, r);
 		if (!prof) {
-			printf("%-16s %8.0f ns a run", strrchr(om, '/') ?
-			       strrchr(om, '/') + 1 : om, ns);
+			printf("%-16s %8.0f ns a run%s", strrchr(om, '/') ?
+			       strrchr(om, '/') + 1 : om, ns,
+			       passes == 1 ? "\n" : "");
 		} else {
 			Sum sum = { 0, 0 };
 			gearrt_session_profile(s, add_node, &sum);
@@ -137,18 +138,20 @@ static int bench(const char *om, long runs, int threads)
 int main(int argc, char **argv)
 {
 	long runs = 50000;
-	int threads = 1, c;
-	while ((c = getopt(argc, argv, "n:t:")) != -1) {
-		if (c == 'n')
+	int threads = 1, passes = 2, c;
+	while ((c = getopt(argc, argv, "n:t:P")) != -1) {
+		if (c == 'P')
+			passes = 1;
+		else if (c == 'n')
 			runs = atol(optarg);
 		else if (c == 't')
 			threads = atoi(optarg);
 		else
 			return fprintf(stderr, "usage: bench_overhead [-n RUNS]"
-				       " [-t THREADS] OM...\n"), 2;
+				       " [-t THREADS] [-P] OM...\n"), 2;
 	}
 	for (int i = optind; i < argc; i++)
-		if (bench(argv[i], runs, threads))
+		if (bench(argv[i], runs, threads, passes))
 			return 1;
 	return 0;
 }
