@@ -12,9 +12,12 @@
  * caller's output buffer, in 5 blocks; prints the best block's ns per run
  * and per node.  Then once more with a profile (GEARRT_PROFILE_OPS, whose
  * per-node clock reads add their own cost): the kernels' mean time a run
- * from gearrt_session_profile, and the rest of a run, the fixed cost
- * (the profiled run's time less its kernels'; its clock reads counted
- * in it, so an upper bound).  -P: no profiled pass (for perf record).
+ * from gearrt_session_profile, and the rest of a run: the fixed cost
+ * and the profile's clock reads (the profiled run's time less its
+ * kernels' mean, timed over other runs: where the kernels take
+ * microseconds, noise of either sign).  The unprofiled time of the chain,
+ * kernels included, bounds the fixed cost.  -P: no profiled pass (for
+ * perf record).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,7 +126,7 @@ static int bench(const char *om, long runs, int threads, int passes)
 			gearrt_session_profile(s, add_node, &sum);
 			double kns = sum.ms * 1e6;
 			printf("  %d nodes, %6.1f ns a node; profiled: %8.0f ns"
-			       " a run, kernels %8.0f, fixed cost %6.0f ns\n",
+			       " a run, kernels %8.0f, the rest %6.0f ns\n",
 			       sum.nodes, ns / sum.nodes, ns, kns, ns - kns);
 		}
 		gearrt_session_destroy(s);
