@@ -1712,3 +1712,34 @@ Test(fast, gemv_matches_reference_at_every_isa)
 	gemv_cases("baseline");
 	cpu_cap(CPU_LEVEL_NATIVE);
 }
+
+Test(fast, profile_names_the_gemv_at_each_level)
+{
+	/* prec_cnn at batch 1: its hidden and head MatMuls have one row, so
+	 * gearc run's profile names gemv and the variant of each level */
+	char *dir = temp_dir();
+	const char *one[] = { "--input_shape=x:1,32,16,16", NULL };
+	char *om = compile_fixture(dir, "one", "prec_cnn", one);
+	CpuLevel was = cpu_level();
+	cpu_cap(CPU_LEVEL_NATIVE);
+	bool avx512 = cpu_isa() >= CPU_LEVEL_AVX512;
+	bool avx2 = cpu_isa() >= CPU_LEVEL_AVX2;
+	cpu_cap(was);
+	static const struct {
+		const char *level, *v;
+	} lv[] = { { "avx512", "avx512" }, { "avx2", "avx2" },
+		   { "baseline", "sse2" } };
+	for (size_t i = 0; RT_X86 && i < 3; i++) {
+		if ((i == 0 && !avx512) || (i == 1 && !avx2))
+			continue;
+		char want[64];
+		snprintf(want, sizeof(want), "MatMul/gemv.%s ", lv[i].v);
+		char *err = profile_at(om, lv[i].level, false);
+		cr_expect(strstr(err, want), "%s: no %s in %s", lv[i].level,
+			  want, err);
+		free(err);
+	}
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
