@@ -85,7 +85,7 @@ DEPS := libprotobuf-c-dev:/usr/include/protobuf-c/protobuf-c.h \
         python3-onnx:/usr/lib/python3/dist-packages/onnx/__init__.py \
         jq:/usr/bin/jq
 
-.PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind helgrind soak fuzz fuzz-smoke cli-check install uninstall clean bench bench-real bench-contend real-models torch-models ort FORCE
+.PHONY: all deps demo check embed-check python python-check install-python unit conformance conformance-check valgrind helgrind soak fuzz fuzz-smoke cli-check install uninstall clean bench bench-real bench-contend real-models torch-models ort bench-overhead FORCE
 .DEFAULT_GOAL := all
 
 # Installs what is missing with apt-get when run as root; otherwise prints
@@ -156,7 +156,7 @@ $(BUILD)/pic/%.o: %.c $(BUILD)/.flags | $(GEN_H)
 # (A variable of their own: a target's variables reach its prerequisites,
 # and build/.flags must not see it.)
 RT_OMP := runtime/direct runtime/chanwise runtime/quant runtime/wino \
-          runtime/contrib runtime/attn runtime/ew
+          runtime/contrib runtime/attn runtime/ew runtime/gemv
 $(RT_OMP:%=$(BUILD)/%.o) $(RT_OMP:%=$(BUILD)/pic/%.o): OMPFLAGS := -fopenmp
 
 $(BUILD)/libgearrt.a: $(RT_OBJ)
@@ -698,6 +698,20 @@ $(BUILD)/bench_run: $(BUILD)/tests/bench_run.o $(BUILD)/libgearc.a
 
 $(BUILD)/bench_memplan: $(BUILD)/tests/bench_memplan.o $(BUILD)/libgearc.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
+
+# libgearrt's fixed cost of a run (gearrt_run entry to exit less the
+# kernels) on tests/gen_small_models.py's chain of 8 trivial nodes and
+# the 3-layer MLP head (tests/bench_overhead.c), at 1 thread.
+$(BUILD)/bench_overhead: $(BUILD)/tests/bench_overhead.o $(BUILD)/libgearc.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LDLIBS)
+
+bench-overhead: $(BUILD)/bench_overhead $(BUILD)/gearc
+	@[ -f $(BUILD)/small/bench_mlp.onnx ] || \
+	    $(PYTHON) tests/gen_small_models.py $(BUILD)/small
+	@for m in chain bench_mlp; do \
+	    $(BUILD)/gearc --model=$(BUILD)/small/$$m.onnx \
+	        --output=$(BUILD)/small/$$m.om -q || exit 1; done
+	$(BUILD)/bench_overhead $(BUILD)/small/chain.om $(BUILD)/small/bench_mlp.om
 
 # ---- other CPUs: emulated suites and ARM64 ------------------------------
 #

@@ -30,6 +30,7 @@
 #include "intew.h"
 #include "quant.h"
 #include "rt.h"
+#include "gemv.h"
 #include "small.h"
 
 /* Value v is read by node n alone and is no graph output. */
@@ -388,6 +389,11 @@ static const KernelRow rows[] = {
 	       "dnnl.conv"),
 	DNNL_B(ConvTranspose, F32, EITHER, dnnl_fast_conv, dnnl_conv_build,
 	       "dnnl.deconv"),
+	/* one row by constant weights: a GEMV, not a GEMM (runtime/gemv.c) */
+	PLAIN(MatMul, F32, ROWS, gemv_match, "gemv"),
+	PLAIN(FusedMatMul, F32, ROWS, gemv_match, "gemv"),
+	PLAIN(Gemm, F32, ROWS, gemv_match, "gemv"),
+	PLAIN(FusedGemm, F32, ROWS, gemv_match, "gemv"),
 	DNNL(MatMul, F32, ROWS, dnnl_fast_matmul, "dnnl.matmul"),
 	DNNL(FusedMatMul, F32, ROWS, dnnl_fast_matmul, "dnnl.matmul"),
 	DNNL(Gemm, F32, ROWS, dnnl_fast_matmul, "dnnl.gemm"),

@@ -57,11 +57,23 @@ struct gearrt_session {
 	RunCtx *last;	     /* the last run's context (rt_session_ctx) */
 	Slot *slots;
 	gearrt_stats st;     /* summed over the contexts' runs */
+	uint64_t serial;     /* this session's number, never reused */
 };
 
 /* The slot lists, every session's and every thread's, under slots_lock
- * (held for a list walk: a run takes it once). */
+ * (held for a list walk: a thread's first run of a session takes it,
+ * later runs find their slot in the thread's last_slot). */
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint_fast64_t session_serials;
+/* The calling thread's slot of the session numbered serial (0: none):
+ * what a thread running one session again finds without slots_lock,
+ * which every session's runs on every thread share.  A session's number
+ * is never reused, so a destroyed session's entry matches none; a
+ * thread's slots go only with it or with their session. */
+static _Thread_local struct {
+	uint64_t serial;
+	Slot *slot;
+} last_slot;
 static pthread_key_t thread_key;
 static pthread_once_t thread_once = PTHREAD_ONCE_INIT;
 static bool thread_key_made;
@@ -97,6 +109,7 @@ static void unlink_slot(Slot **l, Slot *t, bool thread_list)
 static void thread_gone(void *p)
 {
 	Thread *th = p;
+	last_slot.serial = 0, last_slot.slot = NULL;
 	pthread_mutex_lock(&slots_lock);
 	for (Slot *t = th->slots, *next; t; t = next) {
 		next = t->tnext;
@@ -126,6 +139,8 @@ __attribute__((destructor)) static void thread_key_drop(void)
  * the thread's id and goes only with the session. */
 static Slot *my_slot(gearrt_session *s, bool make)
 {
+	if (last_slot.serial == s->serial)
+		return last_slot.slot;
 	pthread_once(&thread_once, thread_key_make);
 	pthread_mutex_lock(&slots_lock);
 	Thread *th = thread_key_made ? pthread_getspecific(thread_key) : NULL;
@@ -160,6 +175,8 @@ static Slot *my_slot(gearrt_session *s, bool make)
 		}
 	}
 	pthread_mutex_unlock(&slots_lock);
+	if (t)
+		last_slot.serial = s->serial, last_slot.slot = t;
 	return t;
 }
 
@@ -269,6 +286,7 @@ gearrt_status gearrt_session_create(gearrt_model *md,
 	gearrt_session *s = xcalloc(1, sizeof(*s));
 	s->model = md;
 	s->opt = o;
+	s->serial = atomic_fetch_add(&session_serials, 1) + 1;
 	s->max = o.concurrency ? o.concurrency : GEARRT_CONCURRENCY_DEFAULT;
 	s->all = xcalloc((size_t)s->max, sizeof(RunCtx *));
 	s->idle = xcalloc((size_t)s->max, sizeof(RunCtx *));

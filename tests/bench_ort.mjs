@@ -12,7 +12,9 @@
 // Models: every entry of tests/fixtures/expected.json at its gears, and the
 // synthetic bench_cnn (batch 1 and 8) and bench_tf (sequence 64, 128, 256)
 // of tests/gen_bench_models.py, and the quantized qdyn_cnn, qdyn_enc and
-// qdq_cnn of tests/gen_qbench_models.py.  Each is compiled into BUILD/bench_ort/.
+// qdq_cnn of tests/gen_qbench_models.py, and bench_mlp, a 3-layer MLP head
+// on one row (tests/gen_small_models.py, generated into BUILD/small when
+// missing).  Each is compiled into BUILD/bench_ort/.
 // With --real DIR (`make bench-real`), the public exports of REAL instead,
 // read from DIR (as `npm pack` unpacks them there), at the gears their
 // users pick, every gear at 1 and at 2 threads; the two ISNet models come
@@ -606,8 +608,10 @@ function torchCases(dir) {
 	return cases;
 }
 
-/* make bench's models: the fixtures of expected.json and bench_{cnn,tf} */
-function fixtureCases() {
+/* make bench's models: the fixtures of expected.json, bench_{cnn,tf} and
+ * bench_mlp (tests/gen_small_models.py, generated into BUILD/small: its
+ * half a megabyte of weights is no fixture) */
+function fixtureCases(build) {
 	const expected = JSON.parse(fs.readFileSync(
 		path.join(fixtures, 'expected.json'), 'utf8'));
 	const cases = Object.entries(expected).map(([key, e]) =>
@@ -621,7 +625,13 @@ function fixtureCases() {
 		cases.push({ key, model: key + '.onnx', args: [], l2: DYNQ_L2 });
 	for (const key of ['qdq_cnn', 'fp16_cnn'])
 		cases.push({ key, model: key + '.onnx', args: [] });
-	return cases.map(c => ({ ...c, path: path.join(fixtures, c.model) }));
+	const all = cases.map(c => ({ ...c,
+		path: path.join(fixtures, c.model) }));
+	/* a 3-layer MLP head on one row: a run's fixed cost and the GEMV */
+	const small = path.join(build, 'small');
+	all.push({ key: 'bench_mlp', model: 'bench_mlp.onnx', args: [],
+		   path: path.join(small, 'bench_mlp.onnx'), make: small });
+	return all;
 }
 
 async function main() {
@@ -637,7 +647,11 @@ async function main() {
 	const contend = args.includes('--contend');
 	const cases = real ? [...REAL.map(c =>
 		({ ...c, path: path.join(real, c.model) })),
-		...torchCases(path.join(real, 'torch'))] : fixtureCases();
+		...torchCases(path.join(real, 'torch'))] : fixtureCases(build);
+	for (const c of cases)
+		if (c.make && wanted(c) && !fs.existsSync(c.path))
+			execFileSync(process.env.PYTHON || '/usr/bin/python3',
+				     ['tests/gen_small_models.py', c.make]);
 	for (const c of cases)
 		if (c.chunks && wanted(c)) {
 			try {

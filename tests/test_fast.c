@@ -13,6 +13,7 @@
 #include "compiler/act.h"
 #include "runtime/chanwise.h"
 #include "runtime/direct.h"
+#include "runtime/gemv.h"
 #include "runtime/dnnl.h"
 #include "runtime/gearrt.h"
 #include "runtime/rt.h"
@@ -1642,4 +1643,223 @@ Test(fast, sessions_share_packed_and_winograd_weights)
 	 * and that pair */
 	sessions_share("fast_wino", 3);
 	sessions_share("fast_pw", RT_X86 ? at_level(9, 9, 7, 2) : 6);
+}
+
+/* ---- one row by constant weights (runtime/gemv.c) ---------------------- */
+
+/* A product of one row: op ("Gemm", "FusedGemm", "MatMul",
+ * "FusedMatMul"), A [1, K] ([1, 1, K] for MatMul), W [K, N] ([N, K]
+ * with tb), C or Bias of cn elements (0: none; cconst: a weight) with
+ * Gemm's alpha and beta, activations acts; specials puts NaN, +-inf, +-0
+ * and denormals in A and W. */
+typedef struct GemvCase {
+	const char *op;
+	int64_t k, n;
+	bool tb;
+	float alpha, beta;
+	int64_t cn;
+	bool cconst;
+	int nacts;
+	bool specials;
+} GemvCase;
+
+static Tensor gemv_tensor(Fixture *f, ValId v, float *data)
+{
+	const Value *x = &f->g->vals[v];
+	return (Tensor){ .dtype = DT_FLOAT, .shape = x->shape, .data = data,
+			 .nbytes = (size_t)shape_numel(&x->shape) *
+				   sizeof(float) };
+}
+
+static void gemv_case(const GemvCase *gc, const char *what)
+{
+	static const char *names[] = { "LeakyRelu", "Sigmoid" };
+	static const float params[] = { 0.1f, 0, 0, 0 };
+	int64_t k = gc->k, nn = gc->n;
+	bool gemm = !strcmp(gc->op, "Gemm") || !strcmp(gc->op, "FusedGemm");
+	size_t nw = (size_t)(k * nn), ny = (size_t)nn;
+	float *a = calloc((size_t)k + 1, sizeof(float));
+	float *w = calloc(nw + 1, sizeof(float));
+	float *c = calloc((size_t)gc->cn + 1, sizeof(float));
+	float *y1 = calloc(ny + 1, sizeof(float));
+	float *y2 = calloc(ny + 1, sizeof(float));
+	float *want = calloc(ny + 1, sizeof(float));
+	fill(a, (size_t)k, 21), fill(w, nw, 22), fill(c, (size_t)gc->cn, 23);
+	/* W[i][j], whichever way it is stored */
+#define W_AT(i, j) w[gc->tb ? (j) * k + (i) : (i) * nn + (j)]
+	if (gc->specials && k >= 8 && nn >= 12) {
+		W_AT(3, 5) = NAN;			/* one column NaN */
+		W_AT(1, 7) = INFINITY;			/* +inf */
+		W_AT(1, 9) = INFINITY, W_AT(4, 9) = -INFINITY; /* NaN */
+		a[2] = 0.0f, W_AT(2, 11) = INFINITY;	/* 0 inf: NaN */
+		a[4] = -0.0f, a[5] = 1e-40f, W_AT(5, 3) = -1e-40f;
+		W_AT(6, 0) = 0.0f;
+		a[6] = -INFINITY; /* every column +-inf, but NaN above */
+		if (gc->cn > 1)
+			c[1] = NAN, c[2] = -INFINITY;
+	}
+	Fixture f;
+	fixture_init(&f);
+	bool mm3 = !strcmp(gc->op, "MatMul");
+	int64_t ad[3] = { 1, 1, k }, wd[2] = { gc->tb ? nn : k,
+					       gc->tb ? k : nn };
+	int64_t yd[3] = { 1, 1, nn }, cd[2] = { 1, gc->cn };
+	ValId va = add_value(&f, "a", mm3 ? 3 : 2, mm3 ? ad : ad + 1, NULL);
+	ValId vw = add_value(&f, "w", 2, wd, w);
+	ValId vc = gc->cn ? add_value(&f, "c", gemm ? 2 : 1,
+				      gemm ? cd : cd + 1,
+				      gc->cconst ? c : NULL)
+			  : -1;
+	ValId vy = add_value(&f, "y", mm3 ? 3 : 2, mm3 ? yd : yd + 1, NULL);
+	bool fused = gc->op[0] == 'F';
+	Node *n = graph_add_node(f.g, "p", gc->op, fused ? "ai.gearc" : "",
+				 gc->cn ? 3 : 2, 1);
+	n->op = !strcmp(gc->op, "Gemm")	   ? OP_Gemm
+		: !strcmp(gc->op, "FusedGemm") ? OP_FusedGemm
+		: mm3			       ? OP_MatMul
+					       : OP_FusedMatMul;
+	n->inputs[0] = va, n->inputs[1] = vw, n->outputs[0] = vy;
+	if (gc->cn)
+		n->inputs[2] = vc;
+	if (gemm) {
+		node_add_attr(f.g, n, "transB", ATTR_INT)->i = gc->tb;
+		node_add_attr(f.g, n, "alpha", ATTR_FLOAT)->f = gc->alpha;
+		node_add_attr(f.g, n, "beta", ATTR_FLOAT)->f = gc->beta;
+	}
+	if (fused)
+		set_acts(&f, n, gc->nacts, names, params);
+	Tensor ta = gemv_tensor(&f, va, a), tc = { 0 };
+	if (gc->cn)
+		tc = gemv_tensor(&f, vc, c);
+	const Tensor *in[3] = { &ta, f.g->vals[vw].konst,
+				gc->cn ? (gc->cconst ? f.g->vals[vc].konst
+						     : &tc)
+				       : NULL };
+	run_reference_node(&f, n, in, want, ny * sizeof(float));
+	for (int threads = 1; threads <= 2; threads++) {
+		f.s.threads = threads;
+		float *y = threads == 1 ? y1 : y2;
+		ValId yo = n->outputs[0];
+		Tensor out = gemv_tensor(&f, yo, y);
+		Tensor *outs[1] = { &out };
+		Task t = { .n = n, .out = outs };
+		f.cur[yo] = &out;
+		cr_assert_eq(rt_kernel_choose(&f.s, &f.p, &t), 0, "%s",
+			     last_error());
+		char name[64];
+		snprintf(name, sizeof(name), "gemv.%s", cpu_isa_name(cpu_isa()));
+		if (k == 0) {
+			/* a sum over an empty axis: the registry gives it
+			 * to the reference kernel (fast.c degenerate); the
+			 * GEMV's own answer, asked directly, is the same */
+			cr_expect_str_eq(rt_kernel_name(&t), "ref", "%s", what);
+			cr_assert_eq(gemv_match(&f.s, &f.p, &t, &t.fast), 1);
+			cr_assert_str_eq(t.fast.variant,
+					 cpu_isa_name(cpu_isa()));
+		} else {
+			cr_assert_str_eq(rt_kernel_name(&t), name, "%s", what);
+			cr_assert_eq(rt_kernel_build(&f.s, &f.p, &t), 0);
+		}
+		cr_assert_eq(t.fast.run(t.fast.state, in, outs), 0);
+		t.fast.free(t.fast.state);
+		free(t.lay);
+	}
+	cr_expect_eq(memcmp(y1, y2, ny * sizeof(float)), 0,
+		     "%s: 1 and 2 threads differ", what);
+	for (int64_t j = 0; j < nn; j++) {
+		double scale = 0; /* sum of |a_i w_ij|: the products' size */
+		for (int64_t i = 0; i < k; i++)
+			scale += fabs((double)a[i] * (double)W_AT(i, j));
+		if (gemm)
+			scale *= fabs(gc->alpha);
+		float g = y1[j], r = want[j];
+		bool ok = isnan(r)   ? isnan(g)
+			  : isinf(r) ? g == r
+				     : !isnan(g) && !isinf(g) &&
+					       fabs((double)g - r) <=
+						       1e-4 * fabs(r) +
+							       1e-6 * (1 + scale);
+		cr_expect(ok, "%s: column %lld is %g, the reference's %g", what,
+			  (long long)j, g, r);
+	}
+#undef W_AT
+	arena_release(&f.s.scratch);
+	model_free(f.m);
+	free(a), free(w), free(c), free(y1), free(y2), free(want);
+}
+
+static void gemv_cases(const char *level)
+{
+	static const GemvCase cases[] = {
+		/* torch's Linear: transB, C [N]; alpha, beta */
+		{ "Gemm", 37, 45, true, 0.5f, 2.0f, 45, true, 0, true },
+		{ "Gemm", 256, 256, true, 1, 1, 256, true, 0, false },
+		/* C one value given at run time; two activations; large
+		 * enough to run on 2 threads */
+		{ "FusedGemm", 300, 500, false, 1, 1, 1, false, 2, true },
+		{ "FusedGemm", 20, 70, true, 1.5f, -1, 70, false, 1, true },
+		/* beta 0: C, NaN and all, not read */
+		{ "Gemm", 12, 16, false, 1, 0, 16, true, 0, true },
+		{ "MatMul", 19, 16, false, 1, 1, 0, false, 0, true },
+		{ "MatMul", 64, 1, false, 1, 1, 0, false, 0, false },
+		{ "FusedMatMul", 64, 33, false, 1, 1, 33, true, 1, true },
+		{ "FusedMatMul", 9, 130, false, 1, 1, 0, false, 2, true },
+		/* K = 0: C, or nothing, then the activations */
+		{ "Gemm", 0, 20, true, 3, 2, 20, true, 0, false },
+		{ "FusedMatMul", 0, 17, false, 1, 1, 17, false, 2, false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char what[96];
+		snprintf(what, sizeof(what), "%s: case %zu (%s %lldx%lld)",
+			 level, i, cases[i].op, (long long)cases[i].k,
+			 (long long)cases[i].n);
+		gemv_case(&cases[i], what);
+	}
+}
+
+Test(fast, gemv_matches_reference_at_every_isa)
+{
+	/* A of one row by constant weights: gemv.<isa>, not oneDNN, the
+	 * reference's values (NaN and infinities where it has them), the
+	 * same bytes at 1 and 2 threads, at this CPU's level and capped at
+	 * AVX2 and the baseline (compiler/cpu.h) */
+	gemv_cases("native");
+	if (!RT_X86)
+		return;
+	cpu_cap(CPU_LEVEL_AVX2);
+	gemv_cases("avx2");
+	cpu_cap(CPU_LEVEL_BASELINE);
+	gemv_cases("baseline");
+	cpu_cap(CPU_LEVEL_NATIVE);
+}
+
+Test(fast, profile_names_the_gemv_at_each_level)
+{
+	/* prec_cnn at batch 1: its hidden and head MatMuls have one row, so
+	 * gearc run's profile names gemv and the variant of each level */
+	char *dir = temp_dir();
+	const char *one[] = { "--input_shape=x:1,32,16,16", NULL };
+	char *om = compile_fixture(dir, "one", "prec_cnn", one);
+	CpuLevel was = cpu_level();
+	cpu_cap(CPU_LEVEL_NATIVE);
+	bool avx512 = cpu_isa() >= CPU_LEVEL_AVX512;
+	bool avx2 = cpu_isa() >= CPU_LEVEL_AVX2;
+	cpu_cap(was);
+	static const struct {
+		const char *level, *v;
+	} lv[] = { { "avx512", "avx512" }, { "avx2", "avx2" },
+		   { "baseline", "sse2" } };
+	for (size_t i = 0; RT_X86 && i < 3; i++) {
+		if ((i == 0 && !avx512) || (i == 1 && !avx2))
+			continue;
+		char want[64];
+		snprintf(want, sizeof(want), "MatMul/gemv.%s ", lv[i].v);
+		char *err = profile_at(om, lv[i].level, false);
+		cr_expect(strstr(err, want), "%s: no %s in %s", lv[i].level,
+			  want, err);
+		free(err);
+	}
+	remove_tree(dir);
+	free(dir);
+	free(om);
 }

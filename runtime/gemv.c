@@ -1,0 +1,259 @@
+/*
+ * runtime/gemv.c - a matrix product of one row by constant weights.
+ *
+ * An MLP head, or any model run on a batch of one, multiplies one row x
+ * [K] by W [K, N]: every weight is read once and used once, so the
+ * product runs at the speed its weights stream from cache or memory.
+ * oneDNN's matmul primitive makes it a GEMM of one row (brgemm here:
+ * 3.8 us for a 256x256 layer, against 1-2 us to stream 256 KiB from L2)
+ * with the fixed cost of a primitive on top.  Here W is packed once, at
+ * prepare (rt_derived: once per model, shared by its sessions), into
+ * panels of 16 columns, [N/16][K][16] (the last panel's missing columns
+ * zero), so that a run reads each panel front to back in whole vectors:
+ * for each k, 16 columns' multiply-adds with x[k] broadcast.  Four
+ * panels at a time (four independent sums in flight), then the
+ * epilogue on those 64 columns while they are in registers' reach:
+ * Gemm's alpha and beta * C (C read each run, constant or not; not at
+ * all where beta is 0), FusedMatMul's Bias, and the fused activations
+ * (compiler/act.h's fp32 forms).
+ *
+ * Each column's sum is over k in order, whatever the threads: a product
+ * of 2^18 flops or more (rt_threads_for) spreads its groups of four
+ * panels over the session's threads, and gives the same bytes at 1 and
+ * at 2.  The hot loop is compiled per ISA level (rt.h RT_HOT_FN), its
+ * vector of 16 floats one AVX-512 register, two AVX2 ones or four SSE
+ * ones; the sums' rounding differs from the reference GEMM's
+ * (compiler/ops/sgemm.c, which sums in blocks of K and rounds
+ * alpha * sum into C per block), within the tolerance docs/kernels.md
+ * states.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/act.h"
+#include "direct.h"
+#include "gemv.h"
+
+enum { LANES = 16, GROUP = 4 }; /* a panel's columns; panels a piece */
+
+typedef float GemvVec __attribute__((vector_size(LANES * sizeof(float))));
+
+typedef struct Gemv {
+	int64_t k, n, panels;
+	bool gemm;	  /* Y = alpha A B + beta C; else A B + Bias */
+	float alpha, beta;
+	int cin;	  /* input of C or Bias, or -1 */
+	int64_t cstep;	  /* 0: C one value, 1: one a column */
+	bool tb;	  /* W is [N, K] (Gemm's transB) */
+	const float *w;	  /* the file's weights */
+	const float *wp;  /* [panels][K][16] (rt_derived), NULL if K is 0 */
+	void *own;	  /* wp, if this kernel owns it */
+	ActRun *acts;
+	int threads;
+} Gemv;
+
+/* acc[p * 16 + l] = sum over i < k of x[i] * wp[(p k + i) 16 + l], for
+ * panels p < np, each sum in order of i. */
+RT_HOT_FN(static, void, gemv_panels,
+	  (const float *x, const float *wp, int64_t k, int64_t np,
+	   float *acc),
+	  (x, wp, k, np, acc))
+{
+	int64_t p = 0;
+	const int64_t step = k * LANES;
+	for (; p + GROUP <= np; p += GROUP) {
+		const GemvVec *w0 = (const GemvVec *)(wp + p * step);
+		const GemvVec *w1 = (const GemvVec *)(wp + (p + 1) * step);
+		const GemvVec *w2 = (const GemvVec *)(wp + (p + 2) * step);
+		const GemvVec *w3 = (const GemvVec *)(wp + (p + 3) * step);
+		GemvVec a0 = { 0 }, a1 = { 0 }, a2 = { 0 }, a3 = { 0 };
+		for (int64_t i = 0; i < k; i++) {
+			GemvVec xv = (GemvVec){ 0 } + x[i];
+			a0 += xv * w0[i];
+			a1 += xv * w1[i];
+			a2 += xv * w2[i];
+			a3 += xv * w3[i];
+		}
+		GemvVec *o = (GemvVec *)(acc + p * LANES);
+		o[0] = a0, o[1] = a1, o[2] = a2, o[3] = a3;
+	}
+	for (; p < np; p++) {
+		const GemvVec *w0 = (const GemvVec *)(wp + p * step);
+		GemvVec a0 = { 0 };
+		for (int64_t i = 0; i < k; i++)
+			a0 += ((GemvVec){ 0 } + x[i]) * w0[i];
+		((GemvVec *)acc)[p] = a0;
+	}
+}
+
+/* The activations of r over y[0..n), in place. */
+RT_HOT_FN(static, void, gemv_acts, (const ActRun *r, float *y, size_t n),
+	  (r, y, n))
+{
+	for (int j = 0; j < r->n; j++)
+		act_loop_f32(r->act[j].kind, y, y, n, r->act[j].a, r->act[j].b);
+}
+
+/* Columns of piece i (GROUP panels) into y. */
+static void gemv_piece(const Gemv *g, const float *x, const float *c,
+		       float *y, int64_t i)
+{
+	float acc[GROUP * LANES] __attribute__((aligned(64)));
+	int64_t p0 = i * GROUP, np = g->panels - p0;
+	np = np < GROUP ? np : GROUP;
+	if (g->k)
+		gemv_panels(x, g->wp + p0 * g->k * LANES, g->k, np, acc);
+	int64_t j0 = p0 * LANES, nj = g->n - j0;
+	nj = nj < np * LANES ? nj : np * LANES;
+	float *yo = y + j0;
+	for (int64_t j = 0; j < nj; j++) {
+		float v;
+		if (g->gemm) { /* as run_gemm: beta C rounded first */
+			v = c ? (float)((double)g->beta *
+					(double)c[(j0 + j) * g->cstep])
+			      : 0.0f;
+			if (g->k)
+				v += g->alpha * acc[j];
+		} else {
+			v = g->k ? acc[j] : 0.0f;
+			if (c)
+				v += c[j0 + j];
+		}
+		yo[j] = v;
+	}
+	if (g->acts->n)
+		gemv_acts(g->acts, yo, (size_t)nj);
+}
+
+static int gemv_run(void *state, const Tensor *const *in,
+		    Tensor *const *out)
+{
+	const Gemv *g = state;
+	const float *x = in[0]->data;
+	const float *c = g->cin >= 0 ? in[g->cin]->data : NULL;
+	float *y = tensor_mut(out[0]);
+	int64_t pieces = (g->panels + GROUP - 1) / GROUP;
+	int nt = g->threads;
+	if (nt <= 1 || pieces < 2) {
+		for (int64_t i = 0; i < pieces; i++)
+			gemv_piece(g, x, c, y, i);
+		return 0;
+	}
+	RT_PARALLEL_FOR
+	for (int64_t i = 0; i < pieces; i++)
+		gemv_piece(g, x, c, y, i);
+	return 0;
+}
+
+static void gemv_free(void *state)
+{
+	Gemv *g = state;
+	free(g->own);
+	free(g->acts);
+	free(g);
+}
+
+/* W into [panels][K][16] (rt_derived's make). */
+static void gemv_pack(const void *ctx, void *dst)
+{
+	const Gemv *g = ctx;
+	float *wp = dst;
+	for (int64_t p = 0; p < g->panels; p++)
+		for (int64_t i = 0; i < g->k; i++)
+			for (int64_t l = 0; l < LANES; l++) {
+				int64_t j = p * LANES + l;
+				wp[(p * g->k + i) * LANES + l] =
+					j >= g->n ? 0.0f
+					: g->tb	  ? g->w[j * g->k + i]
+						  : g->w[i * g->n + j];
+			}
+}
+
+static bool f32_static(const Value *v)
+{
+	return v && v->tkind == TK_TENSOR && v->dtype == DT_FLOAT &&
+	       shape_is_static(&v->shape);
+}
+
+/* The dims of s before its last two are 1. */
+static bool one_matrix(const Shape *s)
+{
+	for (int i = 0; i < s->rank - 2; i++)
+		if (s->dims[i] != 1)
+			return false;
+	return true;
+}
+
+int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	bool gemm = n->op == OP_Gemm || n->op == OP_FusedGemm;
+	bool fused = n->op == OP_FusedGemm || n->op == OP_FusedMatMul;
+	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
+	const Value *c = gemm || fused ? rt_in_val(p, n, 2) : NULL;
+	const Value *y = &p->g->vals[n->outputs[0]];
+	if (n->ninputs > 3 || !f32_static(a) || !f32_static(b) ||
+	    !f32_static(y) || (c && !f32_static(c)) || y->shape.rank < 1 ||
+	    b->kind != VAL_WEIGHT || !b->konst || !b->konst->data)
+		return 0;
+	for (int32_t k = 1; k < n->noutputs; k++)
+		if (n->outputs[k] >= 0)
+			return 0;
+	int64_t nn = y->shape.dims[y->shape.rank - 1], kk;
+	if (shape_numel(&y->shape) != nn)
+		return 0; /* more than one row */
+	bool tb = false;
+	float alpha = 1, beta = 1;
+	if (gemm) {
+		if (a->shape.rank != 2 || b->shape.rank != 2)
+			return 0;
+		bool ta = attr_int(n, "transA", 0);
+		tb = attr_int(n, "transB", 0);
+		kk = a->shape.dims[ta ? 0 : 1];
+		if (a->shape.dims[ta ? 1 : 0] != 1 ||
+		    b->shape.dims[tb ? 1 : 0] != kk ||
+		    b->shape.dims[tb ? 0 : 1] != nn)
+			return 0;
+		alpha = attr_float(n, "alpha", 1.0f);
+		beta = attr_float(n, "beta", 1.0f);
+		if (beta == 0.0f)
+			c = NULL; /* not read, as run_gemm */
+		if (c && shape_numel(&c->shape) != 1 &&
+		    (shape_numel(&c->shape) != nn || c->shape.rank > 2))
+			return 0;
+	} else {
+		int rb = b->shape.rank;
+		kk = a->shape.dims[a->shape.rank - 1];
+		if (a->shape.rank < 1 || shape_numel(&a->shape) != kk ||
+		    rb < 2 || !one_matrix(&b->shape) ||
+		    b->shape.dims[rb - 2] != kk || b->shape.dims[rb - 1] != nn)
+			return 0;
+		if (c && (c->shape.rank != 1 || c->shape.dims[0] != nn))
+			return 0;
+	}
+	ActRun *acts = act_run_of(n);
+	if (!acts)
+		return 0;
+	Gemv *g = xmalloc(sizeof(*g));
+	*g = (Gemv){ .k = kk, .n = nn, .panels = (nn + LANES - 1) / LANES,
+		     .gemm = gemm, .alpha = alpha, .beta = beta,
+		     .cin = c ? 2 : -1,
+		     .cstep = c && shape_numel(&c->shape) == nn ? 1 : 0,
+		     .tb = tb, .w = b->konst->data, .acts = acts };
+	g->threads = rt_threads_for(s, 2.0 * (double)kk * (double)nn);
+	if (kk && nn &&
+	    !(g->wp = rt_derived(s, p, g->w, RT_DERIVED('V', tb),
+				 (size_t)(g->panels * kk * LANES) *
+					 sizeof(float),
+				 gemv_pack, g, &g->own))) {
+		gemv_free(g);
+		return error("out of memory for the packed weights of %s",
+			     n->name);
+	}
+	fk->run = gemv_run;
+	fk->free = gemv_free;
+	fk->state = g;
+	fk->threads = g->threads;
+	fk->variant = RT_ISA_NAME();
+	return 1;
+}

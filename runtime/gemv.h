@@ -1,0 +1,17 @@
+/*
+ * runtime/gemv.h - a matrix product of one row by constant weights
+ * (runtime/gemv.c) for fast.c: MatMul, Gemm, FusedMatMul and FusedGemm
+ * whose A is one row (a batch of one: an MLP head, a decoder step).
+ */
+#ifndef GEARC_RT_GEMV_H
+#define GEARC_RT_GEMV_H
+
+#include "rt.h"
+
+/* MatMul, Gemm, FusedMatMul, FusedGemm of fp32 whose output has one row
+ * (every dim but the last 1) and whose B is a weight of the file (one
+ * matrix; Gemm's transB either way): 1 with *k filled, 0 if another row
+ * must run it, -1 with an error. */
+int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+
+#endif
