@@ -674,8 +674,9 @@ Test(cli_edit, aipp_yuv420sp_any_threads)
 	/* two 132x202 frames, cropped at (2,4) to 129x197 (odd: the last
 	 * rows and columns take half a chroma pair; 197 = 3 blocks of 64 and
 	 * 5): the image itself out, with and without the colour conversion,
-	 * at 1, 2 and 3 threads and by the reference kernel: every run the
-	 * same bytes, equal to the reference formula */
+	 * at 1, 2 and 3 threads, capped at AVX2 and at the baseline ISA, and
+	 * by the reference kernel: every run the same bytes, equal to the
+	 * reference formula */
 	static const char *variants[2] = {
 		"aipp_op {\n aipp_mode: static\n input_format: YUV420SP_U8\n"
 		" src_image_size_w: 202\n src_image_size_h: 132\n crop: true\n"
@@ -701,13 +702,19 @@ Test(cli_edit, aipp_yuv420sp_any_threads)
 		Tensor *y1 = yuv_image(&a, dir, om, fpath, "--threads=1");
 		Tensor *y2 = yuv_image(&a, dir, om, fpath, "--threads=2");
 		Tensor *y3 = yuv_image(&a, dir, om, fpath, "--threads=3");
+		setenv("GEARRT_MAX_ISA", "avx2", 1);
+		Tensor *ya = yuv_image(&a, dir, om, fpath, "--threads=2");
+		setenv("GEARRT_MAX_ISA", "baseline", 1);
+		Tensor *yb = yuv_image(&a, dir, om, fpath, "--threads=2");
+		unsetenv("GEARRT_MAX_ISA");
 		setenv("GEARRT_NO_FAST", "1", 1);
 		Tensor *yr = yuv_image(&a, dir, om, fpath, "--threads=2");
 		unsetenv("GEARRT_NO_FAST");
 		cr_assert_eq(y1->nbytes, (size_t)(2 * 3 * 129 * 197) * 4);
-		cr_expect(!memcmp(y1->data, y2->data, y1->nbytes));
-		cr_expect(!memcmp(y1->data, y3->data, y1->nbytes));
-		cr_expect(!memcmp(y1->data, yr->data, y1->nbytes));
+		const Tensor *same[] = { y2, y3, ya, yb, yr };
+		for (int i = 0; i < 5; i++)
+			cr_expect(!memcmp(y1->data, same[i]->data, y1->nbytes),
+				  "variant %d: run %d differs", k, i);
 		float *x = yuv_reference(fr, 2, 132, 202, k == 1,
 					 k == 0 ? bt601 : NULL, bt601_ib, 2, 4,
 					 129, 197, 0, 0, 129, 197, 0, zero,
