@@ -118,7 +118,7 @@ static int input_format(Lexer *l, Aipp *a)
 		{ "RGB888_U8", PF_RGB888 },	{ "BGR888_U8", PF_RGB888 },
 		{ "XRGB8888_U8", PF_XRGB8888 }, { "ARGB8888_U8", PF_XRGB8888 },
 		{ "RGBX8888_U8", PF_RGBX8888 }, { "RGBA8888_U8", PF_RGBX8888 },
-		{ "YUV400_U8", PF_YUV400 },
+		{ "YUV400_U8", PF_YUV400 },	{ "YUV420SP_U8", PF_YUV420SP },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++)
 		if (!strcmp(l->tok, fmts[i].name)) {
@@ -132,7 +132,8 @@ static int input_format(Lexer *l, Aipp *a)
 	    !strncmp(l->tok, "RAW", 3))
 		return error("%s:%d: input_format %s is not supported (gearc "
 			     "takes RGB888_U8, BGR888_U8, XRGB8888_U8, "
-			     "ARGB8888_U8, RGBX8888_U8, RGBA8888_U8, YUV400_U8)",
+			     "ARGB8888_U8, RGBX8888_U8, RGBA8888_U8, YUV400_U8, "
+			     "YUV420SP_U8)",
 			     l->path, l->line, l->tok);
 	return error("%s:%d: input_format: '%s' is not an AIPP format",
 		     l->path, l->line, l->tok);
@@ -146,6 +147,15 @@ static int indexed(const char *key, const char *prefix, int n)
 	    key[k] < '0' || key[k] >= '0' + n)
 		return -1;
 	return key[k] - '0';
+}
+
+/* d is an integer in [lo, hi], as atc's field key holds. */
+static int in_range(Lexer *l, const char *key, double d, int lo, int hi)
+{
+	if (d != floor(d) || d < lo || d > hi)
+		return error("%s:%d: %s: '%s' is not an integer from %d to %d",
+			     l->path, l->line, key, l->tok, lo, hi);
+	return 0;
 }
 
 static int field(Lexer *l, const char *key, Aipp *a)
@@ -213,16 +223,21 @@ static int field(Lexer *l, const char *key, Aipp *a)
 		s->pad_value = (float)d;
 		return 0;
 	}
+	/* atc's types: the matrix int16, the biases uint8 */
 	if (!strncmp(key, "matrix_r", 8) && strlen(key) == 11 &&
 	    key[8] >= '0' && key[8] <= '2' && key[9] == 'c' && key[10] >= '0' &&
 	    key[10] <= '2') {
+		if (in_range(l, key, d, -32768, 32767) < 0)
+			return -1;
 		s->matrix[key[8] - '0'][key[10] - '0'] = d;
 		return 0;
 	}
 	if ((i = indexed(key, "input_bias_", 3)) >= 0)
-		return s->in_bias[i] = d, 0;
+		return in_range(l, key, d, 0, 255) < 0 ? -1
+						       : (s->in_bias[i] = d, 0);
 	if ((i = indexed(key, "output_bias_", 3)) >= 0)
-		return s->out_bias[i] = d, 0;
+		return in_range(l, key, d, 0, 255) < 0 ? -1
+						       : (s->out_bias[i] = d, 0);
 	if ((i = indexed(key, "mean_chn_", 4)) >= 0)
 		return a->mean[i] = d, 0;
 	if ((i = indexed(key, "min_chn_", 4)) >= 0)
@@ -230,6 +245,42 @@ static int field(Lexer *l, const char *key, Aipp *a)
 	if ((i = indexed(key, "var_reci_chn_", 4)) >= 0)
 		return a->var[i] = d, 0;
 	return error("%s:%d: aipp_op has no field '%s'", l->path, l->line, key);
+}
+
+/* What atc refuses in an aipp_op whatever the model. */
+static int checks(const char *path, const PreSpec *s)
+{
+	bool any = false;
+	for (int r = 0; r < 3; r++)
+		for (int k = 0; k < 3; k++)
+			any |= s->matrix[r][k] != 0;
+	if (s->csc && s->format == PF_YUV400)
+		return error("%s: csc_switch: expected false with YUV400_U8 "
+			     "(one channel has no colour to convert)", path);
+	if (s->csc && !any)
+		return error("%s: csc_switch: true, but matrix_r0c0 .. "
+			     "matrix_r2c2 are all 0: expected the conversion's "
+			     "matrix", path);
+	if (s->format != PF_YUV420SP)
+		return 0;
+	/* NV12/NV21: chroma pairs of 2x2 pixels */
+	const struct {
+		const char *k;
+		int64_t v;
+		bool on;
+	} even[] = {
+		{ "src_image_size_w", s->src_w, true },
+		{ "src_image_size_h", s->src_h, true },
+		{ "load_start_pos_w", s->crop_x, s->crop },
+		{ "load_start_pos_h", s->crop_y, s->crop },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(even); i++)
+		if (even[i].on && even[i].v % 2)
+			return error("%s: %s: %lld is odd; YUV420SP_U8 expects "
+				     "an even number (chroma covers 2x2 "
+				     "pixels)", path, even[i].k,
+				     (long long)even[i].v);
+	return 0;
 }
 
 /* One aipp_op { ... } after its name, as a PreSpec. */
@@ -268,6 +319,8 @@ static int aipp_op(Lexer *l, Aipp *a)
 			     l->path);
 	if (!a->s.crop)
 		a->s.crop_x = a->s.crop_y = 0;
+	if (checks(l->path, &a->s) < 0)
+		return -1;
 	if (!a->s.pad)
 		a->s.pad_l = a->s.pad_r = a->s.pad_t = a->s.pad_b = 0;
 	/* pixel_out = (pixel_in - mean - min) * var_reci */
@@ -279,11 +332,15 @@ static int aipp_op(Lexer *l, Aipp *a)
 	return 0;
 }
 
-static int parse_aipp(ParsedPre *p, const char *path)
+/* The file into p: -1 with an error and *status (EXIT_FAIL if it cannot
+ * be read, EXIT_USAGE for its contents: an error in the flag). */
+static int parse_aipp(ParsedPre *p, const char *path, int *status)
 {
 	FileMap f;
+	*status = EXIT_FAIL;
 	if (filemap_read(&f, path, "--insert_op_conf file") < 0)
 		return -1;
+	*status = EXIT_USAGE;
 	Lexer l = { path, (const char *)f.data, (const char *)f.data + f.size,
 		    1, { 0 } };
 	int rc = 0;
@@ -533,8 +590,7 @@ int pre_parse(ParsedPre *p, const PreFlags *f, int *status)
 		rc = error("--insert_op_conf is empty: expected the AIPP "
 			   "configuration file");
 	else if (f->aipp) {
-		*status = EXIT_FAIL; /* the file's contents */
-		rc = parse_aipp(p, f->aipp);
+		rc = parse_aipp(p, f->aipp, status);
 	}
 	if (rc == 0 && ov) {
 		/* mean before scale: (in - mean) / scale whatever the order */

@@ -39,7 +39,9 @@
  * that passes/qfuse.c makes (compiler/ops/qfused.c: a dynamic int8 chain
  * in one op), and Sdpa, scaled dot-product attention, the canonical form
  * passes/attn.c rewrites every exporter's attention to
- * (compiler/ops/attention.c).
+ * (compiler/ops/attention.c), and Yuv420sp, the NV12/NV21 camera frame
+ * of atc's AIPP as a float NCHW image (compiler/preproc.h makes it;
+ * compiler/ops/image.h).
  *
  * GEARC_MS_OPS lists ONNX Runtime's contrib ops (domain "com.microsoft",
  * compiler/ops/contrib*.c), with ONNX Runtime's documented semantics
@@ -284,7 +286,8 @@ typedef enum { EW_KIND_NONE = 0, EW_KIND_UNARY, EW_KIND_BINARY } EwKind;
 	X(DynQuantMatMul,            infer_dynquant_matmul,         run_dynquant_matmul,         VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(DynQuantConv,              infer_dynquant_conv,           run_dynquant_conv,           VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
 	X(FusedActivation,           infer_fused_activation,        run_fused_activation,        VIEW_NONE,  INPLACE_IN0,  SHAPE_SAME,  EW_NONE) \
-	X(Sdpa,                      infer_sdpa,                    run_sdpa,                    VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE)
+	X(Sdpa,                      infer_sdpa,                    run_sdpa,                    VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \
+	X(Yuv420sp,                  infer_yuv420sp,                run_yuv420sp,                VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE)
 
 #define GEARC_MS_OPS(X) \
 	X(Attention,                 infer_ms_attention,            run_ms_attention,            VIEW_NONE,  INPLACE_NONE, SHAPE_OWN,   EW_NONE) \

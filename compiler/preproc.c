@@ -27,18 +27,26 @@ typedef struct Build {
 	int32_t nodes;	  /* nodes added */
 } Build;
 
-static Node *step(Build *b, const char *op, const char *what, int32_t nin)
+/* A node of op (in domain) reading the current tensor (input 0; the
+ * caller sets the rest), whose output becomes it. */
+static Node *step_in(Build *b, const char *op, const char *domain,
+		     const char *what, int32_t nin)
 {
 	Graph *g = b->g;
 	const char *name = graph_fresh_name(
 		g, arena_printf(g->arena, "%s/%s", b->base, what));
 	ValId out = graph_add_value(g, name, VAL_NODE);
-	Node *n = graph_add_node(g, name, op, "", nin, 1);
+	Node *n = graph_add_node(g, name, op, domain, nin, 1);
 	n->inputs[0] = b->cur;
 	n->outputs[0] = out;
 	b->cur = out;
 	b->nodes++;
 	return n;
+}
+
+static Node *step(Build *b, const char *op, const char *what, int32_t nin)
+{
+	return step_in(b, op, "", what, nin);
 }
 
 static void set_int(Graph *g, Node *n, const char *name, int64_t v)
@@ -115,6 +123,7 @@ typedef struct Frame {
 	int64_t c, c_in;      /* model channels, frame channels */
 	int64_t perm[MAX_RANK]; /* frame layout -> model layout */
 	bool transposed;
+	int32_t frank;	      /* the frame's rank (YUV420SP: 3) */
 } Frame;
 
 /* The channel order after the swap, in perm[0..c): frame channel
@@ -126,8 +135,8 @@ static bool swap_order(const PreSpec *s, int64_t c, int64_t *perm)
 	if (s->reverse)
 		for (int64_t k = 0; k < c; k++)
 			perm[k] = c - 1 - k;
-	else if (s->swap && c == 3) /* R<->B (no YUV format here has U, V) */
-		perm[0] = 2, perm[2] = 0;
+	else if (s->swap && c == 3 && s->format != PF_YUV420SP)
+		perm[0] = 2, perm[2] = 0; /* R<->B (YUV420SP's U,V: its node) */
 	for (int64_t k = 0; k < c; k++)
 		if (perm[k] != k)
 			return true;
@@ -186,6 +195,32 @@ static void csc(Build *b, const PreSpec *s)
 	Node *c = step(b, "Clip", "csc_clip", 3);
 	c->inputs[1] = l;
 	c->inputs[2] = h;
+}
+
+/* YUV420SP_U8's frame [N, src_h*3/2, src_w] as the model's float NCHW
+ * channels: crop, U/V order, csc in one node (compiler/ops/image.h). */
+static void yuv420sp(Build *b, const PreSpec *s)
+{
+	Graph *g = b->g;
+	Node *n = step_in(b, "Yuv420sp", GEARC_DOMAIN, "yuv420sp", 1);
+	if (s->swap)
+		set_int(g, n, "vu", 1);
+	if (s->crop) {
+		int64_t c[4] = { s->crop_y, s->crop_x, s->crop_h, s->crop_w };
+		node_add_ints(g, n, "crop", c, 4);
+	}
+	if (!s->csc)
+		return;
+	int64_t m[9], ib[3], ob[3];
+	for (int r = 0; r < 3; r++) {
+		for (int k = 0; k < 3; k++) /* integers (cli/preflags.c) */
+			m[r * 3 + k] = (int64_t)s->matrix[r][k];
+		ib[r] = (int64_t)s->in_bias[r];
+		ob[r] = (int64_t)s->out_bias[r];
+	}
+	node_add_ints(g, n, "matrix", m, 9);
+	node_add_ints(g, n, "input_bias", ib, 3);
+	node_add_ints(g, n, "output_bias", ob, 3);
 }
 
 /* Per-channel values as a tensor that broadcasts along the model's
@@ -383,6 +418,10 @@ static int frame_shape(const PreSpec *s, const Value *v, Frame *f,
 		return error("%s: input '%s' has gear dims at H or W; crop and "
 			     "padding need its size fixed (atc's rule too)",
 			     s->what, name);
+	if (s->format == PF_YUV420SP && (h < 0 || w < 0))
+		return error("%s: input '%s' has gear dims at H or W; "
+			     "YUV420SP_U8 needs its size fixed (the frame is "
+			     "[N, H*3/2, W])", s->what, name);
 	int64_t in_h = h - s->pad_t - s->pad_b, in_w = w - s->pad_l - s->pad_r;
 	if (h >= 0 && (in_h <= 0 || in_w <= 0))
 		return error("%s: padding %lld+%lld x %lld+%lld leaves no image "
@@ -411,6 +450,18 @@ static int frame_shape(const PreSpec *s, const Value *v, Frame *f,
 			     (long long)s->crop_y, (long long)s->crop_x,
 			     (long long)s->crop_h, (long long)s->crop_w,
 			     (long long)sh, (long long)sw);
+	if (s->format == PF_YUV420SP) {
+		if (sh % 2 || sw % 2)
+			return error("%s: YUV420SP_U8 takes an even image size, "
+				     "but input '%s' takes %lldx%lld (h x w)",
+				     s->what, name, (long long)sh,
+				     (long long)sw);
+		dims[0] = f->model[0];
+		dims[1] = sh / 2 * 3;
+		dims[2] = sw;
+		f->frank = 3;
+		return 0;
+	}
 	dims[0] = f->model[0];
 	dims[1] = h < 0 ? h : sh;
 	dims[2] = w < 0 ? w : sw;
@@ -423,7 +474,7 @@ static int frame_of(const PreSpec *s, const Value *v, Frame *f)
 {
 	const char *name = v->name;
 	memset(f, 0, sizeof(*f));
-	f->rank = v->shape.rank;
+	f->rank = f->frank = v->shape.rank;
 	if (v->tkind != TK_TENSOR || v->dtype != DT_FLOAT)
 		return error("%s: input '%s' is %s; preprocessing feeds a "
 			     "float32 input", s->what, name,
@@ -454,12 +505,15 @@ static int frame_of(const PreSpec *s, const Value *v, Frame *f)
 		return error("%s: input '%s' has %lld channels, but the %s "
 			     "format gives %lld", s->what, name,
 			     (long long)f->c,
-			     s->format == PF_YUV400 ? "YUV400_U8" : "RGB",
+			     s->format == PF_YUV400	    ? "YUV400_U8"
+			     : s->format == PF_YUV420SP ? "YUV420SP_U8"
+							: "RGB",
 			     (long long)want);
 	f->c_in = s->format == PF_XRGB8888 || s->format == PF_RGBX8888 ? 4
 		  : s->format == PF_YUV400				 ? 1
 									 : f->c;
-	if (s->nhwc) { /* frame dim d is model dim perm[d] */
+	if (s->nhwc && s->format != PF_YUV420SP) {
+		/* frame dim d is model dim perm[d] */
 		static const int64_t nhwc[4] = { 0, 2, 3, 1 };
 		memcpy(f->perm, nhwc, sizeof(nhwc));
 		f->transposed = true;
@@ -476,9 +530,9 @@ static void move_gear_input(Model *m, ValId in, const Frame *f,
 		GearInput *gi = &m->gears->inputs[k];
 		if (gi->val != in)
 			continue;
-		gi->shape = shape_of(f->rank, dims);
+		gi->shape = shape_of(f->frank, dims);
 		gi->ndyn = 0;
-		for (int32_t d = 0; d < f->rank; d++)
+		for (int32_t d = 0; d < f->frank; d++)
 			if (dims[d] == -1)
 				gi->dyn_axes[gi->ndyn++] = d;
 	}
@@ -546,18 +600,23 @@ static int apply_one(Model *m, const PreSpec *s, char **note)
 	} else if (partial) {
 		*note = fold_note(s, v, &fo, g, true);
 	}
-	/* the frame: uint8 NHWC for AIPP, or the source type and layout */
-	crop_and_select(&b, s);
-	if (s->csc) {
-		cast(&b, DT_FLOAT);
-		if (swapped)
-			gather(&b, perm, f.c, 3);
-		csc(&b, s);
+	/* the frame: uint8 NHWC for AIPP (YUV420SP: its own), or the
+	 * source type and layout */
+	if (s->format == PF_YUV420SP) {
+		yuv420sp(&b, s);
+	} else {
+		crop_and_select(&b, s);
+		if (s->csc) {
+			cast(&b, DT_FLOAT);
+			if (swapped)
+				gather(&b, perm, f.c, 3);
+			csc(&b, s);
+		}
+		if (f.transposed)
+			transpose(&b, (const int64_t[]){ 0, 3, 1, 2 }, 4);
+		if (!s->csc && s->src_type != DT_FLOAT)
+			cast(&b, DT_FLOAT);
 	}
-	if (f.transposed)
-		transpose(&b, (const int64_t[]){ 0, 3, 1, 2 }, 4);
-	if (!s->csc && s->src_type != DT_FLOAT)
-		cast(&b, DT_FLOAT);
 	if (!fold && swapped && !s->csc)
 		gather(&b, perm, f.c, f.c_axis);
 	if (fold) {
@@ -587,7 +646,7 @@ static int apply_one(Model *m, const PreSpec *s, char **note)
 	v = &g->vals[in];
 	value_copy_type(&g->vals[out], v);
 	v->dtype = s->src_type;
-	v->shape = shape_of(f.rank, dims);
+	v->shape = shape_of(f.frank, dims);
 	v->dim_params = NULL;
 	move_gear_input(m, in, &f, dims);
 	return 0;

@@ -23,7 +23,16 @@
  *          order (after the swap)
  *   pad    left/right/top/bottom_padding_size of padding_value (in the
  *          output's units: padding comes after dtc)
- * and the result feeds what the model's input fed.  The input keeps its
+ * YUV420SP_U8 is one node instead of frame .. layout: the input is the
+ * camera's buffer, uint8 [N, src_h*3/2, src_w] (a full-resolution Y
+ * plane, then interleaved U,V at half resolution in both axes; V,U with
+ * rbuv_swap_switch: NV21), and Yuv420sp (compiler/ops/image.h) crops it
+ * (load_start_pos even), reads each pixel's Y, U, V and applies the
+ * csc (integer arithmetic, atc's formula above) or, without csc_switch,
+ * gives Y, U, V as they are, into a float NCHW image; dtc and pad
+ * follow as for the other formats.  Its H and W are static and src_h,
+ * src_w even.
+ * The result feeds what the model's input fed.  The input keeps its
  * name and value id (the gear spec names it); its dims as --input_shape
  * gave them map N->N, H->H, W->W, C->C_in, so gear dims stay gear dims
  * (crop and padding need static H and W).
@@ -46,6 +55,7 @@ enum {
 	PF_XRGB8888, /* XRGB8888_U8 (ARGB8888_U8) */
 	PF_RGBX8888, /* RGBX8888_U8 */
 	PF_YUV400,   /* YUV400_U8 */
+	PF_YUV420SP, /* YUV420SP_U8: NV12, NV21 with rbuv_swap_switch */
 };
 
 typedef struct PreSpec {

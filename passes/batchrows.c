@@ -367,6 +367,8 @@ static int carry(const Graph *g, const Node *n, const int *ax, int k,
 	}
 	case OP_Sdpa:
 		return sdpa_carry(g, n, ax);
+	case OP_Yuv420sp: /* frame n -> image n */
+		return a == 0 && k == 0 ? 0 : MIXED;
 	case OP_LSTM: case OP_GRU: case OP_RNN: {
 		/* X, and the initial states (batch at 1, or 0 for layout 1) */
 		int want = rnn_axis(n, 0);

@@ -16,12 +16,17 @@
  * model of any opset, is written out again before opset 17.  Sdpa
  * (passes/attn.c) becomes the attention it was: Transposes, MatMul, Mul
  * by the scale, Where of the causal triangle, Add of the mask, Softmax,
- * MatMul, Transpose.
+ * MatMul, Transpose.  Yuv420sp (an AIPP YUV420SP_U8 frame,
+ * compiler/ops/image.h) becomes Slices of the Y plane and the chroma
+ * rows, the chroma upsampled by Reshape and Concat, the U,V order by
+ * Gather, then Cast, Sub, MatMul, Floor, Add, Clip and Transpose as
+ * compiler/preproc.c writes atc's csc for the RGB formats.
  */
 #include <math.h>
 #include <string.h>
 
 #include "compiler/act.h"
+#include "compiler/ops/image.h"
 #include "compiler/ops/opimpl.h"
 #include "flatten.h"
 
@@ -240,7 +245,7 @@ bool unfuse_is_fused(const Node *n, int64_t opset)
 	return n->op == OP_FusedConv || n->op == OP_FusedGemm ||
 	       n->op == OP_FusedMatMul || n->op == OP_FusedActivation ||
 	       n->op == OP_DynQuantMatMul || n->op == OP_DynQuantConv ||
-	       n->op == OP_Sdpa ||
+	       n->op == OP_Sdpa || n->op == OP_Yuv420sp ||
 	       (n->op == OP_LayerNormalization && opset < 17);
 }
 
@@ -536,6 +541,9 @@ static void emit_anchor(Graph *dst, const Node *n, const ValId *ins,
 		emit_extra(dst, n, extra, !nacts, cur, out);
 }
 
+static int emit_yuv420sp(Graph *dst, const Node *n, int64_t opset, ValId x,
+			 ValId out);
+
 int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		ValId out)
 {
@@ -543,6 +551,8 @@ int unfuse_node(Graph *dst, const Node *n, int64_t opset, const ValId *ins,
 		return emit_layernorm(dst, n, ins, out);
 	if (n->op == OP_Sdpa)
 		return emit_sdpa(dst, n, opset, ins, out);
+	if (n->op == OP_Yuv420sp)
+		return emit_yuv420sp(dst, n, opset, ins[0], out);
 	if (n->op == OP_DynQuantMatMul || n->op == OP_DynQuantConv) {
 		emit_dynquant(dst, n, ins, out);
 		return 0;
@@ -700,5 +710,212 @@ int unfuse_fail(Graph *b, int32_t at, ValId cond, int64_t opset)
 		if (outs[i] >= 0)
 			fail_output(b, base, i, e, outs[i]);
 	drop_node(b, at);
+	return 0;
+}
+
+/* ---- Yuv420sp ------------------------------------------------------------ */
+
+/* A value of name's step: fail_step's node (any op), its output. */
+static ValId yuv_step(Graph *b, const char *base, const char *what,
+		      const char *op, ValId a, ValId c, int32_t dtype,
+		      Shape s, ValId out)
+{
+	return fail_step(b, arena_printf(b->arena, "%s_%s", base, what), op,
+			 a, c, dtype, s, out)
+		->outputs[0];
+}
+
+static ValId yuv_ints(Graph *b, const char *base, const char *what,
+		      const int64_t *v, int64_t n)
+{
+	return i64_weight(b, arena_printf(b->arena, "%s_%s", base, what),
+			  shape_of(1, &n), v);
+}
+
+static ValId yuv_floats(Graph *b, const char *base, const char *what,
+			const float *v, Shape s)
+{
+	const char *name = graph_fresh_name(
+		b, arena_printf(b->arena, "%s_%s", base, what));
+	return graph_add_weight(b, name,
+				tensor_new(b->arena, name, DT_FLOAT, &s, v));
+}
+
+/* Slice of x along axes 1 and 2 from st to en (inputs from opset 10,
+ * attributes before). */
+static ValId yuv_slice(Graph *b, const char *base, const char *what,
+		       int64_t opset, ValId x, const int64_t *st,
+		       const int64_t *en, Shape s)
+{
+	static const int64_t axes[2] = { 1, 2 };
+	const char *nm = arena_printf(b->arena, "%s_%s", base, what);
+	if (opset < 10) {
+		Node *sl = fail_step(b, nm, "Slice", x, -1, DT_UINT8, s, -1);
+		node_add_ints(b, sl, "starts", st, 2);
+		node_add_ints(b, sl, "ends", en, 2);
+		node_add_ints(b, sl, "axes", axes, 2);
+		return sl->outputs[0];
+	}
+	ValId sv = yuv_ints(b, nm, "starts", st, 2),
+	      ev = yuv_ints(b, nm, "ends", en, 2),
+	      av = yuv_ints(b, nm, "axes", axes, 2);
+	ValId v = graph_add_value(b, graph_fresh_name(b, nm), VAL_NODE);
+	b->vals[v].dtype = DT_UINT8;
+	b->vals[v].shape = s;
+	Node *sl = graph_add_node(b, nm, "Slice", "", 4, 1);
+	sl->inputs[0] = x;
+	sl->inputs[1] = sv;
+	sl->inputs[2] = ev;
+	sl->inputs[3] = av;
+	sl->outputs[0] = v;
+	b->vals[v].producer = b->nnodes - 1;
+	return v;
+}
+
+static ValId yuv_reshape(Graph *b, const char *base, const char *what,
+			 ValId x, const int64_t *dims, int32_t rank)
+{
+	Shape s = shape_of(rank, dims);
+	s.dims[0] = b->vals[x].shape.dims[0];
+	return yuv_step(b, base, what, "Reshape", x,
+			yuv_ints(b, base, arena_printf(b->arena, "%s_shape",
+						       what),
+				 dims, rank),
+			DT_UINT8, s, -1);
+}
+
+/* Concat(x, x) along axis: each element twice. */
+static ValId yuv_twice(Graph *b, const char *base, const char *what,
+		       ValId x, int64_t axis)
+{
+	Shape s = b->vals[x].shape;
+	s.dims[axis] *= 2;
+	Node *c = fail_step(b, arena_printf(b->arena, "%s_%s", base, what),
+			    "Concat", x, x, DT_UINT8, s, -1);
+	node_add_attr(b, c, "axis", ATTR_INT)->i = axis;
+	return c->outputs[0];
+}
+
+/* Yuv420sp as standard ONNX (opset 7 on: Reshape's shape input, Cast's
+ * integer "to", numpy broadcasting):
+ *   Y = Reshape(Slice(X, crop rows and columns), [0, h, w, 1])
+ *   C = Slice(X, the chroma rows and pairs of the crop)      [N, ch, 2cw]
+ *       Reshape to [0, ch, 1, cw, 1, 2], Concat with itself along 4
+ *       and along 2 (each pair over 2x2 pixels), Reshape to
+ *       [0, 2ch, 2cw, 2], Slice to [h, w] if odd, Gather [1, 0] on
+ *       axis 3 for NV21
+ *   P = Concat(Y, C, axis 3)                                 [N, h, w, 3]
+ * then without a matrix Cast(Transpose(P, NCHW), float), with one
+ * Transpose(Clip(Add(Floor(MatMul(Sub(Cast(P), input_bias), M^T / 256)),
+ * output_bias), 0, 255)): exactly the kernel's integers while the sums
+ * are exact in float32 (|M (in - bias)| < 2^24, every matrix of atc's
+ * tables). */
+static int emit_yuv420sp(Graph *dst, const Node *n, int64_t opset, ValId x,
+			 ValId out)
+{
+	const char *nm = n->name;
+	Yuv420sp p;
+	char buf[160];
+	const char *why;
+	if (yuv420sp_params(n, &dst->vals[x].shape, &p, buf, sizeof(buf),
+			    &why) < 0)
+		return error("node '%s' (Yuv420sp): %s", nm, why);
+	if (p.h < 0 || p.w < 0)
+		return error("node '%s' (Yuv420sp): the frame's size is not "
+			     "known", nm);
+	if (opset < 7)
+		return error("node '%s': gearc's op Yuv420sp is written with "
+			     "Reshape, Cast and broadcasting Sub, which need "
+			     "opset 7 (the model has %lld)", nm,
+			     (long long)opset);
+	int64_t N = dst->vals[x].shape.dims[0], ch = (p.oh + 1) / 2,
+		cw = (p.ow + 1) / 2;
+	int64_t yst[2] = { p.y0, p.x0 }, yen[2] = { p.y0 + p.oh, p.x0 + p.ow };
+	ValId y = yuv_slice(dst, nm, "y", opset, x, yst, yen,
+			    shape_of(3, (int64_t[]){ N, p.oh, p.ow }));
+	y = yuv_reshape(dst, nm, "y4", y, (int64_t[]){ 0, p.oh, p.ow, 1 }, 4);
+	int64_t cst[2] = { p.h + p.y0 / 2, p.x0 },
+		cen[2] = { p.h + p.y0 / 2 + ch, p.x0 + 2 * cw };
+	ValId c = yuv_slice(dst, nm, "uv", opset, x, cst, cen,
+			    shape_of(3, (int64_t[]){ N, ch, 2 * cw }));
+	c = yuv_reshape(dst, nm, "uv6", c,
+			(int64_t[]){ 0, ch, 1, cw, 1, 2 }, 6);
+	c = yuv_twice(dst, nm, "uv_w", c, 4);
+	c = yuv_twice(dst, nm, "uv_h", c, 2);
+	c = yuv_reshape(dst, nm, "uv4", c, (int64_t[]){ 0, 2 * ch, 2 * cw, 2 },
+			4);
+	if (2 * ch != p.oh || 2 * cw != p.ow)
+		c = yuv_slice(dst, nm, "uv_crop", opset, c,
+			      (int64_t[]){ 0, 0 }, (int64_t[]){ p.oh, p.ow },
+			      shape_of(4, (int64_t[]){ N, p.oh, p.ow, 2 }));
+	Shape nhwc = shape_of(4, (int64_t[]){ N, p.oh, p.ow, 3 }),
+	      nchw = shape_of(4, (int64_t[]){ N, 3, p.oh, p.ow });
+	if (p.vu) {
+		static const int64_t vu[2] = { 1, 0 };
+		Node *g = fail_step(dst, arena_printf(dst->arena, "%s_vu", nm),
+				    "Gather", c, yuv_ints(dst, nm, "vu", vu, 2),
+				    DT_UINT8, dst->vals[c].shape, -1);
+		node_add_attr(dst, g, "axis", ATTR_INT)->i = 3;
+		c = g->outputs[0];
+	}
+	Node *cat = fail_step(dst, arena_printf(dst->arena, "%s_yuv", nm),
+			      "Concat", y, c, DT_UINT8, nhwc, -1);
+	node_add_attr(dst, cat, "axis", ATTR_INT)->i = 3;
+	ValId v = cat->outputs[0];
+	static const int64_t to_nchw[4] = { 0, 3, 1, 2 };
+	if (!p.csc) {
+		Node *t = fail_step(dst, arena_printf(dst->arena, "%s_nchw", nm),
+				    "Transpose", v, -1, DT_UINT8, nchw, -1);
+		node_add_ints(dst, t, "perm", to_nchw, 4);
+		fail_cast(dst, nm, t->outputs[0], DT_FLOAT, nchw, out);
+		return 0;
+	}
+	v = fail_cast(dst, arena_printf(dst->arena, "%s_float", nm), v,
+		      DT_FLOAT, nhwc, -1)->outputs[0];
+	float ib[3], ob[3], mt[9];
+	bool any_ib = false, any_ob = false;
+	for (int r = 0; r < 3; r++) {
+		ib[r] = (float)p.ib[r];
+		ob[r] = (float)p.ob[r];
+		any_ib |= p.ib[r] != 0;
+		any_ob |= p.ob[r] != 0;
+		for (int k = 0; k < 3; k++) /* exact: a power of two */
+			mt[k * 3 + r] = (float)p.m[r][k] / 256.0f;
+	}
+	Shape three = shape_of(1, (int64_t[]){ 3 });
+	if (any_ib)
+		v = yuv_step(dst, nm, "in_bias", "Sub", v,
+			     yuv_floats(dst, nm, "input_bias", ib, three),
+			     DT_FLOAT, nhwc, -1);
+	v = yuv_step(dst, nm, "csc", "MatMul", v,
+		     yuv_floats(dst, nm, "matrix", mt,
+				shape_of(2, (int64_t[]){ 3, 3 })),
+		     DT_FLOAT, nhwc, -1);
+	v = yuv_step(dst, nm, "shift", "Floor", v, -1, DT_FLOAT, nhwc, -1);
+	if (any_ob)
+		v = yuv_step(dst, nm, "out_bias", "Add", v,
+			     yuv_floats(dst, nm, "output_bias", ob, three),
+			     DT_FLOAT, nhwc, -1);
+	Node *cl = fail_step(dst, arena_printf(dst->arena, "%s_clip", nm),
+			     "Clip", v, -1, DT_FLOAT, nhwc, -1);
+	if (opset < 11) {
+		node_add_attr(dst, cl, "min", ATTR_FLOAT)->f = 0;
+		node_add_attr(dst, cl, "max", ATTR_FLOAT)->f = 255;
+	} else {
+		ValId lo = scalar_weight(dst, arena_printf(dst->arena,
+							   "%s_min", nm), 0),
+		      hi = scalar_weight(dst, arena_printf(dst->arena,
+							   "%s_max", nm), 255);
+		cl = &dst->nodes[dst->nnodes - 1];
+		ValId *in = arena_array(dst->arena, 3, sizeof(ValId));
+		in[0] = cl->inputs[0];
+		in[1] = lo;
+		in[2] = hi;
+		cl->inputs = in;
+		cl->ninputs = 3;
+	}
+	v = cl->outputs[0];
+	Node *t = fail_step(dst, nm, "Transpose", v, -1, DT_FLOAT, nchw, out);
+	node_add_ints(dst, t, "perm", to_nchw, 4);
 	return 0;
 }

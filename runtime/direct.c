@@ -15,6 +15,11 @@
  * EXP_FINISH), in branch-free loops the compiler vectorises; Sigmoid is
  * act.h's fp32 form, of the accuracy its table states.
  *
+ * Yuv420sp (atc's YUV420SP_U8 AIPP): compiler/ops/image.h's loop, the
+ * reference kernel's, compiled per ISA here and spread over the threads
+ * by pairs of output rows (each pair its own bytes; integer arithmetic:
+ * the same result at any thread count).
+ *
  * The hot loops are compiled for AVX-512 and AVX2 as well as the base
  * ISA, picked once by the loader (target_clones).
  */
@@ -23,6 +28,7 @@
 #include <string.h>
 
 #include "compiler/act.h"
+#include "compiler/ops/image.h"
 #include "direct.h"
 
 static bool static_f32(const Value *v)
@@ -1647,4 +1653,66 @@ void direct_noop(FastKernel *k)
 	k->run = noop_run;
 	k->free = NULL;
 	k->state = NULL;
+}
+
+/* ---- Yuv420sp ----------------------------------------------------------- */
+
+typedef struct YuvRun {
+	Yuv420sp p;
+	int threads;
+} YuvRun;
+
+RT_HOT_FN(static, void, yuv420sp_range,
+	  (const Yuv420sp *p, const uint8_t *x, float *y, int64_t lo,
+	   int64_t hi),
+	  (p, x, y, lo, hi))
+{
+	for (int64_t t = lo; t < hi; t++)
+		yuv420sp_step(p, x, y, t);
+}
+
+enum { YUV_PAIRS = 8 }; /* row pairs a thread takes at a time */
+
+static int yuv420sp_run(void *state, const Tensor *const *in,
+			Tensor *const *out)
+{
+	const YuvRun *r = state;
+	const uint8_t *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	int64_t pairs = yuv420sp_pairs(&r->p);
+	int64_t chunks = (pairs + YUV_PAIRS - 1) / YUV_PAIRS;
+	int nt = r->threads;
+	RT_PARALLEL_FOR
+	for (int64_t c = 0; c < chunks; c++) {
+		int64_t lo = c * YUV_PAIRS;
+		yuv420sp_range(&r->p, x, y, lo,
+			       pairs - lo < YUV_PAIRS ? pairs : lo + YUV_PAIRS);
+	}
+	return 0;
+}
+
+int direct_yuv420sp(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	YuvRun r;
+	char buf[160];
+	const char *why;
+	if (!x || x->tkind != TK_TENSOR || x->dtype != DT_UINT8 ||
+	    !shape_is_static(&x->shape) || !static_f32(y) ||
+	    yuv420sp_params(n, &x->shape, &r.p, buf, sizeof(buf), &why) < 0)
+		return 0; /* the reference kernel says what is wrong */
+	Shape ys = { 4, { r.p.n, 3, r.p.oh, r.p.ow } };
+	if (!shape_equal(&ys, &y->shape) || !shape_numel(&ys))
+		return 0;
+	/* some 8 integer operations an output */
+	r.threads = rt_threads_for(s, 8.0 * (double)shape_numel(&ys));
+	YuvRun *st = xmalloc(sizeof(*st));
+	*st = r;
+	k->run = yuv420sp_run;
+	k->free = free;
+	k->state = st;
+	k->threads = r.threads;
+	return 1;
 }

@@ -4,7 +4,8 @@
  * pads channels to 16), few-output-channel Conv, Sigmoid and Softmax with
  * a vectorised exp, Erf, scalar arithmetic, arithmetic of same-shaped
  * tensors, LayerNormalization, Gather by constant indices, Transpose,
- * and views the plan aliased (nothing to do).
+ * AIPP's YUV420SP frames (Yuv420sp), and views the plan aliased
+ * (nothing to do).
  *
  * Each match fills *k and returns 1 if it takes task t's node at its
  * planned shapes, 0 if another path must run it, -1 with an error.
@@ -88,6 +89,10 @@ ActRun *act_run_of(const Node *n);
  * oneDNN's post-ops leave to act.h's forms (runtime/dnnl.c make_attr). */
 void direct_act_chain(const ActRun *r, int sum_at, const float *z, float *y,
 		      size_t n, int threads);
+
+/* Yuv420sp (compiler/ops/image.h): the NV12/NV21 frame to the float
+ * NCHW image, row pairs spread over the threads. */
+int direct_yuv420sp(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 /* 1 / (1 + exp(-x)) for n floats, within 2e-7 relative of the double
  * result (tests/test_fast.c). */

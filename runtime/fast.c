@@ -184,6 +184,7 @@ static int evaluate(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 enum {
 	F32 = KR_DT(DT_FLOAT),
 	Q8 = KR_DT(DT_INT8) | KR_DT(DT_UINT8),
+	U8 = KR_DT(DT_UINT8),
 	B32 = KR_DT(DT_FLOAT) | KR_DT(DT_INT32) | KR_DT(DT_UINT32),
 	IW = KR_DT(DT_INT8) | KR_DT(DT_UINT8) | KR_DT(DT_INT32) |
 	     KR_DT(DT_INT64) | KR_DT(DT_FLOAT16),
@@ -222,6 +223,7 @@ static const KernelRow rows[] = {
 	PLAIN(Erf, F32, EITHER, direct_unary, "direct.erf"),
 	PLAIN(Pow, F32, EITHER, direct_unary, "direct.square"),
 	PLAIN(Cast, ANY, ROWS, convert_cast, "convert.cast"),
+	PLAIN(Yuv420sp, U8, ROWS, direct_yuv420sp, "direct.yuv420sp"),
 	PLAIN(MatMulInteger, Q8, ROWS, quant_matmul, "quant.matmul"),
 	PLAIN(QLinearMatMul, Q8, ROWS, quant_matmul, "quant.matmul"),
 	PLAIN(ConvInteger, Q8, ROWS, quant_conv, "quant.conv"),

@@ -3,7 +3,10 @@
 detector (build/real, as 'make bench-real' fetches it) with ImageNet's
 mean and std, once by OpenVINO's flags and once by an AIPP file, fed a
 uint8 NHWC page, against the unmodified model fed the page normalised in
-float64.  Prints the largest differences, and the model's own
+float64; then by an AIPP file taking the page as a camera's NV12 buffer
+(YUV420SP_U8, BT.601 full range to RGB), against the unmodified model fed
+the RGB image atc's formula gives of that buffer, normalised in float64.
+Prints the largest differences, and the model's own
 sensitivity: the same normalisation computed in float32.  Not part of
 'make check' (it needs the model); run from the repository root:
 
@@ -54,3 +57,32 @@ x32 = ((fr.astype(np.float32) - mean.astype(np.float32)) / std.astype(np.float32
 np.save('ocr_x32.npy', x32)
 c = run('ocr_ref.om', 'ocr_x32.npy')
 print('float32 vs float64 normalisation, same model: max abs diff', np.abs(c - ref).max(), 'input diff', np.abs(x32 - x).max())
+
+# YUV420SP_U8: the page as NV12 (BT.601 full range, chroma averaged over
+# 2x2), through atc's JPEG csc table; the reference is the RGB image that
+# table's integer formula gives of the buffer: floor(M (yuv - bias) / 256)
+# saturated to a byte (atc's ">> 8")
+f = fr[0].astype(np.float64)
+Y = 0.299 * f[..., 0] + 0.587 * f[..., 1] + 0.114 * f[..., 2]
+U = 128 + (f[..., 2] - Y) * 0.564
+V = 128 + (f[..., 0] - Y) * 0.713
+sub = lambda c: c.reshape(H // 2, 2, W // 2, 2).mean(axis=(1, 3))
+q = lambda c: np.clip(np.round(c), 0, 255).astype(np.uint8)
+uv = np.stack([q(sub(U)), q(sub(V))], -1).reshape(H // 2, W)
+nv12 = np.concatenate([q(Y), uv])[None]
+np.save('ocr_nv12.npy', nv12)
+CSC = np.array([[256, 0, 359], [256, -88, -183], [256, 454, 0]])
+bias = np.array([0, 128, 128])
+up = lambda c: np.repeat(np.repeat(c, 2, 0), 2, 1).astype(np.int64)
+yuv = np.stack([q(Y).astype(np.int64), up(uv[:, 0::2]), up(uv[:, 1::2])], -1)
+rgb = np.clip((yuv - bias) @ CSC.T // 256, 0, 255).astype(np.float64)
+xy = ((rgb - mean) / std).astype(np.float32).transpose(2, 0, 1)[None].copy()
+np.save('ocr_xy.npy', xy)
+refy = run('ocr_ref.om', 'ocr_xy.npy')
+csc = ''.join(f' matrix_r{r}c{k}: {CSC[r][k]}\n' for r in range(3) for k in range(3)) + ''.join(f' input_bias_{c}: {bias[c]}\n' for c in range(3))
+cfg = 'aipp_op {\n aipp_mode: static\n input_format: YUV420SP_U8\n csc_switch: true\n' + csc + ''.join(f' mean_chn_{c}: 0\n min_chn_{c}: {mean[c]:.6f}\n var_reci_chn_{c}: {1/std[c]:.9f}\n' for c in range(3)) + '}\n'
+open('ocr_yuv.cfg', 'w').write(cfg)
+r = subprocess.run([G, '--model=' + M, '--output=ocr_yuv', shape, '--insert_op_conf=ocr_yuv.cfg'], capture_output=True, text=True, check=True)
+print(r.stderr.strip())
+y = run('ocr_yuv.om', 'ocr_nv12.npy')
+print('AIPP YUV420SP_U8 (NV12): max abs diff', np.abs(y - refy).max(), '(the RGB page against its NV12 round trip moves the output by', np.abs(refy - ref).max(), ')')

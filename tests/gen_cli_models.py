@@ -31,6 +31,9 @@ Deterministic (fixed seeds): rerunning gives byte-identical files.
                         y [1,2,8,8]: a mean does not fold exactly (the
                         padded border would see the mean), so the
                         preprocessing stays a node of its own.
+  aipp_img.onnx         x float ["n",3,"h","w"] -> Identity -> y: the
+                        preprocessed image itself, to check it pixel by
+                        pixel at any size.
 """
 
 import os
@@ -158,6 +161,16 @@ def cnn(name, pad):
     save(model(g), name)
 
 
+def image():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                      ["n", 3, "h", "w"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                      ["n", 3, "h", "w"])
+    nodes = [helper.make_node("Identity", ["x"], ["y"], name="/id")]
+    g = helper.make_graph(nodes, "img", [x], [y])
+    save(model(g), "aipp_img.onnx")
+
+
 def main():
     sys.dont_write_bytecode = True
     unsupported()
@@ -165,6 +178,7 @@ def main():
     kv()
     cnn("aipp_cnn.onnx", 0)
     cnn("aipp_cnn_pad.onnx", 1)
+    image()
 
 
 if __name__ == "__main__":

@@ -205,15 +205,17 @@ static double max_abs_diff(const Tensor *a, const Tensor *b)
 }
 
 /* Runs om on the frame and ref_om (the model as it is) on ref, the frame
- * normalised by hand; the largest difference of output y. */
+ * normalised by hand (NULL: ref_om on the frame too); the largest
+ * difference of output y. */
 static double compare(const char *dir, const char *om, const uint8_t *fr,
 		      const Shape *fs, const char *ref_om, const float *ref,
 		      const Shape *rs, const char *out)
 {
 	char *a = write_npy(dir, "frame.npy", DT_UINT8, fs, fr),
-	     *b = write_npy(dir, "ref.npy", DT_FLOAT, rs, ref), fa[600], fb[600];
+	     *b = ref ? write_npy(dir, "ref.npy", DT_FLOAT, rs, ref) : NULL,
+	     fa[600], fb[600];
 	snprintf(fa, sizeof(fa), "x=%s", a);
-	snprintf(fb, sizeof(fb), "x=%s", b);
+	snprintf(fb, sizeof(fb), "x=%s", b ? b : a);
 	Arena ar = { 0 };
 	Tensor *y1 = run_one(&ar, dir, om, fa, out);
 	Tensor *y2 = run_one(&ar, dir, ref_om, fb, out);
@@ -531,12 +533,341 @@ Test(cli_edit, aipp_with_gears)
 	free(dir);
 }
 
+/* ---- YUV420SP_U8: a camera's NV12 / NV21 buffer in ---------------------- */
+
+/* BT.601 full range (JPEG), YUV -> RGB, as atc's CSC table gives it. */
+static const int bt601[3][3] = { { 256, 0, 359 },
+				 { 256, -88, -183 },
+				 { 256, 454, 0 } };
+static const int bt601_ib[3] = { 0, 128, 128 };
+
+#define BT601_CFG                                                       \
+	" csc_switch: true\n"                                           \
+	" matrix_r0c0: 256\n matrix_r0c1: 0\n matrix_r0c2: 359\n"       \
+	" matrix_r1c0: 256\n matrix_r1c1: -88\n matrix_r1c2: -183\n"    \
+	" matrix_r2c0: 256\n matrix_r2c1: 454\n matrix_r2c2: 0\n"       \
+	" input_bias_0: 0\n input_bias_1: 128\n input_bias_2: 128\n"
+
+/* ImageNet's normalisation as aipp_cfg gives it (mean_chn + min_chn =
+ * in_mean, var_reci_chn = in_scale). */
+#define IMAGENET_CFG                                                    \
+	" mean_chn_0: 124\n mean_chn_1: 116\n mean_chn_2: 104\n"        \
+	" min_chn_0: -0.325\n min_chn_1: 0.28\n min_chn_2: -0.47\n"     \
+	" var_reci_chn_0: 0.0171247538\n"                               \
+	" var_reci_chn_1: 0.0175070028\n"                               \
+	" var_reci_chn_2: 0.0174291939\n"
+
+/* Channel values of pixel (i, j) of one frame fr of an h x w image
+ * ([h*3/2][w] bytes: Y rows, then rows of U,V pairs; V,U if vu), the
+ * straightforward way: the pixel's Y, the pair of its 2x2 block, then
+ * atc's conversion out_r = sum_k M[r][k] (in_k - bias_k) >> 8, that is
+ * floor(sum / 256), saturated to 0 .. 255 (m NULL: Y, U, V as read). */
+static void yuv_pixel(const uint8_t *fr, int64_t h, int64_t w, int64_t i,
+		      int64_t j, bool vu, const int (*m)[3], const int *ib,
+		      int out[3])
+{
+	const uint8_t *pair = fr + (h + i / 2) * w + (j / 2) * 2;
+	int in[3] = { fr[i * w + j], pair[vu ? 1 : 0], pair[vu ? 0 : 1] };
+	for (int r = 0; r < 3; r++) {
+		if (!m) {
+			out[r] = in[r];
+			continue;
+		}
+		int acc = 0;
+		for (int k = 0; k < 3; k++)
+			acc += m[r][k] * (in[k] - ib[k]);
+		int v = (int)floor(acc / 256.0);
+		out[r] = v < 0 ? 0 : v > 255 ? 255 : v;
+	}
+}
+
+/* x[b][c][pt + i][pl + j] = (value c of pixel (cy + i, cx + j) - mean_c)
+ * * scale_c for the crop's oh x ow pixels of each of n frames, pad (in
+ * the output's units) around them in x's [n,3,xh,xw]. */
+static float *yuv_reference(const uint8_t *fr, int64_t n, int64_t h,
+			    int64_t w, bool vu, const int (*m)[3],
+			    const int *ib, int64_t cy, int64_t cx,
+			    int64_t oh, int64_t ow, int64_t pt, int64_t pl,
+			    int64_t xh, int64_t xw, float pad,
+			    const double *mean, const double *scale)
+{
+	float *x = malloc((size_t)(n * 3 * xh * xw) * sizeof(float));
+	for (int64_t k = 0; k < n * 3 * xh * xw; k++)
+		x[k] = pad;
+	for (int64_t b = 0; b < n; b++)
+		for (int64_t i = 0; i < oh; i++)
+			for (int64_t j = 0; j < ow; j++) {
+				int v[3];
+				yuv_pixel(fr + b * (h * 3 / 2) * w, h, w,
+					  cy + i, cx + j, vu, m, ib, v);
+				for (int c = 0; c < 3; c++)
+					x[((b * 3 + c) * xh + pt + i) * xw +
+					  pl + j] = (float)((v[c] - mean[c]) *
+							    scale[c]);
+			}
+	return x;
+}
+
+Test(cli_edit, aipp_yuv420sp_nv12_nv21)
+{
+	/* an 8x8 NV12 (then NV21) frame, BT.601 to RGB, ImageNet's
+	 * normalisation folded into the first Conv */
+	char *dir = temp_dir(), flag[600], cfg_text[2048];
+	uint8_t *fr = frame(1, 12, 8, 1);
+	Shape fs = { 3, { 1, 12, 8 } }, xs = { 4, { 1, 3, 8, 8 } };
+	for (int vu = 0; vu < 2; vu++) {
+		snprintf(cfg_text, sizeof(cfg_text),
+			 "aipp_op {\n aipp_mode: static\n"
+			 " input_format: YUV420SP_U8\n"
+			 " rbuv_swap_switch: %s\n" BT601_CFG IMAGENET_CFG "}\n",
+			 vu ? "true" : "false");
+		char *cfg = write_cfg(dir, cfg_text);
+		snprintf(flag, sizeof(flag), "--insert_op_conf=%s", cfg);
+		const char *pre[] = { flag, NULL };
+		char *ref_om, *pre_om, err[4096];
+		compile_pair(dir, "aipp_cnn", NULL, pre, &ref_om, &pre_om, err,
+			     sizeof(err));
+		cr_expect(!strstr(err, "note:"), "%s", err); /* folded */
+		Run r = run_gearc("dump", pre_om);
+		/* one buffer as the camera gives it: [N, H*3/2, W] */
+		cr_expect(strstr(r.out, "  x                        uint8    "
+				 "[1,12,8]\n"), "%s", r.out);
+		cr_expect(strstr(r.out, "Yuv420sp") &&
+			  strstr(r.out, "/conv1/W_preproc"), "%s", r.out);
+		run_free(&r);
+		float *x = yuv_reference(fr, 1, 8, 8, vu, bt601, bt601_ib, 0,
+					 0, 8, 8, 0, 0, 8, 8, 0, in_mean,
+					 in_scale);
+		double d = compare(dir, pre_om, fr, &fs, ref_om, x, &xs, "y");
+		cr_expect(d <= 1e-4, "%s: max abs diff %g",
+			  vu ? "NV21" : "NV12", d);
+		free(x);
+		free(ref_om);
+		free(pre_om);
+		free(cfg);
+	}
+	free(fr);
+	remove_tree(dir);
+	free(dir);
+}
+
+/* The image Yuv420sp makes of frame fr: aipp_img.onnx returns it. */
+static Tensor *yuv_image(Arena *a, const char *dir, const char *om,
+			 const char *frame_npy, const char *threads)
+{
+	char *odir = path_in(dir, "out"), oflag[600], in[600];
+	snprintf(oflag, sizeof(oflag), "--output-dir=%s", odir);
+	snprintf(in, sizeof(in), "x=%s", frame_npy);
+	Run r = run_gearc("run", om, "--input", in, oflag, threads, "-q");
+	cr_assert_eq(r.status, 0, "run: %s", r.err);
+	run_free(&r);
+	char *p = path_in(odir, "y.npy");
+	Tensor *t = npy_read(a, p);
+	cr_assert(t, "%s", last_error());
+	free(p);
+	free(odir);
+	return t;
+}
+
+Test(cli_edit, aipp_yuv420sp_any_threads)
+{
+	/* two 132x202 frames, cropped at (2,4) to 129x197 (odd: the last
+	 * rows and columns take half a chroma pair; 197 = 3 blocks of 64 and
+	 * 5): the image itself out, with and without the colour conversion,
+	 * at 1, 2 and 3 threads, capped at AVX2 and at the baseline ISA, and
+	 * by the reference kernel: every run the same bytes, equal to the
+	 * reference formula */
+	static const char *variants[2] = {
+		"aipp_op {\n aipp_mode: static\n input_format: YUV420SP_U8\n"
+		" src_image_size_w: 202\n src_image_size_h: 132\n crop: true\n"
+		" load_start_pos_w: 4\n load_start_pos_h: 2\n"
+		" crop_size_w: 197\n crop_size_h: 129\n" BT601_CFG "}\n",
+		"aipp_op {\n aipp_mode: static\n input_format: YUV420SP_U8\n"
+		" rbuv_swap_switch: true\n"
+		" src_image_size_w: 202\n src_image_size_h: 132\n crop: true\n"
+		" load_start_pos_w: 4\n load_start_pos_h: 2\n"
+		" crop_size_w: 197\n crop_size_h: 129\n}\n",
+	};
+	static const double zero[3] = { 0, 0, 0 }, one[3] = { 1, 1, 1 };
+	char *dir = temp_dir(), flag[600];
+	uint8_t *fr = frame(2, 198, 202, 1);
+	Shape fs = { 3, { 2, 198, 202 } };
+	char *fpath = write_npy(dir, "frame.npy", DT_UINT8, &fs, fr);
+	for (int k = 0; k < 2; k++) {
+		char *cfg = write_cfg(dir, variants[k]);
+		snprintf(flag, sizeof(flag), "--insert_op_conf=%s", cfg);
+		const char *pre[] = { flag, "--input_shape=x:2,3,129,197", NULL };
+		char *om = compile_fixture(dir, "img", "aipp_img", pre);
+		Arena a = { 0 };
+		Tensor *y1 = yuv_image(&a, dir, om, fpath, "--threads=1");
+		Tensor *y2 = yuv_image(&a, dir, om, fpath, "--threads=2");
+		Tensor *y3 = yuv_image(&a, dir, om, fpath, "--threads=3");
+		setenv("GEARRT_MAX_ISA", "avx2", 1);
+		Tensor *ya = yuv_image(&a, dir, om, fpath, "--threads=2");
+		setenv("GEARRT_MAX_ISA", "baseline", 1);
+		Tensor *yb = yuv_image(&a, dir, om, fpath, "--threads=2");
+		unsetenv("GEARRT_MAX_ISA");
+		setenv("GEARRT_NO_FAST", "1", 1);
+		Tensor *yr = yuv_image(&a, dir, om, fpath, "--threads=2");
+		unsetenv("GEARRT_NO_FAST");
+		cr_assert_eq(y1->nbytes, (size_t)(2 * 3 * 129 * 197) * 4);
+		const Tensor *same[] = { y2, y3, ya, yb, yr };
+		for (int i = 0; i < 5; i++)
+			cr_expect(!memcmp(y1->data, same[i]->data, y1->nbytes),
+				  "variant %d: run %d differs", k, i);
+		float *x = yuv_reference(fr, 2, 132, 202, k == 1,
+					 k == 0 ? bt601 : NULL, bt601_ib, 2, 4,
+					 129, 197, 0, 0, 129, 197, 0, zero,
+					 one);
+		cr_expect(!memcmp(y1->data, x, y1->nbytes),
+			  "variant %d differs from the formula", k);
+		free(x);
+		arena_release(&a);
+		free(om);
+		free(cfg);
+	}
+	free(fpath);
+	free(fr);
+	remove_tree(dir);
+	free(dir);
+}
+
+Test(cli_edit, aipp_yuv420sp_gears_padding_export)
+{
+	/* batch gears 1 and 2; a 36x34 NV12 frame cropped at (2,2) to
+	 * 31x29 and padded (1 top, 2 left, 1 right) to the model's 32x32:
+	 * the normalisation cannot fold (padding comes after it) */
+	static const char cfg_text[] =
+		"aipp_op {\n aipp_mode: static\n input_format: YUV420SP_U8\n"
+		" src_image_size_w: 34\n src_image_size_h: 36\n crop: true\n"
+		" load_start_pos_w: 2\n load_start_pos_h: 2\n"
+		" crop_size_w: 29\n crop_size_h: 31\n"
+		" padding: true\n top_padding_size: 1\n left_padding_size: 2\n"
+		" right_padding_size: 1\n padding_value: 0.5\n"
+		BT601_CFG IMAGENET_CFG "}\n";
+	char *dir = temp_dir(), *cfg = write_cfg(dir, cfg_text), flag[600];
+	snprintf(flag, sizeof(flag), "--insert_op_conf=%s", cfg);
+	const char *plain[] = { "--input_shape=x:-1,3,32,32",
+				"--dynamic_batch_size=1,2", NULL };
+	const char *pre[] = { flag, "--input_shape=x:-1,3,32,32",
+			      "--dynamic_batch_size=1,2", NULL };
+	char *ref_om, *pre_om, err[4096];
+	compile_pair(dir, "demo_cnn", plain, pre, &ref_om, &pre_om, err,
+		     sizeof(err));
+	cr_expect(strstr(err, "does not fold into a Conv (padding comes after "
+			 "it)"), "%s", err);
+	Run r = run_gearc("dump", pre_om);
+	/* N stays a gear dim; the frame's rows are the source's * 3/2 */
+	cr_expect(strstr(r.out, "  x                        uint8    "
+			 "[-1,54,34]  max [2,54,34]\n"), "%s", r.out);
+	run_free(&r);
+	uint8_t *fr = frame(2, 54, 34, 1);
+	float *x = yuv_reference(fr, 2, 36, 34, false, bt601, bt601_ib, 2, 2,
+				 31, 29, 1, 2, 32, 32, 0.5f, in_mean,
+				 in_scale);
+	Shape fs = { 3, { 2, 54, 34 } }, xs = { 4, { 2, 3, 32, 32 } };
+	double d = compare(dir, pre_om, fr, &fs, ref_om, x, &xs, "probs");
+	cr_expect(d <= 1e-4, "max abs diff %g", d);
+	/* gearc export writes it in standard ops: the exported batch-2
+	 * model, compiled again, gives the same answer */
+	char *xdir = path_in(dir, "x"), oflag[600];
+	snprintf(oflag, sizeof(oflag), "--output=%s/", xdir);
+	r = run_gearc("export", pre_om, "--gear=all", oflag);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *onnx = path_in(xdir, "pre_2x54x34.onnx"), mflag[700], o2[700];
+	snprintf(mflag, sizeof(mflag), "--model=%s", onnx);
+	snprintf(o2, sizeof(o2), "--output=%s/re", xdir);
+	r = run_gearc(mflag, o2, "-q");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *re_om = path_in(xdir, "re.om");
+	d = compare(dir, re_om, fr, &fs, pre_om, NULL, NULL, "probs");
+	cr_expect(d <= 1e-5, "exported: max abs diff %g", d);
+	free(re_om);
+	free(onnx);
+	free(xdir);
+	free(fr);
+	free(x);
+	free(ref_om);
+	free(pre_om);
+	free(cfg);
+	remove_tree(dir);
+	free(dir);
+}
+
+Test(cli_edit, aipp_yuv420sp_errors)
+{
+	/* what atc refuses in the file: an error in the flag, exit 2 */
+	static const char *files[][2] = {
+		{ "src_image_size_w: 7 src_image_size_h: 8", "aipp.cfg: src_image_size_w: 7 is odd; YUV420SP_U8 expects an even number" },
+		{ "src_image_size_w: 8 src_image_size_h: 9", "aipp.cfg: src_image_size_h: 9 is odd" },
+		{ "crop: true load_start_pos_w: 1 crop_size_w: 4 crop_size_h: 4", "aipp.cfg: load_start_pos_w: 1 is odd" },
+		{ "crop: true load_start_pos_h: 3 crop_size_w: 4 crop_size_h: 4", "aipp.cfg: load_start_pos_h: 3 is odd" },
+		{ "csc_switch: true", "aipp.cfg: csc_switch: true, but matrix_r0c0 .. matrix_r2c2 are all 0: expected the conversion's matrix" },
+		{ "csc_switch: true matrix_r1c2: -183.5", "aipp.cfg:1: matrix_r1c2: '-183.5' is not an integer from -32768 to 32767" },
+		{ "csc_switch: true matrix_r0c0: 40000", "aipp.cfg:1: matrix_r0c0: '40000' is not an integer from -32768 to 32767" },
+		{ "csc_switch: true matrix_r0c0: 256 input_bias_1: 300", "aipp.cfg:1: input_bias_1: '300' is not an integer from 0 to 255" },
+		{ "csc_switch: true matrix_r0c0: 256 output_bias_0: -1", "aipp.cfg:1: output_bias_0: '-1' is not an integer from 0 to 255" },
+	};
+	char *dir = temp_dir(), flag[600], text[512];
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(text, sizeof(text), "aipp_op { aipp_mode: static "
+			 "input_format: YUV420SP_U8 %s }", files[i][0]);
+		char *cfg = write_cfg(dir, text);
+		snprintf(flag, sizeof(flag), "--insert_op_conf=%s", cfg);
+		Run r = run_gearc("--model=tests/fixtures/aipp_cnn.onnx",
+				  "--output=/tmp/never", flag);
+		expect_error(&r, 2, files[i][1]);
+		cr_expect(!strchr(strchr(r.err, '\n') + 1, '\n'),
+			  "one line: %s", r.err);
+		run_free(&r);
+		free(cfg);
+	}
+	char *cfg = write_cfg(dir, "aipp_op { aipp_mode: static input_format: "
+			      "YUV400_U8 csc_switch: true matrix_r0c0: 1 }");
+	snprintf(flag, sizeof(flag), "--insert_op_conf=%s", cfg);
+	Run r = run_gearc("--model=tests/fixtures/aipp_cnn.onnx",
+			  "--output=/tmp/never", flag);
+	expect_error(&r, 2, "aipp.cfg: csc_switch: expected false with "
+		     "YUV400_U8");
+	run_free(&r);
+	free(cfg);
+	/* what does not fit the model: exit 1 */
+	cfg = write_cfg(dir, "aipp_op { aipp_mode: static input_format: "
+			"YUV420SP_U8 padding: true left_padding_size: 1 }");
+	snprintf(flag, sizeof(flag), "--insert_op_conf=%s", cfg);
+	r = run_gearc("--model=tests/fixtures/aipp_cnn.onnx",
+		      "--output=/tmp/never", flag);
+	expect_error(&r, 1, "--insert_op_conf: YUV420SP_U8 takes an even image "
+		     "size, but input 'x' takes 8x7 (h x w)");
+	run_free(&r);
+	r = run_gearc("--model=tests/fixtures/aipp_img.onnx",
+		      "--output=/tmp/never", flag, "--input_shape=x:1,3,9,8");
+	expect_error(&r, 1, "--insert_op_conf: YUV420SP_U8 takes an even image "
+		     "size, but input 'x' takes 9x7 (h x w)");
+	run_free(&r);
+	free(cfg);
+	cfg = write_cfg(dir, "aipp_op { aipp_mode: static input_format: "
+			"YUV420SP_U8 }");
+	snprintf(flag, sizeof(flag), "--insert_op_conf=%s", cfg);
+	r = run_gearc("--model=tests/fixtures/aipp_img.onnx",
+		      "--output=/tmp/never", flag, "--input_shape=x:1,3,-1,-1",
+		      "--dynamic_image_size=8,8;16,16");
+	expect_error(&r, 1, "--insert_op_conf: input 'x' has gear dims at H or "
+		     "W; YUV420SP_U8 needs its size fixed");
+	run_free(&r);
+	free(cfg);
+	remove_tree(dir);
+	free(dir);
+}
+
 Test(cli_edit, preprocessing_errors)
 {
 	char *dir = temp_dir(), flag[600];
 	static const char *files[][2] = {
 		{ "aipp_op { aipp_mode: dynamic }", "aipp_mode dynamic is not supported" },
-		{ "aipp_op { aipp_mode: static input_format: YUV420SP_U8 }", "input_format YUV420SP_U8 is not supported" },
+		{ "aipp_op { aipp_mode: static input_format: YUV422SP_U8 }", "input_format YUV422SP_U8 is not supported" },
 		{ "aipp_op { aipp_mode: static\n colour: 1 }", "aipp.cfg:2: aipp_op has no field 'colour'" },
 		{ "aipp_op { input_format: RGB888_U8 }", "aipp_op needs aipp_mode: static" },
 		{ "aipp_op { aipp_mode: static mean_chn_0: abc }", "mean_chn_0: 'abc' is not a number" },
@@ -549,7 +880,7 @@ Test(cli_edit, preprocessing_errors)
 		snprintf(flag, sizeof(flag), "--insert_op_conf=%s", cfg);
 		Run r = run_gearc("--model=tests/fixtures/aipp_cnn.onnx",
 				  "--output=/tmp/never", flag);
-		expect_error(&r, 1, files[i][1]);
+		expect_error(&r, 2, files[i][1]); /* the flag's file: 2 */
 		run_free(&r);
 		free(cfg);
 	}

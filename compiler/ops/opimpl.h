@@ -752,6 +752,10 @@ int64_t sdpa_block_offset(const SdpaGeom *g, int t, int64_t b);
 int infer_sdpa(OpCtx *c);
 int run_sdpa(OpCtx *c);
 
+/* image.c */
+int infer_yuv420sp(OpCtx *c);
+int run_yuv420sp(OpCtx *c);
+
 /* fused.c: the fused ops passes/fuse.c makes */
 int infer_fused_conv(OpCtx *c);
 int run_fused_conv(OpCtx *c);
