@@ -40,6 +40,8 @@ typedef float Vec __attribute__((vector_size(VL * sizeof(float))));
 typedef int32_t IVec __attribute__((vector_size(VL * sizeof(int32_t))));
 typedef uint32_t UVec __attribute__((vector_size(VL * sizeof(uint32_t))));
 
+#include "vec16.h" /* after VL, Vec and IVec */
+
 typedef struct Attn Attn;
 typedef void TaskFn(const Attn *k, const float *const *in, float *y,
 		    int64_t i, float *w);
@@ -218,49 +220,6 @@ mm(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
 
 /* ---- the softmax --------------------------------------------------------- */
 
-#define VEC_PICK(mask, a, b) \
-	((Vec)(((mask) & (IVec)(a)) | (~(mask) & (IVec)(b))))
-
-/* Lanes of *v summed, and maxed, by halving in one fixed order (GCC's
- * shuffles; else lane by lane in that order). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define VHALVE(v, op, h) ((v) = op((v), __builtin_shuffle((v), (h))))
-#else
-#define VHALVE(v, op, h)                                                  \
-	do {                                                              \
-		__typeof__(v) s_;                                         \
-		for (int l_ = 0; l_ < VL; l_++)                           \
-			s_[l_] = (v)[(h)[l_]];                            \
-		(v) = op((v), s_);                                        \
-	} while (0)
-#endif
-#define VMAX2(a, b) VEC_PICK((b) > (a), (b), (a))
-#define VADD2(a, b) ((a) + (b))
-#define VOR2(a, b) ((a) | (b))
-
-static const IVec halve[4] = {
-	{ 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7 },
-	{ 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11 },
-	{ 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13 },
-	{ 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14 },
-};
-
-static inline __attribute__((always_inline)) float vsum(const Vec *p)
-{
-	Vec v = *p;
-	for (int i = 0; i < 4; i++)
-		VHALVE(v, VADD2, halve[i]);
-	return v[0];
-}
-
-static inline __attribute__((always_inline)) float vmax(const Vec *p)
-{
-	Vec v = *p;
-	for (int i = 0; i < 4; i++)
-		VHALVE(v, VMAX2, halve[i]);
-	return v[0];
-}
-
 /* A weight exp(x) for x = score - max below EXP_CUT counts 0: it is
  * under 1.6e-28 of the row's largest, and exp's last step, r * 2^k,
  * makes a denormal for x near -87, which costs a microcode assist per
@@ -316,10 +275,8 @@ softmax_row(const SdpaGeom *g, float *s, int64_t ld, int64_t i,
 		vm = VEC_PICK(v > vm, v, vm);
 		nan |= v != v;
 	}
-	float mx = vmax(&vm);
-	for (int h = 0; h < 4; h++)
-		VHALVE(nan, VOR2, halve[h]);
-	bool bad = isinf(mx) || nan[0];
+	float mx = vec_max(&vm);
+	bool bad = isinf(mx) || ivec_any(&nan);
 	if (bad) {
 		memset(s, 0, (size_t)ld * sizeof(float));
 		return NAN;
@@ -332,7 +289,7 @@ softmax_row(const SdpaGeom *g, float *s, int64_t ld, int64_t i,
 		acc += p;
 		VSTORE(s + j, p);
 	}
-	return 1.0f / vsum(&acc);
+	return 1.0f / vec_sum(&acc);
 }
 
 /* ---- a task -------------------------------------------------------------- */

@@ -482,7 +482,6 @@ RT_HOT_FN(, void, direct_sigmoid_run,
  * time. */
 typedef int32_t IVec __attribute__((vector_size(VL * sizeof(int32_t))));
 typedef uint32_t UVec __attribute__((vector_size(VL * sizeof(uint32_t))));
-_Static_assert(VL == 16, "softmax_row's lane numbers are 16");
 
 /* exp_clamped of each lane of *v (already clamped), in place (vectors
  * go by pointer: returning one would change the ABI between clones). */
@@ -494,59 +493,7 @@ static inline __attribute__((always_inline)) void vec_exp(Vec *v)
 	*v = y;
 }
 
-/* Lanes of a where mask is set, of b elsewhere. */
-#define VEC_PICK(mask, a, b) \
-	((Vec)(((mask) & (IVec)(a)) | (~(mask) & (IVec)(b))))
-
-/* The largest lane (NaN lanes aside) and the sum of the lanes of *p, by
- * halving (the same order every time; GCC's shuffles, else lane by
- * lane in that order). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define VEC_HALVE(v, op, h) ((v) = op((v), __builtin_shuffle((v), (h))))
-#else
-#define VEC_HALVE(v, op, h)                                               \
-	do {                                                              \
-		__typeof__(v) s_;                                         \
-		for (int l_ = 0; l_ < VL; l_++)                           \
-			s_[l_] = (v)[(h)[l_]];                            \
-		(v) = op((v), s_);                                        \
-	} while (0)
-#endif
-#define VEC_MAX2(a, b) VEC_PICK((b) > (a), (b), (a))
-#define VEC_ADD2(a, b) ((a) + (b))
-#define VEC_OR2(a, b) ((a) | (b))
-
-static const IVec halve[4] = {
-	{ 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7 },
-	{ 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11 },
-	{ 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13 },
-	{ 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14 },
-};
-
-static inline __attribute__((always_inline)) float vec_max(const Vec *p)
-{
-	Vec v = *p;
-	for (int i = 0; i < 4; i++)
-		VEC_HALVE(v, VEC_MAX2, halve[i]);
-	return v[0];
-}
-
-/* Whether any lane of *p is set. */
-static inline __attribute__((always_inline)) bool ivec_any(const IVec *p)
-{
-	IVec v = *p;
-	for (int i = 0; i < 4; i++)
-		VEC_HALVE(v, VEC_OR2, halve[i]);
-	return v[0] != 0;
-}
-
-static inline __attribute__((always_inline)) float vec_sum(const Vec *p)
-{
-	Vec v = *p;
-	for (int i = 0; i < 4; i++)
-		VEC_HALVE(v, VEC_ADD2, halve[i]);
-	return v[0];
-}
+#include "vec16.h"
 
 /* exp(v - m) in each lane, v - m (never above 0 here) clamped to -87 at
  * the least. */
