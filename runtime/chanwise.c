@@ -743,29 +743,8 @@ static void pw_free(void *state)
 }
 
 /* The kernels of each ISA level (runtime/pw_simd.h). */
-#if RT_X86
-#define SIMD_VL 16
-#define SIMD_TARGET RT_TARGET_AVX512
-#define SIMD_SFX avx512
-#include "pw_simd.h"
-#undef SIMD_VL
-#undef SIMD_TARGET
-#undef SIMD_SFX
-#define SIMD_VL 8
-#define SIMD_TARGET RT_TARGET_AVX2
-#define SIMD_SFX avx2
-#include "pw_simd.h"
-#undef SIMD_VL
-#undef SIMD_TARGET
-#undef SIMD_SFX
-#endif
-#define SIMD_VL 4
-#define SIMD_TARGET
-#define SIMD_SFX base
-#include "pw_simd.h"
-#undef SIMD_VL
-#undef SIMD_TARGET
-#undef SIMD_SFX
+#define SIMD_BODY "pw_simd.h"
+#include "simd_each.h"
 
 int64_t chan_gemm_nr(int64_t n)
 {

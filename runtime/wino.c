@@ -181,29 +181,8 @@ static void wino_direct(const Wino *k, const float *xi, float *yi,
 }
 
 /* The work of each ISA level (runtime/wino_simd.h). */
-#if RT_X86
-#define SIMD_VL 16
-#define SIMD_TARGET RT_TARGET_AVX512
-#define SIMD_SFX avx512
-#include "wino_simd.h"
-#undef SIMD_VL
-#undef SIMD_TARGET
-#undef SIMD_SFX
-#define SIMD_VL 8
-#define SIMD_TARGET RT_TARGET_AVX2
-#define SIMD_SFX avx2
-#include "wino_simd.h"
-#undef SIMD_VL
-#undef SIMD_TARGET
-#undef SIMD_SFX
-#endif
-#define SIMD_VL 4
-#define SIMD_TARGET
-#define SIMD_SFX base
-#include "wino_simd.h"
-#undef SIMD_VL
-#undef SIMD_TARGET
-#undef SIMD_SFX
+#define SIMD_BODY "wino_simd.h"
+#include "simd_each.h"
 
 static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
