@@ -342,7 +342,8 @@ pydeps-check:
 # Every ```sh example of README.md runs (tests/readme_check.sh).
 .PHONY: readme-check
 readme-check: $(BUILD)/gearc $(if $(PY_OK),python)
-	@PYTHON=$(PYTHON) tests/readme_check.sh $(BUILD)
+	@PYTHON=$(PYTHON) PY_PRELOAD="$(PY_SAN_LIBS)" \
+	    tests/readme_check.sh $(BUILD)
 
 # The arrows between the layers point one way (docs/architecture.md,
 # "## The code").
@@ -356,8 +357,9 @@ layers-check: $(BUILD)/gearc
 # (the interpreter keeps memory to its exit), and an allocation too large
 # returns NULL as malloc's does (test_defects.py asks for 2^50 bytes and
 # expects the library's error, not ASan's abort).
-PY_SAN_ENV := $(if $(SANFLAGS),LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) \
-    $$($(CC) -print-file-name=libubsan.so)" \
+PY_SAN_LIBS := $(if $(SANFLAGS),$$($(CC) -print-file-name=libasan.so) \
+    $$($(CC) -print-file-name=libubsan.so))
+PY_SAN_ENV := $(if $(SANFLAGS),LD_PRELOAD="$(PY_SAN_LIBS)" \
     ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1)
 python-check: python $(BUILD)/gearc
 	@GEARC=$(CURDIR)/$(BUILD)/gearc PYTHONPATH=$(CURDIR)/$(BUILD)/python \

@@ -10,7 +10,8 @@
 # in README order, in one shell each, in one scratch directory: an
 # example may use what an earlier one wrote (demo.om).  gearc is
 # BUILD/gearc (on PATH), python3 is $PYTHON (default /usr/bin/python3,
-# whose numpy and onnx the Makefile installs), the Python module
+# whose numpy and onnx the Makefile installs; with $PY_PRELOAD, those
+# libraries preloaded: a sanitizer build's), the Python module
 # BUILD/python.  The files
 # README names that a user would have are the test fixtures:
 #
@@ -33,7 +34,15 @@ trap 'rm -rf "$work"' EXIT
 python=${PYTHON:-/usr/bin/python3}
 mkdir "$work/.bin"
 ln -s "$build/gearc" "$work/.bin/gearc"
-ln -s "$python" "$work/.bin/python3"
+if [ -n "${PY_PRELOAD:-}" ]; then
+	# a sanitizer build's module: ASan first in the interpreter (as
+	# make python-check runs it)
+	printf '#!/bin/sh\nLD_PRELOAD="%s" ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 exec "%s" "$@"\n' \
+		"$PY_PRELOAD" "$python" > "$work/.bin/python3"
+	chmod +x "$work/.bin/python3"
+else
+	ln -s "$python" "$work/.bin/python3"
+fi
 ln -s "$root/tests" "$work/tests"
 ln -s "$build" "$work/build"
 for m in det rec det_nms; do ln -s "$root/tests/fixtures/$m.onnx" "$work/"; done
