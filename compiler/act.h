@@ -124,7 +124,7 @@ static inline __attribute__((always_inline)) float act_sigmoid_f32(float x)
  * (expm1f inside): (1 - e) / (1 + e) with e = exp(-2|x|), its error a few
  * ulp of 1 once |x| >= 1/8; below that the odd Taylor series to x^9,
  * whose first omitted term is under 2e-12 there.  NaN stays NaN. */
-static inline float act_tanh_f32(float x)
+static inline __attribute__((always_inline)) float act_tanh_f32(float x)
 {
 	float ax = fabsf(x);
 	if (ax < 0.125f) {
@@ -138,7 +138,7 @@ static inline float act_tanh_f32(float x)
 
 /* erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (+-1 outside, within float), the
  * rational form of Eigen's fast erf: within 5e-7 of the double erf. */
-static inline float act_erf_f32(float v)
+static inline __attribute__((always_inline)) float act_erf_f32(float v)
 {
 	v = v < -4.0f ? -4.0f : v;
 	v = v > 4.0f ? 4.0f : v;
@@ -176,7 +176,10 @@ static inline float act_softplus_f32(float x)
 /* max(0, min(1, v)), NaN staying NaN */
 static inline double act_clamp01(double v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
 
-static inline float act_clamp01f(float v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
+static inline __attribute__((always_inline)) float act_clamp01f(float v)
+{
+	return v < 0 ? 0 : v > 1 ? 1 : v;
+}
 
 /* sqrt(2 / pi), GELU's tanh form's scale */
 #define ACT_SQRT_2_PI 0.79788456080286535588
