@@ -257,28 +257,17 @@ static int low_bias_add(Low *L, const ValId *in, const ValId *out)
 	return 0;
 }
 
-/* FusedMatMul: an operand's transposes as one Transpose (none if the
- * identity); its rank r must be known. */
-static ValId fm_operand(Low *L, ValId x, bool tbatch, bool t)
+/* FusedMatMul: its operand k's transposes as one Transpose (none if the
+ * identity); its rank must be known. */
+static ValId fm_operand(Low *L, int k, ValId x)
 {
-	int32_t r = shp(L, x)->rank;
+	int32_t r = shp(L, x)->rank, p[MAX_RANK];
 	int64_t perm[MAX_RANK];
-	bool same = true;
+	if (fused_matmul_perm(L->n, k, r, p))
+		return x;
 	for (int32_t i = 0; i < r; i++)
-		perm[i] = i;
-	if (tbatch && r >= 3) {
-		for (int32_t i = 0; i < r - 2; i++)
-			perm[i] = i + 1;
-		perm[r - 2] = 0;
-	}
-	if (t && r >= 2) {
-		int64_t k = perm[r - 1];
-		perm[r - 1] = perm[r - 2];
-		perm[r - 2] = k;
-	}
-	for (int32_t i = 0; i < r; i++)
-		same = same && perm[i] == i;
-	return same ? x : transpose(L, x, perm, r, -1);
+		perm[i] = p[i];
+	return transpose(L, x, perm, r, -1);
 }
 
 static int low_fused_matmul(Low *L, const ValId *in, const ValId *out)
@@ -287,10 +276,7 @@ static int low_fused_matmul(Low *L, const ValId *in, const ValId *out)
 	if (shp(L, in[0])->rank < 0 || shp(L, in[1])->rank < 0)
 		return error("node '%s' (FusedMatMul): its standard form needs "
 			     "the operands' ranks", n->name);
-	ValId a = fm_operand(L, in[0], attr_int(n, "transBatchA", 0),
-			     attr_int(n, "transA", 0));
-	ValId b = fm_operand(L, in[1], attr_int(n, "transBatchB", 0),
-			     attr_int(n, "transB", 0));
+	ValId a = fm_operand(L, 0, in[0]), b = fm_operand(L, 1, in[1]);
 	float alpha = attr_float(n, "alpha", 1.0f);
 	if (alpha == 1.0f) {
 		OP1(L, "MatMul", out[0], a, b);

@@ -193,18 +193,12 @@ static int check_float_like0(OpCtx *c, int i)
 }
 
 /* Output o of dtype dt and shape s as floats to fill: *f (converted by
- * done_floats when o is not float). */
+ * nn_out_done when o is not float). */
 static Tensor *floats_out(OpCtx *c, int o, int dt, const Shape *s, float **f)
 {
 	Tensor *t = op_new_output(c, o, dt, s);
 	*f = t ? nn_out_floats(c, t) : NULL;
 	return t && *f ? t : NULL;
-}
-
-static void done_floats(OpCtx *c, int o, Tensor *t, const float *f)
-{
-	nn_out_done(t, f);
-	op_set_const(c, o, t);
 }
 
 /* ---- the GELU family, BiasAdd ----------------------------------------- */
@@ -260,7 +254,7 @@ int run_ms_gelu(OpCtx *c)
 		float v = bf ? xf[i] + bf[i % per] : xf[i];
 		yf[i] = (float)gelu_of(c->n->op, v, alpha);
 	}
-	done_floats(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	return 0;
 }
 
@@ -299,7 +293,7 @@ int run_ms_bias_add(OpCtx *c)
 	int64_t n = shape_numel(&x->shape), per = shape_numel(&b->shape);
 	for (int64_t i = 0; i < n; i++)
 		yf[i] = xf[i] + bf[i % per] + sf[i];
-	done_floats(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	return 0;
 }
 
@@ -431,13 +425,13 @@ int run_ms_skip_norm(OpCtx *c)
 		if (vf)
 			vf[r] = inv;
 	}
-	done_floats(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	if (mt)
-		done_floats(c, 1, mt, mf);
+		nn_out_done(c, 1, mt, mf);
 	if (vt)
-		done_floats(c, 2, vt, vf);
+		nn_out_done(c, 2, vt, vf);
 	if (ut)
-		done_floats(c, 3, ut, uf);
+		nn_out_done(c, 3, ut, uf);
 	return 0;
 }
 
@@ -503,21 +497,18 @@ int run_ms_rms_norm(OpCtx *c)
 		if (vf)
 			vf[r] = inv;
 	}
-	done_floats(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	if (vt)
-		done_floats(c, 1, vt, vf);
+		nn_out_done(c, 1, vt, vf);
 	return 0;
 }
 
 /* ---- FusedMatMul --------------------------------------------------------- */
 
-/* The view FusedMatMul multiplies of an operand of shape s: dim 0 moved
- * next to the last (tbatch, rank 3 and up), then the last two swapped
- * (t, rank 2 and up); *v its shape, perm[i] the dim of s it reads. */
-static void fm_view(const Shape *s, bool tbatch, bool t, Shape *v,
-		    int32_t *perm)
+bool fused_matmul_perm(const Node *n, int k, int32_t r, int32_t *perm)
 {
-	int32_t r = s->rank;
+	bool tbatch = attr_int(n, k ? "transBatchB" : "transBatchA", 0) != 0;
+	bool t = attr_int(n, k ? "transB" : "transA", 0) != 0, same = true;
 	for (int32_t i = 0; i < r; i++)
 		perm[i] = i;
 	if (tbatch && r >= 3) {
@@ -526,19 +517,25 @@ static void fm_view(const Shape *s, bool tbatch, bool t, Shape *v,
 		perm[r - 2] = 0;
 	}
 	if (t && r >= 2) {
-		int32_t k = perm[r - 1];
+		int32_t d = perm[r - 1];
 		perm[r - 1] = perm[r - 2];
-		perm[r - 2] = k;
+		perm[r - 2] = d;
 	}
-	v->rank = r;
 	for (int32_t i = 0; i < r; i++)
-		v->dims[i] = s->dims[perm[i]];
+		same = same && perm[i] == i;
+	return same;
 }
 
-static void fm_flags(const Node *n, int k, bool *tbatch, bool *t)
+/* The view FusedMatMul multiplies of its operand k, of shape s: *v its
+ * shape, perm[i] the dim of s it reads; true if that is s itself. */
+static bool fm_view(const Node *n, int k, const Shape *s, Shape *v,
+		    int32_t *perm)
 {
-	*tbatch = attr_int(n, k ? "transBatchB" : "transBatchA", 0) != 0;
-	*t = attr_int(n, k ? "transB" : "transA", 0) != 0;
+	bool same = fused_matmul_perm(n, k, s->rank, perm);
+	v->rank = s->rank;
+	for (int32_t i = 0; i < s->rank; i++)
+		v->dims[i] = s->dims[perm[i]];
+	return same;
 }
 
 int infer_ms_fused_matmul(OpCtx *c)
@@ -555,11 +552,8 @@ int infer_ms_fused_matmul(OpCtx *c)
 		return 0;
 	}
 	int32_t perm[MAX_RANK], ra = a->shape.rank, rb = b->shape.rank;
-	bool tb, t;
-	fm_flags(c->n, 0, &tb, &t);
-	fm_view(&a->shape, tb, t, &av, perm);
-	fm_flags(c->n, 1, &tb, &t);
-	fm_view(&b->shape, tb, t, &bv, perm);
+	fm_view(c->n, 0, &a->shape, &av, perm);
+	fm_view(c->n, 1, &b->shape, &bv, perm);
 	int64_t ka = av.dims[ra - 1], kb = bv.dims[rb >= 2 ? rb - 2 : 0];
 	if (ka >= 0 && kb >= 0 && ka != kb)
 		return op_error(c, "inner dims differ: input 0 ('%s') read as "
@@ -585,14 +579,8 @@ static const Tensor *fm_operand(OpCtx *c, int k)
 	const Tensor *x = op_const_in(c, k);
 	int32_t perm[MAX_RANK];
 	int64_t st[MAX_RANK], vst[MAX_RANK];
-	bool tb, t;
 	Shape v;
-	fm_flags(c->n, k, &tb, &t);
-	fm_view(&x->shape, tb, t, &v, perm);
-	bool same = true;
-	for (int32_t i = 0; i < v.rank; i++)
-		same = same && perm[i] == i;
-	if (same)
+	if (fm_view(c->n, k, &x->shape, &v, perm))
 		return x;
 	Tensor *r = op_new_tensor(c, x->dtype, &v);
 	if (!r)
@@ -635,6 +623,6 @@ int run_ms_fused_matmul(OpCtx *c)
 		return -1;
 	for (int64_t i = 0; i < n; i++)
 		yf[i] *= (float)alpha;
-	done_floats(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	return 0;
 }

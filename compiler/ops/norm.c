@@ -160,12 +160,6 @@ static Tensor *float_out(OpCtx *c, int i, float **f)
 	return *f ? t : NULL;
 }
 
-static void publish(OpCtx *c, int i, Tensor *t, const float *f)
-{
-	nn_out_done(t, f);
-	op_set_const(c, i, t);
-}
-
 /* Mean and population variance of x[0..n). */
 static void moments(const float *x, int64_t n, double *mean, double *var)
 {
@@ -262,7 +256,7 @@ int run_batchnorm(OpCtx *c)
 		b[k] = (float)(in[2][k] - m * a[k]);
 	}
 	scale_planes(in[0], yf, n * ch, ch, inner, a, b);
-	publish(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	for (int i = 1; train && i <= 4; i++) {
 		if (!op_out(c, i))
 			continue;
@@ -274,7 +268,7 @@ int run_batchnorm(OpCtx *c)
 						    batch * (1 - mom))
 					  : (float)batch;
 		}
-		publish(c, i, ot[i], st[i]);
+		nn_out_done(c, i, ot[i], st[i]);
 	}
 	return 0;
 }
@@ -303,7 +297,7 @@ int run_instance_norm(OpCtx *c)
 		a[planes + p] = (float)(in[2][p % ch] - m * a[p]);
 	}
 	scale_planes(in[0], yf, planes, planes, inner, a, a + planes);
-	publish(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	return 0;
 }
 
@@ -374,11 +368,11 @@ int run_layer_norm(OpCtx *c)
 		if (sf)
 			sf[r] = inv;
 	}
-	publish(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	if (mt)
-		publish(c, 1, mt, mf);
+		nn_out_done(c, 1, mt, mf);
 	if (st)
-		publish(c, 2, st, sf);
+		nn_out_done(c, 2, st, sf);
 	return 0;
 }
 
@@ -418,7 +412,7 @@ int run_lrn(OpCtx *c)
 			yp[i] = xp[i] / (float)pow(bias + alpha / (double)size *
 							   sq[i], beta);
 	}
-	publish(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	return 0;
 }
 
@@ -478,7 +472,7 @@ int run_mvn(OpCtx *c)
 	for (int64_t e = 0; e < n; e++)
 		yf[e] = (float)((x[e] - sum[grp[e]]) /
 				(sqrt(sum[ng + grp[e]] / (double)per) + 1e-9));
-	publish(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	return 0;
 }
 
@@ -514,6 +508,6 @@ int run_lp_norm(OpCtx *c)
 			for (int64_t j = 0; j < len; j++)
 				yv[j * inner] = (float)(xv[j * inner] / norm);
 		}
-	publish(c, 0, y, yf);
+	nn_out_done(c, 0, y, yf);
 	return 0;
 }

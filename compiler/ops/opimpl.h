@@ -509,7 +509,14 @@ const float *nn_floats(OpCtx *c, const Tensor *t);
 /* The float buffer a kernel fills for output tensor o: o's data if o is
  * float, else scratch memory that nn_out_done() then converts into o. */
 float *nn_out_floats(OpCtx *c, Tensor *o);
-void nn_out_done(Tensor *o, const float *f);
+/* Output i of c's node is the constant o, its values f (nn_out_floats'
+ * buffer, converted into o unless o is float). */
+void nn_out_done(OpCtx *c, int i, Tensor *o, const float *f);
+/* FusedMatMul (com.microsoft): perm[i], the dim of its operand k (0 or
+ * 1, of rank r) that dim i of the view it multiplies reads (transBatch:
+ * dim 0 moved next to the last two; trans: those two swapped); true if
+ * the view is the operand itself. */
+bool fused_matmul_perm(const Node *n, int k, int32_t r, int32_t *perm);
 
 /* reduce.c */
 int infer_reduce(OpCtx *c); /* ReduceL1 ... ReduceSumSquare */

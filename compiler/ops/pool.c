@@ -47,12 +47,12 @@ float *nn_out_floats(OpCtx *c, Tensor *o)
 	return op_scratch_zeroed(c, (size_t)shape_numel(&o->shape) * sizeof(float));
 }
 
-void nn_out_done(Tensor *o, const float *f)
+void nn_out_done(OpCtx *c, int i, Tensor *o, const float *f)
 {
-	if (o->dtype == DT_FLOAT)
-		return;
-	for (int64_t i = 0, n = shape_numel(&o->shape); i < n; i++)
-		tensor_set_f64(o, i, f[i]);
+	if (o->dtype != DT_FLOAT)
+		for (int64_t k = 0, n = shape_numel(&o->shape); k < n; k++)
+			tensor_set_f64(o, k, f[k]);
+	op_set_const(c, i, o);
 }
 
 /* ---- window geometry ---------------------------------------------------- */
@@ -384,8 +384,7 @@ static int run_window_pool(OpCtx *c, int kind)
 			return op_error(c, "p must be positive");
 		lp_pool(&p, xf, yf, lp);
 	}
-	nn_out_done(y, yf);
-	op_set_const(c, 0, y);
+	nn_out_done(c, 0, y, yf);
 	if (ind)
 		op_set_const(c, 1, ind);
 	return 0;
@@ -453,8 +452,7 @@ int run_global_pool(OpCtx *c)
 		return -1;
 	for (int64_t i = 0, nc = s->dims[0] * s->dims[1]; i < nc; i++)
 		yf[i] = global_one(xf + i * plane, plane, op, lp);
-	nn_out_done(y, yf);
-	op_set_const(c, 0, y);
+	nn_out_done(c, 0, y, yf);
 	return 0;
 }
 
@@ -589,8 +587,7 @@ int run_max_roi_pool(OpCtx *c)
 			}
 		}
 	}
-	nn_out_done(y, yf);
-	op_set_const(c, 0, y);
+	nn_out_done(c, 0, y, yf);
 	return 0;
 }
 
@@ -749,7 +746,6 @@ int run_roi_align(OpCtx *c)
 				yp[cell] = roi_cell(xp, taps + cell * n, n, max);
 		}
 	}
-	nn_out_done(y, yf);
-	op_set_const(c, 0, y);
+	nn_out_done(c, 0, y, yf);
 	return 0;
 }
