@@ -56,7 +56,13 @@
 // per output, and at 1 thread one more: for the float16 model, gearrt
 // against ORT on the float32 twin (the reference gearc matches); for the
 // dynamic-quantized one, ORT against itself on inputs one float32 step
-// away (the spread a dynamic quantisation gives any engine).
+// away (the spread a dynamic quantisation gives any engine).  After each
+// 1-thread row, one line: how long each engine takes to be ready to run
+// (libgearrt: the file opened, the session made and the gear's kernels
+// prepared; ONNX Runtime: InferenceSession.create; neither runs the model:
+// issue 40 asks at most 0.25x), and the share of a 1-thread run spent on
+// reference kernels (`GEARRT_PROFILE=1 gearc run` on the cell's inputs;
+// issue 40: at most 2%), naming the ops that ran there.
 // BENCH_ORT_ONLY=NAME[,NAME...] limits it to those models;
 // BENCH_ORT_MAX_ISA=LEVEL caps libgearrt (GEARRT_MAX_ISA), not ORT;
 // BENCH_ORT_VS=uncapped runs it against libgearrt uncapped instead of
@@ -65,7 +71,7 @@
 // beside it all along, as another tenant of a server: every gear at 1
 // and 2 threads, then per gear the 2-thread median over the 1-thread one
 // of each engine.
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -344,8 +350,10 @@ async function worker(model, dir, threads, spec) {
 	});
 	for (const p of pinned || [])
 		feeds[p.name] = pinnedTensor(ort, s, p);
+	const ready = performance.now() - t0;
 	let res = await s.run(feeds, names);
-	console.log(JSON.stringify({ load_ms: performance.now() - t0 }));
+	console.log(JSON.stringify({ load_ms: performance.now() - t0,
+				     ready_ms: ready }));
 	const rl = readline.createInterface({ input: process.stdin });
 	for await (const line of rl) {
 		if (line !== 'r')
@@ -537,6 +545,9 @@ async function cell(build, c, om, g, threads, dump) {
 		VS_SELF ? '-' : verdict(c, d),
 		VS_SELF ? '-' : c.l2 ? `L2 ${c.l2}` : 'tol'];
 	print(row);
+	if (threads === 1)
+		console.log(`  ${c.key} gear ${g}: ${readiness(info, oinfo)}; ` +
+			    refShare(build, c, om, g, dir, info, ma));
 	if (VS_SELF)
 		return { gearrt: ma, ort: mb };
 	if (c.l2)
@@ -556,6 +567,48 @@ async function cell(build, c, om, g, threads, dump) {
 			   diffs(dir, n, 'ort', 'ort_nudged'));
 	}
 	return { gearrt: ma, ort: mb };
+}
+
+// Session creation: libgearrt's file opened, session made and the gear's
+// kernels prepared, against ONNX Runtime's InferenceSession.create
+// (issue 40: at most 0.25x); neither runs the model.
+function readiness(info, oinfo) {
+	if (!info.ready_ms || !oinfo.ready_ms)
+		return 'ready: -';
+	return `ready in ${info.ready_ms.toFixed(1)} ms (open, session, ` +
+		`kernels) vs ${VS_SELF ? 'uncapped' : 'ORT'} ` +
+		`${oinfo.ready_ms.toFixed(1)} ms ` +
+		`(${(info.ready_ms / oinfo.ready_ms).toFixed(2)}x)`;
+}
+
+// The share of a 1-thread run spent on reference kernels
+// (`GEARRT_PROFILE=1 gearc run` on the cell's inputs, about a second of
+// runs after the first; issue 40: at most 2%), with the ops that ran
+// there.
+function refShare(build, c, om, g, dir, info, ms) {
+	const runs = Math.max(2, Math.min(50, Math.ceil(1000 / ms)));
+	const args = ['run', om, `--gear=${g}`, `--bench=${runs}`,
+		      '--threads=1'];
+	info.inputs.forEach((t, k) => args.push('--input',
+		`${t.name}=${path.join(dir, `input_${k}.npy`)}`));
+	const r = spawnSync(path.join(build, 'gearc'), args, {
+		env: { ...gearrtEnv(), GEARRT_PROFILE: '1' },
+		stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
+	const err = String(r.stderr || '');
+	if (r.status !== 0) {
+		return 'reference share not measured (gearc run: ' +
+			(r.error ? r.error.message
+				 : err.trim().split('\n').pop()) + ')';
+	}
+	let share = 0;
+	const ops = [];
+	for (const m of err.matchAll(
+		/^\s+(\S+)\/ref\s+\d+ nodes\s+\S+ ms\s+([\d.]+)%$/gm)) {
+		share += Number(m[2]);
+		ops.push(`${m[1]} ${m[2]}%`);
+	}
+	return `reference kernels ${share.toFixed(1)}% of a 1-thread run` +
+		(ops.length ? ` (${ops.join(', ')})` : '');
 }
 
 // One line: relative L2 and max |a-b| per output.
