@@ -351,6 +351,73 @@ static void profile_free(Prepared *p)
 	free(p->prof);
 }
 
+/* ---- a small gear on one thread ------------------------------------- */
+
+/* A node's work in flops, roughly: 2 per multiply-add of the matrix ops
+ * (convolutions, products, attention, recurrences), else 4 per output
+ * element.  Only compared with rt_gear_serial. */
+static double node_work(const Prepared *p, const Node *n)
+{
+	const Value *y = n->noutputs ? &p->g->vals[n->outputs[0]] : NULL;
+	const Value *a = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
+	if (!y || !shape_is_static(&y->shape))
+		return 0;
+	double out = (double)shape_numel(&y->shape);
+	bool known = a && w && shape_is_static(&a->shape) &&
+		     shape_is_static(&w->shape) && a->shape.rank >= 1 &&
+		     w->shape.rank >= 1;
+	if (n->op == OP_QLinearConv || n->op == OP_QLinearMatMul) {
+		w = rt_in_val(p, n, 3);
+		known = known && w && shape_is_static(&w->shape) &&
+			w->shape.rank >= 1;
+	}
+	if (!known)
+		return 4 * out;
+	double wn = (double)shape_numel(&w->shape);
+	double an = (double)shape_numel(&a->shape);
+	int64_t k = a->shape.dims[a->shape.rank - 1];
+	switch (n->op) {
+	case OP_Conv: case OP_FusedConv: case OP_ConvInteger:
+	case OP_QLinearConv: case OP_ConvTranspose:
+		return w->shape.dims[0] ? 2 * out * wn /
+					  (double)w->shape.dims[0] : 0;
+	case OP_MatMul: case OP_FusedMatMul: case OP_Gemm: case OP_FusedGemm:
+	case OP_MatMulInteger: case OP_QLinearMatMul:
+		return 2 * out * (double)k;
+	case OP_Sdpa:
+		return 4 * out * (double)y->shape.dims[y->shape.rank >= 2
+						       ? y->shape.rank - 2 : 0];
+	case OP_LSTM: case OP_GRU: case OP_RNN: {
+		const Value *r = rt_in_val(p, n, 2);
+		double rn = r && shape_is_static(&r->shape)
+				    ? (double)shape_numel(&r->shape) : 0;
+		return k ? 2 * an / (double)k * (wn + rn) : 0;
+	}
+	default:
+		return 4 * out;
+	}
+}
+
+/* A gear of less work than this (flops by node_work) runs on one thread
+ * whatever the session's count: its parallel kernels' forks would wake a
+ * sleeping thread each (tens of microseconds on a VM) in runs of a few
+ * hundred microseconds.  At 2 threads, runs a request apart (tests/bench_ort.mjs'
+ * rhythm; medians in ms, 2 threads / 1 thread before): PP-OCRv4 cls at
+ * batch 1 (33 MFLOP) 0.56 / 0.37, Silero VAD (1 MFLOP) 0.11 / 0.03; at
+ * batch 6 (196 MFLOP) 2 threads still gain (2.26 / 3.26). */
+double rt_gear_serial = 64.0 * (1 << 20);
+
+static double gear_work(const Prepared *p)
+{
+	const Graph *g = p->g;
+	double sum = 0;
+	for (int32_t i = 0; i < g->nnodes; i++)
+		sum += node_work(p, &g->nodes[i]);
+	return sum;
+}
+
+static Prepared *prepare_tasks(RunCtx *s, Prepared *p, uint64_t t0);
+
 Prepared *rt_prepare(RunCtx *s, Graph *g)
 {
 	return rt_prepare_in(s, g, s->arena, s->model->arena_bytes);
@@ -377,6 +444,21 @@ Prepared *rt_prepare_in(RunCtx *s, Graph *g, uint8_t *mem,
 		rt_prepared_free(p);
 		return NULL;
 	}
+	/* a small gear's kernels are made for one thread (each takes its
+	 * count when made) */
+	int threads = s->threads;
+	if (threads > 1 && gear_work(p) < rt_gear_serial)
+		s->threads = 1;
+	Prepared *r = prepare_tasks(s, p, t0);
+	s->threads = threads;
+	return r;
+}
+
+/* rt_prepare_in's tasks, their layouts and kernels (preparation begun
+ * at t0): p, or NULL (p freed). */
+static Prepared *prepare_tasks(RunCtx *s, Prepared *p, uint64_t t0)
+{
+	Graph *g = p->g;
 	const MemPlan *pl = g->plan;
 	int32_t nodes = pl ? pl->norder : g->nnodes;
 	p->tasks = xmalloc(((size_t)nodes + 1) * sizeof(Task));

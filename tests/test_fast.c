@@ -519,10 +519,29 @@ Test(fast, plain_c_paths_split_rows_over_threads)
 	 * Conv, Softmax, LayerNormalization, nearest Resize and per-channel
 	 * Mul (each of 2^18 or more) run on both, and compute the reference
 	 * kernels' outputs */
+	rt_gear_serial = 0; /* each kernel's own choice */
 	char *dir = temp_dir();
 	char *om = compile_fixture(dir, "fast_threads", "fast_threads", NULL);
 	Outs ref = run_om(om, true, 1), f2 = run_om(om, false, 2);
 	cr_expect_eq(f2.parallel, 6, "%d parallel", f2.parallel);
+	cr_expect_eq(f2.direct + f2.chan, 6);
+	expect_close(&f2, &ref, "2 threads");
+	outs_free(&ref);
+	outs_free(&f2);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
+Test(fast, a_small_gear_runs_on_one_thread)
+{
+	/* fast_threads' kernels of 2^18 flops or more would run on 2
+	 * threads (above), but its whole gear is less work than
+	 * rt_gear_serial: every kernel on one, the same outputs */
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "fast_threads", "fast_threads", NULL);
+	Outs ref = run_om(om, true, 1), f2 = run_om(om, false, 2);
+	cr_expect_eq(f2.parallel, 0, "%d parallel", f2.parallel);
 	cr_expect_eq(f2.direct + f2.chan, 6);
 	expect_close(&f2, &ref, "2 threads");
 	outs_free(&ref);
@@ -537,6 +556,7 @@ Test(fast, small_primitives_run_on_one_thread)
 	/* at 2 threads: fast_chain's three 16-channel 3x3 convolutions of
 	 * 12x12 (663k flops each) are parallel, fast_mm's MatMul and Gemm
 	 * (a few thousand flops each) on one */
+	rt_gear_serial = 0; /* each kernel's own choice */
 	char *dir = temp_dir();
 	char *chain = compile_fixture(dir, "fast_chain", "fast_chain", NULL);
 	char *mm = compile_fixture(dir, "fast_mm", "fast_mm", NULL);

@@ -149,10 +149,11 @@ static char last_kernels[512];
 
 /* name's fixture: every quant op fast (want of them), the outputs those
  * of the reference kernels at 1 and 2 threads; *parallel: the 2-thread
- * run's kernels on 2 threads. */
+ * run's kernels on 2 threads (however small the whole gear). */
 static void quant_vs_reference(const char *name, int want, int *parallel,
 			       int *fused)
 {
+	rt_gear_serial = 0; /* each kernel's own thread count */
 	char *dir = temp_dir(), *om = compile_fixture(dir, name, name, NULL);
 	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
 	Outs f2 = run_om(om, false, 2);

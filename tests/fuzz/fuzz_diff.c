@@ -3120,6 +3120,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
 	read_skip();
+	rt_gear_serial = 0; /* small graphs' kernels at 2 threads too */
 	snprintf(om_path, sizeof(om_path), "/tmp/fuzz_diff.%ld.om",
 		 (long)getpid());
 	snprintf(om_unfused, sizeof(om_unfused), "/tmp/fuzz_diff.%ld.nofuse.om",
