@@ -315,7 +315,7 @@ check: deps
 # AVX2 natively through the cap (Debian's QEMU 7.2 mis-executes some
 # AVX2/FMA code).  About 50 s for the three.
 ISA_CAPS ?= avx2 sse41 baseline
-ISA_SUITES := fast|quant|widen|small|intew|runtime|api|defects|runtime_ort|kernels_*
+ISA_SUITES := fast|quant|widen|small|intew|runtime|api|defects|runtime_ort|attn|kernels_*
 .PHONY: check-isa
 check-isa: $(BUILD)/gearc $(BUILD)/tests/unit
 	@set -o pipefail; for cap in $(ISA_CAPS); do \

@@ -160,10 +160,48 @@ enum { MAXR = 8, MAXC = 4 };
  * constants of the variant (enough independent sums to keep its
  * multiply-add units busy, few enough to stay in its registers; each
  * scalar of a loaded once for C vectors of b). */
+typedef float Half __attribute__((vector_size(VL / 2 * sizeof(float))));
+
+/* mm_block in vectors of 8 floats, 2 C of them a row: GCC keeps AVX2's
+ * accumulators of 16-float vectors on the stack, two halves a vector
+ * stored and reloaded around every multiply-add (bench_tf's attention
+ * at the avx2 cap ran 6-19 times ONNX Runtime's time). */
+static inline __attribute__((always_inline)) void
+mm_block_half(const float *a, int64_t lda, int64_t n, const float *b,
+	      int64_t ldb, float *o, int64_t ldo, const int R, const int C)
+{
+	Half c[2][4]; /* R <= 2, C <= 2: GCC keeps larger arrays in memory */
+	for (int r = 0; r < R; r++)
+		for (int q = 0; q < 2 * C; q++)
+			c[r][q] = (Half){ 0 };
+	for (int64_t e = 0; e < n; e++, b += ldb) {
+		Half u[4];
+#pragma GCC unroll 4
+		for (int q = 0; q < 2 * C; q++)
+			memcpy(&u[q], b + q * (VL / 2), sizeof(Half));
+#pragma GCC unroll 2
+		for (int r = 0; r < R; r++) {
+			float x = a[r * lda + e];
+#pragma GCC unroll 4
+			for (int q = 0; q < 2 * C; q++)
+				c[r][q] += x * u[q];
+		}
+	}
+	for (int r = 0; r < R; r++)
+		for (int q = 0; q < 2 * C; q++)
+			memcpy(o + r * ldo + q * (VL / 2), &c[r][q],
+			       sizeof(Half));
+}
+
 static inline __attribute__((always_inline)) void
 mm_block(const float *a, int64_t lda, int64_t n, const float *b,
-	 int64_t ldb, float *o, int64_t ldo, const int R, const int C)
+	 int64_t ldb, float *o, int64_t ldo, const int R, const int C,
+	 const bool half)
 {
+	if (half) {
+		mm_block_half(a, lda, n, b, ldb, o, ldo, R, C);
+		return;
+	}
 	Vec c[MAXR][MAXC];
 	for (int r = 0; r < R; r++)
 		for (int q = 0; q < C; q++)
@@ -188,17 +226,17 @@ mm_block(const float *a, int64_t lda, int64_t n, const float *b,
 static inline __attribute__((always_inline)) void
 mm_cols(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
 	int64_t ldb, int64_t c0, int64_t cols, float *o, int64_t ldo,
-	const int R, const int C)
+	const int R, const int C, const bool half)
 {
 	int64_t r = 0;
 	for (; r + R <= m; r += R)
 		for (int64_t c = c0; c < cols; c += C * VL)
 			mm_block(a + r * lda, lda, n, b + c, ldb,
-				 o + r * ldo + c, ldo, R, C);
+				 o + r * ldo + c, ldo, R, C, half);
 	for (; r < m; r++)
 		for (int64_t c = c0; c < cols; c += C * VL)
 			mm_block(a + r * lda, lda, n, b + c, ldb,
-				 o + r * ldo + c, ldo, 1, C);
+				 o + r * ldo + c, ldo, 1, C, half);
 }
 
 /* o[r][c] = sum_e a[r][e] b[e][c] for r < m, c < cols (a multiple of
@@ -207,15 +245,17 @@ mm_cols(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
 static inline __attribute__((always_inline)) void
 mm(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
    int64_t ldb, int64_t cols, float *o, int64_t ldo, const int R,
-   const int C)
+   const int C, const bool half)
 {
 	int64_t wide = cols / (C * VL) * (C * VL);
 	int64_t pairs = wide + (cols - wide) / JB * JB;
-	mm_cols(a, lda, m, n, b, ldb, 0, wide, o, ldo, R, C);
+	mm_cols(a, lda, m, n, b, ldb, 0, wide, o, ldo, R, C, half);
 	if (wide < pairs)
-		mm_cols(a, lda, m, n, b, ldb, wide, pairs, o, ldo, R, 2);
+		mm_cols(a, lda, m, n, b, ldb, wide, pairs, o, ldo, R, 2,
+			half);
 	if (pairs < cols)
-		mm_cols(a, lda, m, n, b, ldb, pairs, cols, o, ldo, R, 1);
+		mm_cols(a, lda, m, n, b, ldb, pairs, cols, o, ldo, R, 1,
+			half);
 }
 
 /* ---- the softmax --------------------------------------------------------- */
@@ -239,13 +279,91 @@ static inline __attribute__((always_inline)) void vexp_from(Vec *v, float m)
 	*v = VEC_PICK(keep, y, (Vec){ 0 });
 }
 
+typedef int32_t HalfI __attribute__((vector_size(VL / 2 * sizeof(int32_t))));
+typedef uint32_t HalfU __attribute__((vector_size(VL / 2 * sizeof(uint32_t))));
+#define HALF_PICK(mask, a, b) \
+	((Half)(((mask) & (HalfI)(a)) | (~(mask) & (HalfI)(b))))
+
+/* vexp_from on 8 lanes: the same operations lane by lane. */
+static inline __attribute__((always_inline)) void vexp_half(Half *v, float m)
+{
+	Half x = *v - m;
+	HalfI keep = x >= EXP_CUT;
+	Half c = HALF_PICK(keep, x, (Half){ 0 } + EXP_CUT);
+	Half fk = EXP_BIAS(c), y;
+	Half sc = (Half)((HalfU)fk << 23);
+	EXP_FINISH(c, fk, sc, y);
+	*v = HALF_PICK(keep, y, (Half){ 0 });
+}
+
+/* The 16 lanes of a Vec as two halves, lanes 0-7 and 8-15. */
+#define VEC_OF_HALVES(d, lo, hi)                                  \
+	do {                                                      \
+		memcpy(&(d), &(lo), sizeof(lo));                  \
+		memcpy((char *)&(d) + sizeof(lo), &(hi), sizeof(hi)); \
+	} while (0)
+
+/* softmax_row's max, NaN lanes and exp loops over whole vectors of the
+ * row, each vector as two halves of 8 floats (half: AVX2's variant,
+ * where GCC spills 16-float vectors): the same lanes, the same
+ * operations, the same bits. */
+static inline __attribute__((always_inline)) void
+row_max(const float *s, int64_t ld, Vec *vm, IVec *nan, const bool half)
+{
+	if (!half) {
+		for (int64_t j = 0; j < ld; j += VL) {
+			Vec v;
+			VLOAD(v, s + j);
+			*vm = VEC_PICK(v > *vm, v, *vm);
+			*nan |= v != v;
+		}
+		return;
+	}
+	Half m[2] = { (Half){ 0 } - INFINITY, (Half){ 0 } - INFINITY };
+	HalfI n[2] = { { 0 }, { 0 } };
+	for (int64_t j = 0; j < ld; j += VL)
+		for (int h = 0; h < 2; h++) {
+			Half v;
+			memcpy(&v, s + j + h * (VL / 2), sizeof(v));
+			m[h] = HALF_PICK(v > m[h], v, m[h]);
+			n[h] |= v != v;
+		}
+	VEC_OF_HALVES(*vm, m[0], m[1]);
+	VEC_OF_HALVES(*nan, n[0], n[1]);
+}
+
+static inline __attribute__((always_inline)) void
+row_exp(float *s, int64_t ld, float mx, Vec *acc, const bool half)
+{
+	if (!half) {
+		for (int64_t j = 0; j < ld; j += VL) {
+			Vec p;
+			VLOAD(p, s + j);
+			vexp_from(&p, mx);
+			*acc += p;
+			VSTORE(s + j, p);
+		}
+		return;
+	}
+	Half a[2] = { { 0 }, { 0 } };
+	for (int64_t j = 0; j < ld; j += VL)
+		for (int h = 0; h < 2; h++) {
+			Half p;
+			memcpy(&p, s + j + h * (VL / 2), sizeof(p));
+			vexp_half(&p, mx);
+			a[h] += p;
+			memcpy(s + j + h * (VL / 2), &p, sizeof(p));
+		}
+	VEC_OF_HALVES(*acc, a[0], a[1]);
+}
+
 /* Row s[0..skv) of query i: the scores scaled, causally masked, plus
  * the mask row m (stride ms; NULL: none), lanes up to ld -inf; then
  * their exp from the max in place.  Returns 1 / their sum, or NaN for a
  * row holding a NaN or whose max is infinite (its weights then 0). */
 static inline __attribute__((always_inline)) float
 softmax_row(const SdpaGeom *g, float *s, int64_t ld, int64_t i,
-	    const float *m, int64_t ms)
+	    const float *m, int64_t ms, const bool half)
 {
 	int64_t skv = g->skv, lim = skv;
 	float scale = g->scale;
@@ -269,12 +387,7 @@ softmax_row(const SdpaGeom *g, float *s, int64_t ld, int64_t i,
 		s[j] = -INFINITY;
 	Vec vm = (Vec){ 0 } - INFINITY;
 	IVec nan = { 0 };
-	for (int64_t j = 0; j < ld; j += VL) {
-		Vec v;
-		VLOAD(v, s + j);
-		vm = VEC_PICK(v > vm, v, vm);
-		nan |= v != v;
-	}
+	row_max(s, ld, &vm, &nan, half);
 	float mx = vec_max(&vm);
 	bool bad = isinf(mx) || ivec_any(&nan);
 	if (bad) {
@@ -282,13 +395,7 @@ softmax_row(const SdpaGeom *g, float *s, int64_t ld, int64_t i,
 		return NAN;
 	}
 	Vec acc = { 0 };
-	for (int64_t j = 0; j < ld; j += VL) {
-		Vec p;
-		VLOAD(p, s + j);
-		vexp_from(&p, mx);
-		acc += p;
-		VSTORE(s + j, p);
-	}
+	row_exp(s, ld, mx, &acc, half);
 	return 1.0f / vec_sum(&acc);
 }
 
@@ -298,7 +405,7 @@ softmax_row(const SdpaGeom *g, float *s, int64_t ld, int64_t i,
  * rows a step of the products. */
 static inline __attribute__((always_inline)) void
 tile(const Attn *k, const float *const *in, float *y, int64_t b, int64_t t,
-     float *w, const int R, const int C)
+     float *w, const int R, const int C, const bool half)
 {
 	const SdpaGeom *g = &k->g;
 	int32_t r = g->rank;
@@ -320,14 +427,14 @@ tile(const Attn *k, const float *const *in, float *y, int64_t b, int64_t t,
 		pack_rows(qa, qs[r - 2], qs[r - 1], m, g->d, qp, g->d);
 		qa = qp, lda = g->d;
 	}
-	mm(qa, lda, m, g->d, kt, k->ld, k->ld, sc, k->ld, R, C);
+	mm(qa, lda, m, g->d, kt, k->ld, k->ld, sc, k->ld, R, C, half);
 	for (int64_t i = 0; i < m; i++)
 		inv[i] = softmax_row(g, sc + i * k->ld, k->ld, i0 + i,
 				     mk ? mk + (i0 + i) * ms[r - 2] : NULL,
-				     ms[r - 1]);
+				     ms[r - 1], half);
 	const float *vr = k->pack_v ? w + k->v : v;
 	int64_t ldv = k->pack_v ? k->ldo : vs[r - 2];
-	mm(sc, k->ld, m, g->skv, vr, ldv, k->ldo, o, k->ldo, R, C);
+	mm(sc, k->ld, m, g->skv, vr, ldv, k->ldo, o, k->ldo, R, C, half);
 	for (int64_t i = 0; i < m; i++) {
 		float *yr = yb + (i0 + i) * ys[r - 2];
 		const float *orow = o + i * k->ldo;
@@ -344,7 +451,7 @@ tile(const Attn *k, const float *const *in, float *y, int64_t b, int64_t t,
  * is packed) packed once for them. */
 static inline __attribute__((always_inline)) void
 task(const Attn *k, const float *const *in, float *y, int64_t i, float *w,
-     const int R, const int C)
+     const int R, const int C, const bool half)
 {
 	const SdpaGeom *g = &k->g;
 	int32_t r = g->rank;
@@ -358,7 +465,7 @@ task(const Attn *k, const float *const *in, float *y, int64_t i, float *w,
 			  vs[r - 2], vs[r - 1], g->skv, g->dv, w + k->v,
 			  k->ldo);
 	for (int64_t t = t0; t < t0 + k->per_task; t++)
-		tile(k, in, y, b, t, w, R, C);
+		tile(k, in, y, b, t, w, R, C, half);
 }
 
 /* The variants of a task, chosen when matched by what compiler/cpu.h
@@ -374,20 +481,20 @@ task(const Attn *k, const float *const *in, float *y, int64_t i, float *w,
 RT_AVX512 static void task_avx512(const Attn *k, const float *const *in,
 				  float *y, int64_t i, float *w)
 {
-	task(k, in, y, i, w, 6, 4);
+	task(k, in, y, i, w, 6, 4, false);
 }
 
 ATTN_AVX2 static void task_avx2(const Attn *k, const float *const *in,
 				float *y, int64_t i, float *w)
 {
-	task(k, in, y, i, w, 2, 2);
+	task(k, in, y, i, w, 2, 2, true);
 }
 #endif
 
 static void task_plain(const Attn *k, const float *const *in, float *y,
 		       int64_t i, float *w)
 {
-	task(k, in, y, i, w, 1, 2);
+	task(k, in, y, i, w, 1, 2, false);
 }
 
 static int attn_run(void *state, const Tensor *const *in, Tensor *const *out)
@@ -479,13 +586,15 @@ int attn_sdpa(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		return error("node '%s' (Sdpa): out of memory for its "
 			     "temporaries", n->name);
 	}
+	CpuLevel isa = cpu_isa();
 	k->task = task_plain;
 #ifdef ATTN_X86
-	if (cpu_has(CPU_AVX512F))
+	if (isa >= CPU_LEVEL_AVX512)
 		k->task = task_avx512;
-	else if (cpu_has(CPU_AVX2) && cpu_has(CPU_FMA))
+	else if (isa >= CPU_LEVEL_AVX2)
 		k->task = task_avx2;
 #endif
+	fk->variant = cpu_isa_name(isa);
 	fk->run = attn_run;
 	fk->free = free;
 	fk->state = k;
