@@ -159,6 +159,8 @@ const REAL = [
 	  args: ['--input_shape=x:6,3,48,192', BF16], l2: BF16_L2 },
 	{ key: 'isnet-fp16', model: ISNET + 'isnet-fp16.onnx',
 	  chunks: '/models/medium', args: [], l2: FP16_L2, twin: true },
+	{ key: 'isnet-bf16', model: ISNET + 'isnet-fp16.onnx',
+	  chunks: '/models/medium', args: [BF16], l2: BF16_L2 },
 	{ key: 'isnet-u8', model: ISNET + 'isnet-u8.onnx',
 	  chunks: '/models/small', args: [], l2: DYNQ_L2, nudge: true },
 ];
