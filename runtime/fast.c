@@ -406,6 +406,7 @@ static const KernelRow rows[] = {
 	       "dnnl.pool"),
 	DNNL_B(GlobalAveragePool, F32, EITHER, dnnl_fast_pool, dnnl_xy_build,
 	       "dnnl.pool"),
+	PLAIN(LSTM, F32, ROWS, small_lstm_packed, "small.lstm"),
 	DNNL(LSTM, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
 	DNNL(GRU, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
 	DNNL(RNN, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),

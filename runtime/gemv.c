@@ -86,6 +86,12 @@ RT_HOT_FN(static, void, gemv_panels,
 	}
 }
 
+void gemv_rows(const float *x, const float *wp, int64_t k, int64_t np,
+	       float *acc)
+{
+	gemv_panels(x, wp, k, np, acc);
+}
+
 /* The activations of r over y[0..n), in place. */
 RT_HOT_FN(static, void, gemv_acts, (const ActRun *r, float *y, size_t n),
 	  (r, y, n))

@@ -14,4 +14,11 @@
  * must run it, -1 with an error. */
 int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
+/* acc[j] = sum over i < k of x[i] W[i][j] for the columns j of np panels
+ * of 16 (W packed [np][k][16], chan_gemm_at's layout with nr 16; wp and
+ * acc 64-byte aligned), each sum in order of i: the GEMV of this file's
+ * kernel, for the recurrent cells (runtime/small.c). */
+void gemv_rows(const float *x, const float *wp, int64_t k, int64_t np,
+	       float *acc);
+
 #endif

@@ -24,6 +24,10 @@ int small_move(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* LSTM of fp32, default activations, no clip, peepholes, input_forget or
  * sequence_lens; hidden size at most 256 and few timesteps. */
 int small_lstm(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* The same of constant weights, any number of timesteps and a batch of
+ * at most 8, on packed weights (a GEMM for the inputs, one streaming of
+ * R a step): ahead of oneDNN's RNN. */
+int small_lstm_packed(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* 1-D Conv of fp32 with one input and one output channel per group
  * (every channel its own filter), constant weights and bias. */
 int small_dwconv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
