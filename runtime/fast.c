@@ -408,6 +408,7 @@ static const KernelRow rows[] = {
 	       "dnnl.pool"),
 	PLAIN(LSTM, F32, ROWS, small_lstm_packed, "small.lstm"),
 	DNNL(LSTM, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
+	PLAIN(GRU, F32, ROWS, small_gru_packed, "small.gru"),
 	DNNL(GRU, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
 	DNNL(RNN, F32, ROWS, dnnl_fast_rnn, "dnnl.rnn"),
 	/* after oneDNN: the LSTMs it leaves (runtime/small.c) */

@@ -657,14 +657,16 @@ static int lstm_run(void *state, const Tensor *const *in, Tensor *const *out)
 /* The activations attribute, if given, names the defaults. */
 static bool default_acts(const Node *n, int64_t dirs)
 {
+	/* LSTM's f, g, h; GRU's f, g */
 	static const char *const want[3] = { "Sigmoid", "Tanh", "Tanh" };
+	int per = n->op == OP_GRU ? 2 : 3;
 	const Attr *a = node_attr(n, "activations");
 	if (!a)
 		return true;
-	if (a->type != ATTR_STRINGS || a->n != 3 * dirs)
+	if (a->type != ATTR_STRINGS || a->n != per * dirs)
 		return false;
 	for (int32_t i = 0; i < a->n; i++) {
-		const char *w = want[i % 3];
+		const char *w = want[i % per];
 		if (a->strings[i].len != strlen(w) ||
 		    strncasecmp(w, (const char *)a->strings[i].data,
 				a->strings[i].len))
@@ -904,6 +906,181 @@ int small_lstm_packed(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	k->free = lstmp_free;
 	k->state = st;
 	k->variant = cpu_isa_name(cpu_isa());
+	return 1;
+}
+
+/* ---- GRU on packed weights --------------------------------------------- */
+
+/* A GRU of constant weights and a small batch, as the packed LSTM
+ * (oneDNN runs linear_before_reset, torch's form, on its reference RNN:
+ * 2.5 us a step at a batch of one).  Gates z, r, h (ONNX's order); each
+ * step h R^T for all three, or with linear_before_reset 0 for z and r,
+ * then (r h) R_h^T (2H whole panels of 16). */
+typedef struct GruP {
+	int64_t dirs, seq, batch, input, hidden;
+	int nin, nout;
+	bool reverse, lbr;
+	ChanGemm gemm;
+	int64_t nr;
+	float *wp, *rp;	   /* per direction: W^T, R^T panels */
+	float *wb, *rb;	   /* per direction [3H] */
+	float *xw;	   /* [T B][3H], then h [B][H], rh [H], tmp [H] */
+	float *h, *rh, *tmp;
+	float *hr;	   /* [3H] rounded to 16, aligned */
+} GruP;
+
+static void grup_free(void *state)
+{
+	GruP *k = state;
+	free(k->wp);
+	free(k->rp);
+	free(k->wb);
+	free(k->xw);
+	free(k->hr);
+	free(k);
+}
+
+/* One step of one batch row: x's products xg [3H] (with Wb), h updated. */
+static void gru_step(const GruP *k, int64_t d, const float *xg, float *h)
+{
+	int64_t H = k->hidden, np = (3 * H + 15) / 16;
+	const float *rp = k->rp + d * np * 16 * H, *rb = k->rb + d * 3 * H;
+	float *hr = k->hr, *z = k->tmp;
+	if (k->lbr) {
+		gemv_rows(h, rp, H, np, hr);
+	} else { /* z and r first, then (r h) R_h^T */
+		gemv_rows(h, rp, H, 2 * H / 16, hr);
+	}
+	for (int64_t j = 0; j < 2 * H; j++)
+		hr[j] += xg[j] + rb[j];
+	direct_sigmoid_run(hr, hr, (size_t)(2 * H)); /* z, r */
+	float *r = hr + H, *n = hr + 2 * H;
+	if (k->lbr) {
+		for (int64_t j = 0; j < H; j++)
+			n[j] = xg[2 * H + j] + r[j] * (n[j] + rb[2 * H + j]);
+	} else {
+		for (int64_t j = 0; j < H; j++)
+			k->rh[j] = r[j] * h[j];
+		gemv_rows(k->rh, rp + 2 * H / 16 * 16 * H, H, np - 2 * H / 16,
+			  n);
+		for (int64_t j = 0; j < H; j++)
+			n[j] += xg[2 * H + j] + rb[2 * H + j];
+	}
+	memcpy(z, hr, (size_t)H * sizeof(float));
+	tanh_run(n, n, k->rh, (size_t)H);
+	for (int64_t j = 0; j < H; j++)
+		h[j] = (1 - z[j]) * n[j] + z[j] * h[j];
+}
+
+static int grup_run(void *state, const Tensor *const *in,
+		    Tensor *const *out)
+{
+	GruP *k = state;
+	int64_t T = k->seq, B = k->batch, H = k->hidden, I = k->input;
+	int64_t G = 3 * H, padded = (G + k->nr - 1) / k->nr * k->nr;
+	const float *x = in[0]->data;
+	const float *h0 = k->nin > 5 && in[5] ? in[5]->data : NULL;
+	float *y = out[0] ? tensor_mut(out[0]) : NULL;
+	float *yh = k->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
+	size_t state_bytes = (size_t)(B * H) * sizeof(float);
+	for (int64_t d = 0; d < k->dirs; d++) {
+		bool rev = d == 1 || k->reverse;
+		const float *wb = k->wb + d * G;
+		k->gemm(T * B, G, I, x, I, k->wp + d * padded * I, k->nr,
+			k->xw, G);
+		for (int64_t i = 0; i < T * B; i++)
+			for (int64_t j = 0; j < G; j++)
+				k->xw[i * G + j] += wb[j];
+		if (h0)
+			memcpy(k->h, h0 + d * B * H, state_bytes);
+		else
+			memset(k->h, 0, state_bytes);
+		for (int64_t s = 0; s < T; s++) {
+			int64_t tt = rev ? T - 1 - s : s;
+			for (int64_t bi = 0; bi < B; bi++)
+				gru_step(k, d, k->xw + (tt * B + bi) * G,
+					 k->h + bi * H);
+			if (y)
+				memcpy(y + (tt * k->dirs + d) * B * H, k->h,
+				       state_bytes);
+		}
+		if (yh)
+			memcpy(yh + d * B * H, k->h, state_bytes);
+	}
+	return 0;
+}
+
+int small_gru_packed(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	(void)s;
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
+	const Value *r = rt_in_val(p, n, 2), *b = rt_in_val(p, n, 3);
+	const Value *h0 = rt_in_val(p, n, 5);
+	const char *dir = attr_str(n, "direction", "forward");
+	if (n->op != OP_GRU || !static_f32(x) || !static_f32(w) ||
+	    !static_f32(r) || !w->konst || !r->konst ||
+	    (b && (!static_f32(b) || !b->konst)) ||
+	    (h0 && !static_f32(h0)) || x->shape.rank != 3 ||
+	    w->shape.rank != 3 || r->shape.rank != 3 || rt_in_val(p, n, 4) ||
+	    node_attr(n, "clip") || attr_int(n, "layout", 0) ||
+	    n->noutputs > 2)
+		return 0;
+	for (int o = 0; o < n->noutputs; o++)
+		if (n->outputs[o] >= 0 && !t->out[o])
+			return 0;
+	int64_t D = r->shape.dims[0], H = r->shape.dims[2];
+	int64_t T = x->shape.dims[0], B = x->shape.dims[1];
+	int64_t I = x->shape.dims[2], G = 3 * H;
+	bool lbr = attr_int(n, "linear_before_reset", 0) != 0;
+	const Value *out[2] = { NULL, NULL };
+	for (int o = 0; o < n->noutputs; o++)
+		out[o] = n->outputs[o] >= 0 ? &p->g->vals[n->outputs[o]] : NULL;
+	if (H < 1 || H > LSTM_MAX_HIDDEN || B > LSTMP_MAX_BATCH ||
+	    D != (strcmp(dir, "bidirectional") ? 1 : 2) ||
+	    w->shape.dims[0] != D || w->shape.dims[1] != G ||
+	    w->shape.dims[2] != I || r->shape.dims[1] != G ||
+	    (!lbr && (2 * H) % 16) || !default_acts(n, D) ||
+	    !numel_is(b, D * 2 * G) || !numel_is(h0, D * B * H) ||
+	    !numel_is(out[0], T * D * B * H) || !numel_is(out[1], D * B * H))
+		return 0;
+	GruP *k = xmalloc(sizeof(*k));
+	memset(k, 0, sizeof(*k));
+	*k = (GruP){ .dirs = D, .seq = T, .batch = B, .input = I, .hidden = H,
+		     .nin = n->ninputs, .nout = n->noutputs,
+		     .reverse = !strcmp(dir, "reverse"), .lbr = lbr };
+	k->nr = chan_gemm_nr(G);
+	k->gemm = chan_gemm_for(cpu_isa());
+	int64_t padded = (G + k->nr - 1) / k->nr * k->nr, np = (G + 15) / 16;
+	k->wp = xcalloc((size_t)(D * padded * I), sizeof(float));
+	k->rp = aligned_alloc(64, (size_t)(D * np * 16 * H) * sizeof(float));
+	k->wb = xcalloc((size_t)(2 * D * G), sizeof(float));
+	k->rb = k->wb + D * G;
+	k->xw = xmalloc((size_t)(T * B * G + B * H + 2 * H) * sizeof(float));
+	k->h = k->xw + T * B * G;
+	k->rh = k->h + B * H;
+	k->tmp = k->rh + H;
+	k->hr = aligned_alloc(64, (size_t)(np * 16) * sizeof(float));
+	if (!k->rp || !k->hr) {
+		grup_free(k);
+		return error("node '%s' (GRU): out of memory for its packed "
+			     "weights", n->name);
+	}
+	memset(k->rp, 0, (size_t)(D * np * 16 * H) * sizeof(float));
+	const float *wd = w->konst->data, *rd = r->konst->data;
+	const float *bd = b ? b->konst->data : NULL;
+	for (int64_t d = 0; d < D; d++) {
+		pack_t(wd + d * G * I, G, I, k->nr, k->wp + d * padded * I);
+		pack_t(rd + d * G * H, G, H, 16, k->rp + d * np * 16 * H);
+		for (int64_t j = 0; bd && j < G; j++) {
+			k->wb[d * G + j] = bd[d * 2 * G + j];
+			k->rb[d * G + j] = bd[d * 2 * G + G + j];
+		}
+	}
+	fk->run = grup_run;
+	fk->free = grup_free;
+	fk->state = k;
+	fk->variant = cpu_isa_name(cpu_isa());
 	return 1;
 }
 

@@ -108,8 +108,9 @@ static void check_node(Model *m, const Node *n, bool small, float atol,
 			cr_assert_eq(rt_kernel_build(&s, &p, &t), 0, "%s",
 				     last_error());
 	}
-	cr_assert_eq(took, small, "%s: runtime/small.c %s it", n->op_type,
-		     small ? "did not take" : "took");
+	cr_assert_eq(took, small, "%s: runtime/small.c %s it (%s)",
+		     n->op_type, small ? "did not take" : "took",
+		     rc == 1 ? rt_kernel_name(&t) : "no fast path");
 	if (rc == 1)
 		cr_assert_eq(t.fast.run(t.fast.state, in, got), 0, "%s",
 			     last_error());
@@ -455,6 +456,68 @@ Test(small, packed_lstm_leaves_other_cells)
 	lstm_case(&(LstmCase){ 4, 1, 8, 8, NULL, 1, 1, 1, 1, 1, 0, 0 }, false);
 	lstm_case(&(LstmCase){ 4, 9, 8, 8, NULL, 0, 1, 1, 1, 1, 0, 1 }, false);
 	lstm_case(&(LstmCase){ 4, 1, 8, 8, NULL, 0, 1, 1, 1, 1, 1, 1 }, false);
+}
+
+/* ---- GRU ------------------------------------------------------------------ */
+
+typedef struct GruCase {
+	int64_t seq, batch, input, hidden;
+	const char *direction; /* NULL: forward by default */
+	bool lbr, bias, h0, y, state;
+} GruCase;
+
+static void gru_case(const GruCase *gc, bool small)
+{
+	Model *m = tu_model(14);
+	Graph *g = m->graph;
+	int64_t D = gc->direction && !strcmp(gc->direction, "bidirectional")
+			    ? 2 : 1, H = gc->hidden;
+	ValId x = tu_input(g, "x", DT_FLOAT, SHAPE(gc->seq, gc->batch,
+						  gc->input));
+	ValId w = random_weight(g, "w", SHAPE(D, 3 * H, gc->input), 3);
+	ValId r = random_weight(g, "r", SHAPE(D, 3 * H, H), 4);
+	for (int k = 0; k < 2; k++) { /* as trained cells are */
+		Tensor *t = (Tensor *)g->vals[k ? r : w].konst;
+		float *f = tensor_mut(t);
+		for (int64_t i = 0; i < shape_numel(&t->shape); i++)
+			f[i] /= sqrtf((float)H);
+	}
+	ValId b = gc->bias ? random_weight(g, "b", SHAPE(D, 6 * H), 6) : -1;
+	ValId h0 = gc->h0 ? tu_input(g, "h0", DT_FLOAT,
+				     SHAPE(D, gc->batch, H)) : -1;
+	Node *n = tu_node(g, "GRU", "gru", IDS(x, w, r, b, -1, h0), 2);
+	tu_int(g, n, "hidden_size", H);
+	if (gc->direction)
+		tu_str(g, n, "direction", gc->direction);
+	if (gc->lbr)
+		tu_int(g, n, "linear_before_reset", 1);
+	if (!gc->y)
+		tu_omit_out(g, n, 0);
+	if (!gc->state)
+		tu_omit_out(g, n, 1);
+	float grow = 1.0f + (float)gc->seq / 10;
+	check_node(m, n, small, 1e-5f * grow, 1e-4f * grow);
+}
+
+Test(small, packed_gru_matches_reference)
+{
+	/* torch's form (linear_before_reset 1): a speech model's
+	 * bidirectional layer; ONNX's default form with 2H whole panels;
+	 * reverse from a given state; 3H not whole panels; a batch of 8;
+	 * Y_h omitted, no bias (an omitted Y leaves every fast path:
+	 * fast.c runs only nodes whose first output is planned) */
+	gru_case(&(GruCase){ 100, 1, 40, 128, "bidirectional", 1, 1, 0, 1, 1 },
+		 true);
+	gru_case(&(GruCase){ 30, 2, 24, 64, NULL, 0, 1, 1, 1, 1 }, true);
+	gru_case(&(GruCase){ 12, 3, 5, 24, "reverse", 1, 1, 1, 1, 0 }, true);
+	gru_case(&(GruCase){ 7, 8, 9, 10, NULL, 1, 0, 0, 1, 0 }, true);
+}
+
+Test(small, packed_gru_leaves_other_cells)
+{
+	/* the default form with 2H not whole panels of 16, a batch of 9 */
+	gru_case(&(GruCase){ 4, 1, 8, 12, NULL, 0, 1, 1, 1, 1 }, false);
+	gru_case(&(GruCase){ 4, 9, 8, 16, NULL, 1, 1, 1, 1, 1 }, false);
 }
 
 /* ---- depthwise convolution --------------------------------------------- */
