@@ -757,10 +757,13 @@ int small_lstm(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
  * LSTM of 128 took 1.4 ms for 100 steps, 1.3x ONNX Runtime's).  W and R
  * are packed once into chanwise.c's GEMM panels (W^T [I][4H], R^T
  * [H][4H]); a direction's input products for every step are one product
- * X [T B][I] W^T, and each step adds h [B][H] R^T, streaming R once,
- * then the cell (as small_lstm's).  One thread, one order: the same bits
+ * X [T B][I] W^T, and each step adds h R^T, streaming R once, then the
+ * cell (as small_lstm's).  One thread, one order: the same bits
  * at any thread count. */
-enum { LSTMP_MAX_BATCH = 8 };
+/* A batch of one (a stream's step): at 4, the step's GEMV per row read R
+ * four times, and oneDNN's GEMM, reading it once, was faster (3.4 against
+ * 4.8 ms for the torch export's 100 steps). */
+enum { LSTMP_MAX_BATCH = 1 };
 
 typedef struct LstmP {
 	Lstm l;

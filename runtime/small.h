@@ -25,12 +25,12 @@ int small_move(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
  * sequence_lens; hidden size at most 256 and few timesteps. */
 int small_lstm(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* The same of constant weights, any number of timesteps and a batch of
- * at most 8, on packed weights (a GEMM for the inputs, one streaming of
- * R a step): ahead of oneDNN's RNN. */
+ * one, on packed weights (a GEMM for the inputs, one streaming of R a
+ * step): ahead of oneDNN's RNN. */
 int small_lstm_packed(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* GRU of fp32 (either linear_before_reset; the default activations, no
  * clip or sequence_lens), constant weights, hidden size up to 256, a
- * batch of at most 8, on packed weights as the LSTM's. */
+ * batch of one, on packed weights as the LSTM's. */
 int small_gru_packed(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* 1-D Conv of fp32 with one input and one output channel per group
  * (every channel its own filter), constant weights and bias. */
