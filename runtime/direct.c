@@ -1098,6 +1098,22 @@ RT_HOT_FN(static, void, norm_row,
 		y[j] = (x[j] - m) * inv * w[j] + (b ? b[j] : 0.0f);
 }
 
+/* The row normalised by its float moments m and var, or where var is not
+ * finite by row_moments' double ones.  Inlined into each variant. */
+static inline __attribute__((always_inline)) void
+norm_finish(const float *x, float *y, int64_t n, float eps, float m,
+	    float var, const float *w, const float *b)
+{
+	float inv = 1.0f / sqrtf(var + eps);
+	if (!isfinite(var)) {
+		double md, vd;
+		row_moments(x, n, &md, &vd);
+		m = (float)md;
+		inv = (float)(1 / sqrt(vd + eps));
+	}
+	norm_row(x, y, n, m, inv, w, b);
+}
+
 /* A row of whole vectors: the mean and the variance (two passes) in VL
  * float partial sums, then the row normalised, in one function.  Where
  * a float sum is not finite (a value beyond about sqrt(FLT_MAX), 1.8e19,
@@ -1119,14 +1135,7 @@ RT_HOT_FN(static, void, norm_row_vec,
 		v -= m;
 		q += v * v;
 	}
-	float var = vec_sum(&q) / (float)n, inv = 1.0f / sqrtf(var + eps);
-	if (!isfinite(var)) {
-		double md, vd;
-		row_moments(x, n, &md, &vd);
-		m = (float)md;
-		inv = (float)(1 / sqrt(vd + eps));
-	}
-	norm_row(x, y, n, m, inv, w, b);
+	norm_finish(x, y, n, eps, m, vec_sum(&q) / (float)n, w, b);
 }
 
 /* norm_row_vec for CPUs below AVX-512: lanes 0-7 and 8-15 of its VL
@@ -1158,14 +1167,7 @@ RT_HOT_FN(static, void, norm_row_vec8,
 	}
 	memcpy(&sum, &q0, sizeof(q0));
 	memcpy((char *)&sum + sizeof(q0), &q1, sizeof(q1));
-	float var = vec_sum(&sum) / (float)n, inv = 1.0f / sqrtf(var + eps);
-	if (!isfinite(var)) {
-		double md, vd;
-		row_moments(x, n, &md, &vd);
-		m = (float)md;
-		inv = (float)(1 / sqrt(vd + eps));
-	}
-	norm_row(x, y, n, m, inv, w, b);
+	norm_finish(x, y, n, eps, m, vec_sum(&sum) / (float)n, w, b);
 }
 
 static int layernorm_run(void *state, const Tensor *const *in,

@@ -750,40 +750,40 @@ int small_lstm(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
-/* ---- LSTM on packed weights -------------------------------------------- */
+/* ---- LSTM and GRU on packed weights ------------------------------------ */
 
-/* An LSTM of constant weights and a small batch, ahead of oneDNN's RNN
- * (which ran a batch of one at 6-8 us a step: a speech model's 2-layer
- * LSTM of 128 took 1.4 ms for 100 steps, 1.3x ONNX Runtime's).  W and R
- * are packed once into chanwise.c's GEMM panels (W^T [I][4H], R^T
- * [H][4H]); a direction's input products for every step are one product
- * X [T B][I] W^T, and each step adds h R^T, streaming R once, then the
- * cell (as small_lstm's).  One thread, one order: the same bits
- * at any thread count. */
-/* A batch of one (a stream's step): at 4, the step's GEMV per row read R
- * four times, and oneDNN's GEMM, reading it once, was faster (3.4 against
- * 4.8 ms for the torch export's 100 steps). */
-enum { LSTMP_MAX_BATCH = 1 };
+/* An LSTM or GRU of constant weights and a batch of one (a stream's
+ * step), ahead of oneDNN's RNN, which ran one at 6-8 us a step (brgemm
+ * of one row; a GRU of linear_before_reset, torch's form, on its
+ * reference RNN): a speech model's 2-layer LSTM of 128 over 100 steps
+ * took 1.4 ms, 1.3x ONNX Runtime's.  W and R are packed once, W^T [I][G]
+ * into chanwise.c's GEMM panels and R^T [H][G] into gemv.c's panels of
+ * 16 (G = gates x H); a direction's input products for every step are
+ * one product X [T][I] W^T, and each step adds h R^T, streaming R once,
+ * then the cell.  At a batch of 4 a GEMV per row read R four times a
+ * step, and oneDNN's GEMM, reading it once, was faster (3.4 against
+ * 4.8 ms), so larger batches stay oneDNN's.  One thread, one order: the
+ * same bits at any thread count. */
+enum { PACKED_MAX_BATCH = 1 };
 
-typedef struct LstmP {
-	Lstm l;
+typedef struct RnnPack {
+	int64_t dirs, seq, batch, input, hidden, g; /* g: gates x hidden */
+	int nin, nout;
+	bool reverse;
 	ChanGemm gemm;
-	int64_t nr;	   /* W^T's panels' width (chan_gemm_nr); R^T's 16 */
-	float *wp, *rp;	   /* per direction: W^T, R^T panels */
-	float *bias;	   /* per direction [4H]: Wb + Rb, or zeros */
-	float *xw, *hr;	   /* [T B][4H], [B][4H] */
-	float *h, *c, *tmp; /* [B][H] each, tmp [4H] */
-} LstmP;
+	int64_t nr;	/* W^T's panels' width (chan_gemm_nr) */
+	int64_t np;	/* R^T's panels of 16 */
+	float *wp, *rp; /* per direction: W^T, R^T panels */
+	float *xw;	/* [T B][g] */
+	float *hr;	/* [np 16]: a step's h R^T, aligned */
+} RnnPack;
 
-static void lstmp_free(void *state)
+static void rnn_pack_free(RnnPack *k)
 {
-	LstmP *k = state;
 	free(k->wp);
 	free(k->rp);
-	free(k->bias);
 	free(k->xw);
 	free(k->hr);
-	free(k);
 }
 
 /* m [rows][cols] row-major, transposed into GEMM panels of nr. */
@@ -793,6 +793,103 @@ static void pack_t(const float *m, int64_t rows, int64_t cols, int64_t nr,
 	for (int64_t j = 0; j < rows; j++)
 		for (int64_t k = 0; k < cols; k++)
 			p[chan_gemm_at(j, k, cols, nr)] = m[j * cols + k];
+}
+
+/* k packed from node n's W and R (constant), x [T][B][I], gates per
+ * hidden unit; extra floats after xw for the cell's state.  0, or -1
+ * with an error if out of memory. */
+static int rnn_pack(RnnPack *k, const Node *n, const Value *x,
+		    const Value *w, const Value *r, int gates, int64_t extra)
+{
+	int64_t D = r->shape.dims[0], H = r->shape.dims[2];
+	int64_t I = x->shape.dims[2], G = gates * H;
+	*k = (RnnPack){ .dirs = D, .seq = x->shape.dims[0],
+			.batch = x->shape.dims[1], .input = I, .hidden = H,
+			.g = G, .nin = n->ninputs, .nout = n->noutputs,
+			.reverse = !strcmp(attr_str(n, "direction", "forward"),
+					   "reverse") };
+	k->nr = chan_gemm_nr(G);
+	k->np = (G + 15) / 16;
+	k->gemm = chan_gemm_for(cpu_isa());
+	int64_t padded = (G + k->nr - 1) / k->nr * k->nr;
+	size_t rbytes = (size_t)(D * k->np * 16 * H) * sizeof(float);
+	k->wp = xcalloc((size_t)(D * padded * I), sizeof(float));
+	k->rp = aligned_alloc(64, rbytes);
+	k->xw = xmalloc((size_t)(k->seq * k->batch * G + extra) *
+			sizeof(float));
+	k->hr = aligned_alloc(64, (size_t)(k->np * 16) * sizeof(float));
+	if (!k->rp || !k->hr) {
+		rnn_pack_free(k);
+		return error("node '%s' (%s): out of memory for its packed "
+			     "weights", n->name, n->op_type);
+	}
+	memset(k->rp, 0, rbytes);
+	const float *wd = w->konst->data, *rd = r->konst->data;
+	for (int64_t d = 0; d < D; d++) {
+		pack_t(wd + d * G * I, G, I, k->nr, k->wp + d * padded * I);
+		pack_t(rd + d * G * H, G, H, 16, k->rp + d * k->np * 16 * H);
+	}
+	return 0;
+}
+
+/* Direction d's input products for every step into k->xw. */
+static void rnn_inputs(const RnnPack *k, int64_t d, const float *x)
+{
+	int64_t padded = (k->g + k->nr - 1) / k->nr * k->nr;
+	k->gemm(k->seq * k->batch, k->g, k->input, x, k->input,
+		k->wp + d * padded * k->input, k->nr, k->xw, k->g);
+}
+
+/* acc = h R^T of direction d over np panels of 16 from panel p0. */
+static void rnn_recur(const RnnPack *k, int64_t d, const float *h,
+		      int64_t p0, int64_t np, float *acc)
+{
+	int64_t H = k->hidden;
+	gemv_rows(h, k->rp + (d * k->np + p0) * 16 * H, H, np, acc);
+}
+
+/* The state of a direction, from input i (h0 or c0) or zeros. */
+static void rnn_state(const RnnPack *k, const Tensor *const *in, int i,
+		      int64_t d, float *s)
+{
+	size_t bytes = (size_t)(k->batch * k->hidden) * sizeof(float);
+	if (k->nin > i && in[i])
+		memcpy(s, (const float *)in[i]->data +
+				  d * k->batch * k->hidden, bytes);
+	else
+		memset(s, 0, bytes);
+}
+
+/* X's, W's and R's shapes fit; constant weights, a packed batch. */
+static bool rnn_packable(const Node *n, const Value *x, const Value *w,
+			 const Value *r, int gates)
+{
+	int64_t D = r && r->shape.rank == 3 ? r->shape.dims[0] : 0;
+	int64_t H = D ? r->shape.dims[2] : 0;
+	return static_f32(x) && static_f32(w) && static_f32(r) && w->konst &&
+	       r->konst && x->shape.rank == 3 && w->shape.rank == 3 &&
+	       x->shape.dims[1] <= PACKED_MAX_BATCH && H >= 1 &&
+	       H <= LSTM_MAX_HIDDEN &&
+	       D == (strcmp(attr_str(n, "direction", "forward"),
+			    "bidirectional") ? 1 : 2) &&
+	       w->shape.dims[0] == D && w->shape.dims[1] == gates * H &&
+	       w->shape.dims[2] == x->shape.dims[2] &&
+	       r->shape.dims[1] == gates * H && default_acts(n, D);
+}
+
+typedef struct LstmP {
+	RnnPack k;
+	Lstm l;
+	float *bias;		/* per direction [4H]: Wb + Rb, or zeros */
+	float *h, *c, *tmp;	/* [B][H] each (after xw), tmp [4H] */
+} LstmP;
+
+static void lstmp_free(void *state)
+{
+	LstmP *p = state;
+	rnn_pack_free(&p->k);
+	free(p->bias);
+	free(p);
 }
 
 /* The cell of one batch row: gates g (i, o, f, c; pre-activation) and
@@ -813,276 +910,201 @@ static void cell_row(const Lstm *l, float *g, float *h, float *c, float *tmp)
 static int lstmp_run(void *state, const Tensor *const *in,
 		     Tensor *const *out)
 {
-	LstmP *k = state;
-	const Lstm *l = &k->l;
-	int64_t T = l->seq, B = l->batch, H = l->hidden, I = l->input;
-	int64_t G = 4 * H, padded = (G + k->nr - 1) / k->nr * k->nr;
-	int64_t np = (G + 15) / 16;
-	const float *x = in[0]->data;
-	const float *h0 = l->nin > 5 && in[5] ? in[5]->data : NULL;
-	const float *c0 = l->nin > 6 && in[6] ? in[6]->data : NULL;
+	LstmP *p = state;
+	const RnnPack *k = &p->k;
+	int64_t T = k->seq, B = k->batch, H = k->hidden, G = k->g;
 	float *y = out[0] ? tensor_mut(out[0]) : NULL;
-	float *yh = l->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
-	float *yc = l->nout > 2 && out[2] ? tensor_mut(out[2]) : NULL;
+	float *yh = k->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
+	float *yc = k->nout > 2 && out[2] ? tensor_mut(out[2]) : NULL;
 	size_t state_bytes = (size_t)(B * H) * sizeof(float);
-	for (int64_t d = 0; d < l->dirs; d++) {
-		bool rev = d == 1 || l->reverse;
-		const float *bias = k->bias + d * G;
-		k->gemm(T * B, G, I, x, I, k->wp + d * padded * I, k->nr,
-			k->xw, G);
-		if (h0)
-			memcpy(k->h, h0 + d * B * H, state_bytes);
-		else
-			memset(k->h, 0, state_bytes);
-		if (c0)
-			memcpy(k->c, c0 + d * B * H, state_bytes);
-		else
-			memset(k->c, 0, state_bytes);
+	for (int64_t d = 0; d < k->dirs; d++) {
+		bool rev = d == 1 || k->reverse;
+		const float *bias = p->bias + d * G;
+		rnn_inputs(k, d, in[0]->data);
+		rnn_state(k, in, 5, d, p->h);
+		rnn_state(k, in, 6, d, p->c);
 		for (int64_t s = 0; s < T; s++) {
 			int64_t tt = rev ? T - 1 - s : s;
 			for (int64_t bi = 0; bi < B; bi++) {
 				float *g = k->hr;
-				gemv_rows(k->h + bi * H, k->rp + d * np * 16 * H,
-					  H, np, g);
 				const float *xg = k->xw + (tt * B + bi) * G;
+				rnn_recur(k, d, p->h + bi * H, 0, k->np, g);
 				for (int64_t j = 0; j < G; j++)
 					g[j] = xg[j] + bias[j] + g[j];
-				cell_row(l, g, k->h + bi * H, k->c + bi * H,
-					 k->tmp);
+				cell_row(&p->l, g, p->h + bi * H,
+					 p->c + bi * H, p->tmp);
 			}
 			if (y)
-				memcpy(y + (tt * l->dirs + d) * B * H, k->h,
+				memcpy(y + (tt * k->dirs + d) * B * H, p->h,
 				       state_bytes);
 		}
 		if (yh)
-			memcpy(yh + d * B * H, k->h, state_bytes);
+			memcpy(yh + d * B * H, p->h, state_bytes);
 		if (yc)
-			memcpy(yc + d * B * H, k->c, state_bytes);
+			memcpy(yc + d * B * H, p->c, state_bytes);
 	}
 	return 0;
 }
 
-int small_lstm_packed(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+int small_lstm_packed(RunCtx *s, Prepared *pr, Task *t, FastKernel *fk)
 {
 	(void)s;
 	const Node *n = t->n;
-	const Value *w = rt_in_val(p, n, 1), *r = rt_in_val(p, n, 2);
-	const Value *b = rt_in_val(p, n, 3);
+	const Value *x = rt_in_val(pr, n, 0), *w = rt_in_val(pr, n, 1);
+	const Value *r = rt_in_val(pr, n, 2), *b = rt_in_val(pr, n, 3);
 	Lstm l;
-	if (n->op != OP_LSTM || !lstm_match(p, t, &l) || !w->konst ||
-	    !r->konst || (b && !b->konst) || l.batch > LSTMP_MAX_BATCH)
+	if (n->op != OP_LSTM || !lstm_match(pr, t, &l) || (b && !b->konst) ||
+	    !rnn_packable(n, x, w, r, 4))
 		return 0;
-	int64_t D = l.dirs, H = l.hidden, I = l.input, G = 4 * H;
-	LstmP *st = xmalloc(sizeof(*st));
-	memset(st, 0, sizeof(*st));
-	st->l = l;
-	st->nr = chan_gemm_nr(G);
-	st->gemm = chan_gemm_for(cpu_isa());
-	int64_t padded = (G + st->nr - 1) / st->nr * st->nr;
-	int64_t np = (G + 15) / 16;
-	st->wp = xcalloc((size_t)(D * padded * I), sizeof(float));
-	st->rp = aligned_alloc(64, (size_t)(D * np * 16 * H) * sizeof(float));
-	st->bias = xcalloc((size_t)(D * G), sizeof(float));
-	/* xw, then h, c, tmp in one block; hr (gemv_rows' sums) aligned */
-	st->xw = xmalloc((size_t)(l.seq * l.batch * G + 2 * l.batch * H +
-				  G) * sizeof(float));
-	st->hr = aligned_alloc(64, (size_t)(np * 16) * sizeof(float));
-	if (!st->rp || !st->hr) {
-		lstmp_free(st);
-		return error("node '%s' (LSTM): out of memory for its packed "
-			     "weights", n->name);
+	int64_t D = l.dirs, B = l.batch, H = l.hidden, G = 4 * H;
+	LstmP *p = xmalloc(sizeof(*p));
+	memset(p, 0, sizeof(*p));
+	p->l = l;
+	if (rnn_pack(&p->k, n, x, w, r, 4, 2 * B * H + G) < 0) {
+		free(p);
+		return -1;
 	}
-	memset(st->rp, 0, (size_t)(D * np * 16 * H) * sizeof(float));
-	st->h = st->xw + l.seq * l.batch * G;
-	st->c = st->h + l.batch * H;
-	st->tmp = st->c + l.batch * H;
-	const float *wd = w->konst->data, *rd = r->konst->data;
+	p->h = p->k.xw + l.seq * B * G;
+	p->c = p->h + B * H;
+	p->tmp = p->c + B * H;
+	p->bias = xcalloc((size_t)(D * G), sizeof(float));
 	const float *bd = b ? b->konst->data : NULL;
-	for (int64_t d = 0; d < D; d++) {
-		pack_t(wd + d * G * I, G, I, st->nr, st->wp + d * padded * I);
-		pack_t(rd + d * G * H, G, H, 16, st->rp + d * np * 16 * H);
-		for (int64_t j = 0; bd && j < G; j++)
-			st->bias[d * G + j] = bd[d * 2 * G + j] +
-					      bd[d * 2 * G + G + j];
-	}
-	k->run = lstmp_run;
-	k->free = lstmp_free;
-	k->state = st;
-	k->variant = cpu_isa_name(cpu_isa());
+	for (int64_t i = 0; bd && i < D * G; i++) /* Wb + Rb */
+		p->bias[i] = bd[i / G * 2 * G + i % G] +
+			     bd[i / G * 2 * G + G + i % G];
+	fk->run = lstmp_run;
+	fk->free = lstmp_free;
+	fk->state = p;
+	fk->variant = cpu_isa_name(cpu_isa());
 	return 1;
 }
 
-/* ---- GRU on packed weights --------------------------------------------- */
-
-/* A GRU of constant weights and a small batch, as the packed LSTM
- * (oneDNN runs linear_before_reset, torch's form, on its reference RNN:
- * 2.5 us a step at a batch of one).  Gates z, r, h (ONNX's order); each
- * step h R^T for all three, or with linear_before_reset 0 for z and r,
- * then (r h) R_h^T (2H whole panels of 16). */
+/* A GRU: gates z, r, h (ONNX's order); each step h R^T for all three,
+ * or with linear_before_reset 0 for z and r, then (r h) R_h^T (2H whole
+ * panels of 16). */
 typedef struct GruP {
-	int64_t dirs, seq, batch, input, hidden;
-	int nin, nout;
-	bool reverse, lbr;
-	ChanGemm gemm;
-	int64_t nr;
-	float *wp, *rp;	   /* per direction: W^T, R^T panels */
-	float *wb, *rb;	   /* per direction [3H] */
-	float *xw;	   /* [T B][3H], then h [B][H], rh [H], tmp [H] */
-	float *h, *rh, *tmp;
-	float *hr;	   /* [3H] rounded to 16, aligned */
+	RnnPack k;
+	bool lbr;
+	float *wb, *rb;		/* per direction [3H] */
+	float *h, *rh, *tmp;	/* [B][H], [H], [H] (after xw) */
 } GruP;
 
 static void grup_free(void *state)
 {
-	GruP *k = state;
-	free(k->wp);
-	free(k->rp);
-	free(k->wb);
-	free(k->xw);
-	free(k->hr);
-	free(k);
+	GruP *p = state;
+	rnn_pack_free(&p->k);
+	free(p->wb);
+	free(p);
 }
 
 /* One step of one batch row: x's products xg [3H] (with Wb), h updated. */
-static void gru_step(const GruP *k, int64_t d, const float *xg, float *h)
+static void gru_step(const GruP *p, int64_t d, const float *xg, float *h)
 {
-	int64_t H = k->hidden, np = (3 * H + 15) / 16;
-	const float *rp = k->rp + d * np * 16 * H, *rb = k->rb + d * 3 * H;
-	float *hr = k->hr, *z = k->tmp;
-	if (k->lbr) {
-		gemv_rows(h, rp, H, np, hr);
-	} else { /* z and r first, then (r h) R_h^T */
-		gemv_rows(h, rp, H, 2 * H / 16, hr);
-	}
+	const RnnPack *k = &p->k;
+	int64_t H = k->hidden, zr = 2 * H / 16;
+	const float *rb = p->rb + d * 3 * H;
+	float *hr = k->hr, *z = p->tmp;
+	/* linear_before_reset: all three; else z and r first */
+	rnn_recur(k, d, h, 0, p->lbr ? k->np : zr, hr);
 	for (int64_t j = 0; j < 2 * H; j++)
 		hr[j] += xg[j] + rb[j];
 	direct_sigmoid_run(hr, hr, (size_t)(2 * H)); /* z, r */
-	float *r = hr + H, *n = hr + 2 * H;
-	if (k->lbr) {
+	float *r = hr + H, *nn = hr + 2 * H;
+	if (p->lbr) {
 		for (int64_t j = 0; j < H; j++)
-			n[j] = xg[2 * H + j] + r[j] * (n[j] + rb[2 * H + j]);
+			nn[j] = xg[2 * H + j] + r[j] * (nn[j] + rb[2 * H + j]);
 	} else {
 		for (int64_t j = 0; j < H; j++)
-			k->rh[j] = r[j] * h[j];
-		gemv_rows(k->rh, rp + 2 * H / 16 * 16 * H, H, np - 2 * H / 16,
-			  n);
+			p->rh[j] = r[j] * h[j];
+		rnn_recur(k, d, p->rh, zr, k->np - zr, nn);
 		for (int64_t j = 0; j < H; j++)
-			n[j] += xg[2 * H + j] + rb[2 * H + j];
+			nn[j] += xg[2 * H + j] + rb[2 * H + j];
 	}
 	memcpy(z, hr, (size_t)H * sizeof(float));
-	tanh_run(n, n, k->rh, (size_t)H);
+	tanh_run(nn, nn, p->rh, (size_t)H);
 	for (int64_t j = 0; j < H; j++)
-		h[j] = (1 - z[j]) * n[j] + z[j] * h[j];
+		h[j] = (1 - z[j]) * nn[j] + z[j] * h[j];
 }
 
 static int grup_run(void *state, const Tensor *const *in,
 		    Tensor *const *out)
 {
-	GruP *k = state;
-	int64_t T = k->seq, B = k->batch, H = k->hidden, I = k->input;
-	int64_t G = 3 * H, padded = (G + k->nr - 1) / k->nr * k->nr;
-	const float *x = in[0]->data;
-	const float *h0 = k->nin > 5 && in[5] ? in[5]->data : NULL;
+	GruP *p = state;
+	const RnnPack *k = &p->k;
+	int64_t T = k->seq, B = k->batch, H = k->hidden, G = k->g;
 	float *y = out[0] ? tensor_mut(out[0]) : NULL;
 	float *yh = k->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
 	size_t state_bytes = (size_t)(B * H) * sizeof(float);
 	for (int64_t d = 0; d < k->dirs; d++) {
 		bool rev = d == 1 || k->reverse;
-		const float *wb = k->wb + d * G;
-		k->gemm(T * B, G, I, x, I, k->wp + d * padded * I, k->nr,
-			k->xw, G);
+		const float *wb = p->wb + d * G;
+		rnn_inputs(k, d, in[0]->data);
 		for (int64_t i = 0; i < T * B; i++)
 			for (int64_t j = 0; j < G; j++)
 				k->xw[i * G + j] += wb[j];
-		if (h0)
-			memcpy(k->h, h0 + d * B * H, state_bytes);
-		else
-			memset(k->h, 0, state_bytes);
+		rnn_state(k, in, 5, d, p->h);
 		for (int64_t s = 0; s < T; s++) {
 			int64_t tt = rev ? T - 1 - s : s;
 			for (int64_t bi = 0; bi < B; bi++)
-				gru_step(k, d, k->xw + (tt * B + bi) * G,
-					 k->h + bi * H);
+				gru_step(p, d, k->xw + (tt * B + bi) * G,
+					 p->h + bi * H);
 			if (y)
-				memcpy(y + (tt * k->dirs + d) * B * H, k->h,
+				memcpy(y + (tt * k->dirs + d) * B * H, p->h,
 				       state_bytes);
 		}
 		if (yh)
-			memcpy(yh + d * B * H, k->h, state_bytes);
+			memcpy(yh + d * B * H, p->h, state_bytes);
 	}
 	return 0;
 }
 
-int small_gru_packed(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+int small_gru_packed(RunCtx *s, Prepared *pr, Task *t, FastKernel *fk)
 {
 	(void)s;
 	const Node *n = t->n;
-	const Value *x = rt_in_val(p, n, 0), *w = rt_in_val(p, n, 1);
-	const Value *r = rt_in_val(p, n, 2), *b = rt_in_val(p, n, 3);
-	const Value *h0 = rt_in_val(p, n, 5);
-	const char *dir = attr_str(n, "direction", "forward");
-	if (n->op != OP_GRU || !static_f32(x) || !static_f32(w) ||
-	    !static_f32(r) || !w->konst || !r->konst ||
+	const Value *x = rt_in_val(pr, n, 0), *w = rt_in_val(pr, n, 1);
+	const Value *r = rt_in_val(pr, n, 2), *b = rt_in_val(pr, n, 3);
+	const Value *h0 = rt_in_val(pr, n, 5);
+	if (n->op != OP_GRU || !rnn_packable(n, x, w, r, 3) ||
 	    (b && (!static_f32(b) || !b->konst)) ||
-	    (h0 && !static_f32(h0)) || x->shape.rank != 3 ||
-	    w->shape.rank != 3 || r->shape.rank != 3 || rt_in_val(p, n, 4) ||
+	    (h0 && !static_f32(h0)) || rt_in_val(pr, n, 4) ||
 	    node_attr(n, "clip") || attr_int(n, "layout", 0) ||
 	    n->noutputs > 2)
 		return 0;
 	for (int o = 0; o < n->noutputs; o++)
 		if (n->outputs[o] >= 0 && !t->out[o])
 			return 0;
-	int64_t D = r->shape.dims[0], H = r->shape.dims[2];
+	int64_t D = r->shape.dims[0], H = r->shape.dims[2], G = 3 * H;
 	int64_t T = x->shape.dims[0], B = x->shape.dims[1];
-	int64_t I = x->shape.dims[2], G = 3 * H;
 	bool lbr = attr_int(n, "linear_before_reset", 0) != 0;
 	const Value *out[2] = { NULL, NULL };
 	for (int o = 0; o < n->noutputs; o++)
-		out[o] = n->outputs[o] >= 0 ? &p->g->vals[n->outputs[o]] : NULL;
-	if (H < 1 || H > LSTM_MAX_HIDDEN || B > LSTMP_MAX_BATCH ||
-	    D != (strcmp(dir, "bidirectional") ? 1 : 2) ||
-	    w->shape.dims[0] != D || w->shape.dims[1] != G ||
-	    w->shape.dims[2] != I || r->shape.dims[1] != G ||
-	    (!lbr && (2 * H) % 16) || !default_acts(n, D) ||
-	    !numel_is(b, D * 2 * G) || !numel_is(h0, D * B * H) ||
-	    !numel_is(out[0], T * D * B * H) || !numel_is(out[1], D * B * H))
+		out[o] = n->outputs[o] >= 0 ? &pr->g->vals[n->outputs[o]]
+					    : NULL;
+	if ((!lbr && (2 * H) % 16) || !numel_is(b, D * 2 * G) ||
+	    !numel_is(h0, D * B * H) || !numel_is(out[0], T * D * B * H) ||
+	    !numel_is(out[1], D * B * H))
 		return 0;
-	GruP *k = xmalloc(sizeof(*k));
-	memset(k, 0, sizeof(*k));
-	*k = (GruP){ .dirs = D, .seq = T, .batch = B, .input = I, .hidden = H,
-		     .nin = n->ninputs, .nout = n->noutputs,
-		     .reverse = !strcmp(dir, "reverse"), .lbr = lbr };
-	k->nr = chan_gemm_nr(G);
-	k->gemm = chan_gemm_for(cpu_isa());
-	int64_t padded = (G + k->nr - 1) / k->nr * k->nr, np = (G + 15) / 16;
-	k->wp = xcalloc((size_t)(D * padded * I), sizeof(float));
-	k->rp = aligned_alloc(64, (size_t)(D * np * 16 * H) * sizeof(float));
-	k->wb = xcalloc((size_t)(2 * D * G), sizeof(float));
-	k->rb = k->wb + D * G;
-	k->xw = xmalloc((size_t)(T * B * G + B * H + 2 * H) * sizeof(float));
-	k->h = k->xw + T * B * G;
-	k->rh = k->h + B * H;
-	k->tmp = k->rh + H;
-	k->hr = aligned_alloc(64, (size_t)(np * 16) * sizeof(float));
-	if (!k->rp || !k->hr) {
-		grup_free(k);
-		return error("node '%s' (GRU): out of memory for its packed "
-			     "weights", n->name);
+	GruP *p = xmalloc(sizeof(*p));
+	memset(p, 0, sizeof(*p));
+	p->lbr = lbr;
+	if (rnn_pack(&p->k, n, x, w, r, 3, B * H + 2 * H) < 0) {
+		free(p);
+		return -1;
 	}
-	memset(k->rp, 0, (size_t)(D * np * 16 * H) * sizeof(float));
-	const float *wd = w->konst->data, *rd = r->konst->data;
+	p->h = p->k.xw + T * B * G;
+	p->rh = p->h + B * H;
+	p->tmp = p->rh + H;
+	p->wb = xcalloc((size_t)(2 * D * G), sizeof(float));
+	p->rb = p->wb + D * G;
 	const float *bd = b ? b->konst->data : NULL;
-	for (int64_t d = 0; d < D; d++) {
-		pack_t(wd + d * G * I, G, I, k->nr, k->wp + d * padded * I);
-		pack_t(rd + d * G * H, G, H, 16, k->rp + d * np * 16 * H);
-		for (int64_t j = 0; bd && j < G; j++) {
-			k->wb[d * G + j] = bd[d * 2 * G + j];
-			k->rb[d * G + j] = bd[d * 2 * G + G + j];
-		}
+	for (int64_t i = 0; bd && i < D * G; i++) {
+		p->wb[i] = bd[i / G * 2 * G + i % G];
+		p->rb[i] = bd[i / G * 2 * G + G + i % G];
 	}
 	fk->run = grup_run;
 	fk->free = grup_free;
-	fk->state = k;
+	fk->state = p;
 	fk->variant = cpu_isa_name(cpu_isa());
 	return 1;
 }

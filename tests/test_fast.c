@@ -513,17 +513,14 @@ Test(fast, rows_and_pairs_match_reference)
 	fast_vs_reference("fast_rows", 8, 8, NULL);
 }
 
-Test(fast, plain_c_paths_split_rows_over_threads)
+/* fast_threads at 2 threads: its 6 plain-C kernels, parallel of them
+ * on 2 threads, the reference kernels' outputs. */
+static void threads_fixture(int parallel)
 {
-	/* fast_threads at 2 threads: the few-channel ConvTranspose and
-	 * Conv, Softmax, LayerNormalization, nearest Resize and per-channel
-	 * Mul (each of 2^18 or more) run on both, and compute the reference
-	 * kernels' outputs */
-	rt_gear_serial = 0; /* each kernel's own choice */
 	char *dir = temp_dir();
 	char *om = compile_fixture(dir, "fast_threads", "fast_threads", NULL);
 	Outs ref = run_om(om, true, 1), f2 = run_om(om, false, 2);
-	cr_expect_eq(f2.parallel, 6, "%d parallel", f2.parallel);
+	cr_expect_eq(f2.parallel, parallel, "%d parallel", f2.parallel);
 	cr_expect_eq(f2.direct + f2.chan, 6);
 	expect_close(&f2, &ref, "2 threads");
 	outs_free(&ref);
@@ -533,22 +530,22 @@ Test(fast, plain_c_paths_split_rows_over_threads)
 	free(om);
 }
 
+Test(fast, plain_c_paths_split_rows_over_threads)
+{
+	/* fast_threads at 2 threads: the few-channel ConvTranspose and
+	 * Conv, Softmax, LayerNormalization, nearest Resize and per-channel
+	 * Mul (each of 2^18 or more) run on both, and compute the reference
+	 * kernels' outputs */
+	rt_gear_serial = 0; /* each kernel's own choice */
+	threads_fixture(6);
+}
+
 Test(fast, a_small_gear_runs_on_one_thread)
 {
 	/* fast_threads' kernels of 2^18 flops or more would run on 2
 	 * threads (above), but its whole gear is less work than
 	 * rt_gear_serial: every kernel on one, the same outputs */
-	char *dir = temp_dir();
-	char *om = compile_fixture(dir, "fast_threads", "fast_threads", NULL);
-	Outs ref = run_om(om, true, 1), f2 = run_om(om, false, 2);
-	cr_expect_eq(f2.parallel, 0, "%d parallel", f2.parallel);
-	cr_expect_eq(f2.direct + f2.chan, 6);
-	expect_close(&f2, &ref, "2 threads");
-	outs_free(&ref);
-	outs_free(&f2);
-	remove_tree(dir);
-	free(dir);
-	free(om);
+	threads_fixture(0);
 }
 
 Test(fast, small_primitives_run_on_one_thread)

@@ -358,6 +358,19 @@ static ValId random_weight(Graph *g, const char *name, Shape s, uint32_t seed)
 	return v;
 }
 
+/* W and R divided by sqrt(H), as trained cells' are (uniform within
+ * 1/sqrt(H)): random ones of [-1, 1) make a cell chaotic, its float
+ * roundings growing without bound over many steps. */
+static void trained_scale(Graph *g, ValId w, ValId r, int64_t H)
+{
+	for (int k = 0; k < 2; k++) {
+		Tensor *t = (Tensor *)g->vals[k ? r : w].konst;
+		float *f = tensor_mut(t);
+		for (int64_t i = 0; i < shape_numel(&t->shape); i++)
+			f[i] /= sqrtf((float)H);
+	}
+}
+
 static void lstm_case(const LstmCase *lc, bool small)
 {
 	Model *m = tu_model(14);
@@ -368,15 +381,8 @@ static void lstm_case(const LstmCase *lc, bool small)
 						  lc->input));
 	ValId w = random_weight(g, "w", SHAPE(D, 4 * H, lc->input), 3);
 	ValId r = random_weight(g, "r", SHAPE(D, 4 * H, H), 4);
-	if (lc->seq > 16) { /* as trained cells are: uniform in 1/sqrt(H),
-			     * not chaotic over many steps */
-		for (int k = 0; k < 2; k++) {
-			Tensor *t = (Tensor *)g->vals[k ? r : w].konst;
-			float *f = tensor_mut(t);
-			for (int64_t i = 0; i < shape_numel(&t->shape); i++)
-				f[i] /= sqrtf((float)H);
-		}
-	}
+	if (lc->seq > 16)
+		trained_scale(g, w, r, H);
 	ValId b = lc->wbias  ? random_weight(g, "b", SHAPE(D, 8 * H), 6)
 		  : lc->bias ? tu_input(g, "b", DT_FLOAT, SHAPE(D, 8 * H))
 			     : -1;
@@ -476,12 +482,7 @@ static void gru_case(const GruCase *gc, bool small)
 						  gc->input));
 	ValId w = random_weight(g, "w", SHAPE(D, 3 * H, gc->input), 3);
 	ValId r = random_weight(g, "r", SHAPE(D, 3 * H, H), 4);
-	for (int k = 0; k < 2; k++) { /* as trained cells are */
-		Tensor *t = (Tensor *)g->vals[k ? r : w].konst;
-		float *f = tensor_mut(t);
-		for (int64_t i = 0; i < shape_numel(&t->shape); i++)
-			f[i] /= sqrtf((float)H);
-	}
+	trained_scale(g, w, r, H);
 	ValId b = gc->bias ? random_weight(g, "b", SHAPE(D, 6 * H), 6) : -1;
 	ValId h0 = gc->h0 ? tu_input(g, "h0", DT_FLOAT,
 				     SHAPE(D, gc->batch, H)) : -1;
