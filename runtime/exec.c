@@ -398,14 +398,19 @@ static double node_work(const Prepared *p, const Node *n)
 	}
 }
 
-/* A gear of less work than this (flops by node_work) runs on one thread
- * whatever the session's count: its parallel kernels' forks would wake a
- * sleeping thread each (tens of microseconds on a VM) in runs of a few
- * hundred microseconds.  At 2 threads, runs a request apart (tests/bench_ort.mjs'
- * rhythm; medians in ms, 2 threads / 1 thread before): PP-OCRv4 cls at
- * batch 1 (33 MFLOP) 0.56 / 0.37, Silero VAD (1 MFLOP) 0.11 / 0.03; at
- * batch 6 (196 MFLOP) 2 threads still gain (2.26 / 3.26). */
+/* A gear of less work than rt_gear_serial (flops by node_work), or of
+ * less than RT_NODE_SERIAL a node on average, runs on one thread whatever
+ * the session's count: its parallel kernels' forks would wake a sleeping
+ * thread each (tens of microseconds on a VM) for little work each.  At 2
+ * threads, runs a request apart (bench_run over a pipe; medians in ms, 2
+ * threads / 1 thread, before): PP-OCRv4 cls at batch 1 (33 MFLOP, 0.4 a
+ * node) 0.56 / 0.37, at batch 6 (2.6 a node) 2.49 / 2.21, Silero VAD (1
+ * MFLOP) 0.11 / 0.03, ShuffleNetV2 (2.1 a node) 4.11 / 3.26, MobileNetV3
+ * small (1.5 a node) 1.48 / 1.29; where 2 threads gain, 4.8 MFLOP a node
+ * and more: nn.TransformerEncoder at 1x64 1.53 / 2.02, MobileNetV3 at
+ * batch 4 (6.2) 4.08 / 4.54, EfficientNet-B0 (6.7) 7.59 / 8.50. */
 double rt_gear_serial = 64.0 * (1 << 20);
+#define RT_NODE_SERIAL (4.0 * (1 << 20))
 
 static double gear_work(const Prepared *p)
 {
@@ -447,7 +452,9 @@ Prepared *rt_prepare_in(RunCtx *s, Graph *g, uint8_t *mem,
 	/* a small gear's kernels are made for one thread (each takes its
 	 * count when made) */
 	int threads = s->threads;
-	if (threads > 1 && gear_work(p) < rt_gear_serial)
+	double work = gear_work(p);
+	if (threads > 1 && rt_gear_serial > 0 &&
+	    (work < rt_gear_serial || work < RT_NODE_SERIAL * g->nnodes))
 		s->threads = 1;
 	Prepared *r = prepare_tasks(s, p, t0);
 	s->threads = threads;

@@ -548,6 +548,14 @@ Test(fast, a_small_gear_runs_on_one_thread)
 	threads_fixture(0);
 }
 
+Test(fast, a_gear_of_small_nodes_runs_on_one_thread)
+{
+	/* the same with the total's bound at 1 flop: its nodes average less
+	 * than 2^22 flops, so every kernel still on one thread */
+	rt_gear_serial = 1;
+	threads_fixture(0);
+}
+
 Test(fast, small_primitives_run_on_one_thread)
 {
 	/* at 2 threads: fast_chain's three 16-channel 3x3 convolutions of
