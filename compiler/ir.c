@@ -1,10 +1,14 @@
 /* compiler/ir.c - building, ordering and checking the graph IR. */
 #include "ir.h"
+#include "cpu.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 /* ---- dtypes ------------------------------------------------------------ */
 
@@ -195,6 +199,37 @@ double minifloat_to(uint16_t h, int ebits, int mbits)
 			   ? (m ? NAN : INFINITY)
 			   : ldexp(m + (1u << mbits), e - bias - mbits);
 	return (h >> (ebits + mbits)) & 1 ? -v : v;
+}
+
+static void half_to_float_c(const uint16_t *h, float *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		f[i] = (float)minifloat_to(h[i], 5, 10);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx,f16c"))) static void
+half_to_float_f16c(const uint16_t *h, float *f, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128(
+						(const __m128i *)(h + i))));
+	half_to_float_c(h + i, f + i, n - i);
+}
+#endif
+
+void half_to_float_n(const uint16_t *h, float *f, size_t n)
+{
+	if (!n)
+		return; /* h may be NULL: no bytes */
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (cpu_has(CPU_F16C) && cpu_has(CPU_AVX)) {
+		half_to_float_f16c(h, f, n);
+		return;
+	}
+#endif
+	half_to_float_c(h, f, n);
 }
 
 double tensor_get_f64(const Tensor *t, int64_t i)

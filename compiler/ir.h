@@ -131,6 +131,11 @@ double tensor_get_f64(const Tensor *t, int64_t i);
  * (float16: 5, 10; bfloat16: 8, 7): d rounded to nearest even, and back. */
 uint16_t minifloat_from(double d, int ebits, int mbits);
 double minifloat_to(uint16_t h, int ebits, int mbits);
+/* f[i] = float16 h[i] for i < n, exactly: F16C's vcvtph2ps where the CPU
+ * has it within the ISA cap (compiler/cpu.h), else minifloat_to.  The
+ * loader's and widen's float16 weights (ISNet's 44M of them: 0.10 s of
+ * its open through minifloat_to) and runtime/convert.c's Cast. */
+void half_to_float_n(const uint16_t *h, float *f, size_t n);
 
 typedef enum {
 	VAL_NODE = 0, /* produced by a node */

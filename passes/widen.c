@@ -60,8 +60,7 @@ static const Tensor *widen_tensor(Arena *a, const Tensor *t)
 	const uint16_t *src = t->data;
 	float *dst = (float *)(uintptr_t)w->data;
 	int64_t n = shape_numel(&t->shape);
-	for (int64_t i = 0; i < n; i++)
-		dst[i] = (float)minifloat_to(src[i], 5, 10);
+	half_to_float_n(src, dst, (size_t)n);
 	w->folded = t->folded;
 	w->from_half = true; /* the .om stores it so (Weight.stored_dtype) */
 	return w;

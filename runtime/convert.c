@@ -8,7 +8,8 @@
  * kernel takes every element through double and costs ~20 ns each.
  *
  * Each conversion rounds once, as the reference kernel does:
- *   - float16 -> float32 is exact (F16C's vcvtph2ps, or minifloat_to);
+ *   - float16 -> float32 is exact (compiler/ir.c's half_to_float_n:
+ *     F16C's vcvtph2ps, or minifloat_to);
  *   - float32 -> float16 rounds to nearest even, NaN stays NaN (F16C's
  *     vcvtps2ph with round-to-nearest, or minifloat_from of the float's
  *     exact double);
@@ -32,12 +33,9 @@
 
 typedef void (*ConvertFn)(const void *x, void *y, size_t n);
 
-static void half_to_float_c(const void *x, void *y, size_t n)
+static void half_to_float(const void *x, void *y, size_t n)
 {
-	const uint16_t *a = x;
-	float *b = y;
-	for (size_t i = 0; i < n; i++)
-		b[i] = (float)minifloat_to(a[i], 5, 10);
+	half_to_float_n(x, y, n);
 }
 
 static void float_to_half_c(const void *x, void *y, size_t n)
@@ -49,18 +47,6 @@ static void float_to_half_c(const void *x, void *y, size_t n)
 }
 
 #ifdef HAVE_F16C_PATH
-__attribute__((target("avx,f16c"))) static void
-half_to_float_f16c(const void *x, void *y, size_t n)
-{
-	const uint16_t *a = x;
-	float *b = y;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(b + i, _mm256_cvtph_ps(_mm_loadu_si128(
-						(const __m128i *)(a + i))));
-	half_to_float_c(a + i, b + i, n - i);
-}
-
 __attribute__((target("avx,f16c"))) static void
 float_to_half_f16c(const void *x, void *y, size_t n)
 {
@@ -199,12 +185,7 @@ TRUNC64(f64_to_i64, double)
 static ConvertFn to_float(int from)
 {
 	switch (from) {
-	case DT_FLOAT16:
-#ifdef HAVE_F16C_PATH
-		if (has_f16c())
-			return half_to_float_f16c;
-#endif
-		return half_to_float_c;
+	case DT_FLOAT16: return half_to_float;
 	case DT_DOUBLE: return f64_to_f32;
 	case DT_INT8: return i8_to_float;
 	case DT_UINT8: return u8_to_float;

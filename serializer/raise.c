@@ -52,8 +52,7 @@ static const Tensor *raise_weight(Raise *R, const Gearom__Weight *w)
 		const uint16_t *h = numel ? (const void *)(R->f->weights +
 							   w->offset)
 					  : NULL; /* no bytes: maybe none */
-		for (int64_t i = 0; i < numel; i++)
-			f[i] = (float)minifloat_to(h[i], 5, 10);
+		half_to_float_n(h, f, (size_t)numel);
 		t->nbytes = (size_t)numel * sizeof(float);
 		t->data = f;
 		t->from_half = true;
