@@ -207,7 +207,14 @@ static void half_to_float_c(const uint16_t *h, float *f, size_t n)
 		f[i] = (float)minifloat_to(h[i], 5, 10);
 }
 
+static void float_to_half_c(const float *f, uint16_t *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h[i] = minifloat_from((double)f[i], 5, 10);
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_F16C_PATH 1
 __attribute__((target("avx,f16c"))) static void
 half_to_float_f16c(const uint16_t *h, float *f, size_t n)
 {
@@ -217,19 +224,53 @@ half_to_float_f16c(const uint16_t *h, float *f, size_t n)
 						(const __m128i *)(h + i))));
 	half_to_float_c(h + i, f + i, n - i);
 }
+
+__attribute__((target("avx,f16c"))) static void
+float_to_half_f16c(const float *f, uint16_t *h, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(h + i),
+				 _mm256_cvtps_ph(_mm256_loadu_ps(f + i),
+						 _MM_FROUND_TO_NEAREST_INT));
+	float_to_half_c(f + i, h + i, n - i);
+}
 #endif
+
+/* F16C within the ISA cap (compiler/cpu.h: the avx2 level). */
+static bool has_f16c(void)
+{
+#ifdef HAVE_F16C_PATH
+	return cpu_has(CPU_F16C) && cpu_has(CPU_AVX);
+#else
+	return false;
+#endif
+}
 
 void half_to_float_n(const uint16_t *h, float *f, size_t n)
 {
 	if (!n)
 		return; /* h may be NULL: no bytes */
-#if defined(__x86_64__) && defined(__GNUC__)
-	if (cpu_has(CPU_F16C) && cpu_has(CPU_AVX)) {
+#ifdef HAVE_F16C_PATH
+	if (has_f16c()) {
 		half_to_float_f16c(h, f, n);
 		return;
 	}
 #endif
 	half_to_float_c(h, f, n);
+}
+
+void float_to_half_n(const float *f, uint16_t *h, size_t n)
+{
+	if (!n)
+		return;
+#ifdef HAVE_F16C_PATH
+	if (has_f16c()) {
+		float_to_half_f16c(f, h, n);
+		return;
+	}
+#endif
+	float_to_half_c(f, h, n);
 }
 
 double tensor_get_f64(const Tensor *t, int64_t i)

@@ -133,9 +133,13 @@ uint16_t minifloat_from(double d, int ebits, int mbits);
 double minifloat_to(uint16_t h, int ebits, int mbits);
 /* f[i] = float16 h[i] for i < n, exactly: F16C's vcvtph2ps where the CPU
  * has it within the ISA cap (compiler/cpu.h), else minifloat_to.  The
- * loader's and widen's float16 weights (ISNet's 44M of them: 0.10 s of
- * its open through minifloat_to) and runtime/convert.c's Cast. */
+ * loader's and widen's float16 weights (ISNet's 44M of them: most of its
+ * 1 s open through minifloat_to) and runtime/convert.c's Cast. */
 void half_to_float_n(const uint16_t *h, float *f, size_t n);
+/* h[i] = f[i] rounded to the nearest float16, ties to even, NaN staying
+ * NaN: F16C's vcvtps2ph, else minifloat_from of the float's exact
+ * double (runtime/convert.c's Cast). */
+void float_to_half_n(const float *f, uint16_t *h, size_t n);
 
 typedef enum {
 	VAL_NODE = 0, /* produced by a node */

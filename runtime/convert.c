@@ -10,9 +10,9 @@
  * Each conversion rounds once, as the reference kernel does:
  *   - float16 -> float32 is exact (compiler/ir.c's half_to_float_n:
  *     F16C's vcvtph2ps, or minifloat_to);
- *   - float32 -> float16 rounds to nearest even, NaN stays NaN (F16C's
- *     vcvtps2ph with round-to-nearest, or minifloat_from of the float's
- *     exact double);
+ *   - float32 -> float16 rounds to nearest even, NaN stays NaN (ir.c's
+ *     float_to_half_n: F16C's vcvtps2ph with round-to-nearest, or
+ *     minifloat_from of the float's exact double);
  *   - an integer -> float32 rounds once, as the reference kernel's way
  *     through double does: a 32-bit or narrower integer is exact in
  *     double, so converting it straight to float (vcvtdq2ps, vectorised)
@@ -26,11 +26,6 @@
 
 #include "convert.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_F16C_PATH 1
-#endif
-
 typedef void (*ConvertFn)(const void *x, void *y, size_t n);
 
 static void half_to_float(const void *x, void *y, size_t n)
@@ -38,34 +33,10 @@ static void half_to_float(const void *x, void *y, size_t n)
 	half_to_float_n(x, y, n);
 }
 
-static void float_to_half_c(const void *x, void *y, size_t n)
+static void float_to_half(const void *x, void *y, size_t n)
 {
-	const float *a = x;
-	uint16_t *b = y;
-	for (size_t i = 0; i < n; i++)
-		b[i] = minifloat_from((double)a[i], 5, 10);
+	float_to_half_n(x, y, n);
 }
-
-#ifdef HAVE_F16C_PATH
-__attribute__((target("avx,f16c"))) static void
-float_to_half_f16c(const void *x, void *y, size_t n)
-{
-	const float *a = x;
-	uint16_t *b = y;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8)
-		_mm_storeu_si128((__m128i *)(b + i),
-				 _mm256_cvtps_ph(_mm256_loadu_ps(a + i),
-						 _MM_FROUND_TO_NEAREST_INT));
-	float_to_half_c(a + i, b + i, n - i);
-}
-
-/* F16C within the cap (compiler/cpu.h: the avx2 level). */
-static bool has_f16c(void)
-{
-	return cpu_has(CPU_F16C) && cpu_has(CPU_AVX);
-}
-#endif
 
 /* The integer types' loops, converting through V: float (straight) for
  * the types exact in double, double for int64 (see the top). */
@@ -199,15 +170,6 @@ static ConvertFn to_float(int from)
 	return NULL;
 }
 
-static ConvertFn float_to_half(void)
-{
-#ifdef HAVE_F16C_PATH
-	if (has_f16c())
-		return float_to_half_f16c;
-#endif
-	return float_to_half_c;
-}
-
 void convert_half_float(const void *x, float *y, size_t n)
 {
 	to_float(DT_FLOAT16)(x, y, n);
@@ -215,7 +177,7 @@ void convert_half_float(const void *x, float *y, size_t n)
 
 void convert_float_half(const float *x, void *y, size_t n)
 {
-	float_to_half()(x, y, n);
+	float_to_half(x, y, n);
 }
 
 /* A Cast's loops: pre (if any) to float32 a block at a time, then
@@ -232,7 +194,7 @@ static bool from_float(int to, bool dbl, Convert *c)
 	switch (to) {
 	case DT_DOUBLE: c->plain = dbl ? NULL : f32_to_f64; break;
 	case DT_FLOAT: c->plain = dbl ? f64_to_f32 : NULL; break;
-	case DT_FLOAT16: c->plain = dbl ? NULL : float_to_half(); break;
+	case DT_FLOAT16: c->plain = dbl ? NULL : float_to_half; break;
 	case DT_BOOL: c->plain = dbl ? f64_to_bool : f32_to_bool; break;
 	case DT_INT8: c->checked = dbl ? f64_to_i8 : f32_to_i8; break;
 	case DT_UINT8: c->checked = dbl ? f64_to_u8 : f32_to_u8; break;
