@@ -759,22 +759,20 @@ int small_lstm(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
  * took 1.4 ms, 1.3x ONNX Runtime's.  W and R are packed once, W^T [I][G]
  * into chanwise.c's GEMM panels and R^T [H][G] into gemv.c's panels of
  * 16 (G = gates x H); a direction's input products for every step are
- * one product X [T][I] W^T, and each step adds h R^T, streaming R once,
- * then the cell.  At a batch of 4 a GEMV per row read R four times a
- * step, and oneDNN's GEMM, reading it once, was faster (3.4 against
- * 4.8 ms), so larger batches stay oneDNN's.  One thread, one order: the
- * same bits at any thread count. */
-enum { PACKED_MAX_BATCH = 1 };
-
+ * one product X [T][I] W^T plus the input bias, and each step adds
+ * h R^T, streaming R once, then the cell.  At a batch of 4 a GEMV per
+ * row read R four times a step, and oneDNN's GEMM, reading it once, was
+ * faster (3.4 against 4.8 ms), so larger batches stay oneDNN's.  One
+ * thread, one order: the same bits at any thread count. */
 typedef struct RnnPack {
-	int64_t dirs, seq, batch, input, hidden, g; /* g: gates x hidden */
+	int64_t dirs, seq, input, hidden, g; /* g: gates x hidden */
 	int nin, nout;
 	bool reverse;
 	ChanGemm gemm;
 	int64_t nr;	/* W^T's panels' width (chan_gemm_nr) */
 	int64_t np;	/* R^T's panels of 16 */
 	float *wp, *rp; /* per direction: W^T, R^T panels */
-	float *xw;	/* [T B][g] */
+	float *xw;	/* [T][g] */
 	float *hr;	/* [np 16]: a step's h R^T, aligned */
 } RnnPack;
 
@@ -795,7 +793,7 @@ static void pack_t(const float *m, int64_t rows, int64_t cols, int64_t nr,
 			p[chan_gemm_at(j, k, cols, nr)] = m[j * cols + k];
 }
 
-/* k packed from node n's W and R (constant), x [T][B][I], gates per
+/* k packed from node n's W and R (constant), x [T][1][I], gates per
  * hidden unit; extra floats after xw for the cell's state.  0, or -1
  * with an error if out of memory. */
 static int rnn_pack(RnnPack *k, const Node *n, const Value *x,
@@ -803,9 +801,9 @@ static int rnn_pack(RnnPack *k, const Node *n, const Value *x,
 {
 	int64_t D = r->shape.dims[0], H = r->shape.dims[2];
 	int64_t I = x->shape.dims[2], G = gates * H;
-	*k = (RnnPack){ .dirs = D, .seq = x->shape.dims[0],
-			.batch = x->shape.dims[1], .input = I, .hidden = H,
-			.g = G, .nin = n->ninputs, .nout = n->noutputs,
+	*k = (RnnPack){ .dirs = D, .seq = x->shape.dims[0], .input = I,
+			.hidden = H, .g = G, .nin = n->ninputs,
+			.nout = n->noutputs,
 			.reverse = !strcmp(attr_str(n, "direction", "forward"),
 					   "reverse") };
 	k->nr = chan_gemm_nr(G);
@@ -815,8 +813,7 @@ static int rnn_pack(RnnPack *k, const Node *n, const Value *x,
 	size_t rbytes = (size_t)(D * k->np * 16 * H) * sizeof(float);
 	k->wp = xcalloc((size_t)(D * padded * I), sizeof(float));
 	k->rp = aligned_alloc(64, rbytes);
-	k->xw = xmalloc((size_t)(k->seq * k->batch * G + extra) *
-			sizeof(float));
+	k->xw = xmalloc((size_t)(k->seq * G + extra) * sizeof(float));
 	k->hr = aligned_alloc(64, (size_t)(k->np * 16) * sizeof(float));
 	if (!k->rp || !k->hr) {
 		rnn_pack_free(k);
@@ -832,12 +829,17 @@ static int rnn_pack(RnnPack *k, const Node *n, const Value *x,
 	return 0;
 }
 
-/* Direction d's input products for every step into k->xw. */
-static void rnn_inputs(const RnnPack *k, int64_t d, const float *x)
+/* Direction d's input products for every step into k->xw, plus bias [g]
+ * (the direction's). */
+static void rnn_inputs(const RnnPack *k, int64_t d, const float *x,
+		       const float *bias)
 {
-	int64_t padded = (k->g + k->nr - 1) / k->nr * k->nr;
-	k->gemm(k->seq * k->batch, k->g, k->input, x, k->input,
-		k->wp + d * padded * k->input, k->nr, k->xw, k->g);
+	int64_t padded = (k->g + k->nr - 1) / k->nr * k->nr, G = k->g;
+	k->gemm(k->seq, G, k->input, x, k->input,
+		k->wp + d * padded * k->input, k->nr, k->xw, G);
+	for (int64_t t = 0; t < k->seq; t++)
+		for (int64_t j = 0; j < G; j++)
+			k->xw[t * G + j] += bias[j];
 }
 
 /* acc = h R^T of direction d over np panels of 16 from panel p0. */
@@ -852,15 +854,14 @@ static void rnn_recur(const RnnPack *k, int64_t d, const float *h,
 static void rnn_state(const RnnPack *k, const Tensor *const *in, int i,
 		      int64_t d, float *s)
 {
-	size_t bytes = (size_t)(k->batch * k->hidden) * sizeof(float);
+	size_t bytes = (size_t)k->hidden * sizeof(float);
 	if (k->nin > i && in[i])
-		memcpy(s, (const float *)in[i]->data +
-				  d * k->batch * k->hidden, bytes);
+		memcpy(s, (const float *)in[i]->data + d * k->hidden, bytes);
 	else
 		memset(s, 0, bytes);
 }
 
-/* X's, W's and R's shapes fit; constant weights, a packed batch. */
+/* X's, W's and R's shapes fit; constant weights, a batch of one. */
 static bool rnn_packable(const Node *n, const Value *x, const Value *w,
 			 const Value *r, int gates)
 {
@@ -868,8 +869,7 @@ static bool rnn_packable(const Node *n, const Value *x, const Value *w,
 	int64_t H = D ? r->shape.dims[2] : 0;
 	return static_f32(x) && static_f32(w) && static_f32(r) && w->konst &&
 	       r->konst && x->shape.rank == 3 && w->shape.rank == 3 &&
-	       x->shape.dims[1] <= PACKED_MAX_BATCH && H >= 1 &&
-	       H <= LSTM_MAX_HIDDEN &&
+	       x->shape.dims[1] == 1 && H >= 1 && H <= LSTM_MAX_HIDDEN &&
 	       D == (strcmp(attr_str(n, "direction", "forward"),
 			    "bidirectional") ? 1 : 2) &&
 	       w->shape.dims[0] == D && w->shape.dims[1] == gates * H &&
@@ -881,7 +881,7 @@ typedef struct LstmP {
 	RnnPack k;
 	Lstm l;
 	float *bias;		/* per direction [4H]: Wb + Rb, or zeros */
-	float *h, *c, *tmp;	/* [B][H] each (after xw), tmp [4H] */
+	float *h, *c, *tmp;	/* [H] each (after xw), tmp [4H] */
 } LstmP;
 
 static void lstmp_free(void *state)
@@ -892,8 +892,8 @@ static void lstmp_free(void *state)
 	free(p);
 }
 
-/* The cell of one batch row: gates g (i, o, f, c; pre-activation) and
- * the state h, c updated. */
+/* The cell: gates g (i, o, f, c; pre-activation) and the state h, c
+ * updated. */
 static void cell_row(const Lstm *l, float *g, float *h, float *c, float *tmp)
 {
 	int64_t H = l->hidden;
@@ -912,36 +912,31 @@ static int lstmp_run(void *state, const Tensor *const *in,
 {
 	LstmP *p = state;
 	const RnnPack *k = &p->k;
-	int64_t T = k->seq, B = k->batch, H = k->hidden, G = k->g;
+	int64_t T = k->seq, H = k->hidden, G = k->g;
 	float *y = out[0] ? tensor_mut(out[0]) : NULL;
 	float *yh = k->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
 	float *yc = k->nout > 2 && out[2] ? tensor_mut(out[2]) : NULL;
-	size_t state_bytes = (size_t)(B * H) * sizeof(float);
+	size_t hb = (size_t)H * sizeof(float);
 	for (int64_t d = 0; d < k->dirs; d++) {
 		bool rev = d == 1 || k->reverse;
-		const float *bias = p->bias + d * G;
-		rnn_inputs(k, d, in[0]->data);
+		rnn_inputs(k, d, in[0]->data, p->bias + d * G);
 		rnn_state(k, in, 5, d, p->h);
 		rnn_state(k, in, 6, d, p->c);
 		for (int64_t s = 0; s < T; s++) {
 			int64_t tt = rev ? T - 1 - s : s;
-			for (int64_t bi = 0; bi < B; bi++) {
-				float *g = k->hr;
-				const float *xg = k->xw + (tt * B + bi) * G;
-				rnn_recur(k, d, p->h + bi * H, 0, k->np, g);
-				for (int64_t j = 0; j < G; j++)
-					g[j] = xg[j] + bias[j] + g[j];
-				cell_row(&p->l, g, p->h + bi * H,
-					 p->c + bi * H, p->tmp);
-			}
+			float *g = k->hr;
+			const float *xg = k->xw + tt * G;
+			rnn_recur(k, d, p->h, 0, k->np, g);
+			for (int64_t j = 0; j < G; j++)
+				g[j] = xg[j] + g[j];
+			cell_row(&p->l, g, p->h, p->c, p->tmp);
 			if (y)
-				memcpy(y + (tt * k->dirs + d) * B * H, p->h,
-				       state_bytes);
+				memcpy(y + (tt * k->dirs + d) * H, p->h, hb);
 		}
 		if (yh)
-			memcpy(yh + d * B * H, p->h, state_bytes);
+			memcpy(yh + d * H, p->h, hb);
 		if (yc)
-			memcpy(yc + d * B * H, p->c, state_bytes);
+			memcpy(yc + d * H, p->c, hb);
 	}
 	return 0;
 }
@@ -956,17 +951,17 @@ int small_lstm_packed(RunCtx *s, Prepared *pr, Task *t, FastKernel *fk)
 	if (n->op != OP_LSTM || !lstm_match(pr, t, &l) || (b && !b->konst) ||
 	    !rnn_packable(n, x, w, r, 4))
 		return 0;
-	int64_t D = l.dirs, B = l.batch, H = l.hidden, G = 4 * H;
+	int64_t D = l.dirs, H = l.hidden, G = 4 * H;
 	LstmP *p = xmalloc(sizeof(*p));
 	memset(p, 0, sizeof(*p));
 	p->l = l;
-	if (rnn_pack(&p->k, n, x, w, r, 4, 2 * B * H + G) < 0) {
+	if (rnn_pack(&p->k, n, x, w, r, 4, 2 * H + G) < 0) {
 		free(p);
 		return -1;
 	}
-	p->h = p->k.xw + l.seq * B * G;
-	p->c = p->h + B * H;
-	p->tmp = p->c + B * H;
+	p->h = p->k.xw + l.seq * G;
+	p->c = p->h + H;
+	p->tmp = p->c + H;
 	p->bias = xcalloc((size_t)(D * G), sizeof(float));
 	const float *bd = b ? b->konst->data : NULL;
 	for (int64_t i = 0; bd && i < D * G; i++) /* Wb + Rb */
@@ -985,8 +980,8 @@ int small_lstm_packed(RunCtx *s, Prepared *pr, Task *t, FastKernel *fk)
 typedef struct GruP {
 	RnnPack k;
 	bool lbr;
-	float *wb, *rb;		/* per direction [3H] */
-	float *h, *rh, *tmp;	/* [B][H], [H], [H] (after xw) */
+	float *wb, *rb;	/* per direction [3H] */
+	float *h, *rh;	/* [H], [H] (after xw) */
 } GruP;
 
 static void grup_free(void *state)
@@ -997,19 +992,19 @@ static void grup_free(void *state)
 	free(p);
 }
 
-/* One step of one batch row: x's products xg [3H] (with Wb), h updated. */
+/* One step: x's products xg [3H] (with Wb), h updated. */
 static void gru_step(const GruP *p, int64_t d, const float *xg, float *h)
 {
 	const RnnPack *k = &p->k;
 	int64_t H = k->hidden, zr = 2 * H / 16;
 	const float *rb = p->rb + d * 3 * H;
-	float *hr = k->hr, *z = p->tmp;
+	float *hr = k->hr;
 	/* linear_before_reset: all three; else z and r first */
 	rnn_recur(k, d, h, 0, p->lbr ? k->np : zr, hr);
 	for (int64_t j = 0; j < 2 * H; j++)
 		hr[j] += xg[j] + rb[j];
-	direct_sigmoid_run(hr, hr, (size_t)(2 * H)); /* z, r */
-	float *r = hr + H, *nn = hr + 2 * H;
+	direct_sigmoid_run(hr, hr, (size_t)(2 * H));
+	float *z = hr, *r = hr + H, *nn = hr + 2 * H;
 	if (p->lbr) {
 		for (int64_t j = 0; j < H; j++)
 			nn[j] = xg[2 * H + j] + r[j] * (nn[j] + rb[2 * H + j]);
@@ -1020,7 +1015,6 @@ static void gru_step(const GruP *p, int64_t d, const float *xg, float *h)
 		for (int64_t j = 0; j < H; j++)
 			nn[j] += xg[2 * H + j] + rb[2 * H + j];
 	}
-	memcpy(z, hr, (size_t)H * sizeof(float));
 	tanh_run(nn, nn, p->rh, (size_t)H);
 	for (int64_t j = 0; j < H; j++)
 		h[j] = (1 - z[j]) * nn[j] + z[j] * h[j];
@@ -1031,29 +1025,22 @@ static int grup_run(void *state, const Tensor *const *in,
 {
 	GruP *p = state;
 	const RnnPack *k = &p->k;
-	int64_t T = k->seq, B = k->batch, H = k->hidden, G = k->g;
+	int64_t T = k->seq, H = k->hidden, G = k->g;
 	float *y = out[0] ? tensor_mut(out[0]) : NULL;
 	float *yh = k->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
-	size_t state_bytes = (size_t)(B * H) * sizeof(float);
+	size_t hb = (size_t)H * sizeof(float);
 	for (int64_t d = 0; d < k->dirs; d++) {
 		bool rev = d == 1 || k->reverse;
-		const float *wb = p->wb + d * G;
-		rnn_inputs(k, d, in[0]->data);
-		for (int64_t i = 0; i < T * B; i++)
-			for (int64_t j = 0; j < G; j++)
-				k->xw[i * G + j] += wb[j];
+		rnn_inputs(k, d, in[0]->data, p->wb + d * G);
 		rnn_state(k, in, 5, d, p->h);
 		for (int64_t s = 0; s < T; s++) {
 			int64_t tt = rev ? T - 1 - s : s;
-			for (int64_t bi = 0; bi < B; bi++)
-				gru_step(p, d, k->xw + (tt * B + bi) * G,
-					 p->h + bi * H);
+			gru_step(p, d, k->xw + tt * G, p->h);
 			if (y)
-				memcpy(y + (tt * k->dirs + d) * B * H, p->h,
-				       state_bytes);
+				memcpy(y + (tt * k->dirs + d) * H, p->h, hb);
 		}
 		if (yh)
-			memcpy(yh + d * B * H, p->h, state_bytes);
+			memcpy(yh + d * H, p->h, hb);
 	}
 	return 0;
 }
@@ -1075,26 +1062,25 @@ int small_gru_packed(RunCtx *s, Prepared *pr, Task *t, FastKernel *fk)
 		if (n->outputs[o] >= 0 && !t->out[o])
 			return 0;
 	int64_t D = r->shape.dims[0], H = r->shape.dims[2], G = 3 * H;
-	int64_t T = x->shape.dims[0], B = x->shape.dims[1];
+	int64_t T = x->shape.dims[0];
 	bool lbr = attr_int(n, "linear_before_reset", 0) != 0;
 	const Value *out[2] = { NULL, NULL };
 	for (int o = 0; o < n->noutputs; o++)
 		out[o] = n->outputs[o] >= 0 ? &pr->g->vals[n->outputs[o]]
 					    : NULL;
 	if ((!lbr && (2 * H) % 16) || !numel_is(b, D * 2 * G) ||
-	    !numel_is(h0, D * B * H) || !numel_is(out[0], T * D * B * H) ||
-	    !numel_is(out[1], D * B * H))
+	    !numel_is(h0, D * H) || !numel_is(out[0], T * D * H) ||
+	    !numel_is(out[1], D * H))
 		return 0;
 	GruP *p = xmalloc(sizeof(*p));
 	memset(p, 0, sizeof(*p));
 	p->lbr = lbr;
-	if (rnn_pack(&p->k, n, x, w, r, 3, B * H + 2 * H) < 0) {
+	if (rnn_pack(&p->k, n, x, w, r, 3, 2 * H) < 0) {
 		free(p);
 		return -1;
 	}
-	p->h = p->k.xw + T * B * G;
-	p->rh = p->h + B * H;
-	p->tmp = p->rh + H;
+	p->h = p->k.xw + T * G;
+	p->rh = p->h + H;
 	p->wb = xcalloc((size_t)(2 * D * G), sizeof(float));
 	p->rb = p->wb + D * G;
 	const float *bd = b ? b->konst->data : NULL;
