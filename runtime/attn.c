@@ -155,11 +155,6 @@ pack_rows(const float *src, int64_t rs, int64_t cs, int64_t rows,
 
 enum { MAXR = 8, MAXC = 4 };
 
-/* o[r][0..C VL) = sum_e a[r][e] b[e][0..C VL) for r < R (a rows lda
- * apart, b rows ldb, o rows ldo): R x C vector accumulators, R and C
- * constants of the variant (enough independent sums to keep its
- * multiply-add units busy, few enough to stay in its registers; each
- * scalar of a loaded once for C vectors of b). */
 typedef float Half __attribute__((vector_size(VL / 2 * sizeof(float))));
 
 /* mm_block in vectors of 8 floats, 2 C of them a row: GCC keeps AVX2's
@@ -193,6 +188,11 @@ mm_block_half(const float *a, int64_t lda, int64_t n, const float *b,
 			       sizeof(Half));
 }
 
+/* o[r][0..C VL) = sum_e a[r][e] b[e][0..C VL) for r < R (a rows lda
+ * apart, b rows ldb, o rows ldo): R x C vector accumulators, R and C
+ * constants of the variant (enough independent sums to keep its
+ * multiply-add units busy, few enough to stay in its registers; each
+ * scalar of a loaded once for C vectors of b). */
 static inline __attribute__((always_inline)) void
 mm_block(const float *a, int64_t lda, int64_t n, const float *b,
 	 int64_t ldb, float *o, int64_t ldo, const int R, const int C,

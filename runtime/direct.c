@@ -1177,14 +1177,16 @@ static int layernorm_run(void *state, const Tensor *const *in,
 	const float *x = in[0]->data, *w = in[1]->data;
 	const float *b = ln->bias ? in[2]->data : NULL;
 	float *y = tensor_mut(out[0]);
+	void (*row_vec)(const float *, float *, int64_t, float, const float *,
+			const float *) = cpu_isa() >= CPU_LEVEL_AVX512
+						 ? norm_row_vec
+						 : norm_row_vec8;
 	int nt = ln->threads;
 	RT_PARALLEL_ROWS
 	for (int64_t r = 0; r < ln->rows; r++) {
 		double m, v;
 		if (ln->cols % VL == 0) {
-			(cpu_isa() >= CPU_LEVEL_AVX512 ? norm_row_vec
-						       : norm_row_vec8)(
-				x + r * ln->cols, y + r * ln->cols, ln->cols,
+			row_vec(x + r * ln->cols, y + r * ln->cols, ln->cols,
 				ln->eps, w, b);
 			continue;
 		}

@@ -412,13 +412,13 @@ static double node_work(const Prepared *p, const Node *n)
 double rt_gear_serial = 64.0 * (1 << 20);
 #define RT_NODE_SERIAL (4.0 * (1 << 20))
 
-static double gear_work(const Prepared *p)
+static bool gear_small(const Prepared *p)
 {
 	const Graph *g = p->g;
 	double sum = 0;
 	for (int32_t i = 0; i < g->nnodes; i++)
 		sum += node_work(p, &g->nodes[i]);
-	return sum;
+	return sum < rt_gear_serial || sum < RT_NODE_SERIAL * g->nnodes;
 }
 
 static Prepared *prepare_tasks(RunCtx *s, Prepared *p, uint64_t t0);
@@ -452,9 +452,7 @@ Prepared *rt_prepare_in(RunCtx *s, Graph *g, uint8_t *mem,
 	/* a small gear's kernels are made for one thread (each takes its
 	 * count when made) */
 	int threads = s->threads;
-	double work = gear_work(p);
-	if (threads > 1 && rt_gear_serial > 0 &&
-	    (work < rt_gear_serial || work < RT_NODE_SERIAL * g->nnodes))
+	if (threads > 1 && rt_gear_serial > 0 && gear_small(p))
 		s->threads = 1;
 	Prepared *r = prepare_tasks(s, p, t0);
 	s->threads = threads;

@@ -636,7 +636,7 @@ Test(fast, bidirectional_rnn_ops_match_reference)
 {
 	/* oneDNN's bidirectional GRU (linear_before_reset 1 with initial
 	 * state and bias; 0 with its Y read by nothing), LSTM (both initial
-	 * states, every output) and RNN, each one primitive: a batch of 2,
+	 * states, every output) and RNN, each one primitive: a batch of 3,
 	 * not small.c's packed cells' */
 	Outs f1;
 	/* without oneDNN, the LSTM alone has a fast path (small.lstm) */
