@@ -235,17 +235,13 @@ float_to_half_f16c(const float *f, uint16_t *h, size_t n)
 						 _MM_FROUND_TO_NEAREST_INT));
 	float_to_half_c(f + i, h + i, n - i);
 }
-#endif
 
 /* F16C within the ISA cap (compiler/cpu.h: the avx2 level). */
 static bool has_f16c(void)
 {
-#ifdef HAVE_F16C_PATH
 	return cpu_has(CPU_F16C) && cpu_has(CPU_AVX);
-#else
-	return false;
-#endif
 }
+#endif
 
 void half_to_float_n(const uint16_t *h, float *f, size_t n)
 {
