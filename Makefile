@@ -36,6 +36,8 @@ INCDIR ?= $(PREFIX)/include
 COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 BUILD := build
 CC ?= cc
+# (objcopy of the compiler's own binutils: runtime/pool.syms below)
+OBJCOPY ?= $(if $(filter %gcc,$(CC)),$(patsubst %gcc,%objcopy,$(CC)),objcopy)
 CFLAGS ?= -O2 -g
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 TESTDATA ?= /usr/share/libonnx-testdata/data
@@ -57,7 +59,7 @@ ALL_CFLAGS = $(WARN) $(DEFS) $(DEBUGFLAGS) $(CFLAGS) $(SANFLAGS) -I. \
              -I$(BUILD)/gen -MMD -MP
 GEN_CFLAGS = -std=c11 -w $(DEFS) $(CFLAGS) $(SANFLAGS) -I$(BUILD)/gen
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
-LDLIBS := -lprotobuf-c -ljson-c -ldnnl -lgomp -lpthread -lm
+LDLIBS := -lprotobuf-c -ljson-c -ldnnl -lpthread -lm
 
 GEN_C := $(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/proto/gearom.pb-c.c
 GEN_H := $(GEN_C:.c=.h)
@@ -126,6 +128,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/.flags
 $(BUILD)/%.o: %.c $(BUILD)/.flags | $(GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(OMPFLAGS) -c $< -o $@
+	$(if $(OMPFLAGS),$(OBJCOPY) --redefine-syms=runtime/pool.syms $@)
 
 $(BUILD)/libgearc.a: $(LIB_OBJ)
 	rm -f $@
@@ -141,7 +144,7 @@ $(BUILD)/gearc: $(BUILD)/cli/main.o $(BUILD)/libgearc.a
 RT_SRC := $(filter-out cli/%,$(LIB_SRC))
 RT_OBJ := $(RT_SRC:%.c=$(BUILD)/%.o) $(GEN_C:.c=.o)
 RT_PIC := $(RT_SRC:%.c=$(BUILD)/pic/%.o) $(GEN_C:$(BUILD)/gen/%.c=$(BUILD)/pic/gen/%.o)
-RT_LIBS := -lprotobuf-c -ldnnl -lgomp -lpthread -lm
+RT_LIBS := -lprotobuf-c -ldnnl -lpthread -lm
 
 $(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
@@ -150,9 +153,13 @@ $(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c $(BUILD)/.flags
 $(BUILD)/pic/%.o: %.c $(BUILD)/.flags | $(GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(OMPFLAGS) -fPIC -fvisibility=hidden -DGEARRT_BUILD -c $< -o $@
+	$(if $(OMPFLAGS),$(OBJCOPY) --redefine-syms=runtime/pool.syms $@)
 
 # The plain-C fast paths spread their loops over a session's threads
-# with OpenMP (runtime/rt.h RT_PARALLEL_FOR; oneDNN runs on libgomp too).
+# with OpenMP pragmas (runtime/rt.h RT_PARALLEL_FOR), run by gearrt's own
+# pool (runtime/pool.c): objcopy renames the GOMP_ entry points gcc
+# calls to the pool's (runtime/pool.syms), so libgomp is not linked and
+# no other library's OpenMP is touched.
 # (A variable of their own: a target's variables reach its prerequisites,
 # and build/.flags must not see it.)
 RT_OMP := runtime/direct runtime/chanwise runtime/quant runtime/wino \
@@ -274,9 +281,10 @@ $(BUILD)/fuzz/%.o: %.c | $(GEN_H)
 # the fuzz targets need them right, not fast.
 $(BUILD)/fuzz/runtime/quant.o: FUZZ_CFLAGS += -O0
 
-# The plain-C kernels spread their loops over a session's threads as in
-# the library (RT_OMP above), on oneDNN's OpenMP (libgomp): without it
-# fuzz_diff's runs at 2 threads would run those loops on one.
+# The plain-C kernels' OpenMP pragmas (RT_OMP above): clang compiles
+# no GOMP_ calls for them at -fopenmp=libgomp, only accepts them, so
+# the fuzz targets run those loops on one thread (oneDNN's regions still
+# run on gearrt's pool).
 $(RT_OMP:%=$(BUILD)/fuzz/%.o): FUZZ_CFLAGS += -fopenmp=libgomp
 
 # (the headers its .d file adds to the prerequisites are not linked)
@@ -760,7 +768,7 @@ ARM64 := $(BUILD)/arm64
 ARM64_ROOT := $(BUILD)/arm64-sysroot
 ARM64_LIB := $(CURDIR)/$(ARM64_ROOT)/usr/lib/aarch64-linux-gnu
 QEMU_ARM64 := /usr/bin/qemu-aarch64 -cpu neoverse-n1
-ARM64_SUITES ?= $(ISA_SUITES)|models|om|reader|verify|hybrid_run|padbatch|scratch|gear|memplan|partition|infer|ir|ops_*|cpu
+ARM64_SUITES ?= $(ISA_SUITES)|pool|models|om|reader|verify|hybrid_run|padbatch|scratch|gear|memplan|partition|infer|ir|ops_*|cpu
 ARM64_MAKE = $(MAKE) --no-print-directory BUILD=$(ARM64) CC=$(ARM64_CC) \
 	PY_OK= CFLAGS="-O2 -g -isystem $(CURDIR)/$(ARM64_ROOT)/usr/include" \
 	LDFLAGS="-L$(ARM64_LIB) -Wl,-rpath-link,$(ARM64_LIB) \

@@ -44,7 +44,7 @@ setup(
         extra_compile_args=["-std=c11", "-fvisibility=hidden"],
         extra_objects=[ARCHIVE],
         extra_link_args=["-Wl,--exclude-libs,ALL"],
-        libraries=["protobuf-c", "dnnl", "gomp", "pthread", "m"],
+        libraries=["protobuf-c", "dnnl", "pthread", "m"],
         depends=[ARCHIVE, os.path.join(ROOT, "runtime", "gearrt.h")],
     )],
     cmdclass={"build_ext": BuildWithLibrary},

@@ -29,7 +29,6 @@
 #include <dnnl_debug.h>
 #include <float.h>
 #include <math.h>
-#include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +122,7 @@ static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 
 static void engine_init(void)
 {
+	rt_pool_adopt_dnnl(); /* oneDNN's parallel regions on gearrt's pool */
 	if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
 		engine = NULL;
 }
@@ -313,7 +313,7 @@ static int kernel_run(void *state, const Tensor *const *in,
 			at += k->tmp_bytes[i];
 		}
 	}
-	omp_set_num_threads(k->threads);
+	rt_pool_threads(k->threads);
 	int err = 0;
 	for (int64_t img = 0; img < k->split && !err; img++)
 		err = run_steps(k, in, out, tmp, img);
@@ -339,7 +339,7 @@ static DnnlKernel *kernel_new(RunCtx *s, const Prepared *p,
 			      double work)
 {
 	int threads = rt_threads_for(s, work);
-	omp_set_num_threads(threads); /* before oneDNN first asks */
+	rt_pool_threads(threads); /* before oneDNN first asks */
 	pthread_once(&engine_once, engine_init);
 	if (!engine)
 		return NULL;
@@ -455,7 +455,7 @@ static bool reorder_into(DnnlKernel *k, const dnnl_memory_desc_t *from,
 	if (ok) {
 		dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, src },
 					    { DNNL_ARG_TO, dst } };
-		omp_set_num_threads(k->threads);
+		rt_pool_threads(k->threads);
 		ok = dnnl_primitive_execute(r, k->stream, 2, args) ==
 			     dnnl_success &&
 		     dnnl_stream_wait(k->stream) == dnnl_success;
@@ -959,7 +959,7 @@ int dnnl_conv_build(RunCtx *s, Prepared *p, Task *t)
 	DnnlKernel *k = t->fast.state;
 	ConvIo *c = k->conv;
 	const Node *n = t->n;
-	omp_set_num_threads(k->threads); /* for the reorders made here */
+	rt_pool_threads(k->threads); /* for the reorders made here */
 	c->nhwc[CONV_X] = rt_nhwc(p, n->inputs[0]);
 	c->nhwc[CONV_Y] = rt_nhwc(p, n->outputs[0]);
 	c->nhwc[CONV_Z] = c->with_z && rt_nhwc(p, n->inputs[3]);
@@ -1643,7 +1643,7 @@ int dnnl_xy_build(RunCtx *s, Prepared *p, Task *t)
 	(void)s;
 	DnnlKernel *k = t->fast.state;
 	k->xy->nhwc = rt_nhwc(p, t->n->outputs[0]);
-	omp_set_num_threads(k->threads);
+	rt_pool_threads(k->threads);
 	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_attr_t attr = make_attr(k->xy->n, false, true, k);
 	bool ok = attr && xy_pd(k->xy, attr, &pd) &&

@@ -145,30 +145,37 @@ GEARRT_API const char *gearrt_version(void);
 /* The CPU features the kernels choose by, as "avx2 fma f16c avx512f
  * ...": those of the CPU the library runs on, within the ISA cap. */
 GEARRT_API const char *gearrt_cpu_features(void);
-/* How the threads of a run wait between parallel loops, as libgomp
- * (which runs libgearrt's threads and oneDNN's) read it from the
- * environment when the process started: "spin 1000 times, then sleep
- * (GOMP_SPINCOUNT)", "sleep at once (OMP_WAIT_POLICY=passive)", ... */
+/* How the threads of a run wait between parallel loops, as "spin while
+ * a run is under way, then sleep; sleep at once while other processes
+ * want the cores (gearrt's pool), oneDNN's on it too". */
 GEARRT_API const char *gearrt_wait_policy(void);
 
-/* Waiting threads on a shared machine.  A thread done with its part of
- * a parallel loop waits for the next one.  libgomp's default spins some
- * 300000 times (milliseconds) first: quick on an idle machine, but
- * where other processes share the cores (a server, a container under a
- * CPU quota) the spinning thread holds a core its partner needs, and 2
- * threads ran 2-6x slower than 1 (PP-OCRv4 det at 640x640 beside one
- * busy process: 84-243 ms a run, against 37 ms at 1 thread).  Spinning
- * GEARRT_SPINCOUNT times, then sleeping, costs an idle machine a few
- * percent (det: 25.4 ms against 24.1) and gives a busy one the 1-thread
- * time (38 ms).  libgomp reads GOMP_SPINCOUNT and OMP_WAIT_POLICY from
- * the environment once, as the process starts, before main(): a
- * program sets them there, or calls gearrt_wait_policy_exec(argv) first
- * thing in main(), as gearc run does (the Python module sets the
- * variable as it is imported).  Unless the environment sets either, it
- * runs the program again (its /proc/self/exe, the same argv) with
- * GOMP_SPINCOUNT=GEARRT_SPINCOUNT added and does not return; it returns
- * 0 when the environment chose, -1 when it could not (then libgomp's
- * default holds). */
+/* The threads of a run.  libgearrt runs its kernels' parallel loops and
+ * oneDNN's on a pool of its own: each thread that calls gearrt_run has
+ * a team of threads-1 workers, started on its first parallel run and
+ * stopped when it exits.  A worker spins for the next loop while a run
+ * is under way (up to 1 ms between loops) and sleeps between runs, so
+ * an idle server holds no core.  A loop's parts are taken, not dealt: a
+ * thread done with its part takes the next one nobody has begun, so a
+ * worker the OS has descheduled delays a loop by the part it holds, not
+ * by its share.  When a worker finds it was descheduled while spinning,
+ * or takes a part late, another process wants the cores: for the next
+ * second its team's workers sleep at once and its master takes the
+ * parts itself, as at 1 thread, unless a worker is already awake.
+ * (PP-OCRv4 det at 640x640 at 2 threads beside a busy process: 44.7 ms
+ * a run, 45.5 at 1 thread; quiet, 27.7.)
+ *
+ * oneDNN, built on OpenMP, reaches the pool through its six imports of
+ * libgomp, pointed at the pool when the first session is made;
+ * GEARRT_DNNL_LIBGOMP=1 in the environment leaves them on libgomp (for
+ * comparison), whose threads then wait as libgomp read its environment
+ * when the process started (GOMP_SPINCOUNT, OMP_WAIT_POLICY).  For that
+ * case gearrt_wait_policy_exec(argv), called first thing in main() as
+ * gearc run does, runs the program again (its /proc/self/exe, the same
+ * argv) with GOMP_SPINCOUNT=GEARRT_SPINCOUNT added and does not return,
+ * unless the environment sets either variable or oneDNN is on the pool:
+ * then it returns 0; -1 when it could not (then libgomp's default, a
+ * spin of some 300000 times, holds). */
 #define GEARRT_SPINCOUNT "1000"
 GEARRT_API int gearrt_wait_policy_exec(char **argv);
 

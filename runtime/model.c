@@ -23,29 +23,44 @@ const char *gearrt_cpu_features(void)
 	return cpu_features(buf, sizeof(buf));
 }
 
-const char *gearrt_wait_policy(void)
+/* How libgomp waits, as it read the environment: oneDNN's threads'
+ * policy where rt_pool_adopt_dnnl could not take oneDNN over. */
+static const char *libgomp_policy(char *buf, size_t size)
 {
-	static _Thread_local char buf[128];
 	const char *spin = getenv("GOMP_SPINCOUNT");
 	const char *policy = getenv("OMP_WAIT_POLICY");
 	if (spin && *spin)
-		snprintf(buf, sizeof(buf),
+		snprintf(buf, size,
 			 "spin %.40s times, then sleep (GOMP_SPINCOUNT)", spin);
 	else if (policy && !strcasecmp(policy, "passive"))
-		snprintf(buf, sizeof(buf),
-			 "sleep at once (OMP_WAIT_POLICY=passive)");
+		snprintf(buf, size, "sleep at once (OMP_WAIT_POLICY=passive)");
 	else if (policy && !strcasecmp(policy, "active"))
-		snprintf(buf, sizeof(buf),
+		snprintf(buf, size,
 			 "spin for minutes (OMP_WAIT_POLICY=active)");
 	else
-		snprintf(buf, sizeof(buf), "spin 300000 times, then sleep "
-					   "(libgomp's default)");
+		snprintf(buf, size, "spin 300000 times, then sleep "
+				    "(libgomp's default)");
+	return buf;
+}
+
+const char *gearrt_wait_policy(void)
+{
+	static _Thread_local char buf[320];
+	char gomp[128];
+	if (rt_pool_adopt_dnnl())
+		snprintf(buf, sizeof(buf), "%s, oneDNN's on it too",
+			 rt_pool_policy());
+	else
+		snprintf(buf, sizeof(buf), "%s; oneDNN's threads, on libgomp, %s",
+			 rt_pool_policy(), libgomp_policy(gomp, sizeof(gomp)));
 	return buf;
 }
 
 int gearrt_wait_policy_exec(char **argv)
 {
-	if (getenv("GOMP_SPINCOUNT") || getenv("OMP_WAIT_POLICY"))
+	/* libgomp runs nothing of ours where oneDNN is on gearrt's pool */
+	if (rt_pool_adopt_dnnl() || getenv("GOMP_SPINCOUNT") ||
+	    getenv("OMP_WAIT_POLICY"))
 		return 0;
 	/* the path, not /proc/self/exe itself: under valgrind that is
 	 * valgrind, while readlink gives the program it runs */

@@ -52,7 +52,6 @@
  */
 #include <dnnl.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,7 +150,7 @@ static int int_gemm(const IntGemm *g, int64_t m, int64_t n, int64_t k,
 		gemm_loop(m, n, k, a, lda, b, ldb, bo, c, ldc);
 		return 0;
 	}
-	omp_set_num_threads(g->threads);
+	rt_pool_threads(g->threads);
 	if (dnnl_gemm_u8s8s32('N', 'N', 'F', m, n, k, 1.0f, a, lda, 0, b,
 			      ldb, (int8_t)bo, 0.0f, c, ldc,
 			      &co) != dnnl_success)

@@ -36,6 +36,7 @@
 #include "compiler/ops/opimpl.h"
 #include "passes/runspec.h"
 #include "runtime/gearrt.h"
+#include "runtime/pool.h"
 #include "serializer/om.h"
 #include "serializer/raise.h"
 
@@ -591,9 +592,9 @@ static inline double rt_conv_flops(const ConvGeom *cg, bool transpose)
 
 
 /* RT_PARALLEL_FOR before a for loop of independent iterations spreads
- * them over nt threads (a variable nt in scope), where the file is
- * compiled with OpenMP (the Makefile's RT_OMP files); else the loop runs
- * on one.  Each thread takes the next iteration when it is done with
+ * them over nt threads (a variable nt in scope) of gearrt's pool
+ * (runtime/pool.h), where the file is compiled with OpenMP (the
+ * Makefile's RT_OMP files); else the loop runs on one.  Each thread takes the next iteration when it is done with
  * one (dynamic scheduling), so a thread the OS deschedules on a busy
  * machine delays the loop by the iteration it holds, not by its share
  * of a static split; RT_PARALLEL_ROWS does the same 16 iterations at a
@@ -602,16 +603,14 @@ static inline double rt_conv_flops(const ConvGeom *cg, bool transpose)
  * thread runs it; rt_thread() is the running thread's number (for its
  * own scratch). */
 #ifdef _OPENMP
-#include <omp.h>
 #define RT_PARALLEL_FOR \
 	_Pragma("omp parallel for num_threads(nt) schedule(dynamic)")
 #define RT_PARALLEL_ROWS \
 	_Pragma("omp parallel for num_threads(nt) schedule(dynamic, 16)")
-static inline int rt_thread(void) { return omp_get_thread_num(); }
 #else
 #define RT_PARALLEL_FOR (void)nt;
 #define RT_PARALLEL_ROWS (void)nt;
-static inline int rt_thread(void) { return 0; }
 #endif
+static inline int rt_thread(void) { return rt_pool_thread(); }
 
 #endif

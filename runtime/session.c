@@ -1083,7 +1083,9 @@ gearrt_status gearrt_run(gearrt_session *s, const gearrt_tensor *inputs,
 		t->given[i] = outputs[i].data != NULL;
 	gearrt_stats before = c->st;
 	int32_t cached = rt_cache_count(c->cache);
+	rt_pool_active(true);
 	gearrt_status st = ctx_run(c, inputs, outputs, nout);
+	rt_pool_active(false);
 	if (!st)
 		keep_outputs(t, outputs, nout);
 	give(s, c, t, &before, cached, st);

@@ -382,18 +382,22 @@ Test(cli_run, a_random_input_larger_than_memory_is_an_error)
 	free(d);
 }
 
-/* gearc run's threads spin GEARRT_SPINCOUNT times, then sleep, unless
- * the environment chose (gearrt_wait_policy_exec runs gearc again with
- * GOMP_SPINCOUNT set, before libgomp reads it); --bench says which. */
-Test(cli_run, threads_wait_briefly_unless_the_environment_chose)
+/* gearc run's threads are gearrt's pool, oneDNN's regions on it too,
+ * whatever libgomp's environment says; GEARRT_DNNL_LIBGOMP=1 leaves
+ * oneDNN on libgomp, whose policy gearc then sets as before
+ * (gearrt_wait_policy_exec: GOMP_SPINCOUNT=GEARRT_SPINCOUNT unless the
+ * environment chose); --bench says which. */
+Test(cli_run, threads_wait_on_gearrt_s_pool)
 {
 	static const struct {
 		const char *var, *value, *says;
 	} cases[] = {
-		{ NULL, NULL, "spin " GEARRT_SPINCOUNT " times, then sleep "
-			      "(GOMP_SPINCOUNT)" },
-		{ "GOMP_SPINCOUNT", "77", "spin 77 times, then sleep" },
-		{ "OMP_WAIT_POLICY", "passive", "they sleep at once" },
+		{ NULL, NULL, "(gearrt's pool), oneDNN's on it too" },
+		{ "OMP_WAIT_POLICY", "active", "(gearrt's pool), oneDNN's on "
+					       "it too" },
+		{ "GEARRT_DNNL_LIBGOMP", "1", "oneDNN's threads, on libgomp, "
+					      "spin " GEARRT_SPINCOUNT " times"
+					      ", then sleep (GOMP_SPINCOUNT)" },
 	};
 	char *dir = temp_dir(), *om = compile_two(dir);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
@@ -404,10 +408,13 @@ Test(cli_run, threads_wait_briefly_unless_the_environment_chose)
 		Run r = run_gearc("run", om, "--random-inputs", "--bench=1",
 				  "--threads=2", "-q");
 		cr_assert_eq(r.status, 0, "%s", r.err);
-		cr_expect(strstr(r.out, "threads: 2; waiting, they "), "%s",
-			  r.out);
+		cr_expect(strstr(r.out, "threads: 2; waiting, they spin while "
+					"a run is under way, then sleep; "),
+			  "%s", r.out);
 		cr_expect(strstr(r.out, cases[i].says), "%zu: %s", i, r.out);
 		run_free(&r);
+		if (cases[i].var)
+			unsetenv(cases[i].var);
 	}
 	remove_tree(dir);
 	free(dir), free(om);

@@ -47,11 +47,12 @@ no gear.  `python -m gearrt FILE.om --input NAME=FILE.npy` runs a file as
 """
 import os as _os
 
-# Threads that wait spin briefly, then sleep (gearrt.h, GEARRT_SPINCOUNT):
-# libgomp reads its environment once, when _gearrt loads it, so the
-# default goes in first; a GOMP_SPINCOUNT or OMP_WAIT_POLICY already set
-# wins.  (If another module loaded libgomp before, its reading stands:
-# wait_policy() says what it read.)
+# The threads of a run are gearrt's own pool, oneDNN's regions on it too
+# (gearrt.h, gearrt_wait_policy).  Only where oneDNN stays on libgomp
+# (GEARRT_DNNL_LIBGOMP=1) does libgomp's policy count: it reads its
+# environment once, when _gearrt loads it, so gearrt's default
+# (GEARRT_SPINCOUNT: spin briefly, then sleep) goes in first; a
+# GOMP_SPINCOUNT or OMP_WAIT_POLICY already set wins.
 _SPINCOUNT = "1000"
 if "GOMP_SPINCOUNT" not in _os.environ and \
         "OMP_WAIT_POLICY" not in _os.environ:

@@ -1557,10 +1557,12 @@ static PyMethodDef module_functions[] = {
 	  "The CPU features the kernels choose by, as 'avx2 fma ...'." },
 	{ "wait_policy", wait_policy, METH_NOARGS,
 	  "wait_policy()\n--\n\n"
-	  "How the threads of a run wait, as libgomp read it when the\n"
-	  "module was imported: 'spin 1000 times, then sleep\n"
-	  "(GOMP_SPINCOUNT)' (gearrt sets GOMP_SPINCOUNT=1000 on import\n"
-	  "unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set)." },
+	  "How the threads of a run wait: gearrt's pool spins while a run\n"
+	  "is under way, then sleeps, and sleeps at once while other\n"
+	  "processes want the cores; oneDNN's regions run on it too, or,\n"
+	  "with GEARRT_DNNL_LIBGOMP=1, on libgomp, whose policy it adds\n"
+	  "(gearrt sets GOMP_SPINCOUNT=1000 on import unless\n"
+	  "GOMP_SPINCOUNT or OMP_WAIT_POLICY is set)." },
 	{ "usable_cores", usable_cores, METH_NOARGS,
 	  "usable_cores()\n--\n\n"
 	  "The cores this process may use (its affinity mask's, at most\n"

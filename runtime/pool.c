@@ -1,0 +1,556 @@
+/* runtime/pool.c - the threads of a run (runtime/pool.h).
+ *
+ * A team belongs to one master thread.  A region is published in one
+ * 64-bit word, state = its sequence number << 32 | the next thread
+ * number to take, after its function, argument and size; a thread takes
+ * a number by a compare-and-swap on that word, which fails if the
+ * region has changed or its numbers are all taken, so a late worker
+ * never runs a number of a region it did not see.  `left` counts the
+ * numbers not yet done; the master waits for it to reach 0.  Waiting
+ * workers watch `gen` (a futex word bumped after each region's state),
+ * spinning first, sleeping after. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <limits.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compiler/cpu.h"
+#include "pool.h"
+
+enum {
+	MAX_TEAM = 256,		/* threads of a region at most */
+	IDLE_SPIN = 2000,	/* pauses before sleeping, no run under way */
+	YIELD_SPIN = 4096,	/* pauses before a waiting master yields */
+};
+/* How long a worker spins for the next region while a run is under
+ * way: longer than the gaps between a run's kernels, short enough to
+ * give the core back in a long serial stretch. */
+#define ACTIVE_SPIN_NS 1000000L
+/* Signs that another process wants the team's cores: a gap this long
+ * between two looks at the clock (some 64 pauses apart) while a worker
+ * spins, or a spinning worker taking a number this long after the
+ * region was published (on an idle machine: within microseconds).  A
+ * worker woken from sleep may take longer on an idle virtual machine,
+ * and under load a woken thread runs at once: its lateness is no
+ * sign.  The team is then busy for BUSY_NS (wait_region). */
+#define PREEMPTED_NS 100000L
+#define LATE_NS 300000L
+#define BUSY_NS 1000000000L
+
+typedef struct Team {
+	int nworkers;
+	pthread_t th[MAX_TEAM - 1];
+	uint64_t seq;			/* regions started (the master's) */
+	int icv;			/* the master's threads, at the region */
+	void (*_Atomic fn)(void *);
+	void *_Atomic data;
+	atomic_int nthr;
+	atomic_uint_least64_t state;	/* seq << 32 | next number */
+	atomic_uint gen;		/* futex word: bumped per region */
+	atomic_int left;		/* numbers not yet done */
+	atomic_int sleepers;		/* workers in futex_wait on gen */
+	atomic_bool active, quit;
+	atomic_long busy_until;		/* see wait_region */
+	atomic_long published;		/* when the region was (ns) */
+	atomic_uint bar_gen;		/* the region's barrier */
+	atomic_int bar_in;
+	atomic_uint_least64_t ws_init, ws_ready; /* its loop, by seq */
+	atomic_long ws_next;
+	long ws_end, ws_incr, ws_chunk;
+} Team;
+
+/* The region this thread runs a number of (team NULL: alone). */
+typedef struct {
+	Team *team;
+	uint64_t seq;
+	int id, nthr, level;
+} Ctx;
+
+static _Thread_local Ctx ctx;
+static _Thread_local Team *own;	/* this thread's team, as a master */
+static _Thread_local int icv;	/* rt_pool_threads; 0: not set */
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static void futex_wait(atomic_uint *w, unsigned v)
+{
+	syscall(SYS_futex, (unsigned *)w, FUTEX_WAIT_PRIVATE, v, NULL, NULL,
+		0);
+}
+
+static void futex_wake(atomic_uint *w, int n)
+{
+	syscall(SYS_futex, (unsigned *)w, FUTEX_WAKE_PRIVATE, n, NULL, NULL,
+		0);
+}
+
+static long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void run_number(Team *t, uint64_t seq, int id, int n,
+		       void (*fn)(void *), void *data)
+{
+	Ctx saved = ctx;
+	ctx = (Ctx){ t, seq, id, n, saved.level + 1 };
+	fn(data);
+	ctx = saved;
+	atomic_fetch_sub_explicit(&t->left, 1, memory_order_release);
+}
+
+/* Runs numbers of the published region while any are left to take;
+ * `woke`: a worker that slept for the region (its lateness is the
+ * wake-up's, not another process's). */
+static void take(Team *t, bool woke)
+{
+	for (;;) {
+		uint64_t s = atomic_load(&t->state);
+		int n = atomic_load_explicit(&t->nthr, memory_order_relaxed);
+		void (*fn)(void *) = atomic_load_explicit(
+			&t->fn, memory_order_relaxed);
+		void *data = atomic_load_explicit(&t->data,
+						  memory_order_relaxed);
+		int id = (int)(uint32_t)s;
+		if (id >= n)
+			return;
+		/* taken while the region still had it: then the fields
+		 * read above are that region's (the next is published
+		 * only after every number of this one is done) */
+		if (!atomic_compare_exchange_strong(&t->state, &s, s + 1))
+			continue;
+		if (own != t && !woke) { /* a worker that spun: how late */
+			long now = now_ns();
+			if (now - atomic_load_explicit(&t->published,
+						       memory_order_relaxed) >
+			    LATE_NS)
+				atomic_store(&t->busy_until, now + BUSY_NS);
+		}
+		woke = true; /* a second number waited for the first */
+		run_number(t, s >> 32, id, n, fn, data);
+	}
+}
+
+/* A worker waits for the region after `g` (or a barrier's call for
+ * it); true if it slept.  While its master has a run under way it spins up to
+ * ACTIVE_SPIN_NS, unless it finds it was descheduled while spinning (a
+ * gap between two looks at the clock): then another process wants the
+ * core, and a spinning thread would get it back only after that
+ * process's time slice.  The team is then busy for BUSY_NS: its
+ * workers sleep between regions and its master runs regions alone. */
+static bool wait_region(Team *t, unsigned g)
+{
+	long since = 0, last = 0;
+	for (unsigned i = 0; atomic_load(&t->gen) == g; i++) {
+		if (i < IDLE_SPIN) {
+			relax();
+			continue;
+		}
+		if (atomic_load_explicit(&t->active, memory_order_relaxed)) {
+			long now = now_ns();
+			if (last && now - last > PREEMPTED_NS)
+				atomic_store(&t->busy_until, now + BUSY_NS);
+			if (!since)
+				since = now;
+			last = now;
+			if (now - since < ACTIVE_SPIN_NS &&
+			    now > atomic_load(&t->busy_until)) {
+				for (int k = 0; k < 64; k++)
+					relax();
+				continue;
+			}
+		}
+		atomic_fetch_add(&t->sleepers, 1);
+		futex_wait(&t->gen, g);
+		atomic_fetch_sub(&t->sleepers, 1);
+		return true;
+	}
+	return false;
+}
+
+static void *worker(void *arg)
+{
+	Team *t = arg;
+	for (bool woke = true;;) {
+		unsigned g = atomic_load(&t->gen);
+		if (atomic_load(&t->quit))
+			return NULL;
+		take(t, woke);
+		woke = wait_region(t, g);
+	}
+}
+
+static pthread_key_t team_key;
+static pthread_once_t team_once = PTHREAD_ONCE_INIT;
+
+static void team_free(void *p)
+{
+	Team *t = p;
+	atomic_store(&t->quit, true);
+	atomic_fetch_add(&t->gen, 1);
+	futex_wake(&t->gen, INT_MAX);
+	for (int i = 0; i < t->nworkers; i++)
+		pthread_join(t->th[i], NULL);
+	free(t);
+}
+
+/* A child of fork() has only the thread that forked: its team's
+ * workers are gone, and it starts a team of its own when it needs one
+ * (the old one is left as the parent's copy). */
+static void forked(void)
+{
+	own = NULL;
+	ctx = (Ctx){ 0 };
+}
+
+static void team_key_make(void)
+{
+	pthread_key_create(&team_key, team_free);
+	pthread_atfork(NULL, NULL, forked);
+}
+
+/* This thread's team with up to `want` workers (fewer where the system
+ * would not start more); NULL if it has none. */
+static Team *team_for(int want)
+{
+	Team *t = own;
+	if (!t) {
+		pthread_once(&team_once, team_key_make);
+		t = calloc(1, sizeof(*t));
+		if (!t || pthread_setspecific(team_key, t)) {
+			free(t);
+			return NULL;
+		}
+		own = t;
+	}
+	while (t->nworkers < want &&
+	       pthread_create(&t->th[t->nworkers], NULL, worker, t) == 0)
+		t->nworkers++;
+	return t->nworkers ? t : NULL;
+}
+
+static void alone(void (*fn)(void *), void *data)
+{
+	Ctx saved = ctx;
+	ctx = (Ctx){ NULL, 0, 0, 1, saved.level + 1 };
+	fn(data);
+	ctx = saved;
+}
+
+int rt_omp_get_max_threads(void)
+{
+	int n = ctx.team ? ctx.team->icv : icv;
+	return n > 0 ? n : cpu_usable_cores();
+}
+
+void rt_gomp_parallel(void (*fn)(void *), void *data, unsigned nthr,
+		      unsigned flags)
+{
+	(void)flags; /* proc_bind: the OS places the threads */
+	int n = nthr ? (nthr < MAX_TEAM ? (int)nthr : MAX_TEAM)
+		     : rt_omp_get_max_threads();
+	if (n > MAX_TEAM)
+		n = MAX_TEAM;
+	Team *t = n > 1 && ctx.level == 0 ? team_for(n - 1) : NULL;
+	if (!t) { /* one thread, or nested in a region: alone */
+		alone(fn, data);
+		return;
+	}
+	if (n > t->nworkers + 1)
+		n = t->nworkers + 1;
+	uint64_t seq = ++t->seq;
+	long now = now_ns();
+	atomic_store_explicit(&t->published, now, memory_order_relaxed);
+	t->icv = icv;
+	atomic_store_explicit(&t->fn, fn, memory_order_relaxed);
+	atomic_store_explicit(&t->data, data, memory_order_relaxed);
+	atomic_store_explicit(&t->nthr, n, memory_order_relaxed);
+	atomic_store_explicit(&t->left, n, memory_order_relaxed);
+	atomic_store(&t->state, seq << 32 | 1); /* 0 is the master's */
+	atomic_fetch_add(&t->gen, 1);
+	/* a busy team's master takes the numbers itself, unless a worker
+	 * is awake to take one (or a barrier needs one: rt_gomp_barrier) */
+	if (atomic_load(&t->sleepers) > 0 &&
+	    now >= atomic_load(&t->busy_until))
+		futex_wake(&t->gen, n - 1);
+	run_number(t, seq, 0, n, fn, data);
+	take(t, false);
+	for (unsigned i = 0;
+	     atomic_load_explicit(&t->left, memory_order_acquire) > 0; i++)
+		if (i < YIELD_SPIN)
+			relax();
+		else
+			sched_yield();
+}
+
+void rt_gomp_barrier(void)
+{
+	Team *t = ctx.team;
+	if (!t || ctx.nthr < 2)
+		return;
+	unsigned g = atomic_load(&t->bar_gen);
+	if ((int)(uint32_t)atomic_load(&t->state) < ctx.nthr)
+		futex_wake(&t->gen, INT_MAX); /* numbers untaken: wake all */
+	if (atomic_fetch_add(&t->bar_in, 1) + 1 == ctx.nthr) {
+		atomic_store(&t->bar_in, 0);
+		atomic_fetch_add(&t->bar_gen, 1);
+		futex_wake(&t->bar_gen, INT_MAX);
+		return;
+	}
+	for (unsigned i = 0; atomic_load(&t->bar_gen) == g; i++)
+		if (i < IDLE_SPIN)
+			relax();
+		else
+			futex_wait(&t->bar_gen, g);
+}
+
+bool rt_gomp_loop_nonmonotonic_dynamic_next(long *istart, long *iend)
+{
+	Team *t = ctx.team;
+	if (!t)
+		return false; /* alone: start gave the whole range */
+	long step = t->ws_chunk * t->ws_incr;
+	long i = atomic_fetch_add(&t->ws_next, step);
+	if (t->ws_incr > 0 ? i >= t->ws_end : i <= t->ws_end)
+		return false;
+	*istart = i;
+	*iend = t->ws_incr > 0 ? (i + step < t->ws_end ? i + step : t->ws_end)
+			       : (i + step > t->ws_end ? i + step : t->ws_end);
+	return true;
+}
+
+bool rt_gomp_loop_nonmonotonic_dynamic_start(long start, long end,
+					     long incr, long chunk,
+					     long *istart, long *iend)
+{
+	Team *t = ctx.team;
+	if (!t) {
+		*istart = start;
+		*iend = end;
+		return incr > 0 ? start < end : start > end;
+	}
+	/* the region's first thread here sets its (one) loop up */
+	uint64_t seen = atomic_load(&t->ws_init);
+	if (seen != ctx.seq &&
+	    atomic_compare_exchange_strong(&t->ws_init, &seen, ctx.seq)) {
+		t->ws_end = end;
+		t->ws_incr = incr;
+		t->ws_chunk = chunk > 0 ? chunk : 1;
+		atomic_store(&t->ws_next, start);
+		atomic_store_explicit(&t->ws_ready, ctx.seq,
+				      memory_order_release);
+	}
+	while (atomic_load_explicit(&t->ws_ready, memory_order_acquire) !=
+	       ctx.seq)
+		relax();
+	return rt_gomp_loop_nonmonotonic_dynamic_next(istart, iend);
+}
+
+void rt_gomp_loop_end_nowait(void) {}
+
+int rt_omp_get_thread_num(void) { return ctx.id; }
+
+int rt_omp_get_num_threads(void) { return ctx.nthr > 0 ? ctx.nthr : 1; }
+
+int rt_omp_in_parallel(void) { return ctx.nthr > 1; }
+
+int rt_pool_thread(void) { return ctx.id; }
+
+void rt_pool_threads(int n) { icv = n > 0 ? n : 1; }
+
+void rt_pool_active(bool on)
+{
+	if (own)
+		atomic_store_explicit(&own->active, on, memory_order_relaxed);
+}
+
+/* libdnnl's imports this pool serves. */
+static const struct {
+	const char *name;
+	void *fn;
+} served[] = {
+	{ "GOMP_parallel", (void *)rt_gomp_parallel },
+	{ "GOMP_barrier", (void *)rt_gomp_barrier },
+	{ "GOMP_loop_nonmonotonic_dynamic_start",
+	  (void *)rt_gomp_loop_nonmonotonic_dynamic_start },
+	{ "GOMP_loop_nonmonotonic_dynamic_next",
+	  (void *)rt_gomp_loop_nonmonotonic_dynamic_next },
+	{ "GOMP_loop_end_nowait", (void *)rt_gomp_loop_end_nowait },
+	{ "omp_get_max_threads", (void *)rt_omp_get_max_threads },
+	{ "omp_get_num_threads", (void *)rt_omp_get_num_threads },
+	{ "omp_get_thread_num", (void *)rt_omp_get_thread_num },
+	{ "omp_in_parallel", (void *)rt_omp_in_parallel },
+	{ "omp_set_num_threads", (void *)rt_pool_threads },
+};
+
+static void *served_fn(const char *name)
+{
+	for (size_t i = 0; i < sizeof(served) / sizeof(served[0]); i++)
+		if (!strcmp(served[i].name, name))
+			return served[i].fn;
+	return NULL;
+}
+
+static bool openmp_name(const char *name)
+{
+	return !strncmp(name, "GOMP_", 5) || !strncmp(name, "omp_", 4) ||
+	       !strncmp(name, "kmp_", 4) || !strncmp(name, "__kmpc_", 7);
+}
+
+#if defined(__x86_64__)
+#define SLOT_JUMP R_X86_64_JUMP_SLOT
+#define SLOT_DATA R_X86_64_GLOB_DAT
+#elif defined(__aarch64__)
+#define SLOT_JUMP R_AARCH64_JUMP_SLOT
+#define SLOT_DATA R_AARCH64_GLOB_DAT
+#endif
+
+#ifdef SLOT_JUMP
+/* libdnnl as loaded: its relocations and symbols. */
+typedef struct {
+	uintptr_t base;
+	const ElfW(Sym) *sym;
+	const char *str;
+	const ElfW(Rela) *rel[2];
+	size_t nrel[2];
+	uintptr_t relro, relro_end;
+	bool found, rela;
+} Dnnl;
+
+static uintptr_t at(const Dnnl *d, ElfW(Addr) p)
+{
+	return p < d->base ? d->base + p : p; /* glibc relocates them */
+}
+
+static int find_dnnl(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	Dnnl *d = arg;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, "libdnnl.so"))
+		return 0;
+	d->base = info->dlpi_addr;
+	const ElfW(Dyn) *dyn = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(d->base + ph->p_vaddr);
+		if (ph->p_type == PT_GNU_RELRO) {
+			d->relro = d->base + ph->p_vaddr;
+			d->relro_end = d->relro + ph->p_memsz;
+		}
+	}
+	d->rela = true;
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++)
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			d->sym = (const ElfW(Sym) *)at(d, dyn->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			d->str = (const char *)at(d, dyn->d_un.d_ptr);
+			break;
+		case DT_JMPREL:
+			d->rel[0] = (const ElfW(Rela) *)at(d, dyn->d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ:
+			d->nrel[0] = dyn->d_un.d_val / sizeof(ElfW(Rela));
+			break;
+		case DT_RELA:
+			d->rel[1] = (const ElfW(Rela) *)at(d, dyn->d_un.d_ptr);
+			break;
+		case DT_RELASZ:
+			d->nrel[1] = dyn->d_un.d_val / sizeof(ElfW(Rela));
+			break;
+		case DT_PLTREL:
+			d->rela = dyn->d_un.d_val == DT_RELA;
+			break;
+		case DT_REL:
+			d->rela = false;
+			break;
+		}
+	d->found = d->sym && d->str && d->rela;
+	return 1;
+}
+
+/* Writes our functions into libdnnl's import slots; with `write`
+ * false, only checks that every OpenMP import is one we serve, through
+ * a slot we can write. */
+static bool patch(const Dnnl *d, bool write)
+{
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; d->rel[k] && i < d->nrel[k]; i++) {
+			const ElfW(Rela) *r = &d->rel[k][i];
+			size_t s = ELF64_R_SYM(r->r_info);
+			if (!s)
+				continue;
+			const char *name = d->str + d->sym[s].st_name;
+			if (!openmp_name(name))
+				continue;
+			void *fn = served_fn(name);
+			unsigned type = ELF64_R_TYPE(r->r_info);
+			if (!fn || (type != SLOT_JUMP && type != SLOT_DATA))
+				return false;
+			if (write)
+				*(void **)(d->base + r->r_offset) = fn;
+		}
+	return true;
+}
+
+static bool adopt(void)
+{
+	Dnnl d = { 0 };
+	dl_iterate_phdr(find_dnnl, &d);
+	if (!d.found || !patch(&d, false))
+		return false;
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t lo = d.relro & ~(uintptr_t)(page - 1), hi = d.relro_end;
+	if (d.relro && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE))
+		return false;
+	patch(&d, true);
+	if (d.relro)
+		mprotect((void *)lo, hi - lo, PROT_READ);
+	return true;
+}
+#else
+static bool adopt(void) { return false; }
+#endif
+
+static pthread_once_t adopt_once = PTHREAD_ONCE_INIT;
+static bool adopted;
+
+static void adopt_now(void)
+{
+	adopted = !getenv("GEARRT_DNNL_LIBGOMP") && adopt();
+}
+
+bool rt_pool_adopt_dnnl(void)
+{
+	pthread_once(&adopt_once, adopt_now);
+	return adopted;
+}
+
+const char *rt_pool_policy(void)
+{
+	return "spin while a run is under way, then sleep; sleep at once "
+	       "while other processes want the cores (gearrt's pool)";
+}

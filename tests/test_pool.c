@@ -1,0 +1,222 @@
+/*
+ * tests/test_pool.c - gearrt's thread pool (runtime/pool.c) through the
+ * entry points GCC's OpenMP code and oneDNN call: every thread number
+ * of a region runs once, a barrier holds every number back until all
+ * reach it, the one loop of a region hands out each iteration once, a
+ * region inside a region runs alone, each master thread has a team of
+ * its own (a forked child's too), and oneDNN's regions run on the pool
+ * (no libgomp thread).
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/rt.h"
+#include "testrun.h"
+#include "testutil.h"
+
+enum { MAXN = 8 };
+
+typedef struct {
+	atomic_int runs[MAXN];	/* per thread number */
+	atomic_int wrong;	/* a number that saw what it should not */
+	int n;
+	atomic_int wrote[MAXN];
+	atomic_int marks[1000];
+} Region;
+
+static void count_number(void *arg)
+{
+	Region *r = arg;
+	int id = rt_omp_get_thread_num();
+	if (rt_omp_get_num_threads() != r->n || !rt_omp_in_parallel() ||
+	    id < 0 || id >= r->n)
+		atomic_fetch_add(&r->wrong, 1);
+	else
+		atomic_fetch_add(&r->runs[id], 1);
+}
+
+Test(pool, every_thread_number_runs_once)
+{
+	for (int round = 0; round < 300; round++) {
+		Region r = { .n = 2 + round % (MAXN - 1) };
+		rt_gomp_parallel(count_number, &r, (unsigned)r.n, 0);
+		cr_assert_eq(atomic_load(&r.wrong), 0, "round %d", round);
+		for (int i = 0; i < r.n; i++)
+			cr_assert_eq(atomic_load(&r.runs[i]), 1,
+				     "round %d: number %d ran %d times", round,
+				     i, atomic_load(&r.runs[i]));
+	}
+	cr_expect_eq(rt_omp_get_num_threads(), 1, "outside a region");
+	cr_expect_eq(rt_omp_in_parallel(), 0);
+}
+
+static void write_wait_read(void *arg)
+{
+	Region *r = arg;
+	int id = rt_omp_get_thread_num();
+	atomic_store(&r->wrote[id], id + 1);
+	rt_gomp_barrier();
+	int sum = 0;
+	for (int i = 0; i < r->n; i++)
+		sum += atomic_load(&r->wrote[i]);
+	if (sum != r->n * (r->n + 1) / 2)
+		atomic_fetch_add(&r->wrong, 1);
+	rt_gomp_barrier(); /* a second one in the same region */
+	atomic_fetch_add(&r->runs[id], 1);
+}
+
+Test(pool, a_barrier_holds_every_number_until_all_reach_it)
+{
+	/* (a number run after the others left the barrier would hang) */
+	for (int round = 0; round < 200; round++) {
+		Region r = { .n = 2 + round % 3 };
+		rt_gomp_parallel(write_wait_read, &r, (unsigned)r.n, 0);
+		cr_assert_eq(atomic_load(&r.wrong), 0, "round %d", round);
+		for (int i = 0; i < r.n; i++)
+			cr_assert_eq(atomic_load(&r.runs[i]), 1);
+	}
+}
+
+static void mark_loop(void *arg)
+{
+	Region *r = arg;
+	long lo, hi;
+	if (rt_gomp_loop_nonmonotonic_dynamic_start(0, 1000, 1, 7, &lo, &hi))
+		do
+			for (long i = lo; i < hi; i++)
+				atomic_fetch_add(&r->marks[i], 1);
+		while (rt_gomp_loop_nonmonotonic_dynamic_next(&lo, &hi));
+	rt_gomp_loop_end_nowait();
+}
+
+Test(pool, a_loop_hands_out_each_iteration_once)
+{
+	for (int round = 0; round < 100; round++) {
+		Region r = { .n = 1 + round % 4 };
+		rt_gomp_parallel(mark_loop, &r, (unsigned)r.n, 0);
+		for (int i = 0; i < 1000; i++)
+			cr_assert_eq(atomic_load(&r.marks[i]), 1,
+				     "round %d (%d threads): iteration %d "
+				     "ran %d times", round, r.n, i,
+				     atomic_load(&r.marks[i]));
+	}
+}
+
+static void inner(void *arg)
+{
+	Region *r = arg;
+	if (rt_omp_get_num_threads() != 1 || rt_omp_get_thread_num() != 0)
+		atomic_fetch_add(&r->wrong, 1);
+	atomic_fetch_add(&r->runs[0], 1);
+}
+
+static void outer(void *arg)
+{
+	Region *r = arg;
+	Region in = { .n = 1 };
+	rt_gomp_parallel(inner, &in, 4, 0);
+	if (atomic_load(&in.runs[0]) != 1 || atomic_load(&in.wrong))
+		atomic_fetch_add(&r->wrong, 1);
+	atomic_fetch_add(&r->runs[rt_omp_get_thread_num()], 1);
+}
+
+Test(pool, a_region_inside_a_region_runs_alone)
+{
+	Region r = { .n = 3 };
+	rt_gomp_parallel(outer, &r, 3, 0);
+	cr_expect_eq(atomic_load(&r.wrong), 0);
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(atomic_load(&r.runs[i]), 1);
+}
+
+static void *master(void *arg)
+{
+	atomic_int *bad = arg;
+	for (int round = 0; round < 200; round++) {
+		Region r = { .n = 2 };
+		rt_gomp_parallel(count_number, &r, 2, 0);
+		if (atomic_load(&r.wrong) || atomic_load(&r.runs[0]) != 1 ||
+		    atomic_load(&r.runs[1]) != 1)
+			atomic_fetch_add(bad, 1);
+	}
+	return NULL;
+}
+
+Test(pool, masters_have_teams_of_their_own)
+{
+	/* four threads each running regions of 2 at once; each team's
+	 * workers stop when its master exits (ASan's leak check) */
+	pthread_t th[4];
+	atomic_int bad = 0;
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, master, &bad), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	cr_expect_eq(atomic_load(&bad), 0);
+}
+
+static int threads_now(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	cr_assert(d);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+Test(pool, onednn_runs_on_the_pool)
+{
+	/* fast_chain's three convolutions are oneDNN's and parallel at 2
+	 * threads; the pool's worker, started first, is the only thread
+	 * their runs add (on libgomp, its own worker would be one more) */
+	rt_gear_serial = 0;
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "fast_chain", "fast_chain", NULL);
+	Region r = { .n = 2 };
+	rt_gomp_parallel(count_number, &r, 2, 0);
+	int before = threads_now();
+	gearrt_model *m;
+	gearrt_session *s;
+	gearrt_options opt = { .threads = 2 };
+	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_assert_eq(gearrt_session_create(m, &opt, &s), GEARRT_OK);
+	/* its kernels and a run on zeros, on this thread */
+	cr_assert_eq(gearrt_session_prepare(s, NULL, 0), GEARRT_OK, "%s",
+		     gearrt_last_error());
+	cr_expect(rt_pool_adopt_dnnl());
+	cr_expect(strstr(gearrt_wait_policy(), "oneDNN's on it too"), "%s",
+		  gearrt_wait_policy());
+	cr_expect_eq(threads_now(), before, "%d threads, %d before",
+		     threads_now(), before);
+	gearrt_session_destroy(s);
+	gearrt_model_close(m);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
+Test(pool, a_forked_child_starts_a_team_of_its_own)
+{
+	/* the parent's workers are not in the child: a region there whose
+	 * numbers wait for each other (a barrier) would hang on them */
+	Region r = { .n = 2 };
+	rt_gomp_parallel(count_number, &r, 2, 0);
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		alarm(10); /* a hang fails the test, not the run */
+		Region c = { .n = 2 };
+		rt_gomp_parallel(write_wait_read, &c, 2, 0);
+		_exit(atomic_load(&c.wrong) || atomic_load(&c.runs[1]) != 1);
+	}
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the child: status %#x", status);
+}
