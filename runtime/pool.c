@@ -294,7 +294,7 @@ void rt_gomp_parallel(void (*fn)(void *), void *data, unsigned nthr,
 	if (atomic_load(&t->sleepers) > 0 &&
 	    now >= atomic_load(&t->busy_until))
 		futex_wake(&t->gen, n - 1);
-	run_number(t, seq, 0, n, fn, data);
+	run_number(t, (uint32_t)seq, 0, n, fn, data); /* as take() has it */
 	take(t, false);
 	for (unsigned i = 0;
 	     atomic_load_explicit(&t->left, memory_order_acquire) > 0; i++)
@@ -522,12 +522,15 @@ static bool adopt(void)
 	dl_iterate_phdr(find_dnnl, &d);
 	if (!d.found || !patch(&d, false))
 		return false;
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t lo = d.relro & ~(uintptr_t)(page - 1), hi = d.relro_end;
-	if (d.relro && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE))
+	/* the pages glibc made read-only: the last partial one it left
+	 * writable (and so do we) */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = d.relro & ~(page - 1), hi = d.relro_end & ~(page - 1);
+	bool relro = hi > lo;
+	if (relro && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE))
 		return false;
 	patch(&d, true);
-	if (d.relro)
+	if (relro)
 		mprotect((void *)lo, hi - lo, PROT_READ);
 	return true;
 }
