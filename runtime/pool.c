@@ -11,6 +11,7 @@
  * spinning first, sleeping after. */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -38,16 +39,23 @@ enum {
  * way: longer than the gaps between a run's kernels, short enough to
  * give the core back in a long serial stretch. */
 #define ACTIVE_SPIN_NS 1000000L
-/* Signs that another process wants the team's cores: a gap this long
- * between two looks at the clock (some 64 pauses apart) while a worker
- * spins, or a spinning worker taking a number this long after the
- * region was published (on an idle machine: within microseconds).  A
- * worker woken from sleep may take longer on an idle virtual machine,
- * and under load a woken thread runs at once: its lateness is no
- * sign.  The team is then busy for BUSY_NS (wait_region). */
-#define PREEMPTED_NS 100000L
-#define LATE_NS 300000L
+/* When another process wants the team's cores, the team is busy for
+ * BUSY_NS (wait_region).  The sign: its threads' time runnable but not
+ * running (the kernel's run delay, /proc/thread-self/schedstat) over
+ * a run, read where a run has regions, at least DELAYED_NS and an
+ * eighth of the run, in two runs in a row (on an idle machine:
+ * microseconds, but for a worker's first wake-up after a long sleep on
+ * a virtual machine, one run's worth).  Where the
+ * kernel does not keep it, two of these within SIGNS_NS: a gap of
+ * PREEMPTED_NS between two looks at the clock (some 64 pauses apart)
+ * while a worker spins, or a spinning worker taking a number LATE_NS
+ * after the region was published (on an idle machine: microseconds;
+ * a woken worker's lateness is its wake-up's, no sign). */
 #define BUSY_NS 1000000000L
+#define DELAYED_NS 200000L
+#define PREEMPTED_NS 1000000L
+#define LATE_NS 1000000L
+#define SIGNS_NS 50000000L
 
 typedef struct Team {
 	int nworkers;
@@ -63,6 +71,11 @@ typedef struct Team {
 	atomic_int sleepers;		/* workers in futex_wait on gen */
 	atomic_bool active, quit;
 	atomic_long busy_until;		/* see wait_region */
+	atomic_long last_sign;		/* see sign */
+	atomic_int delay_fd[MAX_TEAM];	/* schedstat, each thread's; -1 */
+	long delay0, since;		/* at the run's first region */
+	bool sampled;
+	int delayed;			/* runs delayed in a row */
 	atomic_long published;		/* when the region was (ns) */
 	atomic_uint bar_gen;		/* the region's barrier */
 	atomic_int bar_in;
@@ -120,6 +133,39 @@ static void run_number(Team *t, uint64_t seq, int id, int n,
 	atomic_fetch_sub_explicit(&t->left, 1, memory_order_release);
 }
 
+/* The team's threads' run delay so far (ns); -1 if the kernel keeps
+ * none. */
+static long run_delay(Team *t)
+{
+	long sum = 0;
+	for (int i = 0; i <= t->nworkers; i++) {
+		char buf[96];
+		int fd = atomic_load_explicit(&t->delay_fd[i],
+					      memory_order_relaxed);
+		ssize_t n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			return -1;
+		buf[n] = '\0';
+		char *end;
+		strtoull(buf, &end, 10); /* time on the CPU, then the delay */
+		sum += (long)strtoull(end, NULL, 10);
+	}
+	return sum;
+}
+
+static int open_delay(void)
+{
+	return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+}
+
+/* A sign, at `now`, that another process wants the team's cores. */
+static void sign(Team *t, long now)
+{
+	long last = atomic_exchange(&t->last_sign, now);
+	if (now - last < SIGNS_NS)
+		atomic_store(&t->busy_until, now + BUSY_NS);
+}
+
 /* Runs numbers of the published region while any are left to take;
  * `woke`: a worker that slept for the region (its lateness is the
  * wake-up's, not another process's). */
@@ -145,7 +191,7 @@ static void take(Team *t, bool woke)
 			if (now - atomic_load_explicit(&t->published,
 						       memory_order_relaxed) >
 			    LATE_NS)
-				atomic_store(&t->busy_until, now + BUSY_NS);
+				sign(t, now);
 		}
 		woke = true; /* a second number waited for the first */
 		run_number(t, s >> 32, id, n, fn, data);
@@ -170,7 +216,7 @@ static bool wait_region(Team *t, unsigned g)
 		if (atomic_load_explicit(&t->active, memory_order_relaxed)) {
 			long now = now_ns();
 			if (last && now - last > PREEMPTED_NS)
-				atomic_store(&t->busy_until, now + BUSY_NS);
+				sign(t, now);
 			if (!since)
 				since = now;
 			last = now;
@@ -192,6 +238,8 @@ static bool wait_region(Team *t, unsigned g)
 static void *worker(void *arg)
 {
 	Team *t = arg;
+	/* its schedstat, before its master counts it (nworkers) */
+	atomic_store(&t->delay_fd[t->nworkers + 1], open_delay());
 	for (bool woke = true;;) {
 		unsigned g = atomic_load(&t->gen);
 		if (atomic_load(&t->quit))
@@ -212,6 +260,9 @@ static void team_free(void *p)
 	futex_wake(&t->gen, INT_MAX);
 	for (int i = 0; i < t->nworkers; i++)
 		pthread_join(t->th[i], NULL);
+	for (int i = 0; i <= t->nworkers; i++)
+		if (atomic_load(&t->delay_fd[i]) >= 0)
+			close(atomic_load(&t->delay_fd[i]));
 	free(t);
 }
 
@@ -244,9 +295,16 @@ static Team *team_for(int want)
 		}
 		own = t;
 	}
-	while (t->nworkers < want &&
-	       pthread_create(&t->th[t->nworkers], NULL, worker, t) == 0)
+	if (!t->nworkers)
+		atomic_store(&t->delay_fd[0], open_delay());
+	while (t->nworkers < want) {
+		atomic_store(&t->delay_fd[t->nworkers + 1], -2);
+		if (pthread_create(&t->th[t->nworkers], NULL, worker, t))
+			break;
+		while (atomic_load(&t->delay_fd[t->nworkers + 1]) == -2)
+			sched_yield(); /* it opens its schedstat */
 		t->nworkers++;
+	}
 	return t->nworkers ? t : NULL;
 }
 
@@ -281,6 +339,12 @@ void rt_gomp_parallel(void (*fn)(void *), void *data, unsigned nthr,
 		n = t->nworkers + 1;
 	uint64_t seq = ++t->seq;
 	long now = now_ns();
+	if (atomic_load_explicit(&t->active, memory_order_relaxed) &&
+	    !t->sampled) { /* the run's first region: its delay so far */
+		t->delay0 = run_delay(t);
+		t->since = now;
+		t->sampled = true;
+	}
 	atomic_store_explicit(&t->published, now, memory_order_relaxed);
 	t->icv = icv;
 	atomic_store_explicit(&t->fn, fn, memory_order_relaxed);
@@ -381,8 +445,19 @@ void rt_pool_threads(int n) { icv = n > 0 ? n : 1; }
 
 void rt_pool_active(bool on)
 {
-	if (own)
-		atomic_store_explicit(&own->active, on, memory_order_relaxed);
+	Team *t = own;
+	if (!t)
+		return;
+	atomic_store_explicit(&t->active, on, memory_order_relaxed);
+	if (on || !t->sampled)
+		return;
+	t->sampled = false; /* the run had regions: how long it waited */
+	long now = now_ns(), delay = run_delay(t) - t->delay0;
+	bool delayed = t->delay0 >= 0 && delay > DELAYED_NS &&
+		       delay > (now - t->since) / 8;
+	t->delayed = delayed ? t->delayed + 1 : 0;
+	if (t->delayed >= 2)
+		atomic_store(&t->busy_until, now + BUSY_NS);
 }
 
 /* libdnnl's imports this pool serves. */
