@@ -43,9 +43,10 @@ enum {
  * BUSY_NS (wait_region).  The sign: its threads' time runnable but not
  * running (the kernel's run delay, /proc/thread-self/schedstat) over
  * a run, read where a run has regions, at least DELAYED_NS and an
- * eighth of the run, in two runs in a row (on an idle machine:
- * microseconds, but for a worker's first wake-up after a long sleep on
- * a virtual machine, one run's worth).  Where the
+ * eighth of the run: the master's alone in one run, or all threads' in
+ * two runs in a row (on an idle machine: microseconds, but for a
+ * worker's first wake-up after a long sleep on a virtual machine, one
+ * run's worth).  Where the
  * kernel does not keep it, two of these within SIGNS_NS: a gap of
  * PREEMPTED_NS between two looks at the clock (some 64 pauses apart)
  * while a worker spins, or a spinning worker taking a number LATE_NS
@@ -73,7 +74,8 @@ typedef struct Team {
 	atomic_long busy_until;		/* see wait_region */
 	atomic_long last_sign;		/* see sign */
 	atomic_int delay_fd[MAX_TEAM];	/* schedstat, each thread's; -1 */
-	long delay0, since;		/* at the run's first region */
+	long delay0[2], since;		/* at the run's first region: */
+					/* the master's, the workers' */
 	bool sampled;
 	int delayed;			/* runs delayed in a row */
 	atomic_long published;		/* when the region was (ns) */
@@ -133,22 +135,29 @@ static void run_number(Team *t, uint64_t seq, int id, int n,
 	atomic_fetch_sub_explicit(&t->left, 1, memory_order_release);
 }
 
-/* The team's threads' run delay so far (ns); -1 if the kernel keeps
- * none. */
-static long run_delay(Team *t)
+/* Thread i's run delay so far (ns); -1 if the kernel keeps none. */
+static long run_delay(const Team *t, int i)
+{
+	char buf[96];
+	int fd = atomic_load_explicit(&t->delay_fd[i], memory_order_relaxed);
+	ssize_t n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *end;
+	strtoull(buf, &end, 10); /* time on the CPU, then the delay */
+	return (long)strtoull(end, NULL, 10);
+}
+
+/* The workers' run delay so far, summed; -1 as run_delay. */
+static long workers_delay(const Team *t)
 {
 	long sum = 0;
-	for (int i = 0; i <= t->nworkers; i++) {
-		char buf[96];
-		int fd = atomic_load_explicit(&t->delay_fd[i],
-					      memory_order_relaxed);
-		ssize_t n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
-		if (n <= 0)
+	for (int i = 1; i <= t->nworkers; i++) {
+		long d = run_delay(t, i);
+		if (d < 0)
 			return -1;
-		buf[n] = '\0';
-		char *end;
-		strtoull(buf, &end, 10); /* time on the CPU, then the delay */
-		sum += (long)strtoull(end, NULL, 10);
+		sum += d;
 	}
 	return sum;
 }
@@ -341,7 +350,8 @@ void rt_gomp_parallel(void (*fn)(void *), void *data, unsigned nthr,
 	long now = now_ns();
 	if (atomic_load_explicit(&t->active, memory_order_relaxed) &&
 	    !t->sampled) { /* the run's first region: its delay so far */
-		t->delay0 = run_delay(t);
+		t->delay0[0] = run_delay(t, 0);
+		t->delay0[1] = workers_delay(t);
 		t->since = now;
 		t->sampled = true;
 	}
@@ -452,11 +462,14 @@ void rt_pool_active(bool on)
 	if (on || !t->sampled)
 		return;
 	t->sampled = false; /* the run had regions: how long it waited */
-	long now = now_ns(), delay = run_delay(t) - t->delay0;
-	bool delayed = t->delay0 >= 0 && delay > DELAYED_NS &&
-		       delay > (now - t->since) / 8;
-	t->delayed = delayed ? t->delayed + 1 : 0;
-	if (t->delayed >= 2)
+	long now = now_ns(), run = now - t->since;
+	long master = run_delay(t, 0) - t->delay0[0];
+	long all = master + workers_delay(t) - t->delay0[1];
+	bool known = t->delay0[0] >= 0 && t->delay0[1] >= 0;
+	t->delayed = known && all > DELAYED_NS && all > run / 8
+			     ? t->delayed + 1 : 0;
+	if (t->delayed >= 2 ||
+	    (known && master > DELAYED_NS && master > run / 8))
 		atomic_store(&t->busy_until, now + BUSY_NS);
 }
 
