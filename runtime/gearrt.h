@@ -158,10 +158,13 @@ GEARRT_API const char *gearrt_wait_policy(void);
  * an idle server holds no core.  A loop's parts are taken, not dealt: a
  * thread done with its part takes the next one nobody has begun, so a
  * worker the OS has descheduled delays a loop by the part it holds, not
- * by its share.  When a worker finds it was descheduled while spinning,
- * or takes a part late, another process wants the cores: for the next
- * second its team's workers sleep at once and its master takes the
- * parts itself, as at 1 thread, unless a worker is already awake.
+ * by its share.  When the kernel says the run's thread, or its
+ * workers in two runs in a row, waited to run for an eighth of a run
+ * (their run delay, /proc/thread-self/schedstat), another process
+ * wants the cores: for the next 0.1 s (twice as long each time it
+ * comes back at once, up to 3.2 s) its team's workers sleep at once
+ * and its master takes the parts itself, as at 1 thread, unless a
+ * worker is already awake.
  * (PP-OCRv4 det at 640x640 at 2 threads beside a busy process: 44.7 ms
  * a run, 45.5 at 1 thread; quiet, 27.7.)
  *

@@ -39,20 +39,23 @@ enum {
  * way: longer than the gaps between a run's kernels, short enough to
  * give the core back in a long serial stretch. */
 #define ACTIVE_SPIN_NS 1000000L
-/* When another process wants the team's cores, the team is busy for
- * BUSY_NS (wait_region).  The sign: its threads' time runnable but not
- * running (the kernel's run delay, /proc/thread-self/schedstat) over
- * a run, read where a run has regions, at least DELAYED_NS and an
+/* When another process wants the team's cores, the team is busy for a
+ * while (wait_region, busy()).  The sign: its threads' time runnable
+ * but not running (the kernel's run delay, /proc/thread-self/schedstat)
+ * over a run, read where a run has regions, at least DELAYED_NS and an
  * eighth of the run: the master's alone in one run, or all threads' in
  * two runs in a row (on an idle machine: microseconds, but for a
  * worker's first wake-up after a long sleep on a virtual machine, one
- * run's worth).  Where the
- * kernel does not keep it, two of these within SIGNS_NS: a gap of
- * PREEMPTED_NS between two looks at the clock (some 64 pauses apart)
- * while a worker spins, or a spinning worker taking a number LATE_NS
- * after the region was published (on an idle machine: microseconds;
- * a woken worker's lateness is its wake-up's, no sign). */
-#define BUSY_NS 1000000000L
+ * run's worth).  Where the kernel does not keep it, two of these within
+ * SIGNS_NS: a gap of PREEMPTED_NS between two looks at the clock (some
+ * 64 pauses apart) while a worker spins, or a spinning worker taking a
+ * number LATE_NS after the region was published (on an idle machine:
+ * microseconds; a woken worker's lateness is its wake-up's, no sign).
+ * Busy lasts BUSY_MIN_NS, twice as long as the last time if it comes
+ * back within that long of its end (the other process stayed: fewer
+ * runs spent finding it again), up to BUSY_MAX_NS. */
+#define BUSY_MIN_NS 100000000L
+#define BUSY_MAX_NS 3200000000L
 #define DELAYED_NS 200000L
 #define PREEMPTED_NS 1000000L
 #define LATE_NS 1000000L
@@ -71,7 +74,8 @@ typedef struct Team {
 	atomic_int left;		/* numbers not yet done */
 	atomic_int sleepers;		/* workers in futex_wait on gen */
 	atomic_bool active, quit;
-	atomic_long busy_until;		/* see wait_region */
+	atomic_long busy_until;		/* see busy() */
+	atomic_long busy_ns;		/* how long the last time */
 	atomic_long last_sign;		/* see sign */
 	atomic_int delay_fd[MAX_TEAM];	/* schedstat, each thread's; -1 */
 	long delay0[2], since;		/* at the run's first region: */
@@ -167,12 +171,26 @@ static int open_delay(void)
 	return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 }
 
+/* Another process wants the team's cores, as of `now`.  (Its master
+ * and workers may call it at once: the length is a guess either way.) */
+static void busy(Team *t, long now)
+{
+	long until = atomic_load(&t->busy_until);
+	long ns = atomic_load_explicit(&t->busy_ns, memory_order_relaxed);
+	if (now < until)
+		return;
+	ns = now - until < ns ? (2 * ns < BUSY_MAX_NS ? 2 * ns : BUSY_MAX_NS)
+			      : BUSY_MIN_NS;
+	atomic_store_explicit(&t->busy_ns, ns, memory_order_relaxed);
+	atomic_store(&t->busy_until, now + ns);
+}
+
 /* A sign, at `now`, that another process wants the team's cores. */
 static void sign(Team *t, long now)
 {
 	long last = atomic_exchange(&t->last_sign, now);
 	if (now - last < SIGNS_NS)
-		atomic_store(&t->busy_until, now + BUSY_NS);
+		busy(t, now);
 }
 
 /* Runs numbers of the published region while any are left to take;
@@ -208,12 +226,11 @@ static void take(Team *t, bool woke)
 }
 
 /* A worker waits for the region after `g` (or a barrier's call for
- * it); true if it slept.  While its master has a run under way it spins up to
- * ACTIVE_SPIN_NS, unless it finds it was descheduled while spinning (a
- * gap between two looks at the clock): then another process wants the
- * core, and a spinning thread would get it back only after that
- * process's time slice.  The team is then busy for BUSY_NS: its
- * workers sleep between regions and its master runs regions alone. */
+ * it); true if it slept.  While its master has a run under way it
+ * spins up to ACTIVE_SPIN_NS, unless the team is busy (another process
+ * wants the cores: a spinning thread would get its core back only
+ * after that process's time slice, a woken one at once); then it
+ * sleeps between regions, and its master runs regions alone. */
 static bool wait_region(Team *t, unsigned g)
 {
 	long since = 0, last = 0;
@@ -470,7 +487,7 @@ void rt_pool_active(bool on)
 			     ? t->delayed + 1 : 0;
 	if (t->delayed >= 2 ||
 	    (known && master > DELAYED_NS && master > run / 8))
-		atomic_store(&t->busy_until, now + BUSY_NS);
+		busy(t, now);
 }
 
 /* libdnnl's imports this pool serves. */

@@ -13,12 +13,15 @@
  *          (glibc's mallinfo2: every allocation, the libraries' too) must
  *          not change and the resident set must not grow by more than
  *          SOAK_RSS_SLACK (exit 1 otherwise).  Prints both figures.
- *        scratch_soak --soak=N --threads=T --shared MODEL.om
+ *        scratch_soak --soak=N --threads=T --shared [--intra=I] MODEL.om
  *          the same of one session T threads run at once, N runs each,
  *          as a server starting a thread per batch of requests: every
  *          ROUND runs, T new threads (concurrency T, its contexts
  *          prepared ahead, 3 rounds to warm up); every run's
- *          outputs must equal one thread's too.
+ *          outputs must equal one thread's too.  --intra: the
+ *          session's threads (gearrt_options.threads, default 1): each
+ *          new thread's runs then start a team of I-1 workers of
+ *          gearrt's pool, which stop as the thread exits.
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -110,22 +113,21 @@ static int round_of(gearrt_model *m, gearrt_session *s, const ScrIo *io,
 }
 
 static int soak_shared(gearrt_model *m, const ScrIo *io, long runs,
-		       int threads)
+		       int threads, int intra)
 {
 	gearrt_session *s;
-	gearrt_options o = { .concurrency = threads };
+	gearrt_options o = { .concurrency = threads, .threads = intra };
 	uint8_t *want = malloc(io->out_bytes + 1);
 	if (gearrt_session_create(m, &o, &s) != GEARRT_OK ||
 	    gearrt_session_prepare(s, NULL, 0) != GEARRT_OK ||
 	    scr_run(s, io, want) != GEARRT_OK)
 		return fprintf(stderr, "%s\n", gearrt_last_error()), 1;
-	/* rounds to warm up: some allocations of libgomp's and oneDNN's
-	 * are made once, in a later round than the first */
+	/* rounds to warm up: some allocations of oneDNN's are made once,
+	 * in a later round than the first */
 	int bad = 0;
 	for (int k = 0; k < 3; k++)
 		bad += round_of(m, s, io, want, threads);
-	/* libgomp's workers of an exited thread's team exit after it */
-	usleep(100 * 1000);
+	usleep(100 * 1000); /* (the last round's threads are joined) */
 	size_t rss0 = rss_bytes(), heap0 = heap_in_use();
 	double t0 = now_s();
 	long rounds = (runs + ROUND - 1) / ROUND;
@@ -136,9 +138,10 @@ static int soak_shared(gearrt_model *m, const ScrIo *io, long runs,
 	size_t heap1 = heap_in_use(), rss1 = rss_bytes();
 	gearrt_session_destroy(s);
 	free(want);
-	printf("soak: %d threads on one session x %ld runs, new threads "
-	       "every %d (%.1f us a run): %d failed or differed; heap in use "
-	       "%zu -> %zu bytes, resident %zu -> %zu KiB\n", threads,
+	printf("soak: %d threads on one session of %d x %ld runs, new "
+	       "threads every %d (%.1f us a run): %d failed or differed; heap "
+	       "in use %zu -> %zu bytes, resident %zu -> %zu KiB\n", threads,
+	       intra,
 	       rounds * ROUND, ROUND, t * 1e6 / (double)(rounds * ROUND *
 							 threads),
 	       bad, heap0, heap1, rss0 / 1024, rss1 / 1024);
@@ -151,7 +154,7 @@ static int soak_shared(gearrt_model *m, const ScrIo *io, long runs,
 
 int main(int argc, char **argv)
 {
-	long threads = 0, runs = 0, soak_runs = 0;
+	long threads = 0, runs = 0, soak_runs = 0, intra = 1;
 	bool shared = false;
 	const char *path = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -163,13 +166,15 @@ int main(int argc, char **argv)
 			shared = true;
 		else if (!strncmp(argv[i], "--soak=", 7))
 			soak_runs = atol(argv[i] + 7);
+		else if (!strncmp(argv[i], "--intra=", 8))
+			intra = atol(argv[i] + 8);
 		else
 			path = argv[i];
 	}
 	if (!path || (soak_runs <= 0 && (threads <= 0 || runs <= 0))) {
 		fprintf(stderr, "usage: scratch_soak --threads=T --runs=R "
 				"[--shared] MODEL.om | --soak=N "
-				"[--threads=T --shared] MODEL.om\n");
+				"[--threads=T --shared [--intra=I]] MODEL.om\n");
 		return 2;
 	}
 	/* every thread's allocations in the arena mallinfo2 reports */
@@ -183,7 +188,8 @@ int main(int argc, char **argv)
 	int rc;
 	if (soak_runs > 0 && shared) {
 		rc = soak_shared(m, &io, soak_runs,
-				 threads < 1 ? 1 : threads > 64 ? 64 : (int)threads);
+				 threads < 1 ? 1 : threads > 64 ? 64 : (int)threads,
+				 intra < 1 ? 1 : intra > 256 ? 256 : (int)intra);
 	} else if (soak_runs > 0) {
 		rc = soak(m, &io, soak_runs);
 	} else {
