@@ -17,7 +17,7 @@
  *          the same of one session T threads run at once, N runs each,
  *          as a server starting a thread per batch of requests: every
  *          ROUND runs, T new threads (concurrency T, its contexts
- *          prepared ahead, 3 rounds to warm up); every run's
+ *          prepared ahead, 15 rounds to warm up); every run's
  *          outputs must equal one thread's too.  --intra: the
  *          session's threads (gearrt_options.threads, default 1): each
  *          new thread's runs then start a team of I-1 workers of
@@ -123,9 +123,12 @@ static int soak_shared(gearrt_model *m, const ScrIo *io, long runs,
 	    scr_run(s, io, want) != GEARRT_OK)
 		return fprintf(stderr, "%s\n", gearrt_last_error()), 1;
 	/* rounds to warm up: some allocations of oneDNN's are made once,
-	 * in a later round than the first */
+	 * in a later round than the first, and with workers (--intra) the
+	 * threads' stacks settle in glibc's cache of them after some ten
+	 * rounds (PP-OCRv4 rec at 2: 4 MB resident more after 3 rounds,
+	 * the same after 1000 runs as after 3000; none after 15) */
 	int bad = 0;
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 15; k++)
 		bad += round_of(m, s, io, want, threads);
 	usleep(100 * 1000); /* (the last round's threads are joined) */
 	size_t rss0 = rss_bytes(), heap0 = heap_in_use();
