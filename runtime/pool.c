@@ -1,14 +1,18 @@
 /* runtime/pool.c - the threads of a run (runtime/pool.h).
  *
  * A team belongs to one master thread.  A region is published in one
- * 64-bit word, state = its sequence number << 32 | the next thread
- * number to take, after its function, argument and size; a thread takes
- * a number by a compare-and-swap on that word, which fails if the
- * region has changed or its numbers are all taken, so a late worker
- * never runs a number of a region it did not see.  `left` counts the
- * numbers not yet done; the master waits for it to reach 0.  Waiting
- * workers watch `gen` (a futex word bumped after each region's state),
- * spinning first, sleeping after. */
+ * 64-bit word, state = its sequence number << 32 | its size << 16 | the
+ * next thread number to take, after its function and argument; a
+ * thread takes a number by a compare-and-swap on that word, which fails
+ * if the region has changed or its numbers are all taken, so a late
+ * worker never runs a number of a region it did not see.  (The size is
+ * in the word, not beside it: a worker holding the last region's state,
+ * all of it taken, that read the next region's larger size beside it
+ * would take a number the last region never had, under the next
+ * region's function.)  `left` counts the numbers not yet done; the
+ * master waits for it to reach 0.  Waiting workers watch `gen` (a futex
+ * word bumped after each region's state), spinning first, sleeping
+ * after. */
 #define _GNU_SOURCE
 #include <elf.h>
 #include <fcntl.h>
@@ -68,8 +72,7 @@ typedef struct Team {
 	int icv;			/* the master's threads, at the region */
 	void (*_Atomic fn)(void *);
 	void *_Atomic data;
-	atomic_int nthr;
-	atomic_uint_least64_t state;	/* seq << 32 | next number */
+	atomic_uint_least64_t state;	/* seq << 32 | size << 16 | next */
 	atomic_uint gen;		/* futex word: bumped per region */
 	atomic_int left;		/* numbers not yet done */
 	atomic_int sleepers;		/* workers in futex_wait on gen */
@@ -128,6 +131,15 @@ static long now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
+
+static uint64_t state_word(uint32_t seq, int n, int next)
+{
+	return (uint64_t)seq << 32 | (uint64_t)n << 16 | (uint64_t)next;
+}
+
+static int state_next(uint64_t s) { return (int)(s & 0xffff); }
+
+static int state_size(uint64_t s) { return (int)(s >> 16 & 0xffff); }
 
 static void run_number(Team *t, uint64_t seq, int id, int n,
 		       void (*fn)(void *), void *data)
@@ -200,17 +212,17 @@ static void take(Team *t, bool woke)
 {
 	for (;;) {
 		uint64_t s = atomic_load(&t->state);
-		int n = atomic_load_explicit(&t->nthr, memory_order_relaxed);
+		int id = state_next(s), n = state_size(s);
+		if (id >= n)
+			return;
 		void (*fn)(void *) = atomic_load_explicit(
 			&t->fn, memory_order_relaxed);
 		void *data = atomic_load_explicit(&t->data,
 						  memory_order_relaxed);
-		int id = (int)(uint32_t)s;
-		if (id >= n)
-			return;
-		/* taken while the region still had it: then the fields
-		 * read above are that region's (the next is published
-		 * only after every number of this one is done) */
+		/* taken while the region still had it: then fn and data,
+		 * read after its state, are its own (the next region's
+		 * are written only after every number of this one is
+		 * done) */
 		if (!atomic_compare_exchange_strong(&t->state, &s, s + 1))
 			continue;
 		if (own != t && !woke) { /* a worker that spun: how late */
@@ -376,9 +388,9 @@ void rt_gomp_parallel(void (*fn)(void *), void *data, unsigned nthr,
 	t->icv = icv;
 	atomic_store_explicit(&t->fn, fn, memory_order_relaxed);
 	atomic_store_explicit(&t->data, data, memory_order_relaxed);
-	atomic_store_explicit(&t->nthr, n, memory_order_relaxed);
 	atomic_store_explicit(&t->left, n, memory_order_relaxed);
-	atomic_store(&t->state, seq << 32 | 1); /* 0 is the master's */
+	/* number 0 is the master's */
+	atomic_store(&t->state, state_word((uint32_t)seq, n, 1));
 	atomic_fetch_add(&t->gen, 1);
 	/* a busy team's master takes the numbers itself, unless a worker
 	 * is awake to take one (or a barrier needs one: rt_gomp_barrier) */
@@ -401,7 +413,7 @@ void rt_gomp_barrier(void)
 	if (!t || ctx.nthr < 2)
 		return;
 	unsigned g = atomic_load(&t->bar_gen);
-	if ((int)(uint32_t)atomic_load(&t->state) < ctx.nthr)
+	if (state_next(atomic_load(&t->state)) < ctx.nthr)
 		futex_wake(&t->gen, INT_MAX); /* numbers untaken: wake all */
 	if (atomic_fetch_add(&t->bar_in, 1) + 1 == ctx.nthr) {
 		atomic_store(&t->bar_in, 0);
