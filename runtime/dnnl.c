@@ -812,6 +812,24 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum,
 	return attr;
 }
 
+/* Whether some output row of forward convolution cg along axis a has
+ * no tap of its window on the input (all of them in the padding, or
+ * stepped over it by the dilation: a 1-wide input, dilation 2, pad 3). */
+static bool padding_only_row(const ConvGeom *cg, int a)
+{
+	for (int64_t o = 0; o < cg->out[a]; o++) {
+		bool hit = false;
+		for (int64_t k = 0; k < cg->kernel[a] && !hit; k++) {
+			int64_t i = o * cg->stride[a] - cg->pad[a] +
+				    k * cg->dilation[a];
+			hit = i >= 0 && i < cg->in[a];
+		}
+		if (!hit)
+			return true;
+	}
+	return false;
+}
+
 static bool is_f32(const Value *v)
 {
 	return v->dtype == DT_FLOAT && v->tkind == TK_TENSOR &&
@@ -1312,7 +1330,8 @@ static int conv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
 					    cg.out[a] - cg.pad[a]
 				  : (cg.out[a] - 1) * cg.stride[a] + ext -
 					    cg.in[a] - cg.pad[a];
-		pad_covers |= pl[a] >= ext || pr[a] >= ext;
+		pad_covers |= pl[a] >= ext || pr[a] >= ext ||
+			      (!transpose && padding_only_row(&cg, a));
 		/* pr < 0: the last input rows no window reaches (a
 		 * stride-2 1x1 convolution of an even size), which oneDNN
 		 * takes as negative right padding */
@@ -1338,7 +1357,8 @@ static int conv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
 		  md_make(&cd.bmd, 1, &cout, NULL);
 	cd.sany.data_type = cd.wany.data_type = cd.dt;
 	/* A sum post-op where an output row reads only padding (a pad at
-	 * least the window's extent): oneDNN 2.6's brgconv faults with an
+	 * least the window's extent, or a dilated window whose taps step
+	 * over the whole input): oneDNN 2.6's brgconv faults with an
 	 * eltwise post-op too (SIGSEGV) and adds Z wrongly without one
 	 * (-7.02 for -3.69 on such a row): the next row of the registry
 	 * takes such a FusedConv. */

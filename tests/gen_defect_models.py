@@ -256,3 +256,13 @@ save("conv1d_gemm_acts",
 save("gemm_beta0",
      [h.make_node("Gemm", ["a", "b", "c"], ["y"], beta=0.0)], [],
      [vi("a", F, [2, 3]), vi("b", F, [3, 4]), vi("c", F, [1, 4])], ["y"])
+# 14b (after the rest, their weights unchanged). 14 where no pad covers the window but the dilation steps
+# its taps over a 1-wide input (a 3-D Conv; fuzz_diff found it after
+# the pool of threads changed its path through the corpus).
+save("conv_dilation_skips_input",
+     [h.make_node("Conv", ["x", "w"], ["c"], dilations=[1, 2, 2],
+                  pads=[1, 3, 1, 2, 3, 1]),
+      h.make_node("Add", ["c", "z"], ["a"]),
+      h.make_node("LeakyRelu", ["a"], ["y"], alpha=0.6875)],
+     [w("w", 2, 1, 4, 4, 2)],
+     [vi("x", F, [1, 1, 1, 1, 1]), vi("z", F, [1, 2, 1, 1, 1])], ["y"])

@@ -611,6 +611,17 @@ Test(defects, conv_with_a_sum_where_a_pad_covers_the_window)
 	outs_free(&f);
 }
 
+Test(defects, conv_with_a_sum_where_the_dilation_skips_the_input)
+{
+	/* the same fault where no pad covers the window, but a 3-D
+	 * window's taps, dilated, step over a 1-wide input (fuzz_diff) */
+	Outs f;
+	fast_vs_ref("conv_dilation_skips_input", NULL, SUM_TOL, &f);
+	cr_expect_eq(count(f.kernels, "FusedConv/dnnl.conv"), 0, "%s",
+		     f.kernels);
+	outs_free(&f);
+}
+
 /* x [1,2,8]: a NaN in each group. */
 static void plant_nan_1d(size_t i, gearrt_tensor *t)
 {
