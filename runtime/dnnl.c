@@ -1330,8 +1330,10 @@ static int conv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
 					    cg.out[a] - cg.pad[a]
 				  : (cg.out[a] - 1) * cg.stride[a] + ext -
 					    cg.in[a] - cg.pad[a];
-		pad_covers |= pl[a] >= ext || pr[a] >= ext ||
-			      (!transpose && padding_only_row(&cg, a));
+		/* (a pad of the window's extent leaves a row no tap on
+		 * the input: padding_only_row finds those too) */
+		pad_covers |= transpose ? pl[a] >= ext || pr[a] >= ext
+					: padding_only_row(&cg, a);
 		/* pr < 0: the last input rows no window reaches (a
 		 * stride-2 1x1 convolution of an even size), which oneDNN
 		 * takes as negative right padding */

@@ -599,27 +599,30 @@ Test(defects, layernorm_of_a_huge_value_is_normalised)
 	outs_free(&f);
 }
 
+/* fixture NAME's FusedConv with a sum computes the reference's answer
+ * and runs on no oneDNN primitive. */
+static void conv_sum_off_onednn(const char *name)
+{
+	Outs f;
+	fast_vs_ref(name, NULL, SUM_TOL, &f);
+	cr_expect_eq(count(f.kernels, "FusedConv/dnnl.conv"), 0, "%s",
+		     f.kernels);
+	outs_free(&f);
+}
+
 Test(defects, conv_with_a_sum_where_a_pad_covers_the_window)
 {
 	/* oneDNN 2.6's brgconv faulted (SIGSEGV) with a sum and an eltwise
 	 * post-op where an output row reads only padding, and added Z
 	 * wrongly with the sum alone: no such FusedConv runs on oneDNN */
-	Outs f;
-	fast_vs_ref("conv_pad_covers", NULL, SUM_TOL, &f);
-	cr_expect_eq(count(f.kernels, "FusedConv/dnnl.conv"), 0, "%s",
-		     f.kernels);
-	outs_free(&f);
+	conv_sum_off_onednn("conv_pad_covers");
 }
 
 Test(defects, conv_with_a_sum_where_the_dilation_skips_the_input)
 {
 	/* the same fault where no pad covers the window, but a 3-D
 	 * window's taps, dilated, step over a 1-wide input (fuzz_diff) */
-	Outs f;
-	fast_vs_ref("conv_dilation_skips_input", NULL, SUM_TOL, &f);
-	cr_expect_eq(count(f.kernels, "FusedConv/dnnl.conv"), 0, "%s",
-		     f.kernels);
-	outs_free(&f);
+	conv_sum_off_onednn("conv_dilation_skips_input");
 }
 
 /* x [1,2,8]: a NaN in each group. */
