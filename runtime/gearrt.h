@@ -146,20 +146,25 @@ GEARRT_API const char *gearrt_version(void);
  * ...": those of the CPU the library runs on, within the ISA cap. */
 GEARRT_API const char *gearrt_cpu_features(void);
 /* How the threads of a run wait between parallel loops, as "spin while
- * a run is under way, then sleep; sleep at once while other processes
- * want the cores (gearrt's pool), oneDNN's on it too". */
+ * a run is under way and 1 ms after, then sleep; sleep at once while
+ * other processes want the cores (gearrt's pool), oneDNN's on it too". */
 GEARRT_API const char *gearrt_wait_policy(void);
 
 /* The threads of a run.  libgearrt runs its kernels' parallel loops and
  * oneDNN's on a pool of its own: each thread that calls gearrt_run has
  * a team of threads-1 workers, started on its first parallel run and
  * stopped when it exits.  A worker spins for the next loop while a run
- * is under way (up to 1 ms between loops) and sleeps between runs, so
- * an idle server holds no core.  A loop's parts are taken, not dealt: a
+ * is under way (up to 1 ms between loops) and for 1 ms after it (a
+ * server's next request), then sleeps, so an idle server holds no core;
+ * a run wakes its sleeping workers as it starts, so they are up by its
+ * first loop, and a worker woken onto its master's CPU moves to
+ * another one the process may use (the kernel sometimes puts a wakee
+ * beside its waker and moves one of them only milliseconds later).  A loop's parts are taken, not dealt: a
  * thread done with its part takes the next one nobody has begun, so a
  * worker the OS has descheduled delays a loop by the part it holds, not
- * by its share.  When the kernel says the run's thread, or its
- * workers in two runs in a row, waited to run for an eighth of a run
+ * by its share.  When the kernel says the run's thread (unless
+ * its workers all slept when it began), or its workers in two runs in a
+ * row, waited to run for an eighth of a run
  * (their run delay, /proc/thread-self/schedstat), another process
  * wants the cores: for the next 0.1 s (twice as long each time it
  * comes back at once, up to 3.2 s) its team's workers sleep at once

@@ -47,10 +47,12 @@ enum {
  * while (wait_region, busy()).  The sign: its threads' time runnable
  * but not running (the kernel's run delay, /proc/thread-self/schedstat)
  * over a run, read where a run has regions, at least DELAYED_NS and an
- * eighth of the run: the master's alone in one run, or all threads' in
- * two runs in a row (on an idle machine: microseconds, but for a
- * worker's first wake-up after a long sleep on a virtual machine, one
- * run's worth).  Where the kernel does not keep it, two of these within
+ * eighth of the run: the master's alone in one run its workers did not
+ * all begin asleep, or all threads' in two runs in a row (on an idle
+ * machine: microseconds, but for a run that wakes its workers after a
+ * long sleep, a run's worth for the master or the workers: the kernel
+ * may queue a wakee beside its waker for a few ms, on a virtual machine
+ * the vCPU is slow to wake).  Where the kernel does not keep it, two of these within
  * SIGNS_NS: a gap of PREEMPTED_NS between two looks at the clock (some
  * 64 pauses apart) while a worker spins, or a spinning worker taking a
  * number LATE_NS after the region was published (on an idle machine:
@@ -69,6 +71,7 @@ typedef struct Team {
 	int nworkers;
 	pthread_t th[MAX_TEAM - 1];
 	uint64_t seq;			/* regions started (the master's) */
+	atomic_uint_least64_t region;	/* seq of the published region */
 	int icv;			/* the master's threads, at the region */
 	void (*_Atomic fn)(void *);
 	void *_Atomic data;
@@ -76,6 +79,7 @@ typedef struct Team {
 	atomic_uint gen;		/* futex word: bumped per region */
 	atomic_int left;		/* numbers not yet done */
 	atomic_int sleepers;		/* workers in futex_wait on gen */
+	atomic_long wakes;		/* times they came out of it */
 	atomic_bool active, quit;
 	atomic_long busy_until;		/* see busy() */
 	atomic_long busy_ns;		/* how long the last time */
@@ -84,8 +88,13 @@ typedef struct Team {
 	long delay0[2], since;		/* at the run's first region: */
 					/* the master's, the workers' */
 	bool sampled;
+	bool cold;			/* every worker slept at its start */
+	atomic_long ended;		/* when the last run did (ns) */
 	int delayed;			/* runs delayed in a row */
 	atomic_long published;		/* when the region was (ns) */
+	atomic_int master_cpu;		/* where its master published it */
+	cpu_set_t allowed;		/* the CPUs the team may run on */
+	bool movable;			/* more than one of them */
 	atomic_uint bar_gen;		/* the region's barrier */
 	atomic_int bar_in;
 	atomic_uint_least64_t ws_init, ws_ready; /* its loop, by seq */
@@ -205,6 +214,26 @@ static void sign(Team *t, long now)
 		busy(t, now);
 }
 
+/* A worker woken onto its master's CPU shares it with the master for
+ * the region: the kernel puts a wakee beside its waker when the other
+ * CPUs look busy for an instant (the process that woke the master
+ * going back to sleep) and moves one of them at its next balancing,
+ * milliseconds later (the first run after 50 ms idle, on 2 cores: the
+ * master runnable but waiting for half of it, and the team taken for
+ * busy).  Such a worker moves to one of the other CPUs it may run on,
+ * then may run on all of them again. */
+static void off_masters_cpu(Team *t)
+{
+	int cpu = sched_getcpu();
+	if (!t->movable || cpu < 0 ||
+	    cpu != atomic_load_explicit(&t->master_cpu, memory_order_relaxed))
+		return;
+	cpu_set_t other = t->allowed;
+	CPU_CLR(cpu, &other);
+	if (!sched_setaffinity(0, sizeof(other), &other))
+		sched_setaffinity(0, sizeof(t->allowed), &t->allowed);
+}
+
 /* Runs numbers of the published region while any are left to take;
  * `woke`: a worker that slept for the region (its lateness is the
  * wake-up's, not another process's). */
@@ -232,17 +261,25 @@ static void take(Team *t, bool woke)
 			    LATE_NS)
 				sign(t, now);
 		}
+		if (own != t)
+			off_masters_cpu(t);
 		woke = true; /* a second number waited for the first */
-		run_number(t, s >> 32, id, n, fn, data);
+		/* the region's whole sequence number: stored before its
+		 * state, and the next one only after this number is done */
+		run_number(t, atomic_load_explicit(&t->region,
+						   memory_order_relaxed),
+			   id, n, fn, data);
 	}
 }
 
 /* A worker waits for the region after `g` (or a barrier's call for
- * it); true if it slept.  While its master has a run under way it
- * spins up to ACTIVE_SPIN_NS, unless the team is busy (another process
- * wants the cores: a spinning thread would get its core back only
- * after that process's time slice, a woken one at once); then it
- * sleeps between regions, and its master runs regions alone. */
+ * it); true if it slept.  While its master has a run under way, or
+ * finished one less than ACTIVE_SPIN_NS ago (a server's next request,
+ * a benchmark's next run), it spins up to ACTIVE_SPIN_NS, unless the
+ * team is busy (another process wants the cores: a spinning thread
+ * would get its core back only after that process's time slice, a
+ * woken one at once); then it sleeps between regions, and its master
+ * runs regions alone. */
 static bool wait_region(Team *t, unsigned g)
 {
 	long since = 0, last = 0;
@@ -251,23 +288,27 @@ static bool wait_region(Team *t, unsigned g)
 			relax();
 			continue;
 		}
-		if (atomic_load_explicit(&t->active, memory_order_relaxed)) {
-			long now = now_ns();
-			if (last && now - last > PREEMPTED_NS)
-				sign(t, now);
-			if (!since)
-				since = now;
-			last = now;
-			if (now - since < ACTIVE_SPIN_NS &&
-			    now > atomic_load(&t->busy_until)) {
-				for (int k = 0; k < 64; k++)
-					relax();
-				continue;
-			}
+		long now = now_ns();
+		bool active = atomic_load_explicit(&t->active,
+						   memory_order_relaxed);
+		if (active && last && now - last > PREEMPTED_NS)
+			sign(t, now);
+		last = active ? now : 0;
+		if (!since)
+			since = now;
+		if (now - since < ACTIVE_SPIN_NS &&
+		    now > atomic_load(&t->busy_until) &&
+		    (active || now - atomic_load_explicit(&t->ended,
+							  memory_order_relaxed) <
+				       ACTIVE_SPIN_NS)) {
+			for (int k = 0; k < 64; k++)
+				relax();
+			continue;
 		}
 		atomic_fetch_add(&t->sleepers, 1);
 		futex_wait(&t->gen, g);
 		atomic_fetch_sub(&t->sleepers, 1);
+		atomic_fetch_add_explicit(&t->wakes, 1, memory_order_relaxed);
 		return true;
 	}
 	return false;
@@ -332,6 +373,9 @@ static Team *team_for(int want)
 			return NULL;
 		}
 		own = t;
+		t->movable = !sched_getaffinity(0, sizeof(t->allowed),
+						&t->allowed) &&
+			     CPU_COUNT(&t->allowed) > 1;
 	}
 	if (!t->nworkers)
 		atomic_store(&t->delay_fd[0], open_delay());
@@ -385,11 +429,14 @@ void rt_gomp_parallel(void (*fn)(void *), void *data, unsigned nthr,
 		t->sampled = true;
 	}
 	atomic_store_explicit(&t->published, now, memory_order_relaxed);
+	atomic_store_explicit(&t->master_cpu, sched_getcpu(),
+			      memory_order_relaxed);
 	t->icv = icv;
 	atomic_store_explicit(&t->fn, fn, memory_order_relaxed);
 	atomic_store_explicit(&t->data, data, memory_order_relaxed);
 	atomic_store_explicit(&t->left, n, memory_order_relaxed);
 	/* number 0 is the master's */
+	atomic_store_explicit(&t->region, seq, memory_order_relaxed);
 	atomic_store(&t->state, state_word((uint32_t)seq, n, 1));
 	atomic_fetch_add(&t->gen, 1);
 	/* a busy team's master takes the numbers itself, unless a worker
@@ -397,7 +444,7 @@ void rt_gomp_parallel(void (*fn)(void *), void *data, unsigned nthr,
 	if (atomic_load(&t->sleepers) > 0 &&
 	    now >= atomic_load(&t->busy_until))
 		futex_wake(&t->gen, n - 1);
-	run_number(t, (uint32_t)seq, 0, n, fn, data); /* as take() has it */
+	run_number(t, seq, 0, n, fn, data);
 	take(t, false);
 	for (unsigned i = 0;
 	     atomic_load_explicit(&t->left, memory_order_acquire) > 0; i++)
@@ -480,6 +527,14 @@ int rt_omp_in_parallel(void) { return ctx.nthr > 1; }
 
 int rt_pool_thread(void) { return ctx.id; }
 
+int rt_pool_asleep(long *wakes, bool *busy)
+{
+	Team *t = own;
+	*wakes = t ? atomic_load(&t->wakes) : 0;
+	*busy = t && now_ns() < atomic_load(&t->busy_until);
+	return t ? atomic_load(&t->sleepers) : 0;
+}
+
 void rt_pool_threads(int n) { icv = n > 0 ? n : 1; }
 
 void rt_pool_active(bool on)
@@ -488,7 +543,20 @@ void rt_pool_active(bool on)
 	if (!t)
 		return;
 	atomic_store_explicit(&t->active, on, memory_order_relaxed);
-	if (on || !t->sampled)
+	if (on) {
+		/* wake the sleepers now: they are up by the first region */
+		t->cold = atomic_load(&t->sleepers) == t->nworkers;
+		if (atomic_load(&t->sleepers) > 0 &&
+		    now_ns() >= atomic_load(&t->busy_until)) {
+			/* a new gen: a worker between counting itself a
+			 * sleeper and its futex_wait does not sleep */
+			atomic_fetch_add(&t->gen, 1);
+			futex_wake(&t->gen, INT_MAX);
+		}
+		return;
+	}
+	atomic_store_explicit(&t->ended, now_ns(), memory_order_relaxed);
+	if (!t->sampled)
 		return;
 	t->sampled = false; /* the run had regions: how long it waited */
 	long now = now_ns(), run = now - t->since;
@@ -497,8 +565,8 @@ void rt_pool_active(bool on)
 	bool known = t->delay0[0] >= 0 && t->delay0[1] >= 0;
 	t->delayed = known && all > DELAYED_NS && all > run / 8
 			     ? t->delayed + 1 : 0;
-	if (t->delayed >= 2 ||
-	    (known && master > DELAYED_NS && master > run / 8))
+	if (t->delayed >= 2 || (known && !t->cold && master > DELAYED_NS &&
+				master > run / 8))
 		busy(t, now);
 }
 
@@ -671,6 +739,7 @@ bool rt_pool_adopt_dnnl(void)
 
 const char *rt_pool_policy(void)
 {
-	return "spin while a run is under way, then sleep; sleep at once "
-	       "while other processes want the cores (gearrt's pool)";
+	return "spin while a run is under way and 1 ms after, then sleep; "
+	       "sleep at once while other processes want the cores "
+	       "(gearrt's pool)";
 }

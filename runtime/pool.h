@@ -8,8 +8,8 @@
  * taken, so a worker the OS has descheduled delays a region only by the
  * number it holds, never by one it has not begun.  Between regions a
  * worker waits: it spins while its master has a run under way
- * (rt_pool_active) and a moment after, then sleeps until the next
- * region wakes it.
+ * (rt_pool_active) and 1 ms after, then sleeps until the next region,
+ * or the next run's start, wakes it.
  *
  * The plain-C kernels reach the team through OpenMP pragmas
  * (RT_PARALLEL_FOR, runtime/rt.h): their objects are compiled with
@@ -31,6 +31,11 @@ int rt_pool_thread(void);
 /* A run starts (true) or ends (false) on this thread: its workers spin
  * between regions while one is under way. */
 void rt_pool_active(bool on);
+/* Workers of this thread's team asleep now; *wakes: how many times its
+ * workers have woken; *busy: whether the team is in a busy spell
+ * (another process wants the cores: its workers are left asleep).  For
+ * tests. */
+int rt_pool_asleep(long *wakes, bool *busy);
 /* Points libdnnl's OpenMP imports at this pool (once a process; true
  * if they are: every OpenMP entry point libdnnl imports is one this
  * pool serves, and its import slots could be written).  Else oneDNN

@@ -409,7 +409,8 @@ Test(cli_run, threads_wait_on_gearrt_s_pool)
 				  "--threads=2", "-q");
 		cr_assert_eq(r.status, 0, "%s", r.err);
 		cr_expect(strstr(r.out, "threads: 2; waiting, they spin while "
-					"a run is under way, then sleep; "),
+					"a run is under way and 1 ms after, "
+					"then sleep; "),
 			  "%s", r.out);
 		cr_expect(strstr(r.out, cases[i].says), "%zu: %s", i, r.out);
 		run_free(&r);

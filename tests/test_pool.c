@@ -4,8 +4,9 @@
  * of a region runs once, a barrier holds every number back until all
  * reach it, the one loop of a region hands out each iteration once, a
  * region inside a region runs alone, each master thread has a team of
- * its own (a forked child's too), and oneDNN's regions run on the pool
- * (no libgomp thread).
+ * its own (a forked child's too), a run wakes its sleeping workers as
+ * it starts and they spin a moment after it, and oneDNN's regions run
+ * on the pool (no libgomp thread).
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -158,6 +159,65 @@ Test(pool, masters_have_teams_of_their_own)
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
 	cr_expect_eq(atomic_load(&bad), 0);
+}
+
+static long now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+/* Workers of this thread's team asleep once it is `want`, or after 2 s. */
+static int asleep_within_2s(int want)
+{
+	long wakes;
+	bool busy;
+	int n = rt_pool_asleep(&wakes, &busy);
+	for (long t0 = now_us(); n != want && now_us() - t0 < 2000000;) {
+		usleep(100);
+		n = rt_pool_asleep(&wakes, &busy);
+	}
+	return n;
+}
+
+/* Whether this thread's team's workers woke more than `since` times
+ * within 2 s, or the team is in a busy spell (*busy). */
+static bool woke_within_2s(long since, bool *busy)
+{
+	long wakes;
+	rt_pool_asleep(&wakes, busy);
+	for (long t0 = now_us(); wakes <= since && now_us() - t0 < 2000000;) {
+		usleep(100);
+		rt_pool_asleep(&wakes, busy);
+	}
+	return wakes > since;
+}
+
+Test(pool, a_run_wakes_its_workers_and_they_spin_a_moment_after_it)
+{
+	Region r = { .n = 2 };
+	rt_pool_threads(2);
+	rt_gomp_parallel(count_number, &r, 2, 0); /* the team */
+	cr_assert_eq(asleep_within_2s(1), 1, "an idle worker sleeps");
+	/* a run wakes it as it starts, before any region */
+	long wakes;
+	bool busy;
+	rt_pool_asleep(&wakes, &busy);
+	rt_pool_active(true);
+	cr_expect(woke_within_2s(wakes, &busy) || busy,
+		  "a run's start woke no worker");
+	/* past the run's end it spins on (the next run is a region of its
+	 * own, now) for 1 ms: 0.3 ms on it is awake unless the test
+	 * itself was held up for most of that time */
+	rt_gomp_parallel(count_number, &r, 2, 0);
+	long t0 = now_us();
+	rt_pool_active(false);
+	usleep(300);
+	int n = rt_pool_asleep(&wakes, &busy);
+	if (now_us() - t0 < 800 && !busy)
+		cr_expect_eq(n, 0, "asleep 0.3 ms after the run ended");
+	cr_expect_eq(asleep_within_2s(1), 1, "it sleeps after");
 }
 
 static int threads_now(void)

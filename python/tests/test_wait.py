@@ -9,8 +9,8 @@ import sys
 
 import gearrt
 
-POOL = ("spin while a run is under way, then sleep; sleep at once while "
-        "other processes want the cores (gearrt's pool)")
+POOL = ("spin while a run is under way and 1 ms after, then sleep; sleep "
+        "at once while other processes want the cores (gearrt's pool)")
 
 
 def probe(**env):
