@@ -72,6 +72,10 @@
  * Mul by the rsqrt, Reciprocal(Sqrt) or Pow(-0.5), for the Div) becomes one
  * LayerNormalization, whatever the model's opset (gearc export writes it
  * out again before opset 17: passes/unfuse.c).
+ *
+ * First of all, a Cast to its own dtype and a Dropout that keeps every
+ * element (inference, or a ratio of 0) become Identity, which the
+ * memory plan makes a view.
  */
 #include <math.h>
 #include <pthread.h>
@@ -1334,6 +1338,55 @@ static bool is_graph_output(const Graph *g, ValId v)
 	return false;
 }
 
+/* Whether any node of g reads value v, or g outputs it. */
+static bool is_read(const Graph *g, ValId v)
+{
+	for (int32_t i = 0; i < g->nnodes; i++)
+		for (int32_t k = 0; k < g->nodes[i].ninputs; k++)
+			if (g->nodes[i].inputs[k] == v)
+				return true;
+	return is_graph_output(g, v);
+}
+
+/* Whether Dropout n of opset 12 on has a ratio of constant 0. */
+static bool ratio_zero(const Graph *g, const Node *n)
+{
+	const Tensor *r = n->ninputs > 1 && n->inputs[1] >= 0
+				  ? g->vals[n->inputs[1]].konst
+				  : NULL;
+	return r && (r->dtype == DT_FLOAT || r->dtype == DT_DOUBLE) &&
+	       shape_numel(&r->shape) == 1 && tensor_get_f64(r, 0) == 0;
+}
+
+/* A Dropout that keeps everything (inference: opsets 7-11, training_mode
+ * false or absent; or a ratio of 0: torch.onnx writes Swin-T's
+ * attention dropout in training mode with ratio 0) whose mask nobody
+ * reads is its input: it becomes an Identity, which the memory plan
+ * makes a view (it copied on the reference kernel: 4% of Swin-T's
+ * run). */
+static void drop_inference_dropouts(Graph *g, int64_t opset)
+{
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		Node *n = &g->nodes[i];
+		if (n->op != OP_Dropout || n->ninputs < 1 ||
+		    n->inputs[0] < 0 || n->noutputs < 1 || n->outputs[0] < 0 ||
+		    (n->noutputs > 1 && n->outputs[1] >= 0 &&
+		     is_read(g, n->outputs[1])))
+			continue;
+		bool has_mode = n->ninputs > 2 && n->inputs[2] >= 0;
+		int train = dropout_training(n, opset, has_mode,
+					     has_mode ? g->vals[n->inputs[2]].konst
+						      : NULL);
+		if (train != 0 && !(train == 1 && opset >= 12 &&
+				    ratio_zero(g, n)))
+			continue;
+		n->op = OP_Identity;
+		n->op_type = "Identity";
+		n->ninputs = n->noutputs = 1;
+		n->nattrs = 0;
+	}
+}
+
 /* An Identity from a node's value x to a graph output y (what
  * drop_same_casts leaves of the Cast a float16 converter puts before
  * each float32 output) would copy x into the output: instead x's
@@ -1574,6 +1627,7 @@ static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 	Absorb *ab = absorb_begin(g);
 	ValId *map = NULL;
 	drop_same_casts(g);
+	drop_inference_dropouts(g, F.opset);
 	fold_output_identities(g);
 	qfuse_graph(g);
 	/* attention in a round of its own: its graph_dce() renumbers the

@@ -154,6 +154,135 @@ int chan_binary(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	return 1;
 }
 
+/* ---- BatchNormalization, inference -------------------------------------- */
+
+/* y = x a[c] + b[c], a and b made as the reference kernel makes them
+ * (batchnorm_affine), each product and sum rounded on its own: the
+ * reference's bits, in either layout.  A standalone BatchNormalization
+ * is one no Conv before it took in: DenseNet's and pre-activation
+ * ResNets' before each convolution, after a Concat or an Add. */
+typedef struct Bn {
+	int64_t n, c, hw; /* Y [n, c, h, w] */
+	float *ab;	  /* a [c], then b [c] */
+	bool nhwc;
+	bool relu;	  /* then Relu (chan_batchnorm_relu) */
+	int threads;
+} Bn;
+
+static void bn_free(void *state)
+{
+	Bn *k = state;
+	free(k->ab);
+	free(k);
+}
+
+RT_HOT_EXACT_FN(static, void, bn_plane,
+		(const float *x, float a, float b, bool relu, float *y,
+		 int64_t len),
+		(x, a, b, relu, y, len))
+{
+	if (relu) /* as Relu's reference kernel: NaN and -0 pass */
+		for (int64_t i = 0; i < len; i++) {
+			float v = x[i] * a + b;
+			y[i] = v < 0 ? 0 : v;
+		}
+	else
+		for (int64_t i = 0; i < len; i++)
+			y[i] = x[i] * a + b;
+}
+
+RT_HOT_EXACT_FN(static, void, bn_pixel,
+		(const float *x, const float *a, const float *b, bool relu,
+		 float *y, int64_t len),
+		(x, a, b, relu, y, len))
+{
+	if (relu)
+		for (int64_t i = 0; i < len; i++) {
+			float v = x[i] * a[i] + b[i];
+			y[i] = v < 0 ? 0 : v;
+		}
+	else
+		for (int64_t i = 0; i < len; i++)
+			y[i] = x[i] * a[i] + b[i];
+}
+
+static int bn_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Bn *k = state;
+	const float *x = in[0]->data, *a = k->ab, *b = k->ab + k->c;
+	float *y = tensor_mut(out[0]);
+	/* a row: one pixel's channels (NHWC) or one channel's plane */
+	int64_t per = k->nhwc ? k->hw : k->c, rows = k->n * per;
+	int64_t len = k->nhwc ? k->c : k->hw;
+	int nt = k->threads;
+	RT_PARALLEL_ROWS
+	for (int64_t r = 0; r < rows; r++)
+		if (k->nhwc)
+			bn_pixel(x + r * len, a, b, k->relu, y + r * len, len);
+		else
+			bn_plane(x + r * len, a[r % per], b[r % per], k->relu,
+				 y + r * len, len);
+	return 0;
+}
+
+bool chan_batchnorm_relu(FastKernel *k)
+{
+	Bn *b = k->run == bn_run ? k->state : NULL;
+	if (!b || b->relu)
+		return false;
+	b->relu = true;
+	return true;
+}
+
+int chan_batchnorm_build(RunCtx *s, Prepared *p, Task *t)
+{
+	(void)s;
+	((Bn *)t->fast.state)->nhwc = rt_nhwc(p, t->n->outputs[0]);
+	return 0;
+}
+
+int chan_batchnorm(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	int64_t opset = model_opset(s->model->m);
+	if (n->ninputs != 5 || !f32_4d(x) || !f32_4d(y) ||
+	    !shape_equal(&x->shape, &y->shape) ||
+	    shape_numel(&y->shape) == 0 || opset < 9 ||
+	    batchnorm_training(n, opset))
+		return 0;
+	for (int32_t i = 1; i < n->noutputs; i++)
+		if (n->outputs[i] >= 0)
+			return 0; /* the running statistics, asked for */
+	int64_t c = y->shape.dims[1];
+	const float *st[4];
+	for (int i = 0; i < 4; i++) {
+		const Value *v = rt_in_val(p, n, i + 1);
+		if (!v || !v->konst || v->dtype != DT_FLOAT ||
+		    shape_numel(&v->shape) != c)
+			return 0;
+		st[i] = v->konst->data;
+	}
+	double eps = attr_float(n, "epsilon", 1e-5f);
+	Bn *k = xmalloc(sizeof(*k));
+	k->n = y->shape.dims[0], k->c = c;
+	k->hw = y->shape.dims[2] * y->shape.dims[3];
+	k->ab = xmalloc(2 * (size_t)c * sizeof(float));
+	for (int64_t ch = 0; ch < c; ch++)
+		batchnorm_affine(st[0][ch], st[1][ch], st[2][ch], st[3][ch],
+				 eps, &k->ab[ch], &k->ab[c + ch]);
+	k->nhwc = k->relu = false;
+	k->threads = rt_threads_for(s, (double)shape_numel(&y->shape));
+	take(fk, bn_run, k);
+	fk->free = bn_free;
+	fk->threads = k->threads;
+	/* X and Y share a layout; the [C] statistics have none */
+	rt_task_slots(t);
+	rt_slot(t, -1)->group = rt_slot(t, 0)->group = 1;
+	return 1;
+}
+
 /* ---- GlobalAveragePool -------------------------------------------------- */
 
 typedef struct Gap {

@@ -17,6 +17,13 @@
  * ([C,1,1], [1,C,1,1] or [N,C,1,1]), either order. */
 int chan_binary(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_binary_build(RunCtx *s, Prepared *p, Task *t);
+/* BatchNormalization in inference (constant scale, B, mean and var of
+ * [C]) of X [N,C,H,W]: the reference kernel's bits. */
+int chan_batchnorm(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int chan_batchnorm_build(RunCtx *s, Prepared *p, Task *t);
+/* Makes a chan_batchnorm kernel apply Relu after it (true), if k is
+ * one that does not yet. */
+bool chan_batchnorm_relu(FastKernel *k);
 /* GlobalAveragePool of X [N,C,H,W]. */
 int chan_gap(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_gap_build(RunCtx *s, Prepared *p, Task *t);

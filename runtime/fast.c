@@ -50,34 +50,59 @@ static bool read_by_only(const Graph *g, ValId v, const Node *n)
 	return true;
 }
 
-/* A Relu or Sigmoid whose input only it reads, made by an earlier plain-C
- * ConvTranspose: that kernel applies the activation and writes t's
- * output tensor instead of its own (never read now); t does nothing.
- * 1 if so, else 0.  Tasks are matched in run order, so the
- * ConvTranspose's is matched when this row looks at it (a row-major
- * kernel, which has no build). */
-static int fold_into_deconv(RunCtx *s, Prepared *p, Task *t,
-			    FastKernel *k)
+/* The task before t whose first output is t's one input, of t's
+ * output's shape and dtype, read by t alone; else NULL.  Tasks are
+ * matched in run order, so its kernel is matched when t's rows look. */
+static Task *sole_producer(Prepared *p, Task *t)
 {
-	(void)s;
 	const Node *n = t->n;
 	ValId v = n->ninputs == 1 ? n->inputs[0] : -1;
 	if (v < 0 || !p->tasks || t < p->tasks ||
 	    t >= p->tasks + p->ntasks || n->noutputs != 1 || !t->out[0] ||
 	    t->out[0]->dtype != p->vt[v].dtype ||
 	    !shape_equal(&t->out[0]->shape, &p->vt[v].shape))
-		return 0;
+		return NULL;
 	Task *u = t;
 	while (u-- > p->tasks)
 		if (u->n->noutputs > 0 && u->n->outputs[0] == v)
 			break;
-	if (u < p->tasks || !u->out[0] || !read_by_only(p->g, v, n) ||
-	    !direct_deconv_act(&u->fast, n->op == OP_Relu ? DIRECT_RELU
-							   : DIRECT_SIGMOID))
-		return 0;
+	return u >= p->tasks && u->out[0] && read_by_only(p->g, v, n) ? u
+									: NULL;
+}
+
+/* t's activation taken by its producer u, which writes t's output
+ * tensor instead of its own (never read now); t does nothing. */
+static int folded(Task *u, Task *t, FastKernel *k)
+{
 	u->out[0] = t->out[0];
 	direct_noop(k);
 	return 1;
+}
+
+/* A Relu or Sigmoid after a plain-C ConvTranspose (a row-major kernel,
+ * which has no build): 1 if that kernel applies it, else 0. */
+static int fold_into_deconv(RunCtx *s, Prepared *p, Task *t,
+			    FastKernel *k)
+{
+	(void)s;
+	Task *u = sole_producer(p, t);
+	return u && direct_deconv_act(&u->fast, t->n->op == OP_Relu
+							 ? DIRECT_RELU
+							 : DIRECT_SIGMOID)
+		       ? folded(u, t, k)
+		       : 0;
+}
+
+/* A Relu after a BatchNormalization of chan_batchnorm (DenseNet's and
+ * pre-activation ResNets' BatchNormalization -> Relu -> Conv): its
+ * elementwise row joins its input's layout and its output's, so the
+ * producer writes the output in the layout it writes its own. */
+static int fold_into_batchnorm(RunCtx *s, Prepared *p, Task *t,
+			       FastKernel *k)
+{
+	(void)s;
+	Task *u = sole_producer(p, t);
+	return u && chan_batchnorm_relu(&u->fast) ? folded(u, t, k) : 0;
 }
 
 /* Whether value v is a tensor of no elements. */
@@ -214,6 +239,7 @@ static const KernelRow rows[] = {
 		"chan.conv"),
 	PLAIN(ConvTranspose, F32, ROWS, direct_deconv, "direct.deconv"),
 	PLAIN(Relu, F32, EITHER, fold_into_deconv, "direct.deconv_act"),
+	PLAIN(Relu, F32, EITHER, fold_into_batchnorm, "chan.batchnorm_act"),
 	PLAIN(Relu, F32, EITHER, direct_unary, "direct.relu"),
 	PLAIN(Sigmoid, F32, EITHER, fold_into_deconv, "direct.deconv_act"),
 	PLAIN(Sigmoid, F32, EITHER, direct_sigmoid, "direct.sigmoid"),
@@ -249,6 +275,8 @@ static const KernelRow rows[] = {
 		"chan.binary"),
 	PLAIN_B(PRelu, F32, EITHER, chan_binary, chan_binary_build,
 		"chan.binary"),
+	PLAIN_B(BatchNormalization, F32, EITHER, chan_batchnorm,
+		chan_batchnorm_build, "chan.batchnorm"),
 	PLAIN(Add, IW, ROWS, intew_binary, "intew.binary"),
 	PLAIN(Sub, IW, ROWS, intew_binary, "intew.binary"),
 	PLAIN(Mul, IW, ROWS, intew_binary, "intew.binary"),
@@ -341,8 +369,9 @@ static const KernelRow rows[] = {
 		"chan.gap"),
 	PLAIN_B(Concat, F32, EITHER, chan_concat, chan_concat_build,
 		"chan.concat"),
-	PLAIN(Concat, ANY, ROWS, small_move, "small.move"),
+	PLAIN(Concat, ANY, ROWS, small_concat, "small.concat"),
 	PLAIN(Slice, ANY, ROWS, small_move, "small.move"),
+	PLAIN(Pad, ANY, ROWS, small_pad, "small.pad"),
 	PLAIN(Pad, ANY, ROWS, small_move, "small.move"),
 	PLAIN(Split, ANY, ROWS, small_split, "small.split"),
 	PLAIN(Tile, ANY, ROWS, small_move, "small.move"),

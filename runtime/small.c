@@ -13,7 +13,8 @@
  * reference kernel's, in one place.  A Slice's runs come straight from
  * the strided view the reference kernel reads (slice_view), with no
  * numbering: any dtype, any size, as long as the runs are at most
- * MOVE_MAX.
+ * MOVE_MAX.  A constant Pad's (pad_view), a Split's and a Concat's
+ * come from the planned shapes: any dtype, any size.
  *
  * The LSTM cell of a small hidden size (Silero VAD: 64 and 128) in plain
  * C: oneDNN's RNN primitive has a large fixed cost per call, and the
@@ -279,6 +280,19 @@ static OpCtx prepare_ctx(RunCtx *s, Prepared *p, const Node *n,
 			.arena = &s->scratch };
 }
 
+/* prepare_ctx with n's inputs as the gear has them (in *b, from the
+ * session's scratch: arena_reset it after), to read its arguments as
+ * its reference kernel does. */
+static OpCtx reading_ctx(RunCtx *s, Prepared *p, const Node *n, OpBind *b)
+{
+	const Tensor **in = arena_array(&s->scratch, (size_t)n->ninputs + 1,
+					sizeof(*in));
+	for (int k = 0; k < n->ninputs; k++)
+		in[k] = rt_in_val(p, n, k) ? p->cur[n->inputs[k]] : NULL;
+	*b = (OpBind){ .in = in, .exec = p };
+	return prepare_ctx(s, p, n, b);
+}
+
 /* Runs the reference kernel of t's node on tensors of element numbers
  * and turns its outputs into m's runs: 1 if done, 0 if the numbers did
  * not come out as element numbers (then another path runs the node). */
@@ -365,19 +379,26 @@ static int slice_runs(RunCtx *s, Prepared *p, Task *t, Move *m)
 {
 	const Node *n = t->n;
 	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
-	Arena *a = &s->scratch;
-	const Tensor **in = arena_array(a, (size_t)n->ninputs + 1,
-					sizeof(*in));
-	for (int k = 0; k < n->ninputs; k++)
-		in[k] = rt_in_val(p, n, k) ? p->cur[n->inputs[k]] : NULL;
-	OpBind b = { .in = in, .exec = p };
-	OpCtx c = prepare_ctx(s, p, n, &b);
+	OpBind b;
+	OpCtx c = reading_ctx(s, p, n, &b);
 	int64_t off, sst[MAX_RANK];
 	int rc = slice_view(&c, &x->shape, &off, sst) == 1 &&
 		 view_runs(m, &y->shape, off, sst);
 	clear_error();
-	arena_reset(a);
+	arena_reset(&s->scratch);
 	return rc;
+}
+
+/* small_pad's pads: pad_view's answer, read at prepare time. */
+static int pad_view_of(RunCtx *s, Prepared *p, const Node *n, int32_t r,
+		       int64_t *pb, int64_t *pe)
+{
+	OpBind b;
+	OpCtx c = reading_ctx(s, p, n, &b);
+	int known = pad_view(&c, r, pb, pe);
+	clear_error();
+	arena_reset(&s->scratch);
+	return known;
 }
 
 /* Pad's fill value: input 2 (opset 11 on, 0 if absent); before, the
@@ -441,92 +462,250 @@ int small_move(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	return 1;
 }
 
-/* Split of any size and dtype: per output, per index before the axis,
- * one memcpy of its piece (the runs the replay above would find,
- * computed from the planned shapes: no numbering, no MOVE_MAX).  The
- * sizes are the outputs' dims along the axis, which inference took
- * from the constant split (or the even split) the reference kernel
- * reads. */
-typedef struct Split {
-	int nout;
+/* Pad of mode constant by pads of at least 0, any size and dtype: Y is
+ * filled with the value, then each row of X (its last axes that have no
+ * pads, together) copied to its place, from the planned shapes and the
+ * pads its reference kernel reads (pad_view): no numbering, no
+ * MOVE_MAX (Swin-T's window padding at batch 2, 600K elements, ran the
+ * reference kernel's per-element index loop: 5% of a run). */
+typedef struct PadRun {
+	size_t es;
+	int32_t rank;		 /* of the axes rows are counted over */
+	int64_t xd[MAX_RANK];	 /* X's dims on them */
+	int64_t ys[MAX_RANK];	 /* Y's strides on them (elements) */
+	int64_t base;		 /* where X's first element goes in Y */
+	int64_t rows, len, ny;	 /* X's rows, a row's elements, Y's */
+	int fill_in;		 /* the input of the value, or -1: 0 */
+} PadRun;
+
+static bool all_zero(const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+static int pad_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const PadRun *k = state;
+	const uint8_t *x = in[0]->data;
+	uint8_t *y = tensor_mut(out[0]), value[16] = { 0 };
+	const Tensor *v = k->fill_in >= 0 ? in[k->fill_in] : NULL;
+	if (v && v->nbytes >= k->es)
+		memcpy(value, v->data, k->es);
+	if (k->rows * k->len < k->ny) { /* there are pads to fill */
+		if (all_zero(value, k->es))
+			memset(y, 0, (size_t)k->ny * k->es);
+		else
+			for (int64_t i = 0; i < k->ny; i++)
+				memcpy(y + (size_t)i * k->es, value, k->es);
+	}
+	size_t row = (size_t)k->len * k->es;
+	for (int64_t r = 0; r < k->rows; r++) {
+		int64_t off = k->base, q = r;
+		for (int32_t a = k->rank - 1; a >= 0; a--) {
+			off += q % k->xd[a] * k->ys[a];
+			q /= k->xd[a];
+		}
+		memcpy(y + (size_t)off * k->es, x + (size_t)r * row, row);
+	}
+	return 0;
+}
+
+int small_pad(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
+	int fill_in;
+	int64_t pb[MAX_RANK], pe[MAX_RANK];
+	if (!static_tensor(x) || !static_tensor(y) || !t->out[0] ||
+	    x->dtype != y->dtype || dtype_size(x->dtype) > 16 ||
+	    !pad_fill(p, n, model_opset(s->model->m), &fill_in))
+		return 0;
+	for (int i = 1; i < n->ninputs; i++)
+		if (rt_in_val(p, n, i) && i != fill_in &&
+		    !const_of(rt_in_val(p, n, i)))
+			return 0;
+	int32_t r = x->shape.rank;
+	int known = pad_view_of(s, p, n, r, pb, pe);
+	if (known != 1)
+		return 0;
+	for (int32_t a = 0; a < r; a++)
+		if (pb[a] < 0 || pe[a] < 0 ||
+		    x->shape.dims[a] + pb[a] + pe[a] != y->shape.dims[a])
+			return 0;
+	PadRun *m = xmalloc(sizeof(*m));
+	memset(m, 0, sizeof(*m));
+	m->es = dtype_size(x->dtype);
+	m->fill_in = fill_in;
+	m->ny = shape_numel(&y->shape);
+	m->len = 1;
+	m->rank = r; /* the last axes without pads make one row */
+	while (m->rank > 0 && !pb[m->rank - 1] && !pe[m->rank - 1])
+		m->len *= x->shape.dims[--m->rank];
+	int64_t stride = m->len;
+	for (int32_t a = r - 1; a >= 0; a--) {
+		if (a < m->rank) {
+			m->xd[a] = x->shape.dims[a];
+			m->ys[a] = stride;
+			m->base += pb[a] * stride;
+		}
+		stride *= a < m->rank ? y->shape.dims[a] : 1;
+	}
+	m->rows = m->len ? shape_numel(&x->shape) / m->len : 0;
+	k->run = pad_run;
+	k->free = free;
+	k->state = m;
+	return 1;
+}
+
+/* Split and Concat of any size and dtype: per piece (an output of a
+ * Split, an input of a Concat), per index before the axis, one memcpy
+ * (the runs the replay above would find, computed from the planned
+ * shapes: no numbering, no MOVE_MAX: Swin-T's cyclic shifts, a Concat
+ * of slices along H or W, 600K elements at batch 2).  The pieces' sizes
+ * are their dims along the axis, which inference took from the
+ * constant split (or the even split) the reference kernel reads. */
+typedef struct Pieces {
+	int n;
 	size_t es;
 	int64_t outer, inner, d; /* before, after, along the axis */
-	int64_t *len;		 /* per output, along the axis */
-} Split;
+	int64_t *len;		 /* per piece, along the axis */
+} Pieces;
 
-static void split_free(void *state)
+static void pieces_free(void *state)
 {
-	Split *sp = state;
-	free(sp->len);
-	free(sp);
+	Pieces *pc = state;
+	free(pc->len);
+	free(pc);
+}
+
+/* Piece k's bytes at outer index i: in the whole, in the piece. */
+static size_t whole_at(const Pieces *pc, int64_t i, int64_t pos)
+{
+	return (size_t)(i * pc->d + pos) * (size_t)pc->inner * pc->es;
 }
 
 static int split_run(void *state, const Tensor *const *in,
 		     Tensor *const *out)
 {
-	const Split *sp = state;
+	const Pieces *pc = state;
 	const uint8_t *x = in[0]->data;
-	size_t row = (size_t)sp->inner * sp->es;
 	int64_t pos = 0;
-	for (int o = 0; o < sp->nout; pos += sp->len[o++]) {
+	for (int o = 0; o < pc->n; pos += pc->len[o++]) {
 		uint8_t *y = tensor_mut(out[o]);
-		size_t piece = (size_t)sp->len[o] * row;
-		if (!piece)
-			continue;
-		for (int64_t i = 0; i < sp->outer; i++)
-			memcpy(y + (size_t)i * piece,
-			       x + (size_t)(i * sp->d + pos) * row, piece);
+		size_t piece = (size_t)(pc->len[o] * pc->inner) * pc->es;
+		for (int64_t i = 0; piece && i < pc->outer; i++)
+			memcpy(y + (size_t)i * piece, x + whole_at(pc, i, pos),
+			       piece);
 	}
 	return 0;
+}
+
+static int concat_run(void *state, const Tensor *const *in,
+		      Tensor *const *out)
+{
+	const Pieces *pc = state;
+	uint8_t *y = tensor_mut(out[0]);
+	int64_t pos = 0;
+	for (int k = 0; k < pc->n; pos += pc->len[k++]) {
+		const uint8_t *x = in[k]->data;
+		size_t piece = (size_t)(pc->len[k] * pc->inner) * pc->es;
+		for (int64_t i = 0; piece && i < pc->outer; i++)
+			memcpy(y + whole_at(pc, i, pos), x + (size_t)i * piece,
+			       piece);
+	}
+	return 0;
+}
+
+/* The pieces of whole w along its axis a (n's attribute "axis", `def`
+ * if absent), if part(0..np) (NULL: not one) tile it there; else NULL. */
+static Pieces *pieces_of(const Node *n, int64_t def, const Value *w,
+			 const Value *const *part, int np)
+{
+	if (!static_tensor(w) || w->shape.rank < 1 || np < 1)
+		return NULL;
+	int32_t r = w->shape.rank;
+	int64_t a = attr_int(n, "axis", def), sum = 0;
+	if (a < 0)
+		a += r;
+	if (a < 0 || a >= r)
+		return NULL;
+	for (int k = 0; k < np; k++) {
+		const Value *v = part[k];
+		if (!static_tensor(v) || v->dtype != w->dtype ||
+		    v->shape.rank != r)
+			return NULL;
+		for (int32_t d = 0; d < r; d++)
+			if (d != a && v->shape.dims[d] != w->shape.dims[d])
+				return NULL;
+		sum += v->shape.dims[a];
+	}
+	if (sum != w->shape.dims[a])
+		return NULL;
+	Pieces *pc = xmalloc(sizeof(*pc));
+	pc->n = np;
+	pc->es = dtype_size(w->dtype);
+	pc->outer = pc->inner = 1;
+	for (int32_t d = 0; d < r; d++) {
+		if (d < a)
+			pc->outer *= w->shape.dims[d];
+		if (d > a)
+			pc->inner *= w->shape.dims[d];
+	}
+	pc->d = w->shape.dims[a];
+	pc->len = xmalloc((size_t)np * sizeof(int64_t));
+	for (int k = 0; k < np; k++)
+		pc->len[k] = part[k]->shape.dims[a];
+	return pc;
+}
+
+static int take_pieces(FastKernel *k, Pieces *pc,
+		       int (*run)(void *, const Tensor *const *,
+				  Tensor *const *))
+{
+	if (!pc)
+		return 0;
+	k->run = run;
+	k->free = pieces_free;
+	k->state = pc;
+	return 1;
 }
 
 int small_split(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	(void)s;
 	const Node *n = t->n;
-	const Value *x = rt_in_val(p, n, 0);
-	if (!static_tensor(x) || x->shape.rank < 1 || n->noutputs < 1)
-		return 0;
 	for (int i = 1; i < n->ninputs; i++) /* split: a constant */
 		if (rt_in_val(p, n, i) && !const_of(rt_in_val(p, n, i)))
 			return 0;
-	int32_t r = x->shape.rank;
-	int64_t a = attr_int(n, "axis", 0), sum = 0;
-	if (a < 0)
-		a += r;
-	if (a < 0 || a >= r)
+	const Value **part = xmalloc(((size_t)n->noutputs + 1) *
+				     sizeof(*part));
+	int np = n->noutputs;
+	for (int o = 0; o < n->noutputs; o++)
+		part[o] = n->outputs[o] >= 0 && t->out[o]
+				  ? &p->g->vals[n->outputs[o]]
+				  : NULL;
+	Pieces *pc = pieces_of(n, 0, rt_in_val(p, n, 0), part, np);
+	free(part);
+	return take_pieces(k, pc, split_run);
+}
+
+int small_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	(void)s;
+	const Node *n = t->n;
+	if (n->noutputs != 1 || !t->out[0] || !node_attr(n, "axis"))
 		return 0;
-	for (int o = 0; o < n->noutputs; o++) {
-		const Value *v = n->outputs[o] >= 0 ? &p->g->vals[n->outputs[o]]
-						    : NULL;
-		if (!v || !t->out[o] || !static_tensor(v) ||
-		    v->dtype != x->dtype || v->shape.rank != r)
-			return 0;
-		for (int32_t d = 0; d < r; d++)
-			if (d != a && v->shape.dims[d] != x->shape.dims[d])
-				return 0;
-		sum += v->shape.dims[a];
-	}
-	if (sum != x->shape.dims[a])
-		return 0;
-	Split *sp = xmalloc(sizeof(*sp));
-	sp->nout = n->noutputs;
-	sp->es = dtype_size(x->dtype);
-	sp->outer = sp->inner = 1;
-	for (int32_t d = 0; d < r; d++) {
-		if (d < a)
-			sp->outer *= x->shape.dims[d];
-		if (d > a)
-			sp->inner *= x->shape.dims[d];
-	}
-	sp->d = x->shape.dims[a];
-	sp->len = xmalloc((size_t)sp->nout * sizeof(int64_t));
-	for (int o = 0; o < sp->nout; o++)
-		sp->len[o] = p->g->vals[n->outputs[o]].shape.dims[a];
-	k->run = split_run;
-	k->free = split_free;
-	k->state = sp;
-	return 1;
+	const Value **part = xmalloc(((size_t)n->ninputs + 1) *
+				     sizeof(*part));
+	for (int i = 0; i < n->ninputs; i++)
+		part[i] = rt_in_val(p, n, i);
+	Pieces *pc = pieces_of(n, 0, &p->g->vals[n->outputs[0]], part,
+			       n->ninputs);
+	free(part);
+	return take_pieces(k, pc, concat_run);
 }
 
 /* ---- LSTM ---------------------------------------------------------------- */

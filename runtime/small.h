@@ -21,6 +21,9 @@
  * numbers once, when the gear is prepared; a run copies the runs of
  * consecutive elements that it found. */
 int small_move(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* Pad of mode constant by pads of at least 0, any size and fixed-size
+ * dtype, its pads constant: fill, then a memcpy per row of X. */
+int small_pad(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* LSTM of fp32, default activations, no clip, peepholes, input_forget or
  * sequence_lens; hidden size at most 256 and few timesteps. */
 int small_lstm(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
@@ -48,5 +51,8 @@ int small_scatter(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Split of any size and dtype along any axis, the split constant or
  * even: a memcpy per output and index before the axis. */
 int small_split(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* Concat of any size and dtype along any axis: a memcpy per input and
+ * index before the axis. */
+int small_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 #endif

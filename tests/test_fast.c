@@ -1198,6 +1198,90 @@ Test(fast, prelu_slopes_match_reference)
 		}
 }
 
+Test(fast, batchnorm_matches_reference)
+{
+	/* chan.batchnorm of x [2,3,4,5] of edge values, by statistics with
+	 * a -0 scale, a huge mean and a negative variance (NaN), epsilon
+	 * 1e-3: the reference's bits (-0 and infinities included); then with Relu taken in
+	 * (chan_batchnorm_relu, the Relu after it folded) those bits
+	 * through Relu's reference rule (NaN and -0 pass); at 1 and 2
+	 * threads */
+	static float st[4][3] = { { 0.5f, -0.0f, 3.0f },   /* scale */
+				  { 1.0f, -2.0f, 0.0f },   /* B */
+				  { 0.25f, 1e30f, -1.0f }, /* mean */
+				  { 4.0f, 0.0f, -1.0f } }; /* var */
+	float x[120], y[120], want[120];
+	for (int i = 0; i < 120; i++)
+		x[i] = edges[(i * 3) % NEDGE];
+	int64_t xd[] = { 2, 3, 4, 5 }, cd[] = { 3 };
+	for (int relu = 0; relu <= 1; relu++)
+		for (int threads = 1; threads <= 2; threads++) {
+			Fixture f;
+			fixture_init(&f);
+			f.s.threads = threads;
+			Opset os = { "", 15 };
+			f.m->nopsets = 1;
+			f.m->opsets = &os;
+			Node *n = graph_add_node(f.g, "bn", "BatchNormalization",
+						 "", 5, 1);
+			n->op = OP_BatchNormalization;
+			node_add_attr(f.g, n, "epsilon", ATTR_FLOAT)->f = 1e-3f;
+			n->inputs[0] = add_value(&f, "x", 4, xd, NULL);
+			static const char *names[] = { "scale", "B", "mean",
+						       "var" };
+			Tensor tv[5] = { { .dtype = DT_FLOAT,
+					   .shape = f.g->vals[n->inputs[0]].shape,
+					   .data = x, .nbytes = sizeof(x) } };
+			for (int i = 0; i < 4; i++) {
+				n->inputs[i + 1] =
+					add_value(&f, names[i], 1, cd, st[i]);
+				tv[i + 1] = (Tensor){
+					.dtype = DT_FLOAT,
+					.shape = f.g->vals[n->inputs[i + 1]].shape,
+					.data = st[i], .nbytes = sizeof(st[i])
+				};
+			}
+			n->outputs[0] = add_value(&f, "y", 4, xd, NULL);
+			const Tensor *in[5] = { &tv[0], &tv[1], &tv[2], &tv[3],
+						&tv[4] };
+			run_reference_node(&f, n, in, want, sizeof(want));
+			for (int i = 0; relu && i < 120; i++)
+				want[i] = want[i] < 0 ? 0 : want[i];
+			Tensor out = { .dtype = DT_FLOAT, .shape = tv[0].shape,
+				       .data = y, .nbytes = sizeof(y) };
+			Tensor *outs[1] = { &out };
+			Task t = { .n = n, .out = outs };
+			f.cur[n->outputs[0]] = &out;
+			cr_assert_eq(rt_kernel_choose(&f.s, &f.p, &t), 0, "%s",
+				     last_error());
+			cr_assert_str_eq(rt_kernel_name(&t), "chan.batchnorm");
+			if (relu) {
+				cr_assert(chan_batchnorm_relu(&t.fast));
+				cr_assert(!chan_batchnorm_relu(&t.fast),
+					  "Relu taken in twice");
+			}
+			cr_assert_eq(rt_kernel_build(&f.s, &f.p, &t), 0);
+			memset(y, 0xA5, sizeof(y));
+			cr_assert_eq(t.fast.run(t.fast.state, in, outs), 0);
+			t.fast.free(t.fast.state);
+			free(t.lay);
+			int nan = 0;
+			for (int i = 0; i < 120; i++)
+				nan += isnan(want[i]);
+			cr_expect_gt(nan, 12, "the NaN statistics made none");
+			/* (a NaN x by a NaN scale: either NaN, IEEE 754
+			 * says not which) */
+			for (int i = 0; i < 120; i++)
+				cr_expect((isnan(y[i]) && isnan(want[i])) ||
+						  !memcmp(&y[i], &want[i],
+							  sizeof(y[i])),
+					  "relu %d at %d threads: element %d "
+					  "is %g, the reference's %g",
+					  relu, threads, i, y[i], want[i]);
+			model_free(f.m);
+		}
+}
+
 /* Reference kernel of op(a, b) on float edges[] (b a weight of one
  * value if scalar_b, else a the weight) into y. */
 static void reference_pair(const char *op, float k, bool k_first, float *y)

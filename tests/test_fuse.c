@@ -527,6 +527,26 @@ static ValId relu_residual_relu(Synth *s, ValId x)
 	return UN("Relu", BIN("Add", s->g->inputs[0], UN("Relu", x)));
 }
 
+/* torch.onnx's Dropout in training mode with a ratio of 0 (Swin-T's
+ * attention), after a Relu; and one in inference (no training_mode):
+ * gone, as the Identity they become */
+static ValId dropout_ratio0(Synth *s, ValId x)
+{
+	static const uint8_t on = 1;
+	ValId t = tu_weight_data(s->g, sy_name(s, "train"), DT_BOOL, SCALAR,
+				 &on);
+	Node *n = tu_node(s->g, "Dropout", sy_name(s, "drop"),
+			  IDS(UN("Relu", x), sy_k(s, 0.0f), t), 1);
+	return tu_out(n, 0);
+}
+
+static ValId dropout_inference(Synth *s, ValId x)
+{
+	Node *n = tu_node(s->g, "Dropout", sy_name(s, "drop"),
+			  IDS(UN("Relu", x)), 1);
+	return tu_out(n, 0);
+}
+
 /* ---- the models ---------------------------------------------------------- */
 
 enum { ANCHOR_MATMUL, ANCHOR_CONV, ANCHOR_NONE };
@@ -577,6 +597,10 @@ static const Form forms[] = {
 	{ "relu_residual", relu_residual, ANCHOR_CONV, "[Relu, +Z]", "Add" },
 	{ "relu_residual_relu", relu_residual_relu, ANCHOR_CONV,
 	  "[Relu, +Z, Relu]", "Add" },
+	/* (the Identity makes the graph's output: the Relu writes it) */
+	{ "dropout_ratio0", dropout_ratio0, ANCHOR_NONE, " Relu ", "Dropout" },
+	{ "dropout_inference", dropout_inference, ANCHOR_NONE, " Relu ",
+	  "Dropout" },
 };
 
 /* x [2, 8, 16] through MatMul (+ bias), x [2, 4, 8, 8] through a Conv,

@@ -1,12 +1,15 @@
 /*
- * tests/test_prelu.c - PRelu on a real network's path: a slope per
- * channel between two convolutions runs chan.binary in the
- * convolutions' layout (NHWC where they take it), a slope of one value
- * after a convolution is fused into it (LeakyRelu); what the compiled
- * model computes against the reference kernels (GEARRT_NO_FAST) at 1
- * and 2 threads, NaN, infinities and -0 in its input; and the profile
- * names the kernels.  (The kernels' bits against the reference's:
- * tests/test_fast.c prelu_slopes_match_reference.)
+ * tests/test_prelu.c - per-channel ops between convolutions on a real
+ * network's path, in the convolutions' layout (NHWC where they take
+ * it): PRelu by a slope per channel runs chan.binary, a slope of one
+ * value after a convolution is fused into it (LeakyRelu); a
+ * BatchNormalization no convolution took in (DenseNet's, after a
+ * Concat) runs chan.batchnorm with the Relu after it taken in.  What
+ * the compiled model computes against the reference kernels
+ * (GEARRT_NO_FAST) at 1 and 2 threads, NaN, infinities and -0 in its
+ * input; and the profile names the kernels.  (The kernels' bits
+ * against the reference's: tests/test_fast.c
+ * prelu_slopes_match_reference, batchnorm_matches_reference.)
  */
 #include <float.h>
 #include <math.h>
@@ -48,7 +51,46 @@ static Model *prelu_model(void)
 	return m;
 }
 
-static float *run_prelu(const char *om, bool no_fast, int threads)
+/* x [1,C,H,W] -> Conv -> Concat(it, x) -> BatchNormalization -> Relu
+ * -> Conv -> y */
+static Model *batchnorm_model(void)
+{
+	Synth s = sy_begin("batchnorm");
+	ValId x = tu_input(s.g, "x", DT_FLOAT, SHAPE(1, C, H, W));
+	float *w = arena_array(&s.m->arena, 2 * C * C * 9, sizeof(float));
+	for (int i = 0; i < 2 * C * C * 9; i++)
+		w[i] = (float)((i * 37) % 17 - 8) / 32;
+	float *st = arena_array(&s.m->arena, 4 * 2 * C, sizeof(float));
+	for (int i = 0; i < 2 * C; i++) {
+		st[i] = (float)(i % 5 - 2) / 2;		  /* scale, -1..1 */
+		st[2 * C + i] = (float)(i % 3) - 1;	  /* B */
+		st[4 * C + i] = (float)(i % 7 - 3) / 4;	  /* mean */
+		st[6 * C + i] = (float)(i % 4) + 0.5f;	  /* var */
+	}
+	ValId w1 = tu_weight_data(s.g, "w1", DT_FLOAT, SHAPE(C, C, 3, 3), w);
+	ValId w2 = tu_weight_data(s.g, "w2", DT_FLOAT, SHAPE(C, 2 * C, 3, 3),
+				  w);
+	ValId sv[4];
+	static const char *names[] = { "scale", "B", "mean", "var" };
+	for (int i = 0; i < 4; i++)
+		sv[i] = tu_weight_data(s.g, names[i], DT_FLOAT, SHAPE(2 * C),
+				       st + i * 2 * C);
+	Node *c = tu_node(s.g, "Conv", "c1", IDS(x, w1), 1);
+	tu_ints(s.g, c, "pads", INTS(1, 1, 1, 1));
+	Node *cat = tu_node(s.g, "Concat", "cat", IDS(tu_out(c, 0), x), 1);
+	tu_int(s.g, cat, "axis", 1);
+	Node *bn = tu_node(s.g, "BatchNormalization", "bn",
+			   IDS(tu_out(cat, 0), sv[0], sv[1], sv[2], sv[3]), 1);
+	Node *r = tu_node(s.g, "Relu", "r", IDS(tu_out(bn, 0)), 1);
+	c = tu_node(s.g, "Conv", "c2", IDS(tu_out(r, 0), w2), 1);
+	tu_ints(s.g, c, "pads", INTS(1, 1, 1, 1));
+	Model *m = sy_end(&s, tu_out(c, 0));
+	cr_assert(m, "%s", last_error());
+	m->ir_version = 8;
+	return m;
+}
+
+static float *run_model(const char *om, bool no_fast, int threads)
 {
 	gearrt_model *m;
 	gearrt_session *s;
@@ -76,11 +118,15 @@ static float *run_prelu(const char *om, bool no_fast, int threads)
 	return y;
 }
 
-Test(prelu, per_channel_between_convolutions_matches_reference)
+/* Compiles m (consumed) into DIR/NAME.om, whose path it returns in om,
+ * the directory in *dir. */
+static void compile_net(Model *m, const char *name, char **dir,
+			  char om[600])
 {
-	char *dir = temp_dir(), *onnx = path_in(dir, "prelu.onnx");
-	char *out = path_in(dir, "prelu"), mflag[512], oflag[512], om[600];
-	Model *m = prelu_model();
+	char onnx[520], out[520], mflag[600], oflag[600];
+	*dir = temp_dir();
+	snprintf(onnx, sizeof(onnx), "%s/%s.onnx", *dir, name);
+	snprintf(out, sizeof(out), "%s/%s", *dir, name);
 	OnnxExport ox = { 0 };
 	cr_assert_eq(onnx_write(m, m->graph, &ox, onnx), 0, "%s",
 		     last_error());
@@ -91,18 +137,18 @@ Test(prelu, per_channel_between_convolutions_matches_reference)
 	Run r = run_gearcv(args);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
-	snprintf(om, sizeof(om), "%s.om", out);
-	/* the slope of one value went into the Conv, the per-channel one
-	 * stayed */
-	r = run_gearc("dump", om);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect(strstr(r.out, "[LeakyRelu(0.25,0)]") &&
-			  strstr(r.out, " PRelu "),
-		  "%s", r.out);
-	run_free(&r);
-	float *ref = run_prelu(om, true, 1);
+	snprintf(om, 600, "%s.om", out);
+}
+
+/* om's outputs at 1 and 2 threads against the reference kernels'
+ * (NaN reaching them), then its profile has every string of want and
+ * none of shun. */
+static void check_model(const char *om, const char *const *want,
+			const char *const *shun)
+{
+	float *ref = run_model(om, true, 1);
 	for (int threads = 1; threads <= 2; threads++) {
-		float *y = run_prelu(om, false, threads);
+		float *y = run_model(om, false, threads);
 		int nan = 0;
 		for (int i = 0; i < N; i++) {
 			nan += isnan(ref[i]);
@@ -117,20 +163,47 @@ Test(prelu, per_channel_between_convolutions_matches_reference)
 		free(y);
 	}
 	free(ref);
-	/* the profile: chan.binary (or, where no convolution is NHWC at
-	 * this ISA level, ew.binary), never ref */
 	setenv("GEARRT_PROFILE", "nodes", 1);
 	unsetenv("GEARRT_NO_FAST");
-	r = run_gearc("run", om, "--random-inputs", "--quiet");
+	Run r = run_gearc("run", om, "--random-inputs", "--quiet");
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect((strstr(r.err, "PRelu/chan.binary") ||
-		   strstr(r.err, "PRelu/ew.binary")) &&
-			  !strstr(r.err, "PRelu/ref"),
-		  "%s", r.err);
+	for (; *want; want++)
+		cr_expect(strstr(r.err, *want), "no %s: %s", *want, r.err);
+	for (; *shun; shun++)
+		cr_expect(!strstr(r.err, *shun), "%s: %s", *shun, r.err);
 	run_free(&r);
 	unsetenv("GEARRT_PROFILE");
+}
+
+Test(prelu, per_channel_between_convolutions_matches_reference)
+{
+	char *dir, om[600];
+	compile_net(prelu_model(), "prelu", &dir, om);
+	/* the slope of one value went into the Conv, the per-channel one
+	 * stayed */
+	Run r = run_gearc("dump", om);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "[LeakyRelu(0.25,0)]") &&
+			  strstr(r.out, " PRelu "),
+		  "%s", r.out);
+	run_free(&r);
+	/* the profile: chan.binary (ew.binary only where no convolution
+	 * is NHWC at this ISA level), never ref */
+	static const char *const want[] = { "PRelu/", NULL };
+	static const char *const shun[] = { "PRelu/ref", NULL };
+	check_model(om, want, shun);
 	remove_tree(dir);
 	free(dir);
-	free(onnx);
-	free(out);
+}
+
+Test(prelu, batchnorm_after_a_concat_matches_reference)
+{
+	char *dir, om[600];
+	compile_net(batchnorm_model(), "batchnorm", &dir, om);
+	static const char *const want[] = { "BatchNormalization/chan.batchnorm",
+					    "Relu/chan.batchnorm_act", NULL };
+	static const char *const shun[] = { "/ref", NULL };
+	check_model(om, want, shun);
+	remove_tree(dir);
+	free(dir);
 }

@@ -313,6 +313,49 @@ Test(small, split_any_size_and_dtype)
 	check_node(m, n, true, 0, 0);
 }
 
+Test(small, pad_and_concat_any_size_and_dtype)
+{
+	/* past the replay's MOVE_MAX: Swin-T's window padding at batch 2
+	 * ([2,56,56,96], here padded on H and W) and its cyclic shift (a
+	 * Concat of two slices along W) */
+	pad_case(NULL, SHAPE(2, 56, 56, 96), L(0, 0, 1, 0, 0, 3, 2, 0), 8,
+		 true);
+	pad_case(NULL, SHAPE(2, 56, 56, 96), L(0, 0, 0, 0, 0, 0, 0, 0), 8,
+		 false);
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId a = tu_input(g, "a", DT_FLOAT, SHAPE(2, 56, 3, 96));
+	ValId b = tu_input(g, "b", DT_FLOAT, SHAPE(2, 56, 53, 96));
+	Node *n = tu_node(g, "Concat", "c", IDS(a, b), 1);
+	tu_int(g, n, "axis", 2);
+	check_node(m, n, true, 0, 0);
+	/* elements of 1, 2 and 8 bytes and bool, the first and the last
+	 * axis (a node reading an empty tensor runs its reference kernel);
+	 * a pad of the first axis alone */
+	static const int dts[] = { DT_UINT8, DT_FLOAT16, DT_INT64, DT_BOOL };
+	for (size_t d = 0; d < sizeof(dts) / sizeof(dts[0]); d++)
+		for (int axis = -1; axis <= 0; axis++) {
+			m = tu_model(13);
+			g = m->graph;
+			a = tu_input(g, "a", dts[d], SHAPE(3, 5, 7));
+			b = tu_input(g, "b", dts[d],
+				     axis ? SHAPE(3, 5, 1) : SHAPE(1, 5, 7));
+			ValId c = tu_input(g, "c", dts[d],
+					   axis ? SHAPE(3, 5, 2)
+						: SHAPE(4, 5, 7));
+			n = tu_node(g, "Concat", "c", IDS(a, b, c), 1);
+			tu_int(g, n, "axis", axis);
+			check_node(m, n, true, 0, 0);
+			m = tu_model(13);
+			g = m->graph;
+			a = tu_input(g, "x", dts[d], SHAPE(3, 5, 7));
+			ValId pd = tu_weight_ints(g, "pads",
+						  L(2, 0, 0, 1, 0, 0), 6);
+			n = tu_node(g, "Pad", "p", IDS(a, pd), 1);
+			check_node(m, n, true, 0, 0);
+		}
+}
+
 Test(small, move_leaves_what_it_cannot_replay)
 {
 	/* Slice ends from a graph input: not constant */

@@ -644,18 +644,16 @@ static double mt_double(Mt19937 *m)
 	return (a * 67108864.0 + b) / 9007199254740992.0;
 }
 
-/* Whether Dropout drops: before opset 7 unless is_test=1; from opset 12
- * if training_mode is true (1), else not (0); -1 if not known. */
-static int dropout_training(OpCtx *c)
+int dropout_training(const Node *n, int64_t opset, bool has_mode,
+		     const Tensor *mode)
 {
-	if (c->opset < 7)
-		return attr_int(c->n, "is_test", 0) == 0;
-	if (c->opset < 12 || !op_in(c, 2))
+	if (opset < 7)
+		return attr_int(n, "is_test", 0) == 0;
+	if (opset < 12 || !has_mode)
 		return 0;
-	const Tensor *t = op_const_in(c, 2);
-	if (!t || shape_numel(&t->shape) != 1)
+	if (!mode || shape_numel(&mode->shape) != 1)
 		return -1;
-	return tensor_get_i64(t, 0) != 0;
+	return tensor_get_i64(mode, 0) != 0;
 }
 
 /* The drop ratio into *r: the attribute before opset 12, then the
@@ -694,7 +692,8 @@ int run_dropout(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	Value *m = op_out(c, 1);
-	int train = dropout_training(c);
+	int train = dropout_training(c->n, c->opset, op_in(c, 2),
+				     op_in(c, 2) ? op_const_in(c, 2) : NULL);
 	double ratio = 0;
 	if (!x || train < 0 || (train && !dropout_ratio(c, &ratio)))
 		return 0;

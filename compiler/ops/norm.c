@@ -205,6 +205,13 @@ static void scale_planes(const float *x, float *y, int64_t nplanes,
 	}
 }
 
+void batchnorm_affine(float scale, float bias, double mean, double var,
+		      double eps, float *a, float *b)
+{
+	*a = (float)(scale / sqrt(var + eps));
+	*b = (float)(bias - mean * *a);
+}
+
 bool batchnorm_training(const Node *n, int64_t opset)
 {
 	if (opset >= 14)
@@ -252,8 +259,7 @@ int run_batchnorm(OpCtx *c)
 			channel_moments(in[0], n, ch, inner, k, &m, &v);
 		bm[k] = (float)m;
 		bv[k] = (float)v;
-		a[k] = (float)(in[1][k] / sqrt(v + eps));
-		b[k] = (float)(in[2][k] - m * a[k]);
+		batchnorm_affine(in[1][k], in[2][k], m, v, eps, &a[k], &b[k]);
 	}
 	scale_planes(in[0], yf, n * ch, ch, inner, a, b);
 	nn_out_done(c, 0, y, yf);

@@ -389,6 +389,10 @@ int run_slice(OpCtx *c);
  * element (i_0, ..., i_r-1) is input element off + sum i_k sst[k].  1 if
  * its arguments are known, 0 if one is not constant, -1 on error. */
 int slice_view(OpCtx *c, const Shape *xs, int64_t *off, int64_t *sst);
+/* A Pad of mode constant: its pads before (pb) and after (pe) each of
+ * its input's r axes, as its reference kernel reads them; 1 if known, 0
+ * if another mode or not known, -1 on error. */
+int pad_view(OpCtx *c, int32_t r, int64_t *pb, int64_t *pe);
 int infer_split(OpCtx *c);
 int run_split(OpCtx *c);
 int infer_pad(OpCtx *c);
@@ -475,6 +479,17 @@ bool nn_shape_compatible(const Shape *a, const Shape *b);
  * training_mode attribute since opset 14; before opset 7 is_test=0 (its
  * default); in between, when the statistics outputs are asked for. */
 bool batchnorm_training(const Node *n, int64_t opset);
+/* Whether Dropout node n drops: before opset 7 unless is_test=1; from
+ * opset 12 if its training_mode (has_mode: the input is given; mode:
+ * its value, NULL if not known) is true (1), else not (0); -1 if not
+ * known. */
+int dropout_training(const Node *n, int64_t opset, bool has_mode,
+		     const Tensor *mode);
+/* BatchNormalization's y = x a + b of one channel, from its scale, bias
+ * and statistics (run_batchnorm, the fast path chan_batchnorm): then
+ * y is x * a + b rounded after the product and after the sum. */
+void batchnorm_affine(float scale, float bias, double mean, double var,
+		      double eps, float *a, float *b);
 int infer_instance_norm(OpCtx *c);
 int infer_layer_norm(OpCtx *c);
 int infer_lrn(OpCtx *c);

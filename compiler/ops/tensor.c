@@ -1207,6 +1207,14 @@ static int pad_amounts(OpCtx *c, int32_t r, int64_t *pb, int64_t *pe)
 	return 1;
 }
 
+int pad_view(OpCtx *c, int32_t r, int64_t *pb, int64_t *pe)
+{
+	PadMode mode;
+	if (pad_mode(c, &mode) < 0)
+		return -1;
+	return mode == PAD_CONSTANT ? pad_amounts(c, r, pb, pe) : 0;
+}
+
 /* Pad: each dim grows by its pads (negative pads crop). */
 int infer_pad(OpCtx *c)
 {
