@@ -399,18 +399,20 @@ static double node_work(const Prepared *p, const Node *n)
 }
 
 /* A gear of less work than rt_gear_serial (flops by node_work), or of
- * less than RT_NODE_SERIAL a node on average, runs on one thread whatever
- * the session's count: its parallel kernels' forks would wake a sleeping
- * thread each (tens of microseconds on a VM) for little work each.  At 2
- * threads, runs a request apart (bench_run over a pipe; medians in ms, 2
- * threads / 1 thread, before): PP-OCRv4 cls at batch 1 (33 MFLOP, 0.4 a
- * node) 0.56 / 0.37, at batch 6 (2.6 a node) 2.49 / 2.21, Silero VAD (1
- * MFLOP) 0.11 / 0.03, ShuffleNetV2 (2.1 a node) 4.11 / 3.26, MobileNetV3
- * small (1.5 a node) 1.48 / 1.29; where 2 threads gain, 4.8 MFLOP a node
- * and more: nn.TransformerEncoder at 1x64 1.53 / 2.02, MobileNetV3 at
- * batch 4 (6.2) 4.08 / 4.54, EfficientNet-B0 (6.7) 7.59 / 8.50. */
-double rt_gear_serial = 64.0 * (1 << 20);
-#define RT_NODE_SERIAL (4.0 * (1 << 20))
+ * less than rt_node_serial a node on average, runs on one thread whatever
+ * the session's count: its kernels' regions would cost more to hand out
+ * than they save.  On libgomp (its workers asleep between runs) the
+ * limits were 64 MFLOP and 4 a node; on gearrt's pool (workers up at a
+ * run's start, spinning through it) 2 threads gain from 1.5 MFLOP a
+ * node.  Medians of runs 2-5 after 150 ms idle (bench_run over a pipe),
+ * 2 threads at 64 and 4 / at 16 and 1 / 1 thread, in ms: MobileNetV3
+ * small (1.5 MFLOP a node) 1.57 / 1.20 / 1.50, MNASNet 0.5 2.41 / 1.97
+ * / 2.41, PP-OCRv4 cls at batch 6 (2.6) 2.34 / 1.98 / 2.27,
+ * ShuffleNetV2 (2.1) 3.58 / 3.29 / 3.56; cls at batch 1 (33 MFLOP, 0.4
+ * a node) stays on one thread: 0.36 there, 0.46 on two; Silero VAD (1
+ * MFLOP) 0.03 against 0.04. */
+double rt_gear_serial = 16.0 * (1 << 20);
+double rt_node_serial = 1.0 * (1 << 20);
 
 static bool gear_small(const Prepared *p)
 {
@@ -418,7 +420,7 @@ static bool gear_small(const Prepared *p)
 	double sum = 0;
 	for (int32_t i = 0; i < g->nnodes; i++)
 		sum += node_work(p, &g->nodes[i]);
-	return sum < rt_gear_serial || sum < RT_NODE_SERIAL * g->nnodes;
+	return sum < rt_gear_serial || sum < rt_node_serial * g->nnodes;
 }
 
 static Prepared *prepare_tasks(RunCtx *s, Prepared *p, uint64_t t0);

@@ -247,10 +247,10 @@ GEARRT_API const char *gearrt_model_meta(const gearrt_model *model,
 /* threads: intra-op threads of a run, at most GEARRT_THREADS_MAX; 0
  * (a zeroed struct, or NULL options) means every core the process may
  * use: its CPU affinity mask's, at most its cgroup's CPU quota (as ONNX
- * Runtime's 0 means every core).  A gear of little work (under 2^26
- * flops, or 2^22 a node on average: Silero VAD, a mobile CNN at batch
- * 1) runs on one thread whatever the count: a second thread woken for
- * each of its kernels cost more than it gave.
+ * Runtime's 0 means every core).  A gear of little work (under 2^24
+ * flops, or 2^20 a node on average: Silero VAD, PP-OCRv4 cls at batch
+ * 1) runs on one thread whatever the count: handing its kernels out to
+ * a second thread cost more than it gave.
  * shape_cache: how many specialisations of the dynamic graph (see
  * "Hybrid files" below) a session keeps, at most GEARRT_SHAPE_CACHE_MAX;
  * 0 (a zeroed struct, or NULL options) means the default,

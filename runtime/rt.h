@@ -566,11 +566,11 @@ rt_arith_loop(int op, bool swap, const float *a, const float *b,
  * 0.370 -> 0.362; a limit of 2^20 was slower on all four. */
 #define RT_PARALLEL_MIN (1 << 18)
 
-/* A gear of less work than this (flops, roughly), or of little work a
- * node, makes every kernel for one thread, whatever the session's count
- * (runtime/exec.c; tests set it to 0 to see each kernel's own
- * choice). */
-extern double rt_gear_serial;
+/* A gear of less work than rt_gear_serial (flops, roughly), or of less
+ * than rt_node_serial a node on average, makes every kernel for one
+ * thread, whatever the session's count (runtime/exec.c; tests set them
+ * to 0 to see each kernel's own choice). */
+extern double rt_gear_serial, rt_node_serial;
 
 static inline int rt_threads_for(const RunCtx *s, double work)
 {

@@ -550,9 +550,11 @@ Test(fast, a_small_gear_runs_on_one_thread)
 
 Test(fast, a_gear_of_small_nodes_runs_on_one_thread)
 {
-	/* the same with the total's bound at 1 flop: its nodes average less
-	 * than 2^22 flops, so every kernel still on one thread */
+	/* the same with the total's bound at 1 flop and the average's at
+	 * 2^22 flops, above fast_threads' nodes': every kernel still on
+	 * one thread */
 	rt_gear_serial = 1;
+	rt_node_serial = 4.0 * (1 << 20);
 	threads_fixture(0);
 }
 
