@@ -685,8 +685,9 @@ real-models: $(BUILD)/bench_run $(BUILD)/gearc
 	@$(MAKE) -s torch-models
 
 # Real architectures through torch.onnx.export (tests/gen_real_torch.py:
-# CNNs, ViT, a BERT-style encoder, nn.TransformerEncoder, GRU/LSTM, an MLP)
-# into $(REAL_DIR)/torch, once; Debian's python3-torch and
+# CNNs, ViT, Swin-T, a U-Net, a BERT-style encoder, nn.TransformerEncoder
+# and Decoder, GRU/LSTM, a Conv1d stack, an MLP) into $(REAL_DIR)/torch,
+# once (again when its last model, conv1d, is missing); Debian's python3-torch and
 # python3-torchvision, installed here when run as root, with python3-pil
 # and fonts-dejavu-core for tests/check_precision_real.py's rendered text.
 TORCH_OK = $(shell $(PYTHON) -c 'import torch, torchvision' 2>/dev/null \
@@ -700,7 +701,7 @@ torch-models:
 	    echo "bench-real: the torch exports need python3-torch and" \
 	         "python3-torchvision (apt-get install python3-torch" \
 	         "python3-torchvision)"; exit 1; }
-	@[ -f $(REAL_DIR)/torch/mlp.json ] || \
+	@[ -f $(REAL_DIR)/torch/conv1d.json ] || \
 	    $(PYTHON) tests/gen_real_torch.py $(REAL_DIR)/torch >/dev/null 2>&1 \
 	    || { echo "bench-real: tests/gen_real_torch.py failed"; exit 1; }
 

@@ -9,10 +9,17 @@ compile (gearc flags) and the input to run.  Nothing here is committed;
 make check never reads it.
 
 The set spans the classes users bring: CNN classifiers (ResNet, MobileNetV3,
-EfficientNet, RegNet, ConvNeXt, ShuffleNet, SqueezeNet), a segmentation
-head (LR-ASPP), vision and text transformers (ViT; a BERT-style encoder
-with an attention mask; nn.TransformerEncoder), recurrent sequence models
-(bidirectional GRU, stacked LSTM) and a tiny MLP head.
+EfficientNet, RegNet, ConvNeXt, ShuffleNet, SqueezeNet; DenseNet, whose
+BatchNormalization -> Relu follow Concats; GoogLeNet; MobileNetV2), a
+segmentation head (LR-ASPP) and a small U-Net (ConvTranspose, skip Concat,
+bilinear Resize), vision and text transformers (ViT; Swin-T, its windows
+padded and shifted; a BERT-style encoder with an attention mask;
+nn.TransformerEncoder; a pre-norm nn.TransformerDecoder with a causal
+mask), recurrent sequence models (bidirectional GRU, stacked LSTM), a
+Conv1d audio stack (BatchNorm1d, GELU, a dilated grouped Conv1d, PReLU
+per channel, AvgPool1d, Softmax over channels) and a tiny MLP head.  New
+models go at the end of models(): the weights come from one seeded
+stream, so the earlier ones stay as they were.
 """
 import json
 import os
@@ -142,6 +149,59 @@ class Seg(nn.Module):
         return self.net(x)["out"]
 
 
+class UNet(nn.Module):
+    """Two levels: Conv-Relu blocks, MaxPool, ConvTranspose up, the skip
+    concatenated, a 1x1 head, bilinear downscale, Sigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.d1 = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(),
+                                nn.Conv2d(16, 16, 3, padding=1), nn.ReLU())
+        self.d2 = nn.Sequential(nn.MaxPool2d(2),
+                                nn.Conv2d(16, 32, 3, padding=1), nn.ReLU())
+        self.up = nn.ConvTranspose2d(32, 16, 2, stride=2)
+        self.head = nn.Sequential(nn.Conv2d(32, 16, 3, padding=1),
+                                  nn.ReLU(), nn.Conv2d(16, 2, 1))
+
+    def forward(self, x):
+        a = self.d1(x)
+        y = self.head(torch.cat([a, self.up(self.d2(a))], 1))
+        y = nn.functional.interpolate(y, scale_factor=0.5, mode="bilinear",
+                                      align_corners=False)
+        return torch.sigmoid(y)
+
+
+class Decoder(nn.Module):
+    """nn.TransformerDecoder, pre-norm, with a causal mask over x and
+    cross-attention to a memory m of another length."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerDecoderLayer(128, 4, 256, batch_first=True,
+                                           norm_first=True)
+        self.dec = nn.TransformerDecoder(layer, 2)
+
+    def forward(self, x, m):
+        t = x.shape[1]
+        mask = torch.triu(torch.full((t, t), float("-inf")), 1)
+        return self.dec(x, m, tgt_mask=mask)
+
+
+class Conv1dNet(nn.Module):
+    """A Conv1d stack over 80 mel channels, Softmax over the channels."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv1d(80, 128, 5, padding=2), nn.BatchNorm1d(128), nn.GELU(),
+            nn.Conv1d(128, 128, 3, padding=2, dilation=2, groups=4),
+            nn.PReLU(128), nn.Conv1d(128, 64, 1), nn.Hardswish(),
+            nn.AvgPool1d(2), nn.Conv1d(64, 32, 3, padding=1))
+
+    def forward(self, x):
+        return torch.softmax(self.net(x), dim=1)
+
+
 def models():
     vit = tvm.VisionTransformer(image_size=224, patch_size=16, num_layers=6,
                                 num_heads=6, hidden_dim=384, mlp_dim=1536)
@@ -171,6 +231,21 @@ def models():
            ["--input_shape=x:-1,-1,40", "--dynamic_dims=1,100;1,200;4,100"])
     yield ("mlp", Mlp(), (torch.rand(1, 64),), ["x"], {"x": {0: "N"}},
            ["--input_shape=x:-1,64", "--dynamic_batch_size=1,16"])
+    yield image("densenet121", tvm.densenet121(), 160, batches=(1, 2))
+    yield image("googlenet", tvm.googlenet(aux_logits=False,
+                                           init_weights=True), 160,
+                batches=(1, 2))
+    yield image("mobilenet_v2", tvm.mobilenet_v2(), 224, batches=(1, 2))
+    yield image("swin_t", tvm.swin_t(), 224, batches=(1, 2))
+    yield image("unet", UNet(), 64, batches=(1,), sizes=(64, 96))
+    yield ("decoder", Decoder(), (torch.rand(1, 16, 128),
+                                  torch.rand(1, 20, 128)), ["x", "m"],
+           {"x": {0: "N", 1: "T"}, "m": {0: "N", 1: "S"}},
+           ["--input_shape=x:-1,-1,128;m:-1,-1,128",
+            "--dynamic_dims=1,16,1,20;2,32,2,20"])
+    yield ("conv1d", Conv1dNet(), (torch.rand(1, 80, 100),), ["x"],
+           {"x": {0: "N", 2: "T"}},
+           ["--input_shape=x:-1,80,-1", "--dynamic_dims=1,100;2,200"])
 
 
 def main():
