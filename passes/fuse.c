@@ -1348,37 +1348,22 @@ static bool is_read(const Graph *g, ValId v)
 	return is_graph_output(g, v);
 }
 
-/* Whether Dropout n of opset 12 on has a ratio of constant 0. */
-static bool ratio_zero(const Graph *g, const Node *n)
-{
-	const Tensor *r = n->ninputs > 1 && n->inputs[1] >= 0
-				  ? g->vals[n->inputs[1]].konst
-				  : NULL;
-	return r && (r->dtype == DT_FLOAT || r->dtype == DT_DOUBLE) &&
-	       shape_numel(&r->shape) == 1 && tensor_get_f64(r, 0) == 0;
-}
-
 /* A Dropout that keeps everything (inference: opsets 7-11, training_mode
  * false or absent; or a ratio of 0: torch.onnx writes Swin-T's
  * attention dropout in training mode with ratio 0) whose mask nobody
  * reads is its input: it becomes an Identity, which the memory plan
  * makes a view (it copied on the reference kernel: 4% of Swin-T's
  * run). */
-static void drop_inference_dropouts(Graph *g, int64_t opset)
+static void drop_inference_dropouts(Model *m, Graph *g, int64_t opset)
 {
 	for (int32_t i = 0; i < g->nnodes; i++) {
 		Node *n = &g->nodes[i];
+		OpCtx c = { .model = m, .g = g, .n = n, .opset = opset };
 		if (n->op != OP_Dropout || n->ninputs < 1 ||
 		    n->inputs[0] < 0 || n->noutputs < 1 || n->outputs[0] < 0 ||
 		    (n->noutputs > 1 && n->outputs[1] >= 0 &&
-		     is_read(g, n->outputs[1])))
-			continue;
-		bool has_mode = n->ninputs > 2 && n->inputs[2] >= 0;
-		int train = dropout_training(n, opset, has_mode,
-					     has_mode ? g->vals[n->inputs[2]].konst
-						      : NULL);
-		if (train != 0 && !(train == 1 && opset >= 12 &&
-				    ratio_zero(g, n)))
+		     is_read(g, n->outputs[1])) ||
+		    dropout_keeps_all(&c) != 1)
 			continue;
 		n->op = OP_Identity;
 		n->op_type = "Identity";
@@ -1627,7 +1612,7 @@ static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 	Absorb *ab = absorb_begin(g);
 	ValId *map = NULL;
 	drop_same_casts(g);
-	drop_inference_dropouts(g, F.opset);
+	drop_inference_dropouts(m, g, F.opset);
 	fold_output_identities(g);
 	qfuse_graph(g);
 	/* attention in a round of its own: its graph_dce() renumbers the

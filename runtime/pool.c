@@ -52,8 +52,8 @@ enum {
  * machine: microseconds, but for a run that wakes its workers after a
  * long sleep, a run's worth for the master or the workers: the kernel
  * may queue a wakee beside its waker for a few ms, on a virtual machine
- * the vCPU is slow to wake).  Where the kernel does not keep it, two of these within
- * SIGNS_NS: a gap of PREEMPTED_NS between two looks at the clock (some
+ * the vCPU is slow to wake).  Where the kernel does not keep it, two of
+ * these within SIGNS_NS: a gap of PREEMPTED_NS between two looks at the clock (some
  * 64 pauses apart) while a worker spins, or a spinning worker taking a
  * number LATE_NS after the region was published (on an idle machine:
  * microseconds; a woken worker's lateness is its wake-up's, no sign).
@@ -545,9 +545,9 @@ void rt_pool_active(bool on)
 	atomic_store_explicit(&t->active, on, memory_order_relaxed);
 	if (on) {
 		/* wake the sleepers now: they are up by the first region */
-		t->cold = atomic_load(&t->sleepers) == t->nworkers;
-		if (atomic_load(&t->sleepers) > 0 &&
-		    now_ns() >= atomic_load(&t->busy_until)) {
+		int asleep = atomic_load(&t->sleepers);
+		t->cold = asleep == t->nworkers;
+		if (asleep > 0 && now_ns() >= atomic_load(&t->busy_until)) {
 			/* a new gen: a worker between counting itself a
 			 * sleeper and its futex_wait does not sleep */
 			atomic_fetch_add(&t->gen, 1);
@@ -555,11 +555,12 @@ void rt_pool_active(bool on)
 		}
 		return;
 	}
-	atomic_store_explicit(&t->ended, now_ns(), memory_order_relaxed);
+	long now = now_ns();
+	atomic_store_explicit(&t->ended, now, memory_order_relaxed);
 	if (!t->sampled)
 		return;
 	t->sampled = false; /* the run had regions: how long it waited */
-	long now = now_ns(), run = now - t->since;
+	long run = now - t->since;
 	long master = run_delay(t, 0) - t->delay0[0];
 	long all = master + workers_delay(t) - t->delay0[1];
 	bool known = t->delay0[0] >= 0 && t->delay0[1] >= 0;

@@ -568,8 +568,9 @@ rt_arith_loop(int op, bool swap, const float *a, const float *b,
 
 /* A gear of less work than rt_gear_serial (flops, roughly), or of less
  * than rt_node_serial a node on average, makes every kernel for one
- * thread, whatever the session's count (runtime/exec.c; tests set them
- * to 0 to see each kernel's own choice). */
+ * thread, whatever the session's count (runtime/exec.c; tests set
+ * rt_gear_serial to 0, which turns both off, to see each kernel's own
+ * choice). */
 extern double rt_gear_serial, rt_node_serial;
 
 static inline int rt_threads_for(const RunCtx *s, double work)

@@ -581,7 +581,8 @@ static void pieces_free(void *state)
 	free(pc);
 }
 
-/* Piece k's bytes at outer index i: in the whole, in the piece. */
+/* Where, in bytes, the whole holds a piece that starts at position pos
+ * along the axis, at outer index i. */
 static size_t whole_at(const Pieces *pc, int64_t i, int64_t pos)
 {
 	return (size_t)(i * pc->d + pos) * (size_t)pc->inner * pc->es;
@@ -619,15 +620,15 @@ static int concat_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-/* The pieces of whole w along its axis a (n's attribute "axis", `def`
- * if absent), if part(0..np) (NULL: not one) tile it there; else NULL. */
-static Pieces *pieces_of(const Node *n, int64_t def, const Value *w,
+/* The pieces of whole w along its axis a (n's attribute "axis", 0 if
+ * absent), if part(0..np) (NULL: not one) tile it there; else NULL. */
+static Pieces *pieces_of(const Node *n, const Value *w,
 			 const Value *const *part, int np)
 {
 	if (!static_tensor(w) || w->shape.rank < 1 || np < 1)
 		return NULL;
 	int32_t r = w->shape.rank;
-	int64_t a = attr_int(n, "axis", def), sum = 0;
+	int64_t a = attr_int(n, "axis", 0), sum = 0;
 	if (a < 0)
 		a += r;
 	if (a < 0 || a >= r)
@@ -682,12 +683,11 @@ int small_split(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 			return 0;
 	const Value **part = xmalloc(((size_t)n->noutputs + 1) *
 				     sizeof(*part));
-	int np = n->noutputs;
 	for (int o = 0; o < n->noutputs; o++)
 		part[o] = n->outputs[o] >= 0 && t->out[o]
 				  ? &p->g->vals[n->outputs[o]]
 				  : NULL;
-	Pieces *pc = pieces_of(n, 0, rt_in_val(p, n, 0), part, np);
+	Pieces *pc = pieces_of(n, rt_in_val(p, n, 0), part, n->noutputs);
 	free(part);
 	return take_pieces(k, pc, split_run);
 }
@@ -702,7 +702,7 @@ int small_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 				     sizeof(*part));
 	for (int i = 0; i < n->ninputs; i++)
 		part[i] = rt_in_val(p, n, i);
-	Pieces *pc = pieces_of(n, 0, &p->g->vals[n->outputs[0]], part,
+	Pieces *pc = pieces_of(n, &p->g->vals[n->outputs[0]], part,
 			       n->ninputs);
 	free(part);
 	return take_pieces(k, pc, concat_run);

@@ -644,16 +644,18 @@ static double mt_double(Mt19937 *m)
 	return (a * 67108864.0 + b) / 9007199254740992.0;
 }
 
-int dropout_training(const Node *n, int64_t opset, bool has_mode,
-		     const Tensor *mode)
+/* Whether Dropout drops: before opset 7 unless is_test=1; from opset 12
+ * if training_mode is true (1), else not (0); -1 if not known. */
+static int dropout_training(OpCtx *c)
 {
-	if (opset < 7)
-		return attr_int(n, "is_test", 0) == 0;
-	if (opset < 12 || !has_mode)
+	if (c->opset < 7)
+		return attr_int(c->n, "is_test", 0) == 0;
+	if (c->opset < 12 || !op_in(c, 2))
 		return 0;
-	if (!mode || shape_numel(&mode->shape) != 1)
+	const Tensor *t = op_const_in(c, 2);
+	if (!t || shape_numel(&t->shape) != 1)
 		return -1;
-	return tensor_get_i64(mode, 0) != 0;
+	return tensor_get_i64(t, 0) != 0;
 }
 
 /* The drop ratio into *r: the attribute before opset 12, then the
@@ -674,6 +676,15 @@ static int dropout_ratio(OpCtx *c, double *r)
 	return 1;
 }
 
+int dropout_keeps_all(OpCtx *c)
+{
+	int train = dropout_training(c);
+	double ratio = 0;
+	if (train < 0 || (train && !dropout_ratio(c, &ratio)))
+		return -1;
+	return !train || ratio == 0;
+}
+
 /* The seed of a Dropout without one: a new one per run, from a counter
  * (the spec lets an implementation pick it). */
 static uint32_t dropout_auto_seed(void)
@@ -692,8 +703,7 @@ int run_dropout(OpCtx *c)
 {
 	const Tensor *x = op_const_in(c, 0);
 	Value *m = op_out(c, 1);
-	int train = dropout_training(c->n, c->opset, op_in(c, 2),
-				     op_in(c, 2) ? op_const_in(c, 2) : NULL);
+	int train = dropout_training(c);
 	double ratio = 0;
 	if (!x || train < 0 || (train && !dropout_ratio(c, &ratio)))
 		return 0;

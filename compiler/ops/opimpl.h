@@ -479,12 +479,10 @@ bool nn_shape_compatible(const Shape *a, const Shape *b);
  * training_mode attribute since opset 14; before opset 7 is_test=0 (its
  * default); in between, when the statistics outputs are asked for. */
 bool batchnorm_training(const Node *n, int64_t opset);
-/* Whether Dropout node n drops: before opset 7 unless is_test=1; from
- * opset 12 if its training_mode (has_mode: the input is given; mode:
- * its value, NULL if not known) is true (1), else not (0); -1 if not
- * known. */
-int dropout_training(const Node *n, int64_t opset, bool has_mode,
-		     const Tensor *mode);
+/* Whether the Dropout of c keeps every element as it is (1: inference,
+ * or training with a ratio of 0, as run_dropout reads them), drops some
+ * (0), or its inputs do not say (-1). */
+int dropout_keeps_all(OpCtx *c);
 /* BatchNormalization's y = x a + b of one channel, from its scale, bias
  * and statistics (run_batchnorm, the fast path chan_batchnorm): then
  * y is x * a + b rounded after the product and after the sum. */
