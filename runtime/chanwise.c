@@ -951,10 +951,11 @@ int chan_pw_conv_build(RunCtx *s, Prepared *p, Task *t)
 	return 0;
 }
 
-bool chan_simd_conv(RunCtx *s, Prepared *p, const Node *n, ConvGeom *cg)
+bool chan_simd_conv(RunCtx *s, Prepared *p, const Node *n, bool z_ok,
+		    ConvGeom *cg)
 {
 	const Value *b = rt_in_val(p, n, 2);
-	return (n->op == OP_Conv || !rt_in_val(p, n, 3)) &&
+	return (n->op == OP_Conv || z_ok || !rt_in_val(p, n, 3)) &&
 	       direct_conv_geom(s, p, n, false, cg) && cg->nsp == 2 &&
 	       (!b || shape_numel(&b->shape) == cg->cout);
 }
@@ -964,7 +965,7 @@ int chan_pw_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	ConvGeom cg;
-	if (!chan_simd_conv(s, p, n, &cg) || cg.group != 1)
+	if (!chan_simd_conv(s, p, n, false, &cg) || cg.group != 1)
 		return 0;
 	for (int a = 0; a < 2; a++)
 		if (cg.kernel[a] != 1 || cg.stride[a] != 1 || cg.pad[a] != 0 ||

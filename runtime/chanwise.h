@@ -38,10 +38,11 @@ int chan_resize_build(RunCtx *s, Prepared *p, Task *t);
  * row-major), Y row-major. */
 int chan_few_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_few_conv_build(RunCtx *s, Prepared *p, Task *t);
-/* Whether n is a Conv, or a FusedConv with no Z, of 2 spatial axes
- * with its weights (and a bias of cout, if any) in the file, its
- * geometry in *cg: what the two below first ask. */
-bool chan_simd_conv(RunCtx *s, Prepared *p, const Node *n, ConvGeom *cg);
+/* Whether n is a Conv, or a FusedConv (with no Z unless z_ok), of 2
+ * spatial axes with its weights (and a bias of cout, if any) in the
+ * file, its geometry in *cg: what the two below first ask. */
+bool chan_simd_conv(RunCtx *s, Prepared *p, const Node *n, bool z_ok,
+		    ConvGeom *cg);
 /* Conv and FusedConv (any activations, no Z) of 1x1 windows, stride 1,
  * no padding, one group, X and Y in either layout; each ISA level's
  * variant (runtime/pw_simd.h: AVX-512, AVX2, SSE2 or NEON), as

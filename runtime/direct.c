@@ -857,6 +857,12 @@ ActRun *act_run_of(const Node *n)
 	return r;
 }
 
+int32_t fused_z_after(const Node *n)
+{
+	const Attr *a = node_attr(n, FUSED_Z_AFTER_ATTR);
+	return a && a->type == ATTR_INT ? (int32_t)a->i : 0;
+}
+
 static int act_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
 	const ActRun *r = state;

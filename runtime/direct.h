@@ -84,6 +84,9 @@ typedef struct ActRun {
  * neither; free() it); NULL if they are not a well-formed list of the
  * table's (the reference kernel says why). */
 ActRun *act_run_of(const Node *n);
+/* FusedConv n's z_after: how many of its activations come before Z is
+ * added (compiler/ops/fused.c). */
+int32_t fused_z_after(const Node *n);
 /* r's activations in order over y[0..n), z[0..n) added before the one at
  * sum_at (r->n: after the last; -1: none), on threads threads: what
  * oneDNN's post-ops leave to act.h's forms (runtime/dnnl.c make_attr). */

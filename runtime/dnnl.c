@@ -752,13 +752,6 @@ static bool injector_post_ops(const_dnnl_primitive_desc_t pd)
 	return !strstr(impl, "gemm") && strncmp(impl, "ref", 3);
 }
 
-/* FusedConv's z_after: how many activations come before the sum. */
-static int32_t z_after(const Node *n)
-{
-	const Attr *a = node_attr(n, FUSED_Z_AFTER_ATTR);
-	return a && a->type == ATTR_INT ? (int32_t)a->i : 0;
-}
-
 /* Attributes: user scratchpad, the node's activations as post-ops, a
  * sum (with_sum) after the first z_after of them, up to the first
  * activation whose post-op is not exact (post_op_exact), or the first
@@ -769,7 +762,7 @@ static dnnl_primitive_attr_t make_attr(const Node *n, bool with_sum,
 				       bool eltwise, DnnlKernel *k)
 {
 	ActRun *acts = act_run_of(n);
-	int32_t zk = with_sum ? z_after(n) : -1, na = acts ? acts->n : 0;
+	int32_t zk = with_sum ? fused_z_after(n) : -1, na = acts ? acts->n : 0;
 	free(k->tail);
 	k->tail = NULL;
 	k->tail_sum = -1;
@@ -1381,7 +1374,7 @@ static int conv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
 	ok = ok && (!bf16 || strncmp(impl_of(pd), "ref", 3));
 	/* a sum after activations that oneDNN has only its reference
 	 * kernel for: the reference kernel row instead */
-	ok = ok && (!z_after(n) || strncmp(impl_of(pd), "ref", 3)) &&
+	ok = ok && (!fused_z_after(n) || strncmp(impl_of(pd), "ref", 3)) &&
 	     dnnl_stream_create(&k->stream, engine,
 				dnnl_stream_default_flags) == dnnl_success;
 	if (ok) {

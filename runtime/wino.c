@@ -28,9 +28,18 @@
  * It takes a Conv where U is at most twice the bytes of Y (36 C <= 2 N
  * H W): there it ran 1.2-2.1 times as fast as oneDNN's direct kernels
  * (one thread, a node's run, 16 -> 32 channels at 256x256 to 512 -> 512
- * at 32x32; 16 -> 16 at 256x256 as fast); a larger U would cost more
- * memory than the activations it computes (ISNet's 512-channel layers at
- * 32x32: 37 MB of U for a 2 MB output).
+ * at 32x32; 16 -> 16 at 256x256 as fast); and up to 8 times Y's bytes
+ * over 256 output pixels or more, where U, streamed once a work item,
+ * still meets 32 of the window's multiply-adds a byte: ResNet-18's 128
+ * channels at 28x28 ran 0.75-0.79 ms a Conv against oneDNN's 1.19-1.24
+ * (U 6 times Y), but its 256 channels at 14x14 (U 47 times Y) 1.42
+ * against 1.23.  A larger U would also cost more memory than the
+ * activations it computes (ISNet's 512-channel layers at 32x32: 37 MB of
+ * U for a 2 MB output).
+ *
+ * A FusedConv's Z (a residual) is added to each output row as it is
+ * written, after the activations before it (z_after): read where Y is
+ * written, so Y may be Z's buffer.
  *
  * The sums are in float in another order than the window's, with the
  * transforms' roundings on top: against the reference's double sums,
@@ -55,6 +64,7 @@ enum {
 	WM = 4,		/* outputs across a tile */
 	WL = 16,	/* V's and M's rows are padded to this many floats */
 	WTB = 24,	/* tiles a work item: whole tiles of chan_gemm's rows */
+	WINO_PIXELS = 256, /* outputs (of all images) U may be 8 times Y at */
 };
 
 typedef struct Wino {
@@ -69,6 +79,8 @@ typedef struct Wino {
 	const float *w;	  /* W [cout][cg][3][3] */
 	const float *b;	  /* [cout] or NULL */
 	ActRun *acts;
+	bool with_z;	  /* a FusedConv's Z, added after acts [0, za) */
+	int za;
 	RunCtx *s; /* its work: X in NHWC if it is row-major, then
 			      per thread V [WTB][WE][cgp], M [WTB][WE][ogp] */
 	int64_t xsz;	   /* floats of X in NHWC, 0 if X is NHWC */
@@ -77,8 +89,8 @@ typedef struct Wino {
 	bool xnhwc, ynhwc;
 	int threads;
 	/* the level's work (wino_simd.h) */
-	void (*item)(const struct Wino *k, const float *x, float *y,
-		     int64_t i, int64_t gi, int64_t t0, int64_t nt,
+	void (*item)(const struct Wino *k, const float *x, const float *z,
+		     float *y, int64_t i, int64_t gi, int64_t t0, int64_t nt,
 		     float *scratch);
 	void (*to_nhwc)(const float *x, float *xt, int64_t c, int64_t hw,
 			int64_t p0, int64_t np);
@@ -138,13 +150,14 @@ static inline unsigned inside(int64_t i0, int64_t d, int64_t n)
 }
 
 /* The outputs of the tile at output (oy, ox) of image xi (NHWC, at the
- * group's first channel), group gi, into yi as wino_out writes them, by
+ * group's first channel), group gi, with zi's (Y's layout and offset, or
+ * NULL) added, into yi as wino_out writes them, by
  * the window in double as the reference kernel sums it: for a tile whose
  * V failed wino_in's test, so that an input not finite or huge reaches
  * the outputs whose windows hold it and no others, as the window's sums
  * do. */
-static void wino_direct(const Wino *k, const float *xi, float *yi,
-			int64_t gi, int64_t oy, int64_t ox)
+static void wino_direct(const Wino *k, const float *xi, const float *zi,
+			float *yi, int64_t gi, int64_t oy, int64_t ox)
 {
 	const ConvGeom *g = &k->g;
 	int64_t h = g->in[0], w = g->in[1], oh = g->out[0], ow = g->out[1];
@@ -168,14 +181,17 @@ static void wino_direct(const Wino *k, const float *xi, float *yi,
 					       wo[c * 9 + ky * 3 + kx];
 			}
 			float v = (float)sum;
-			for (int j = 0; j < k->acts->n; j++)
-				v = act_f32(k->acts->act[j].kind, v,
-					    k->acts->act[j].a,
-					    k->acts->act[j].b);
-			if (k->ynhwc)
-				yi[(ry * ow + rx) * g->cout + o] = v;
-			else
-				yi[o * oh * ow + ry * ow + rx] = v;
+			int64_t at = k->ynhwc ? (ry * ow + rx) * g->cout + o
+					      : o * oh * ow + ry * ow + rx;
+			for (int j = 0; j <= k->acts->n; j++) {
+				if (zi && j == k->za)
+					v += zi[at];
+				if (j < k->acts->n)
+					v = act_f32(k->acts->act[j].kind, v,
+						    k->acts->act[j].a,
+						    k->acts->act[j].b);
+			}
+			yi[at] = v;
 		}
 	}
 }
@@ -188,7 +204,7 @@ static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
 	const Wino *k = state;
 	const ConvGeom *g = &k->g;
-	const float *x = in[0]->data;
+	const float *x = in[0]->data, *z = k->with_z ? in[3]->data : NULL;
 	float *y = tensor_mut(out[0]), *work = k->s->work;
 	int nt = k->threads;
 	if (!k->xnhwc) {
@@ -208,7 +224,7 @@ static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 	RT_PARALLEL_FOR
 	for (int64_t r = 0; r < items; r++) {
 		int64_t t0 = r % per * WTB;
-		k->item(k, x, y, r / per / g->group, r / per % g->group, t0,
+		k->item(k, x, z, y, r / per / g->group, r / per % g->group, t0,
 			  tiles - t0 < WTB ? tiles - t0 : WTB,
 			  work + k->xsz + (size_t)rt_thread() * (size_t)k->ssz);
 	}
@@ -273,14 +289,16 @@ int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	const Node *n = t->n;
 	const Value *w = rt_in_val(p, n, 1), *b = rt_in_val(p, n, 2);
 	ConvGeom cg;
-	if (!chan_simd_conv(s, p, n, &cg))
+	if (!chan_simd_conv(s, p, n, true, &cg))
 		return 0;
 	for (int a = 0; a < 2; a++)
 		if (cg.kernel[a] != 3 || cg.stride[a] != 1)
 			return 0;
 	int64_t ci = cg.cin / cg.group, co = cg.cout / cg.group;
-	/* U is 4 times W: at most twice the bytes of Y */
-	if (ci < 16 || co < 16 || WE * ci > 2 * cg.n * cg.out[0] * cg.out[1])
+	/* U is 4 times W: at most twice the bytes of Y, or 8 times over
+	 * WINO_PIXELS outputs (the file comment) */
+	int64_t px = cg.n * cg.out[0] * cg.out[1];
+	if (ci < 16 || co < 16 || WE * ci > (px >= WINO_PIXELS ? 8 : 2) * px)
 		return 0;
 	/* |U| <= max |w| (G's rows sum to at most 1 in magnitude) */
 	const float *wd = w->konst->data;
@@ -302,6 +320,8 @@ int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	k->usz = (co + k->nr - 1) / k->nr * k->nr * ci;
 	k->b = b ? b->konst->data : NULL;
 	k->acts = acts;
+	k->with_z = n->op == OP_FusedConv && rt_in_val(p, n, 3);
+	k->za = k->with_z ? fused_z_after(n) : acts->n;
 	k->threads = rt_threads_for(s, rt_conv_flops(&cg, false));
 	k->ssz = WE * WTB * (k->cgp + k->ogp);
 	/* |M| <= ci max|V| max|U|, then A^T M A at most 19^2 times that */
@@ -334,5 +354,7 @@ int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	rt_slot(t, 0)->group = 1;
 	rt_slot(t, -1)->group = 2;
 	rt_slot(t, 0)->prefers = rt_slot(t, -1)->prefers = true;
+	if (k->with_z) /* read where Y is written, in its layout */
+		rt_slot(t, 3)->group = 2, rt_slot(t, 3)->prefers = true;
 	return 1;
 }

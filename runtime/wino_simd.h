@@ -92,17 +92,17 @@ SIMD_TARGET RT_OPT_FAST static bool SF(wino_in)(const Wino *k, const float *x,
 	return true;
 }
 
-/* k's activations over a row of a tile's outputs, in place. */
-SIMD_FN void SF(wino_acts)(const Wino *k, V row[WM])
+/* k's activations [j0, j1) over a row of a tile's outputs, in place. */
+SIMD_FN void SF(wino_acts)(const Wino *k, V row[WM], int j0, int j1)
 {
-	if (k->acts->n == 1 && k->acts->act[0].kind == ACT_Relu) {
+	if (j1 == j0 + 1 && k->acts->act[j0].kind == ACT_Relu) {
 		/* the CNNs' one activation, in registers */
 		for (int f = 0; f < WM; f++)
 			row[f] = SF(vrelu)(row[f]);
-	} else if (k->acts->n) {
+	} else if (j1 > j0) {
 		float buf[WM * SIMD_VL] __attribute__((aligned(64)));
 		memcpy(buf, row, sizeof(buf));
-		for (int j = 0; j < k->acts->n; j++)
+		for (int j = j0; j < j1; j++)
 			act_loop_f32(k->acts->act[j].kind, buf, buf,
 				     WM * SIMD_VL, k->acts->act[j].a,
 				     k->acts->act[j].b);
@@ -112,11 +112,13 @@ SIMD_FN void SF(wino_acts)(const Wino *k, V row[WM])
 
 /* Y's 4x4 outputs of tile (oy, ox), channels o..o+VL of the group at
  * y (its first channel), from M [e][o..): a row at a time from the
- * columns' transforms, so that the outputs stay in registers. */
+ * columns' transforms, so that the outputs stay in registers; z, Z at
+ * Y's offset, or NULL.  Z is read where Y is written, row by row, so Y
+ * may be Z's buffer. */
 SIMD_TARGET RT_OPT_FAST static void SF(wino_out)(const Wino *k, const float *mt,
-						 int64_t o, float *y,
-						 const float *bias, int64_t oy,
-						 int64_t ox)
+						 int64_t o, const float *z,
+						 float *y, const float *bias,
+						 int64_t oy, int64_t ox)
 {
 	const ConvGeom *g = &k->g;
 	int64_t oh = g->out[0], ow = g->out[1];
@@ -136,29 +138,47 @@ SIMD_TARGET RT_OPT_FAST static void SF(wino_out)(const Wino *k, const float *mt,
 		SF(at6)(r + e * WA, 1, row, 1);
 		for (int f = 0; f < WM; f++)
 			row[f] += b;
-		SF(wino_acts)(k, row);
+		int64_t at = k->ynhwc ? ((oy + e * dy) * ow + ox) * g->cout + o
+				      : o * oh * ow + (oy + e * dy) * ow + ox;
+		int64_t fs = k->ynhwc ? dx * g->cout : dx; /* f's stride */
+		if (z) {
+			SF(wino_acts)(k, row, 0, k->za);
+			for (int f = 0; f < nf; f++) {
+				if (k->ynhwc) {
+					row[f] += SF(vload_n)(z + at + f * fs,
+							      lanes);
+					continue;
+				}
+				for (int64_t l = 0; l < lanes; l++)
+					row[f][l] += z[at + l * oh * ow +
+						       f * fs];
+			}
+			SF(wino_acts)(k, row, k->za, k->acts->n);
+		} else {
+			SF(wino_acts)(k, row, 0, k->acts->n);
+		}
 		if (k->ynhwc) {
-			float *at = y + ((oy + e * dy) * ow + ox) * g->cout + o;
 			for (int f = 0; f < nf; f++)
-				SF(vstore_n)(at + f * dx * g->cout, row[f],
-					     lanes);
+				SF(vstore_n)(y + at + f * fs, row[f], lanes);
 			continue;
 		}
-		float *at = y + o * oh * ow + (oy + e * dy) * ow + ox;
 		for (int f = 0; f < nf; f++)
 			for (int64_t l = 0; l < lanes; l++)
-				at[l * oh * ow + f * dx] = row[f][l];
+				y[at + l * oh * ow + f * fs] = row[f][l];
 	}
 }
 
 /* Tiles [t0, t0 + nt) of image i, group gi, X NHWC. */
-static void SF(wino_item)(const Wino *k, const float *x, float *y, int64_t i,
-			  int64_t gi, int64_t t0, int64_t nt, float *scratch)
+static void SF(wino_item)(const Wino *k, const float *x, const float *z,
+			  float *y, int64_t i, int64_t gi, int64_t t0,
+			  int64_t nt, float *scratch)
 {
 	const ConvGeom *g = &k->g;
 	int64_t hw = g->in[0] * g->in[1], ohw = g->out[0] * g->out[1];
 	const float *xi = x + i * g->cin * hw + gi * k->cg;
-	float *yi = y + i * g->cout * ohw + gi * k->og * (k->ynhwc ? 1 : ohw);
+	int64_t yo = i * g->cout * ohw + gi * k->og * (k->ynhwc ? 1 : ohw);
+	float *yi = y + yo;
+	const float *zi = z ? z + yo : NULL;
 	float *v = scratch, *mt = scratch + WE * WTB * k->cgp;
 	int64_t vs = WE * k->cgp, ms = WE * k->ogp;
 	uint32_t direct = 0; /* tiles wino_direct computes (WTB <= 32) */
@@ -180,11 +200,11 @@ static void SF(wino_item)(const Wino *k, const float *x, float *y, int64_t i,
 		int64_t oy = tile_origin(ty, g->dilation[0]);
 		int64_t ox = tile_origin(tx, g->dilation[1]);
 		if (direct >> t & 1)
-			wino_direct(k, xi, yi, gi, oy, ox);
+			wino_direct(k, xi, zi, yi, gi, oy, ox);
 		else
 			for (int64_t o = 0; o < k->og; o += SIMD_VL)
-				SF(wino_out)(k, mt + t * ms, o, yi, bias, oy,
-					     ox);
+				SF(wino_out)(k, mt + t * ms, o, zi, yi, bias,
+					     oy, ox);
 	}
 }
 

@@ -4,8 +4,8 @@ fast_direct.onnx, fast_chain.onnx, fast_rnn.onnx, fast_nhwc.onnx,
 fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
 fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx,
-fast_fewconv.onnx, fast_stems.onnx, fast_pw.onnx and fast_wino.onnx for
-tests/test_fast.c:
+fast_fewconv.onnx, fast_stems.onnx, fast_pw.onnx, fast_wino.onnx,
+fast_ew.onnx and fast_wino_res.onnx for tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -455,7 +455,8 @@ save(side, [ws("sw1", 16, 8, 3, 3), ws("sw2", 32, 16, 3, 3),
 
 # runtime/dnnl.c: a residual Add after the activation (U-Net's RSU
 # blocks), fused as FusedConv's z_after: oneDNN's post-ops run the Relu,
-# then the sum of Z, then (the second) another Relu
+# then the sum of Z, then (the second) another Relu; 12x12 pixels, too few
+# for wino.c's U
 resid = [
     h.make_node("Conv", ["x", "rw1", "rb1"], ["r1"], pads=[1, 1, 1, 1]),
     h.make_node("Relu", ["r1"], ["r1r"]),
@@ -467,7 +468,7 @@ resid = [
 ]
 save(resid, [ws("rw1", 16, 16, 3, 3), w("rb1", 16), ws("rw2", 16, 16, 3, 3),
              w("rb2", 16)],
-     [h.make_tensor_value_info("x", T.FLOAT, [1, 16, 24, 24])], ["y"],
+     [h.make_tensor_value_info("x", T.FLOAT, [1, 16, 12, 12])], ["y"],
      "fast_residual.onnx")
 
 
@@ -734,3 +735,38 @@ save(ew_nodes, [nh.from_array(np.array([1.5], np.float32), "e_k"),
       h.make_tensor_value_info("eb", T.FLOAT, [3, 1, 5]),
       h.make_tensor_value_info("ec", T.FLOAT, [5])],
      ew_outs, "fast_ew.onnx")
+
+
+# runtime/wino.c's 3x3 Conv with a residual (FusedConv's Z), as ResNets
+# write it: Relu(Conv + a) (z_after 0, Z channels-last, dead after: Y may
+# take its buffer), Relu(Conv) + s1 (z_after 1), and Relu(Conv + x) with
+# x, the row-major graph input, as Z into the row-major output; 24
+# channels (a tail of 8 lanes), 2 images of 20x19 (tiles the edges cut)
+wres = [
+    h.make_node("Conv", ["x", "wr_w1", "wr_b1"], ["wr_c1"], pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["wr_c1"], ["wr_a"]),
+    h.make_node("Conv", ["wr_a", "wr_w2", "wr_b2"], ["wr_c2"],
+                pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["wr_c2"], ["wr_b"]),
+    h.make_node("Conv", ["wr_b", "wr_w3"], ["wr_c3"], pads=[1, 1, 1, 1]),
+    h.make_node("Add", ["wr_c3", "wr_a"], ["wr_s1p"]),
+    h.make_node("Relu", ["wr_s1p"], ["wr_s1"]),
+    h.make_node("Conv", ["wr_s1", "wr_w4", "wr_b4"], ["wr_c4"],
+                pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["wr_c4"], ["wr_c"]),
+    h.make_node("Conv", ["wr_c", "wr_w5", "wr_b5"], ["wr_c5"],
+                pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["wr_c5"], ["wr_c5r"]),
+    h.make_node("Add", ["wr_s1", "wr_c5r"], ["wr_s2"]),
+    h.make_node("Conv", ["wr_s2", "wr_w6", "wr_b6"], ["wr_c6"],
+                pads=[1, 1, 1, 1]),
+    h.make_node("Add", ["wr_c6", "x"], ["wr_yp"]),
+    h.make_node("Relu", ["wr_yp"], ["wr_y"]),
+]
+save(wres, [ws("wr_w1", 24, 24, 3, 3), w("wr_b1", 24),
+            ws("wr_w2", 24, 24, 3, 3), w("wr_b2", 24),
+            ws("wr_w3", 24, 24, 3, 3), ws("wr_w4", 24, 24, 3, 3),
+            w("wr_b4", 24), ws("wr_w5", 24, 24, 3, 3), w("wr_b5", 24),
+            ws("wr_w6", 24, 24, 3, 3), w("wr_b6", 24)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 24, 20, 19])],
+     ["wr_y"], "fast_wino_res.onnx")
