@@ -1453,7 +1453,21 @@ static int transpose_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-/* Transpose of 4-byte elements (fp32, int32) at static shapes. */
+/* Whether perm (np axes) takes NCHW to NHWC (1) or NHWC to NCHW (-1),
+ * or neither (0). */
+static int nhwc_perm(const int64_t *perm, int32_t np)
+{
+	static const int64_t in[4] = { 0, 2, 3, 1 }, out[4] = { 0, 3, 1, 2 };
+	if (!perm || np != 4)
+		return 0;
+	return !memcmp(perm, in, sizeof(in))	? 1
+	       : !memcmp(perm, out, sizeof(out)) ? -1
+						 : 0;
+}
+
+/* Transpose of 4-byte elements (fp32, int32) at static shapes: a
+ * gather, or a copy where the layouts make it one
+ * (direct_transpose_build). */
 int direct_transpose(RunCtx *s, Prepared *p, Task *t,
 		     FastKernel *k)
 {
@@ -1489,7 +1503,30 @@ int direct_transpose(RunCtx *s, Prepared *p, Task *t,
 	k->run = transpose_run;
 	k->free = free;
 	k->state = pm;
+	/* NCHW to NHWC (perm 0,2,3,1) from a channels-last X, and back
+	 * (0,3,1,2) into a channels-last Y, copy bytes as they are (a
+	 * ConvNeXt block's around its LayerNorm); other Transposes keep
+	 * their rank-4 tensors row-major */
+	rt_task_slots(t);
+	int to = r == 4 ? nhwc_perm(perm, np) : 0;
+	if (to) {
+		rt_slot(t, to > 0 ? 0 : -1)->group = 1;
+		rt_slot(t, to > 0 ? 0 : -1)->prefers = true;
+	}
 	return 1;
+}
+
+int direct_transpose_build(RunCtx *s, Prepared *p, Task *t)
+{
+	(void)s;
+	const Node *n = t->n;
+	const int64_t *perm = NULL;
+	int32_t np = attr_ints(n, "perm", &perm);
+	int to = nhwc_perm(perm, np);
+	if ((to > 0 && rt_nhwc(p, n->inputs[0])) ||
+	    (to < 0 && rt_nhwc(p, n->outputs[0])))
+		t->fast.run = copy_run;
+	return 0;
 }
 
 /* ---- Resize: nearest, integer factors ------------------------------------ */

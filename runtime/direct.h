@@ -56,9 +56,11 @@ int direct_copy(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Gather by constant indices, all in range, or by indices of the run
  * (checked each run as the reference kernel checks them). */
 int direct_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
-/* Transpose of 4-byte elements. */
+/* Transpose of 4-byte elements; NCHW to NHWC from a channels-last X, or
+ * back into a channels-last Y, a copy of the bytes (the build). */
 int direct_transpose(RunCtx *s, Prepared *p, Task *t,
 		     FastKernel *k);
+int direct_transpose_build(RunCtx *s, Prepared *p, Task *t);
 /* Resize, nearest (asymmetric, floor) by whole factors on the last two
  * axes; rank 4 in either layout (its build takes the one decided). */
 int direct_resize(RunCtx *s, Prepared *p, Task *t, FastKernel *k);

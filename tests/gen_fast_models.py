@@ -5,7 +5,7 @@ fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
 fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx,
 fast_fewconv.onnx, fast_stems.onnx, fast_pw.onnx, fast_wino.onnx,
-fast_ew.onnx and fast_wino_res.onnx for tests/test_fast.c:
+fast_ew.onnx, fast_wino_res.onnx and fast_cl.onnx for tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -770,3 +770,32 @@ save(wres, [ws("wr_w1", 24, 24, 3, 3), w("wr_b1", 24),
             ws("wr_w6", 24, 24, 3, 3), w("wr_b6", 24)],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 24, 20, 19])],
      ["wr_y"], "fast_wino_res.onnx")
+
+
+# runtime/direct.c's Transpose between layouts, as a ConvNeXt block
+# writes it: depthwise Conv -> Transpose to NHWC -> LayerNorm -> Linear,
+# Relu, Linear -> Transpose back -> per-channel scale -> + the block's
+# input -> depthwise Conv.  The Convs' tensors channels-last, each
+# Transpose a copy of those bytes: no reorder anywhere
+cl = [
+    h.make_node("Conv", ["x", "cl_w0"], ["cl_a"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["cl_a", "cl_dw", "cl_db"], ["cl_c"], group=32,
+                pads=[3, 3, 3, 3]),
+    h.make_node("Transpose", ["cl_c"], ["cl_t"], perm=[0, 2, 3, 1]),
+    h.make_node("LayerNormalization", ["cl_t", "cl_g", "cl_b"], ["cl_ln"],
+                axis=-1, epsilon=1e-6),
+    h.make_node("MatMul", ["cl_ln", "cl_m1"], ["cl_h"]),
+    h.make_node("Relu", ["cl_h"], ["cl_hr"]),
+    h.make_node("MatMul", ["cl_hr", "cl_m2"], ["cl_o"]),
+    h.make_node("Transpose", ["cl_o"], ["cl_ot"], perm=[0, 3, 1, 2]),
+    h.make_node("Mul", ["cl_ot", "cl_gamma"], ["cl_s"]),
+    h.make_node("Add", ["cl_a", "cl_s"], ["cl_r"]),
+    h.make_node("Conv", ["cl_r", "cl_dw2"], ["cl_y"], group=32,
+                pads=[1, 1, 1, 1]),
+]
+save(cl, [ws("cl_w0", 32, 8, 3, 3), ws("cl_dw", 32, 1, 7, 7),
+          w("cl_db", 32), w("cl_g", 32), w("cl_b", 32),
+          ws("cl_m1", 32, 64), ws("cl_m2", 64, 32), w("cl_gamma", 32, 1, 1),
+          ws("cl_dw2", 32, 1, 3, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 8, 14, 13])],
+     ["cl_y"], "fast_cl.onnx")

@@ -368,6 +368,24 @@ Test(fast, winograd_conv_adds_the_residual)
 	outs_free(&f1);
 }
 
+Test(fast, transposes_between_layouts_copy_bytes)
+{
+	/* fast_cl: a ConvNeXt block (depthwise Conv, Transpose to NHWC,
+	 * LayerNorm, two MatMuls, Transpose back, per-channel scale, the
+	 * residual Add, a depthwise Conv): the Convs' tensors and those
+	 * between the second Transpose and the last Conv channels-last, each
+	 * Transpose a copy of them, so that the only reorders are the
+	 * graph input's and output's (6 when the Transposes held their
+	 * tensors row-major); within rounding of the reference */
+	Outs f1;
+	fast_vs_reference("fast_cl", with_dnnl(10, 5), -1, &f1);
+	cr_expect_eq(f1.reorders, layout_with_dnnl(2, 0), "%d reorders",
+		     f1.reorders);
+	cr_expect_eq(f1.nhwc, layout_with_dnnl(5, 0), "%d NHWC tensors",
+		     f1.nhwc);
+	outs_free(&f1);
+}
+
 Test(fast, side_outputs_keep_the_backbone_nhwc)
 {
 	/* fast_side: x -> Conv -> a (an output) -> Identity -> Conv -> b;
