@@ -155,14 +155,20 @@ static void SF(pw_rows)(int64_t m, int64_t nc, int64_t K, const float *a,
 		int64_t cols = nc - j0 < COLS ? nc - j0 : COLS;
 		int mr = SF(pw_mr)((int)((cols + SIMD_VL - 1) / SIMD_VL));
 		bool pre = ahead && j0 == 0;
-		for (int64_t i = 0; i < m; i += mr)
-			SF(pw_any)((int)(m - i < mr ? m - i : mr), cols, K,
+		/* the fewest tiles, of rows as even as they go: 49 rows
+		 * as 7 tiles of 7, not 6 of 8 and one of 1, which loads
+		 * as much of B as a whole tile for an eighth of its work */
+		int64_t tiles = (m + mr - 1) / mr;
+		for (int64_t i = 0, t = tiles, rows; t > 0; i += rows, t--) {
+			rows = (m - i + t - 1) / t;
+			SF(pw_any)((int)rows, cols, K,
 				   a + i * lda, lda, bp + j0, ldb,
 				   c + i * ldc + j0, ldc,
 				   brow ? brow + i : NULL,
 				   bcol ? bcol + j0 : NULL,
 				   pre ? a + (i + 2 * mr) * lda : NULL,
 				   c + (i + 2 * mr) * ldc, pre && pfc ? ldc : 0);
+		}
 	}
 }
 
