@@ -73,9 +73,9 @@
  * LayerNormalization, whatever the model's opset (gearc export writes it
  * out again before opset 17: passes/unfuse.c).
  *
- * First of all, a Cast to its own dtype and a Dropout that keeps every
- * element (inference, or a ratio of 0) become Identity, which the
- * memory plan makes a view.
+ * First of all, a Cast to its own dtype, a Dropout that keeps every
+ * element (inference, or a ratio of 0) and a Pad of zeros all round
+ * become Identity, which the memory plan makes a view.
  */
 #include <math.h>
 #include <pthread.h>
@@ -1372,6 +1372,47 @@ static void drop_inference_dropouts(Model *m, Graph *g, int64_t opset)
 	}
 }
 
+/* Whether Pad n's pads (input 1, or before opset 11 its attribute) are
+ * known and all 0. */
+static bool pads_zero(const Graph *g, const Node *n)
+{
+	const int64_t *a;
+	int32_t na = attr_ints(n, "pads", &a);
+	if (na >= 0) {
+		for (int32_t i = 0; i < na; i++)
+			if (a[i])
+				return false;
+		return n->ninputs == 1;
+	}
+	const Tensor *t = n->ninputs > 1 && n->inputs[1] >= 0
+				  ? g->vals[n->inputs[1]].konst
+				  : NULL;
+	if (!t || t->dtype != DT_INT64)
+		return false;
+	for (int64_t i = 0; i < shape_numel(&t->shape); i++)
+		if (tensor_get_i64(t, i))
+			return false;
+	return true;
+}
+
+/* A Pad of 0 on every side copies its input, whatever its mode: it
+ * becomes an Identity, which the memory plan makes a view (torch.onnx
+ * writes one before each AvgPool2d of DenseNet and GoogLeNet, and it
+ * held the pool's tensors row-major). */
+static void drop_zero_pads(Graph *g)
+{
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		Node *n = &g->nodes[i];
+		if (n->op != OP_Pad || n->ninputs < 1 || n->inputs[0] < 0 ||
+		    n->noutputs != 1 || n->outputs[0] < 0 || !pads_zero(g, n))
+			continue;
+		n->op = OP_Identity;
+		n->op_type = "Identity";
+		n->ninputs = 1;
+		n->nattrs = 0;
+	}
+}
+
 /* An Identity from a node's value x to a graph output y (what
  * drop_same_casts leaves of the Cast a float16 converter puts before
  * each float32 output) would copy x into the output: instead x's
@@ -1613,6 +1654,7 @@ static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 	ValId *map = NULL;
 	drop_same_casts(g);
 	drop_inference_dropouts(m, g, F.opset);
+	drop_zero_pads(g);
 	fold_output_identities(g);
 	qfuse_graph(g);
 	/* attention in a round of its own: its graph_dce() renumbers the

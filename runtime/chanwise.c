@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "compiler/act.h"
+#include "compiler/ops/pool.h"
 #include "chanwise.h"
 #include "direct.h"
 #include "dnnl.h"
@@ -363,6 +364,145 @@ int chan_gap(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	rt_task_slots(t); /* X may be NHWC; Y ([N,C,1,1]) has one layout */
 	rt_slot(t, 0)->group = 1;
 	return take(fk, gap_run, k);
+}
+
+/* ---- MaxPool and AveragePool of 2-D windows ------------------------------ */
+
+/* The reference kernel's windows (compiler/ops/pool.h): over
+ * channels-last X every channel of an output pixel at once, each window's
+ * taps read in the reference's order (its rows, then its columns) and
+ * compared or summed in float as it does them; over row-major X, the
+ * reference's own row loops (pool_rows), planes spread over the threads.
+ * Its bits either way, NaN, -0 and all. */
+typedef struct Pool2 {
+	Pool p; /* 2-D: p.span[1] per output row, p.span[2] per column */
+	bool max, count_pad, nhwc;
+	int64_t n, c;
+	int threads;
+} Pool2;
+
+static void pool2_free(void *state)
+{
+	Pool2 *k = state;
+	if (k)
+		free(k->p.span[0]);
+	free(k);
+}
+
+/* y[0..nc) from the window (sh, sw) of x: pixels ps floats apart in a
+ * row, rows rs apart; the average's divisor div (0: the output is 0). */
+RT_HOT_EXACT_FN(static, void, pool_pixel,
+		(const float *x, float *y, int64_t nc, int64_t ps, int64_t rs,
+		 const Span *sh, const Span *sw, int64_t dh, int64_t dw,
+		 bool max, int64_t div),
+		(x, y, nc, ps, rs, sh, sw, dh, dw, max, div))
+{
+	for (int64_t c = 0; c < nc; c++)
+		y[c] = max ? NAN : 0; /* maxNum's start */
+	for (int64_t b = 0; b < sh->n; b++) {
+		const float *row = x + (sh->first + b * dh) * rs;
+		for (int64_t e = 0; e < sw->n; e++) {
+			const float *v = row + (sw->first + e * dw) * ps;
+			if (max)
+				for (int64_t c = 0; c < nc; c++)
+					y[c] = v[c] > y[c] || y[c] != y[c]
+						       ? v[c]
+						       : y[c];
+			else
+				for (int64_t c = 0; c < nc; c++)
+					y[c] += v[c];
+		}
+	}
+	if (max && (!sh->n || !sw->n))
+		for (int64_t c = 0; c < nc; c++)
+			y[c] = 0;
+	else if (!max)
+		for (int64_t c = 0; c < nc; c++)
+			y[c] = div ? y[c] / (float)div : 0;
+}
+
+/* NHWC: output row r (of all images' rows), every channel. */
+static void pool2_nhwc_row(const Pool2 *k, const float *x, float *y,
+			   int64_t r)
+{
+	const Pool *p = &k->p;
+	int64_t oh = p->out[1], ow = p->out[2], c = k->c;
+	const Span *sh = &p->span[1][r % oh];
+	const float *xi = x + r / oh * p->in[1] * p->in[2] * c;
+	float *yr = y + r * ow * c;
+	for (int64_t o = 0; o < ow; o++) {
+		const Span *sw = &p->span[2][o];
+		int64_t div = k->count_pad ? sh->cnt * sw->cnt : sh->n * sw->n;
+		pool_pixel(xi, yr + o * c, c, c, c * p->in[2], sh, sw,
+			   p->dil[1], p->dil[2], k->max, div);
+	}
+}
+
+static int pool2_run(void *state, const Tensor *const *in, Tensor *const *out)
+{
+	const Pool2 *k = state;
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	const Pool *p = &k->p;
+	int nt = k->threads;
+	if (k->nhwc) {
+		RT_PARALLEL_FOR
+		for (int64_t r = 0; r < k->n * p->out[1]; r++)
+			pool2_nhwc_row(k, x, y, r);
+		return 0;
+	}
+	int64_t ip = p->in[1] * p->in[2], op = p->out[1] * p->out[2];
+	RT_PARALLEL_FOR
+	for (int64_t pl = 0; pl < p->nc; pl++) {
+		Pool one = *p;
+		one.nc = 1;
+		pool_rows(&one, x + pl * ip, y + pl * op, k->max, k->count_pad);
+	}
+	return 0;
+}
+
+int chan_pool_build(RunCtx *s, Prepared *p, Task *t)
+{
+	(void)s;
+	((Pool2 *)t->fast.state)->nhwc = rt_nhwc(p, t->n->inputs[0]);
+	return 0;
+}
+
+static void *zeroed(void *ctx, size_t bytes)
+{
+	(void)ctx;
+	return calloc(1, bytes);
+}
+
+int chan_pool(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	char why[160];
+	if (!f32_4d(x) || !f32_4d(y) || shape_numel(&y->shape) == 0 ||
+	    (n->noutputs > 1 && n->outputs[1] >= 0)) /* MaxPool's Indices */
+		return 0;
+	Pool2 *k = xmalloc(sizeof(*k));
+	memset(k, 0, sizeof(*k));
+	if (pool_plan(n, &x->shape, &y->shape, &k->p, zeroed, NULL, why,
+		      sizeof(why)) < 0) {
+		free(k);
+		return 0;
+	}
+	k->max = n->op == OP_MaxPool;
+	k->count_pad = !k->max && attr_int(n, "count_include_pad", 0) != 0;
+	k->n = x->shape.dims[0], k->c = x->shape.dims[1];
+	k->threads = rt_threads_for(s, (double)shape_numel(&y->shape) *
+					       (double)(k->p.kw * k->p.sw));
+	fk->run = pool2_run;
+	fk->free = pool2_free;
+	fk->state = k;
+	fk->threads = k->threads;
+	rt_task_slots(t); /* X and Y in one layout, NHWC preferred */
+	rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
+	rt_slot(t, 0)->prefers = rt_slot(t, -1)->prefers = true;
+	return 1;
 }
 
 /* ---- Concat of channels ------------------------------------------------ */

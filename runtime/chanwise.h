@@ -27,6 +27,10 @@ bool chan_batchnorm_relu(FastKernel *k);
 /* GlobalAveragePool of X [N,C,H,W]. */
 int chan_gap(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_gap_build(RunCtx *s, Prepared *p, Task *t);
+/* MaxPool (no Indices) and AveragePool of X [N,C,H,W], any window: the
+ * reference kernel's bits. */
+int chan_pool(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int chan_pool_build(RunCtx *s, Prepared *p, Task *t);
 /* Concat of [N,C_i,H,W] on the channel axis (an FPN's levels). */
 int chan_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_concat_build(RunCtx *s, Prepared *p, Task *t);

@@ -159,17 +159,22 @@ save("wino_special",
      [vi("x", F, [1, 16, 40, 40]), vi("v", F, [1, 32, 40, 40])],
      ["y", "y2"])
 
-# 9. MaxPool (oneDNN) of windows of -inf, NaN and -FLT_MAX: on the
-# graph's input (row-major) and behind a Conv (channels-last), padded.
+# 9. MaxPool of windows of -inf, NaN and -FLT_MAX: 2-D (runtime/
+# chanwise.c) on the graph's input (row-major) and behind a Conv
+# (channels-last), padded; 1-D (oneDNN) over the rows of x.
 save("maxpool_special",
      [h.make_node("MaxPool", ["x"], ["p"], kernel_shape=[2, 2],
                   strides=[2, 2]),
       h.make_node("Conv", ["x", "w"], ["c"]),
       h.make_node("MaxPool", ["c"], ["pc"], kernel_shape=[3, 3],
-                  strides=[2, 2], pads=[1, 1, 1, 1])],
+                  strides=[2, 2], pads=[1, 1, 1, 1]),
+      h.make_node("Reshape", ["x", "rows"], ["xr"]),
+      h.make_node("MaxPool", ["xr"], ["p1"], kernel_shape=[2],
+                  strides=[2])],
      [nh.from_array(np.eye(16, dtype=np.float32).reshape(16, 16, 1, 1),
-                    "w")],
-     [vi("x", F, [1, 16, 8, 8])], ["p", "pc"])
+                    "w"),
+      c("rows", np.array([1, 16, 64], np.int64))],
+     [vi("x", F, [1, 16, 8, 8])], ["p", "pc", "p1"])
 
 # 10. A bool input of any bytes: Cast to uint8 and float, Equal to
 # True, Not, Where.
@@ -266,3 +271,25 @@ save("conv_dilation_skips_input",
       h.make_node("LeakyRelu", ["a"], ["y"], alpha=0.6875)],
      [w("w", 2, 1, 4, 4, 2)],
      [vi("x", F, [1, 1, 1, 1, 1]), vi("z", F, [1, 2, 1, 1, 1])], ["y"])
+# 23 (after the rest). MaxPool and AveragePool windows of every kind
+# (ceil_mode, pads, SAME_UPPER and SAME_LOWER, dilations,
+# count_include_pad) on runtime/chanwise.c's kernel, channels-last
+# behind a Transpose of an NHWC input (its bytes copied as they are) and
+# row-major on the graph's input: the reference's bits.
+save("pool_windows",
+     [h.make_node("Transpose", ["xt"], ["c"], perm=[0, 3, 1, 2]),
+      h.make_node("MaxPool", ["c"], ["m1"], kernel_shape=[3, 3],
+                  strides=[2, 2], pads=[1, 0, 1, 1], ceil_mode=1),
+      h.make_node("AveragePool", ["c"], ["a1"], kernel_shape=[3, 3],
+                  strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1,
+                  count_include_pad=1),
+      h.make_node("AveragePool", ["c"], ["a2"], kernel_shape=[2, 2],
+                  auto_pad="SAME_UPPER"),
+      h.make_node("MaxPool", ["c"], ["m2"], kernel_shape=[2, 3],
+                  dilations=[2, 1], pads=[1, 1, 0, 2]),
+      h.make_node("AveragePool", ["x"], ["a3"], kernel_shape=[3, 3],
+                  strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+      h.make_node("MaxPool", ["x"], ["m3"], kernel_shape=[3, 3],
+                  auto_pad="SAME_LOWER")],
+     [], [vi("xt", F, [2, 11, 13, 20]), vi("x", F, [2, 20, 11, 13])],
+     ["m1", "a1", "a2", "m2", "a3", "m3"])

@@ -29,6 +29,7 @@ typedef struct Outs {
 	gearrt_tensor t[MAX_IO];
 	void *data[MAX_IO];   /* copies of the outputs */
 	char kernels[2048];   /* "Op/kernel," per task, in run order */
+	int nhwc;	      /* tasks whose input 0 is channels-last */
 	gearrt_status st;
 	char err[512];
 } Outs;
@@ -91,6 +92,10 @@ static Outs run(const char *om, bool no_fast, int threads, Plant plant)
 		o.t[k].data = o.data[k];
 	}
 	const Prepared *p = rt_session_ctx(s)->prep[0];
+	for (int32_t i = 0; p && i < p->ntasks; i++)
+		o.nhwc += p->tasks[i].n->ninputs > 0 &&
+			  p->tasks[i].n->inputs[0] >= 0 &&
+			  rt_nhwc(p, p->tasks[i].n->inputs[0]);
 	for (int32_t i = 0; p && i < p->ntasks; i++)
 		snprintf(o.kernels + strlen(o.kernels),
 			 sizeof(o.kernels) - strlen(o.kernels), "%s/%s,",
@@ -453,16 +458,49 @@ static void plant_pool(size_t i, gearrt_tensor *t)
 Test(defects, max_pool_of_minus_infinity_is_minus_infinity)
 {
 	/* oneDNN starts each window from -FLT_MAX: -inf windows gave
-	 * -3.4e38.  The rule, every path (pool.c max_num): maxNum, NaN
-	 * passed over unless the window is all NaN */
+	 * -3.4e38.  The rule, every path (pool.h pool_max_num): maxNum,
+	 * NaN passed over unless the window is all NaN; chanwise.c's 2-D
+	 * kernel in either layout gives the reference's bits */
 	Outs f;
 	fast_vs_ref("maxpool_special", plant_pool, 0, &f);
 	const float *p = f.t[0].data;
 	cr_expect(p[0] == -INFINITY && isnan(p[1]) && p[2] == -FLT_MAX &&
 			  isfinite(p[3]) && p[15] == -INFINITY,
 		  "%g %g %g %g %g", p[0], p[1], p[2], p[3], p[15]);
-	cr_expect_eq(count(f.kernels, "MaxPool/dnnl.pool"), dnnl_rows(2), "%s",
+	const float *q = f.t[2].data; /* 1-D, pairs of a row */
+	cr_expect(q[0] == -INFINITY && isnan(q[1]) && q[2] == -FLT_MAX &&
+			  isfinite(q[3]) && q[27] == -INFINITY,
+		  "%g %g %g %g %g", q[0], q[1], q[2], q[3], q[27]);
+	cr_expect_eq(count(f.kernels, "MaxPool/chan.pool"), 2, "%s",
 		     f.kernels);
+	cr_expect_eq(count(f.kernels, "MaxPool/dnnl.pool"), dnnl_rows(1), "%s",
+		     f.kernels);
+	outs_free(&f);
+}
+
+/* xt and x, 2 x 20 x 11 x 13 floats: NaN, infinities and -0 among the
+ * numbers. */
+static void plant_pool_windows(size_t i, gearrt_tensor *t)
+{
+	float *x = (float *)t->data + i;
+	for (int k = 0; k + 11 < 2 * 20 * 11 * 13 - 1; k += 37) {
+		x[k] = NAN;
+		x[k + 5] = k % 2 ? INFINITY : -INFINITY;
+		x[k + 11] = -0.0f;
+	}
+}
+
+Test(defects, pools_of_any_window_give_the_reference_bits)
+{
+	/* chanwise.c's MaxPool and AveragePool against pool.c, bit for bit
+	 * at 1 and 2 threads: ceil_mode, pads, SAME_UPPER and SAME_LOWER,
+	 * dilations, count_include_pad, 20 channels (a tail of 4 lanes),
+	 * channels-last behind a Transpose (its 4 pools read NHWC) and
+	 * row-major on the graph input */
+	Outs f;
+	fast_vs_ref("pool_windows", plant_pool_windows, 0, &f);
+	cr_expect_eq(count(f.kernels, "Pool/chan.pool"), 6, "%s", f.kernels);
+	cr_expect_eq(f.nhwc, 4, "%d tasks read NHWC", f.nhwc);
 	outs_free(&f);
 }
 

@@ -547,6 +547,39 @@ static ValId dropout_inference(Synth *s, ValId x)
 	return tu_out(n, 0);
 }
 
+/* A Pad of 0 on every side (torch.onnx's before each AvgPool2d), after
+ * a Relu: pads as an input (opset 11 on), in reflect mode too, and as
+ * the attribute of opset 2 to 10: gone, as the Identity it becomes */
+static ValId pad_zero(Synth *s, ValId x, const char *mode)
+{
+	static const int64_t zeros[6] = { 0 };
+	ValId p = tu_weight_data(s->g, sy_name(s, "pads"), DT_INT64,
+				 SHAPE(6), zeros);
+	Node *n = tu_node(s->g, "Pad", sy_name(s, "pad"), IDS(UN("Relu", x), p),
+			  1);
+	tu_str(s->g, n, "mode", mode);
+	return tu_out(n, 0);
+}
+
+static ValId pad_zero_constant(Synth *s, ValId x)
+{
+	return pad_zero(s, x, "constant");
+}
+
+static ValId pad_zero_reflect(Synth *s, ValId x)
+{
+	return pad_zero(s, x, "reflect");
+}
+
+static ValId pad_zero_opset10(Synth *s, ValId x)
+{
+	s->m->opsets[0].version = 10;
+	Node *n = tu_node(s->g, "Pad", sy_name(s, "pad"), IDS(UN("Relu", x)),
+			  1);
+	tu_ints(s->g, n, "pads", INTS(0, 0, 0, 0, 0, 0));
+	return tu_out(n, 0);
+}
+
 /* ---- the models ---------------------------------------------------------- */
 
 enum { ANCHOR_MATMUL, ANCHOR_CONV, ANCHOR_NONE };
@@ -601,6 +634,10 @@ static const Form forms[] = {
 	{ "dropout_ratio0", dropout_ratio0, ANCHOR_NONE, " Relu ", "Dropout" },
 	{ "dropout_inference", dropout_inference, ANCHOR_NONE, " Relu ",
 	  "Dropout" },
+	{ "pad_zero_constant", pad_zero_constant, ANCHOR_NONE, " Relu ",
+	  "Pad" },
+	{ "pad_zero_reflect", pad_zero_reflect, ANCHOR_NONE, " Relu ", "Pad" },
+	{ "pad_zero_opset10", pad_zero_opset10, ANCHOR_NONE, " Relu ", "Pad" },
 };
 
 /* x [2, 8, 16] through MatMul (+ bias), x [2, 4, 8, 8] through a Conv,

@@ -12,20 +12,18 @@
  * The windowed pools see every input as a 3-D pool [N*C, D, H, W] (1-D
  * and 2-D ones get leading spatial axes of size 1) and precompute, per
  * axis and output index, the taps of the window that fall in the input
- * (Span), so the inner loops neither test bounds nor divide.  MaxPool
- * without Indices and AveragePool go an output row at a time: each input
- * row a window reads updates the whole output row, one kernel tap
- * (RowTap) after another, in branch-free streaming loops.  The pads
- * come from the attributes, or for SAME_UPPER / SAME_LOWER from the
- * output size: total = max(0, (out - 1) * stride + extent - in), the odd
- * one at the end (UPPER) or the beginning (LOWER).  The output shape
- * (ceil_mode included) is the inferred one.
+ * (Span, pool.h), so the inner loops neither test bounds nor divide.
+ * MaxPool without Indices and AveragePool go an output row at a time:
+ * each input row a window reads updates the whole output row, one kernel
+ * tap (RowTap) after another, in branch-free streaming loops.
  */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "opimpl.h"
+#include "pool.h"
 
 /* ---- float staging ------------------------------------------------------ */
 
@@ -57,47 +55,67 @@ void nn_out_done(OpCtx *c, int i, Tensor *o, const float *f)
 
 /* ---- window geometry ---------------------------------------------------- */
 
-/* The taps of one output index's window along one axis: n of them in the
- * input, the first at input index first (then every dilation); cnt of
- * them inside the padded input (AveragePool's count_include_pad). */
-typedef struct Span {
-	int64_t first, n, cnt;
-} Span;
-
-/* The outputs [lo, hi) of a row that one tap of the window reads inside
- * the input row: output ow reads input ow * stride + off. */
-typedef struct RowTap {
-	int64_t lo, hi, off;
-} RowTap;
-
-/* A pool as a 3-D pool over nc planes. */
-typedef struct Pool {
-	int64_t nc;
-	int64_t in[3], out[3], dil[3];
-	Span *span[3]; /* per axis: out[axis] spans */
-	int64_t kw, sw; /* the last axis' kernel and stride */
-	RowTap *tap;	/* its kw taps */
-} Pool;
-
-/* Ints attribute name into v[0..n): absent, every value is dflt. */
-static int pool_ints(OpCtx *c, const char *name, int32_t n, int64_t dflt,
-		     int64_t *v)
+/* Ints attribute name into v[0..n): absent, every value is dflt; -1
+ * with why if it has another length. */
+static int pool_ints(const Node *n, const char *name, int32_t cnt,
+		     int64_t dflt, int64_t *v, char *why, size_t len)
 {
 	const int64_t *a;
-	int32_t len = attr_ints(c->n, name, &a);
-	if (len >= 0 && len != n)
-		return op_error(c, "%s has %d values, expected %d", name, len, n);
-	for (int32_t i = 0; i < n; i++)
-		v[i] = len < 0 ? dflt : a[i];
+	int32_t got = attr_ints(n, name, &a);
+	if (got >= 0 && got != cnt) {
+		snprintf(why, len, "%s has %d values, expected %d", name, got,
+			 cnt);
+		return -1;
+	}
+	for (int32_t i = 0; i < cnt; i++)
+		v[i] = got < 0 ? dflt : a[i];
 	return 0;
 }
 
-/* The spans of an axis of input size in, output size out. */
-static void axis_spans(Span *sp, int64_t in, int64_t out, int64_t k,
-		       int64_t s, int64_t d, int64_t pb, int64_t pe)
+int pool_axes(const Node *n, const Shape *x, const Shape *y, PoolAxis *ax,
+	      char *why, size_t len)
 {
+	int64_t k[MAX_RANK], s[MAX_RANK], d[MAX_RANK], pads[2 * MAX_RANK];
+	int32_t nsp = x->rank - 2;
+	const char *ap = attr_str(n, "auto_pad", "NOTSET");
+	if (nsp < 1 || nsp > 3 || y->rank != x->rank) {
+		snprintf(why, len, "pooling needs 1 to 3 spatial axes, not %d",
+			 nsp);
+		return -1;
+	}
+	if (pool_ints(n, "kernel_shape", nsp, 1, k, why, len) < 0 ||
+	    pool_ints(n, "strides", nsp, 1, s, why, len) < 0 ||
+	    pool_ints(n, "dilations", nsp, 1, d, why, len) < 0 ||
+	    pool_ints(n, "pads", 2 * nsp, 0, pads, why, len) < 0)
+		return -1;
+	for (int32_t i = 0; i < nsp; i++) {
+		PoolAxis *a = &ax[i];
+		*a = (PoolAxis){ k[i], s[i], d[i], pads[i], pads[nsp + i] };
+		if (a->k < 1 || a->s < 1 || a->d < 1 || a->pb < 0 || a->pe < 0) {
+			snprintf(why, len, "kernel_shape, strides and dilations "
+				 "must be >= 1 and pads >= 0");
+			return -1;
+		}
+		if (!strcmp(ap, "VALID")) {
+			a->pb = a->pe = 0;
+		} else if (!strcmp(ap, "SAME_UPPER") ||
+			   !strcmp(ap, "SAME_LOWER")) {
+			int64_t tot = (y->dims[2 + i] - 1) * a->s +
+				      (a->k - 1) * a->d + 1 - x->dims[2 + i];
+			tot = tot > 0 ? tot : 0;
+			a->pb = strcmp(ap, "SAME_UPPER") ? tot - tot / 2
+							 : tot / 2;
+			a->pe = tot - a->pb;
+		}
+	}
+	return 0;
+}
+
+void pool_spans(Span *sp, int64_t in, int64_t out, const PoolAxis *a)
+{
+	int64_t k = a->k, s = a->s, d = a->d, pe = a->pe;
 	for (int64_t o = 0; o < out; o++) {
-		int64_t start = o * s - pb, lo = 0, hi = 0, ph;
+		int64_t start = o * s - a->pb, lo = 0, hi = 0, ph;
 		if (start < 0)
 			lo = (-start + d - 1) / d;
 		if (in - 1 - start >= 0)
@@ -110,15 +128,12 @@ static void axis_spans(Span *sp, int64_t in, int64_t out, int64_t k,
 	}
 }
 
-/* The taps of the last axis, for the row kernels. */
-static int row_taps(OpCtx *c, Pool *p, int64_t k, int64_t s, int64_t pb)
+/* The taps of the last axis, for the row kernels, into p->tap. */
+static void row_taps(Pool *p, int64_t k, int64_t s, int64_t pb)
 {
 	int64_t in = p->in[2], out = p->out[2];
 	p->kw = k;
 	p->sw = s;
-	p->tap = op_scratch_zeroed(c, (size_t)k * sizeof(RowTap));
-	if (!p->tap)
-		return -1;
 	for (int64_t t = 0; t < k; t++) {
 		RowTap *r = &p->tap[t];
 		r->off = t * p->dil[2] - pb;
@@ -129,53 +144,55 @@ static int row_taps(OpCtx *c, Pool *p, int64_t k, int64_t s, int64_t pb)
 		r->hi = r->hi < out ? r->hi : out;
 		r->lo = r->lo < r->hi ? r->lo : r->hi;
 	}
+}
+
+int pool_plan(const Node *n, const Shape *x, const Shape *y, Pool *p,
+	      void *(*alloc)(void *ctx, size_t bytes), void *ctx, char *why,
+	      size_t len)
+{
+	PoolAxis ax[3], one = { 1, 1, 1, 0, 0 };
+	int32_t nsp = x->rank - 2;
+	if (pool_axes(n, x, y, ax, why, len) < 0)
+		return -1;
+	const PoolAxis *pa[3];
+	size_t spans = 0;
+	p->nc = x->dims[0] * x->dims[1];
+	for (int32_t a = 0; a < 3; a++) {
+		int32_t i = a - (3 - nsp);
+		pa[a] = i < 0 ? &one : &ax[i];
+		p->in[a] = i < 0 ? 1 : x->dims[2 + i];
+		p->out[a] = i < 0 ? 1 : y->dims[2 + i];
+		p->dil[a] = pa[a]->d;
+		spans += (size_t)(p->out[a] ? p->out[a] : 1);
+	}
+	Span *sp = alloc(ctx, spans * sizeof(Span) +
+				      (size_t)pa[2]->k * sizeof(RowTap));
+	if (!sp) {
+		snprintf(why, len, "out of memory for the pool's windows");
+		return -1;
+	}
+	for (int32_t a = 0; a < 3; a++) {
+		p->span[a] = sp;
+		pool_spans(sp, p->in[a], p->out[a], pa[a]);
+		sp += p->out[a] ? p->out[a] : 1;
+	}
+	p->tap = (RowTap *)(void *)sp;
+	row_taps(p, pa[2]->k, pa[2]->s, pa[2]->pb);
 	return 0;
+}
+
+static void *scratch_alloc(void *ctx, size_t bytes)
+{
+	return op_scratch_zeroed(ctx, bytes);
 }
 
 /* Reads the window attributes of a pool from x to y into *p. */
 static int pool_setup(OpCtx *c, const Shape *x, const Shape *y, Pool *p)
 {
-	int64_t k[MAX_RANK], s[MAX_RANK], d[MAX_RANK], pads[2 * MAX_RANK];
-	int32_t nsp = x->rank - 2;
-	const char *ap = attr_str(c->n, "auto_pad", "NOTSET");
-	if (nsp < 1 || nsp > 3 || y->rank != x->rank)
-		return op_error(c, "pooling needs 1 to 3 spatial axes, not %d",
-				nsp);
-	if (pool_ints(c, "kernel_shape", nsp, 1, k) < 0 ||
-	    pool_ints(c, "strides", nsp, 1, s) < 0 ||
-	    pool_ints(c, "dilations", nsp, 1, d) < 0 ||
-	    pool_ints(c, "pads", 2 * nsp, 0, pads) < 0)
-		return -1;
-	p->nc = x->dims[0] * x->dims[1];
-	for (int32_t a = 0; a < 3; a++) {
-		int32_t i = a - (3 - nsp);
-		p->in[a] = i < 0 ? 1 : x->dims[2 + i];
-		p->out[a] = i < 0 ? 1 : y->dims[2 + i];
-		p->dil[a] = i < 0 ? 1 : d[i];
-		int64_t kk = i < 0 ? 1 : k[i], ss = i < 0 ? 1 : s[i];
-		int64_t pb = i < 0 ? 0 : pads[i], pe = i < 0 ? 0 : pads[nsp + i];
-		if (kk < 1 || ss < 1 || p->dil[a] < 1 || pb < 0 || pe < 0)
-			return op_error(c, "kernel_shape, strides and dilations "
-					"must be >= 1 and pads >= 0");
-		if (!strcmp(ap, "VALID")) {
-			pb = pe = 0;
-		} else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-			int64_t tot = (p->out[a] - 1) * ss + (kk - 1) * p->dil[a] +
-				      1 - p->in[a];
-			tot = tot > 0 ? tot : 0;
-			pb = strcmp(ap, "SAME_UPPER") ? tot - tot / 2 : tot / 2;
-			pe = tot - pb;
-		}
-		p->span[a] = op_scratch_zeroed(c, (size_t)(p->out[a] ? p->out[a] : 1) *
-					       sizeof(Span));
-		if (!p->span[a])
-			return -1;
-		axis_spans(p->span[a], p->in[a], p->out[a], kk, ss, p->dil[a],
-			   pb, pe);
-		if (a == 2 && row_taps(c, p, kk, ss, pb) < 0)
-			return -1;
-	}
-	return 0;
+	char why[160];
+	return pool_plan(c->n, x, y, p, scratch_alloc, c, why, sizeof(why)) < 0
+		       ? op_error(c, "%s", why)
+		       : 0;
 }
 
 /* ---- MaxPool, AveragePool, LpPool --------------------------------------- */
@@ -187,15 +204,6 @@ static int64_t col_major(const Pool *p, int64_t off)
 	int64_t w = off % p->in[2], h = off / p->in[2] % p->in[1];
 	int64_t dz = off / (p->in[2] * p->in[1]);
 	return (w * p->in[1] + h) * p->in[0] + dz;
-}
-
-/* The max pools' one rule, IEEE 754's maxNum: NaN is passed over unless
- * every value is NaN; a window of -inf gives -inf (onnx's reference
- * evaluator; oneDNN's kernels start from -FLT_MAX, runtime/dnnl.c mends
- * them). */
-static inline float max_num(float m, float v)
-{
-	return v > m || m != m ? v : m;
 }
 
 /* The max of the window at spans sd, sh, sw of plane xp; *at gets its
@@ -250,7 +258,7 @@ static void row_max(const Pool *p, const float *xr, float *yr)
 	for (int64_t t = 0; t < p->kw; t++) {
 		const RowTap *r = &p->tap[t];
 		for (int64_t ow = r->lo; ow < r->hi; ow++) {
-			yr[ow] = max_num(yr[ow], xr[ow * s + r->off]);
+			yr[ow] = pool_max_num(yr[ow], xr[ow * s + r->off]);
 		}
 	}
 }
@@ -266,10 +274,8 @@ static void row_sum(const Pool *p, const float *xr, float *yr)
 	}
 }
 
-/* Max (max) or average pooling without indices, an output row at a
- * time: each input row a window reads updates the whole output row. */
-static void row_pool(const Pool *p, const float *x, float *y, bool max,
-		     bool count_pad)
+void pool_rows(const Pool *p, const float *x, float *y, bool max,
+	       bool count_pad)
 {
 	int64_t H = p->in[1], W = p->in[2], plane = p->in[0] * H * W;
 	int64_t OW = p->out[2];
@@ -373,9 +379,9 @@ static int run_window_pool(OpCtx *c, int kind)
 		if (ind)
 			max_pool(&p, xf, yf, tensor_mut(ind), order == 1);
 		else
-			row_pool(&p, xf, yf, true, false);
+			pool_rows(&p, xf, yf, true, false);
 	} else if (kind == POOL_AVG) {
-		row_pool(&p, xf, yf, false,
+		pool_rows(&p, xf, yf, false,
 			 attr_int(c->n, "count_include_pad", 0) != 0);
 	} else {
 		const Attr *pf = nn_attr(c->n, "p", ATTR_FLOAT); /* opset 1 */
@@ -396,7 +402,7 @@ int nn_avg_pool(OpCtx *c, const Shape *x, const Shape *y, const float *xf,
 	Pool p;
 	if (pool_setup(c, x, y, &p) < 0)
 		return -1;
-	row_pool(&p, xf, yf, false, count_pad);
+	pool_rows(&p, xf, yf, false, count_pad);
 	return 0;
 }
 
@@ -412,7 +418,7 @@ static float global_one(const float *x, int64_t n, const char *op, double lp)
 	if (op[6] == 'M') {
 		float m = n ? x[0] : 0;
 		for (int64_t i = 1; i < n; i++)
-			m = max_num(m, x[i]);
+			m = pool_max_num(m, x[i]);
 		return m;
 	}
 	double s = 0;
@@ -463,10 +469,11 @@ static int unpool_dims(OpCtx *c, const Shape *x, int64_t *u)
 {
 	int32_t nsp = x->rank - 2;
 	int64_t k[MAX_RANK], s[MAX_RANK], pads[2 * MAX_RANK];
-	if (pool_ints(c, "kernel_shape", nsp, 1, k) < 0 ||
-	    pool_ints(c, "strides", nsp, 1, s) < 0 ||
-	    pool_ints(c, "pads", 2 * nsp, 0, pads) < 0)
-		return -1;
+	char why[160];
+	if (pool_ints(c->n, "kernel_shape", nsp, 1, k, why, sizeof(why)) < 0 ||
+	    pool_ints(c->n, "strides", nsp, 1, s, why, sizeof(why)) < 0 ||
+	    pool_ints(c->n, "pads", 2 * nsp, 0, pads, why, sizeof(why)) < 0)
+		return op_error(c, "%s", why);
 	u[0] = x->dims[0];
 	u[1] = x->dims[1];
 	for (int32_t i = 0; i < nsp; i++)
