@@ -354,8 +354,9 @@ static void profile_free(Prepared *p)
 /* ---- a small gear on one thread ------------------------------------- */
 
 /* A node's work in flops, roughly: 2 per multiply-add of the matrix ops
- * (convolutions, products, attention, recurrences), else 4 per output
- * element.  Only compared with rt_gear_serial. */
+ * (convolutions, products, attention, recurrences; the int8 and contrib
+ * ones too), else 4 per output element.  Only compared with
+ * rt_gear_serial. */
 static double node_work(const Prepared *p, const Node *n)
 {
 	const Value *y = n->noutputs ? &p->g->vals[n->outputs[0]] : NULL;
@@ -366,7 +367,8 @@ static double node_work(const Prepared *p, const Node *n)
 	bool known = a && w && shape_is_static(&a->shape) &&
 		     shape_is_static(&w->shape) && a->shape.rank >= 1 &&
 		     w->shape.rank >= 1;
-	if (n->op == OP_QLinearConv || n->op == OP_QLinearMatMul) {
+	if (n->op == OP_QLinearConv || n->op == OP_QLinearMatMul ||
+	    n->op == OP_MS_QGemm) {
 		w = rt_in_val(p, n, 3);
 		known = known && w && shape_is_static(&w->shape) &&
 			w->shape.rank >= 1;
@@ -378,13 +380,20 @@ static double node_work(const Prepared *p, const Node *n)
 	int64_t k = a->shape.dims[a->shape.rank - 1];
 	switch (n->op) {
 	case OP_Conv: case OP_FusedConv: case OP_ConvInteger:
-	case OP_QLinearConv: case OP_ConvTranspose:
+	case OP_QLinearConv: case OP_ConvTranspose: case OP_DynQuantConv:
 		return w->shape.dims[0] ? 2 * out * wn /
 					  (double)w->shape.dims[0] : 0;
 	case OP_MatMul: case OP_FusedMatMul: case OP_Gemm: case OP_FusedGemm:
-	case OP_MatMulInteger: case OP_QLinearMatMul:
+	case OP_MatMulInteger: case OP_QLinearMatMul: case OP_DynQuantMatMul:
+	case OP_MS_FusedMatMul: case OP_MS_MatMulIntegerToFloat:
+	case OP_MS_DynamicQuantizeMatMul: case OP_MS_QGemm:
 		return 2 * out * (double)k;
-	case OP_Sdpa:
+	case OP_MS_Attention: /* Q, K and V made from the input first */
+		return 6 * out * (double)k +
+		       4 * out * (double)y->shape.dims[y->shape.rank >= 2
+							? y->shape.rank - 2
+							: 0];
+	case OP_Sdpa: case OP_MS_MultiHeadAttention:
 		return 4 * out * (double)y->shape.dims[y->shape.rank >= 2
 						       ? y->shape.rank - 2 : 0];
 	case OP_LSTM: case OP_GRU: case OP_RNN: {

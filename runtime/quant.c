@@ -860,11 +860,25 @@ RT_HOT_FN(static, void, dequantize,
 }
 
 /* DynamicQuantizeLinear's scale of x[0..n) and its zero point *z (0
- * when the scale is 0). */
-static float dql_params(const float *x, size_t n, float *z)
+ * when the scale is 0), the min and max of chunks of x found on nt
+ * threads, then theirs: the same values however x is split (the min
+ * and max do not mind the order; NaN is left out, 0 always in). */
+static float dql_params(const float *x, size_t n, int nt, float *z)
 {
-	float lo, hi;
-	min_max(x, n, &lo, &hi);
+	enum { CHUNKS = 32, CHUNK_MIN = 1 << 14 };
+	float lo = 0, hi = 0, cl[CHUNKS], ch[CHUNKS];
+	int64_t nc = nt > 1 ? (int64_t)((n + CHUNK_MIN - 1) / CHUNK_MIN) : 1;
+	nc = nc < 1 ? 1 : nc > CHUNKS ? CHUNKS : nc;
+	size_t per = (n + (size_t)nc - 1) / (size_t)nc;
+	RT_PARALLEL_FOR
+	for (int64_t c = 0; c < nc; c++) {
+		size_t at = (size_t)c * per, end = at + per < n ? at + per : n;
+		min_max(x + at, end > at ? end - at : 0, &cl[c], &ch[c]);
+	}
+	for (int64_t c = 0; c < nc; c++) {
+		lo = cl[c] < lo ? cl[c] : lo;
+		hi = ch[c] > hi ? ch[c] : hi;
+	}
 	float scale = (hi - lo) / 255.0f;
 	*z = 0;
 	if (scale != 0) {
@@ -891,7 +905,7 @@ static int dql_run(void *state, const Tensor *const *in, Tensor *const *out)
 	const float *x = in[0]->data;
 	size_t n = (size_t)shape_numel(&in[0]->shape);
 	uint8_t *y = tensor_mut(out[0]);
-	float z, scale = dql_params(x, n, &z);
+	float z, scale = dql_params(x, n, 1, &z);
 	dq_fill(x, n, scale, z, y);
 	if (out[1])
 		*(float *)tensor_mut(out[1]) = scale;
@@ -1212,17 +1226,19 @@ DQ_VNNI_TARGET static void dq_row_sums_vnni(const uint8_t *a, int64_t lda,
 	}
 }
 
-/* y[p][c] = x[c][p] (c < ch, p < np) quantized as quantize() does
- * (rounded half to even, z added, clamped to 0..255, NaN to 0). */
+/* y[p][c] = x[c][p] (c < ch, p0 <= p < p1 of np) quantized as
+ * quantize() does (rounded half to even, z added, clamped to 0..255,
+ * NaN to 0). */
 DQ_VNNI_TARGET static void dq_quantize_t_vnni(const float *x, int64_t ch,
-					      int64_t np, float scale,
-					      float z, uint8_t *y)
+					      int64_t np, int64_t p1,
+					      float scale, float z, uint8_t *y,
+					      int64_t p0)
 {
 	const __m512 vs = _mm512_set1_ps(scale), vz = _mm512_set1_ps(z);
 	const __m512 lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(255);
 	uint8_t b[16];
-	for (int64_t p0 = 0; p0 < np; p0 += 16) {
-		int64_t n = np - p0 < 16 ? np - p0 : 16;
+	for (; p0 < p1; p0 += 16) {
+		int64_t n = p1 - p0 < 16 ? p1 - p0 : 16;
 		__mmask16 mask = (__mmask16)((1u << n) - 1);
 		for (int64_t c = 0; c < ch; c++) {
 			__m512 v = _mm512_maskz_loadu_ps(mask, x + c * np + p0);
@@ -1477,7 +1493,7 @@ static int dqmm_run(void *state, const Tensor *const *in,
 	DqKernel *q = state;
 	const DqPacked *p = &q->w[0];
 	const float *x = in[0]->data;
-	float z, s = dql_params(x, (size_t)(q->m * p->k), &z);
+	float z, s = dql_params(x, (size_t)(q->m * p->k), 1, &z);
 	int32_t za = (int32_t)z;
 	for (int64_t i = 0; i < q->m; i++) /* rows of k4, padded with 0 */
 		dq_fill(x + i * p->k, (size_t)p->k, s, z,
@@ -1656,7 +1672,13 @@ static void dq_x_channels_last(DqKernel *q, const float *x, float s, float z)
 	int64_t isz = g->ih * g->iw;
 #if DQ_HAVE_VNNI
 	if (q->isa == DQ_VNNI512 && s != 0) {
-		dq_quantize_t_vnni(x, g->cin, isz, s, z, q->xt);
+		enum { PIX = 256 }; /* pixels a thread's item */
+		int nt = q->threads;
+		RT_PARALLEL_FOR
+		for (int64_t p0 = 0; p0 < isz; p0 += PIX)
+			dq_quantize_t_vnni(x, g->cin, isz,
+					   isz - p0 < PIX ? isz : p0 + PIX, s,
+					   z, q->xt, p0);
 		return;
 	}
 #endif
@@ -1760,7 +1782,8 @@ static int dqconv_run(void *state, const Tensor *const *in,
 	const float *x = in[0]->data;
 	int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
 	int64_t nblk = (osz + q->rows - 1) / q->rows;
-	float z, s = dql_params(x, (size_t)(g->n * g->cin * isz), &z);
+	float z, s = dql_params(x, (size_t)(g->n * g->cin * isz), q->threads,
+				&z);
 	int32_t za = (int32_t)z;
 	float *y = tensor_mut(out[0]);
 	int nt = q->threads;

@@ -513,3 +513,25 @@ Test(quant, dynamic_chain_dumps_fused_and_exports_back)
 	free(back);
 	free(back_om);
 }
+
+Test(quant, a_dynamic_int8_gear_is_not_small)
+{
+	/* qdyn_cnn (onnxruntime's quantize_dynamic of a CNN: 6
+	 * DynQuantConv, 0.4 GFLOP) at 2 threads under the default limits
+	 * of a gear that runs on one thread (rt_gear_serial): its work
+	 * counts its convolutions' multiply-adds, so they run on both (the
+	 * gear was taken for 4 flops an output element, and ran on one),
+	 * the input's min and max (200K floats, in chunks of 16K) and its
+	 * quantized copy too, giving the reference's bytes */
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "qdyn_cnn", "qdyn_cnn", NULL);
+	Outs ref = run_om(om, true, 1), f2 = run_om(om, false, 2);
+	cr_expect_geq(f2.parallel, dq_tiles() ? 6 : 0,
+		      "%d kernels on 2 threads: %s", f2.parallel, f2.kernels);
+	expect_same(&f2, &ref, "2 threads");
+	outs_free(&ref);
+	outs_free(&f2);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
