@@ -973,7 +973,7 @@ int chan_few_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 enum {
 	PW_MR = 12,	     /* rows of a tile, at most (pw_mr) */
 	PW_NV = 4,	     /* vectors of a tile, at most */
-	PW_MC = 128,	     /* NHWC: pixels a work item */
+	PW_MC = 128,	     /* NHWC: pixels a work item, at most */
 	PW_NP = 48,	     /* row-major: pixels a work item (3 vectors) */
 	PW_CACHED = 2 << 20, /* bytes of a tensor that stay in cache */
 };
@@ -989,6 +989,7 @@ typedef struct Pw {
 	float *bp;		  /* NHWC: b (or 0) padded to whole panels */
 	ActRun *acts;
 	bool pfc;     /* NHWC: fetch C's rows ahead too (pw_rows) */
+	int64_t mc;   /* NHWC: pixels a work item (pw_items) */
 	float *panel; /* per thread: B's columns at the end of a row */
 	bool nhwc;
 	int threads;
@@ -998,6 +999,19 @@ typedef struct Pw {
 	void (*rows_item)(const struct Pw *k, const float *x, float *y,
 			  int64_t i, int64_t p0, float *panel);
 } Pw;
+
+/* NHWC: the pixels of a work item, of px on threads threads: PW_MC, or
+ * on more than one thread fewer, whole tiles of 8 rows, so that there
+ * are 4 items a thread: ShuffleNetV2's 1x1 Convs at 14x14 and 7x7 were
+ * 2 items and 1 of 128 pixels, and ran as long on 2 threads as on 1. */
+static int64_t pw_item_pixels(int64_t px, int threads)
+{
+	if (threads <= 1)
+		return PW_MC;
+	int64_t per = (px + 4 * threads - 1) / (4 * threads);
+	per = (per + 7) / 8 * 8;
+	return per < PW_MC ? per : PW_MC;
+}
 
 static void pw_free(void *state)
 {
@@ -1038,7 +1052,7 @@ static int pw_run(void *state, const Tensor *const *in, Tensor *const *out)
 	const float *x = in[0]->data;
 	float *y = tensor_mut(out[0]);
 	int64_t per = (k->hw + PW_NP - 1) / PW_NP;
-	int64_t items = k->nhwc ? (k->n * k->hw + PW_MC - 1) / PW_MC
+	int64_t items = k->nhwc ? (k->n * k->hw + k->mc - 1) / k->mc
 				: k->n * per;
 	int nt = k->threads;
 	RT_PARALLEL_FOR
@@ -1123,6 +1137,7 @@ int chan_pw_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	k->b = b ? b->konst->data : NULL;
 	k->acts = acts;
 	k->threads = rt_threads_for(s, rt_conv_flops(&cg, false));
+	k->mc = pw_item_pixels(cg.n * k->hw, k->threads);
 	int64_t pixels = cg.n * k->hw * (int64_t)sizeof(float);
 	k->pfc = pixels * cg.cout > PW_CACHED && cg.cin < 32;
 	int64_t nr = k->nr, padded = (cg.cout + nr - 1) / nr * nr;

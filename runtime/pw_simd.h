@@ -182,12 +182,12 @@ void SF(chan_gemm)(int64_t m, int64_t n, int64_t K, const float *a,
 			    false);
 }
 
-/* NHWC: chunk r of PW_MC pixels against every panel of W', then the
+/* NHWC: chunk r of k->mc pixels against every panel of W', then the
  * activations over the chunk's outputs (contiguous, in cache). */
 static void SF(pw_nhwc)(const Pw *k, const float *x, float *y, int64_t r)
 {
-	int64_t m0 = r * PW_MC, m = k->n * k->hw - m0;
-	m = m > PW_MC ? PW_MC : m;
+	int64_t m0 = r * k->mc, m = k->n * k->hw - m0;
+	m = m > k->mc ? k->mc : m;
 	for (int64_t n0 = 0; n0 < k->cout; n0 += k->nr)
 		SF(pw_rows)(m, k->cout - n0 < k->nr ? k->cout - n0 : k->nr,
 			    k->cin, x + m0 * k->cin, k->cin,
