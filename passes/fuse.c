@@ -75,7 +75,8 @@
  *
  * First of all, a Cast to its own dtype, a Dropout that keeps every
  * element (inference, or a ratio of 0) and a Pad of zeros all round
- * become Identity, which the memory plan makes a view.
+ * become Identity, which the memory plan makes a view, and a channel
+ * shuffle (Reshape, Transpose, Reshape) a Gather of the channels.
  */
 #include <math.h>
 #include <pthread.h>
@@ -1413,6 +1414,82 @@ static void drop_zero_pads(Graph *g)
 	}
 }
 
+/* How many nodes of g read value v (a graph output counts one more). */
+static int readers(const Graph *g, ValId v)
+{
+	int k = is_graph_output(g, v);
+	for (int32_t i = 0; i < g->nnodes; i++)
+		for (int32_t j = 0; j < g->nodes[i].ninputs; j++)
+			k += g->nodes[i].inputs[j] == v;
+	return k;
+}
+
+/* The node producing v if it is op, v its first output, and v read by
+ * one node alone (not a graph output); else NULL. */
+static const Node *sole(const Graph *g, ValId v, int op)
+{
+	int32_t i = v >= 0 ? g->vals[v].producer : -1;
+	return i >= 0 && g->nodes[i].op == op && g->nodes[i].noutputs >= 1 &&
+			       g->nodes[i].outputs[0] == v && readers(g, v) == 1
+		       ? &g->nodes[i]
+		       : NULL;
+}
+
+/* A channel shuffle as torch.onnx writes ShuffleNet's (Reshape x
+ * [N,C,H,W] to [N,g,C/g,H,W], Transpose (0,2,1,3,4), Reshape back to
+ * [N,C,H,W]) is a permutation of the channels: output channel c reads
+ * x's (c % g) C/g + c / g.  It becomes one Gather of those constant
+ * indices on axis 1, standard ONNX that runtime kernels take in either
+ * layout, where the rank-5 Transpose held every tensor of the network
+ * row-major; the Reshape and Transpose go dead. */
+static void shuffles_to_gathers(Graph *g)
+{
+	for (int32_t i = 0; i < g->nnodes; i++) {
+		Node *n = &g->nodes[i];
+		if (n->op != OP_Reshape || n->ninputs < 1 || n->noutputs != 1 ||
+		    n->outputs[0] < 0)
+			continue;
+		const Node *t = sole(g, n->inputs[0], OP_Transpose);
+		const Node *r = t && t->ninputs == 1 ? sole(g, t->inputs[0],
+							    OP_Reshape)
+						       : NULL;
+		const int64_t *perm = NULL;
+		if (!r || r->ninputs < 1 || r->inputs[0] < 0 ||
+		    attr_ints(t, "perm", &perm) != 5 || perm[0] != 0 ||
+		    perm[1] != 2 || perm[2] != 1 || perm[3] != 3 ||
+		    perm[4] != 4)
+			continue;
+		ValId xv = r->inputs[0];
+		const Shape *x = &g->vals[xv].shape;
+		const Shape *m = &g->vals[r->outputs[0]].shape;
+		const Shape *y = &g->vals[n->outputs[0]].shape;
+		if (x->rank != 4 || m->rank != 5 || !shape_is_static(x) ||
+		    !shape_is_static(m) || !shape_equal(x, y) ||
+		    m->dims[0] != x->dims[0] || m->dims[1] < 1 ||
+		    m->dims[1] * m->dims[2] != x->dims[1] ||
+		    m->dims[3] != x->dims[2] || m->dims[4] != x->dims[3])
+			continue;
+		int64_t c = x->dims[1], grp = m->dims[1], per = m->dims[2];
+		Shape is = shape_of(1, &c);
+		Tensor *idx = tensor_new(g->arena, NULL, DT_INT64, &is, NULL);
+		int64_t *ix = tensor_mut(idx);
+		for (int64_t k = 0; k < c; k++)
+			ix[k] = k % grp * per + k / grp;
+		Node d;
+		node_init(g, &d, n->name, "Gather", "", 2, 1);
+		d.label = n->label;
+		d.inputs[0] = xv;
+		d.inputs[1] = graph_add_weight(
+			g, graph_fresh_name(g, arena_printf(g->arena,
+							    "%s_shuffle",
+							    n->name)),
+			idx);
+		d.outputs[0] = n->outputs[0];
+		node_add_attr(g, &d, "axis", ATTR_INT)->i = 1;
+		g->nodes[i] = d; /* n, the Reshape, is gone */
+	}
+}
+
 /* An Identity from a node's value x to a graph output y (what
  * drop_same_casts leaves of the Cast a float16 converter puts before
  * each float32 output) would copy x into the output: instead x's
@@ -1655,6 +1732,7 @@ static int fuse_one(Model *m, Graph *g, const PassOptions *o)
 	drop_same_casts(g);
 	drop_inference_dropouts(m, g, F.opset);
 	drop_zero_pads(g);
+	shuffles_to_gathers(g);
 	fold_output_identities(g);
 	qfuse_graph(g);
 	/* attention in a round of its own: its graph_dce() renumbers the

@@ -505,6 +505,130 @@ int chan_pool(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	return 1;
 }
 
+/* ---- Gather of channels ------------------------------------------------ */
+
+/* Gather on axis 1 of [N,C,H,W] by constant indices (a channel shuffle,
+ * passes/fuse.c): channels-last, each pixel's channels gathered;
+ * row-major, a plane copied per output channel. */
+typedef struct ChanGather {
+	int64_t n, c, hw, co; /* X [n, c, hw], Y [n, co, hw] */
+	int32_t *idx;	      /* per output channel, in [0, c) */
+	bool shuffle2;	      /* idx a shuffle of 2 groups (passes/fuse.c) */
+	bool nhwc;
+	int threads;
+} ChanGather;
+
+static void chan_gather_free(void *state)
+{
+	ChanGather *k = state;
+	if (k)
+		free(k->idx);
+	free(k);
+}
+
+/* np pixels' channels: y[p][j] = x[p][idx[j]] (vector gathers). */
+RT_HOT_FN(static, void, gather_pixels,
+	   (const float *restrict x, float *restrict y, int64_t np,
+	    int64_t c, int64_t co, const int32_t *restrict idx),
+	   (x, y, np, c, co, idx))
+{
+	for (int64_t p = 0; p < np; p++)
+		for (int32_t j = 0; j < (int32_t)co; j++)
+			y[p * co + j] = x[p * c + idx[j]];
+}
+
+/* np pixels' channels shuffled in 2 groups of h: y[p][2b + a] =
+ * x[p][a h + b], two streams interleaved (vector permutes). */
+RT_HOT_FN(static, void, shuffle2_pixels,
+	   (const float *restrict x, float *restrict y, int64_t np,
+	    int64_t h),
+	   (x, y, np, h))
+{
+	for (int64_t p = 0; p < np; p++, x += 2 * h, y += 2 * h)
+		for (int64_t b = 0; b < h; b++) {
+			y[2 * b] = x[b];
+			y[2 * b + 1] = x[h + b];
+		}
+}
+
+static int chan_gather_run(void *state, const Tensor *const *in,
+			   Tensor *const *out)
+{
+	const ChanGather *k = state;
+	const float *x = in[0]->data;
+	float *y = tensor_mut(out[0]);
+	int nt = k->threads;
+	if (k->nhwc) {
+		enum { PIX = 64 }; /* pixels an item */
+		int64_t np = k->n * k->hw;
+		RT_PARALLEL_FOR
+		for (int64_t p = 0; p < np; p += PIX) {
+			int64_t m = np - p < PIX ? np - p : PIX;
+			if (k->shuffle2)
+				shuffle2_pixels(x + p * k->c, y + p * k->co,
+						m, k->c / 2);
+			else
+				gather_pixels(x + p * k->c, y + p * k->co, m,
+					      k->c, k->co, k->idx);
+		}
+		return 0;
+	}
+	size_t plane = (size_t)k->hw * sizeof(float);
+	RT_PARALLEL_ROWS
+	for (int64_t r = 0; r < k->n * k->co; r++)
+		memcpy(y + r * k->hw,
+		       x + (r / k->co * k->c + k->idx[r % k->co]) * k->hw,
+		       plane);
+	return 0;
+}
+
+int chan_gather_build(RunCtx *s, Prepared *p, Task *t)
+{
+	(void)s;
+	((ChanGather *)t->fast.state)->nhwc = rt_nhwc(p, t->n->inputs[0]);
+	return 0;
+}
+
+int chan_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *iv = rt_in_val(p, n, 1);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	int64_t axis = attr_int(n, "axis", 0);
+	const Tensor *it = iv ? iv->konst : NULL;
+	if (!f32_4d(x) || !f32_4d(y) || (axis != 1 && axis != -3) || !it ||
+	    (it->dtype != DT_INT64 && it->dtype != DT_INT32) ||
+	    it->shape.rank != 1 || shape_numel(&y->shape) == 0 ||
+	    y->shape.dims[1] != it->shape.dims[0])
+		return 0;
+	ChanGather *k = xmalloc(sizeof(*k));
+	k->n = x->shape.dims[0], k->c = x->shape.dims[1];
+	k->hw = x->shape.dims[2] * x->shape.dims[3];
+	k->co = y->shape.dims[1];
+	k->nhwc = false;
+	k->idx = xmalloc((size_t)k->co * sizeof(int32_t));
+	for (int64_t j = 0; j < k->co; j++) {
+		int64_t v = tensor_get_i64(it, j);
+		v = v < 0 ? v + k->c : v;
+		if (v < 0 || v >= k->c) { /* the reference kernel's error */
+			chan_gather_free(k);
+			return 0;
+		}
+		k->idx[j] = (int32_t)v;
+	}
+	k->shuffle2 = k->co == k->c && k->c % 2 == 0;
+	for (int64_t j = 0; k->shuffle2 && j < k->co; j++)
+		k->shuffle2 = k->idx[j] == j % 2 * (k->c / 2) + j / 2;
+	k->threads = rt_threads_for(s, 4.0 * (double)shape_numel(&y->shape));
+	fk->run = chan_gather_run;
+	fk->free = chan_gather_free;
+	fk->state = k;
+	fk->threads = k->threads;
+	rt_task_slots(t); /* X and Y in one layout */
+	rt_slot(t, 0)->group = rt_slot(t, -1)->group = 1;
+	return 1;
+}
+
 /* ---- Concat of channels ------------------------------------------------ */
 
 typedef struct Cat {

@@ -31,6 +31,10 @@ int chan_gap_build(RunCtx *s, Prepared *p, Task *t);
  * reference kernel's bits. */
 int chan_pool(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_pool_build(RunCtx *s, Prepared *p, Task *t);
+/* Gather on the channel axis of [N,C,H,W] by constant indices (a
+ * channel shuffle). */
+int chan_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+int chan_gather_build(RunCtx *s, Prepared *p, Task *t);
 /* Concat of [N,C_i,H,W] on the channel axis (an FPN's levels). */
 int chan_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_concat_build(RunCtx *s, Prepared *p, Task *t);

@@ -571,7 +571,9 @@ typedef struct Pieces {
 	int n;
 	size_t es;
 	int64_t outer, inner, d; /* before, after, along the axis */
+	int64_t pos0;		 /* where the first piece starts (a Slice) */
 	int64_t *len;		 /* per piece, along the axis */
+	bool chan;		 /* the channels of a rank-4 float tensor */
 } Pieces;
 
 static void pieces_free(void *state)
@@ -593,7 +595,7 @@ static int split_run(void *state, const Tensor *const *in,
 {
 	const Pieces *pc = state;
 	const uint8_t *x = in[0]->data;
-	int64_t pos = 0;
+	int64_t pos = pc->pos0;
 	for (int o = 0; o < pc->n; pos += pc->len[o++]) {
 		uint8_t *y = tensor_mut(out[o]);
 		size_t piece = (size_t)(pc->len[o] * pc->inner) * pc->es;
@@ -620,15 +622,15 @@ static int concat_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-/* The pieces of whole w along its axis a (n's attribute "axis", 0 if
- * absent), if part(0..np) (NULL: not one) tile it there; else NULL. */
-static Pieces *pieces_of(const Node *n, const Value *w,
-			 const Value *const *part, int np)
+/* The pieces of whole w along its axis a (a < 0: from the end), if
+ * part(0..np) (NULL: not one) tile it there; else NULL. */
+static Pieces *pieces_along(const Value *w, int64_t a,
+			    const Value *const *part, int np)
 {
 	if (!static_tensor(w) || w->shape.rank < 1 || np < 1)
 		return NULL;
 	int32_t r = w->shape.rank;
-	int64_t a = attr_int(n, "axis", 0), sum = 0;
+	int64_t sum = 0;
 	if (a < 0)
 		a += r;
 	if (a < 0 || a >= r)
@@ -656,13 +658,25 @@ static Pieces *pieces_of(const Node *n, const Value *w,
 			pc->inner *= w->shape.dims[d];
 	}
 	pc->d = w->shape.dims[a];
+	pc->pos0 = 0;
+	pc->chan = r == 4 && a == 1 && w->dtype == DT_FLOAT;
 	pc->len = xmalloc((size_t)np * sizeof(int64_t));
 	for (int k = 0; k < np; k++)
 		pc->len[k] = part[k]->shape.dims[a];
 	return pc;
 }
 
-static int take_pieces(FastKernel *k, Pieces *pc,
+/* Pieces along the channels of rank-4 float tensors take either
+ * layout, the whole and its pieces one (channels-last: the copies run
+ * per pixel); others keep theirs row-major. */
+/* The same along n's attribute "axis" (0 if absent). */
+static Pieces *pieces_of(const Node *n, const Value *w,
+			 const Value *const *part, int np)
+{
+	return pieces_along(w, attr_int(n, "axis", 0), part, np);
+}
+
+static int take_pieces(Task *t, FastKernel *k, Pieces *pc,
 		       int (*run)(void *, const Tensor *const *,
 				  Tensor *const *))
 {
@@ -671,7 +685,24 @@ static int take_pieces(FastKernel *k, Pieces *pc,
 	k->run = run;
 	k->free = pieces_free;
 	k->state = pc;
+	rt_task_slots(t);
+	bool cat = t->n->op == OP_Concat;
+	for (int slot = -t->n->noutputs; pc->chan && slot < t->n->ninputs;
+	     slot++)
+		if (slot < 0 || slot == 0 || cat) /* the whole and pieces */
+			rt_slot(t, slot)->group = 1;
 	return 1;
+}
+
+int small_pieces_build(RunCtx *s, Prepared *p, Task *t)
+{
+	(void)s;
+	Pieces *pc = t->fast.state;
+	if (pc->chan && rt_nhwc(p, t->n->inputs[0])) { /* [N*H*W, C] */
+		pc->outer *= pc->inner;
+		pc->inner = 1;
+	}
+	return 0;
 }
 
 int small_split(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
@@ -689,7 +720,34 @@ int small_split(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 				  : NULL;
 	Pieces *pc = pieces_of(n, rt_in_val(p, n, 0), part, n->noutputs);
 	free(part);
-	return take_pieces(k, pc, split_run);
+	return take_pieces(t, k, pc, split_run);
+}
+
+int small_chan_slice(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	const Node *n = t->n;
+	const Value *x = rt_in_val(p, n, 0), *y = &p->g->vals[n->outputs[0]];
+	if (!static_f32(x) || !static_f32(y) || x->shape.rank != 4 ||
+	    y->shape.rank != 4)
+		return 0;
+	const int64_t *xd = x->shape.dims, *yd = y->shape.dims;
+	int64_t hw = xd[2] * xd[3], off, sst[MAX_RANK];
+	OpBind b;
+	OpCtx c = reading_ctx(s, p, n, &b);
+	/* Y: channels [off / hw, + yd[1]) of X, every other axis whole */
+	bool chan = slice_view(&c, &x->shape, &off, sst) == 1 && hw > 0 &&
+		    yd[0] == xd[0] && yd[2] == xd[2] && yd[3] == xd[3] &&
+		    sst[0] == xd[1] * hw && sst[1] == hw && sst[2] == xd[3] &&
+		    sst[3] == 1 && off % hw == 0 && off / hw + yd[1] <= xd[1];
+	clear_error();
+	arena_reset(&s->scratch);
+	const Value *part[1] = { x };
+	Pieces *pc = chan ? pieces_along(x, 1, part, 1) : NULL;
+	if (!pc)
+		return 0;
+	pc->pos0 = off / hw;
+	pc->len[0] = yd[1];
+	return take_pieces(t, k, pc, split_run);
 }
 
 int small_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
@@ -705,7 +763,7 @@ int small_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	Pieces *pc = pieces_of(n, &p->g->vals[n->outputs[0]], part,
 			       n->ninputs);
 	free(part);
-	return take_pieces(k, pc, concat_run);
+	return take_pieces(t, k, pc, concat_run);
 }
 
 /* ---- LSTM ---------------------------------------------------------------- */

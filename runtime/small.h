@@ -54,5 +54,11 @@ int small_split(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* Concat of any size and dtype along any axis: a memcpy per input and
  * index before the axis. */
 int small_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* Slice of a rank-4 float tensor's channels (every other axis whole,
+ * step 1): a memcpy per image. */
+int small_chan_slice(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* The build of the three above: along the channels of a channels-last
+ * tensor, a memcpy per pixel. */
+int small_pieces_build(RunCtx *s, Prepared *p, Task *t);
 
 #endif

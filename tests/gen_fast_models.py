@@ -5,7 +5,8 @@ fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
 fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx,
 fast_fewconv.onnx, fast_stems.onnx, fast_pw.onnx, fast_wino.onnx,
-fast_ew.onnx, fast_wino_res.onnx and fast_cl.onnx for tests/test_fast.c:
+fast_ew.onnx, fast_wino_res.onnx, fast_cl.onnx and fast_shuffle.onnx for
+tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
 GlobalAveragePool; MatMul: constant, batched, both inputs variable; Gemm
@@ -799,3 +800,45 @@ save(cl, [ws("cl_w0", 32, 8, 3, 3), ws("cl_dw", 32, 1, 7, 7),
           ws("cl_dw2", 32, 1, 3, 3)],
      [h.make_tensor_value_info("x", T.FLOAT, [2, 8, 14, 13])],
      ["cl_y"], "fast_cl.onnx")
+
+
+# A ShuffleNet unit's channel ops in either layout: a channel shuffle of
+# 2 groups (Reshape, Transpose, Reshape: passes/fuse.c makes it a Gather
+# of the channels, runtime/chanwise.c interleaves two streams), Slices of
+# the channel halves, a Concat, a shuffle of 3 groups (the Gather's
+# general path), a Split of the channels; the convolutions around them
+# keep every tensor channels-last
+def shuffle(x, g, c, hw, tag):
+    return [h.make_node("Reshape", [x, f"sh_s{tag}"], [f"sh_r{tag}"]),
+            h.make_node("Transpose", [f"sh_r{tag}"], [f"sh_t{tag}"],
+                        perm=[0, 2, 1, 3, 4]),
+            h.make_node("Reshape", [f"sh_t{tag}", f"sh_b{tag}"],
+                        [f"sh_y{tag}"])], [
+        nh.from_array(np.array([2, g, c // g, *hw], np.int64), f"sh_s{tag}"),
+        nh.from_array(np.array([2, c, *hw], np.int64), f"sh_b{tag}")]
+
+
+def i64(name, *v):
+    return nh.from_array(np.array(v, np.int64), name)
+
+
+s1, c1 = shuffle("sh_a", 2, 24, [10, 9], 1)
+s2, c2 = shuffle("sh_c", 3, 24, [10, 9], 2)
+shn = ([h.make_node("Conv", ["x", "sh_w1"], ["sh_a"], pads=[1, 1, 1, 1])] +
+       s1 +
+       [h.make_node("Slice", ["sh_y1", "sh_0", "sh_12", "sh_ax"], ["sh_l"]),
+        h.make_node("Slice", ["sh_y1", "sh_12", "sh_24", "sh_ax"],
+                    ["sh_h"]),
+        h.make_node("Conv", ["sh_h", "sh_w2"], ["sh_hc"]),
+        h.make_node("Relu", ["sh_hc"], ["sh_hr"]),
+        h.make_node("Concat", ["sh_l", "sh_hr"], ["sh_c"], axis=1)] +
+       s2 +
+       [h.make_node("Split", ["sh_y2", "sh_sp"], ["sh_p", "sh_q"], axis=1),
+        h.make_node("Conv", ["sh_p", "sh_w3"], ["sh_y"], pads=[1, 1, 1, 1]),
+        h.make_node("Conv", ["sh_q", "sh_w4"], ["sh_z"], pads=[1, 1, 1, 1])])
+save(shn, [ws("sh_w1", 24, 24, 3, 3), ws("sh_w2", 12, 12, 1, 1),
+           ws("sh_w3", 16, 10, 3, 3), ws("sh_w4", 16, 14, 3, 3),
+           i64("sh_0", 0), i64("sh_12", 12), i64("sh_24", 24), i64("sh_ax", 1),
+           i64("sh_sp", 10, 14)] + c1 + c2,
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 24, 10, 9])],
+     ["sh_y", "sh_z"], "fast_shuffle.onnx")

@@ -387,6 +387,25 @@ Test(fast, transposes_between_layouts_copy_bytes)
 	outs_free(&f1);
 }
 
+Test(fast, channel_shuffles_slices_and_splits_keep_nhwc)
+{
+	/* fast_shuffle: a ShuffleNet unit's channel ops between
+	 * convolutions: a shuffle of 2 groups (Reshape, Transpose, Reshape,
+	 * which the fuse pass makes one Gather of the channels), Slices of
+	 * the halves, a Concat, a shuffle of 3 groups, a Split: every
+	 * tensor between the first Conv and the last two channels-last
+	 * where oneDNN's convolutions take NHWC (the rank-5 Transpose held
+	 * them all row-major), reordered only from x and into the two
+	 * outputs; the reference's outputs at 1 and 2 threads */
+	Outs f1;
+	fast_vs_reference("fast_shuffle", with_dnnl(10, 7), -1, &f1);
+	cr_expect_eq(f1.nhwc, at_level(9, 9, 0, 0), "%d NHWC tensors",
+		     f1.nhwc);
+	cr_expect_eq(f1.reorders, at_level(3, 3, 2, 0), "%d reorders",
+		     f1.reorders);
+	outs_free(&f1);
+}
+
 Test(fast, side_outputs_keep_the_backbone_nhwc)
 {
 	/* fast_side: x -> Conv -> a (an output) -> Identity -> Conv -> b;
@@ -536,9 +555,10 @@ Test(fast, few_output_channels_read_nhwc)
 
 Test(fast, gathers_and_views_match_reference)
 {
-	/* runtime/direct.c: 2 Gather of constant indices, the Relu before
-	 * the Reshape the plan aliased (a no-op), the Sigmoid after it */
-	fast_vs_reference("fast_views", 5, 5, NULL);
+	/* runtime/direct.c: a Gather of constant indices, the Relu before
+	 * the Reshape the plan aliased (a no-op), the Sigmoid after it;
+	 * chanwise.c: the other Gather, of channels of a rank-4 tensor */
+	fast_vs_reference("fast_views", 5, 4, NULL);
 }
 
 Test(fast, rows_and_pairs_match_reference)

@@ -1128,3 +1128,85 @@ Test(fuse, int8_chains_fuse_only_with_every_precondition)
 	};
 	CHECK_MISSES(ms);
 }
+
+/* x [1, 12, 3, 5]: a channel shuffle of g groups as torch.onnx writes
+ * it (Reshape, Transpose (0,2,1,3,4), Reshape back), then a Relu; the
+ * middle Reshape's output also read by an Add where shared. */
+static Model *shuffle_model(int64_t g, bool shared)
+{
+	Synth sy = sy_begin("shuffle"), *s = &sy;
+	ValId x = tu_input(s->g, "x", DT_FLOAT, SHAPE(1, 12, 3, 5));
+	int64_t s5[5] = { 1, g, 12 / g, 3, 5 }, s4[4] = { 1, 12, 3, 5 };
+	ValId r = BIN("Reshape", x, tu_weight_data(s->g, sy_name(s, "s"),
+						   DT_INT64, SHAPE(5), s5));
+	Node *t = tu_node(s->g, "Transpose", sy_name(s, "t"), IDS(r), 1);
+	tu_ints(s->g, t, "perm", INTS(0, 2, 1, 3, 4));
+	ValId b = BIN("Reshape", tu_out(t, 0),
+		      tu_weight_data(s->g, sy_name(s, "b"), DT_INT64,
+				     SHAPE(4), s4));
+	ValId y = UN("Relu", b);
+	if (shared) /* r read twice: the rewrite must leave it */
+		y = BIN("Add", y, BIN("Reshape", UN("Neg", r),
+				      tu_weight_data(s->g, sy_name(s, "c"),
+						     DT_INT64, SHAPE(4), s4)));
+	Model *m = sy_end(s, y);
+	cr_assert(m, "%s", last_error());
+	m->ir_version = 8;
+	return m;
+}
+
+Test(fuse, channel_shuffles_become_gathers)
+{
+	/* 2 and 3 groups: one Gather of the channels, no Transpose left,
+	 * the same bytes as unfused (a permutation), standard ONNX again
+	 * on export; a shuffle whose middle value another node reads
+	 * stays as written */
+	char *dir = temp_dir();
+	static const struct {
+		int64_t g;
+		bool shared;
+	} shuf[] = { { 2, false }, { 3, false }, { 2, true } };
+	int64_t dims[4] = { 1, 12, 3, 5 };
+	for (size_t c = 0; c < sizeof(shuf) / sizeof(shuf[0]); c++) {
+		char *onnx = path_in(dir, "m.onnx");
+		Model *m = shuffle_model(shuf[c].g, shuf[c].shared);
+		OnnxExport ox = { 0 };
+		cr_assert_eq(onnx_write(m, m->graph, &ox, onnx), 0, "%s",
+			     last_error());
+		model_free(m);
+		char *on = compile_to(dir, onnx, "on", NULL, NULL, NULL);
+		char *off = compile_to(dir, onnx, "off", NULL, NULL,
+				       "--no-fuse");
+		char *t = dump(on, "text");
+		bool fused = !shuf[c].shared;
+		cr_expect_eq(count(t, " Gather "), fused, "case %zu:\n%s", c, t);
+		cr_expect_eq(count(t, " Transpose "), !fused, "case %zu:\n%s",
+			     c, t);
+		size_t n1, n0, nb;
+		float *y1 = run_om(on, dims, 4, &n1);
+		float *y0 = run_om(off, dims, 4, &n0);
+		cr_assert_eq(n1, n0);
+		cr_expect(!memcmp(y1, y0, n1 * sizeof(float)), "case %zu", c);
+		char *back = path_in(dir, "back.onnx"), o[512];
+		snprintf(o, sizeof(o), "--output=%s", back);
+		Run r = run_gearc("export", on, o);
+		cr_assert_eq(r.status, 0, "export: %s", r.err);
+		run_free(&r);
+		char *bom = compile_to(dir, back, "back", NULL, NULL,
+				       "--no-fuse");
+		float *yb = run_om(bom, dims, 4, &nb);
+		cr_assert_eq(nb, n0);
+		cr_expect(!memcmp(yb, y0, nb * sizeof(float)), "case %zu", c);
+		free(yb);
+		free(bom);
+		free(back);
+		free(y0);
+		free(y1);
+		free(t);
+		free(on);
+		free(off);
+		free(onnx);
+	}
+	remove_tree(dir);
+	free(dir);
+}
