@@ -666,9 +666,6 @@ static Pieces *pieces_along(const Value *w, int64_t a,
 	return pc;
 }
 
-/* Pieces along the channels of rank-4 float tensors take either
- * layout, the whole and its pieces one (channels-last: the copies run
- * per pixel); others keep theirs row-major. */
 /* The same along n's attribute "axis" (0 if absent). */
 static Pieces *pieces_of(const Node *n, const Value *w,
 			 const Value *const *part, int np)
@@ -676,6 +673,9 @@ static Pieces *pieces_of(const Node *n, const Value *w,
 	return pieces_along(w, attr_int(n, "axis", 0), part, np);
 }
 
+/* Pieces along the channels of rank-4 float tensors take either
+ * layout, the whole and its pieces one (channels-last: the copies run
+ * per pixel); others keep theirs row-major. */
 static int take_pieces(Task *t, FastKernel *k, Pieces *pc,
 		       int (*run)(void *, const Tensor *const *,
 				  Tensor *const *))

@@ -165,6 +165,15 @@ int pool_plan(const Node *n, const Shape *x, const Shape *y, Pool *p,
 		p->dil[a] = pa[a]->d;
 		spans += (size_t)(p->out[a] ? p->out[a] : 1);
 	}
+	/* a tap a window column: more than the padded row's elements can
+	 * only come of attributes no output shape agrees with */
+	if (pa[2]->k > (1 << 20) &&
+	    (double)pa[2]->k > (double)p->in[2] + (double)pa[2]->pb +
+				       (double)pa[2]->pe + (double)pa[2]->s) {
+		snprintf(why, len, "kernel_shape %lld is larger than the "
+			 "padded input", (long long)pa[2]->k);
+		return -1;
+	}
 	Span *sp = alloc(ctx, spans * sizeof(Span) +
 				      (size_t)pa[2]->k * sizeof(RowTap));
 	if (!sp) {
