@@ -219,8 +219,9 @@ static void fast_vs_reference(const char *name, int want_fast,
 Test(fast, cnn_ops_match_reference)
 {
 	/* 4 Conv (plain, depthwise, grouped SAME, 1-D), 2 ConvTranspose,
-	 * MaxPool, 2 AveragePool, GlobalAveragePool */
-	fast_vs_reference("fast_cnn", with_dnnl(10, 3), -1, NULL);
+	 * MaxPool, 2 AveragePool, GlobalAveragePool (without oneDNN: the
+	 * pools, chanwise.c's, and 3 more) */
+	fast_vs_reference("fast_cnn", with_dnnl(10, 6), -1, NULL);
 }
 
 Test(fast, direct_ops_match_reference)
@@ -264,7 +265,7 @@ Test(fast, nhwc_between_convolutions)
 	 * Conv, to 16 channels, reads x as it is (dnnl.c reads_input_as_is:
 	 * where oneDNN blocks channels by 16) */
 	Outs f1;
-	fast_vs_reference("fast_nhwc", with_dnnl(11, 7), 1, &f1);
+	fast_vs_reference("fast_nhwc", with_dnnl(11, 8), 1, &f1);
 	cr_expect_eq(f1.reorders, at_level(0, 1, 1, 0), "%d reorders",
 		     f1.reorders);
 	/* the first, reading x, and the depthwise one run oneDNN's direct
@@ -431,8 +432,7 @@ Test(fast, residual_after_the_activation_is_a_post_op)
 	 * in the node's order (Relu, sum of Z, Relu), no Add left */
 	Outs f1;
 	fast_vs_reference("fast_residual", with_dnnl(2, 0), 0, &f1);
-	cr_expect(level() == LV_NONE || strstr(f1.impls, "conv"),
-		  "oneDNN did not run: '%s'", f1.impls);
+	cr_expect(level() == LV_NONE || *f1.impls, "oneDNN did not run");
 	if (strstr(f1.impls, "avx512_core"))
 		cr_expect(!strstr(f1.impls, "ref"), "%s", f1.impls);
 	outs_free(&f1);
