@@ -1339,14 +1339,20 @@ static bool is_graph_output(const Graph *g, ValId v)
 	return false;
 }
 
+/* How many nodes of g read value v (a graph output counts one more). */
+static int readers(const Graph *g, ValId v)
+{
+	int k = is_graph_output(g, v);
+	for (int32_t i = 0; i < g->nnodes; i++)
+		for (int32_t j = 0; j < g->nodes[i].ninputs; j++)
+			k += g->nodes[i].inputs[j] == v;
+	return k;
+}
+
 /* Whether any node of g reads value v, or g outputs it. */
 static bool is_read(const Graph *g, ValId v)
 {
-	for (int32_t i = 0; i < g->nnodes; i++)
-		for (int32_t k = 0; k < g->nodes[i].ninputs; k++)
-			if (g->nodes[i].inputs[k] == v)
-				return true;
-	return is_graph_output(g, v);
+	return readers(g, v) > 0;
 }
 
 /* A Dropout that keeps everything (inference: opsets 7-11, training_mode
@@ -1412,16 +1418,6 @@ static void drop_zero_pads(Graph *g)
 		n->ninputs = 1;
 		n->nattrs = 0;
 	}
-}
-
-/* How many nodes of g read value v (a graph output counts one more). */
-static int readers(const Graph *g, ValId v)
-{
-	int k = is_graph_output(g, v);
-	for (int32_t i = 0; i < g->nnodes; i++)
-		for (int32_t j = 0; j < g->nodes[i].ninputs; j++)
-			k += g->nodes[i].inputs[j] == v;
-	return k;
 }
 
 /* The node producing v if it is op, v its first output, and v read by

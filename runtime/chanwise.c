@@ -493,8 +493,10 @@ int chan_pool(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	k->max = n->op == OP_MaxPool;
 	k->count_pad = !k->max && attr_int(n, "count_include_pad", 0) != 0;
 	k->n = x->shape.dims[0], k->c = x->shape.dims[1];
+	const int64_t *ks; /* pool_plan read 2 of them */
+	attr_ints(n, "kernel_shape", &ks);
 	k->threads = rt_threads_for(s, (double)shape_numel(&y->shape) *
-					       (double)(k->p.kw * k->p.sw));
+					       (double)ks[0] * (double)ks[1]);
 	fk->run = pool2_run;
 	fk->free = pool2_free;
 	fk->state = k;
@@ -1113,7 +1115,7 @@ typedef struct Pw {
 	float *bp;		  /* NHWC: b (or 0) padded to whole panels */
 	ActRun *acts;
 	bool pfc;     /* NHWC: fetch C's rows ahead too (pw_rows) */
-	int64_t mc;   /* NHWC: pixels a work item (pw_items) */
+	int64_t mc;   /* NHWC: pixels a work item (pw_item_pixels) */
 	float *panel; /* per thread: B's columns at the end of a row */
 	bool nhwc;
 	int threads;

@@ -92,14 +92,14 @@ static Outs run(const char *om, bool no_fast, int threads, Plant plant)
 		o.t[k].data = o.data[k];
 	}
 	const Prepared *p = rt_session_ctx(s)->prep[0];
-	for (int32_t i = 0; p && i < p->ntasks; i++)
-		o.nhwc += p->tasks[i].n->ninputs > 0 &&
-			  p->tasks[i].n->inputs[0] >= 0 &&
-			  rt_nhwc(p, p->tasks[i].n->inputs[0]);
-	for (int32_t i = 0; p && i < p->ntasks; i++)
+	for (int32_t i = 0; p && i < p->ntasks; i++) {
+		const Node *n = p->tasks[i].n;
+		o.nhwc += n->ninputs > 0 && n->inputs[0] >= 0 &&
+			  rt_nhwc(p, n->inputs[0]);
 		snprintf(o.kernels + strlen(o.kernels),
 			 sizeof(o.kernels) - strlen(o.kernels), "%s/%s,",
-			 p->tasks[i].n->op_type, rt_kernel_name(&p->tasks[i]));
+			 n->op_type, rt_kernel_name(&p->tasks[i]));
+	}
 	for (size_t i = 0; i < nin; i++)
 		free(in[i].data);
 	gearrt_session_destroy(s);
