@@ -1172,6 +1172,18 @@ ChanGemm chan_gemm_for(CpuLevel isa)
 	return chan_gemm_base;
 }
 
+ChanGemmPart chan_gemm_part_for(CpuLevel isa)
+{
+#if RT_X86
+	if (isa >= CPU_LEVEL_AVX512)
+		return chan_gemm_part_avx512;
+	if (isa >= CPU_LEVEL_AVX2)
+		return chan_gemm_part_avx2;
+#endif
+	(void)isa;
+	return chan_gemm_part_base;
+}
+
 static int pw_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
 	const Pw *k = state;

@@ -93,4 +93,24 @@ void chan_gemm_base(int64_t m, int64_t n, int64_t K, const float *a,
 		    int64_t lda, const float *bp, int64_t nr, float *c,
 		    int64_t ldc);
 
+/* chan_gemm on rows [k0, k0 + K) of B's panels, which are ps floats
+ * apart (a product in blocks of K): each sum starts from bcol[j] (whole
+ * panels of it readable) if not NULL, and runs over k in order; add,
+ * C's values before are added to it last. */
+typedef void (*ChanGemmPart)(int64_t m, int64_t n, int64_t K,
+			     const float *a, int64_t lda, const float *bp,
+			     int64_t ps, int64_t nr, float *c, int64_t ldc,
+			     const float *bcol, bool add);
+ChanGemmPart chan_gemm_part_for(CpuLevel isa);
+void chan_gemm_part_avx512(int64_t m, int64_t n, int64_t K, const float *a,
+			   int64_t lda, const float *bp, int64_t ps,
+			   int64_t nr, float *c, int64_t ldc,
+			   const float *bcol, bool add);
+void chan_gemm_part_avx2(int64_t m, int64_t n, int64_t K, const float *a,
+			 int64_t lda, const float *bp, int64_t ps, int64_t nr,
+			 float *c, int64_t ldc, const float *bcol, bool add);
+void chan_gemm_part_base(int64_t m, int64_t n, int64_t K, const float *a,
+			 int64_t lda, const float *bp, int64_t ps, int64_t nr,
+			 float *c, int64_t ldc, const float *bcol, bool add);
+
 #endif

@@ -432,6 +432,11 @@ static const KernelRow rows[] = {
 	PLAIN(FusedMatMul, F32, ROWS, gemv_match, "gemv"),
 	PLAIN(Gemm, F32, ROWS, gemv_match, "gemv"),
 	PLAIN(FusedGemm, F32, ROWS, gemv_match, "gemv"),
+	/* many rows, without AVX-512: tiles of runtime/pw_simd.h */
+	PLAIN(MatMul, F32, ROWS, gemm_match, "gemm"),
+	PLAIN(FusedMatMul, F32, ROWS, gemm_match, "gemm"),
+	PLAIN(Gemm, F32, ROWS, gemm_match, "gemm"),
+	PLAIN(FusedGemm, F32, ROWS, gemm_match, "gemm"),
 	DNNL(MatMul, F32, ROWS, dnnl_fast_matmul, "dnnl.matmul"),
 	DNNL(FusedMatMul, F32, ROWS, dnnl_fast_matmul, "dnnl.matmul"),
 	DNNL(Gemm, F32, ROWS, dnnl_fast_matmul, "dnnl.gemm"),

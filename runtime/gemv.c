@@ -1,5 +1,5 @@
 /*
- * runtime/gemv.c - a matrix product of one row by constant weights.
+ * runtime/gemv.c - a matrix product of rows by constant weights.
  *
  * An MLP head, or any model run on a batch of one, multiplies one row x
  * [K] by W [K, N]: every weight is read once and used once, so the
@@ -26,10 +26,21 @@
  * (compiler/ops/sgemm.c, which sums in blocks of K and rounds
  * alpha * sum into C per block), within the tolerance docs/kernels.md
  * states.
+ *
+ * Many rows, on a CPU without AVX-512, take the same panels: there
+ * oneDNN's matmul is its sgemm (gemm:jit), which picks its kernels by
+ * the thread count, so that 1 and 2 threads gave other last bits (177
+ * of a 64x53x53 product's 3392 values).  Here blocks of rows by groups
+ * of panels, each a product of runtime/pw_simd.h's register tiles in
+ * blocks of K, are the work items: the same bytes at any thread count,
+ * and on AMD Zen 4 at AVX2 0.58-0.84 of oneDNN's time on a transformer's
+ * products (128x768 by 768x3072 and 197x768 by 768x768, 1 and 2
+ * threads), 1.1-1.3 on a 64x256 by 256x256 one.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "chanwise.h"
 #include "compiler/act.h"
 #include "direct.h"
 #include "gemv.h"
@@ -39,7 +50,7 @@ enum { LANES = 16, GROUP = 4 }; /* a panel's columns; panels a piece */
 typedef float GemvVec __attribute__((vector_size(LANES * sizeof(float))));
 
 typedef struct Gemv {
-	int64_t k, n, panels;
+	int64_t m, k, n, panels; /* m: rows of A and Y */
 	bool gemm;	  /* Y = alpha A B + beta C; else A B + Bias */
 	float alpha, beta;
 	int cin;	  /* input of C or Bias, or -1 */
@@ -50,6 +61,10 @@ typedef struct Gemv {
 	void *own;	  /* wp, if this kernel owns it */
 	ActRun *acts;
 	int threads;
+	ChanGemmPart part; /* m > 1: the tiles' product (runtime/pw_simd.h) */
+	float *bp;	   /* m > 1: a constant Bias or C (alpha and beta
+			    * 1) the tiles start from, padded to whole
+			    * panels; else NULL */
 } Gemv;
 
 /* acc[p * 16 + l] = sum over i < k of x[i] * wp[(p k + i) 16 + l], for
@@ -100,18 +115,12 @@ RT_HOT_FN(static, void, gemv_acts, (const ActRun *r, float *y, size_t n),
 		act_loop_f32(r->act[j].kind, y, y, n, r->act[j].a, r->act[j].b);
 }
 
-/* Columns of piece i (GROUP panels) into y. */
-static void gemv_piece(const Gemv *g, const float *x, const float *c,
-		       float *y, int64_t i)
+/* Columns [j0, j0 + nj) of a row of Y, at yo, from the sums of their
+ * products at acc (which may be yo): alpha, beta C or the Bias, then the
+ * activations. */
+static void gemv_out(const Gemv *g, const float *acc, const float *c,
+		     float *yo, int64_t j0, int64_t nj)
 {
-	float acc[GROUP * LANES] __attribute__((aligned(64)));
-	int64_t p0 = i * GROUP, np = g->panels - p0;
-	np = np < GROUP ? np : GROUP;
-	if (g->k)
-		gemv_panels(x, g->wp + p0 * g->k * LANES, g->k, np, acc);
-	int64_t j0 = p0 * LANES, nj = g->n - j0;
-	nj = nj < np * LANES ? nj : np * LANES;
-	float *yo = y + j0;
 	for (int64_t j = 0; j < nj; j++) {
 		float v;
 		if (g->gemm) { /* as run_gemm: beta C rounded first */
@@ -131,6 +140,60 @@ static void gemv_piece(const Gemv *g, const float *x, const float *c,
 		gemv_acts(g->acts, yo, (size_t)nj);
 }
 
+/* Columns of piece i (GROUP panels) into y. */
+static void gemv_piece(const Gemv *g, const float *x, const float *c,
+		       float *y, int64_t i)
+{
+	float acc[GROUP * LANES] __attribute__((aligned(64)));
+	int64_t p0 = i * GROUP, np = g->panels - p0;
+	np = np < GROUP ? np : GROUP;
+	if (g->k)
+		gemv_panels(x, g->wp + p0 * g->k * LANES, g->k, np, acc);
+	int64_t j0 = p0 * LANES, nj = g->n - j0;
+	nj = nj < np * LANES ? nj : np * LANES;
+	gemv_out(g, acc, c, y + j0, j0, nj);
+}
+
+/* Many rows: item i, ROWS rows by GROUP panels of Y (the items of a
+ * block of rows one after another, which share its rows of A), summed
+ * in blocks of DEPTH along K (a panel's block, 16 KiB, stays in cache
+ * while the tiles use it) into Y, then the epilogue row by row.  Each
+ * sum's order is K's blocks in turn, each over k in order, whatever the
+ * items and threads. */
+enum { ROWS = 48, DEPTH = 256 };
+
+static void gemm_item(const Gemv *g, const float *x, const float *c,
+		      float *y, int64_t i)
+{
+	int64_t groups = (g->panels + GROUP - 1) / GROUP;
+	int64_t r0 = i / groups * ROWS, p0 = i % groups * GROUP;
+	int64_t rows = g->m - r0 < ROWS ? g->m - r0 : ROWS;
+	int64_t j0 = p0 * LANES, nj = g->n - j0;
+	nj = nj < GROUP * LANES ? nj : GROUP * LANES;
+	float *yo = y + r0 * g->n + j0;
+	for (int64_t k0 = 0; k0 < g->k; k0 += DEPTH)
+		g->part(rows, nj, g->k - k0 < DEPTH ? g->k - k0 : DEPTH,
+			x + r0 * g->k + k0, g->k,
+			g->wp + (p0 * g->k + k0) * LANES, g->k * LANES, LANES,
+			yo, g->n, k0 == 0 && g->bp ? g->bp + j0 : NULL, k0 > 0);
+	/* Gemm's alpha and beta C as gemv's; else the Bias (unless the
+	 * tiles began from it) and the activations, or nothing */
+	const float *cx = g->bp && g->k ? NULL : c;
+	bool scaled = g->gemm && (cx || g->alpha != 1.0f);
+	for (int64_t r = 0; r < rows; r++) {
+		float *row = yo + r * g->n;
+		if (scaled) {
+			gemv_out(g, row, cx, row, j0, nj);
+			continue;
+		}
+		if (cx)
+			for (int64_t j = 0; j < nj; j++)
+				row[j] += cx[(j0 + j) * g->cstep];
+		if (g->acts->n)
+			gemv_acts(g->acts, row, (size_t)nj);
+	}
+}
+
 static int gemv_run(void *state, const Tensor *const *in,
 		    Tensor *const *out)
 {
@@ -139,15 +202,20 @@ static int gemv_run(void *state, const Tensor *const *in,
 	const float *c = g->cin >= 0 ? in[g->cin]->data : NULL;
 	float *y = tensor_mut(out[0]);
 	int64_t pieces = (g->panels + GROUP - 1) / GROUP;
+	if (g->m > 1) {
+		pieces *= (g->m + ROWS - 1) / ROWS;
+		if (!g->k)
+			memset(y, 0, (size_t)(g->m * g->n) * sizeof(float));
+	}
 	int nt = g->threads;
 	if (nt <= 1 || pieces < 2) {
 		for (int64_t i = 0; i < pieces; i++)
-			gemv_piece(g, x, c, y, i);
+			(g->m > 1 ? gemm_item : gemv_piece)(g, x, c, y, i);
 		return 0;
 	}
 	RT_PARALLEL_FOR
 	for (int64_t i = 0; i < pieces; i++)
-		gemv_piece(g, x, c, y, i);
+		(g->m > 1 ? gemm_item : gemv_piece)(g, x, c, y, i);
 	return 0;
 }
 
@@ -156,6 +224,7 @@ static void gemv_free(void *state)
 	Gemv *g = state;
 	free(g->own);
 	free(g->acts);
+	free(g->bp);
 	free(g);
 }
 
@@ -190,7 +259,9 @@ static bool one_matrix(const Shape *s)
 	return true;
 }
 
-int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+/* gemv_match and gemm_match: one row of Y, or many (m > 1). */
+static int product_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
+			 bool many)
 {
 	const Node *n = t->n;
 	bool gemm = n->op == OP_Gemm || n->op == OP_FusedGemm;
@@ -206,8 +277,9 @@ int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		if (n->outputs[k] >= 0)
 			return 0;
 	int64_t nn = y->shape.dims[y->shape.rank - 1], kk;
-	if (shape_numel(&y->shape) != nn)
-		return 0; /* more than one row */
+	int64_t m = nn ? shape_numel(&y->shape) / nn : 0;
+	if (m < 1 || many != (m > 1))
+		return 0;
 	bool tb = false;
 	float alpha = 1, beta = 1;
 	if (gemm) {
@@ -216,7 +288,7 @@ int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		bool ta = attr_int(n, "transA", 0);
 		tb = attr_int(n, "transB", 0);
 		kk = a->shape.dims[ta ? 0 : 1];
-		if (a->shape.dims[ta ? 1 : 0] != 1 ||
+		if (a->shape.dims[ta ? 1 : 0] != m || (ta && m > 1) ||
 		    b->shape.dims[tb ? 1 : 0] != kk ||
 		    b->shape.dims[tb ? 0 : 1] != nn)
 			return 0;
@@ -224,13 +296,15 @@ int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		beta = attr_float(n, "beta", 1.0f);
 		if (beta == 0.0f)
 			c = NULL; /* not read, as run_gemm */
+		/* one value, or one a column ([N, 1] would be one a row) */
 		if (c && shape_numel(&c->shape) != 1 &&
-		    (shape_numel(&c->shape) != nn || c->shape.rank > 2))
+		    (shape_numel(&c->shape) != nn || c->shape.rank > 2 ||
+		     c->shape.dims[c->shape.rank - 1] != nn))
 			return 0;
 	} else {
 		int rb = b->shape.rank;
 		kk = a->shape.dims[a->shape.rank - 1];
-		if (a->shape.rank < 1 || shape_numel(&a->shape) != kk ||
+		if (a->shape.rank < 1 || shape_numel(&a->shape) != m * kk ||
 		    rb < 2 || !one_matrix(&b->shape) ||
 		    b->shape.dims[rb - 2] != kk || b->shape.dims[rb - 1] != nn)
 			return 0;
@@ -241,12 +315,25 @@ int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	if (!acts)
 		return 0;
 	Gemv *g = xmalloc(sizeof(*g));
-	*g = (Gemv){ .k = kk, .n = nn, .panels = (nn + LANES - 1) / LANES,
+	*g = (Gemv){ .m = m, .k = kk, .n = nn,
+		     .panels = (nn + LANES - 1) / LANES,
 		     .gemm = gemm, .alpha = alpha, .beta = beta,
 		     .cin = c ? 2 : -1,
 		     .cstep = c && shape_numel(&c->shape) == nn ? 1 : 0,
 		     .tb = tb, .w = b->konst->data, .acts = acts };
-	g->threads = rt_threads_for(s, 2.0 * (double)kk * (double)nn);
+	g->threads = rt_threads_for(s, 2.0 * (double)(m * kk) * (double)nn);
+	g->part = chan_gemm_part_for(cpu_isa());
+	if (m > 1 && c && c->kind == VAL_WEIGHT && c->konst &&
+	    c->konst->data && (!gemm || (alpha == 1.0f && beta == 1.0f))) {
+		const float *cv = c->konst->data;
+		g->bp = calloc((size_t)(g->panels * LANES), sizeof(float));
+		if (!g->bp) {
+			gemv_free(g);
+			return error("out of memory for %s", n->name);
+		}
+		for (int64_t j = 0; j < nn; j++)
+			g->bp[j] = cv[j * g->cstep];
+	}
 	if (kk && nn &&
 	    !(g->wp = rt_derived(s, p, g->w, RT_DERIVED('V', tb),
 				 (size_t)(g->panels * kk * LANES) *
@@ -262,4 +349,15 @@ int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	fk->threads = g->threads;
 	fk->variant = RT_ISA_NAME();
 	return 1;
+}
+
+int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	return product_match(s, p, t, fk, false);
+}
+
+int gemm_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
+{
+	return cpu_isa() < CPU_LEVEL_AVX512 ? product_match(s, p, t, fk, true)
+					    : 0;
 }

@@ -13,6 +13,13 @@
  * matrix; Gemm's transB either way): 1 with *k filled, 0 if another row
  * must run it, -1 with an error. */
 int gemv_match(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* The same ops whose output has more than one row (A's rows contiguous,
+ * Gemm's A not transposed, C one value or one a column), on a CPU
+ * without AVX-512, where oneDNN's matmul is its sgemm (gemm:jit), which
+ * picks its kernels by the thread count: W in the same panels, products
+ * of runtime/pw_simd.h's tiles in blocks of K, the same bytes at any
+ * thread count. */
+int gemm_match(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 
 /* acc[j] = sum over i < k of x[i] W[i][j] for the columns j of np panels
  * of 16 (W packed [np][k][16], chan_gemm_at's layout with nr 16; wp and

@@ -2,7 +2,8 @@
  * runtime/pw_simd.h - the 1x1 convolution's matrix product (chanwise.c,
  * "Conv of 1x1 windows"), written once over runtime/simd.h's vectors
  * and included by chanwise.c once per ISA level: SF(chan_gemm) for
- * wino.c, SF(pw_nhwc) and SF(pw_rows_major), a work item each.
+ * wino.c, SF(chan_gemm_part) for gemv.c's products of many rows,
+ * SF(pw_nhwc) and SF(pw_rows_major), a work item each.
  *
  * A tile is MR rows by NV vectors of C in registers, each step along K
  * loading NV vectors of B and broadcasting MR values of A: with 32
@@ -48,14 +49,16 @@ SIMD_TARGET RT_OPT_FAST static void SF(pw_acts)(const Pw *k, float *y,
 
 /* C [MR][nc] (row stride ldc) = A [MR][K] B [K][VL NV] (K >= 1) + the
  * bias: brow[i] per row, or bcol[j] per column (VL NV of them), or none;
- * nc ends in the last vector, whose lanes past it are not stored.  pf, if
- * not NULL: MR rows like A's to fetch into cache meanwhile; pfc: MR
- * rows like C's of pfn floats to fetch for writing (pfn 0: none). */
+ * add: C's values before, added last (a product in blocks of K).  nc
+ * ends in the last vector, whose lanes past it are neither read nor
+ * stored.  pf, if not NULL: MR rows like A's to fetch into cache
+ * meanwhile; pfc: MR rows like C's of pfn floats to fetch for writing
+ * (pfn 0: none). */
 SIMD_FN void SF(pw_tile)(const int MR, const int NV, int64_t K,
 			 const float *a, int64_t lda, const float *b,
 			 int64_t ldb, float *c, int64_t ldc, int64_t nc,
-			 const float *brow, const float *bcol, const float *pf,
-			 float *pfc, int64_t pfn)
+			 const float *brow, const float *bcol, bool add,
+			 const float *pf, float *pfc, int64_t pfn)
 {
 	V acc[PW_MR][PW_NVMAX];
 	for (int i = 0; i < MR; i++) {
@@ -93,7 +96,11 @@ SIMD_FN void SF(pw_tile)(const int MR, const int NV, int64_t K,
 	for (int i = 0; i < MR; i++)
 		for (int v = 0; v < NV; v++) {
 			float *at = c + i * ldc + SIMD_VL * v;
-			if (v < NV - 1 || last == SIMD_VL)
+			bool whole = v < NV - 1 || last == SIMD_VL;
+			if (add)
+				acc[i][v] += whole ? SF(vload)(at)
+						   : SF(vload_n)(at, last);
+			if (whole)
 				SF(vstore)(at, acc[i][v]);
 			else
 				SF(vstore_n)(at, acc[i][v], last);
@@ -105,14 +112,14 @@ SIMD_FN void SF(pw_tile)(const int MR, const int NV, int64_t K,
 SIMD_TARGET RT_OPT_FAST static void
 SF(pw_any)(int mr, int64_t nc, int64_t K, const float *a, int64_t lda,
 	   const float *b, int64_t ldb, float *c, int64_t ldc,
-	   const float *brow, const float *bcol, const float *pf, float *pfc,
-	   int64_t pfn)
+	   const float *brow, const float *bcol, bool add, const float *pf,
+	   float *pfc, int64_t pfn)
 {
 	int nv = (int)((nc + SIMD_VL - 1) / SIMD_VL);
 #define PW_CASE(M, N)                                                     \
 	case (M) * 8 + (N):                                               \
 		SF(pw_tile)(M, N, K, a, lda, b, ldb, c, ldc, nc, brow, bcol, \
-			    pf, pfc, pfn);                                \
+			    add, pf, pfc, pfn);                           \
 		break;
 #define PW_ROW12(M) PW_CASE(M, 1) PW_CASE(M, 2)
 #if PW_NVMAX == 4
@@ -140,15 +147,16 @@ SF(pw_any)(int mr, int64_t nc, int64_t K, const float *a, int64_t lda,
 #undef PW_CASE
 }
 
-/* Rows [0, m) of C = A B + bias, nc columns (at most 64), K deep; B's
- * are bp (row stride ldb, whole vectors readable: padded).  ahead: A's
+/* Rows [0, m) of C = A B + bias (+ C, add), nc columns (at most 64), K
+ * deep; B's are bp (row stride ldb, whole vectors readable: padded).
+ * ahead: A's
  * rows two tiles on are fetched meanwhile, and C's where pfc (rec's
  * 64-channel 1x1 Convs at 8x24x320 ran 28% slower than oneDNN's
  * without). */
 static void SF(pw_rows)(int64_t m, int64_t nc, int64_t K, const float *a,
 			int64_t lda, const float *bp, int64_t ldb, float *c,
 			int64_t ldc, const float *brow, const float *bcol,
-			bool ahead, bool pfc)
+			bool add, bool ahead, bool pfc)
 {
 	enum { COLS = SIMD_VL * PW_NVMAX };
 	for (int64_t j0 = 0; j0 < nc; j0 += COLS) {
@@ -165,21 +173,29 @@ static void SF(pw_rows)(int64_t m, int64_t nc, int64_t K, const float *a,
 				   a + i * lda, lda, bp + j0, ldb,
 				   c + i * ldc + j0, ldc,
 				   brow ? brow + i : NULL,
-				   bcol ? bcol + j0 : NULL,
+				   bcol ? bcol + j0 : NULL, add,
 				   pre ? a + (i + 2 * mr) * lda : NULL,
 				   c + (i + 2 * mr) * ldc, pre && pfc ? ldc : 0);
 		}
 	}
 }
 
+void SF(chan_gemm_part)(int64_t m, int64_t n, int64_t K, const float *a,
+			int64_t lda, const float *bp, int64_t ps, int64_t nr,
+			float *c, int64_t ldc, const float *bcol, bool add)
+{
+	for (int64_t n0 = 0; n0 < n; n0 += nr)
+		SF(pw_rows)(m, n - n0 < nr ? n - n0 : nr, K, a, lda,
+			    bp + n0 / nr * ps, nr, c + n0, ldc, NULL,
+			    bcol ? bcol + n0 : NULL, add, false, false);
+}
+
 void SF(chan_gemm)(int64_t m, int64_t n, int64_t K, const float *a,
 		   int64_t lda, const float *bp, int64_t nr, float *c,
 		   int64_t ldc)
 {
-	for (int64_t n0 = 0; n0 < n; n0 += nr)
-		SF(pw_rows)(m, n - n0 < nr ? n - n0 : nr, K, a, lda,
-			    bp + n0 * K, nr, c + n0, ldc, NULL, NULL, false,
-			    false);
+	SF(chan_gemm_part)(m, n, K, a, lda, bp, nr * K, nr, c, ldc, NULL,
+			   false);
 }
 
 /* NHWC: chunk r of k->mc pixels against every panel of W', then the
@@ -192,7 +208,7 @@ static void SF(pw_nhwc)(const Pw *k, const float *x, float *y, int64_t r)
 		SF(pw_rows)(m, k->cout - n0 < k->nr ? k->cout - n0 : k->nr,
 			    k->cin, x + m0 * k->cin, k->cin,
 			    k->wp + n0 * k->cin, k->nr, y + m0 * k->cout + n0,
-			    k->cout, NULL, k->bp + n0, n0 == 0, k->pfc);
+			    k->cout, NULL, k->bp + n0, false, n0 == 0, k->pfc);
 	SF(pw_acts)(k, y + m0 * k->cout, (size_t)(m * k->cout));
 }
 
@@ -216,7 +232,7 @@ static void SF(pw_rows_major)(const Pw *k, const float *x, float *y,
 		b = panel, ldb = PW_NP;
 	}
 	SF(pw_rows)(k->cout, nc, k->cin, k->w, k->cin, b, ldb, c, k->hw, k->b,
-		    NULL, false, false);
+		    NULL, false, false, false);
 	for (int64_t o = 0; o < k->cout; o++)
 		SF(pw_acts)(k, c + o * k->hw, (size_t)nc);
 }

@@ -203,9 +203,10 @@
  *   21 MaxPool of a window of padding alone: -FLT_MAX on oneDNN, 0 on
  *      the reference: such elements not compared;
  *   22 oneDNN's convolutions giving other bits at 2 threads (brgconv,
- *      asymmetric pads), and its sgemm (gemm:jit: MatMul, Gemm and the
- *      (de)convolutions it runs as products, on CPUs without AVX-512)
- *      choosing its kernels by the thread count: where dnnl.conv or a
+ *      asymmetric pads), and its sgemm (gemm:jit, on CPUs without
+ *      AVX-512: the MatMuls and Gemms gearc's gemm leaves, and the
+ *      (de)convolutions it runs as products) choosing its kernels by
+ *      the thread count: where dnnl.conv or a
  *      gemm:jit ran, fast at 2 threads is held to
  *      the reference's tolerance, not to fast at 1 thread's bytes.
  *
