@@ -290,7 +290,7 @@ static bool wait_region(Team *t, unsigned g)
 		}
 		long now = now_ns();
 		bool active = atomic_load_explicit(&t->active,
-						   memory_order_relaxed);
+						   memory_order_acquire);
 		if (active && last && now - last > PREEMPTED_NS)
 			sign(t, now);
 		last = active ? now : 0;
@@ -542,8 +542,8 @@ void rt_pool_active(bool on)
 	Team *t = own;
 	if (!t)
 		return;
-	atomic_store_explicit(&t->active, on, memory_order_relaxed);
 	if (on) {
+		atomic_store_explicit(&t->active, true, memory_order_relaxed);
 		/* wake the sleepers now: they are up by the first region */
 		int asleep = atomic_load(&t->sleepers);
 		t->cold = asleep == t->nworkers;
@@ -555,8 +555,11 @@ void rt_pool_active(bool on)
 		}
 		return;
 	}
+	/* the end's time first: a worker that sees the run over sees when
+	 * (else it took the last run's end, long past, and slept at once) */
 	long now = now_ns();
 	atomic_store_explicit(&t->ended, now, memory_order_relaxed);
+	atomic_store_explicit(&t->active, false, memory_order_release);
 	if (!t->sampled)
 		return;
 	t->sampled = false; /* the run had regions: how long it waited */
