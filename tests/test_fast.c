@@ -1974,6 +1974,17 @@ static void gemv_case(const GemvCase *gc, const char *what)
 	free(a), free(w), free(c), free(y1), free(y2), free(want);
 }
 
+static void gemv_run(const GemvCase *cs, size_t n, const char *level)
+{
+	for (size_t i = 0; i < n; i++) {
+		char what[96];
+		snprintf(what, sizeof(what), "%s: case %zu (%s %lldx%lldx%lld)",
+			 level, i, cs[i].op, (long long)(cs[i].m ? cs[i].m : 1),
+			 (long long)cs[i].k, (long long)cs[i].n);
+		gemv_case(&cs[i], what);
+	}
+}
+
 static void gemv_cases(const char *level)
 {
 	static const GemvCase cases[] = {
@@ -2004,21 +2015,9 @@ static void gemv_cases(const char *level)
 		{ "Gemm", 6, 12, 16, false, 1, 0, 16, true, 0, true },
 		{ "FusedMatMul", 4, 0, 17, false, 1, 1, 17, false, 2, false },
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char what[96];
-		snprintf(what, sizeof(what), "%s: case %zu (%s %lldx%lld)",
-			 level, i, cases[i].op, (long long)cases[i].k,
-			 (long long)cases[i].n);
-		gemv_case(&cases[i], what);
-	}
-	for (size_t i = 0; cpu_isa() < CPU_LEVEL_AVX512 &&
-			   i < sizeof(rows) / sizeof(rows[0]); i++) {
-		char what[96];
-		snprintf(what, sizeof(what), "%s: rows %zu (%s %lldx%lldx%lld)",
-			 level, i, rows[i].op, (long long)rows[i].m,
-			 (long long)rows[i].k, (long long)rows[i].n);
-		gemv_case(&rows[i], what);
-	}
+	gemv_run(cases, sizeof(cases) / sizeof(cases[0]), level);
+	if (cpu_isa() < CPU_LEVEL_AVX512)
+		gemv_run(rows, sizeof(rows) / sizeof(rows[0]), level);
 }
 
 Test(fast, gemv_matches_reference_at_every_isa)
