@@ -122,7 +122,9 @@
  *                                                    S L) (its contract:
  *                                                    of the largest
  *                                                    output, before the
- *                                                    activations)
+ *                                                    activations); + 2
+ *                                                    FLT_TRUE_MIN (a
+ *                                                    denormal result)
  *   NORM       LayerNormalization                    8 L eps |w_j| inv A
  *                                                    (1 + 2 |x_j - m| A
  *                                                    inv^2) + 4 eps
@@ -2878,8 +2880,12 @@ static void compare_values(const Run *a, const Run *b, size_t k,
 			if (s > FLT_MAX / 4 || mag->s[i] > FLT_MAX / 4 ||
 			    (mag->pre && mag->pre[i] > FLT_MAX / 4))
 				continue; /* may overflow in float */
+			/* + two of the smallest denormal's steps: a sum
+			 * that ends below FLT_MIN rounds by that much, not
+			 * by a relative amount (a Gemm's alpha A B + beta C
+			 * came out a step apart at -1.9e-40) */
 			tol = 4 * EPS * mag->k * s + mag->rel * fabs(r) +
-			      mag->abs + 1e-45;
+			      mag->abs + 2 * (double)FLT_TRUE_MIN;
 			if (a->wino)
 				tol += 1e-5 * maxr;
 		} else if (o->tol == T_SUM) {
