@@ -176,20 +176,15 @@ static void gemm_item(const Gemv *g, const float *x, const float *c,
 			x + r0 * g->k + k0, g->k,
 			g->wp + (p0 * g->k + k0) * LANES, g->k * LANES, LANES,
 			yo, g->n, k0 == 0 && g->bp ? g->bp + j0 : NULL, k0 > 0);
-	/* Gemm's alpha and beta C as gemv's; else the Bias (unless the
-	 * tiles began from it) and the activations, or nothing */
+	/* gemv's epilogue where there is one to apply (alpha, beta C, or a
+	 * Bias the tiles did not begin from); else the activations alone */
 	const float *cx = g->bp && g->k ? NULL : c;
-	bool scaled = g->gemm && (cx || g->alpha != 1.0f);
+	bool out = cx || (g->gemm && g->alpha != 1.0f);
 	for (int64_t r = 0; r < rows; r++) {
 		float *row = yo + r * g->n;
-		if (scaled) {
+		if (out)
 			gemv_out(g, row, cx, row, j0, nj);
-			continue;
-		}
-		if (cx)
-			for (int64_t j = 0; j < nj; j++)
-				row[j] += cx[(j0 + j) * g->cstep];
-		if (g->acts->n)
+		else if (g->acts->n)
 			gemv_acts(g->acts, row, (size_t)nj);
 	}
 }
@@ -207,15 +202,17 @@ static int gemv_run(void *state, const Tensor *const *in,
 		if (!g->k)
 			memset(y, 0, (size_t)(g->m * g->n) * sizeof(float));
 	}
+	void (*item)(const Gemv *, const float *, const float *, float *,
+		     int64_t) = g->m > 1 ? gemm_item : gemv_piece;
 	int nt = g->threads;
 	if (nt <= 1 || pieces < 2) {
 		for (int64_t i = 0; i < pieces; i++)
-			(g->m > 1 ? gemm_item : gemv_piece)(g, x, c, y, i);
+			item(g, x, c, y, i);
 		return 0;
 	}
 	RT_PARALLEL_FOR
 	for (int64_t i = 0; i < pieces; i++)
-		(g->m > 1 ? gemm_item : gemv_piece)(g, x, c, y, i);
+		item(g, x, c, y, i);
 	return 0;
 }
 

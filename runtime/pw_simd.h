@@ -149,9 +149,8 @@ SF(pw_any)(int mr, int64_t nc, int64_t K, const float *a, int64_t lda,
 
 /* Rows [0, m) of C = A B + bias (+ C, add), nc columns (at most 64), K
  * deep; B's are bp (row stride ldb, whole vectors readable: padded).
- * ahead: A's
- * rows two tiles on are fetched meanwhile, and C's where pfc (rec's
- * 64-channel 1x1 Convs at 8x24x320 ran 28% slower than oneDNN's
+ * ahead: A's rows two tiles on are fetched meanwhile, and C's where pfc
+ * (rec's 64-channel 1x1 Convs at 8x24x320 ran 28% slower than oneDNN's
  * without). */
 static void SF(pw_rows)(int64_t m, int64_t nc, int64_t K, const float *a,
 			int64_t lda, const float *bp, int64_t ldb, float *c,
