@@ -989,34 +989,46 @@ int small_lstm(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 
 /* ---- LSTM and GRU on packed weights ------------------------------------ */
 
-/* An LSTM or GRU of constant weights and a batch of one (a stream's
- * step), ahead of oneDNN's RNN, which ran one at 6-8 us a step (brgemm
- * of one row; a GRU of linear_before_reset, torch's form, on its
- * reference RNN): a speech model's 2-layer LSTM of 128 over 100 steps
- * took 1.4 ms, 1.3x ONNX Runtime's.  W and R are packed once, W^T [I][G]
- * into chanwise.c's GEMM panels and R^T [H][G] into gemv.c's panels of
- * 16 (G = gates x H); a direction's input products for every step are
- * one product X [T][I] W^T plus the input bias, and each step adds
- * h R^T, streaming R once, then the cell.  At a batch of 4 a GEMV per
- * row read R four times a step, and oneDNN's GEMM, reading it once, was
- * faster (3.4 against 4.8 ms), so larger batches stay oneDNN's.  One
- * thread, one order: the same bits at any thread count. */
+/* An LSTM or GRU of constant weights, ahead of oneDNN's RNN, which ran
+ * a batch of one at 6-8 us a step (brgemm of one row; a GRU of
+ * linear_before_reset, torch's form, on its reference RNN): a speech
+ * model's 2-layer LSTM of 128 over 100 steps took 1.4 ms, 1.3x ONNX
+ * Runtime's.  W and R are packed once, W^T [I][G] into chanwise.c's
+ * GEMM panels and R^T [H][G] into gemv.c's panels of 16 (G = gates x
+ * H); a direction's input products for every step and row are one
+ * product X [T B][I] W^T starting from the input bias, and each step
+ * adds h R^T, streaming R once, then the cell.  A batch of one takes
+ * h R^T as a GEMV; a batch of B as pw_simd.h's tiles of B rows, still
+ * reading R once a step.  Without AVX-512 oneDNN's RNN is its reference
+ * one on its sgemm, which picks its kernels by the thread count; there
+ * every batch up to RNN_MAX_BATCH runs here (a batch of 4 over 100
+ * steps of the torch recurrent model, bidirectional GRU and 2 LSTMs of
+ * 128: 7.9 ms in oneDNN).  On AVX-512 larger batches stay oneDNN's
+ * brgemm one (at a batch of 4, 3.4 against 4.8 ms for a GEMV a row,
+ * before there were tiles of rows here).  One thread, one order: the
+ * same bits at any thread count. */
+enum { RNN_MAX_BATCH = 64 };
+
 typedef struct RnnPack {
-	int64_t dirs, seq, input, hidden, g; /* g: gates x hidden */
+	int64_t dirs, seq, batch, input, hidden, g; /* g: gates x hidden */
 	int nin, nout;
 	bool reverse;
-	ChanGemm gemm;
+	ChanGemmPart part;
 	int64_t nr;	/* W^T's panels' width (chan_gemm_nr) */
+	int64_t padded; /* g rounded up to whole panels of nr */
 	int64_t np;	/* R^T's panels of 16 */
+	int64_t ldr;	/* a row of hr: np 16 */
 	float *wp, *rp; /* per direction: W^T, R^T panels */
-	float *xw;	/* [T][g] */
-	float *hr;	/* [np 16]: a step's h R^T, aligned */
+	float *bias;	/* per direction [padded]: the input products' */
+	float *xw;	/* [T][B][g] */
+	float *hr;	/* [B][ldr]: a step's h R^T, aligned */
 } RnnPack;
 
 static void rnn_pack_free(RnnPack *k)
 {
 	free(k->wp);
 	free(k->rp);
+	free(k->bias);
 	free(k->xw);
 	free(k->hr);
 }
@@ -1030,28 +1042,30 @@ static void pack_t(const float *m, int64_t rows, int64_t cols, int64_t nr,
 			p[chan_gemm_at(j, k, cols, nr)] = m[j * cols + k];
 }
 
-/* k packed from node n's W and R (constant), x [T][1][I], gates per
- * hidden unit; extra floats after xw for the cell's state.  0, or -1
- * with an error if out of memory. */
+/* k packed from node n's W and R (constant), x [T][B][I], gates per
+ * hidden unit; extra floats a row after xw for the cell's state.  0, or
+ * -1 with an error if out of memory. */
 static int rnn_pack(RnnPack *k, const Node *n, const Value *x,
 		    const Value *w, const Value *r, int gates, int64_t extra)
 {
 	int64_t D = r->shape.dims[0], H = r->shape.dims[2];
-	int64_t I = x->shape.dims[2], G = gates * H;
-	*k = (RnnPack){ .dirs = D, .seq = x->shape.dims[0], .input = I,
-			.hidden = H, .g = G, .nin = n->ninputs,
+	int64_t B = x->shape.dims[1], I = x->shape.dims[2], G = gates * H;
+	*k = (RnnPack){ .dirs = D, .seq = x->shape.dims[0], .batch = B,
+			.input = I, .hidden = H, .g = G, .nin = n->ninputs,
 			.nout = n->noutputs,
 			.reverse = !strcmp(attr_str(n, "direction", "forward"),
 					   "reverse") };
 	k->nr = chan_gemm_nr(G);
+	k->padded = (G + k->nr - 1) / k->nr * k->nr;
 	k->np = (G + 15) / 16;
-	k->gemm = chan_gemm_for(cpu_isa());
-	int64_t padded = (G + k->nr - 1) / k->nr * k->nr;
+	k->ldr = k->np * 16;
+	k->part = chan_gemm_part_for(cpu_isa());
 	size_t rbytes = (size_t)(D * k->np * 16 * H) * sizeof(float);
-	k->wp = xcalloc((size_t)(D * padded * I), sizeof(float));
+	k->wp = xcalloc((size_t)(D * k->padded * I), sizeof(float));
+	k->bias = xcalloc((size_t)(D * k->padded), sizeof(float));
 	k->rp = aligned_alloc(64, rbytes);
-	k->xw = xmalloc((size_t)(k->seq * G + extra) * sizeof(float));
-	k->hr = aligned_alloc(64, (size_t)(k->np * 16) * sizeof(float));
+	k->xw = xmalloc((size_t)((k->seq * G + extra) * B) * sizeof(float));
+	k->hr = aligned_alloc(64, (size_t)(B * k->ldr) * sizeof(float));
 	if (!k->rp || !k->hr) {
 		rnn_pack_free(k);
 		return error("node '%s' (%s): out of memory for its packed "
@@ -1060,53 +1074,71 @@ static int rnn_pack(RnnPack *k, const Node *n, const Value *x,
 	memset(k->rp, 0, rbytes);
 	const float *wd = w->konst->data, *rd = r->konst->data;
 	for (int64_t d = 0; d < D; d++) {
-		pack_t(wd + d * G * I, G, I, k->nr, k->wp + d * padded * I);
+		pack_t(wd + d * G * I, G, I, k->nr, k->wp + d * k->padded * I);
 		pack_t(rd + d * G * H, G, H, 16, k->rp + d * k->np * 16 * H);
 	}
 	return 0;
 }
 
-/* Direction d's input products for every step into k->xw, plus bias [g]
- * (the direction's). */
-static void rnn_inputs(const RnnPack *k, int64_t d, const float *x,
-		       const float *bias)
+/* Direction d's input products for every step and row into k->xw, each
+ * starting from the direction's bias. */
+static void rnn_inputs(const RnnPack *k, int64_t d, const float *x)
 {
-	int64_t padded = (k->g + k->nr - 1) / k->nr * k->nr, G = k->g;
-	k->gemm(k->seq, G, k->input, x, k->input,
-		k->wp + d * padded * k->input, k->nr, k->xw, G);
-	for (int64_t t = 0; t < k->seq; t++)
-		for (int64_t j = 0; j < G; j++)
-			k->xw[t * G + j] += bias[j];
+	int64_t I = k->input;
+	k->part(k->seq * k->batch, k->g, I, x, I, k->wp + d * k->padded * I,
+		k->nr * I, k->nr, k->xw, k->g, k->bias + d * k->padded,
+		false);
 }
 
-/* acc = h R^T of direction d over np panels of 16 from panel p0. */
+/* acc (rows ldr apart) = h R^T of direction d over np panels of 16 from
+ * panel p0, for each row of h [B][H]. */
 static void rnn_recur(const RnnPack *k, int64_t d, const float *h,
 		      int64_t p0, int64_t np, float *acc)
 {
 	int64_t H = k->hidden;
-	gemv_rows(h, k->rp + (d * k->np + p0) * 16 * H, H, np, acc);
+	const float *rp = k->rp + (d * k->np + p0) * 16 * H;
+	if (k->batch == 1)
+		gemv_rows(h, rp, H, np, acc);
+	else
+		k->part(k->batch, np * 16, H, h, H, rp, 16 * H, 16, acc,
+			k->ldr, NULL, false);
 }
 
-/* The state of a direction, from input i (h0 or c0) or zeros. */
+/* The state [B][H] of a direction, from input i (h0 or c0) or zeros. */
 static void rnn_state(const RnnPack *k, const Tensor *const *in, int i,
 		      int64_t d, float *s)
 {
-	size_t bytes = (size_t)k->hidden * sizeof(float);
+	int64_t n = k->batch * k->hidden;
 	if (k->nin > i && in[i])
-		memcpy(s, (const float *)in[i]->data + d * k->hidden, bytes);
+		memcpy(s, (const float *)in[i]->data + d * n,
+		       (size_t)n * sizeof(float));
 	else
-		memset(s, 0, bytes);
+		memset(s, 0, (size_t)n * sizeof(float));
 }
 
-/* X's, W's and R's shapes fit; constant weights, a batch of one. */
+/* Row b of step tt's output of direction d: y [T][D][B][H]. */
+static void rnn_output(const RnnPack *k, float *y, int64_t tt, int64_t d,
+		       const float *h)
+{
+	int64_t B = k->batch, H = k->hidden;
+	if (y)
+		memcpy(y + (tt * k->dirs + d) * B * H, h,
+		       (size_t)(B * H) * sizeof(float));
+}
+
+/* X's, W's and R's shapes fit; constant weights, a batch of one, or up
+ * to RNN_MAX_BATCH below AVX-512. */
 static bool rnn_packable(const Node *n, const Value *x, const Value *w,
 			 const Value *r, int gates)
 {
 	int64_t D = r && r->shape.rank == 3 ? r->shape.dims[0] : 0;
 	int64_t H = D ? r->shape.dims[2] : 0;
+	int64_t B = x && x->shape.rank == 3 ? x->shape.dims[1] : 0;
 	return static_f32(x) && static_f32(w) && static_f32(r) && w->konst &&
 	       r->konst && x->shape.rank == 3 && w->shape.rank == 3 &&
-	       x->shape.dims[1] == 1 && H >= 1 && H <= LSTM_MAX_HIDDEN &&
+	       B >= 1 && B <= RNN_MAX_BATCH &&
+	       (B == 1 || cpu_isa() < CPU_LEVEL_AVX512) && H >= 1 &&
+	       H <= LSTM_MAX_HIDDEN &&
 	       D == (strcmp(attr_str(n, "direction", "forward"),
 			    "bidirectional") ? 1 : 2) &&
 	       w->shape.dims[0] == D && w->shape.dims[1] == gates * H &&
@@ -1117,15 +1149,13 @@ static bool rnn_packable(const Node *n, const Value *x, const Value *w,
 typedef struct LstmP {
 	RnnPack k;
 	Lstm l;
-	float *bias;		/* per direction [4H]: Wb + Rb, or zeros */
-	float *h, *c, *tmp;	/* [H] each (after xw), tmp [4H] */
+	float *h, *c, *tmp;	/* [B][H] each (after xw), tmp [4H] */
 } LstmP;
 
 static void lstmp_free(void *state)
 {
 	LstmP *p = state;
 	rnn_pack_free(&p->k);
-	free(p->bias);
 	free(p);
 }
 
@@ -1149,31 +1179,33 @@ static int lstmp_run(void *state, const Tensor *const *in,
 {
 	LstmP *p = state;
 	const RnnPack *k = &p->k;
-	int64_t T = k->seq, H = k->hidden, G = k->g;
+	int64_t T = k->seq, B = k->batch, H = k->hidden, G = k->g;
 	float *y = out[0] ? tensor_mut(out[0]) : NULL;
 	float *yh = k->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
 	float *yc = k->nout > 2 && out[2] ? tensor_mut(out[2]) : NULL;
-	size_t hb = (size_t)H * sizeof(float);
+	size_t sb = (size_t)(B * H) * sizeof(float);
 	for (int64_t d = 0; d < k->dirs; d++) {
 		bool rev = d == 1 || k->reverse;
-		rnn_inputs(k, d, in[0]->data, p->bias + d * G);
+		rnn_inputs(k, d, in[0]->data);
 		rnn_state(k, in, 5, d, p->h);
 		rnn_state(k, in, 6, d, p->c);
 		for (int64_t s = 0; s < T; s++) {
 			int64_t tt = rev ? T - 1 - s : s;
-			float *g = k->hr;
-			const float *xg = k->xw + tt * G;
-			rnn_recur(k, d, p->h, 0, k->np, g);
-			for (int64_t j = 0; j < G; j++)
-				g[j] = xg[j] + g[j];
-			cell_row(&p->l, g, p->h, p->c, p->tmp);
-			if (y)
-				memcpy(y + (tt * k->dirs + d) * H, p->h, hb);
+			rnn_recur(k, d, p->h, 0, k->np, k->hr);
+			for (int64_t b = 0; b < B; b++) {
+				float *g = k->hr + b * k->ldr;
+				const float *xg = k->xw + (tt * B + b) * G;
+				for (int64_t j = 0; j < G; j++)
+					g[j] = xg[j] + g[j];
+				cell_row(&p->l, g, p->h + b * H,
+					 p->c + b * H, p->tmp);
+			}
+			rnn_output(k, y, tt, d, p->h);
 		}
 		if (yh)
-			memcpy(yh + d * H, p->h, hb);
+			memcpy(yh + d * B * H, p->h, sb);
 		if (yc)
-			memcpy(yc + d * H, p->c, hb);
+			memcpy(yc + d * B * H, p->c, sb);
 	}
 	return 0;
 }
@@ -1188,22 +1220,23 @@ int small_lstm_packed(RunCtx *s, Prepared *pr, Task *t, FastKernel *fk)
 	if (n->op != OP_LSTM || !lstm_match(pr, t, &l) || (b && !b->konst) ||
 	    !rnn_packable(n, x, w, r, 4))
 		return 0;
-	int64_t D = l.dirs, H = l.hidden, G = 4 * H;
+	int64_t D = l.dirs, H = l.hidden, G = 4 * H, B = l.batch;
 	LstmP *p = xmalloc(sizeof(*p));
 	memset(p, 0, sizeof(*p));
 	p->l = l;
+	/* after xw: h and c [B][H], tmp [4H] */
 	if (rnn_pack(&p->k, n, x, w, r, 4, 2 * H + G) < 0) {
 		free(p);
 		return -1;
 	}
-	p->h = p->k.xw + l.seq * G;
-	p->c = p->h + H;
-	p->tmp = p->c + H;
-	p->bias = xcalloc((size_t)(D * G), sizeof(float));
+	p->h = p->k.xw + l.seq * B * G;
+	p->c = p->h + B * H;
+	p->tmp = p->c + B * H;
 	const float *bd = b ? b->konst->data : NULL;
 	for (int64_t i = 0; bd && i < D * G; i++) /* Wb + Rb */
-		p->bias[i] = bd[i / G * 2 * G + i % G] +
-			     bd[i / G * 2 * G + G + i % G];
+		p->k.bias[i / G * p->k.padded + i % G] =
+			bd[i / G * 2 * G + i % G] +
+			bd[i / G * 2 * G + G + i % G];
 	fk->run = lstmp_run;
 	fk->free = lstmp_free;
 	fk->state = p;
@@ -1217,44 +1250,55 @@ int small_lstm_packed(RunCtx *s, Prepared *pr, Task *t, FastKernel *fk)
 typedef struct GruP {
 	RnnPack k;
 	bool lbr;
-	float *wb, *rb;	/* per direction [3H] */
-	float *h, *rh;	/* [H], [H] (after xw) */
+	float *rb;	/* per direction [3H] */
+	float *h, *rh;	/* [B][H] each (after xw) */
 } GruP;
 
 static void grup_free(void *state)
 {
 	GruP *p = state;
 	rnn_pack_free(&p->k);
-	free(p->wb);
+	free(p->rb);
 	free(p);
 }
 
-/* One step: x's products xg [3H] (with Wb), h updated. */
+/* One step of direction d: x's products xg [B][3H] (with Wb), h [B][H]
+ * updated. */
 static void gru_step(const GruP *p, int64_t d, const float *xg, float *h)
 {
 	const RnnPack *k = &p->k;
-	int64_t H = k->hidden, zr = 2 * H / 16;
+	int64_t H = k->hidden, B = k->batch, zr = 2 * H / 16;
 	const float *rb = p->rb + d * 3 * H;
-	float *hr = k->hr;
 	/* linear_before_reset: all three; else z and r first */
-	rnn_recur(k, d, h, 0, p->lbr ? k->np : zr, hr);
-	for (int64_t j = 0; j < 2 * H; j++)
-		hr[j] += xg[j] + rb[j];
-	direct_sigmoid_run(hr, hr, (size_t)(2 * H));
-	float *z = hr, *r = hr + H, *nn = hr + 2 * H;
-	if (p->lbr) {
-		for (int64_t j = 0; j < H; j++)
-			nn[j] = xg[2 * H + j] + r[j] * (nn[j] + rb[2 * H + j]);
-	} else {
-		for (int64_t j = 0; j < H; j++)
-			p->rh[j] = r[j] * h[j];
-		rnn_recur(k, d, p->rh, zr, k->np - zr, nn);
-		for (int64_t j = 0; j < H; j++)
-			nn[j] += xg[2 * H + j] + rb[2 * H + j];
+	rnn_recur(k, d, h, 0, p->lbr ? k->np : zr, k->hr);
+	for (int64_t b = 0; b < B; b++) {
+		float *hr = k->hr + b * k->ldr;
+		const float *xb = xg + b * 3 * H;
+		for (int64_t j = 0; j < 2 * H; j++)
+			hr[j] += xb[j] + rb[j];
+		direct_sigmoid_run(hr, hr, (size_t)(2 * H));
+		float *r = hr + H, *nn = hr + 2 * H;
+		if (p->lbr)
+			for (int64_t j = 0; j < H; j++)
+				nn[j] = xb[2 * H + j] +
+					r[j] * (nn[j] + rb[2 * H + j]);
+		else
+			for (int64_t j = 0; j < H; j++)
+				p->rh[b * H + j] = r[j] * h[b * H + j];
 	}
-	tanh_run(nn, nn, p->rh, (size_t)H);
-	for (int64_t j = 0; j < H; j++)
-		h[j] = (1 - z[j]) * nn[j] + z[j] * h[j];
+	if (!p->lbr)
+		rnn_recur(k, d, p->rh, zr, k->np - zr, k->hr + 2 * H);
+	for (int64_t b = 0; b < B; b++) {
+		float *z = k->hr + b * k->ldr, *nn = z + 2 * H, *hb = h + b * H;
+		const float *xb = xg + b * 3 * H;
+		if (!p->lbr)
+			for (int64_t j = 0; j < H; j++)
+				nn[j] += xb[2 * H + j] + rb[2 * H + j];
+		/* row b of rh is spent: tanh's scratch */
+		tanh_run(nn, nn, p->rh + b * H, (size_t)H);
+		for (int64_t j = 0; j < H; j++)
+			hb[j] = (1 - z[j]) * nn[j] + z[j] * hb[j];
+	}
 }
 
 static int grup_run(void *state, const Tensor *const *in,
@@ -1262,22 +1306,21 @@ static int grup_run(void *state, const Tensor *const *in,
 {
 	GruP *p = state;
 	const RnnPack *k = &p->k;
-	int64_t T = k->seq, H = k->hidden, G = k->g;
+	int64_t T = k->seq, B = k->batch, H = k->hidden, G = k->g;
 	float *y = out[0] ? tensor_mut(out[0]) : NULL;
 	float *yh = k->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
-	size_t hb = (size_t)H * sizeof(float);
 	for (int64_t d = 0; d < k->dirs; d++) {
 		bool rev = d == 1 || k->reverse;
-		rnn_inputs(k, d, in[0]->data, p->wb + d * G);
+		rnn_inputs(k, d, in[0]->data);
 		rnn_state(k, in, 5, d, p->h);
 		for (int64_t s = 0; s < T; s++) {
 			int64_t tt = rev ? T - 1 - s : s;
-			gru_step(p, d, k->xw + tt * G, p->h);
-			if (y)
-				memcpy(y + (tt * k->dirs + d) * H, p->h, hb);
+			gru_step(p, d, k->xw + tt * B * G, p->h);
+			rnn_output(k, y, tt, d, p->h);
 		}
 		if (yh)
-			memcpy(yh + d * H, p->h, hb);
+			memcpy(yh + d * B * H, p->h,
+			       (size_t)(B * H) * sizeof(float));
 	}
 	return 0;
 }
@@ -1299,30 +1342,31 @@ int small_gru_packed(RunCtx *s, Prepared *pr, Task *t, FastKernel *fk)
 		if (n->outputs[o] >= 0 && !t->out[o])
 			return 0;
 	int64_t D = r->shape.dims[0], H = r->shape.dims[2], G = 3 * H;
-	int64_t T = x->shape.dims[0];
+	int64_t T = x->shape.dims[0], B = x->shape.dims[1];
 	bool lbr = attr_int(n, "linear_before_reset", 0) != 0;
 	const Value *out[2] = { NULL, NULL };
 	for (int o = 0; o < n->noutputs; o++)
 		out[o] = n->outputs[o] >= 0 ? &pr->g->vals[n->outputs[o]]
 					    : NULL;
 	if ((!lbr && (2 * H) % 16) || !numel_is(b, D * 2 * G) ||
-	    !numel_is(h0, D * H) || !numel_is(out[0], T * D * H) ||
-	    !numel_is(out[1], D * H))
+	    !numel_is(h0, D * B * H) || !numel_is(out[0], T * D * B * H) ||
+	    !numel_is(out[1], D * B * H))
 		return 0;
 	GruP *p = xmalloc(sizeof(*p));
 	memset(p, 0, sizeof(*p));
 	p->lbr = lbr;
+	/* after xw: h and rh [B][H] */
 	if (rnn_pack(&p->k, n, x, w, r, 3, 2 * H) < 0) {
 		free(p);
 		return -1;
 	}
-	p->h = p->k.xw + T * G;
-	p->rh = p->h + H;
-	p->wb = xcalloc((size_t)(2 * D * G), sizeof(float));
-	p->rb = p->wb + D * G;
+	p->h = p->k.xw + T * B * G;
+	p->rh = p->h + B * H;
+	p->rb = xcalloc((size_t)(D * G), sizeof(float));
 	const float *bd = b ? b->konst->data : NULL;
 	for (int64_t i = 0; bd && i < D * G; i++) {
-		p->wb[i] = bd[i / G * 2 * G + i % G];
+		p->k.bias[i / G * p->k.padded + i % G] =
+			bd[i / G * 2 * G + i % G];
 		p->rb[i] = bd[i / G * 2 * G + G + i % G];
 	}
 	fk->run = grup_run;

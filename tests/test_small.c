@@ -498,13 +498,31 @@ Test(small, packed_lstm_matches_reference)
 		  true);
 }
 
+Test(small, packed_lstm_batches_match_reference)
+{
+	/* a batch of rows a step, below AVX-512 (there oneDNN's brgemm RNN
+	 * keeps them): the torch recurrent model's 4 x 100 steps of 256 to
+	 * 128, bidirectional from given states, reverse with omitted
+	 * outputs, a batch of 2 and of RNN_MAX_BATCH */
+	bool rows = cpu_isa() < CPU_LEVEL_AVX512;
+	lstm_kernel = small_lstm_packed;
+	lstm_case(&(LstmCase){ 100, 4, 256, 128, NULL, 0, 0, 0, 1, 1, 0, 1 },
+		  rows);
+	lstm_case(&(LstmCase){ 20, 3, 7, 20, "bidirectional", 0, 1, 1, 1, 1,
+				0, 1 }, rows);
+	lstm_case(&(LstmCase){ 9, 5, 16, 12, "reverse", 0, 1, 1, 0, 1, 0, 1 },
+		  rows);
+	lstm_case(&(LstmCase){ 4, 2, 8, 8, NULL, 0, 1, 1, 1, 1, 0, 1 }, rows);
+	lstm_case(&(LstmCase){ 3, 64, 8, 8, NULL, 0, 1, 1, 1, 1, 0, 1 }, rows);
+}
+
 Test(small, packed_lstm_leaves_other_cells)
 {
-	/* a bias computed at run time, a batch of 2, clip */
+	/* a bias computed at run time, clip, a batch past RNN_MAX_BATCH */
 	lstm_kernel = small_lstm_packed;
 	lstm_case(&(LstmCase){ 4, 1, 8, 8, NULL, 1, 1, 1, 1, 1, 0, 0 }, false);
-	lstm_case(&(LstmCase){ 4, 2, 8, 8, NULL, 0, 1, 1, 1, 1, 0, 1 }, false);
 	lstm_case(&(LstmCase){ 4, 1, 8, 8, NULL, 0, 1, 1, 1, 1, 1, 1 }, false);
+	lstm_case(&(LstmCase){ 2, 65, 8, 8, NULL, 0, 1, 1, 1, 1, 0, 1 }, false);
 }
 
 /* ---- GRU ------------------------------------------------------------------ */
@@ -557,11 +575,26 @@ Test(small, packed_gru_matches_reference)
 	gru_case(&(GruCase){ 7, 1, 9, 10, NULL, 1, 0, 0, 1, 0 }, true);
 }
 
+Test(small, packed_gru_batches_match_reference)
+{
+	/* below AVX-512, a batch of rows a step: the torch recurrent model's
+	 * bidirectional layer (4 x 100 steps of 40 to 128, torch's
+	 * linear_before_reset), the default form from a given state,
+	 * reverse without a bias, a batch of RNN_MAX_BATCH */
+	bool rows = cpu_isa() < CPU_LEVEL_AVX512;
+	gru_case(&(GruCase){ 100, 4, 40, 128, "bidirectional", 1, 1, 0, 1, 1 },
+		 rows);
+	gru_case(&(GruCase){ 30, 3, 24, 64, NULL, 0, 1, 1, 1, 1 }, rows);
+	gru_case(&(GruCase){ 12, 2, 5, 24, "reverse", 1, 0, 1, 1, 0 }, rows);
+	gru_case(&(GruCase){ 3, 64, 8, 16, NULL, 0, 1, 1, 1, 1 }, rows);
+}
+
 Test(small, packed_gru_leaves_other_cells)
 {
-	/* the default form with 2H not whole panels of 16, a batch of 2 */
+	/* the default form with 2H not whole panels of 16, a batch past
+	 * RNN_MAX_BATCH */
 	gru_case(&(GruCase){ 4, 1, 8, 12, NULL, 0, 1, 1, 1, 1 }, false);
-	gru_case(&(GruCase){ 4, 2, 8, 16, NULL, 1, 1, 1, 1, 1 }, false);
+	gru_case(&(GruCase){ 2, 65, 8, 16, NULL, 1, 1, 1, 1, 1 }, false);
 }
 
 /* ---- depthwise convolution --------------------------------------------- */
