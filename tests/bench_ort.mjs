@@ -56,7 +56,9 @@
 // per output, and at 1 thread one more: for the float16 model, gearrt
 // against ORT on the float32 twin (the reference gearc matches); for the
 // dynamic-quantized one, ORT against itself on inputs one float32 step
-// away (the spread a dynamic quantisation gives any engine).  After each
+// away (the spread a dynamic quantisation gives any engine); where a
+// 1-thread cell's outputs disagree, gearc's reference kernels on its
+// inputs against each engine (referee: whose answer is off).  After each
 // 1-thread row, one line: how long each engine takes to be ready to run
 // (libgearrt: the file opened, the session made and the gear's kernels
 // prepared; ONNX Runtime: InferenceSession.create; neither runs the model:
@@ -561,6 +563,8 @@ async function cell(build, c, om, g, threads, dump) {
 		printDiffs(`${c.key} against ORT on its float32 twin ` +
 			   `(${verdict({}, d32)} by tol)`, d32);
 	}
+	if (threads === 1 && verdict(c, d).startsWith('err'))
+		referee(build, om, g, dir, info, n);
 	if (c.nudge && threads === 1) {
 		await oneRun(c.path, dir, spec, { tag: 'ort_nudged',
 						  nudge: true });
@@ -611,6 +615,35 @@ function refShare(build, c, om, g, dir, info, ms) {
 	}
 	return `reference kernels ${share.toFixed(1)}% of a 1-thread run` +
 		(ops.length ? ` (${ops.join(', ')})` : '');
+}
+
+// Where gearrt and ORT disagree, gearc's reference kernels
+// (GEARRT_NO_FAST=1, every node on the plain kernels written from the
+// ONNX spec, integer products exact) on the cell's inputs say whose
+// answer is off: on an AVX2 CPU without VNNI, ORT's int8 kernels
+// (vpmaddubsw) saturate a pair of products at int16.
+function referee(build, om, g, dir, info, n) {
+	const out = path.join(dir, 'reference');
+	const args = ['run', om, `--gear=${g}`, '--threads=1', '-o', out];
+	info.inputs.forEach((t, k) => args.push('--input',
+		`${t.name}=${path.join(dir, `input_${k}.npy`)}`));
+	const r = spawnSync(path.join(build, 'gearc'), args, {
+		env: { ...gearrtEnv(), GEARRT_NO_FAST: '1' },
+		stdio: ['ignore', 'ignore', 'pipe'] });
+	if (r.status !== 0) {
+		console.log('  reference kernels not run (gearc run: ' +
+			String(r.stderr || r.error).trim().split('\n').pop() +
+			')');
+		return;
+	}
+	info.outputs.forEach((o, k) => fs.copyFileSync(
+		path.join(out, `${o.name.replace(/[^A-Za-z0-9._-]/g, c =>
+			'%' + c.charCodeAt(0).toString(16).padStart(2, '0'))}.npy`),
+		path.join(dir, `reference_${k}.npy`)));
+	const vs = (ref, of) => verdict({}, diffs(dir, n, ref, of));
+	console.log(`  outputs differ: gearc's reference kernels ` +
+		`(GEARRT_NO_FAST=1) against gearrt ${vs('reference', 'gearrt')}, ` +
+		`against ORT ${vs('ort', 'reference')} (by tol)`);
 }
 
 // One line: relative L2 and max |a-b| per output.
