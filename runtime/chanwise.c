@@ -379,6 +379,9 @@ typedef struct Pool2 {
 	bool max, count_pad, nhwc;
 	int64_t n, c;
 	int threads;
+	/* every window whole and inside X, taps adjacent: kh x kw, strides
+	 * sh, sw (pool_full); else kh 0 */
+	int64_t kh, kw, sh, sw;
 } Pool2;
 
 static void pool2_free(void *state)
@@ -421,6 +424,52 @@ RT_HOT_EXACT_FN(static, void, pool_pixel,
 			y[c] = div ? y[c] / (float)div : 0;
 }
 
+/* Row-major, every window whole (Pool2.kh): output row y[0..ow) from
+ * the kh rows at x (iw apart), each output's taps in the reference's
+ * order (pool_pixel's, a pixel of one channel), vectorised along the
+ * row (pool_rows, the reference's general loop, took a torch U-Net's
+ * 2x2 MaxPool of 16 x 96 x 96 in 0.56 ms, 20% of the run). */
+RT_HOT_EXACT_FN(static, void, pool_row_full,
+		(const float *x, float *restrict y, int64_t ow, int64_t iw,
+		 int64_t kh, int64_t kw, int64_t sw, bool max),
+		(x, y, ow, iw, kh, kw, sw, max))
+{
+	for (int64_t o = 0; o < ow; o++)
+		y[o] = max ? NAN : 0; /* maxNum's start */
+	for (int64_t b = 0; b < kh; b++)
+		for (int64_t e = 0; e < kw; e++) {
+			const float *v = x + b * iw + e;
+			if (max)
+				for (int64_t o = 0; o < ow; o++)
+					y[o] = v[o * sw] > y[o] || y[o] != y[o]
+						       ? v[o * sw]
+						       : y[o];
+			else
+				for (int64_t o = 0; o < ow; o++)
+					y[o] += v[o * sw];
+		}
+	if (!max)
+		for (int64_t o = 0; o < ow; o++)
+			y[o] = y[o] / (float)(kh * kw);
+}
+
+/* Whether axis a's windows are all k taps (dilation 1) from o * st
+ * inside the input, k and st then set. */
+static bool pool_full(const Pool *p, int a, int64_t *k, int64_t *st)
+{
+	const Span *sp = p->span[a];
+	int64_t n = p->out[a];
+	*k = n ? sp[0].n : 0;
+	*st = n > 1 ? sp[1].first - sp[0].first : 1;
+	if (!n || *k < 1 || *st < 1 || p->dil[a] != 1)
+		return false;
+	for (int64_t o = 0; o < n; o++)
+		if (sp[o].first != o * *st || sp[o].n != *k ||
+		    sp[o].cnt != *k)
+			return false;
+	return true;
+}
+
 /* NHWC: output row r (of all images' rows), every channel. */
 static void pool2_nhwc_row(const Pool2 *k, const float *x, float *y,
 			   int64_t r)
@@ -452,6 +501,15 @@ static int pool2_run(void *state, const Tensor *const *in, Tensor *const *out)
 		return 0;
 	}
 	int64_t ip = p->in[1] * p->in[2], op = p->out[1] * p->out[2];
+	if (k->kh) {
+		int64_t oh = p->out[1], ow = p->out[2], iw = p->in[2];
+		RT_PARALLEL_ROWS
+		for (int64_t r = 0; r < p->nc * oh; r++)
+			pool_row_full(x + r / oh * ip + r % oh * k->sh * iw,
+				      y + r * ow, ow, iw, k->kh, k->kw, k->sw,
+				      k->max);
+		return 0;
+	}
 	RT_PARALLEL_FOR
 	for (int64_t pl = 0; pl < p->nc; pl++) {
 		Pool one = *p;
@@ -492,6 +550,9 @@ int chan_pool(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	}
 	k->max = n->op == OP_MaxPool;
 	k->count_pad = !k->max && attr_int(n, "count_include_pad", 0) != 0;
+	if (!pool_full(&k->p, 1, &k->kh, &k->sh) ||
+	    !pool_full(&k->p, 2, &k->kw, &k->sw))
+		k->kh = 0;
 	k->n = x->shape.dims[0], k->c = x->shape.dims[1];
 	const int64_t *ks; /* pool_plan read 2 of them */
 	attr_ints(n, "kernel_shape", &ks);

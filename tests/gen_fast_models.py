@@ -5,7 +5,8 @@ fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
 fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx,
 fast_fewconv.onnx, fast_stems.onnx, fast_pw.onnx, fast_wino.onnx,
-fast_ew.onnx, fast_wino_res.onnx, fast_cl.onnx and fast_shuffle.onnx for
+fast_ew.onnx, fast_wino_res.onnx, fast_cl.onnx, fast_shuffle.onnx and
+fast_upsample.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -842,3 +843,37 @@ save(shn, [ws("sh_w1", 24, 24, 3, 3), ws("sh_w2", 12, 12, 1, 1),
            i64("sh_sp", 10, 14)] + c1 + c2,
      [h.make_tensor_value_info("x", T.FLOAT, [2, 24, 10, 9])],
      ["sh_y", "sh_z"], "fast_shuffle.onnx")
+
+# the upsampling of U-Nets (runtime/direct.c deconv_product: a
+# ConvTranspose whose kernel is its stride, as one matrix product) with
+# the Relu and the Sigmoid applied after it, a 3x3 stride-3 one of one
+# input channel, and the 2x2 MaxPool and AveragePool between their
+# blocks (row-major, whole windows: chanwise.c's row loop)
+up_rng = np.random.default_rng(31)
+
+
+def wu(name, *shape):
+    return nh.from_array(up_rng.standard_normal(shape).astype(np.float32),
+                         name)
+
+
+up = [
+    h.make_node("ConvTranspose", ["x", "up_w1", "up_b1"], ["up_r_in"],
+                strides=[2, 2], kernel_shape=[2, 2]),
+    h.make_node("Relu", ["up_r_in"], ["up_relu"]),
+    h.make_node("ConvTranspose", ["x", "up_w2", "up_b2"], ["up_s_in"],
+                strides=[3, 3]),
+    h.make_node("Sigmoid", ["up_s_in"], ["up_sigmoid"]),
+    h.make_node("ConvTranspose", ["x1", "up_w3"], ["up_one"],
+                strides=[3, 3]),
+    h.make_node("MaxPool", ["x"], ["up_max"], kernel_shape=[2, 2],
+                strides=[2, 2]),
+    h.make_node("AveragePool", ["x"], ["up_avg"], kernel_shape=[2, 2],
+                strides=[2, 2]),
+]
+save(up, [wu("up_w1", 16, 16, 2, 2), wu("up_b1", 16),
+          wu("up_w2", 16, 8, 3, 3), wu("up_b2", 8), wu("up_w3", 1, 32, 3, 3)],
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 16, 11, 30]),
+      h.make_tensor_value_info("x1", T.FLOAT, [1, 1, 7, 5])],
+     ["up_relu", "up_sigmoid", "up_one", "up_max", "up_avg"],
+     "fast_upsample.onnx")

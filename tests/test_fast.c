@@ -236,6 +236,34 @@ Test(fast, direct_ops_match_reference)
 	fast_vs_reference("fast_direct", 23, 23, NULL);
 }
 
+Test(fast, upsampling_ops_match_reference)
+{
+	/* tests/gen_fast_models.py's fast_upsample: 3 ConvTranspose whose
+	 * kernel is their stride, each one matrix product (runtime/direct.c
+	 * deconv_product), the first two applying the Relu and the Sigmoid
+	 * after them (2 tasks doing nothing), the third of one input
+	 * channel; a 2x2 MaxPool and AveragePool on row-major X
+	 * (chanwise.c's whole-window rows) */
+	fast_vs_reference("fast_upsample", 7, 5, NULL);
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "fast_upsample", "fast_upsample",
+				   NULL);
+	setenv("GEARRT_PROFILE", "1", 1);
+	unsetenv("GEARRT_NO_FAST");
+	Run r = run_gearc("run", om, "--random-inputs", "--quiet");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "ConvTranspose/direct.deconv.product     3") &&
+			  strstr(r.err, "Relu/direct.deconv_act") &&
+			  strstr(r.err, "Sigmoid/direct.deconv_act") &&
+			  strstr(r.err, "MaxPool/chan.pool"),
+		  "%s", r.err);
+	run_free(&r);
+	unsetenv("GEARRT_PROFILE");
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
 Test(fast, conv_chain_keeps_blocked_layout)
 {
 	/* Conv -> 2 Conv: at most the first X and the last two Ys are

@@ -20,6 +20,10 @@ enum { MAX_IO = 8 };
 /* A list of int64 (INTS gives the pointer and the count). */
 #define L(...) ((const int64_t[]){ __VA_ARGS__ })
 
+/* Whether fill_random puts NaN, -0, 0 and infinities among the floats
+ * (an eighth of them). */
+static bool fill_specials;
+
 static void fill_random(Tensor *t, uint32_t seed)
 {
 	int64_t n = shape_numel(&t->shape);
@@ -31,9 +35,13 @@ static void fill_random(Tensor *t, uint32_t seed)
 		}
 		return;
 	}
+	static const float special[] = { NAN, -0.0f, 0.0f, INFINITY,
+					 -INFINITY };
 	for (int64_t i = 0; i < n; i++) {
 		seed = seed * 1664525u + 1013904223u;
 		((float *)b)[i] = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
+		if (fill_specials && (seed >> 4) % 8 == 0)
+			((float *)b)[i] = special[(seed >> 12) % 5];
 	}
 }
 
@@ -128,8 +136,13 @@ static void check_node(Model *m, const Node *n, bool small, float atol,
 		for (int64_t i = 0; i < cnt; i++) {
 			double x = tensor_get_f64(got[k], i),
 			       y = tensor_get_f64(ref[k], i);
-			cr_assert((isnan(x) && isnan(y)) ||
-					  fabs(x - y) <= atol + rtol * fabs(y),
+			/* no tolerance: the same zero's sign too */
+			bool same = isnan(x) || isnan(y) ? isnan(x) && isnan(y)
+				    : atol || rtol
+					? x == y || fabs(x - y) <=
+							    atol + rtol * fabs(y)
+					: x == y && signbit(x) == signbit(y);
+			cr_assert(same,
 				  "%s: output %d element %lld is %g, the "
 				  "reference %g", n->op_type, k, (long long)i,
 				  x, y);
@@ -595,6 +608,38 @@ Test(small, packed_gru_leaves_other_cells)
 	 * RNN_MAX_BATCH */
 	gru_case(&(GruCase){ 4, 1, 8, 12, NULL, 0, 1, 1, 1, 1 }, false);
 	gru_case(&(GruCase){ 2, 65, 8, 16, NULL, 1, 1, 1, 1, 1 }, false);
+}
+
+/* ---- pools ---------------------------------------------------------------- */
+
+/* A 2-D MaxPool or AveragePool of kernel k, stride st, no pads, on
+ * row-major x holding NaN, -0, 0 and infinities: chanwise.c's kernel
+ * (whole windows: a row at a time, vectorised) bit for bit as the
+ * reference (each window's taps in order, NaN never taken over a
+ * number, the first of equal values kept). */
+static void pool_case(const char *op, Shape xs, int64_t kh, int64_t kw,
+		      int64_t sh, int64_t sw)
+{
+	Model *m = tu_model(13);
+	Graph *g = m->graph;
+	ValId x = tu_input(g, "x", DT_FLOAT, xs);
+	Node *n = tu_node(g, op, "p", IDS(x), 1);
+	int64_t ks[2] = { kh, kw }, st[2] = { sh, sw };
+	tu_ints(g, n, "kernel_shape", ks, 2);
+	tu_ints(g, n, "strides", st, 2);
+	fill_specials = true;
+	check_node(m, n, false, 0, 0);
+	fill_specials = false;
+}
+
+Test(small, whole_window_pools_match_reference)
+{
+	pool_case("MaxPool", SHAPE(1, 16, 96, 96), 2, 2, 2, 2); /* U-Net */
+	pool_case("MaxPool", SHAPE(2, 3, 9, 10), 3, 3, 2, 2);
+	pool_case("MaxPool", SHAPE(1, 4, 7, 33), 3, 3, 1, 1);
+	pool_case("MaxPool", SHAPE(1, 2, 8, 9), 2, 3, 2, 3);
+	pool_case("AveragePool", SHAPE(1, 5, 10, 12), 2, 2, 2, 2);
+	pool_case("AveragePool", SHAPE(1, 3, 9, 40), 3, 3, 3, 1);
 }
 
 /* ---- depthwise convolution --------------------------------------------- */
