@@ -258,7 +258,7 @@ static int deconv_product(Deconv *d, const char *name)
 		    g->pad[a] != 0 || g->out[a] != g->in[a] * g->stride[a])
 			return 0;
 	int64_t ncol = g->cout * g->kernel[0] * g->kernel[1];
-	if (g->group != 1 || g->cin < 1 || g->in[1] < 1 ||
+	if (g->group != 1 || g->cin < 1 || g->in[0] < 1 || g->in[1] < 1 ||
 	    ncol < DECONV_COLS)
 		return 0;
 	d->nr = chan_gemm_nr(ncol);
