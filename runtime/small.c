@@ -1116,7 +1116,7 @@ static void rnn_state(const RnnPack *k, const Tensor *const *in, int i,
 		memset(s, 0, (size_t)n * sizeof(float));
 }
 
-/* Row b of step tt's output of direction d: y [T][D][B][H]. */
+/* Step tt's output of direction d, every row: y [T][D][B][H]. */
 static void rnn_output(const RnnPack *k, float *y, int64_t tt, int64_t d,
 		       const float *h)
 {
