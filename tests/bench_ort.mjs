@@ -722,10 +722,31 @@ function fixtureCases(build) {
 	return all;
 }
 
+/* Run by hand, this script times BUILD/bench_run and BUILD/gearc as
+ * they are (make bench and bench-real rebuild them first): a binary
+ * older than the library it links measures code that is gone. */
+function staleCheck(build) {
+	const mtime = f => {
+		try {
+			return fs.statSync(path.join(build, f)).mtimeMs;
+		} catch {
+			return null;
+		}
+	};
+	const lib = mtime('libgearc.a');
+	for (const bin of ['bench_run', 'gearc'])
+		if (lib && mtime(bin) !== null && mtime(bin) < lib)
+			console.log(`warning: ${path.join(build, bin)} is older ` +
+				    `than libgearc.a: make ${path.join(build,
+				    bin)} (make bench does) to time the ` +
+				    'current code');
+}
+
 async function main() {
 	const build = path.resolve(process.argv[2] || 'build');
 	const gearc = path.join(build, 'gearc');
 	process.env.BENCH_ORT_PREFIX = path.join(build, 'ort');
+	staleCheck(build);
 	const only = process.env.BENCH_ORT_ONLY ?
 		process.env.BENCH_ORT_ONLY.split(',') : null;
 	const wanted = c => !only || only.includes(c.key);
