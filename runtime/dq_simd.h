@@ -156,7 +156,7 @@ DQ256_TARGET static void D2(dq_channels8)(const int32_t *c, int64_t ldc,
 				    : _mm256_setzero_ps();
 	int64_t i = 0;
 	for (; i + 8 <= nr; i += 8) {
-		__m256 v[8], t[8];
+		__m256 v[8];
 		for (int r = 0; r < 8; r++) {
 			__m256i s = _mm256_loadu_si256(
 				(const __m256i *)(c + (i + r) * ldc + j0));
@@ -168,28 +168,9 @@ DQ256_TARGET static void D2(dq_channels8)(const int32_t *c, int64_t ldc,
 			if (e->bias)
 				v[r] = _mm256_add_ps(v[r], bias);
 		}
-		/* the 8 x 8 transpose: pairs of rows interleaved, then
-		 * quads, then halves across the two lanes of 128 bits */
-		for (int r = 0; r < 8; r += 2) {
-			t[r] = _mm256_unpacklo_ps(v[r], v[r + 1]);
-			t[r + 1] = _mm256_unpackhi_ps(v[r], v[r + 1]);
-		}
-		for (int r = 0; r < 8; r += 4) {
-			v[r] = _mm256_shuffle_ps(t[r], t[r + 2], 0x44);
-			v[r + 1] = _mm256_shuffle_ps(t[r], t[r + 2], 0xee);
-			v[r + 2] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0x44);
-			v[r + 3] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0xee);
-		}
-		/* v[q] (rows 0-3) and v[q + 4] (rows 4-7): columns q and
-		 * q + 4 in their halves */
-		for (int q = 0; q < 4; q++) {
-			_mm256_storeu_ps(y + q * ys + i,
-					 _mm256_permute2f128_ps(v[q], v[q + 4],
-								0x20));
-			_mm256_storeu_ps(y + (q + 4) * ys + i,
-					 _mm256_permute2f128_ps(v[q], v[q + 4],
-								0x31));
-		}
+		simd_transpose8(v); /* v[q]: column j0 + q's 8 rows */
+		for (int q = 0; q < 8; q++)
+			_mm256_storeu_ps(y + q * ys + i, v[q]);
 	}
 	for (; i < nr; i++)
 		for (int64_t j = j0; j < j0 + 8; j++)

@@ -1049,7 +1049,7 @@ int quant_linear(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 enum { DQ_MR = 6, DQ_NP = 4, DQ_MR_MAX = 12, DQ_ROWS = 192 };
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "simd_x86.h"
 /* Round half to even, no exception: a constant, as clang requires of
  * the rounding argument of the _round_ intrinsics. */
 #define DQ_RN (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
@@ -1328,17 +1328,12 @@ DQ_VNNI_TARGET static void dq_tile_any(int mr, int np, int ntap,
 #endif
 
 #if DQ_HAVE_VNNI
-/* AVX2's masked stores: 8 from dq_mask8 + 8 - n are the first n lanes. */
-static const int32_t dq_mask8[16] = { -1, -1, -1, -1, -1, -1, -1, -1,
-				      0,  0,  0,  0,  0,  0,  0,  0 };
-#define simd_mask8 dq_mask8
 #define DQ256_VNNI 1
 #include "dq_simd.h"
 #undef DQ256_VNNI
 #define DQ256_VNNI 0
 #include "dq_simd.h"
 #undef DQ256_VNNI
-#undef simd_mask8
 #endif
 
 /* The tiles the integer products run on, by what the CPU has within the

@@ -20,7 +20,7 @@
 #ifndef GEARC_RT_SIMD_ONCE
 #define GEARC_RT_SIMD_ONCE
 #if RT_X86
-#include <immintrin.h>
+#include "simd_x86.h"
 #endif
 typedef float RtV16 __attribute__((vector_size(64)));
 typedef float RtV8 __attribute__((vector_size(32)));
@@ -32,13 +32,6 @@ typedef int32_t RtI4 __attribute__((vector_size(16)));
 #define SIMD_CAT(a, b) SIMD_CAT2(a, b)
 #define SIMD_CAT3(a, b, c) a##_##b##_##c
 #define SIMD_CATU(a, b) SIMD_CAT3(a, b, x)
-#if RT_X86
-/* AVX2's masked loads and stores take a mask of whole lanes: 8 from
- * simd_mask8 + 8 - n are the first n lanes set. */
-static const int32_t simd_mask8[16] __attribute__((aligned(64))) = {
-	-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0,
-};
-#endif
 #endif
 
 #undef V

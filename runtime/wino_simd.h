@@ -245,27 +245,8 @@ SIMD_FN void SF(transpose)(__m512 r[16])
 }
 #define WINO_TRANSPOSE 1
 #elif SIMD_VL == 8 && RT_X86
-/* r's 8 rows of 8 floats, transposed: floats, pairs, then 128-bit
- * halves interleaved. */
-SIMD_FN void SF(transpose)(__m256 r[8])
-{
-	__m256 a[8], b[8];
-	for (int i = 0; i < 8; i += 2) {
-		a[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-		a[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-	}
-	for (int i = 0; i < 8; i += 4)
-		for (int j = 0; j < 2; j++) {
-			b[i + 2 * j] = _mm256_shuffle_ps(a[i + j], a[i + j + 2],
-							 0x44);
-			b[i + 2 * j + 1] = _mm256_shuffle_ps(
-				a[i + j], a[i + j + 2], 0xee);
-		}
-	for (int j = 0; j < 4; j++) {
-		r[j] = _mm256_permute2f128_ps(b[j], b[4 + j], 0x20);
-		r[4 + j] = _mm256_permute2f128_ps(b[j], b[4 + j], 0x31);
-	}
-}
+/* runtime/simd_x86.h's 8 x 8 transpose */
+SIMD_FN void SF(transpose)(__m256 r[8]) { simd_transpose8(r); }
 #define WINO_TRANSPOSE 1
 #else
 #define WINO_TRANSPOSE 0
