@@ -1116,6 +1116,16 @@ static void rnn_state(const RnnPack *k, const Tensor *const *in, int i,
 		memset(s, 0, (size_t)n * sizeof(float));
 }
 
+/* The state s [B][H] of direction d into dst [D][B][H] (Y_h, Y_c), if
+ * wanted. */
+static void rnn_final(const RnnPack *k, float *dst, int64_t d,
+		      const float *s)
+{
+	int64_t n = k->batch * k->hidden;
+	if (dst)
+		memcpy(dst + d * n, s, (size_t)n * sizeof(float));
+}
+
 /* Step tt's output of direction d, every row: y [T][D][B][H]. */
 static void rnn_output(const RnnPack *k, float *y, int64_t tt, int64_t d,
 		       const float *h)
@@ -1183,7 +1193,6 @@ static int lstmp_run(void *state, const Tensor *const *in,
 	float *y = out[0] ? tensor_mut(out[0]) : NULL;
 	float *yh = k->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
 	float *yc = k->nout > 2 && out[2] ? tensor_mut(out[2]) : NULL;
-	size_t sb = (size_t)(B * H) * sizeof(float);
 	for (int64_t d = 0; d < k->dirs; d++) {
 		bool rev = d == 1 || k->reverse;
 		rnn_inputs(k, d, in[0]->data);
@@ -1202,10 +1211,8 @@ static int lstmp_run(void *state, const Tensor *const *in,
 			}
 			rnn_output(k, y, tt, d, p->h);
 		}
-		if (yh)
-			memcpy(yh + d * B * H, p->h, sb);
-		if (yc)
-			memcpy(yc + d * B * H, p->c, sb);
+		rnn_final(k, yh, d, p->h);
+		rnn_final(k, yc, d, p->c);
 	}
 	return 0;
 }
@@ -1306,7 +1313,7 @@ static int grup_run(void *state, const Tensor *const *in,
 {
 	GruP *p = state;
 	const RnnPack *k = &p->k;
-	int64_t T = k->seq, B = k->batch, H = k->hidden, G = k->g;
+	int64_t T = k->seq, B = k->batch, G = k->g;
 	float *y = out[0] ? tensor_mut(out[0]) : NULL;
 	float *yh = k->nout > 1 && out[1] ? tensor_mut(out[1]) : NULL;
 	for (int64_t d = 0; d < k->dirs; d++) {
@@ -1318,9 +1325,7 @@ static int grup_run(void *state, const Tensor *const *in,
 			gru_step(p, d, k->xw + tt * B * G, p->h);
 			rnn_output(k, y, tt, d, p->h);
 		}
-		if (yh)
-			memcpy(yh + d * B * H, p->h,
-			       (size_t)(B * H) * sizeof(float));
+		rnn_final(k, yh, d, p->h);
 	}
 	return 0;
 }
