@@ -64,6 +64,16 @@ struct Attn {
 
 static int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
+/* The x86-64 variants are built with GCC's target attributes (below,
+ * with a task), and the AVX2 one packs K with simd_x86.h's transpose. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+	!defined(__SANITIZE_ADDRESS__)
+#define ATTN_X86 1
+#define ATTN_AVX2 __attribute__((target("avx2,fma"), \
+				 optimize("O3", "fp-contract=fast")))
+#include "simd_x86.h"
+#endif
+
 /* ---- packing -------------------------------------------------------------- */
 
 /* Vectors go through memory and by pointer: a function returning one
@@ -113,17 +123,48 @@ transpose16(const float *src, int64_t rs, float *dst, int64_t ds)
 		VSTORE(dst + i * ds, r[i]);
 }
 
-/* kt[d][j] = K[j][d] (strides kj, kd), lanes j >= skv 0: whole 16x16
- * blocks through registers where K's rows are contiguous, the edges a
- * float at a time.  Inlined into each variant. */
+#ifdef ATTN_X86
+/* kt's whole 8 x 8 blocks (j < jf, e < df) from K's contiguous rows, in
+ * AVX2's registers: transpose16's 16-float vectors are two registers
+ * each there, and GCC spilled its shuffles to the stack (a third of
+ * the AVX2 variant's time on a 4-head encoder layer). */
+ATTN_AVX2 static void pack_kt8(const float *k, int64_t kj, int64_t jf,
+			       int64_t df, float *kt, int64_t ld)
+{
+	for (int64_t j = 0; j < jf; j += 8)
+		for (int64_t e = 0; e < df; e += 8) {
+			__m256 r[8];
+			for (int i = 0; i < 8; i++)
+				r[i] = _mm256_loadu_ps(k + (j + i) * kj + e);
+			simd_transpose8(r);
+			for (int i = 0; i < 8; i++)
+				_mm256_storeu_ps(kt + (e + i) * ld + j, r[i]);
+		}
+}
+#endif
+
+/* kt[d][j] = K[j][d] (strides kj, kd), lanes j >= skv 0: whole blocks
+ * through registers where K's rows are contiguous (16 x 16, or 8 x 8
+ * for the half variant), the edges a float at a time.  Inlined into
+ * each variant. */
 static inline __attribute__((always_inline)) void
 pack_kt(const float *k, int64_t kj, int64_t kd, int64_t skv, int64_t d,
-	float *kt, int64_t ld)
+	float *kt, int64_t ld, const bool half)
 {
-	int64_t jf = kd == 1 ? skv / VL * VL : 0, df = d / VL * VL;
-	for (int64_t j = 0; j < jf; j += VL)
-		for (int64_t e = 0; e < df; e += VL)
-			transpose16(k + j * kj + e, kj, kt + e * ld + j, ld);
+	int64_t b = VL;
+#ifdef ATTN_X86
+	b = half ? 8 : VL;
+#endif
+	int64_t jf = kd == 1 ? skv / b * b : 0, df = d / b * b;
+	if (b == VL)
+		for (int64_t j = 0; j < jf; j += VL)
+			for (int64_t e = 0; e < df; e += VL)
+				transpose16(k + j * kj + e, kj, kt + e * ld + j,
+					    ld);
+#ifdef ATTN_X86
+	else
+		pack_kt8(k, kj, jf, df, kt, ld);
+#endif
 	for (int64_t e = 0; e < d; e++) {
 		float *row = kt + e * ld;
 		for (int64_t j = e < df ? jf : 0; j < skv; j++)
@@ -459,7 +500,8 @@ task(const Attn *k, const float *const *in, float *y, int64_t i, float *w,
 	int64_t b = i / per_block, t0 = i % per_block * k->per_task;
 	const int64_t *ks = g->st[SDPA_K], *vs = g->st[SDPA_V];
 	const float *kk = in[SDPA_K] + sdpa_block_offset(g, SDPA_K, b);
-	pack_kt(kk, ks[r - 2], ks[r - 1], g->skv, g->d, w + k->kt, k->ld);
+	pack_kt(kk, ks[r - 2], ks[r - 1], g->skv, g->d, w + k->kt, k->ld,
+		half);
 	if (k->pack_v)
 		pack_rows(in[SDPA_V] + sdpa_block_offset(g, SDPA_V, b),
 			  vs[r - 2], vs[r - 1], g->skv, g->dv, w + k->v,
@@ -473,11 +515,7 @@ task(const Attn *k, const float *const *in, float *y, int64_t i, float *w,
  * vectors a step (24 of its 32 registers), AVX2 with 2 rows of 2 (a
  * vector of 16 floats is 2 of its 16 registers), and plain C, whose
  * vectors the compiler splits for the base ISA, a row of 2 at a time. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-	!defined(__SANITIZE_ADDRESS__)
-#define ATTN_X86 1
-#define ATTN_AVX2 __attribute__((target("avx2,fma"), \
-				 optimize("O3", "fp-contract=fast")))
+#ifdef ATTN_X86
 RT_AVX512 static void task_avx512(const Attn *k, const float *const *in,
 				  float *y, int64_t i, float *w)
 {

@@ -711,9 +711,6 @@ static double now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* Runs run_graph[which] (checked: rt_check_gear) as compiled, prepared
- * on its first run, which st.prepare_ms times: a status as rt_exec's,
- * GEARRT_E_FILE if it cannot be prepared. */
 /* One run of s's prepared run_graph[which] on zeros (no string
  * inputs), its outputs in session memory, its status not kept: what a
  * first run pays beyond preparing (the arena's and the outputs' pages
@@ -774,6 +771,9 @@ static gearrt_status prepare(RunCtx *s, size_t which)
 	return s->prep[which] ? GEARRT_OK : GEARRT_E_FILE;
 }
 
+/* Runs run_graph[which] (checked: rt_check_gear) as compiled, prepared
+ * on its first run, which st.prepare_ms times: a status as rt_exec's,
+ * GEARRT_E_FILE if it cannot be prepared. */
 static gearrt_status run_compiled(RunCtx *s, size_t which,
 				  const gearrt_tensor *inputs,
 				  gearrt_tensor *outputs, size_t nout)

@@ -487,5 +487,11 @@ Test(attn, kernel_variants_agree_under_an_isa_cap)
 		int64_t n;
 		free(check_case(&c, poke_specials, &n,
 				cpu_level_name(caps[i])));
+		/* K in whole blocks of 8 and 16 floats and edges past
+		 * them both ways: 27 keys of 20 */
+		Case e = { .rank = 4, .q = { 1, 2, 11, 20 },
+			   .k = { 1, 2, 27, 20 }, .v = { 1, 2, 27, 12 },
+			   .scale = 0.3f };
+		free(check_case(&e, NULL, &n, "blocks and edges"));
 	}
 }
