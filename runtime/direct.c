@@ -52,11 +52,11 @@ typedef struct Deconv {
 			     * the product's block (deconv_product) */
 	int act;	    /* DIRECT_RELU, DIRECT_SIGMOID after it, or 0 */
 	int threads;
-	/* the kernel its stride, unpadded: W [cin][cout kh kw] in
-	 * chan_gemm's panels of nr, blocks of rows input rows */
-	float *wp;
-	ChanGemm gemm;
-	int64_t nr, rows;
+	/* the kernel its stride, unpadded: W^T [cout kh kw][cin], blocks
+	 * of rows input rows (ld floats a channel's, whole vectors) */
+	float *wt;
+	ChanGemmPart gemm;
+	int64_t rows, ld;
 } Deconv;
 
 static void deconv_free(void *state)
@@ -64,7 +64,7 @@ static void deconv_free(void *state)
 	Deconv *d = state;
 	if (d) {
 		free(d->acc);
-		free(d->wp);
+		free(d->wt);
 	}
 	free(d);
 }
@@ -181,14 +181,18 @@ static int deconv_run(void *state, const Tensor *const *in,
 /* ConvTranspose whose kernel is its stride, unpadded, one group (the
  * 2x2 stride-2 upsampling of U-Nets and detection heads): each output
  * takes one tap of one input pixel, so the op is one matrix product,
- * X^T [pixels][cin] by W [cin][cout kh kw] (ONNX's layout as it is),
- * each row of it scattered to the kh x kw outputs of its pixel.  The
- * phases above ran a torch U-Net's 32-to-16-channel layer at 2 GMAC/s
- * (a multiply-add pass over a row per input channel and tap): 80% of
- * ONNX Runtime's whole run.  A work item is a block of input rows:
- * transposed, multiplied on chanwise.c's tiles (each sum over cin in
- * order, the bias after it, as the phases sum), scattered, then the
- * activation over the block's whole output rows. */
+ * C = W^T [cout kh kw][cin] by X [cin][pixels] (a 1x1 convolution to
+ * cout kh kw channels), each of C's rows then the taps (ky, kx) of one
+ * output channel: row (oc, ky, kx) interleaved with its kx siblings
+ * into output rows ky of the pixels' rows.  The phases above ran a torch
+ * U-Net's 32-to-16-channel layer at 2 GMAC/s (a multiply-add pass over a
+ * row per input channel and tap): 80% of ONNX Runtime's whole run.  A
+ * work item is a block of input rows: X's rows copied into whole
+ * vectors, multiplied on chanwise.c's tiles (each sum over cin in order,
+ * the bias after it, as the phases sum), interleaved, then the
+ * activation over the block's output rows.  (C as X^T W, pixels by
+ * taps, scattered its outputs a float or two a cache line: PP-OCRv4
+ * det's 24-to-24 layer at 640x640 took 7 ms.) */
 static void deconv_block(const Deconv *d, const float *xb, float *yb,
 			 int64_t i, float *work)
 {
@@ -196,29 +200,26 @@ static void deconv_block(const Deconv *d, const float *xb, float *yb,
 	int64_t ih = g->in[0], iw = g->in[1], kh = g->kernel[0];
 	int64_t kw = g->kernel[1], oh = g->out[0], ow = g->out[1];
 	int64_t blocks = (ih + d->rows - 1) / d->rows, img = i / blocks;
-	int64_t iy0 = i % blocks * d->rows;
+	int64_t iy0 = i % blocks * d->rows, ld = d->ld;
 	int64_t rows = ih - iy0 < d->rows ? ih - iy0 : d->rows;
 	int64_t np = rows * iw, ncol = g->cout * kh * kw;
 	const float *x = xb + (img * g->cin * ih + iy0) * iw;
-	float *xt = work, *c = work + d->rows * iw * g->cin;
-	for (int64_t ci = 0; ci < g->cin; ci++)
-		for (int64_t q = 0; q < np; q++)
-			xt[q * g->cin + ci] = x[ci * ih * iw + q];
-	d->gemm(np, ncol, g->cin, xt, g->cin, d->wp, d->nr, c, ncol);
+	float *xr = work, *c = work + g->cin * ld;
+	for (int64_t ci = 0; ci < g->cin; ci++) {
+		memcpy(xr + ci * ld, x + ci * ih * iw,
+		       (size_t)np * sizeof(float));
+		memset(xr + ci * ld + np, 0, (size_t)(ld - np) * sizeof(float));
+	}
+	d->gemm(ncol, np, g->cin, d->wt, g->cin, xr, 0, ld, c, ld, NULL,
+		false);
 	for (int64_t oc = 0; oc < g->cout; oc++) {
 		float bias = d->b ? d->b[oc] : 0.0f;
 		float *y = yb + ((img * g->cout + oc) * oh + iy0 * kh) * ow;
 		for (int64_t r = 0; r < rows; r++)
-			for (int64_t ky = 0; ky < kh; ky++) {
-				float *yr = y + (r * kh + ky) * ow;
-				const float *cr = c + r * iw * ncol +
-						  (oc * kh + ky) * kw;
-				for (int64_t ix = 0; ix < iw; ix++)
-					for (int64_t kx = 0; kx < kw; kx++)
-						yr[ix * kw + kx] =
-							cr[ix * ncol + kx] +
-							bias;
-			}
+			for (int64_t ky = 0; ky < kh; ky++)
+				interleave(y + (r * kh + ky) * ow,
+					   c + (oc * kh + ky) * kw * ld + r * iw,
+					   ow, kw, ld, bias);
 		for (int64_t r = 0; r < rows * kh && d->act; r++)
 			act_row(d->act, y + r * ow, ow);
 	}
@@ -230,8 +231,8 @@ static int deconv_product_run(void *state, const Tensor *const *in,
 	const Deconv *d = state;
 	const ConvGeom *g = &d->g;
 	int64_t items = g->n * ((g->in[0] + d->rows - 1) / d->rows);
-	int64_t room = d->rows * g->in[1] *
-		       (g->cin + g->cout * g->kernel[0] * g->kernel[1]);
+	int64_t room = d->ld * (g->cin + g->cout * g->kernel[0] *
+						 g->kernel[1]);
 	const float *xb = in[0]->data;
 	float *yb = tensor_mut(out[0]);
 	int nt = d->threads;
@@ -241,12 +242,9 @@ static int deconv_product_run(void *state, const Tensor *const *in,
 	return 0;
 }
 
-/* Pixels a block of deconv_product about takes: the product's block of
- * C (x cout kh kw floats) stays in L2.  Columns of the product (cout kh
- * kw) below which the phases are faster: PP-OCRv4 det's last 24-to-1
- * channel layer, 4 columns in a tile of 48, took 3.8 ms as a product,
- * 1.2 as phases (its 24-to-24 one, 96 columns, 5.6 and 5.9). */
-enum { DECONV_PIXELS = 256, DECONV_COLS = 32 };
+/* Pixels a block of deconv_product about takes: its rows of C (cout kh
+ * kw of them) stay in L2. */
+enum { DECONV_PIXELS = 256 };
 
 /* Whether d's geometry is deconv_product's, which it then takes: 1, 0,
  * or -1 (out of memory, with an error). */
@@ -259,23 +257,21 @@ static int deconv_product(Deconv *d, const char *name)
 			return 0;
 	int64_t ncol = g->cout * g->kernel[0] * g->kernel[1];
 	if (g->group != 1 || g->cin < 1 || g->in[0] < 1 || g->in[1] < 1 ||
-	    ncol < DECONV_COLS)
+	    ncol < 1)
 		return 0;
-	d->nr = chan_gemm_nr(ncol);
-	d->gemm = chan_gemm_for(cpu_isa());
+	d->gemm = chan_gemm_part_for(cpu_isa());
 	d->rows = DECONV_PIXELS / g->in[1] > 1 ? DECONV_PIXELS / g->in[1] : 1;
 	d->rows = d->rows < g->in[0] ? d->rows : g->in[0];
-	int64_t padded = (ncol + d->nr - 1) / d->nr * d->nr;
-	int64_t room = d->rows * g->in[1] * (g->cin + ncol);
-	d->wp = calloc((size_t)(padded * g->cin), sizeof(float));
+	d->ld = (d->rows * g->in[1] + 15) / 16 * 16;
+	int64_t room = d->ld * (g->cin + ncol);
+	d->wt = malloc((size_t)(ncol * g->cin) * sizeof(float));
 	d->acc = malloc((size_t)(d->threads * room) * sizeof(float));
-	if (!d->wp || !d->acc)
+	if (!d->wt || !d->acc)
 		return error("node '%s' (ConvTranspose): out of memory for "
-			     "its packed weights", name);
+			     "its weights and blocks", name);
 	for (int64_t ci = 0; ci < g->cin; ci++)
 		for (int64_t j = 0; j < ncol; j++)
-			d->wp[chan_gemm_at(j, ci, g->cin, d->nr)] =
-				d->w[ci * ncol + j];
+			d->wt[j * g->cin + ci] = d->w[ci * ncol + j];
 	return 1;
 }
 
