@@ -152,6 +152,7 @@ pack_kt(const float *k, int64_t kj, int64_t kd, int64_t skv, int64_t d,
 	float *kt, int64_t ld, const bool half)
 {
 	int64_t b = VL;
+	(void)half; /* no half variant off x86-64 */
 #ifdef ATTN_X86
 	b = half ? 8 : VL;
 #endif
