@@ -209,13 +209,16 @@ Test(pool, a_run_wakes_its_workers_and_they_spin_a_moment_after_it)
 		  "a run's start woke no worker");
 	/* past the run's end it spins on (the next run is a region of its
 	 * own, now) for 1 ms: 0.3 ms on it is awake unless the test
-	 * itself was held up for most of that time */
+	 * itself was held up for most of that time.  Not under an emulator
+	 * (make check-arm64's qemu, GEARC_QEMU set): there a thread's
+	 * sub-millisecond timing is not the machine's, and the worker,
+	 * translated and held up unseen, slept within 0.3 ms once in CI */
 	rt_gomp_parallel(count_number, &r, 2, 0);
 	long t0 = now_us();
 	rt_pool_active(false);
 	usleep(300);
 	int n = rt_pool_asleep(&wakes, &busy);
-	if (now_us() - t0 < 800 && !busy)
+	if (now_us() - t0 < 800 && !busy && !getenv("GEARC_QEMU"))
 		cr_expect_eq(n, 0, "asleep 0.3 ms after the run ended");
 	cr_expect_eq(asleep_within_2s(1), 1, "it sleeps after");
 }
