@@ -279,12 +279,12 @@ static void gemv_free(void *state)
 	free(g);
 }
 
-/* W into [panels][K][16] (rt_derived's make). */
-/* W as [panels][K][16]: a panel's columns from W's rows (copies of 16
- * floats), or, where W is [N, K] (transB), from 16 of W's rows read in
- * blocks of PACK_K along K (a block of the panel and the rows' lines in
- * L1); columns past N 0.  A float at a time by index, the old loop, took
- * 60 ms of ConvNeXt-T's 100 ms of kernels' preparing. */
+/* W into [panels][K][16] (rt_derived's make): a panel's columns from
+ * W's rows (copies of 16 floats), or, where W is [N, K] (transB), from
+ * 16 of W's rows read in blocks of PACK_K along K (a block of the panel
+ * and the rows' lines in L1); columns past N 0.  A float at a time by
+ * index, the old loop, took 60 ms of the 129 ConvNeXt-T's gear took to
+ * prepare. */
 enum { PACK_K = 64 };
 static void gemv_pack(const void *ctx, void *dst)
 {
