@@ -3,9 +3,12 @@
  * products (dq_tile_vnni's) for AVX2, included by quant.c twice: with
  * DQ256_VNNI 1, AVX-VNNI's vpdpbusd on 8 lanes (4 products of a u8 and
  * an s8 added into each int32 lane, no saturation: the AVX-512 tile's
- * instruction on half the lanes); with 0, AVX2 alone, exactly: the
- * bytes widened to int16 and multiplied in pairs into int32 by vpmaddwd
- * (255 * 128 * 2 fits; vpmaddubsw would saturate a pair's sum at int16).
+ * instruction on half the lanes); with 0, AVX2 alone, exactly: A's
+ * bytes widened to int16 before (dq_widen: a row of 4 k is then one
+ * broadcast load, where widening it here took a shuffle a row and k
+ * quad, a quarter of the tile's vector work), B's here, multiplied in
+ * pairs into int32 by vpmaddwd (255 * 128 * 2 fits; vpmaddubsw would
+ * saturate a pair's sum at int16).
  *
  * B is the packed form every level shares (DqPacked: panels of 16
  * columns, 4 consecutive k of a column adjacent).  A tile is 6 rows by
@@ -16,12 +19,15 @@
  */
 #undef D2
 #undef DQ256_TARGET
+#undef DQ256_A
 #if DQ256_VNNI
 #define D2(name) name##_avxvnni
 #define DQ256_TARGET __attribute__((target("avx2,fma,avxvnni")))
+#define DQ256_A uint8_t /* A's element */
 #else
 #define D2(name) name##_avx2
 #define DQ256_TARGET __attribute__((target("avx2,fma")))
+#define DQ256_A int16_t
 #endif
 
 /* y[col..col+8) of row i from 8 columns' exact sums s (the epilogue of
@@ -53,10 +59,11 @@ D2(dq_epi)(__m256i s, const DqEpi *e, int64_t i, int64_t col)
 }
 
 /* C (or Y through the epilogue) of MR rows by 16 columns (one panel at
- * b, column j0 of the product) over ntap taps (as dq_tile_vnni). */
+ * b, column j0 of the product) over ntap taps (as dq_tile_vnni; lda and
+ * toff count A's elements). */
 static inline __attribute__((always_inline)) DQ256_TARGET void
 D2(dq_tile)(const int MR, int ntap, const int64_t *toff, int64_t kq,
-	    const uint8_t *a, int64_t lda, const int8_t *b, int32_t *c,
+	    const DQ256_A *a, int64_t lda, const int8_t *b, int32_t *c,
 	    int64_t ldc, const DqEpi *e, int64_t i0, int64_t j0)
 {
 #if DQ256_VNNI
@@ -102,7 +109,7 @@ D2(dq_tile)(const int MR, int ntap, const int64_t *toff, int64_t kq,
 			lo[i] = hi[i] = _mm256_setzero_si256();
 		const int8_t *bt = b + 32 * h;
 		for (int t = 0; t < ntap; t++, bt += kq * 64) {
-			const uint8_t *at = toff ? a + toff[t] : a;
+			const int16_t *at = toff ? a + toff[t] : a;
 			for (int64_t q = 0; q < kq; q++) {
 				/* columns 0-3 and 4-7 of the half, 4 k each */
 				__m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(
@@ -111,11 +118,10 @@ D2(dq_tile)(const int MR, int ntap, const int64_t *toff, int64_t kq,
 					(const __m128i *)(bt + q * 64 + 16)));
 #pragma GCC unroll 6
 				for (int i = 0; i < MR; i++) {
-					int32_t a4;
-					memcpy(&a4, at + i * lda + q * 4, 4);
-					/* a's 4 bytes as int16, 4 times */
-					__m256i av = _mm256_cvtepu8_epi16(
-						_mm_set1_epi32(a4));
+					int64_t a4;
+					memcpy(&a4, at + i * lda + q * 4, 8);
+					/* a's 4 int16, 4 times */
+					__m256i av = _mm256_set1_epi64x(a4);
 					lo[i] = _mm256_add_epi32(
 						lo[i], _mm256_madd_epi16(av, w0));
 					hi[i] = _mm256_add_epi32(
@@ -180,7 +186,7 @@ DQ256_TARGET static void D2(dq_channels8)(const int32_t *c, int64_t ldc,
 
 /* D2(dq_tile) of mr rows (1..DQ_MR). */
 DQ256_TARGET static void D2(dq_tile_any)(int mr, int ntap, const int64_t *toff,
-					 int64_t kq, const uint8_t *a,
+					 int64_t kq, const DQ256_A *a,
 					 int64_t lda, const int8_t *b,
 					 int32_t *c, int64_t ldc,
 					 const DqEpi *e, int64_t i0, int64_t j0)

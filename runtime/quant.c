@@ -1367,12 +1367,41 @@ static int64_t dq_tile_rows(int np)
 	return np <= 2 ? DQ_MR_MAX : DQ_MR;
 }
 
+#if DQ_HAVE_VNNI
+/* y[i * k + l] = a[i * lda + l] for rows i < m, l < k: the int16 A of
+ * the AVX2 tiles. */
+__attribute__((target("avx2"))) static void dq_widen(const uint8_t *a,
+						    int64_t lda, int64_t m,
+						    int64_t k, int16_t *y)
+{
+	for (int64_t i = 0; i < m; i++, a += lda, y += k) {
+		int64_t l = 0;
+		for (; l + 16 <= k; l += 16)
+			_mm256_storeu_si256(
+				(__m256i *)(y + l),
+				_mm256_cvtepu8_epi16(_mm_loadu_si128(
+					(const __m128i *)(a + l))));
+		for (; l < k; l++)
+			y[l] = a[l];
+	}
+}
+#endif
+
 /* C (or, with e->y, Y) of rows 0..m of A (lda, k4 bytes a row) against
- * the packed B; c: m x (npan * 16) sums (may be NULL with e->y). */
+ * the packed B; c: m x (npan * 16) sums (may be NULL with e->y); a16:
+ * room for m x k4 int16, A widened for the AVX2 tiles (NULL with the
+ * others). */
 static void dq_gemm(DqIsa isa, int64_t m, const uint8_t *a, int64_t lda,
-		    const DqPacked *p, int32_t *c, const DqEpi *e)
+		    const DqPacked *p, int32_t *c, const DqEpi *e,
+		    int16_t *a16)
 {
 	int64_t kq = p->k4 / 4, ps = p->k4 * 16, ldc = p->npan * 16;
+#if DQ_HAVE_VNNI
+	if (isa == DQ_AVX2)
+		dq_widen(a, lda, m, p->k4, a16);
+#else
+	(void)a16;
+#endif
 	int npmax = isa == DQ_AVX2 || isa == DQ_AVXVNNI ? 1 : DQ_NP;
 	for (int64_t p0 = 0; p0 < p->npan; p0 += npmax) {
 		int np = (int)(p->npan - p0 < npmax ? p->npan - p0 : npmax);
@@ -1388,11 +1417,15 @@ static void dq_gemm(DqIsa isa, int64_t m, const uint8_t *a, int64_t lda,
 					    ci, ldc, e, i0, p0 * 16);
 				continue;
 			}
-			if (isa == DQ_AVXVNNI || isa == DQ_AVX2) {
-				(isa == DQ_AVXVNNI ? dq_tile_any_avxvnni
-						   : dq_tile_any_avx2)(
-					mr, 1, NULL, kq, ai, lda, b, ci, ldc, e,
-					i0, p0 * 16);
+			if (isa == DQ_AVXVNNI) {
+				dq_tile_any_avxvnni(mr, 1, NULL, kq, ai, lda, b,
+						    ci, ldc, e, i0, p0 * 16);
+				continue;
+			}
+			if (isa == DQ_AVX2) {
+				dq_tile_any_avx2(mr, 1, NULL, kq,
+						 a16 + i0 * p->k4, p->k4, b, ci,
+						 ldc, e, i0, p0 * 16);
 				continue;
 			}
 #endif
@@ -1430,12 +1463,13 @@ typedef struct DqKernel {
 	uint8_t *xq;	 /* X quantized (MatMul: rows of k4) */
 	uint8_t *xt;	 /* Conv: X quantized, channels last */
 	uint8_t *a;	 /* Conv: a block of im2col rows */
+	int16_t *a16;	 /* AVX2: A's rows widened (dq_gemm) */
 	int32_t *r, *c;	 /* per row r'; Conv: a block's sums */
 	uint8_t *t;	 /* QLinearConv: a block's y, channels last */
 	/* Conv: the threads its blocks of rows are spread over, each with
 	 * its own a, r, c and t (dq_block), these many elements apart */
 	int threads;
-	int64_t a_n, c_n, t_n;
+	int64_t a_n, a16_n, c_n, t_n;
 	int32_t *bz;	 /* QLinearConv: per channel, bias - za cs */
 	bool x_nhwc, y_nhwc; /* QLinearConv: X, Y channels-last */
 	/* QLinearConv without im2col (dq_direct): X channels last in q->xt
@@ -1444,6 +1478,7 @@ typedef struct DqKernel {
 	bool direct;
 	int64_t pih, piw;
 	int64_t *toff;
+	int16_t *xt16;	 /* AVX2: q->xt widened */
 	float *sp, *bias;
 	QConv g;	 /* Conv: the geometry */
 } DqKernel;
@@ -1457,6 +1492,8 @@ static void dq_free(void *state)
 	free(q->xq);
 	free(q->xt);
 	free(q->a);
+	free(q->a16);
+	free(q->xt16);
 	free(q->r);
 	free(q->c);
 	free(q->sp);
@@ -1523,7 +1560,7 @@ static int dqmm_run(void *state, const Tensor *const *in,
 	DqEpi e = { .sp = q->sp, .bias = q->bias_in ? q->bias : NULL, .cs = p->cs,
 		    .zb = p->zb, .za = za, .r = q->r,
 		    .y = tensor_mut(out[0]), .ldy = p->n, .n = p->n };
-	dq_gemm(q->isa, q->m, q->xq, p->k4, p, q->c, &e);
+	dq_gemm(q->isa, q->m, q->xq, p->k4, p, q->c, &e, q->a16);
 	return 0;
 }
 
@@ -1725,12 +1762,14 @@ static void dq_channel(DqIsa isa, const int32_t *c, int64_t ldc, int64_t nr,
  * another). */
 typedef struct DqBlock {
 	uint8_t *a, *t;
+	int16_t *a16;
 	int32_t *r, *c;
 } DqBlock;
 
 static DqBlock dq_block(const DqKernel *q, int th)
 {
 	return (DqBlock){ .a = q->a ? q->a + th * q->a_n : NULL,
+			  .a16 = q->a16 ? q->a16 + th * q->a16_n : NULL,
 			  .t = q->t ? q->t + th * q->t_n : NULL,
 			  .r = q->r + th * q->rows,
 			  .c = q->c + th * q->c_n };
@@ -1759,7 +1798,7 @@ static void dq_block_sums(const DqKernel *q, const uint8_t *xt, int64_t gi,
 		dq_im2col(q, xt, gi, p0, nr, za, b->a, p->k4);
 	if (rows)
 		dq_rows(q->isa, a, p->k4, nr, p->k, za, b->r);
-	dq_gemm(q->isa, nr, a, p->k4, p, b->c, NULL);
+	dq_gemm(q->isa, nr, a, p->k4, p, b->c, NULL, b->a16);
 }
 
 /* Allocates a convolution's block buffers for threads threads of rows
@@ -1769,9 +1808,13 @@ static bool dq_blocks_alloc(DqKernel *q, int threads, int64_t k4,
 {
 	q->threads = threads;
 	q->a_n = q->rows * k4;
+	q->a16_n = q->isa == DQ_AVX2 ? q->a_n : 0;
 	q->c_n = q->rows * ((mg + 15) / 16 * 16);
 	q->t_n = requant ? q->rows * mg : 0;
 	return (!k4 || (q->a = calloc((size_t)(threads * q->a_n), 1))) &&
+	       (!k4 || !q->a16_n ||
+		(q->a16 = malloc((size_t)(threads * q->a16_n) *
+				 sizeof(int16_t)))) &&
 	       (q->r = malloc((size_t)(threads * q->rows) * sizeof(int32_t))) &&
 	       (q->c = malloc((size_t)(threads * q->c_n) * sizeof(int32_t))) &&
 	       (!requant || (q->t = malloc((size_t)(threads * q->t_n))));
@@ -1921,6 +1964,9 @@ int quant_dynquant(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 			ok = dq_pack_conv(q, wd, u8, zt, gi);
 	} else if (ok) {
 		ok = (q->xq = calloc((size_t)(q->m * k4), 1)) &&
+		     (q->isa != DQ_AVX2 ||
+		      (q->a16 = malloc((size_t)(q->m * k4) *
+				       sizeof(int16_t)))) &&
 		     (q->r = malloc((size_t)q->m * sizeof(int32_t))) &&
 		     (q->isa != DQ_C || (q->c = malloc((size_t)(q->m * cols) *
 						 sizeof(int32_t)))) &&
@@ -2178,7 +2224,9 @@ static bool dq_direct_alloc(DqKernel *q)
 	int64_t lw = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
 	q->pih = g->ph + g->ih > lh ? g->ph + g->ih : lh;
 	q->piw = g->pw + g->iw > lw ? g->pw + g->iw : lw;
-	if (!(q->xt = malloc((size_t)(q->pih * q->piw * g->cin))) ||
+	size_t n = (size_t)(q->pih * q->piw * g->cin);
+	if (!(q->xt = malloc(n)) ||
+	    (q->isa == DQ_AVX2 && !(q->xt16 = malloc(n * sizeof(int16_t)))) ||
 	    !(q->toff = malloc((size_t)(g->kh * g->kw) * sizeof(int64_t))))
 		return false;
 	for (int64_t ky = 0; ky < g->kh; ky++)
@@ -2212,6 +2260,10 @@ static const uint8_t *dq_x_padded(DqKernel *q, const uint8_t *x, int64_t img,
 	}
 	memset(q->xt + (g->ph + g->ih) * row, za,
 	       (size_t)((q->pih - g->ph - g->ih) * row));
+#if DQ_HAVE_VNNI
+	if (q->xt16)
+		dq_widen(q->xt, 0, 1, q->pih * row, q->xt16);
+#endif
 	return q->xt;
 }
 
@@ -2248,12 +2300,15 @@ static void dq_direct_sums(const DqKernel *q,
 					dq_tile_any(mr, np, ntap, q->toff, kq,
 						    ai, lda, b, ps, ci, ldc,
 						    NULL, 0, 0);
-				else
-					(q->isa == DQ_AVXVNNI
-						 ? dq_tile_any_avxvnni
-						 : dq_tile_any_avx2)(
-						mr, ntap, q->toff, kq, ai, lda,
-						b, ci, ldc, NULL, 0, 0);
+				else if (q->isa == DQ_AVXVNNI)
+					dq_tile_any_avxvnni(mr, ntap, q->toff,
+							    kq, ai, lda, b, ci,
+							    ldc, NULL, 0, 0);
+				else /* the same pixels in q->xt16 */
+					dq_tile_any_avx2(
+						mr, ntap, q->toff, kq,
+						q->xt16 + (ai - q->xt), lda, b,
+						ci, ldc, NULL, 0, 0);
 			}
 		}
 		i += run;
@@ -2444,7 +2499,7 @@ static int dqqmm_run(void *state, const Tensor *const *in,
 		}
 		if (!p->zb0)
 			dq_rows(q->isa, ar, ldr, nr, p->k, za, q->r);
-		dq_gemm(q->isa, nr, ar, ldr, p, q->c, NULL);
+		dq_gemm(q->isa, nr, ar, ldr, p, q->c, NULL, q->a16);
 		DqOut o = { .mult = q->g.mult, .zp = zp, .s8 = q->g.y_s8,
 			    .narrow = narrow, .t = y + r0 * n, .ldt = n };
 #if DQ_HAVE_VNNI
@@ -2484,6 +2539,8 @@ static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
 	bool ok = (q->w = calloc(1, sizeof(DqPacked))) &&
 		  (q->g.mult = malloc((size_t)nn * sizeof(double))) &&
 		  (q->xq = calloc((size_t)(q->rows * k4), 1)) &&
+		  (isa != DQ_AVX2 ||
+		   (q->a16 = malloc((size_t)(q->rows * k4) * sizeof(int16_t)))) &&
 		  (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
 		  (q->bz = malloc((size_t)nn * sizeof(int32_t))) &&
 		  (q->c = malloc((size_t)(q->rows * ldc) * sizeof(int32_t)));
