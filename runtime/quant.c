@@ -386,8 +386,8 @@ static int64_t zp_count(const Value *z, int64_t n)
 	return c == 1 ? 1 : c == n && z->shape.rank == 1 ? n : -1;
 }
 
-static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
-			     int64_t kk, int64_t nn, FastKernel *k);
+static int dq_qlinear_matmul(RunCtx *s, const Prepared *p, const Node *n,
+			     int64_t m, int64_t kk, int64_t nn, FastKernel *k);
 
 int quant_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
@@ -421,7 +421,7 @@ int quant_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 	if (shape_numel(&y->shape) != batch * m * nn ||
 	    (ql && (kk > QLINEAR_MAX_K || !qlinear_params(p, n, nn))))
 		return 0;
-	int rc = ql && rb == 2 ? dq_qlinear_matmul(p, n, m, kk, nn, k) : 0;
+	int rc = ql && rb == 2 ? dq_qlinear_matmul(s, p, n, m, kk, nn, k) : 0;
 	if (rc)
 		return rc;
 	QMatMul *q = calloc(1, sizeof(*q));
@@ -731,7 +731,7 @@ static bool qconv_geom(RunCtx *s, Prepared *p, const Node *n,
 	return q->oh > 0 && q->ow > 0 && q->kk > 0;
 }
 
-static int dq_qlinear_conv(const RunCtx *s, const Prepared *p,
+static int dq_qlinear_conv(RunCtx *s, const Prepared *p,
 			   Task *t, const QConv *c, FastKernel *k);
 
 int quant_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
@@ -1453,6 +1453,14 @@ static void dq_scales(float s, const Tensor *ws, const Tensor *bias,
 	}
 }
 
+/* A kernel's temporaries: written and read within one run of its node,
+ * so they live in the context's work (rt_work_reserve), shared with
+ * every other node's, at offsets fixed when it is matched and bound to
+ * pointers at the start of each run (dq_bind).  Kept per node, an int8
+ * ISNet's X copies and blocks took 800 MB beside its 268 MB arena. */
+enum { DQB_XQ, DQB_XT, DQB_XT16, DQB_A, DQB_A16, DQB_R, DQB_C, DQB_T,
+       DQB_N };
+
 typedef struct DqKernel {
 	DqIsa isa;	 /* the tiles (dq_isa) */
 	bool conv;
@@ -1460,6 +1468,9 @@ typedef struct DqKernel {
 	DqPacked *w;	 /* per group */
 	int64_t groups;
 	int64_t m, rows; /* MatMul: A's rows; rows per block */
+	RunCtx *s;	 /* its work holds the temporaries below */
+	size_t need[DQB_N], at[DQB_N]; /* their bytes and offsets there */
+	/* the temporaries, bound for a run (dq_bind) */
 	uint8_t *xq;	 /* X quantized (MatMul: rows of k4) */
 	uint8_t *xt;	 /* Conv: X quantized, channels last */
 	uint8_t *a;	 /* Conv: a block of im2col rows */
@@ -1489,20 +1500,42 @@ static void dq_free(void *state)
 	for (int64_t i = 0; q->w && i < q->groups; i++)
 		dq_packed_free(&q->w[i]);
 	free(q->w);
-	free(q->xq);
-	free(q->xt);
-	free(q->a);
-	free(q->a16);
-	free(q->xt16);
-	free(q->r);
-	free(q->c);
 	free(q->sp);
 	free(q->bias);
-	free(q->t);
 	free(q->bz);
 	free(q->toff);
 	free(q->g.mult);
 	free(q);
+}
+
+/* Places q's temporaries (q->need) in s's work: false if it cannot
+ * grow. */
+static bool dq_reserve(DqKernel *q, RunCtx *s)
+{
+	size_t end = 0;
+	for (int i = 0; i < DQB_N; i++) {
+		q->at[i] = end;
+		end += (q->need[i] + 63) / 64 * 64;
+	}
+	q->s = s;
+	return rt_work_reserve(s, end);
+}
+
+/* q's temporaries in its context's work, as it is now. */
+static void dq_bind(DqKernel *q)
+{
+	uint8_t *w = q->s->work;
+	void *b[DQB_N];
+	for (int i = 0; i < DQB_N; i++)
+		b[i] = q->need[i] ? w + q->at[i] : NULL;
+	q->xq = b[DQB_XQ];
+	q->xt = b[DQB_XT];
+	q->xt16 = b[DQB_XT16];
+	q->a = b[DQB_A];
+	q->a16 = b[DQB_A16];
+	q->r = b[DQB_R];
+	q->c = b[DQB_C];
+	q->t = b[DQB_T];
 }
 
 /* r[i] = sum of row i of a (k values) - k * za: on x86-64 16 bytes a
@@ -1551,6 +1584,7 @@ static int dqmm_run(void *state, const Tensor *const *in,
 	const DqPacked *p = &q->w[0];
 	const float *x = in[0]->data;
 	float z, s = dql_params(x, (size_t)(q->m * p->k), 1, &z);
+	dq_bind(q);
 	int32_t za = (int32_t)z;
 	for (int64_t i = 0; i < q->m; i++) /* rows of k4, padded with 0 */
 		dq_fill(x + i * p->k, (size_t)p->k, s, z,
@@ -1801,23 +1835,22 @@ static void dq_block_sums(const DqKernel *q, const uint8_t *xt, int64_t gi,
 	dq_gemm(q->isa, nr, a, p->k4, p, b->c, NULL, b->a16);
 }
 
-/* Allocates a convolution's block buffers for threads threads of rows
+/* Sizes a convolution's block buffers for threads threads of rows
  * rows, im2col rows of k4 bytes (none if k4 is 0) and mg channels. */
-static bool dq_blocks_alloc(DqKernel *q, int threads, int64_t k4,
-			    int64_t mg, bool requant)
+static void dq_blocks_size(DqKernel *q, int threads, int64_t k4, int64_t mg,
+			   bool requant)
 {
+	size_t th = (size_t)threads;
 	q->threads = threads;
 	q->a_n = q->rows * k4;
 	q->a16_n = q->isa == DQ_AVX2 ? q->a_n : 0;
 	q->c_n = q->rows * ((mg + 15) / 16 * 16);
 	q->t_n = requant ? q->rows * mg : 0;
-	return (!k4 || (q->a = calloc((size_t)(threads * q->a_n), 1))) &&
-	       (!k4 || !q->a16_n ||
-		(q->a16 = malloc((size_t)(threads * q->a16_n) *
-				 sizeof(int16_t)))) &&
-	       (q->r = malloc((size_t)(threads * q->rows) * sizeof(int32_t))) &&
-	       (q->c = malloc((size_t)(threads * q->c_n) * sizeof(int32_t))) &&
-	       (!requant || (q->t = malloc((size_t)(threads * q->t_n))));
+	q->need[DQB_A] = th * (size_t)q->a_n;
+	q->need[DQB_A16] = th * (size_t)q->a16_n * sizeof(int16_t);
+	q->need[DQB_R] = th * (size_t)q->rows * sizeof(int32_t);
+	q->need[DQB_C] = th * (size_t)q->c_n * sizeof(int32_t);
+	q->need[DQB_T] = th * (size_t)q->t_n;
 }
 
 /* Rows p0.. (q->rows of them at most) of image img, group gi. */
@@ -1855,6 +1888,7 @@ static int dqconv_run(void *state, const Tensor *const *in,
 	int64_t nblk = (osz + q->rows - 1) / q->rows;
 	float z, s = dql_params(x, (size_t)(g->n * g->cin * isz), q->threads,
 				&z);
+	dq_bind(q);
 	int32_t za = (int32_t)z;
 	float *y = tensor_mut(out[0]);
 	int nt = q->threads;
@@ -1957,21 +1991,19 @@ int quant_dynquant(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 		int64_t isz = g->ih * g->iw, osz = g->oh * g->ow;
 		int64_t k4g = ((g->kk + 3) & ~(int64_t)3);
 		q->rows = DQ_ROWS < osz ? DQ_ROWS : osz;
-		ok = (q->xq = malloc((size_t)(g->cin * isz))) &&
-		     (q->xt = malloc((size_t)(g->cin * isz))) &&
-		     dq_blocks_alloc(q, dq_conv_threads(s, g), k4g, g->mg, false);
+		q->need[DQB_XQ] = q->need[DQB_XT] = (size_t)(g->cin * isz);
+		dq_blocks_size(q, dq_conv_threads(s, g), k4g, g->mg, false);
 		for (int64_t gi = 0; ok && gi < g->group; gi++)
 			ok = dq_pack_conv(q, wd, u8, zt, gi);
 	} else if (ok) {
-		ok = (q->xq = calloc((size_t)(q->m * k4), 1)) &&
-		     (q->isa != DQ_AVX2 ||
-		      (q->a16 = malloc((size_t)(q->m * k4) *
-				       sizeof(int16_t)))) &&
-		     (q->r = malloc((size_t)q->m * sizeof(int32_t))) &&
-		     (q->isa != DQ_C || (q->c = malloc((size_t)(q->m * cols) *
-						 sizeof(int32_t)))) &&
-		     dq_pack(&q->w[0], wd, kk, nch, nch, 1, u8, zt, 0);
+		size_t m = (size_t)q->m;
+		q->need[DQB_XQ] = m * (size_t)k4;
+		q->need[DQB_A16] = q->isa == DQ_AVX2 ? m * (size_t)k4 * 2 : 0;
+		q->need[DQB_R] = m * sizeof(int32_t);
+		q->need[DQB_C] = q->isa == DQ_C ? m * (size_t)cols * 4 : 0;
+		ok = dq_pack(&q->w[0], wd, kk, nch, nch, 1, u8, zt, 0);
 	}
+	ok = ok && dq_reserve(q, s);
 	if (!ok) {
 		dq_free(q);
 		return error("out of memory");
@@ -2216,7 +2248,8 @@ static bool dq_direct(const DqKernel *q)
 	return q->g.cg % 4 == 0 && !dq_pointwise(&q->g);
 }
 
-/* Sets up dq_direct's padded X (q->xt) and tap offsets. */
+/* Sizes dq_direct's padded X (q->xt, and widened) and sets its taps'
+ * offsets. */
 static bool dq_direct_alloc(DqKernel *q)
 {
 	const QConv *g = &q->g;
@@ -2225,9 +2258,9 @@ static bool dq_direct_alloc(DqKernel *q)
 	q->pih = g->ph + g->ih > lh ? g->ph + g->ih : lh;
 	q->piw = g->pw + g->iw > lw ? g->pw + g->iw : lw;
 	size_t n = (size_t)(q->pih * q->piw * g->cin);
-	if (!(q->xt = malloc(n)) ||
-	    (q->isa == DQ_AVX2 && !(q->xt16 = malloc(n * sizeof(int16_t)))) ||
-	    !(q->toff = malloc((size_t)(g->kh * g->kw) * sizeof(int64_t))))
+	q->need[DQB_XT] = n;
+	q->need[DQB_XT16] = q->isa == DQ_AVX2 ? n * sizeof(int16_t) : 0;
+	if (!(q->toff = malloc((size_t)(g->kh * g->kw) * sizeof(int64_t))))
 		return false;
 	for (int64_t ky = 0; ky < g->kh; ky++)
 		for (int64_t kx = 0; kx < g->kw; kx++)
@@ -2370,6 +2403,7 @@ static int dqql_run(void *state, const Tensor *const *in,
 	QConv *g = &q->g;
 	int64_t osz = g->oh * g->ow, nblk = (osz + q->rows - 1) / q->rows;
 	int nt = q->threads;
+	dq_bind(q);
 	DqqlPart d = { .za = zp_at(in[2], 0) + (g->x_s8 ? 128 : 0),
 		       .bias = q->bias_in ? in[8]->data : NULL,
 		       .zp = zp_at(in[7], 0),
@@ -2411,7 +2445,7 @@ int quant_conv_build(RunCtx *s, Prepared *p, Task *t)
  * point of W not constant), -1 with an error.  X (slot 0) and Y (output
  * 0) may each be channels-last, each sparing a transpose
  * (quant_conv_build). */
-static int dq_qlinear_conv(const RunCtx *s, const Prepared *p,
+static int dq_qlinear_conv(RunCtx *s, const Prepared *p,
 			   Task *t, const QConv *c, FastKernel *k)
 {
 	const Node *n = t->n;
@@ -2445,11 +2479,13 @@ static int dq_qlinear_conv(const RunCtx *s, const Prepared *p,
 					   g->ow
 				 : DQ_ROWS;
 	q->rows = rows < osz ? rows : osz;
-	if (ok)
-		ok = (q->direct ? dq_direct_alloc(q)
-				: (q->xt = malloc((size_t)(g->cin * isz))) != NULL) &&
-		     dq_blocks_alloc(q, dq_conv_threads(s, g),
-				     q->direct ? 0 : k4, g->mg, true);
+	if (ok && !q->direct)
+		q->need[DQB_XT] = (size_t)(g->cin * isz);
+	if (ok) {
+		dq_blocks_size(q, dq_conv_threads(s, g), q->direct ? 0 : k4,
+			       g->mg, true);
+		ok = (!q->direct || dq_direct_alloc(q)) && dq_reserve(q, s);
+	}
 	if (!ok) {
 		dq_free(q);
 		return error("out of memory");
@@ -2476,6 +2512,7 @@ static int dqqmm_run(void *state, const Tensor *const *in,
 	const uint8_t *a = in[0]->data;
 	int64_t lda = p->k, n = p->n, ldc = p->npan * 16;
 	int32_t za = zp_at(in[2], 0) + (s8 ? 128 : 0);
+	dq_bind(q);
 	float sa = scale_at(in[1], 0), sy = scale_at(in[6], 0);
 	uint8_t *y = tensor_mut(out[0]);
 	for (int64_t j = 0; j < n; j++) {
@@ -2518,8 +2555,8 @@ static int dqqmm_run(void *state, const Tensor *const *in,
 /* QLinearMatMul node n of A's rows m, a 2-D constant B of k x nn on the
  * VNNI kernel: 1 if taken, 0 if not (no VNNI, a zero point of B not
  * constant), -1 with an error. */
-static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
-			     int64_t kk, int64_t nn, FastKernel *k)
+static int dq_qlinear_matmul(RunCtx *s, const Prepared *p, const Node *n,
+			     int64_t m, int64_t kk, int64_t nn, FastKernel *k)
 {
 	const Value *b = rt_in_val(p, n, 3), *bz = rt_in_val(p, n, 5);
 	const Value *a = rt_in_val(p, n, 0);
@@ -2536,14 +2573,15 @@ static int dq_qlinear_matmul(const Prepared *p, const Node *n, int64_t m,
 	q->g.y_s8 = y->dtype == DT_INT8;
 	int64_t k4 = (kk + 3) & ~(int64_t)3, ldc = (nn + 15) / 16 * 16;
 	q->rows = DQ_ROWS < m ? DQ_ROWS : m;
+	size_t rows = (size_t)q->rows;
+	q->need[DQB_XQ] = rows * (size_t)k4;
+	q->need[DQB_A16] = isa == DQ_AVX2 ? rows * (size_t)k4 * 2 : 0;
+	q->need[DQB_R] = rows * sizeof(int32_t);
+	q->need[DQB_C] = rows * (size_t)ldc * sizeof(int32_t);
 	bool ok = (q->w = calloc(1, sizeof(DqPacked))) &&
 		  (q->g.mult = malloc((size_t)nn * sizeof(double))) &&
-		  (q->xq = calloc((size_t)(q->rows * k4), 1)) &&
-		  (isa != DQ_AVX2 ||
-		   (q->a16 = malloc((size_t)(q->rows * k4) * sizeof(int16_t)))) &&
-		  (q->r = malloc((size_t)q->rows * sizeof(int32_t))) &&
 		  (q->bz = malloc((size_t)nn * sizeof(int32_t))) &&
-		  (q->c = malloc((size_t)(q->rows * ldc) * sizeof(int32_t)));
+		  dq_reserve(q, s);
 	if (ok)
 		ok = dq_pack(&q->w[0], bw, kk, nn, nn, 1,
 			     b->dtype == DT_UINT8, bz ? bz->konst : NULL, 0);

@@ -436,15 +436,34 @@ static void qbench_vs_ort(const char *name, bool dynamic, int fused)
 			     name, last_error());
 	}
 	int n = 0;
-	const Prepared *p = rt_session_ctx(s)->prep[0];
-	for (int32_t i = 0; i < p->ntasks; i++)
-		n += (p->tasks[i].n->op == OP_DynQuantMatMul ||
-		      p->tasks[i].n->op == OP_DynQuantConv ||
-		      p->tasks[i].n->op == OP_QLinearConv ||
-		      p->tasks[i].n->op == OP_QLinearMatMul) &&
-		     p->tasks[i].fast.run;
+	const RunCtx *ctx = rt_session_ctx(s);
+	const Prepared *p = ctx->prep[0];
+	size_t most = 0, all = 0; /* the convolutions' X bytes */
+	for (int32_t i = 0; i < p->ntasks; i++) {
+		const Task *t = &p->tasks[i];
+		n += (t->n->op == OP_DynQuantMatMul ||
+		      t->n->op == OP_DynQuantConv ||
+		      t->n->op == OP_QLinearConv ||
+		      t->n->op == OP_QLinearMatMul) &&
+		     t->fast.run;
+		if (t->n->op == OP_DynQuantConv && t->fast.run) {
+			size_t x = (size_t)shape_numel(
+				&p->g->vals[t->n->inputs[0]].shape);
+			most = x > most ? x : most;
+			all += x;
+		}
+	}
 	cr_expect_eq(n, fused, "%s: %d fused int8 ops fast, expected %d", name,
 		     n, fused);
+	/* each convolution's X quantized and channels last (2 bytes an
+	 * element) are temporaries in the context's work, which every
+	 * node shares: as large as the largest's, not the sum */
+	if (most) {
+		cr_expect_geq(ctx->work_bytes, 2 * most, "%s: work %zu bytes",
+			      name, ctx->work_bytes);
+		cr_expect_lt(ctx->work_bytes, 2 * all, "%s: work %zu bytes",
+			     name, ctx->work_bytes);
+	}
 	free(in.data);
 	gearrt_session_destroy(s);
 	gearrt_model_close(m);
