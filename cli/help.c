@@ -347,6 +347,8 @@ static const char run_help[] =
 "                          ms, their statistics, the load split (open,\n"
 "                          prepare, first run), threads, CPU features, and\n"
 "                          with GEARRT_PROFILE set each node's time\n"
+"                          (without --bench or --duration, nothing is\n"
+"                          prepared ahead: the one run prepares its gear)\n"
 "  --print                 print each output's first values and its min,\n"
 "                          max and mean (also with -q)\n"
 "  --save-inputs=DIR       write every input of the run (those\n"

@@ -560,8 +560,10 @@ static int run_model(RunArgs *ra)
 	if (gearrt_session_create(m, &opt, &s) != GEARRT_OK)
 		goto done;
 	ld.session = now_ms() - t0;
-	/* the inputs' gear prepared ahead (none for the dynamic graph) */
-	int g = ra->no_gears ? -1 : gearrt_find_gear(m, in, nin);
+	/* timing: the inputs' gear prepared ahead (none for the dynamic
+	 * graph), as a server would; a lone run prepares it itself, and
+	 * ahead it would run twice (prepare's run on zeros) */
+	int g = ra->no_gears || !ba.runs ? -1 : gearrt_find_gear(m, in, nin);
 	size_t gi = g < 0 ? 0 : (size_t)g;
 	t0 = now_ms();
 	if (g >= 0 && gearrt_session_prepare(s, &gi, 1) != GEARRT_OK)
