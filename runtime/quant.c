@@ -2158,6 +2158,11 @@ dq_requant_rows_avx2(const int32_t *c, int64_t ldc, int64_t nr, int64_t n,
 			__m128i h = _mm_packs_epi32(q0, q1);
 			__m128i y8 = o->s8 ? _mm_packs_epi16(h, h)
 					   : _mm_packus_epi16(h, h);
+			if (w == 8) { /* not a call to memcpy a row */
+				_mm_storel_epi64(
+					(__m128i *)(o->t + i * o->ldt + j), y8);
+				continue;
+			}
 			uint8_t out[16];
 			_mm_storeu_si128((__m128i *)out, y8);
 			memcpy(o->t + i * o->ldt + j, out, (size_t)w);
