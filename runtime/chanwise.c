@@ -1145,8 +1145,8 @@ int chan_few_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
  * (per column in NHWC, per row row-major); a FusedConv's activations
  * run over each block of outputs while it is in cache.  Every output's
  * sum runs over K in order in one thread: the same result at any thread
- * count.  AVX-512 only (its 32 registers hold the tile); elsewhere
- * oneDNN runs them.
+ * count.  The figures below are AVX-512's (its 32 registers hold the
+ * tile); on AVX2 it takes only the smallest products (PW_TINY_AVX2).
  *
  * Up to PW_CIN input channels (a panel of 48 columns then fits L1 with
  * the tile's rows of A), where it ran as fast as oneDNN's or faster
@@ -1156,6 +1156,18 @@ int chan_few_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
  * 8x48x640 24.4 / 24.8); from 240 it ran 4-12% slower (rec's 240 ->
  * 240 at 12x80, det's 384 -> 384 at 20x20): those stay oneDNN's. */
 #define PW_CIN 192
+
+/* With 16 registers (AVX2: tiles of 6 rows by 2 vectors) the tile fell
+ * behind oneDNN's jit_1x1:avx2 on every 1x1 convolution with pixels:
+ * each of LR-ASPP's 25 (16 to 160 input channels, 40 to 960 output, 1 to
+ * 160x160 pixels, one thread, AMD EPYC) took 1.15-1.25x oneDNN's time,
+ * and whole models ran 4-14% faster on oneDNN's (det 640, LR-ASPP,
+ * MobileNetV3, EfficientNet-B0).  There it takes only products of at
+ * most PW_TINY_AVX2 multiply-adds (squeeze-excitation's 1x1 layers: 72
+ * -> 24 at 1x1 in 2 us against oneDNN's 4; 120 -> 480 took 24 against
+ * 15), where oneDNN's cost per call is most of the time. */
+#define PW_TINY_AVX2 16384
+int64_t rt_pw_tiny_avx2 = PW_TINY_AVX2;
 
 enum {
 	PW_MR = 12,	     /* rows of a tile, at most (pw_mr) */
@@ -1325,7 +1337,12 @@ int chan_pw_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 		    cg.out[a] != cg.in[a])
 			return 0;
 	ActRun *acts;
-	if (cg.cin > PW_CIN || !(acts = act_run_of(n)))
+	if (cg.cin > PW_CIN ||
+	    (RT_X86 && cpu_isa() < CPU_LEVEL_AVX512 &&
+	     cpu_isa() >= CPU_LEVEL_AVX2 &&
+	     cg.n * cg.out[0] * cg.out[1] * cg.cin * cg.cout >
+		     rt_pw_tiny_avx2) ||
+	    !(acts = act_run_of(n)))
 		return 0;
 	Pw *k = xmalloc(sizeof(*k));
 	memset(k, 0, sizeof(*k));

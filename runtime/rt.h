@@ -573,6 +573,11 @@ rt_arith_loop(int op, bool swap, const float *a, const float *b,
  * choice). */
 extern double rt_gear_serial, rt_node_serial;
 
+/* On AVX2, chanwise.c's 1x1 convolution takes products of at most this
+ * many multiply-adds, oneDNN the rest (PW_TINY_AVX2; tests raise it to
+ * check the AVX2 tile on every fixture). */
+extern int64_t rt_pw_tiny_avx2;
+
 static inline int rt_threads_for(const RunCtx *s, double work)
 {
 	return s->threads > 1 && work >= RT_PARALLEL_MIN ? s->threads : 1;

@@ -190,9 +190,17 @@ static void expect_close(const Outs *a, const Outs *b, const char *what)
 /* Every node of the model is one oneDNN takes (Transpose aside). */
 /* want_direct: of them runtime/direct.c's (-1: any number).  keep: the
  * 1-thread run's outputs and counts, or NULL. */
+/* fast_vs_reference leaves rt_pw_tiny_avx2 as it is. */
+static bool pw_default;
+
 static void fast_vs_reference(const char *name, int want_fast,
 			      int want_direct, Outs *keep)
 {
+	/* chanwise.c's 1x1 kernel on AVX2 for every size, as elsewhere:
+	 * its AVX2 tile checked on every fixture
+	 * (pointwise_conv_left_to_onednn_on_avx2 checks the default) */
+	if (!pw_default)
+		rt_pw_tiny_avx2 = INT64_MAX;
 	char *dir = temp_dir(), *om = compile_fixture(dir, name, name, NULL);
 	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
 	Outs f2 = run_om(om, false, 2);
@@ -362,6 +370,20 @@ Test(fast, pointwise_conv_in_either_layout)
 	cr_expect_eq(f1.chan, 7, "%d chanwise tasks", f1.chan);
 	cr_expect_eq(f1.nhwc, at_level(5, 5, 2, 0), "%d NHWC tensors",
 		     f1.nhwc);
+	outs_free(&f1);
+}
+
+Test(fast, pointwise_conv_left_to_onednn_on_avx2)
+{
+	/* fast_pw as chosen by default: on AVX2 the four 1x1 Convs over
+	 * pixels run oneDNN's jit_1x1 (faster there), the squeeze-excite
+	 * pair of one pixel chanwise.c's (oneDNN's cost per call is most of
+	 * it); elsewhere as pointwise_conv_in_either_layout */
+	pw_default = true;
+	Outs f1;
+	fast_vs_reference("fast_pw", with_dnnl(11, 7), 0, &f1);
+	cr_expect_eq(f1.chan, at_level(7, 3, 7, 7), "%d chanwise tasks",
+		     f1.chan);
 	outs_free(&f1);
 }
 
@@ -1806,6 +1828,7 @@ static void sessions_share(const char *name, int want)
 	gearrt_model *m;
 	gearrt_session *a, *b;
 	gearrt_options opt = { .threads = 1 };
+	rt_pw_tiny_avx2 = INT64_MAX; /* as fast_vs_reference */
 	cr_assert_eq(gearrt_model_open(om, &m), GEARRT_OK, "%s",
 		     gearrt_last_error());
 	cr_assert_eq(gearrt_session_create(m, &opt, &a), GEARRT_OK);
