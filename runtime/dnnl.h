@@ -28,6 +28,9 @@ int dnnl_fast_conv_bf16(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int dnnl_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* MatMul, Gemm, FusedMatMul, FusedGemm. */
 int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
+/* The same of rows by constant weights on AVX2, as a 1x1 convolution
+ * (oneDNN's jit_1x1:avx2), or 0. */
+int dnnl_fast_matmul_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int dnnl_fast_matmul_bf16(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 /* What a oneDNN kernel does, once built: the
  * images it runs one at a time (1: the batch at once) and, for a

@@ -432,6 +432,11 @@ static const KernelRow rows[] = {
 	PLAIN(FusedMatMul, F32, ROWS, gemv_match, "gemv"),
 	PLAIN(Gemm, F32, ROWS, gemv_match, "gemv"),
 	PLAIN(FusedGemm, F32, ROWS, gemv_match, "gemv"),
+	/* many rows on AVX2: oneDNN's 1x1 convolution (jit_1x1) */
+	DNNL(MatMul, F32, ROWS, dnnl_fast_matmul_conv, "dnnl.mmconv"),
+	DNNL(FusedMatMul, F32, ROWS, dnnl_fast_matmul_conv, "dnnl.mmconv"),
+	DNNL(Gemm, F32, ROWS, dnnl_fast_matmul_conv, "dnnl.mmconv"),
+	DNNL(FusedGemm, F32, ROWS, dnnl_fast_matmul_conv, "dnnl.mmconv"),
 	/* many rows, without AVX-512: tiles of runtime/pw_simd.h */
 	PLAIN(MatMul, F32, ROWS, gemm_match, "gemm"),
 	PLAIN(FusedMatMul, F32, ROWS, gemm_match, "gemm"),

@@ -578,6 +578,11 @@ extern double rt_gear_serial, rt_node_serial;
  * check the AVX2 tile on every fixture). */
 extern int64_t rt_pw_tiny_avx2;
 
+/* On AVX2, a MatMul or Gemm of at least this many rows by constant
+ * weights runs as oneDNN's 1x1 convolution (dnnl.c MMCONV_MIN_M; tests
+ * raise it to check gemv.c's tiles of many rows). */
+extern int64_t rt_mmconv_min_m;
+
 static inline int rt_threads_for(const RunCtx *s, double work)
 {
 	return s->threads > 1 && work >= RT_PARALLEL_MIN ? s->threads : 1;
