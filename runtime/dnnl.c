@@ -1518,6 +1518,48 @@ static const void *gemm_bias(DnnlKernel *k, const Value *c, float beta,
 	return o;
 }
 
+/* Node n's product as d (Gemm, FusedGemm, MatMul, FusedMatMul): false
+ * if its operands are not float32 or its shapes no product oneDNN
+ * takes; *c its C or Bias, NULL where a Gemm's beta is 0 (not read). */
+static bool mm_of(const Prepared *p, const Node *n, MmDesc *d,
+		  const Value **c)
+{
+	bool gemm = n->op == OP_Gemm || n->op == OP_FusedGemm;
+	bool fused = n->op != OP_MatMul && n->op != OP_Gemm;
+	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
+	const Value *y = &p->g->vals[n->outputs[0]];
+	*c = rt_in_val(p, n, 2);
+	memset(d, 0, sizeof(*d));
+	if (!all_f32(p, n, gemm || fused ? 3 : 2, 2) ||
+	    !(gemm ? gemm_desc(n, a, b, *c, y, d)
+		   : matmul_desc(a, b, *c, y, d)))
+		return false;
+	if (gemm && d->beta == 0.0f)
+		*c = NULL;
+	return true;
+}
+
+/* The primitive of desc with n's activations as post-ops, or as the
+ * tail where the implementation's post-ops are not the injector's (as
+ * dnnl_fast_conv's); *attr its attributes, NULL if none were made. */
+static dnnl_primitive_desc_t pd_with_acts(const Node *n, const void *desc,
+					  DnnlKernel *k,
+					  dnnl_primitive_attr_t *attr)
+{
+	dnnl_primitive_desc_t pd = NULL;
+	for (int pass = 0;; pass++) {
+		*attr = make_attr(n, false, !pass, k);
+		if (!*attr || dnnl_primitive_desc_create(&pd, desc, *attr,
+							 engine, NULL) !=
+				      dnnl_success)
+			pd = NULL;
+		if (!pd || pass || !k->post_acts || injector_post_ops(pd))
+			return pd;
+		dnnl_primitive_desc_destroy(pd);
+		dnnl_primitive_attr_destroy(*attr);
+	}
+}
+
 /* A MatMul or Gemm on oneDNN: A and B in float32, or (bf16: B a
  * weight) both bfloat16, A converted into a temporary first. */
 static int matmul_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
@@ -1526,20 +1568,11 @@ static int matmul_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
 	if (!usable())
 		return 0;
 	const Node *n = t->n;
-	bool gemm = n->op == OP_Gemm || n->op == OP_FusedGemm;
-	bool fused = n->op != OP_MatMul && n->op != OP_Gemm;
-	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
-	const Value *c = rt_in_val(p, n, 2);
-	const Value *y = &p->g->vals[n->outputs[0]];
+	const Value *c, *y = &p->g->vals[n->outputs[0]];
 	MmDesc d;
-	memset(&d, 0, sizeof(d));
-	if (!all_f32(p, n, gemm || fused ? 3 : 2, 2) ||
-	    !(gemm ? gemm_desc(n, a, b, c, y, &d)
-		   : matmul_desc(a, b, c, y, &d)))
+	if (!mm_of(p, n, &d, &c))
 		return 0;
-	if (gemm && d.beta == 0.0f)
-		c = NULL;
-	const void *w = weight_data(b);
+	const void *w = weight_data(rt_in_val(p, n, 1));
 	if ((d.alpha != 1.0f && !w) || shape_numel(&y->shape) == 0 ||
 	    (bf16 && (!w || d.a[d.rank - 1] < BF16_MIN_K)))
 		return 0;
@@ -1568,16 +1601,7 @@ static int matmul_match(RunCtx *s, Prepared *p, Task *t, FastKernel *fk,
 	ok = ok && dnnl_matmul_desc_init(&md, bf16 ? &a16 : &src, &wany,
 					 c ? &bias : NULL,
 					 &dst) == dnnl_success;
-	for (int pass = 0; ok; pass++) { /* as dnnl_fast_conv's */
-		attr = make_attr(n, false, !pass, k);
-		if (!attr || dnnl_primitive_desc_create(&pd, &md, attr, engine,
-							NULL) != dnnl_success)
-			pd = NULL;
-		if (!pd || pass || !k->post_acts || injector_post_ops(pd))
-			break;
-		dnnl_primitive_desc_destroy(pd);
-		dnnl_primitive_attr_destroy(attr);
-	}
+	pd = ok ? pd_with_acts(n, &md, k, &attr) : NULL;
 	/* bfloat16: A converted first, into BIND_TMP 0 */
 	k->tmp_bytes[0] = bf16 ? dnnl_memory_desc_get_size(&a16) : 0;
 	if (ok && pd && bf16) {
@@ -1626,20 +1650,11 @@ static int matmul_conv_match(RunCtx *s, Prepared *p, Task *t,
 	if (!usable() || !RT_X86 || cpu_isa() != CPU_LEVEL_AVX2)
 		return 0;
 	const Node *n = t->n;
-	bool gemm = n->op == OP_Gemm || n->op == OP_FusedGemm;
-	bool fused = n->op != OP_MatMul && n->op != OP_Gemm;
-	const Value *a = rt_in_val(p, n, 0), *b = rt_in_val(p, n, 1);
-	const Value *c = rt_in_val(p, n, 2);
-	const Value *y = &p->g->vals[n->outputs[0]];
+	const Value *c;
 	MmDesc d;
-	memset(&d, 0, sizeof(d));
-	if (!all_f32(p, n, gemm || fused ? 3 : 2, 2) ||
-	    !(gemm ? gemm_desc(n, a, b, c, y, &d)
-		   : matmul_desc(a, b, c, y, &d)))
+	if (!mm_of(p, n, &d, &c))
 		return 0;
-	if (gemm && d.beta == 0.0f)
-		c = NULL;
-	const void *w = weight_data(b);
+	const void *w = weight_data(rt_in_val(p, n, 1));
 	int64_t m = d.a[0], kk = d.a[1], nn = d.b[1];
 	if (d.rank != 2 || !w || m < rt_mmconv_min_m || kk < 1 || nn < 1 ||
 	    d.as[1] != 1 || d.as[0] != kk || (c && d.c[0] != 1))
@@ -1666,16 +1681,7 @@ static int matmul_conv_match(RunCtx *s, Prepared *p, Task *t,
 			  &cd, dnnl_forward_inference, dnnl_convolution_direct,
 			  &src, &wany, c ? &bias : NULL, &dst, one, zero, zero,
 			  zero) == dnnl_success;
-	for (int pass = 0; ok; pass++) { /* as dnnl_fast_conv's */
-		attr = make_attr(n, false, !pass, k);
-		if (!attr || dnnl_primitive_desc_create(&pd, &cd, attr, engine,
-							NULL) != dnnl_success)
-			pd = NULL;
-		if (!pd || pass || !k->post_acts || injector_post_ops(pd))
-			break;
-		dnnl_primitive_desc_destroy(pd);
-		dnnl_primitive_attr_destroy(attr);
-	}
+	pd = ok ? pd_with_acts(n, &cd, k, &attr) : NULL;
 	ok = ok && pd && !strncmp(impl_of(pd), "jit_1x1", 7) &&
 	     dnnl_stream_create(&k->stream, engine,
 				dnnl_stream_default_flags) == dnnl_success &&
