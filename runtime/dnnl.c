@@ -1644,8 +1644,7 @@ int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 enum { MMCONV_MIN_M = 16 };
 int64_t rt_mmconv_min_m = MMCONV_MIN_M;
 
-static int matmul_conv_match(RunCtx *s, Prepared *p, Task *t,
-			     FastKernel *fk)
+int dnnl_fast_matmul_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	if (!usable() || !RT_X86 || cpu_isa() != CPU_LEVEL_AVX2)
 		return 0;
@@ -1691,11 +1690,6 @@ static int matmul_conv_match(RunCtx *s, Prepared *p, Task *t,
 			    cfixed ? BIND_FIXED : BIND_IN, 2, cdata) == 0) &&
 	     add_arg(k, DNNL_ARG_DST, &dst, BIND_OUT, 0, NULL) == 0;
 	return done(k, pd, attr, ok, fk);
-}
-
-int dnnl_fast_matmul_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
-{
-	return matmul_conv_match(s, p, t, fk);
 }
 
 int dnnl_fast_matmul_bf16(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)

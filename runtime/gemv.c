@@ -29,7 +29,7 @@
  *
  * Many rows, on a CPU without AVX-512, take the same panels (on AVX2,
  * fewer than 16: more run as oneDNN's 1x1 convolution, dnnl.c
- * matmul_conv_match, faster still): there
+ * dnnl_fast_matmul_conv, faster still): there
  * oneDNN's matmul is its sgemm (gemm:jit), which picks its kernels by
  * the thread count, so that 1 and 2 threads gave other last bits (177
  * of a 64x53x53 product's 3392 values).  Here blocks of rows by groups

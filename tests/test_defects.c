@@ -401,7 +401,7 @@ Test(defects, activations_keep_nan_and_zero_signs_on_every_path)
 	/* the FusedGemm's A is one row: runtime/gemv.c's, at every level */
 	cr_expect_eq(count(f.kernels, "FusedGemm/gemv."), 1, "%s", f.kernels);
 	/* its FusedMatMul of many rows: oneDNN's matmul; on AVX2 its 1x1
-	 * convolution (dnnl.c matmul_conv_match); below, gearc's gemm
+	 * convolution (dnnl.c dnnl_fast_matmul_conv); below, gearc's gemm
 	 * (runtime/gemv.c) */
 	bool mmconv = cpu_isa() == CPU_LEVEL_AVX2 && dnnl_rows(1);
 	bool gemm = cpu_isa() < CPU_LEVEL_AVX512 && !mmconv;

@@ -1985,7 +1985,7 @@ static void gemv_case(const GemvCase *gc, const char *what)
 		snprintf(name, sizeof(name), "%s.%s", m > 1 ? "gemm" : "gemv",
 			 cpu_isa_name(cpu_isa()));
 		/* many rows on AVX2: oneDNN's 1x1 convolution (dnnl.c
-		 * matmul_conv_match; the cases take it: A row-major, C a
+		 * dnnl_fast_matmul_conv; the cases take it: A row-major, C a
 		 * row vector) */
 		if (m >= rt_mmconv_min_m && cpu_isa() == CPU_LEVEL_AVX2)
 			snprintf(name, sizeof(name), "dnnl.mmconv.jit_1x1");
