@@ -1639,8 +1639,8 @@ int dnnl_fast_matmul(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
  * products 1.2-1.5x faster than runtime/gemv.c's tiles (128 x 768 by
  * 768 x 3072: 6.7 ms against 10.0, one thread, AMD EPYC), which in turn
  * beat its matmul (sgemm).  Only rows of a whole matrix (M >=
- * MMCONV_MIN_M), C a row vector, and the jit_1x1 kernel; else the rows
- * below take it. */
+ * MMCONV_MIN_M), C a row of N (a convolution's bias: not one value
+ * broadcast), and the jit_1x1 kernel; else the rows below take it. */
 enum { MMCONV_MIN_M = 16 };
 int64_t rt_mmconv_min_m = MMCONV_MIN_M;
 
@@ -1656,7 +1656,8 @@ int dnnl_fast_matmul_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	const void *w = weight_data(rt_in_val(p, n, 1));
 	int64_t m = d.a[0], kk = d.a[1], nn = d.b[1];
 	if (d.rank != 2 || !w || m < rt_mmconv_min_m || kk < 1 || nn < 1 ||
-	    d.as[1] != 1 || d.as[0] != kk || (c && d.c[0] != 1))
+	    d.as[1] != 1 || d.as[0] != kk ||
+	    (c && (d.c[0] != 1 || d.c[1] != nn)))
 		return 0;
 	DnnlKernel *k = kernel_new(s, p, 2.0 * (double)(m * nn * kk));
 	if (!k)

@@ -1985,9 +1985,10 @@ static void gemv_case(const GemvCase *gc, const char *what)
 		snprintf(name, sizeof(name), "%s.%s", m > 1 ? "gemm" : "gemv",
 			 cpu_isa_name(cpu_isa()));
 		/* many rows on AVX2: oneDNN's 1x1 convolution (dnnl.c
-		 * dnnl_fast_matmul_conv; the cases take it: A row-major, C a
-		 * row vector) */
-		if (m >= rt_mmconv_min_m && cpu_isa() == CPU_LEVEL_AVX2)
+		 * dnnl_fast_matmul_conv; A row-major, C none or a row of
+		 * N; one value of C stays gemm's) */
+		if (m >= rt_mmconv_min_m && cpu_isa() == CPU_LEVEL_AVX2 &&
+		    (gc->cn == 0 || gc->cn == gc->n || gc->beta == 0))
 			snprintf(name, sizeof(name), "dnnl.mmconv.jit_1x1");
 		if (k == 0) {
 			/* a sum over an empty axis: the registry gives it
@@ -2071,11 +2072,15 @@ static void gemv_cases(const char *level)
 		{ "FusedMatMul", 0, 0, 17, false, 1, 1, 17, false, 2, false },
 	};
 	/* many rows: K in blocks (300), a part panel (37), blocks of rows
-	 * (97); C one value or a column; beta 0; K = 0 */
+	 * (97); C one value (at run time or a weight; 20 rows and more are
+	 * oneDNN's on AVX2, which must not read it as a row of N) or a
+	 * column; beta 0; K = 0 */
 	static const GemvCase rows[] = {
 		{ "MatMul", 50, 300, 37, false, 1, 1, 0, false, 0, true },
 		{ "Gemm", 5, 37, 45, true, 0.5f, 2.0f, 45, true, 0, true },
 		{ "FusedGemm", 3, 300, 500, false, 1, 1, 1, false, 2, true },
+		{ "Gemm", 32, 42, 58, false, -1, 1, 1, false, 0, true },
+		{ "Gemm", 20, 16, 40, true, 1, 0.5f, 1, true, 1, false },
 		{ "FusedMatMul", 97, 64, 33, false, 1, 1, 33, true, 1, true },
 		{ "Gemm", 6, 12, 16, false, 1, 0, 16, true, 0, true },
 		{ "FusedMatMul", 4, 0, 17, false, 1, 1, 17, false, 2, false },
