@@ -59,7 +59,7 @@ int chan_pw_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_pw_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* Conv and FusedConv (any activations, no Z) of 3x3 windows, stride 1,
  * 2-D, by Winograd's F(4x4, 3x3) (runtime/wino.c); X and Y in either
- * layout (AVX-512 only). */
+ * layout. */
 int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_wino_conv_build(RunCtx *s, Prepared *p, Task *t);
 /* The packed or transformed weights a chan_pw_conv or chan_wino_conv
@@ -67,6 +67,9 @@ int chan_wino_conv_build(RunCtx *s, Prepared *p, Task *t);
  * row-major 1x1 Conv's too, unused), or NULL for another kernel. */
 const void *chan_weights(const FastKernel *k);
 const void *chan_wino_weights(const FastKernel *k);
+/* The parts of its output channels a wino.c kernel's items take (1: all
+ * at once); 0 for another kernel. */
+int64_t chan_wino_parts(const FastKernel *k);
 
 /* The matrix product of the 1x1 Conv's tiles, for wino.c: C [m][n]
  * (row stride ldc) = A [m][K] (row stride lda) B [K][n], B packed in

@@ -578,6 +578,11 @@ extern double rt_gear_serial, rt_node_serial;
  * check the AVX2 tile on every fixture). */
 extern int64_t rt_pw_tiny_avx2;
 
+/* On AVX2, wino.c takes 3x3 Convs whose transformed weights are up to
+ * this many times their output's bytes (WINO_U_AVX2); 0: the other
+ * levels' limits (tests, to check other kernels on their fixtures). */
+extern int64_t rt_wino_u_avx2;
+
 /* On AVX2, a MatMul or Gemm of at least this many rows by constant
  * weights runs as oneDNN's 1x1 convolution (dnnl.c MMCONV_MIN_M; tests
  * raise it to check gemv.c's tiles of many rows). */

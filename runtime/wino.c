@@ -35,7 +35,16 @@
  * (U 6 times Y), but its 256 channels at 14x14 (U 47 times Y) 1.42
  * against 1.23.  A larger U would also cost more memory than the
  * activations it computes (ISNet's 512-channel layers at 32x32: 37 MB of
- * U for a 2 MB output).
+ * U for a 2 MB output).  On AVX2 oneDNN's direct kernel (jit:avx2) is
+ * the weaker one: one thread, AMD EPYC, a Conv and Relu, oneDNN against
+ * this file, 64 channels at 14x14 (U 12 times Y) 0.22 against 0.10 ms,
+ * 256 at 14x14 (47) 3.6 against 2.2, 512 at 28x28 (24) 56 against 26,
+ * 384 at 13x13 (82) 7.1 against 4.9, 512 at 14x14 (94) 12.8 against
+ * 11.1, 256 at 7x7 (188) 1.2 against 1.1, 512 at 7x7 (376) 5.1 against
+ * 5.6: there U may be up to WINO_U_AVX2 times Y, whatever the pixels.
+ *
+ * A work item is WTB tiles and, where those items are fewer than the
+ * threads (small images), a part of the output channels (wino_parts).
  *
  * A FusedConv's Z (a residual) is added to each output row as it is
  * written, after the activations before it (z_after): read where Y is
@@ -65,7 +74,14 @@ enum {
 	WL = 16,	/* V's and M's rows are padded to this many floats */
 	WTB = 24,	/* tiles a work item: whole tiles of chan_gemm's rows */
 	WINO_PIXELS = 256, /* outputs (of all images) U may be 8 times Y at */
+	WINO_U_AVX2 = 96,  /* times Y U may be on AVX2 */
 };
+
+/* A work item: tiles [t0, t0 + nt) of image i, group gi, its output
+ * channels [o0, o1). */
+typedef struct WinoItem {
+	int64_t i, gi, t0, nt, o0, o1;
+} WinoItem;
 
 typedef struct Wino {
 	ConvGeom g;
@@ -88,10 +104,13 @@ typedef struct Wino {
 	float vmax;	   /* the largest |V| no sum of products overflows at */
 	bool xnhwc, ynhwc;
 	int threads;
+	int64_t oparts;	   /* parts of a group's output channels an item
+			      takes (more than 1 where tiles are too few
+			      to give each thread work) */
+	int64_t ochunk;	   /* channels a part: whole panels of nr */
 	/* the level's work (wino_simd.h) */
 	void (*item)(const struct Wino *k, const float *x, const float *z,
-		     float *y, int64_t i, int64_t gi, int64_t t0, int64_t nt,
-		     float *scratch);
+		     float *y, const struct WinoItem *it, float *scratch);
 	void (*to_nhwc)(const float *x, float *xt, int64_t c, int64_t hw,
 			int64_t p0, int64_t np);
 } Wino;
@@ -157,15 +176,16 @@ static inline unsigned inside(int64_t i0, int64_t d, int64_t n)
  * the outputs whose windows hold it and no others, as the window's sums
  * do. */
 static void wino_direct(const Wino *k, const float *xi, const float *zi,
-			float *yi, int64_t gi, int64_t oy, int64_t ox)
+			float *yi, const WinoItem *it, int64_t oy, int64_t ox)
 {
+	int64_t gi = it->gi;
 	const ConvGeom *g = &k->g;
 	int64_t h = g->in[0], w = g->in[1], oh = g->out[0], ow = g->out[1];
 	int64_t dy = g->dilation[0], dx = g->dilation[1];
 	for (int e = 0; e < WM && oy + e * dy < oh; e++)
 	for (int f = 0; f < WM && ox + f * dx < ow; f++) {
 		int64_t ry = oy + e * dy, rx = ox + f * dx;
-		for (int64_t o = 0; o < k->og; o++) {
+		for (int64_t o = it->o0; o < it->o1; o++) {
 			int64_t oc = gi * k->og + o;
 			const float *wo = k->w + oc * k->cg * 9;
 			double sum = k->b ? k->b[oc] : 0;
@@ -220,13 +240,21 @@ static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 		x = work;
 	}
 	int64_t tiles = k->th * k->tw, per = (tiles + WTB - 1) / WTB;
-	int64_t items = g->n * g->group * per;
+	int64_t items = g->n * g->group * per * k->oparts;
 	RT_PARALLEL_FOR
 	for (int64_t r = 0; r < items; r++) {
-		int64_t t0 = r % per * WTB;
-		k->item(k, x, z, y, r / per / g->group, r / per % g->group, t0,
-			  tiles - t0 < WTB ? tiles - t0 : WTB,
-			  work + k->xsz + (size_t)rt_thread() * (size_t)k->ssz);
+		int64_t part = r % k->oparts, rest = r / k->oparts;
+		int64_t t0 = rest % per * WTB, o0 = part * k->ochunk;
+		WinoItem it = {
+			.i = rest / per / g->group,
+			.gi = rest / per % g->group,
+			.t0 = t0,
+			.nt = tiles - t0 < WTB ? tiles - t0 : WTB,
+			.o0 = o0,
+			.o1 = k->og - o0 < k->ochunk ? k->og : o0 + k->ochunk,
+		};
+		k->item(k, x, z, y, &it,
+			work + k->xsz + (size_t)rt_thread() * (size_t)k->ssz);
 	}
 	return 0;
 }
@@ -234,6 +262,11 @@ static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 const void *chan_wino_weights(const FastKernel *fk)
 {
 	return fk->run == wino_run ? ((const Wino *)fk->state)->u : NULL;
+}
+
+int64_t chan_wino_parts(const FastKernel *fk)
+{
+	return fk->run == wino_run ? ((const Wino *)fk->state)->oparts : 0;
 }
 
 /* ---- matching ---------------------------------------------------------- */
@@ -284,6 +317,25 @@ static void wino_pack(const void *ctx, void *dst)
 			}
 }
 
+int64_t rt_wino_u_avx2 = WINO_U_AVX2;
+
+/* Where the tiles' items are fewer than the threads (small images), each
+ * also takes a part of the output channels, whole panels, so that every
+ * thread has work: each part transforms the tiles' inputs again (36
+ * additions an input against 36 multiply-adds an input and output
+ * channel).  An output's sums are the same whichever part computes it. */
+static void wino_parts(Wino *k)
+{
+	int64_t items = k->g.n * k->g.group *
+			((k->th * k->tw + WTB - 1) / WTB);
+	int64_t panels = (k->og + k->nr - 1) / k->nr, parts = 1;
+	if (items < k->threads)
+		parts = (k->threads + items - 1) / items;
+	parts = parts < panels ? parts : panels;
+	k->ochunk = (panels + parts - 1) / parts * k->nr;
+	k->oparts = (k->og + k->ochunk - 1) / k->ochunk;
+}
+
 int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 {
 	const Node *n = t->n;
@@ -296,9 +348,14 @@ int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 			return 0;
 	int64_t ci = cg.cin / cg.group, co = cg.cout / cg.group;
 	/* U is 4 times W: at most twice the bytes of Y, or 8 times over
-	 * WINO_PIXELS outputs (the file comment) */
+	 * WINO_PIXELS outputs; on AVX2, WINO_U_AVX2 times (the file
+	 * comment) */
 	int64_t px = cg.n * cg.out[0] * cg.out[1];
-	if (ci < 16 || co < 16 || WE * ci > (px >= WINO_PIXELS ? 8 : 2) * px)
+	int64_t ulim = cpu_isa() == CPU_LEVEL_AVX2 && rt_wino_u_avx2 > 0
+			       ? rt_wino_u_avx2
+		       : px >= WINO_PIXELS ? 8
+					   : 2;
+	if (ci < 16 || co < 16 || WE * ci > ulim * px)
 		return 0;
 	/* |U| <= max |w| (G's rows sum to at most 1 in magnitude) */
 	const float *wd = w->konst->data;
@@ -323,6 +380,7 @@ int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	k->with_z = n->op == OP_FusedConv && rt_in_val(p, n, 3);
 	k->za = k->with_z ? fused_z_after(n) : acts->n;
 	k->threads = rt_threads_for(s, rt_conv_flops(&cg, false));
+	wino_parts(k);
 	k->ssz = WE * WTB * (k->cgp + k->ogp);
 	/* |M| <= ci max|V| max|U|, then A^T M A at most 19^2 times that */
 	k->vmax = (float)(FLT_MAX / 2 / (19.0 * 19.0 * (double)ci *

@@ -168,41 +168,44 @@ SIMD_TARGET RT_OPT_FAST static void SF(wino_out)(const Wino *k, const float *mt,
 	}
 }
 
-/* Tiles [t0, t0 + nt) of image i, group gi, X NHWC. */
+/* Work item it, X NHWC: its tiles' inputs transformed (all input
+ * channels), then its output channels' products and outputs. */
 static void SF(wino_item)(const Wino *k, const float *x, const float *z,
-			  float *y, int64_t i, int64_t gi, int64_t t0,
-			  int64_t nt, float *scratch)
+			  float *y, const WinoItem *it, float *scratch)
 {
 	const ConvGeom *g = &k->g;
 	int64_t hw = g->in[0] * g->in[1], ohw = g->out[0] * g->out[1];
-	const float *xi = x + i * g->cin * hw + gi * k->cg;
-	int64_t yo = i * g->cout * ohw + gi * k->og * (k->ynhwc ? 1 : ohw);
+	int64_t gi = it->gi, nt = it->nt, o0 = it->o0;
+	const float *xi = x + it->i * g->cin * hw + gi * k->cg;
+	int64_t yo = it->i * g->cout * ohw +
+		     gi * k->og * (k->ynhwc ? 1 : ohw);
 	float *yi = y + yo;
 	const float *zi = z ? z + yo : NULL;
 	float *v = scratch, *mt = scratch + WE * WTB * k->cgp;
 	int64_t vs = WE * k->cgp, ms = WE * k->ogp;
 	uint32_t direct = 0; /* tiles wino_direct computes (WTB <= 32) */
 	for (int64_t t = 0; t < nt; t++) {
-		int64_t ty = (t0 + t) / k->tw, tx = (t0 + t) % k->tw;
+		int64_t ty = (it->t0 + t) / k->tw, tx = (it->t0 + t) % k->tw;
 		int64_t iy = tile_origin(ty, g->dilation[0]) - g->pad[0];
 		int64_t ix = tile_origin(tx, g->dilation[1]) - g->pad[1];
 		for (int64_t c = 0; c < k->cg; c += SIMD_VL)
 			if (!SF(wino_in)(k, xi, iy, ix, c, v + t * vs))
 				direct |= 1u << t;
 	}
+	/* o0 is a whole panel's first column: its panel at o0 * cg */
 	for (int e = 0; e < WE; e++)
-		SF(chan_gemm)(nt, k->og, k->cg, v + e * k->cgp, vs,
-			      k->u + (gi * WE + e) * k->usz, k->nr,
-			      mt + e * k->ogp, ms);
+		SF(chan_gemm)(nt, it->o1 - o0, k->cg, v + e * k->cgp, vs,
+			      k->u + (gi * WE + e) * k->usz + o0 * k->cg,
+			      k->nr, mt + e * k->ogp + o0, ms);
 	const float *bias = k->b ? k->b + gi * k->og : NULL;
 	for (int64_t t = 0; t < nt; t++) {
-		int64_t ty = (t0 + t) / k->tw, tx = (t0 + t) % k->tw;
+		int64_t ty = (it->t0 + t) / k->tw, tx = (it->t0 + t) % k->tw;
 		int64_t oy = tile_origin(ty, g->dilation[0]);
 		int64_t ox = tile_origin(tx, g->dilation[1]);
 		if (direct >> t & 1)
-			wino_direct(k, xi, zi, yi, gi, oy, ox);
+			wino_direct(k, xi, zi, yi, it, oy, ox);
 		else
-			for (int64_t o = 0; o < k->og; o += SIMD_VL)
+			for (int64_t o = o0; o < it->o1; o += SIMD_VL)
 				SF(wino_out)(k, mt + t * ms, o, zi, yi, bias,
 					     oy, ox);
 	}

@@ -5,8 +5,8 @@ fast_rows.onnx, fast_batch.onnx, fast_pinned.onnx, fast_resize.onnx,
 fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
 fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx,
 fast_fewconv.onnx, fast_stems.onnx, fast_pw.onnx, fast_wino.onnx,
-fast_ew.onnx, fast_wino_res.onnx, fast_cl.onnx, fast_shuffle.onnx and
-fast_upsample.onnx for
+fast_ew.onnx, fast_wino_res.onnx, fast_cl.onnx, fast_shuffle.onnx,
+fast_upsample.onnx and fast_wino_parts.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -877,3 +877,16 @@ save(up, [wu("up_w1", 16, 16, 2, 2), wu("up_b1", 16),
       h.make_tensor_value_info("x1", T.FLOAT, [1, 1, 7, 5])],
      ["up_relu", "up_sigmoid", "up_one", "up_max", "up_avg"],
      "fast_upsample.onnx")
+
+
+# runtime/wino.c's items split by output channels: one image of 16x16
+# (16 tiles, one item of tiles), 48 -> 100 channels (panels of 48: parts
+# of 96 and 4 channels at 2 threads), a bias and Relu; U 7 times Y, so
+# wino.c's at every ISA level
+parts = [
+    h.make_node("Conv", ["x", "wp_w", "wp_b"], ["wp_c"], pads=[1, 1, 1, 1]),
+    h.make_node("Relu", ["wp_c"], ["wp_y"]),
+]
+save(parts, [ws("wp_w", 100, 48, 3, 3), w("wp_b", 100)],
+     [h.make_tensor_value_info("x", T.FLOAT, [1, 48, 16, 16])],
+     ["wp_y"], "fast_wino_parts.onnx")

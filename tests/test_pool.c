@@ -240,6 +240,7 @@ Test(pool, onednn_runs_on_the_pool)
 	 * threads; the pool's worker, started first, is the only thread
 	 * their runs add (on libgomp, its own worker would be one more) */
 	rt_gear_serial = 0;
+	rt_wino_u_avx2 = 0; /* oneDNN's on AVX2 too, not wino.c's */
 	char *dir = temp_dir();
 	char *om = compile_fixture(dir, "fast_chain", "fast_chain", NULL);
 	Region r = { .n = 2 };
