@@ -300,6 +300,78 @@ mm(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
 			half);
 }
 
+#ifdef ATTN_X86
+/* o[r][0..16) = sum_e a[r][e] b[e][0..16) for r < R: 2R accumulators of
+ * AVX2's 8 floats, a row's scalar broadcast once for both (R = 6: 12
+ * multiply-adds to 8 loads a step, where mm_block_half's 2 rows of 2
+ * vectors made 8 to 6 and ran the attention's products at a third of
+ * the multiply-add units' rate).  The same sums in the same order as
+ * mm_block's, one fused multiply-add an e: the same bits. */
+ATTN_AVX2 static inline __attribute__((always_inline)) void
+tile16_avx2(const float *a, int64_t lda, int64_t n, const float *b,
+	    int64_t ldb, float *o, int64_t ldo, const int R)
+{
+	__m256 c0[6], c1[6];
+#pragma GCC unroll 6
+	for (int r = 0; r < R; r++)
+		c0[r] = c1[r] = _mm256_setzero_ps();
+	for (int64_t e = 0; e < n; e++, b += ldb) {
+		__m256 u0 = _mm256_loadu_ps(b), u1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+		for (int r = 0; r < R; r++) {
+			__m256 x = _mm256_broadcast_ss(a + r * lda + e);
+			c0[r] = _mm256_fmadd_ps(x, u0, c0[r]);
+			c1[r] = _mm256_fmadd_ps(x, u1, c1[r]);
+		}
+	}
+#pragma GCC unroll 6
+	for (int r = 0; r < R; r++) {
+		_mm256_storeu_ps(o + r * ldo, c0[r]);
+		_mm256_storeu_ps(o + r * ldo + 8, c1[r]);
+	}
+}
+
+/* mm for AVX2: columns in blocks of 16 (cols is a multiple of VL), rows
+ * 6 at a time, then the rest at once; a block of b's columns stays in
+ * L1 across the rows. */
+ATTN_AVX2 static void mm_avx2(const float *a, int64_t lda, int64_t m,
+			      int64_t n, const float *b, int64_t ldb,
+			      int64_t cols, float *o, int64_t ldo)
+{
+	for (int64_t c = 0; c < cols; c += 16) {
+		int64_t r = 0;
+		for (; r + 6 <= m; r += 6)
+			tile16_avx2(a + r * lda, lda, n, b + c, ldb,
+				    o + r * ldo + c, ldo, 6);
+		const float *ar = a + r * lda;
+		float *or = o + r * ldo + c;
+		switch (m - r) {
+		case 5: tile16_avx2(ar, lda, n, b + c, ldb, or, ldo, 5); break;
+		case 4: tile16_avx2(ar, lda, n, b + c, ldb, or, ldo, 4); break;
+		case 3: tile16_avx2(ar, lda, n, b + c, ldb, or, ldo, 3); break;
+		case 2: tile16_avx2(ar, lda, n, b + c, ldb, or, ldo, 2); break;
+		case 1: tile16_avx2(ar, lda, n, b + c, ldb, or, ldo, 1); break;
+		default: break;
+		}
+	}
+}
+#endif
+
+/* The variant's product: mm_avx2 for AVX2 (half), else mm. */
+static inline __attribute__((always_inline)) void
+product(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
+	int64_t ldb, int64_t cols, float *o, int64_t ldo, const int R,
+	const int C, const bool half)
+{
+#ifdef ATTN_X86
+	if (half) {
+		mm_avx2(a, lda, m, n, b, ldb, cols, o, ldo);
+		return;
+	}
+#endif
+	mm(a, lda, m, n, b, ldb, cols, o, ldo, R, C, half);
+}
+
 /* ---- the softmax --------------------------------------------------------- */
 
 /* A weight exp(x) for x = score - max below EXP_CUT counts 0: it is
@@ -469,14 +541,15 @@ tile(const Attn *k, const float *const *in, float *y, int64_t b, int64_t t,
 		pack_rows(qa, qs[r - 2], qs[r - 1], m, g->d, qp, g->d);
 		qa = qp, lda = g->d;
 	}
-	mm(qa, lda, m, g->d, kt, k->ld, k->ld, sc, k->ld, R, C, half);
+	product(qa, lda, m, g->d, kt, k->ld, k->ld, sc, k->ld, R, C, half);
 	for (int64_t i = 0; i < m; i++)
 		inv[i] = softmax_row(g, sc + i * k->ld, k->ld, i0 + i,
 				     mk ? mk + (i0 + i) * ms[r - 2] : NULL,
 				     ms[r - 1], half);
 	const float *vr = k->pack_v ? w + k->v : v;
 	int64_t ldv = k->pack_v ? k->ldo : vs[r - 2];
-	mm(sc, k->ld, m, g->skv, vr, ldv, k->ldo, o, k->ldo, R, C, half);
+	product(sc, k->ld, m, g->skv, vr, ldv, k->ldo, o, k->ldo, R, C,
+		half);
 	for (int64_t i = 0; i < m; i++) {
 		float *yr = yb + (i0 + i) * ys[r - 2];
 		const float *orow = o + i * k->ldo;
