@@ -199,37 +199,6 @@ enum { MAXR = 8, MAXC = 4 };
 
 typedef float Half __attribute__((vector_size(VL / 2 * sizeof(float))));
 
-/* mm_block in vectors of 8 floats, 2 C of them a row: GCC keeps AVX2's
- * accumulators of 16-float vectors on the stack, two halves a vector
- * stored and reloaded around every multiply-add (bench_tf's attention
- * at the avx2 cap ran 6-19 times ONNX Runtime's time). */
-static inline __attribute__((always_inline)) void
-mm_block_half(const float *a, int64_t lda, int64_t n, const float *b,
-	      int64_t ldb, float *o, int64_t ldo, const int R, const int C)
-{
-	Half c[2][4]; /* R <= 2, C <= 2: GCC keeps larger arrays in memory */
-	for (int r = 0; r < R; r++)
-		for (int q = 0; q < 2 * C; q++)
-			c[r][q] = (Half){ 0 };
-	for (int64_t e = 0; e < n; e++, b += ldb) {
-		Half u[4];
-#pragma GCC unroll 4
-		for (int q = 0; q < 2 * C; q++)
-			memcpy(&u[q], b + q * (VL / 2), sizeof(Half));
-#pragma GCC unroll 2
-		for (int r = 0; r < R; r++) {
-			float x = a[r * lda + e];
-#pragma GCC unroll 4
-			for (int q = 0; q < 2 * C; q++)
-				c[r][q] += x * u[q];
-		}
-	}
-	for (int r = 0; r < R; r++)
-		for (int q = 0; q < 2 * C; q++)
-			memcpy(o + r * ldo + q * (VL / 2), &c[r][q],
-			       sizeof(Half));
-}
-
 /* o[r][0..C VL) = sum_e a[r][e] b[e][0..C VL) for r < R (a rows lda
  * apart, b rows ldb, o rows ldo): R x C vector accumulators, R and C
  * constants of the variant (enough independent sums to keep its
@@ -237,13 +206,8 @@ mm_block_half(const float *a, int64_t lda, int64_t n, const float *b,
  * scalar of a loaded once for C vectors of b). */
 static inline __attribute__((always_inline)) void
 mm_block(const float *a, int64_t lda, int64_t n, const float *b,
-	 int64_t ldb, float *o, int64_t ldo, const int R, const int C,
-	 const bool half)
+	 int64_t ldb, float *o, int64_t ldo, const int R, const int C)
 {
-	if (half) {
-		mm_block_half(a, lda, n, b, ldb, o, ldo, R, C);
-		return;
-	}
 	Vec c[MAXR][MAXC];
 	for (int r = 0; r < R; r++)
 		for (int q = 0; q < C; q++)
@@ -268,17 +232,17 @@ mm_block(const float *a, int64_t lda, int64_t n, const float *b,
 static inline __attribute__((always_inline)) void
 mm_cols(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
 	int64_t ldb, int64_t c0, int64_t cols, float *o, int64_t ldo,
-	const int R, const int C, const bool half)
+	const int R, const int C)
 {
 	int64_t r = 0;
 	for (; r + R <= m; r += R)
 		for (int64_t c = c0; c < cols; c += C * VL)
 			mm_block(a + r * lda, lda, n, b + c, ldb,
-				 o + r * ldo + c, ldo, R, C, half);
+				 o + r * ldo + c, ldo, R, C);
 	for (; r < m; r++)
 		for (int64_t c = c0; c < cols; c += C * VL)
 			mm_block(a + r * lda, lda, n, b + c, ldb,
-				 o + r * ldo + c, ldo, 1, C, half);
+				 o + r * ldo + c, ldo, 1, C);
 }
 
 /* o[r][c] = sum_e a[r][e] b[e][c] for r < m, c < cols (a multiple of
@@ -287,17 +251,15 @@ mm_cols(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
 static inline __attribute__((always_inline)) void
 mm(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
    int64_t ldb, int64_t cols, float *o, int64_t ldo, const int R,
-   const int C, const bool half)
+   const int C)
 {
 	int64_t wide = cols / (C * VL) * (C * VL);
 	int64_t pairs = wide + (cols - wide) / JB * JB;
-	mm_cols(a, lda, m, n, b, ldb, 0, wide, o, ldo, R, C, half);
+	mm_cols(a, lda, m, n, b, ldb, 0, wide, o, ldo, R, C);
 	if (wide < pairs)
-		mm_cols(a, lda, m, n, b, ldb, wide, pairs, o, ldo, R, 2,
-			half);
+		mm_cols(a, lda, m, n, b, ldb, wide, pairs, o, ldo, R, 2);
 	if (pairs < cols)
-		mm_cols(a, lda, m, n, b, ldb, pairs, cols, o, ldo, R, 1,
-			half);
+		mm_cols(a, lda, m, n, b, ldb, pairs, cols, o, ldo, R, 1);
 }
 
 #ifdef ATTN_X86
@@ -369,7 +331,8 @@ product(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
 		return;
 	}
 #endif
-	mm(a, lda, m, n, b, ldb, cols, o, ldo, R, C, half);
+	(void)half;
+	mm(a, lda, m, n, b, ldb, cols, o, ldo, R, C);
 }
 
 /* ---- the softmax --------------------------------------------------------- */
@@ -586,8 +549,9 @@ task(const Attn *k, const float *const *in, float *y, int64_t i, float *w,
 
 /* The variants of a task, chosen when matched by what compiler/cpu.h
  * says the CPU has (within the ISA cap): AVX-512 with 6 rows of 4
- * vectors a step (24 of its 32 registers), AVX2 with 2 rows of 2 (a
- * vector of 16 floats is 2 of its 16 registers), and plain C, whose
+ * vectors a step (24 of its 32 registers), AVX2 with mm_avx2's 6 rows
+ * of 2 vectors of 8 floats (the softmax in halves of 16-float vectors:
+ * half), and plain C, whose
  * vectors the compiler splits for the base ISA, a row of 2 at a time. */
 #ifdef ATTN_X86
 RT_AVX512 static void task_avx512(const Attn *k, const float *const *in,
@@ -599,7 +563,7 @@ RT_AVX512 static void task_avx512(const Attn *k, const float *const *in,
 ATTN_AVX2 static void task_avx2(const Attn *k, const float *const *in,
 				float *y, int64_t i, float *w)
 {
-	task(k, in, y, i, w, 2, 2, true);
+	task(k, in, y, i, w, 6, 2, true); /* mm_avx2's */
 }
 #endif
 
