@@ -265,10 +265,10 @@ mm(const float *a, int64_t lda, int64_t m, int64_t n, const float *b,
 #ifdef ATTN_X86
 /* o[r][0..16) = sum_e a[r][e] b[e][0..16) for r < R: 2R accumulators of
  * AVX2's 8 floats, a row's scalar broadcast once for both (R = 6: 12
- * multiply-adds to 8 loads a step, where mm_block_half's 2 rows of 2
- * vectors made 8 to 6 and ran the attention's products at a third of
- * the multiply-add units' rate).  The same sums in the same order as
- * mm_block's, one fused multiply-add an e: the same bits. */
+ * multiply-adds to 8 loads a step, where tiles of 2 rows of 2 vectors
+ * made 8 to 6 and ran the attention's products at a third of the
+ * multiply-add units' rate).  The same sums in the same order as
+ * mm_block's, one fused multiply-add an e. */
 ATTN_AVX2 static inline __attribute__((always_inline)) void
 tile16_avx2(const float *a, int64_t lda, int64_t n, const float *b,
 	    int64_t ldb, float *o, int64_t ldo, const int R)

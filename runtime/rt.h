@@ -579,7 +579,7 @@ extern double rt_gear_serial, rt_node_serial;
 extern int64_t rt_pw_tiny_avx2;
 
 /* On AVX2, wino.c takes 3x3 Convs whose transformed weights are up to
- * this many times their output's bytes (WINO_U_AVX2); 0: the other
+ * this many times one image's output bytes (WINO_U_AVX2); 0: the other
  * levels' limits (tests, to check other kernels on their fixtures). */
 extern int64_t rt_wino_u_avx2;
 

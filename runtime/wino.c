@@ -78,7 +78,7 @@ enum {
 	WL = 16,	/* V's and M's rows are padded to this many floats */
 	WTB = 24,	/* tiles a work item: whole tiles of chan_gemm's rows */
 	WINO_PIXELS = 256, /* outputs (of all images) U may be 8 times Y at */
-	WINO_U_AVX2 = 96,  /* times Y U may be on AVX2 */
+	WINO_U_AVX2 = 96,  /* times one image's Y U may be on AVX2 */
 };
 
 /* A work item: tiles [t0, t0 + nt) of image i, group gi, its output
@@ -224,6 +224,12 @@ static void wino_direct(const Wino *k, const float *xi, const float *zi,
 #define SIMD_BODY "wino_simd.h"
 #include "simd_each.h"
 
+/* Work items of tiles an image and group has (WTB tiles an item). */
+static int64_t tile_items(const Wino *k)
+{
+	return (k->th * k->tw + WTB - 1) / WTB;
+}
+
 static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 {
 	const Wino *k = state;
@@ -243,7 +249,7 @@ static int wino_run(void *state, const Tensor *const *in, Tensor *const *out)
 		}
 		x = work;
 	}
-	int64_t tiles = k->th * k->tw, per = (tiles + WTB - 1) / WTB;
+	int64_t tiles = k->th * k->tw, per = tile_items(k);
 	int64_t items = g->n * g->group * per * k->oparts;
 	RT_PARALLEL_FOR
 	for (int64_t r = 0; r < items; r++) {
@@ -330,8 +336,7 @@ int64_t rt_wino_u_avx2 = WINO_U_AVX2;
  * channel).  An output's sums are the same whichever part computes it. */
 static void wino_parts(Wino *k)
 {
-	int64_t items = k->g.n * k->g.group *
-			((k->th * k->tw + WTB - 1) / WTB);
+	int64_t items = k->g.n * k->g.group * tile_items(k);
 	int64_t panels = (k->og + k->nr - 1) / k->nr, parts = 1;
 	if (items < k->threads)
 		parts = (k->threads + items - 1) / items;
@@ -354,12 +359,12 @@ int chan_wino_conv(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	/* U is 4 times W: at most twice the bytes of Y, or 8 times over
 	 * WINO_PIXELS outputs; on AVX2, WINO_U_AVX2 times one image's
 	 * (the file comment) */
-	int64_t px = cg.n * cg.out[0] * cg.out[1];
-	if (ci < 16 || co < 16)
-		return 0;
-	if (cpu_isa() == CPU_LEVEL_AVX2 && rt_wino_u_avx2 > 0
-		    ? WE * ci > rt_wino_u_avx2 * (cg.out[0] * cg.out[1])
-		    : WE * ci > (px >= WINO_PIXELS ? 8 : 2) * px)
+	int64_t px = cg.n * cg.out[0] * cg.out[1], ulim;
+	if (cpu_isa() == CPU_LEVEL_AVX2 && rt_wino_u_avx2 > 0)
+		px = cg.out[0] * cg.out[1], ulim = rt_wino_u_avx2;
+	else
+		ulim = px >= WINO_PIXELS ? 8 : 2;
+	if (ci < 16 || co < 16 || WE * ci > ulim * px)
 		return 0;
 	/* |U| <= max |w| (G's rows sum to at most 1 in magnitude) */
 	const float *wd = w->konst->data;
