@@ -167,7 +167,9 @@ GEARRT_API const char *gearrt_wait_policy(void);
  * row, waited to run for an eighth of a run
  * (their run delay, /proc/thread-self/schedstat), another process
  * wants the cores: for the next 0.1 s (twice as long each time it
- * comes back at once, up to 3.2 s) its team's workers sleep at once
+ * comes back at once, up to 3.2 s, and again while other processes
+ * left the team's CPUs less than 1.5 free over it: /proc/stat's idle
+ * time and the process's CPU time) its team's workers sleep at once
  * and its master takes the parts itself, as at 1 thread, unless a
  * worker is already awake.
  * (PP-OCRv4 det at 640x640 at 2 threads beside a busy process: 44.7 ms

@@ -62,6 +62,17 @@ enum {
  * runs spent finding it again), up to BUSY_MAX_NS. */
 #define BUSY_MIN_NS 100000000L
 #define BUSY_MAX_NS 3200000000L
+/* When a busy spell is up, its workers are woken only where the team's
+ * CPUs had room for them over the spell: at least FREE_CPUS (the
+ * master's and half of another's) not taken by other processes
+ * (/proc/stat's idle time of the team's CPUs and this process's CPU
+ * time, looked at once when the spell begins and once when it ends, at
+ * least LOAD_MIN_NS apart); else the spell goes on (for longer, as
+ * busy() does).  Waking them to find the other process still there
+ * cost a run or two each spell, 5-20% of a benchmark's runs beside a
+ * spinning process. */
+#define FREE_CPUS 1.5
+#define LOAD_MIN_NS 50000000L
 #define DELAYED_NS 200000L
 #define PREEMPTED_NS 1000000L
 #define LATE_NS 1000000L
@@ -84,6 +95,8 @@ typedef struct Team {
 	atomic_long busy_until;		/* see busy() */
 	atomic_long busy_ns;		/* how long the last time */
 	atomic_long last_sign;		/* see sign */
+	RtLoad load;			/* the spell's start (master's) */
+	long load_for;			/* busy_until it was taken for */
 	atomic_int delay_fd[MAX_TEAM];	/* schedstat, each thread's; -1 */
 	long delay0[2], since;		/* at the run's first region: */
 					/* the master's, the workers' */
@@ -212,6 +225,101 @@ static void sign(Team *t, long now)
 	long last = atomic_exchange(&t->last_sign, now);
 	if (now - last < SIGNS_NS)
 		busy(t, now);
+}
+
+long rt_pool_idle_ns(int fd, const cpu_set_t *cpus)
+{
+	/* lines "cpuN user nice system idle iowait ...", in clock ticks,
+	 * after the "cpu" line of all CPUs and before the rest */
+	static long tick_ns;
+	if (!tick_ns) {
+		long hz = sysconf(_SC_CLK_TCK);
+		tick_ns = 1000000000L / (hz > 0 ? hz : 100);
+	}
+	char buf[4096];
+	size_t have = 0;
+	long sum = 0;
+	int seen = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			return seen ? sum : -1;
+		have += (size_t)n;
+		buf[have] = '\0';
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			if (strncmp(line, "cpu", 3))
+				return seen ? sum : -1;
+			char *p = line + 3;
+			if (*p >= '0' && *p <= '9') {
+				unsigned long cpu = strtoul(p, &p, 10);
+				unsigned long long v[5] = { 0 };
+				for (int k = 0; k < 5; k++)
+					v[k] = strtoull(p, &p, 10);
+				if (cpu < CPU_SETSIZE && CPU_ISSET(cpu, cpus)) {
+					sum += (long)(v[3] + v[4]) * tick_ns;
+					seen++;
+				}
+			}
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		if (have == sizeof(buf) - 1)
+			return -1; /* a line longer than the buffer */
+		memmove(buf, line, have);
+	}
+}
+
+bool rt_pool_room(int ncpus, const RtLoad *from, const RtLoad *to)
+{
+	double w = (double)(to->at - from->at);
+	if (w < LOAD_MIN_NS)
+		return true; /* too short to tell: wake them and see */
+	double others = ncpus * w - (double)(to->idle - from->idle) -
+			(double)(to->ours - from->ours);
+	return ncpus - others / w >= FREE_CPUS;
+}
+
+/* The team's load as of now; false where the kernel does not say. */
+static bool load_now(const Team *t, RtLoad *l)
+{
+	struct timespec ts;
+	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	l->idle = rt_pool_idle_ns(fd, &t->allowed);
+	close(fd);
+	if (l->idle < 0 || clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return false;
+	l->ours = ts.tv_sec * 1000000000L + ts.tv_nsec;
+	l->at = now_ns();
+	return true;
+}
+
+/* Whether the team is busy at `now` (its master's question, before it
+ * wakes its workers): during a spell, yes (the spell's load taken once,
+ * at the first question); when the spell is up, yes again if other
+ * processes left the team's CPUs no room for a worker over it. */
+static bool still_busy(Team *t, long now)
+{
+	long until = atomic_load(&t->busy_until);
+	if (now < until) {
+		if (t->load_for != until && load_now(t, &t->load))
+			t->load_for = until;
+		return true;
+	}
+	if (!until || t->load_for != until)
+		return false;
+	t->load_for = 0;
+	RtLoad l = { 0 };
+	if (!t->movable || !load_now(t, &l) ||
+	    rt_pool_room(CPU_COUNT(&t->allowed), &t->load, &l))
+		return false;
+	busy(t, now);
+	t->load = l;
+	t->load_for = atomic_load(&t->busy_until);
+	return true;
 }
 
 /* A worker woken onto its master's CPU shares it with the master for
@@ -441,8 +549,7 @@ void rt_gomp_parallel(void (*fn)(void *), void *data, unsigned nthr,
 	atomic_fetch_add(&t->gen, 1);
 	/* a busy team's master takes the numbers itself, unless a worker
 	 * is awake to take one (or a barrier needs one: rt_gomp_barrier) */
-	if (atomic_load(&t->sleepers) > 0 &&
-	    now >= atomic_load(&t->busy_until))
+	if (atomic_load(&t->sleepers) > 0 && !still_busy(t, now))
 		futex_wake(&t->gen, n - 1);
 	run_number(t, seq, 0, n, fn, data);
 	take(t, false);
@@ -547,7 +654,7 @@ void rt_pool_active(bool on)
 		/* wake the sleepers now: they are up by the first region */
 		int asleep = atomic_load(&t->sleepers);
 		t->cold = asleep == t->nworkers;
-		if (asleep > 0 && now_ns() >= atomic_load(&t->busy_until)) {
+		if (asleep > 0 && !still_busy(t, now_ns())) {
 			/* a new gen: a worker between counting itself a
 			 * sleeper and its futex_wait does not sleep */
 			atomic_fetch_add(&t->gen, 1);

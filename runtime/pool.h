@@ -36,6 +36,21 @@ void rt_pool_active(bool on);
  * (another process wants the cores: its workers are left asleep).  For
  * tests. */
 int rt_pool_asleep(long *wakes, bool *busy);
+
+/* A team's CPUs as of one moment (ns): the clock, their idle time, this
+ * process's CPU time. */
+typedef struct {
+	long at, idle, ours;
+} RtLoad;
+#ifdef CPU_SETSIZE /* <sched.h> with _GNU_SOURCE */
+/* The idle time (ns, idle and iowait) of the CPUs of `cpus` in the
+ * /proc/stat text read from fd; -1 if none is there. */
+long rt_pool_idle_ns(int fd, const cpu_set_t *cpus);
+#endif
+/* Whether ncpus CPUs had room for a worker beside the master between
+ * two loads: other processes left at least 1.5 of them (or the two are
+ * too close to tell). */
+bool rt_pool_room(int ncpus, const RtLoad *from, const RtLoad *to);
 /* Points libdnnl's OpenMP imports at this pool (once a process; true
  * if they are: every OpenMP entry point libdnnl imports is one this
  * pool serves, and its import slots could be written).  Else oneDNN

@@ -71,8 +71,10 @@
 // ORT; BENCH_ORT_THREADS=1 leaves out the 2-thread cells.  With
 // --contend (`make bench-contend`), a process spinning on one core runs
 // beside it all along, as another tenant of a server: every gear at 1
-// and 2 threads, then per gear the 2-thread median over the 1-thread one
-// of each engine.
+// and 2 threads, then per gear a cell of libgearrt at 2 threads against
+// libgearrt at 1 (alternating blocks, as against ORT), and per gear the
+// 2-thread median over the 1-thread one of each engine (libgearrt's
+// from that cell, ORT's from its two).
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -458,7 +460,11 @@ const median = v => {
 		(s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-async function cell(build, c, om, g, threads, dump) {
+/* vs: the other engine of the cell: 'ort' (ONNX Runtime), 'uncapped'
+ * (libgearrt on the whole CPU, BENCH_ORT_VS) or 'one' (libgearrt at 1
+ * thread, --contend's third cell of a gear) */
+async function cell(build, c, om, g, threads, dump, vs = 'ort') {
+	const self = vs !== 'ort';
 	const dir = path.join(path.dirname(om), `${c.key}_g${g}_t${threads}`);
 	fs.mkdirSync(dir, { recursive: true });
 	const gr = lineProc(path.join(build, 'bench_run'),
@@ -469,13 +475,15 @@ async function cell(build, c, om, g, threads, dump) {
 				      outputs: info.outputs,
 				      pinned: pinnedOf(c.args) });
 	let ox;
-	if (VS_SELF) {
-		const env = { ...process.env };
-		delete env.GEARRT_MAX_ISA;
-		fs.mkdirSync(dir + '_uncapped', { recursive: true });
+	if (self) {
+		const env = vs === 'one' ? gearrtEnv() : { ...process.env };
+		if (vs === 'uncapped')
+			delete env.GEARRT_MAX_ISA;
+		const odir = `${dir}_${vs}`;
+		fs.mkdirSync(odir, { recursive: true });
 		ox = lineProc(path.join(build, 'bench_run'),
-			      ['-s', '-t', String(threads), om, String(g),
-			       dir + '_uncapped'], env);
+			      ['-s', '-t', vs === 'one' ? '1' : String(threads),
+			       om, String(g), odir], env);
 	} else {
 		ox = lineProc(process.execPath, [
 			new URL(import.meta.url).pathname, '--worker',
@@ -532,8 +540,10 @@ async function cell(build, c, om, g, threads, dump) {
 	}
 	const ra = await gr.ask('q'), rb = await ox.ask('q');
 	gr.end(), ox.end();
-	const d = VS_SELF ? [] : diffs(dir, info.outputs.length);
+	const d = self ? [] : diffs(dir, info.outputs.length);
 	const ma = median(ta), mb = median(tb);
+	if (vs === 'one')
+		return { gearrt: median(ta), ort: median(tb), runs: ta.length };
 	const fl = flops(dump, g);
 	const rssA = JSON.parse(ra).rss_kb / 1024;
 	const rssB = JSON.parse(rb).rss_kb / 1024;
@@ -546,13 +556,13 @@ async function cell(build, c, om, g, threads, dump) {
 		oinfo.load_ms.toFixed(1), rssA.toFixed(1), rssB.toFixed(1),
 		(rssA / rssB).toFixed(2), mark + gfs.toFixed(2),
 		PEAK ? mark + (100 * gfs / (PEAK * threads)).toFixed(1) : '-',
-		VS_SELF ? '-' : verdict(c, d),
-		VS_SELF ? '-' : c.l2 ? `L2 ${c.l2}` : 'tol'];
+		self ? '-' : verdict(c, d),
+		self ? '-' : c.l2 ? `L2 ${c.l2}` : 'tol'];
 	print(row);
 	if (threads === 1)
 		console.log(`  ${c.key} gear ${g}: ${readiness(info, oinfo)}; ` +
 			    refShare(build, c, om, g, dir, info, ma));
-	if (VS_SELF)
+	if (self)
 		return { gearrt: ma, ort: mb };
 	if (c.l2)
 		printDiffs(`${c.key} t${threads}`, d);
@@ -837,14 +847,25 @@ async function main() {
 			try {
 				got[`${g}t${threads}`] =
 					await cell(build, c, om, g, threads,
-						   dump);
+						   dump, VS_SELF ? 'uncapped'
+								 : 'ort');
 			} catch (e) {
 				console.log(`${c.key} gear ${g} threads ` +
 					    `${threads}: ${e.message}`);
 			}
 		}
-		if (contend)
-			scaling(c.key, ng, got);
+		if (!contend)
+			continue;
+		for (let g = 0; g < ng; g++) {
+			try {
+				got[`${g}self`] = await cell(build, c, om, g,
+							     2, dump, 'one');
+			} catch (e) {
+				console.log(`${c.key} gear ${g} 2 threads ` +
+					    `against 1: ${e.message}`);
+			}
+		}
+		scaling(c.key, ng, got);
 	}
 	if (busy)
 		busy.kill();
@@ -852,15 +873,19 @@ async function main() {
 
 /* --contend: per gear, 2 threads' median over 1 thread's, each engine
  * (above 1: the second thread costs more than it gives on a busy
- * machine) */
+ * machine).  libgearrt's from a cell of its own, 2 threads against 1 in
+ * alternating blocks (the busy process's effect varies over a minute:
+ * separate cells compare different minutes); ONNX Runtime's from its
+ * 1- and 2-thread cells. */
 function scaling(key, ng, got) {
 	for (let g = 0; g < ng; g++) {
-		const a = got[`${g}t1`], b = got[`${g}t2`];
-		if (!a || !b)
-			continue;
+		const a = got[`${g}t1`], b = got[`${g}t2`], s = got[`${g}self`];
+		const ort = a && b ? (b.ort / a.ort).toFixed(2) : '-';
+		const own = s ? `${(s.gearrt / s.ort).toFixed(2)} (` +
+			`${s.gearrt.toFixed(3)} / ${s.ort.toFixed(3)} ms, ` +
+			`${s.runs} runs each, alternating)` : '-';
 		console.log(`  ${key} gear ${g}: 2 threads / 1 thread: ` +
-			    `gearrt ${(b.gearrt / a.gearrt).toFixed(2)}, ` +
-			    `ORT ${(b.ort / a.ort).toFixed(2)}`);
+			    `gearrt ${own}, ORT ${ort} (separate cells)`);
 	}
 }
 

@@ -6,9 +6,13 @@
  * region inside a region runs alone, each master thread has a team of
  * its own (a forked child's too), a run wakes its sleeping workers as
  * it starts and they spin a moment after it, and oneDNN's regions run
- * on the pool (no libgomp thread).
+ * on the pool (no libgomp thread); a busy spell's end reads the idle
+ * time of the team's CPUs from /proc/stat's lines and goes on where
+ * other processes left no room for a worker.
  */
+#define _GNU_SOURCE
 #include <dirent.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
@@ -287,4 +291,66 @@ Test(pool_fork, a_forked_child_starts_a_team_of_its_own)
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "the child: status %#x", status);
+}
+
+/* A /proc/stat text of ncpu CPU lines (cpu K: idle 100 + K ticks, iowait
+ * 1), with its "cpu" total line first and an "intr" line after, in a
+ * file read from its start. */
+static int stat_file(int ncpu)
+{
+	FILE *f = tmpfile();
+	cr_assert(f);
+	fprintf(f, "cpu  9 9 9 9 9 9 9 9 0 0\n");
+	for (int k = 0; k < ncpu; k++)
+		fprintf(f, "cpu%d 7 0 3 %d 1 0 0 0 0 0\n", k, 100 + k);
+	fprintf(f, "intr 5 cpu0 0\nctxt 1\n");
+	fflush(f);
+	int fd = dup(fileno(f));
+	fclose(f);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+Test(pool, idle_time_is_the_sum_over_the_teams_cpus)
+{
+	long tick = 1000000000L / sysconf(_SC_CLK_TCK);
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	CPU_SET(3, &set);
+	int fd = stat_file(4);
+	cr_expect_eq(rt_pool_idle_ns(fd, &set), (101 + 1 + 103 + 1) * tick);
+	close(fd);
+	/* 400 lines: some 12 KB, read across the 4 KB buffer's refills */
+	CPU_SET(399, &set);
+	fd = stat_file(400);
+	cr_expect_eq(rt_pool_idle_ns(fd, &set),
+		     (101 + 1 + 103 + 1 + 499 + 1) * tick);
+	close(fd);
+	CPU_ZERO(&set); /* none of the set's CPUs there */
+	CPU_SET(7, &set);
+	fd = stat_file(4);
+	cr_expect_eq(rt_pool_idle_ns(fd, &set), -1);
+	close(fd);
+}
+
+Test(pool, a_spell_goes_on_where_other_processes_hold_the_cpus)
+{
+	const long s = 1000000000L;
+	RtLoad from = { 0, 0, 0 };
+	/* 2 CPUs over 1 s, this process on one all along: */
+	RtLoad spun = { s, s / 20, s };		/* the other one spun */
+	RtLoad idle = { s, 9 * s / 10, s };	/* the other one idle */
+	RtLoad half = { s, 2 * s / 5, s };	/* 0.6 s taken: less than */
+	cr_expect_not(rt_pool_room(2, &from, &spun)); /* 1.5 left */
+	cr_expect(rt_pool_room(2, &from, &idle));
+	cr_expect_not(rt_pool_room(2, &from, &half));
+	/* a master idle between requests: idle time on both CPUs */
+	RtLoad gaps = { s, s / 2 + s / 10, s / 2 };
+	cr_expect_not(rt_pool_room(2, &from, &gaps));
+	RtLoad quiet = { s, 3 * s / 2, s / 2 };
+	cr_expect(rt_pool_room(2, &from, &quiet));
+	/* 10 ms: too short for 10 ms clock ticks to tell */
+	RtLoad soon = { s / 100, 0, s / 100 };
+	cr_expect(rt_pool_room(2, &from, &soon));
 }
