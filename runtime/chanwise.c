@@ -694,18 +694,51 @@ int chan_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 
 /* ---- Concat of channels ------------------------------------------------ */
 
+/* Where the Concat's one reader is a BatchNormalization of chan_batchnorm
+ * (DenseNet's Concat -> BatchNormalization -> Relu before each layer),
+ * the concatenation takes it (chan_concat_batchnorm): each input's rows
+ * go through bn_pixel or bn_plane on their way, a pass over the tensor
+ * instead of two, the BatchNormalization's bits. */
 typedef struct Cat {
 	int nin;
 	int64_t n, hw, cout; /* Y [n, cout, h, w] */
 	int64_t *c;	     /* per input, its channels */
 	bool nhwc;
+	Bn *bn;		     /* taken in, or NULL */
 } Cat;
 
 static void cat_free(void *state)
 {
 	Cat *k = state;
+	if (k->bn)
+		bn_free(k->bn);
 	free(k->c);
 	free(k);
+}
+
+/* Row r of the output (one pixel's channels, or one image's planes),
+ * through k->bn where it took one in. */
+static void cat_row(const Cat *k, const Tensor *const *in, float *y,
+		    int64_t r)
+{
+	int64_t unit = k->nhwc ? 1 : k->hw; /* floats per channel in a row */
+	float *yr = y + r * k->cout * unit;
+	const float *a = k->bn ? k->bn->ab : NULL, *b = a ? a + k->cout : NULL;
+	int64_t ch = 0; /* the input's first channel in Y */
+	for (int i = 0; i < k->nin; i++) {
+		int64_t len = k->c[i] * unit;
+		const float *x = (const float *)in[i]->data + r * len;
+		if (!k->bn)
+			memcpy(yr, x, (size_t)len * sizeof(*yr));
+		else if (k->nhwc)
+			bn_pixel(x, a + ch, b + ch, k->bn->relu, yr, len);
+		else
+			for (int64_t c = 0; c < k->c[i]; c++)
+				bn_plane(x + c * unit, a[ch + c], b[ch + c],
+					 k->bn->relu, yr + c * unit, unit);
+		yr += len;
+		ch += k->c[i];
+	}
 }
 
 static int cat_run(void *state, const Tensor *const *in, Tensor *const *out)
@@ -713,17 +746,38 @@ static int cat_run(void *state, const Tensor *const *in, Tensor *const *out)
 	const Cat *k = state;
 	float *y = tensor_mut(out[0]);
 	int64_t rows = k->nhwc ? k->n * k->hw : k->n;
-	int64_t unit = k->nhwc ? 1 : k->hw; /* floats per channel in a row */
-	for (int64_t r = 0; r < rows; r++) {
-		float *yr = y + r * k->cout * unit;
-		for (int i = 0; i < k->nin; i++) {
-			size_t len = (size_t)(k->c[i] * unit);
-			memcpy(yr, (const float *)in[i]->data + (size_t)r * len,
-			       len * sizeof(*yr));
-			yr += len;
-		}
+	if (!k->bn) {
+		for (int64_t r = 0; r < rows; r++)
+			cat_row(k, in, y, r);
+		return 0;
 	}
+	int nt = k->bn->threads;
+	RT_PARALLEL_ROWS
+	for (int64_t r = 0; r < rows; r++)
+		cat_row(k, in, y, r);
 	return 0;
+}
+
+bool chan_concat_batchnorm(FastKernel *cat, FastKernel *bn)
+{
+	Cat *k = cat->run == cat_run ? cat->state : NULL;
+	Bn *b = bn->run == bn_run ? bn->state : NULL;
+	if (!k || !b || k->bn || b->c != k->cout)
+		return false;
+	k->bn = b;
+	cat->threads = b->threads;
+	cat->variant = "bn";
+	bn->run = NULL, bn->free = NULL, bn->state = NULL;
+	return true;
+}
+
+bool chan_concat_relu(FastKernel *cat)
+{
+	Cat *k = cat->run == cat_run ? cat->state : NULL;
+	if (!k || !k->bn || k->bn->relu)
+		return false;
+	k->bn->relu = true;
+	return true;
 }
 
 int chan_concat_build(RunCtx *s, Prepared *p, Task *t)
@@ -757,6 +811,7 @@ int chan_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 	k->n = y->shape.dims[0], k->cout = y->shape.dims[1];
 	k->hw = y->shape.dims[2] * y->shape.dims[3];
 	k->nhwc = false;
+	k->bn = NULL;
 	take(fk, cat_run, k);
 	fk->free = cat_free;
 	SlotLayout *lay = rt_task_slots(t); /* every input and Y: one layout */

@@ -38,6 +38,13 @@ int chan_gather_build(RunCtx *s, Prepared *p, Task *t);
 /* Concat of [N,C_i,H,W] on the channel axis (an FPN's levels). */
 int chan_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_concat_build(RunCtx *s, Prepared *p, Task *t);
+/* Makes a chan_concat kernel apply the chan_batchnorm kernel bn to what
+ * it writes (true; bn's state is the concat's now, bn empty), if cat is
+ * one that has none yet and bn is one of its channels. */
+bool chan_concat_batchnorm(FastKernel *cat, FastKernel *bn);
+/* Makes a chan_concat kernel that took a BatchNormalization in apply
+ * Relu after it (true), if it does not yet. */
+bool chan_concat_relu(FastKernel *cat);
 /* Linear Resize (runtime/dnnl.c's contract) of [N,C,H,W]. */
 int chan_resize(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_resize_build(RunCtx *s, Prepared *p, Task *t);

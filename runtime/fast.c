@@ -53,10 +53,18 @@ static bool read_by_only(const Graph *g, ValId v, const Node *n)
 /* The task before t whose first output is t's one input, of t's
  * output's shape and dtype, read by t alone; else NULL.  Tasks are
  * matched in run order, so its kernel is matched when t's rows look. */
+static Task *producer_of_first(Prepared *p, Task *t, ValId v);
+
 static Task *sole_producer(Prepared *p, Task *t)
 {
 	const Node *n = t->n;
-	ValId v = n->ninputs == 1 ? n->inputs[0] : -1;
+	return producer_of_first(p, t, n->ninputs == 1 ? n->inputs[0] : -1);
+}
+
+/* sole_producer of value v, t's input 0 among others. */
+static Task *producer_of_first(Prepared *p, Task *t, ValId v)
+{
+	const Node *n = t->n;
 	if (v < 0 || !p->tasks || t < p->tasks ||
 	    t >= p->tasks + p->ntasks || n->noutputs != 1 || !t->out[0] ||
 	    t->out[0]->dtype != p->vt[v].dtype ||
@@ -103,6 +111,55 @@ static int fold_into_batchnorm(RunCtx *s, Prepared *p, Task *t,
 	(void)s;
 	Task *u = sole_producer(p, t);
 	return u && chan_batchnorm_relu(&u->fast) ? folded(u, t, k) : 0;
+}
+
+/* Whether the planned bytes of value w overlap those of an input of u's
+ * node: the plan may put a tensor where an input that dies at u was,
+ * which u must not write while it reads its inputs in another order. */
+static bool overlaps_inputs(const Prepared *p, const Task *u, ValId w)
+{
+	const uint8_t *a = p->vt[w].data;
+	for (int32_t i = 0; a && i < u->n->ninputs; i++) {
+		ValId v = u->n->inputs[i];
+		const uint8_t *b = v >= 0 ? p->vt[v].data : NULL;
+		if (b && a < b + p->vt[v].nbytes && b < a + p->vt[w].nbytes)
+			return true;
+	}
+	return false;
+}
+
+/* A BatchNormalization of chan_batchnorm after a chan_concat that only
+ * it reads (DenseNet's Concat -> BatchNormalization -> Relu): the concat
+ * takes it in (chan_concat_batchnorm), where its output is not planned
+ * over one of the concat's inputs. */
+static int fold_into_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
+{
+	Task *u = t->n->ninputs > 0 ? producer_of_first(p, t, t->n->inputs[0])
+				    : NULL;
+	FastKernel bn = { 0 };
+	if (!u || overlaps_inputs(p, u, t->n->outputs[0]) ||
+	    !chan_batchnorm(s, p, t, &bn))
+		return 0;
+	if (!chan_concat_batchnorm(&u->fast, &bn)) {
+		bn.free(bn.state);
+		return 0;
+	}
+	return folded(u, t, k);
+}
+
+/* A Relu after a BatchNormalization a chan_concat took in: the concat
+ * applies it. */
+static int fold_into_concat_bn(RunCtx *s, Prepared *p, Task *t,
+			       FastKernel *k)
+{
+	(void)s;
+	Task *bn = sole_producer(p, t);
+	Task *u = bn && bn->n->op == OP_BatchNormalization
+			  ? producer_of_first(p, bn, bn->n->inputs[0]) : NULL;
+	return u && u->out[0] == bn->out[0] &&
+		       !overlaps_inputs(p, u, t->n->outputs[0]) &&
+		       chan_concat_relu(&u->fast)
+		       ? folded(u, t, k) : 0;
 }
 
 /* Whether value v is a tensor of no elements. */
@@ -240,6 +297,7 @@ static const KernelRow rows[] = {
 	PLAIN(ConvTranspose, F32, ROWS, direct_deconv, "direct.deconv"),
 	PLAIN(Relu, F32, EITHER, fold_into_deconv, "direct.deconv_act"),
 	PLAIN(Relu, F32, EITHER, fold_into_batchnorm, "chan.batchnorm_act"),
+	PLAIN(Relu, F32, EITHER, fold_into_concat_bn, "chan.concat_bn_act"),
 	PLAIN(Relu, F32, EITHER, direct_unary, "direct.relu"),
 	PLAIN(Sigmoid, F32, EITHER, fold_into_deconv, "direct.deconv_act"),
 	PLAIN(Sigmoid, F32, EITHER, direct_sigmoid, "direct.sigmoid"),
@@ -275,6 +333,8 @@ static const KernelRow rows[] = {
 		"chan.binary"),
 	PLAIN_B(PRelu, F32, EITHER, chan_binary, chan_binary_build,
 		"chan.binary"),
+	PLAIN(BatchNormalization, F32, EITHER, fold_into_concat,
+	      "chan.concat_bn"),
 	PLAIN_B(BatchNormalization, F32, EITHER, chan_batchnorm,
 		chan_batchnorm_build, "chan.batchnorm"),
 	PLAIN(Add, IW, ROWS, intew_binary, "intew.binary"),

@@ -6,7 +6,7 @@ fast_fpn.onnx, fast_views.onnx, fast_threads.onnx, fast_heads.onnx,
 fast_chan.onnx, fast_side.onnx, fast_residual.onnx, fast_lerp.onnx,
 fast_fewconv.onnx, fast_stems.onnx, fast_pw.onnx, fast_wino.onnx,
 fast_ew.onnx, fast_wino_res.onnx, fast_cl.onnx, fast_shuffle.onnx,
-fast_upsample.onnx and fast_wino_parts.onnx for
+fast_upsample.onnx, fast_wino_parts.onnx and fast_cat_bn.onnx for
 tests/test_fast.c:
 the ops libgearrt's oneDNN fast paths take (Conv: plain, depthwise,
 grouped, 1-D, dilated, SAME; ConvTranspose; MaxPool, AveragePool,
@@ -890,3 +890,59 @@ parts = [
 save(parts, [ws("wp_w", 100, 48, 3, 3), w("wp_b", 100)],
      [h.make_tensor_value_info("x", T.FLOAT, [1, 48, 16, 16])],
      ["wp_y"], "fast_wino_parts.onnx")
+
+# DenseNet's Concat -> BatchNormalization (-> Relu), which the concat takes
+# in (runtime/chanwise.c chan_concat_batchnorm): of two Convs' outputs
+# (channels-last, then a 1x1 Conv), and of the graph inputs (row-major,
+# with and without Relu); statistics with a -0 scale and bias, a mean of
+# 1e30 and a negative variance (NaN)
+def bn_stats(p, c):
+    scale = rng.standard_normal(c).astype(np.float32)
+    scale[1] = -0.0
+    mean = (rng.standard_normal(c) * 0.1).astype(np.float32)
+    mean[2] = 1e30
+    var = np.abs(rng.standard_normal(c)).astype(np.float32) + 0.1
+    var[3] = -1.0
+    bias = rng.standard_normal(c).astype(np.float32)
+    bias[1] = -0.0  # with the -0 scale: -0 out for x > 0
+    return [nh.from_array(a, p + n) for a, n in
+            ((scale, "_s"), (bias, "_b"), (mean, "_m"), (var, "_v"))]
+
+
+def bn(p, x, y):
+    return h.make_node("BatchNormalization",
+                       [x, p + "_s", p + "_b", p + "_m", p + "_v"], [y],
+                       epsilon=1e-3)
+
+
+cat_bn = [
+    h.make_node("Conv", ["x", "cb_w1"], ["cb_c1"]),
+    h.make_node("Conv", ["x", "cb_w2"], ["cb_c2"], pads=[1, 1, 1, 1]),
+    h.make_node("Concat", ["cb_c1", "cb_c2"], ["cb_cat1"], axis=1),
+    bn("cb_n1", "cb_cat1", "cb_bn1"),
+    h.make_node("Relu", ["cb_bn1"], ["cb_r1"]),
+    h.make_node("Conv", ["cb_r1", "cb_w3"], ["cb_y1"]),
+    h.make_node("Concat", ["x", "xb"], ["cb_cat2"], axis=1),
+    bn("cb_n2", "cb_cat2", "cb_y2"),
+    h.make_node("Concat", ["xb", "x"], ["cb_cat3"], axis=1),
+    bn("cb_n3", "cb_cat3", "cb_bn3"),
+    h.make_node("Relu", ["cb_bn3"], ["cb_y3"]),
+    # two Convs' outputs that die at the Concat, and a big one before
+    # them that died: the plan may put the BatchNormalization's output
+    # over them (then the concat must not write it)
+    h.make_node("Conv", ["x", "cb_w4"], ["cb_big"], pads=[1, 1, 1, 1]),
+    h.make_node("Conv", ["cb_big", "cb_w5"], ["cb_d1"]),
+    h.make_node("Conv", ["cb_d1", "cb_w6"], ["cb_d2"]),
+    h.make_node("Concat", ["cb_d1", "cb_d2"], ["cb_cat4"], axis=1),
+    bn("cb_n4", "cb_cat4", "cb_bn4"),
+    h.make_node("Relu", ["cb_bn4"], ["cb_r4"]),
+    h.make_node("Conv", ["cb_r4", "cb_w7"], ["cb_y4"]),
+]
+save(cat_bn, [ws("cb_w1", 4, 8, 1, 1), ws("cb_w2", 12, 8, 3, 3),
+              ws("cb_w3", 5, 16, 1, 1), ws("cb_w4", 64, 8, 3, 3),
+              ws("cb_w5", 16, 64, 1, 1), ws("cb_w6", 16, 16, 1, 1),
+              ws("cb_w7", 5, 32, 1, 1)] + bn_stats("cb_n1", 16) +
+     bn_stats("cb_n2", 12) + bn_stats("cb_n3", 12) + bn_stats("cb_n4", 32),
+     [h.make_tensor_value_info("x", T.FLOAT, [2, 8, 6, 5]),
+      h.make_tensor_value_info("xb", T.FLOAT, [2, 4, 6, 5])],
+     ["cb_y1", "cb_y2", "cb_y3", "cb_y4"], "fast_cat_bn.onnx")

@@ -87,6 +87,8 @@ typedef struct Outs {
 	int parallel; /* fast kernels on more than one thread */
 	int split; /* oneDNN kernels running image by image */
 	int wino_parts; /* wino.c's kernels' parts of output channels */
+	int cat_bn; /* chan.concat kernels that took a BatchNormalization */
+	int bn; /* chan.batchnorm kernels (one no concat took) */
 	char impls[512]; /* the convolutions' implementations, in run order */
 } Outs;
 
@@ -141,6 +143,8 @@ static void run_session(gearrt_model *m, gearrt_session *s, Outs *o)
 		o->parallel += p->tasks[i].fast.threads > 1;
 		o->split += d.images > 1;
 		o->wino_parts += (int)chan_wino_parts(&t->fast);
+		o->cat_bn += !strcmp(k, "chan.concat.bn");
+		o->bn += !strcmp(k, "chan.batchnorm");
 		o->reorders += d.x_in + d.y_out;
 		if (d.impl && *d.impl)
 			snprintf(o->impls + strlen(o->impls),
@@ -450,6 +454,53 @@ Test(fast, winograd_splits_output_channels_for_threads)
 	cr_expect(!memcmp(f1.data[0], f2.data[0],
 			  f1.count[0] * sizeof(float)),
 		  "2 threads' bytes differ from 1 thread's");
+	outs_free(&ref);
+	outs_free(&f1);
+	outs_free(&f2);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
+Test(fast, a_concat_takes_its_batchnorm_in)
+{
+	/* fast_cat_bn: four Concats each read by a BatchNormalization
+	 * alone (three with a Relu after): a concat applies them (variant
+	 * "bn"), channels-last after Convs, row-major on the graph inputs,
+	 * whose outputs are the reference's bits (NaN from a negative
+	 * variance, -0 from a -0 scale, infinities from a mean of 1e30),
+	 * unless the plan put the BatchNormalization's output over one of
+	 * the concat's inputs (the fixture has such a one: its concat would
+	 * overwrite an input it has still to read); the same bytes at 2
+	 * threads */
+	char *dir = temp_dir();
+	char *om = compile_fixture(dir, "fast_cat_bn", "fast_cat_bn", NULL);
+	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
+	Outs f2 = run_om(om, false, 2);
+	cr_expect_geq(f1.cat_bn, 2, "%d concats took theirs", f1.cat_bn);
+	cr_expect_geq(f1.bn, 1, "no BatchNormalization was left out");
+	cr_expect_eq(f1.cat_bn + f1.bn, 4, "%d + %d", f1.cat_bn, f1.bn);
+	cr_expect_eq(f2.cat_bn, f1.cat_bn, "%d at 2 threads", f2.cat_bn);
+	expect_close(&f1, &ref, "1 thread");
+	cr_assert_eq(f1.n, 4);
+	int nan = 0, negzero = 0;
+	for (size_t k = 1; k < 3; k++)
+		for (size_t i = 0; i < f1.count[k]; i++) {
+			float x = f1.data[k][i], y = ref.data[k][i];
+			nan += isnan(y);
+			negzero += y == 0 && signbit(y);
+			cr_assert((isnan(x) && isnan(y)) ||
+					  !memcmp(&x, &y, sizeof(x)),
+				  "output %zu element %zu is %g, the "
+				  "reference's %g", k, i, x, y);
+		}
+	cr_expect_gt(nan, 0, "no NaN statistics reached the outputs");
+	cr_expect_gt(negzero, 0, "no -0 reached the outputs");
+	for (size_t k = 0; k < 4; k++)
+		cr_expect(!memcmp(f1.data[k], f2.data[k],
+				  f1.count[k] * sizeof(float)),
+			  "output %zu: 2 threads' bytes differ from 1 "
+			  "thread's", k);
 	outs_free(&ref);
 	outs_free(&f1);
 	outs_free(&f2);
