@@ -50,18 +50,9 @@ static bool read_by_only(const Graph *g, ValId v, const Node *n)
 	return true;
 }
 
-/* The task before t whose first output is t's one input, of t's
- * output's shape and dtype, read by t alone; else NULL.  Tasks are
+/* The task before t whose first output is value v (t's input 0), of
+ * t's output's shape and dtype, read by t alone; else NULL.  Tasks are
  * matched in run order, so its kernel is matched when t's rows look. */
-static Task *producer_of_first(Prepared *p, Task *t, ValId v);
-
-static Task *sole_producer(Prepared *p, Task *t)
-{
-	const Node *n = t->n;
-	return producer_of_first(p, t, n->ninputs == 1 ? n->inputs[0] : -1);
-}
-
-/* sole_producer of value v, t's input 0 among others. */
 static Task *producer_of_first(Prepared *p, Task *t, ValId v)
 {
 	const Node *n = t->n;
@@ -76,6 +67,13 @@ static Task *producer_of_first(Prepared *p, Task *t, ValId v)
 			break;
 	return u >= p->tasks && u->out[0] && read_by_only(p->g, v, n) ? u
 									: NULL;
+}
+
+/* producer_of_first of t's one input. */
+static Task *sole_producer(Prepared *p, Task *t)
+{
+	const Node *n = t->n;
+	return producer_of_first(p, t, n->ninputs == 1 ? n->inputs[0] : -1);
 }
 
 /* t's activation taken by its producer u, which writes t's output

@@ -231,11 +231,8 @@ long rt_pool_idle_ns(int fd, const cpu_set_t *cpus)
 {
 	/* lines "cpuN user nice system idle iowait ...", in clock ticks,
 	 * after the "cpu" line of all CPUs and before the rest */
-	static long tick_ns;
-	if (!tick_ns) {
-		long hz = sysconf(_SC_CLK_TCK);
-		tick_ns = 1000000000L / (hz > 0 ? hz : 100);
-	}
+	long hz = sysconf(_SC_CLK_TCK), tick_ns = 1000000000L / (hz > 0 ? hz
+									: 100);
 	char buf[4096];
 	size_t have = 0;
 	long sum = 0;
