@@ -226,9 +226,27 @@ static int bn_run(void *state, const Tensor *const *in, Tensor *const *out)
 	return 0;
 }
 
+/* A Concat of channels (below).  Where its one reader is a
+ * BatchNormalization of chan_batchnorm (DenseNet's Concat ->
+ * BatchNormalization -> Relu before each layer), the concatenation takes
+ * it (chan_concat_batchnorm): each input's rows go through bn_pixel or
+ * bn_plane on their way, a pass over the tensor instead of two, the
+ * BatchNormalization's bits. */
+typedef struct Cat {
+	int nin;
+	int64_t n, hw, cout; /* Y [n, cout, h, w] */
+	int64_t *c;	     /* per input, its channels */
+	bool nhwc;
+	Bn *bn;		     /* taken in, or NULL */
+} Cat;
+
+static int cat_run(void *state, const Tensor *const *in, Tensor *const *out);
+
 bool chan_batchnorm_relu(FastKernel *k)
 {
-	Bn *b = k->run == bn_run ? k->state : NULL;
+	Bn *b = k->run == bn_run    ? k->state
+		: k->run == cat_run ? ((Cat *)k->state)->bn
+				    : NULL;
 	if (!b || b->relu)
 		return false;
 	b->relu = true;
@@ -694,19 +712,6 @@ int chan_gather(RunCtx *s, Prepared *p, Task *t, FastKernel *fk)
 
 /* ---- Concat of channels ------------------------------------------------ */
 
-/* Where the Concat's one reader is a BatchNormalization of chan_batchnorm
- * (DenseNet's Concat -> BatchNormalization -> Relu before each layer),
- * the concatenation takes it (chan_concat_batchnorm): each input's rows
- * go through bn_pixel or bn_plane on their way, a pass over the tensor
- * instead of two, the BatchNormalization's bits. */
-typedef struct Cat {
-	int nin;
-	int64_t n, hw, cout; /* Y [n, cout, h, w] */
-	int64_t *c;	     /* per input, its channels */
-	bool nhwc;
-	Bn *bn;		     /* taken in, or NULL */
-} Cat;
-
 static void cat_free(void *state)
 {
 	Cat *k = state;
@@ -746,37 +751,27 @@ static int cat_run(void *state, const Tensor *const *in, Tensor *const *out)
 	const Cat *k = state;
 	float *y = tensor_mut(out[0]);
 	int64_t rows = k->nhwc ? k->n * k->hw : k->n;
-	if (!k->bn) {
-		for (int64_t r = 0; r < rows; r++)
-			cat_row(k, in, y, r);
-		return 0;
-	}
-	int nt = k->bn->threads;
+	int nt = k->bn ? k->bn->threads : 1; /* a copy: one thread */
 	RT_PARALLEL_ROWS
 	for (int64_t r = 0; r < rows; r++)
 		cat_row(k, in, y, r);
 	return 0;
 }
 
-bool chan_concat_batchnorm(FastKernel *cat, FastKernel *bn)
+bool chan_concat_batchnorm(FastKernel *cat, RunCtx *s, Prepared *p, Task *t)
 {
 	Cat *k = cat->run == cat_run ? cat->state : NULL;
-	Bn *b = bn->run == bn_run ? bn->state : NULL;
-	if (!k || !b || k->bn || b->c != k->cout)
+	FastKernel bn = { 0 };
+	if (!k || k->bn || !chan_batchnorm(s, p, t, &bn))
 		return false;
+	Bn *b = bn.state;
+	if (b->c != k->cout) {
+		bn_free(b);
+		return false;
+	}
 	k->bn = b;
 	cat->threads = b->threads;
 	cat->variant = "bn";
-	bn->run = NULL, bn->free = NULL, bn->state = NULL;
-	return true;
-}
-
-bool chan_concat_relu(FastKernel *cat)
-{
-	Cat *k = cat->run == cat_run ? cat->state : NULL;
-	if (!k || !k->bn || k->bn->relu)
-		return false;
-	k->bn->relu = true;
 	return true;
 }
 

@@ -21,8 +21,9 @@ int chan_binary_build(RunCtx *s, Prepared *p, Task *t);
  * [C]) of X [N,C,H,W]: the reference kernel's bits. */
 int chan_batchnorm(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_batchnorm_build(RunCtx *s, Prepared *p, Task *t);
-/* Makes a chan_batchnorm kernel apply Relu after it (true), if k is
- * one that does not yet. */
+/* Makes a chan_batchnorm kernel, or a chan_concat that took one in
+ * (chan_concat_batchnorm), apply Relu after it (true), if k is one that
+ * does not yet. */
 bool chan_batchnorm_relu(FastKernel *k);
 /* GlobalAveragePool of X [N,C,H,W]. */
 int chan_gap(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
@@ -38,13 +39,10 @@ int chan_gather_build(RunCtx *s, Prepared *p, Task *t);
 /* Concat of [N,C_i,H,W] on the channel axis (an FPN's levels). */
 int chan_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_concat_build(RunCtx *s, Prepared *p, Task *t);
-/* Makes a chan_concat kernel apply the chan_batchnorm kernel bn to what
- * it writes (true; bn's state is the concat's now, bn empty), if cat is
- * one that has none yet and bn is one of its channels. */
-bool chan_concat_batchnorm(FastKernel *cat, FastKernel *bn);
-/* Makes a chan_concat kernel that took a BatchNormalization in apply
- * Relu after it (true), if it does not yet. */
-bool chan_concat_relu(FastKernel *cat);
+/* Makes a chan_concat kernel apply the BatchNormalization of task t (as
+ * chan_batchnorm runs it, on the concat's output) to what it writes:
+ * true if cat is one that has none yet and chan_batchnorm takes t. */
+bool chan_concat_batchnorm(FastKernel *cat, RunCtx *s, Prepared *p, Task *t);
 /* Linear Resize (runtime/dnnl.c's contract) of [N,C,H,W]. */
 int chan_resize(RunCtx *s, Prepared *p, Task *t, FastKernel *k);
 int chan_resize_build(RunCtx *s, Prepared *p, Task *t);

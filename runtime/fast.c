@@ -134,15 +134,9 @@ static int fold_into_concat(RunCtx *s, Prepared *p, Task *t, FastKernel *k)
 {
 	Task *u = t->n->ninputs > 0 ? producer_of_first(p, t, t->n->inputs[0])
 				    : NULL;
-	FastKernel bn = { 0 };
-	if (!u || overlaps_inputs(p, u, t->n->outputs[0]) ||
-	    !chan_batchnorm(s, p, t, &bn))
-		return 0;
-	if (!chan_concat_batchnorm(&u->fast, &bn)) {
-		bn.free(bn.state);
-		return 0;
-	}
-	return folded(u, t, k);
+	return u && !overlaps_inputs(p, u, t->n->outputs[0]) &&
+		       chan_concat_batchnorm(&u->fast, s, p, t)
+		       ? folded(u, t, k) : 0;
 }
 
 /* A Relu after a BatchNormalization a chan_concat took in: the concat
@@ -156,7 +150,7 @@ static int fold_into_concat_bn(RunCtx *s, Prepared *p, Task *t,
 			  ? producer_of_first(p, bn, bn->n->inputs[0]) : NULL;
 	return u && u->out[0] == bn->out[0] &&
 		       !overlaps_inputs(p, u, t->n->outputs[0]) &&
-		       chan_concat_relu(&u->fast)
+		       chan_batchnorm_relu(&u->fast)
 		       ? folded(u, t, k) : 0;
 }
 

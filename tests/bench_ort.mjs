@@ -543,7 +543,7 @@ async function cell(build, c, om, g, threads, dump, vs = 'ort') {
 	const d = self ? [] : diffs(dir, info.outputs.length);
 	const ma = median(ta), mb = median(tb);
 	if (vs === 'one')
-		return { gearrt: median(ta), ort: median(tb), runs: ta.length };
+		return { gearrt: ma, ort: mb, runs: ta.length };
 	const fl = flops(dump, g);
 	const rssA = JSON.parse(ra).rss_kb / 1024;
 	const rssB = JSON.parse(rb).rss_kb / 1024;

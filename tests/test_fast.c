@@ -210,14 +210,26 @@ static void avx2_as_elsewhere(void)
 	rt_wino_u_avx2 = 0;
 }
 
+/* Fixture `name` compiled and run on fixed inputs: by the reference
+ * kernels (*ref), by the fast paths at 1 thread (*f1) and at 2 (*f2). */
+static void run_three(const char *name, Outs *ref, Outs *f1, Outs *f2)
+{
+	char *dir = temp_dir(), *om = compile_fixture(dir, name, name, NULL);
+	*ref = run_om(om, true, 1);
+	*f1 = run_om(om, false, 1);
+	*f2 = run_om(om, false, 2);
+	remove_tree(dir);
+	free(dir);
+	free(om);
+}
+
 static void fast_vs_reference(const char *name, int want_fast,
 			      int want_direct, Outs *keep)
 {
 	if (!avx2_defaults)
 		avx2_as_elsewhere();
-	char *dir = temp_dir(), *om = compile_fixture(dir, name, name, NULL);
-	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
-	Outs f2 = run_om(om, false, 2);
+	Outs ref, f1, f2;
+	run_three(name, &ref, &f1, &f2);
 	cr_expect_eq(ref.fast + ref.nhwc, 0, "GEARRT_NO_FAST=1 left %d fast "
 		     "tasks, %d NHWC tensors", ref.fast, ref.nhwc);
 	cr_expect_eq(f1.fast, want_fast, "%s: %d fast tasks, expected %d",
@@ -233,9 +245,6 @@ static void fast_vs_reference(const char *name, int want_fast,
 		*keep = f1;
 	else
 		outs_free(&f1);
-	remove_tree(dir);
-	free(dir);
-	free(om);
 }
 
 Test(fast, cnn_ops_match_reference)
@@ -439,11 +448,8 @@ Test(fast, winograd_splits_output_channels_for_threads)
 	 * 2 threads each item also takes a part of the 100 output channels
 	 * (96 and 4: whole panels, then a tail); within float rounding of
 	 * the reference, the same bytes at 1 and 2 threads */
-	char *dir = temp_dir();
-	char *om = compile_fixture(dir, "fast_wino_parts", "fast_wino_parts",
-				   NULL);
-	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
-	Outs f2 = run_om(om, false, 2);
+	Outs ref, f1, f2;
+	run_three("fast_wino_parts", &ref, &f1, &f2);
 	cr_expect_eq(f1.chan, 1, "%d chanwise tasks", f1.chan);
 	cr_expect_eq(f1.wino_parts, 1, "%d parts at 1 thread", f1.wino_parts);
 	cr_expect_eq(f2.wino_parts, 2, "%d parts at 2 threads",
@@ -457,9 +463,6 @@ Test(fast, winograd_splits_output_channels_for_threads)
 	outs_free(&ref);
 	outs_free(&f1);
 	outs_free(&f2);
-	remove_tree(dir);
-	free(dir);
-	free(om);
 }
 
 Test(fast, a_concat_takes_its_batchnorm_in)
@@ -473,10 +476,8 @@ Test(fast, a_concat_takes_its_batchnorm_in)
 	 * the concat's inputs (the fixture has such a one: its concat would
 	 * overwrite an input it has still to read); the same bytes at 2
 	 * threads */
-	char *dir = temp_dir();
-	char *om = compile_fixture(dir, "fast_cat_bn", "fast_cat_bn", NULL);
-	Outs ref = run_om(om, true, 1), f1 = run_om(om, false, 1);
-	Outs f2 = run_om(om, false, 2);
+	Outs ref, f1, f2;
+	run_three("fast_cat_bn", &ref, &f1, &f2);
 	cr_expect_geq(f1.cat_bn, 2, "%d concats took theirs", f1.cat_bn);
 	cr_expect_geq(f1.bn, 1, "no BatchNormalization was left out");
 	cr_expect_eq(f1.cat_bn + f1.bn, 4, "%d + %d", f1.cat_bn, f1.bn);
@@ -504,9 +505,6 @@ Test(fast, a_concat_takes_its_batchnorm_in)
 	outs_free(&ref);
 	outs_free(&f1);
 	outs_free(&f2);
-	remove_tree(dir);
-	free(dir);
-	free(om);
 }
 
 Test(fast, transposes_between_layouts_copy_bytes)
